@@ -1,0 +1,202 @@
+//! The contract between the SQL layer and the KV layer.
+//!
+//! Everything the SQL process may ask of storage is defined here: tenant-prefixed
+//! [`Key`]s, the transactional client traits [`KvClient`] and [`Txn`], and the
+//! [`Error`] type. This crate has no RocksDB, no sockets and no SQL: today the
+//! embedded client in the `kv` crate implements these traits directly; later an
+//! RPC client implements the same traits, so moving the KV node into another
+//! process is a change of transport, not a redesign.
+//!
+//! Every call may cost a network hop in the split deployment, so the API works on
+//! batches: [`Txn::multi_get`], [`Txn::scan`] with a limit, [`Txn::lock`] over
+//! many keys, and writes buffered in the transaction until commit.
+
+use std::fmt;
+use std::future::Future;
+
+/// Keys and the single place where the tenant prefix is applied.
+pub mod key;
+
+pub use key::{Key, KeyRange, TenantId};
+
+/// A result with a KV [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Errors from the KV layer, grouped by what the caller must do about them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The transaction lost a race and must be retried by the client
+    /// (SQLSTATE 40001 serialization_failure, or 40P01 for a deadlock).
+    #[error("{0}")]
+    Retry(RetryReason),
+    /// A request touched a key outside the tenant the transaction belongs to.
+    /// Never caused by client input through SQL; always a bug or an attack.
+    #[error("tenant violation: {0}")]
+    TenantViolation(String),
+    /// The request itself was malformed (bad range, write without lock, ...).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// Stored data failed to decode. The request fails; the node keeps running.
+    #[error("corrupt data: {0}")]
+    Corrupt(String),
+    /// The storage engine or the disk failed.
+    #[error("i/o error: {0}")]
+    Io(String),
+    /// The node cannot serve the request now (shutting down, transaction closed).
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// Why a transaction must be retried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RetryReason {
+    /// A row this transaction wants to write was changed by a transaction
+    /// that committed after our snapshot (REPEATABLE READ / SERIALIZABLE).
+    Serialization,
+    /// Waiting for a lock would close a cycle of waiting transactions.
+    Deadlock,
+}
+
+impl fmt::Display for RetryReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RetryReason::Serialization => {
+                write!(f, "could not serialize access due to concurrent update")
+            }
+            RetryReason::Deadlock => write!(f, "deadlock detected"),
+        }
+    }
+}
+
+/// A commit timestamp: versions are ordered by it and snapshots read at one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Timestamp(pub u64);
+
+/// Identifies a transaction for its whole life (locks, wait-for graph, logs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TxnId(pub u64);
+
+/// How a transaction reads, with PostgreSQL's names and semantics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IsolationLevel {
+    /// Each statement takes a fresh snapshot ([`Txn::refresh_snapshot`]); writers
+    /// wait for row locks and then work on the newest committed version.
+    #[default]
+    ReadCommitted,
+    /// One snapshot for the whole transaction; writing a row that changed after
+    /// the snapshot fails with [`RetryReason::Serialization`] (first committer wins).
+    RepeatableRead,
+    /// Currently the same as RepeatableRead (snapshot isolation).
+    Serializable,
+}
+
+/// One key's state as seen by the lock holder right after [`Txn::lock`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Locked {
+    /// The newest value: this transaction's own buffered write if any, else the
+    /// newest committed version (which may be newer than the snapshot). `None`
+    /// if the key does not exist (never written, or deleted).
+    pub latest: Option<Vec<u8>>,
+    /// True if a transaction that committed after our snapshot wrote this key.
+    /// READ COMMITTED re-checks the row against `latest`; REPEATABLE READ gets
+    /// an error from `lock` instead of seeing this flag set.
+    pub changed_since_snapshot: bool,
+}
+
+/// Which keys a write may touch without taking row locks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockMode {
+    /// The key must have been locked with [`Txn::lock`] first.
+    Locked,
+    /// The caller guarantees no other transaction can see or write this key
+    /// (for example: a table storage created in this same transaction). Used
+    /// by bulk loads such as COPY into a freshly created or truncated table.
+    Private,
+}
+
+/// Opens transactions. Cheap to clone; one per SQL process, shared by sessions.
+pub trait KvClient: Clone + Send + Sync + 'static {
+    /// The transaction type this client hands out.
+    type Txn: Txn;
+
+    /// Begins a transaction for `tenant`. Every key the transaction touches must
+    /// carry this tenant's prefix; the KV node checks it on every request.
+    fn begin(
+        &self,
+        tenant: TenantId,
+        isolation: IsolationLevel,
+    ) -> impl Future<Output = Result<Self::Txn>> + Send;
+}
+
+/// A transaction: snapshot reads merged with its own buffered writes, row locks,
+/// and an atomic, durable commit.
+///
+/// Writes are buffered inside the transaction and become visible to others all
+/// at once when [`Txn::commit`] returns; commit returns only after the write-ahead
+/// log has been synced. Dropping a transaction without committing aborts it and
+/// releases its locks.
+pub trait Txn: Send + Sync + 'static {
+    /// This transaction's id.
+    fn id(&self) -> TxnId;
+
+    /// The timestamp the transaction currently reads at.
+    fn snapshot(&self) -> Timestamp;
+
+    /// Moves the read snapshot to the newest committed state. READ COMMITTED
+    /// calls this at the start of every statement; other levels never do.
+    fn refresh_snapshot(&mut self);
+
+    /// Reads one key at the snapshot, seeing this transaction's own writes.
+    fn get(&self, key: &Key) -> impl Future<Output = Result<Option<Vec<u8>>>> + Send;
+
+    /// Reads many keys at once; results are in the order of `keys`.
+    fn multi_get(&self, keys: &[Key]) -> impl Future<Output = Result<Vec<Option<Vec<u8>>>>> + Send;
+
+    /// Returns up to `limit` live key/value pairs in `range` in key order, at the
+    /// snapshot, merged with this transaction's own writes (its deletes hide
+    /// rows). To continue, scan again from just after the last key returned.
+    fn scan(
+        &self,
+        range: &KeyRange,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<(Key, Vec<u8>)>>> + Send;
+
+    /// Takes exclusive row locks on `keys` (in the given order), waiting for
+    /// other holders to finish. Locks are held until commit or abort. Errors:
+    /// [`RetryReason::Deadlock`] if waiting would deadlock;
+    /// [`RetryReason::Serialization`] under REPEATABLE READ/SERIALIZABLE if a key
+    /// changed after the snapshot. Dropping the future abandons the wait cleanly
+    /// (that is how a statement is cancelled).
+    fn lock(&mut self, keys: &[Key]) -> impl Future<Output = Result<Vec<Locked>>> + Send;
+
+    /// Buffers a write of `value` at `key`. With [`LockMode::Locked`] the key must
+    /// already be locked by this transaction.
+    fn put(&mut self, key: Key, value: Vec<u8>, mode: LockMode) -> Result<()>;
+
+    /// Buffers a delete of `key` (a tombstone version at commit).
+    fn delete(&mut self, key: Key, mode: LockMode) -> Result<()>;
+
+    /// Removes everything in `range` once the transaction has committed and no
+    /// snapshot older than the commit remains (used for DROP and TRUNCATE, whose
+    /// old storage is unreachable after the catalog change commits).
+    fn delete_range_after_commit(&mut self, range: KeyRange) -> Result<()>;
+
+    /// Marks the current write buffer so [`Txn::rollback_to`] can undo later writes
+    /// (statement-level atomicity, SQL savepoints). Locks taken after the mark
+    /// are kept, as PostgreSQL keeps them.
+    fn savepoint(&mut self) -> Savepoint;
+
+    /// Discards every write buffered after `savepoint`.
+    fn rollback_to(&mut self, savepoint: Savepoint);
+
+    /// Commits atomically and durably; returns the commit timestamp. A
+    /// read-only transaction commits without touching the log.
+    fn commit(self) -> impl Future<Output = Result<Timestamp>> + Send;
+
+    /// Aborts, discarding all writes and releasing locks.
+    fn abort(self);
+}
+
+/// A position in a transaction's write buffer (see [`Txn::savepoint`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Savepoint(pub u64);

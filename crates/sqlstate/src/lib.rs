@@ -1,0 +1,283 @@
+//! SQLSTATE codes and the error report every failure becomes.
+//!
+//! This leaf crate exists so that the code of every error Strata emits is
+//! spelled exactly once: the wire layer encodes an [`ErrorReport`] into an
+//! ErrorResponse, the SQL layer creates them, and neither needs to see the
+//! other. A typo in a string literal would be a wrong code that nobody
+//! notices; a typo in a variant name does not compile.
+
+use std::fmt;
+
+macro_rules! sqlstates {
+    ($($(#[$doc:meta])* $name:ident = $code:literal,)*) => {
+        /// A PostgreSQL SQLSTATE code (appendix A of the PostgreSQL manual).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum SqlState {
+            $($(#[$doc])* $name,)*
+        }
+
+        impl SqlState {
+            /// The five-character code sent to clients.
+            pub fn code(self) -> &'static str {
+                match self {
+                    $(SqlState::$name => $code,)*
+                }
+            }
+        }
+    };
+}
+
+sqlstates! {
+    /// 00000
+    SuccessfulCompletion = "00000",
+    /// 01000
+    Warning = "01000",
+    /// 25001: BEGIN inside a transaction block (a warning in PostgreSQL).
+    ActiveSqlTransaction = "25001",
+    /// 25P01: COMMIT/ROLLBACK outside a transaction block (a warning).
+    NoActiveSqlTransaction = "25P01",
+    /// 25P02: commands ignored until end of transaction block.
+    InFailedSqlTransaction = "25P02",
+    /// 25006
+    ReadOnlySqlTransaction = "25006",
+    /// 08P01
+    ProtocolViolation = "08P01",
+    /// 08006
+    ConnectionFailure = "08006",
+    /// 0A000
+    FeatureNotSupported = "0A000",
+    /// 22000
+    DataException = "22000",
+    /// 22001
+    StringDataRightTruncation = "22001",
+    /// 22003
+    NumericValueOutOfRange = "22003",
+    /// 22007
+    InvalidDatetimeFormat = "22007",
+    /// 22008
+    DatetimeFieldOverflow = "22008",
+    /// 22012
+    DivisionByZero = "22012",
+    /// 22021
+    CharacterNotInRepertoire = "22021",
+    /// 22023
+    InvalidParameterValue = "22023",
+    /// 2202E
+    ArraySubscriptError = "2202E",
+    /// 22P02
+    InvalidTextRepresentation = "22P02",
+    /// 22P03
+    InvalidBinaryRepresentation = "22P03",
+    /// 22P04
+    BadCopyFileFormat = "22P04",
+    /// 22004
+    NullValueNotAllowed = "22004",
+    /// 22026
+    StringDataLengthMismatch = "22026",
+    /// 23502
+    NotNullViolation = "23502",
+    /// 23505
+    UniqueViolation = "23505",
+    /// 23503
+    ForeignKeyViolation = "23503",
+    /// 23514
+    CheckViolation = "23514",
+    /// 26000
+    InvalidSqlStatementName = "26000",
+    /// 34000
+    InvalidCursorName = "34000",
+    /// 28000
+    InvalidAuthorizationSpecification = "28000",
+    /// 28P01
+    InvalidPassword = "28P01",
+    /// 3D000
+    InvalidCatalogName = "3D000",
+    /// 3F000
+    InvalidSchemaName = "3F000",
+    /// 40001
+    SerializationFailure = "40001",
+    /// 40P01
+    DeadlockDetected = "40P01",
+    /// 42000
+    SyntaxErrorOrAccessRuleViolation = "42000",
+    /// 42601
+    SyntaxError = "42601",
+    /// 42501
+    InsufficientPrivilege = "42501",
+    /// 42703
+    UndefinedColumn = "42703",
+    /// 42704
+    UndefinedObject = "42704",
+    /// 42P01
+    UndefinedTable = "42P01",
+    /// 42883
+    UndefinedFunction = "42883",
+    /// 42P02
+    UndefinedParameter = "42P02",
+    /// 42P07
+    DuplicateTable = "42P07",
+    /// 42701
+    DuplicateColumn = "42701",
+    /// 42710
+    DuplicateObject = "42710",
+    /// 42P16
+    InvalidTableDefinition = "42P16",
+    /// 42702
+    AmbiguousColumn = "42702",
+    /// 42803
+    GroupingError = "42803",
+    /// 42804
+    DatatypeMismatch = "42804",
+    /// 42P18
+    IndeterminateDatatype = "42P18",
+    /// 42846
+    CannotCoerce = "42846",
+    /// 42809
+    WrongObjectType = "42809",
+    /// 42P10
+    InvalidColumnReference = "42P10",
+    /// 42611
+    InvalidColumnDefinition = "42611",
+    /// 42P03
+    DuplicateCursor = "42P03",
+    /// 42P05
+    DuplicatePreparedStatement = "42P05",
+    /// 54000
+    ProgramLimitExceeded = "54000",
+    /// 54001
+    StatementTooComplex = "54001",
+    /// 53200
+    OutOfMemory = "53200",
+    /// 55000
+    ObjectNotInPrerequisiteState = "55000",
+    /// 57014
+    QueryCanceled = "57014",
+    /// 57P01
+    AdminShutdown = "57P01",
+    /// 58000
+    SystemError = "58000",
+    /// 58030
+    IoError = "58030",
+    /// XX000
+    InternalError = "XX000",
+    /// XX001
+    DataCorrupted = "XX001",
+}
+
+/// How serious a report is, as PostgreSQL's severity field spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// The statement failed.
+    Error,
+    /// The session ends.
+    Fatal,
+    /// Informational, sent as a NoticeResponse.
+    Warning,
+    /// Informational, sent as a NoticeResponse.
+    Notice,
+}
+
+impl Severity {
+    /// The text sent in the S and V fields.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "ERROR",
+            Severity::Fatal => "FATAL",
+            Severity::Warning => "WARNING",
+            Severity::Notice => "NOTICE",
+        }
+    }
+}
+
+/// Everything an ErrorResponse or NoticeResponse carries. Fields that drivers
+/// read (constraint, table, column) are kept so ORMs can map errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorReport {
+    /// ERROR, FATAL, WARNING or NOTICE.
+    pub severity: Severity,
+    /// The SQLSTATE code.
+    pub code: SqlState,
+    /// Primary message: lower case, no trailing period, PostgreSQL's wording.
+    pub message: String,
+    /// Optional DETAIL line.
+    pub detail: Option<String>,
+    /// Optional HINT line.
+    pub hint: Option<String>,
+    /// 1-based character position in the query string the error refers to.
+    pub position: Option<u32>,
+    /// Schema name field.
+    pub schema: Option<String>,
+    /// Table name field.
+    pub table: Option<String>,
+    /// Column name field.
+    pub column: Option<String>,
+    /// Constraint name field.
+    pub constraint: Option<String>,
+}
+
+impl ErrorReport {
+    /// An ERROR with `code` and `message`.
+    pub fn new(code: SqlState, message: impl Into<String>) -> ErrorReport {
+        ErrorReport {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            detail: None,
+            hint: None,
+            position: None,
+            schema: None,
+            table: None,
+            column: None,
+            constraint: None,
+        }
+    }
+
+    /// A FATAL report: the connection closes after it is sent.
+    pub fn fatal(code: SqlState, message: impl Into<String>) -> ErrorReport {
+        ErrorReport { severity: Severity::Fatal, ..ErrorReport::new(code, message) }
+    }
+
+    /// A WARNING notice.
+    pub fn warning(code: SqlState, message: impl Into<String>) -> ErrorReport {
+        ErrorReport { severity: Severity::Warning, ..ErrorReport::new(code, message) }
+    }
+
+    /// Adds a DETAIL line.
+    pub fn with_detail(mut self, detail: impl Into<String>) -> ErrorReport {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// Adds a HINT line.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> ErrorReport {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Sets the 1-based position in the query text.
+    pub fn with_position(mut self, position: u32) -> ErrorReport {
+        self.position = Some(position);
+        self
+    }
+}
+
+impl fmt::Display for ErrorReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} ({})", self.severity.as_str(), self.message, self.code.code())
+    }
+}
+
+impl std::error::Error for ErrorReport {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_five_characters() {
+        for s in [SqlState::SyntaxError, SqlState::QueryCanceled, SqlState::DataCorrupted] {
+            assert_eq!(s.code().len(), 5);
+        }
+        assert_eq!(SqlState::UniqueViolation.code(), "23505");
+    }
+}

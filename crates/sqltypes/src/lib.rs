@@ -1,0 +1,250 @@
+//! SQL data types and values (the `sqltypes` crate, used by `sql`).
+//!
+//! [`DataType`] is a column's declared type (with its modifier, such as the
+//! length of `varchar(n)`), and [`Value`] is one datum. Everything type-specific
+//! lives under this module: text and binary I/O in PostgreSQL's exact formats,
+//! casts, operators, the order-preserving key encoding used for primary and
+//! index keys, and the compact row encoding used for stored rows.
+//!
+//! Representation choices (mirroring PostgreSQL's internal ones so binary I/O
+//! is a plain conversion):
+//! - timestamps and timestamptz are microseconds since 2000-01-01 00:00:00 UTC;
+//! - dates are days since 2000-01-01;
+//! - `char(n)` values are stored blank-padded to n characters and compared with
+//!   trailing blanks ignored; `varchar(n)` and `text` are stored as given.
+
+use std::fmt;
+
+/// Numeric (arbitrary precision decimal) values.
+pub mod numeric;
+/// Text-format input and output.
+pub mod text;
+/// Binary-format input and output.
+pub mod binary;
+/// Date and time parsing, formatting and arithmetic.
+pub mod datetime;
+/// Casts between types.
+pub mod cast;
+/// Operators: comparison, arithmetic, concatenation.
+pub mod ops;
+/// Order-preserving encoding of values into key bytes.
+pub mod keycode;
+/// Compact encoding of a row's values for storage.
+pub mod rowcodec;
+
+pub use numeric::Numeric;
+
+/// A column or expression type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum DataType {
+    /// boolean (oid 16)
+    Bool,
+    /// smallint (oid 21)
+    Int2,
+    /// integer (oid 23)
+    Int4,
+    /// bigint (oid 20)
+    Int8,
+    /// double precision (oid 701)
+    Float8,
+    /// numeric, with optional (precision, scale) (oid 1700)
+    Numeric(Option<(u32, u32)>),
+    /// text (oid 25)
+    Text,
+    /// character varying, with optional maximum length (oid 1043)
+    Varchar(Option<u32>),
+    /// character(n), blank-padded (oid 1042)
+    Char(u32),
+    /// timestamp without time zone (oid 1114)
+    Timestamp,
+    /// timestamp with time zone (oid 1184)
+    TimestampTz,
+    /// date (oid 1082)
+    Date,
+    /// bytea (oid 17)
+    Bytea,
+    /// The type of an untyped literal or parameter whose type is not yet
+    /// inferred (oid 705, "unknown"); resolved during binding.
+    Unknown,
+}
+
+/// One SQL datum.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// SQL NULL (of any type).
+    Null,
+    /// boolean
+    Bool(bool),
+    /// smallint
+    Int2(i16),
+    /// integer
+    Int4(i32),
+    /// bigint
+    Int8(i64),
+    /// double precision
+    Float8(f64),
+    /// numeric
+    Numeric(Numeric),
+    /// text, varchar and char (char already padded)
+    Text(String),
+    /// timestamp: microseconds since 2000-01-01 00:00:00
+    Timestamp(i64),
+    /// timestamptz: microseconds since 2000-01-01 00:00:00 UTC
+    TimestampTz(i64),
+    /// date: days since 2000-01-01
+    Date(i32),
+    /// bytea
+    Bytea(Vec<u8>),
+}
+
+impl DataType {
+    /// The PostgreSQL type OID.
+    pub fn oid(&self) -> u32 {
+        match self {
+            DataType::Bool => 16,
+            DataType::Int2 => 21,
+            DataType::Int4 => 23,
+            DataType::Int8 => 20,
+            DataType::Float8 => 701,
+            DataType::Numeric(_) => 1700,
+            DataType::Text => 25,
+            DataType::Varchar(_) => 1043,
+            DataType::Char(_) => 1042,
+            DataType::Timestamp => 1114,
+            DataType::TimestampTz => 1184,
+            DataType::Date => 1082,
+            DataType::Bytea => 17,
+            DataType::Unknown => 705,
+        }
+    }
+
+    /// The type for a type OID sent by a client (Parse parameter types).
+    pub fn from_oid(oid: u32) -> Option<DataType> {
+        Some(match oid {
+            16 => DataType::Bool,
+            21 => DataType::Int2,
+            23 => DataType::Int4,
+            20 => DataType::Int8,
+            701 => DataType::Float8,
+            1700 => DataType::Numeric(None),
+            25 => DataType::Text,
+            1043 => DataType::Varchar(None),
+            1042 => DataType::Char(1),
+            1114 => DataType::Timestamp,
+            1184 => DataType::TimestampTz,
+            1082 => DataType::Date,
+            17 => DataType::Bytea,
+            0 | 705 => DataType::Unknown,
+            _ => return None,
+        })
+    }
+
+    /// pg_type.typlen: the fixed size in bytes, or -1 for variable length.
+    pub fn typlen(&self) -> i16 {
+        match self {
+            DataType::Bool => 1,
+            DataType::Int2 => 2,
+            DataType::Int4 | DataType::Date => 4,
+            DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
+            DataType::Unknown => -2,
+            _ => -1,
+        }
+    }
+
+    /// The type modifier shown in RowDescription and pg_attribute.atttypmod
+    /// (-1 when none): varchar/char length + 4, numeric ((p << 16) | s) + 4.
+    pub fn typmod(&self) -> i32 {
+        match self {
+            DataType::Varchar(Some(n)) | DataType::Char(n) => *n as i32 + 4,
+            DataType::Numeric(Some((p, s))) => ((*p as i32) << 16 | *s as i32) + 4,
+            _ => -1,
+        }
+    }
+
+    /// The type's name as pg_type.typname spells it.
+    pub fn typname(&self) -> &'static str {
+        match self {
+            DataType::Bool => "bool",
+            DataType::Int2 => "int2",
+            DataType::Int4 => "int4",
+            DataType::Int8 => "int8",
+            DataType::Float8 => "float8",
+            DataType::Numeric(_) => "numeric",
+            DataType::Text => "text",
+            DataType::Varchar(_) => "varchar",
+            DataType::Char(_) => "bpchar",
+            DataType::Timestamp => "timestamp",
+            DataType::TimestampTz => "timestamptz",
+            DataType::Date => "date",
+            DataType::Bytea => "bytea",
+            DataType::Unknown => "unknown",
+        }
+    }
+
+    /// True for the integer, float and numeric types.
+    pub fn is_numeric(&self) -> bool {
+        matches!(
+            self,
+            DataType::Int2
+                | DataType::Int4
+                | DataType::Int8
+                | DataType::Float8
+                | DataType::Numeric(_)
+        )
+    }
+
+    /// True for text, varchar and char.
+    pub fn is_string(&self) -> bool {
+        matches!(self, DataType::Text | DataType::Varchar(_) | DataType::Char(_))
+    }
+}
+
+impl fmt::Display for DataType {
+    /// Formats as PostgreSQL's format_type() does (`character varying(10)`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DataType::Bool => write!(f, "boolean"),
+            DataType::Int2 => write!(f, "smallint"),
+            DataType::Int4 => write!(f, "integer"),
+            DataType::Int8 => write!(f, "bigint"),
+            DataType::Float8 => write!(f, "double precision"),
+            DataType::Numeric(None) => write!(f, "numeric"),
+            DataType::Numeric(Some((p, s))) => write!(f, "numeric({p},{s})"),
+            DataType::Text => write!(f, "text"),
+            DataType::Varchar(None) => write!(f, "character varying"),
+            DataType::Varchar(Some(n)) => write!(f, "character varying({n})"),
+            DataType::Char(n) => write!(f, "character({n})"),
+            DataType::Timestamp => write!(f, "timestamp without time zone"),
+            DataType::TimestampTz => write!(f, "timestamp with time zone"),
+            DataType::Date => write!(f, "date"),
+            DataType::Bytea => write!(f, "bytea"),
+            DataType::Unknown => write!(f, "unknown"),
+        }
+    }
+}
+
+impl Value {
+    /// True for SQL NULL.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// The natural type of a non-null value (None for NULL). Text values report
+    /// `text`; callers that know the column type use that instead.
+    pub fn data_type(&self) -> Option<DataType> {
+        Some(match self {
+            Value::Null => return None,
+            Value::Bool(_) => DataType::Bool,
+            Value::Int2(_) => DataType::Int2,
+            Value::Int4(_) => DataType::Int4,
+            Value::Int8(_) => DataType::Int8,
+            Value::Float8(_) => DataType::Float8,
+            Value::Numeric(_) => DataType::Numeric(None),
+            Value::Text(_) => DataType::Text,
+            Value::Timestamp(_) => DataType::Timestamp,
+            Value::TimestampTz(_) => DataType::TimestampTz,
+            Value::Date(_) => DataType::Date,
+            Value::Bytea(_) => DataType::Bytea,
+        })
+    }
+}

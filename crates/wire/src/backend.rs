@@ -1,0 +1,232 @@
+//! The contract between the protocol layer and whatever executes queries.
+//!
+//! The wire layer owns the socket, message framing, authentication, the
+//! extended-protocol state machine (named statements and portals, error
+//! recovery until Sync), COPY sub-protocol and cancellation. It knows nothing
+//! about SQL: it hands strings and parameter bytes to a [`Session`] and writes
+//! back what the session produces through an [`Output`].
+//!
+//! Transactions follow PostgreSQL's rule: a statement outside an explicit
+//! transaction block runs in an implicit transaction that ends at the next
+//! Sync (extended protocol) or at the end of the query string (simple
+//! protocol, which behaves as if a Sync followed it). The wire layer calls
+//! [`Session::sync`] at those points and never flushes results to the client
+//! before it, so no client hears of a commit before it is durable.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use sqlstate::ErrorReport;
+
+pub use crate::output::Output;
+
+/// A type OID, as PostgreSQL numbers types (23 = int4, 25 = text, ...).
+pub type Oid = u32;
+
+/// What the client sent in its StartupMessage.
+#[derive(Debug, Clone, Default)]
+pub struct StartupInfo {
+    /// The `user` parameter.
+    pub user: String,
+    /// The `database` parameter (defaults to the user name, as in PostgreSQL).
+    pub database: String,
+    /// Every other parameter (application_name, client_encoding, options, ...).
+    pub params: Vec<(String, String)>,
+}
+
+/// How a connecting user must prove who they are.
+#[derive(Debug, Clone)]
+pub enum AuthMethod {
+    /// No proof needed.
+    Trust,
+    /// SCRAM-SHA-256 against this stored verifier.
+    ScramSha256(ScramVerifier),
+}
+
+/// A SCRAM-SHA-256 verifier as PostgreSQL stores it in pg_authid.rolpassword:
+/// `SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>` (base64 parts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScramVerifier {
+    /// PBKDF2 iteration count.
+    pub iterations: u32,
+    /// The salt.
+    pub salt: Vec<u8>,
+    /// H(ClientKey).
+    pub stored_key: [u8; 32],
+    /// HMAC(SaltedPassword, "Server Key").
+    pub server_key: [u8; 32],
+}
+
+/// Wire format of a parameter or result column: 0 = text, 1 = binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Text format (code 0).
+    #[default]
+    Text,
+    /// Binary format (code 1).
+    Binary,
+}
+
+/// One column of a RowDescription.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldDesc {
+    /// Column name shown to the client.
+    pub name: String,
+    /// OID of the source table, or 0.
+    pub table_oid: u32,
+    /// Attribute number in the source table, or 0.
+    pub column_id: i16,
+    /// Type OID.
+    pub type_oid: Oid,
+    /// pg_type.typlen (-1 for variable length).
+    pub type_size: i16,
+    /// Type modifier (e.g. varchar length + 4), or -1.
+    pub type_modifier: i32,
+    /// Format the values will be sent in.
+    pub format: Format,
+}
+
+/// The transaction state reported in ReadyForQuery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnStatus {
+    /// 'I': not in a transaction block.
+    Idle,
+    /// 'T': in a transaction block.
+    InBlock,
+    /// 'E': in a failed transaction block (until ROLLBACK).
+    Failed,
+}
+
+/// How an Execute ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExecOutcome {
+    /// The statement finished; the string is the CommandComplete tag
+    /// (e.g. `SELECT 3`, `INSERT 0 1`, `BEGIN`).
+    Complete(String),
+    /// The row limit was reached and the portal has more rows (PortalSuspended).
+    Suspended,
+    /// The statement was empty (EmptyQueryResponse).
+    Empty,
+    /// COPY FROM STDIN: the wire layer sends CopyInResponse with these column
+    /// formats, feeds CopyData to [`Session::copy_in_data`] and finishes with
+    /// [`Session::copy_in_done`] or [`Session::copy_in_fail`].
+    CopyIn {
+        /// Overall format (text/CSV are Text; binary COPY is Binary).
+        format: Format,
+        /// Number of columns.
+        columns: usize,
+    },
+}
+
+/// A query engine that serves connections. One per server; shared by all
+/// connections.
+pub trait Backend: Send + Sync + 'static {
+    /// Per-connection state.
+    type Session: Session;
+
+    /// How `startup.user` must authenticate. `local` is true for loopback TCP
+    /// and unix sockets. An Err rejects the connection with that report.
+    fn auth_method(&self, startup: &StartupInfo, local: bool) -> Result<AuthMethod, ErrorReport>;
+
+    /// Opens a session after authentication succeeded.
+    fn open(
+        &self,
+        startup: &StartupInfo,
+    ) -> impl Future<Output = Result<Self::Session, ErrorReport>> + Send;
+}
+
+/// One client connection's query state: transactions, settings, prepared
+/// statements' plans. Statements and portals are created here but stored by
+/// the wire layer, which maps protocol names to them.
+pub trait Session: Send + 'static {
+    /// A parsed and planned statement (Parse).
+    type Statement: Statement;
+    /// A statement bound to parameter values (Bind).
+    type Portal: Portal;
+
+    /// ParameterStatus pairs sent after authentication (server_version,
+    /// client_encoding, DateStyle, TimeZone, integer_datetimes,
+    /// standard_conforming_strings, application_name, ...).
+    fn parameter_status(&self) -> Vec<(String, String)>;
+
+    /// ParameterStatus pairs that changed since the last call (after SET),
+    /// which the wire layer reports before ReadyForQuery.
+    fn changed_parameters(&mut self) -> Vec<(String, String)>;
+
+    /// The status for the next ReadyForQuery.
+    fn txn_status(&self) -> TxnStatus;
+
+    /// Parses a query string into its statements (simple protocol: many
+    /// allowed; extended protocol: the wire layer rejects more than one).
+    /// `param_types` are the client's declared parameter types (0 = unknown).
+    fn prepare(
+        &mut self,
+        sql: &str,
+        param_types: &[Oid],
+    ) -> Result<Vec<Arc<Self::Statement>>, ErrorReport>;
+
+    /// Binds parameter values. `params[i]` is None for NULL; `param_formats`
+    /// and `result_formats` follow the protocol's 0/1/N convention already
+    /// expanded to one entry per parameter/column by the wire layer (an empty
+    /// `result_formats` means all text).
+    fn bind(
+        &mut self,
+        stmt: &Arc<Self::Statement>,
+        params: &[Option<&[u8]>],
+        param_formats: &[Format],
+        result_formats: &[Format],
+    ) -> Result<Self::Portal, ErrorReport>;
+
+    /// Runs a portal, writing at most `max_rows` DataRows (0 = no limit) to
+    /// `out`. The wire layer may drop this future to cancel the statement and
+    /// then calls [`Session::cancelled`].
+    fn execute<'a>(
+        &'a mut self,
+        portal: &'a mut Self::Portal,
+        max_rows: usize,
+        out: &'a mut Output,
+    ) -> impl Future<Output = Result<ExecOutcome, ErrorReport>> + Send + 'a;
+
+    /// Called after an `execute` future was dropped (cancel request, client
+    /// gone): the session must undo the statement's partial effects and put
+    /// its transaction into the state an error would have.
+    fn cancelled(&mut self);
+
+    /// Ends the implicit transaction, if one is open (commit if it succeeded,
+    /// roll back if it failed). Explicit transaction blocks stay open.
+    fn sync(&mut self) -> impl Future<Output = Result<(), ErrorReport>> + Send + '_;
+
+    /// One CopyData message's payload during COPY FROM STDIN.
+    fn copy_in_data<'a>(
+        &'a mut self,
+        data: &'a [u8],
+    ) -> impl Future<Output = Result<(), ErrorReport>> + Send + 'a;
+
+    /// CopyDone: returns the CommandComplete tag (`COPY n`).
+    fn copy_in_done(&mut self) -> impl Future<Output = Result<String, ErrorReport>> + Send + '_;
+
+    /// CopyFail (or a protocol error during COPY): abort the COPY with an error.
+    fn copy_in_fail(&mut self, message: &str) -> ErrorReport;
+
+    /// Drains notices (warnings such as "there is no transaction in progress")
+    /// raised by the last call, which the wire layer sends as NoticeResponse.
+    fn take_notices(&mut self) -> Vec<ErrorReport>;
+}
+
+/// A prepared statement's description (for Describe Statement).
+pub trait Statement: Send + Sync + 'static {
+    /// Parameter type OIDs, inferred where the client left them unknown.
+    fn param_types(&self) -> Vec<Oid>;
+    /// The result columns (text format), or None if it returns no rows.
+    fn fields(&self) -> Option<Vec<FieldDesc>>;
+}
+
+/// A bound portal's description (for Describe Portal and simple queries).
+pub trait Portal: Send + 'static {
+    /// The result columns with the formats chosen at Bind, or None.
+    fn fields(&self) -> Option<Vec<FieldDesc>>;
+}
+
+/// Handed to [`crate::serve`]: shared server-wide state such as the cancel
+/// key registry lives behind this.
+pub type SharedBackend<B> = Arc<B>;

@@ -1,0 +1,1 @@
+//! placeholder for the wire crate; see backend.rs and output.rs
