@@ -1,0 +1,1 @@
+//! End-to-end test crate; the tests live in this directory as [[test]] targets.
