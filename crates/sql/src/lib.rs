@@ -1,1 +1,50 @@
-//! placeholder
+//! The SQL engine: parse -> bind -> plan -> execute, over the KV contract.
+//!
+//! This crate owns everything between a query string and KV calls: parsing
+//! (sqlparser's PostgreSQL dialect plus a few utility statements), name and
+//! type resolution, planning with access-path selection, execution, the
+//! catalog, and PostgreSQL's session and transaction semantics. It reaches
+//! storage only through [`kvapi::KvClient`] and [`kvapi::Txn`]; it must never
+//! depend on the `kv` crate (except in tests), RocksDB, the wire protocol or
+//! sockets, so the same engine runs embedded or against a remote KV node.
+//!
+//! Life of a query: [`session::Session::prepare`] parses ([`parse`]) and plans
+//! ([`planner`], [`bind`], [`select`]) it; [`session::Session::bind`] attaches
+//! parameters (re-planning if the catalog changed); [`session::Session::execute`]
+//! opens or continues a transaction, refreshes the snapshot (READ COMMITTED),
+//! and runs the plan ([`exec`], [`dml`], [`ddl`]).
+
+/// Error type and SQLSTATE helpers.
+pub mod error;
+/// Query string splitting and parsing.
+pub mod parse;
+/// Table definitions stored in KV, and the key layout.
+pub mod catalog;
+/// Bound expressions and evaluation.
+pub mod expr;
+/// Built-in scalar functions.
+pub mod func;
+/// Name and type resolution.
+pub mod bind;
+/// Query planning (SELECT).
+pub mod select;
+/// Plan node types.
+pub mod plan;
+/// Statement planning entry point.
+pub mod planner;
+/// The executor.
+pub mod exec;
+/// INSERT, UPDATE, DELETE.
+pub mod dml;
+/// CREATE, DROP, TRUNCATE, ALTER.
+pub mod ddl;
+/// COPY data formats.
+pub mod copy;
+/// System catalog views.
+pub mod system;
+/// Session settings.
+pub mod settings;
+/// Sessions and transactions.
+pub mod session;
+
+pub use session::{Database, Outcome, Portal, Prepared, Session, TxnState};

@@ -1,1 +1,263 @@
-//! placeholder
+//! The SQL process: serves the PostgreSQL protocol for one tenant by
+//! implementing [`wire::Backend`] with [`sql::Session`]s over a
+//! [`kvapi::KvClient`].
+//!
+//! This crate is the adapter between the protocol and the engine: it decodes
+//! parameters from their wire formats, encodes result rows straight into the
+//! connection's output buffer, and keeps each portal's pending rows so
+//! Execute with a row limit can suspend and resume. It never touches KV
+//! internals; swapping the embedded client for an RPC client changes nothing
+//! here.
+
+use std::sync::Arc;
+
+use kvapi::{KvClient, TenantId};
+use sql::plan::Column;
+use sql::{Database, Outcome, Session as SqlSession, TxnState};
+use sqlstate::{ErrorReport, SqlState};
+use sqltypes::{binary, text, DataType, Value};
+use wire::{AuthMethod, ExecOutcome, FieldDesc, Format, Oid, Output, StartupInfo, TxnStatus};
+
+/// Serves one tenant's SQL over the wire protocol.
+pub struct SqlNode<K: KvClient> {
+    db: Arc<Database<K>>,
+}
+
+impl<K: KvClient> SqlNode<K> {
+    /// A SQL node for `tenant` over `client`.
+    pub fn new(client: K, tenant: TenantId) -> SqlNode<K> {
+        SqlNode { db: Database::new(client, tenant) }
+    }
+}
+
+impl<K: KvClient> wire::Backend for SqlNode<K> {
+    type Session = NodeSession<K>;
+
+    fn auth_method(&self, startup: &StartupInfo, local: bool) -> Result<AuthMethod, ErrorReport> {
+        if startup.user != "postgres" {
+            return Err(ErrorReport::fatal(SqlState::InvalidAuthorizationSpecification, format!("role \"{}\" does not exist", startup.user)));
+        }
+        if !local {
+            return Err(ErrorReport::fatal(
+                SqlState::InvalidAuthorizationSpecification,
+                format!("no pg_hba.conf entry for user \"{}\": only local connections are trusted", startup.user),
+            ));
+        }
+        Ok(AuthMethod::Trust)
+    }
+
+    async fn open(&self, startup: &StartupInfo) -> Result<NodeSession<K>, ErrorReport> {
+        if startup.database != "postgres" {
+            return Err(ErrorReport::fatal(SqlState::InvalidCatalogName, format!("database \"{}\" does not exist", startup.database)));
+        }
+        let mut session = SqlSession::new(self.db.clone());
+        for (k, v) in &startup.params {
+            // Unknown startup parameters are errors in PostgreSQL too, but
+            // drivers send a few harmless ones; report only real failures.
+            if let Err(e) = session.startup_param(k, v) {
+                if e.code != SqlState::UndefinedObject {
+                    return Err(ErrorReport { severity: sqlstate::Severity::Fatal, ..e });
+                }
+            }
+        }
+        Ok(NodeSession { inner: session })
+    }
+}
+
+/// A connection's session: the SQL session plus wire-format handling.
+pub struct NodeSession<K: KvClient> {
+    inner: SqlSession<K>,
+}
+
+/// A prepared statement as the wire layer sees it.
+pub struct Statement {
+    prepared: Arc<sql::Prepared>,
+}
+
+impl wire::Statement for Statement {
+    fn param_types(&self) -> Vec<Oid> {
+        self.prepared.param_types.iter().map(DataType::oid).collect()
+    }
+
+    fn fields(&self) -> Option<Vec<FieldDesc>> {
+        self.prepared.columns.as_ref().map(|cols| fields(cols, &[]))
+    }
+}
+
+/// A bound portal plus its not-yet-sent rows.
+pub struct Portal {
+    portal: sql::Portal,
+    columns: Option<Vec<Column>>,
+    formats: Vec<Format>,
+    pending: Option<Pending>,
+}
+
+struct Pending {
+    rows: std::vec::IntoIter<Vec<Value>>,
+    tag: String,
+}
+
+impl wire::Portal for Portal {
+    fn fields(&self) -> Option<Vec<FieldDesc>> {
+        self.columns.as_ref().map(|c| fields(c, &self.formats))
+    }
+}
+
+fn fields(cols: &[Column], formats: &[Format]) -> Vec<FieldDesc> {
+    cols.iter()
+        .enumerate()
+        .map(|(i, c)| FieldDesc {
+            name: c.name.clone(),
+            table_oid: c.table_oid,
+            column_id: c.column_id,
+            type_oid: c.ty.oid(),
+            type_size: c.ty.typlen(),
+            type_modifier: c.ty.typmod(),
+            format: format_at(formats, i),
+        })
+        .collect()
+}
+
+fn format_at(formats: &[Format], i: usize) -> Format {
+    match formats.len() {
+        0 => Format::Text,
+        1 => formats[0],
+        _ => formats.get(i).copied().unwrap_or(Format::Text),
+    }
+}
+
+fn decode_param(ty: &DataType, bytes: &[u8], format: Format) -> Result<Value, ErrorReport> {
+    match format {
+        Format::Binary => binary::decode_binary(ty, bytes),
+        Format::Text => match std::str::from_utf8(bytes) {
+            Ok(s) => text::parse_text(ty, s),
+            Err(_) => Err(ErrorReport::new(SqlState::CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")),
+        },
+    }
+}
+
+fn write_rows(out: &mut Output, rows: &mut std::vec::IntoIter<Vec<Value>>, formats: &[Format], max: usize) -> bool {
+    let mut n = 0;
+    while max == 0 || n < max {
+        let Some(row) = rows.next() else { return false };
+        out.begin_row(row.len());
+        for (i, v) in row.iter().enumerate() {
+            if v.is_null() {
+                out.null_field();
+                continue;
+            }
+            match format_at(formats, i) {
+                Format::Text => out.field_with(|buf| text::write_text(v, buf)),
+                Format::Binary => out.field_with(|buf| binary::write_binary(v, buf)),
+            }
+        }
+        out.end_row();
+        n += 1;
+    }
+    rows.len() > 0
+}
+
+impl<K: KvClient> wire::Session for NodeSession<K> {
+    type Statement = Statement;
+    type Portal = Portal;
+
+    fn parameter_status(&self) -> Vec<(String, String)> {
+        self.inner.parameter_status()
+    }
+
+    fn changed_parameters(&mut self) -> Vec<(String, String)> {
+        self.inner.changed_parameters()
+    }
+
+    fn txn_status(&self) -> TxnStatus {
+        match self.inner.txn_state() {
+            TxnState::Idle | TxnState::Implicit => TxnStatus::Idle,
+            TxnState::Block => TxnStatus::InBlock,
+            TxnState::Failed => TxnStatus::Failed,
+        }
+    }
+
+    fn prepare(&mut self, sql: &str, param_types: &[Oid]) -> Result<Vec<Arc<Statement>>, ErrorReport> {
+        let mut declared = Vec::with_capacity(param_types.len());
+        for &oid in param_types {
+            match DataType::from_oid(oid) {
+                Some(t) => declared.push(t),
+                None => return Err(ErrorReport::new(SqlState::UndefinedObject, format!("type with OID {oid} does not exist"))),
+            }
+        }
+        let stmts = self.inner.prepare(sql, &declared)?;
+        Ok(stmts.into_iter().map(|prepared| Arc::new(Statement { prepared })).collect())
+    }
+
+    fn bind(&mut self, stmt: &Arc<Statement>, params: &[Option<&[u8]>], param_formats: &[Format], result_formats: &[Format]) -> Result<Portal, ErrorReport> {
+        let types = &stmt.prepared.param_types;
+        if params.len() != types.len() {
+            return Err(ErrorReport::new(
+                SqlState::ProtocolViolation,
+                format!("bind message supplies {} parameters, but prepared statement requires {}", params.len(), types.len()),
+            ));
+        }
+        let mut values = Vec::with_capacity(params.len());
+        for (i, p) in params.iter().enumerate() {
+            values.push(match p {
+                None => Value::Null,
+                Some(bytes) => decode_param(&types[i], bytes, format_at(param_formats, i))?,
+            });
+        }
+        let portal = self.inner.bind(&stmt.prepared, values)?;
+        let columns = portal.columns();
+        Ok(Portal { portal, columns, formats: result_formats.to_vec(), pending: None })
+    }
+
+    async fn execute<'a>(&'a mut self, portal: &'a mut Portal, max_rows: usize, out: &'a mut Output) -> Result<ExecOutcome, ErrorReport> {
+        if portal.pending.is_none() {
+            match self.inner.execute(&portal.portal).await? {
+                Outcome::Rows(rows, tag) => portal.pending = Some(Pending { rows: rows.into_iter(), tag }),
+                Outcome::Command(tag) => return Ok(ExecOutcome::Complete(tag)),
+                Outcome::Empty => return Ok(ExecOutcome::Empty),
+                Outcome::CopyIn(columns) => return Ok(ExecOutcome::CopyIn { format: Format::Text, columns }),
+                Outcome::CopyOut(columns, lines, count) => {
+                    out.copy_out_start(columns);
+                    for l in &lines {
+                        out.copy_data(l);
+                    }
+                    out.copy_done();
+                    return Ok(ExecOutcome::Complete(format!("COPY {count}")));
+                }
+            }
+        }
+        let pending = portal.pending.as_mut().expect("pending rows were just set");
+        if portal.columns.is_none() {
+            // DML without RETURNING: no rows to send.
+            return Ok(ExecOutcome::Complete(pending.tag.clone()));
+        }
+        if write_rows(out, &mut pending.rows, &portal.formats, max_rows) {
+            return Ok(ExecOutcome::Suspended);
+        }
+        Ok(ExecOutcome::Complete(pending.tag.clone()))
+    }
+
+    fn cancelled(&mut self) {
+        self.inner.cancelled();
+    }
+
+    async fn sync(&mut self) -> Result<(), ErrorReport> {
+        self.inner.sync().await
+    }
+
+    async fn copy_in_data<'a>(&'a mut self, data: &'a [u8]) -> Result<(), ErrorReport> {
+        self.inner.copy_data(data).await
+    }
+
+    async fn copy_in_done(&mut self) -> Result<String, ErrorReport> {
+        self.inner.copy_done().await
+    }
+
+    fn copy_in_fail(&mut self, message: &str) -> ErrorReport {
+        self.inner.copy_fail(message)
+    }
+
+    fn take_notices(&mut self) -> Vec<ErrorReport> {
+        self.inner.take_notices()
+    }
+}

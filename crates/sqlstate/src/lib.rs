@@ -58,6 +58,12 @@ sqlstates! {
     DatetimeFieldOverflow = "22008",
     /// 22012
     DivisionByZero = "22012",
+    /// 22011
+    SubstringError = "22011",
+    /// 2201F
+    InvalidArgumentForPowerFunction = "2201F",
+    /// 22008 is above; 2200H
+    SequenceGeneratorLimitExceeded = "2200H",
     /// 22021
     CharacterNotInRepertoire = "22021",
     /// 22023
@@ -150,6 +156,10 @@ sqlstates! {
     OutOfMemory = "53200",
     /// 55000
     ObjectNotInPrerequisiteState = "55000",
+    /// 55P02
+    CantChangeRuntimeParam = "55P02",
+    /// 55P03
+    LockNotAvailable = "55P03",
     /// 57014
     QueryCanceled = "57014",
     /// 57P01

@@ -1,0 +1,741 @@
+//! The binder: resolves names and types in a parsed query and builds a [`Plan`].
+//!
+//! Binding works against one catalog snapshot. Column names resolve through a
+//! [`Scope`] (the columns the current FROM clause produces); literals without
+//! a type (`'abc'`, `$1` with no declared type) start as `unknown` and take the
+//! type of what they are compared with, assigned to, or passed to, as
+//! PostgreSQL's type resolution does. Parameters whose type stays unknown
+//! become text.
+
+use sqlparser::ast;
+use sqltypes::{cast, DataType, Value};
+
+use crate::catalog::Catalog;
+use crate::error::Result;
+use crate::expr::{BinOp, Expr};
+use crate::plan::{AggCall, AggFunc, Column, Plan};
+use crate::{bail, err, func};
+
+/// Nesting limit for expressions, so hostile input cannot overflow the stack.
+pub const MAX_DEPTH: usize = 200;
+
+/// One column visible to expressions.
+#[derive(Debug, Clone)]
+pub struct ScopeCol {
+    /// Table name or alias qualifying the column.
+    pub qualifier: Option<String>,
+    /// Column name.
+    pub name: String,
+    /// Type.
+    pub ty: DataType,
+    /// Source table OID (0 if computed).
+    pub table_oid: u32,
+    /// Source column number (1-based; 0 if computed).
+    pub column_id: i16,
+}
+
+/// The columns of the row an expression is evaluated against.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    /// Columns in row order.
+    pub cols: Vec<ScopeCol>,
+}
+
+impl Scope {
+    fn resolve(&self, qualifier: Option<&str>, name: &str) -> Result<usize> {
+        let mut found = None;
+        for (i, c) in self.cols.iter().enumerate() {
+            let q_ok = match qualifier {
+                Some(q) => c.qualifier.as_deref() == Some(q),
+                None => true,
+            };
+            if q_ok && c.name == name {
+                if found.is_some() {
+                    bail!(AmbiguousColumn, "column reference \"{name}\" is ambiguous");
+                }
+                found = Some(i);
+            }
+        }
+        match (found, qualifier) {
+            (Some(i), _) => Ok(i),
+            (None, Some(q)) if !self.cols.iter().any(|c| c.qualifier.as_deref() == Some(q)) => {
+                bail!(UndefinedTable, "missing FROM-clause entry for table \"{q}\"")
+            }
+            (None, Some(q)) => bail!(UndefinedColumn, "column {q}.{name} does not exist"),
+            (None, None) => bail!(UndefinedColumn, "column \"{name}\" does not exist"),
+        }
+    }
+}
+
+/// State for aggregate binding: grouping expressions and collected aggregates.
+#[derive(Debug, Default)]
+pub struct AggState {
+    /// GROUP BY syntax trees, to match select-list expressions against.
+    pub group_asts: Vec<ast::Expr>,
+    /// Bound GROUP BY expressions and types.
+    pub group: Vec<(Expr, DataType)>,
+    /// Aggregates found so far.
+    pub aggs: Vec<AggCall>,
+    agg_asts: Vec<ast::Expr>,
+}
+
+/// Binds expressions and queries against a catalog.
+pub struct Binder<'a> {
+    /// The catalog snapshot.
+    pub catalog: &'a Catalog,
+    /// Parameter types; grows as `$n` are seen, `Unknown` until inferred.
+    pub params: Vec<DataType>,
+    depth: usize,
+}
+
+/// Lower-cases an unquoted identifier (quoted ones keep their case).
+pub fn ident(i: &ast::Ident) -> String {
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_lowercase()
+    }
+}
+
+/// The last part of an object name (`pg_catalog.count` -> `count`), folded.
+pub fn object_name(n: &ast::ObjectName) -> Result<String> {
+    match n.0.last().and_then(|p| p.as_ident()) {
+        Some(i) => Ok(ident(i)),
+        None => bail!(SyntaxError, "invalid name {n}"),
+    }
+}
+
+/// The schema part of a qualified name, if any.
+pub fn object_schema(n: &ast::ObjectName) -> Option<String> {
+    if n.0.len() >= 2 {
+        n.0[n.0.len() - 2].as_ident().map(ident)
+    } else {
+        None
+    }
+}
+
+/// Converts a SQL type name to a [`DataType`].
+pub fn data_type(t: &ast::DataType) -> Result<DataType> {
+    use ast::DataType as A;
+    let len = |l: &Option<ast::CharacterLength>| match l {
+        Some(ast::CharacterLength::IntegerLength { length, .. }) => Some(*length as u32),
+        _ => None,
+    };
+    Ok(match t {
+        A::Bool | A::Boolean => DataType::Bool,
+        A::SmallInt(_) | A::Int2(_) => DataType::Int2,
+        A::Int(_) | A::Integer(_) | A::Int4(_) => DataType::Int4,
+        A::BigInt(_) | A::Int8(_) => DataType::Int8,
+        A::Float8 | A::DoublePrecision | A::Double(_) => DataType::Float8,
+        A::Float(ast::ExactNumberInfo::Precision(p)) if *p <= 24 => DataType::Float8,
+        A::Float(_) | A::Real | A::Float4 => DataType::Float8,
+        A::Numeric(info) | A::Decimal(info) | A::Dec(info) => match info {
+            ast::ExactNumberInfo::None => DataType::Numeric(None),
+            ast::ExactNumberInfo::Precision(p) => DataType::Numeric(Some((*p as u32, 0))),
+            ast::ExactNumberInfo::PrecisionAndScale(p, s) => {
+                DataType::Numeric(Some((*p as u32, (*s).max(0) as u32)))
+            }
+        },
+        A::Text | A::String(_) => DataType::Text,
+        A::Varchar(l) | A::CharacterVarying(l) | A::CharVarying(l) => DataType::Varchar(len(l)),
+        A::Char(l) | A::Character(l) => DataType::Char(len(l).unwrap_or(1)),
+        A::Timestamp(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => DataType::TimestampTz,
+        A::Timestamp(..) => DataType::Timestamp,
+        A::Date => DataType::Date,
+        A::Bytea => DataType::Bytea,
+        A::Custom(name, _) => match object_name(name)?.as_str() {
+            "timestamptz" => DataType::TimestampTz,
+            "bpchar" => DataType::Char(1),
+            "float4" => DataType::Float8,
+            "int" => DataType::Int4,
+            "serial" => DataType::Int4,
+            "bigserial" => DataType::Int8,
+            other => bail!(UndefinedObject, "type \"{other}\" does not exist"),
+        },
+        other => bail!(FeatureNotSupported, "type {other} is not supported yet"),
+    })
+}
+
+impl<'a> Binder<'a> {
+    /// A binder with `params` as the client-declared parameter types.
+    pub fn new(catalog: &'a Catalog, params: Vec<DataType>) -> Binder<'a> {
+        Binder { catalog, params, depth: 0 }
+    }
+
+    /// The parameter types, with unknown ones defaulted to text.
+    pub fn final_params(&self) -> Vec<DataType> {
+        self.params.iter().map(|t| if *t == DataType::Unknown { DataType::Text } else { t.clone() }).collect()
+    }
+
+    /// Binds a scalar expression (no aggregates allowed).
+    pub fn expr(&mut self, e: &ast::Expr, scope: &Scope) -> Result<(Expr, DataType)> {
+        self.expr_in(e, scope, &mut None)
+    }
+
+    /// Binds an expression that may contain aggregates (select list, HAVING,
+    /// ORDER BY of a grouped query). With `agg` set, group-by expressions
+    /// become references to the Aggregate node's output.
+    pub fn expr_in(
+        &mut self,
+        e: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.depth = 0;
+            bail!(StatementTooComplex, "stack depth limit exceeded");
+        }
+        let r = self.expr_inner(e, scope, agg);
+        self.depth = self.depth.saturating_sub(1);
+        r
+    }
+
+    fn expr_inner(
+        &mut self,
+        e: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        use ast::Expr as E;
+        if let Some(state) = agg.as_deref_mut() {
+            if let Some(i) = state.group_asts.iter().position(|g| g == e) {
+                return Ok((Expr::Column(i), state.group[i].1.clone()));
+            }
+            if let E::Function(f) = e {
+                if let Some(found) = self.aggregate(f, scope, state)? {
+                    return Ok(found);
+                }
+            }
+        }
+        match e {
+            E::Identifier(i) => self.column(None, &ident(i), scope, agg),
+            E::CompoundIdentifier(parts) => {
+                let names: Vec<String> = parts.iter().map(ident).collect();
+                match names.as_slice() {
+                    [q, c] => self.column(Some(q), c, scope, agg),
+                    [_, q, c] => self.column(Some(q), c, scope, agg),
+                    _ => bail!(SyntaxError, "improper qualified name: {e}"),
+                }
+            }
+            E::Value(v) => self.literal(&v.value),
+            E::Nested(inner) => self.expr_in(inner, scope, agg),
+            E::BinaryOp { left, op, right } => self.binary(left, op, right, scope, agg),
+            E::UnaryOp { op, expr } => {
+                let (x, ty) = self.expr_in(expr, scope, agg)?;
+                match op {
+                    ast::UnaryOperator::Not => Ok((Expr::Not(Box::new(self.coerce(x, &ty, &DataType::Bool)?)), DataType::Bool)),
+                    ast::UnaryOperator::Minus => {
+                        if let Expr::Const(Value::Int4(i)) = &x {
+                            return Ok((Expr::Const(Value::Int4(-i)), ty));
+                        }
+                        let ty = if ty == DataType::Unknown { DataType::Numeric(None) } else { ty };
+                        Ok((Expr::Neg(Box::new(x)), ty))
+                    }
+                    ast::UnaryOperator::Plus => Ok((x, ty)),
+                    other => bail!(FeatureNotSupported, "operator {other} is not supported"),
+                }
+            }
+            E::IsNull(x) | E::IsNotNull(x) => {
+                let (x, _) = self.expr_in(x, scope, agg)?;
+                Ok((Expr::IsNull(Box::new(x), matches!(e, E::IsNotNull(_))), DataType::Bool))
+            }
+            E::IsTrue(x) | E::IsFalse(x) | E::IsNotTrue(x) | E::IsNotFalse(x) => {
+                let (x, ty) = self.expr_in(x, scope, agg)?;
+                let x = self.coerce(x, &ty, &DataType::Bool)?;
+                let want = matches!(e, E::IsTrue(_) | E::IsNotTrue(_));
+                let negated = matches!(e, E::IsNotTrue(_) | E::IsNotFalse(_));
+                Ok((Expr::IsBool(Box::new(x), want, negated), DataType::Bool))
+            }
+            E::Between { expr, negated, low, high } => {
+                let ge = self.compare(expr, BinOp::GtEq, low, scope, agg)?;
+                let le = self.compare(expr, BinOp::LtEq, high, scope, agg)?;
+                let both = Expr::Binary(BinOp::And, Box::new(ge), Box::new(le));
+                Ok((if *negated { Expr::Not(Box::new(both)) } else { both }, DataType::Bool))
+            }
+            E::InList { expr, list, negated } => {
+                let (x, xt) = self.expr_in(expr, scope, agg)?;
+                let mut items = Vec::with_capacity(list.len());
+                let mut ty = xt.clone();
+                let mut bound = Vec::new();
+                for item in list {
+                    let (b, bt) = self.expr_in(item, scope, agg)?;
+                    ty = self.unify(&ty, &bt)?;
+                    bound.push((b, bt));
+                }
+                let x = self.coerce(x, &xt, &ty)?;
+                for (b, bt) in bound {
+                    items.push(self.coerce(b, &bt, &ty)?);
+                }
+                Ok((Expr::InList(Box::new(x), items, *negated), DataType::Bool))
+            }
+            E::Like { negated, expr, pattern, .. } | E::ILike { negated, expr, pattern, .. } => {
+                let (x, xt) = self.expr_in(expr, scope, agg)?;
+                let (p, pt) = self.expr_in(pattern, scope, agg)?;
+                let x = self.coerce(x, &xt, &DataType::Text)?;
+                let p = self.coerce(p, &pt, &DataType::Text)?;
+                let ci = matches!(e, E::ILike { .. });
+                Ok((Expr::Like(Box::new(x), Box::new(p), *negated, ci), DataType::Bool))
+            }
+            E::Cast { expr, data_type: dt, .. } => {
+                let to = data_type(dt)?;
+                let (x, ty) = self.expr_in(expr, scope, agg)?;
+                Ok((self.explicit_cast(x, &ty, &to)?, to))
+            }
+            E::TypedString(ts) => {
+                let to = data_type(&ts.data_type)?;
+                let s = match &ts.value.value {
+                    ast::Value::SingleQuotedString(s) => s.clone(),
+                    other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
+                };
+                Ok((Expr::Const(sqltypes::text::parse_text(&to, &s)?), to))
+            }
+            E::Function(f) => self.function(f, scope, agg),
+            E::Case { operand, conditions, else_result, .. } => self.case(operand, conditions, else_result, scope, agg),
+            other => bail!(FeatureNotSupported, "expression not supported yet: {other}"),
+        }
+    }
+
+    fn column(
+        &mut self,
+        q: Option<&str>,
+        name: &str,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        if q.is_none() {
+            // Keywords that sqlparser leaves as identifiers.
+            match name {
+                "current_timestamp" | "current_date" | "current_user" | "session_user" | "user" | "localtimestamp" => {
+                    if scope.resolve(None, name).is_err() {
+                        let (f, ty) = func::resolve(name, &[])?;
+                        return Ok((Expr::Func(f, vec![]), ty));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let i = scope.resolve(q, name)?;
+        if agg.is_some() {
+            let shown = match q {
+                Some(q) => format!("{q}.{name}"),
+                None => name.to_string(),
+            };
+            return Err(err!(
+                GroupingError,
+                "column \"{shown}\" must appear in the GROUP BY clause or be used in an aggregate function"
+            ));
+        }
+        Ok((Expr::Column(i), scope.cols[i].ty.clone()))
+    }
+
+    /// Binds a literal; strings stay `unknown` until context gives a type.
+    pub fn literal(&mut self, v: &ast::Value) -> Result<(Expr, DataType)> {
+        use ast::Value as V;
+        Ok(match v {
+            V::Number(n, _) => number(n)?,
+            V::SingleQuotedString(s) | V::EscapedStringLiteral(s) | V::UnicodeStringLiteral(s) => {
+                (Expr::Const(Value::Text(s.clone())), DataType::Unknown)
+            }
+            V::DollarQuotedString(s) => (Expr::Const(Value::Text(s.value.clone())), DataType::Unknown),
+            V::Boolean(b) => (Expr::Const(Value::Bool(*b)), DataType::Bool),
+            V::Null => (Expr::Const(Value::Null), DataType::Unknown),
+            V::Placeholder(p) => {
+                let n: usize = match p.strip_prefix('$').and_then(|d| d.parse().ok()) {
+                    Some(n) if n >= 1 && n <= 65535 => n,
+                    _ => bail!(SyntaxError, "syntax error at or near \"{p}\""),
+                };
+                if self.params.len() < n {
+                    self.params.resize(n, DataType::Unknown);
+                }
+                (Expr::Param(n - 1), self.params[n - 1].clone())
+            }
+            V::HexStringLiteral(h) => {
+                (Expr::Const(sqltypes::text::parse_text(&DataType::Bytea, &format!("\\x{h}"))?), DataType::Bytea)
+            }
+            other => bail!(FeatureNotSupported, "literal not supported: {other}"),
+        })
+    }
+
+    /// The common type two operands are converted to.
+    fn unify(&self, a: &DataType, b: &DataType) -> Result<DataType> {
+        match cast::common_type(a, b) {
+            Some(t) => Ok(t),
+            None => bail!(UndefinedFunction, "operator does not exist: {a} = {b}"),
+        }
+    }
+
+    /// Converts `x` of type `from` to `to` implicitly: unknown literals are
+    /// parsed as `to`, unknown parameters take type `to`, other values get a
+    /// run-time cast when the types differ.
+    pub fn coerce(&mut self, x: Expr, from: &DataType, to: &DataType) -> Result<Expr> {
+        if from == to || *to == DataType::Unknown {
+            return Ok(x);
+        }
+        match (&x, from) {
+            (Expr::Const(Value::Null), _) => Ok(x),
+            (Expr::Const(Value::Text(s)), DataType::Unknown) => Ok(Expr::Const(sqltypes::text::parse_text(to, s)?)),
+            (Expr::Param(i), DataType::Unknown) => {
+                if let Some(slot) = self.params.get_mut(*i) {
+                    *slot = to.clone();
+                }
+                Ok(x)
+            }
+            (Expr::Const(v), _) => Ok(Expr::Const(cast::cast(v.clone(), to)?)),
+            _ if from.oid() == to.oid() && !matches!(to, DataType::Char(_) | DataType::Varchar(Some(_)) | DataType::Numeric(Some(_))) => Ok(x),
+            _ => Ok(Expr::Cast(Box::new(x), to.clone())),
+        }
+    }
+
+    /// An explicit CAST: like [`Binder::coerce`] but any castable pair is allowed.
+    fn explicit_cast(&mut self, x: Expr, from: &DataType, to: &DataType) -> Result<Expr> {
+        match (&x, from) {
+            (Expr::Param(i), DataType::Unknown) => {
+                if let Some(slot) = self.params.get_mut(*i) {
+                    *slot = to.clone();
+                }
+                Ok(x)
+            }
+            (Expr::Const(v), _) => Ok(Expr::Const(match v {
+                Value::Text(s) if *from == DataType::Unknown => sqltypes::text::parse_text(to, s)?,
+                v => cast::cast(v.clone(), to)?,
+            })),
+            _ => Ok(Expr::Cast(Box::new(x), to.clone())),
+        }
+    }
+
+    fn compare(
+        &mut self,
+        l: &ast::Expr,
+        op: BinOp,
+        r: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<Expr> {
+        let (lx, lt) = self.expr_in(l, scope, agg)?;
+        let (rx, rt) = self.expr_in(r, scope, agg)?;
+        self.bind_binop(op, lx, lt, rx, rt).map(|(e, _)| e)
+    }
+
+    fn binary(
+        &mut self,
+        l: &ast::Expr,
+        op: &ast::BinaryOperator,
+        r: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        use ast::BinaryOperator as O;
+        let op = match op {
+            O::Plus => BinOp::Add,
+            O::Minus => BinOp::Sub,
+            O::Multiply => BinOp::Mul,
+            O::Divide => BinOp::Div,
+            O::Modulo => BinOp::Mod,
+            O::Eq => BinOp::Eq,
+            O::NotEq => BinOp::NotEq,
+            O::Lt => BinOp::Lt,
+            O::LtEq => BinOp::LtEq,
+            O::Gt => BinOp::Gt,
+            O::GtEq => BinOp::GtEq,
+            O::And => BinOp::And,
+            O::Or => BinOp::Or,
+            O::StringConcat => BinOp::Concat,
+            other => bail!(UndefinedFunction, "operator does not exist: {other}"),
+        };
+        let (lx, lt) = self.expr_in(l, scope, agg)?;
+        let (rx, rt) = self.expr_in(r, scope, agg)?;
+        self.bind_binop(op, lx, lt, rx, rt)
+    }
+
+    /// Types and coerces the operands of a binary operator.
+    pub fn bind_binop(&mut self, op: BinOp, lx: Expr, lt: DataType, rx: Expr, rt: DataType) -> Result<(Expr, DataType)> {
+        use DataType as T;
+        let (operand, result) = match op {
+            BinOp::And | BinOp::Or => (T::Bool, T::Bool),
+            BinOp::Concat => (T::Text, T::Text),
+            _ if op.is_comparison() => {
+                let t = match (&lt, &rt) {
+                    (T::Unknown, T::Unknown) => T::Text,
+                    _ => self.unify(&lt, &rt).map_err(|_| {
+                        err!(UndefinedFunction, "operator does not exist: {lt} {} {rt}", op_symbol(op))
+                            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+                    })?,
+                };
+                (t, T::Bool)
+            }
+            _ => {
+                let t = match (&lt, &rt) {
+                    (T::Unknown, T::Unknown) => T::Numeric(None),
+                    _ => self.unify(&lt, &rt)?,
+                };
+                if !t.is_numeric() && !(matches!(t, T::Date | T::Timestamp | T::TimestampTz) && matches!(op, BinOp::Add | BinOp::Sub)) {
+                    bail!(UndefinedFunction, "operator does not exist: {lt} {} {rt}", op_symbol(op));
+                }
+                (t.clone(), t)
+            }
+        };
+        // Keep char(n)/varchar comparisons on their own semantics.
+        let (l_to, r_to) = if op.is_comparison() && lt.is_string() && rt.is_string() {
+            (lt.clone(), rt.clone())
+        } else if matches!(operand, T::Date | T::Timestamp | T::TimestampTz) {
+            (lt.clone(), if rt == T::Unknown { lt.clone() } else { rt.clone() })
+        } else {
+            (strip_mod(&operand), strip_mod(&operand))
+        };
+        let l_to = if lt == T::Unknown && op.is_comparison() { strip_mod(&rt_or(&rt, &operand)) } else { l_to };
+        let r_to = if rt == T::Unknown && op.is_comparison() { strip_mod(&rt_or(&lt, &operand)) } else { r_to };
+        let lx = if op == BinOp::Concat { self.coerce_concat(lx, &lt)? } else { self.coerce(lx, &lt, &l_to)? };
+        let rx = if op == BinOp::Concat { self.coerce_concat(rx, &rt)? } else { self.coerce(rx, &rt, &r_to)? };
+        Ok((Expr::Binary(op, Box::new(lx), Box::new(rx)), result))
+    }
+
+    fn coerce_concat(&mut self, x: Expr, ty: &DataType) -> Result<Expr> {
+        if ty.is_string() {
+            Ok(x)
+        } else {
+            self.coerce(x, ty, &DataType::Text)
+        }
+    }
+
+    fn function(&mut self, f: &ast::Function, scope: &Scope, agg: &mut Option<&mut AggState>) -> Result<(Expr, DataType)> {
+        let name = object_name(&f.name)?;
+        if is_aggregate(&name) {
+            bail!(GroupingError, "aggregate functions are not allowed here");
+        }
+        let args = function_args(f)?;
+        let mut bound = Vec::with_capacity(args.len());
+        for a in &args {
+            match a {
+                Some(a) => bound.push(self.expr_in(a, scope, agg)?),
+                None => bail!(SyntaxError, "syntax error at or near \"*\""),
+            }
+        }
+        let types: Vec<DataType> = bound.iter().map(|(_, t)| t.clone()).collect();
+        let (func, ty) = func::resolve(&name, &types)?;
+        let mut out = Vec::with_capacity(bound.len());
+        for (i, (x, t)) in bound.into_iter().enumerate() {
+            out.push(match func::arg_target(func, &ty, i) {
+                Some(target) => self.coerce(x, &t, &target)?,
+                None => x,
+            });
+        }
+        Ok((Expr::Func(func, out), ty))
+    }
+
+    fn aggregate(&mut self, f: &ast::Function, scope: &Scope, state: &mut AggState) -> Result<Option<(Expr, DataType)>> {
+        let name = object_name(&f.name)?;
+        if !is_aggregate(&name) {
+            return Ok(None);
+        }
+        let key = ast::Expr::Function(f.clone());
+        let ng = state.group.len();
+        if let Some(i) = state.agg_asts.iter().position(|a| *a == key) {
+            return Ok(Some((Expr::Column(ng + i), state.aggs[i].ty.clone())));
+        }
+        let distinct = matches!(&f.args, ast::FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
+        let args = function_args(f)?;
+        let call = match (name.as_str(), args.as_slice()) {
+            ("count", [None]) | ("count", []) => AggCall { func: AggFunc::CountStar, arg: None, distinct: false, ty: DataType::Int8 },
+            (_, [Some(a)]) => {
+                // Aggregate arguments see the raw input row, not the groups.
+                let (x, t) = self.expr_in(a, scope, &mut None)?;
+                let t = if t == DataType::Unknown { DataType::Text } else { t };
+                let (func, ty) = match name.as_str() {
+                    "count" => (AggFunc::Count, DataType::Int8),
+                    "sum" => (AggFunc::Sum, sum_type(&t)?),
+                    "avg" => (AggFunc::Avg, avg_type(&t)?),
+                    "min" => (AggFunc::Min, t.clone()),
+                    "max" => (AggFunc::Max, t.clone()),
+                    "bool_and" | "every" => (AggFunc::BoolAnd, DataType::Bool),
+                    "bool_or" => (AggFunc::BoolOr, DataType::Bool),
+                    _ => bail!(UndefinedFunction, "function {name}({t}) does not exist"),
+                };
+                AggCall { func, arg: Some(x), distinct, ty }
+            }
+            _ => bail!(UndefinedFunction, "function {name} with {} arguments does not exist", args.len()),
+        };
+        let ty = call.ty.clone();
+        state.aggs.push(call);
+        state.agg_asts.push(key);
+        Ok(Some((Expr::Column(ng + state.aggs.len() - 1), ty)))
+    }
+
+    fn case(
+        &mut self,
+        operand: &Option<Box<ast::Expr>>,
+        conditions: &[ast::CaseWhen],
+        else_result: &Option<Box<ast::Expr>>,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        let op = match operand {
+            Some(o) => Some(self.expr_in(o, scope, agg)?),
+            None => None,
+        };
+        let mut whens = Vec::new();
+        let mut results = Vec::new();
+        let mut ty = DataType::Unknown;
+        for cw in conditions {
+            let (w, wt) = self.expr_in(&cw.condition, scope, agg)?;
+            let w = match &op {
+                Some((_, ot)) => { let t = self.unify(ot, &wt)?; self.coerce(w, &wt, &t)? }
+                None => self.coerce(w, &wt, &DataType::Bool)?,
+            };
+            let (r, rt) = self.expr_in(&cw.result, scope, agg)?;
+            ty = self.unify(&ty, &rt)?;
+            whens.push(w);
+            results.push((r, rt));
+        }
+        let else_ = match else_result {
+            Some(e) => { let (x, t) = self.expr_in(e, scope, agg)?; ty = self.unify(&ty, &t)?; Some((x, t)) }
+            None => None,
+        };
+        if ty == DataType::Unknown {
+            ty = DataType::Text;
+        }
+        let mut pairs = Vec::new();
+        for (w, (r, rt)) in whens.into_iter().zip(results) {
+            pairs.push((w, self.coerce(r, &rt, &ty)?));
+        }
+        let else_ = match else_ {
+            Some((x, t)) => Some(Box::new(self.coerce(x, &t, &ty)?)),
+            None => None,
+        };
+        Ok((Expr::Case(op.map(|(o, _)| Box::new(o)), pairs, else_), ty))
+    }
+
+    /// Binds and coerces an expression assigned to a column of type `to`
+    /// (INSERT values, UPDATE SET).
+    pub fn assign(&mut self, e: &ast::Expr, scope: &Scope, to: &DataType) -> Result<Expr> {
+        if let ast::Expr::Value(v) = e {
+            if let ast::Value::SingleQuotedString(s) = &v.value {
+                return Ok(Expr::Const(sqltypes::text::parse_text(to, s)?));
+            }
+        }
+        let (x, t) = self.expr(e, scope)?;
+        if t == *to {
+            return Ok(x);
+        }
+        if t != DataType::Unknown && !cast::can_assign(&t, to) {
+            bail!(DatatypeMismatch, "column is of type {to} but expression is of type {t}");
+        }
+        self.coerce(x, &t, to)
+    }
+
+    /// Plans a SELECT statement or other query expression.
+    pub fn query(&mut self, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
+        crate::select::plan_query(self, q)
+    }
+
+    /// Output column names for a plan whose output is a table's columns.
+    pub fn table_columns(t: &crate::catalog::TableDef) -> Vec<Column> {
+        t.columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Column { name: c.name.clone(), ty: c.ty.to_type(), table_oid: t.oid, column_id: i as i16 + 1 })
+            .collect()
+    }
+}
+
+fn rt_or(t: &DataType, fallback: &DataType) -> DataType {
+    if *t == DataType::Unknown {
+        fallback.clone()
+    } else {
+        t.clone()
+    }
+}
+
+/// The type without its length/precision modifier.
+pub fn strip_mod(t: &DataType) -> DataType {
+    match t {
+        DataType::Varchar(_) | DataType::Char(_) => DataType::Text,
+        DataType::Numeric(_) => DataType::Numeric(None),
+        other => other.clone(),
+    }
+}
+
+fn op_symbol(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::Mod => "%",
+        BinOp::Eq => "=",
+        BinOp::NotEq => "<>",
+        BinOp::Lt => "<",
+        BinOp::LtEq => "<=",
+        BinOp::Gt => ">",
+        BinOp::GtEq => ">=",
+        BinOp::And => "AND",
+        BinOp::Or => "OR",
+        BinOp::Concat => "||",
+    }
+}
+
+fn number(n: &str) -> Result<(Expr, DataType)> {
+    if let Ok(i) = n.parse::<i32>() {
+        return Ok((Expr::Const(Value::Int4(i)), DataType::Int4));
+    }
+    if let Ok(i) = n.parse::<i64>() {
+        return Ok((Expr::Const(Value::Int8(i)), DataType::Int8));
+    }
+    let v = sqltypes::text::parse_text(&DataType::Numeric(None), n)?;
+    Ok((Expr::Const(v), DataType::Numeric(None)))
+}
+
+fn sum_type(t: &DataType) -> Result<DataType> {
+    Ok(match t {
+        DataType::Int2 | DataType::Int4 => DataType::Int8,
+        DataType::Int8 | DataType::Numeric(_) => DataType::Numeric(None),
+        DataType::Float8 => DataType::Float8,
+        other => bail!(UndefinedFunction, "function sum({other}) does not exist"),
+    })
+}
+
+fn avg_type(t: &DataType) -> Result<DataType> {
+    Ok(match t {
+        DataType::Int2 | DataType::Int4 | DataType::Int8 | DataType::Numeric(_) => DataType::Numeric(None),
+        DataType::Float8 => DataType::Float8,
+        other => bail!(UndefinedFunction, "function avg({other}) does not exist"),
+    })
+}
+
+/// True for the names of aggregate functions.
+pub fn is_aggregate(name: &str) -> bool {
+    matches!(name, "count" | "sum" | "avg" | "min" | "max" | "bool_and" | "bool_or" | "every")
+}
+
+/// The plain arguments of a function call; `*` becomes None.
+pub fn function_args(f: &ast::Function) -> Result<Vec<Option<&ast::Expr>>> {
+    match &f.args {
+        ast::FunctionArguments::None => Ok(vec![]),
+        ast::FunctionArguments::List(list) => list
+            .args
+            .iter()
+            .map(|a| match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(Some(e)),
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => Ok(None),
+                other => bail!(FeatureNotSupported, "function argument not supported: {other}"),
+            })
+            .collect(),
+        ast::FunctionArguments::Subquery(_) => bail!(FeatureNotSupported, "subquery function arguments are not supported"),
+    }
+}
+
+/// True if the expression contains an aggregate call.
+pub fn contains_aggregate(e: &ast::Expr) -> bool {
+    use std::ops::ControlFlow;
+    let mut found = false;
+    let _ = ast::visit_expressions(e, |x| {
+        if let ast::Expr::Function(f) = x {
+            if object_name(&f.name).map(|n| is_aggregate(&n)).unwrap_or(false) {
+                found = true;
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    found
+}

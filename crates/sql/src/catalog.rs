@@ -1,0 +1,250 @@
+//! The catalog: table, column and index definitions, stored in KV.
+//!
+//! Each table definition is one KV row (JSON) under the tenant's catalog
+//! prefix, read and written inside ordinary transactions, so DDL is
+//! transactional like in PostgreSQL: a CREATE TABLE that rolls back leaves
+//! nothing behind. A version counter key changes with every DDL commit; each
+//! statement compares it with the cached [`Catalog`] and reloads only when it
+//! moved. DDL transactions lock the version key, so DDL is serialized.
+//!
+//! A table's rows live under its *storage id* (PostgreSQL's relfilenode):
+//! TRUNCATE and ALTER TABLE ADD PRIMARY KEY write a fresh storage and switch
+//! the definition to it, and the old storage is range-deleted once no snapshot
+//! can see it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kvapi::{Key, KeyRange, TenantId};
+use serde::{Deserialize, Serialize};
+use sqltypes::DataType;
+
+use crate::error::Result;
+use crate::{bail, err};
+
+/// First OID handed to user objects (PostgreSQL's FirstNormalObjectId).
+pub const FIRST_USER_OID: u32 = 16384;
+
+/// OID of the `public` schema (as in PostgreSQL).
+pub const PUBLIC_NAMESPACE_OID: u32 = 2200;
+
+/// A column of a table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColumnDef {
+    /// Column name (already case-folded).
+    pub name: String,
+    /// Declared type.
+    pub ty: TypeDef,
+    /// False if NOT NULL (or part of the primary key).
+    pub nullable: bool,
+    /// DEFAULT expression as SQL text, evaluated at insert time.
+    pub default: Option<String>,
+}
+
+/// A serializable mirror of [`DataType`] for catalog storage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TypeDef {
+    /// Type OID.
+    pub oid: u32,
+    /// Type modifier (-1 if none).
+    pub typmod: i32,
+}
+
+impl TypeDef {
+    /// Records `ty`.
+    pub fn from_type(ty: &DataType) -> TypeDef {
+        TypeDef { oid: ty.oid(), typmod: ty.typmod() }
+    }
+
+    /// Rebuilds the data type.
+    pub fn to_type(&self) -> DataType {
+        let base = DataType::from_oid(self.oid).unwrap_or(DataType::Text);
+        match base {
+            DataType::Varchar(_) if self.typmod >= 4 => {
+                DataType::Varchar(Some((self.typmod - 4) as u32))
+            }
+            DataType::Char(_) if self.typmod >= 4 => DataType::Char((self.typmod - 4) as u32),
+            DataType::Numeric(_) if self.typmod >= 4 => {
+                let m = self.typmod - 4;
+                DataType::Numeric(Some(((m >> 16) as u32, (m & 0xffff) as u32)))
+            }
+            other => other,
+        }
+    }
+}
+
+/// A secondary index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexDef {
+    /// Index OID.
+    pub oid: u32,
+    /// Index name.
+    pub name: String,
+    /// Indexed column positions.
+    pub columns: Vec<usize>,
+    /// True for UNIQUE indexes.
+    pub unique: bool,
+    /// Where the index entries are stored.
+    pub storage: u64,
+}
+
+/// A table definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableDef {
+    /// Table OID (pg_class.oid).
+    pub oid: u32,
+    /// Table name.
+    pub name: String,
+    /// Columns in order.
+    pub columns: Vec<ColumnDef>,
+    /// Primary key column positions; empty means rows are keyed by a hidden
+    /// unique row id.
+    pub primary_key: Vec<usize>,
+    /// Name of the primary key constraint (`<table>_pkey`).
+    pub pkey_name: Option<String>,
+    /// OID of the primary key's index (0 if none).
+    #[serde(default)]
+    pub pkey_oid: u32,
+    /// Secondary indexes.
+    pub indexes: Vec<IndexDef>,
+    /// Where the rows are stored (changes on TRUNCATE and key rewrites).
+    pub storage: u64,
+}
+
+impl TableDef {
+    /// Position of column `name`, if any.
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    /// The declared types of all columns.
+    pub fn types(&self) -> Vec<DataType> {
+        self.columns.iter().map(|c| c.ty.to_type()).collect()
+    }
+
+    /// Types of the primary-key columns.
+    pub fn pk_types(&self) -> Vec<DataType> {
+        self.primary_key.iter().map(|&i| self.columns[i].ty.to_type()).collect()
+    }
+}
+
+/// All table definitions of one tenant, as of one catalog version.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    /// The version counter value this catalog was read at.
+    pub version: u64,
+    /// Tables by name.
+    pub tables: BTreeMap<String, Arc<TableDef>>,
+}
+
+impl Catalog {
+    /// Looks a table up by name.
+    pub fn get_table(&self, name: &str) -> Option<Arc<TableDef>> {
+        self.tables.get(name).cloned()
+    }
+
+    /// Looks a table up by name; 42P01 if it does not exist.
+    pub fn must_get_table(&self, name: &str) -> Result<Arc<TableDef>> {
+        match self.tables.get(name) {
+            Some(t) => Ok(t.clone()),
+            None => bail!(UndefinedTable, "relation \"{name}\" does not exist"),
+        }
+    }
+
+    /// Finds the table owning index `name`.
+    pub fn table_of_index(&self, name: &str) -> Option<(Arc<TableDef>, usize)> {
+        self.tables.values().find_map(|t| {
+            t.indexes.iter().position(|i| i.name == name).map(|pos| (t.clone(), pos))
+        })
+    }
+
+    /// True if a relation (table or index) named `name` exists.
+    pub fn relation_exists(&self, name: &str) -> bool {
+        self.tables.contains_key(name)
+            || self.table_of_index(name).is_some()
+            || self.tables.values().any(|t| t.pkey_name.as_deref() == Some(name))
+    }
+}
+
+/// The tenant-relative key layout. This is the only place that decides where
+/// catalog entries and rows live.
+pub mod keys {
+    use super::*;
+
+    const CATALOG: u8 = b'c';
+    const DATA: u8 = b'd';
+    const UNIQUE: u8 = b'u';
+
+    /// The catalog version counter.
+    pub fn version(tenant: TenantId) -> Key {
+        Key::new(tenant, &[CATALOG, b'v'])
+    }
+
+    /// The OID / storage id allocator.
+    pub fn next_oid(tenant: TenantId) -> Key {
+        Key::new(tenant, &[CATALOG, b'o'])
+    }
+
+    /// One table definition.
+    pub fn table(tenant: TenantId, oid: u32) -> Key {
+        let mut k = vec![CATALOG, b't'];
+        k.extend_from_slice(&oid.to_be_bytes());
+        Key::new(tenant, &k)
+    }
+
+    /// All table definitions.
+    pub fn tables(tenant: TenantId) -> KeyRange {
+        KeyRange::prefix(tenant, &[CATALOG, b't'])
+    }
+
+    /// The prefix of rows in `storage`.
+    pub fn storage_prefix(storage: u64) -> Vec<u8> {
+        let mut k = Vec::with_capacity(24);
+        k.push(DATA);
+        k.extend_from_slice(&storage.to_be_bytes());
+        k
+    }
+
+    /// All rows of `storage`.
+    pub fn storage(tenant: TenantId, storage: u64) -> KeyRange {
+        KeyRange::prefix(tenant, &storage_prefix(storage))
+    }
+
+    /// The lock key guarding uniqueness of `encoded` values in a unique index.
+    pub fn unique_lock(tenant: TenantId, storage: u64, encoded: &[u8]) -> Key {
+        let mut k = vec![UNIQUE];
+        k.extend_from_slice(&storage.to_be_bytes());
+        k.extend_from_slice(encoded);
+        Key::new(tenant, &k)
+    }
+}
+
+/// Serializes a table definition for storage.
+pub fn encode_table(t: &TableDef) -> Vec<u8> {
+    serde_json::to_vec(t).expect("table definitions always serialize")
+}
+
+/// Reads a stored table definition.
+pub fn decode_table(bytes: &[u8]) -> Result<TableDef> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| err!(DataCorrupted, "corrupt catalog entry: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typedef_round_trips_modifiers() {
+        for ty in [
+            DataType::Varchar(Some(10)),
+            DataType::Char(84),
+            DataType::Numeric(Some((10, 2))),
+            DataType::Int4,
+            DataType::Text,
+            DataType::Varchar(None),
+        ] {
+            assert_eq!(TypeDef::from_type(&ty).to_type(), ty);
+        }
+    }
+}

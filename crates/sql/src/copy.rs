@@ -1,0 +1,311 @@
+//! COPY data formats: PostgreSQL's text format and CSV, in both directions.
+//!
+//! Incoming data arrives in arbitrary chunks (CopyData messages need not
+//! align with lines), so [`CopyParser`] buffers a partial line between calls.
+//! Text format: fields separated by the delimiter, `\N` for NULL, backslash
+//! escapes (`\t`, `\n`, `\\`, octal, `\x` hex), an optional `\.` end marker.
+//! CSV: quoted fields with doubled quotes, an unquoted empty field is NULL.
+
+use sqltypes::{text, DataType, Value};
+
+use crate::error::Result;
+use crate::parse::{CopyFormat, CopyStmt};
+use crate::{bail, err};
+
+/// Incremental parser for COPY FROM STDIN data.
+#[derive(Debug)]
+pub struct CopyParser {
+    opts: CopyStmt,
+    types: Vec<DataType>,
+    pending: Vec<u8>,
+    line_no: u64,
+    header_skipped: bool,
+    done: bool,
+}
+
+impl CopyParser {
+    /// A parser for rows of `types` (the target columns, in COPY order).
+    pub fn new(opts: CopyStmt, types: Vec<DataType>) -> CopyParser {
+        CopyParser { opts, types, pending: Vec::new(), line_no: 0, header_skipped: false, done: false }
+    }
+
+    /// Feeds a chunk; appends every complete row to `out`.
+    pub fn feed(&mut self, data: &[u8], out: &mut Vec<Vec<Value>>) -> Result<()> {
+        self.pending.extend_from_slice(data);
+        let mut start = 0;
+        let mut in_quotes = false;
+        let mut i = 0;
+        let buf = std::mem::take(&mut self.pending);
+        while i < buf.len() {
+            let c = buf[i];
+            if self.opts.format == CopyFormat::Csv && c == b'"' {
+                in_quotes = !in_quotes;
+            } else if c == b'\n' && !in_quotes {
+                let mut line = &buf[start..i];
+                if line.last() == Some(&b'\r') {
+                    line = &line[..line.len() - 1];
+                }
+                self.line(line, out)?;
+                start = i + 1;
+            }
+            i += 1;
+        }
+        self.pending = buf[start..].to_vec();
+        Ok(())
+    }
+
+    /// Finishes: a final line without a newline is still a row.
+    pub fn finish(&mut self, out: &mut Vec<Vec<Value>>) -> Result<()> {
+        let rest = std::mem::take(&mut self.pending);
+        if !rest.is_empty() {
+            self.line(&rest, out)?;
+        }
+        Ok(())
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Vec<Vec<Value>>) -> Result<()> {
+        self.line_no += 1;
+        if self.done {
+            return Ok(());
+        }
+        if line == b"\\." {
+            self.done = true;
+            return Ok(());
+        }
+        if self.opts.header && !self.header_skipped {
+            self.header_skipped = true;
+            return Ok(());
+        }
+        let line = match std::str::from_utf8(line) {
+            Ok(l) => l,
+            Err(_) => bail!(CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\""),
+        };
+        let fields = match self.opts.format {
+            CopyFormat::Text => split_text(line, self.opts.delimiter, &self.opts.null)?,
+            CopyFormat::Csv => split_csv(line, self.opts.delimiter, &self.opts.null)?,
+        };
+        if fields.len() != self.types.len() {
+            let what = if fields.len() < self.types.len() { "missing data for column" } else { "extra data after last expected column" };
+            return Err(err!(BadCopyFileFormat, "{what}").with_detail(format!("COPY line {}", self.line_no)));
+        }
+        let mut row = Vec::with_capacity(fields.len());
+        for (f, ty) in fields.into_iter().zip(&self.types) {
+            row.push(match f {
+                None => Value::Null,
+                Some(s) => text::parse_text(ty, &s).map_err(|e| {
+                    let mut e = e;
+                    e.detail = Some(format!("COPY {}, line {}", self.opts.table, self.line_no));
+                    e
+                })?,
+            });
+        }
+        out.push(row);
+        Ok(())
+    }
+}
+
+fn split_text(line: &str, delim: char, null: &str) -> Result<Vec<Option<String>>> {
+    let mut fields = Vec::new();
+    for raw in line.split(delim) {
+        if raw == null {
+            fields.push(None);
+            continue;
+        }
+        if !raw.contains('\\') {
+            fields.push(Some(raw.to_string()));
+            continue;
+        }
+        let mut s = String::with_capacity(raw.len());
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut chars = raw.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                s.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('b') => s.push('\u{8}'),
+                Some('f') => s.push('\u{c}'),
+                Some('n') => s.push('\n'),
+                Some('r') => s.push('\r'),
+                Some('t') => s.push('\t'),
+                Some('v') => s.push('\u{b}'),
+                Some('x') => {
+                    let mut v = 0u32;
+                    for _ in 0..2 {
+                        match chars.peek().and_then(|c| c.to_digit(16)) {
+                            Some(d) => {
+                                v = v * 16 + d;
+                                chars.next();
+                            }
+                            None => break,
+                        }
+                    }
+                    bytes.clear();
+                    bytes.push(v as u8);
+                    s.push_str(&String::from_utf8_lossy(&bytes));
+                }
+                Some(d @ '0'..='7') => {
+                    let mut v = d.to_digit(8).unwrap_or(0);
+                    for _ in 0..2 {
+                        match chars.peek().and_then(|c| c.to_digit(8)) {
+                            Some(d) => {
+                                v = v * 8 + d;
+                                chars.next();
+                            }
+                            None => break,
+                        }
+                    }
+                    s.push(char::from_u32(v).unwrap_or('\u{fffd}'));
+                }
+                Some(other) => s.push(other),
+                None => {}
+            }
+        }
+        fields.push(Some(s));
+    }
+    Ok(fields)
+}
+
+fn split_csv(line: &str, delim: char, null: &str) -> Result<Vec<Option<String>>> {
+    let mut fields = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut was_quoted = false;
+    let mut chars = line.chars().peekable();
+    loop {
+        match chars.next() {
+            Some('"') if quoted => {
+                if chars.peek() == Some(&'"') {
+                    chars.next();
+                    cur.push('"');
+                } else {
+                    quoted = false;
+                }
+            }
+            Some('"') => {
+                quoted = true;
+                was_quoted = true;
+            }
+            Some(c) if c == delim && !quoted => {
+                fields.push(csv_field(std::mem::take(&mut cur), was_quoted, null));
+                was_quoted = false;
+            }
+            Some(c) => cur.push(c),
+            None => {
+                if quoted {
+                    bail!(BadCopyFileFormat, "unterminated CSV quoted field");
+                }
+                fields.push(csv_field(cur, was_quoted, null));
+                return Ok(fields);
+            }
+        }
+    }
+}
+
+fn csv_field(s: String, quoted: bool, null: &str) -> Option<String> {
+    if !quoted && s == null {
+        None
+    } else {
+        Some(s)
+    }
+}
+
+/// Formats one row for COPY TO STDOUT, newline included.
+pub fn format_row(row: &[Value], opts: &CopyStmt, out: &mut Vec<u8>) {
+    for (i, v) in row.iter().enumerate() {
+        if i > 0 {
+            let mut b = [0u8; 4];
+            out.extend_from_slice(opts.delimiter.encode_utf8(&mut b).as_bytes());
+        }
+        if v.is_null() {
+            out.extend_from_slice(opts.null.as_bytes());
+            continue;
+        }
+        let mut s = Vec::new();
+        text::format_text(v, &mut s);
+        match opts.format {
+            CopyFormat::Text => {
+                for &b in &s {
+                    match b {
+                        b'\\' => out.extend_from_slice(b"\\\\"),
+                        b'\n' => out.extend_from_slice(b"\\n"),
+                        b'\r' => out.extend_from_slice(b"\\r"),
+                        b'\t' => out.extend_from_slice(b"\\t"),
+                        _ if b as char == opts.delimiter => {
+                            out.push(b'\\');
+                            out.push(b);
+                        }
+                        _ => out.push(b),
+                    }
+                }
+            }
+            CopyFormat::Csv => {
+                let needs = s.is_empty() && opts.null.is_empty()
+                    || s.iter().any(|&b| b == b'"' || b == b'\n' || b == b'\r' || b as char == opts.delimiter);
+                if needs {
+                    out.push(b'"');
+                    for &b in &s {
+                        if b == b'"' {
+                            out.push(b'"');
+                        }
+                        out.push(b);
+                    }
+                    out.push(b'"');
+                } else {
+                    out.extend_from_slice(&s);
+                }
+            }
+        }
+    }
+    out.push(b'\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(format: CopyFormat) -> CopyStmt {
+        let csv = format == CopyFormat::Csv;
+        CopyStmt {
+            table: "t".into(),
+            columns: vec![],
+            from: true,
+            format,
+            delimiter: if csv { ',' } else { '\t' },
+            null: if csv { String::new() } else { "\\N".into() },
+            header: false,
+        }
+    }
+
+    #[test]
+    fn text_split_and_escapes() {
+        let f = split_text("1\t\\N\ta\\tb\t", '\t', "\\N").expect("ok");
+        assert_eq!(f, vec![Some("1".into()), None, Some("a\tb".into()), Some("".into())]);
+    }
+
+    #[test]
+    fn csv_quotes() {
+        let f = split_csv("1,,\"a,\"\"b\",\"\"", ',', "").expect("ok");
+        assert_eq!(f, vec![Some("1".into()), None, Some("a,\"b".into()), Some("".into())]);
+    }
+
+    #[test]
+    fn chunked_feed() {
+        let mut p = CopyParser::new(opts(CopyFormat::Text), vec![DataType::Int4, DataType::Text]);
+        let mut out = Vec::new();
+        p.feed(b"1\tab", &mut out).expect("ok");
+        assert!(out.is_empty());
+        p.feed(b"c\n2\t\\N\n\\.\n", &mut out).expect("ok");
+        p.finish(&mut out).expect("ok");
+        assert_eq!(out, vec![vec![Value::Int4(1), Value::Text("abc".into())], vec![Value::Int4(2), Value::Null]]);
+    }
+
+    #[test]
+    fn wrong_field_count() {
+        let mut p = CopyParser::new(opts(CopyFormat::Text), vec![DataType::Int4, DataType::Text]);
+        let mut out = Vec::new();
+        let e = p.feed(b"1\n", &mut out).expect_err("short line");
+        assert_eq!(e.code, sqlstate::SqlState::BadCopyFileFormat);
+    }
+}

@@ -1,0 +1,500 @@
+//! DDL: CREATE/DROP TABLE, TRUNCATE, CREATE/DROP INDEX, ALTER TABLE.
+//!
+//! Every DDL statement first locks the catalog version key and bumps it, so
+//! DDL transactions are serialized and every session notices the change at
+//! its next statement. Catalog rows are written in the same transaction as
+//! any data rewrite, so a DDL statement is atomic with its effects.
+//!
+//! Operations that change how rows are keyed (TRUNCATE, ADD PRIMARY KEY, ADD
+//! COLUMN with a default) write a fresh storage id and schedule the old one
+//! for range deletion after commit; nothing is rewritten in place.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use kvapi::{KeyRange, LockMode, TenantId, Txn};
+use sqlparser::ast;
+use sqltypes::{rowcodec, DataType, Value};
+
+use crate::bind::{self, Binder, Scope};
+use crate::catalog::{self, keys, Catalog, ColumnDef, IndexDef, TableDef, TypeDef};
+use crate::dml;
+use crate::error::{from_kv, ErrorReport, Result};
+use crate::exec::{after, SCAN_BATCH};
+use crate::{bail, err};
+
+/// What a DDL statement did: its command tag, notices, and the storage ids it
+/// created (bulk loads into those may skip row locks).
+#[derive(Debug, Default)]
+pub struct DdlResult {
+    /// CommandComplete tag.
+    pub tag: String,
+    /// Notices (e.g. "relation already exists, skipping").
+    pub notices: Vec<ErrorReport>,
+    /// Storage ids created by this statement.
+    pub fresh: Vec<u64>,
+}
+
+impl DdlResult {
+    fn tag(tag: &str) -> DdlResult {
+        DdlResult { tag: tag.to_string(), ..Default::default() }
+    }
+}
+
+fn notice(msg: String) -> ErrorReport {
+    ErrorReport { severity: sqlstate::Severity::Notice, ..err!(SuccessfulCompletion, "{msg}") }
+}
+
+/// Locks the catalog version and increments it. Called first by every DDL.
+pub async fn bump_version<T: Txn>(txn: &mut T, tenant: TenantId) -> Result<u64> {
+    let key = keys::version(tenant);
+    let locked = txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+    let cur = locked.first().and_then(|l| l.latest.as_deref()).map(decode_u64).transpose()?.unwrap_or(0);
+    txn.put(key, (cur + 1).to_be_bytes().to_vec(), LockMode::Locked).map_err(from_kv)?;
+    Ok(cur + 1)
+}
+
+/// Decodes a big-endian u64 counter value.
+pub fn decode_u64(b: &[u8]) -> Result<u64> {
+    match <[u8; 8]>::try_from(b) {
+        Ok(a) => Ok(u64::from_be_bytes(a)),
+        Err(_) => bail!(DataCorrupted, "corrupt counter value"),
+    }
+}
+
+/// Allocates `n` consecutive OIDs (also used as storage ids).
+async fn alloc<T: Txn>(txn: &mut T, tenant: TenantId, n: u64) -> Result<u64> {
+    let key = keys::next_oid(tenant);
+    let locked = txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+    let cur = locked.first().and_then(|l| l.latest.as_deref()).map(decode_u64).transpose()?.unwrap_or(catalog::FIRST_USER_OID as u64);
+    txn.put(key, (cur + n).to_be_bytes().to_vec(), LockMode::Locked).map_err(from_kv)?;
+    Ok(cur)
+}
+
+async fn write_table<T: Txn>(txn: &mut T, tenant: TenantId, t: &TableDef) -> Result<()> {
+    let key = keys::table(tenant, t.oid);
+    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+    txn.put(key, catalog::encode_table(t), LockMode::Locked).map_err(from_kv)
+}
+
+/// Loads the whole catalog as the transaction sees it.
+pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> {
+    let version = match txn.get(&keys::version(tenant)).await.map_err(from_kv)? {
+        Some(b) => decode_u64(&b)?,
+        None => 0,
+    };
+    let mut cat = Catalog { version, ..Default::default() };
+    let range = keys::tables(tenant);
+    let mut start = range.start.clone();
+    loop {
+        let r = KeyRange { start, end: range.end.clone() };
+        let batch = txn.scan(&r, SCAN_BATCH).await.map_err(from_kv)?;
+        let n = batch.len();
+        let mut last = None;
+        for (k, v) in batch {
+            let t = catalog::decode_table(&v)?;
+            cat.tables.insert(t.name.clone(), Arc::new(t));
+            last = Some(k);
+        }
+        match last {
+            Some(k) if n == SCAN_BATCH => start = after(&k),
+            _ => return Ok(cat),
+        }
+    }
+}
+
+fn check_schema(name: &ast::ObjectName) -> Result<String> {
+    match bind::object_schema(name).as_deref() {
+        None | Some("public") => bind::object_name(name),
+        Some(s) => bail!(InvalidSchemaName, "schema \"{s}\" does not exist"),
+    }
+}
+
+fn index_columns(t: &TableDef, cols: &[ast::IndexColumn]) -> Result<Vec<usize>> {
+    cols.iter()
+        .map(|c| match &c.column.expr {
+            ast::Expr::Identifier(i) => {
+                let n = bind::ident(i);
+                t.column_index(&n).ok_or_else(|| err!(UndefinedColumn, "column \"{n}\" does not exist"))
+            }
+            other => bail!(FeatureNotSupported, "index expressions are not supported yet: {other}"),
+        })
+        .collect()
+}
+
+/// CREATE TABLE.
+pub async fn create_table<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, ct: &ast::CreateTable) -> Result<DdlResult> {
+    let name = check_schema(&ct.name)?;
+    if cat.relation_exists(&name) {
+        if ct.if_not_exists {
+            let mut r = DdlResult::tag("CREATE TABLE");
+            r.notices.push(notice(format!("relation \"{name}\" already exists, skipping")));
+            return Ok(r);
+        }
+        bail!(DuplicateTable, "relation \"{name}\" already exists");
+    }
+    if ct.query.is_some() {
+        bail!(FeatureNotSupported, "CREATE TABLE AS is not supported yet");
+    }
+    bump_version(txn, tenant).await?;
+    let mut t = TableDef { oid: 0, name: name.clone(), columns: vec![], primary_key: vec![], pkey_name: None, pkey_oid: 0, indexes: vec![], storage: 0 };
+    let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+    let mut seen = HashSet::new();
+    for (i, c) in ct.columns.iter().enumerate() {
+        let cname = bind::ident(&c.name);
+        if !seen.insert(cname.clone()) {
+            bail!(DuplicateColumn, "column \"{cname}\" specified more than once");
+        }
+        let ty = bind::data_type(&c.data_type)?;
+        let mut col = ColumnDef { name: cname, ty: TypeDef::from_type(&ty), nullable: true, default: None };
+        for opt in &c.options {
+            match &opt.option {
+                ast::ColumnOption::NotNull => col.nullable = false,
+                ast::ColumnOption::Null => {}
+                ast::ColumnOption::Default(e) => col.default = Some(e.to_string()),
+                ast::ColumnOption::PrimaryKey(_) => {
+                    if !t.primary_key.is_empty() {
+                        bail!(InvalidTableDefinition, "multiple primary keys for table \"{name}\" are not allowed");
+                    }
+                    t.primary_key = vec![i];
+                }
+                ast::ColumnOption::Unique(_) => uniques.push((None, vec![i])),
+                other => bail!(FeatureNotSupported, "column option not supported yet: {other}"),
+            }
+        }
+        t.columns.push(col);
+    }
+    for con in &ct.constraints {
+        match con {
+            ast::TableConstraint::PrimaryKey(pk) => {
+                if !t.primary_key.is_empty() {
+                    bail!(InvalidTableDefinition, "multiple primary keys for table \"{name}\" are not allowed");
+                }
+                t.primary_key = index_columns(&t, &pk.columns)?;
+                t.pkey_name = pk.name.as_ref().map(bind::ident);
+            }
+            ast::TableConstraint::Unique(u) => uniques.push((u.name.as_ref().map(bind::ident), index_columns(&t, &u.columns)?)),
+            other => bail!(FeatureNotSupported, "table constraint not supported yet: {other}"),
+        }
+    }
+    for &c in &t.primary_key {
+        t.columns[c].nullable = false;
+    }
+    let n = 3 + uniques.len() as u64;
+    let base = alloc(txn, tenant, n).await?;
+    t.oid = base as u32;
+    t.storage = base + 1;
+    if !t.primary_key.is_empty() {
+        t.pkey_oid = (base + 2) as u32;
+        t.pkey_name.get_or_insert_with(|| format!("{name}_pkey"));
+    }
+    let mut fresh = vec![t.storage];
+    for (i, (uname, cols)) in uniques.into_iter().enumerate() {
+        let id = base + 3 + i as u64;
+        let colnames: Vec<&str> = cols.iter().map(|&c| t.columns[c].name.as_str()).collect();
+        let iname = uname.unwrap_or_else(|| format!("{name}_{}_key", colnames.join("_")));
+        t.indexes.push(IndexDef { oid: id as u32, name: iname, columns: cols, unique: true, storage: id });
+        fresh.push(id);
+    }
+    // Validate DEFAULT expressions now, as PostgreSQL does at CREATE time.
+    for c in &t.columns {
+        if let Some(d) = &c.default {
+            default_expr(cat, d, &c.ty.to_type())?;
+        }
+    }
+    write_table(txn, tenant, &t).await?;
+    Ok(DdlResult { tag: "CREATE TABLE".into(), notices: vec![], fresh })
+}
+
+/// Binds a stored DEFAULT expression for a column of type `ty`.
+pub fn default_expr(cat: &Catalog, text: &str, ty: &DataType) -> Result<crate::expr::Expr> {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let e = sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| err!(SyntaxError, "invalid DEFAULT expression: {e}"))?;
+    let mut b = Binder::new(cat, vec![]);
+    if bind::contains_aggregate(&e) {
+        bail!(GroupingError, "aggregate functions are not allowed in DEFAULT expressions");
+    }
+    b.assign(&e, &Scope::default(), ty)
+}
+
+/// DROP TABLE / DROP INDEX.
+pub async fn drop<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, kind: &ast::ObjectType, names: &[ast::ObjectName], if_exists: bool) -> Result<DdlResult> {
+    let (tag, what) = match kind {
+        ast::ObjectType::Table => ("DROP TABLE", "table"),
+        ast::ObjectType::Index => ("DROP INDEX", "index"),
+        other => bail!(FeatureNotSupported, "DROP {other} is not supported yet"),
+    };
+    let mut r = DdlResult::tag(tag);
+    let mut bumped = false;
+    for n in names {
+        let name = check_schema(n)?;
+        let found = match kind {
+            ast::ObjectType::Table => cat.get_table(&name).map(|t| (t, None)),
+            _ => cat.table_of_index(&name).map(|(t, i)| (t, Some(i))),
+        };
+        let Some((t, idx)) = found else {
+            if if_exists {
+                r.notices.push(notice(format!("{what} \"{name}\" does not exist, skipping")));
+                continue;
+            }
+            bail!(UndefinedTable, "{what} \"{name}\" does not exist");
+        };
+        if !bumped {
+            bump_version(txn, tenant).await?;
+            bumped = true;
+        }
+        match idx {
+            None => {
+                let key = keys::table(tenant, t.oid);
+                txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+                txn.delete(key, LockMode::Locked).map_err(from_kv)?;
+                txn.delete_range_after_commit(keys::storage(tenant, t.storage)).map_err(from_kv)?;
+                for i in &t.indexes {
+                    txn.delete_range_after_commit(keys::storage(tenant, i.storage)).map_err(from_kv)?;
+                }
+            }
+            Some(i) => {
+                let mut nt = (*t).clone();
+                let removed = nt.indexes.remove(i);
+                txn.delete_range_after_commit(keys::storage(tenant, removed.storage)).map_err(from_kv)?;
+                write_table(txn, tenant, &nt).await?;
+            }
+        }
+    }
+    Ok(r)
+}
+
+/// TRUNCATE: switches each table (and its indexes) to fresh, empty storage.
+pub async fn truncate<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, names: &[ast::ObjectName]) -> Result<DdlResult> {
+    let mut tables = Vec::new();
+    for n in names {
+        let name = check_schema(n)?;
+        tables.push(cat.must_get_table(&name)?);
+    }
+    bump_version(txn, tenant).await?;
+    let mut r = DdlResult::tag("TRUNCATE TABLE");
+    for t in tables {
+        let mut nt = (*t).clone();
+        let base = alloc(txn, tenant, 1 + nt.indexes.len() as u64).await?;
+        txn.delete_range_after_commit(keys::storage(tenant, nt.storage)).map_err(from_kv)?;
+        nt.storage = base;
+        r.fresh.push(base);
+        for (i, idx) in nt.indexes.iter_mut().enumerate() {
+            txn.delete_range_after_commit(keys::storage(tenant, idx.storage)).map_err(from_kv)?;
+            idx.storage = base + 1 + i as u64;
+            r.fresh.push(idx.storage);
+        }
+        write_table(txn, tenant, &nt).await?;
+    }
+    Ok(r)
+}
+
+/// Copies every row of `old` into the fresh storages of `new` (after
+/// `transform`), checking keys and constraints, and schedules the old storage
+/// for deletion.
+async fn rewrite<T: Txn>(txn: &mut T, tenant: TenantId, old: &TableDef, new: &TableDef, transform: &dyn Fn(&mut Vec<Value>) -> Result<()>) -> Result<()> {
+    let types = old.types();
+    let range = keys::storage(tenant, old.storage);
+    let mut start = range.start.clone();
+    loop {
+        let r = KeyRange { start, end: range.end.clone() };
+        let batch = txn.scan(&r, SCAN_BATCH).await.map_err(from_kv)?;
+        let n = batch.len();
+        let last = batch.last().map(|(k, _)| k.clone());
+        let mut rows = Vec::with_capacity(n);
+        for (_, bytes) in batch {
+            let mut row = rowcodec::decode_row(&bytes, &types)?;
+            row.resize(new.columns.len(), Value::Null);
+            transform(&mut row)?;
+            dml::check_row(new, &mut row)?;
+            rows.push(row);
+        }
+        dml::insert_rows(txn, tenant, new, &rows, true).await?;
+        match last {
+            Some(k) if n == SCAN_BATCH => start = after(&k),
+            _ => break,
+        }
+    }
+    txn.delete_range_after_commit(keys::storage(tenant, old.storage)).map_err(from_kv)?;
+    for i in &old.indexes {
+        txn.delete_range_after_commit(keys::storage(tenant, i.storage)).map_err(from_kv)?;
+    }
+    Ok(())
+}
+
+/// Gives `t` and its indexes fresh storage ids.
+async fn fresh_storage<T: Txn>(txn: &mut T, tenant: TenantId, t: &mut TableDef, extra: u64) -> Result<(u64, Vec<u64>)> {
+    let base = alloc(txn, tenant, 1 + t.indexes.len() as u64 + extra).await?;
+    t.storage = base;
+    let mut fresh = vec![base];
+    for (i, idx) in t.indexes.iter_mut().enumerate() {
+        idx.storage = base + 1 + i as u64;
+        fresh.push(idx.storage);
+    }
+    Ok((base + 1 + t.indexes.len() as u64, fresh))
+}
+
+/// CREATE INDEX.
+pub async fn create_index<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, ci: &ast::CreateIndex) -> Result<DdlResult> {
+    let tname = check_schema(&ci.table_name)?;
+    let t = cat.must_get_table(&tname)?;
+    let cols = index_columns(&t, &ci.columns)?;
+    let iname = match &ci.name {
+        Some(n) => bind::object_name(n)?,
+        None => {
+            let names: Vec<&str> = cols.iter().map(|&c| t.columns[c].name.as_str()).collect();
+            format!("{tname}_{}_idx", names.join("_"))
+        }
+    };
+    if cat.relation_exists(&iname) {
+        if ci.if_not_exists {
+            let mut r = DdlResult::tag("CREATE INDEX");
+            r.notices.push(notice(format!("relation \"{iname}\" already exists, skipping")));
+            return Ok(r);
+        }
+        bail!(DuplicateTable, "relation \"{iname}\" already exists");
+    }
+    bump_version(txn, tenant).await?;
+    let id = alloc(txn, tenant, 1).await?;
+    let mut nt = (*t).clone();
+    nt.indexes.push(IndexDef { oid: id as u32, name: iname.clone(), columns: cols, unique: ci.unique, storage: id });
+    // Build the entries from the existing rows.
+    let only_new = TableDef { indexes: vec![nt.indexes[nt.indexes.len() - 1].clone()], ..nt.clone() };
+    build_index(txn, tenant, &only_new, &iname).await?;
+    write_table(txn, tenant, &nt).await?;
+    Ok(DdlResult { tag: "CREATE INDEX".into(), notices: vec![], fresh: vec![id] })
+}
+
+async fn build_index<T: Txn>(txn: &mut T, tenant: TenantId, t: &TableDef, iname: &str) -> Result<()> {
+    let types = t.types();
+    let range = keys::storage(tenant, t.storage);
+    let mut start = range.start.clone();
+    let mut seen = HashSet::new();
+    let idx = &t.indexes[0];
+    loop {
+        let r = KeyRange { start, end: range.end.clone() };
+        let batch = txn.scan(&r, SCAN_BATCH).await.map_err(from_kv)?;
+        let n = batch.len();
+        let last = batch.last().map(|(k, _)| k.clone());
+        for (key, bytes) in batch {
+            let row = rowcodec::decode_row(&bytes, &types)?;
+            let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
+            if idx.unique && !vals.iter().any(Value::is_null) && !seen.insert(crate::exec::group_key(&vals)) {
+                let names: Vec<&str> = idx.columns.iter().map(|&c| t.columns[c].name.as_str()).collect();
+                let shown: Vec<String> = vals.iter().map(text_of).collect();
+                return Err(err!(UniqueViolation, "could not create unique index \"{iname}\"")
+                    .with_detail(format!("Key ({})=({}) is duplicated.", names.join(", "), shown.join(", "))));
+            }
+            let (ik, _) = dml::index_entry(tenant, t, idx, &row, &key);
+            txn.put(ik, key.rest().to_vec(), LockMode::Private).map_err(from_kv)?;
+        }
+        match last {
+            Some(k) if n == SCAN_BATCH => start = after(&k),
+            _ => return Ok(()),
+        }
+    }
+}
+
+fn text_of(v: &Value) -> String {
+    let mut out = Vec::new();
+    sqltypes::text::format_text(v, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// ALTER TABLE.
+pub async fn alter_table<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, at: &ast::AlterTable) -> Result<DdlResult> {
+    let tname = check_schema(&at.name)?;
+    let Some(t) = cat.get_table(&tname) else {
+        if at.if_exists {
+            let mut r = DdlResult::tag("ALTER TABLE");
+            r.notices.push(notice(format!("relation \"{tname}\" does not exist, skipping")));
+            return Ok(r);
+        }
+        bail!(UndefinedTable, "relation \"{tname}\" does not exist");
+    };
+    bump_version(txn, tenant).await?;
+    let mut cur = (*t).clone();
+    let mut fresh = Vec::new();
+    for op in &at.operations {
+        match op {
+            ast::AlterTableOperation::AddConstraint { constraint: ast::TableConstraint::PrimaryKey(pk), .. } => {
+                if !cur.primary_key.is_empty() {
+                    bail!(InvalidTableDefinition, "multiple primary keys for table \"{tname}\" are not allowed");
+                }
+                let cols = index_columns(&cur, &pk.columns)?;
+                let old = cur.clone();
+                for &c in &cols {
+                    cur.columns[c].nullable = false;
+                }
+                cur.primary_key = cols;
+                let name = pk.name.as_ref().map(bind::ident).unwrap_or_else(|| format!("{tname}_pkey"));
+                if cat.relation_exists(&name) {
+                    bail!(DuplicateTable, "relation \"{name}\" already exists");
+                }
+                cur.pkey_name = Some(name.clone());
+                let (next, f) = fresh_storage(txn, tenant, &mut cur, 1).await?;
+                cur.pkey_oid = next as u32;
+                fresh.extend(f);
+                let pk_cols = cur.primary_key.clone();
+                let tbl = tname.clone();
+                let cols_def = cur.columns.clone();
+                let res = rewrite(txn, tenant, &old, &cur, &|row: &mut Vec<Value>| {
+                    for &c in &pk_cols {
+                        if row[c].is_null() {
+                            bail!(NotNullViolation, "column \"{}\" of relation \"{tbl}\" contains null values", cols_def[c].name);
+                        }
+                    }
+                    Ok(())
+                })
+                .await;
+                if let Err(e) = res {
+                    if e.code == sqlstate::SqlState::UniqueViolation {
+                        return Err(ErrorReport { message: format!("could not create unique index \"{name}\""), detail: e.detail.map(|d| d.replace("already exists", "is duplicated")), ..e });
+                    }
+                    return Err(e);
+                }
+            }
+            ast::AlterTableOperation::AddColumn { column_def, if_not_exists, .. } => {
+                let cname = bind::ident(&column_def.name);
+                if cur.column_index(&cname).is_some() {
+                    if *if_not_exists {
+                        continue;
+                    }
+                    bail!(DuplicateColumn, "column \"{cname}\" of relation \"{tname}\" already exists");
+                }
+                let ty = bind::data_type(&column_def.data_type)?;
+                let mut col = ColumnDef { name: cname.clone(), ty: TypeDef::from_type(&ty), nullable: true, default: None };
+                for opt in &column_def.options {
+                    match &opt.option {
+                        ast::ColumnOption::NotNull => col.nullable = false,
+                        ast::ColumnOption::Null => {}
+                        ast::ColumnOption::Default(e) => col.default = Some(e.to_string()),
+                        other => bail!(FeatureNotSupported, "column option not supported yet: {other}"),
+                    }
+                }
+                let fill = match &col.default {
+                    Some(d) => default_expr(cat, d, &ty)?.eval(&[], &crate::expr::EvalContext { txn_time: sqltypes::datetime::now_micros(), ..Default::default() })?,
+                    None => Value::Null,
+                };
+                let old = cur.clone();
+                cur.columns.push(col);
+                if !fill.is_null() || !cur.columns[cur.columns.len() - 1].nullable {
+                    let (_, f) = fresh_storage(txn, tenant, &mut cur, 0).await?;
+                    fresh.extend(f);
+                    let idx = cur.columns.len() - 1;
+                    rewrite(txn, tenant, &old, &cur, &|row: &mut Vec<Value>| {
+                        row[idx] = fill.clone();
+                        Ok(())
+                    })
+                    .await?;
+                }
+            }
+            other => bail!(FeatureNotSupported, "ALTER TABLE operation not supported yet: {other}"),
+        }
+    }
+    write_table(txn, tenant, &cur).await?;
+    Ok(DdlResult { tag: "ALTER TABLE".into(), notices: vec![], fresh })
+}

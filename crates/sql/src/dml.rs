@@ -1,0 +1,405 @@
+//! INSERT, UPDATE and DELETE: row writes with locking, constraint checks and
+//! index maintenance.
+//!
+//! Writers follow PostgreSQL's READ COMMITTED rules. A statement finds its
+//! target rows in its snapshot, then locks them (waiting for concurrent
+//! writers to finish). If a row changed after the snapshot, the newest
+//! committed version is re-checked against the WHERE clause and, if it still
+//! matches, the update is applied to that newest version (PostgreSQL's
+//! EvalPlanQual). Under REPEATABLE READ the lock call itself fails with a
+//! serialization error instead.
+//!
+//! Key layout per row: `storage prefix ++ keycode(primary key)` (or a unique
+//! row id for tables without a primary key). Secondary index entries live in
+//! the index's own storage and hold the row key as their value; unique index
+//! entries are keyed by the indexed values alone and locked on insert, which
+//! makes the uniqueness check exact under concurrency.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+use kvapi::{Key, LockMode, TenantId, Txn};
+use sqltypes::{cast, keycode, ops, rowcodec, DataType, Value};
+
+use crate::catalog::{keys, IndexDef, TableDef};
+use crate::error::{from_kv, Result};
+use crate::exec::{row_key, scan_rows, ExecCtx, Row};
+use crate::expr::{EvalContext, Expr};
+use crate::plan::{Column, Plan, Scan};
+use crate::{bail, err};
+
+/// RETURNING clause: expressions over the written row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Returning {
+    /// One expression per output column, over the table's columns.
+    pub exprs: Vec<Expr>,
+    /// Output columns.
+    pub columns: Vec<Column>,
+}
+
+/// A planned INSERT.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InsertPlan {
+    /// Target table.
+    pub table: Arc<TableDef>,
+    /// Table column for each source column.
+    pub targets: Vec<usize>,
+    /// Produces the rows to insert (one value per target column).
+    pub source: Plan,
+    /// DEFAULT expression per table column (None: NULL).
+    pub defaults: Vec<Option<Expr>>,
+    /// RETURNING, if any.
+    pub returning: Option<Returning>,
+}
+
+/// A planned UPDATE.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdatePlan {
+    /// Finds the target rows (its filter is the WHERE clause).
+    pub scan: Scan,
+    /// (column, new value expression over the old row).
+    pub sets: Vec<(usize, Expr)>,
+    /// RETURNING, if any.
+    pub returning: Option<Returning>,
+}
+
+/// A planned DELETE.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeletePlan {
+    /// Finds the target rows.
+    pub scan: Scan,
+    /// RETURNING, if any.
+    pub returning: Option<Returning>,
+}
+
+/// Hands out unique row ids for tables without a primary key: microseconds
+/// since the Unix epoch at process start, then counting up, so ids stay
+/// unique across restarts as long as the clock does not jump back by more
+/// than the time the previous run lasted.
+static NEXT_ROWID: AtomicI64 = AtomicI64::new(0);
+
+fn next_rowid() -> i64 {
+    let mut cur = NEXT_ROWID.load(Ordering::Relaxed);
+    loop {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as i64)
+            .unwrap_or(0);
+        let next = now.max(cur + 1);
+        match NEXT_ROWID.compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return next,
+            Err(seen) => cur = seen,
+        }
+    }
+}
+
+/// Converts a value to a column's declared type with assignment semantics:
+/// varchar(n) rejects longer values (unless only spaces overflow), char(n)
+/// pads, numeric(p,s) rounds.
+pub fn enforce_type(v: Value, ty: &DataType) -> Result<Value> {
+    if v.is_null() {
+        return Ok(v);
+    }
+    match (ty, v) {
+        (DataType::Varchar(Some(n)) | DataType::Char(n), Value::Text(s)) => {
+            let n = *n as usize;
+            let len = s.chars().count();
+            if len > n {
+                let (head, tail): (String, String) = (s.chars().take(n).collect(), s.chars().skip(n).collect());
+                if tail.chars().any(|c| c != ' ') {
+                    bail!(StringDataRightTruncation, "value too long for type {ty}");
+                }
+                return Ok(Value::Text(head));
+            }
+            if matches!(ty, DataType::Char(_)) && len < n {
+                let mut s = s;
+                s.extend(std::iter::repeat_n(' ', n - len));
+                return Ok(Value::Text(s));
+            }
+            Ok(Value::Text(s))
+        }
+        (_, v) if v.data_type().map(|t| t.oid() == ty.oid()).unwrap_or(false) && !matches!(ty, DataType::Numeric(Some(_))) => Ok(v),
+        (_, v) => cast::cast(v, ty),
+    }
+}
+
+/// Checks types and NOT NULL constraints of a complete row, in place.
+pub fn check_row(table: &TableDef, row: &mut [Value]) -> Result<()> {
+    for (i, c) in table.columns.iter().enumerate() {
+        let v = std::mem::replace(&mut row[i], Value::Null);
+        row[i] = enforce_type(v, &c.ty.to_type())?;
+        if !c.nullable && row[i].is_null() {
+            return Err(err!(NotNullViolation, "null value in column \"{}\" of relation \"{}\" violates not-null constraint", c.name, table.name)
+                .with_detail(format!("Failing row contains ({}).", row_text(row))));
+        }
+    }
+    Ok(())
+}
+
+fn row_text(row: &[Value]) -> String {
+    row.iter().map(|v| if v.is_null() { "null".to_string() } else { value_text(v) }).collect::<Vec<_>>().join(", ")
+}
+
+fn value_text(v: &Value) -> String {
+    let mut out = Vec::new();
+    sqltypes::text::format_text(v, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn key_detail(table: &TableDef, cols: &[usize], row: &[Value]) -> String {
+    let names: Vec<&str> = cols.iter().map(|&c| table.columns[c].name.as_str()).collect();
+    let vals: Vec<String> = cols.iter().map(|&c| value_text(&row[c])).collect();
+    format!("Key ({})=({}) already exists.", names.join(", "), vals.join(", "))
+}
+
+fn unique_violation(name: &str, detail: String) -> crate::error::Error {
+    let mut e = err!(UniqueViolation, "duplicate key value violates unique constraint \"{name}\"").with_detail(detail);
+    e.constraint = Some(name.to_string());
+    e
+}
+
+/// The storage key of a row.
+pub fn key_for(tenant: TenantId, table: &TableDef, row: &[Value]) -> Key {
+    if table.primary_key.is_empty() {
+        row_key(tenant, table, &[Value::Int8(next_rowid())])
+    } else {
+        let pk: Vec<Value> = table.primary_key.iter().map(|&c| row[c].clone()).collect();
+        row_key(tenant, table, &pk)
+    }
+}
+
+/// An index entry: its key, and whether it is an exact-unique entry that
+/// must be locked and checked.
+pub fn index_entry(tenant: TenantId, table: &TableDef, idx: &IndexDef, row: &[Value], row_key: &Key) -> (Key, bool) {
+    let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
+    let types: Vec<DataType> = idx.columns.iter().map(|&c| table.columns[c].ty.to_type()).collect();
+    let mut k = keys::storage_prefix(idx.storage);
+    keycode::encode_key(&vals, &types, &mut k);
+    let exact = idx.unique && !vals.iter().any(Value::is_null);
+    if !exact {
+        k.extend_from_slice(row_key.rest());
+    }
+    (Key::new(tenant, &k), exact)
+}
+
+async fn add_index_entries<T: Txn>(txn: &mut T, tenant: TenantId, table: &TableDef, row: &[Value], key: &Key, skip_unchanged: Option<&[Value]>) -> Result<()> {
+    for idx in &table.indexes {
+        if let Some(old) = skip_unchanged {
+            if idx.columns.iter().all(|&c| ops::compare(&old[c], &row[c]).ok().flatten() == Some(std::cmp::Ordering::Equal) || (old[c].is_null() && row[c].is_null())) {
+                continue;
+            }
+        }
+        let (ik, exact) = index_entry(tenant, table, idx, row, key);
+        if exact {
+            let locked = txn.lock(std::slice::from_ref(&ik)).await.map_err(from_kv)?;
+            if locked.first().map(|l| l.latest.is_some()).unwrap_or(false) {
+                return Err(unique_violation(&idx.name, key_detail(table, &idx.columns, row)));
+            }
+            txn.put(ik, key.rest().to_vec(), LockMode::Locked).map_err(from_kv)?;
+        } else {
+            txn.put(ik, key.rest().to_vec(), LockMode::Private).map_err(from_kv)?;
+        }
+    }
+    Ok(())
+}
+
+fn remove_index_entries<T: Txn>(txn: &mut T, tenant: TenantId, table: &TableDef, row: &[Value], key: &Key, keep_unchanged: Option<&[Value]>) -> Result<()> {
+    for idx in &table.indexes {
+        if let Some(new) = keep_unchanged {
+            if idx.columns.iter().all(|&c| ops::compare(&new[c], &row[c]).ok().flatten() == Some(std::cmp::Ordering::Equal) || (new[c].is_null() && row[c].is_null())) {
+                continue;
+            }
+        }
+        let (ik, exact) = index_entry(tenant, table, idx, row, key);
+        // Exact unique entries must be locked first (lock_unique_entries).
+        let mode = if exact { LockMode::Locked } else { LockMode::Private };
+        txn.delete(ik, mode).map_err(from_kv)?;
+    }
+    Ok(())
+}
+
+/// Locks the exact-unique index entries of `row` so they can be deleted.
+async fn lock_unique_entries<T: Txn>(txn: &mut T, tenant: TenantId, table: &TableDef, row: &[Value], key: &Key) -> Result<()> {
+    let mut ks = Vec::new();
+    for idx in &table.indexes {
+        let (ik, exact) = index_entry(tenant, table, idx, row, key);
+        if exact {
+            ks.push(ik);
+        }
+    }
+    if !ks.is_empty() {
+        txn.lock(&ks).await.map_err(from_kv)?;
+    }
+    Ok(())
+}
+
+/// Inserts complete, checked rows. `private` means the table's storage was
+/// created in this transaction, so no other transaction can see its keys.
+pub async fn insert_rows<T: Txn>(txn: &mut T, tenant: TenantId, table: &TableDef, rows: &[Row], private: bool) -> Result<()> {
+    let keyed: Vec<Key> = rows.iter().map(|r| key_for(tenant, table, r)).collect();
+    if !table.primary_key.is_empty() {
+        let locked = if private {
+            let mut v = Vec::with_capacity(keyed.len());
+            for k in &keyed {
+                v.push(txn.get(k).await.map_err(from_kv)?);
+            }
+            v
+        } else {
+            txn.lock(&keyed).await.map_err(from_kv)?.into_iter().map(|l| l.latest).collect()
+        };
+        let mut seen = HashSet::with_capacity(keyed.len());
+        for ((k, latest), row) in keyed.iter().zip(&locked).zip(rows) {
+            if latest.is_some() || !seen.insert(k.as_bytes()) {
+                let name = table.pkey_name.clone().unwrap_or_else(|| format!("{}_pkey", table.name));
+                return Err(unique_violation(&name, key_detail(table, &table.primary_key, row)));
+            }
+        }
+    }
+    let mode = if private || table.primary_key.is_empty() { LockMode::Private } else { LockMode::Locked };
+    let mut buf = Vec::new();
+    for (k, row) in keyed.into_iter().zip(rows) {
+        buf.clear();
+        rowcodec::encode_row(row, &mut buf);
+        if !table.indexes.is_empty() {
+            add_index_entries(txn, tenant, table, row, &k, None).await?;
+        }
+        txn.put(k, buf.clone(), mode).map_err(from_kv)?;
+    }
+    Ok(())
+}
+
+/// Runs an INSERT; returns the count and the RETURNING rows.
+pub async fn insert<T: Txn>(txn: &mut T, tenant: TenantId, plan: &InsertPlan, eval: &EvalContext, catalog: &crate::catalog::Catalog, private: bool) -> Result<(u64, Vec<Row>)> {
+    let source = {
+        let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
+        crate::exec::run(&plan.source, &cx).await?
+    };
+    let table = &plan.table;
+    let mut rows = Vec::with_capacity(source.len());
+    for src in source {
+        let mut row = vec![Value::Null; table.columns.len()];
+        let mut given = vec![false; table.columns.len()];
+        for (v, &t) in src.into_iter().zip(&plan.targets) {
+            row[t] = v;
+            given[t] = true;
+        }
+        for (i, d) in plan.defaults.iter().enumerate() {
+            if !given[i] {
+                if let Some(d) = d {
+                    row[i] = d.eval(&[], eval)?;
+                }
+            }
+        }
+        check_row(table, &mut row)?;
+        rows.push(row);
+    }
+    for chunk in rows.chunks(1024) {
+        insert_rows(txn, tenant, table, chunk, private).await?;
+    }
+    let returned = returning_rows(plan.returning.as_ref(), &rows, eval)?;
+    Ok((rows.len() as u64, returned))
+}
+
+fn returning_rows(ret: Option<&Returning>, rows: &[Row], eval: &EvalContext) -> Result<Vec<Row>> {
+    let Some(ret) = ret else { return Ok(vec![]) };
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let mut o = Vec::with_capacity(ret.exprs.len());
+        for e in &ret.exprs {
+            o.push(e.eval(r, eval)?);
+        }
+        out.push(o);
+    }
+    Ok(out)
+}
+
+/// Finds, locks and re-checks the target rows of an UPDATE or DELETE.
+/// Returns (key, newest row) for rows that still qualify.
+async fn lock_targets<T: Txn>(txn: &mut T, tenant: TenantId, scan: &Scan, eval: &EvalContext, catalog: &crate::catalog::Catalog) -> Result<Vec<(Key, Row)>> {
+    let found = {
+        let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
+        scan_rows(&cx, scan).await?
+    };
+    if found.is_empty() {
+        return Ok(vec![]);
+    }
+    let keys: Vec<Key> = found.iter().map(|(k, _)| k.clone()).collect();
+    let locked = txn.lock(&keys).await.map_err(from_kv)?;
+    let types = scan.table.types();
+    let mut out = Vec::with_capacity(found.len());
+    for ((key, row), l) in found.into_iter().zip(locked) {
+        if !l.changed_since_snapshot {
+            out.push((key, row));
+            continue;
+        }
+        // Changed by a transaction that committed after our snapshot:
+        // re-check the newest version (it may be gone or no longer match).
+        let Some(bytes) = l.latest else { continue };
+        let newest = rowcodec::decode_row(&bytes, &types)?;
+        let still = match &scan.filter {
+            Some(f) => f.eval_pred(&newest, eval)?,
+            None => true,
+        };
+        if still {
+            out.push((key, newest));
+        }
+    }
+    Ok(out)
+}
+
+/// Runs an UPDATE.
+pub async fn update<T: Txn>(txn: &mut T, tenant: TenantId, plan: &UpdatePlan, eval: &EvalContext, catalog: &crate::catalog::Catalog) -> Result<(u64, Vec<Row>)> {
+    let table = &plan.scan.table;
+    let targets = lock_targets(txn, tenant, &plan.scan, eval, catalog).await?;
+    let pk_cols: HashSet<usize> = table.primary_key.iter().copied().collect();
+    let pk_changes = plan.sets.iter().any(|(c, _)| pk_cols.contains(c));
+    let mut written = Vec::with_capacity(targets.len());
+    let mut buf = Vec::new();
+    for (key, old) in targets {
+        let mut new = old.clone();
+        for (c, e) in &plan.sets {
+            new[*c] = e.eval(&old, eval)?;
+        }
+        check_row(table, &mut new)?;
+        let moved = pk_changes && table.primary_key.iter().any(|&c| ops::compare(&old[c], &new[c]).ok().flatten() != Some(std::cmp::Ordering::Equal));
+        if !table.indexes.is_empty() {
+            lock_unique_entries(txn, tenant, table, &old, &key).await?;
+            remove_index_entries(txn, tenant, table, &old, &key, if moved { None } else { Some(&new) })?;
+        }
+        if moved {
+            txn.delete(key.clone(), LockMode::Locked).map_err(from_kv)?;
+            let rows = [new];
+            insert_rows(txn, tenant, table, &rows, false).await?;
+            let [new] = rows;
+            written.push(new);
+            continue;
+        }
+        if !table.indexes.is_empty() {
+            add_index_entries(txn, tenant, table, &new, &key, Some(&old)).await?;
+        }
+        buf.clear();
+        rowcodec::encode_row(&new, &mut buf);
+        txn.put(key, buf.clone(), LockMode::Locked).map_err(from_kv)?;
+        written.push(new);
+    }
+    let returned = returning_rows(plan.returning.as_ref(), &written, eval)?;
+    Ok((written.len() as u64, returned))
+}
+
+/// Runs a DELETE.
+pub async fn delete<T: Txn>(txn: &mut T, tenant: TenantId, plan: &DeletePlan, eval: &EvalContext, catalog: &crate::catalog::Catalog) -> Result<(u64, Vec<Row>)> {
+    let table = &plan.scan.table;
+    let targets = lock_targets(txn, tenant, &plan.scan, eval, catalog).await?;
+    let mut deleted = Vec::with_capacity(targets.len());
+    for (key, old) in targets {
+        if !table.indexes.is_empty() {
+            lock_unique_entries(txn, tenant, table, &old, &key).await?;
+            remove_index_entries(txn, tenant, table, &old, &key, None)?;
+        }
+        txn.delete(key, LockMode::Locked).map_err(from_kv)?;
+        deleted.push(old);
+    }
+    let returned = returning_rows(plan.returning.as_ref(), &deleted, eval)?;
+    Ok((deleted.len() as u64, returned))
+}

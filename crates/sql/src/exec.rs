@@ -1,0 +1,470 @@
+//! The executor: runs a [`Plan`] inside a KV transaction.
+//!
+//! Each operator materializes its output as a vector of rows. That keeps the
+//! code simple and makes every KV access a batch (a point get, or a scan of
+//! up to [`SCAN_BATCH`] rows per call); streaming execution for large
+//! analytical scans is future work. Row keys travel with scanned rows
+//! ([`KeyedRow`]) because UPDATE and DELETE need them for locking.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
+
+use kvapi::{Key, KeyRange, TenantId, Txn};
+use sqltypes::{cast, keycode, ops, rowcodec, DataType, Value};
+
+use crate::catalog::{keys, Catalog, TableDef};
+use crate::error::{from_kv, Result};
+use crate::expr::{EvalContext, Expr};
+use crate::plan::{Access, AggCall, AggFunc, JoinKind, Plan, Scan, SortKey};
+use crate::bail;
+
+/// Rows fetched per KV scan call.
+pub const SCAN_BATCH: usize = 1024;
+
+/// Upper bound on rows an operator may materialize, so one query cannot
+/// exhaust the process's memory.
+pub const MAX_ROWS: usize = 50_000_000;
+
+/// A row of values.
+pub type Row = Vec<Value>;
+
+/// A stored row together with its storage key.
+pub type KeyedRow = (Key, Row);
+
+/// Everything an operator needs besides its plan node.
+pub struct ExecCtx<'a, T: Txn> {
+    /// The transaction.
+    pub txn: &'a T,
+    /// The tenant whose keys we read.
+    pub tenant: TenantId,
+    /// Parameters and clocks.
+    pub eval: &'a EvalContext,
+    /// The catalog snapshot (for system views).
+    pub catalog: &'a Catalog,
+}
+
+type BoxFut<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
+
+/// Runs `plan` and returns all its rows.
+pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec<Row>> {
+    Box::pin(async move {
+        Ok(match plan {
+            Plan::Values(rows) => {
+                let mut out = Vec::with_capacity(rows.len());
+                for r in rows {
+                    let mut row = Vec::with_capacity(r.len());
+                    for e in r {
+                        row.push(e.eval(&[], cx.eval)?);
+                    }
+                    out.push(row);
+                }
+                out
+            }
+            Plan::Scan(scan) => scan_rows(cx, scan).await?.into_iter().map(|(_, r)| r).collect(),
+            Plan::Series(args, ty) => series(args, ty, cx.eval)?,
+            Plan::System(t) => t.rows(cx.catalog),
+            Plan::Filter(input, pred) => {
+                let rows = run(input, cx).await?;
+                let mut out = Vec::with_capacity(rows.len());
+                for r in rows {
+                    if pred.eval_pred(&r, cx.eval)? {
+                        out.push(r);
+                    }
+                }
+                out
+            }
+            Plan::Project(input, exprs) => {
+                let rows = run(input, cx).await?;
+                let mut out = Vec::with_capacity(rows.len());
+                for r in rows {
+                    let mut row = Vec::with_capacity(exprs.len());
+                    for e in exprs {
+                        row.push(e.eval(&r, cx.eval)?);
+                    }
+                    out.push(row);
+                }
+                out
+            }
+            Plan::Join(l, r, kind, on, width) => {
+                let left = run(l, cx).await?;
+                let right = run(r, cx).await?;
+                join(left, right, *kind, on.as_ref(), *width, cx.eval)?
+            }
+            Plan::Aggregate(input, group, aggs) => {
+                let rows = run(input, cx).await?;
+                aggregate(rows, group, aggs, cx.eval)?
+            }
+            Plan::Sort(input, keys) => {
+                let rows = run(input, cx).await?;
+                sort(rows, keys, cx.eval)?
+            }
+            Plan::Limit(input, limit, offset) => {
+                let rows = run(input, cx).await?;
+                let count = |e: &Option<Expr>| -> Result<Option<usize>> {
+                    match e {
+                        None => Ok(None),
+                        Some(e) => match e.eval(&[], cx.eval)? {
+                            Value::Null => Ok(None),
+                            Value::Int8(n) if n >= 0 => Ok(Some(n as usize)),
+                            Value::Int8(_) => bail!(InvalidRowCountInLimitClause, "LIMIT must not be negative"),
+                            other => bail!(DatatypeMismatch, "invalid LIMIT value {other:?}"),
+                        },
+                    }
+                };
+                let off = count(offset)?.unwrap_or(0);
+                let lim = count(limit)?.unwrap_or(usize::MAX);
+                rows.into_iter().skip(off).take(lim).collect()
+            }
+            Plan::Distinct(input) => {
+                let rows = run(input, cx).await?;
+                let mut seen = HashSet::new();
+                let mut out = Vec::new();
+                for r in rows {
+                    if seen.insert(group_key(&r)) {
+                        out.push(r);
+                    }
+                }
+                out
+            }
+        })
+    })
+}
+
+/// Encodes values as a canonical byte string for hashing and equality.
+pub fn group_key(values: &[Value]) -> Vec<u8> {
+    let types: Vec<DataType> = values.iter().map(|v| v.data_type().unwrap_or(DataType::Text)).collect();
+    let mut out = Vec::new();
+    keycode::encode_key(values, &types, &mut out);
+    out
+}
+
+/// The key of a row in `table` from its primary key values (or row id).
+pub fn row_key(tenant: TenantId, table: &TableDef, pk_values: &[Value]) -> Key {
+    let mut rest = keys::storage_prefix(table.storage);
+    let types = if table.primary_key.is_empty() { vec![DataType::Int8] } else { table.pk_types() };
+    keycode::encode_key(pk_values, &types, &mut rest);
+    Key::new(tenant, &rest)
+}
+
+/// Casts the values that locate a key to the key's column types.
+fn key_values(exprs: &[Expr], types: &[DataType], ctx: &EvalContext) -> Result<Option<Vec<Value>>> {
+    let mut vals = Vec::with_capacity(exprs.len());
+    for (e, ty) in exprs.iter().zip(types) {
+        let v = e.eval(&[], ctx)?;
+        if v.is_null() {
+            return Ok(None); // `col = NULL` matches nothing
+        }
+        vals.push(cast::cast(v, ty)?);
+    }
+    Ok(Some(vals))
+}
+
+/// Reads the rows of a scan, with their keys, applying its filter.
+pub async fn scan_rows<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<KeyedRow>> {
+    let t = &scan.table;
+    let types = t.types();
+    let mut out = Vec::new();
+    let keep = |row: &Row| -> Result<bool> {
+        match &scan.filter {
+            Some(f) => f.eval_pred(row, cx.eval),
+            None => Ok(true),
+        }
+    };
+    match &scan.access {
+        Access::Point(exprs) => {
+            let Some(vals) = key_values(exprs, &t.pk_types(), cx.eval)? else { return Ok(out) };
+            let key = row_key(cx.tenant, t, &vals);
+            if let Some(bytes) = cx.txn.get(&key).await.map_err(from_kv)? {
+                let row = rowcodec::decode_row(&bytes, &types)?;
+                if keep(&row)? {
+                    out.push((key, row));
+                }
+            }
+        }
+        Access::Prefix(exprs) => {
+            let Some(vals) = key_values(exprs, &t.pk_types()[..exprs.len()], cx.eval)? else { return Ok(out) };
+            let mut prefix = keys::storage_prefix(t.storage);
+            keycode::encode_key(&vals, &t.pk_types()[..exprs.len()], &mut prefix);
+            scan_range(cx, KeyRange::prefix(cx.tenant, &prefix), &types, &keep, &mut out).await?;
+        }
+        Access::Full => {
+            scan_range(cx, keys::storage(cx.tenant, t.storage), &types, &keep, &mut out).await?;
+        }
+        Access::Index(i, exprs) => {
+            let idx = &t.indexes[*i];
+            let idx_types: Vec<DataType> = idx.columns.iter().map(|&c| t.columns[c].ty.to_type()).collect();
+            let Some(vals) = key_values(exprs, &idx_types[..exprs.len()], cx.eval)? else { return Ok(out) };
+            let mut prefix = keys::storage_prefix(idx.storage);
+            keycode::encode_key(&vals, &idx_types[..exprs.len()], &mut prefix);
+            let range = KeyRange::prefix(cx.tenant, &prefix);
+            let mut start = range.start.clone();
+            loop {
+                let r = KeyRange { start, end: range.end.clone() };
+                let entries = cx.txn.scan(&r, SCAN_BATCH).await.map_err(from_kv)?;
+                let row_keys: Vec<Key> = entries.iter().map(|(_, v)| Key::new(cx.tenant, v)).collect();
+                let fetched = cx.txn.multi_get(&row_keys).await.map_err(from_kv)?;
+                for (k, v) in row_keys.into_iter().zip(fetched) {
+                    let Some(bytes) = v else { continue };
+                    let row = rowcodec::decode_row(&bytes, &types)?;
+                    if keep(&row)? {
+                        out.push((k, row));
+                    }
+                }
+                match entries.last() {
+                    Some((k, _)) if entries.len() == SCAN_BATCH => start = after(k),
+                    _ => break,
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The smallest key greater than `k`.
+pub fn after(k: &Key) -> Key {
+    let mut rest = k.rest().to_vec();
+    rest.push(0);
+    Key::new(k.tenant(), &rest)
+}
+
+async fn scan_range<T: Txn>(
+    cx: &ExecCtx<'_, T>,
+    range: KeyRange,
+    types: &[DataType],
+    keep: &impl Fn(&Row) -> Result<bool>,
+    out: &mut Vec<KeyedRow>,
+) -> Result<()> {
+    let mut start = range.start.clone();
+    loop {
+        let r = KeyRange { start, end: range.end.clone() };
+        let batch = cx.txn.scan(&r, SCAN_BATCH).await.map_err(from_kv)?;
+        let n = batch.len();
+        let mut last = None;
+        for (k, bytes) in batch {
+            let row = rowcodec::decode_row(&bytes, types)?;
+            if keep(&row)? {
+                if out.len() >= MAX_ROWS {
+                    bail!(ProgramLimitExceeded, "query result exceeds {MAX_ROWS} rows");
+                }
+                last = Some(k.clone());
+                out.push((k, row));
+            } else {
+                last = Some(k);
+            }
+        }
+        match last {
+            Some(k) if n == SCAN_BATCH => start = after(&k),
+            _ => return Ok(()),
+        }
+    }
+}
+
+fn series(args: &[Expr], ty: &DataType, ctx: &EvalContext) -> Result<Vec<Row>> {
+    let mut vals = Vec::new();
+    for a in args {
+        vals.push(a.eval(&[], ctx)?);
+    }
+    if vals.iter().any(Value::is_null) {
+        return Ok(vec![]);
+    }
+    let as_i64 = |v: &Value| -> Result<i64> {
+        match cast::cast(v.clone(), &DataType::Int8)? {
+            Value::Int8(i) => Ok(i),
+            _ => bail!(DatatypeMismatch, "generate_series needs integers"),
+        }
+    };
+    let start = as_i64(&vals[0])?;
+    let stop = as_i64(&vals[1])?;
+    let step = match vals.get(2) {
+        Some(s) => as_i64(s)?,
+        None => 1,
+    };
+    if step == 0 {
+        bail!(InvalidParameterValue, "step size cannot equal zero");
+    }
+    let count = if (step > 0 && stop < start) || (step < 0 && stop > start) {
+        0
+    } else {
+        ((stop as i128 - start as i128) / step as i128 + 1) as u128
+    };
+    if count > MAX_ROWS as u128 {
+        bail!(ProgramLimitExceeded, "generate_series would produce {count} rows, more than {MAX_ROWS}");
+    }
+    let mut out = Vec::with_capacity(count as usize);
+    let mut cur = start as i128;
+    for _ in 0..count {
+        let v = Value::Int8(cur as i64);
+        out.push(vec![if *ty == DataType::Int8 { v } else { cast::cast(v, ty)? }]);
+        cur += step as i128;
+    }
+    Ok(out)
+}
+
+fn join(left: Vec<Row>, right: Vec<Row>, kind: JoinKind, on: Option<&Expr>, width: usize, ctx: &EvalContext) -> Result<Vec<Row>> {
+    let mut out = Vec::new();
+    for l in &left {
+        let mut matched = false;
+        for r in &right {
+            let mut row = Vec::with_capacity(l.len() + r.len());
+            row.extend_from_slice(l);
+            row.extend_from_slice(r);
+            if match on {
+                Some(p) => p.eval_pred(&row, ctx)?,
+                None => true,
+            } {
+                if out.len() >= MAX_ROWS {
+                    bail!(ProgramLimitExceeded, "join result exceeds {MAX_ROWS} rows");
+                }
+                matched = true;
+                out.push(row);
+            }
+        }
+        if !matched && kind == JoinKind::Left {
+            let mut row = l.clone();
+            row.extend(std::iter::repeat_n(Value::Null, width));
+            out.push(row);
+        }
+    }
+    Ok(out)
+}
+
+/// Running state of one aggregate.
+enum AggState {
+    Count(i64),
+    Sum(Value),
+    Avg(Value, i64),
+    MinMax(Value),
+    Bool(Option<bool>),
+}
+
+fn agg_init(a: &AggCall) -> AggState {
+    match a.func {
+        AggFunc::CountStar | AggFunc::Count => AggState::Count(0),
+        AggFunc::Sum => AggState::Sum(Value::Null),
+        AggFunc::Avg => AggState::Avg(Value::Null, 0),
+        AggFunc::Min | AggFunc::Max => AggState::MinMax(Value::Null),
+        AggFunc::BoolAnd | AggFunc::BoolOr => AggState::Bool(None),
+    }
+}
+
+fn agg_step(a: &AggCall, st: &mut AggState, v: Value) -> Result<()> {
+    if a.func != AggFunc::CountStar && v.is_null() {
+        return Ok(());
+    }
+    match st {
+        AggState::Count(n) => *n += 1,
+        AggState::Sum(acc) => {
+            let v = cast::cast(v, &a.ty)?;
+            *acc = if acc.is_null() { v } else { ops::add(acc, &v)? };
+        }
+        AggState::Avg(acc, n) => {
+            let v = cast::cast(v, &a.ty)?;
+            *acc = if acc.is_null() { v } else { ops::add(acc, &v)? };
+            *n += 1;
+        }
+        AggState::MinMax(cur) => {
+            let want = if a.func == AggFunc::Min { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater };
+            if cur.is_null() || ops::compare(&v, cur)? == Some(want) {
+                *cur = v;
+            }
+        }
+        AggState::Bool(cur) => {
+            let b = matches!(v, Value::Bool(true));
+            *cur = Some(match (*cur, a.func) {
+                (None, _) => b,
+                (Some(c), AggFunc::BoolAnd) => c && b,
+                (Some(c), _) => c || b,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn agg_final(a: &AggCall, st: AggState) -> Result<Value> {
+    Ok(match st {
+        AggState::Count(n) => Value::Int8(n),
+        AggState::Sum(v) | AggState::MinMax(v) => v,
+        AggState::Avg(_, 0) => Value::Null,
+        AggState::Avg(sum, n) => ops::div(&sum, &cast::cast(Value::Int8(n), &a.ty)?)?,
+        AggState::Bool(b) => b.map(Value::Bool).unwrap_or(Value::Null),
+    })
+}
+
+fn aggregate(rows: Vec<Row>, group: &[Expr], aggs: &[AggCall], ctx: &EvalContext) -> Result<Vec<Row>> {
+    struct Group {
+        values: Row,
+        states: Vec<AggState>,
+        seen: Vec<HashSet<Vec<u8>>>,
+    }
+    let mut groups: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut list: Vec<Group> = Vec::new();
+    for row in rows {
+        let mut gv = Vec::with_capacity(group.len());
+        for g in group {
+            gv.push(g.eval(&row, ctx)?);
+        }
+        let key = group_key(&gv);
+        let idx = match groups.get(&key) {
+            Some(&i) => i,
+            None => {
+                list.push(Group { values: gv, states: aggs.iter().map(agg_init).collect(), seen: vec![HashSet::new(); aggs.len()] });
+                groups.insert(key, list.len() - 1);
+                list.len() - 1
+            }
+        };
+        let g = &mut list[idx];
+        for (j, a) in aggs.iter().enumerate() {
+            let v = match &a.arg {
+                Some(e) => e.eval(&row, ctx)?,
+                None => Value::Null,
+            };
+            if a.distinct && !v.is_null() && !g.seen[j].insert(group_key(std::slice::from_ref(&v))) {
+                continue;
+            }
+            agg_step(a, &mut g.states[j], v)?;
+        }
+    }
+    if list.is_empty() && group.is_empty() {
+        list.push(Group { values: vec![], states: aggs.iter().map(agg_init).collect(), seen: vec![] });
+    }
+    let mut out = Vec::with_capacity(list.len());
+    for g in list {
+        let mut row = g.values;
+        for (a, st) in aggs.iter().zip(g.states) {
+            row.push(agg_final(a, st)?);
+        }
+        out.push(row);
+    }
+    Ok(out)
+}
+
+fn sort(rows: Vec<Row>, keys: &[SortKey], ctx: &EvalContext) -> Result<Vec<Row>> {
+    let mut keyed = Vec::with_capacity(rows.len());
+    for r in rows {
+        let mut k = Vec::with_capacity(keys.len());
+        for sk in keys {
+            k.push(sk.expr.eval(&r, ctx)?);
+        }
+        keyed.push((k, r));
+    }
+    keyed.sort_by(|(a, _), (b, _)| {
+        for (i, sk) in keys.iter().enumerate() {
+            let (x, y) = (&a[i], &b[i]);
+            let ord = match (x.is_null(), y.is_null()) {
+                (true, true) => std::cmp::Ordering::Equal,
+                (true, false) => if sk.nulls_first { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater },
+                (false, true) => if sk.nulls_first { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less },
+                (false, false) => {
+                    let o = ops::sort_cmp(x, y);
+                    if sk.desc { o.reverse() } else { o }
+                }
+            };
+            if ord != std::cmp::Ordering::Equal {
+                return ord;
+            }
+        }
+        std::cmp::Ordering::Equal
+    });
+    Ok(keyed.into_iter().map(|(_, r)| r).collect())
+}

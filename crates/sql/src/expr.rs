@@ -1,0 +1,408 @@
+//! Bound expressions and their evaluation.
+//!
+//! The binder turns sqlparser's syntax tree into an [`Expr`] whose column
+//! references are positions in the input row and whose types are resolved, so
+//! evaluation is a plain tree walk with no name lookups. NULL follows SQL's
+//! three-valued logic: comparisons with NULL yield NULL, `AND`/`OR` use the
+//! Kleene truth tables, and a WHERE clause keeps a row only if it is TRUE.
+
+use sqltypes::{cast, ops, DataType, Value};
+
+use crate::bail;
+use crate::error::Result;
+use crate::func::Func;
+
+/// A binary operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Mod,
+    /// `=`
+    Eq,
+    /// `<>`
+    NotEq,
+    /// `<`
+    Lt,
+    /// `<=`
+    LtEq,
+    /// `>`
+    Gt,
+    /// `>=`
+    GtEq,
+    /// `AND`
+    And,
+    /// `OR`
+    Or,
+    /// `||`
+    Concat,
+}
+
+impl BinOp {
+    /// True for the comparison operators.
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq)
+    }
+}
+
+/// A bound, typed expression over one input row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// A constant.
+    Const(Value),
+    /// The n-th (0-based) statement parameter ($n+1).
+    Param(usize),
+    /// The n-th column of the input row.
+    Column(usize),
+    /// A binary operator.
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `NOT x`
+    Not(Box<Expr>),
+    /// `-x`
+    Neg(Box<Expr>),
+    /// `x IS [NOT] NULL`
+    IsNull(Box<Expr>, bool),
+    /// `x IS [NOT] TRUE/FALSE` (value tested, negated)
+    IsBool(Box<Expr>, bool, bool),
+    /// A cast to a type.
+    Cast(Box<Expr>, DataType),
+    /// A scalar function call.
+    Func(Func, Vec<Expr>),
+    /// `CASE [operand] WHEN .. THEN .. ELSE .. END`
+    Case(Option<Box<Expr>>, Vec<(Expr, Expr)>, Option<Box<Expr>>),
+    /// `x [NOT] IN (list)`
+    InList(Box<Expr>, Vec<Expr>, bool),
+    /// `x [NOT] LIKE/ILIKE pattern` (negated, case-insensitive)
+    Like(Box<Expr>, Box<Expr>, bool, bool),
+}
+
+/// What expressions can see besides the row: parameters and the statement clock.
+#[derive(Debug, Clone, Default)]
+pub struct EvalContext {
+    /// Bound parameter values.
+    pub params: Vec<Value>,
+    /// Transaction start time (now(), CURRENT_TIMESTAMP), microseconds since 2000.
+    pub txn_time: i64,
+    /// Statement start time (statement_timestamp()).
+    pub stmt_time: i64,
+}
+
+impl Expr {
+    /// Evaluates the expression against `row`.
+    pub fn eval(&self, row: &[Value], ctx: &EvalContext) -> Result<Value> {
+        Ok(match self {
+            Expr::Const(v) => v.clone(),
+            Expr::Param(i) => ctx.params.get(*i).cloned().unwrap_or(Value::Null),
+            Expr::Column(i) => row.get(*i).cloned().unwrap_or(Value::Null),
+            Expr::Binary(op, l, r) => return eval_binary(*op, l, r, row, ctx),
+            Expr::Not(e) => match e.eval(row, ctx)? {
+                Value::Null => Value::Null,
+                v => Value::Bool(!truthy(&v)?),
+            },
+            Expr::Neg(e) => ops::neg(&e.eval(row, ctx)?)?,
+            Expr::IsNull(e, negated) => Value::Bool(e.eval(row, ctx)?.is_null() != *negated),
+            Expr::IsBool(e, want, negated) => {
+                let v = e.eval(row, ctx)?;
+                let is = !v.is_null() && truthy(&v)? == *want;
+                Value::Bool(is != *negated)
+            }
+            Expr::Cast(e, ty) => cast::cast(e.eval(row, ctx)?, ty)?,
+            Expr::Func(f, args) => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(a.eval(row, ctx)?);
+                }
+                f.call(vals, ctx)?
+            }
+            Expr::Case(operand, whens, else_) => return eval_case(operand, whens, else_, row, ctx),
+            Expr::InList(e, list, negated) => return eval_in(e, list, *negated, row, ctx),
+            Expr::Like(e, pat, negated, ci) => {
+                let (v, p) = (e.eval(row, ctx)?, pat.eval(row, ctx)?);
+                match (v, p) {
+                    (Value::Text(s), Value::Text(p)) => Value::Bool(like(&s, &p, *ci) != *negated),
+                    (Value::Null, _) | (_, Value::Null) => Value::Null,
+                    _ => bail!(UndefinedFunction, "operator does not exist for LIKE"),
+                }
+            }
+        })
+    }
+
+    /// Evaluates a predicate: true only if the result is TRUE (not NULL).
+    pub fn eval_pred(&self, row: &[Value], ctx: &EvalContext) -> Result<bool> {
+        match self.eval(row, ctx)? {
+            Value::Null => Ok(false),
+            v => truthy(&v),
+        }
+    }
+
+    /// True if the expression reads no column (constant for one execution).
+    pub fn is_row_independent(&self) -> bool {
+        let mut indep = true;
+        self.walk(&mut |e| {
+            if matches!(e, Expr::Column(_)) {
+                indep = false;
+            }
+        });
+        indep
+    }
+
+    /// Calls `f` on every node, parents first.
+    pub fn walk(&self, f: &mut impl FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Const(_) | Expr::Param(_) | Expr::Column(_) => {}
+            Expr::Binary(_, l, r) | Expr::Like(l, r, _, _) => {
+                l.walk(f);
+                r.walk(f);
+            }
+            Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::IsBool(e, _, _) => e.walk(f),
+            Expr::Cast(e, _) => e.walk(f),
+            Expr::Func(_, args) => args.iter().for_each(|a| a.walk(f)),
+            Expr::Case(op, whens, else_) => {
+                if let Some(op) = op {
+                    op.walk(f);
+                }
+                for (w, t) in whens {
+                    w.walk(f);
+                    t.walk(f);
+                }
+                if let Some(e) = else_ {
+                    e.walk(f);
+                }
+            }
+            Expr::InList(e, list, _) => {
+                e.walk(f);
+                list.iter().for_each(|a| a.walk(f));
+            }
+        }
+    }
+
+    /// Rewrites column references through `map` (old position -> new expr).
+    pub fn remap_columns(&self, map: &impl Fn(usize) -> Expr) -> Expr {
+        let re = |e: &Expr| Box::new(e.remap_columns(map));
+        match self {
+            Expr::Column(i) => map(*i),
+            Expr::Const(_) | Expr::Param(_) => self.clone(),
+            Expr::Binary(op, l, r) => Expr::Binary(*op, re(l), re(r)),
+            Expr::Like(l, r, n, ci) => Expr::Like(re(l), re(r), *n, *ci),
+            Expr::Not(e) => Expr::Not(re(e)),
+            Expr::Neg(e) => Expr::Neg(re(e)),
+            Expr::IsNull(e, n) => Expr::IsNull(re(e), *n),
+            Expr::IsBool(e, w, n) => Expr::IsBool(re(e), *w, *n),
+            Expr::Cast(e, t) => Expr::Cast(re(e), t.clone()),
+            Expr::Func(f, args) => Expr::Func(*f, args.iter().map(|a| a.remap_columns(map)).collect()),
+            Expr::Case(op, whens, else_) => Expr::Case(
+                op.as_ref().map(|o| re(o)),
+                whens.iter().map(|(w, t)| (w.remap_columns(map), t.remap_columns(map))).collect(),
+                else_.as_ref().map(|e| re(e)),
+            ),
+            Expr::InList(e, list, n) => {
+                Expr::InList(re(e), list.iter().map(|a| a.remap_columns(map)).collect(), *n)
+            }
+        }
+    }
+}
+
+/// Splits a predicate into its AND-ed parts.
+pub fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Binary(BinOp::And, l, r) => {
+            conjuncts(*l, out);
+            conjuncts(*r, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// Joins predicates with AND (None if empty).
+pub fn and_all(mut parts: Vec<Expr>) -> Option<Expr> {
+    let first = parts.pop()?;
+    Some(parts.into_iter().rev().fold(first, |acc, p| Expr::Binary(BinOp::And, Box::new(p), Box::new(acc))))
+}
+
+fn truthy(v: &Value) -> Result<bool> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        other => bail!(DatatypeMismatch, "argument must be type boolean, not {:?}", other.data_type()),
+    }
+}
+
+fn eval_binary(op: BinOp, l: &Expr, r: &Expr, row: &[Value], ctx: &EvalContext) -> Result<Value> {
+    // AND/OR short-circuit with three-valued logic.
+    if matches!(op, BinOp::And | BinOp::Or) {
+        let lv = l.eval(row, ctx)?;
+        let short = op == BinOp::Or;
+        if !lv.is_null() && truthy(&lv)? == short {
+            return Ok(Value::Bool(short));
+        }
+        let rv = r.eval(row, ctx)?;
+        if !rv.is_null() && truthy(&rv)? == short {
+            return Ok(Value::Bool(short));
+        }
+        if lv.is_null() || rv.is_null() {
+            return Ok(Value::Null);
+        }
+        return Ok(Value::Bool(!short));
+    }
+    let lv = l.eval(row, ctx)?;
+    let rv = r.eval(row, ctx)?;
+    if lv.is_null() || rv.is_null() {
+        return Ok(Value::Null);
+    }
+    Ok(match op {
+        BinOp::Add => ops::add(&lv, &rv)?,
+        BinOp::Sub => ops::sub(&lv, &rv)?,
+        BinOp::Mul => ops::mul(&lv, &rv)?,
+        BinOp::Div => ops::div(&lv, &rv)?,
+        BinOp::Mod => ops::rem(&lv, &rv)?,
+        BinOp::Concat => ops::concat(&lv, &rv)?,
+        cmp => {
+            use std::cmp::Ordering::*;
+            let Some(ord) = ops::compare(&lv, &rv)? else { return Ok(Value::Null) };
+            Value::Bool(match cmp {
+                BinOp::Eq => ord == Equal,
+                BinOp::NotEq => ord != Equal,
+                BinOp::Lt => ord == Less,
+                BinOp::LtEq => ord != Greater,
+                BinOp::Gt => ord == Greater,
+                BinOp::GtEq => ord != Less,
+                _ => unreachable!("arithmetic handled above"),
+            })
+        }
+    })
+}
+
+fn eval_case(
+    operand: &Option<Box<Expr>>,
+    whens: &[(Expr, Expr)],
+    else_: &Option<Box<Expr>>,
+    row: &[Value],
+    ctx: &EvalContext,
+) -> Result<Value> {
+    let op = match operand {
+        Some(o) => Some(o.eval(row, ctx)?),
+        None => None,
+    };
+    for (w, then) in whens {
+        let hit = match &op {
+            Some(v) => {
+                let wv = w.eval(row, ctx)?;
+                matches!(ops::compare(v, &wv)?, Some(std::cmp::Ordering::Equal))
+            }
+            None => w.eval_pred(row, ctx)?,
+        };
+        if hit {
+            return then.eval(row, ctx);
+        }
+    }
+    match else_ {
+        Some(e) => e.eval(row, ctx),
+        None => Ok(Value::Null),
+    }
+}
+
+fn eval_in(e: &Expr, list: &[Expr], negated: bool, row: &[Value], ctx: &EvalContext) -> Result<Value> {
+    let v = e.eval(row, ctx)?;
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    let mut saw_null = false;
+    for item in list {
+        let iv = item.eval(row, ctx)?;
+        match ops::compare(&v, &iv)? {
+            Some(std::cmp::Ordering::Equal) => return Ok(Value::Bool(!negated)),
+            None => saw_null = true,
+            _ => {}
+        }
+    }
+    Ok(if saw_null { Value::Null } else { Value::Bool(negated) })
+}
+
+/// SQL LIKE matching with `%`, `_` and backslash escapes.
+pub fn like(s: &str, pattern: &str, case_insensitive: bool) -> bool {
+    let (s, p): (Vec<char>, Vec<char>) = if case_insensitive {
+        (s.to_lowercase().chars().collect(), pattern.to_lowercase().chars().collect())
+    } else {
+        (s.chars().collect(), pattern.chars().collect())
+    };
+    like_at(&s, &p)
+}
+
+fn like_at(s: &[char], p: &[char]) -> bool {
+    // Iterative matcher with backtracking on the last '%'.
+    let (mut si, mut pi) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() {
+            match p[pi] {
+                '%' => {
+                    star = Some((pi, si));
+                    pi += 1;
+                    continue;
+                }
+                '_' => {
+                    si += 1;
+                    pi += 1;
+                    continue;
+                }
+                '\\' if pi + 1 < p.len() && p[pi + 1] == s[si] => {
+                    si += 1;
+                    pi += 2;
+                    continue;
+                }
+                c if c != '\\' && c == s[si] => {
+                    si += 1;
+                    pi += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star {
+            Some((sp, ss)) => {
+                pi = sp + 1;
+                si = ss + 1;
+                star = Some((sp, ss + 1));
+            }
+            None => return false,
+        }
+    }
+    p[pi..].iter().all(|&c| c == '%')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns() {
+        assert!(like("hello", "h%o", false));
+        assert!(like("hello", "_ello", false));
+        assert!(!like("hello", "h_o", false));
+        assert!(like("HeLLo", "hello", true));
+        assert!(like("a%b", "a\\%b", false));
+        assert!(like("", "%", false));
+        assert!(like("abcabc", "%abc", false));
+    }
+
+    #[test]
+    fn three_valued_and_or() {
+        let ctx = EvalContext::default();
+        let t = Expr::Const(Value::Bool(true));
+        let f = Expr::Const(Value::Bool(false));
+        let n = Expr::Const(Value::Null);
+        let and = |a: &Expr, b: &Expr| Expr::Binary(BinOp::And, Box::new(a.clone()), Box::new(b.clone()));
+        let or = |a: &Expr, b: &Expr| Expr::Binary(BinOp::Or, Box::new(a.clone()), Box::new(b.clone()));
+        assert_eq!(and(&n, &f).eval(&[], &ctx).ok(), Some(Value::Bool(false)));
+        assert_eq!(and(&n, &t).eval(&[], &ctx).ok(), Some(Value::Null));
+        assert_eq!(or(&n, &t).eval(&[], &ctx).ok(), Some(Value::Bool(true)));
+        assert_eq!(or(&n, &f).eval(&[], &ctx).ok(), Some(Value::Null));
+    }
+}

@@ -1,0 +1,316 @@
+//! Built-in scalar functions: name resolution, result types and evaluation.
+//!
+//! Resolution happens once at bind time ([`resolve`]), which picks the
+//! [`Func`] and its result type from the argument types, so evaluation does
+//! no lookups. Aggregates live in `plan::AggFunc`, not here.
+
+use sqltypes::{cast, ops, DataType, Value};
+
+use crate::error::Result;
+use crate::expr::EvalContext;
+use crate::{bail, err};
+
+/// A resolved built-in scalar function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Func {
+    /// now(), CURRENT_TIMESTAMP, transaction_timestamp()
+    Now,
+    /// statement_timestamp()
+    StatementTimestamp,
+    /// clock_timestamp()
+    ClockTimestamp,
+    /// CURRENT_DATE
+    CurrentDate,
+    /// abs(x)
+    Abs,
+    /// length(text), char_length
+    Length,
+    /// octet_length(text)
+    OctetLength,
+    /// lower(text)
+    Lower,
+    /// upper(text)
+    Upper,
+    /// coalesce(...)
+    Coalesce,
+    /// nullif(a, b)
+    NullIf,
+    /// greatest(...)
+    Greatest,
+    /// least(...)
+    Least,
+    /// substr(s, from [, len])
+    Substr,
+    /// btrim(s)
+    Trim,
+    /// round(x [, scale])
+    Round,
+    /// floor(x)
+    Floor,
+    /// ceil(x)
+    Ceil,
+    /// random()
+    Random,
+    /// version()
+    Version,
+    /// current_database()
+    CurrentDatabase,
+    /// current_user, session_user, user
+    CurrentUser,
+    /// current_schema()
+    CurrentSchema,
+    /// pg_backend_pid()
+    BackendPid,
+    /// concat(...)
+    Concat,
+    /// repeat(s, n)
+    Repeat,
+    /// replace(s, from, to)
+    Replace,
+    /// mod(a, b)
+    Mod,
+    /// sqrt(x)
+    Sqrt,
+    /// power(x, y)
+    Power,
+}
+
+/// Resolves `name(args)`; returns the function and its result type.
+pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
+    use DataType as T;
+    let first = args.first().cloned().unwrap_or(T::Unknown);
+    let n = args.len();
+    let (f, ty) = match (name, n) {
+        ("now" | "transaction_timestamp" | "current_timestamp", 0) => (Func::Now, T::TimestampTz),
+        ("localtimestamp", 0) => (Func::Now, T::Timestamp),
+        ("statement_timestamp", 0) => (Func::StatementTimestamp, T::TimestampTz),
+        ("clock_timestamp", 0) => (Func::ClockTimestamp, T::TimestampTz),
+        ("current_date", 0) => (Func::CurrentDate, T::Date),
+        ("abs", 1) if first.is_numeric() => (Func::Abs, first),
+        ("length" | "char_length" | "character_length", 1) => (Func::Length, T::Int4),
+        ("octet_length", 1) => (Func::OctetLength, T::Int4),
+        ("lower", 1) => (Func::Lower, T::Text),
+        ("upper", 1) => (Func::Upper, T::Text),
+        ("coalesce", 1..) => (Func::Coalesce, common(args)?),
+        ("nullif", 2) => (Func::NullIf, first),
+        ("greatest", 1..) => (Func::Greatest, common(args)?),
+        ("least", 1..) => (Func::Least, common(args)?),
+        ("substr" | "substring", 2 | 3) => (Func::Substr, T::Text),
+        ("btrim" | "trim", 1) => (Func::Trim, T::Text),
+        ("round", 1) if first == T::Float8 => (Func::Round, T::Float8),
+        ("round", 1 | 2) => (Func::Round, T::Numeric(None)),
+        ("floor", 1) if first == T::Float8 => (Func::Floor, T::Float8),
+        ("floor", 1) => (Func::Floor, T::Numeric(None)),
+        ("ceil" | "ceiling", 1) if first == T::Float8 => (Func::Ceil, T::Float8),
+        ("ceil" | "ceiling", 1) => (Func::Ceil, T::Numeric(None)),
+        ("random", 0) => (Func::Random, T::Float8),
+        ("version", 0) => (Func::Version, T::Text),
+        ("current_database", 0) => (Func::CurrentDatabase, T::Text),
+        ("current_user" | "session_user" | "user" | "current_role", 0) => (Func::CurrentUser, T::Text),
+        ("current_schema", 0) => (Func::CurrentSchema, T::Text),
+        ("pg_backend_pid", 0) => (Func::BackendPid, T::Int4),
+        ("concat", _) => (Func::Concat, T::Text),
+        ("repeat", 2) => (Func::Repeat, T::Text),
+        ("replace", 3) => (Func::Replace, T::Text),
+        ("mod", 2) => (Func::Mod, common(args)?),
+        ("sqrt", 1) => (Func::Sqrt, T::Float8),
+        ("power" | "pow", 2) => (Func::Power, T::Float8),
+        _ => {
+            let list: Vec<String> = args.iter().map(|t| t.to_string()).collect();
+            return Err(err!(UndefinedFunction, "function {name}({}) does not exist", list.join(", "))
+                .with_hint("No function matches the given name and argument types. You might need to add explicit type casts."));
+        }
+    };
+    Ok((f, ty))
+}
+
+/// The types each argument should be coerced to before the call (None: as is).
+pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
+    match f {
+        Func::Coalesce | Func::Greatest | Func::Least | Func::Mod => Some(result.clone()),
+        Func::Length | Func::OctetLength | Func::Lower | Func::Upper | Func::Trim => {
+            Some(DataType::Text)
+        }
+        Func::Substr | Func::Repeat if i > 0 => Some(DataType::Int4),
+        Func::Substr | Func::Repeat | Func::Replace | Func::Concat => Some(DataType::Text),
+        Func::Sqrt | Func::Power => Some(DataType::Float8),
+        Func::Round if i == 1 => Some(DataType::Int4),
+        Func::Round | Func::Floor | Func::Ceil => Some(result.clone()),
+        _ => None,
+    }
+}
+
+fn common(args: &[DataType]) -> Result<DataType> {
+    let mut ty = DataType::Unknown;
+    for a in args {
+        ty = match cast::common_type(&ty, a) {
+            Some(t) => t,
+            None => bail!(DatatypeMismatch, "types {ty} and {a} cannot be matched"),
+        };
+    }
+    Ok(if ty == DataType::Unknown { DataType::Text } else { ty })
+}
+
+fn text(v: &Value) -> Result<&str> {
+    match v {
+        Value::Text(s) => Ok(s),
+        other => bail!(DatatypeMismatch, "expected text argument, got {:?}", other.data_type()),
+    }
+}
+
+fn int(v: &Value) -> Result<i64> {
+    match v {
+        Value::Int2(i) => Ok(*i as i64),
+        Value::Int4(i) => Ok(*i as i64),
+        Value::Int8(i) => Ok(*i),
+        other => bail!(DatatypeMismatch, "expected integer argument, got {:?}", other.data_type()),
+    }
+}
+
+fn float(v: &Value) -> Result<f64> {
+    match cast::cast(v.clone(), &DataType::Float8)? {
+        Value::Float8(f) => Ok(f),
+        _ => bail!(DatatypeMismatch, "expected a number"),
+    }
+}
+
+impl Func {
+    /// Evaluates the function. Strict functions return NULL on a NULL argument.
+    pub fn call(self, args: Vec<Value>, ctx: &EvalContext) -> Result<Value> {
+        let strict = !matches!(self, Func::Coalesce | Func::Concat | Func::Greatest | Func::Least | Func::NullIf);
+        if strict && args.iter().any(Value::is_null) {
+            return Ok(Value::Null);
+        }
+        let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::Null);
+        Ok(match self {
+            Func::Now => Value::TimestampTz(ctx.txn_time),
+            Func::StatementTimestamp => Value::TimestampTz(ctx.stmt_time),
+            Func::ClockTimestamp => Value::TimestampTz(sqltypes::datetime::now_micros()),
+            Func::CurrentDate => Value::Date(ctx.txn_time.div_euclid(86_400_000_000) as i32),
+            Func::Abs => {
+                let v = arg(0);
+                match ops::compare(&v, &Value::Int4(0))? {
+                    Some(std::cmp::Ordering::Less) => ops::neg(&v)?,
+                    _ => v,
+                }
+            }
+            Func::Length => Value::Int4(text(&arg(0))?.trim_end_matches(' ').chars().count() as i32),
+            Func::OctetLength => Value::Int4(text(&arg(0))?.len() as i32),
+            Func::Lower => Value::Text(text(&arg(0))?.to_lowercase()),
+            Func::Upper => Value::Text(text(&arg(0))?.to_uppercase()),
+            Func::Coalesce => args.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
+            Func::NullIf => {
+                let (a, b) = (arg(0), arg(1));
+                if matches!(ops::compare(&a, &b)?, Some(std::cmp::Ordering::Equal)) {
+                    Value::Null
+                } else {
+                    a
+                }
+            }
+            Func::Greatest | Func::Least => {
+                let want = if self == Func::Greatest { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less };
+                let mut best = Value::Null;
+                for v in args.into_iter().filter(|v| !v.is_null()) {
+                    if best.is_null() || ops::compare(&v, &best)? == Some(want) {
+                        best = v;
+                    }
+                }
+                best
+            }
+            Func::Substr => {
+                let s: Vec<char> = text(&arg(0))?.chars().collect();
+                let from = int(&arg(1))?;
+                let end = match args.get(2) {
+                    Some(l) => {
+                        let l = int(l)?;
+                        if l < 0 {
+                            bail!(SubstringError, "negative substring length not allowed");
+                        }
+                        from.saturating_add(l)
+                    }
+                    None => i64::MAX,
+                };
+                let start = from.max(1) as usize - 1;
+                let end = end.clamp(1, s.len() as i64 + 1) as usize - 1;
+                Value::Text(if start < end { s[start..end].iter().collect() } else { String::new() })
+            }
+            Func::Trim => Value::Text(text(&arg(0))?.trim_matches(' ').to_string()),
+            Func::Round | Func::Floor | Func::Ceil => round_like(self, arg(0), args.get(1))?,
+            Func::Random => Value::Float8(rand_f64()),
+            Func::Version => Value::Text(crate::settings::VERSION_STRING.to_string()),
+            Func::CurrentDatabase => Value::Text("postgres".into()),
+            Func::CurrentUser => Value::Text("postgres".into()),
+            Func::CurrentSchema => Value::Text("public".into()),
+            Func::BackendPid => Value::Int4(std::process::id() as i32),
+            Func::Concat => {
+                let mut out = String::new();
+                for v in args.into_iter().filter(|v| !v.is_null()) {
+                    if let Value::Text(s) = cast::cast(v, &DataType::Text)? {
+                        out.push_str(&s);
+                    }
+                }
+                Value::Text(out)
+            }
+            Func::Repeat => {
+                let n = int(&arg(1))?.max(0) as usize;
+                let s = text(&arg(0))?;
+                if s.len().saturating_mul(n) > (1 << 30) {
+                    bail!(ProgramLimitExceeded, "requested length too large");
+                }
+                Value::Text(s.repeat(n))
+            }
+            Func::Replace => Value::Text(text(&arg(0))?.replace(text(&arg(1))?, text(&arg(2))?)),
+            Func::Mod => ops::rem(&arg(0), &arg(1))?,
+            Func::Sqrt => {
+                let f = float(&arg(0))?;
+                if f < 0.0 {
+                    bail!(InvalidArgumentForPowerFunction, "cannot take square root of a negative number");
+                }
+                Value::Float8(f.sqrt())
+            }
+            Func::Power => Value::Float8(float(&arg(0))?.powf(float(&arg(1))?)),
+        })
+    }
+}
+
+fn round_like(f: Func, v: Value, scale: Option<&Value>) -> Result<Value> {
+    if let Value::Float8(x) = v {
+        return Ok(Value::Float8(match f {
+            Func::Round => x.round_ties_even(),
+            Func::Floor => x.floor(),
+            _ => x.ceil(),
+        }));
+    }
+    let n = match cast::cast(v, &DataType::Numeric(None))? {
+        Value::Numeric(n) => n,
+        _ => bail!(DatatypeMismatch, "expected a number"),
+    };
+    let scale = match scale {
+        Some(s) => int(s)?,
+        None => 0,
+    };
+    Ok(Value::Numeric(match f {
+        Func::Round => n.round(scale),
+        Func::Floor => n.floor(),
+        _ => n.ceil(),
+    }))
+}
+
+fn rand_f64() -> f64 {
+    use std::cell::Cell;
+    use std::time::{SystemTime, UNIX_EPOCH};
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(
+            SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) | 1,
+        );
+    }
+    STATE.with(|s| {
+        // xorshift64*: fine for random(), which PostgreSQL does not promise to be cryptographic.
+        let mut x = s.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        s.set(x);
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    })
+}

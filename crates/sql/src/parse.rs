@@ -1,0 +1,408 @@
+//! Parsing: splits a query string into statements and parses each one.
+//!
+//! sqlparser's PostgreSQL dialect parses most statements. A few utility
+//! statements that clients send verbatim and sqlparser does not accept in
+//! PostgreSQL's form (COPY with a parenthesized option list, VACUUM with
+//! options and tables) are recognized here from the token stream. Splitting
+//! on the tokenizer's semicolons keeps string literals intact and lets each
+//! statement fail or succeed on its own, as PostgreSQL does.
+//!
+//! Error positions are 1-based character offsets into the whole query string,
+//! which is what psql uses to draw its caret.
+
+use sqlparser::ast;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
+
+use crate::error::{Error, Result};
+use crate::{bail, err};
+
+/// Maximum query length accepted (PostgreSQL's limit is 1 GB; ours is lower
+/// because every statement is parsed in memory at once).
+pub const MAX_QUERY_BYTES: usize = 256 << 20;
+
+/// Maximum parser recursion depth (bounds stack use on hostile input).
+const MAX_RECURSION: usize = 200;
+
+/// A parsed statement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stmt {
+    /// Anything sqlparser parsed.
+    Sql(Box<ast::Statement>),
+    /// COPY ... FROM STDIN / TO STDOUT.
+    Copy(CopyStmt),
+    /// VACUUM / ANALYZE with whatever options (no-ops for storage).
+    Maintenance(&'static str),
+    /// Only whitespace and comments.
+    Empty,
+}
+
+/// Data format of a COPY.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyFormat {
+    /// PostgreSQL's text format (tab separated, `\N` for NULL).
+    Text,
+    /// CSV.
+    Csv,
+}
+
+/// A COPY statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CopyStmt {
+    /// Table name.
+    pub table: String,
+    /// Column list (empty: all columns).
+    pub columns: Vec<String>,
+    /// FROM STDIN (true) or TO STDOUT (false).
+    pub from: bool,
+    /// Format.
+    pub format: CopyFormat,
+    /// Field delimiter.
+    pub delimiter: char,
+    /// NULL marker.
+    pub null: String,
+    /// CSV HEADER.
+    pub header: bool,
+}
+
+/// One statement with its source text and where it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    /// The statement's text.
+    pub text: String,
+    /// 0-based character offset of the text in the whole query string.
+    pub offset: usize,
+    /// The parsed form.
+    pub stmt: Stmt,
+}
+
+/// Splits and parses a query string.
+pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
+    if sql.len() > MAX_QUERY_BYTES {
+        bail!(ProgramLimitExceeded, "query string is too long");
+    }
+    let dialect = PostgreSqlDialect {};
+    let tokens = Tokenizer::new(&dialect, sql).tokenize_with_location().map_err(|e| {
+        let mut er = err!(SyntaxError, "{}", e.message);
+        if let Some(pos) = char_pos(sql, e.location.line, e.location.column) {
+            er = er.with_position(pos as u32 + 1);
+        }
+        er
+    })?;
+    let line_starts = line_starts(sql);
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, t) in tokens.iter().enumerate() {
+        if t.token == Token::SemiColon || i == tokens.len() - 1 {
+            let end = if t.token == Token::SemiColon { i } else { i + 1 };
+            let piece = &tokens[start..end];
+            if let Some(p) = parse_piece(sql, &line_starts, piece)? {
+                out.push(p);
+            }
+            start = i + 1;
+        }
+    }
+    if out.is_empty() {
+        out.push(Parsed { text: String::new(), offset: 0, stmt: Stmt::Empty });
+    }
+    Ok(out)
+}
+
+fn line_starts(sql: &str) -> Vec<usize> {
+    let mut v = vec![0];
+    for (i, c) in sql.char_indices() {
+        if c == '\n' {
+            v.push(i + 1);
+        }
+    }
+    v
+}
+
+/// Byte offset of a 1-based (line, column) location, columns counting chars.
+fn byte_pos(sql: &str, starts: &[usize], line: u64, col: u64) -> Option<usize> {
+    let ls = *starts.get((line as usize).checked_sub(1)?)?;
+    let rest = sql.get(ls..)?;
+    match rest.char_indices().nth((col as usize).checked_sub(1)?) {
+        Some((i, _)) => Some(ls + i),
+        None => Some(sql.len()),
+    }
+}
+
+fn char_pos(sql: &str, line: u64, col: u64) -> Option<usize> {
+    let starts = line_starts(sql);
+    let b = byte_pos(sql, &starts, line, col)?;
+    Some(sql.get(..b)?.chars().count())
+}
+
+fn parse_piece(sql: &str, starts: &[usize], piece: &[TokenWithSpan]) -> Result<Option<Parsed>> {
+    let words: Vec<&TokenWithSpan> = piece.iter().filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF)).collect();
+    let (Some(first), Some(last)) = (words.first(), words.last()) else { return Ok(None) };
+    let b0 = byte_pos(sql, starts, first.span.start.line, first.span.start.column).unwrap_or(0);
+    let b1 = byte_pos(sql, starts, last.span.end.line, last.span.end.column).unwrap_or(sql.len());
+    let text = sql.get(b0..b1.max(b0)).unwrap_or("").to_string();
+    let offset = sql.get(..b0).map(|s| s.chars().count()).unwrap_or(0);
+    let stmt = match utility(&words)? {
+        Some(s) => s,
+        None => {
+            let dialect = PostgreSqlDialect {};
+            let mut parser = Parser::new(&dialect).with_recursion_limit(MAX_RECURSION);
+            let toks: Vec<TokenWithSpan> = piece.iter().filter(|t| !matches!(t.token, Token::Whitespace(Whitespace::SingleLineComment { .. }))).cloned().collect();
+            parser = parser.with_tokens_with_locations(toks);
+            let stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e))?;
+            // Anything left over (other than EOF) is a syntax error.
+            let next = parser.peek_token();
+            if next.token != Token::EOF {
+                let mut e = err!(SyntaxError, "syntax error at or near \"{}\"", next.token);
+                if let Some(p) = char_pos(sql, next.span.start.line, next.span.start.column) {
+                    e = e.with_position(p as u32 + 1);
+                }
+                return Err(e);
+            }
+            Stmt::Sql(Box::new(stmt))
+        }
+    };
+    Ok(Some(Parsed { text, offset, stmt }))
+}
+
+/// Converts sqlparser's error into PostgreSQL's wording and position.
+fn syntax_error(sql: &str, e: ParserError) -> Error {
+    let msg = match &e {
+        ParserError::TokenizerError(m) | ParserError::ParserError(m) => m.clone(),
+        ParserError::RecursionLimitExceeded => {
+            return err!(StatementTooComplex, "stack depth limit exceeded")
+                .with_hint("Increase the configuration parameter \"max_stack_depth\" (currently 2048kB), after ensuring the platform's stack depth limit is adequate.")
+        }
+    };
+    let (body, loc) = match msg.rfind(" at Line: ") {
+        Some(i) => (&msg[..i], Some(&msg[i + 10..])),
+        None => (msg.as_str(), None),
+    };
+    let found = body.rsplit_once("found: ").map(|(_, f)| f.trim().to_string());
+    let message = match found.as_deref() {
+        Some("EOF") => "syntax error at end of input".to_string(),
+        Some(tok) => format!("syntax error at or near \"{}\"", tok.trim_matches('\'')),
+        None => format!("syntax error: {body}"),
+    };
+    let mut er = err!(SyntaxError, "{message}");
+    let pos = loc.and_then(|l| {
+        let (line, col) = l.split_once(", Column: ")?;
+        char_pos(sql, line.trim().parse().ok()?, col.trim().parse().ok()?)
+    });
+    match (pos, found.as_deref()) {
+        (_, Some("EOF")) => er = er.with_position(sql.chars().count() as u32 + 1),
+        (Some(p), _) => er = er.with_position(p as u32 + 1),
+        _ => {}
+    }
+    er
+}
+
+fn word(t: &TokenWithSpan) -> Option<String> {
+    match &t.token {
+        Token::Word(w) => Some(if w.quote_style.is_some() { w.value.clone() } else { w.value.to_lowercase() }),
+        _ => None,
+    }
+}
+
+fn is_kw(t: Option<&&TokenWithSpan>, kw: &str) -> bool {
+    t.and_then(|t| word(t)).map(|w| w == kw && matches!(&t_token_quote(t), None)).unwrap_or(false)
+}
+
+fn t_token_quote(t: &TokenWithSpan) -> Option<char> {
+    match &t.token {
+        Token::Word(w) => w.quote_style,
+        _ => None,
+    }
+}
+
+/// Recognizes the utility statements handled outside sqlparser.
+fn utility(words: &[&TokenWithSpan]) -> Result<Option<Stmt>> {
+    if is_kw(words.first(), "vacuum") {
+        return Ok(Some(Stmt::Maintenance("VACUUM")));
+    }
+    if is_kw(words.first(), "analyze") || is_kw(words.first(), "analyse") {
+        return Ok(Some(Stmt::Maintenance("ANALYZE")));
+    }
+    if is_kw(words.first(), "copy") {
+        return copy(words).map(Some);
+    }
+    Ok(None)
+}
+
+fn copy(w: &[&TokenWithSpan]) -> Result<Stmt> {
+    let mut i = 1;
+    let mut next = |i: &mut usize| -> Option<&TokenWithSpan> {
+        let t = w.get(*i).copied();
+        *i += 1;
+        t
+    };
+    let Some(name) = next(&mut i).and_then(word) else { bail!(SyntaxError, "syntax error at or near \"COPY\"") };
+    let mut table = name;
+    // schema-qualified name
+    if w.get(i).map(|t| t.token == Token::Period).unwrap_or(false) {
+        i += 1;
+        table = match next(&mut i).and_then(word) {
+            Some(n) => n,
+            None => bail!(SyntaxError, "syntax error in COPY table name"),
+        };
+    }
+    let mut columns = Vec::new();
+    if w.get(i).map(|t| t.token == Token::LParen).unwrap_or(false) {
+        i += 1;
+        loop {
+            match next(&mut i) {
+                Some(t) if t.token == Token::RParen => break,
+                Some(t) if t.token == Token::Comma => continue,
+                Some(t) => match word(t) {
+                    Some(c) => columns.push(c),
+                    None => bail!(SyntaxError, "syntax error at or near \"{}\"", t.token),
+                },
+                None => bail!(SyntaxError, "syntax error at end of input"),
+            }
+        }
+    }
+    let from = match next(&mut i).and_then(word).as_deref() {
+        Some("from") => true,
+        Some("to") => false,
+        _ => bail!(SyntaxError, "syntax error in COPY: expected FROM or TO"),
+    };
+    match next(&mut i).and_then(word).as_deref() {
+        Some("stdin") if from => {}
+        Some("stdout") if !from => {}
+        Some(other) => bail!(FeatureNotSupported, "COPY {} a file (\"{other}\") is not supported; use STDIN/STDOUT", if from { "from" } else { "to" }),
+        None => bail!(SyntaxError, "syntax error at end of input"),
+    }
+    let mut stmt = CopyStmt { table, columns, from, format: CopyFormat::Text, delimiter: '\t', null: "\\N".into(), header: false };
+    let mut opts: Vec<(String, Option<String>)> = Vec::new();
+    let rest: Vec<&TokenWithSpan> = w[i..].to_vec();
+    let mut j = 0;
+    if is_kw(rest.get(j), "with") {
+        j += 1;
+    }
+    if rest.get(j).map(|t| t.token == Token::LParen).unwrap_or(false) {
+        j += 1;
+        while j < rest.len() && rest[j].token != Token::RParen {
+            if rest[j].token == Token::Comma {
+                j += 1;
+                continue;
+            }
+            let Some(name) = word(rest[j]) else { bail!(SyntaxError, "syntax error at or near \"{}\"", rest[j].token) };
+            j += 1;
+            let val = match rest.get(j).map(|t| &t.token) {
+                Some(Token::Comma) | Some(Token::RParen) | None => None,
+                Some(Token::SingleQuotedString(s)) => { j += 1; Some(s.clone()) }
+                Some(Token::Word(wd)) => { j += 1; Some(wd.value.to_lowercase()) }
+                Some(Token::Number(n, _)) => { j += 1; Some(n.clone()) }
+                Some(other) => bail!(SyntaxError, "syntax error at or near \"{other}\""),
+            };
+            opts.push((name, val));
+        }
+    } else {
+        // Old-style options: CSV, HEADER, DELIMITER 'x', NULL 'x', BINARY.
+        while j < rest.len() {
+            let Some(name) = word(rest[j]) else { bail!(SyntaxError, "syntax error at or near \"{}\"", rest[j].token) };
+            j += 1;
+            match name.as_str() {
+                "csv" => opts.push(("format".into(), Some("csv".into()))),
+                "binary" => opts.push(("format".into(), Some("binary".into()))),
+                "header" => opts.push(("header".into(), None)),
+                "delimiter" | "null" => {
+                    let v = match rest.get(j).map(|t| &t.token) {
+                        Some(Token::SingleQuotedString(s)) => s.clone(),
+                        _ => bail!(SyntaxError, "syntax error in COPY option {name}"),
+                    };
+                    j += 1;
+                    if is_kw(rest.get(j), "as") {
+                        j += 1;
+                    }
+                    opts.push((name, Some(v)));
+                }
+                "as" => {}
+                other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
+            }
+        }
+    }
+    for (name, val) in opts {
+        match (name.as_str(), val.as_deref()) {
+            ("format", Some("csv")) => {
+                stmt.format = CopyFormat::Csv;
+                if stmt.delimiter == '\t' {
+                    stmt.delimiter = ',';
+                }
+                if stmt.null == "\\N" {
+                    stmt.null = String::new();
+                }
+            }
+            ("format", Some("text")) => stmt.format = CopyFormat::Text,
+            ("format", Some(f)) => bail!(FeatureNotSupported, "COPY format \"{f}\" is not supported yet"),
+            ("delimiter", Some(d)) => {
+                let mut cs = d.chars();
+                match (cs.next(), cs.next()) {
+                    (Some(c), None) => stmt.delimiter = c,
+                    _ => bail!(FeatureNotSupported, "COPY delimiter must be a single one-byte character"),
+                }
+            }
+            ("null", Some(n)) => stmt.null = n.to_string(),
+            ("header", v) => stmt.header = !matches!(v, Some("false" | "off" | "0")),
+            ("freeze" | "encoding" | "quote" | "escape" | "force_not_null" | "force_null" | "force_quote", _) => {}
+            (other, _) => bail!(SyntaxError, "option \"{other}\" not recognized"),
+        }
+    }
+    Ok(Stmt::Copy(stmt))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_statements_and_keeps_strings() {
+        let p = parse("select 'a;b'; select 2;").expect("parses");
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].text, "select 'a;b'");
+        assert_eq!(p[1].offset, 14);
+    }
+
+    #[test]
+    fn empty_query() {
+        let p = parse("  -- nothing\n").expect("parses");
+        assert_eq!(p[0].stmt, Stmt::Empty);
+    }
+
+    #[test]
+    fn copy_with_options() {
+        let p = parse("copy pgbench_accounts from stdin with (freeze on)").expect("parses");
+        match &p[0].stmt {
+            Stmt::Copy(c) => {
+                assert_eq!(c.table, "pgbench_accounts");
+                assert!(c.from);
+                assert_eq!(c.format, CopyFormat::Text);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        let p = parse("COPY t (a, b) TO STDOUT WITH (FORMAT csv, HEADER)").expect("parses");
+        match &p[0].stmt {
+            Stmt::Copy(c) => {
+                assert_eq!(c.columns, vec!["a", "b"]);
+                assert!(!c.from && c.header && c.format == CopyFormat::Csv);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn syntax_error_has_position() {
+        let e = parse("select * fron t").expect_err("fails");
+        assert_eq!(e.code, crate::error::SqlState::SyntaxError);
+        assert!(e.position.is_some(), "{e:?}");
+        let e = parse("select (").expect_err("fails");
+        assert_eq!(e.message, "syntax error at end of input");
+    }
+
+    #[test]
+    fn vacuum_variants() {
+        for q in ["vacuum", "vacuum analyze pgbench_branches", "VACUUM (ANALYZE) t"] {
+            assert_eq!(parse(q).expect("parses")[0].stmt, Stmt::Maintenance("VACUUM"));
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Query plans: the tree of operators the executor runs.
+//!
+//! A plan is produced by the binder (`bind.rs`) from a parsed statement and a
+//! catalog snapshot, then cached in the prepared statement until the catalog
+//! version changes. Every node's output is a row of values whose layout is
+//! fixed at plan time; expressions refer to input columns by position.
+//!
+//! Access paths are chosen here too: a scan whose WHERE clause pins every
+//! primary-key column with `=` becomes a point lookup ([`Access::Point`]); a
+//! pinned prefix of the key becomes a range scan; otherwise the whole table
+//! is scanned. The filter is always re-applied, so the access path only
+//! narrows what is read and never decides correctness.
+
+use std::sync::Arc;
+
+use sqltypes::DataType;
+
+use crate::catalog::TableDef;
+use crate::expr::Expr;
+
+/// A result column as described to the client.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    /// Column name (`?column?` when none can be derived).
+    pub name: String,
+    /// Result type.
+    pub ty: DataType,
+    /// Source table OID, or 0.
+    pub table_oid: u32,
+    /// Source column number (1-based), or 0.
+    pub column_id: i16,
+}
+
+impl Column {
+    /// A computed column with no source table.
+    pub fn computed(name: impl Into<String>, ty: DataType) -> Column {
+        Column { name: name.into(), ty, table_oid: 0, column_id: 0 }
+    }
+}
+
+/// How a table scan reaches its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Access {
+    /// Every row.
+    Full,
+    /// Exactly one primary key (values in key order, already of the key types).
+    Point(Vec<Expr>),
+    /// All rows whose primary key starts with these values.
+    Prefix(Vec<Expr>),
+    /// All rows whose secondary index `index` (position in TableDef.indexes)
+    /// starts with these values.
+    Index(usize, Vec<Expr>),
+}
+
+/// A scan of one table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scan {
+    /// The table (as of planning).
+    pub table: Arc<TableDef>,
+    /// How rows are reached.
+    pub access: Access,
+    /// Predicate over the table's columns; rows failing it are skipped.
+    pub filter: Option<Expr>,
+}
+
+/// An aggregate function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunc {
+    /// count(*)
+    CountStar,
+    /// count(x)
+    Count,
+    /// sum(x)
+    Sum,
+    /// avg(x)
+    Avg,
+    /// min(x)
+    Min,
+    /// max(x)
+    Max,
+    /// bool_and(x)
+    BoolAnd,
+    /// bool_or(x)
+    BoolOr,
+}
+
+/// One aggregate computed by an [`Plan::Aggregate`] node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggCall {
+    /// Which aggregate.
+    pub func: AggFunc,
+    /// Argument over the input row (None for count(*)).
+    pub arg: Option<Expr>,
+    /// Aggregate over distinct argument values only.
+    pub distinct: bool,
+    /// Result type.
+    pub ty: DataType,
+}
+
+/// One ORDER BY key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SortKey {
+    /// Expression over the input row.
+    pub expr: Expr,
+    /// DESC.
+    pub desc: bool,
+    /// NULLS FIRST (default: first for DESC, last for ASC).
+    pub nulls_first: bool,
+}
+
+/// Join flavours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinKind {
+    /// INNER JOIN / comma join.
+    Inner,
+    /// LEFT OUTER JOIN.
+    Left,
+}
+
+/// A node of the operator tree.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Plan {
+    /// Literal rows (VALUES, or one empty row for SELECT without FROM).
+    Values(Vec<Vec<Expr>>),
+    /// A table scan.
+    Scan(Scan),
+    /// generate_series(start, stop [, step]); one column of the given type.
+    Series(Vec<Expr>, DataType),
+    /// Rows of a system catalog view, produced from the catalog at run time.
+    System(crate::system::SystemTable),
+    /// Keeps rows for which the predicate is TRUE.
+    Filter(Box<Plan>, Expr),
+    /// Computes one output column per expression.
+    Project(Box<Plan>, Vec<Expr>),
+    /// Nested-loop join; output = left columns ++ right columns.
+    Join(Box<Plan>, Box<Plan>, JoinKind, Option<Expr>, usize),
+    /// Groups by the expressions and computes aggregates; output = group
+    /// values ++ aggregate results.
+    Aggregate(Box<Plan>, Vec<Expr>, Vec<AggCall>),
+    /// Sorts by the keys.
+    Sort(Box<Plan>, Vec<SortKey>),
+    /// Skips `offset` rows, then returns at most `limit`.
+    Limit(Box<Plan>, Option<Expr>, Option<Expr>),
+    /// Removes duplicate rows.
+    Distinct(Box<Plan>),
+}
+
+impl Plan {
+    /// Describes the plan as an indented tree (EXPLAIN output).
+    pub fn explain(&self, out: &mut Vec<String>, depth: usize) {
+        let pad = "  ".repeat(depth);
+        let arrow = if depth == 0 { String::new() } else { format!("{pad}->  ") };
+        let line = match self {
+            Plan::Values(rows) => format!("Values ({} rows)", rows.len()),
+            Plan::Scan(s) => {
+                let how = match &s.access {
+                    Access::Full => "Seq Scan".to_string(),
+                    Access::Point(_) => "Primary Key Lookup".to_string(),
+                    Access::Prefix(_) => "Primary Key Range Scan".to_string(),
+                    Access::Index(i, _) => format!("Index Scan using {}", s.table.indexes[*i].name),
+                };
+                let f = if s.filter.is_some() { " (filtered)" } else { "" };
+                format!("{how} on {}{f}", s.table.name)
+            }
+            Plan::Series(..) => "Function Scan on generate_series".into(),
+            Plan::System(t) => format!("System Scan on {}", t.name()),
+            Plan::Filter(..) => "Filter".into(),
+            Plan::Project(..) => "Project".into(),
+            Plan::Join(_, _, k, _, _) => format!("Nested Loop{}", if *k == JoinKind::Left { " Left Join" } else { "" }),
+            Plan::Aggregate(_, g, _) => if g.is_empty() { "Aggregate".into() } else { "HashAggregate".into() },
+            Plan::Sort(..) => "Sort".into(),
+            Plan::Limit(..) => "Limit".into(),
+            Plan::Distinct(..) => "Unique".into(),
+        };
+        out.push(format!("{arrow}{line}"));
+        match self {
+            Plan::Filter(i, _) | Plan::Project(i, _) | Plan::Aggregate(i, _, _) | Plan::Sort(i, _) | Plan::Limit(i, _, _) | Plan::Distinct(i) => {
+                i.explain(out, depth + 1)
+            }
+            Plan::Join(l, r, ..) => {
+                l.explain(out, depth + 1);
+                r.explain(out, depth + 1);
+            }
+            _ => {}
+        }
+    }
+}

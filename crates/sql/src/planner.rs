@@ -1,0 +1,298 @@
+//! Statement planning: turns a parsed statement into a [`Bound`] statement
+//! that can be cached and executed many times with different parameters.
+//!
+//! Queries and DML get full plans. Utility statements (DDL, transaction
+//! control, SET/SHOW, COPY) are kept as syntax and interpreted by the
+//! session at execution time, since they depend on session state.
+
+use std::sync::Arc;
+
+use sqlparser::ast;
+use sqltypes::DataType;
+
+use crate::bind::{self, Binder, Scope};
+use crate::catalog::Catalog;
+use crate::dml::{DeletePlan, InsertPlan, Returning, UpdatePlan};
+use crate::error::Result;
+use crate::parse::Stmt;
+use crate::plan::{Access, Column, Plan, Scan};
+use crate::select;
+use crate::{bail, err};
+
+/// A planned statement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bound {
+    /// A query returning rows.
+    Query(Plan, Vec<Column>),
+    /// INSERT.
+    Insert(InsertPlan),
+    /// UPDATE.
+    Update(UpdatePlan),
+    /// DELETE.
+    Delete(DeletePlan),
+    /// EXPLAIN output lines.
+    Explain(Vec<String>),
+    /// A utility statement, interpreted by the session.
+    Utility,
+}
+
+impl Bound {
+    /// The columns this statement returns, if it returns rows.
+    pub fn columns(&self) -> Option<Vec<Column>> {
+        match self {
+            Bound::Query(_, c) => Some(c.clone()),
+            Bound::Insert(p) => p.returning.as_ref().map(|r| r.columns.clone()),
+            Bound::Update(p) => p.returning.as_ref().map(|r| r.columns.clone()),
+            Bound::Delete(p) => p.returning.as_ref().map(|r| r.columns.clone()),
+            Bound::Explain(_) => Some(vec![Column::computed("QUERY PLAN", DataType::Text)]),
+            Bound::Utility => None,
+        }
+    }
+}
+
+/// Plans `stmt` against `catalog`. Returns the plan and the final parameter
+/// types (client-declared ones kept, unknown ones inferred or text).
+pub fn plan(catalog: &Catalog, stmt: &Stmt, declared: &[DataType]) -> Result<(Arc<Bound>, Vec<DataType>)> {
+    let mut b = Binder::new(catalog, declared.to_vec());
+    let bound = match stmt {
+        Stmt::Sql(s) => plan_sql(&mut b, s)?,
+        _ => Bound::Utility,
+    };
+    Ok((Arc::new(bound), b.final_params()))
+}
+
+fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
+    Ok(match s {
+        ast::Statement::Query(q) => {
+            let (p, c) = b.query(q)?;
+            Bound::Query(p, c)
+        }
+        ast::Statement::Insert(i) => Bound::Insert(plan_insert(b, i)?),
+        ast::Statement::Update(u) => Bound::Update(plan_update(b, u)?),
+        ast::Statement::Delete(d) => Bound::Delete(plan_delete(b, d)?),
+        ast::Statement::Explain { statement, analyze, .. } => {
+            if *analyze {
+                bail!(FeatureNotSupported, "EXPLAIN ANALYZE is not supported yet");
+            }
+            let inner = plan_sql(b, statement)?;
+            let mut lines = Vec::new();
+            match &inner {
+                Bound::Query(p, _) => p.explain(&mut lines, 0),
+                Bound::Insert(p) => {
+                    lines.push(format!("Insert on {}", p.table.name));
+                    p.source.explain(&mut lines, 1);
+                }
+                Bound::Update(p) => {
+                    lines.push(format!("Update on {}", p.scan.table.name));
+                    Plan::Scan(p.scan.clone()).explain(&mut lines, 1);
+                }
+                Bound::Delete(p) => {
+                    lines.push(format!("Delete on {}", p.scan.table.name));
+                    Plan::Scan(p.scan.clone()).explain(&mut lines, 1);
+                }
+                _ => lines.push("Utility Statement".into()),
+            }
+            Bound::Explain(lines)
+        }
+        _ => Bound::Utility,
+    })
+}
+
+fn table_name(t: &ast::TableObject) -> Result<String> {
+    match t {
+        ast::TableObject::TableName(n) => match bind::object_schema(n).as_deref() {
+            None | Some("public") => bind::object_name(n),
+            Some(s) => bail!(InvalidSchemaName, "schema \"{s}\" does not exist"),
+        },
+        other => bail!(FeatureNotSupported, "INSERT into {other} is not supported"),
+    }
+}
+
+fn returning(b: &mut Binder<'_>, items: &Option<Vec<ast::SelectItem>>, scope: &Scope) -> Result<Option<Returning>> {
+    let Some(items) = items else { return Ok(None) };
+    let mut exprs = Vec::new();
+    let mut columns = Vec::new();
+    for item in items {
+        match item {
+            ast::SelectItem::Wildcard(_) => {
+                for (i, c) in scope.cols.iter().enumerate() {
+                    exprs.push(crate::expr::Expr::Column(i));
+                    columns.push(Column { name: c.name.clone(), ty: c.ty.clone(), table_oid: c.table_oid, column_id: c.column_id });
+                }
+            }
+            ast::SelectItem::UnnamedExpr(e) => {
+                let (x, t) = b.expr(e, scope)?;
+                exprs.push(x);
+                columns.push(Column::computed(select::derive_name(e), if t == DataType::Unknown { DataType::Text } else { t }));
+            }
+            ast::SelectItem::ExprWithAlias { expr, alias } => {
+                let (x, t) = b.expr(expr, scope)?;
+                exprs.push(x);
+                columns.push(Column::computed(bind::ident(alias), t));
+            }
+            other => bail!(FeatureNotSupported, "RETURNING item not supported: {other}"),
+        }
+    }
+    Ok(Some(Returning { exprs, columns }))
+}
+
+fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
+    let name = table_name(&ins.table)?;
+    let table = b.catalog.must_get_table(&name)?;
+    if ins.on.is_some() {
+        bail!(FeatureNotSupported, "INSERT ... ON CONFLICT is not supported yet");
+    }
+    let targets: Vec<usize> = if ins.columns.is_empty() {
+        (0..table.columns.len()).collect()
+    } else {
+        let mut v = Vec::new();
+        for c in &ins.columns {
+            let cn = bind::object_name(c)?;
+            let i = table.column_index(&cn).ok_or_else(|| err!(UndefinedColumn, "column \"{cn}\" of relation \"{name}\" does not exist"))?;
+            if v.contains(&i) {
+                bail!(DuplicateColumn, "column \"{cn}\" specified more than once");
+            }
+            v.push(i);
+        }
+        v
+    };
+    let types = table.types();
+    let source = match &ins.source {
+        None => Plan::Values(vec![vec![]]),
+        Some(q) => match q.body.as_ref() {
+            ast::SetExpr::Values(v) if q.order_by.is_none() && q.limit_clause.is_none() => {
+                let empty = Scope::default();
+                let mut rows = Vec::with_capacity(v.rows.len());
+                for row in &v.rows {
+                    if row.content.len() > targets.len() {
+                        bail!(SyntaxError, "INSERT has more expressions than target columns");
+                    }
+                    if row.content.len() < targets.len() && !ins.columns.is_empty() {
+                        bail!(SyntaxError, "INSERT has more target columns than expressions");
+                    }
+                    let mut r = Vec::with_capacity(row.content.len());
+                    for (e, &t) in row.content.iter().zip(&targets) {
+                        if is_default(e) {
+                            r.push(default_or_null(b.catalog, &table, t)?);
+                        } else {
+                            r.push(b.assign(e, &empty, &types[t])?);
+                        }
+                    }
+                    rows.push(r);
+                }
+                Plan::Values(rows)
+            }
+            _ => {
+                let (p, cols) = b.query(q)?;
+                if cols.len() > targets.len() {
+                    bail!(SyntaxError, "INSERT has more expressions than target columns");
+                }
+                let mut exprs = Vec::new();
+                for (i, (c, &t)) in cols.iter().zip(&targets).enumerate() {
+                    if !sqltypes::cast::can_assign(&c.ty, &types[t]) && c.ty != DataType::Unknown {
+                        bail!(DatatypeMismatch, "column \"{}\" is of type {} but expression is of type {}", table.columns[t].name, types[t], c.ty);
+                    }
+                    exprs.push(b.coerce(crate::expr::Expr::Column(i), &c.ty, &types[t])?);
+                }
+                Plan::Project(Box::new(p), exprs)
+            }
+        },
+    };
+    let targets = match &source {
+        Plan::Values(rows) => targets[..rows.first().map(|r| r.len()).unwrap_or(0)].to_vec(),
+        _ => targets,
+    };
+    let mut defaults = Vec::with_capacity(table.columns.len());
+    for (i, c) in table.columns.iter().enumerate() {
+        defaults.push(match &c.default {
+            Some(d) => Some(crate::ddl::default_expr(b.catalog, d, &types[i])?),
+            None => None,
+        });
+    }
+    let scope = select::table_scope(&table, &name, &None);
+    let ret = returning(b, &ins.returning, &scope)?;
+    Ok(InsertPlan { table, targets, source, defaults, returning: ret })
+}
+
+fn is_default(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+}
+
+fn default_or_null(cat: &Catalog, t: &crate::catalog::TableDef, col: usize) -> Result<crate::expr::Expr> {
+    match &t.columns[col].default {
+        Some(d) => crate::ddl::default_expr(cat, d, &t.columns[col].ty.to_type()),
+        None => Ok(crate::expr::Expr::Const(sqltypes::Value::Null)),
+    }
+}
+
+fn target_scan(b: &mut Binder<'_>, twj: &ast::TableWithJoins, selection: &Option<ast::Expr>) -> Result<(Scan, Scope)> {
+    if !twj.joins.is_empty() {
+        bail!(FeatureNotSupported, "joins in UPDATE/DELETE targets are not supported yet");
+    }
+    let (name, alias) = match &twj.relation {
+        ast::TableFactor::Table { name, alias, args: None, .. } => {
+            match bind::object_schema(name).as_deref() {
+                None | Some("public") => {}
+                Some(s) => bail!(InvalidSchemaName, "schema \"{s}\" does not exist"),
+            }
+            (bind::object_name(name)?, alias)
+        }
+        other => bail!(FeatureNotSupported, "UPDATE/DELETE target not supported: {other}"),
+    };
+    let table = b.catalog.must_get_table(&name)?;
+    let qualifier = alias.as_ref().map(|a| bind::ident(&a.name)).unwrap_or_else(|| name.clone());
+    let scope = select::table_scope(&table, &qualifier, alias);
+    let mut scan = Scan { table, access: Access::Full, filter: None };
+    if let Some(w) = selection {
+        if bind::contains_aggregate(w) {
+            bail!(GroupingError, "aggregate functions are not allowed in WHERE");
+        }
+        let (pred, t) = b.expr(w, &scope)?;
+        let pred = b.coerce(pred, &t, &DataType::Bool)?;
+        if let Plan::Scan(s) = select::push_filter(Plan::Scan(scan), pred) {
+            scan = s;
+        } else {
+            unreachable!("push_filter keeps a scan a scan");
+        }
+    }
+    Ok((scan, scope))
+}
+
+fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
+    if u.from.is_some() {
+        bail!(FeatureNotSupported, "UPDATE ... FROM is not supported yet");
+    }
+    let (scan, scope) = target_scan(b, &u.table, &u.selection)?;
+    let table = scan.table.clone();
+    let mut sets = Vec::new();
+    for a in &u.assignments {
+        let cn = match &a.target {
+            ast::AssignmentTarget::ColumnName(n) => bind::object_name(n)?,
+            ast::AssignmentTarget::Tuple(_) => bail!(FeatureNotSupported, "multi-column SET is not supported yet"),
+        };
+        let Some(i) = table.column_index(&cn) else {
+            bail!(UndefinedColumn, "column \"{cn}\" of relation \"{}\" does not exist", table.name);
+        };
+        if sets.iter().any(|(c, _)| *c == i) {
+            bail!(DuplicateColumn, "multiple assignments to same column \"{cn}\"");
+        }
+        let ty = table.columns[i].ty.to_type();
+        let e = if is_default(&a.value) { default_or_null(b.catalog, &table, i)? } else { b.assign(&a.value, &scope, &ty)? };
+        sets.push((i, e));
+    }
+    let ret = returning(b, &u.returning, &scope)?;
+    Ok(UpdatePlan { scan, sets, returning: ret })
+}
+
+fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
+    if d.using.is_some() {
+        bail!(FeatureNotSupported, "DELETE ... USING is not supported yet");
+    }
+    let from = match &d.from {
+        ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
+    };
+    let [twj] = from.as_slice() else { bail!(FeatureNotSupported, "DELETE from several tables is not supported") };
+    let (scan, scope) = target_scan(b, twj, &d.selection)?;
+    let ret = returning(b, &d.returning, &scope)?;
+    Ok(DeletePlan { scan, returning: ret })
+}

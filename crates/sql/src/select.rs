@@ -1,0 +1,544 @@
+//! Planning of queries: FROM, WHERE, GROUP BY, HAVING, select list,
+//! ORDER BY, LIMIT/OFFSET, and the choice of access path for table scans.
+//!
+//! The order of operators follows SQL's logical order: scan/join, filter,
+//! aggregate, having, sort (on pre-projection rows, so ORDER BY may use
+//! columns that are not selected), project, distinct, limit.
+
+use std::sync::Arc;
+
+use sqlparser::ast;
+use sqltypes::{DataType, Value};
+
+use crate::bind::{self, AggState, Binder, Scope, ScopeCol};
+use crate::catalog::TableDef;
+use crate::error::Result;
+use crate::expr::{and_all, conjuncts, BinOp, Expr};
+use crate::plan::{Access, Column, JoinKind, Plan, Scan, SortKey};
+use crate::system::SystemTable;
+use crate::{bail, err};
+
+/// Plans a query expression.
+pub fn plan_query(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
+    if q.with.is_some() {
+        bail!(FeatureNotSupported, "WITH queries are not supported yet");
+    }
+    let (plan, cols) = match q.body.as_ref() {
+        ast::SetExpr::Select(s) => plan_select(b, s, q.order_by.as_ref())?,
+        ast::SetExpr::Values(v) => {
+            let (p, c) = plan_values(b, v)?;
+            let p = order_simple(b, p, &c, q.order_by.as_ref())?;
+            (p, c)
+        }
+        ast::SetExpr::Query(inner) => plan_query(b, inner)?,
+        other => bail!(FeatureNotSupported, "query form not supported yet: {other}"),
+    };
+    let plan = limit(b, plan, q.limit_clause.as_ref())?;
+    Ok((plan, cols))
+}
+
+fn limit(b: &mut Binder<'_>, plan: Plan, clause: Option<&ast::LimitClause>) -> Result<Plan> {
+    let (lim, off) = match clause {
+        None => return Ok(plan),
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (limit.as_ref(), offset.as_ref().map(|o| &o.value)),
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (Some(limit), Some(offset)),
+    };
+    let empty = Scope::default();
+    let mut bind_count = |e: Option<&ast::Expr>| -> Result<Option<Expr>> {
+        match e {
+            None => Ok(None),
+            Some(e) => {
+                let (x, t) = b.expr(e, &empty)?;
+                Ok(Some(b.coerce(x, &t, &DataType::Int8)?))
+            }
+        }
+    };
+    let l = bind_count(lim)?;
+    let o = bind_count(off)?;
+    Ok(Plan::Limit(Box::new(plan), l, o))
+}
+
+/// Plans VALUES (...), (...) as a standalone query.
+pub fn plan_values(b: &mut Binder<'_>, v: &ast::Values) -> Result<(Plan, Vec<Column>)> {
+    let empty = Scope::default();
+    let mut rows = Vec::new();
+    let mut types: Vec<DataType> = Vec::new();
+    let mut raw = Vec::new();
+    for row in &v.rows {
+        let mut r = Vec::new();
+        for (i, e) in row.content.iter().enumerate() {
+            let (x, t) = b.expr(e, &empty)?;
+            if types.len() <= i {
+                types.push(t.clone());
+            } else if let Some(ct) = sqltypes::cast::common_type(&types[i], &t) {
+                types[i] = ct;
+            } else {
+                bail!(DatatypeMismatch, "VALUES types {} and {t} cannot be matched", types[i]);
+            }
+            r.push((x, t));
+        }
+        if !raw.is_empty() && r.len() != types.len() {
+            bail!(SyntaxError, "VALUES lists must all be the same length");
+        }
+        raw.push(r);
+    }
+    for t in types.iter_mut() {
+        if *t == DataType::Unknown {
+            *t = DataType::Text;
+        }
+    }
+    for r in raw {
+        let mut out = Vec::new();
+        for (i, (x, t)) in r.into_iter().enumerate() {
+            out.push(b.coerce(x, &t, &types[i])?);
+        }
+        rows.push(out);
+    }
+    let cols = types.iter().enumerate().map(|(i, t)| Column::computed(format!("column{}", i + 1), t.clone())).collect();
+    Ok((Plan::Values(rows), cols))
+}
+
+fn order_simple(b: &mut Binder<'_>, plan: Plan, cols: &[Column], order: Option<&ast::OrderBy>) -> Result<Plan> {
+    let Some(order) = order else { return Ok(plan) };
+    let scope = Scope {
+        cols: cols.iter().map(|c| ScopeCol { qualifier: None, name: c.name.clone(), ty: c.ty.clone(), table_oid: 0, column_id: 0 }).collect(),
+    };
+    let mut keys = Vec::new();
+    for o in order_exprs(order)? {
+        let expr = match ordinal(&o.expr) {
+            Some(n) if n >= 1 && n <= cols.len() => Expr::Column(n - 1),
+            Some(n) => bail!(InvalidColumnReference, "ORDER BY position {n} is not in select list"),
+            None => b.expr(&o.expr, &scope)?.0,
+        };
+        keys.push(sort_key(expr, o));
+    }
+    Ok(Plan::Sort(Box::new(plan), keys))
+}
+
+fn order_exprs(order: &ast::OrderBy) -> Result<&[ast::OrderByExpr]> {
+    match &order.kind {
+        ast::OrderByKind::Expressions(e) => Ok(e),
+        ast::OrderByKind::All(_) => bail!(FeatureNotSupported, "ORDER BY ALL is not supported"),
+    }
+}
+
+fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> SortKey {
+    let desc = o.options.asc == Some(false);
+    SortKey { expr, desc, nulls_first: o.options.nulls_first.unwrap_or(desc) }
+}
+
+fn ordinal(e: &ast::Expr) -> Option<usize> {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n.parse().ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// One select-list entry after wildcard expansion.
+enum Item<'a> {
+    Expr(&'a ast::Expr, Option<String>),
+    Column(usize),
+}
+
+fn plan_select(b: &mut Binder<'_>, s: &ast::Select, order: Option<&ast::OrderBy>) -> Result<(Plan, Vec<Column>)> {
+    let (mut plan, scope) = plan_from(b, &s.from)?;
+    if let Some(w) = &s.selection {
+        if bind::contains_aggregate(w) {
+            bail!(GroupingError, "aggregate functions are not allowed in WHERE");
+        }
+        let (pred, t) = b.expr(w, &scope)?;
+        let pred = b.coerce(pred, &t, &DataType::Bool)?;
+        plan = push_filter(plan, pred);
+    }
+    // Expand the select list.
+    let mut items = Vec::new();
+    for item in &s.projection {
+        match item {
+            ast::SelectItem::UnnamedExpr(e) => items.push(Item::Expr(e, None)),
+            ast::SelectItem::ExprWithAlias { expr, alias } => items.push(Item::Expr(expr, Some(bind::ident(alias)))),
+            ast::SelectItem::Wildcard(_) => {
+                if scope.cols.is_empty() {
+                    bail!(SyntaxError, "SELECT * with no tables specified is not valid");
+                }
+                items.extend((0..scope.cols.len()).map(Item::Column));
+            }
+            ast::SelectItem::QualifiedWildcard(kind, _) => {
+                let q = match kind {
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(n) => bind::object_name(n)?,
+                    _ => bail!(FeatureNotSupported, "qualified wildcard not supported"),
+                };
+                let matching: Vec<usize> = (0..scope.cols.len()).filter(|&i| scope.cols[i].qualifier.as_deref() == Some(&q)).collect();
+                if matching.is_empty() {
+                    bail!(UndefinedTable, "missing FROM-clause entry for table \"{q}\"");
+                }
+                items.extend(matching.into_iter().map(Item::Column));
+            }
+            other => bail!(FeatureNotSupported, "select item not supported: {other}"),
+        }
+    }
+    let group_asts: Vec<ast::Expr> = match &s.group_by {
+        ast::GroupByExpr::Expressions(e, _) => e.clone(),
+        ast::GroupByExpr::All(_) => bail!(FeatureNotSupported, "GROUP BY ALL is not supported"),
+    };
+    let has_agg = !group_asts.is_empty()
+        || s.having.is_some()
+        || items.iter().any(|i| matches!(i, Item::Expr(e, _) if bind::contains_aggregate(e)));
+
+    let mut outputs: Vec<(Expr, Column)> = Vec::new();
+    let mut keys = Vec::new();
+    if has_agg {
+        let mut state = AggState::default();
+        for g in &group_asts {
+            // GROUP BY may name a select-list position or output alias.
+            let resolved = match ordinal(g) {
+                Some(n) => match items.get(n.wrapping_sub(1)) {
+                    Some(Item::Expr(e, _)) => (*e).clone(),
+                    Some(Item::Column(c)) => ast::Expr::Identifier(ast::Ident::new(scope.cols[*c].name.clone())),
+                    None => bail!(InvalidColumnReference, "GROUP BY position {n} is not in select list"),
+                },
+                None => g.clone(),
+            };
+            let bound = b.expr(&resolved, &scope)?;
+            state.group_asts.push(resolved);
+            state.group.push(bound);
+        }
+        for item in &items {
+            outputs.push(match item {
+                Item::Expr(e, alias) => {
+                    let (x, t) = b.expr_in(e, &scope, &mut Some(&mut state))?;
+                    (x, Column::computed(alias.clone().unwrap_or_else(|| derive_name(e)), t))
+                }
+                Item::Column(c) => {
+                    let e = ast::Expr::Identifier(ast::Ident::new(scope.cols[*c].name.clone()));
+                    let (x, t) = b.expr_in(&e, &scope, &mut Some(&mut state))?;
+                    (x, Column::computed(scope.cols[*c].name.clone(), t))
+                }
+            });
+        }
+        let having = match &s.having {
+            Some(h) => {
+                let (x, t) = b.expr_in(h, &scope, &mut Some(&mut state))?;
+                Some(b.coerce(x, &t, &DataType::Bool)?)
+            }
+            None => None,
+        };
+        if let Some(order) = order {
+            for o in order_exprs(order)? {
+                let expr = match order_target(&o.expr, &items, &outputs)? {
+                    Some(x) => x,
+                    None => b.expr_in(&o.expr, &scope, &mut Some(&mut state))?.0,
+                };
+                keys.push(sort_key(expr, o));
+            }
+        }
+        let group: Vec<Expr> = state.group.into_iter().map(|(x, _)| x).collect();
+        plan = Plan::Aggregate(Box::new(plan), group, state.aggs);
+        if let Some(h) = having {
+            plan = Plan::Filter(Box::new(plan), h);
+        }
+    } else {
+        for item in &items {
+            outputs.push(match item {
+                Item::Expr(e, alias) => {
+                    let (x, t) = b.expr(e, &scope)?;
+                    let t = if t == DataType::Unknown { DataType::Text } else { t };
+                    let mut col = Column::computed(alias.clone().unwrap_or_else(|| derive_name(e)), t);
+                    if let Expr::Column(c) = x {
+                        col.table_oid = scope.cols[c].table_oid;
+                        col.column_id = scope.cols[c].column_id;
+                    }
+                    (x, col)
+                }
+                Item::Column(c) => {
+                    let sc = &scope.cols[*c];
+                    (Expr::Column(*c), Column { name: sc.name.clone(), ty: sc.ty.clone(), table_oid: sc.table_oid, column_id: sc.column_id })
+                }
+            });
+        }
+        if let Some(order) = order {
+            for o in order_exprs(order)? {
+                let expr = match order_target(&o.expr, &items, &outputs)? {
+                    Some(x) => x,
+                    None => b.expr(&o.expr, &scope)?.0,
+                };
+                keys.push(sort_key(expr, o));
+            }
+        }
+    }
+    if !keys.is_empty() {
+        plan = Plan::Sort(Box::new(plan), keys);
+    }
+    let (exprs, cols): (Vec<Expr>, Vec<Column>) = outputs.into_iter().unzip();
+    plan = Plan::Project(Box::new(plan), exprs);
+    match &s.distinct {
+        None => {}
+        Some(ast::Distinct::Distinct) => plan = Plan::Distinct(Box::new(plan)),
+        Some(_) => bail!(FeatureNotSupported, "DISTINCT ON is not supported yet"),
+    }
+    Ok((plan, cols))
+}
+
+/// ORDER BY may name an output column by position or alias.
+fn order_target(e: &ast::Expr, items: &[Item<'_>], outputs: &[(Expr, Column)]) -> Result<Option<Expr>> {
+    if let Some(n) = ordinal(e) {
+        return match outputs.get(n.wrapping_sub(1)) {
+            Some((x, _)) => Ok(Some(x.clone())),
+            None => bail!(InvalidColumnReference, "ORDER BY position {n} is not in select list"),
+        };
+    }
+    if let ast::Expr::Identifier(i) = e {
+        let name = bind::ident(i);
+        for (item, (x, _)) in items.iter().zip(outputs) {
+            if let Item::Expr(_, Some(alias)) = item {
+                if *alias == name {
+                    return Ok(Some(x.clone()));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The column name PostgreSQL derives for an unaliased select item.
+pub fn derive_name(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(i) => bind::ident(i),
+        ast::Expr::CompoundIdentifier(p) => p.last().map(bind::ident).unwrap_or_default(),
+        ast::Expr::Function(f) => bind::object_name(&f.name).unwrap_or_else(|_| "?column?".into()),
+        ast::Expr::Cast { expr, data_type, .. } => match derive_name(expr).as_str() {
+            "?column?" => bind::data_type(data_type).map(|t| t.typname().to_string()).unwrap_or_else(|_| "?column?".into()),
+            n => n.to_string(),
+        },
+        ast::Expr::Nested(inner) => derive_name(inner),
+        ast::Expr::Case { .. } => "case".into(),
+        ast::Expr::TypedString(ts) => bind::data_type(&ts.data_type).map(|t| t.typname().to_string()).unwrap_or_else(|_| "?column?".into()),
+        _ => "?column?".into(),
+    }
+}
+
+/// Plans the FROM clause; an empty FROM yields one empty row.
+pub fn plan_from(b: &mut Binder<'_>, from: &[ast::TableWithJoins]) -> Result<(Plan, Scope)> {
+    let mut acc: Option<(Plan, Scope)> = None;
+    for twj in from {
+        let mut cur = plan_factor(b, &twj.relation)?;
+        for j in &twj.joins {
+            let right = plan_factor(b, &j.relation)?;
+            cur = join(b, cur, right, &j.join_operator)?;
+        }
+        acc = Some(match acc {
+            None => cur,
+            Some(left) => cross(left, cur),
+        });
+    }
+    Ok(acc.unwrap_or((Plan::Values(vec![vec![]]), Scope::default())))
+}
+
+fn cross(left: (Plan, Scope), right: (Plan, Scope)) -> (Plan, Scope) {
+    let width = right.1.cols.len();
+    let mut scope = left.1;
+    scope.cols.extend(right.1.cols);
+    (Plan::Join(Box::new(left.0), Box::new(right.0), JoinKind::Inner, None, width), scope)
+}
+
+fn join(b: &mut Binder<'_>, left: (Plan, Scope), right: (Plan, Scope), op: &ast::JoinOperator) -> Result<(Plan, Scope)> {
+    use ast::JoinOperator as J;
+    let (kind, constraint) = match op {
+        J::Join(c) | J::Inner(c) => (JoinKind::Inner, c),
+        J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, c),
+        J::CrossJoin(c) => (JoinKind::Inner, c),
+        other => bail!(FeatureNotSupported, "join type not supported yet: {other:?}"),
+    };
+    let width = right.1.cols.len();
+    let mut scope = left.1;
+    scope.cols.extend(right.1.cols);
+    let on = match constraint {
+        ast::JoinConstraint::On(e) => {
+            let (x, t) = b.expr(e, &scope)?;
+            Some(b.coerce(x, &t, &DataType::Bool)?)
+        }
+        ast::JoinConstraint::None => None,
+        other => bail!(FeatureNotSupported, "join constraint not supported yet: {other:?}"),
+    };
+    Ok((Plan::Join(Box::new(left.0), Box::new(right.0), kind, on, width), scope))
+}
+
+fn alias_name(alias: &Option<ast::TableAlias>) -> Option<String> {
+    alias.as_ref().map(|a| bind::ident(&a.name))
+}
+
+fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)> {
+    match f {
+        ast::TableFactor::Table { name, alias, args: Some(args), .. } => {
+            let fname = bind::object_name(name)?;
+            if fname != "generate_series" {
+                bail!(UndefinedFunction, "function {fname} does not exist");
+            }
+            let empty = Scope::default();
+            let mut bound = Vec::new();
+            for a in &args.args {
+                match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => bound.push(b.expr(e, &empty)?),
+                    other => bail!(FeatureNotSupported, "argument not supported: {other}"),
+                }
+            }
+            if !(2..=3).contains(&bound.len()) {
+                bail!(UndefinedFunction, "function generate_series with {} arguments does not exist", bound.len());
+            }
+            let mut ty = DataType::Int4;
+            for (_, t) in &bound {
+                ty = sqltypes::cast::common_type(&ty, t).unwrap_or(DataType::Int8);
+            }
+            if !matches!(ty, DataType::Int4 | DataType::Int8 | DataType::Numeric(_)) {
+                bail!(FeatureNotSupported, "generate_series over {ty} is not supported yet");
+            }
+            let mut exprs = Vec::new();
+            for (x, t) in bound {
+                exprs.push(b.coerce(x, &t, &ty)?);
+            }
+            let table_alias = alias_name(alias).unwrap_or_else(|| "generate_series".into());
+            let col_name = alias
+                .as_ref()
+                .and_then(|a| a.columns.first().map(|c| bind::ident(&c.name)))
+                .unwrap_or_else(|| table_alias.clone());
+            let scope = Scope { cols: vec![ScopeCol { qualifier: Some(table_alias), name: col_name, ty: ty.clone(), table_oid: 0, column_id: 0 }] };
+            Ok((Plan::Series(exprs, ty), scope))
+        }
+        ast::TableFactor::Table { name, alias, .. } => {
+            let tname = bind::object_name(name)?;
+            let schema = bind::object_schema(name);
+            let qualifier = alias_name(alias).unwrap_or_else(|| tname.clone());
+            let user_table = match schema.as_deref() {
+                None | Some("public") => b.catalog.get_table(&tname),
+                _ => None,
+            };
+            if let Some(t) = user_table {
+                let scope = table_scope(&t, &qualifier, alias);
+                let scan = Scan { table: t, access: Access::Full, filter: None };
+                return Ok((Plan::Scan(scan), scope));
+            }
+            if matches!(schema.as_deref(), None | Some("pg_catalog") | Some("information_schema")) {
+                if let Some(sys) = SystemTable::lookup(schema.as_deref(), &tname) {
+                    let scope = Scope {
+                        cols: sys
+                            .columns()
+                            .into_iter()
+                            .map(|(n, t)| ScopeCol { qualifier: Some(qualifier.clone()), name: n.to_string(), ty: t, table_oid: 0, column_id: 0 })
+                            .collect(),
+                    };
+                    return Ok((Plan::System(sys), scope));
+                }
+            }
+            Err(err!(UndefinedTable, "relation \"{}\" does not exist", name.to_string()))
+        }
+        ast::TableFactor::Derived { subquery, alias, lateral: false, .. } => {
+            let (plan, cols) = b.query(subquery)?;
+            let q = alias_name(alias);
+            let renames: Vec<String> = alias.as_ref().map(|a| a.columns.iter().map(|c| bind::ident(&c.name)).collect()).unwrap_or_default();
+            let scope = Scope {
+                cols: cols
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, c)| ScopeCol { qualifier: q.clone(), name: renames.get(i).cloned().unwrap_or(c.name), ty: c.ty, table_oid: 0, column_id: 0 })
+                    .collect(),
+            };
+            Ok((plan, scope))
+        }
+        ast::TableFactor::NestedJoin { table_with_joins, .. } => plan_from(b, std::slice::from_ref(table_with_joins)),
+        other => bail!(FeatureNotSupported, "FROM item not supported yet: {other}"),
+    }
+}
+
+/// The scope a table contributes: its columns, qualified by alias or name.
+pub fn table_scope(t: &TableDef, qualifier: &str, alias: &Option<ast::TableAlias>) -> Scope {
+    let renames: Vec<String> = alias.as_ref().map(|a| a.columns.iter().map(|c| bind::ident(&c.name)).collect()).unwrap_or_default();
+    Scope {
+        cols: t
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ScopeCol {
+                qualifier: Some(qualifier.to_string()),
+                name: renames.get(i).cloned().unwrap_or_else(|| c.name.clone()),
+                ty: c.ty.to_type(),
+                table_oid: t.oid,
+                column_id: i as i16 + 1,
+            })
+            .collect(),
+    }
+}
+
+/// Adds a filter, pushing it into a table scan and choosing its access path.
+pub fn push_filter(plan: Plan, pred: Expr) -> Plan {
+    match plan {
+        Plan::Scan(mut scan) => {
+            let pred = match scan.filter.take() {
+                Some(f) => Expr::Binary(BinOp::And, Box::new(f), Box::new(pred)),
+                None => pred,
+            };
+            scan.access = choose_access(&scan.table, &pred);
+            scan.filter = Some(pred);
+            Plan::Scan(scan)
+        }
+        other => Plan::Filter(Box::new(other), pred),
+    }
+}
+
+/// Picks the narrowest access path the predicate allows.
+pub fn choose_access(t: &Arc<TableDef>, pred: &Expr) -> Access {
+    let mut parts = Vec::new();
+    conjuncts(pred.clone(), &mut parts);
+    let mut eq: Vec<Option<Expr>> = vec![None; t.columns.len()];
+    for p in &parts {
+        if let Expr::Binary(BinOp::Eq, l, r) = p {
+            let (col, val) = match (l.as_ref(), r.as_ref()) {
+                (Expr::Column(c), v) if v.is_row_independent() => (*c, v),
+                (v, Expr::Column(c)) if v.is_row_independent() => (*c, v),
+                _ => continue,
+            };
+            if let Some(slot) = eq.get_mut(col) {
+                let ty = t.columns[col].ty.to_type();
+                // Only values already of the column's type can form key bytes.
+                if is_key_compatible(val, &ty) {
+                    *slot = Some(val.clone());
+                }
+            }
+        }
+    }
+    let pk: Vec<Expr> = t.primary_key.iter().map_while(|&c| eq[c].clone()).collect();
+    if !t.primary_key.is_empty() && pk.len() == t.primary_key.len() {
+        return Access::Point(pk);
+    }
+    let mut best: Option<(usize, Vec<Expr>)> = None;
+    for (i, idx) in t.indexes.iter().enumerate() {
+        let vals: Vec<Expr> = idx.columns.iter().map_while(|&c| eq[c].clone()).collect();
+        if !vals.is_empty() && best.as_ref().map(|(_, v)| vals.len() > v.len()).unwrap_or(true) {
+            best = Some((i, vals));
+        }
+    }
+    if !pk.is_empty() && best.as_ref().map(|(_, v)| pk.len() >= v.len()).unwrap_or(true) {
+        return Access::Prefix(pk);
+    }
+    match best {
+        Some((i, vals)) => Access::Index(i, vals),
+        None => Access::Full,
+    }
+}
+
+fn is_key_compatible(val: &Expr, ty: &DataType) -> bool {
+    match val {
+        Expr::Const(Value::Null) => false,
+        Expr::Const(v) => v.data_type().map(|t| bind::strip_mod(&t) == bind::strip_mod(ty) || (t.is_numeric() && ty.is_numeric() && !matches!(t, DataType::Float8 | DataType::Numeric(_)) && !matches!(ty, DataType::Float8 | DataType::Numeric(_)))).unwrap_or(false),
+        Expr::Param(_) => true,
+        Expr::Cast(_, t) => bind::strip_mod(t) == bind::strip_mod(ty),
+        _ => false,
+    }
+}
+
+/// Wraps an expression list into a Values plan with one row (for tests).
+#[allow(dead_code)]
+pub fn single_row(exprs: Vec<Expr>) -> Plan {
+    Plan::Values(vec![exprs])
+}

@@ -1,0 +1,799 @@
+//! A SQL session: one client connection's transaction state, settings and
+//! prepared statements.
+//!
+//! Transaction states follow PostgreSQL:
+//!
+//! ```text
+//!   Idle --stmt--> Implicit --sync--> Idle        (autocommit, ends at Sync)
+//!   Idle --BEGIN--> Block --COMMIT/ROLLBACK--> Idle
+//!   Block --error--> Failed --ROLLBACK/COMMIT--> Idle
+//!   Implicit --error--> Idle (implicit transaction rolled back)
+//! ```
+//!
+//! In READ COMMITTED every statement takes a fresh snapshot; in REPEATABLE
+//! READ and SERIALIZABLE the snapshot of the first statement is kept. Each
+//! statement first reads the catalog version at its snapshot and re-plans if
+//! the catalog changed since its plan was made.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use kvapi::{IsolationLevel, KvClient, TenantId, Txn};
+use parking_lot::{Mutex, RwLock};
+use sqlparser::ast;
+use sqltypes::{DataType, Value};
+
+use crate::catalog::{keys, Catalog};
+use crate::copy::CopyParser;
+use crate::ddl::{self, DdlResult};
+use crate::error::{from_kv, ErrorReport, Result};
+use crate::exec::{self, ExecCtx, Row};
+use crate::expr::EvalContext;
+use crate::parse::{self, CopyStmt, Parsed, Stmt};
+use crate::plan::Column;
+use crate::planner::{self, Bound};
+use crate::settings::Settings;
+use crate::{bail, dml, err};
+
+/// Server-wide state shared by all sessions of one tenant.
+pub struct Database<K: KvClient> {
+    /// The KV client.
+    pub client: K,
+    /// The tenant this SQL process serves.
+    pub tenant: TenantId,
+    catalog: RwLock<Arc<Catalog>>,
+}
+
+impl<K: KvClient> Database<K> {
+    /// Creates the shared state for `tenant`.
+    pub fn new(client: K, tenant: TenantId) -> Arc<Database<K>> {
+        Arc::new(Database { client, tenant, catalog: RwLock::new(Arc::new(Catalog::default())) })
+    }
+
+    fn publish(&self, cat: &Arc<Catalog>) {
+        let mut cur = self.catalog.write();
+        if cat.version > cur.version {
+            *cur = cat.clone();
+        }
+    }
+}
+
+/// A statement parsed (and, if single, planned) by [`Session::prepare`].
+#[derive(Debug)]
+pub struct Prepared {
+    /// The parsed statement.
+    pub parsed: Parsed,
+    /// Types the client declared for the parameters.
+    declared: Vec<DataType>,
+    /// Parameter types after inference.
+    pub param_types: Vec<DataType>,
+    /// Result columns as planned at prepare time.
+    pub columns: Option<Vec<Column>>,
+    plan: Mutex<Option<(u64, Arc<Bound>)>>,
+}
+
+impl Prepared {
+    /// True for COMMIT/ROLLBACK, which run even in a failed transaction.
+    fn ends_block(&self) -> bool {
+        matches!(&self.parsed.stmt, Stmt::Sql(s) if matches!(s.as_ref(), ast::Statement::Commit { .. } | ast::Statement::Rollback { savepoint: None, .. }))
+    }
+}
+
+/// A statement bound to parameter values, ready to execute.
+#[derive(Debug)]
+pub struct Portal {
+    /// The statement.
+    pub prepared: Arc<Prepared>,
+    /// Plan used.
+    pub bound: Arc<Bound>,
+    /// Parameter values.
+    pub params: Vec<Value>,
+}
+
+impl Portal {
+    /// The rows' columns, if the statement returns rows.
+    pub fn columns(&self) -> Option<Vec<Column>> {
+        match &self.prepared.parsed.stmt {
+            Stmt::Sql(s) if matches!(s.as_ref(), ast::Statement::ShowVariable { .. }) => {
+                let name = show_name(s);
+                Some(vec![Column::computed(name, DataType::Text)])
+            }
+            _ => self.bound.columns(),
+        }
+    }
+}
+
+fn show_name(s: &ast::Statement) -> String {
+    match s {
+        ast::Statement::ShowVariable { variable } => {
+            let parts: Vec<String> = variable.iter().map(crate::bind::ident).collect();
+            let joined = parts.join(" ");
+            if joined == "all" { "name".into() } else { joined.replace("transaction isolation level", "transaction_isolation") }
+        }
+        _ => "?column?".into(),
+    }
+}
+
+/// What executing a statement produced.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Rows and the command tag.
+    Rows(Vec<Row>, String),
+    /// A command tag only.
+    Command(String),
+    /// COPY FROM STDIN is waiting for data with this many columns.
+    CopyIn(usize),
+    /// COPY TO STDOUT data lines, with the column count and row count.
+    CopyOut(usize, Vec<Vec<u8>>, u64),
+    /// The statement was empty.
+    Empty,
+}
+
+/// Where the session is in PostgreSQL's transaction state machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnState {
+    /// No transaction.
+    Idle,
+    /// An implicit (autocommit) transaction, ended at the next sync.
+    Implicit,
+    /// An explicit transaction block.
+    Block,
+    /// A failed transaction block, waiting for ROLLBACK.
+    Failed,
+}
+
+struct CopyIn {
+    parser: CopyParser,
+    table: Arc<crate::catalog::TableDef>,
+    columns: Vec<usize>,
+    rows: Vec<Row>,
+    count: u64,
+    private: bool,
+}
+
+/// One connection's session.
+pub struct Session<K: KvClient> {
+    db: Arc<Database<K>>,
+    settings: Settings,
+    catalog: Arc<Catalog>,
+    txn: Option<K::Txn>,
+    state: TxnState,
+    /// Isolation level for the current/next transaction block.
+    block_isolation: Option<IsolationLevel>,
+    /// Storage ids created in this transaction (bulk loads skip row locks).
+    fresh: HashSet<u64>,
+    /// This transaction changed the catalog.
+    ddl: bool,
+    txn_time: i64,
+    notices: Vec<ErrorReport>,
+    copy: Option<CopyIn>,
+    in_statement: bool,
+}
+
+const BATCH_ROWS: usize = 4096;
+
+impl<K: KvClient> Session<K> {
+    /// Opens a session on `db`.
+    pub fn new(db: Arc<Database<K>>) -> Session<K> {
+        let catalog = db.catalog.read().clone();
+        Session {
+            db,
+            settings: Settings::default(),
+            catalog,
+            txn: None,
+            state: TxnState::Idle,
+            block_isolation: None,
+            fresh: HashSet::new(),
+            ddl: false,
+            txn_time: 0,
+            notices: Vec::new(),
+            copy: None,
+            in_statement: false,
+        }
+    }
+
+    /// Applies a startup parameter (application_name, client_encoding, ...).
+    pub fn startup_param(&mut self, name: &str, value: &str) -> Result<()> {
+        if name == "options" {
+            return self.startup_options(value);
+        }
+        self.settings.set(name, value)
+    }
+
+    fn startup_options(&mut self, value: &str) -> Result<()> {
+        // `-c name=value` pairs, as libpq passes PGOPTIONS.
+        let mut it = value.split_whitespace();
+        while let Some(tok) = it.next() {
+            let kv = match tok {
+                "-c" => it.next().unwrap_or(""),
+                t if t.starts_with("-c") => &t[2..],
+                t if t.starts_with("--") => &t[2..],
+                _ => continue,
+            };
+            if let Some((k, v)) = kv.split_once('=') {
+                self.settings.set(&k.replace('-', "_"), v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The settings reported to the client at startup.
+    pub fn parameter_status(&self) -> Vec<(String, String)> {
+        self.settings.reported()
+    }
+
+    /// Reported settings changed since the last call.
+    pub fn changed_parameters(&mut self) -> Vec<(String, String)> {
+        self.settings.take_changed()
+    }
+
+    /// Notices raised since the last call.
+    pub fn take_notices(&mut self) -> Vec<ErrorReport> {
+        std::mem::take(&mut self.notices)
+    }
+
+    /// The transaction state (for ReadyForQuery).
+    pub fn txn_state(&self) -> TxnState {
+        self.state
+    }
+
+    fn refresh_shared_catalog(&mut self) {
+        if self.txn.is_none() || !self.ddl {
+            let shared = self.db.catalog.read().clone();
+            if shared.version > self.catalog.version {
+                self.catalog = shared;
+            }
+        }
+    }
+
+    /// Parses `sql`. A single statement is also planned, so its parameter
+    /// types and result columns are known (Describe), and errors such as an
+    /// unknown table surface at Parse, as in PostgreSQL.
+    pub fn prepare(&mut self, sql: &str, declared: &[DataType]) -> Result<Vec<Arc<Prepared>>> {
+        let parsed = parse::parse(sql)?;
+        self.refresh_shared_catalog();
+        let single = parsed.len() == 1;
+        let mut out = Vec::with_capacity(parsed.len());
+        for p in parsed {
+            let mut prepared = Prepared { parsed: p, declared: declared.to_vec(), param_types: declared.to_vec(), columns: None, plan: Mutex::new(None) };
+            if single {
+                let (bound, params) = planner::plan(&self.catalog, &prepared.parsed.stmt, declared).map_err(|e| self.position(e, &prepared.parsed))?;
+                prepared.columns = bound.columns();
+                prepared.param_types = params;
+                *prepared.plan.lock() = Some((self.catalog.version, bound));
+            }
+            out.push(Arc::new(prepared));
+        }
+        Ok(out)
+    }
+
+    fn position(&self, mut e: ErrorReport, p: &Parsed) -> ErrorReport {
+        if let Some(pos) = e.position {
+            e.position = Some(pos);
+        } else if let Some(tok) = quoted_token(&e.message) {
+            if let Some(i) = p.text.find(&tok) {
+                let chars = p.text[..i].chars().count();
+                e.position = Some((p.offset + chars + 1) as u32);
+            }
+        }
+        e
+    }
+
+    fn plan_for(&self, p: &Prepared) -> Result<Arc<Bound>> {
+        if let Some((v, b)) = &*p.plan.lock() {
+            if *v == self.catalog.version {
+                return Ok(b.clone());
+            }
+        }
+        let (bound, _) = planner::plan(&self.catalog, &p.parsed.stmt, &p.declared).map_err(|e| self.position(e, &p.parsed))?;
+        *p.plan.lock() = Some((self.catalog.version, bound.clone()));
+        Ok(bound)
+    }
+
+    /// Binds parameter values (already decoded to their types).
+    pub fn bind(&mut self, p: &Arc<Prepared>, params: Vec<Value>) -> Result<Portal> {
+        if self.state == TxnState::Failed && !p.ends_block() {
+            return Err(aborted());
+        }
+        self.refresh_shared_catalog();
+        let bound = self.plan_for(p)?;
+        Ok(Portal { prepared: p.clone(), bound, params })
+    }
+
+    /// Called when an execute future was dropped mid-statement (cancel or
+    /// disconnect): the statement's effects are discarded like an error's.
+    pub fn cancelled(&mut self) {
+        self.copy = None;
+        self.in_statement = false;
+        self.fail_txn();
+    }
+
+    /// Executes a bound portal.
+    pub async fn execute(&mut self, portal: &Portal) -> Result<Outcome> {
+        if self.in_statement {
+            // A previous execute was dropped without `cancelled` being called.
+            self.cancelled();
+        }
+        if self.state == TxnState::Failed && !portal.prepared.ends_block() {
+            return Err(aborted());
+        }
+        self.in_statement = true;
+        let r = self.execute_inner(portal).await;
+        self.in_statement = false;
+        match r {
+            Ok(o) => Ok(o),
+            Err(e) => {
+                self.fail_txn();
+                Err(self.position(e, &portal.prepared.parsed))
+            }
+        }
+    }
+
+    /// Ends the implicit transaction if one is open.
+    pub async fn sync(&mut self) -> Result<()> {
+        if self.state == TxnState::Implicit {
+            self.state = TxnState::Idle;
+            return self.commit_txn().await;
+        }
+        Ok(())
+    }
+
+    fn fail_txn(&mut self) {
+        if let Some(t) = self.txn.take() {
+            t.abort();
+        }
+        self.reset_txn_info();
+        self.state = match self.state {
+            TxnState::Block | TxnState::Failed => TxnState::Failed,
+            _ => TxnState::Idle,
+        };
+    }
+
+    fn reset_txn_info(&mut self) {
+        self.fresh.clear();
+        if self.ddl {
+            self.catalog = self.db.catalog.read().clone();
+        }
+        self.ddl = false;
+    }
+
+    async fn commit_txn(&mut self) -> Result<()> {
+        let Some(t) = self.txn.take() else { return Ok(()) };
+        let ddl = self.ddl;
+        let r = t.commit().await.map_err(from_kv);
+        if r.is_ok() && ddl {
+            self.db.publish(&self.catalog);
+        }
+        self.ddl = false;
+        self.fresh.clear();
+        if r.is_err() {
+            self.catalog = self.db.catalog.read().clone();
+        }
+        r
+    }
+
+    fn isolation(&self) -> Result<IsolationLevel> {
+        if let Some(l) = self.block_isolation {
+            return Ok(l);
+        }
+        parse_isolation(&self.settings.get("default_transaction_isolation")?)
+    }
+
+    async fn begin_txn(&mut self) -> Result<()> {
+        if self.txn.is_none() {
+            let iso = self.isolation()?;
+            let t = self.db.client.begin(self.db.tenant, iso).await.map_err(from_kv)?;
+            self.txn = Some(t);
+            self.txn_time = sqltypes::datetime::now_micros();
+        }
+        Ok(())
+    }
+
+    /// Starts the statement: opens a transaction if needed, refreshes the
+    /// snapshot (READ COMMITTED) and the catalog.
+    async fn start_statement(&mut self) -> Result<()> {
+        if self.state == TxnState::Idle {
+            self.state = TxnState::Implicit;
+        }
+        let fresh_txn = self.txn.is_none();
+        self.begin_txn().await?;
+        let iso = self.isolation()?;
+        let txn = self.txn.as_mut().expect("begin_txn opened a transaction");
+        if !fresh_txn && iso == IsolationLevel::ReadCommitted {
+            txn.refresh_snapshot();
+        }
+        let version = match txn.get(&keys::version(self.db.tenant)).await.map_err(from_kv)? {
+            Some(b) => ddl::decode_u64(&b)?,
+            None => 0,
+        };
+        if version != self.catalog.version {
+            let cat = Arc::new(ddl::load_catalog(&*txn, self.db.tenant).await?);
+            if !self.ddl {
+                self.db.publish(&cat);
+            }
+            self.catalog = cat;
+        }
+        Ok(())
+    }
+
+    fn eval_ctx(&self, params: &[Value]) -> EvalContext {
+        EvalContext { params: params.to_vec(), txn_time: self.txn_time, stmt_time: sqltypes::datetime::now_micros() }
+    }
+
+    async fn execute_inner(&mut self, portal: &Portal) -> Result<Outcome> {
+        let stmt = match &portal.prepared.parsed.stmt {
+            Stmt::Empty => return Ok(Outcome::Empty),
+            Stmt::Maintenance(tag) => {
+                if self.state == TxnState::Block && *tag == "VACUUM" {
+                    bail!(ActiveSqlTransaction, "VACUUM cannot run inside a transaction block");
+                }
+                return Ok(Outcome::Command(tag.to_string()));
+            }
+            Stmt::Copy(c) => return self.copy(c.clone()).await,
+            Stmt::Sql(s) => s.as_ref(),
+        };
+        if let Some(o) = self.control(stmt).await? {
+            return Ok(o);
+        }
+        self.start_statement().await?;
+        let bound = if matches!(*portal.bound, Bound::Utility) { portal.bound.clone() } else { self.plan_for(&portal.prepared)? };
+        let ctx = self.eval_ctx(&portal.params);
+        let tenant = self.db.tenant;
+        let catalog = self.catalog.clone();
+        let txn = self.txn.as_mut().expect("statement has a transaction");
+        match bound.as_ref() {
+            Bound::Query(plan, _) => {
+                let cx = ExecCtx { txn: &*txn, tenant, eval: &ctx, catalog: &catalog };
+                let rows = exec::run(plan, &cx).await?;
+                let tag = format!("SELECT {}", rows.len());
+                Ok(Outcome::Rows(rows, tag))
+            }
+            Bound::Insert(p) => {
+                let private = self.fresh.contains(&p.table.storage);
+                let (n, rows) = dml::insert(txn, tenant, p, &ctx, &catalog, private).await?;
+                Ok(Outcome::Rows(rows, format!("INSERT 0 {n}")))
+            }
+            Bound::Update(p) => {
+                let (n, rows) = dml::update(txn, tenant, p, &ctx, &catalog).await?;
+                Ok(Outcome::Rows(rows, format!("UPDATE {n}")))
+            }
+            Bound::Delete(p) => {
+                let (n, rows) = dml::delete(txn, tenant, p, &ctx, &catalog).await?;
+                Ok(Outcome::Rows(rows, format!("DELETE {n}")))
+            }
+            Bound::Explain(lines) => {
+                let rows = lines.iter().map(|l| vec![Value::Text(l.clone())]).collect();
+                Ok(Outcome::Rows(rows, "EXPLAIN".into()))
+            }
+            Bound::Utility => self.utility(stmt).await,
+        }
+    }
+
+    /// Transaction control and session commands that do not need a
+    /// transaction. Returns None for other statements.
+    async fn control(&mut self, stmt: &ast::Statement) -> Result<Option<Outcome>> {
+        use ast::Statement as S;
+        Ok(Some(match stmt {
+            S::StartTransaction { modes, .. } => {
+                if self.state == TxnState::Block {
+                    self.notices.push(ErrorReport::warning(sqlstate::SqlState::ActiveSqlTransaction, "there is already a transaction in progress"));
+                } else {
+                    self.block_isolation = txn_isolation(modes)?;
+                    if self.txn.is_some() && self.block_isolation.is_some() {
+                        // An implicit transaction already took its snapshot.
+                        self.block_isolation = None;
+                    }
+                    self.state = TxnState::Block;
+                }
+                Outcome::Command("BEGIN".into())
+            }
+            S::Commit { .. } => {
+                let tag = match self.state {
+                    TxnState::Failed => {
+                        self.fail_txn();
+                        self.state = TxnState::Idle;
+                        "ROLLBACK"
+                    }
+                    TxnState::Block => {
+                        self.state = TxnState::Idle;
+                        self.block_isolation = None;
+                        self.commit_txn().await?;
+                        "COMMIT"
+                    }
+                    _ => {
+                        self.notices.push(ErrorReport::warning(sqlstate::SqlState::NoActiveSqlTransaction, "there is no transaction in progress"));
+                        "COMMIT"
+                    }
+                };
+                Outcome::Command(tag.into())
+            }
+            S::Rollback { savepoint: None, .. } => {
+                if !matches!(self.state, TxnState::Block | TxnState::Failed) {
+                    self.notices.push(ErrorReport::warning(sqlstate::SqlState::NoActiveSqlTransaction, "there is no transaction in progress"));
+                }
+                if let Some(t) = self.txn.take() {
+                    t.abort();
+                }
+                self.reset_txn_info();
+                self.state = TxnState::Idle;
+                self.block_isolation = None;
+                Outcome::Command("ROLLBACK".into())
+            }
+            S::Set(set) => self.set(set)?,
+            S::ShowVariable { variable } => {
+                let name: Vec<String> = variable.iter().map(crate::bind::ident).collect();
+                let name = name.join(" ");
+                let v = match name.as_str() {
+                    "transaction isolation level" | "transaction_isolation" => iso_name(self.isolation()?).to_string(),
+                    "all" => {
+                        let rows = self.settings.all().map(|(k, v)| vec![Value::Text(k.clone()), Value::Text(v.clone())]).collect();
+                        return Ok(Some(Outcome::Rows(rows, "SHOW".into())));
+                    }
+                    n => self.settings.get(n)?,
+                };
+                Outcome::Rows(vec![vec![Value::Text(v)]], "SHOW".into())
+            }
+            S::Reset(r) => {
+                match &r.reset {
+                    ast::Reset::ALL => self.settings = Settings::default(),
+                    ast::Reset::ConfigurationParameter(n) => self.settings.reset(&crate::bind::object_name(n)?)?,
+                }
+                Outcome::Command("RESET".into())
+            }
+            S::Discard { .. } => Outcome::Command("DISCARD ALL".into()),
+            S::Deallocate { .. } => Outcome::Command("DEALLOCATE".into()),
+            _ => return Ok(None),
+        }))
+    }
+
+    fn set(&mut self, set: &ast::Set) -> Result<Outcome> {
+        use ast::Set as S;
+        match set {
+            S::SingleAssignment { variable, values, .. } => {
+                let name = crate::bind::object_name(variable)?;
+                let value = values.iter().map(set_value).collect::<Vec<_>>().join(", ");
+                if name == "transaction_isolation" || name == "default_transaction_isolation" {
+                    let lvl = parse_isolation(&value)?;
+                    if name == "transaction_isolation" {
+                        self.block_isolation = Some(lvl);
+                        return Ok(Outcome::Command("SET".into()));
+                    }
+                    self.settings.set(&name, iso_name(lvl))?;
+                } else {
+                    self.settings.set(&name, &value)?;
+                }
+            }
+            S::SetTimeZone { value, .. } => self.settings.set("TimeZone", &set_value(value))?,
+            S::SetTransaction { modes, session, .. } => {
+                if let Some(l) = txn_isolation(modes)? {
+                    if *session {
+                        self.settings.set("default_transaction_isolation", iso_name(l))?;
+                    } else {
+                        if self.txn.is_some() && self.state == TxnState::Block {
+                            bail!(ActiveSqlTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query");
+                        }
+                        self.block_isolation = Some(l);
+                    }
+                }
+            }
+            S::SetNames { .. } | S::SetNamesDefault {} => {}
+            other => bail!(FeatureNotSupported, "SET form not supported yet: {other}"),
+        }
+        Ok(Outcome::Command("SET".into()))
+    }
+
+    async fn utility(&mut self, stmt: &ast::Statement) -> Result<Outcome> {
+        use ast::Statement as S;
+        let tenant = self.db.tenant;
+        let catalog = self.catalog.clone();
+        let txn = self.txn.as_mut().expect("utility statement has a transaction");
+        let r: DdlResult = match stmt {
+            S::CreateTable(ct) => ddl::create_table(txn, tenant, &catalog, ct).await?,
+            S::Drop { object_type, if_exists, names, .. } => ddl::drop(txn, tenant, &catalog, object_type, names, *if_exists).await?,
+            S::Truncate(t) => {
+                let names: Vec<ast::ObjectName> = t.table_names.iter().map(|n| n.name.clone()).collect();
+                ddl::truncate(txn, tenant, &catalog, &names).await?
+            }
+            S::CreateIndex(ci) => ddl::create_index(txn, tenant, &catalog, ci).await?,
+            S::AlterTable(at) => ddl::alter_table(txn, tenant, &catalog, at).await?,
+            S::Analyze(_) => return Ok(Outcome::Command("ANALYZE".into())),
+            other => bail!(FeatureNotSupported, "statement not supported yet: {}", first_words(&other.to_string())),
+        };
+        self.notices.extend(r.notices);
+        self.fresh.extend(r.fresh);
+        self.ddl = true;
+        let txn = self.txn.as_ref().expect("still in the transaction");
+        self.catalog = Arc::new(ddl::load_catalog(txn, tenant).await?);
+        Ok(Outcome::Command(r.tag))
+    }
+
+    async fn copy(&mut self, c: CopyStmt) -> Result<Outcome> {
+        self.start_statement().await?;
+        let table = self.catalog.must_get_table(&c.table)?;
+        let columns: Vec<usize> = if c.columns.is_empty() {
+            (0..table.columns.len()).collect()
+        } else {
+            c.columns
+                .iter()
+                .map(|n| table.column_index(n).ok_or_else(|| err!(UndefinedColumn, "column \"{n}\" of relation \"{}\" does not exist", table.name)))
+                .collect::<Result<_>>()?
+        };
+        if !c.from {
+            return self.copy_out(&c, &table, &columns).await;
+        }
+        let types: Vec<DataType> = columns.iter().map(|&i| table.columns[i].ty.to_type()).collect();
+        let n = columns.len();
+        let private = self.fresh.contains(&table.storage);
+        self.copy = Some(CopyIn { parser: CopyParser::new(c, types), table, columns, rows: Vec::new(), count: 0, private });
+        Ok(Outcome::CopyIn(n))
+    }
+
+    async fn copy_out(&mut self, c: &CopyStmt, table: &Arc<crate::catalog::TableDef>, columns: &[usize]) -> Result<Outcome> {
+        let txn = self.txn.as_ref().expect("statement has a transaction");
+        let ctx = self.eval_ctx(&[]);
+        let cx = ExecCtx { txn, tenant: self.db.tenant, eval: &ctx, catalog: &self.catalog };
+        let scan = crate::plan::Scan { table: table.clone(), access: crate::plan::Access::Full, filter: None };
+        let rows = exec::scan_rows(&cx, &scan).await?;
+        let mut lines = Vec::with_capacity(rows.len() + 1);
+        if c.header {
+            let names: Vec<Value> = columns.iter().map(|&i| Value::Text(table.columns[i].name.clone())).collect();
+            let mut l = Vec::new();
+            crate::copy::format_row(&names, c, &mut l);
+            lines.push(l);
+        }
+        let count = rows.len() as u64;
+        for (_, row) in rows {
+            let vals: Vec<Value> = columns.iter().map(|&i| row[i].clone()).collect();
+            let mut l = Vec::new();
+            crate::copy::format_row(&vals, c, &mut l);
+            lines.push(l);
+        }
+        Ok(Outcome::CopyOut(columns.len(), lines, count))
+    }
+
+    /// Takes a chunk of COPY FROM STDIN data.
+    pub async fn copy_data(&mut self, data: &[u8]) -> Result<()> {
+        let r = self.copy_data_inner(data).await;
+        if r.is_err() {
+            self.copy = None;
+            self.fail_txn();
+        }
+        r
+    }
+
+    async fn copy_data_inner(&mut self, data: &[u8]) -> Result<()> {
+        let Some(cp) = self.copy.as_mut() else { bail!(ProtocolViolation, "unexpected COPY data") };
+        cp.parser.feed(data, &mut cp.rows)?;
+        if cp.rows.len() >= BATCH_ROWS {
+            self.flush_copy().await?;
+        }
+        Ok(())
+    }
+
+    async fn flush_copy(&mut self) -> Result<()> {
+        let tenant = self.db.tenant;
+        let now = self.txn_time;
+        let catalog = self.catalog.clone();
+        let (Some(cp), Some(txn)) = (self.copy.as_mut(), self.txn.as_mut()) else { return Ok(()) };
+        let table = cp.table.clone();
+        let ctx = EvalContext { txn_time: now, stmt_time: now, ..Default::default() };
+        let mut defaults = Vec::new();
+        for (i, c) in table.columns.iter().enumerate() {
+            if !cp.columns.contains(&i) {
+                if let Some(d) = &c.default {
+                    defaults.push((i, ddl::default_expr(&catalog, d, &c.ty.to_type())?));
+                }
+            }
+        }
+        let mut rows = Vec::with_capacity(cp.rows.len());
+        for src in cp.rows.drain(..) {
+            let mut row = vec![Value::Null; table.columns.len()];
+            for (v, &c) in src.into_iter().zip(&cp.columns) {
+                row[c] = v;
+            }
+            for (i, d) in &defaults {
+                row[*i] = d.eval(&[], &ctx)?;
+            }
+            dml::check_row(&table, &mut row)?;
+            rows.push(row);
+        }
+        cp.count += rows.len() as u64;
+        dml::insert_rows(txn, tenant, &table, &rows, cp.private).await
+    }
+
+    /// CopyDone: loads the remaining rows; returns the tag.
+    pub async fn copy_done(&mut self) -> Result<String> {
+        let r = async {
+            let Some(cp) = self.copy.as_mut() else { bail!(ProtocolViolation, "unexpected CopyDone") };
+            cp.parser.finish(&mut cp.rows)?;
+            self.flush_copy().await?;
+            Ok(self.copy.take().map(|c| c.count).unwrap_or(0))
+        }
+        .await;
+        match r {
+            Ok(n) => Ok(format!("COPY {n}")),
+            Err(e) => {
+                self.copy = None;
+                self.fail_txn();
+                Err(e)
+            }
+        }
+    }
+
+    /// CopyFail from the client.
+    pub fn copy_fail(&mut self, msg: &str) -> ErrorReport {
+        self.copy = None;
+        self.fail_txn();
+        err!(QueryCanceled, "COPY from stdin failed: {msg}")
+    }
+}
+
+fn aborted() -> ErrorReport {
+    err!(InFailedSqlTransaction, "current transaction is aborted, commands ignored until end of transaction block")
+}
+
+fn quoted_token(msg: &str) -> Option<String> {
+    // Points the caret at the first quoted name in messages such as
+    // `relation "x" does not exist` or `column "y" does not exist`.
+    if !(msg.starts_with("relation ") || msg.starts_with("column ") || msg.starts_with("function ")) {
+        return None;
+    }
+    let start = msg.find('"')? + 1;
+    let end = start + msg[start..].find('"')?;
+    Some(msg[start..end].to_string())
+}
+
+fn first_words(s: &str) -> String {
+    s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+}
+
+fn set_value(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => s.clone(),
+            ast::Value::Number(n, _) => n.clone(),
+            ast::Value::Boolean(b) => if *b { "on".into() } else { "off".into() },
+            other => other.to_string(),
+        },
+        ast::Expr::Identifier(i) => i.value.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn parse_isolation(s: &str) -> Result<IsolationLevel> {
+    Ok(match s.to_lowercase().replace(['_', '-'], " ").trim() {
+        "read committed" | "read uncommitted" => IsolationLevel::ReadCommitted,
+        "repeatable read" => IsolationLevel::RepeatableRead,
+        "serializable" => IsolationLevel::Serializable,
+        other => bail!(InvalidParameterValue, "invalid value for parameter \"transaction_isolation\": \"{other}\""),
+    })
+}
+
+fn iso_name(l: IsolationLevel) -> &'static str {
+    match l {
+        IsolationLevel::ReadCommitted => "read committed",
+        IsolationLevel::RepeatableRead => "repeatable read",
+        IsolationLevel::Serializable => "serializable",
+    }
+}
+
+fn txn_isolation(modes: &[ast::TransactionMode]) -> Result<Option<IsolationLevel>> {
+    let mut lvl = None;
+    for m in modes {
+        match m {
+            ast::TransactionMode::IsolationLevel(l) => {
+                lvl = Some(match l {
+                    ast::TransactionIsolationLevel::ReadUncommitted | ast::TransactionIsolationLevel::ReadCommitted => IsolationLevel::ReadCommitted,
+                    ast::TransactionIsolationLevel::RepeatableRead => IsolationLevel::RepeatableRead,
+                    ast::TransactionIsolationLevel::Serializable => IsolationLevel::Serializable,
+                    other => bail!(FeatureNotSupported, "isolation level {other} is not supported"),
+                })
+            }
+            ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly) => {
+                bail!(FeatureNotSupported, "read-only transactions are not supported yet")
+            }
+            ast::TransactionMode::AccessMode(_) => {}
+        }
+    }
+    Ok(lvl)
+}

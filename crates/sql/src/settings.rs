@@ -1,0 +1,180 @@
+//! Session settings (GUCs): SET, SHOW, RESET and the values reported to
+//! clients as ParameterStatus.
+//!
+//! Settings are plain strings keyed by lower-case name. Only the ones clients
+//! rely on have effects (transaction isolation); the rest are stored and
+//! echoed so drivers that set them at connect time work.
+
+use std::collections::BTreeMap;
+
+use crate::bail;
+use crate::error::Result;
+
+/// The version string reported as server_version and by version().
+pub const SERVER_VERSION: &str = "15.0";
+
+/// What version() returns.
+pub const VERSION_STRING: &str = "PostgreSQL 15.0 (Strata 0.1.0) on x86_64-pc-linux-gnu, compiled by rustc, 64-bit";
+
+/// Settings reported to the client at startup and whenever they change.
+pub const REPORTED: &[&str] = &[
+    "server_version",
+    "server_encoding",
+    "client_encoding",
+    "application_name",
+    "DateStyle",
+    "IntervalStyle",
+    "TimeZone",
+    "integer_datetimes",
+    "standard_conforming_strings",
+    "is_superuser",
+    "session_authorization",
+    "default_transaction_read_only",
+    "in_hot_standby",
+];
+
+/// One session's settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    values: BTreeMap<String, String>,
+    changed: Vec<String>,
+}
+
+fn defaults() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("server_version", SERVER_VERSION),
+        ("server_version_num", "150000"),
+        ("server_encoding", "UTF8"),
+        ("client_encoding", "UTF8"),
+        ("application_name", ""),
+        ("DateStyle", "ISO, MDY"),
+        ("IntervalStyle", "postgres"),
+        ("TimeZone", "UTC"),
+        ("integer_datetimes", "on"),
+        ("standard_conforming_strings", "on"),
+        ("is_superuser", "on"),
+        ("session_authorization", "postgres"),
+        ("default_transaction_read_only", "off"),
+        ("in_hot_standby", "off"),
+        ("search_path", "\"$user\", public"),
+        ("default_transaction_isolation", "read committed"),
+        ("transaction_isolation", "read committed"),
+        ("extra_float_digits", "1"),
+        ("statement_timeout", "0"),
+        ("lock_timeout", "0"),
+        ("idle_in_transaction_session_timeout", "0"),
+        ("max_identifier_length", "63"),
+        ("client_min_messages", "notice"),
+        ("synchronous_commit", "on"),
+        ("max_connections", "1000"),
+        ("block_size", "8192"),
+        ("lc_collate", "C"),
+        ("lc_ctype", "C"),
+        ("lc_messages", "C"),
+        ("lc_monetary", "C"),
+        ("lc_numeric", "C"),
+        ("lc_time", "C"),
+        ("datestyle", "ISO, MDY"),
+        ("timezone", "UTC"),
+        ("bytea_output", "hex"),
+        ("row_security", "on"),
+        ("check_function_bodies", "on"),
+        ("xmloption", "content"),
+        ("default_tablespace", ""),
+        ("work_mem", "4MB"),
+        ("maintenance_work_mem", "64MB"),
+        ("jit", "off"),
+    ]
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { values: defaults().into_iter().map(|(k, v)| (k.to_lowercase(), v.to_string())).collect(), changed: vec![] }
+    }
+}
+
+impl Settings {
+    /// The canonical (reported) spelling of a setting name.
+    fn canonical(name: &str) -> String {
+        REPORTED.iter().find(|r| r.eq_ignore_ascii_case(name)).map(|s| s.to_string()).unwrap_or_else(|| name.to_lowercase())
+    }
+
+    /// Reads a setting; 42704 if unknown.
+    pub fn get(&self, name: &str) -> Result<String> {
+        match self.values.get(&name.to_lowercase()) {
+            Some(v) => Ok(v.clone()),
+            None => bail!(UndefinedObject, "unrecognized configuration parameter \"{name}\""),
+        }
+    }
+
+    /// Sets a setting. Unknown names with a dot (custom options) are accepted,
+    /// as PostgreSQL accepts `myapp.x`; other unknown names fail with 42704.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
+        let key = name.to_lowercase();
+        let value = match key.as_str() {
+            "client_encoding" => {
+                let v = value.to_uppercase().replace('-', "");
+                if v != "UTF8" && v != "UNICODE" {
+                    bail!(FeatureNotSupported, "conversion between {value} and UTF8 is not supported");
+                }
+                "UTF8".to_string()
+            }
+            "timezone" => {
+                if !matches!(value.to_uppercase().as_str(), "UTC" | "GMT" | "ETC/UTC" | "Z" | "+00" | "0") {
+                    bail!(FeatureNotSupported, "time zone \"{value}\" is not supported yet (only UTC)");
+                }
+                "UTC".to_string()
+            }
+            "datestyle" => {
+                if !value.to_uppercase().contains("ISO") {
+                    bail!(FeatureNotSupported, "DateStyle \"{value}\" is not supported yet (only ISO)");
+                }
+                "ISO, MDY".to_string()
+            }
+            "server_version" | "server_version_num" | "server_encoding" | "integer_datetimes" | "block_size" | "max_identifier_length" => {
+                bail!(CantChangeRuntimeParam, "parameter \"{key}\" cannot be changed");
+            }
+            _ if !self.values.contains_key(&key) && !key.contains('.') => {
+                bail!(UndefinedObject, "unrecognized configuration parameter \"{name}\"")
+            }
+            _ => value.to_string(),
+        };
+        let canonical = Self::canonical(&key);
+        for alias in [key.clone(), canonical.to_lowercase()] {
+            self.values.insert(alias, value.clone());
+        }
+        if key == "datestyle" || key == "timezone" {
+            self.values.insert(key.clone(), value.clone());
+        }
+        if REPORTED.iter().any(|r| r.eq_ignore_ascii_case(&key)) {
+            self.changed.push(canonical);
+        }
+        Ok(())
+    }
+
+    /// Restores a setting's default.
+    pub fn reset(&mut self, name: &str) -> Result<()> {
+        let key = name.to_lowercase();
+        match defaults().into_iter().find(|(k, _)| k.eq_ignore_ascii_case(&key)) {
+            Some((_, v)) => self.set(&key, v),
+            None => bail!(UndefinedObject, "unrecognized configuration parameter \"{name}\""),
+        }
+    }
+
+    /// The ParameterStatus pairs sent at startup.
+    pub fn reported(&self) -> Vec<(String, String)> {
+        REPORTED.iter().filter_map(|r| self.values.get(&r.to_lowercase()).map(|v| (r.to_string(), v.clone()))).collect()
+    }
+
+    /// Reported settings that changed since the last call.
+    pub fn take_changed(&mut self) -> Vec<(String, String)> {
+        let mut names = std::mem::take(&mut self.changed);
+        names.dedup();
+        names.into_iter().filter_map(|n| self.values.get(&n.to_lowercase()).map(|v| (n, v.clone()))).collect()
+    }
+
+    /// All settings, for SHOW ALL and pg_settings.
+    pub fn all(&self) -> impl Iterator<Item = (&String, &String)> {
+        self.values.iter()
+    }
+}
