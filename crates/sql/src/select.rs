@@ -123,7 +123,7 @@ fn order_exprs(order: &ast::OrderBy) -> Result<&[ast::OrderByExpr]> {
 }
 
 fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> SortKey {
-    let desc = o.options.asc == Some(false);
+    let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
     SortKey { expr, desc, nulls_first: o.options.nulls_first.unwrap_or(desc) }
 }
 

@@ -537,6 +537,7 @@ impl<K: KvClient> Session<K> {
                 match &r.reset {
                     ast::Reset::ALL => self.settings = Settings::default(),
                     ast::Reset::ConfigurationParameter(n) => self.settings.reset(&crate::bind::object_name(n)?)?,
+                    ast::Reset::SessionAuthorization => {}
                 }
                 Outcome::Command("RESET".into())
             }

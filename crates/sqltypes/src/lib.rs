@@ -33,6 +33,18 @@ pub mod keycode;
 pub mod rowcodec;
 
 pub use numeric::Numeric;
+pub use sqlstate::{ErrorReport, SqlState};
+
+/// A result whose error is a PostgreSQL error report.
+pub type Result<T> = std::result::Result<T, ErrorReport>;
+
+/// Builds an [`ErrorReport`] from a [`SqlState`] variant name and a message.
+#[macro_export]
+macro_rules! err {
+    ($state:ident, $($arg:tt)*) => {
+        $crate::ErrorReport::new($crate::SqlState::$state, format!($($arg)*))
+    };
+}
 
 /// A column or expression type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -1,0 +1,238 @@
+//! Operators on values: comparison, arithmetic and concatenation.
+//!
+//! Operands of different numeric types are promoted along int2 < int4 < int8
+//! < numeric < float8 first, so `1 = 1.0` compares equal and `int4 + int8`
+//! is computed in int8, with PostgreSQL's overflow errors (22003) and
+//! division-by-zero errors (22012). Float NaN equals NaN and sorts above every other value.
+
+use std::cmp::Ordering;
+
+use crate::cast::{cast, common_type};
+use crate::numeric::Numeric;
+use crate::{err, DataType, Result, Value};
+
+fn promote(a: &Value, b: &Value) -> Result<(Value, Value)> {
+    let (Some(ta), Some(tb)) = (a.data_type(), b.data_type()) else { return Ok((a.clone(), b.clone())) };
+    if ta == tb {
+        return Ok((a.clone(), b.clone()));
+    }
+    match common_type(&ta, &tb) {
+        Some(t) => Ok((cast(a.clone(), &t)?, cast(b.clone(), &t)?)),
+        None => Err(err!(UndefinedFunction, "operator does not exist: {ta} = {tb}")),
+    }
+}
+
+fn float_cmp(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// SQL comparison: None if either side is NULL.
+pub fn compare(a: &Value, b: &Value) -> Result<Option<Ordering>> {
+    if a.is_null() || b.is_null() {
+        return Ok(None);
+    }
+    let (a, b) = promote(a, b)?;
+    Ok(Some(match (&a, &b) {
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::Int2(x), Value::Int2(y)) => x.cmp(y),
+        (Value::Int4(x), Value::Int4(y)) => x.cmp(y),
+        (Value::Int8(x), Value::Int8(y)) => x.cmp(y),
+        (Value::Float8(x), Value::Float8(y)) => float_cmp(*x, *y),
+        (Value::Numeric(x), Value::Numeric(y)) => x.cmp(y),
+        // char(n) values are stored blank-padded to n and literals compared
+        // with them are padded at bind time, so byte order is right for all
+        // string types (C collation).
+        (Value::Text(x), Value::Text(y)) => x.cmp(y),
+        (Value::Timestamp(x), Value::Timestamp(y)) | (Value::TimestampTz(x), Value::TimestampTz(y)) => x.cmp(y),
+        (Value::Date(x), Value::Date(y)) => x.cmp(y),
+        (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
+        (x, y) => {
+            let tx = x.data_type().map(|t| t.to_string()).unwrap_or_default();
+            let ty = y.data_type().map(|t| t.to_string()).unwrap_or_default();
+            return Err(err!(UndefinedFunction, "operator does not exist: {tx} = {ty}"));
+        }
+    }))
+}
+
+/// Total order for ORDER BY and grouping: NULLs last, incomparable types by
+/// type name (never an error, so sorting cannot fail halfway).
+pub fn sort_cmp(a: &Value, b: &Value) -> Ordering {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ => compare(a, b).ok().flatten().unwrap_or_else(|| {
+            let ta = a.data_type().map(|t| t.oid()).unwrap_or(0);
+            let tb = b.data_type().map(|t| t.oid()).unwrap_or(0);
+            ta.cmp(&tb)
+        }),
+    }
+}
+
+fn int_range_err(t: &DataType) -> crate::ErrorReport {
+    match t {
+        DataType::Int2 => err!(NumericValueOutOfRange, "smallint out of range"),
+        DataType::Int4 => err!(NumericValueOutOfRange, "integer out of range"),
+        _ => err!(NumericValueOutOfRange, "bigint out of range"),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Arith {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+fn int_op(op: Arith, x: i64, y: i64, t: &DataType) -> Result<Value> {
+    let r = match op {
+        Arith::Add => x.checked_add(y),
+        Arith::Sub => x.checked_sub(y),
+        Arith::Mul => x.checked_mul(y),
+        Arith::Div | Arith::Rem if y == 0 => return Err(err!(DivisionByZero, "division by zero")),
+        Arith::Div => x.checked_div(y),
+        Arith::Rem => Some(x.checked_rem(y).unwrap_or(0)),
+    };
+    let r = r.ok_or_else(|| int_range_err(t))?;
+    Ok(match t {
+        DataType::Int2 => Value::Int2(i16::try_from(r).map_err(|_| int_range_err(t))?),
+        DataType::Int4 => Value::Int4(i32::try_from(r).map_err(|_| int_range_err(t))?),
+        _ => Value::Int8(r),
+    })
+}
+
+fn arith(op: Arith, a: &Value, b: &Value) -> Result<Value> {
+    if a.is_null() || b.is_null() {
+        return Ok(Value::Null);
+    }
+    // date + int, date - int, date - date
+    match (op, a, b) {
+        (Arith::Add, Value::Date(d), Value::Int4(n)) | (Arith::Add, Value::Int4(n), Value::Date(d)) => {
+            return Ok(Value::Date(d.checked_add(*n).ok_or_else(|| err!(DatetimeFieldOverflow, "date out of range"))?))
+        }
+        (Arith::Sub, Value::Date(d), Value::Int4(n)) => {
+            return Ok(Value::Date(d.checked_sub(*n).ok_or_else(|| err!(DatetimeFieldOverflow, "date out of range"))?))
+        }
+        (Arith::Sub, Value::Date(x), Value::Date(y)) => return Ok(Value::Int4(x - y)),
+        _ => {}
+    }
+    let (a, b) = promote(a, b)?;
+    Ok(match (&a, &b) {
+        (Value::Int2(x), Value::Int2(y)) => int_op(op, *x as i64, *y as i64, &DataType::Int2)?,
+        (Value::Int4(x), Value::Int4(y)) => int_op(op, *x as i64, *y as i64, &DataType::Int4)?,
+        (Value::Int8(x), Value::Int8(y)) => int_op(op, *x, *y, &DataType::Int8)?,
+        (Value::Float8(x), Value::Float8(y)) => {
+            let r = match op {
+                Arith::Add => x + y,
+                Arith::Sub => x - y,
+                Arith::Mul => x * y,
+                Arith::Div if *y == 0.0 => return Err(err!(DivisionByZero, "division by zero")),
+                Arith::Div => x / y,
+                Arith::Rem => return Err(err!(UndefinedFunction, "operator does not exist: double precision % double precision")),
+            };
+            if r.is_infinite() && x.is_finite() && y.is_finite() {
+                return Err(err!(NumericValueOutOfRange, "value out of range: overflow"));
+            }
+            Value::Float8(r)
+        }
+        (Value::Numeric(x), Value::Numeric(y)) => Value::Numeric(match op {
+            Arith::Add => x.add(y),
+            Arith::Sub => x.sub(y),
+            Arith::Mul => x.mul(y),
+            Arith::Div => x.div(y)?,
+            Arith::Rem => x.rem(y)?,
+        }),
+        (x, y) => {
+            let tx = x.data_type().map(|t| t.to_string()).unwrap_or_default();
+            let ty = y.data_type().map(|t| t.to_string()).unwrap_or_default();
+            return Err(err!(UndefinedFunction, "operator does not exist: {tx} + {ty}"));
+        }
+    })
+}
+
+/// `a + b`
+pub fn add(a: &Value, b: &Value) -> Result<Value> {
+    arith(Arith::Add, a, b)
+}
+
+/// `a - b`
+pub fn sub(a: &Value, b: &Value) -> Result<Value> {
+    arith(Arith::Sub, a, b)
+}
+
+/// `a * b`
+pub fn mul(a: &Value, b: &Value) -> Result<Value> {
+    arith(Arith::Mul, a, b)
+}
+
+/// `a / b` (integer division truncates toward zero)
+pub fn div(a: &Value, b: &Value) -> Result<Value> {
+    arith(Arith::Div, a, b)
+}
+
+/// `a % b`
+pub fn rem(a: &Value, b: &Value) -> Result<Value> {
+    arith(Arith::Rem, a, b)
+}
+
+/// `-a`
+pub fn neg(a: &Value) -> Result<Value> {
+    Ok(match a {
+        Value::Null => Value::Null,
+        Value::Int2(i) => Value::Int2(i.checked_neg().ok_or_else(|| int_range_err(&DataType::Int2))?),
+        Value::Int4(i) => Value::Int4(i.checked_neg().ok_or_else(|| int_range_err(&DataType::Int4))?),
+        Value::Int8(i) => Value::Int8(i.checked_neg().ok_or_else(|| int_range_err(&DataType::Int8))?),
+        Value::Float8(f) => Value::Float8(-f),
+        Value::Numeric(n) => Value::Numeric(n.neg()),
+        Value::Text(s) => Value::Numeric(Numeric::parse(s)?.neg()),
+        other => {
+            let t = other.data_type().map(|t| t.to_string()).unwrap_or_default();
+            return Err(err!(UndefinedFunction, "operator does not exist: - {t}"));
+        }
+    })
+}
+
+/// `a || b` on strings (non-strings are converted to text first).
+pub fn concat(a: &Value, b: &Value) -> Result<Value> {
+    if a.is_null() || b.is_null() {
+        return Ok(Value::Null);
+    }
+    let text = |v: &Value| -> Result<String> {
+        match cast(v.clone(), &DataType::Text)? {
+            Value::Text(s) => Ok(s),
+            _ => Ok(String::new()),
+        }
+    };
+    let (x, y) = (text(a)?, text(b)?);
+    Ok(Value::Text(x + &y))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cross_type_comparison() {
+        assert_eq!(compare(&Value::Int4(1), &Value::Int8(1)).ok().flatten(), Some(Ordering::Equal));
+        assert_eq!(compare(&Value::Int4(1), &Value::Numeric(Numeric::parse("1.5").expect("n"))).ok().flatten(), Some(Ordering::Less));
+        assert_eq!(compare(&Value::Null, &Value::Int4(1)).ok().flatten(), None);
+        assert_eq!(compare(&Value::Text("a ".into()), &Value::Text("a".into())).ok().flatten(), Some(Ordering::Greater));
+        assert_eq!(compare(&Value::Float8(f64::NAN), &Value::Float8(1e300)).ok().flatten(), Some(Ordering::Greater));
+    }
+
+    #[test]
+    fn arithmetic_errors() {
+        assert_eq!(add(&Value::Int4(i32::MAX), &Value::Int4(1)).expect_err("overflow").message, "integer out of range");
+        assert_eq!(div(&Value::Int4(1), &Value::Int4(0)).expect_err("zero").code, crate::SqlState::DivisionByZero);
+        assert_eq!(div(&Value::Int4(7), &Value::Int4(-2)).ok(), Some(Value::Int4(-3)));
+        assert_eq!(add(&Value::Int4(1), &Value::Int8(2)).ok(), Some(Value::Int8(3)));
+        assert_eq!(rem(&Value::Int4(-7), &Value::Int4(2)).ok(), Some(Value::Int4(-1)));
+    }
+}
