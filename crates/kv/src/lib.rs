@@ -1,1 +1,22 @@
-//! placeholder
+//! The KV node: ordered, tenant-prefixed keys with MVCC transactions.
+//!
+//! This crate implements the [`kvapi`] contract. It owns the storage engines
+//! (RocksDB and in-memory), the multi-version encoding, row locks with
+//! deadlock detection, group commit, and garbage collection of dropped
+//! storage. It must never depend on the SQL layer or the wire protocol: it
+//! sees keys and bytes, and checks that every key a transaction touches
+//! belongs to that transaction's tenant.
+
+/// Storage engines: plain sorted bytes.
+pub mod engine;
+/// Multi-version key encoding and snapshot reads.
+pub mod mvcc;
+/// Row locks, FIFO waits and deadlock detection.
+pub mod lock;
+/// The node, the commit worker and the embedded client.
+pub mod node;
+/// Transactions on the embedded node.
+pub mod txn;
+
+pub use node::{EmbeddedClient, KvNode};
+pub use txn::EmbeddedTxn;

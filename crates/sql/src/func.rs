@@ -253,7 +253,8 @@ impl Func {
             }
             Func::Repeat => {
                 let n = int(&arg(1))?.max(0) as usize;
-                let s = text(&arg(0))?;
+                let a0 = arg(0);
+                let s = text(&a0)?;
                 if s.len().saturating_mul(n) > (1 << 30) {
                     bail!(ProgramLimitExceeded, "requested length too large");
                 }

@@ -205,7 +205,10 @@ fn word(t: &TokenWithSpan) -> Option<String> {
 }
 
 fn is_kw(t: Option<&&TokenWithSpan>, kw: &str) -> bool {
-    t.and_then(|t| word(t)).map(|w| w == kw && matches!(&t_token_quote(t), None)).unwrap_or(false)
+    match t {
+        Some(t) => t_token_quote(t).is_none() && word(t).as_deref() == Some(kw),
+        None => false,
+    }
 }
 
 fn t_token_quote(t: &TokenWithSpan) -> Option<char> {
@@ -231,7 +234,7 @@ fn utility(words: &[&TokenWithSpan]) -> Result<Option<Stmt>> {
 
 fn copy(w: &[&TokenWithSpan]) -> Result<Stmt> {
     let mut i = 1;
-    let mut next = |i: &mut usize| -> Option<&TokenWithSpan> {
+    let next = |i: &mut usize| -> Option<&TokenWithSpan> {
         let t = w.get(*i).copied();
         *i += 1;
         t

@@ -360,7 +360,7 @@ impl<K: KvClient> Session<K> {
     async fn commit_txn(&mut self) -> Result<()> {
         let Some(t) = self.txn.take() else { return Ok(()) };
         let ddl = self.ddl;
-        let r = t.commit().await.map_err(from_kv);
+        let r = t.commit().await.map(|_| ()).map_err(from_kv);
         if r.is_ok() && ddl {
             self.db.publish(&self.catalog);
         }

@@ -68,6 +68,8 @@ sqlstates! {
     CharacterNotInRepertoire = "22021",
     /// 22023
     InvalidParameterValue = "22023",
+    /// 2201W
+    InvalidRowCountInLimitClause = "2201W",
     /// 2202E
     ArraySubscriptError = "2202E",
     /// 22P02

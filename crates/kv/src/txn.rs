@@ -1,0 +1,338 @@
+//! [`EmbeddedTxn`]: a transaction against the local node.
+//!
+//! Reads see the snapshot plus the transaction's own buffered writes. Writes
+//! stay in an ordered buffer (with an undo log for savepoints) until commit,
+//! so aborting is free and a commit is one atomic engine batch. Every key a
+//! call touches is checked against the transaction's tenant.
+
+use std::collections::{BTreeMap, HashSet};
+use std::ops::Bound;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use kvapi::{Error, IsolationLevel, Key, KeyRange, LockMode, Locked, Result, RetryReason, Savepoint, TenantId, Timestamp, Txn, TxnId};
+
+use crate::lock::Acquire;
+use crate::mvcc;
+use crate::node::Shared;
+
+/// A transaction on the embedded node.
+pub struct EmbeddedTxn {
+    shared: Arc<Shared>,
+    id: TxnId,
+    tenant: TenantId,
+    isolation: IsolationLevel,
+    snapshot: u64,
+    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    undo: Vec<(Vec<u8>, Option<Option<Vec<u8>>>)>,
+    held: HashSet<Vec<u8>>,
+    held_order: Vec<Vec<u8>>,
+    ranges: Vec<KeyRange>,
+    finished: bool,
+}
+
+/// Removes an abandoned lock wait when the waiting future is dropped.
+struct WaitGuard<'a> {
+    shared: &'a Shared,
+    key: &'a [u8],
+    txn: TxnId,
+    armed: bool,
+}
+
+impl Drop for WaitGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.shared.locks.lock().abandon(self.key, self.txn);
+        }
+    }
+}
+
+impl EmbeddedTxn {
+    pub(crate) fn new(shared: Arc<Shared>, tenant: TenantId, isolation: IsolationLevel) -> EmbeddedTxn {
+        let id = shared.next_txn_id();
+        let snapshot = shared.visible.load(Ordering::Acquire);
+        shared.register_snapshot(snapshot);
+        EmbeddedTxn {
+            shared,
+            id,
+            tenant,
+            isolation,
+            snapshot,
+            writes: BTreeMap::new(),
+            undo: Vec::new(),
+            held: HashSet::new(),
+            held_order: Vec::new(),
+            ranges: Vec::new(),
+            finished: false,
+        }
+    }
+
+    fn check(&self, key: &Key) -> Result<()> {
+        if key.tenant() != self.tenant {
+            return Err(Error::TenantViolation(format!("key of tenant {} in a transaction of tenant {}", key.tenant().0, self.tenant.0)));
+        }
+        Ok(())
+    }
+
+    fn check_range(&self, r: &KeyRange) -> Result<()> {
+        self.check(&r.start)?;
+        let end_ok = r.end.tenant() == self.tenant || (r.end.tenant().0 == self.tenant.0 + 1 && r.end.rest().is_empty());
+        if !end_ok {
+            return Err(Error::TenantViolation("range leaves the tenant's keyspace".into()));
+        }
+        Ok(())
+    }
+
+    fn read(&self, key: &Key) -> Result<Option<Vec<u8>>> {
+        if let Some(v) = self.writes.get(key.as_bytes()) {
+            return Ok(v.clone());
+        }
+        Ok(mvcc::get_at(self.shared.engine.as_ref(), key.as_bytes(), self.snapshot)?.and_then(|(_, v)| v))
+    }
+
+    fn scan_sync(&self, range: &KeyRange, limit: usize) -> Result<Vec<(Key, Vec<u8>)>> {
+        let mut out = Vec::new();
+        if limit == 0 {
+            return Ok(out);
+        }
+        let end = range.end.as_bytes().to_vec();
+        let mut cursor = range.start.as_bytes().to_vec();
+        loop {
+            let mut committed: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+            let want = limit - out.len();
+            mvcc::scan_at(self.shared.engine.as_ref(), &cursor, &end, self.snapshot, &mut |k, v| {
+                if let Some(v) = v {
+                    committed.push((k, v));
+                }
+                committed.len() < want
+            })?;
+            let hit_limit = committed.len() >= want;
+            let upper = match (hit_limit, committed.last()) {
+                (true, Some((k, _))) => {
+                    let mut u = k.clone();
+                    u.push(0);
+                    u
+                }
+                _ => end.clone(),
+            };
+            // Merge committed rows with our own writes in [cursor, upper).
+            let mut own = self.writes.range::<[u8], _>((Bound::Included(&cursor[..]), Bound::Excluded(&upper[..]))).peekable();
+            let mut comm = committed.into_iter().peekable();
+            loop {
+                let take_own = match (own.peek(), comm.peek()) {
+                    (None, None) => break,
+                    (Some(_), None) => true,
+                    (None, Some(_)) => false,
+                    (Some((ok, _)), Some((ck, _))) => ok.as_slice() <= ck.as_slice(),
+                };
+                let (k, v) = if take_own {
+                    let (k, v) = own.next().expect("peeked");
+                    if comm.peek().map(|(ck, _)| ck == k).unwrap_or(false) {
+                        comm.next();
+                    }
+                    (k.clone(), v.clone())
+                } else {
+                    let (k, v) = comm.next().expect("peeked");
+                    (k, Some(v))
+                };
+                if let Some(v) = v {
+                    out.push((Key::decode(k)?, v));
+                    if out.len() >= limit {
+                        return Ok(out);
+                    }
+                }
+            }
+            if !hit_limit {
+                return Ok(out);
+            }
+            cursor = upper;
+        }
+    }
+
+    fn release_locks(&mut self) {
+        if self.held_order.is_empty() {
+            return;
+        }
+        let mut lt = self.shared.locks.lock();
+        for k in self.held_order.drain(..) {
+            lt.release(&k, self.id);
+        }
+        self.held.clear();
+    }
+
+    fn finish(&mut self) {
+        if !self.finished {
+            self.finished = true;
+            self.release_locks();
+            self.shared.release_snapshot(self.snapshot);
+        }
+    }
+
+    fn record(&mut self, key: Key, value: Option<Vec<u8>>, mode: LockMode) -> Result<()> {
+        self.check(&key)?;
+        if self.finished {
+            return Err(Error::Unavailable("transaction already finished".into()));
+        }
+        if mode == LockMode::Locked && !self.held.contains(key.as_bytes()) {
+            return Err(Error::InvalidInput(format!("write to {key:?} without its lock")));
+        }
+        let k = key.into_bytes();
+        let prev = self.writes.insert(k.clone(), value);
+        self.undo.push((k, prev));
+        Ok(())
+    }
+
+    async fn lock_one(&mut self, key: &Key) -> Result<()> {
+        let kb = key.as_bytes();
+        if self.held.contains(kb) {
+            return Ok(());
+        }
+        let decision = self.shared.locks.lock().acquire(kb, self.id);
+        match decision {
+            Acquire::Granted => {}
+            Acquire::Deadlock => return Err(Error::Retry(RetryReason::Deadlock)),
+            Acquire::Wait(rx) => {
+                let mut guard = WaitGuard { shared: &self.shared, key: kb, txn: self.id, armed: true };
+                let r = rx.await;
+                guard.armed = r.is_err();
+                drop(guard);
+                if r.is_err() {
+                    return Err(Error::Unavailable("lock wait abandoned".into()));
+                }
+            }
+        }
+        self.held.insert(kb.to_vec());
+        self.held_order.push(kb.to_vec());
+        Ok(())
+    }
+}
+
+impl Drop for EmbeddedTxn {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+impl Txn for EmbeddedTxn {
+    fn id(&self) -> TxnId {
+        self.id
+    }
+
+    fn snapshot(&self) -> Timestamp {
+        Timestamp(self.snapshot)
+    }
+
+    fn refresh_snapshot(&mut self) {
+        let new = self.shared.visible.load(Ordering::Acquire);
+        if new != self.snapshot {
+            self.shared.register_snapshot(new);
+            self.shared.release_snapshot(self.snapshot);
+            self.snapshot = new;
+        }
+    }
+
+    async fn get(&self, key: &Key) -> Result<Option<Vec<u8>>> {
+        self.check(key)?;
+        self.read(key)
+    }
+
+    async fn multi_get(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            self.check(k)?;
+            out.push(self.read(k)?);
+        }
+        Ok(out)
+    }
+
+    async fn scan(&self, range: &KeyRange, limit: usize) -> Result<Vec<(Key, Vec<u8>)>> {
+        self.check_range(range)?;
+        self.scan_sync(range, limit)
+    }
+
+    async fn lock(&mut self, keys: &[Key]) -> Result<Vec<Locked>> {
+        if self.finished {
+            return Err(Error::Unavailable("transaction already finished".into()));
+        }
+        for k in keys {
+            self.check(k)?;
+        }
+        for k in keys {
+            self.lock_one(k).await?;
+        }
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            let newest = mvcc::get_at(self.shared.engine.as_ref(), k.as_bytes(), u64::MAX)?;
+            let (ts, committed) = newest.map(|(t, v)| (t, v)).unwrap_or((0, None));
+            let changed = ts > self.snapshot;
+            if changed && self.isolation != IsolationLevel::ReadCommitted {
+                return Err(Error::Retry(RetryReason::Serialization));
+            }
+            let latest = match self.writes.get(k.as_bytes()) {
+                Some(own) => own.clone(),
+                None => committed,
+            };
+            out.push(Locked { latest, changed_since_snapshot: changed });
+        }
+        Ok(out)
+    }
+
+    fn put(&mut self, key: Key, value: Vec<u8>, mode: LockMode) -> Result<()> {
+        self.record(key, Some(value), mode)
+    }
+
+    fn delete(&mut self, key: Key, mode: LockMode) -> Result<()> {
+        self.record(key, None, mode)
+    }
+
+    fn delete_range_after_commit(&mut self, range: KeyRange) -> Result<()> {
+        self.check_range(&range)?;
+        self.ranges.push(range);
+        Ok(())
+    }
+
+    fn savepoint(&mut self) -> Savepoint {
+        Savepoint(self.undo.len() as u64)
+    }
+
+    fn rollback_to(&mut self, savepoint: Savepoint) {
+        while self.undo.len() as u64 > savepoint.0 {
+            let Some((k, prev)) = self.undo.pop() else { break };
+            match prev {
+                Some(p) => {
+                    self.writes.insert(k, p);
+                }
+                None => {
+                    self.writes.remove(&k);
+                }
+            }
+        }
+    }
+
+    async fn commit(mut self) -> Result<Timestamp> {
+        if self.finished {
+            return Err(Error::Unavailable("transaction already finished".into()));
+        }
+        if self.writes.is_empty() && self.ranges.is_empty() {
+            let ts = self.snapshot;
+            self.finish();
+            return Ok(Timestamp(ts));
+        }
+        let writes: Vec<(Vec<u8>, Option<Vec<u8>>)> = std::mem::take(&mut self.writes).into_iter().collect();
+        let r = self.shared.commit(writes).await;
+        // Locks are released only now: the commit is visible (or failed).
+        let ranges = std::mem::take(&mut self.ranges);
+        self.finish();
+        let ts = r?;
+        for range in ranges {
+            let (s, e) = mvcc::range(range.start.as_bytes(), range.end.as_bytes());
+            self.shared.schedule_delete(ts, s, e);
+        }
+        self.shared.collect_garbage();
+        Ok(Timestamp(ts))
+    }
+
+    fn abort(mut self) {
+        self.finish();
+    }
+}
