@@ -487,6 +487,12 @@ impl<'a> Binder<'a> {
         let r_to = if rt == T::Unknown && op.is_comparison() { strip_mod(&rt_or(&lt, &operand)) } else { r_to };
         let lx = if op == BinOp::Concat { self.coerce_concat(lx, &lt)? } else { self.coerce(lx, &lt, &l_to)? };
         let rx = if op == BinOp::Concat { self.coerce_concat(rx, &rt)? } else { self.coerce(rx, &rt, &r_to)? };
+        // char(n) compares with trailing blanks ignored (bpchar semantics).
+        let bpchar = |t: &DataType| matches!(t, T::Char(_));
+        if op.is_comparison() && (bpchar(&lt) || bpchar(&rt)) && (lt.is_string() || lt == T::Unknown) && (rt.is_string() || rt == T::Unknown) {
+            let trim = |x: Expr| Expr::Func(func::Func::BpcharTrim, vec![x]);
+            return Ok((Expr::Binary(op, Box::new(trim(lx)), Box::new(trim(rx))), result));
+        }
         Ok((Expr::Binary(op, Box::new(lx), Box::new(rx)), result))
     }
 

@@ -61,6 +61,8 @@ pub enum Func {
     CurrentSchema,
     /// pg_backend_pid()
     BackendPid,
+    /// Internal: strips trailing blanks, so char(n) compares as bpchar does.
+    BpcharTrim,
     /// concat(...)
     Concat,
     /// repeat(s, n)
@@ -242,6 +244,10 @@ impl Func {
             Func::CurrentUser => Value::Text("postgres".into()),
             Func::CurrentSchema => Value::Text("public".into()),
             Func::BackendPid => Value::Int4(std::process::id() as i32),
+            Func::BpcharTrim => match arg(0) {
+                Value::Text(s) => Value::Text(s.trim_end_matches(' ').to_string()),
+                other => other,
+            },
             Func::Concat => {
                 let mut out = String::new();
                 for v in args.into_iter().filter(|v| !v.is_null()) {

@@ -250,6 +250,15 @@ impl<K: KvClient> Session<K> {
     /// types and result columns are known (Describe), and errors such as an
     /// unknown table surface at Parse, as in PostgreSQL.
     pub fn prepare(&mut self, sql: &str, declared: &[DataType]) -> Result<Vec<Arc<Prepared>>> {
+        let r = self.prepare_inner(sql, declared);
+        if r.is_err() {
+            // As in PostgreSQL, a failed Parse aborts the transaction block.
+            self.fail_txn();
+        }
+        r
+    }
+
+    fn prepare_inner(&mut self, sql: &str, declared: &[DataType]) -> Result<Vec<Arc<Prepared>>> {
         let parsed = parse::parse(sql)?;
         self.refresh_shared_catalog();
         let single = parsed.len() == 1;
@@ -296,8 +305,13 @@ impl<K: KvClient> Session<K> {
             return Err(aborted());
         }
         self.refresh_shared_catalog();
-        let bound = self.plan_for(p)?;
-        Ok(Portal { prepared: p.clone(), bound, params })
+        match self.plan_for(p) {
+            Ok(bound) => Ok(Portal { prepared: p.clone(), bound, params }),
+            Err(e) => {
+                self.fail_txn();
+                Err(e)
+            }
+        }
     }
 
     /// Called when an execute future was dropped mid-statement (cancel or
