@@ -295,7 +295,7 @@ pub async fn truncate<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, name
 /// Copies every row of `old` into the fresh storages of `new` (after
 /// `transform`), checking keys and constraints, and schedules the old storage
 /// for deletion.
-async fn rewrite<T: Txn>(txn: &mut T, tenant: TenantId, old: &TableDef, new: &TableDef, transform: &dyn Fn(&mut Vec<Value>) -> Result<()>) -> Result<()> {
+async fn rewrite<T: Txn>(txn: &mut T, tenant: TenantId, old: &TableDef, new: &TableDef, transform: &(dyn Fn(&mut Vec<Value>) -> Result<()> + Sync)) -> Result<()> {
     let types = old.types();
     let range = keys::storage(tenant, old.storage);
     let mut start = range.start.clone();

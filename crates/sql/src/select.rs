@@ -13,7 +13,7 @@ use sqltypes::{DataType, Value};
 use crate::bind::{self, AggState, Binder, Scope, ScopeCol};
 use crate::catalog::TableDef;
 use crate::error::Result;
-use crate::expr::{and_all, conjuncts, BinOp, Expr};
+use crate::expr::{conjuncts, BinOp, Expr};
 use crate::plan::{Access, Column, JoinKind, Plan, Scan, SortKey};
 use crate::system::SystemTable;
 use crate::{bail, err};
