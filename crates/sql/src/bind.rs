@@ -426,6 +426,13 @@ impl<'a> Binder<'a> {
         agg: &mut Option<&mut AggState>,
     ) -> Result<(Expr, DataType)> {
         use ast::BinaryOperator as O;
+        if matches!(op, O::PGExp) {
+            let (lx, lt) = self.expr_in(l, scope, agg)?;
+            let (rx, rt) = self.expr_in(r, scope, agg)?;
+            let lx = self.coerce(lx, &lt, &DataType::Float8)?;
+            let rx = self.coerce(rx, &rt, &DataType::Float8)?;
+            return Ok((Expr::Func(func::Func::Power, vec![lx, rx]), DataType::Float8));
+        }
         let op = match op {
             O::Plus => BinOp::Add,
             O::Minus => BinOp::Sub,

@@ -97,7 +97,8 @@ pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
         if t.token == Token::SemiColon || i == tokens.len() - 1 {
             let end = if t.token == Token::SemiColon { i } else { i + 1 };
             let piece = &tokens[start..end];
-            if let Some(p) = parse_piece(sql, &line_starts, piece)? {
+            let semi = if t.token == Token::SemiColon { Some(t) } else { None };
+            if let Some(p) = parse_piece(sql, &line_starts, piece, semi)? {
                 out.push(p);
             }
             start = i + 1;
@@ -135,7 +136,7 @@ fn char_pos(sql: &str, line: u64, col: u64) -> Option<usize> {
     Some(sql.get(..b)?.chars().count())
 }
 
-fn parse_piece(sql: &str, starts: &[usize], piece: &[TokenWithSpan]) -> Result<Option<Parsed>> {
+fn parse_piece(sql: &str, starts: &[usize], piece: &[TokenWithSpan], semi: Option<&TokenWithSpan>) -> Result<Option<Parsed>> {
     let words: Vec<&TokenWithSpan> = piece.iter().filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF)).collect();
     let (Some(first), Some(last)) = (words.first(), words.last()) else { return Ok(None) };
     let b0 = byte_pos(sql, starts, first.span.start.line, first.span.start.column).unwrap_or(0);
@@ -149,7 +150,7 @@ fn parse_piece(sql: &str, starts: &[usize], piece: &[TokenWithSpan]) -> Result<O
             let mut parser = Parser::new(&dialect).with_recursion_limit(MAX_RECURSION);
             let toks: Vec<TokenWithSpan> = piece.iter().filter(|t| !matches!(t.token, Token::Whitespace(Whitespace::SingleLineComment { .. }))).cloned().collect();
             parser = parser.with_tokens_with_locations(toks);
-            let stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e))?;
+            let stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
             // Anything left over (other than EOF) is a syntax error.
             let next = parser.peek_token();
             if next.token != Token::EOF {
@@ -166,7 +167,7 @@ fn parse_piece(sql: &str, starts: &[usize], piece: &[TokenWithSpan]) -> Result<O
 }
 
 /// Converts sqlparser's error into PostgreSQL's wording and position.
-fn syntax_error(sql: &str, e: ParserError) -> Error {
+fn syntax_error(sql: &str, e: ParserError, semi: Option<&TokenWithSpan>) -> Error {
     let msg = match &e {
         ParserError::TokenizerError(m) | ParserError::ParserError(m) => m.clone(),
         ParserError::RecursionLimitExceeded => {
@@ -179,6 +180,14 @@ fn syntax_error(sql: &str, e: ParserError) -> Error {
         None => (msg.as_str(), None),
     };
     let found = body.rsplit_once("found: ").map(|(_, f)| f.trim().to_string());
+    // A statement cut short by its semicolon fails "at or near ;", as in PostgreSQL.
+    if let (Some("EOF"), Some(t)) = (found.as_deref(), semi) {
+        let mut er = err!(SyntaxError, "syntax error at or near \";\"");
+        if let Some(p) = char_pos(sql, t.span.start.line, t.span.start.column) {
+            er = er.with_position(p as u32 + 1);
+        }
+        return er;
+    }
     let message = match found.as_deref() {
         Some("EOF") => "syntax error at end of input".to_string(),
         Some(tok) => format!("syntax error at or near \"{}\"", tok.trim_matches('\'')),

@@ -159,7 +159,11 @@ fn plan_select(b: &mut Binder<'_>, s: &ast::Select, order: Option<&ast::OrderBy>
         match item {
             ast::SelectItem::UnnamedExpr(e) => items.push(Item::Expr(e, None)),
             ast::SelectItem::ExprWithAlias { expr, alias } => items.push(Item::Expr(expr, Some(bind::ident(alias)))),
-            ast::SelectItem::Wildcard(_) => {
+            ast::SelectItem::Wildcard(opts) => {
+                if let Some(alias) = &opts.opt_alias {
+                    // PostgreSQL does not allow `* alias`.
+                    bail!(SyntaxError, "syntax error at or near \"{}\"", alias.value);
+                }
                 if scope.cols.is_empty() {
                     bail!(SyntaxError, "SELECT * with no tables specified is not valid");
                 }

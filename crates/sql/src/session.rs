@@ -192,6 +192,24 @@ impl<K: KvClient> Session<K> {
         }
     }
 
+    /// Brings the session's catalog up to date with storage (called when a
+    /// connection opens, so the first Parse sees every committed table even
+    /// right after a restart).
+    pub async fn refresh_catalog(&mut self) -> Result<()> {
+        let txn = self.db.client.begin(self.db.tenant, IsolationLevel::ReadCommitted).await.map_err(from_kv)?;
+        let version = match txn.get(&keys::version(self.db.tenant)).await.map_err(from_kv)? {
+            Some(b) => ddl::decode_u64(&b)?,
+            None => 0,
+        };
+        if version != self.catalog.version {
+            let cat = Arc::new(ddl::load_catalog(&txn, self.db.tenant).await?);
+            self.db.publish(&cat);
+            self.catalog = cat;
+        }
+        txn.abort();
+        Ok(())
+    }
+
     /// Applies a startup parameter (application_name, client_encoding, ...).
     pub fn startup_param(&mut self, name: &str, value: &str) -> Result<()> {
         if name == "options" {
@@ -749,13 +767,19 @@ fn aborted() -> ErrorReport {
 
 fn quoted_token(msg: &str) -> Option<String> {
     // Points the caret at the first quoted name in messages such as
-    // `relation "x" does not exist` or `column "y" does not exist`.
-    if !(msg.starts_with("relation ") || msg.starts_with("column ") || msg.starts_with("function ")) {
+    // `relation "x" does not exist` or `column "y" does not exist`, and at the
+    // literal in `invalid input syntax for type integer: "x"`.
+    let literal = msg.starts_with("invalid input syntax for type ");
+    if let Some(rest) = msg.strip_prefix("syntax error at or near \"") {
+        return rest.strip_suffix('"').map(|t| t.to_string());
+    }
+    if !(literal || msg.starts_with("relation ") || msg.starts_with("column ") || msg.starts_with("function ")) {
         return None;
     }
     let start = msg.find('"')? + 1;
     let end = start + msg[start..].find('"')?;
-    Some(msg[start..end].to_string())
+    let tok = &msg[start..end];
+    Some(if literal { format!("'{tok}'") } else { tok.to_string() })
 }
 
 fn first_words(s: &str) -> String {

@@ -51,6 +51,7 @@ impl<K: KvClient> wire::Backend for SqlNode<K> {
             return Err(ErrorReport::fatal(SqlState::InvalidCatalogName, format!("database \"{}\" does not exist", startup.database)));
         }
         let mut session = SqlSession::new(self.db.clone());
+        session.refresh_catalog().await?;
         for (k, v) in &startup.params {
             // Unknown startup parameters are errors in PostgreSQL too, but
             // drivers send a few harmless ones; report only real failures.

@@ -1,0 +1,157 @@
+//! Hostile and malformed input: every case gets an error or a closed
+//! connection, never a crash, and the server keeps serving others.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use testkit::TestServer;
+
+fn connect(s: &TestServer) -> TcpStream {
+    let c = TcpStream::connect(("127.0.0.1", s.port)).expect("connect");
+    c.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    c
+}
+
+fn startup(c: &mut TcpStream) {
+    let mut body = 196608u32.to_be_bytes().to_vec();
+    for (k, v) in [("user", "postgres"), ("database", "postgres")] {
+        body.extend_from_slice(k.as_bytes());
+        body.push(0);
+        body.extend_from_slice(v.as_bytes());
+        body.push(0);
+    }
+    body.push(0);
+    let mut msg = ((body.len() + 4) as u32).to_be_bytes().to_vec();
+    msg.extend_from_slice(&body);
+    c.write_all(&msg).expect("startup");
+    // Read until ReadyForQuery ('Z', len 5, status).
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !seen.windows(2).any(|w| w == [b'Z', 0]) || seen.len() < 6 {
+        let n = c.read(&mut buf).expect("read");
+        assert!(n > 0, "server closed during startup");
+        seen.extend_from_slice(&buf[..n]);
+        if seen.len() > 6 && seen[seen.len() - 6] == b'Z' {
+            break;
+        }
+    }
+}
+
+/// Reads whatever the server sends until it closes or goes quiet.
+fn drain(c: &mut TcpStream) -> Vec<u8> {
+    c.set_read_timeout(Some(Duration::from_secs(3))).expect("timeout");
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = c.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+        if out.len() > 1 << 20 {
+            break;
+        }
+    }
+    out
+}
+
+fn alive(s: &TestServer) {
+    assert_eq!(s.query("select 41 + 1"), "42", "server stopped serving; log:\n{}", s.log_text());
+}
+
+#[test]
+fn malformed_startup_packets() {
+    let s = TestServer::start();
+    for packet in [
+        vec![0x7f, 0xff, 0xff, 0xff],                   // absurd length
+        vec![0, 0, 0, 4],                               // too short
+        vec![0, 0, 0, 8, 0, 2, 0, 0],                   // protocol 2.0
+        vec![0, 0, 0, 16, 0, 3, 0, 0, b'u', b's'],      // truncated, then close
+        vec![0, 0, 0, 9, 0, 3, 0, 0, 0],                // no user
+    ] {
+        let mut c = connect(&s);
+        c.write_all(&packet).expect("write");
+        let _ = c.shutdown(std::net::Shutdown::Write);
+        let _ = drain(&mut c);
+        alive(&s);
+    }
+}
+
+fn send(c: &mut TcpStream, tag: u8, body: &[u8]) {
+    let mut m = vec![tag];
+    m.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+    m.extend_from_slice(body);
+    let _ = c.write_all(&m);
+}
+
+#[test]
+fn malformed_messages_after_login() {
+    let s = TestServer::start();
+    // Unknown message type: error and close.
+    let mut c = connect(&s);
+    startup(&mut c);
+    send(&mut c, b'?', b"");
+    let got = drain(&mut c);
+    assert!(got.first() == Some(&b'E'), "expected an ErrorResponse, got {got:?}");
+    assert!(String::from_utf8_lossy(&got).contains("08P01"));
+    alive(&s);
+
+    // Invalid UTF-8 in a query: ErrorResponse 22021, connection stays usable.
+    let mut c = connect(&s);
+    startup(&mut c);
+    send(&mut c, b'Q', b"select '\xff\xfe'\0");
+    let got = drain(&mut c);
+    assert!(String::from_utf8_lossy(&got).contains("22021"), "{got:?}");
+    alive(&s);
+
+    // Absurd length: closed.
+    let mut c = connect(&s);
+    startup(&mut c);
+    let _ = c.write_all(&[b'Q', 0x7f, 0xff, 0xff, 0xff]);
+    let _ = drain(&mut c);
+    alive(&s);
+
+    // Truncated message, then the client vanishes.
+    let mut c = connect(&s);
+    startup(&mut c);
+    let _ = c.write_all(&[b'Q', 0, 0, 0, 100, b's', b'e']);
+    drop(c);
+    alive(&s);
+
+    // Bind with a parameter length beyond the message.
+    let mut c = connect(&s);
+    startup(&mut c);
+    send(&mut c, b'P', b"\0select $1::int\0\0\0");
+    let mut bind = b"\0\0\0\0\0\x01".to_vec();
+    bind.extend_from_slice(&i32::MAX.to_be_bytes());
+    bind.extend_from_slice(b"12");
+    send(&mut c, b'B', &bind);
+    send(&mut c, b'S', b"");
+    let got = drain(&mut c);
+    assert!(String::from_utf8_lossy(&got).contains("08P01"), "{got:?}");
+    alive(&s);
+}
+
+#[test]
+fn hostile_sql() {
+    let s = TestServer::start();
+    let deep = format!("select {}1{}", "(".repeat(10_000), ")".repeat(10_000));
+    let out = s.psql(&["-Atc", &deep]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && (err.contains("stack depth") || err.contains("syntax")), "{err}");
+    alive(&s);
+
+    let long_in = format!("select {}", vec!["1"; 20_000].join(" + "));
+    let out = s.psql(&["-Atc", &long_in]);
+    assert!(out.status.success() || !String::from_utf8_lossy(&out.stderr).is_empty());
+    alive(&s);
+
+    let big = "x".repeat(10 << 20);
+    let out = s.psql(&["-Atc", &format!("select length('{big}')")]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), (10 << 20).to_string(), "{}", String::from_utf8_lossy(&out.stderr));
+    alive(&s);
+
+    let out = s.psql(&["-Atc", "select * from generate_series(1, 100000000000)"]);
+    assert!(!out.status.success(), "an enormous series must be refused, not exhaust memory");
+    alive(&s);
+}
