@@ -17,7 +17,7 @@ use crate::plan::{AggCall, AggFunc, Column, Plan};
 use crate::{bail, err, func};
 
 /// Nesting limit for expressions, so hostile input cannot overflow the stack.
-pub const MAX_DEPTH: usize = 200;
+pub const MAX_DEPTH: usize = 1500;
 
 /// One column visible to expressions.
 #[derive(Debug, Clone)]

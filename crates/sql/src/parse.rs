@@ -25,6 +25,51 @@ pub const MAX_QUERY_BYTES: usize = 256 << 20;
 /// Maximum parser recursion depth (bounds stack use on hostile input).
 const MAX_RECURSION: usize = 200;
 
+/// Longest run of binary operators without a separator. sqlparser builds
+/// such chains as left-deep trees, and every later pass over the tree
+/// recurses, so the depth is bounded here, before parsing.
+const MAX_OPERATOR_RUN: usize = 1000;
+
+/// Rejects statements whose expression trees would be too deep to walk.
+fn check_depth(piece: &[TokenWithSpan]) -> Result<()> {
+    let mut runs: Vec<usize> = vec![0];
+    for t in piece {
+        match &t.token {
+            Token::LParen | Token::LBracket => runs.push(0),
+            Token::RParen | Token::RBracket => {
+                if runs.len() > 1 {
+                    runs.pop();
+                }
+            }
+            Token::Comma => {
+                if let Some(r) = runs.last_mut() {
+                    *r = 0;
+                }
+            }
+            Token::Whitespace(_) | Token::Word(_) | Token::Number(..) | Token::SingleQuotedString(_) | Token::Placeholder(_) => {
+                if let Token::Word(w) = &t.token {
+                    let op = matches!(w.value.to_ascii_lowercase().as_str(), "and" | "or" | "not" | "is" | "like" | "in" | "between");
+                    if op {
+                        if let Some(r) = runs.last_mut() {
+                            *r += 1;
+                        }
+                    }
+                }
+            }
+            _ => {
+                if let Some(r) = runs.last_mut() {
+                    *r += 1;
+                }
+            }
+        }
+        if runs.last().copied().unwrap_or(0) > MAX_OPERATOR_RUN {
+            return Err(err!(StatementTooComplex, "stack depth limit exceeded")
+                .with_hint("The expression nests too deeply; split it into smaller parts."));
+        }
+    }
+    Ok(())
+}
+
 /// A parsed statement.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stmt {
@@ -143,6 +188,7 @@ fn parse_piece(sql: &str, starts: &[usize], piece: &[TokenWithSpan], semi: Optio
     let b1 = byte_pos(sql, starts, last.span.end.line, last.span.end.column).unwrap_or(sql.len());
     let text = sql.get(b0..b1.max(b0)).unwrap_or("").to_string();
     let offset = sql.get(..b0).map(|s| s.chars().count()).unwrap_or(0);
+    check_depth(piece)?;
     let stmt = match utility(&words)? {
         Some(s) => s,
         None => {

@@ -54,7 +54,11 @@ fn main() -> anyhow::Result<()> {
 }
 
 fn start(args: StartArgs) -> anyhow::Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        // Deep (but bounded) expression trees are walked recursively.
+        .thread_stack_size(16 << 20)
+        .enable_all()
+        .build().context("starting the runtime")?;
     rt.block_on(async move {
         std::fs::create_dir_all(&args.data_dir).with_context(|| format!("creating {}", args.data_dir.display()))?;
         let node = kv::KvNode::open(&args.data_dir.join("kv")).with_context(|| format!("opening data directory {}", args.data_dir.display()))?;

@@ -120,6 +120,23 @@ impl TestServer {
             .expect("running psql")
     }
 
+    /// Runs SQL fed through psql's standard input (for statements too large
+    /// for a command line), with `-At`.
+    pub fn psql_stdin(&self, sql: &str) -> Output {
+        use std::io::Write;
+        let mut child = Command::new("psql")
+            .args(["-X", "-At", "-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres", "-d", "postgres"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("running psql");
+        if let Some(mut stdin) = child.stdin.take() {
+            let _ = stdin.write_all(sql.as_bytes());
+        }
+        child.wait_with_output().expect("psql output")
+    }
+
     /// Runs one SQL string with `psql -Atc` and returns trimmed stdout,
     /// panicking with stderr if psql fails.
     pub fn query(&self, sql: &str) -> String {
