@@ -63,11 +63,11 @@ fn alive(s: &TestServer) {
 fn malformed_startup_packets() {
     let s = TestServer::start();
     for packet in [
-        vec![0x7f, 0xff, 0xff, 0xff],                   // absurd length
-        vec![0, 0, 0, 4],                               // too short
-        vec![0, 0, 0, 8, 0, 2, 0, 0],                   // protocol 2.0
-        vec![0, 0, 0, 16, 0, 3, 0, 0, b'u', b's'],      // truncated, then close
-        vec![0, 0, 0, 9, 0, 3, 0, 0, 0],                // no user
+        vec![0x7f, 0xff, 0xff, 0xff],              // absurd length
+        vec![0, 0, 0, 4],                          // too short
+        vec![0, 0, 0, 8, 0, 2, 0, 0],              // protocol 2.0
+        vec![0, 0, 0, 16, 0, 3, 0, 0, b'u', b's'], // truncated, then close
+        vec![0, 0, 0, 9, 0, 3, 0, 0, 0],           // no user
     ] {
         let mut c = connect(&s);
         c.write_all(&packet).expect("write");
@@ -148,7 +148,12 @@ fn hostile_sql() {
 
     let big = "x".repeat(10 << 20);
     let out = s.psql_stdin(&format!("select length('{big}');"));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), (10 << 20).to_string(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        (10 << 20).to_string(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     alive(&s);
 
     let out = s.psql(&["-Atc", "select * from generate_series(1, 100000000000)"]);

@@ -17,7 +17,19 @@ fn acknowledged_commits_survive_kill9() {
     s.query("create table batches (txn int, n int)");
     let port = s.port.to_string();
     let mut child = Command::new("psql")
-        .args(["-X", "-q", "-h", "127.0.0.1", "-p", &port, "-U", "postgres", "-d", "postgres", "-At"])
+        .args([
+            "-X",
+            "-q",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-At",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -65,12 +77,18 @@ fn acknowledged_commits_survive_kill9() {
     let (acked, txns) = reader.join().expect("reader");
     assert!(acked > 0, "nothing was acknowledged before the kill");
     s.restart();
-    let present: u32 = s.query(&format!("select count(*) from acked where id <= {acked}")).parse().expect("count");
+    let present: u32 =
+        s.query(&format!("select count(*) from acked where id <= {acked}")).parse().expect("count");
     assert_eq!(present, acked, "acknowledged rows lost after kill -9");
     // Every transaction is all or nothing, and acknowledged ones are all there.
-    let partial = s.query("select count(*) from (select txn from batches group by txn having count(*) <> 10) p");
+    let partial = s.query(
+        "select count(*) from (select txn from batches group by txn having count(*) <> 10) p",
+    );
     assert_eq!(partial, "0", "a partial transaction is visible");
-    let complete: u32 = s.query(&format!("select count(distinct txn) from batches where txn <= {txns}")).parse().expect("count");
+    let complete: u32 = s
+        .query(&format!("select count(distinct txn) from batches where txn <= {txns}"))
+        .parse()
+        .expect("count");
     assert_eq!(complete, txns, "acknowledged transactions lost");
 }
 
@@ -81,7 +99,21 @@ fn pgbench_invariants_hold_after_kill9() {
     assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
     let port = s.port.to_string();
     let mut bench = Command::new("pgbench")
-        .args(["-h", "127.0.0.1", "-p", &port, "-U", "postgres", "-c", "4", "-j", "2", "-T", "20", "postgres"])
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            "postgres",
+            "-c",
+            "4",
+            "-j",
+            "2",
+            "-T",
+            "20",
+            "postgres",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -6,8 +6,13 @@ use testkit::{check_tpcb_invariants, pgbench_number, TestServer};
 
 fn run_ok(s: &TestServer, args: &[&str]) -> String {
     let out = s.pgbench(args);
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "pgbench {args:?} failed:\n{text}\nserver log:\n{}", s.log_text());
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "pgbench {args:?} failed:\n{text}\nserver log:\n{}",
+        s.log_text()
+    );
     text
 }
 
@@ -21,7 +26,8 @@ fn tpcb_in_every_protocol_mode_keeps_invariants() {
     let mut total = 0;
     for mode in ["simple", "extended", "prepared"] {
         let text = run_ok(&s, &["-n", "-c", "4", "-j", "2", "-T", "4", "-M", mode]);
-        let processed = pgbench_number(&text, "number of transactions actually processed:").expect("processed count");
+        let processed = pgbench_number(&text, "number of transactions actually processed:")
+            .expect("processed count");
         let failed = pgbench_number(&text, "number of failed transactions:").unwrap_or(0);
         assert!(processed > 0, "{mode}: no transactions\n{text}");
         assert_eq!(failed, 0, "{mode}: failed transactions\n{text}");
@@ -38,8 +44,12 @@ fn server_side_generation_and_select_only() {
     assert_eq!(s.query("select count(*) from pgbench_tellers"), "10");
     assert_eq!(s.query("select count(*), sum(bid) from pgbench_branches"), "1|1");
     let text = run_ok(&s, &["-S", "-c", "4", "-j", "2", "-T", "3", "-M", "prepared"]);
-    assert!(pgbench_number(&text, "number of transactions actually processed:").unwrap_or(0) > 0, "{text}");
+    assert!(
+        pgbench_number(&text, "number of transactions actually processed:").unwrap_or(0) > 0,
+        "{text}"
+    );
     // The table really has a primary key now.
     let dup = s.psql(&["-Atc", "insert into pgbench_accounts values (1, 1, 0, '')"]);
-    assert!(String::from_utf8_lossy(&dup.stderr).contains("duplicate key value violates unique constraint \"pgbench_accounts_pkey\""));
+    assert!(String::from_utf8_lossy(&dup.stderr)
+        .contains("duplicate key value violates unique constraint \"pgbench_accounts_pkey\""));
 }

@@ -34,7 +34,8 @@ fn psql_scripts_match_postgres() {
     for file in scripts {
         let s = TestServer::start();
         let got = run_script(&s, &dir, &file);
-        let want = std::fs::read_to_string(dir.join(file.replace(".sql", ".out"))).expect("expected output");
+        let want = std::fs::read_to_string(dir.join(file.replace(".sql", ".out")))
+            .expect("expected output");
         if got != want {
             let diff: Vec<String> = want
                 .lines()

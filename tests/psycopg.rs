@@ -9,7 +9,8 @@ use testkit::TestServer;
 #[test]
 fn psycopg_driver_scenario() {
     let home = std::env::var("HOME").expect("HOME");
-    let python = std::env::var("STRATA_PYTHON").unwrap_or_else(|_| format!("{home}/.cache/strata-venv/bin/python"));
+    let python = std::env::var("STRATA_PYTHON")
+        .unwrap_or_else(|_| format!("{home}/.cache/strata-venv/bin/python"));
     assert!(std::path::Path::new(&python).exists(), "{python} missing: run scripts/setup");
     let s = TestServer::start();
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/test_psycopg.py");

@@ -7,15 +7,15 @@
 //! sees keys and bytes, and checks that every key a transaction touches
 //! belongs to that transaction's tenant.
 
-/// Storage engines: plain sorted bytes.
+// Storage engines: plain sorted bytes.
 pub mod engine;
-/// Multi-version key encoding and snapshot reads.
-pub mod mvcc;
-/// Row locks, FIFO waits and deadlock detection.
+// Row locks, FIFO waits and deadlock detection.
 pub mod lock;
-/// The node, the commit worker and the embedded client.
+// Multi-version key encoding and snapshot reads.
+pub mod mvcc;
+// The node, the commit worker and the embedded client.
 pub mod node;
-/// Transactions on the embedded node.
+// Transactions on the embedded node.
 pub mod txn;
 
 pub use node::{EmbeddedClient, KvNode};

@@ -145,7 +145,13 @@ pub fn get_at(engine: &dyn Engine, key: &[u8], ts: u64) -> Result<Option<(u64, O
 
 /// Visits the newest version at or below `ts` of each key in `[start, end)`,
 /// in key order (deleted keys included as None), until `f` returns false.
-pub fn scan_at(engine: &dyn Engine, start: &[u8], end: &[u8], ts: u64, f: &mut dyn FnMut(Vec<u8>, Option<Vec<u8>>) -> bool) -> Result<()> {
+pub fn scan_at(
+    engine: &dyn Engine,
+    start: &[u8],
+    end: &[u8],
+    ts: u64,
+    f: &mut dyn FnMut(Vec<u8>, Option<Vec<u8>>) -> bool,
+) -> Result<()> {
     let (s, e) = range(start, end);
     let mut last: Option<Vec<u8>> = None;
     let mut err = None;

@@ -28,6 +28,9 @@ use crate::txn::EmbeddedTxn;
 /// Most commits written in one group.
 const MAX_GROUP: usize = 512;
 
+/// (commit timestamp, engine range start, engine range end).
+type PendingDelete = (u64, Vec<u8>, Vec<u8>);
+
 pub(crate) struct CommitReq {
     pub writes: Vec<(Vec<u8>, Option<Vec<u8>>)>,
     pub reply: oneshot::Sender<Result<u64>>,
@@ -43,7 +46,7 @@ pub(crate) struct Shared {
     /// Active snapshot timestamps (multiset), for garbage collection.
     snapshots: Mutex<BTreeMap<u64, usize>>,
     /// Engine ranges to delete once no snapshot older than the ts remains.
-    pending_deletes: Mutex<Vec<(u64, Vec<u8>, Vec<u8>)>>,
+    pending_deletes: Mutex<Vec<PendingDelete>>,
     commits: Mutex<mpsc::Sender<CommitReq>>,
 }
 
@@ -74,7 +77,10 @@ impl Shared {
 
     pub async fn commit(&self, writes: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<u64> {
         let (tx, rx) = oneshot::channel();
-        self.commits.lock().send(CommitReq { writes, reply: tx }).map_err(|_| Error::Unavailable("commit worker stopped".into()))?;
+        self.commits
+            .lock()
+            .send(CommitReq { writes, reply: tx })
+            .map_err(|_| Error::Unavailable("commit worker stopped".into()))?;
         rx.await.map_err(|_| Error::Unavailable("commit worker stopped".into()))?
     }
 
@@ -85,7 +91,7 @@ impl Shared {
     /// Deletes scheduled ranges that no snapshot can see any more.
     pub fn collect_garbage(&self) {
         let wm = self.gc_watermark();
-        let ready: Vec<(u64, Vec<u8>, Vec<u8>)> = {
+        let ready: Vec<PendingDelete> = {
             let mut p = self.pending_deletes.lock();
             if p.is_empty() {
                 return;
@@ -97,7 +103,10 @@ impl Shared {
         if ready.is_empty() {
             return;
         }
-        let batch = WriteBatch { puts: vec![], delete_ranges: ready.iter().map(|(_, s, e)| (s.clone(), e.clone())).collect() };
+        let batch = WriteBatch {
+            puts: vec![],
+            delete_ranges: ready.iter().map(|(_, s, e)| (s.clone(), e.clone())).collect(),
+        };
         if let Err(e) = self.engine.write(batch, false) {
             tracing::error!(error = %e, "deleting dropped storage failed; will retry");
             self.pending_deletes.lock().extend(ready);
@@ -105,7 +114,13 @@ impl Shared {
     }
 }
 
-fn commit_worker(engine: Arc<dyn Engine>, visible: Arc<AtomicU64>, rx: mpsc::Receiver<CommitReq>, mut last: u64, sync: bool) {
+fn commit_worker(
+    engine: Arc<dyn Engine>,
+    visible: Arc<AtomicU64>,
+    rx: mpsc::Receiver<CommitReq>,
+    mut last: u64,
+    sync: bool,
+) {
     while let Ok(first) = rx.recv() {
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
@@ -157,13 +172,18 @@ impl KvNode {
 
     /// A node that keeps everything in memory (tests, ephemeral use).
     pub fn memory() -> KvNode {
-        KvNode::with_engine(Arc::new(MemEngine::new()), false).expect("an empty memory engine always opens")
+        KvNode::with_engine(Arc::new(MemEngine::new()), false)
+            .expect("an empty memory engine always opens")
     }
 
     /// A node on any engine; `sync` syncs the log on every commit batch.
     pub fn with_engine(engine: Arc<dyn Engine>, sync: bool) -> Result<KvNode> {
         let last = match engine.get(mvcc::META_LAST_TS)? {
-            Some(b) => u64::from_be_bytes(b.as_slice().try_into().map_err(|_| Error::Corrupt("bad last-timestamp record".into()))?),
+            Some(b) => u64::from_be_bytes(
+                b.as_slice()
+                    .try_into()
+                    .map_err(|_| Error::Corrupt("bad last-timestamp record".into()))?,
+            ),
             None => 0,
         };
         let (tx, rx) = mpsc::channel();

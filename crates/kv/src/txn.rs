@@ -10,11 +10,20 @@ use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use kvapi::{Error, IsolationLevel, Key, KeyRange, LockMode, Locked, Result, RetryReason, Savepoint, TenantId, Timestamp, Txn, TxnId};
+use kvapi::{
+    Error, IsolationLevel, Key, KeyRange, LockMode, Locked, Result, RetryReason, Savepoint,
+    TenantId, Timestamp, Txn, TxnId,
+};
 
 use crate::lock::Acquire;
 use crate::mvcc;
 use crate::node::Shared;
+
+/// A buffered value: Some(bytes) to write, None to delete.
+type Buffered = Option<Vec<u8>>;
+
+/// An undo record: the key and its previous buffer entry (None if absent).
+type Undo = (Vec<u8>, Option<Buffered>);
 
 /// A transaction on the embedded node.
 pub struct EmbeddedTxn {
@@ -24,7 +33,7 @@ pub struct EmbeddedTxn {
     isolation: IsolationLevel,
     snapshot: u64,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
-    undo: Vec<(Vec<u8>, Option<Option<Vec<u8>>>)>,
+    undo: Vec<Undo>,
     held: HashSet<Vec<u8>>,
     held_order: Vec<Vec<u8>>,
     ranges: Vec<KeyRange>,
@@ -48,7 +57,11 @@ impl Drop for WaitGuard<'_> {
 }
 
 impl EmbeddedTxn {
-    pub(crate) fn new(shared: Arc<Shared>, tenant: TenantId, isolation: IsolationLevel) -> EmbeddedTxn {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        tenant: TenantId,
+        isolation: IsolationLevel,
+    ) -> EmbeddedTxn {
         let id = shared.next_txn_id();
         let snapshot = shared.visible.load(Ordering::Acquire);
         shared.register_snapshot(snapshot);
@@ -69,14 +82,19 @@ impl EmbeddedTxn {
 
     fn check(&self, key: &Key) -> Result<()> {
         if key.tenant() != self.tenant {
-            return Err(Error::TenantViolation(format!("key of tenant {} in a transaction of tenant {}", key.tenant().0, self.tenant.0)));
+            return Err(Error::TenantViolation(format!(
+                "key of tenant {} in a transaction of tenant {}",
+                key.tenant().0,
+                self.tenant.0
+            )));
         }
         Ok(())
     }
 
     fn check_range(&self, r: &KeyRange) -> Result<()> {
         self.check(&r.start)?;
-        let end_ok = r.end.tenant() == self.tenant || (r.end.tenant().0 == self.tenant.0 + 1 && r.end.rest().is_empty());
+        let end_ok = r.end.tenant() == self.tenant
+            || (r.end.tenant().0 == self.tenant.0 + 1 && r.end.rest().is_empty());
         if !end_ok {
             return Err(Error::TenantViolation("range leaves the tenant's keyspace".into()));
         }
@@ -87,7 +105,8 @@ impl EmbeddedTxn {
         if let Some(v) = self.writes.get(key.as_bytes()) {
             return Ok(v.clone());
         }
-        Ok(mvcc::get_at(self.shared.engine.as_ref(), key.as_bytes(), self.snapshot)?.and_then(|(_, v)| v))
+        Ok(mvcc::get_at(self.shared.engine.as_ref(), key.as_bytes(), self.snapshot)?
+            .and_then(|(_, v)| v))
     }
 
     fn scan_sync(&self, range: &KeyRange, limit: usize) -> Result<Vec<(Key, Vec<u8>)>> {
@@ -100,12 +119,18 @@ impl EmbeddedTxn {
         loop {
             let mut committed: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
             let want = limit - out.len();
-            mvcc::scan_at(self.shared.engine.as_ref(), &cursor, &end, self.snapshot, &mut |k, v| {
-                if let Some(v) = v {
-                    committed.push((k, v));
-                }
-                committed.len() < want
-            })?;
+            mvcc::scan_at(
+                self.shared.engine.as_ref(),
+                &cursor,
+                &end,
+                self.snapshot,
+                &mut |k, v| {
+                    if let Some(v) = v {
+                        committed.push((k, v));
+                    }
+                    committed.len() < want
+                },
+            )?;
             let hit_limit = committed.len() >= want;
             let upper = match (hit_limit, committed.last()) {
                 (true, Some((k, _))) => {
@@ -116,7 +141,10 @@ impl EmbeddedTxn {
                 _ => end.clone(),
             };
             // Merge committed rows with our own writes in [cursor, upper).
-            let mut own = self.writes.range::<[u8], _>((Bound::Included(&cursor[..]), Bound::Excluded(&upper[..]))).peekable();
+            let mut own = self
+                .writes
+                .range::<[u8], _>((Bound::Included(&cursor[..]), Bound::Excluded(&upper[..])))
+                .peekable();
             let mut comm = committed.into_iter().peekable();
             loop {
                 let take_own = match (own.peek(), comm.peek()) {
@@ -192,7 +220,8 @@ impl EmbeddedTxn {
             Acquire::Granted => {}
             Acquire::Deadlock => return Err(Error::Retry(RetryReason::Deadlock)),
             Acquire::Wait(rx) => {
-                let mut guard = WaitGuard { shared: &self.shared, key: kb, txn: self.id, armed: true };
+                let mut guard =
+                    WaitGuard { shared: &self.shared, key: kb, txn: self.id, armed: true };
                 let r = rx.await;
                 guard.armed = r.is_err();
                 drop(guard);
@@ -263,7 +292,7 @@ impl Txn for EmbeddedTxn {
         let mut out = Vec::with_capacity(keys.len());
         for k in keys {
             let newest = mvcc::get_at(self.shared.engine.as_ref(), k.as_bytes(), u64::MAX)?;
-            let (ts, committed) = newest.map(|(t, v)| (t, v)).unwrap_or((0, None));
+            let (ts, committed) = newest.unwrap_or((0, None));
             let changed = ts > self.snapshot;
             if changed && self.isolation != IsolationLevel::ReadCommitted {
                 return Err(Error::Retry(RetryReason::Serialization));
@@ -318,7 +347,8 @@ impl Txn for EmbeddedTxn {
             self.finish();
             return Ok(Timestamp(ts));
         }
-        let writes: Vec<(Vec<u8>, Option<Vec<u8>>)> = std::mem::take(&mut self.writes).into_iter().collect();
+        let writes: Vec<(Vec<u8>, Option<Vec<u8>>)> =
+            std::mem::take(&mut self.writes).into_iter().collect();
         let r = self.shared.commit(writes).await;
         // Locks are released only now: the commit is visible (or failed).
         let ranges = std::mem::take(&mut self.ranges);

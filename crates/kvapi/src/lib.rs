@@ -14,7 +14,7 @@
 use std::fmt;
 use std::future::Future;
 
-/// Keys and the single place where the tenant prefix is applied.
+// Keys and the single place where the tenant prefix is applied.
 pub mod key;
 
 pub use key::{Key, KeyRange, TenantId};

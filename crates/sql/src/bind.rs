@@ -139,7 +139,9 @@ pub fn data_type(t: &ast::DataType) -> Result<DataType> {
         A::Text | A::String(_) => DataType::Text,
         A::Varchar(l) | A::CharacterVarying(l) | A::CharVarying(l) => DataType::Varchar(len(l)),
         A::Char(l) | A::Character(l) => DataType::Char(len(l).unwrap_or(1)),
-        A::Timestamp(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => DataType::TimestampTz,
+        A::Timestamp(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
+            DataType::TimestampTz
+        }
         A::Timestamp(..) => DataType::Timestamp,
         A::Date => DataType::Date,
         A::Bytea => DataType::Bytea,
@@ -164,7 +166,10 @@ impl<'a> Binder<'a> {
 
     /// The parameter types, with unknown ones defaulted to text.
     pub fn final_params(&self) -> Vec<DataType> {
-        self.params.iter().map(|t| if *t == DataType::Unknown { DataType::Text } else { t.clone() }).collect()
+        self.params
+            .iter()
+            .map(|t| if *t == DataType::Unknown { DataType::Text } else { t.clone() })
+            .collect()
     }
 
     /// Binds a scalar expression (no aggregates allowed).
@@ -224,7 +229,10 @@ impl<'a> Binder<'a> {
             E::UnaryOp { op, expr } => {
                 let (x, ty) = self.expr_in(expr, scope, agg)?;
                 match op {
-                    ast::UnaryOperator::Not => Ok((Expr::Not(Box::new(self.coerce(x, &ty, &DataType::Bool)?)), DataType::Bool)),
+                    ast::UnaryOperator::Not => Ok((
+                        Expr::Not(Box::new(self.coerce(x, &ty, &DataType::Bool)?)),
+                        DataType::Bool,
+                    )),
                     ast::UnaryOperator::Minus => {
                         if let Expr::Const(Value::Int4(i)) = &x {
                             return Ok((Expr::Const(Value::Int4(-i)), ty));
@@ -291,7 +299,9 @@ impl<'a> Binder<'a> {
                 Ok((Expr::Const(sqltypes::text::parse_text(&to, &s)?), to))
             }
             E::Function(f) => self.function(f, scope, agg),
-            E::Case { operand, conditions, else_result, .. } => self.case(operand, conditions, else_result, scope, agg),
+            E::Case { operand, conditions, else_result, .. } => {
+                self.case(operand, conditions, else_result, scope, agg)
+            }
             other => bail!(FeatureNotSupported, "expression not supported yet: {other}"),
         }
     }
@@ -303,17 +313,19 @@ impl<'a> Binder<'a> {
         scope: &Scope,
         agg: &mut Option<&mut AggState>,
     ) -> Result<(Expr, DataType)> {
-        if q.is_none() {
-            // Keywords that sqlparser leaves as identifiers.
-            match name {
-                "current_timestamp" | "current_date" | "current_user" | "session_user" | "user" | "localtimestamp" => {
-                    if scope.resolve(None, name).is_err() {
-                        let (f, ty) = func::resolve(name, &[])?;
-                        return Ok((Expr::Func(f, vec![]), ty));
-                    }
-                }
-                _ => {}
-            }
+        // Keywords that sqlparser leaves as identifiers.
+        let keyword_fn = matches!(
+            name,
+            "current_timestamp"
+                | "current_date"
+                | "current_user"
+                | "session_user"
+                | "user"
+                | "localtimestamp"
+        );
+        if q.is_none() && keyword_fn && scope.resolve(None, name).is_err() {
+            let (f, ty) = func::resolve(name, &[])?;
+            return Ok((Expr::Func(f, vec![]), ty));
         }
         let i = scope.resolve(q, name)?;
         if agg.is_some() {
@@ -337,12 +349,14 @@ impl<'a> Binder<'a> {
             V::SingleQuotedString(s) | V::EscapedStringLiteral(s) | V::UnicodeStringLiteral(s) => {
                 (Expr::Const(Value::Text(s.clone())), DataType::Unknown)
             }
-            V::DollarQuotedString(s) => (Expr::Const(Value::Text(s.value.clone())), DataType::Unknown),
+            V::DollarQuotedString(s) => {
+                (Expr::Const(Value::Text(s.value.clone())), DataType::Unknown)
+            }
             V::Boolean(b) => (Expr::Const(Value::Bool(*b)), DataType::Bool),
             V::Null => (Expr::Const(Value::Null), DataType::Unknown),
             V::Placeholder(p) => {
                 let n: usize = match p.strip_prefix('$').and_then(|d| d.parse().ok()) {
-                    Some(n) if n >= 1 && n <= 65535 => n,
+                    Some(n) if (1..=65535).contains(&n) => n,
                     _ => bail!(SyntaxError, "syntax error at or near \"{p}\""),
                 };
                 if self.params.len() < n {
@@ -350,9 +364,10 @@ impl<'a> Binder<'a> {
                 }
                 (Expr::Param(n - 1), self.params[n - 1].clone())
             }
-            V::HexStringLiteral(h) => {
-                (Expr::Const(sqltypes::text::parse_text(&DataType::Bytea, &format!("\\x{h}"))?), DataType::Bytea)
-            }
+            V::HexStringLiteral(h) => (
+                Expr::Const(sqltypes::text::parse_text(&DataType::Bytea, &format!("\\x{h}"))?),
+                DataType::Bytea,
+            ),
             other => bail!(FeatureNotSupported, "literal not supported: {other}"),
         })
     }
@@ -374,7 +389,9 @@ impl<'a> Binder<'a> {
         }
         match (&x, from) {
             (Expr::Const(Value::Null), _) => Ok(x),
-            (Expr::Const(Value::Text(s)), DataType::Unknown) => Ok(Expr::Const(sqltypes::text::parse_text(to, s)?)),
+            (Expr::Const(Value::Text(s)), DataType::Unknown) => {
+                Ok(Expr::Const(sqltypes::text::parse_text(to, s)?))
+            }
             (Expr::Param(i), DataType::Unknown) => {
                 if let Some(slot) = self.params.get_mut(*i) {
                     *slot = to.clone();
@@ -382,7 +399,14 @@ impl<'a> Binder<'a> {
                 Ok(x)
             }
             (Expr::Const(v), _) => Ok(Expr::Const(cast::cast(v.clone(), to)?)),
-            _ if from.oid() == to.oid() && !matches!(to, DataType::Char(_) | DataType::Varchar(Some(_)) | DataType::Numeric(Some(_))) => Ok(x),
+            _ if from.oid() == to.oid()
+                && !matches!(
+                    to,
+                    DataType::Char(_) | DataType::Varchar(Some(_)) | DataType::Numeric(Some(_))
+                ) =>
+            {
+                Ok(x)
+            }
             _ => Ok(Expr::Cast(Box::new(x), to.clone())),
         }
     }
@@ -456,7 +480,14 @@ impl<'a> Binder<'a> {
     }
 
     /// Types and coerces the operands of a binary operator.
-    pub fn bind_binop(&mut self, op: BinOp, lx: Expr, lt: DataType, rx: Expr, rt: DataType) -> Result<(Expr, DataType)> {
+    pub fn bind_binop(
+        &mut self,
+        op: BinOp,
+        lx: Expr,
+        lt: DataType,
+        rx: Expr,
+        rt: DataType,
+    ) -> Result<(Expr, DataType)> {
         use DataType as T;
         let (operand, result) = match op {
             BinOp::And | BinOp::Or => (T::Bool, T::Bool),
@@ -476,8 +507,14 @@ impl<'a> Binder<'a> {
                     (T::Unknown, T::Unknown) => T::Numeric(None),
                     _ => self.unify(&lt, &rt)?,
                 };
-                if !t.is_numeric() && !(matches!(t, T::Date | T::Timestamp | T::TimestampTz) && matches!(op, BinOp::Add | BinOp::Sub)) {
-                    bail!(UndefinedFunction, "operator does not exist: {lt} {} {rt}", op_symbol(op));
+                let datetime_arith = matches!(t, T::Date | T::Timestamp | T::TimestampTz)
+                    && matches!(op, BinOp::Add | BinOp::Sub);
+                if !t.is_numeric() && !datetime_arith {
+                    bail!(
+                        UndefinedFunction,
+                        "operator does not exist: {lt} {} {rt}",
+                        op_symbol(op)
+                    );
                 }
                 (t.clone(), t)
             }
@@ -490,13 +527,33 @@ impl<'a> Binder<'a> {
         } else {
             (strip_mod(&operand), strip_mod(&operand))
         };
-        let l_to = if lt == T::Unknown && op.is_comparison() { strip_mod(&rt_or(&rt, &operand)) } else { l_to };
-        let r_to = if rt == T::Unknown && op.is_comparison() { strip_mod(&rt_or(&lt, &operand)) } else { r_to };
-        let lx = if op == BinOp::Concat { self.coerce_concat(lx, &lt)? } else { self.coerce(lx, &lt, &l_to)? };
-        let rx = if op == BinOp::Concat { self.coerce_concat(rx, &rt)? } else { self.coerce(rx, &rt, &r_to)? };
+        let l_to = if lt == T::Unknown && op.is_comparison() {
+            strip_mod(&rt_or(&rt, &operand))
+        } else {
+            l_to
+        };
+        let r_to = if rt == T::Unknown && op.is_comparison() {
+            strip_mod(&rt_or(&lt, &operand))
+        } else {
+            r_to
+        };
+        let lx = if op == BinOp::Concat {
+            self.coerce_concat(lx, &lt)?
+        } else {
+            self.coerce(lx, &lt, &l_to)?
+        };
+        let rx = if op == BinOp::Concat {
+            self.coerce_concat(rx, &rt)?
+        } else {
+            self.coerce(rx, &rt, &r_to)?
+        };
         // char(n) compares with trailing blanks ignored (bpchar semantics).
         let bpchar = |t: &DataType| matches!(t, T::Char(_));
-        if op.is_comparison() && (bpchar(&lt) || bpchar(&rt)) && (lt.is_string() || lt == T::Unknown) && (rt.is_string() || rt == T::Unknown) {
+        if op.is_comparison()
+            && (bpchar(&lt) || bpchar(&rt))
+            && (lt.is_string() || lt == T::Unknown)
+            && (rt.is_string() || rt == T::Unknown)
+        {
             let trim = |x: Expr| Expr::Func(func::Func::BpcharTrim, vec![x]);
             return Ok((Expr::Binary(op, Box::new(trim(lx)), Box::new(trim(rx))), result));
         }
@@ -511,7 +568,12 @@ impl<'a> Binder<'a> {
         }
     }
 
-    fn function(&mut self, f: &ast::Function, scope: &Scope, agg: &mut Option<&mut AggState>) -> Result<(Expr, DataType)> {
+    fn function(
+        &mut self,
+        f: &ast::Function,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
         let name = object_name(&f.name)?;
         if is_aggregate(&name) {
             bail!(GroupingError, "aggregate functions are not allowed here");
@@ -536,7 +598,12 @@ impl<'a> Binder<'a> {
         Ok((Expr::Func(func, out), ty))
     }
 
-    fn aggregate(&mut self, f: &ast::Function, scope: &Scope, state: &mut AggState) -> Result<Option<(Expr, DataType)>> {
+    fn aggregate(
+        &mut self,
+        f: &ast::Function,
+        scope: &Scope,
+        state: &mut AggState,
+    ) -> Result<Option<(Expr, DataType)>> {
         let name = object_name(&f.name)?;
         if !is_aggregate(&name) {
             return Ok(None);
@@ -549,7 +616,9 @@ impl<'a> Binder<'a> {
         let distinct = matches!(&f.args, ast::FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
         let args = function_args(f)?;
         let call = match (name.as_str(), args.as_slice()) {
-            ("count", [None]) | ("count", []) => AggCall { func: AggFunc::CountStar, arg: None, distinct: false, ty: DataType::Int8 },
+            ("count", [None]) | ("count", []) => {
+                AggCall { func: AggFunc::CountStar, arg: None, distinct: false, ty: DataType::Int8 }
+            }
             (_, [Some(a)]) => {
                 // Aggregate arguments see the raw input row, not the groups.
                 let (x, t) = self.expr_in(a, scope, &mut None)?;
@@ -566,7 +635,11 @@ impl<'a> Binder<'a> {
                 };
                 AggCall { func, arg: Some(x), distinct, ty }
             }
-            _ => bail!(UndefinedFunction, "function {name} with {} arguments does not exist", args.len()),
+            _ => bail!(
+                UndefinedFunction,
+                "function {name} with {} arguments does not exist",
+                args.len()
+            ),
         };
         let ty = call.ty.clone();
         state.aggs.push(call);
@@ -592,7 +665,10 @@ impl<'a> Binder<'a> {
         for cw in conditions {
             let (w, wt) = self.expr_in(&cw.condition, scope, agg)?;
             let w = match &op {
-                Some((_, ot)) => { let t = self.unify(ot, &wt)?; self.coerce(w, &wt, &t)? }
+                Some((_, ot)) => {
+                    let t = self.unify(ot, &wt)?;
+                    self.coerce(w, &wt, &t)?
+                }
                 None => self.coerce(w, &wt, &DataType::Bool)?,
             };
             let (r, rt) = self.expr_in(&cw.result, scope, agg)?;
@@ -601,7 +677,11 @@ impl<'a> Binder<'a> {
             results.push((r, rt));
         }
         let else_ = match else_result {
-            Some(e) => { let (x, t) = self.expr_in(e, scope, agg)?; ty = self.unify(&ty, &t)?; Some((x, t)) }
+            Some(e) => {
+                let (x, t) = self.expr_in(e, scope, agg)?;
+                ty = self.unify(&ty, &t)?;
+                Some((x, t))
+            }
             None => None,
         };
         if ty == DataType::Unknown {
@@ -646,7 +726,12 @@ impl<'a> Binder<'a> {
         t.columns
             .iter()
             .enumerate()
-            .map(|(i, c)| Column { name: c.name.clone(), ty: c.ty.to_type(), table_oid: t.oid, column_id: i as i16 + 1 })
+            .map(|(i, c)| Column {
+                name: c.name.clone(),
+                ty: c.ty.to_type(),
+                table_oid: t.oid,
+                column_id: i as i16 + 1,
+            })
             .collect()
     }
 }
@@ -709,7 +794,9 @@ fn sum_type(t: &DataType) -> Result<DataType> {
 
 fn avg_type(t: &DataType) -> Result<DataType> {
     Ok(match t {
-        DataType::Int2 | DataType::Int4 | DataType::Int8 | DataType::Numeric(_) => DataType::Numeric(None),
+        DataType::Int2 | DataType::Int4 | DataType::Int8 | DataType::Numeric(_) => {
+            DataType::Numeric(None)
+        }
         DataType::Float8 => DataType::Float8,
         other => bail!(UndefinedFunction, "function avg({other}) does not exist"),
     })
@@ -733,7 +820,9 @@ pub fn function_args(f: &ast::Function) -> Result<Vec<Option<&ast::Expr>>> {
                 other => bail!(FeatureNotSupported, "function argument not supported: {other}"),
             })
             .collect(),
-        ast::FunctionArguments::Subquery(_) => bail!(FeatureNotSupported, "subquery function arguments are not supported"),
+        ast::FunctionArguments::Subquery(_) => {
+            bail!(FeatureNotSupported, "subquery function arguments are not supported")
+        }
     }
 }
 

@@ -153,9 +153,9 @@ impl Catalog {
 
     /// Finds the table owning index `name`.
     pub fn table_of_index(&self, name: &str) -> Option<(Arc<TableDef>, usize)> {
-        self.tables.values().find_map(|t| {
-            t.indexes.iter().position(|i| i.name == name).map(|pos| (t.clone(), pos))
-        })
+        self.tables
+            .values()
+            .find_map(|t| t.indexes.iter().position(|i| i.name == name).map(|pos| (t.clone(), pos)))
     }
 
     /// True if a relation (table or index) named `name` exists.
@@ -226,8 +226,7 @@ pub fn encode_table(t: &TableDef) -> Vec<u8> {
 
 /// Reads a stored table definition.
 pub fn decode_table(bytes: &[u8]) -> Result<TableDef> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| err!(DataCorrupted, "corrupt catalog entry: {e}"))
+    serde_json::from_slice(bytes).map_err(|e| err!(DataCorrupted, "corrupt catalog entry: {e}"))
 }
 
 #[cfg(test)]

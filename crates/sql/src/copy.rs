@@ -26,7 +26,14 @@ pub struct CopyParser {
 impl CopyParser {
     /// A parser for rows of `types` (the target columns, in COPY order).
     pub fn new(opts: CopyStmt, types: Vec<DataType>) -> CopyParser {
-        CopyParser { opts, types, pending: Vec::new(), line_no: 0, header_skipped: false, done: false }
+        CopyParser {
+            opts,
+            types,
+            pending: Vec::new(),
+            line_no: 0,
+            header_skipped: false,
+            done: false,
+        }
     }
 
     /// Feeds a chunk; appends every complete row to `out`.
@@ -78,15 +85,22 @@ impl CopyParser {
         }
         let line = match std::str::from_utf8(line) {
             Ok(l) => l,
-            Err(_) => bail!(CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\""),
+            Err(_) => {
+                bail!(CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
+            }
         };
         let fields = match self.opts.format {
             CopyFormat::Text => split_text(line, self.opts.delimiter, &self.opts.null)?,
             CopyFormat::Csv => split_csv(line, self.opts.delimiter, &self.opts.null)?,
         };
         if fields.len() != self.types.len() {
-            let what = if fields.len() < self.types.len() { "missing data for column" } else { "extra data after last expected column" };
-            return Err(err!(BadCopyFileFormat, "{what}").with_detail(format!("COPY line {}", self.line_no)));
+            let what = if fields.len() < self.types.len() {
+                "missing data for column"
+            } else {
+                "extra data after last expected column"
+            };
+            return Err(err!(BadCopyFileFormat, "{what}")
+                .with_detail(format!("COPY line {}", self.line_no)));
         }
         let mut row = Vec::with_capacity(fields.len());
         for (f, ty) in fields.into_iter().zip(&self.types) {
@@ -242,7 +256,9 @@ pub fn format_row(row: &[Value], opts: &CopyStmt, out: &mut Vec<u8>) {
             }
             CopyFormat::Csv => {
                 let needs = s.is_empty() && opts.null.is_empty()
-                    || s.iter().any(|&b| b == b'"' || b == b'\n' || b == b'\r' || b as char == opts.delimiter);
+                    || s.iter().any(|&b| {
+                        b == b'"' || b == b'\n' || b == b'\r' || b as char == opts.delimiter
+                    });
                 if needs {
                     out.push(b'"');
                     for &b in &s {
@@ -298,7 +314,13 @@ mod tests {
         assert!(out.is_empty());
         p.feed(b"c\n2\t\\N\n\\.\n", &mut out).expect("ok");
         p.finish(&mut out).expect("ok");
-        assert_eq!(out, vec![vec![Value::Int4(1), Value::Text("abc".into())], vec![Value::Int4(2), Value::Null]]);
+        assert_eq!(
+            out,
+            vec![
+                vec![Value::Int4(1), Value::Text("abc".into())],
+                vec![Value::Int4(2), Value::Null]
+            ]
+        );
     }
 
     #[test]

@@ -49,7 +49,8 @@ fn notice(msg: String) -> ErrorReport {
 pub async fn bump_version<T: Txn>(txn: &mut T, tenant: TenantId) -> Result<u64> {
     let key = keys::version(tenant);
     let locked = txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-    let cur = locked.first().and_then(|l| l.latest.as_deref()).map(decode_u64).transpose()?.unwrap_or(0);
+    let cur =
+        locked.first().and_then(|l| l.latest.as_deref()).map(decode_u64).transpose()?.unwrap_or(0);
     txn.put(key, (cur + 1).to_be_bytes().to_vec(), LockMode::Locked).map_err(from_kv)?;
     Ok(cur + 1)
 }
@@ -66,7 +67,12 @@ pub fn decode_u64(b: &[u8]) -> Result<u64> {
 async fn alloc<T: Txn>(txn: &mut T, tenant: TenantId, n: u64) -> Result<u64> {
     let key = keys::next_oid(tenant);
     let locked = txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-    let cur = locked.first().and_then(|l| l.latest.as_deref()).map(decode_u64).transpose()?.unwrap_or(catalog::FIRST_USER_OID as u64);
+    let cur = locked
+        .first()
+        .and_then(|l| l.latest.as_deref())
+        .map(decode_u64)
+        .transpose()?
+        .unwrap_or(catalog::FIRST_USER_OID as u64);
     txn.put(key, (cur + n).to_be_bytes().to_vec(), LockMode::Locked).map_err(from_kv)?;
     Ok(cur)
 }
@@ -115,7 +121,8 @@ fn index_columns(t: &TableDef, cols: &[ast::IndexColumn]) -> Result<Vec<usize>> 
         .map(|c| match &c.column.expr {
             ast::Expr::Identifier(i) => {
                 let n = bind::ident(i);
-                t.column_index(&n).ok_or_else(|| err!(UndefinedColumn, "column \"{n}\" does not exist"))
+                t.column_index(&n)
+                    .ok_or_else(|| err!(UndefinedColumn, "column \"{n}\" does not exist"))
             }
             other => bail!(FeatureNotSupported, "index expressions are not supported yet: {other}"),
         })
@@ -123,7 +130,12 @@ fn index_columns(t: &TableDef, cols: &[ast::IndexColumn]) -> Result<Vec<usize>> 
 }
 
 /// CREATE TABLE.
-pub async fn create_table<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, ct: &ast::CreateTable) -> Result<DdlResult> {
+pub async fn create_table<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    ct: &ast::CreateTable,
+) -> Result<DdlResult> {
     let name = check_schema(&ct.name)?;
     if cat.relation_exists(&name) {
         if ct.if_not_exists {
@@ -137,7 +149,16 @@ pub async fn create_table<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, 
         bail!(FeatureNotSupported, "CREATE TABLE AS is not supported yet");
     }
     bump_version(txn, tenant).await?;
-    let mut t = TableDef { oid: 0, name: name.clone(), columns: vec![], primary_key: vec![], pkey_name: None, pkey_oid: 0, indexes: vec![], storage: 0 };
+    let mut t = TableDef {
+        oid: 0,
+        name: name.clone(),
+        columns: vec![],
+        primary_key: vec![],
+        pkey_name: None,
+        pkey_oid: 0,
+        indexes: vec![],
+        storage: 0,
+    };
     let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
     let mut seen = HashSet::new();
     for (i, c) in ct.columns.iter().enumerate() {
@@ -146,7 +167,8 @@ pub async fn create_table<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, 
             bail!(DuplicateColumn, "column \"{cname}\" specified more than once");
         }
         let ty = bind::data_type(&c.data_type)?;
-        let mut col = ColumnDef { name: cname, ty: TypeDef::from_type(&ty), nullable: true, default: None };
+        let mut col =
+            ColumnDef { name: cname, ty: TypeDef::from_type(&ty), nullable: true, default: None };
         for opt in &c.options {
             match &opt.option {
                 ast::ColumnOption::NotNull => col.nullable = false,
@@ -154,7 +176,10 @@ pub async fn create_table<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, 
                 ast::ColumnOption::Default(e) => col.default = Some(e.to_string()),
                 ast::ColumnOption::PrimaryKey(_) => {
                     if !t.primary_key.is_empty() {
-                        bail!(InvalidTableDefinition, "multiple primary keys for table \"{name}\" are not allowed");
+                        bail!(
+                            InvalidTableDefinition,
+                            "multiple primary keys for table \"{name}\" are not allowed"
+                        );
                     }
                     t.primary_key = vec![i];
                 }
@@ -168,12 +193,17 @@ pub async fn create_table<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, 
         match con {
             ast::TableConstraint::PrimaryKey(pk) => {
                 if !t.primary_key.is_empty() {
-                    bail!(InvalidTableDefinition, "multiple primary keys for table \"{name}\" are not allowed");
+                    bail!(
+                        InvalidTableDefinition,
+                        "multiple primary keys for table \"{name}\" are not allowed"
+                    );
                 }
                 t.primary_key = index_columns(&t, &pk.columns)?;
                 t.pkey_name = pk.name.as_ref().map(bind::ident);
             }
-            ast::TableConstraint::Unique(u) => uniques.push((u.name.as_ref().map(bind::ident), index_columns(&t, &u.columns)?)),
+            ast::TableConstraint::Unique(u) => {
+                uniques.push((u.name.as_ref().map(bind::ident), index_columns(&t, &u.columns)?))
+            }
             other => bail!(FeatureNotSupported, "table constraint not supported yet: {other}"),
         }
     }
@@ -193,7 +223,13 @@ pub async fn create_table<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, 
         let id = base + 3 + i as u64;
         let colnames: Vec<&str> = cols.iter().map(|&c| t.columns[c].name.as_str()).collect();
         let iname = uname.unwrap_or_else(|| format!("{name}_{}_key", colnames.join("_")));
-        t.indexes.push(IndexDef { oid: id as u32, name: iname, columns: cols, unique: true, storage: id });
+        t.indexes.push(IndexDef {
+            oid: id as u32,
+            name: iname,
+            columns: cols,
+            unique: true,
+            storage: id,
+        });
         fresh.push(id);
     }
     // Validate DEFAULT expressions now, as PostgreSQL does at CREATE time.
@@ -221,7 +257,14 @@ pub fn default_expr(cat: &Catalog, text: &str, ty: &DataType) -> Result<crate::e
 }
 
 /// DROP TABLE / DROP INDEX.
-pub async fn drop<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, kind: &ast::ObjectType, names: &[ast::ObjectName], if_exists: bool) -> Result<DdlResult> {
+pub async fn drop<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    kind: &ast::ObjectType,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> Result<DdlResult> {
     let (tag, what) = match kind {
         ast::ObjectType::Table => ("DROP TABLE", "table"),
         ast::ObjectType::Index => ("DROP INDEX", "index"),
@@ -253,13 +296,15 @@ pub async fn drop<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, kind: &a
                 txn.delete(key, LockMode::Locked).map_err(from_kv)?;
                 txn.delete_range_after_commit(keys::storage(tenant, t.storage)).map_err(from_kv)?;
                 for i in &t.indexes {
-                    txn.delete_range_after_commit(keys::storage(tenant, i.storage)).map_err(from_kv)?;
+                    txn.delete_range_after_commit(keys::storage(tenant, i.storage))
+                        .map_err(from_kv)?;
                 }
             }
             Some(i) => {
                 let mut nt = (*t).clone();
                 let removed = nt.indexes.remove(i);
-                txn.delete_range_after_commit(keys::storage(tenant, removed.storage)).map_err(from_kv)?;
+                txn.delete_range_after_commit(keys::storage(tenant, removed.storage))
+                    .map_err(from_kv)?;
                 write_table(txn, tenant, &nt).await?;
             }
         }
@@ -268,7 +313,12 @@ pub async fn drop<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, kind: &a
 }
 
 /// TRUNCATE: switches each table (and its indexes) to fresh, empty storage.
-pub async fn truncate<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, names: &[ast::ObjectName]) -> Result<DdlResult> {
+pub async fn truncate<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    names: &[ast::ObjectName],
+) -> Result<DdlResult> {
     let mut tables = Vec::new();
     for n in names {
         let name = check_schema(n)?;
@@ -295,7 +345,13 @@ pub async fn truncate<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, name
 /// Copies every row of `old` into the fresh storages of `new` (after
 /// `transform`), checking keys and constraints, and schedules the old storage
 /// for deletion.
-async fn rewrite<T: Txn>(txn: &mut T, tenant: TenantId, old: &TableDef, new: &TableDef, transform: &(dyn Fn(&mut Vec<Value>) -> Result<()> + Sync)) -> Result<()> {
+async fn rewrite<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    old: &TableDef,
+    new: &TableDef,
+    transform: &(dyn Fn(&mut Vec<Value>) -> Result<()> + Sync),
+) -> Result<()> {
     let types = old.types();
     let range = keys::storage(tenant, old.storage);
     let mut start = range.start.clone();
@@ -326,7 +382,12 @@ async fn rewrite<T: Txn>(txn: &mut T, tenant: TenantId, old: &TableDef, new: &Ta
 }
 
 /// Gives `t` and its indexes fresh storage ids.
-async fn fresh_storage<T: Txn>(txn: &mut T, tenant: TenantId, t: &mut TableDef, extra: u64) -> Result<(u64, Vec<u64>)> {
+async fn fresh_storage<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    t: &mut TableDef,
+    extra: u64,
+) -> Result<(u64, Vec<u64>)> {
     let base = alloc(txn, tenant, 1 + t.indexes.len() as u64 + extra).await?;
     t.storage = base;
     let mut fresh = vec![base];
@@ -338,7 +399,12 @@ async fn fresh_storage<T: Txn>(txn: &mut T, tenant: TenantId, t: &mut TableDef, 
 }
 
 /// CREATE INDEX.
-pub async fn create_index<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, ci: &ast::CreateIndex) -> Result<DdlResult> {
+pub async fn create_index<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    ci: &ast::CreateIndex,
+) -> Result<DdlResult> {
     let tname = check_schema(&ci.table_name)?;
     let t = cat.must_get_table(&tname)?;
     let cols = index_columns(&t, &ci.columns)?;
@@ -360,15 +426,27 @@ pub async fn create_index<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, 
     bump_version(txn, tenant).await?;
     let id = alloc(txn, tenant, 1).await?;
     let mut nt = (*t).clone();
-    nt.indexes.push(IndexDef { oid: id as u32, name: iname.clone(), columns: cols, unique: ci.unique, storage: id });
+    nt.indexes.push(IndexDef {
+        oid: id as u32,
+        name: iname.clone(),
+        columns: cols,
+        unique: ci.unique,
+        storage: id,
+    });
     // Build the entries from the existing rows.
-    let only_new = TableDef { indexes: vec![nt.indexes[nt.indexes.len() - 1].clone()], ..nt.clone() };
+    let only_new =
+        TableDef { indexes: vec![nt.indexes[nt.indexes.len() - 1].clone()], ..nt.clone() };
     build_index(txn, tenant, &only_new, &iname).await?;
     write_table(txn, tenant, &nt).await?;
     Ok(DdlResult { tag: "CREATE INDEX".into(), notices: vec![], fresh: vec![id] })
 }
 
-async fn build_index<T: Txn>(txn: &mut T, tenant: TenantId, t: &TableDef, iname: &str) -> Result<()> {
+async fn build_index<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    t: &TableDef,
+    iname: &str,
+) -> Result<()> {
     let types = t.types();
     let range = keys::storage(tenant, t.storage);
     let mut start = range.start.clone();
@@ -382,11 +460,19 @@ async fn build_index<T: Txn>(txn: &mut T, tenant: TenantId, t: &TableDef, iname:
         for (key, bytes) in batch {
             let row = rowcodec::decode_row(&bytes, &types)?;
             let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
-            if idx.unique && !vals.iter().any(Value::is_null) && !seen.insert(crate::exec::group_key(&vals)) {
-                let names: Vec<&str> = idx.columns.iter().map(|&c| t.columns[c].name.as_str()).collect();
+            if idx.unique
+                && !vals.iter().any(Value::is_null)
+                && !seen.insert(crate::exec::group_key(&vals))
+            {
+                let names: Vec<&str> =
+                    idx.columns.iter().map(|&c| t.columns[c].name.as_str()).collect();
                 let shown: Vec<String> = vals.iter().map(text_of).collect();
                 return Err(err!(UniqueViolation, "could not create unique index \"{iname}\"")
-                    .with_detail(format!("Key ({})=({}) is duplicated.", names.join(", "), shown.join(", "))));
+                    .with_detail(format!(
+                        "Key ({})=({}) is duplicated.",
+                        names.join(", "),
+                        shown.join(", ")
+                    )));
             }
             let (ik, _) = dml::index_entry(tenant, t, idx, &row, &key);
             txn.put(ik, key.rest().to_vec(), LockMode::Private).map_err(from_kv)?;
@@ -405,7 +491,12 @@ fn text_of(v: &Value) -> String {
 }
 
 /// ALTER TABLE.
-pub async fn alter_table<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, at: &ast::AlterTable) -> Result<DdlResult> {
+pub async fn alter_table<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    at: &ast::AlterTable,
+) -> Result<DdlResult> {
     let tname = check_schema(&at.name)?;
     let Some(t) = cat.get_table(&tname) else {
         if at.if_exists {
@@ -420,9 +511,15 @@ pub async fn alter_table<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, a
     let mut fresh = Vec::new();
     for op in &at.operations {
         match op {
-            ast::AlterTableOperation::AddConstraint { constraint: ast::TableConstraint::PrimaryKey(pk), .. } => {
+            ast::AlterTableOperation::AddConstraint {
+                constraint: ast::TableConstraint::PrimaryKey(pk),
+                ..
+            } => {
                 if !cur.primary_key.is_empty() {
-                    bail!(InvalidTableDefinition, "multiple primary keys for table \"{tname}\" are not allowed");
+                    bail!(
+                        InvalidTableDefinition,
+                        "multiple primary keys for table \"{tname}\" are not allowed"
+                    );
                 }
                 let cols = index_columns(&cur, &pk.columns)?;
                 let old = cur.clone();
@@ -430,7 +527,8 @@ pub async fn alter_table<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, a
                     cur.columns[c].nullable = false;
                 }
                 cur.primary_key = cols;
-                let name = pk.name.as_ref().map(bind::ident).unwrap_or_else(|| format!("{tname}_pkey"));
+                let name =
+                    pk.name.as_ref().map(bind::ident).unwrap_or_else(|| format!("{tname}_pkey"));
                 if cat.relation_exists(&name) {
                     bail!(DuplicateTable, "relation \"{name}\" already exists");
                 }
@@ -444,7 +542,11 @@ pub async fn alter_table<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, a
                 let res = rewrite(txn, tenant, &old, &cur, &|row: &mut Vec<Value>| {
                     for &c in &pk_cols {
                         if row[c].is_null() {
-                            bail!(NotNullViolation, "column \"{}\" of relation \"{tbl}\" contains null values", cols_def[c].name);
+                            bail!(
+                                NotNullViolation,
+                                "column \"{}\" of relation \"{tbl}\" contains null values",
+                                cols_def[c].name
+                            );
                         }
                     }
                     Ok(())
@@ -452,7 +554,11 @@ pub async fn alter_table<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, a
                 .await;
                 if let Err(e) = res {
                     if e.code == sqlstate::SqlState::UniqueViolation {
-                        return Err(ErrorReport { message: format!("could not create unique index \"{name}\""), detail: e.detail.map(|d| d.replace("already exists", "is duplicated")), ..e });
+                        return Err(ErrorReport {
+                            message: format!("could not create unique index \"{name}\""),
+                            detail: e.detail.map(|d| d.replace("already exists", "is duplicated")),
+                            ..e
+                        });
                     }
                     return Err(e);
                 }
@@ -463,20 +569,36 @@ pub async fn alter_table<T: Txn>(txn: &mut T, tenant: TenantId, cat: &Catalog, a
                     if *if_not_exists {
                         continue;
                     }
-                    bail!(DuplicateColumn, "column \"{cname}\" of relation \"{tname}\" already exists");
+                    bail!(
+                        DuplicateColumn,
+                        "column \"{cname}\" of relation \"{tname}\" already exists"
+                    );
                 }
                 let ty = bind::data_type(&column_def.data_type)?;
-                let mut col = ColumnDef { name: cname.clone(), ty: TypeDef::from_type(&ty), nullable: true, default: None };
+                let mut col = ColumnDef {
+                    name: cname.clone(),
+                    ty: TypeDef::from_type(&ty),
+                    nullable: true,
+                    default: None,
+                };
                 for opt in &column_def.options {
                     match &opt.option {
                         ast::ColumnOption::NotNull => col.nullable = false,
                         ast::ColumnOption::Null => {}
                         ast::ColumnOption::Default(e) => col.default = Some(e.to_string()),
-                        other => bail!(FeatureNotSupported, "column option not supported yet: {other}"),
+                        other => {
+                            bail!(FeatureNotSupported, "column option not supported yet: {other}")
+                        }
                     }
                 }
                 let fill = match &col.default {
-                    Some(d) => default_expr(cat, d, &ty)?.eval(&[], &crate::expr::EvalContext { txn_time: sqltypes::datetime::now_micros(), ..Default::default() })?,
+                    Some(d) => default_expr(cat, d, &ty)?.eval(
+                        &[],
+                        &crate::expr::EvalContext {
+                            txn_time: sqltypes::datetime::now_micros(),
+                            ..Default::default()
+                        },
+                    )?,
                     None => Value::Null,
                 };
                 let old = cur.clone();

@@ -106,7 +106,8 @@ pub fn enforce_type(v: Value, ty: &DataType) -> Result<Value> {
             let n = *n as usize;
             let len = s.chars().count();
             if len > n {
-                let (head, tail): (String, String) = (s.chars().take(n).collect(), s.chars().skip(n).collect());
+                let (head, tail): (String, String) =
+                    (s.chars().take(n).collect(), s.chars().skip(n).collect());
                 if tail.chars().any(|c| c != ' ') {
                     bail!(StringDataRightTruncation, "value too long for type {ty}");
                 }
@@ -119,7 +120,12 @@ pub fn enforce_type(v: Value, ty: &DataType) -> Result<Value> {
             }
             Ok(Value::Text(s))
         }
-        (_, v) if v.data_type().map(|t| t.oid() == ty.oid()).unwrap_or(false) && !matches!(ty, DataType::Numeric(Some(_))) => Ok(v),
+        (_, v)
+            if v.data_type().map(|t| t.oid() == ty.oid()).unwrap_or(false)
+                && !matches!(ty, DataType::Numeric(Some(_))) =>
+        {
+            Ok(v)
+        }
         (_, v) => cast::cast(v, ty),
     }
 }
@@ -130,15 +136,23 @@ pub fn check_row(table: &TableDef, row: &mut [Value]) -> Result<()> {
         let v = std::mem::replace(&mut row[i], Value::Null);
         row[i] = enforce_type(v, &c.ty.to_type())?;
         if !c.nullable && row[i].is_null() {
-            return Err(err!(NotNullViolation, "null value in column \"{}\" of relation \"{}\" violates not-null constraint", c.name, table.name)
-                .with_detail(format!("Failing row contains ({}).", row_text(row))));
+            return Err(err!(
+                NotNullViolation,
+                "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
+                c.name,
+                table.name
+            )
+            .with_detail(format!("Failing row contains ({}).", row_text(row))));
         }
     }
     Ok(())
 }
 
 fn row_text(row: &[Value]) -> String {
-    row.iter().map(|v| if v.is_null() { "null".to_string() } else { value_text(v) }).collect::<Vec<_>>().join(", ")
+    row.iter()
+        .map(|v| if v.is_null() { "null".to_string() } else { value_text(v) })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn value_text(v: &Value) -> String {
@@ -154,7 +168,8 @@ fn key_detail(table: &TableDef, cols: &[usize], row: &[Value]) -> String {
 }
 
 fn unique_violation(name: &str, detail: String) -> crate::error::Error {
-    let mut e = err!(UniqueViolation, "duplicate key value violates unique constraint \"{name}\"").with_detail(detail);
+    let mut e = err!(UniqueViolation, "duplicate key value violates unique constraint \"{name}\"")
+        .with_detail(detail);
     e.constraint = Some(name.to_string());
     e
 }
@@ -171,7 +186,13 @@ pub fn key_for(tenant: TenantId, table: &TableDef, row: &[Value]) -> Key {
 
 /// An index entry: its key, and whether it is an exact-unique entry that
 /// must be locked and checked.
-pub fn index_entry(tenant: TenantId, table: &TableDef, idx: &IndexDef, row: &[Value], row_key: &Key) -> (Key, bool) {
+pub fn index_entry(
+    tenant: TenantId,
+    table: &TableDef,
+    idx: &IndexDef,
+    row: &[Value],
+    row_key: &Key,
+) -> (Key, bool) {
     let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
     let types: Vec<DataType> = idx.columns.iter().map(|&c| table.columns[c].ty.to_type()).collect();
     let mut k = keys::storage_prefix(idx.storage);
@@ -183,10 +204,20 @@ pub fn index_entry(tenant: TenantId, table: &TableDef, idx: &IndexDef, row: &[Va
     (Key::new(tenant, &k), exact)
 }
 
-async fn add_index_entries<T: Txn>(txn: &mut T, tenant: TenantId, table: &TableDef, row: &[Value], key: &Key, skip_unchanged: Option<&[Value]>) -> Result<()> {
+async fn add_index_entries<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    table: &TableDef,
+    row: &[Value],
+    key: &Key,
+    skip_unchanged: Option<&[Value]>,
+) -> Result<()> {
     for idx in &table.indexes {
         if let Some(old) = skip_unchanged {
-            if idx.columns.iter().all(|&c| ops::compare(&old[c], &row[c]).ok().flatten() == Some(std::cmp::Ordering::Equal) || (old[c].is_null() && row[c].is_null())) {
+            if idx.columns.iter().all(|&c| {
+                ops::compare(&old[c], &row[c]).ok().flatten() == Some(std::cmp::Ordering::Equal)
+                    || (old[c].is_null() && row[c].is_null())
+            }) {
                 continue;
             }
         }
@@ -204,10 +235,20 @@ async fn add_index_entries<T: Txn>(txn: &mut T, tenant: TenantId, table: &TableD
     Ok(())
 }
 
-fn remove_index_entries<T: Txn>(txn: &mut T, tenant: TenantId, table: &TableDef, row: &[Value], key: &Key, keep_unchanged: Option<&[Value]>) -> Result<()> {
+fn remove_index_entries<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    table: &TableDef,
+    row: &[Value],
+    key: &Key,
+    keep_unchanged: Option<&[Value]>,
+) -> Result<()> {
     for idx in &table.indexes {
         if let Some(new) = keep_unchanged {
-            if idx.columns.iter().all(|&c| ops::compare(&new[c], &row[c]).ok().flatten() == Some(std::cmp::Ordering::Equal) || (new[c].is_null() && row[c].is_null())) {
+            if idx.columns.iter().all(|&c| {
+                ops::compare(&new[c], &row[c]).ok().flatten() == Some(std::cmp::Ordering::Equal)
+                    || (new[c].is_null() && row[c].is_null())
+            }) {
                 continue;
             }
         }
@@ -220,7 +261,13 @@ fn remove_index_entries<T: Txn>(txn: &mut T, tenant: TenantId, table: &TableDef,
 }
 
 /// Locks the exact-unique index entries of `row` so they can be deleted.
-async fn lock_unique_entries<T: Txn>(txn: &mut T, tenant: TenantId, table: &TableDef, row: &[Value], key: &Key) -> Result<()> {
+async fn lock_unique_entries<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    table: &TableDef,
+    row: &[Value],
+    key: &Key,
+) -> Result<()> {
     let mut ks = Vec::new();
     for idx in &table.indexes {
         let (ik, exact) = index_entry(tenant, table, idx, row, key);
@@ -236,7 +283,13 @@ async fn lock_unique_entries<T: Txn>(txn: &mut T, tenant: TenantId, table: &Tabl
 
 /// Inserts complete, checked rows. `private` means the table's storage was
 /// created in this transaction, so no other transaction can see its keys.
-pub async fn insert_rows<T: Txn>(txn: &mut T, tenant: TenantId, table: &TableDef, rows: &[Row], private: bool) -> Result<()> {
+pub async fn insert_rows<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    table: &TableDef,
+    rows: &[Row],
+    private: bool,
+) -> Result<()> {
     let keyed: Vec<Key> = rows.iter().map(|r| key_for(tenant, table, r)).collect();
     if !table.primary_key.is_empty() {
         let locked = if private {
@@ -251,12 +304,14 @@ pub async fn insert_rows<T: Txn>(txn: &mut T, tenant: TenantId, table: &TableDef
         let mut seen = HashSet::with_capacity(keyed.len());
         for ((k, latest), row) in keyed.iter().zip(&locked).zip(rows) {
             if latest.is_some() || !seen.insert(k.as_bytes()) {
-                let name = table.pkey_name.clone().unwrap_or_else(|| format!("{}_pkey", table.name));
+                let name =
+                    table.pkey_name.clone().unwrap_or_else(|| format!("{}_pkey", table.name));
                 return Err(unique_violation(&name, key_detail(table, &table.primary_key, row)));
             }
         }
     }
-    let mode = if private || table.primary_key.is_empty() { LockMode::Private } else { LockMode::Locked };
+    let mode =
+        if private || table.primary_key.is_empty() { LockMode::Private } else { LockMode::Locked };
     let mut buf = Vec::new();
     for (k, row) in keyed.into_iter().zip(rows) {
         buf.clear();
@@ -270,7 +325,14 @@ pub async fn insert_rows<T: Txn>(txn: &mut T, tenant: TenantId, table: &TableDef
 }
 
 /// Runs an INSERT; returns the count and the RETURNING rows.
-pub async fn insert<T: Txn>(txn: &mut T, tenant: TenantId, plan: &InsertPlan, eval: &EvalContext, catalog: &crate::catalog::Catalog, private: bool) -> Result<(u64, Vec<Row>)> {
+pub async fn insert<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    plan: &InsertPlan,
+    eval: &EvalContext,
+    catalog: &crate::catalog::Catalog,
+    private: bool,
+) -> Result<(u64, Vec<Row>)> {
     let source = {
         let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
         crate::exec::run(&plan.source, &cx).await?
@@ -316,7 +378,13 @@ fn returning_rows(ret: Option<&Returning>, rows: &[Row], eval: &EvalContext) -> 
 
 /// Finds, locks and re-checks the target rows of an UPDATE or DELETE.
 /// Returns (key, newest row) for rows that still qualify.
-async fn lock_targets<T: Txn>(txn: &mut T, tenant: TenantId, scan: &Scan, eval: &EvalContext, catalog: &crate::catalog::Catalog) -> Result<Vec<(Key, Row)>> {
+async fn lock_targets<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    scan: &Scan,
+    eval: &EvalContext,
+    catalog: &crate::catalog::Catalog,
+) -> Result<Vec<(Key, Row)>> {
     let found = {
         let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
         scan_rows(&cx, scan).await?
@@ -349,7 +417,13 @@ async fn lock_targets<T: Txn>(txn: &mut T, tenant: TenantId, scan: &Scan, eval: 
 }
 
 /// Runs an UPDATE.
-pub async fn update<T: Txn>(txn: &mut T, tenant: TenantId, plan: &UpdatePlan, eval: &EvalContext, catalog: &crate::catalog::Catalog) -> Result<(u64, Vec<Row>)> {
+pub async fn update<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    plan: &UpdatePlan,
+    eval: &EvalContext,
+    catalog: &crate::catalog::Catalog,
+) -> Result<(u64, Vec<Row>)> {
     let table = &plan.scan.table;
     let targets = lock_targets(txn, tenant, &plan.scan, eval, catalog).await?;
     let pk_cols: HashSet<usize> = table.primary_key.iter().copied().collect();
@@ -362,10 +436,20 @@ pub async fn update<T: Txn>(txn: &mut T, tenant: TenantId, plan: &UpdatePlan, ev
             new[*c] = e.eval(&old, eval)?;
         }
         check_row(table, &mut new)?;
-        let moved = pk_changes && table.primary_key.iter().any(|&c| ops::compare(&old[c], &new[c]).ok().flatten() != Some(std::cmp::Ordering::Equal));
+        let moved = pk_changes
+            && table.primary_key.iter().any(|&c| {
+                ops::compare(&old[c], &new[c]).ok().flatten() != Some(std::cmp::Ordering::Equal)
+            });
         if !table.indexes.is_empty() {
             lock_unique_entries(txn, tenant, table, &old, &key).await?;
-            remove_index_entries(txn, tenant, table, &old, &key, if moved { None } else { Some(&new) })?;
+            remove_index_entries(
+                txn,
+                tenant,
+                table,
+                &old,
+                &key,
+                if moved { None } else { Some(&new) },
+            )?;
         }
         if moved {
             txn.delete(key.clone(), LockMode::Locked).map_err(from_kv)?;
@@ -388,7 +472,13 @@ pub async fn update<T: Txn>(txn: &mut T, tenant: TenantId, plan: &UpdatePlan, ev
 }
 
 /// Runs a DELETE.
-pub async fn delete<T: Txn>(txn: &mut T, tenant: TenantId, plan: &DeletePlan, eval: &EvalContext, catalog: &crate::catalog::Catalog) -> Result<(u64, Vec<Row>)> {
+pub async fn delete<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    plan: &DeletePlan,
+    eval: &EvalContext,
+    catalog: &crate::catalog::Catalog,
+) -> Result<(u64, Vec<Row>)> {
     let table = &plan.scan.table;
     let targets = lock_targets(txn, tenant, &plan.scan, eval, catalog).await?;
     let mut deleted = Vec::with_capacity(targets.len());

@@ -13,11 +13,11 @@ use std::pin::Pin;
 use kvapi::{Key, KeyRange, TenantId, Txn};
 use sqltypes::{cast, keycode, ops, rowcodec, DataType, Value};
 
+use crate::bail;
 use crate::catalog::{keys, Catalog, TableDef};
 use crate::error::{from_kv, Result};
 use crate::expr::{EvalContext, Expr};
 use crate::plan::{Access, AggCall, AggFunc, JoinKind, Plan, Scan, SortKey};
-use crate::bail;
 
 /// Rows fetched per KV scan call.
 pub const SCAN_BATCH: usize = 1024;
@@ -107,7 +107,9 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                         Some(e) => match e.eval(&[], cx.eval)? {
                             Value::Null => Ok(None),
                             Value::Int8(n) if n >= 0 => Ok(Some(n as usize)),
-                            Value::Int8(_) => bail!(InvalidRowCountInLimitClause, "LIMIT must not be negative"),
+                            Value::Int8(_) => {
+                                bail!(InvalidRowCountInLimitClause, "LIMIT must not be negative")
+                            }
                             other => bail!(DatatypeMismatch, "invalid LIMIT value {other:?}"),
                         },
                     }
@@ -133,7 +135,8 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
 
 /// Encodes values as a canonical byte string for hashing and equality.
 pub fn group_key(values: &[Value]) -> Vec<u8> {
-    let types: Vec<DataType> = values.iter().map(|v| v.data_type().unwrap_or(DataType::Text)).collect();
+    let types: Vec<DataType> =
+        values.iter().map(|v| v.data_type().unwrap_or(DataType::Text)).collect();
     let mut out = Vec::new();
     keycode::encode_key(values, &types, &mut out);
     out
@@ -183,7 +186,9 @@ pub async fn scan_rows<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<K
             }
         }
         Access::Prefix(exprs) => {
-            let Some(vals) = key_values(exprs, &t.pk_types()[..exprs.len()], cx.eval)? else { return Ok(out) };
+            let Some(vals) = key_values(exprs, &t.pk_types()[..exprs.len()], cx.eval)? else {
+                return Ok(out);
+            };
             let mut prefix = keys::storage_prefix(t.storage);
             keycode::encode_key(&vals, &t.pk_types()[..exprs.len()], &mut prefix);
             scan_range(cx, KeyRange::prefix(cx.tenant, &prefix), &types, &keep, &mut out).await?;
@@ -193,8 +198,11 @@ pub async fn scan_rows<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<K
         }
         Access::Index(i, exprs) => {
             let idx = &t.indexes[*i];
-            let idx_types: Vec<DataType> = idx.columns.iter().map(|&c| t.columns[c].ty.to_type()).collect();
-            let Some(vals) = key_values(exprs, &idx_types[..exprs.len()], cx.eval)? else { return Ok(out) };
+            let idx_types: Vec<DataType> =
+                idx.columns.iter().map(|&c| t.columns[c].ty.to_type()).collect();
+            let Some(vals) = key_values(exprs, &idx_types[..exprs.len()], cx.eval)? else {
+                return Ok(out);
+            };
             let mut prefix = keys::storage_prefix(idx.storage);
             keycode::encode_key(&vals, &idx_types[..exprs.len()], &mut prefix);
             let range = KeyRange::prefix(cx.tenant, &prefix);
@@ -202,7 +210,8 @@ pub async fn scan_rows<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<K
             loop {
                 let r = KeyRange { start, end: range.end.clone() };
                 let entries = cx.txn.scan(&r, SCAN_BATCH).await.map_err(from_kv)?;
-                let row_keys: Vec<Key> = entries.iter().map(|(_, v)| Key::new(cx.tenant, v)).collect();
+                let row_keys: Vec<Key> =
+                    entries.iter().map(|(_, v)| Key::new(cx.tenant, v)).collect();
                 let fetched = cx.txn.multi_get(&row_keys).await.map_err(from_kv)?;
                 for (k, v) in row_keys.into_iter().zip(fetched) {
                     let Some(bytes) = v else { continue };
@@ -289,7 +298,10 @@ fn series(args: &[Expr], ty: &DataType, ctx: &EvalContext) -> Result<Vec<Row>> {
         ((stop as i128 - start as i128) / step as i128 + 1) as u128
     };
     if count > MAX_ROWS as u128 {
-        bail!(ProgramLimitExceeded, "generate_series would produce {count} rows, more than {MAX_ROWS}");
+        bail!(
+            ProgramLimitExceeded,
+            "generate_series would produce {count} rows, more than {MAX_ROWS}"
+        );
     }
     let mut out = Vec::with_capacity(count as usize);
     let mut cur = start as i128;
@@ -301,7 +313,14 @@ fn series(args: &[Expr], ty: &DataType, ctx: &EvalContext) -> Result<Vec<Row>> {
     Ok(out)
 }
 
-fn join(left: Vec<Row>, right: Vec<Row>, kind: JoinKind, on: Option<&Expr>, width: usize, ctx: &EvalContext) -> Result<Vec<Row>> {
+fn join(
+    left: Vec<Row>,
+    right: Vec<Row>,
+    kind: JoinKind,
+    on: Option<&Expr>,
+    width: usize,
+    ctx: &EvalContext,
+) -> Result<Vec<Row>> {
     let mut out = Vec::new();
     for l in &left {
         let mut matched = false;
@@ -364,7 +383,11 @@ fn agg_step(a: &AggCall, st: &mut AggState, v: Value) -> Result<()> {
             *n += 1;
         }
         AggState::MinMax(cur) => {
-            let want = if a.func == AggFunc::Min { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater };
+            let want = if a.func == AggFunc::Min {
+                std::cmp::Ordering::Less
+            } else {
+                std::cmp::Ordering::Greater
+            };
             if cur.is_null() || ops::compare(&v, cur)? == Some(want) {
                 *cur = v;
             }
@@ -391,7 +414,12 @@ fn agg_final(a: &AggCall, st: AggState) -> Result<Value> {
     })
 }
 
-fn aggregate(rows: Vec<Row>, group: &[Expr], aggs: &[AggCall], ctx: &EvalContext) -> Result<Vec<Row>> {
+fn aggregate(
+    rows: Vec<Row>,
+    group: &[Expr],
+    aggs: &[AggCall],
+    ctx: &EvalContext,
+) -> Result<Vec<Row>> {
     struct Group {
         values: Row,
         states: Vec<AggState>,
@@ -408,7 +436,11 @@ fn aggregate(rows: Vec<Row>, group: &[Expr], aggs: &[AggCall], ctx: &EvalContext
         let idx = match groups.get(&key) {
             Some(&i) => i,
             None => {
-                list.push(Group { values: gv, states: aggs.iter().map(agg_init).collect(), seen: vec![HashSet::new(); aggs.len()] });
+                list.push(Group {
+                    values: gv,
+                    states: aggs.iter().map(agg_init).collect(),
+                    seen: vec![HashSet::new(); aggs.len()],
+                });
                 groups.insert(key, list.len() - 1);
                 list.len() - 1
             }
@@ -419,14 +451,19 @@ fn aggregate(rows: Vec<Row>, group: &[Expr], aggs: &[AggCall], ctx: &EvalContext
                 Some(e) => e.eval(&row, ctx)?,
                 None => Value::Null,
             };
-            if a.distinct && !v.is_null() && !g.seen[j].insert(group_key(std::slice::from_ref(&v))) {
+            if a.distinct && !v.is_null() && !g.seen[j].insert(group_key(std::slice::from_ref(&v)))
+            {
                 continue;
             }
             agg_step(a, &mut g.states[j], v)?;
         }
     }
     if list.is_empty() && group.is_empty() {
-        list.push(Group { values: vec![], states: aggs.iter().map(agg_init).collect(), seen: vec![] });
+        list.push(Group {
+            values: vec![],
+            states: aggs.iter().map(agg_init).collect(),
+            seen: vec![],
+        });
     }
     let mut out = Vec::with_capacity(list.len());
     for g in list {
@@ -453,11 +490,27 @@ fn sort(rows: Vec<Row>, keys: &[SortKey], ctx: &EvalContext) -> Result<Vec<Row>>
             let (x, y) = (&a[i], &b[i]);
             let ord = match (x.is_null(), y.is_null()) {
                 (true, true) => std::cmp::Ordering::Equal,
-                (true, false) => if sk.nulls_first { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater },
-                (false, true) => if sk.nulls_first { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less },
+                (true, false) => {
+                    if sk.nulls_first {
+                        std::cmp::Ordering::Less
+                    } else {
+                        std::cmp::Ordering::Greater
+                    }
+                }
+                (false, true) => {
+                    if sk.nulls_first {
+                        std::cmp::Ordering::Greater
+                    } else {
+                        std::cmp::Ordering::Less
+                    }
+                }
                 (false, false) => {
                     let o = ops::sort_cmp(x, y);
-                    if sk.desc { o.reverse() } else { o }
+                    if sk.desc {
+                        o.reverse()
+                    } else {
+                        o
+                    }
                 }
             };
             if ord != std::cmp::Ordering::Equal {

@@ -197,7 +197,9 @@ impl Expr {
             Expr::IsNull(e, n) => Expr::IsNull(re(e), *n),
             Expr::IsBool(e, w, n) => Expr::IsBool(re(e), *w, *n),
             Expr::Cast(e, t) => Expr::Cast(re(e), t.clone()),
-            Expr::Func(f, args) => Expr::Func(*f, args.iter().map(|a| a.remap_columns(map)).collect()),
+            Expr::Func(f, args) => {
+                Expr::Func(*f, args.iter().map(|a| a.remap_columns(map)).collect())
+            }
             Expr::Case(op, whens, else_) => Expr::Case(
                 op.as_ref().map(|o| re(o)),
                 whens.iter().map(|(w, t)| (w.remap_columns(map), t.remap_columns(map))).collect(),
@@ -224,13 +226,20 @@ pub fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
 /// Joins predicates with AND (None if empty).
 pub fn and_all(mut parts: Vec<Expr>) -> Option<Expr> {
     let first = parts.pop()?;
-    Some(parts.into_iter().rev().fold(first, |acc, p| Expr::Binary(BinOp::And, Box::new(p), Box::new(acc))))
+    Some(
+        parts
+            .into_iter()
+            .rev()
+            .fold(first, |acc, p| Expr::Binary(BinOp::And, Box::new(p), Box::new(acc))),
+    )
 }
 
 fn truthy(v: &Value) -> Result<bool> {
     match v {
         Value::Bool(b) => Ok(*b),
-        other => bail!(DatatypeMismatch, "argument must be type boolean, not {:?}", other.data_type()),
+        other => {
+            bail!(DatatypeMismatch, "argument must be type boolean, not {:?}", other.data_type())
+        }
     }
 }
 
@@ -308,7 +317,13 @@ fn eval_case(
     }
 }
 
-fn eval_in(e: &Expr, list: &[Expr], negated: bool, row: &[Value], ctx: &EvalContext) -> Result<Value> {
+fn eval_in(
+    e: &Expr,
+    list: &[Expr],
+    negated: bool,
+    row: &[Value],
+    ctx: &EvalContext,
+) -> Result<Value> {
     let v = e.eval(row, ctx)?;
     if v.is_null() {
         return Ok(Value::Null);
@@ -398,8 +413,10 @@ mod tests {
         let t = Expr::Const(Value::Bool(true));
         let f = Expr::Const(Value::Bool(false));
         let n = Expr::Const(Value::Null);
-        let and = |a: &Expr, b: &Expr| Expr::Binary(BinOp::And, Box::new(a.clone()), Box::new(b.clone()));
-        let or = |a: &Expr, b: &Expr| Expr::Binary(BinOp::Or, Box::new(a.clone()), Box::new(b.clone()));
+        let and =
+            |a: &Expr, b: &Expr| Expr::Binary(BinOp::And, Box::new(a.clone()), Box::new(b.clone()));
+        let or =
+            |a: &Expr, b: &Expr| Expr::Binary(BinOp::Or, Box::new(a.clone()), Box::new(b.clone()));
         assert_eq!(and(&n, &f).eval(&[], &ctx).ok(), Some(Value::Bool(false)));
         assert_eq!(and(&n, &t).eval(&[], &ctx).ok(), Some(Value::Null));
         assert_eq!(or(&n, &t).eval(&[], &ctx).ok(), Some(Value::Bool(true)));

@@ -108,7 +108,9 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("random", 0) => (Func::Random, T::Float8),
         ("version", 0) => (Func::Version, T::Text),
         ("current_database", 0) => (Func::CurrentDatabase, T::Text),
-        ("current_user" | "session_user" | "user" | "current_role", 0) => (Func::CurrentUser, T::Text),
+        ("current_user" | "session_user" | "user" | "current_role", 0) => {
+            (Func::CurrentUser, T::Text)
+        }
         ("current_schema", 0) => (Func::CurrentSchema, T::Text),
         ("pg_backend_pid", 0) => (Func::BackendPid, T::Int4),
         ("concat", _) => (Func::Concat, T::Text),
@@ -179,7 +181,10 @@ fn float(v: &Value) -> Result<f64> {
 impl Func {
     /// Evaluates the function. Strict functions return NULL on a NULL argument.
     pub fn call(self, args: Vec<Value>, ctx: &EvalContext) -> Result<Value> {
-        let strict = !matches!(self, Func::Coalesce | Func::Concat | Func::Greatest | Func::Least | Func::NullIf);
+        let strict = !matches!(
+            self,
+            Func::Coalesce | Func::Concat | Func::Greatest | Func::Least | Func::NullIf
+        );
         if strict && args.iter().any(Value::is_null) {
             return Ok(Value::Null);
         }
@@ -196,7 +201,9 @@ impl Func {
                     _ => v,
                 }
             }
-            Func::Length => Value::Int4(text(&arg(0))?.trim_end_matches(' ').chars().count() as i32),
+            Func::Length => {
+                Value::Int4(text(&arg(0))?.trim_end_matches(' ').chars().count() as i32)
+            }
             Func::OctetLength => Value::Int4(text(&arg(0))?.len() as i32),
             Func::Lower => Value::Text(text(&arg(0))?.to_lowercase()),
             Func::Upper => Value::Text(text(&arg(0))?.to_uppercase()),
@@ -210,7 +217,11 @@ impl Func {
                 }
             }
             Func::Greatest | Func::Least => {
-                let want = if self == Func::Greatest { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less };
+                let want = if self == Func::Greatest {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Less
+                };
                 let mut best = Value::Null;
                 for v in args.into_iter().filter(|v| !v.is_null()) {
                     if best.is_null() || ops::compare(&v, &best)? == Some(want) {
@@ -234,7 +245,11 @@ impl Func {
                 };
                 let start = from.max(1) as usize - 1;
                 let end = end.clamp(1, s.len() as i64 + 1) as usize - 1;
-                Value::Text(if start < end { s[start..end].iter().collect() } else { String::new() })
+                Value::Text(if start < end {
+                    s[start..end].iter().collect()
+                } else {
+                    String::new()
+                })
             }
             Func::Trim => Value::Text(text(&arg(0))?.trim_matches(' ').to_string()),
             Func::Round | Func::Floor | Func::Ceil => round_like(self, arg(0), args.get(1))?,
@@ -271,7 +286,10 @@ impl Func {
             Func::Sqrt => {
                 let f = float(&arg(0))?;
                 if f < 0.0 {
-                    bail!(InvalidArgumentForPowerFunction, "cannot take square root of a negative number");
+                    bail!(
+                        InvalidArgumentForPowerFunction,
+                        "cannot take square root of a negative number"
+                    );
                 }
                 Value::Float8(f.sqrt())
             }

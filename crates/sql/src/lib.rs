@@ -14,37 +14,37 @@
 //! opens or continues a transaction, refreshes the snapshot (READ COMMITTED),
 //! and runs the plan ([`exec`], [`dml`], [`ddl`]).
 
-/// Error type and SQLSTATE helpers.
-pub mod error;
-/// Query string splitting and parsing.
-pub mod parse;
-/// Table definitions stored in KV, and the key layout.
-pub mod catalog;
-/// Bound expressions and evaluation.
-pub mod expr;
-/// Built-in scalar functions.
-pub mod func;
-/// Name and type resolution.
+// Name and type resolution.
 pub mod bind;
-/// Query planning (SELECT).
-pub mod select;
-/// Plan node types.
-pub mod plan;
-/// Statement planning entry point.
-pub mod planner;
-/// The executor.
-pub mod exec;
-/// INSERT, UPDATE, DELETE.
-pub mod dml;
-/// CREATE, DROP, TRUNCATE, ALTER.
-pub mod ddl;
-/// COPY data formats.
+// Table definitions stored in KV, and the key layout.
+pub mod catalog;
+// COPY data formats.
 pub mod copy;
-/// System catalog views.
-pub mod system;
-/// Session settings.
-pub mod settings;
-/// Sessions and transactions.
+// CREATE, DROP, TRUNCATE, ALTER.
+pub mod ddl;
+// INSERT, UPDATE, DELETE.
+pub mod dml;
+// Error type and SQLSTATE helpers.
+pub mod error;
+// The executor.
+pub mod exec;
+// Bound expressions and evaluation.
+pub mod expr;
+// Built-in scalar functions.
+pub mod func;
+// Query string splitting and parsing.
+pub mod parse;
+// Plan node types.
+pub mod plan;
+// Statement planning entry point.
+pub mod planner;
+// Query planning (SELECT).
+pub mod select;
+// Sessions and transactions.
 pub mod session;
+// Session settings.
+pub mod settings;
+// System catalog views.
+pub mod system;
 
 pub use session::{Database, Outcome, Portal, Prepared, Session, TxnState};

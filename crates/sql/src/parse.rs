@@ -46,9 +46,16 @@ fn check_depth(piece: &[TokenWithSpan]) -> Result<()> {
                     *r = 0;
                 }
             }
-            Token::Whitespace(_) | Token::Word(_) | Token::Number(..) | Token::SingleQuotedString(_) | Token::Placeholder(_) => {
+            Token::Whitespace(_)
+            | Token::Word(_)
+            | Token::Number(..)
+            | Token::SingleQuotedString(_)
+            | Token::Placeholder(_) => {
                 if let Token::Word(w) = &t.token {
-                    let op = matches!(w.value.to_ascii_lowercase().as_str(), "and" | "or" | "not" | "is" | "like" | "in" | "between");
+                    let op = matches!(
+                        w.value.to_ascii_lowercase().as_str(),
+                        "and" | "or" | "not" | "is" | "like" | "in" | "between"
+                    );
                     if op {
                         if let Some(r) = runs.last_mut() {
                             *r += 1;
@@ -181,8 +188,14 @@ fn char_pos(sql: &str, line: u64, col: u64) -> Option<usize> {
     Some(sql.get(..b)?.chars().count())
 }
 
-fn parse_piece(sql: &str, starts: &[usize], piece: &[TokenWithSpan], semi: Option<&TokenWithSpan>) -> Result<Option<Parsed>> {
-    let words: Vec<&TokenWithSpan> = piece.iter().filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF)).collect();
+fn parse_piece(
+    sql: &str,
+    starts: &[usize],
+    piece: &[TokenWithSpan],
+    semi: Option<&TokenWithSpan>,
+) -> Result<Option<Parsed>> {
+    let words: Vec<&TokenWithSpan> =
+        piece.iter().filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF)).collect();
     let (Some(first), Some(last)) = (words.first(), words.last()) else { return Ok(None) };
     let b0 = byte_pos(sql, starts, first.span.start.line, first.span.start.column).unwrap_or(0);
     let b1 = byte_pos(sql, starts, last.span.end.line, last.span.end.column).unwrap_or(sql.len());
@@ -194,7 +207,13 @@ fn parse_piece(sql: &str, starts: &[usize], piece: &[TokenWithSpan], semi: Optio
         None => {
             let dialect = PostgreSqlDialect {};
             let mut parser = Parser::new(&dialect).with_recursion_limit(MAX_RECURSION);
-            let toks: Vec<TokenWithSpan> = piece.iter().filter(|t| !matches!(t.token, Token::Whitespace(Whitespace::SingleLineComment { .. }))).cloned().collect();
+            let toks: Vec<TokenWithSpan> = piece
+                .iter()
+                .filter(|t| {
+                    !matches!(t.token, Token::Whitespace(Whitespace::SingleLineComment { .. }))
+                })
+                .cloned()
+                .collect();
             parser = parser.with_tokens_with_locations(toks);
             let stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
             // Anything left over (other than EOF) is a syntax error.
@@ -254,7 +273,9 @@ fn syntax_error(sql: &str, e: ParserError, semi: Option<&TokenWithSpan>) -> Erro
 
 fn word(t: &TokenWithSpan) -> Option<String> {
     match &t.token {
-        Token::Word(w) => Some(if w.quote_style.is_some() { w.value.clone() } else { w.value.to_lowercase() }),
+        Token::Word(w) => {
+            Some(if w.quote_style.is_some() { w.value.clone() } else { w.value.to_lowercase() })
+        }
         _ => None,
     }
 }
@@ -294,7 +315,9 @@ fn copy(w: &[&TokenWithSpan]) -> Result<Stmt> {
         *i += 1;
         t
     };
-    let Some(name) = next(&mut i).and_then(word) else { bail!(SyntaxError, "syntax error at or near \"COPY\"") };
+    let Some(name) = next(&mut i).and_then(word) else {
+        bail!(SyntaxError, "syntax error at or near \"COPY\"")
+    };
     let mut table = name;
     // schema-qualified name
     if w.get(i).map(|t| t.token == Token::Period).unwrap_or(false) {
@@ -327,10 +350,22 @@ fn copy(w: &[&TokenWithSpan]) -> Result<Stmt> {
     match next(&mut i).and_then(word).as_deref() {
         Some("stdin") if from => {}
         Some("stdout") if !from => {}
-        Some(other) => bail!(FeatureNotSupported, "COPY {} a file (\"{other}\") is not supported; use STDIN/STDOUT", if from { "from" } else { "to" }),
+        Some(other) => bail!(
+            FeatureNotSupported,
+            "COPY {} a file (\"{other}\") is not supported; use STDIN/STDOUT",
+            if from { "from" } else { "to" }
+        ),
         None => bail!(SyntaxError, "syntax error at end of input"),
     }
-    let mut stmt = CopyStmt { table, columns, from, format: CopyFormat::Text, delimiter: '\t', null: "\\N".into(), header: false };
+    let mut stmt = CopyStmt {
+        table,
+        columns,
+        from,
+        format: CopyFormat::Text,
+        delimiter: '\t',
+        null: "\\N".into(),
+        header: false,
+    };
     let mut opts: Vec<(String, Option<String>)> = Vec::new();
     let rest: Vec<&TokenWithSpan> = w[i..].to_vec();
     let mut j = 0;
@@ -344,13 +379,24 @@ fn copy(w: &[&TokenWithSpan]) -> Result<Stmt> {
                 j += 1;
                 continue;
             }
-            let Some(name) = word(rest[j]) else { bail!(SyntaxError, "syntax error at or near \"{}\"", rest[j].token) };
+            let Some(name) = word(rest[j]) else {
+                bail!(SyntaxError, "syntax error at or near \"{}\"", rest[j].token)
+            };
             j += 1;
             let val = match rest.get(j).map(|t| &t.token) {
                 Some(Token::Comma) | Some(Token::RParen) | None => None,
-                Some(Token::SingleQuotedString(s)) => { j += 1; Some(s.clone()) }
-                Some(Token::Word(wd)) => { j += 1; Some(wd.value.to_lowercase()) }
-                Some(Token::Number(n, _)) => { j += 1; Some(n.clone()) }
+                Some(Token::SingleQuotedString(s)) => {
+                    j += 1;
+                    Some(s.clone())
+                }
+                Some(Token::Word(wd)) => {
+                    j += 1;
+                    Some(wd.value.to_lowercase())
+                }
+                Some(Token::Number(n, _)) => {
+                    j += 1;
+                    Some(n.clone())
+                }
                 Some(other) => bail!(SyntaxError, "syntax error at or near \"{other}\""),
             };
             opts.push((name, val));
@@ -358,7 +404,9 @@ fn copy(w: &[&TokenWithSpan]) -> Result<Stmt> {
     } else {
         // Old-style options: CSV, HEADER, DELIMITER 'x', NULL 'x', BINARY.
         while j < rest.len() {
-            let Some(name) = word(rest[j]) else { bail!(SyntaxError, "syntax error at or near \"{}\"", rest[j].token) };
+            let Some(name) = word(rest[j]) else {
+                bail!(SyntaxError, "syntax error at or near \"{}\"", rest[j].token)
+            };
             j += 1;
             match name.as_str() {
                 "csv" => opts.push(("format".into(), Some("csv".into()))),
@@ -392,17 +440,26 @@ fn copy(w: &[&TokenWithSpan]) -> Result<Stmt> {
                 }
             }
             ("format", Some("text")) => stmt.format = CopyFormat::Text,
-            ("format", Some(f)) => bail!(FeatureNotSupported, "COPY format \"{f}\" is not supported yet"),
+            ("format", Some(f)) => {
+                bail!(FeatureNotSupported, "COPY format \"{f}\" is not supported yet")
+            }
             ("delimiter", Some(d)) => {
                 let mut cs = d.chars();
                 match (cs.next(), cs.next()) {
                     (Some(c), None) => stmt.delimiter = c,
-                    _ => bail!(FeatureNotSupported, "COPY delimiter must be a single one-byte character"),
+                    _ => bail!(
+                        FeatureNotSupported,
+                        "COPY delimiter must be a single one-byte character"
+                    ),
                 }
             }
             ("null", Some(n)) => stmt.null = n.to_string(),
             ("header", v) => stmt.header = !matches!(v, Some("false" | "off" | "0")),
-            ("freeze" | "encoding" | "quote" | "escape" | "force_not_null" | "force_null" | "force_quote", _) => {}
+            (
+                "freeze" | "encoding" | "quote" | "escape" | "force_not_null" | "force_null"
+                | "force_quote",
+                _,
+            ) => {}
             (other, _) => bail!(SyntaxError, "option \"{other}\" not recognized"),
         }
     }

@@ -166,17 +166,28 @@ impl Plan {
             Plan::System(t) => format!("System Scan on {}", t.name()),
             Plan::Filter(..) => "Filter".into(),
             Plan::Project(..) => "Project".into(),
-            Plan::Join(_, _, k, _, _) => format!("Nested Loop{}", if *k == JoinKind::Left { " Left Join" } else { "" }),
-            Plan::Aggregate(_, g, _) => if g.is_empty() { "Aggregate".into() } else { "HashAggregate".into() },
+            Plan::Join(_, _, k, _, _) => {
+                format!("Nested Loop{}", if *k == JoinKind::Left { " Left Join" } else { "" })
+            }
+            Plan::Aggregate(_, g, _) => {
+                if g.is_empty() {
+                    "Aggregate".into()
+                } else {
+                    "HashAggregate".into()
+                }
+            }
             Plan::Sort(..) => "Sort".into(),
             Plan::Limit(..) => "Limit".into(),
             Plan::Distinct(..) => "Unique".into(),
         };
         out.push(format!("{arrow}{line}"));
         match self {
-            Plan::Filter(i, _) | Plan::Project(i, _) | Plan::Aggregate(i, _, _) | Plan::Sort(i, _) | Plan::Limit(i, _, _) | Plan::Distinct(i) => {
-                i.explain(out, depth + 1)
-            }
+            Plan::Filter(i, _)
+            | Plan::Project(i, _)
+            | Plan::Aggregate(i, _, _)
+            | Plan::Sort(i, _)
+            | Plan::Limit(i, _, _)
+            | Plan::Distinct(i) => i.explain(out, depth + 1),
             Plan::Join(l, r, ..) => {
                 l.explain(out, depth + 1);
                 r.explain(out, depth + 1);

@@ -52,7 +52,11 @@ impl Bound {
 
 /// Plans `stmt` against `catalog`. Returns the plan and the final parameter
 /// types (client-declared ones kept, unknown ones inferred or text).
-pub fn plan(catalog: &Catalog, stmt: &Stmt, declared: &[DataType]) -> Result<(Arc<Bound>, Vec<DataType>)> {
+pub fn plan(
+    catalog: &Catalog,
+    stmt: &Stmt,
+    declared: &[DataType],
+) -> Result<(Arc<Bound>, Vec<DataType>)> {
     let mut b = Binder::new(catalog, declared.to_vec());
     let bound = match stmt {
         Stmt::Sql(s) => plan_sql(&mut b, s)?,
@@ -108,7 +112,11 @@ fn table_name(t: &ast::TableObject) -> Result<String> {
     }
 }
 
-fn returning(b: &mut Binder<'_>, items: &Option<Vec<ast::SelectItem>>, scope: &Scope) -> Result<Option<Returning>> {
+fn returning(
+    b: &mut Binder<'_>,
+    items: &Option<Vec<ast::SelectItem>>,
+    scope: &Scope,
+) -> Result<Option<Returning>> {
     let Some(items) = items else { return Ok(None) };
     let mut exprs = Vec::new();
     let mut columns = Vec::new();
@@ -117,13 +125,21 @@ fn returning(b: &mut Binder<'_>, items: &Option<Vec<ast::SelectItem>>, scope: &S
             ast::SelectItem::Wildcard(_) => {
                 for (i, c) in scope.cols.iter().enumerate() {
                     exprs.push(crate::expr::Expr::Column(i));
-                    columns.push(Column { name: c.name.clone(), ty: c.ty.clone(), table_oid: c.table_oid, column_id: c.column_id });
+                    columns.push(Column {
+                        name: c.name.clone(),
+                        ty: c.ty.clone(),
+                        table_oid: c.table_oid,
+                        column_id: c.column_id,
+                    });
                 }
             }
             ast::SelectItem::UnnamedExpr(e) => {
                 let (x, t) = b.expr(e, scope)?;
                 exprs.push(x);
-                columns.push(Column::computed(select::derive_name(e), if t == DataType::Unknown { DataType::Text } else { t }));
+                columns.push(Column::computed(
+                    select::derive_name(e),
+                    if t == DataType::Unknown { DataType::Text } else { t },
+                ));
             }
             ast::SelectItem::ExprWithAlias { expr, alias } => {
                 let (x, t) = b.expr(expr, scope)?;
@@ -148,7 +164,9 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         let mut v = Vec::new();
         for c in &ins.columns {
             let cn = bind::object_name(c)?;
-            let i = table.column_index(&cn).ok_or_else(|| err!(UndefinedColumn, "column \"{cn}\" of relation \"{name}\" does not exist"))?;
+            let i = table.column_index(&cn).ok_or_else(|| {
+                err!(UndefinedColumn, "column \"{cn}\" of relation \"{name}\" does not exist")
+            })?;
             if v.contains(&i) {
                 bail!(DuplicateColumn, "column \"{cn}\" specified more than once");
             }
@@ -190,7 +208,13 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                 let mut exprs = Vec::new();
                 for (i, (c, &t)) in cols.iter().zip(&targets).enumerate() {
                     if !sqltypes::cast::can_assign(&c.ty, &types[t]) && c.ty != DataType::Unknown {
-                        bail!(DatatypeMismatch, "column \"{}\" is of type {} but expression is of type {}", table.columns[t].name, types[t], c.ty);
+                        bail!(
+                            DatatypeMismatch,
+                            "column \"{}\" is of type {} but expression is of type {}",
+                            table.columns[t].name,
+                            types[t],
+                            c.ty
+                        );
                     }
                     exprs.push(b.coerce(crate::expr::Expr::Column(i), &c.ty, &types[t])?);
                 }
@@ -218,14 +242,22 @@ fn is_default(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
 }
 
-fn default_or_null(cat: &Catalog, t: &crate::catalog::TableDef, col: usize) -> Result<crate::expr::Expr> {
+fn default_or_null(
+    cat: &Catalog,
+    t: &crate::catalog::TableDef,
+    col: usize,
+) -> Result<crate::expr::Expr> {
     match &t.columns[col].default {
         Some(d) => crate::ddl::default_expr(cat, d, &t.columns[col].ty.to_type()),
         None => Ok(crate::expr::Expr::Const(sqltypes::Value::Null)),
     }
 }
 
-fn target_scan(b: &mut Binder<'_>, twj: &ast::TableWithJoins, selection: &Option<ast::Expr>) -> Result<(Scan, Scope)> {
+fn target_scan(
+    b: &mut Binder<'_>,
+    twj: &ast::TableWithJoins,
+    selection: &Option<ast::Expr>,
+) -> Result<(Scan, Scope)> {
     if !twj.joins.is_empty() {
         bail!(FeatureNotSupported, "joins in UPDATE/DELETE targets are not supported yet");
     }
@@ -268,7 +300,9 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
     for a in &u.assignments {
         let cn = match &a.target {
             ast::AssignmentTarget::ColumnName(n) => bind::object_name(n)?,
-            ast::AssignmentTarget::Tuple(_) => bail!(FeatureNotSupported, "multi-column SET is not supported yet"),
+            ast::AssignmentTarget::Tuple(_) => {
+                bail!(FeatureNotSupported, "multi-column SET is not supported yet")
+            }
         };
         let Some(i) = table.column_index(&cn) else {
             bail!(UndefinedColumn, "column \"{cn}\" of relation \"{}\" does not exist", table.name);
@@ -277,7 +311,11 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
             bail!(DuplicateColumn, "multiple assignments to same column \"{cn}\"");
         }
         let ty = table.columns[i].ty.to_type();
-        let e = if is_default(&a.value) { default_or_null(b.catalog, &table, i)? } else { b.assign(&a.value, &scope, &ty)? };
+        let e = if is_default(&a.value) {
+            default_or_null(b.catalog, &table, i)?
+        } else {
+            b.assign(&a.value, &scope, &ty)?
+        };
         sets.push((i, e));
     }
     let ret = returning(b, &u.returning, &scope)?;
@@ -291,7 +329,9 @@ fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
     let from = match &d.from {
         ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
     };
-    let [twj] = from.as_slice() else { bail!(FeatureNotSupported, "DELETE from several tables is not supported") };
+    let [twj] = from.as_slice() else {
+        bail!(FeatureNotSupported, "DELETE from several tables is not supported")
+    };
     let (scan, scope) = target_scan(b, twj, &d.selection)?;
     let ret = returning(b, &d.returning, &scope)?;
     Ok(DeletePlan { scan, returning: ret })

@@ -40,7 +40,9 @@ pub fn plan_query(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Colum
 fn limit(b: &mut Binder<'_>, plan: Plan, clause: Option<&ast::LimitClause>) -> Result<Plan> {
     let (lim, off) = match clause {
         None => return Ok(plan),
-        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (limit.as_ref(), offset.as_ref().map(|o| &o.value)),
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => {
+            (limit.as_ref(), offset.as_ref().map(|o| &o.value))
+        }
         Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (Some(limit), Some(offset)),
     };
     let empty = Scope::default();
@@ -94,14 +96,32 @@ pub fn plan_values(b: &mut Binder<'_>, v: &ast::Values) -> Result<(Plan, Vec<Col
         }
         rows.push(out);
     }
-    let cols = types.iter().enumerate().map(|(i, t)| Column::computed(format!("column{}", i + 1), t.clone())).collect();
+    let cols = types
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Column::computed(format!("column{}", i + 1), t.clone()))
+        .collect();
     Ok((Plan::Values(rows), cols))
 }
 
-fn order_simple(b: &mut Binder<'_>, plan: Plan, cols: &[Column], order: Option<&ast::OrderBy>) -> Result<Plan> {
+fn order_simple(
+    b: &mut Binder<'_>,
+    plan: Plan,
+    cols: &[Column],
+    order: Option<&ast::OrderBy>,
+) -> Result<Plan> {
     let Some(order) = order else { return Ok(plan) };
     let scope = Scope {
-        cols: cols.iter().map(|c| ScopeCol { qualifier: None, name: c.name.clone(), ty: c.ty.clone(), table_oid: 0, column_id: 0 }).collect(),
+        cols: cols
+            .iter()
+            .map(|c| ScopeCol {
+                qualifier: None,
+                name: c.name.clone(),
+                ty: c.ty.clone(),
+                table_oid: 0,
+                column_id: 0,
+            })
+            .collect(),
     };
     let mut keys = Vec::new();
     for o in order_exprs(order)? {
@@ -143,7 +163,11 @@ enum Item<'a> {
     Column(usize),
 }
 
-fn plan_select(b: &mut Binder<'_>, s: &ast::Select, order: Option<&ast::OrderBy>) -> Result<(Plan, Vec<Column>)> {
+fn plan_select(
+    b: &mut Binder<'_>,
+    s: &ast::Select,
+    order: Option<&ast::OrderBy>,
+) -> Result<(Plan, Vec<Column>)> {
     let (mut plan, scope) = plan_from(b, &s.from)?;
     if let Some(w) = &s.selection {
         if bind::contains_aggregate(w) {
@@ -158,7 +182,9 @@ fn plan_select(b: &mut Binder<'_>, s: &ast::Select, order: Option<&ast::OrderBy>
     for item in &s.projection {
         match item {
             ast::SelectItem::UnnamedExpr(e) => items.push(Item::Expr(e, None)),
-            ast::SelectItem::ExprWithAlias { expr, alias } => items.push(Item::Expr(expr, Some(bind::ident(alias)))),
+            ast::SelectItem::ExprWithAlias { expr, alias } => {
+                items.push(Item::Expr(expr, Some(bind::ident(alias))))
+            }
             ast::SelectItem::Wildcard(opts) => {
                 if let Some(alias) = &opts.opt_alias {
                     // PostgreSQL does not allow `* alias`.
@@ -174,7 +200,9 @@ fn plan_select(b: &mut Binder<'_>, s: &ast::Select, order: Option<&ast::OrderBy>
                     ast::SelectItemQualifiedWildcardKind::ObjectName(n) => bind::object_name(n)?,
                     _ => bail!(FeatureNotSupported, "qualified wildcard not supported"),
                 };
-                let matching: Vec<usize> = (0..scope.cols.len()).filter(|&i| scope.cols[i].qualifier.as_deref() == Some(&q)).collect();
+                let matching: Vec<usize> = (0..scope.cols.len())
+                    .filter(|&i| scope.cols[i].qualifier.as_deref() == Some(&q))
+                    .collect();
                 if matching.is_empty() {
                     bail!(UndefinedTable, "missing FROM-clause entry for table \"{q}\"");
                 }
@@ -200,8 +228,12 @@ fn plan_select(b: &mut Binder<'_>, s: &ast::Select, order: Option<&ast::OrderBy>
             let resolved = match ordinal(g) {
                 Some(n) => match items.get(n.wrapping_sub(1)) {
                     Some(Item::Expr(e, _)) => (*e).clone(),
-                    Some(Item::Column(c)) => ast::Expr::Identifier(ast::Ident::new(scope.cols[*c].name.clone())),
-                    None => bail!(InvalidColumnReference, "GROUP BY position {n} is not in select list"),
+                    Some(Item::Column(c)) => {
+                        ast::Expr::Identifier(ast::Ident::new(scope.cols[*c].name.clone()))
+                    }
+                    None => {
+                        bail!(InvalidColumnReference, "GROUP BY position {n} is not in select list")
+                    }
                 },
                 None => g.clone(),
             };
@@ -249,7 +281,8 @@ fn plan_select(b: &mut Binder<'_>, s: &ast::Select, order: Option<&ast::OrderBy>
                 Item::Expr(e, alias) => {
                     let (x, t) = b.expr(e, &scope)?;
                     let t = if t == DataType::Unknown { DataType::Text } else { t };
-                    let mut col = Column::computed(alias.clone().unwrap_or_else(|| derive_name(e)), t);
+                    let mut col =
+                        Column::computed(alias.clone().unwrap_or_else(|| derive_name(e)), t);
                     if let Expr::Column(c) = x {
                         col.table_oid = scope.cols[c].table_oid;
                         col.column_id = scope.cols[c].column_id;
@@ -258,7 +291,15 @@ fn plan_select(b: &mut Binder<'_>, s: &ast::Select, order: Option<&ast::OrderBy>
                 }
                 Item::Column(c) => {
                     let sc = &scope.cols[*c];
-                    (Expr::Column(*c), Column { name: sc.name.clone(), ty: sc.ty.clone(), table_oid: sc.table_oid, column_id: sc.column_id })
+                    (
+                        Expr::Column(*c),
+                        Column {
+                            name: sc.name.clone(),
+                            ty: sc.ty.clone(),
+                            table_oid: sc.table_oid,
+                            column_id: sc.column_id,
+                        },
+                    )
                 }
             });
         }
@@ -286,7 +327,11 @@ fn plan_select(b: &mut Binder<'_>, s: &ast::Select, order: Option<&ast::OrderBy>
 }
 
 /// ORDER BY may name an output column by position or alias.
-fn order_target(e: &ast::Expr, items: &[Item<'_>], outputs: &[(Expr, Column)]) -> Result<Option<Expr>> {
+fn order_target(
+    e: &ast::Expr,
+    items: &[Item<'_>],
+    outputs: &[(Expr, Column)],
+) -> Result<Option<Expr>> {
     if let Some(n) = ordinal(e) {
         return match outputs.get(n.wrapping_sub(1)) {
             Some((x, _)) => Ok(Some(x.clone())),
@@ -313,12 +358,16 @@ pub fn derive_name(e: &ast::Expr) -> String {
         ast::Expr::CompoundIdentifier(p) => p.last().map(bind::ident).unwrap_or_default(),
         ast::Expr::Function(f) => bind::object_name(&f.name).unwrap_or_else(|_| "?column?".into()),
         ast::Expr::Cast { expr, data_type, .. } => match derive_name(expr).as_str() {
-            "?column?" => bind::data_type(data_type).map(|t| t.typname().to_string()).unwrap_or_else(|_| "?column?".into()),
+            "?column?" => bind::data_type(data_type)
+                .map(|t| t.typname().to_string())
+                .unwrap_or_else(|_| "?column?".into()),
             n => n.to_string(),
         },
         ast::Expr::Nested(inner) => derive_name(inner),
         ast::Expr::Case { .. } => "case".into(),
-        ast::Expr::TypedString(ts) => bind::data_type(&ts.data_type).map(|t| t.typname().to_string()).unwrap_or_else(|_| "?column?".into()),
+        ast::Expr::TypedString(ts) => bind::data_type(&ts.data_type)
+            .map(|t| t.typname().to_string())
+            .unwrap_or_else(|_| "?column?".into()),
         _ => "?column?".into(),
     }
 }
@@ -347,7 +396,12 @@ fn cross(left: (Plan, Scope), right: (Plan, Scope)) -> (Plan, Scope) {
     (Plan::Join(Box::new(left.0), Box::new(right.0), JoinKind::Inner, None, width), scope)
 }
 
-fn join(b: &mut Binder<'_>, left: (Plan, Scope), right: (Plan, Scope), op: &ast::JoinOperator) -> Result<(Plan, Scope)> {
+fn join(
+    b: &mut Binder<'_>,
+    left: (Plan, Scope),
+    right: (Plan, Scope),
+    op: &ast::JoinOperator,
+) -> Result<(Plan, Scope)> {
     use ast::JoinOperator as J;
     let (kind, constraint) = match op {
         J::Join(c) | J::Inner(c) => (JoinKind::Inner, c),
@@ -384,12 +438,18 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
             let mut bound = Vec::new();
             for a in &args.args {
                 match a {
-                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => bound.push(b.expr(e, &empty)?),
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                        bound.push(b.expr(e, &empty)?)
+                    }
                     other => bail!(FeatureNotSupported, "argument not supported: {other}"),
                 }
             }
             if !(2..=3).contains(&bound.len()) {
-                bail!(UndefinedFunction, "function generate_series with {} arguments does not exist", bound.len());
+                bail!(
+                    UndefinedFunction,
+                    "function generate_series with {} arguments does not exist",
+                    bound.len()
+                );
             }
             let mut ty = DataType::Int4;
             for (_, t) in &bound {
@@ -407,7 +467,15 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                 .as_ref()
                 .and_then(|a| a.columns.first().map(|c| bind::ident(&c.name)))
                 .unwrap_or_else(|| table_alias.clone());
-            let scope = Scope { cols: vec![ScopeCol { qualifier: Some(table_alias), name: col_name, ty: ty.clone(), table_oid: 0, column_id: 0 }] };
+            let scope = Scope {
+                cols: vec![ScopeCol {
+                    qualifier: Some(table_alias),
+                    name: col_name,
+                    ty: ty.clone(),
+                    table_oid: 0,
+                    column_id: 0,
+                }],
+            };
             Ok((Plan::Series(exprs, ty), scope))
         }
         ast::TableFactor::Table { name, alias, .. } => {
@@ -429,7 +497,13 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                         cols: sys
                             .columns()
                             .into_iter()
-                            .map(|(n, t)| ScopeCol { qualifier: Some(qualifier.clone()), name: n.to_string(), ty: t, table_oid: 0, column_id: 0 })
+                            .map(|(n, t)| ScopeCol {
+                                qualifier: Some(qualifier.clone()),
+                                name: n.to_string(),
+                                ty: t,
+                                table_oid: 0,
+                                column_id: 0,
+                            })
                             .collect(),
                     };
                     return Ok((Plan::System(sys), scope));
@@ -440,24 +514,38 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
         ast::TableFactor::Derived { subquery, alias, lateral: false, .. } => {
             let (plan, cols) = b.query(subquery)?;
             let q = alias_name(alias);
-            let renames: Vec<String> = alias.as_ref().map(|a| a.columns.iter().map(|c| bind::ident(&c.name)).collect()).unwrap_or_default();
+            let renames: Vec<String> = alias
+                .as_ref()
+                .map(|a| a.columns.iter().map(|c| bind::ident(&c.name)).collect())
+                .unwrap_or_default();
             let scope = Scope {
                 cols: cols
                     .into_iter()
                     .enumerate()
-                    .map(|(i, c)| ScopeCol { qualifier: q.clone(), name: renames.get(i).cloned().unwrap_or(c.name), ty: c.ty, table_oid: 0, column_id: 0 })
+                    .map(|(i, c)| ScopeCol {
+                        qualifier: q.clone(),
+                        name: renames.get(i).cloned().unwrap_or(c.name),
+                        ty: c.ty,
+                        table_oid: 0,
+                        column_id: 0,
+                    })
                     .collect(),
             };
             Ok((plan, scope))
         }
-        ast::TableFactor::NestedJoin { table_with_joins, .. } => plan_from(b, std::slice::from_ref(table_with_joins)),
+        ast::TableFactor::NestedJoin { table_with_joins, .. } => {
+            plan_from(b, std::slice::from_ref(table_with_joins))
+        }
         other => bail!(FeatureNotSupported, "FROM item not supported yet: {other}"),
     }
 }
 
 /// The scope a table contributes: its columns, qualified by alias or name.
 pub fn table_scope(t: &TableDef, qualifier: &str, alias: &Option<ast::TableAlias>) -> Scope {
-    let renames: Vec<String> = alias.as_ref().map(|a| a.columns.iter().map(|c| bind::ident(&c.name)).collect()).unwrap_or_default();
+    let renames: Vec<String> = alias
+        .as_ref()
+        .map(|a| a.columns.iter().map(|c| bind::ident(&c.name)).collect())
+        .unwrap_or_default();
     Scope {
         cols: t
             .columns
@@ -534,7 +622,16 @@ pub fn choose_access(t: &Arc<TableDef>, pred: &Expr) -> Access {
 fn is_key_compatible(val: &Expr, ty: &DataType) -> bool {
     match val {
         Expr::Const(Value::Null) => false,
-        Expr::Const(v) => v.data_type().map(|t| bind::strip_mod(&t) == bind::strip_mod(ty) || (t.is_numeric() && ty.is_numeric() && !matches!(t, DataType::Float8 | DataType::Numeric(_)) && !matches!(ty, DataType::Float8 | DataType::Numeric(_)))).unwrap_or(false),
+        Expr::Const(v) => v
+            .data_type()
+            .map(|t| {
+                bind::strip_mod(&t) == bind::strip_mod(ty)
+                    || (t.is_numeric()
+                        && ty.is_numeric()
+                        && !matches!(t, DataType::Float8 | DataType::Numeric(_))
+                        && !matches!(ty, DataType::Float8 | DataType::Numeric(_)))
+            })
+            .unwrap_or(false),
         Expr::Param(_) => true,
         Expr::Cast(_, t) => bind::strip_mod(t) == bind::strip_mod(ty),
         _ => false,

@@ -108,7 +108,11 @@ fn show_name(s: &ast::Statement) -> String {
         ast::Statement::ShowVariable { variable } => {
             let parts: Vec<String> = variable.iter().map(crate::bind::ident).collect();
             let joined = parts.join(" ");
-            if joined == "all" { "name".into() } else { joined.replace("transaction isolation level", "transaction_isolation") }
+            if joined == "all" {
+                "name".into()
+            } else {
+                joined.replace("transaction isolation level", "transaction_isolation")
+            }
         }
         _ => "?column?".into(),
     }
@@ -196,7 +200,12 @@ impl<K: KvClient> Session<K> {
     /// connection opens, so the first Parse sees every committed table even
     /// right after a restart).
     pub async fn refresh_catalog(&mut self) -> Result<()> {
-        let txn = self.db.client.begin(self.db.tenant, IsolationLevel::ReadCommitted).await.map_err(from_kv)?;
+        let txn = self
+            .db
+            .client
+            .begin(self.db.tenant, IsolationLevel::ReadCommitted)
+            .await
+            .map_err(from_kv)?;
         let version = match txn.get(&keys::version(self.db.tenant)).await.map_err(from_kv)? {
             Some(b) => ddl::decode_u64(&b)?,
             None => 0,
@@ -282,9 +291,16 @@ impl<K: KvClient> Session<K> {
         let single = parsed.len() == 1;
         let mut out = Vec::with_capacity(parsed.len());
         for p in parsed {
-            let mut prepared = Prepared { parsed: p, declared: declared.to_vec(), param_types: declared.to_vec(), columns: None, plan: Mutex::new(None) };
+            let mut prepared = Prepared {
+                parsed: p,
+                declared: declared.to_vec(),
+                param_types: declared.to_vec(),
+                columns: None,
+                plan: Mutex::new(None),
+            };
             if single {
-                let (bound, params) = planner::plan(&self.catalog, &prepared.parsed.stmt, declared).map_err(|e| self.position(e, &prepared.parsed))?;
+                let (bound, params) = planner::plan(&self.catalog, &prepared.parsed.stmt, declared)
+                    .map_err(|e| self.position(e, &prepared.parsed))?;
                 prepared.columns = bound.columns();
                 prepared.param_types = params;
                 *prepared.plan.lock() = Some((self.catalog.version, bound));
@@ -312,7 +328,8 @@ impl<K: KvClient> Session<K> {
                 return Ok(b.clone());
             }
         }
-        let (bound, _) = planner::plan(&self.catalog, &p.parsed.stmt, &p.declared).map_err(|e| self.position(e, &p.parsed))?;
+        let (bound, _) = planner::plan(&self.catalog, &p.parsed.stmt, &p.declared)
+            .map_err(|e| self.position(e, &p.parsed))?;
         *p.plan.lock() = Some((self.catalog.version, bound.clone()));
         Ok(bound)
     }
@@ -449,7 +466,11 @@ impl<K: KvClient> Session<K> {
     }
 
     fn eval_ctx(&self, params: &[Value]) -> EvalContext {
-        EvalContext { params: params.to_vec(), txn_time: self.txn_time, stmt_time: sqltypes::datetime::now_micros() }
+        EvalContext {
+            params: params.to_vec(),
+            txn_time: self.txn_time,
+            stmt_time: sqltypes::datetime::now_micros(),
+        }
     }
 
     async fn execute_inner(&mut self, portal: &Portal) -> Result<Outcome> {
@@ -468,7 +489,11 @@ impl<K: KvClient> Session<K> {
             return Ok(o);
         }
         self.start_statement().await?;
-        let bound = if matches!(*portal.bound, Bound::Utility) { portal.bound.clone() } else { self.plan_for(&portal.prepared)? };
+        let bound = if matches!(*portal.bound, Bound::Utility) {
+            portal.bound.clone()
+        } else {
+            self.plan_for(&portal.prepared)?
+        };
         let ctx = self.eval_ctx(&portal.params);
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
@@ -508,7 +533,10 @@ impl<K: KvClient> Session<K> {
         Ok(Some(match stmt {
             S::StartTransaction { modes, .. } => {
                 if self.state == TxnState::Block {
-                    self.notices.push(ErrorReport::warning(sqlstate::SqlState::ActiveSqlTransaction, "there is already a transaction in progress"));
+                    self.notices.push(ErrorReport::warning(
+                        sqlstate::SqlState::ActiveSqlTransaction,
+                        "there is already a transaction in progress",
+                    ));
                 } else {
                     self.block_isolation = txn_isolation(modes)?;
                     if self.txn.is_some() && self.block_isolation.is_some() {
@@ -533,7 +561,10 @@ impl<K: KvClient> Session<K> {
                         "COMMIT"
                     }
                     _ => {
-                        self.notices.push(ErrorReport::warning(sqlstate::SqlState::NoActiveSqlTransaction, "there is no transaction in progress"));
+                        self.notices.push(ErrorReport::warning(
+                            sqlstate::SqlState::NoActiveSqlTransaction,
+                            "there is no transaction in progress",
+                        ));
                         "COMMIT"
                     }
                 };
@@ -541,7 +572,10 @@ impl<K: KvClient> Session<K> {
             }
             S::Rollback { savepoint: None, .. } => {
                 if !matches!(self.state, TxnState::Block | TxnState::Failed) {
-                    self.notices.push(ErrorReport::warning(sqlstate::SqlState::NoActiveSqlTransaction, "there is no transaction in progress"));
+                    self.notices.push(ErrorReport::warning(
+                        sqlstate::SqlState::NoActiveSqlTransaction,
+                        "there is no transaction in progress",
+                    ));
                 }
                 if let Some(t) = self.txn.take() {
                     t.abort();
@@ -556,9 +590,15 @@ impl<K: KvClient> Session<K> {
                 let name: Vec<String> = variable.iter().map(crate::bind::ident).collect();
                 let name = name.join(" ");
                 let v = match name.as_str() {
-                    "transaction isolation level" | "transaction_isolation" => iso_name(self.isolation()?).to_string(),
+                    "transaction isolation level" | "transaction_isolation" => {
+                        iso_name(self.isolation()?).to_string()
+                    }
                     "all" => {
-                        let rows = self.settings.all().map(|(k, v)| vec![Value::Text(k.clone()), Value::Text(v.clone())]).collect();
+                        let rows = self
+                            .settings
+                            .all()
+                            .map(|(k, v)| vec![Value::Text(k.clone()), Value::Text(v.clone())])
+                            .collect();
                         return Ok(Some(Outcome::Rows(rows, "SHOW".into())));
                     }
                     n => self.settings.get(n)?,
@@ -568,7 +608,9 @@ impl<K: KvClient> Session<K> {
             S::Reset(r) => {
                 match &r.reset {
                     ast::Reset::ALL => self.settings = Settings::default(),
-                    ast::Reset::ConfigurationParameter(n) => self.settings.reset(&crate::bind::object_name(n)?)?,
+                    ast::Reset::ConfigurationParameter(n) => {
+                        self.settings.reset(&crate::bind::object_name(n)?)?
+                    }
                     ast::Reset::SessionAuthorization => {}
                 }
                 Outcome::Command("RESET".into())
@@ -603,7 +645,10 @@ impl<K: KvClient> Session<K> {
                         self.settings.set("default_transaction_isolation", iso_name(l))?;
                     } else {
                         if self.txn.is_some() && self.state == TxnState::Block {
-                            bail!(ActiveSqlTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query");
+                            bail!(
+                                ActiveSqlTransaction,
+                                "SET TRANSACTION ISOLATION LEVEL must be called before any query"
+                            );
                         }
                         self.block_isolation = Some(l);
                     }
@@ -622,15 +667,22 @@ impl<K: KvClient> Session<K> {
         let txn = self.txn.as_mut().expect("utility statement has a transaction");
         let r: DdlResult = match stmt {
             S::CreateTable(ct) => ddl::create_table(txn, tenant, &catalog, ct).await?,
-            S::Drop { object_type, if_exists, names, .. } => ddl::drop(txn, tenant, &catalog, object_type, names, *if_exists).await?,
+            S::Drop { object_type, if_exists, names, .. } => {
+                ddl::drop(txn, tenant, &catalog, object_type, names, *if_exists).await?
+            }
             S::Truncate(t) => {
-                let names: Vec<ast::ObjectName> = t.table_names.iter().map(|n| n.name.clone()).collect();
+                let names: Vec<ast::ObjectName> =
+                    t.table_names.iter().map(|n| n.name.clone()).collect();
                 ddl::truncate(txn, tenant, &catalog, &names).await?
             }
             S::CreateIndex(ci) => ddl::create_index(txn, tenant, &catalog, ci).await?,
             S::AlterTable(at) => ddl::alter_table(txn, tenant, &catalog, at).await?,
             S::Analyze(_) => return Ok(Outcome::Command("ANALYZE".into())),
-            other => bail!(FeatureNotSupported, "statement not supported yet: {}", first_words(&other.to_string())),
+            other => bail!(
+                FeatureNotSupported,
+                "statement not supported yet: {}",
+                first_words(&other.to_string())
+            ),
         };
         self.notices.extend(r.notices);
         self.fresh.extend(r.fresh);
@@ -648,7 +700,15 @@ impl<K: KvClient> Session<K> {
         } else {
             c.columns
                 .iter()
-                .map(|n| table.column_index(n).ok_or_else(|| err!(UndefinedColumn, "column \"{n}\" of relation \"{}\" does not exist", table.name)))
+                .map(|n| {
+                    table.column_index(n).ok_or_else(|| {
+                        err!(
+                            UndefinedColumn,
+                            "column \"{n}\" of relation \"{}\" does not exist",
+                            table.name
+                        )
+                    })
+                })
                 .collect::<Result<_>>()?
         };
         if !c.from {
@@ -657,19 +717,36 @@ impl<K: KvClient> Session<K> {
         let types: Vec<DataType> = columns.iter().map(|&i| table.columns[i].ty.to_type()).collect();
         let n = columns.len();
         let private = self.fresh.contains(&table.storage);
-        self.copy = Some(CopyIn { parser: CopyParser::new(c, types), table, columns, rows: Vec::new(), count: 0, private });
+        self.copy = Some(CopyIn {
+            parser: CopyParser::new(c, types),
+            table,
+            columns,
+            rows: Vec::new(),
+            count: 0,
+            private,
+        });
         Ok(Outcome::CopyIn(n))
     }
 
-    async fn copy_out(&mut self, c: &CopyStmt, table: &Arc<crate::catalog::TableDef>, columns: &[usize]) -> Result<Outcome> {
+    async fn copy_out(
+        &mut self,
+        c: &CopyStmt,
+        table: &Arc<crate::catalog::TableDef>,
+        columns: &[usize],
+    ) -> Result<Outcome> {
         let txn = self.txn.as_ref().expect("statement has a transaction");
         let ctx = self.eval_ctx(&[]);
         let cx = ExecCtx { txn, tenant: self.db.tenant, eval: &ctx, catalog: &self.catalog };
-        let scan = crate::plan::Scan { table: table.clone(), access: crate::plan::Access::Full, filter: None };
+        let scan = crate::plan::Scan {
+            table: table.clone(),
+            access: crate::plan::Access::Full,
+            filter: None,
+        };
         let rows = exec::scan_rows(&cx, &scan).await?;
         let mut lines = Vec::with_capacity(rows.len() + 1);
         if c.header {
-            let names: Vec<Value> = columns.iter().map(|&i| Value::Text(table.columns[i].name.clone())).collect();
+            let names: Vec<Value> =
+                columns.iter().map(|&i| Value::Text(table.columns[i].name.clone())).collect();
             let mut l = Vec::new();
             crate::copy::format_row(&names, c, &mut l);
             lines.push(l);
@@ -737,7 +814,9 @@ impl<K: KvClient> Session<K> {
     /// CopyDone: loads the remaining rows; returns the tag.
     pub async fn copy_done(&mut self) -> Result<String> {
         let r = async {
-            let Some(cp) = self.copy.as_mut() else { bail!(ProtocolViolation, "unexpected CopyDone") };
+            let Some(cp) = self.copy.as_mut() else {
+                bail!(ProtocolViolation, "unexpected CopyDone")
+            };
             cp.parser.finish(&mut cp.rows)?;
             self.flush_copy().await?;
             Ok(self.copy.take().map(|c| c.count).unwrap_or(0))
@@ -762,7 +841,10 @@ impl<K: KvClient> Session<K> {
 }
 
 fn aborted() -> ErrorReport {
-    err!(InFailedSqlTransaction, "current transaction is aborted, commands ignored until end of transaction block")
+    err!(
+        InFailedSqlTransaction,
+        "current transaction is aborted, commands ignored until end of transaction block"
+    )
 }
 
 fn quoted_token(msg: &str) -> Option<String> {
@@ -773,7 +855,11 @@ fn quoted_token(msg: &str) -> Option<String> {
     if let Some(rest) = msg.strip_prefix("syntax error at or near \"") {
         return rest.strip_suffix('"').map(|t| t.to_string());
     }
-    if !(literal || msg.starts_with("relation ") || msg.starts_with("column ") || msg.starts_with("function ")) {
+    if !(literal
+        || msg.starts_with("relation ")
+        || msg.starts_with("column ")
+        || msg.starts_with("function "))
+    {
         return None;
     }
     let start = msg.find('"')? + 1;
@@ -791,7 +877,13 @@ fn set_value(e: &ast::Expr) -> String {
         ast::Expr::Value(v) => match &v.value {
             ast::Value::SingleQuotedString(s) => s.clone(),
             ast::Value::Number(n, _) => n.clone(),
-            ast::Value::Boolean(b) => if *b { "on".into() } else { "off".into() },
+            ast::Value::Boolean(b) => {
+                if *b {
+                    "on".into()
+                } else {
+                    "off".into()
+                }
+            }
             other => other.to_string(),
         },
         ast::Expr::Identifier(i) => i.value.clone(),
@@ -804,7 +896,10 @@ fn parse_isolation(s: &str) -> Result<IsolationLevel> {
         "read committed" | "read uncommitted" => IsolationLevel::ReadCommitted,
         "repeatable read" => IsolationLevel::RepeatableRead,
         "serializable" => IsolationLevel::Serializable,
-        other => bail!(InvalidParameterValue, "invalid value for parameter \"transaction_isolation\": \"{other}\""),
+        other => bail!(
+            InvalidParameterValue,
+            "invalid value for parameter \"transaction_isolation\": \"{other}\""
+        ),
     })
 }
 
@@ -822,8 +917,13 @@ fn txn_isolation(modes: &[ast::TransactionMode]) -> Result<Option<IsolationLevel
         match m {
             ast::TransactionMode::IsolationLevel(l) => {
                 lvl = Some(match l {
-                    ast::TransactionIsolationLevel::ReadUncommitted | ast::TransactionIsolationLevel::ReadCommitted => IsolationLevel::ReadCommitted,
-                    ast::TransactionIsolationLevel::RepeatableRead => IsolationLevel::RepeatableRead,
+                    ast::TransactionIsolationLevel::ReadUncommitted
+                    | ast::TransactionIsolationLevel::ReadCommitted => {
+                        IsolationLevel::ReadCommitted
+                    }
+                    ast::TransactionIsolationLevel::RepeatableRead => {
+                        IsolationLevel::RepeatableRead
+                    }
                     ast::TransactionIsolationLevel::Serializable => IsolationLevel::Serializable,
                     other => bail!(FeatureNotSupported, "isolation level {other} is not supported"),
                 })

@@ -14,7 +14,8 @@ use crate::error::Result;
 pub const SERVER_VERSION: &str = "15.0";
 
 /// What version() returns.
-pub const VERSION_STRING: &str = "PostgreSQL 15.0 (Strata 0.1.0) on x86_64-pc-linux-gnu, compiled by rustc, 64-bit";
+pub const VERSION_STRING: &str =
+    "PostgreSQL 15.0 (Strata 0.1.0) on x86_64-pc-linux-gnu, compiled by rustc, 64-bit";
 
 /// Settings reported to the client at startup and whenever they change.
 pub const REPORTED: &[&str] = &[
@@ -89,14 +90,24 @@ fn defaults() -> Vec<(&'static str, &'static str)> {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { values: defaults().into_iter().map(|(k, v)| (k.to_lowercase(), v.to_string())).collect(), changed: vec![] }
+        Settings {
+            values: defaults()
+                .into_iter()
+                .map(|(k, v)| (k.to_lowercase(), v.to_string()))
+                .collect(),
+            changed: vec![],
+        }
     }
 }
 
 impl Settings {
     /// The canonical (reported) spelling of a setting name.
     fn canonical(name: &str) -> String {
-        REPORTED.iter().find(|r| r.eq_ignore_ascii_case(name)).map(|s| s.to_string()).unwrap_or_else(|| name.to_lowercase())
+        REPORTED
+            .iter()
+            .find(|r| r.eq_ignore_ascii_case(name))
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| name.to_lowercase())
     }
 
     /// Reads a setting; 42704 if unknown.
@@ -115,23 +126,40 @@ impl Settings {
             "client_encoding" => {
                 let v = value.to_uppercase().replace('-', "");
                 if v != "UTF8" && v != "UNICODE" {
-                    bail!(FeatureNotSupported, "conversion between {value} and UTF8 is not supported");
+                    bail!(
+                        FeatureNotSupported,
+                        "conversion between {value} and UTF8 is not supported"
+                    );
                 }
                 "UTF8".to_string()
             }
             "timezone" => {
-                if !matches!(value.to_uppercase().as_str(), "UTC" | "GMT" | "ETC/UTC" | "Z" | "+00" | "0") {
-                    bail!(FeatureNotSupported, "time zone \"{value}\" is not supported yet (only UTC)");
+                if !matches!(
+                    value.to_uppercase().as_str(),
+                    "UTC" | "GMT" | "ETC/UTC" | "Z" | "+00" | "0"
+                ) {
+                    bail!(
+                        FeatureNotSupported,
+                        "time zone \"{value}\" is not supported yet (only UTC)"
+                    );
                 }
                 "UTC".to_string()
             }
             "datestyle" => {
                 if !value.to_uppercase().contains("ISO") {
-                    bail!(FeatureNotSupported, "DateStyle \"{value}\" is not supported yet (only ISO)");
+                    bail!(
+                        FeatureNotSupported,
+                        "DateStyle \"{value}\" is not supported yet (only ISO)"
+                    );
                 }
                 "ISO, MDY".to_string()
             }
-            "server_version" | "server_version_num" | "server_encoding" | "integer_datetimes" | "block_size" | "max_identifier_length" => {
+            "server_version"
+            | "server_version_num"
+            | "server_encoding"
+            | "integer_datetimes"
+            | "block_size"
+            | "max_identifier_length" => {
                 bail!(CantChangeRuntimeParam, "parameter \"{key}\" cannot be changed");
             }
             _ if !self.values.contains_key(&key) && !key.contains('.') => {
@@ -163,14 +191,20 @@ impl Settings {
 
     /// The ParameterStatus pairs sent at startup.
     pub fn reported(&self) -> Vec<(String, String)> {
-        REPORTED.iter().filter_map(|r| self.values.get(&r.to_lowercase()).map(|v| (r.to_string(), v.clone()))).collect()
+        REPORTED
+            .iter()
+            .filter_map(|r| self.values.get(&r.to_lowercase()).map(|v| (r.to_string(), v.clone())))
+            .collect()
     }
 
     /// Reported settings that changed since the last call.
     pub fn take_changed(&mut self) -> Vec<(String, String)> {
         let mut names = std::mem::take(&mut self.changed);
         names.dedup();
-        names.into_iter().filter_map(|n| self.values.get(&n.to_lowercase()).map(|v| (n, v.clone()))).collect()
+        names
+            .into_iter()
+            .filter_map(|n| self.values.get(&n.to_lowercase()).map(|v| (n, v.clone())))
+            .collect()
     }
 
     /// All settings, for SHOW ALL and pg_settings.

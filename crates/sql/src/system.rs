@@ -110,14 +110,42 @@ impl SystemTable {
                 ("attisdropped", Bool),
                 ("atthasdef", Bool),
             ],
-            PgType => vec![("oid", Int8), ("typname", Text), ("typnamespace", Int8), ("typlen", Int2), ("typtype", Text)],
-            PgDatabase => vec![("oid", Int8), ("datname", Text), ("encoding", Int4), ("datallowconn", Bool)],
-            PgRoles => vec![("oid", Int8), ("rolname", Text), ("rolsuper", Bool), ("rolcanlogin", Bool)],
-            PgPartitionedTable => vec![("partrelid", Int8), ("partstrat", Text), ("partnatts", Int2)],
+            PgType => vec![
+                ("oid", Int8),
+                ("typname", Text),
+                ("typnamespace", Int8),
+                ("typlen", Int2),
+                ("typtype", Text),
+            ],
+            PgDatabase => {
+                vec![("oid", Int8), ("datname", Text), ("encoding", Int4), ("datallowconn", Bool)]
+            }
+            PgRoles => {
+                vec![("oid", Int8), ("rolname", Text), ("rolsuper", Bool), ("rolcanlogin", Bool)]
+            }
+            PgPartitionedTable => {
+                vec![("partrelid", Int8), ("partstrat", Text), ("partnatts", Int2)]
+            }
             PgInherits => vec![("inhrelid", Int8), ("inhparent", Int8), ("inhseqno", Int4)],
-            PgIndex => vec![("indexrelid", Int8), ("indrelid", Int8), ("indisunique", Bool), ("indisprimary", Bool), ("indnatts", Int2)],
-            PgTables => vec![("schemaname", Text), ("tablename", Text), ("tableowner", Text), ("hasindexes", Bool)],
-            InfoTables => vec![("table_catalog", Text), ("table_schema", Text), ("table_name", Text), ("table_type", Text)],
+            PgIndex => vec![
+                ("indexrelid", Int8),
+                ("indrelid", Int8),
+                ("indisunique", Bool),
+                ("indisprimary", Bool),
+                ("indnatts", Int2),
+            ],
+            PgTables => vec![
+                ("schemaname", Text),
+                ("tablename", Text),
+                ("tableowner", Text),
+                ("hasindexes", Bool),
+            ],
+            InfoTables => vec![
+                ("table_catalog", Text),
+                ("table_schema", Text),
+                ("table_name", Text),
+                ("table_type", Text),
+            ],
             InfoColumns => vec![
                 ("table_catalog", Text),
                 ("table_schema", Text),
@@ -188,7 +216,13 @@ impl SystemTable {
                     DataType::TimestampTz,
                     DataType::Numeric(None),
                 ] {
-                    rows.push(vec![i8(ty.oid() as i64), t(ty.typname()), i8(PG_CATALOG_OID), Value::Int2(ty.typlen()), t("b")]);
+                    rows.push(vec![
+                        i8(ty.oid() as i64),
+                        t(ty.typname()),
+                        i8(PG_CATALOG_OID),
+                        Value::Int2(ty.typlen()),
+                        t("b"),
+                    ]);
                 }
             }
             PgDatabase => rows.push(vec![i8(5), t("postgres"), Value::Int4(6), Value::Bool(true)]),
@@ -219,7 +253,12 @@ impl SystemTable {
             PgTables => {
                 for tb in catalog.tables.values() {
                     let has_index = !tb.primary_key.is_empty() || !tb.indexes.is_empty();
-                    rows.push(vec![t("public"), t(&tb.name), t("postgres"), Value::Bool(has_index)]);
+                    rows.push(vec![
+                        t("public"),
+                        t(&tb.name),
+                        t("postgres"),
+                        Value::Bool(has_index),
+                    ]);
                 }
             }
             InfoTables => {

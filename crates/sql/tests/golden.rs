@@ -29,7 +29,8 @@ impl Runner {
     fn new() -> Runner {
         let node = kv::KvNode::memory();
         let db = Database::new(node.client(), TenantId::SYSTEM);
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        let rt =
+            tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
         Runner { db, rt, sessions: HashMap::new(), _node: node }
     }
 }
@@ -43,7 +44,11 @@ fn render(v: &sqltypes::Value) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-async fn run_query(s: &mut Session<Client>, sql: &str, out: &mut String) -> Result<(), Box<dyn Error>> {
+async fn run_query(
+    s: &mut Session<Client>,
+    sql: &str,
+    out: &mut String,
+) -> Result<(), Box<dyn Error>> {
     let stmts = match s.prepare(sql, &[]) {
         Ok(st) => st,
         Err(e) => {
@@ -65,7 +70,9 @@ async fn run_query(s: &mut Session<Client>, sql: &str, out: &mut String) -> Resu
             }
             Ok(Outcome::Command(tag)) => writeln!(out, "{tag}")?,
             Ok(Outcome::Empty) => writeln!(out, "EMPTY")?,
-            Ok(Outcome::CopyIn(_)) | Ok(Outcome::CopyOut(..)) => writeln!(out, "COPY is tested end to end")?,
+            Ok(Outcome::CopyIn(_)) | Ok(Outcome::CopyOut(..)) => {
+                writeln!(out, "COPY is tested end to end")?
+            }
             Err(e) => {
                 writeln!(out, "ERROR {}: {}", e.code.code(), e.message)?;
                 break;
@@ -84,7 +91,11 @@ async fn run_query(s: &mut Session<Client>, sql: &str, out: &mut String) -> Resu
 impl goldenscript::Runner for Runner {
     type Command = goldenscript::Command;
 
-    fn run(&mut self, command: &goldenscript::Command, context: &goldenscript::Context) -> Result<String, Box<dyn Error>> {
+    fn run(
+        &mut self,
+        command: &goldenscript::Command,
+        context: &goldenscript::Context,
+    ) -> Result<String, Box<dyn Error>> {
         let name = context.prefix.clone().unwrap_or_else(|| "s".into());
         let db = self.db.clone();
         let session = self.sessions.entry(name).or_insert_with(|| Session::new(db));
@@ -97,7 +108,11 @@ impl goldenscript::Runner for Runner {
 #[test]
 fn golden_scripts() -> std::io::Result<()> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/testscripts");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)?.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_file()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
     files.sort();
     assert!(!files.is_empty(), "no scripts in {}", dir.display());
     for f in files {

@@ -35,12 +35,18 @@ impl<K: KvClient> wire::Backend for SqlNode<K> {
 
     fn auth_method(&self, startup: &StartupInfo, local: bool) -> Result<AuthMethod, ErrorReport> {
         if startup.user != "postgres" {
-            return Err(ErrorReport::fatal(SqlState::InvalidAuthorizationSpecification, format!("role \"{}\" does not exist", startup.user)));
+            return Err(ErrorReport::fatal(
+                SqlState::InvalidAuthorizationSpecification,
+                format!("role \"{}\" does not exist", startup.user),
+            ));
         }
         if !local {
             return Err(ErrorReport::fatal(
                 SqlState::InvalidAuthorizationSpecification,
-                format!("no pg_hba.conf entry for user \"{}\": only local connections are trusted", startup.user),
+                format!(
+                    "no pg_hba.conf entry for user \"{}\": only local connections are trusted",
+                    startup.user
+                ),
             ));
         }
         Ok(AuthMethod::Trust)
@@ -48,7 +54,10 @@ impl<K: KvClient> wire::Backend for SqlNode<K> {
 
     async fn open(&self, startup: &StartupInfo) -> Result<NodeSession<K>, ErrorReport> {
         if startup.database != "postgres" {
-            return Err(ErrorReport::fatal(SqlState::InvalidCatalogName, format!("database \"{}\" does not exist", startup.database)));
+            return Err(ErrorReport::fatal(
+                SqlState::InvalidCatalogName,
+                format!("database \"{}\" does not exist", startup.database),
+            ));
         }
         let mut session = SqlSession::new(self.db.clone());
         session.refresh_catalog().await?;
@@ -132,12 +141,20 @@ fn decode_param(ty: &DataType, bytes: &[u8], format: Format) -> Result<Value, Er
         Format::Binary => binary::decode_binary(ty, bytes),
         Format::Text => match std::str::from_utf8(bytes) {
             Ok(s) => text::parse_text(ty, s),
-            Err(_) => Err(ErrorReport::new(SqlState::CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")),
+            Err(_) => Err(ErrorReport::new(
+                SqlState::CharacterNotInRepertoire,
+                "invalid byte sequence for encoding \"UTF8\"",
+            )),
         },
     }
 }
 
-fn write_rows(out: &mut Output, rows: &mut std::vec::IntoIter<Vec<Value>>, formats: &[Format], max: usize) -> bool {
+fn write_rows(
+    out: &mut Output,
+    rows: &mut std::vec::IntoIter<Vec<Value>>,
+    formats: &[Format],
+    max: usize,
+) -> bool {
     let mut n = 0;
     while max == 0 || n < max {
         let Some(row) = rows.next() else { return false };
@@ -178,24 +195,43 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
         }
     }
 
-    fn prepare(&mut self, sql: &str, param_types: &[Oid]) -> Result<Vec<Arc<Statement>>, ErrorReport> {
+    fn prepare(
+        &mut self,
+        sql: &str,
+        param_types: &[Oid],
+    ) -> Result<Vec<Arc<Statement>>, ErrorReport> {
         let mut declared = Vec::with_capacity(param_types.len());
         for &oid in param_types {
             match DataType::from_oid(oid) {
                 Some(t) => declared.push(t),
-                None => return Err(ErrorReport::new(SqlState::UndefinedObject, format!("type with OID {oid} does not exist"))),
+                None => {
+                    return Err(ErrorReport::new(
+                        SqlState::UndefinedObject,
+                        format!("type with OID {oid} does not exist"),
+                    ))
+                }
             }
         }
         let stmts = self.inner.prepare(sql, &declared)?;
         Ok(stmts.into_iter().map(|prepared| Arc::new(Statement { prepared })).collect())
     }
 
-    fn bind(&mut self, stmt: &Arc<Statement>, params: &[Option<&[u8]>], param_formats: &[Format], result_formats: &[Format]) -> Result<Portal, ErrorReport> {
+    fn bind(
+        &mut self,
+        stmt: &Arc<Statement>,
+        params: &[Option<&[u8]>],
+        param_formats: &[Format],
+        result_formats: &[Format],
+    ) -> Result<Portal, ErrorReport> {
         let types = &stmt.prepared.param_types;
         if params.len() != types.len() {
             return Err(ErrorReport::new(
                 SqlState::ProtocolViolation,
-                format!("bind message supplies {} parameters, but prepared statement requires {}", params.len(), types.len()),
+                format!(
+                    "bind message supplies {} parameters, but prepared statement requires {}",
+                    params.len(),
+                    types.len()
+                ),
             ));
         }
         let mut values = Vec::with_capacity(params.len());
@@ -210,13 +246,22 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
         Ok(Portal { portal, columns, formats: result_formats.to_vec(), pending: None })
     }
 
-    async fn execute<'a>(&'a mut self, portal: &'a mut Portal, max_rows: usize, out: &'a mut Output) -> Result<ExecOutcome, ErrorReport> {
+    async fn execute<'a>(
+        &'a mut self,
+        portal: &'a mut Portal,
+        max_rows: usize,
+        out: &'a mut Output,
+    ) -> Result<ExecOutcome, ErrorReport> {
         if portal.pending.is_none() {
             match self.inner.execute(&portal.portal).await? {
-                Outcome::Rows(rows, tag) => portal.pending = Some(Pending { rows: rows.into_iter(), tag }),
+                Outcome::Rows(rows, tag) => {
+                    portal.pending = Some(Pending { rows: rows.into_iter(), tag })
+                }
                 Outcome::Command(tag) => return Ok(ExecOutcome::Complete(tag)),
                 Outcome::Empty => return Ok(ExecOutcome::Empty),
-                Outcome::CopyIn(columns) => return Ok(ExecOutcome::CopyIn { format: Format::Text, columns }),
+                Outcome::CopyIn(columns) => {
+                    return Ok(ExecOutcome::CopyIn { format: Format::Text, columns })
+                }
                 Outcome::CopyOut(columns, lines, count) => {
                     out.copy_out_start(columns);
                     for l in &lines {

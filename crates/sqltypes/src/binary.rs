@@ -16,7 +16,8 @@ const NUMERIC_NEG: u16 = 0x4000;
 const NUMERIC_NAN: u16 = 0xC000;
 
 fn fixed<const N: usize>(b: &[u8]) -> Result<[u8; N]> {
-    <[u8; N]>::try_from(b).map_err(|_| err!(InvalidBinaryRepresentation, "incorrect binary data format"))
+    <[u8; N]>::try_from(b)
+        .map_err(|_| err!(InvalidBinaryRepresentation, "incorrect binary data format"))
 }
 
 /// Decodes a binary-format parameter of type `ty`.
@@ -36,7 +37,9 @@ pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
         DataType::Date => Value::Date(i32::from_be_bytes(fixed(b)?)),
         DataType::Bytea => Value::Bytea(b.to_vec()),
         DataType::Text | DataType::Unknown | DataType::Varchar(_) | DataType::Char(_) => {
-            let s = std::str::from_utf8(b).map_err(|_| err!(CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\""))?;
+            let s = std::str::from_utf8(b).map_err(|_| {
+                err!(CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
+            })?;
             Value::Text(fit_string(s, ty)?)
         }
         DataType::Numeric(m) => {
@@ -125,11 +128,12 @@ fn write_numeric(n: &Numeric, buf: &mut BytesMut) {
     let pad_left = ((4 - exp.rem_euclid(4)) % 4) as usize;
     let mut all = vec![0u8; pad_left];
     all.extend_from_slice(&digits);
-    while all.len() % 4 != 0 {
+    while !all.len().is_multiple_of(4) {
         all.push(0);
     }
     let weight = (exp + pad_left as i64) / 4 - 1;
-    let mut groups: Vec<u16> = all.chunks(4).map(|c| c.iter().fold(0u16, |a, &d| a * 10 + d as u16)).collect();
+    let mut groups: Vec<u16> =
+        all.chunks(4).map(|c| c.iter().fold(0u16, |a, &d| a * 10 + d as u16)).collect();
     while groups.last() == Some(&0) {
         groups.pop();
     }

@@ -33,7 +33,8 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
             (Some(x), Some(y)) => Some(if x >= y { strip(a) } else { strip(b) }),
             _ => match (a, b) {
                 (T::Date, T::Timestamp) | (T::Timestamp, T::Date) => Some(T::Timestamp),
-                (T::Date | T::Timestamp, T::TimestampTz) | (T::TimestampTz, T::Date | T::Timestamp) => Some(T::TimestampTz),
+                (T::Date | T::Timestamp, T::TimestampTz)
+                | (T::TimestampTz, T::Date | T::Timestamp) => Some(T::TimestampTz),
                 _ if a.oid() == b.oid() => Some(strip(a)),
                 _ => None,
             },
@@ -107,14 +108,16 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
                 return Err(out_of_range(to));
             }
             let r = f.round_ties_even();
-            if r < -1.8e19 || r > 1.8e19 {
+            if !(-1.8e19..=1.8e19).contains(&r) {
                 return Err(out_of_range(to));
             }
             to_int(r as i128, to)?
         }
         (Value::Numeric(n), T::Int2 | T::Int4 | T::Int8) => match n.to_i64_round() {
             Some(i) => to_int(i as i128, to)?,
-            None if n.is_nan() => return Err(err!(FeatureNotSupported, "cannot convert NaN to {}", to)),
+            None if n.is_nan() => {
+                return Err(err!(FeatureNotSupported, "cannot convert NaN to {}", to))
+            }
             None => return Err(out_of_range(to)),
         },
         (Value::Bool(b), T::Int4) => Value::Int4(b as i32),
@@ -143,17 +146,32 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
             let s = to_text(&v);
             // char(n) output of another type is not padded; bool to text is "true"/"false".
             let s = match v {
-                Value::Bool(b) => if b { "true".to_string() } else { "false".to_string() },
+                Value::Bool(b) => {
+                    if b {
+                        "true".to_string()
+                    } else {
+                        "false".to_string()
+                    }
+                }
                 _ => s,
             };
             cast(Value::Text(s), to)?
         }
         (Value::Timestamp(t), T::TimestampTz) => Value::TimestampTz(t),
         (Value::TimestampTz(t), T::Timestamp) => Value::Timestamp(t),
-        (Value::Timestamp(t) | Value::TimestampTz(t), T::Date) => Value::Date(t.div_euclid(datetime::USECS_PER_DAY) as i32),
+        (Value::Timestamp(t) | Value::TimestampTz(t), T::Date) => {
+            Value::Date(t.div_euclid(datetime::USECS_PER_DAY) as i32)
+        }
         (Value::Date(d), T::Timestamp) => Value::Timestamp(d as i64 * datetime::USECS_PER_DAY),
         (Value::Date(d), T::TimestampTz) => Value::TimestampTz(d as i64 * datetime::USECS_PER_DAY),
-        (v @ (Value::Timestamp(_) | Value::TimestampTz(_) | Value::Date(_) | Value::Bool(_) | Value::Bytea(_)), t) if v.data_type().map(|d| d.oid() == t.oid()).unwrap_or(false) => v,
+        (
+            v @ (Value::Timestamp(_)
+            | Value::TimestampTz(_)
+            | Value::Date(_)
+            | Value::Bool(_)
+            | Value::Bytea(_)),
+            t,
+        ) if v.data_type().map(|d| d.oid() == t.oid()).unwrap_or(false) => v,
         (v, t) => {
             let from = v.data_type().map(|d| d.to_string()).unwrap_or_default();
             return Err(err!(CannotCoerce, "cannot cast type {from} to {t}"));
@@ -178,7 +196,10 @@ mod tests {
         let e = cast(Value::Int8(1 << 40), &DataType::Int4).expect_err("range");
         assert_eq!(e.message, "integer out of range");
         assert_eq!(cast(Value::Float8(2.5), &DataType::Int4).ok(), Some(Value::Int4(2)));
-        assert_eq!(cast(Value::Numeric(Numeric::parse("2.5").expect("n")), &DataType::Int4).ok(), Some(Value::Int4(3)));
+        assert_eq!(
+            cast(Value::Numeric(Numeric::parse("2.5").expect("n")), &DataType::Int4).ok(),
+            Some(Value::Int4(3))
+        );
     }
 
     #[test]
@@ -186,13 +207,19 @@ mod tests {
         assert_eq!(cast(Value::Text("12".into()), &DataType::Int4).ok(), Some(Value::Int4(12)));
         assert_eq!(cast(Value::Int4(12), &DataType::Text).ok(), Some(Value::Text("12".into())));
         assert_eq!(cast(Value::Bool(true), &DataType::Text).ok(), Some(Value::Text("true".into())));
-        assert_eq!(cast(Value::Text("abcd".into()), &DataType::Varchar(Some(2))).ok(), Some(Value::Text("ab".into())));
+        assert_eq!(
+            cast(Value::Text("abcd".into()), &DataType::Varchar(Some(2))).ok(),
+            Some(Value::Text("ab".into()))
+        );
     }
 
     #[test]
     fn common_types() {
         assert_eq!(common_type(&DataType::Int4, &DataType::Int8), Some(DataType::Int8));
-        assert_eq!(common_type(&DataType::Int4, &DataType::Numeric(Some((5, 2)))), Some(DataType::Numeric(None)));
+        assert_eq!(
+            common_type(&DataType::Int4, &DataType::Numeric(Some((5, 2)))),
+            Some(DataType::Numeric(None))
+        );
         assert_eq!(common_type(&DataType::Unknown, &DataType::Date), Some(DataType::Date));
         assert_eq!(common_type(&DataType::Int4, &DataType::Text), None);
     }

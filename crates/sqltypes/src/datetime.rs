@@ -20,7 +20,10 @@ fn pg_epoch() -> NaiveDate {
 
 /// Now, in microseconds since 2000-01-01 UTC.
 pub fn now_micros() -> i64 {
-    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0);
+    let unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0);
     unix - UNIX_TO_PG_DAYS * USECS_PER_DAY
 }
 
@@ -52,9 +55,13 @@ pub fn parse_timestamp(s: &str, tz: bool) -> Result<i64> {
     let body = body.replace('T', " ");
     let dt = NaiveDateTime::parse_from_str(&body, "%Y-%m-%d %H:%M:%S%.f")
         .or_else(|_| NaiveDateTime::parse_from_str(&body, "%Y-%m-%d %H:%M"))
-        .or_else(|_| NaiveDate::parse_from_str(&body, "%Y-%m-%d").map(|d| d.and_time(NaiveTime::MIN)))
+        .or_else(|_| {
+            NaiveDate::parse_from_str(&body, "%Y-%m-%d").map(|d| d.and_time(NaiveTime::MIN))
+        })
         .map_err(|_| bad())?;
-    let micros = (dt - pg_epoch().and_time(NaiveTime::MIN)).num_microseconds().ok_or_else(|| err!(DatetimeFieldOverflow, "timestamp out of range: \"{s}\""))?;
+    let micros = (dt - pg_epoch().and_time(NaiveTime::MIN))
+        .num_microseconds()
+        .ok_or_else(|| err!(DatetimeFieldOverflow, "timestamp out of range: \"{s}\""))?;
     Ok(if tz { micros - offset_secs * 1_000_000 } else { micros })
 }
 
@@ -76,8 +83,16 @@ fn split_zone(t: &str) -> Option<(String, i64)> {
         }
         let (h, m, s) = match digits.len() {
             1 | 2 => (digits.parse::<i64>().ok()?, 0, 0),
-            3 | 4 => (digits[..digits.len() - 2].parse::<i64>().ok()?, digits[digits.len() - 2..].parse::<i64>().ok()?, 0),
-            _ => (digits[..2].parse::<i64>().ok()?, digits[2..4].parse::<i64>().ok()?, digits[4..].parse::<i64>().ok()?),
+            3 | 4 => (
+                digits[..digits.len() - 2].parse::<i64>().ok()?,
+                digits[digits.len() - 2..].parse::<i64>().ok()?,
+                0,
+            ),
+            _ => (
+                digits[..2].parse::<i64>().ok()?,
+                digits[2..4].parse::<i64>().ok()?,
+                digits[4..].parse::<i64>().ok()?,
+            ),
         };
         return Some((body.trim().to_string(), sign * (h * 3600 + m * 60 + s)));
     }

@@ -38,9 +38,21 @@ fn put_bytes(b: &[u8], out: &mut Vec<u8>) {
 }
 
 fn put_f64(f: f64, out: &mut Vec<u8>) {
-    let f = if f.is_nan() { f64::NAN } else if f == 0.0 { 0.0 } else { f };
+    let f = if f.is_nan() {
+        f64::NAN
+    } else if f == 0.0 {
+        0.0
+    } else {
+        f
+    };
     let bits = f.to_bits();
-    let key = if f.is_nan() { u64::MAX } else if bits >> 63 == 0 { bits ^ (1 << 63) } else { !bits };
+    let key = if f.is_nan() {
+        u64::MAX
+    } else if bits >> 63 == 0 {
+        bits ^ (1 << 63)
+    } else {
+        !bits
+    };
     out.extend_from_slice(&key.to_be_bytes());
 }
 
@@ -176,7 +188,8 @@ pub fn decode_key(b: &mut &[u8], types: &[DataType]) -> Result<Vec<Value>> {
             DataType::Timestamp => Value::Timestamp(get_i64(b)?),
             DataType::TimestampTz => Value::TimestampTz(get_i64(b)?),
             DataType::Float8 => {
-                let raw = u64::from_be_bytes(<[u8; 8]>::try_from(take(b, 8)?).map_err(|_| corrupt())?);
+                let raw =
+                    u64::from_be_bytes(<[u8; 8]>::try_from(take(b, 8)?).map_err(|_| corrupt())?);
                 let bits = if raw >> 63 == 1 { raw ^ (1 << 63) } else { !raw };
                 Value::Float8(if raw == u64::MAX { f64::NAN } else { f64::from_bits(bits) })
             }

@@ -15,22 +15,22 @@
 
 use std::fmt;
 
-/// Numeric (arbitrary precision decimal) values.
-pub mod numeric;
-/// Text-format input and output.
-pub mod text;
-/// Binary-format input and output.
+// Binary-format input and output.
 pub mod binary;
-/// Date and time parsing, formatting and arithmetic.
-pub mod datetime;
-/// Casts between types.
+// Casts between types.
 pub mod cast;
-/// Operators: comparison, arithmetic, concatenation.
-pub mod ops;
-/// Order-preserving encoding of values into key bytes.
+// Date and time parsing, formatting and arithmetic.
+pub mod datetime;
+// Order-preserving encoding of values into key bytes.
 pub mod keycode;
-/// Compact encoding of a row's values for storage.
+// Numeric (arbitrary precision decimal) values.
+pub mod numeric;
+// Operators: comparison, arithmetic, concatenation.
+pub mod ops;
+// Compact encoding of a row's values for storage.
 pub mod rowcodec;
+// Text-format input and output.
+pub mod text;
 
 pub use numeric::Numeric;
 pub use sqlstate::{ErrorReport, SqlState};

@@ -39,7 +39,8 @@ impl Numeric {
         let valid = !t.is_empty()
             && t.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'))
             && t.chars().any(|c| c.is_ascii_digit());
-        let bad = || err!(InvalidTextRepresentation, "invalid input syntax for type numeric: \"{s}\"");
+        let bad =
+            || err!(InvalidTextRepresentation, "invalid input syntax for type numeric: \"{s}\"");
         if !valid {
             return Err(bad());
         }
@@ -97,7 +98,9 @@ impl Numeric {
     pub fn round(&self, scale: i64) -> Numeric {
         match self {
             Numeric::NaN => Numeric::NaN,
-            Numeric::Val(d) => Numeric::Val(d.with_scale_round(scale.clamp(-MAX_SCALE, MAX_SCALE).max(0), RoundingMode::HalfUp)),
+            Numeric::Val(d) => Numeric::Val(
+                d.with_scale_round(scale.clamp(-MAX_SCALE, MAX_SCALE).max(0), RoundingMode::HalfUp),
+            ),
         }
     }
 
@@ -124,7 +127,11 @@ impl Numeric {
         let r = d.with_scale_round(scale as i64, RoundingMode::HalfUp);
         let int_digits = {
             let (int, _) = r.with_scale_round(0, RoundingMode::Down).as_bigint_and_exponent();
-            if int.is_zero() { 0 } else { int.magnitude().to_string().len() as u32 }
+            if int.is_zero() {
+                0
+            } else {
+                int.magnitude().to_string().len() as u32
+            }
         };
         if int_digits > precision.saturating_sub(scale) {
             let lim = precision - scale;
@@ -219,7 +226,9 @@ impl Numeric {
 /// Base-10000 weight and first base-10000 digit of a value, as PostgreSQL
 /// stores numerics (value = digit * 10000^weight + ...).
 fn nbase_weight_first(d: &BigDecimal) -> (i64, u32) {
-    let Some((_, digits, exp)) = Numeric::Val(d.clone()).sign_digits_exponent() else { return (0, 0) };
+    let Some((_, digits, exp)) = Numeric::Val(d.clone()).sign_digits_exponent() else {
+        return (0, 0);
+    };
     if digits.is_empty() {
         return (0, 0);
     }
@@ -239,7 +248,10 @@ fn div_scale(a: &BigDecimal, b: &BigDecimal) -> i64 {
         qweight -= 1;
     }
     let rscale = MIN_SIG_DIGITS - qweight * 4;
-    rscale.max(a.fractional_digit_count().max(0)).max(b.fractional_digit_count().max(0)).clamp(0, MAX_SCALE)
+    rscale
+        .max(a.fractional_digit_count().max(0))
+        .max(b.fractional_digit_count().max(0))
+        .clamp(0, MAX_SCALE)
 }
 
 impl fmt::Display for Numeric {
@@ -247,7 +259,11 @@ impl fmt::Display for Numeric {
         match self {
             Numeric::NaN => write!(f, "NaN"),
             Numeric::Val(d) => {
-                let s = if d.fractional_digit_count() < 0 { d.with_scale(0).to_plain_string() } else { d.to_plain_string() };
+                let s = if d.fractional_digit_count() < 0 {
+                    d.with_scale(0).to_plain_string()
+                } else {
+                    d.to_plain_string()
+                };
                 write!(f, "{s}")
             }
         }

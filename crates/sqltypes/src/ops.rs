@@ -12,7 +12,9 @@ use crate::numeric::Numeric;
 use crate::{err, DataType, Result, Value};
 
 fn promote(a: &Value, b: &Value) -> Result<(Value, Value)> {
-    let (Some(ta), Some(tb)) = (a.data_type(), b.data_type()) else { return Ok((a.clone(), b.clone())) };
+    let (Some(ta), Some(tb)) = (a.data_type(), b.data_type()) else {
+        return Ok((a.clone(), b.clone()));
+    };
     if ta == tb {
         return Ok((a.clone(), b.clone()));
     }
@@ -48,7 +50,8 @@ pub fn compare(a: &Value, b: &Value) -> Result<Option<Ordering>> {
         // with them are padded at bind time, so byte order is right for all
         // string types (C collation).
         (Value::Text(x), Value::Text(y)) => x.cmp(y),
-        (Value::Timestamp(x), Value::Timestamp(y)) | (Value::TimestampTz(x), Value::TimestampTz(y)) => x.cmp(y),
+        (Value::Timestamp(x), Value::Timestamp(y))
+        | (Value::TimestampTz(x), Value::TimestampTz(y)) => x.cmp(y),
         (Value::Date(x), Value::Date(y)) => x.cmp(y),
         (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
         (x, y) => {
@@ -114,11 +117,18 @@ fn arith(op: Arith, a: &Value, b: &Value) -> Result<Value> {
     }
     // date + int, date - int, date - date
     match (op, a, b) {
-        (Arith::Add, Value::Date(d), Value::Int4(n)) | (Arith::Add, Value::Int4(n), Value::Date(d)) => {
-            return Ok(Value::Date(d.checked_add(*n).ok_or_else(|| err!(DatetimeFieldOverflow, "date out of range"))?))
+        (Arith::Add, Value::Date(d), Value::Int4(n))
+        | (Arith::Add, Value::Int4(n), Value::Date(d)) => {
+            return Ok(Value::Date(
+                d.checked_add(*n)
+                    .ok_or_else(|| err!(DatetimeFieldOverflow, "date out of range"))?,
+            ))
         }
         (Arith::Sub, Value::Date(d), Value::Int4(n)) => {
-            return Ok(Value::Date(d.checked_sub(*n).ok_or_else(|| err!(DatetimeFieldOverflow, "date out of range"))?))
+            return Ok(Value::Date(
+                d.checked_sub(*n)
+                    .ok_or_else(|| err!(DatetimeFieldOverflow, "date out of range"))?,
+            ))
         }
         (Arith::Sub, Value::Date(x), Value::Date(y)) => return Ok(Value::Int4(x - y)),
         _ => {}
@@ -135,7 +145,12 @@ fn arith(op: Arith, a: &Value, b: &Value) -> Result<Value> {
                 Arith::Mul => x * y,
                 Arith::Div if *y == 0.0 => return Err(err!(DivisionByZero, "division by zero")),
                 Arith::Div => x / y,
-                Arith::Rem => return Err(err!(UndefinedFunction, "operator does not exist: double precision % double precision")),
+                Arith::Rem => {
+                    return Err(err!(
+                        UndefinedFunction,
+                        "operator does not exist: double precision % double precision"
+                    ))
+                }
             };
             if r.is_infinite() && x.is_finite() && y.is_finite() {
                 return Err(err!(NumericValueOutOfRange, "value out of range: overflow"));
@@ -186,9 +201,15 @@ pub fn rem(a: &Value, b: &Value) -> Result<Value> {
 pub fn neg(a: &Value) -> Result<Value> {
     Ok(match a {
         Value::Null => Value::Null,
-        Value::Int2(i) => Value::Int2(i.checked_neg().ok_or_else(|| int_range_err(&DataType::Int2))?),
-        Value::Int4(i) => Value::Int4(i.checked_neg().ok_or_else(|| int_range_err(&DataType::Int4))?),
-        Value::Int8(i) => Value::Int8(i.checked_neg().ok_or_else(|| int_range_err(&DataType::Int8))?),
+        Value::Int2(i) => {
+            Value::Int2(i.checked_neg().ok_or_else(|| int_range_err(&DataType::Int2))?)
+        }
+        Value::Int4(i) => {
+            Value::Int4(i.checked_neg().ok_or_else(|| int_range_err(&DataType::Int4))?)
+        }
+        Value::Int8(i) => {
+            Value::Int8(i.checked_neg().ok_or_else(|| int_range_err(&DataType::Int8))?)
+        }
         Value::Float8(f) => Value::Float8(-f),
         Value::Numeric(n) => Value::Numeric(n.neg()),
         Value::Text(s) => Value::Numeric(Numeric::parse(s)?.neg()),
@@ -221,16 +242,33 @@ mod tests {
     #[test]
     fn cross_type_comparison() {
         assert_eq!(compare(&Value::Int4(1), &Value::Int8(1)).ok().flatten(), Some(Ordering::Equal));
-        assert_eq!(compare(&Value::Int4(1), &Value::Numeric(Numeric::parse("1.5").expect("n"))).ok().flatten(), Some(Ordering::Less));
+        assert_eq!(
+            compare(&Value::Int4(1), &Value::Numeric(Numeric::parse("1.5").expect("n")))
+                .ok()
+                .flatten(),
+            Some(Ordering::Less)
+        );
         assert_eq!(compare(&Value::Null, &Value::Int4(1)).ok().flatten(), None);
-        assert_eq!(compare(&Value::Text("a ".into()), &Value::Text("a".into())).ok().flatten(), Some(Ordering::Greater));
-        assert_eq!(compare(&Value::Float8(f64::NAN), &Value::Float8(1e300)).ok().flatten(), Some(Ordering::Greater));
+        assert_eq!(
+            compare(&Value::Text("a ".into()), &Value::Text("a".into())).ok().flatten(),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            compare(&Value::Float8(f64::NAN), &Value::Float8(1e300)).ok().flatten(),
+            Some(Ordering::Greater)
+        );
     }
 
     #[test]
     fn arithmetic_errors() {
-        assert_eq!(add(&Value::Int4(i32::MAX), &Value::Int4(1)).expect_err("overflow").message, "integer out of range");
-        assert_eq!(div(&Value::Int4(1), &Value::Int4(0)).expect_err("zero").code, crate::SqlState::DivisionByZero);
+        assert_eq!(
+            add(&Value::Int4(i32::MAX), &Value::Int4(1)).expect_err("overflow").message,
+            "integer out of range"
+        );
+        assert_eq!(
+            div(&Value::Int4(1), &Value::Int4(0)).expect_err("zero").code,
+            crate::SqlState::DivisionByZero
+        );
         assert_eq!(div(&Value::Int4(7), &Value::Int4(-2)).ok(), Some(Value::Int4(-3)));
         assert_eq!(add(&Value::Int4(1), &Value::Int8(2)).ok(), Some(Value::Int8(3)));
         assert_eq!(rem(&Value::Int4(-7), &Value::Int4(2)).ok(), Some(Value::Int4(-1)));

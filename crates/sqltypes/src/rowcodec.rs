@@ -127,15 +127,23 @@ impl<'a> Reader<'a> {
             (T_NULL, _) => Value::Null,
             (T_FALSE, DataType::Bool) => Value::Bool(false),
             (T_TRUE, DataType::Bool) => Value::Bool(true),
-            (T_INT, DataType::Int2) => Value::Int2(i16::try_from(self.zigzag()?).map_err(|_| corrupt())?),
-            (T_INT, DataType::Int4) => Value::Int4(i32::try_from(self.zigzag()?).map_err(|_| corrupt())?),
+            (T_INT, DataType::Int2) => {
+                Value::Int2(i16::try_from(self.zigzag()?).map_err(|_| corrupt())?)
+            }
+            (T_INT, DataType::Int4) => {
+                Value::Int4(i32::try_from(self.zigzag()?).map_err(|_| corrupt())?)
+            }
             (T_INT, DataType::Int8) => Value::Int8(self.zigzag()?),
             (T_INT, DataType::Timestamp) => Value::Timestamp(self.zigzag()?),
             (T_INT, DataType::TimestampTz) => Value::TimestampTz(self.zigzag()?),
-            (T_INT, DataType::Date) => Value::Date(i32::try_from(self.zigzag()?).map_err(|_| corrupt())?),
+            (T_INT, DataType::Date) => {
+                Value::Date(i32::try_from(self.zigzag()?).map_err(|_| corrupt())?)
+            }
             (T_FLOAT, DataType::Float8) => {
                 let raw = self.b.get(..8).ok_or_else(corrupt)?;
-                let v = f64::from_bits(u64::from_le_bytes(<[u8; 8]>::try_from(raw).map_err(|_| corrupt())?));
+                let v = f64::from_bits(u64::from_le_bytes(
+                    <[u8; 8]>::try_from(raw).map_err(|_| corrupt())?,
+                ));
                 self.b = &self.b[8..];
                 Value::Float8(v)
             }
@@ -143,7 +151,10 @@ impl<'a> Reader<'a> {
                 let s = std::str::from_utf8(self.bytes()?).map_err(|_| corrupt())?;
                 Value::Numeric(Numeric::parse(s).map_err(|_| corrupt())?)
             }
-            (T_TEXT, DataType::Text | DataType::Varchar(_) | DataType::Char(_) | DataType::Unknown) => {
+            (
+                T_TEXT,
+                DataType::Text | DataType::Varchar(_) | DataType::Char(_) | DataType::Unknown,
+            ) => {
                 Value::Text(std::str::from_utf8(self.bytes()?).map_err(|_| corrupt())?.to_string())
             }
             (T_BYTES, DataType::Bytea) => Value::Bytea(self.bytes()?.to_vec()),

@@ -19,7 +19,11 @@ fn int_err(ty: &str, s: &str) -> crate::ErrorReport {
 fn parse_int(s: &str, ty: &str, min: i64, max: i64) -> Result<i64> {
     let t = s.trim();
     let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit() || b == b'_') || digits.starts_with('_') || digits.ends_with('_') {
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+    {
         return Err(int_err(ty, s));
     }
     let clean: String = t.chars().filter(|&c| c != '_').collect();
@@ -56,12 +60,27 @@ fn parse_float(s: &str) -> Result<f64> {
         "infinity" | "+infinity" | "inf" | "+inf" => f64::INFINITY,
         "-infinity" | "-inf" => f64::NEG_INFINITY,
         _ => {
-            if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E')) {
-                return Err(err!(InvalidTextRepresentation, "invalid input syntax for type double precision: \"{s}\""));
+            if t.is_empty()
+                || !t
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'))
+            {
+                return Err(err!(
+                    InvalidTextRepresentation,
+                    "invalid input syntax for type double precision: \"{s}\""
+                ));
             }
-            let v: f64 = t.parse().map_err(|_| err!(InvalidTextRepresentation, "invalid input syntax for type double precision: \"{s}\""))?;
+            let v: f64 = t.parse().map_err(|_| {
+                err!(
+                    InvalidTextRepresentation,
+                    "invalid input syntax for type double precision: \"{s}\""
+                )
+            })?;
             if v.is_infinite() {
-                return Err(err!(NumericValueOutOfRange, "\"{s}\" is out of range for type double precision"));
+                return Err(err!(
+                    NumericValueOutOfRange,
+                    "\"{s}\" is out of range for type double precision"
+                ));
             }
             v
         }
@@ -72,8 +91,11 @@ fn parse_float(s: &str) -> Result<f64> {
 fn parse_bytea(s: &str) -> Result<Vec<u8>> {
     if let Some(hex) = s.strip_prefix("\\x") {
         let clean: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-        if clean.len() % 2 != 0 {
-            return Err(err!(InvalidTextRepresentation, "invalid hexadecimal data: odd number of digits"));
+        if !clean.len().is_multiple_of(2) {
+            return Err(err!(
+                InvalidTextRepresentation,
+                "invalid hexadecimal data: odd number of digits"
+            ));
         }
         let mut out = Vec::with_capacity(clean.len() / 2);
         for pair in clean.chunks(2) {
@@ -81,7 +103,13 @@ fn parse_bytea(s: &str) -> Result<Vec<u8>> {
             let lo = (pair[1] as char).to_digit(16);
             match (hi, lo) {
                 (Some(h), Some(l)) => out.push((h * 16 + l) as u8),
-                _ => return Err(err!(InvalidTextRepresentation, "invalid hexadecimal digit: \"{}\"", pair[0] as char)),
+                _ => {
+                    return Err(err!(
+                        InvalidTextRepresentation,
+                        "invalid hexadecimal digit: \"{}\"",
+                        pair[0] as char
+                    ))
+                }
             }
         }
         return Ok(out);
@@ -96,7 +124,7 @@ fn parse_bytea(s: &str) -> Result<Vec<u8>> {
         } else if b.get(i + 1) == Some(&b'\\') {
             out.push(b'\\');
             i += 2;
-        } else if i + 3 < b.len() + 0 && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+        } else if i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
             out.push(((b[i + 1] - b'0') << 6) | ((b[i + 2] - b'0') << 3) | (b[i + 3] - b'0'));
             i += 4;
         } else {
@@ -132,8 +160,12 @@ pub fn fit_string(s: &str, ty: &DataType) -> Result<String> {
 pub fn parse_text(ty: &DataType, s: &str) -> Result<Value> {
     Ok(match ty {
         DataType::Bool => Value::Bool(parse_bool(s)?),
-        DataType::Int2 => Value::Int2(parse_int(s, "smallint", i16::MIN as i64, i16::MAX as i64)? as i16),
-        DataType::Int4 => Value::Int4(parse_int(s, "integer", i32::MIN as i64, i32::MAX as i64)? as i32),
+        DataType::Int2 => {
+            Value::Int2(parse_int(s, "smallint", i16::MIN as i64, i16::MAX as i64)? as i16)
+        }
+        DataType::Int4 => {
+            Value::Int4(parse_int(s, "integer", i32::MIN as i64, i32::MAX as i64)? as i32)
+        }
         DataType::Int8 => Value::Int8(parse_int(s, "bigint", i64::MIN, i64::MAX)?),
         DataType::Float8 => Value::Float8(parse_float(s)?),
         DataType::Numeric(m) => {
@@ -195,8 +227,12 @@ pub fn format_text(v: &Value, out: &mut Vec<u8>) {
         Value::Float8(f) => out.extend_from_slice(format_float(*f).as_bytes()),
         Value::Numeric(n) => out.extend_from_slice(n.to_string().as_bytes()),
         Value::Text(s) => out.extend_from_slice(s.as_bytes()),
-        Value::Timestamp(t) => out.extend_from_slice(datetime::format_timestamp(*t, false).as_bytes()),
-        Value::TimestampTz(t) => out.extend_from_slice(datetime::format_timestamp(*t, true).as_bytes()),
+        Value::Timestamp(t) => {
+            out.extend_from_slice(datetime::format_timestamp(*t, false).as_bytes())
+        }
+        Value::TimestampTz(t) => {
+            out.extend_from_slice(datetime::format_timestamp(*t, true).as_bytes())
+        }
         Value::Date(d) => out.extend_from_slice(datetime::format_date(*d).as_bytes()),
         Value::Bytea(b) => hex_bytes(b, out),
     }
@@ -284,7 +320,10 @@ mod tests {
         assert!(parse_text(&DataType::Bool, "maybe").is_err());
         assert_eq!(parse_text(&DataType::Char(3), "a").ok(), Some(Value::Text("a  ".into())));
         assert!(parse_text(&DataType::Varchar(Some(2)), "abc").is_err());
-        assert_eq!(parse_text(&DataType::Varchar(Some(2)), "ab  ").ok(), Some(Value::Text("ab".into())));
+        assert_eq!(
+            parse_text(&DataType::Varchar(Some(2)), "ab  ").ok(),
+            Some(Value::Text("ab".into()))
+        );
         assert_eq!(txt(Value::Bytea(vec![1, 0xab])), "\\x01ab");
         assert_eq!(parse_text(&DataType::Bytea, "\\x01AB").ok(), Some(Value::Bytea(vec![1, 0xab])));
     }

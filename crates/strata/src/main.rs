@@ -14,7 +14,11 @@ use clap::{Parser, Subcommand};
 use kvapi::TenantId;
 
 #[derive(Parser)]
-#[command(name = "strata", version, about = "A PostgreSQL-compatible, serverless, multi-tenant SQL database")]
+#[command(
+    name = "strata",
+    version,
+    about = "A PostgreSQL-compatible, serverless, multi-tenant SQL database"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -31,7 +35,7 @@ struct StartArgs {
     /// TCP address to listen on.
     #[arg(long, default_value = "127.0.0.1:5433")]
     listen: SocketAddr,
-    /// Directory for the unix socket (<dir>/.s.PGSQL.<port>).
+    /// Directory for the unix socket (DIR/.s.PGSQL.PORT).
     #[arg(long, default_value = "/tmp")]
     socket_dir: PathBuf,
     /// Do not listen on a unix socket.
@@ -44,7 +48,9 @@ struct StartArgs {
 
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
@@ -58,7 +64,8 @@ fn start(args: StartArgs) -> anyhow::Result<()> {
         // Deep (but bounded) expression trees are walked recursively.
         .thread_stack_size(16 << 20)
         .enable_all()
-        .build().context("starting the runtime")?;
+        .build()
+        .context("starting the runtime")?;
     rt.block_on(async move {
         std::fs::create_dir_all(&args.data_dir).with_context(|| format!("creating {}", args.data_dir.display()))?;
         let node = kv::KvNode::open(&args.data_dir.join("kv")).with_context(|| format!("opening data directory {}", args.data_dir.display()))?;

@@ -27,12 +27,19 @@ pub fn strata_bin() -> PathBuf {
     // target/debug/deps/<test> -> target/debug/strata
     let dir = exe.parent().and_then(|d| d.parent()).expect("target directory");
     let bin = dir.join("strata");
-    assert!(bin.exists(), "strata binary not found at {} (run `cargo build --bins` first, or set STRATA_BIN)", bin.display());
+    assert!(
+        bin.exists(),
+        "strata binary not found at {} (run `cargo build --bins` first, or set STRATA_BIN)",
+        bin.display()
+    );
     bin
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
 }
 
 /// A running strata server owned by a test.
@@ -57,7 +64,11 @@ impl TestServer {
     }
 
     fn spawn(&mut self) {
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log).expect("log file");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .expect("log file");
         let child = Command::new(strata_bin())
             .args(["start", "--listen", &format!("127.0.0.1:{}", self.port)])
             .arg("--socket-dir")
@@ -113,7 +124,17 @@ impl TestServer {
     /// Runs psql with `args` against the server over TCP (`-X`, no psqlrc).
     pub fn psql(&self, args: &[&str]) -> Output {
         Command::new("psql")
-            .args(["-X", "-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres", "-d", "postgres"])
+            .args([
+                "-X",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+                "-d",
+                "postgres",
+            ])
             .args(args)
             .env("PGCONNECT_TIMEOUT", "10")
             .output()
@@ -125,7 +146,18 @@ impl TestServer {
     pub fn psql_stdin(&self, sql: &str) -> Output {
         use std::io::Write;
         let mut child = Command::new("psql")
-            .args(["-X", "-At", "-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres", "-d", "postgres"])
+            .args([
+                "-X",
+                "-At",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+                "-d",
+                "postgres",
+            ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -141,7 +173,11 @@ impl TestServer {
     /// panicking with stderr if psql fails.
     pub fn query(&self, sql: &str) -> String {
         let out = self.psql(&["-v", "ON_ERROR_STOP=1", "-Atc", sql]);
-        assert!(out.status.success(), "psql failed for {sql:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "psql failed for {sql:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
@@ -180,5 +216,9 @@ pub fn check_tpcb_invariants(s: &TestServer) -> u64 {
 
 /// Extracts an integer after `label` in pgbench's output.
 pub fn pgbench_number(output: &str, label: &str) -> Option<u64> {
-    output.lines().find_map(|l| l.trim().strip_prefix(label)).and_then(|rest| rest.split_whitespace().next()).and_then(|n| n.parse().ok())
+    output
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(label))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
 }

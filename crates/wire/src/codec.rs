@@ -133,7 +133,10 @@ impl<'a> Reader<'a> {
         self.take(1)?;
         match std::str::from_utf8(s) {
             Ok(s) => Ok(s.to_string()),
-            Err(_) => Err(ErrorReport::new(SqlState::CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")),
+            Err(_) => Err(ErrorReport::new(
+                SqlState::CharacterNotInRepertoire,
+                "invalid byte sequence for encoding \"UTF8\"",
+            )),
         }
     }
 
@@ -181,7 +184,11 @@ pub fn decode_startup(body: &[u8]) -> Result<Startup, ErrorReport> {
         }
         other => Err(ErrorReport::fatal(
             SqlState::FeatureNotSupported,
-            format!("unsupported frontend protocol {}.{}: server supports 3.0 to 3.0", other >> 16, other & 0xffff),
+            format!(
+                "unsupported frontend protocol {}.{}: server supports 3.0 to 3.0",
+                other >> 16,
+                other & 0xffff
+            ),
         )),
     }
 }
@@ -220,7 +227,12 @@ pub fn decode_message(tag: u8, body: &[u8]) -> Result<Frontend, ErrorReport> {
             let stmt = match kind {
                 b'S' => true,
                 b'P' => false,
-                _ => return Err(violation(format!("invalid {} message subtype {kind}", if tag == b'D' { "DESCRIBE" } else { "CLOSE" }))),
+                _ => {
+                    return Err(violation(format!(
+                        "invalid {} message subtype {kind}",
+                        if tag == b'D' { "DESCRIBE" } else { "CLOSE" }
+                    )))
+                }
             };
             if tag == b'D' {
                 Frontend::Describe(stmt, name)
@@ -240,7 +252,12 @@ pub fn decode_message(tag: u8, body: &[u8]) -> Result<Frontend, ErrorReport> {
         b'c' => Frontend::CopyDone,
         b'f' => Frontend::CopyFail(r.cstr()?),
         b'p' => return Ok(Frontend::Password(body.to_vec())),
-        other => return Err(ErrorReport::fatal(SqlState::ProtocolViolation, format!("invalid frontend message type {other}"))),
+        other => {
+            return Err(ErrorReport::fatal(
+                SqlState::ProtocolViolation,
+                format!("invalid frontend message type {other}"),
+            ))
+        }
     };
     r.done()?;
     Ok(msg)
@@ -296,7 +313,9 @@ mod tests {
         b.extend_from_slice(&2i32.to_be_bytes());
         b.extend_from_slice(b"hi");
         b.extend_from_slice(&0i16.to_be_bytes());
-        let Frontend::Bind(bind) = decode_message(b'B', &b).expect("bind") else { panic!("not a bind") };
+        let Frontend::Bind(bind) = decode_message(b'B', &b).expect("bind") else {
+            panic!("not a bind")
+        };
         assert_eq!(bind.params, vec![None, Some(b"hi".to_vec())]);
         assert_eq!(bind.param_formats, vec![Format::Binary]);
         // A parameter length beyond the message is an error, not an allocation.
@@ -310,7 +329,10 @@ mod tests {
     #[test]
     fn malformed_messages() {
         assert!(decode_message(b'Q', b"no terminator").is_err());
-        assert_eq!(decode_message(b'Q', b"\xff\0").expect_err("utf8").code, SqlState::CharacterNotInRepertoire);
+        assert_eq!(
+            decode_message(b'Q', b"\xff\0").expect_err("utf8").code,
+            SqlState::CharacterNotInRepertoire
+        );
         assert!(decode_message(b'?', b"").is_err());
         assert!(decode_message(b'E', b"p\0").is_err());
         assert!(decode_message(b'S', b"extra").is_err());

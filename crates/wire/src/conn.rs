@@ -14,7 +14,9 @@ use sqlstate::{ErrorReport, Severity, SqlState};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
-use crate::backend::{AuthMethod, Backend, ExecOutcome, Format, Portal as _, Session, StartupInfo, Statement as _};
+use crate::backend::{
+    AuthMethod, Backend, ExecOutcome, Format, Portal as _, Session, StartupInfo, Statement as _,
+};
 use crate::codec::{self, Frontend, Startup, MAX_MESSAGE, MAX_STARTUP};
 use crate::messages as msg;
 use crate::output::Output;
@@ -41,7 +43,11 @@ struct Conn<S, IO> {
     session: S,
 }
 
-async fn read_exact_buf<IO: AsyncRead + Unpin>(io: &mut IO, buf: &mut BytesMut, n: usize) -> Result<bool, Close> {
+async fn read_exact_buf<IO: AsyncRead + Unpin>(
+    io: &mut IO,
+    buf: &mut BytesMut,
+    n: usize,
+) -> Result<bool, Close> {
     while buf.len() < n {
         match io.read_buf(buf).await {
             Ok(0) => return Ok(false),
@@ -70,13 +76,20 @@ async fn send_fatal<IO: AsyncWrite + Unpin>(io: &mut IO, e: &ErrorReport) {
 }
 
 /// Reads one startup-phase packet body.
-async fn read_startup<IO: AsyncRead + AsyncWrite + Unpin>(io: &mut IO, buf: &mut BytesMut) -> Result<Option<Vec<u8>>, Close> {
+async fn read_startup<IO: AsyncRead + AsyncWrite + Unpin>(
+    io: &mut IO,
+    buf: &mut BytesMut,
+) -> Result<Option<Vec<u8>>, Close> {
     if !read_exact_buf(io, buf, 4).await? {
         return Ok(None);
     }
     let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
     if !(8..=MAX_STARTUP).contains(&len) {
-        send_fatal(io, &ErrorReport::fatal(SqlState::ProtocolViolation, "invalid length of startup packet")).await;
+        send_fatal(
+            io,
+            &ErrorReport::fatal(SqlState::ProtocolViolation, "invalid length of startup packet"),
+        )
+        .await;
         return Err(Close::Fatal);
     }
     if !read_exact_buf(io, buf, len).await? {
@@ -88,14 +101,24 @@ async fn read_startup<IO: AsyncRead + AsyncWrite + Unpin>(io: &mut IO, buf: &mut
 }
 
 /// Reads one regular message: (type, body).
-async fn read_message<IO: AsyncRead + AsyncWrite + Unpin>(io: &mut IO, buf: &mut BytesMut) -> Result<Option<(u8, Vec<u8>)>, Close> {
+async fn read_message<IO: AsyncRead + AsyncWrite + Unpin>(
+    io: &mut IO,
+    buf: &mut BytesMut,
+) -> Result<Option<(u8, Vec<u8>)>, Close> {
     if !read_exact_buf(io, buf, 5).await? {
         return Ok(None);
     }
     let tag = buf[0];
     let len = u32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
     if !(4..=MAX_MESSAGE).contains(&len) {
-        send_fatal(io, &ErrorReport::fatal(SqlState::ProtocolViolation, format!("invalid message length {len}"))).await;
+        send_fatal(
+            io,
+            &ErrorReport::fatal(
+                SqlState::ProtocolViolation,
+                format!("invalid message length {len}"),
+            ),
+        )
+        .await;
         return Err(Close::Fatal);
     }
     // Grow the buffer as bytes arrive, never to the claimed size up front.
@@ -108,7 +131,12 @@ async fn read_message<IO: AsyncRead + AsyncWrite + Unpin>(io: &mut IO, buf: &mut
 }
 
 /// Runs a connection to completion.
-pub async fn run<B: Backend, IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(backend: Arc<B>, registry: Arc<CancelRegistry>, mut io: IO, local: bool) {
+pub async fn run<B: Backend, IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    backend: Arc<B>,
+    registry: Arc<CancelRegistry>,
+    mut io: IO,
+    local: bool,
+) {
     let mut rbuf = BytesMut::with_capacity(8192);
     let startup = match startup(&mut io, &mut rbuf, &registry).await {
         Ok(Some(s)) => s,
@@ -148,7 +176,11 @@ pub async fn run<B: Backend, IO: AsyncRead + AsyncWrite + Unpin + Send + 'static
 }
 
 /// Handles SSL/GSS requests and CancelRequest; returns the StartupMessage.
-async fn startup<IO: AsyncRead + AsyncWrite + Unpin>(io: &mut IO, buf: &mut BytesMut, registry: &CancelRegistry) -> Result<Option<StartupInfo>, Close> {
+async fn startup<IO: AsyncRead + AsyncWrite + Unpin>(
+    io: &mut IO,
+    buf: &mut BytesMut,
+    registry: &CancelRegistry,
+) -> Result<Option<StartupInfo>, Close> {
     loop {
         let Some(body) = read_startup(io, buf).await? else { return Ok(None) };
         match codec::decode_startup(&body) {
@@ -169,7 +201,14 @@ async fn startup<IO: AsyncRead + AsyncWrite + Unpin>(io: &mut IO, buf: &mut Byte
                     }
                 }
                 if info.user.is_empty() {
-                    send_fatal(io, &ErrorReport::fatal(SqlState::InvalidAuthorizationSpecification, "no PostgreSQL user name specified in startup packet")).await;
+                    send_fatal(
+                        io,
+                        &ErrorReport::fatal(
+                            SqlState::InvalidAuthorizationSpecification,
+                            "no PostgreSQL user name specified in startup packet",
+                        ),
+                    )
+                    .await;
                     return Err(Close::Fatal);
                 }
                 if info.database.is_empty() {
@@ -186,18 +225,31 @@ async fn startup<IO: AsyncRead + AsyncWrite + Unpin>(io: &mut IO, buf: &mut Byte
 }
 
 /// Runs the SCRAM-SHA-256 exchange.
-async fn authenticate<IO: AsyncRead + AsyncWrite + Unpin>(io: &mut IO, buf: &mut BytesMut, verifier: crate::backend::ScramVerifier, user: &str) -> Result<(), Close> {
+async fn authenticate<IO: AsyncRead + AsyncWrite + Unpin>(
+    io: &mut IO,
+    buf: &mut BytesMut,
+    verifier: crate::backend::ScramVerifier,
+    user: &str,
+) -> Result<(), Close> {
     let mut out = BytesMut::new();
     msg::auth_sasl(&mut out);
     write_all(io, &mut out).await?;
     let Some((b'p', body)) = read_message(io, buf).await? else { return Err(Close::Normal) };
     // SASLInitialResponse: mechanism, then int32 length and data.
     let Some(nul) = body.iter().position(|&c| c == 0) else {
-        send_fatal(io, &ErrorReport::fatal(SqlState::ProtocolViolation, "malformed SASL message")).await;
+        send_fatal(io, &ErrorReport::fatal(SqlState::ProtocolViolation, "malformed SASL message"))
+            .await;
         return Err(Close::Fatal);
     };
     if &body[..nul] != b"SCRAM-SHA-256" || body.len() < nul + 5 {
-        send_fatal(io, &ErrorReport::fatal(SqlState::ProtocolViolation, "client selected an invalid SASL authentication mechanism")).await;
+        send_fatal(
+            io,
+            &ErrorReport::fatal(
+                SqlState::ProtocolViolation,
+                "client selected an invalid SASL authentication mechanism",
+            ),
+        )
+        .await;
         return Err(Close::Fatal);
     }
     let data = &body[nul + 5..];
@@ -257,7 +309,9 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
         let mut portals: HashMap<String, S::Portal> = HashMap::new();
         let mut skip_to_sync = false;
         loop {
-            let Some((tag, body)) = read_message(&mut self.io, &mut self.rbuf).await? else { return Ok(()) };
+            let Some((tag, body)) = read_message(&mut self.io, &mut self.rbuf).await? else {
+                return Ok(());
+            };
             let m = match codec::decode_message(tag, &body) {
                 Ok(m) => m,
                 Err(e) if e.severity == Severity::Fatal => {
@@ -275,7 +329,9 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
                     continue;
                 }
             };
-            if skip_to_sync && !matches!(m, Frontend::Sync | Frontend::Terminate | Frontend::Query(_)) {
+            if skip_to_sync
+                && !matches!(m, Frontend::Sync | Frontend::Terminate | Frontend::Query(_))
+            {
                 continue;
             }
             match m {
@@ -308,7 +364,10 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
                 }
                 Frontend::Execute(name, max) => {
                     let Some(mut portal) = portals.remove(&name) else {
-                        self.error(&ErrorReport::new(SqlState::InvalidCursorName, format!("portal \"{name}\" does not exist")));
+                        self.error(&ErrorReport::new(
+                            SqlState::InvalidCursorName,
+                            format!("portal \"{name}\" does not exist"),
+                        ));
                         skip_to_sync = true;
                         continue;
                     };
@@ -341,20 +400,35 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
                 Frontend::Terminate => return Ok(()),
                 Frontend::CopyData(_) | Frontend::CopyDone | Frontend::CopyFail(_) => {}
                 Frontend::Password(_) => {
-                    self.error(&ErrorReport::new(SqlState::ProtocolViolation, "unexpected password message"));
+                    self.error(&ErrorReport::new(
+                        SqlState::ProtocolViolation,
+                        "unexpected password message",
+                    ));
                     skip_to_sync = true;
                 }
             }
         }
     }
 
-    fn parse(&mut self, statements: &mut HashMap<String, Arc<S::Statement>>, name: String, sql: &str, types: &[u32]) -> Result<(), ErrorReport> {
+    fn parse(
+        &mut self,
+        statements: &mut HashMap<String, Arc<S::Statement>>,
+        name: String,
+        sql: &str,
+        types: &[u32],
+    ) -> Result<(), ErrorReport> {
         if !name.is_empty() && statements.contains_key(&name) {
-            return Err(ErrorReport::new(SqlState::DuplicatePreparedStatement, format!("prepared statement \"{name}\" already exists")));
+            return Err(ErrorReport::new(
+                SqlState::DuplicatePreparedStatement,
+                format!("prepared statement \"{name}\" already exists"),
+            ));
         }
         let mut stmts = self.session.prepare(sql, types)?;
         if stmts.len() > 1 {
-            return Err(ErrorReport::new(SqlState::SyntaxError, "cannot insert multiple commands into a prepared statement"));
+            return Err(ErrorReport::new(
+                SqlState::SyntaxError,
+                "cannot insert multiple commands into a prepared statement",
+            ));
         }
         let Some(stmt) = stmts.pop() else {
             return Err(ErrorReport::new(SqlState::SyntaxError, "empty statement"));
@@ -364,9 +438,16 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
         Ok(())
     }
 
-    fn bind(&mut self, statements: &HashMap<String, Arc<S::Statement>>, b: codec::Bind) -> Result<(String, S::Portal), ErrorReport> {
+    fn bind(
+        &mut self,
+        statements: &HashMap<String, Arc<S::Statement>>,
+        b: codec::Bind,
+    ) -> Result<(String, S::Portal), ErrorReport> {
         let Some(stmt) = statements.get(&b.statement) else {
-            return Err(ErrorReport::new(SqlState::InvalidSqlStatementName, format!("prepared statement \"{}\" does not exist", b.statement)));
+            return Err(ErrorReport::new(
+                SqlState::InvalidSqlStatementName,
+                format!("prepared statement \"{}\" does not exist", b.statement),
+            ));
         };
         let want = stmt.param_types().len();
         if b.params.len() != want {
@@ -383,16 +464,28 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
         Ok((b.portal, portal))
     }
 
-    fn describe(&mut self, statements: &HashMap<String, Arc<S::Statement>>, portals: &HashMap<String, S::Portal>, is_stmt: bool, name: &str) -> Result<(), ErrorReport> {
+    fn describe(
+        &mut self,
+        statements: &HashMap<String, Arc<S::Statement>>,
+        portals: &HashMap<String, S::Portal>,
+        is_stmt: bool,
+        name: &str,
+    ) -> Result<(), ErrorReport> {
         let fields = if is_stmt {
             let Some(s) = statements.get(name) else {
-                return Err(ErrorReport::new(SqlState::InvalidSqlStatementName, format!("prepared statement \"{name}\" does not exist")));
+                return Err(ErrorReport::new(
+                    SqlState::InvalidSqlStatementName,
+                    format!("prepared statement \"{name}\" does not exist"),
+                ));
             };
             msg::parameter_description(self.out.buffer(), &s.param_types());
             s.fields()
         } else {
             let Some(p) = portals.get(name) else {
-                return Err(ErrorReport::new(SqlState::InvalidCursorName, format!("portal \"{name}\" does not exist")));
+                return Err(ErrorReport::new(
+                    SqlState::InvalidCursorName,
+                    format!("portal \"{name}\" does not exist"),
+                ));
             };
             p.fields()
         };
@@ -404,7 +497,12 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
     }
 
     /// Runs Execute; returns false if it failed (the caller skips to Sync).
-    async fn execute(&mut self, portal: &mut S::Portal, max: usize, cancel: &Notify) -> Result<bool, Close> {
+    async fn execute(
+        &mut self,
+        portal: &mut S::Portal,
+        max: usize,
+        cancel: &Notify,
+    ) -> Result<bool, Close> {
         let notified = cancel.notified();
         tokio::pin!(notified);
         let res = {
@@ -418,7 +516,10 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
             Some(r) => r,
             None => {
                 self.session.cancelled();
-                Err(ErrorReport::new(SqlState::QueryCanceled, "canceling statement due to user request"))
+                Err(ErrorReport::new(
+                    SqlState::QueryCanceled,
+                    "canceling statement due to user request",
+                ))
             }
         };
         self.notices();
@@ -444,7 +545,9 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
         self.flush().await?;
         let mut failed: Option<ErrorReport> = None;
         loop {
-            let Some((tag, body)) = read_message(&mut self.io, &mut self.rbuf).await? else { return Err(Close::Normal) };
+            let Some((tag, body)) = read_message(&mut self.io, &mut self.rbuf).await? else {
+                return Err(Close::Normal);
+            };
             match tag {
                 b'd' => {
                     if failed.is_none() {
@@ -483,7 +586,10 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
                 other => {
                     // The session's own report is replaced by the protocol error.
                     self.session.copy_in_fail("unexpected message during COPY");
-                    self.error(&ErrorReport::new(SqlState::ProtocolViolation, format!("unexpected message type 0x{other:02X} during COPY from stdin")));
+                    self.error(&ErrorReport::new(
+                        SqlState::ProtocolViolation,
+                        format!("unexpected message type 0x{other:02X} during COPY from stdin"),
+                    ));
                     return Ok(false);
                 }
             }

@@ -14,21 +14,24 @@
 //! future, and result rows are encoded straight into the send buffer without
 //! per-row allocation.
 
-/// The contract with the query engine.
+// The contract with the query engine.
 pub mod backend;
-/// Frontend message decoding.
+// Frontend message decoding.
 pub mod codec;
-/// Backend message encoding.
-pub mod messages;
-/// The buffer sessions write rows into.
-pub mod output;
-/// SCRAM-SHA-256.
-pub mod scram;
-/// Per-connection state machine.
+// Per-connection state machine.
 pub mod conn;
-/// Listeners, accept loop, cancel registry.
+// Backend message encoding.
+pub mod messages;
+// The buffer sessions write rows into.
+pub mod output;
+// SCRAM-SHA-256.
+pub mod scram;
+// Listeners, accept loop, cancel registry.
 pub mod server;
 
-pub use backend::{AuthMethod, Backend, ExecOutcome, FieldDesc, Format, Oid, Portal, ScramVerifier, Session, StartupInfo, Statement, TxnStatus};
+pub use backend::{
+    AuthMethod, Backend, ExecOutcome, FieldDesc, Format, Oid, Portal, ScramVerifier, Session,
+    StartupInfo, Statement, TxnStatus,
+};
 pub use output::Output;
 pub use server::{serve, CancelRegistry, Listeners};

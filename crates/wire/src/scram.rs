@@ -33,12 +33,23 @@ pub fn verifier_with(password: &str, salt: &[u8], iterations: u32) -> ScramVerif
     let mut salted = [0u8; 32];
     pbkdf2::pbkdf2_hmac::<Sha256>(password.as_bytes(), salt, iterations, &mut salted);
     let client_key = hmac(&salted, b"Client Key");
-    ScramVerifier { iterations, salt: salt.to_vec(), stored_key: sha256(&client_key), server_key: hmac(&salted, b"Server Key") }
+    ScramVerifier {
+        iterations,
+        salt: salt.to_vec(),
+        stored_key: sha256(&client_key),
+        server_key: hmac(&salted, b"Server Key"),
+    }
 }
 
 /// Formats a verifier as `SCRAM-SHA-256$iter:salt$StoredKey:ServerKey`.
 pub fn format_verifier(v: &ScramVerifier) -> String {
-    format!("SCRAM-SHA-256${}:{}${}:{}", v.iterations, B64.encode(&v.salt), B64.encode(v.stored_key), B64.encode(v.server_key))
+    format!(
+        "SCRAM-SHA-256${}:{}${}:{}",
+        v.iterations,
+        B64.encode(&v.salt),
+        B64.encode(v.stored_key),
+        B64.encode(v.server_key)
+    )
 }
 
 /// Parses the stored form written by [`format_verifier`].
@@ -56,7 +67,10 @@ pub fn parse_verifier(s: &str) -> Option<ScramVerifier> {
 }
 
 fn auth_failed(user: &str) -> ErrorReport {
-    ErrorReport::fatal(SqlState::InvalidPassword, format!("password authentication failed for user \"{user}\""))
+    ErrorReport::fatal(
+        SqlState::InvalidPassword,
+        format!("password authentication failed for user \"{user}\""),
+    )
 }
 
 fn malformed() -> ErrorReport {
@@ -74,19 +88,34 @@ pub struct ScramServer {
 
 impl ScramServer {
     /// Handles the client-first message; returns the server-first message.
-    pub fn start(verifier: ScramVerifier, user: &str, client_first: &[u8], server_nonce: &str) -> Result<(ScramServer, String), ErrorReport> {
+    pub fn start(
+        verifier: ScramVerifier,
+        user: &str,
+        client_first: &[u8],
+        server_nonce: &str,
+    ) -> Result<(ScramServer, String), ErrorReport> {
         let msg = std::str::from_utf8(client_first).map_err(|_| malformed())?;
         let bare = match msg.strip_prefix("n,,").or_else(|| msg.strip_prefix("y,,")) {
             Some(b) => b,
             None if msg.starts_with("p=") => {
-                return Err(ErrorReport::fatal(SqlState::ProtocolViolation, "channel binding is not supported"));
+                return Err(ErrorReport::fatal(
+                    SqlState::ProtocolViolation,
+                    "channel binding is not supported",
+                ));
             }
             None => return Err(malformed()),
         };
         let cnonce = bare.split(',').find_map(|p| p.strip_prefix("r=")).ok_or_else(malformed)?;
         let nonce = format!("{cnonce}{server_nonce}");
-        let server_first = format!("r={nonce},s={},i={}", B64.encode(&verifier.salt), verifier.iterations);
-        let s = ScramServer { verifier, user: user.to_string(), client_first_bare: bare.to_string(), server_first: server_first.clone(), nonce };
+        let server_first =
+            format!("r={nonce},s={},i={}", B64.encode(&verifier.salt), verifier.iterations);
+        let s = ScramServer {
+            verifier,
+            user: user.to_string(),
+            client_first_bare: bare.to_string(),
+            server_first: server_first.clone(),
+            nonce,
+        };
         Ok((s, server_first))
     }
 
@@ -94,7 +123,8 @@ impl ScramServer {
     pub fn finish(&self, client_final: &[u8]) -> Result<String, ErrorReport> {
         let msg = std::str::from_utf8(client_final).map_err(|_| malformed())?;
         let (without_proof, proof) = msg.rsplit_once(",p=").ok_or_else(malformed)?;
-        let nonce = without_proof.split(',').find_map(|p| p.strip_prefix("r=")).ok_or_else(malformed)?;
+        let nonce =
+            without_proof.split(',').find_map(|p| p.strip_prefix("r=")).ok_or_else(malformed)?;
         if nonce != self.nonce {
             return Err(auth_failed(&self.user));
         }
@@ -102,7 +132,8 @@ impl ScramServer {
         if proof.len() != 32 {
             return Err(auth_failed(&self.user));
         }
-        let auth_message = format!("{},{},{}", self.client_first_bare, self.server_first, without_proof);
+        let auth_message =
+            format!("{},{},{}", self.client_first_bare, self.server_first, without_proof);
         let client_sig = hmac(&self.verifier.stored_key, auth_message.as_bytes());
         let client_key: Vec<u8> = proof.iter().zip(client_sig.iter()).map(|(a, b)| a ^ b).collect();
         if sha256(&client_key) != self.verifier.stored_key {
@@ -121,7 +152,13 @@ mod tests {
     fn rfc7677_example() {
         let salt = B64.decode("W22ZaJ0SNY7soEsUEjb6gQ==").expect("salt");
         let v = verifier_with("pencil", &salt, 4096);
-        let (s, first) = ScramServer::start(v, "user", b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO", "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0").expect("start");
+        let (s, first) = ScramServer::start(
+            v,
+            "user",
+            b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO",
+            "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0",
+        )
+        .expect("start");
         assert_eq!(first, "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096");
         let fin = s
             .finish(b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=")

@@ -115,7 +115,12 @@ pub async fn serve<B: Backend>(backend: Arc<B>, listeners: Listeners) -> io::Res
                 loop {
                     match ul.accept().await {
                         Ok((stream, _)) => {
-                            tokio::spawn(conn::run(backend.clone(), registry.clone(), stream, true));
+                            tokio::spawn(conn::run(
+                                backend.clone(),
+                                registry.clone(),
+                                stream,
+                                true,
+                            ));
                         }
                         Err(e) => {
                             tracing::warn!(error = %e, "unix accept failed");

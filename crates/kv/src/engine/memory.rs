@@ -26,7 +26,12 @@ impl Engine for MemEngine {
         Ok(self.data.read().get(key).cloned())
     }
 
-    fn scan(&self, start: &[u8], end: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+    fn scan(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
         if start >= end {
             return Ok(());
         }
@@ -42,7 +47,10 @@ impl Engine for MemEngine {
     fn write(&self, batch: WriteBatch, _sync: bool) -> Result<()> {
         let mut data = self.data.write();
         for (s, e) in batch.delete_ranges {
-            let doomed: Vec<Vec<u8>> = data.range::<[u8], _>((Bound::Included(&s[..]), Bound::Excluded(&e[..]))).map(|(k, _)| k.clone()).collect();
+            let doomed: Vec<Vec<u8>> = data
+                .range::<[u8], _>((Bound::Included(&s[..]), Bound::Excluded(&e[..])))
+                .map(|(k, _)| k.clone())
+                .collect();
             for k in doomed {
                 data.remove(&k);
             }

@@ -7,9 +7,9 @@
 
 use kvapi::Result;
 
-/// The in-memory engine.
+// The in-memory engine.
 pub mod memory;
-/// The RocksDB engine.
+// The RocksDB engine.
 pub mod rocks;
 
 /// An atomic group of writes.
@@ -35,7 +35,8 @@ pub trait Engine: Send + Sync + 'static {
 
     /// Calls `f` on every pair with `start <= key < end`, in key order, until
     /// `f` returns false.
-    fn scan(&self, start: &[u8], end: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()>;
+    fn scan(&self, start: &[u8], end: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool)
+        -> Result<()>;
 
     /// Applies a batch atomically; with `sync` the write-ahead log is synced
     /// before returning.

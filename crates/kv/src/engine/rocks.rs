@@ -46,7 +46,12 @@ impl Engine for RocksEngine {
         self.db.get(key).map_err(io)
     }
 
-    fn scan(&self, start: &[u8], end: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+    fn scan(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
         if start >= end {
             return Ok(());
         }
