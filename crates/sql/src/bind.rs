@@ -85,6 +85,9 @@ pub struct Binder<'a> {
     pub catalog: &'a Catalog,
     /// Parameter types; grows as `$n` are seen, `Unknown` until inferred.
     pub params: Vec<DataType>,
+    /// Scopes of enclosing queries, innermost last (LATERAL and correlated
+    /// references resolve here when the local scope has no match).
+    pub outer: Vec<Scope>,
     depth: usize,
 }
 
@@ -161,7 +164,7 @@ pub fn data_type(t: &ast::DataType) -> Result<DataType> {
 impl<'a> Binder<'a> {
     /// A binder with `params` as the client-declared parameter types.
     pub fn new(catalog: &'a Catalog, params: Vec<DataType>) -> Binder<'a> {
-        Binder { catalog, params, depth: 0 }
+        Binder { catalog, params, outer: Vec::new(), depth: 0 }
     }
 
     /// The parameter types, with unknown ones defaulted to text.
@@ -327,7 +330,18 @@ impl<'a> Binder<'a> {
             let (f, ty) = func::resolve(name, &[])?;
             return Ok((Expr::Func(f, vec![]), ty));
         }
-        let i = scope.resolve(q, name)?;
+        let i = match scope.resolve(q, name) {
+            Ok(i) => i,
+            Err(e) => {
+                // Fall back to the innermost enclosing query's columns.
+                if let Some(o) = self.outer.last() {
+                    if let Ok(i) = o.resolve(q, name) {
+                        return Ok((Expr::Outer(i), o.cols[i].ty.clone()));
+                    }
+                }
+                return Err(e);
+            }
+        };
         if agg.is_some() {
             let shown = match q {
                 Some(q) => format!("{q}.{name}"),

@@ -91,6 +91,31 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                 let right = run(r, cx).await?;
                 join(left, right, *kind, on.as_ref(), *width, cx.eval)?
             }
+            Plan::Lateral(l, r, kind, width) => {
+                let left = run(l, cx).await?;
+                let mut out = Vec::new();
+                for row in left {
+                    let eval = EvalContext { outer: row.clone(), ..cx.eval.clone() };
+                    let inner = ExecCtx {
+                        txn: cx.txn,
+                        tenant: cx.tenant,
+                        eval: &eval,
+                        catalog: cx.catalog,
+                    };
+                    let rights = run(r, &inner).await?;
+                    if rights.is_empty() && *kind == JoinKind::Left {
+                        let mut o = row.clone();
+                        o.extend(std::iter::repeat_n(Value::Null, *width));
+                        out.push(o);
+                    }
+                    for rr in rights {
+                        let mut o = row.clone();
+                        o.extend(rr);
+                        out.push(o);
+                    }
+                }
+                out
+            }
             Plan::Aggregate(input, group, aggs) => {
                 let rows = run(input, cx).await?;
                 aggregate(rows, group, aggs, cx.eval)?

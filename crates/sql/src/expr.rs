@@ -61,6 +61,8 @@ pub enum Expr {
     Param(usize),
     /// The n-th column of the input row.
     Column(usize),
+    /// The n-th column of the enclosing query's current row (LATERAL).
+    Outer(usize),
     /// A binary operator.
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// `NOT x`
@@ -92,6 +94,8 @@ pub struct EvalContext {
     pub txn_time: i64,
     /// Statement start time (statement_timestamp()).
     pub stmt_time: i64,
+    /// The enclosing query's current row, for LATERAL subqueries.
+    pub outer: Vec<Value>,
 }
 
 impl Expr {
@@ -101,6 +105,7 @@ impl Expr {
             Expr::Const(v) => v.clone(),
             Expr::Param(i) => ctx.params.get(*i).cloned().unwrap_or(Value::Null),
             Expr::Column(i) => row.get(*i).cloned().unwrap_or(Value::Null),
+            Expr::Outer(i) => ctx.outer.get(*i).cloned().unwrap_or(Value::Null),
             Expr::Binary(op, l, r) => return eval_binary(*op, l, r, row, ctx),
             Expr::Not(e) => match e.eval(row, ctx)? {
                 Value::Null => Value::Null,
@@ -146,7 +151,7 @@ impl Expr {
     pub fn is_row_independent(&self) -> bool {
         let mut indep = true;
         self.walk(&mut |e| {
-            if matches!(e, Expr::Column(_)) {
+            if matches!(e, Expr::Column(_) | Expr::Outer(_)) {
                 indep = false;
             }
         });
@@ -157,7 +162,7 @@ impl Expr {
     pub fn walk(&self, f: &mut impl FnMut(&Expr)) {
         f(self);
         match self {
-            Expr::Const(_) | Expr::Param(_) | Expr::Column(_) => {}
+            Expr::Const(_) | Expr::Param(_) | Expr::Column(_) | Expr::Outer(_) => {}
             Expr::Binary(_, l, r) | Expr::Like(l, r, _, _) => {
                 l.walk(f);
                 r.walk(f);
@@ -189,7 +194,7 @@ impl Expr {
         let re = |e: &Expr| Box::new(e.remap_columns(map));
         match self {
             Expr::Column(i) => map(*i),
-            Expr::Const(_) | Expr::Param(_) => self.clone(),
+            Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => self.clone(),
             Expr::Binary(op, l, r) => Expr::Binary(*op, re(l), re(r)),
             Expr::Like(l, r, n, ci) => Expr::Like(re(l), re(r), *n, *ci),
             Expr::Not(e) => Expr::Not(re(e)),

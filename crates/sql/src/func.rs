@@ -61,6 +61,11 @@ pub enum Func {
     CurrentSchema,
     /// pg_backend_pid()
     BackendPid,
+    /// current_schemas(include_implicit): the search path as a name[] value
+    /// in PostgreSQL's text form (`{pg_catalog,public}`) until arrays exist.
+    CurrentSchemas,
+    /// array_position(array, element) over an array in text form.
+    ArrayPosition,
     /// Internal: strips trailing blanks, so char(n) compares as bpchar does.
     BpcharTrim,
     /// concat(...)
@@ -113,6 +118,8 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         }
         ("current_schema", 0) => (Func::CurrentSchema, T::Text),
         ("pg_backend_pid", 0) => (Func::BackendPid, T::Int4),
+        ("current_schemas", 1) => (Func::CurrentSchemas, T::Text),
+        ("array_position", 2) => (Func::ArrayPosition, T::Int4),
         ("concat", _) => (Func::Concat, T::Text),
         ("repeat", 2) => (Func::Repeat, T::Text),
         ("replace", 3) => (Func::Replace, T::Text),
@@ -132,6 +139,8 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
 pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
     match f {
         Func::Coalesce | Func::Greatest | Func::Least | Func::Mod => Some(result.clone()),
+        Func::ArrayPosition => Some(DataType::Text),
+        Func::CurrentSchemas => Some(DataType::Bool),
         Func::Length | Func::OctetLength | Func::Lower | Func::Upper | Func::Trim => {
             Some(DataType::Text)
         }
@@ -259,6 +268,21 @@ impl Func {
             Func::CurrentUser => Value::Text("postgres".into()),
             Func::CurrentSchema => Value::Text("public".into()),
             Func::BackendPid => Value::Int4(std::process::id() as i32),
+            Func::CurrentSchemas => {
+                let implicit = matches!(arg(0), Value::Bool(true));
+                Value::Text(if implicit { "{pg_catalog,public}".into() } else { "{public}".into() })
+            }
+            Func::ArrayPosition => {
+                let (a0, a1) = (arg(0), arg(1));
+                let (list, want) = (text(&a0)?, text(&a1)?);
+                let Some(inner) = list.strip_prefix('{').and_then(|l| l.strip_suffix('}')) else {
+                    bail!(InvalidTextRepresentation, "malformed array literal: \"{list}\"");
+                };
+                match inner.split(',').position(|e| e.trim_matches('"') == want) {
+                    Some(i) if !inner.is_empty() => Value::Int4(i as i32 + 1),
+                    _ => Value::Null,
+                }
+            }
             Func::BpcharTrim => match arg(0) {
                 Value::Text(s) => Value::Text(s.trim_end_matches(' ').to_string()),
                 other => other,

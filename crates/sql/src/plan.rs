@@ -134,6 +134,10 @@ pub enum Plan {
     Project(Box<Plan>, Vec<Expr>),
     /// Nested-loop join; output = left columns ++ right columns.
     Join(Box<Plan>, Box<Plan>, JoinKind, Option<Expr>, usize),
+    /// For each left row, runs the right plan with that row as its outer
+    /// row (LATERAL); output = left columns ++ right columns. A left join
+    /// keeps left rows with no right rows, padded with `usize` NULLs.
+    Lateral(Box<Plan>, Box<Plan>, JoinKind, usize),
     /// Groups by the expressions and computes aggregates; output = group
     /// values ++ aggregate results.
     Aggregate(Box<Plan>, Vec<Expr>, Vec<AggCall>),
@@ -166,6 +170,7 @@ impl Plan {
             Plan::System(t) => format!("System Scan on {}", t.name()),
             Plan::Filter(..) => "Filter".into(),
             Plan::Project(..) => "Project".into(),
+            Plan::Lateral(..) => "Nested Loop (lateral)".into(),
             Plan::Join(_, _, k, _, _) => {
                 format!("Nested Loop{}", if *k == JoinKind::Left { " Left Join" } else { "" })
             }
@@ -188,7 +193,7 @@ impl Plan {
             | Plan::Sort(i, _)
             | Plan::Limit(i, _, _)
             | Plan::Distinct(i) => i.explain(out, depth + 1),
-            Plan::Join(l, r, ..) => {
+            Plan::Join(l, r, ..) | Plan::Lateral(l, r, ..) => {
                 l.explain(out, depth + 1);
                 r.explain(out, depth + 1);
             }

@@ -378,6 +378,10 @@ pub fn plan_from(b: &mut Binder<'_>, from: &[ast::TableWithJoins]) -> Result<(Pl
     for twj in from {
         let mut cur = plan_factor(b, &twj.relation)?;
         for j in &twj.joins {
+            if let ast::TableFactor::Derived { lateral: true, subquery, alias, .. } = &j.relation {
+                cur = lateral(b, cur, subquery, alias, &j.join_operator)?;
+                continue;
+            }
             let right = plan_factor(b, &j.relation)?;
             cur = join(b, cur, right, &j.join_operator)?;
         }
@@ -387,6 +391,51 @@ pub fn plan_from(b: &mut Binder<'_>, from: &[ast::TableWithJoins]) -> Result<(Pl
         });
     }
     Ok(acc.unwrap_or((Plan::Values(vec![vec![]]), Scope::default())))
+}
+
+/// `left [CROSS|LEFT] JOIN LATERAL (subquery) alias`: the subquery sees the
+/// left side's columns as outer references.
+fn lateral(
+    b: &mut Binder<'_>,
+    left: (Plan, Scope),
+    subquery: &ast::Query,
+    alias: &Option<ast::TableAlias>,
+    op: &ast::JoinOperator,
+) -> Result<(Plan, Scope)> {
+    use ast::JoinOperator as J;
+    let kind = match op {
+        J::CrossJoin(_)
+        | J::Join(ast::JoinConstraint::None)
+        | J::Inner(ast::JoinConstraint::None) => JoinKind::Inner,
+        J::Left(c) | J::LeftOuter(c)
+            if matches!(c, ast::JoinConstraint::On(ast::Expr::Value(_)))
+                || matches!(c, ast::JoinConstraint::None) =>
+        {
+            JoinKind::Left
+        }
+        other => bail!(FeatureNotSupported, "LATERAL join form not supported yet: {other:?}"),
+    };
+    b.outer.push(left.1.clone());
+    let r = b.query(subquery);
+    b.outer.pop();
+    let (plan, cols) = r?;
+    let q = alias_name(alias);
+    let renames: Vec<String> = alias
+        .as_ref()
+        .map(|a| a.columns.iter().map(|c| bind::ident(&c.name)).collect())
+        .unwrap_or_default();
+    let width = cols.len();
+    let mut scope = left.1;
+    for (i, c) in cols.into_iter().enumerate() {
+        scope.cols.push(ScopeCol {
+            qualifier: q.clone(),
+            name: renames.get(i).cloned().unwrap_or(c.name),
+            ty: c.ty,
+            table_oid: 0,
+            column_id: 0,
+        });
+    }
+    Ok((Plan::Lateral(Box::new(left.0), Box::new(plan), kind, width), scope))
 }
 
 fn cross(left: (Plan, Scope), right: (Plan, Scope)) -> (Plan, Scope) {

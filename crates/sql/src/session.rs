@@ -470,6 +470,7 @@ impl<K: KvClient> Session<K> {
             params: params.to_vec(),
             txn_time: self.txn_time,
             stmt_time: sqltypes::datetime::now_micros(),
+            outer: Vec::new(),
         }
     }
 
