@@ -222,3 +222,101 @@ pub fn pgbench_number(output: &str, label: &str) -> Option<u64> {
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|n| n.parse().ok())
 }
+
+/// A minimal raw protocol client for tests that need exact control of the
+/// bytes on the wire (cancel requests, malformed messages).
+pub struct RawClient {
+    /// The socket.
+    pub stream: TcpStream,
+    /// BackendKeyData (pid, secret) received at startup.
+    pub key: (i32, i32),
+}
+
+impl RawClient {
+    /// Connects and completes startup as `postgres` (trust auth).
+    pub fn connect(port: u16) -> RawClient {
+        use std::io::Write;
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+        let mut body = 196608u32.to_be_bytes().to_vec();
+        for (k, v) in [("user", "postgres"), ("database", "postgres")] {
+            body.extend_from_slice(k.as_bytes());
+            body.push(0);
+            body.extend_from_slice(v.as_bytes());
+            body.push(0);
+        }
+        body.push(0);
+        let mut msg = ((body.len() + 4) as u32).to_be_bytes().to_vec();
+        msg.extend_from_slice(&body);
+        stream.write_all(&msg).expect("startup");
+        let mut c = RawClient { stream, key: (0, 0) };
+        loop {
+            let (tag, body) = c.read_message();
+            if tag == b'K' && body.len() == 8 {
+                c.key = (
+                    i32::from_be_bytes([body[0], body[1], body[2], body[3]]),
+                    i32::from_be_bytes([body[4], body[5], body[6], body[7]]),
+                );
+            }
+            if tag == b'Z' {
+                return c;
+            }
+            assert_ne!(tag, b'E', "startup failed: {}", String::from_utf8_lossy(&body));
+        }
+    }
+
+    /// Sends one message.
+    pub fn send(&mut self, tag: u8, body: &[u8]) {
+        use std::io::Write;
+        let mut m = vec![tag];
+        m.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+        m.extend_from_slice(body);
+        self.stream.write_all(&m).expect("send");
+    }
+
+    /// Sends a simple Query.
+    pub fn query(&mut self, sql: &str) {
+        let mut b = sql.as_bytes().to_vec();
+        b.push(0);
+        self.send(b'Q', &b);
+    }
+
+    /// Reads one message (type, body).
+    pub fn read_message(&mut self) -> (u8, Vec<u8>) {
+        use std::io::Read;
+        let mut head = [0u8; 5];
+        self.stream.read_exact(&mut head).expect("message header");
+        let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+        let mut body = vec![0u8; len.saturating_sub(4)];
+        self.stream.read_exact(&mut body).expect("message body");
+        (head[0], body)
+    }
+
+    /// Reads until ReadyForQuery; returns the SQLSTATEs of any errors seen.
+    pub fn until_ready(&mut self) -> Vec<String> {
+        let mut codes = Vec::new();
+        loop {
+            let (tag, body) = self.read_message();
+            if tag == b'E' {
+                let mut fields = body.split(|&b| b == 0);
+                if let Some(code) = fields.find(|f| f.first() == Some(&b'C')) {
+                    codes.push(String::from_utf8_lossy(&code[1..]).into_owned());
+                }
+            }
+            if tag == b'Z' {
+                return codes;
+            }
+        }
+    }
+
+    /// Sends a CancelRequest for this client's session on a new connection.
+    pub fn cancel(&self, port: u16) {
+        use std::io::Write;
+        let mut c = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        let mut m = 16u32.to_be_bytes().to_vec();
+        m.extend_from_slice(&80877102u32.to_be_bytes());
+        m.extend_from_slice(&self.key.0.to_be_bytes());
+        m.extend_from_slice(&self.key.1.to_be_bytes());
+        c.write_all(&m).expect("cancel");
+    }
+}

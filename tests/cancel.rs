@@ -1,0 +1,71 @@
+//! CancelRequest really cancels the running statement (57014), including a
+//! statement waiting for a row lock, and the session stays usable.
+
+use std::time::Duration;
+
+use testkit::{RawClient, TestServer};
+
+#[test]
+fn cancel_a_statement_waiting_for_a_row_lock() {
+    let s = TestServer::start();
+    s.query("create table acct (id int primary key, bal int)");
+    s.query("insert into acct values (1, 100)");
+    let mut holder = RawClient::connect(s.port);
+    holder.query("begin; update acct set bal = bal + 1 where id = 1");
+    assert!(holder.until_ready().is_empty());
+
+    let mut waiter = RawClient::connect(s.port);
+    waiter.query("update acct set bal = bal + 10 where id = 1");
+    std::thread::sleep(Duration::from_millis(300));
+    waiter.cancel(s.port);
+    assert_eq!(waiter.until_ready(), vec!["57014".to_string()]);
+
+    // The cancelled session works, and the cancelled update left nothing behind.
+    holder.query("commit");
+    assert!(holder.until_ready().is_empty());
+    waiter.query("select 1");
+    assert!(waiter.until_ready().is_empty());
+    assert_eq!(s.query("select bal from acct where id = 1"), "101");
+}
+
+#[test]
+fn waiting_writer_proceeds_after_commit_and_sees_newest_row() {
+    let s = TestServer::start();
+    s.query("create table acct (id int primary key, bal int)");
+    s.query("insert into acct values (1, 100)");
+    let mut a = RawClient::connect(s.port);
+    a.query("begin; update acct set bal = bal * 2 where id = 1");
+    assert!(a.until_ready().is_empty());
+    let mut b = RawClient::connect(s.port);
+    b.query("update acct set bal = bal + 1 where id = 1");
+    std::thread::sleep(Duration::from_millis(200));
+    a.query("commit");
+    assert!(a.until_ready().is_empty());
+    assert!(b.until_ready().is_empty());
+    // READ COMMITTED: b re-read the committed 200 and added 1.
+    assert_eq!(s.query("select bal from acct where id = 1"), "201");
+}
+
+#[test]
+fn deadlock_is_detected() {
+    let s = TestServer::start();
+    s.query("create table d (id int primary key, v int)");
+    s.query("insert into d values (1, 0), (2, 0)");
+    let mut a = RawClient::connect(s.port);
+    let mut b = RawClient::connect(s.port);
+    a.query("begin; update d set v = 1 where id = 1");
+    assert!(a.until_ready().is_empty());
+    b.query("begin; update d set v = 2 where id = 2");
+    assert!(b.until_ready().is_empty());
+    a.query("update d set v = 1 where id = 2");
+    std::thread::sleep(Duration::from_millis(200));
+    b.query("update d set v = 2 where id = 1");
+    let b_codes = b.until_ready();
+    assert_eq!(b_codes, vec!["40P01".to_string()]);
+    b.query("rollback");
+    b.until_ready();
+    assert!(a.until_ready().is_empty());
+    a.query("commit");
+    a.until_ready();
+    assert_eq!(s.query("select v from d order by id"), "1\n1");
+}
