@@ -128,6 +128,27 @@ impl TableDef {
     }
 }
 
+/// A role (user). The built-in superuser `postgres` exists implicitly until
+/// a stored definition overrides it (for example to give it a password).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoleDef {
+    /// Role name.
+    pub name: String,
+    /// rolsuper.
+    pub superuser: bool,
+    /// rolcanlogin.
+    pub login: bool,
+    /// Stored password verifier (`SCRAM-SHA-256$...`), if any.
+    pub password: Option<String>,
+}
+
+impl RoleDef {
+    /// The built-in superuser.
+    pub fn bootstrap() -> RoleDef {
+        RoleDef { name: "postgres".into(), superuser: true, login: true, password: None }
+    }
+}
+
 /// All table definitions of one tenant, as of one catalog version.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
@@ -135,9 +156,30 @@ pub struct Catalog {
     pub version: u64,
     /// Tables by name.
     pub tables: BTreeMap<String, Arc<TableDef>>,
+    /// Roles stored in the catalog (see [`Catalog::role`] for the bootstrap role).
+    pub roles: BTreeMap<String, RoleDef>,
 }
 
 impl Catalog {
+    /// Looks a role up, including the implicit bootstrap superuser.
+    pub fn role(&self, name: &str) -> Option<RoleDef> {
+        match self.roles.get(name) {
+            Some(r) => Some(r.clone()),
+            None if name == "postgres" => Some(RoleDef::bootstrap()),
+            None => None,
+        }
+    }
+
+    /// Every role, bootstrap included, by name.
+    pub fn all_roles(&self) -> Vec<RoleDef> {
+        let mut v: Vec<RoleDef> = self.roles.values().cloned().collect();
+        if !self.roles.contains_key("postgres") {
+            v.push(RoleDef::bootstrap());
+        }
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
     /// Looks a table up by name.
     pub fn get_table(&self, name: &str) -> Option<Arc<TableDef>> {
         self.tables.get(name).cloned()
@@ -195,6 +237,18 @@ pub mod keys {
     /// All table definitions.
     pub fn tables(tenant: TenantId) -> KeyRange {
         KeyRange::prefix(tenant, &[CATALOG, b't'])
+    }
+
+    /// One role definition.
+    pub fn role(tenant: TenantId, name: &str) -> Key {
+        let mut k = vec![CATALOG, b'r'];
+        k.extend_from_slice(name.as_bytes());
+        Key::new(tenant, &k)
+    }
+
+    /// All role definitions.
+    pub fn roles(tenant: TenantId) -> KeyRange {
+        KeyRange::prefix(tenant, &[CATALOG, b'r'])
     }
 
     /// The prefix of rows in `storage`.

@@ -96,6 +96,8 @@ pub struct EvalContext {
     pub stmt_time: i64,
     /// The enclosing query's current row, for LATERAL subqueries.
     pub outer: Vec<Value>,
+    /// The session's user (current_user, session_user).
+    pub user: std::sync::Arc<str>,
 }
 
 impl Expr {

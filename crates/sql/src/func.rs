@@ -265,7 +265,11 @@ impl Func {
             Func::Random => Value::Float8(rand_f64()),
             Func::Version => Value::Text(crate::settings::VERSION_STRING.to_string()),
             Func::CurrentDatabase => Value::Text("postgres".into()),
-            Func::CurrentUser => Value::Text("postgres".into()),
+            Func::CurrentUser => Value::Text(if ctx.user.is_empty() {
+                "postgres".into()
+            } else {
+                ctx.user.to_string()
+            }),
             Func::CurrentSchema => Value::Text("public".into()),
             Func::BackendPid => Value::Int4(std::process::id() as i32),
             Func::CurrentSchemas => {

@@ -202,6 +202,20 @@ fn parse_piece(
     let text = sql.get(b0..b1.max(b0)).unwrap_or("").to_string();
     let offset = sql.get(..b0).map(|s| s.chars().count()).unwrap_or(0);
     check_depth(piece)?;
+    if let Some(rewritten) = create_user_as_role(sql, starts, &words) {
+        let end =
+            byte_pos(sql, starts, last.span.end.line, last.span.end.column).unwrap_or(sql.len());
+        let body = rewritten
+            .get(..rewritten.len() - (sql.len() - end).min(rewritten.len()))
+            .unwrap_or(&rewritten)
+            .to_string();
+        let dialect = PostgreSqlDialect {};
+        let stmt = Parser::new(&dialect)
+            .try_with_sql(&body)
+            .and_then(|mut p| p.parse_statement())
+            .map_err(|e| syntax_error(&body, e, None))?;
+        return Ok(Some(Parsed { text, offset, stmt: Stmt::Sql(Box::new(stmt)) }));
+    }
     let stmt = match utility(&words)? {
         Some(s) => s,
         None => {
@@ -295,6 +309,25 @@ fn t_token_quote(t: &TokenWithSpan) -> Option<char> {
 }
 
 /// Recognizes the utility statements handled outside sqlparser.
+/// `CREATE USER name [WITH] options` is `CREATE ROLE name LOGIN options`;
+/// sqlparser reads CREATE USER in another dialect's form, so it is rewritten.
+fn create_user_as_role(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Option<String> {
+    if !(is_kw(words.first(), "create") && is_kw(words.get(1), "user")) {
+        return None;
+    }
+    let name_end = words.get(2)?;
+    let after_name = byte_pos(sql, starts, name_end.span.end.line, name_end.span.end.column)?;
+    let name_start = byte_pos(sql, starts, name_end.span.start.line, name_end.span.start.column)?;
+    let mut rest = sql.get(after_name..)?.to_string();
+    if is_kw(words.get(3), "with") {
+        let w = words.get(3)?;
+        let ws = byte_pos(sql, starts, w.span.start.line, w.span.start.column)?;
+        let we = byte_pos(sql, starts, w.span.end.line, w.span.end.column)?;
+        rest = format!("{}{}", sql.get(after_name..ws)?, sql.get(we..)?);
+    }
+    Some(format!("CREATE ROLE {} LOGIN{}", sql.get(name_start..after_name)?, rest))
+}
+
 fn utility(words: &[&TokenWithSpan]) -> Result<Option<Stmt>> {
     if is_kw(words.first(), "vacuum") {
         return Ok(Some(Stmt::Maintenance("VACUUM")));

@@ -42,12 +42,35 @@ pub struct Database<K: KvClient> {
     /// The tenant this SQL process serves.
     pub tenant: TenantId,
     catalog: RwLock<Arc<Catalog>>,
+    /// Turns a cleartext password into its stored verifier.
+    hasher: ddl::PasswordHasher,
 }
 
 impl<K: KvClient> Database<K> {
-    /// Creates the shared state for `tenant`.
-    pub fn new(client: K, tenant: TenantId) -> Arc<Database<K>> {
-        Arc::new(Database { client, tenant, catalog: RwLock::new(Arc::new(Catalog::default())) })
+    /// Creates the shared state for `tenant`. `hasher` turns passwords given
+    /// to CREATE/ALTER ROLE into stored verifiers.
+    pub fn new(client: K, tenant: TenantId, hasher: ddl::PasswordHasher) -> Arc<Database<K>> {
+        Arc::new(Database {
+            client,
+            tenant,
+            catalog: RwLock::new(Arc::new(Catalog::default())),
+            hasher,
+        })
+    }
+
+    /// The newest catalog this process knows of (roles for authentication).
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.read().clone()
+    }
+
+    /// Reloads the catalog from storage (at startup, before serving).
+    pub async fn refresh(&self) -> Result<()> {
+        let txn =
+            self.client.begin(self.tenant, IsolationLevel::ReadCommitted).await.map_err(from_kv)?;
+        let cat = Arc::new(ddl::load_catalog(&txn, self.tenant).await?);
+        txn.abort();
+        self.publish(&cat);
+        Ok(())
     }
 
     fn publish(&self, cat: &Arc<Catalog>) {
@@ -172,6 +195,7 @@ pub struct Session<K: KvClient> {
     notices: Vec<ErrorReport>,
     copy: Option<CopyIn>,
     in_statement: bool,
+    user: Arc<str>,
 }
 
 const BATCH_ROWS: usize = 4096;
@@ -193,7 +217,18 @@ impl<K: KvClient> Session<K> {
             notices: Vec::new(),
             copy: None,
             in_statement: false,
+            user: Arc::from("postgres"),
         }
+    }
+
+    /// Sets the authenticated user (current_user, session_user).
+    pub fn set_user(&mut self, user: &str) {
+        self.user = Arc::from(user);
+        let _ = self.settings.set("session_authorization", user);
+        let superuser = self.db.catalog().role(user).map(|r| r.superuser).unwrap_or(false);
+        let _ = self.settings.set("is_superuser", if superuser { "on" } else { "off" });
+        // Reported in the startup ParameterStatus messages, not as changes.
+        self.settings.take_changed();
     }
 
     /// Brings the session's catalog up to date with storage (called when a
@@ -471,6 +506,7 @@ impl<K: KvClient> Session<K> {
             txn_time: self.txn_time,
             stmt_time: sqltypes::datetime::now_micros(),
             outer: Vec::new(),
+            user: self.user.clone(),
         }
     }
 
@@ -677,6 +713,18 @@ impl<K: KvClient> Session<K> {
                 ddl::truncate(txn, tenant, &catalog, &names).await?
             }
             S::CreateIndex(ci) => ddl::create_index(txn, tenant, &catalog, ci).await?,
+            S::CreateRole(cr) => {
+                ddl::create_role(txn, tenant, &catalog, cr, self.db.hasher).await?
+            }
+            S::AlterRole { name, operation } => {
+                ddl::alter_role(txn, tenant, &catalog, name, operation, self.db.hasher).await?
+            }
+            S::Drop {
+                object_type: ast::ObjectType::Role | ast::ObjectType::User,
+                if_exists,
+                names,
+                ..
+            } => ddl::drop_role(txn, tenant, &catalog, names, *if_exists).await?,
             S::AlterTable(at) => ddl::alter_table(txn, tenant, &catalog, at).await?,
             S::Analyze(_) => return Ok(Outcome::Command("ANALYZE".into())),
             other => bail!(

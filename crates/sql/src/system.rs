@@ -226,7 +226,17 @@ impl SystemTable {
                 }
             }
             PgDatabase => rows.push(vec![i8(5), t("postgres"), Value::Int4(6), Value::Bool(true)]),
-            PgRoles => rows.push(vec![i8(10), t("postgres"), Value::Bool(true), Value::Bool(true)]),
+            PgRoles => {
+                for (i, r) in catalog.all_roles().into_iter().enumerate() {
+                    let oid = if r.name == "postgres" { 10 } else { 16384 + i as i64 };
+                    rows.push(vec![
+                        i8(oid),
+                        t(&r.name),
+                        Value::Bool(r.superuser),
+                        Value::Bool(r.login),
+                    ]);
+                }
+            }
             PgPartitionedTable | PgInherits => {}
             PgIndex => {
                 for tb in catalog.tables.values() {

@@ -26,28 +26,52 @@ pub struct SqlNode<K: KvClient> {
 impl<K: KvClient> SqlNode<K> {
     /// A SQL node for `tenant` over `client`.
     pub fn new(client: K, tenant: TenantId) -> SqlNode<K> {
-        SqlNode { db: Database::new(client, tenant) }
+        SqlNode { db: Database::new(client, tenant, hash_password) }
     }
+
+    /// Loads the catalog (tables and roles) before serving.
+    pub async fn init(&self) -> Result<(), ErrorReport> {
+        self.db.refresh().await
+    }
+}
+
+/// Stores passwords as SCRAM-SHA-256 verifiers, as PostgreSQL does.
+fn hash_password(password: &str) -> String {
+    wire::scram::format_verifier(&wire::scram::scram_verifier(password))
 }
 
 impl<K: KvClient> wire::Backend for SqlNode<K> {
     type Session = NodeSession<K>;
 
+    /// Roles with a password authenticate with SCRAM-SHA-256 (from anywhere);
+    /// roles without one are trusted on loopback and unix sockets only.
     fn auth_method(&self, startup: &StartupInfo, local: bool) -> Result<AuthMethod, ErrorReport> {
-        if startup.user != "postgres" {
-            return Err(ErrorReport::fatal(
+        let user = &startup.user;
+        let fatal = |code, msg: String| Err(ErrorReport::fatal(code, msg));
+        let Some(role) = self.db.catalog().role(user) else {
+            return fatal(
                 SqlState::InvalidAuthorizationSpecification,
-                format!("role \"{}\" does not exist", startup.user),
-            ));
+                format!("role \"{user}\" does not exist"),
+            );
+        };
+        if !role.login {
+            return fatal(
+                SqlState::InvalidAuthorizationSpecification,
+                format!("role \"{user}\" is not permitted to log in"),
+            );
+        }
+        if let Some(stored) = &role.password {
+            return match wire::scram::parse_verifier(stored) {
+                Some(v) => Ok(AuthMethod::ScramSha256(v)),
+                None => fatal(
+                    SqlState::InvalidPassword,
+                    format!("password authentication failed for user \"{user}\""),
+                ),
+            };
         }
         if !local {
-            return Err(ErrorReport::fatal(
-                SqlState::InvalidAuthorizationSpecification,
-                format!(
-                    "no pg_hba.conf entry for user \"{}\": only local connections are trusted",
-                    startup.user
-                ),
-            ));
+            let msg = format!("no pg_hba.conf entry for user \"{user}\": only local connections are trusted without a password");
+            return fatal(SqlState::InvalidAuthorizationSpecification, msg);
         }
         Ok(AuthMethod::Trust)
     }
@@ -61,6 +85,7 @@ impl<K: KvClient> wire::Backend for SqlNode<K> {
         }
         let mut session = SqlSession::new(self.db.clone());
         session.refresh_catalog().await?;
+        session.set_user(&startup.user);
         for (k, v) in &startup.params {
             // Unknown startup parameters are errors in PostgreSQL too, but
             // drivers send a few harmless ones; report only real failures.

@@ -160,6 +160,8 @@ sqlstates! {
     ObjectNotInPrerequisiteState = "55000",
     /// 55P02
     CantChangeRuntimeParam = "55P02",
+    /// 55006
+    ObjectInUse = "55006",
     /// 55P03
     LockNotAvailable = "55P03",
     /// 57014

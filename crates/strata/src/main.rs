@@ -70,6 +70,7 @@ fn start(args: StartArgs) -> anyhow::Result<()> {
         std::fs::create_dir_all(&args.data_dir).with_context(|| format!("creating {}", args.data_dir.display()))?;
         let node = kv::KvNode::open(&args.data_dir.join("kv")).with_context(|| format!("opening data directory {}", args.data_dir.display()))?;
         let backend = Arc::new(sqlnode::SqlNode::new(node.client(), TenantId::SYSTEM));
+        backend.init().await.map_err(|e| anyhow::anyhow!("loading the catalog: {e}"))?;
         let unix = if args.no_unix_socket { None } else { Some(args.socket_dir.join(format!(".s.PGSQL.{}", args.listen.port()))) };
         let listeners = wire::Listeners::bind(args.listen, unix.as_deref()).await.context("binding listeners")?;
         tracing::info!(addr = %args.listen, unix = ?unix, data = %args.data_dir.display(), "strata is ready to accept connections");

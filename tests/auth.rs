@@ -1,0 +1,66 @@
+//! Authentication: loopback trust for roles without a password, and
+//! SCRAM-SHA-256 (checked by libpq) for roles with one.
+
+use std::process::Command;
+
+use testkit::TestServer;
+
+fn psql_as(
+    s: &TestServer,
+    user: &str,
+    password: Option<&str>,
+    sql: &str,
+) -> (bool, String, String) {
+    let mut c = Command::new("psql");
+    c.args([
+        "-X",
+        "-w",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &s.port.to_string(),
+        "-U",
+        user,
+        "-d",
+        "postgres",
+        "-Atc",
+        sql,
+    ]);
+    match password {
+        Some(p) => c.env("PGPASSWORD", p),
+        None => c.env_remove("PGPASSWORD"),
+    };
+    let out = c.output().expect("psql");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn scram_for_roles_with_passwords() {
+    let s = TestServer::start();
+    s.query("create user bob with password 'hunter2'");
+    s.query("create role nologin_role");
+    let (ok, out, err) = psql_as(&s, "bob", Some("hunter2"), "select current_user");
+    assert!(ok, "{err}");
+    assert_eq!(out, "bob");
+    let (ok, _, err) = psql_as(&s, "bob", Some("wrong"), "select 1");
+    assert!(!ok && err.contains("password authentication failed for user \"bob\""), "{err}");
+    let (ok, _, err) = psql_as(&s, "bob", None, "select 1");
+    assert!(!ok, "a role with a password must not be trusted: {err}");
+    let (ok, _, err) = psql_as(&s, "nologin_role", None, "select 1");
+    assert!(!ok && err.contains("not permitted to log in"), "{err}");
+    let (ok, _, err) = psql_as(&s, "nobody", None, "select 1");
+    assert!(!ok && err.contains("role \"nobody\" does not exist"), "{err}");
+
+    // The superuser can get a password too; it then needs it.
+    s.query("alter role postgres password 'topsecret'");
+    let (ok, _, _) = psql_as(&s, "postgres", None, "select 1");
+    assert!(!ok);
+    let (ok, out, err) =
+        psql_as(&s, "postgres", Some("topsecret"), "select rolname from pg_roles order by 1");
+    assert!(ok, "{err}");
+    assert_eq!(out, "bob\nnologin_role\npostgres");
+}
