@@ -64,3 +64,14 @@ fn scram_for_roles_with_passwords() {
     assert!(ok, "{err}");
     assert_eq!(out, "bob\nnologin_role\npostgres");
 }
+
+#[test]
+fn drop_role() {
+    let s = TestServer::start();
+    s.query("create role temp_role login");
+    s.query("drop role temp_role");
+    let out = s.psql(&["-Atc", "drop role temp_role"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("role \"temp_role\" does not exist"));
+    s.query("drop role if exists temp_role");
+    assert_eq!(s.query("select count(*) from pg_roles"), "1");
+}

@@ -704,6 +704,12 @@ impl<K: KvClient> Session<K> {
         let txn = self.txn.as_mut().expect("utility statement has a transaction");
         let r: DdlResult = match stmt {
             S::CreateTable(ct) => ddl::create_table(txn, tenant, &catalog, ct).await?,
+            S::Drop {
+                object_type: ast::ObjectType::Role | ast::ObjectType::User,
+                if_exists,
+                names,
+                ..
+            } => ddl::drop_role(txn, tenant, &catalog, names, *if_exists).await?,
             S::Drop { object_type, if_exists, names, .. } => {
                 ddl::drop(txn, tenant, &catalog, object_type, names, *if_exists).await?
             }
@@ -719,12 +725,6 @@ impl<K: KvClient> Session<K> {
             S::AlterRole { name, operation } => {
                 ddl::alter_role(txn, tenant, &catalog, name, operation, self.db.hasher).await?
             }
-            S::Drop {
-                object_type: ast::ObjectType::Role | ast::ObjectType::User,
-                if_exists,
-                names,
-                ..
-            } => ddl::drop_role(txn, tenant, &catalog, names, *if_exists).await?,
             S::AlterTable(at) => ddl::alter_table(txn, tenant, &catalog, at).await?,
             S::Analyze(_) => return Ok(Outcome::Command("ANALYZE".into())),
             other => bail!(
