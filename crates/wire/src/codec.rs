@@ -337,4 +337,12 @@ mod tests {
         assert!(decode_message(b'E', b"p\0").is_err());
         assert!(decode_message(b'S', b"extra").is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(tag in proptest::prelude::any::<u8>(), body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)) {
+            let _ = decode_message(tag, &body);
+            let _ = decode_startup(&body);
+        }
+    }
 }
