@@ -88,6 +88,11 @@ pub struct Binder<'a> {
     /// Scopes of enclosing queries, innermost last (LATERAL and correlated
     /// references resolve here when the local scope has no match).
     pub outer: Vec<Scope>,
+    /// Uncorrelated subqueries found so far; each query level drains its own
+    /// (from its mark on) into a `Plan::Init`.
+    pub subqueries: Vec<(Plan, crate::plan::SubqKind)>,
+    /// Where the current query level's subqueries start in `subqueries`.
+    pub subq_marks: Vec<usize>,
     depth: usize,
 }
 
@@ -164,7 +169,14 @@ pub fn data_type(t: &ast::DataType) -> Result<DataType> {
 impl<'a> Binder<'a> {
     /// A binder with `params` as the client-declared parameter types.
     pub fn new(catalog: &'a Catalog, params: Vec<DataType>) -> Binder<'a> {
-        Binder { catalog, params, outer: Vec::new(), depth: 0 }
+        Binder {
+            catalog,
+            params,
+            outer: Vec::new(),
+            subqueries: Vec::new(),
+            subq_marks: Vec::new(),
+            depth: 0,
+        }
     }
 
     /// The parameter types, with unknown ones defaulted to text.
@@ -302,6 +314,28 @@ impl<'a> Binder<'a> {
                 Ok((Expr::Const(sqltypes::text::parse_text(&to, &s)?), to))
             }
             E::Function(f) => self.function(f, scope, agg),
+            E::Subquery(q) => {
+                let (i, cols) = self.subquery(q, scope, crate::plan::SubqKind::Scalar)?;
+                if cols.len() != 1 {
+                    bail!(SyntaxError, "subquery must return only one column");
+                }
+                Ok((Expr::Subquery(i), cols[0].ty.clone()))
+            }
+            E::Exists { subquery, negated } => {
+                let (i, _) = self.subquery(subquery, scope, crate::plan::SubqKind::Exists)?;
+                let e = Expr::Subquery(i);
+                Ok((if *negated { Expr::Not(Box::new(e)) } else { e }, DataType::Bool))
+            }
+            E::InSubquery { expr, subquery, negated } => {
+                let (x, xt) = self.expr_in(expr, scope, agg)?;
+                let (i, cols) = self.subquery(subquery, scope, crate::plan::SubqKind::List)?;
+                if cols.len() != 1 {
+                    bail!(SyntaxError, "subquery has too many columns");
+                }
+                let t = self.unify(&xt, &cols[0].ty)?;
+                let x = self.coerce(x, &xt, &t)?;
+                Ok((Expr::InSubquery(Box::new(x), i, *negated), DataType::Bool))
+            }
             E::Case { operand, conditions, else_result, .. } => {
                 self.case(operand, conditions, else_result, scope, agg)
             }
@@ -730,6 +764,26 @@ impl<'a> Binder<'a> {
         self.coerce(x, &t, to)
     }
 
+    /// Plans an uncorrelated subquery; returns its index in the current
+    /// query level's init plans and its columns.
+    fn subquery(
+        &mut self,
+        q: &ast::Query,
+        scope: &Scope,
+        kind: crate::plan::SubqKind,
+    ) -> Result<(usize, Vec<Column>)> {
+        self.outer.push(scope.clone());
+        let r = self.query(q);
+        self.outer.pop();
+        let (plan, cols) = r?;
+        if plan_reads_outer(&plan) {
+            bail!(FeatureNotSupported, "correlated subqueries are not supported yet");
+        }
+        let mark = self.subq_marks.last().copied().unwrap_or(0);
+        self.subqueries.push((plan, kind));
+        Ok((self.subqueries.len() - 1 - mark, cols))
+    }
+
     /// Plans a SELECT statement or other query expression.
     pub fn query(&mut self, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
         crate::select::plan_query(self, q)
@@ -840,18 +894,104 @@ pub fn function_args(f: &ast::Function) -> Result<Vec<Option<&ast::Expr>>> {
     }
 }
 
-/// True if the expression contains an aggregate call.
+/// True if the expression contains an aggregate call of this query level
+/// (aggregates inside subqueries belong to the subquery).
 pub fn contains_aggregate(e: &ast::Expr) -> bool {
-    use std::ops::ControlFlow;
-    let mut found = false;
-    let _ = ast::visit_expressions(e, |x| {
-        if let ast::Expr::Function(f) = x {
+    use ast::Expr as E;
+    let any = |v: &[&ast::Expr]| v.iter().any(|x| contains_aggregate(x));
+    match e {
+        E::Function(f) => {
             if object_name(&f.name).map(|n| is_aggregate(&n)).unwrap_or(false) {
+                return true;
+            }
+            function_args(f)
+                .map(|args| args.into_iter().flatten().any(contains_aggregate))
+                .unwrap_or(false)
+        }
+        E::BinaryOp { left, right, .. } => any(&[left, right]),
+        E::UnaryOp { expr, .. } | E::Nested(expr) | E::Cast { expr, .. } => {
+            contains_aggregate(expr)
+        }
+        E::IsNull(x)
+        | E::IsNotNull(x)
+        | E::IsTrue(x)
+        | E::IsFalse(x)
+        | E::IsNotTrue(x)
+        | E::IsNotFalse(x) => contains_aggregate(x),
+        E::Between { expr, low, high, .. } => any(&[expr, low, high]),
+        E::InList { expr, list, .. } => {
+            contains_aggregate(expr) || list.iter().any(contains_aggregate)
+        }
+        E::InSubquery { expr, .. } => contains_aggregate(expr),
+        E::Like { expr, pattern, .. } | E::ILike { expr, pattern, .. } => any(&[expr, pattern]),
+        E::Case { operand, conditions, else_result, .. } => {
+            operand.as_deref().map(contains_aggregate).unwrap_or(false)
+                || conditions
+                    .iter()
+                    .any(|c| contains_aggregate(&c.condition) || contains_aggregate(&c.result))
+                || else_result.as_deref().map(contains_aggregate).unwrap_or(false)
+        }
+        _ => false,
+    }
+}
+
+/// True if any expression in the plan refers to an enclosing query's row.
+fn plan_reads_outer(p: &Plan) -> bool {
+    let mut found = false;
+    let mut check = |e: &Expr| {
+        e.walk(&mut |x| {
+            if matches!(x, Expr::Outer(_)) {
                 found = true;
-                return ControlFlow::Break(());
+            }
+        })
+    };
+    match p {
+        Plan::Values(rows) => rows.iter().flatten().for_each(&mut check),
+        Plan::Scan(s) => {
+            if let Some(f) = &s.filter {
+                check(f);
+            }
+            match &s.access {
+                crate::plan::Access::Point(v)
+                | crate::plan::Access::Prefix(v)
+                | crate::plan::Access::Index(_, v) => v.iter().for_each(&mut check),
+                crate::plan::Access::Full => {}
             }
         }
-        ControlFlow::<()>::Continue(())
-    });
+        Plan::Series(args, _) => args.iter().for_each(&mut check),
+        Plan::System(_) => {}
+        Plan::Filter(i, e) => {
+            check(e);
+            found |= plan_reads_outer(i);
+        }
+        Plan::Project(i, es) => {
+            es.iter().for_each(&mut check);
+            found |= plan_reads_outer(i);
+        }
+        Plan::Join(l, r, _, on, _) => {
+            if let Some(on) = on {
+                check(on);
+            }
+            found |= plan_reads_outer(l) || plan_reads_outer(r);
+        }
+        Plan::Lateral(l, r, _, _) => found |= plan_reads_outer(l) || plan_reads_outer(r),
+        Plan::Aggregate(i, g, aggs) => {
+            g.iter().for_each(&mut check);
+            aggs.iter().filter_map(|a| a.arg.as_ref()).for_each(&mut check);
+            found |= plan_reads_outer(i);
+        }
+        Plan::Sort(i, keys) => {
+            keys.iter().for_each(|k| check(&k.expr));
+            found |= plan_reads_outer(i);
+        }
+        Plan::Limit(i, l, o) => {
+            l.iter().chain(o.iter()).for_each(&mut check);
+            found |= plan_reads_outer(i);
+        }
+        Plan::Distinct(i) => found |= plan_reads_outer(i),
+        Plan::Init(list, i) => {
+            found |= list.iter().any(|(p, _)| plan_reads_outer(p)) || plan_reads_outer(i)
+        }
+    }
     found
 }

@@ -16,8 +16,8 @@ use sqltypes::{cast, keycode, ops, rowcodec, DataType, Value};
 use crate::bail;
 use crate::catalog::{keys, Catalog, TableDef};
 use crate::error::{from_kv, Result};
-use crate::expr::{EvalContext, Expr};
-use crate::plan::{Access, AggCall, AggFunc, JoinKind, Plan, Scan, SortKey};
+use crate::expr::{EvalContext, Expr, SubqValue};
+use crate::plan::{Access, AggCall, AggFunc, JoinKind, Plan, Scan, SortKey, SubqKind};
 
 /// Rows fetched per KV scan call.
 pub const SCAN_BATCH: usize = 1024;
@@ -115,6 +115,26 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                     }
                 }
                 out
+            }
+            Plan::Init(list, input) => {
+                let mut values = Vec::with_capacity(list.len());
+                for (p, kind) in list {
+                    let rows = run(p, cx).await?;
+                    values.push(match kind {
+                        SubqKind::Exists => SubqValue::Value(Value::Bool(!rows.is_empty())),
+                        SubqKind::List => SubqValue::List(rows.into_iter().filter_map(|r| r.into_iter().next()).collect()),
+                        SubqKind::Scalar => {
+                            if rows.len() > 1 {
+                                bail!(CardinalityViolation, "more than one row returned by a subquery used as an expression");
+                            }
+                            SubqValue::Value(rows.into_iter().next().and_then(|r| r.into_iter().next()).unwrap_or(Value::Null))
+                        }
+                    });
+                }
+                let eval = EvalContext { subq: std::sync::Arc::new(values), ..cx.eval.clone() };
+                let inner =
+                    ExecCtx { txn: cx.txn, tenant: cx.tenant, eval: &eval, catalog: cx.catalog };
+                run(input, &inner).await?
             }
             Plan::Aggregate(input, group, aggs) => {
                 let rows = run(input, cx).await?;

@@ -63,6 +63,11 @@ pub enum Expr {
     Column(usize),
     /// The n-th column of the enclosing query's current row (LATERAL).
     Outer(usize),
+    /// The value of the n-th uncorrelated subquery of the enclosing
+    /// [`crate::plan::Plan::Init`] (scalar subquery or EXISTS).
+    Subquery(usize),
+    /// `x [NOT] IN (subquery)`, against the n-th subquery's first column.
+    InSubquery(Box<Expr>, usize, bool),
     /// A binary operator.
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// `NOT x`
@@ -98,6 +103,17 @@ pub struct EvalContext {
     pub outer: Vec<Value>,
     /// The session's user (current_user, session_user).
     pub user: std::sync::Arc<str>,
+    /// Results of the enclosing query's uncorrelated subqueries.
+    pub subq: std::sync::Arc<Vec<SubqValue>>,
+}
+
+/// The result of an uncorrelated subquery, computed once per statement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SubqValue {
+    /// A scalar subquery's value, or EXISTS's boolean.
+    Value(Value),
+    /// The first column of every row (for IN).
+    List(Vec<Value>),
 }
 
 impl Expr {
@@ -108,6 +124,30 @@ impl Expr {
             Expr::Param(i) => ctx.params.get(*i).cloned().unwrap_or(Value::Null),
             Expr::Column(i) => row.get(*i).cloned().unwrap_or(Value::Null),
             Expr::Outer(i) => ctx.outer.get(*i).cloned().unwrap_or(Value::Null),
+            Expr::Subquery(i) => match ctx.subq.get(*i) {
+                Some(SubqValue::Value(v)) => v.clone(),
+                _ => Value::Null,
+            },
+            Expr::InSubquery(e, i, negated) => {
+                let v = e.eval(row, ctx)?;
+                let Some(SubqValue::List(list)) = ctx.subq.get(*i) else { return Ok(Value::Null) };
+                if v.is_null() {
+                    return Ok(if list.is_empty() { Value::Bool(*negated) } else { Value::Null });
+                }
+                let mut saw_null = false;
+                for item in list {
+                    match ops::compare(&v, item)? {
+                        Some(std::cmp::Ordering::Equal) => return Ok(Value::Bool(!negated)),
+                        None => saw_null = true,
+                        _ => {}
+                    }
+                }
+                if saw_null {
+                    Value::Null
+                } else {
+                    Value::Bool(*negated)
+                }
+            }
             Expr::Binary(op, l, r) => return eval_binary(*op, l, r, row, ctx),
             Expr::Not(e) => match e.eval(row, ctx)? {
                 Value::Null => Value::Null,
@@ -164,7 +204,12 @@ impl Expr {
     pub fn walk(&self, f: &mut impl FnMut(&Expr)) {
         f(self);
         match self {
-            Expr::Const(_) | Expr::Param(_) | Expr::Column(_) | Expr::Outer(_) => {}
+            Expr::Const(_)
+            | Expr::Param(_)
+            | Expr::Column(_)
+            | Expr::Outer(_)
+            | Expr::Subquery(_) => {}
+            Expr::InSubquery(e, _, _) => e.walk(f),
             Expr::Binary(_, l, r) | Expr::Like(l, r, _, _) => {
                 l.walk(f);
                 r.walk(f);
@@ -196,7 +241,8 @@ impl Expr {
         let re = |e: &Expr| Box::new(e.remap_columns(map));
         match self {
             Expr::Column(i) => map(*i),
-            Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => self.clone(),
+            Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) | Expr::Subquery(_) => self.clone(),
+            Expr::InSubquery(e, i, n) => Expr::InSubquery(re(e), *i, *n),
             Expr::Binary(op, l, r) => Expr::Binary(*op, re(l), re(r)),
             Expr::Like(l, r, n, ci) => Expr::Like(re(l), re(r), *n, *ci),
             Expr::Not(e) => Expr::Not(re(e)),

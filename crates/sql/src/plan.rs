@@ -147,6 +147,20 @@ pub enum Plan {
     Limit(Box<Plan>, Option<Expr>, Option<Expr>),
     /// Removes duplicate rows.
     Distinct(Box<Plan>),
+    /// Runs uncorrelated subqueries once, then the input with their results
+    /// visible to [`crate::expr::Expr::Subquery`] / `InSubquery`.
+    Init(Vec<(Plan, SubqKind)>, Box<Plan>),
+}
+
+/// How a subquery's rows become a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubqKind {
+    /// At most one row, one column: its value (NULL if no row).
+    Scalar,
+    /// True if any row.
+    Exists,
+    /// The first column of all rows.
+    List,
 }
 
 impl Plan {
@@ -184,6 +198,7 @@ impl Plan {
             Plan::Sort(..) => "Sort".into(),
             Plan::Limit(..) => "Limit".into(),
             Plan::Distinct(..) => "Unique".into(),
+            Plan::Init(list, _) => format!("InitPlans ({})", list.len()),
         };
         out.push(format!("{arrow}{line}"));
         match self {
@@ -192,7 +207,8 @@ impl Plan {
             | Plan::Aggregate(i, _, _)
             | Plan::Sort(i, _)
             | Plan::Limit(i, _, _)
-            | Plan::Distinct(i) => i.explain(out, depth + 1),
+            | Plan::Distinct(i)
+            | Plan::Init(_, i) => i.explain(out, depth + 1),
             Plan::Join(l, r, ..) | Plan::Lateral(l, r, ..) => {
                 l.explain(out, depth + 1);
                 r.explain(out, depth + 1);

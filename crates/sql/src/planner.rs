@@ -71,9 +71,23 @@ fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
             let (p, c) = b.query(q)?;
             Bound::Query(p, c)
         }
-        ast::Statement::Insert(i) => Bound::Insert(plan_insert(b, i)?),
-        ast::Statement::Update(u) => Bound::Update(plan_update(b, u)?),
-        ast::Statement::Delete(d) => Bound::Delete(plan_delete(b, d)?),
+        ast::Statement::Insert(i) => {
+            let mut p = plan_insert(b, i)?;
+            // Subqueries in VALUES run once before the rows are built.
+            if !b.subqueries.is_empty() {
+                let init: Vec<_> = b.subqueries.drain(..).collect();
+                p.source = Plan::Init(init, Box::new(p.source));
+            }
+            Bound::Insert(p)
+        }
+        ast::Statement::Update(u) => {
+            let p = plan_update(b, u)?;
+            Bound::Update(no_subqueries(b, p)?)
+        }
+        ast::Statement::Delete(d) => {
+            let p = plan_delete(b, d)?;
+            Bound::Delete(no_subqueries(b, p)?)
+        }
         ast::Statement::Explain { statement, analyze, .. } => {
             if *analyze {
                 bail!(FeatureNotSupported, "EXPLAIN ANALYZE is not supported yet");
@@ -335,4 +349,13 @@ fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
     let (scan, scope) = target_scan(b, twj, &d.selection)?;
     let ret = returning(b, &d.returning, &scope)?;
     Ok(DeletePlan { scan, returning: ret })
+}
+
+/// UPDATE and DELETE evaluate their expressions outside a query plan, so
+/// they cannot use subqueries yet.
+fn no_subqueries<T>(b: &Binder<'_>, plan: T) -> Result<T> {
+    if !b.subqueries.is_empty() {
+        bail!(FeatureNotSupported, "subqueries in UPDATE and DELETE are not supported yet");
+    }
+    Ok(plan)
 }

@@ -20,6 +20,18 @@ use crate::{bail, err};
 
 /// Plans a query expression.
 pub fn plan_query(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
+    b.subq_marks.push(b.subqueries.len());
+    let r = plan_query_inner(b, q);
+    let mark = b.subq_marks.pop().unwrap_or(0);
+    let (plan, cols) = r?;
+    if b.subqueries.len() > mark {
+        let init: Vec<_> = b.subqueries.drain(mark..).collect();
+        return Ok((Plan::Init(init, Box::new(plan)), cols));
+    }
+    Ok((plan, cols))
+}
+
+fn plan_query_inner(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
     if q.with.is_some() {
         bail!(FeatureNotSupported, "WITH queries are not supported yet");
     }

@@ -507,6 +507,7 @@ impl<K: KvClient> Session<K> {
             stmt_time: sqltypes::datetime::now_micros(),
             outer: Vec::new(),
             user: self.user.clone(),
+            subq: Default::default(),
         }
     }
 

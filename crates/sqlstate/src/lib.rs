@@ -86,6 +86,8 @@ sqlstates! {
     NotNullViolation = "23502",
     /// 23505
     UniqueViolation = "23505",
+    /// 21000
+    CardinalityViolation = "21000",
     /// 23503
     ForeignKeyViolation = "23503",
     /// 23514
