@@ -47,7 +47,8 @@ pub(crate) struct Shared {
     snapshots: Mutex<BTreeMap<u64, usize>>,
     /// Engine ranges to delete once no snapshot older than the ts remains.
     pending_deletes: Mutex<Vec<PendingDelete>>,
-    commits: Mutex<mpsc::Sender<CommitReq>>,
+    /// None once the node is shut down.
+    commits: Mutex<Option<mpsc::Sender<CommitReq>>>,
 }
 
 impl Shared {
@@ -77,10 +78,13 @@ impl Shared {
 
     pub async fn commit(&self, writes: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<u64> {
         let (tx, rx) = oneshot::channel();
-        self.commits
-            .lock()
-            .send(CommitReq { writes, reply: tx })
-            .map_err(|_| Error::Unavailable("commit worker stopped".into()))?;
+        let sent = match self.commits.lock().as_ref() {
+            Some(s) => s.send(CommitReq { writes, reply: tx }).is_ok(),
+            None => false,
+        };
+        if !sent {
+            return Err(Error::Unavailable("the KV node is shut down".into()));
+        }
         rx.await.map_err(|_| Error::Unavailable("commit worker stopped".into()))?
     }
 
@@ -91,6 +95,7 @@ impl Shared {
     /// Deletes scheduled ranges that no snapshot can see any more.
     pub fn collect_garbage(&self) {
         let wm = self.gc_watermark();
+        self.engine.set_gc_watermark(wm);
         let ready: Vec<PendingDelete> = {
             let mut p = self.pending_deletes.lock();
             if p.is_empty() {
@@ -161,6 +166,18 @@ fn commit_worker(
 /// A KV node: an engine plus MVCC transactions over it.
 pub struct KvNode {
     shared: Arc<Shared>,
+    worker: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Dropping the node stops the commit worker after the commits already
+/// queued, so the engine closes cleanly.
+impl Drop for KvNode {
+    fn drop(&mut self) {
+        self.shared.commits.lock().take();
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
 }
 
 impl KvNode {
@@ -195,13 +212,13 @@ impl KvNode {
             locks: Mutex::new(LockTable::default()),
             snapshots: Mutex::new(BTreeMap::new()),
             pending_deletes: Mutex::new(Vec::new()),
-            commits: Mutex::new(tx),
+            commits: Mutex::new(Some(tx)),
         });
-        std::thread::Builder::new()
+        let worker = std::thread::Builder::new()
             .name("kv-commit".into())
             .spawn(move || commit_worker(engine, visible, rx, last, sync))
             .map_err(|e| Error::Io(format!("starting commit worker: {e}")))?;
-        Ok(KvNode { shared })
+        Ok(KvNode { shared, worker: Some(worker) })
     }
 
     /// A client for this node (cheap to clone).

@@ -41,4 +41,9 @@ pub trait Engine: Send + Sync + 'static {
     /// Applies a batch atomically; with `sync` the write-ahead log is synced
     /// before returning.
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<()>;
+
+    /// Tells the engine the oldest timestamp any reader may still use, so
+    /// background compaction can drop MVCC versions nobody can see. Engines
+    /// without background compaction ignore it.
+    fn set_gc_watermark(&self, _ts: u64) {}
 }
