@@ -196,6 +196,8 @@ pub struct Session<K: KvClient> {
     copy: Option<CopyIn>,
     in_statement: bool,
     user: Arc<str>,
+    /// (snapshot, catalog version) at which the catalog was last validated.
+    catalog_checked_at: Option<(u64, u64)>,
 }
 
 const BATCH_ROWS: usize = 4096;
@@ -218,6 +220,7 @@ impl<K: KvClient> Session<K> {
             copy: None,
             in_statement: false,
             user: Arc::from("postgres"),
+            catalog_checked_at: None,
         }
     }
 
@@ -241,10 +244,18 @@ impl<K: KvClient> Session<K> {
             .begin(self.db.tenant, IsolationLevel::ReadCommitted)
             .await
             .map_err(from_kv)?;
+        // The catalog version can only change through a commit, and every
+        // commit moves the snapshot timestamp: at a snapshot where we already
+        // checked it (and without DDL of our own since), it is unchanged.
+        let snap = txn.snapshot().0;
+        if !self.ddl && self.catalog_checked_at == Some((snap, self.catalog.version)) {
+            return Ok(());
+        }
         let version = match txn.get(&keys::version(self.db.tenant)).await.map_err(from_kv)? {
             Some(b) => ddl::decode_u64(&b)?,
             None => 0,
         };
+        self.catalog_checked_at = if self.ddl { None } else { Some((snap, version)) };
         if version != self.catalog.version {
             let cat = Arc::new(ddl::load_catalog(&txn, self.db.tenant).await?);
             self.db.publish(&cat);
