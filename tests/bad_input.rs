@@ -5,37 +5,12 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use testkit::TestServer;
+use testkit::{RawClient, TestServer};
 
 fn connect(s: &TestServer) -> TcpStream {
     let c = TcpStream::connect(("127.0.0.1", s.port)).expect("connect");
     c.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
     c
-}
-
-fn startup(c: &mut TcpStream) {
-    let mut body = 196608u32.to_be_bytes().to_vec();
-    for (k, v) in [("user", "postgres"), ("database", "postgres")] {
-        body.extend_from_slice(k.as_bytes());
-        body.push(0);
-        body.extend_from_slice(v.as_bytes());
-        body.push(0);
-    }
-    body.push(0);
-    let mut msg = ((body.len() + 4) as u32).to_be_bytes().to_vec();
-    msg.extend_from_slice(&body);
-    c.write_all(&msg).expect("startup");
-    // Read until ReadyForQuery ('Z', len 5, status).
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !seen.windows(2).any(|w| w == [b'Z', 0]) || seen.len() < 6 {
-        let n = c.read(&mut buf).expect("read");
-        assert!(n > 0, "server closed during startup");
-        seen.extend_from_slice(&buf[..n]);
-        if seen.len() > 6 && seen[seen.len() - 6] == b'Z' {
-            break;
-        }
-    }
 }
 
 /// Reads whatever the server sends until it closes or goes quiet.
@@ -77,57 +52,45 @@ fn malformed_startup_packets() {
     }
 }
 
-fn send(c: &mut TcpStream, tag: u8, body: &[u8]) {
-    let mut m = vec![tag];
-    m.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
-    m.extend_from_slice(body);
-    let _ = c.write_all(&m);
-}
-
 #[test]
 fn malformed_messages_after_login() {
     let s = TestServer::start();
     // Unknown message type: error and close.
-    let mut c = connect(&s);
-    startup(&mut c);
-    send(&mut c, b'?', b"");
-    let got = drain(&mut c);
+    let mut c = RawClient::connect(s.port);
+    c.send(b'?', b"");
+    let got = drain(&mut c.stream);
     assert!(got.first() == Some(&b'E'), "expected an ErrorResponse, got {got:?}");
     assert!(String::from_utf8_lossy(&got).contains("08P01"));
     alive(&s);
 
     // Invalid UTF-8 in a query: ErrorResponse 22021, connection stays usable.
-    let mut c = connect(&s);
-    startup(&mut c);
-    send(&mut c, b'Q', b"select '\xff\xfe'\0");
-    let got = drain(&mut c);
+    let mut c = RawClient::connect(s.port);
+    c.send(b'Q', b"select '\xff\xfe'\0");
+    let got = drain(&mut c.stream);
     assert!(String::from_utf8_lossy(&got).contains("22021"), "{got:?}");
     alive(&s);
 
     // Absurd length: closed.
-    let mut c = connect(&s);
-    startup(&mut c);
-    let _ = c.write_all(&[b'Q', 0x7f, 0xff, 0xff, 0xff]);
-    let _ = drain(&mut c);
+    let mut c = RawClient::connect(s.port);
+    let _ = c.stream.write_all(&[b'Q', 0x7f, 0xff, 0xff, 0xff]);
+    let _ = drain(&mut c.stream);
     alive(&s);
 
     // Truncated message, then the client vanishes.
-    let mut c = connect(&s);
-    startup(&mut c);
-    let _ = c.write_all(&[b'Q', 0, 0, 0, 100, b's', b'e']);
+    let mut c = RawClient::connect(s.port);
+    let _ = c.stream.write_all(&[b'Q', 0, 0, 0, 100, b's', b'e']);
     drop(c);
     alive(&s);
 
     // Bind with a parameter length beyond the message.
-    let mut c = connect(&s);
-    startup(&mut c);
-    send(&mut c, b'P', b"\0select $1::int\0\0\0");
+    let mut c = RawClient::connect(s.port);
+    c.send(b'P', b"\0select $1::int\0\0\0");
     let mut bind = b"\0\0\0\0\0\x01".to_vec();
     bind.extend_from_slice(&i32::MAX.to_be_bytes());
     bind.extend_from_slice(b"12");
-    send(&mut c, b'B', &bind);
-    send(&mut c, b'S', b"");
-    let got = drain(&mut c);
+    c.send(b'B', &bind);
+    c.send(b'S', b"");
+    let got = drain(&mut c.stream);
     assert!(String::from_utf8_lossy(&got).contains("08P01"), "{got:?}");
     alive(&s);
 }

@@ -90,44 +90,31 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
         None => 0,
     };
     let mut cat = Catalog { version, ..Default::default() };
-    let range = keys::tables(tenant);
-    let mut start = range.start.clone();
-    loop {
-        let r = KeyRange { start, end: range.end.clone() };
-        let batch = txn.scan(&r, SCAN_BATCH).await.map_err(from_kv)?;
-        let n = batch.len();
-        let mut last = None;
-        for (k, v) in batch {
-            let t = catalog::decode_table(&v)?;
-            cat.tables.insert(t.name.clone(), Arc::new(t));
-            last = Some(k);
-        }
-        match last {
-            Some(k) if n == SCAN_BATCH => start = after(&k),
-            _ => break,
-        }
+    for (_, v) in scan_all(txn, keys::tables(tenant)).await? {
+        let t = catalog::decode_table(&v)?;
+        cat.tables.insert(t.name.clone(), Arc::new(t));
     }
-    load_roles(txn, tenant, &mut cat).await?;
+    for (_, v) in scan_all(txn, keys::roles(tenant)).await? {
+        let role: catalog::RoleDef = serde_json::from_slice(&v)
+            .map_err(|e| err!(DataCorrupted, "corrupt role entry: {e}"))?;
+        cat.roles.insert(role.name.clone(), role);
+    }
     Ok(cat)
 }
 
-async fn load_roles<T: Txn>(txn: &T, tenant: TenantId, cat: &mut Catalog) -> Result<()> {
-    let range = keys::roles(tenant);
+/// Every live pair in a (small) range, fetched in pages.
+async fn scan_all<T: Txn>(txn: &T, range: KeyRange) -> Result<Vec<(kvapi::Key, Vec<u8>)>> {
+    let mut out = Vec::new();
     let mut start = range.start.clone();
     loop {
         let r = KeyRange { start, end: range.end.clone() };
         let batch = txn.scan(&r, SCAN_BATCH).await.map_err(from_kv)?;
-        let n = batch.len();
-        let mut last = None;
-        for (k, v) in batch {
-            let role: catalog::RoleDef = serde_json::from_slice(&v)
-                .map_err(|e| err!(DataCorrupted, "corrupt role entry: {e}"))?;
-            cat.roles.insert(role.name.clone(), role);
-            last = Some(k);
-        }
-        match last {
-            Some(k) if n == SCAN_BATCH => start = after(&k),
-            _ => return Ok(()),
+        let full = batch.len() == SCAN_BATCH;
+        let next = batch.last().map(|(k, _)| after(k));
+        out.extend(batch);
+        match next {
+            Some(k) if full => start = k,
+            _ => return Ok(out),
         }
     }
 }
