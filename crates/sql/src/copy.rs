@@ -17,6 +17,7 @@ use crate::{bail, err};
 pub struct CopyParser {
     opts: CopyStmt,
     types: Vec<DataType>,
+    names: Vec<String>,
     pending: Vec<u8>,
     line_no: u64,
     header_skipped: bool,
@@ -24,11 +25,13 @@ pub struct CopyParser {
 }
 
 impl CopyParser {
-    /// A parser for rows of `types` (the target columns, in COPY order).
-    pub fn new(opts: CopyStmt, types: Vec<DataType>) -> CopyParser {
+    /// A parser for rows of `types` (the target columns, in COPY order, named
+    /// `names` for error messages).
+    pub fn new(opts: CopyStmt, types: Vec<DataType>, names: Vec<String>) -> CopyParser {
         CopyParser {
             opts,
             types,
+            names,
             pending: Vec::new(),
             line_no: 0,
             header_skipped: false,
@@ -89,28 +92,42 @@ impl CopyParser {
                 bail!(CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
             }
         };
-        let fields = match self.opts.format {
-            CopyFormat::Text => split_text(line, self.opts.delimiter, &self.opts.null)?,
-            CopyFormat::Csv => split_csv(line, self.opts.delimiter, &self.opts.null)?,
+        let context = |e: crate::error::Error, col: Option<(&str, &str)>| {
+            let mut e = e;
+            e.context = Some(match col {
+                Some((name, v)) => format!(
+                    "COPY {}, line {}, column {name}: \"{v}\"",
+                    self.opts.table, self.line_no
+                ),
+                None => format!("COPY {}, line {}: \"{line}\"", self.opts.table, self.line_no),
+            });
+            e
         };
+        let fields = match self.opts.format {
+            CopyFormat::Text => split_text(line, self.opts.delimiter, &self.opts.null),
+            CopyFormat::Csv => split_csv(line, self.opts.delimiter, &self.opts.null),
+        }
+        .map_err(|e| context(e, None))?;
         if fields.len() != self.types.len() {
-            let what = if fields.len() < self.types.len() {
-                "missing data for column"
+            let e = if fields.len() < self.types.len() {
+                err!(
+                    BadCopyFileFormat,
+                    "missing data for column \"{}\"",
+                    self.names.get(fields.len()).map(String::as_str).unwrap_or("?")
+                )
             } else {
-                "extra data after last expected column"
+                err!(BadCopyFileFormat, "extra data after last expected column")
             };
-            return Err(err!(BadCopyFileFormat, "{what}")
-                .with_detail(format!("COPY line {}", self.line_no)));
+            return Err(context(e, None));
         }
         let mut row = Vec::with_capacity(fields.len());
-        for (f, ty) in fields.into_iter().zip(&self.types) {
+        for (i, (f, ty)) in fields.into_iter().zip(&self.types).enumerate() {
             row.push(match f {
                 None => Value::Null,
-                Some(s) => text::parse_text(ty, &s).map_err(|e| {
-                    let mut e = e;
-                    e.detail = Some(format!("COPY {}, line {}", self.opts.table, self.line_no));
-                    e
-                })?,
+                Some(s) => {
+                    let name = self.names.get(i).map(String::as_str).unwrap_or("?");
+                    text::parse_text(ty, &s).map_err(|e| context(e, Some((name, &s))))?
+                }
             });
         }
         out.push(row);
@@ -308,7 +325,11 @@ mod tests {
 
     #[test]
     fn chunked_feed() {
-        let mut p = CopyParser::new(opts(CopyFormat::Text), vec![DataType::Int4, DataType::Text]);
+        let mut p = CopyParser::new(
+            opts(CopyFormat::Text),
+            vec![DataType::Int4, DataType::Text],
+            vec!["a".into(), "b".into()],
+        );
         let mut out = Vec::new();
         p.feed(b"1\tab", &mut out).expect("ok");
         assert!(out.is_empty());
@@ -325,7 +346,11 @@ mod tests {
 
     #[test]
     fn wrong_field_count() {
-        let mut p = CopyParser::new(opts(CopyFormat::Text), vec![DataType::Int4, DataType::Text]);
+        let mut p = CopyParser::new(
+            opts(CopyFormat::Text),
+            vec![DataType::Int4, DataType::Text],
+            vec!["a".into(), "b".into()],
+        );
         let mut out = Vec::new();
         let e = p.feed(b"1\n", &mut out).expect_err("short line");
         assert_eq!(e.code, sqlstate::SqlState::BadCopyFileFormat);

@@ -776,10 +776,11 @@ impl<K: KvClient> Session<K> {
             return self.copy_out(&c, &table, &columns).await;
         }
         let types: Vec<DataType> = columns.iter().map(|&i| table.columns[i].ty.to_type()).collect();
+        let names: Vec<String> = columns.iter().map(|&i| table.columns[i].name.clone()).collect();
         let n = columns.len();
         let private = self.fresh.contains(&table.storage);
         self.copy = Some(CopyIn {
-            parser: CopyParser::new(c, types),
+            parser: CopyParser::new(c, types, names),
             table,
             columns,
             rows: Vec::new(),

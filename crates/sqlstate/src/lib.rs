@@ -229,6 +229,8 @@ pub struct ErrorReport {
     pub column: Option<String>,
     /// Constraint name field.
     pub constraint: Option<String>,
+    /// CONTEXT line (where the error happened, e.g. a COPY line).
+    pub context: Option<String>,
 }
 
 impl ErrorReport {
@@ -245,6 +247,7 @@ impl ErrorReport {
             table: None,
             column: None,
             constraint: None,
+            context: None,
         }
     }
 

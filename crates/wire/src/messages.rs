@@ -159,6 +159,7 @@ pub fn error(buf: &mut BytesMut, e: &ErrorReport) {
         (b't', e.table.as_deref()),
         (b'c', e.column.as_deref()),
         (b'n', e.constraint.as_deref()),
+        (b'W', e.context.as_deref()),
     ];
     if let Some(p) = e.position {
         buf.put_u8(b'P');
