@@ -69,3 +69,42 @@ fn deadlock_is_detected() {
     a.until_ready();
     assert_eq!(s.query("select v from d order by id"), "1\n1");
 }
+
+/// Extended protocol: Execute with a row limit suspends the portal, a second
+/// Execute continues it; an error discards messages until Sync.
+#[test]
+fn portal_row_limits_and_error_recovery() {
+    let s = TestServer::start();
+    let mut c = RawClient::connect(s.port);
+    // Parse (unnamed), Bind (portal "p"), Execute 2 rows, Execute rest, Sync.
+    c.send(b'P', b"\0select x from generate_series(1, 5) as x\0\0\0");
+    c.send(b'B', b"p\0\0\0\0\0\0\0\0");
+    c.send(b'E', b"p\0\0\0\0\x02");
+    c.send(b'E', b"p\0\0\0\0\0");
+    c.send(b'S', b"");
+    let mut tags = Vec::new();
+    let mut rows = 0;
+    loop {
+        let (tag, body) = c.read_message();
+        match tag {
+            b'D' => rows += 1,
+            b's' => tags.push("suspended".to_string()),
+            b'C' => tags.push(String::from_utf8_lossy(&body[..body.len() - 1]).into_owned()),
+            b'E' => panic!("unexpected error {}", String::from_utf8_lossy(&body)),
+            b'Z' => break,
+            _ => {}
+        }
+    }
+    assert_eq!(rows, 5);
+    assert_eq!(tags, vec!["suspended".to_string(), "SELECT 3".to_string()]);
+
+    // An error in Bind skips the following Execute until Sync; then the
+    // connection works again.
+    c.send(b'P', b"s1\0select $1::int\0\0\0");
+    c.send(b'B', b"\0s1\0\0\0\0\x01\0\0\0\x03abc\0\0");
+    c.send(b'E', b"\0\0\0\0\0");
+    c.send(b'S', b"");
+    assert_eq!(c.until_ready(), vec!["22P02".to_string()]);
+    c.query("select 1");
+    assert!(c.until_ready().is_empty());
+}

@@ -130,6 +130,8 @@ pub struct Portal {
 struct Pending {
     rows: std::vec::IntoIter<Vec<Value>>,
     tag: String,
+    /// An earlier Execute of this portal stopped at its row limit.
+    resumed: bool,
 }
 
 impl wire::Portal for Portal {
@@ -280,7 +282,7 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
         if portal.pending.is_none() {
             match self.inner.execute(&portal.portal).await? {
                 Outcome::Rows(rows, tag) => {
-                    portal.pending = Some(Pending { rows: rows.into_iter(), tag })
+                    portal.pending = Some(Pending { rows: rows.into_iter(), tag, resumed: false })
                 }
                 Outcome::Command(tag) => return Ok(ExecOutcome::Complete(tag)),
                 Outcome::Empty => return Ok(ExecOutcome::Empty),
@@ -302,8 +304,15 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
             // DML without RETURNING: no rows to send.
             return Ok(ExecOutcome::Complete(pending.tag.clone()));
         }
+        let before = out.rows_written();
         if write_rows(out, &mut pending.rows, &portal.formats, max_rows) {
+            pending.resumed = true;
             return Ok(ExecOutcome::Suspended);
+        }
+        // A SELECT finished by a resumed Execute reports the rows of that
+        // Execute only, as PostgreSQL does.
+        if pending.resumed && pending.tag.starts_with("SELECT ") {
+            return Ok(ExecOutcome::Complete(format!("SELECT {}", out.rows_written() - before)));
         }
         Ok(ExecOutcome::Complete(pending.tag.clone()))
     }
