@@ -952,9 +952,11 @@ fn plan_reads_outer(p: &Plan) -> bool {
                 check(f);
             }
             match &s.access {
-                crate::plan::Access::Point(v)
-                | crate::plan::Access::Prefix(v)
-                | crate::plan::Access::Index(_, v) => v.iter().for_each(&mut check),
+                crate::plan::Access::Point(v) => v.iter().for_each(&mut check),
+                crate::plan::Access::Range { eq, lo, hi, .. } => {
+                    eq.iter().for_each(&mut check);
+                    lo.iter().chain(hi.iter()).for_each(|b| check(&b.value));
+                }
                 crate::plan::Access::Full => {}
             }
         }

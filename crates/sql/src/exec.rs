@@ -17,7 +17,7 @@ use crate::bail;
 use crate::catalog::{keys, Catalog, TableDef};
 use crate::error::{from_kv, Result};
 use crate::expr::{EvalContext, Expr, SubqValue};
-use crate::plan::{Access, AggCall, AggFunc, JoinKind, Plan, Scan, SortKey, SubqKind};
+use crate::plan::{Access, AggCall, AggFunc, JoinKind, KeyBound, Plan, Scan, SortKey, SubqKind};
 
 /// Rows fetched per KV scan call.
 pub const SCAN_BATCH: usize = 1024;
@@ -230,49 +230,118 @@ pub async fn scan_rows<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<K
                 }
             }
         }
-        Access::Prefix(exprs) => {
-            let Some(vals) = key_values(exprs, &t.pk_types()[..exprs.len()], cx.eval)? else {
-                return Ok(out);
-            };
-            let mut prefix = keys::storage_prefix(t.storage);
-            keycode::encode_key(&vals, &t.pk_types()[..exprs.len()], &mut prefix);
-            scan_range(cx, KeyRange::prefix(cx.tenant, &prefix), &types, &keep, &mut out).await?;
-        }
         Access::Full => {
             scan_range(cx, keys::storage(cx.tenant, t.storage), &types, &keep, &mut out).await?;
         }
-        Access::Index(i, exprs) => {
-            let idx = &t.indexes[*i];
-            let idx_types: Vec<DataType> =
-                idx.columns.iter().map(|&c| t.columns[c].ty.to_type()).collect();
-            let Some(vals) = key_values(exprs, &idx_types[..exprs.len()], cx.eval)? else {
+        Access::Range { index, eq, lo, hi } => {
+            let (storage, key_types) = match index {
+                None => (t.storage, t.pk_types()),
+                Some(i) => {
+                    let idx = &t.indexes[*i];
+                    (idx.storage, idx.columns.iter().map(|&c| t.columns[c].ty.to_type()).collect())
+                }
+            };
+            let Some(range) = key_range(cx, storage, &key_types, eq, lo.as_ref(), hi.as_ref())?
+            else {
                 return Ok(out);
             };
-            let mut prefix = keys::storage_prefix(idx.storage);
-            keycode::encode_key(&vals, &idx_types[..exprs.len()], &mut prefix);
-            let range = KeyRange::prefix(cx.tenant, &prefix);
-            let mut start = range.start.clone();
-            loop {
-                let r = KeyRange { start, end: range.end.clone() };
-                let entries = cx.txn.scan(&r, SCAN_BATCH).await.map_err(from_kv)?;
-                let row_keys: Vec<Key> =
-                    entries.iter().map(|(_, v)| Key::new(cx.tenant, v)).collect();
-                let fetched = cx.txn.multi_get(&row_keys).await.map_err(from_kv)?;
-                for (k, v) in row_keys.into_iter().zip(fetched) {
-                    let Some(bytes) = v else { continue };
-                    let row = rowcodec::decode_row(&bytes, &types)?;
-                    if keep(&row)? {
-                        out.push((k, row));
-                    }
-                }
-                match entries.last() {
-                    Some((k, _)) if entries.len() == SCAN_BATCH => start = after(k),
-                    _ => break,
-                }
+            match index {
+                None => scan_range(cx, range, &types, &keep, &mut out).await?,
+                Some(_) => scan_index(cx, range, &types, &keep, &mut out).await?,
             }
         }
     }
     Ok(out)
+}
+
+/// The key range of a [`Access::Range`]: `eq` pins the leading key columns,
+/// `lo`/`hi` bound the next one. None if a bound is NULL (matches nothing).
+fn key_range<T: Txn>(
+    cx: &ExecCtx<'_, T>,
+    storage: u64,
+    key_types: &[DataType],
+    eq: &[Expr],
+    lo: Option<&KeyBound>,
+    hi: Option<&KeyBound>,
+) -> Result<Option<KeyRange>> {
+    let Some(vals) = key_values(eq, &key_types[..eq.len()], cx.eval)? else { return Ok(None) };
+    let mut prefix = keys::storage_prefix(storage);
+    keycode::encode_key(&vals, &key_types[..eq.len()], &mut prefix);
+    let whole = KeyRange::prefix(cx.tenant, &prefix);
+    let next_ty = key_types.get(eq.len());
+    // Key bytes of `prefix ++ bound`; the bound excludes or includes every key
+    // that starts with them (keycode is prefix-free, so those are exactly the
+    // keys whose next column equals the bound).
+    let edge = |b: &KeyBound| -> Result<Option<(Key, Key)>> {
+        let Some(ty) = next_ty else { return Ok(None) };
+        let Some(v) =
+            key_values(std::slice::from_ref(&b.value), std::slice::from_ref(ty), cx.eval)?
+        else {
+            return Ok(None);
+        };
+        let mut k = prefix.clone();
+        keycode::encode_key(&v, std::slice::from_ref(ty), &mut k);
+        let r = KeyRange::prefix(cx.tenant, &k);
+        Ok(Some((r.start, r.end)))
+    };
+    let start = match lo {
+        None => whole.start,
+        Some(b) => match edge(b)? {
+            Some((s, e)) => {
+                if b.inclusive {
+                    s
+                } else {
+                    e
+                }
+            }
+            None => return Ok(None),
+        },
+    };
+    let end = match hi {
+        None => whole.end,
+        Some(b) => match edge(b)? {
+            Some((s, e)) => {
+                if b.inclusive {
+                    e
+                } else {
+                    s
+                }
+            }
+            None => return Ok(None),
+        },
+    };
+    Ok(Some(KeyRange { start, end }))
+}
+
+/// Scans secondary-index entries in `range` and fetches their rows.
+async fn scan_index<T: Txn>(
+    cx: &ExecCtx<'_, T>,
+    range: KeyRange,
+    types: &[DataType],
+    keep: &impl Fn(&Row) -> Result<bool>,
+    out: &mut Vec<KeyedRow>,
+) -> Result<()> {
+    let mut start = range.start.clone();
+    loop {
+        if start >= range.end {
+            return Ok(());
+        }
+        let r = KeyRange { start, end: range.end.clone() };
+        let entries = cx.txn.scan(&r, SCAN_BATCH).await.map_err(from_kv)?;
+        let row_keys: Vec<Key> = entries.iter().map(|(_, v)| Key::new(cx.tenant, v)).collect();
+        let fetched = cx.txn.multi_get(&row_keys).await.map_err(from_kv)?;
+        for (k, v) in row_keys.into_iter().zip(fetched) {
+            let Some(bytes) = v else { continue };
+            let row = rowcodec::decode_row(&bytes, types)?;
+            if keep(&row)? {
+                out.push((k, row));
+            }
+        }
+        match entries.last() {
+            Some((k, _)) if entries.len() == SCAN_BATCH => start = after(k),
+            _ => return Ok(()),
+        }
+    }
 }
 
 /// The smallest key greater than `k`.

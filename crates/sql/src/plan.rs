@@ -45,11 +45,28 @@ pub enum Access {
     Full,
     /// Exactly one primary key (values in key order, already of the key types).
     Point(Vec<Expr>),
-    /// All rows whose primary key starts with these values.
-    Prefix(Vec<Expr>),
-    /// All rows whose secondary index `index` (position in TableDef.indexes)
-    /// starts with these values.
-    Index(usize, Vec<Expr>),
+    /// A key range: rows whose key (the primary key when `index` is None,
+    /// else that secondary index) starts with the `eq` values and whose next
+    /// key column lies within `lo`/`hi`.
+    Range {
+        /// None: the primary key; Some(i): `TableDef.indexes[i]`.
+        index: Option<usize>,
+        /// Values pinning the leading key columns.
+        eq: Vec<Expr>,
+        /// Lower bound on the next key column.
+        lo: Option<KeyBound>,
+        /// Upper bound on the next key column.
+        hi: Option<KeyBound>,
+    },
+}
+
+/// One end of a key range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyBound {
+    /// The bound's value (row-independent).
+    pub value: Expr,
+    /// True for `<=`/`>=`.
+    pub inclusive: bool,
 }
 
 /// A scan of one table.
@@ -174,8 +191,10 @@ impl Plan {
                 let how = match &s.access {
                     Access::Full => "Seq Scan".to_string(),
                     Access::Point(_) => "Primary Key Lookup".to_string(),
-                    Access::Prefix(_) => "Primary Key Range Scan".to_string(),
-                    Access::Index(i, _) => format!("Index Scan using {}", s.table.indexes[*i].name),
+                    Access::Range { index: None, .. } => "Primary Key Range Scan".to_string(),
+                    Access::Range { index: Some(i), .. } => {
+                        format!("Index Scan using {}", s.table.indexes[*i].name)
+                    }
                 };
                 let f = if s.filter.is_some() { " (filtered)" } else { "" };
                 format!("{how} on {}{f}", s.table.name)

@@ -14,7 +14,7 @@ use crate::bind::{self, AggState, Binder, Scope, ScopeCol};
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::expr::{conjuncts, BinOp, Expr};
-use crate::plan::{Access, Column, JoinKind, Plan, Scan, SortKey};
+use crate::plan::{Access, Column, JoinKind, KeyBound, Plan, Scan, SortKey};
 use crate::system::SystemTable;
 use crate::{bail, err};
 
@@ -639,44 +639,71 @@ pub fn push_filter(plan: Plan, pred: Expr) -> Plan {
     }
 }
 
-/// Picks the narrowest access path the predicate allows.
+/// Picks the narrowest access path the predicate allows: a point lookup if
+/// the whole primary key is pinned by `=`, else the key (primary or
+/// secondary) with the longest pinned prefix, extended by a `<`/`>` range on
+/// the next key column.
 pub fn choose_access(t: &Arc<TableDef>, pred: &Expr) -> Access {
     let mut parts = Vec::new();
     conjuncts(pred.clone(), &mut parts);
-    let mut eq: Vec<Option<Expr>> = vec![None; t.columns.len()];
+    let n = t.columns.len();
+    let mut eq: Vec<Option<Expr>> = vec![None; n];
+    let mut lo: Vec<Option<KeyBound>> = vec![None; n];
+    let mut hi: Vec<Option<KeyBound>> = vec![None; n];
     for p in &parts {
-        if let Expr::Binary(BinOp::Eq, l, r) = p {
-            let (col, val) = match (l.as_ref(), r.as_ref()) {
-                (Expr::Column(c), v) if v.is_row_independent() => (*c, v),
-                (v, Expr::Column(c)) if v.is_row_independent() => (*c, v),
-                _ => continue,
-            };
-            if let Some(slot) = eq.get_mut(col) {
-                let ty = t.columns[col].ty.to_type();
-                // Only values already of the column's type can form key bytes.
-                if is_key_compatible(val, &ty) {
-                    *slot = Some(val.clone());
-                }
-            }
+        let Expr::Binary(op, l, r) = p else { continue };
+        // Normalize to `column op value`.
+        let (col, val, op) = match (l.as_ref(), r.as_ref()) {
+            (Expr::Column(c), v) if v.is_row_independent() => (*c, v, *op),
+            (v, Expr::Column(c)) if v.is_row_independent() => (*c, v, flip(*op)),
+            _ => continue,
+        };
+        if col >= n || !is_key_compatible(val, &t.columns[col].ty.to_type()) {
+            continue;
+        }
+        let bound = |inclusive| Some(KeyBound { value: val.clone(), inclusive });
+        match op {
+            BinOp::Eq => eq[col] = Some(val.clone()),
+            BinOp::Gt => lo[col] = bound(false),
+            BinOp::GtEq => lo[col] = bound(true),
+            BinOp::Lt => hi[col] = bound(false),
+            BinOp::LtEq => hi[col] = bound(true),
+            _ => {}
         }
     }
     let pk: Vec<Expr> = t.primary_key.iter().map_while(|&c| eq[c].clone()).collect();
     if !t.primary_key.is_empty() && pk.len() == t.primary_key.len() {
         return Access::Point(pk);
     }
-    let mut best: Option<(usize, Vec<Expr>)> = None;
+    // Score: 2 per pinned column, 1 for a range on the next one.
+    let candidate = |index: Option<usize>, cols: &[usize]| -> Option<(usize, Access)> {
+        if cols.is_empty() {
+            return None;
+        }
+        let pinned: Vec<Expr> = cols.iter().map_while(|&c| eq[c].clone()).collect();
+        let next = cols.get(pinned.len()).copied();
+        let (l, h) = next.map(|c| (lo[c].clone(), hi[c].clone())).unwrap_or((None, None));
+        let score = 2 * pinned.len() + usize::from(l.is_some() || h.is_some());
+        (score > 0).then(|| (score, Access::Range { index, eq: pinned, lo: l, hi: h }))
+    };
+    let mut best = candidate(None, &t.primary_key);
     for (i, idx) in t.indexes.iter().enumerate() {
-        let vals: Vec<Expr> = idx.columns.iter().map_while(|&c| eq[c].clone()).collect();
-        if !vals.is_empty() && best.as_ref().map(|(_, v)| vals.len() > v.len()).unwrap_or(true) {
-            best = Some((i, vals));
+        if let Some(c) = candidate(Some(i), &idx.columns) {
+            if best.as_ref().map(|(s, _)| c.0 > *s).unwrap_or(true) {
+                best = Some(c);
+            }
         }
     }
-    if !pk.is_empty() && best.as_ref().map(|(_, v)| pk.len() >= v.len()).unwrap_or(true) {
-        return Access::Prefix(pk);
-    }
-    match best {
-        Some((i, vals)) => Access::Index(i, vals),
-        None => Access::Full,
+    best.map(|(_, a)| a).unwrap_or(Access::Full)
+}
+
+fn flip(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt => BinOp::Gt,
+        BinOp::LtEq => BinOp::GtEq,
+        BinOp::Gt => BinOp::Lt,
+        BinOp::GtEq => BinOp::LtEq,
+        other => other,
     }
 }
 
