@@ -684,7 +684,7 @@ pub fn choose_access(t: &Arc<TableDef>, pred: &Expr) -> Access {
         let next = cols.get(pinned.len()).copied();
         let (l, h) = next.map(|c| (lo[c].clone(), hi[c].clone())).unwrap_or((None, None));
         let score = 2 * pinned.len() + usize::from(l.is_some() || h.is_some());
-        (score > 0).then(|| (score, Access::Range { index, eq: pinned, lo: l, hi: h }))
+        (score > 0).then_some((score, Access::Range { index, eq: pinned, lo: l, hi: h }))
     };
     let mut best = candidate(None, &t.primary_key);
     for (i, idx) in t.indexes.iter().enumerate() {
