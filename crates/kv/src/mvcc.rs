@@ -39,6 +39,29 @@ pub const META_LAST_TS: &[u8] = &[0x00, b'm', b't'];
 const TAG_TOMBSTONE: u8 = 0;
 const TAG_PUT: u8 = 1;
 
+/// The user-key part of an engine key: everything up to and including the
+/// 0x00 0x00 terminator (the prefix bloom filters are built on it). Keys
+/// without a terminator (node metadata) are returned whole.
+pub fn user_prefix(vkey: &[u8]) -> &[u8] {
+    let mut i = 0;
+    while i + 1 < vkey.len() {
+        if vkey[i] == 0 {
+            if vkey[i + 1] == 0 {
+                return &vkey[..i + 2];
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    vkey
+}
+
+/// True if `vkey` is a versioned key (has the user-key terminator).
+pub fn has_user_prefix(vkey: &[u8]) -> bool {
+    user_prefix(vkey).len() < vkey.len() || vkey.ends_with(&[0, 0])
+}
+
 /// Appends `escape(key) ++ 00 00` to `out`.
 pub fn encode_prefix(key: &[u8], out: &mut Vec<u8>) {
     for &b in key {
@@ -127,7 +150,7 @@ pub fn get_at(engine: &dyn Engine, key: &[u8], ts: u64) -> Result<Option<(u64, O
     end.push(0x01);
     let mut found = None;
     let mut err = None;
-    engine.scan(&start, &end, &mut |k, v| {
+    engine.scan_versions(&start, &end, &mut |k, v| {
         found = Some(match (decode(k), decode_value(v)) {
             (Ok((_, t)), Ok(val)) => (t, val),
             (Err(e), _) | (_, Err(e)) => {
@@ -195,6 +218,14 @@ mod tests {
         assert!(encode(b"a\x00", 1) > encode(b"a", 0));
         assert!(encode(b"a\x00", 1) < encode(b"a\x01", 9));
         assert_eq!(decode(&encode(b"x\x00y", 42)).ok(), Some((b"x\x00y".to_vec(), 42)));
+    }
+
+    #[test]
+    fn user_prefix_stops_at_the_terminator() {
+        let k = encode(b"a\x00b", 7);
+        assert_eq!(user_prefix(&k), &[b'a', 0, 0xFF, b'b', 0, 0]);
+        assert!(has_user_prefix(&k));
+        assert!(!has_user_prefix(META_LAST_TS));
     }
 
     #[test]

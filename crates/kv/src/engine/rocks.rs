@@ -14,7 +14,7 @@ use std::sync::Arc;
 use kvapi::{Error, Result};
 use rocksdb::compaction_filter::{CompactionFilter, Decision};
 use rocksdb::compaction_filter_factory::{CompactionFilterContext, CompactionFilterFactory};
-use rocksdb::{BlockBasedOptions, Cache, Options, ReadOptions, WriteOptions, DB};
+use rocksdb::{BlockBasedOptions, Cache, Options, ReadOptions, SliceTransform, WriteOptions, DB};
 
 use crate::mvcc;
 
@@ -96,7 +96,12 @@ impl RocksEngine {
         let mut table = BlockBasedOptions::default();
         let cache = Cache::new_lru_cache(256 << 20);
         table.set_block_cache(&cache);
+        // Bloom filters on the user-key prefix of versioned keys (see
+        // mvcc::user_prefix), so point reads skip files without the key.
         table.set_bloom_filter(10.0, false);
+        table.set_whole_key_filtering(false);
+        opts.set_prefix_extractor(SliceTransform::create("strata-user-key", mvcc::user_prefix, Some(mvcc::has_user_prefix)));
+        opts.set_memtable_prefix_bloom_ratio(0.1);
         table.set_cache_index_and_filter_blocks(true);
         opts.set_block_based_table_factory(&table);
         let watermark = Arc::new(AtomicU64::new(0));
@@ -127,16 +132,19 @@ impl Engine for RocksEngine {
         }
         let mut ro = ReadOptions::default();
         ro.set_iterate_upper_bound(end.to_vec());
-        let mut it = self.db.raw_iterator_opt(ro);
-        it.seek(start);
-        while it.valid() {
-            let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
-            if !f(k, v) {
-                return Ok(());
-            }
-            it.next();
+        // Range scans cross user keys: never let the prefix filter hide keys.
+        ro.set_total_order_seek(true);
+        self.iterate(ro, start, f)
+    }
+
+    fn scan_versions(&self, start: &[u8], end: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+        if start >= end {
+            return Ok(());
         }
-        it.status().map_err(io)
+        let mut ro = ReadOptions::default();
+        ro.set_iterate_upper_bound(end.to_vec());
+        ro.set_prefix_same_as_start(true);
+        self.iterate(ro, start, f)
     }
 
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
@@ -154,6 +162,21 @@ impl Engine for RocksEngine {
 
     fn set_gc_watermark(&self, ts: u64) {
         self.watermark.fetch_max(ts, Ordering::AcqRel);
+    }
+}
+
+impl RocksEngine {
+    fn iterate(&self, ro: ReadOptions, start: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+        let mut it = self.db.raw_iterator_opt(ro);
+        it.seek(start);
+        while it.valid() {
+            let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
+            if !f(k, v) {
+                return Ok(());
+            }
+            it.next();
+        }
+        it.status().map_err(io)
     }
 }
 
