@@ -176,7 +176,7 @@ pub async fn create_role<T: Txn>(
     Ok(DdlResult::tag("CREATE ROLE"))
 }
 
-/// ALTER ROLE ... [WITH] options (PASSWORD, LOGIN, SUPERUSER).
+/// ALTER ROLE ... `[WITH]` options (PASSWORD, LOGIN, SUPERUSER).
 pub async fn alter_role<T: Txn>(
     txn: &mut T,
     tenant: TenantId,

@@ -41,7 +41,12 @@ pub trait Engine: Send + Sync + 'static {
     /// Like [`Engine::scan`], for a range that lies inside one MVCC key's
     /// versions (`start` and `end` share the user-key prefix up to its
     /// terminator): engines may use prefix bloom filters to skip files.
-    fn scan_versions(&self, start: &[u8], end: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+    fn scan_versions(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
         self.scan(start, end, f)
     }
 

@@ -100,7 +100,11 @@ impl RocksEngine {
         // mvcc::user_prefix), so point reads skip files without the key.
         table.set_bloom_filter(10.0, false);
         table.set_whole_key_filtering(false);
-        opts.set_prefix_extractor(SliceTransform::create("strata-user-key", mvcc::user_prefix, Some(mvcc::has_user_prefix)));
+        opts.set_prefix_extractor(SliceTransform::create(
+            "strata-user-key",
+            mvcc::user_prefix,
+            Some(mvcc::has_user_prefix),
+        ));
         opts.set_memtable_prefix_bloom_ratio(0.1);
         table.set_cache_index_and_filter_blocks(true);
         opts.set_block_based_table_factory(&table);
@@ -137,7 +141,12 @@ impl Engine for RocksEngine {
         self.iterate(ro, start, f)
     }
 
-    fn scan_versions(&self, start: &[u8], end: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+    fn scan_versions(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
         if start >= end {
             return Ok(());
         }
@@ -166,7 +175,12 @@ impl Engine for RocksEngine {
 }
 
 impl RocksEngine {
-    fn iterate(&self, ro: ReadOptions, start: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+    fn iterate(
+        &self,
+        ro: ReadOptions,
+        start: &[u8],
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
         let mut it = self.db.raw_iterator_opt(ro);
         it.seek(start);
         while it.valid() {
