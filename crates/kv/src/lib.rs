@@ -13,6 +13,8 @@ pub mod engine;
 pub mod lock;
 // Multi-version key encoding and snapshot reads.
 pub mod mvcc;
+// The newest-version cache maintained by the commit worker.
+pub mod cache;
 // The node, the commit worker and the embedded client.
 pub mod node;
 // Transactions on the embedded node.

@@ -18,12 +18,16 @@ use kvapi::{Error, IsolationLevel, KvClient, Result, TenantId, TxnId};
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
+use crate::cache::VersionCache;
 use crate::engine::memory::MemEngine;
 use crate::engine::rocks::RocksEngine;
 use crate::engine::{Engine, WriteBatch};
 use crate::lock::LockTable;
 use crate::mvcc;
 use crate::txn::EmbeddedTxn;
+
+/// Bytes of recently committed versions kept in memory for point reads.
+const CACHE_BYTES: usize = 256 << 20;
 
 /// Most commits written in one group.
 const MAX_GROUP: usize = 512;
@@ -39,6 +43,8 @@ pub(crate) struct CommitReq {
 /// State shared by the node, its clients and their transactions.
 pub(crate) struct Shared {
     pub engine: Arc<dyn Engine>,
+    /// Newest committed versions of recently written keys.
+    pub cache: Arc<VersionCache>,
     /// Newest timestamp whose commits are fully written; snapshots read here.
     pub visible: Arc<AtomicU64>,
     next_txn: AtomicU64,
@@ -121,6 +127,7 @@ impl Shared {
 
 fn commit_worker(
     engine: Arc<dyn Engine>,
+    cache: Arc<VersionCache>,
     visible: Arc<AtomicU64>,
     rx: mpsc::Receiver<CommitReq>,
     mut last: u64,
@@ -148,6 +155,13 @@ fn commit_worker(
         match engine.write(batch, sync) {
             Ok(()) => {
                 last = ts;
+                // The cache learns every new version before anyone can read
+                // at its timestamp (see cache.rs for the invariant).
+                for (req, t) in group.iter().zip(&stamps) {
+                    for (k, v) in &req.writes {
+                        cache.committed(k, *t, v.as_deref());
+                    }
+                }
                 visible.store(ts, Ordering::Release);
                 for (req, t) in group.into_iter().zip(stamps) {
                     let _ = req.reply.send(Ok(t));
@@ -205,8 +219,10 @@ impl KvNode {
         };
         let (tx, rx) = mpsc::channel();
         let visible = Arc::new(AtomicU64::new(last));
+        let cache = Arc::new(VersionCache::new(CACHE_BYTES));
         let shared = Arc::new(Shared {
             engine: engine.clone(),
+            cache: cache.clone(),
             visible: visible.clone(),
             next_txn: AtomicU64::new(1),
             locks: Mutex::new(LockTable::default()),
@@ -216,7 +232,7 @@ impl KvNode {
         });
         let worker = std::thread::Builder::new()
             .name("kv-commit".into())
-            .spawn(move || commit_worker(engine, visible, rx, last, sync))
+            .spawn(move || commit_worker(engine, cache, visible, rx, last, sync))
             .map_err(|e| Error::Io(format!("starting commit worker: {e}")))?;
         Ok(KvNode { shared, worker: Some(worker) })
     }

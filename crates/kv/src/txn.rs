@@ -105,6 +105,9 @@ impl EmbeddedTxn {
         if let Some(v) = self.writes.get(key.as_bytes()) {
             return Ok(v.clone());
         }
+        if let Some(v) = self.shared.cache.get(key.as_bytes(), self.snapshot) {
+            return Ok(v);
+        }
         Ok(mvcc::get_at(self.shared.engine.as_ref(), key.as_bytes(), self.snapshot)?
             .and_then(|(_, v)| v))
     }
@@ -291,7 +294,10 @@ impl Txn for EmbeddedTxn {
         }
         let mut out = Vec::with_capacity(keys.len());
         for k in keys {
-            let newest = mvcc::get_at(self.shared.engine.as_ref(), k.as_bytes(), u64::MAX)?;
+            let newest = match self.shared.cache.newest(k.as_bytes()) {
+                Some(e) => Some(e),
+                None => mvcc::get_at(self.shared.engine.as_ref(), k.as_bytes(), u64::MAX)?,
+            };
             let (ts, committed) = newest.unwrap_or((0, None));
             let changed = ts > self.snapshot;
             if changed && self.isolation != IsolationLevel::ReadCommitted {

@@ -1,0 +1,121 @@
+//! A write-through cache of the newest committed version of recently
+//! written keys.
+//!
+//! INVARIANT: if a key is in the cache, its entry is the key's newest
+//! committed version. Only the commit worker inserts, for every key it
+//! commits, before it publishes the commit's timestamp; readers never insert.
+//! So a reader at snapshot S that finds an entry with timestamp <= S has found
+//! exactly what a storage read at S would return, and one that finds a newer
+//! entry (or none) reads storage. Evicting an entry is always safe; the cache
+//! is bounded by dropping a whole shard when it grows past its share.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use parking_lot::Mutex;
+
+const SHARDS: usize = 64;
+
+type Entry = (u64, Option<Vec<u8>>);
+
+struct Shard {
+    map: HashMap<Vec<u8>, Entry>,
+    bytes: usize,
+}
+
+/// The newest-version cache.
+pub struct VersionCache {
+    shards: Vec<Mutex<Shard>>,
+    shard_cap: usize,
+    hasher: std::collections::hash_map::RandomState,
+}
+
+impl VersionCache {
+    /// A cache holding about `cap_bytes` of keys and values.
+    pub fn new(cap_bytes: usize) -> VersionCache {
+        VersionCache {
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(Shard { map: HashMap::new(), bytes: 0 }))
+                .collect(),
+            shard_cap: cap_bytes / SHARDS,
+            hasher: Default::default(),
+        }
+    }
+
+    fn shard(&self, key: &[u8]) -> &Mutex<Shard> {
+        let mut h = self.hasher.build_hasher();
+        key.hash(&mut h);
+        &self.shards[(h.finish() as usize) % SHARDS]
+    }
+
+    /// The value visible at `snapshot` if the cache can answer: Some(None)
+    /// for a deleted key, None if the cache cannot tell.
+    pub fn get(&self, key: &[u8], snapshot: u64) -> Option<Option<Vec<u8>>> {
+        let shard = self.shard(key).lock();
+        match shard.map.get(key) {
+            Some((ts, v)) if *ts <= snapshot => Some(v.clone()),
+            _ => None,
+        }
+    }
+
+    /// The newest committed version, if cached: (timestamp, value).
+    pub fn newest(&self, key: &[u8]) -> Option<Entry> {
+        self.shard(key).lock().map.get(key).cloned()
+    }
+
+    /// Records a committed version (commit worker only, before publishing).
+    pub fn committed(&self, key: &[u8], ts: u64, value: Option<&[u8]>) {
+        let size = key.len() + value.map(|v| v.len()).unwrap_or(0) + 48;
+        if self.shard_cap == 0 || size > self.shard_cap {
+            // Too big to cache: make sure no older entry stays behind.
+            self.shard(key).lock().map.remove(key);
+            return;
+        }
+        let mut shard = self.shard(key).lock();
+        if shard.bytes + size > self.shard_cap {
+            shard.map.clear();
+            shard.bytes = 0;
+        }
+        match shard.map.get_mut(key) {
+            Some(e) => {
+                let old = e.1.as_ref().map(|v| v.len()).unwrap_or(0);
+                *e = (ts, value.map(|v| v.to_vec()));
+                shard.bytes = shard.bytes + size - (key.len() + old + 48).min(shard.bytes + size);
+            }
+            None => {
+                shard.map.insert(key.to_vec(), (ts, value.map(|v| v.to_vec())));
+                shard.bytes += size;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_only_for_snapshots_at_or_after_the_entry() {
+        let c = VersionCache::new(1 << 20);
+        assert_eq!(c.get(b"k", 10), None);
+        c.committed(b"k", 5, Some(b"v5"));
+        assert_eq!(c.get(b"k", 4), None);
+        assert_eq!(c.get(b"k", 5), Some(Some(b"v5".to_vec())));
+        c.committed(b"k", 7, None);
+        assert_eq!(c.get(b"k", 6), None);
+        assert_eq!(c.get(b"k", 9), Some(None));
+        assert_eq!(c.newest(b"k"), Some((7, None)));
+    }
+
+    #[test]
+    fn stays_bounded() {
+        let c = VersionCache::new(64 * 200);
+        for i in 0..10_000u32 {
+            c.committed(&i.to_be_bytes(), 1, Some(&[0u8; 100]));
+        }
+        let total: usize = c.shards.iter().map(|s| s.lock().bytes).sum();
+        assert!(total <= 64 * 200, "{total}");
+        c.committed(b"huge", 2, Some(&vec![0u8; 1 << 16]));
+        assert_eq!(c.get(b"huge", 2), None);
+    }
+}
