@@ -10,7 +10,7 @@
 //! is bounded by dropping a whole shard when it grows past its share.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 
 use parking_lot::Mutex;
 
@@ -43,9 +43,7 @@ impl VersionCache {
     }
 
     fn shard(&self, key: &[u8]) -> &Mutex<Shard> {
-        let mut h = self.hasher.build_hasher();
-        key.hash(&mut h);
-        &self.shards[(h.finish() as usize) % SHARDS]
+        &self.shards[(self.hasher.hash_one(key) as usize) % SHARDS]
     }
 
     /// The value visible at `snapshot` if the cache can answer: Some(None)
