@@ -61,6 +61,23 @@ impl VersionCache {
         self.shard(key).lock().map.get(key).cloned()
     }
 
+    /// Drops every entry with a key in `[start, end)` (always safe: readers
+    /// then read storage).
+    pub fn purge(&self, start: &[u8], end: &[u8]) {
+        for s in &self.shards {
+            let mut shard = s.lock();
+            let mut freed = 0;
+            shard.map.retain(|k, (_, v)| {
+                let doomed = k.as_slice() >= start && k.as_slice() < end;
+                if doomed {
+                    freed += k.len() + v.as_ref().map(|v| v.len()).unwrap_or(0) + 48;
+                }
+                !doomed
+            });
+            shard.bytes = shard.bytes.saturating_sub(freed);
+        }
+    }
+
     /// Records a committed version (commit worker only, before publishing).
     pub fn committed(&self, key: &[u8], ts: u64, value: Option<&[u8]>) {
         let size = key.len() + value.map(|v| v.len()).unwrap_or(0) + 48;
@@ -78,7 +95,7 @@ impl VersionCache {
             Some(e) => {
                 let old = e.1.as_ref().map(|v| v.len()).unwrap_or(0);
                 *e = (ts, value.map(|v| v.to_vec()));
-                shard.bytes = shard.bytes + size - (key.len() + old + 48).min(shard.bytes + size);
+                shard.bytes = (shard.bytes + size).saturating_sub(key.len() + old + 48);
             }
             None => {
                 shard.map.insert(key.to_vec(), (ts, value.map(|v| v.to_vec())));
@@ -103,6 +120,10 @@ mod tests {
         assert_eq!(c.get(b"k", 6), None);
         assert_eq!(c.get(b"k", 9), Some(None));
         assert_eq!(c.newest(b"k"), Some((7, None)));
+        c.committed(b"l", 8, Some(b"x"));
+        c.purge(b"k", b"l");
+        assert_eq!(c.newest(b"k"), None);
+        assert_eq!(c.newest(b"l"), Some((8, Some(b"x".to_vec()))));
     }
 
     #[test]

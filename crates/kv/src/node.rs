@@ -36,6 +36,9 @@ const MAX_GROUP: usize = 512;
 type PendingDelete = (u64, Vec<u8>, Vec<u8>);
 
 pub(crate) struct CommitReq {
+    /// Key ranges (full keys) this commit makes unreachable (dropped or
+    /// rewritten storage): their cache entries are dropped first.
+    pub purge: Vec<(Vec<u8>, Vec<u8>)>,
     pub writes: Vec<(Vec<u8>, Option<Vec<u8>>)>,
     pub reply: oneshot::Sender<Result<u64>>,
 }
@@ -82,10 +85,14 @@ impl Shared {
         s.keys().next().copied().unwrap_or_else(|| self.visible.load(Ordering::Acquire))
     }
 
-    pub async fn commit(&self, writes: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<u64> {
+    pub async fn commit(
+        &self,
+        writes: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+        purge: Vec<(Vec<u8>, Vec<u8>)>,
+    ) -> Result<u64> {
         let (tx, rx) = oneshot::channel();
         let sent = match self.commits.lock().as_ref() {
-            Some(s) => s.send(CommitReq { writes, reply: tx }).is_ok(),
+            Some(s) => s.send(CommitReq { writes, purge, reply: tx }).is_ok(),
             None => false,
         };
         if !sent {
@@ -158,6 +165,9 @@ fn commit_worker(
                 // The cache learns every new version before anyone can read
                 // at its timestamp (see cache.rs for the invariant).
                 for (req, t) in group.iter().zip(&stamps) {
+                    for (s, e) in &req.purge {
+                        cache.purge(s, e);
+                    }
                     for (k, v) in &req.writes {
                         cache.committed(k, *t, v.as_deref());
                     }

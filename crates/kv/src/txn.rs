@@ -355,9 +355,13 @@ impl Txn for EmbeddedTxn {
         }
         let writes: Vec<(Vec<u8>, Option<Vec<u8>>)> =
             std::mem::take(&mut self.writes).into_iter().collect();
-        let r = self.shared.commit(writes).await;
-        // Locks are released only now: the commit is visible (or failed).
         let ranges = std::mem::take(&mut self.ranges);
+        let purge = ranges
+            .iter()
+            .map(|r| (r.start.as_bytes().to_vec(), r.end.as_bytes().to_vec()))
+            .collect();
+        let r = self.shared.commit(writes, purge).await;
+        // Locks are released only now: the commit is visible (or failed).
         self.finish();
         let ts = r?;
         for range in ranges {
