@@ -20,6 +20,14 @@ use crate::mvcc;
 
 use super::{Engine, WriteBatch};
 
+/// How an iterator may use the prefix bloom filters.
+enum Seek {
+    /// Ignore them: the scan crosses user keys.
+    TotalOrder,
+    /// Use them: the scan stays within one user key's versions.
+    SamePrefix,
+}
+
 /// A RocksDB database.
 pub struct RocksEngine {
     db: DB,
@@ -131,14 +139,8 @@ impl Engine for RocksEngine {
         end: &[u8],
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        if start >= end {
-            return Ok(());
-        }
-        let mut ro = ReadOptions::default();
-        ro.set_iterate_upper_bound(end.to_vec());
         // Range scans cross user keys: never let the prefix filter hide keys.
-        ro.set_total_order_seek(true);
-        self.iterate(ro, start, f)
+        self.iterate(Seek::TotalOrder, start, end, f)
     }
 
     fn scan_versions(
@@ -147,13 +149,7 @@ impl Engine for RocksEngine {
         end: &[u8],
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        if start >= end {
-            return Ok(());
-        }
-        let mut ro = ReadOptions::default();
-        ro.set_iterate_upper_bound(end.to_vec());
-        ro.set_prefix_same_as_start(true);
-        self.iterate(ro, start, f)
+        self.iterate(Seek::SamePrefix, start, end, f)
     }
 
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
@@ -177,10 +173,20 @@ impl Engine for RocksEngine {
 impl RocksEngine {
     fn iterate(
         &self,
-        ro: ReadOptions,
+        seek: Seek,
         start: &[u8],
+        end: &[u8],
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
+        if start >= end {
+            return Ok(());
+        }
+        let mut ro = ReadOptions::default();
+        ro.set_iterate_upper_bound(end.to_vec());
+        match seek {
+            Seek::TotalOrder => ro.set_total_order_seek(true),
+            Seek::SamePrefix => ro.set_prefix_same_as_start(true),
+        }
         let mut it = self.db.raw_iterator_opt(ro);
         it.seek(start);
         while it.valid() {
