@@ -268,6 +268,10 @@ impl Txn for EmbeddedTxn {
         self.read(key)
     }
 
+    fn get_own(&self, key: &Key) -> Option<Option<Vec<u8>>> {
+        self.writes.get(key.as_bytes()).cloned()
+    }
+
     async fn multi_get(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
         let mut out = Vec::with_capacity(keys.len());
         for k in keys {

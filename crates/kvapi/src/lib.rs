@@ -149,6 +149,13 @@ pub trait Txn: Send + Sync + 'static {
     /// Reads one key at the snapshot, seeing this transaction's own writes.
     fn get(&self, key: &Key) -> impl Future<Output = Result<Option<Vec<u8>>>> + Send;
 
+    /// This transaction's own uncommitted write of `key`: `Some(Some(v))` if it
+    /// wrote `v`, `Some(None)` if it deleted the key, `None` if it has not
+    /// touched it. Bulk loads into storage created in the same transaction use
+    /// it: nothing committed can exist there, so their own writes are all
+    /// there is to check.
+    fn get_own(&self, key: &Key) -> Option<Option<Vec<u8>>>;
+
     /// Reads many keys at once; results are in the order of `keys`.
     fn multi_get(&self, keys: &[Key]) -> impl Future<Output = Result<Vec<Option<Vec<u8>>>>> + Send;
 

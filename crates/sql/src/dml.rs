@@ -293,11 +293,8 @@ pub async fn insert_rows<T: Txn>(
     let keyed: Vec<Key> = rows.iter().map(|r| key_for(tenant, table, r)).collect();
     if !table.primary_key.is_empty() {
         let locked = if private {
-            let mut v = Vec::with_capacity(keyed.len());
-            for k in &keyed {
-                v.push(txn.get(k).await.map_err(from_kv)?);
-            }
-            v
+            // Storage created in this transaction holds only our own writes.
+            keyed.iter().map(|k| txn.get_own(k).flatten()).collect::<Vec<Option<Vec<u8>>>>()
         } else {
             txn.lock(&keyed).await.map_err(from_kv)?.into_iter().map(|l| l.latest).collect()
         };
