@@ -108,3 +108,24 @@ fn portal_row_limits_and_error_recovery() {
     c.query("select 1");
     assert!(c.until_ready().is_empty());
 }
+
+/// A client that disconnects while its statement waits for a lock loses
+/// that statement: it is cancelled, not completed and committed later.
+#[test]
+fn disconnect_during_a_lock_wait_cancels_the_statement() {
+    let s = TestServer::start();
+    s.query("create table acct (id int primary key, bal int)");
+    s.query("insert into acct values (1, 100)");
+    let mut a = RawClient::connect(s.port);
+    a.query("begin; update acct set bal = bal + 1 where id = 1");
+    assert!(a.until_ready().is_empty());
+    let mut b = RawClient::connect(s.port);
+    b.query("update acct set bal = bal + 1000 where id = 1");
+    std::thread::sleep(Duration::from_millis(200));
+    drop(b);
+    std::thread::sleep(Duration::from_millis(300));
+    a.query("commit");
+    assert!(a.until_ready().is_empty());
+    s.query("update acct set bal = bal + 10 where id = 1");
+    assert_eq!(s.query("select bal from acct where id = 1"), "111");
+}

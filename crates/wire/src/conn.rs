@@ -505,13 +505,33 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
     ) -> Result<bool, Close> {
         let notified = cancel.notified();
         tokio::pin!(notified);
+        let mut client_gone = false;
         let res = {
-            let fut = self.session.execute(portal, max, &mut self.out);
-            tokio::select! {
-                r = fut => Some(r),
-                _ = &mut notified => None,
+            let Conn { io, rbuf, out, session } = self;
+            let fut = session.execute(portal, max, out);
+            tokio::pin!(fut);
+            loop {
+                // While the statement runs, keep reading what the client sends
+                // (up to a bound), so a vanished client ends its statement
+                // (and frees its locks) instead of waiting forever.
+                let readable = rbuf.len() < FLUSH_AT;
+                tokio::select! {
+                    r = &mut fut => break Some(r),
+                    _ = &mut notified => break None,
+                    n = io.read_buf(rbuf), if readable => match n {
+                        Ok(0) | Err(_) => {
+                            client_gone = true;
+                            break None;
+                        }
+                        Ok(_) => continue,
+                    },
+                }
             }
         };
+        if client_gone {
+            self.session.cancelled();
+            return Err(Close::Normal);
+        }
         let res = match res {
             Some(r) => r,
             None => {
