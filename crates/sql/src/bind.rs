@@ -93,6 +93,8 @@ pub struct Binder<'a> {
     pub subqueries: Vec<(Plan, crate::plan::SubqKind)>,
     /// Where the current query level's subqueries start in `subqueries`.
     pub subq_marks: Vec<usize>,
+    /// WITH queries in scope, innermost last: name -> (plan, columns).
+    pub ctes: Vec<(String, Plan, Vec<Column>)>,
     depth: usize,
 }
 
@@ -175,6 +177,7 @@ impl<'a> Binder<'a> {
             outer: Vec::new(),
             subqueries: Vec::new(),
             subq_marks: Vec::new(),
+            ctes: Vec::new(),
             depth: 0,
         }
     }
@@ -314,6 +317,20 @@ impl<'a> Binder<'a> {
                 Ok((Expr::Const(sqltypes::text::parse_text(&to, &s)?), to))
             }
             E::Function(f) => self.function(f, scope, agg),
+            E::Substring { expr, substring_from, substring_for, .. } => {
+                let (x, xt) = self.expr_in(expr, scope, agg)?;
+                let mut args = vec![self.coerce(x, &xt, &DataType::Text)?];
+                let from = match substring_from {
+                    Some(f) => self.expr_in(f, scope, agg)?,
+                    None => (Expr::Const(Value::Int4(1)), DataType::Int4),
+                };
+                args.push(self.coerce(from.0, &from.1, &DataType::Int4)?);
+                if let Some(n) = substring_for {
+                    let (nx, nt) = self.expr_in(n, scope, agg)?;
+                    args.push(self.coerce(nx, &nt, &DataType::Int4)?);
+                }
+                Ok((Expr::Func(func::Func::Substr, args), DataType::Text))
+            }
             E::Subquery(q) => {
                 let (i, cols) = self.subquery(q, scope, crate::plan::SubqKind::Scalar)?;
                 if cols.len() != 1 {
@@ -976,7 +993,9 @@ fn plan_reads_outer(p: &Plan) -> bool {
             }
             found |= plan_reads_outer(l) || plan_reads_outer(r);
         }
-        Plan::Lateral(l, r, _, _) => found |= plan_reads_outer(l) || plan_reads_outer(r),
+        Plan::Lateral(l, r, _, _) | Plan::SetOp(_, _, l, r) => {
+            found |= plan_reads_outer(l) || plan_reads_outer(r)
+        }
         Plan::Aggregate(i, g, aggs) => {
             g.iter().for_each(&mut check);
             aggs.iter().filter_map(|a| a.arg.as_ref()).for_each(&mut check);

@@ -17,7 +17,9 @@ use crate::bail;
 use crate::catalog::{keys, Catalog, TableDef};
 use crate::error::{from_kv, Result};
 use crate::expr::{EvalContext, Expr, SubqValue};
-use crate::plan::{Access, AggCall, AggFunc, JoinKind, KeyBound, Plan, Scan, SortKey, SubqKind};
+use crate::plan::{
+    Access, AggCall, AggFunc, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey, SubqKind,
+};
 
 /// Rows fetched per KV scan call.
 pub const SCAN_BATCH: usize = 1024;
@@ -115,6 +117,11 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                     }
                 }
                 out
+            }
+            Plan::SetOp(kind, all, l, r) => {
+                let left = run(l, cx).await?;
+                let right = run(r, cx).await?;
+                set_op(*kind, *all, left, right)
             }
             Plan::Init(list, input) => {
                 let mut values = Vec::with_capacity(list.len());
@@ -436,30 +443,76 @@ fn join(
     ctx: &EvalContext,
 ) -> Result<Vec<Row>> {
     let mut out = Vec::new();
+    let mut right_matched = vec![false; right.len()];
     for l in &left {
         let mut matched = false;
-        for r in &right {
+        for (ri, r) in right.iter().enumerate() {
             let mut row = Vec::with_capacity(l.len() + r.len());
             row.extend_from_slice(l);
             row.extend_from_slice(r);
-            if match on {
+            let hit = match on {
                 Some(p) => p.eval_pred(&row, ctx)?,
                 None => true,
-            } {
+            };
+            if hit {
                 if out.len() >= MAX_ROWS {
                     bail!(ProgramLimitExceeded, "join result exceeds {MAX_ROWS} rows");
                 }
                 matched = true;
+                right_matched[ri] = true;
                 out.push(row);
             }
         }
-        if !matched && kind == JoinKind::Left {
+        if !matched && matches!(kind, JoinKind::Left | JoinKind::Full(_)) {
             let mut row = l.clone();
             row.extend(std::iter::repeat_n(Value::Null, width));
             out.push(row);
         }
     }
+    if let JoinKind::Right(lw) | JoinKind::Full(lw) = kind {
+        for (r, seen) in right.into_iter().zip(right_matched) {
+            if !seen {
+                let mut row: Row = std::iter::repeat_n(Value::Null, lw).collect();
+                row.extend(r);
+                out.push(row);
+            }
+        }
+    }
     Ok(out)
+}
+
+/// Combines two inputs by a set operation; rows compare by value, NULLs equal.
+fn set_op(kind: SetOpKind, all: bool, left: Vec<Row>, right: Vec<Row>) -> Vec<Row> {
+    let mut emitted: HashSet<Vec<u8>> = HashSet::new();
+    let mut out = Vec::new();
+    if kind == SetOpKind::Union {
+        for r in left.into_iter().chain(right) {
+            if all || emitted.insert(group_key(&r)) {
+                out.push(r);
+            }
+        }
+        return out;
+    }
+    let mut right_counts: HashMap<Vec<u8>, usize> = HashMap::new();
+    for r in &right {
+        *right_counts.entry(group_key(r)).or_insert(0) += 1;
+    }
+    for r in left {
+        let k = group_key(&r);
+        let n = right_counts.get(&k).copied().unwrap_or(0);
+        if all {
+            // Each right row matches (INTERSECT) or cancels (EXCEPT) one left row.
+            if n > 0 {
+                right_counts.insert(k, n - 1);
+            }
+            if (kind == SetOpKind::Intersect) == (n > 0) {
+                out.push(r);
+            }
+        } else if (kind == SetOpKind::Intersect) == (n > 0) && emitted.insert(k) {
+            out.push(r);
+        }
+    }
+    out
 }
 
 /// Running state of one aggregate.

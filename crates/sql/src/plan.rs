@@ -132,6 +132,10 @@ pub enum JoinKind {
     Inner,
     /// LEFT OUTER JOIN.
     Left,
+    /// RIGHT OUTER JOIN; the left side's width, for NULL padding.
+    Right(usize),
+    /// FULL OUTER JOIN; the left side's width, for NULL padding.
+    Full(usize),
 }
 
 /// A node of the operator tree.
@@ -164,9 +168,23 @@ pub enum Plan {
     Limit(Box<Plan>, Option<Expr>, Option<Expr>),
     /// Removes duplicate rows.
     Distinct(Box<Plan>),
+    /// UNION / INTERSECT / EXCEPT of two inputs with the same column count;
+    /// `bool` is ALL (keep duplicates).
+    SetOp(SetOpKind, bool, Box<Plan>, Box<Plan>),
     /// Runs uncorrelated subqueries once, then the input with their results
     /// visible to [`crate::expr::Expr::Subquery`] / `InSubquery`.
     Init(Vec<(Plan, SubqKind)>, Box<Plan>),
+}
+
+/// A set operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOpKind {
+    /// UNION
+    Union,
+    /// INTERSECT
+    Intersect,
+    /// EXCEPT
+    Except,
 }
 
 /// How a subquery's rows become a value.
@@ -218,6 +236,7 @@ impl Plan {
             Plan::Limit(..) => "Limit".into(),
             Plan::Distinct(..) => "Unique".into(),
             Plan::Init(list, _) => format!("InitPlans ({})", list.len()),
+            Plan::SetOp(k, all, _, _) => format!("{k:?}{}", if *all { " All" } else { "" }),
         };
         out.push(format!("{arrow}{line}"));
         match self {
@@ -228,7 +247,7 @@ impl Plan {
             | Plan::Limit(i, _, _)
             | Plan::Distinct(i)
             | Plan::Init(_, i) => i.explain(out, depth + 1),
-            Plan::Join(l, r, ..) | Plan::Lateral(l, r, ..) => {
+            Plan::Join(l, r, ..) | Plan::Lateral(l, r, ..) | Plan::SetOp(_, _, l, r) => {
                 l.explain(out, depth + 1);
                 r.explain(out, depth + 1);
             }

@@ -14,7 +14,7 @@ use crate::bind::{self, AggState, Binder, Scope, ScopeCol};
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::expr::{conjuncts, BinOp, Expr};
-use crate::plan::{Access, Column, JoinKind, KeyBound, Plan, Scan, SortKey};
+use crate::plan::{Access, Column, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey};
 use crate::system::SystemTable;
 use crate::{bail, err};
 
@@ -32,8 +32,24 @@ pub fn plan_query(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Colum
 }
 
 fn plan_query_inner(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
-    if q.with.is_some() {
-        bail!(FeatureNotSupported, "WITH queries are not supported yet");
+    let ctes_before = b.ctes.len();
+    let r = plan_with_ctes(b, q);
+    b.ctes.truncate(ctes_before);
+    r
+}
+
+fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
+    if let Some(with) = &q.with {
+        if with.recursive {
+            bail!(FeatureNotSupported, "WITH RECURSIVE is not supported yet");
+        }
+        for cte in &with.cte_tables {
+            let (plan, mut cols) = plan_query(b, &cte.query)?;
+            for (c, alias) in cols.iter_mut().zip(&cte.alias.columns) {
+                c.name = bind::ident(&alias.name);
+            }
+            b.ctes.push((bind::ident(&cte.alias.name), plan, cols));
+        }
     }
     let (plan, cols) = match q.body.as_ref() {
         ast::SetExpr::Select(s) => plan_select(b, s, q.order_by.as_ref())?,
@@ -42,7 +58,14 @@ fn plan_query_inner(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Col
             let p = order_simple(b, p, &c, q.order_by.as_ref())?;
             (p, c)
         }
-        ast::SetExpr::Query(inner) => plan_query(b, inner)?,
+        ast::SetExpr::Query(inner) => {
+            let (p, c) = plan_query(b, inner)?;
+            (order_simple(b, p, &c, q.order_by.as_ref())?, c)
+        }
+        ast::SetExpr::SetOperation { .. } => {
+            let (p, c) = plan_set_expr(b, q.body.as_ref())?;
+            (order_simple(b, p, &c, q.order_by.as_ref())?, c)
+        }
         other => bail!(FeatureNotSupported, "query form not supported yet: {other}"),
     };
     let plan = limit(b, plan, q.limit_clause.as_ref())?;
@@ -70,6 +93,51 @@ fn limit(b: &mut Binder<'_>, plan: Plan, clause: Option<&ast::LimitClause>) -> R
     let l = bind_count(lim)?;
     let o = bind_count(off)?;
     Ok(Plan::Limit(Box::new(plan), l, o))
+}
+
+/// Plans one side of a set operation (or a whole one).
+fn plan_set_expr(b: &mut Binder<'_>, e: &ast::SetExpr) -> Result<(Plan, Vec<Column>)> {
+    match e {
+        ast::SetExpr::Select(s) => plan_select(b, s, None),
+        ast::SetExpr::Values(v) => plan_values(b, v),
+        ast::SetExpr::Query(q) => plan_query(b, q),
+        ast::SetExpr::SetOperation { left, op, set_quantifier, right } => {
+            let kind = match op {
+                ast::SetOperator::Union => SetOpKind::Union,
+                ast::SetOperator::Intersect => SetOpKind::Intersect,
+                ast::SetOperator::Except | ast::SetOperator::Minus => SetOpKind::Except,
+            };
+            let all = match set_quantifier {
+                ast::SetQuantifier::All => true,
+                ast::SetQuantifier::Distinct | ast::SetQuantifier::None => false,
+                other => bail!(FeatureNotSupported, "set quantifier {other} is not supported"),
+            };
+            let (lp, lc) = plan_set_expr(b, left)?;
+            let (rp, rc) = plan_set_expr(b, right)?;
+            if lc.len() != rc.len() {
+                let what = format!("{kind:?}").to_uppercase();
+                bail!(SyntaxError, "each {what} query must have the same number of columns");
+            }
+            // Both sides are converted to the common column types.
+            let mut cols = lc.clone();
+            let mut lx = Vec::new();
+            let mut rx = Vec::new();
+            for (i, (l, r)) in lc.iter().zip(&rc).enumerate() {
+                let Some(t) = sqltypes::cast::common_type(&l.ty, &r.ty) else {
+                    let what = format!("{kind:?}").to_uppercase();
+                    bail!(DatatypeMismatch, "{what} types {} and {} cannot be matched", l.ty, r.ty);
+                };
+                let t = if t == DataType::Unknown { DataType::Text } else { t };
+                lx.push(b.coerce(Expr::Column(i), &l.ty, &t)?);
+                rx.push(b.coerce(Expr::Column(i), &r.ty, &t)?);
+                cols[i].ty = t;
+            }
+            let lp = Plan::Project(Box::new(lp), lx);
+            let rp = Plan::Project(Box::new(rp), rx);
+            Ok((Plan::SetOp(kind, all, Box::new(lp), Box::new(rp)), cols))
+        }
+        other => bail!(FeatureNotSupported, "query form not supported yet: {other}"),
+    }
 }
 
 /// Plans VALUES (...), (...) as a standalone query.
@@ -376,6 +444,22 @@ pub fn derive_name(e: &ast::Expr) -> String {
             n => n.to_string(),
         },
         ast::Expr::Nested(inner) => derive_name(inner),
+        ast::Expr::Subquery(q) => match q.body.as_ref() {
+            ast::SetExpr::Select(s) => match s.projection.as_slice() {
+                [ast::SelectItem::UnnamedExpr(e)] => derive_name(e),
+                [ast::SelectItem::ExprWithAlias { alias, .. }] => bind::ident(alias),
+                _ => "?column?".into(),
+            },
+            _ => "?column?".into(),
+        },
+        ast::Expr::Exists { .. } => "exists".into(),
+        ast::Expr::Substring { shorthand, .. } => {
+            if *shorthand {
+                "substr".into()
+            } else {
+                "substring".into()
+            }
+        }
         ast::Expr::Case { .. } => "case".into(),
         ast::Expr::TypedString(ts) => bind::data_type(&ts.data_type)
             .map(|t| t.typname().to_string())
@@ -464,9 +548,12 @@ fn join(
     op: &ast::JoinOperator,
 ) -> Result<(Plan, Scope)> {
     use ast::JoinOperator as J;
+    let left_width = left.1.cols.len();
     let (kind, constraint) = match op {
         J::Join(c) | J::Inner(c) => (JoinKind::Inner, c),
         J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, c),
+        J::Right(c) | J::RightOuter(c) => (JoinKind::Right(left_width), c),
+        J::FullOuter(c) => (JoinKind::Full(left_width), c),
         J::CrossJoin(c) => (JoinKind::Inner, c),
         other => bail!(FeatureNotSupported, "join type not supported yet: {other:?}"),
     };
@@ -543,6 +630,30 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
             let tname = bind::object_name(name)?;
             let schema = bind::object_schema(name);
             let qualifier = alias_name(alias).unwrap_or_else(|| tname.clone());
+            if schema.is_none() {
+                if let Some((_, plan, cols)) =
+                    b.ctes.iter().rev().find(|(n, _, _)| *n == tname).cloned()
+                {
+                    let renames: Vec<String> = alias
+                        .as_ref()
+                        .map(|a| a.columns.iter().map(|c| bind::ident(&c.name)).collect())
+                        .unwrap_or_default();
+                    let scope = Scope {
+                        cols: cols
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, c)| ScopeCol {
+                                qualifier: Some(qualifier.clone()),
+                                name: renames.get(i).cloned().unwrap_or(c.name),
+                                ty: c.ty,
+                                table_oid: 0,
+                                column_id: 0,
+                            })
+                            .collect(),
+                    };
+                    return Ok((plan, scope));
+                }
+            }
             let user_table = match schema.as_deref() {
                 None | Some("public") => b.catalog.get_table(&tname),
                 _ => None,
