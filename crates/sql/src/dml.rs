@@ -51,6 +51,23 @@ pub struct InsertPlan {
     pub defaults: Vec<Option<Expr>>,
     /// RETURNING, if any.
     pub returning: Option<Returning>,
+    /// ON CONFLICT (on the primary key), if any.
+    pub on_conflict: Option<OnConflict>,
+}
+
+/// What INSERT does when a row's primary key already exists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OnConflict {
+    /// Skip the row.
+    DoNothing,
+    /// Update the existing row. Expressions see the existing row's columns
+    /// followed by the proposed row's (`excluded.*`).
+    DoUpdate {
+        /// (column, new value).
+        sets: Vec<(usize, Expr)>,
+        /// Optional WHERE on the existing/excluded pair.
+        filter: Option<Expr>,
+    },
 }
 
 /// A planned UPDATE.
@@ -353,11 +370,75 @@ pub async fn insert<T: Txn>(
         check_row(table, &mut row)?;
         rows.push(row);
     }
+    if let Some(oc) = &plan.on_conflict {
+        return upsert(txn, tenant, plan, oc, rows, eval).await;
+    }
     for chunk in rows.chunks(1024) {
         insert_rows(txn, tenant, table, chunk, private).await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &rows, eval)?;
     Ok((rows.len() as u64, returned))
+}
+
+/// INSERT ... ON CONFLICT: row by row, lock the key, then insert, skip or
+/// update the existing row.
+async fn upsert<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    plan: &InsertPlan,
+    oc: &OnConflict,
+    rows: Vec<Row>,
+    eval: &EvalContext,
+) -> Result<(u64, Vec<Row>)> {
+    let table = &plan.table;
+    let types = table.types();
+    let mut written = Vec::new();
+    let mut updated_keys = HashSet::new();
+    let mut buf = Vec::new();
+    for row in rows {
+        let key = key_for(tenant, table, &row);
+        let locked = txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+        let Some(existing) = locked.into_iter().next().and_then(|l| l.latest) else {
+            insert_rows(txn, tenant, table, std::slice::from_ref(&row), false).await?;
+            updated_keys.insert(key.as_bytes().to_vec());
+            written.push(row);
+            continue;
+        };
+        let OnConflict::DoUpdate { sets, filter } = oc else { continue };
+        if !updated_keys.insert(key.as_bytes().to_vec()) {
+            return Err(err!(CardinalityViolation, "ON CONFLICT DO UPDATE command cannot affect row a second time")
+                .with_hint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values."));
+        }
+        let old = rowcodec::decode_row(&existing, &types)?;
+        let mut pair = old.clone();
+        pair.extend(row.iter().cloned());
+        if let Some(f) = filter {
+            if !f.eval_pred(&pair, eval)? {
+                continue;
+            }
+        }
+        let mut new = old.clone();
+        for (c, e) in sets {
+            new[*c] = e.eval(&pair, eval)?;
+        }
+        check_row(table, &mut new)?;
+        if table.primary_key.iter().any(|&c| {
+            ops::compare(&old[c], &new[c]).ok().flatten() != Some(std::cmp::Ordering::Equal)
+        }) {
+            bail!(FeatureNotSupported, "ON CONFLICT DO UPDATE cannot change the primary key yet");
+        }
+        if !table.indexes.is_empty() {
+            lock_unique_entries(txn, tenant, table, &old, &key).await?;
+            remove_index_entries(txn, tenant, table, &old, &key, Some(&new))?;
+            add_index_entries(txn, tenant, table, &new, &key, Some(&old)).await?;
+        }
+        buf.clear();
+        rowcodec::encode_row(&new, &mut buf);
+        txn.put(key, buf.clone(), LockMode::Locked).map_err(from_kv)?;
+        written.push(new);
+    }
+    let returned = returning_rows(plan.returning.as_ref(), &written, eval)?;
+    Ok((written.len() as u64, returned))
 }
 
 fn returning_rows(ret: Option<&Returning>, rows: &[Row], eval: &EvalContext) -> Result<Vec<Row>> {

@@ -12,7 +12,7 @@ use sqltypes::DataType;
 
 use crate::bind::{self, Binder, Scope};
 use crate::catalog::Catalog;
-use crate::dml::{DeletePlan, InsertPlan, Returning, UpdatePlan};
+use crate::dml::{DeletePlan, InsertPlan, OnConflict, Returning, UpdatePlan};
 use crate::error::Result;
 use crate::parse::Stmt;
 use crate::plan::{Access, Column, Plan, Scan};
@@ -169,9 +169,7 @@ fn returning(
 fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
     let name = table_name(&ins.table)?;
     let table = b.catalog.must_get_table(&name)?;
-    if ins.on.is_some() {
-        bail!(FeatureNotSupported, "INSERT ... ON CONFLICT is not supported yet");
-    }
+
     let targets: Vec<usize> = if ins.columns.is_empty() {
         (0..table.columns.len()).collect()
     } else {
@@ -247,9 +245,109 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
             None => None,
         });
     }
-    let scope = select::table_scope(&table, &name, &None);
+    let qualifier =
+        ins.table_alias.as_ref().map(|a| bind::ident(&a.alias)).unwrap_or_else(|| name.clone());
+    let scope = select::table_scope(&table, &qualifier, &None);
+    let on_conflict = match &ins.on {
+        None => None,
+        Some(on) => Some(plan_on_conflict(b, &table, &scope, on)?),
+    };
     let ret = returning(b, &ins.returning, &scope)?;
-    Ok(InsertPlan { table, targets, source, defaults, returning: ret })
+    Ok(InsertPlan { table, targets, source, defaults, returning: ret, on_conflict })
+}
+
+fn plan_on_conflict(
+    b: &mut Binder<'_>,
+    table: &crate::catalog::TableDef,
+    scope: &Scope,
+    on: &ast::OnInsert,
+) -> Result<OnConflict> {
+    let ast::OnInsert::OnConflict(oc) = on else {
+        bail!(FeatureNotSupported, "ON DUPLICATE KEY UPDATE is MySQL syntax; use ON CONFLICT");
+    };
+    let no_match = || {
+        err!(
+            InvalidColumnReference,
+            "there is no unique or exclusion constraint matching the ON CONFLICT specification"
+        )
+    };
+    match &oc.conflict_target {
+        None => {}
+        Some(ast::ConflictTarget::Columns(cols)) => {
+            let mut want: Vec<usize> = Vec::new();
+            for c in cols {
+                want.push(table.column_index(&bind::ident(c)).ok_or_else(no_match)?);
+            }
+            let mut pk = table.primary_key.clone();
+            want.sort_unstable();
+            pk.sort_unstable();
+            if pk.is_empty() || want != pk {
+                return Err(no_match());
+            }
+        }
+        Some(ast::ConflictTarget::OnConstraint(n)) => {
+            let cname = bind::object_name(n)?;
+            if table.pkey_name.as_deref() != Some(cname.as_str()) {
+                bail!(
+                    UndefinedObject,
+                    "constraint \"{cname}\" for table \"{}\" does not exist",
+                    table.name
+                );
+            }
+        }
+    }
+    if table.primary_key.is_empty() {
+        return Err(no_match());
+    }
+    match &oc.action {
+        ast::OnConflictAction::DoNothing => Ok(OnConflict::DoNothing),
+        ast::OnConflictAction::DoUpdate(du) => {
+            if oc.conflict_target.is_none() {
+                return Err(err!(
+                    SyntaxError,
+                    "ON CONFLICT DO UPDATE requires inference specification or constraint name"
+                )
+                .with_hint("For example, ON CONFLICT (column_name)."));
+            }
+            // Existing row's columns, then the proposed row's as `excluded`.
+            let mut pair = scope.clone();
+            for (i, c) in table.columns.iter().enumerate() {
+                pair.cols.push(crate::bind::ScopeCol {
+                    qualifier: Some("excluded".into()),
+                    name: c.name.clone(),
+                    ty: c.ty.to_type(),
+                    table_oid: table.oid,
+                    column_id: i as i16 + 1,
+                });
+            }
+            let mut sets = Vec::new();
+            for a in &du.assignments {
+                let cn = match &a.target {
+                    ast::AssignmentTarget::ColumnName(n) => bind::object_name(n)?,
+                    ast::AssignmentTarget::Tuple(_) => {
+                        bail!(FeatureNotSupported, "multi-column SET is not supported yet")
+                    }
+                };
+                let Some(i) = table.column_index(&cn) else {
+                    bail!(
+                        UndefinedColumn,
+                        "column \"{cn}\" of relation \"{}\" does not exist",
+                        table.name
+                    );
+                };
+                let ty = table.columns[i].ty.to_type();
+                sets.push((i, b.assign(&a.value, &pair, &ty)?));
+            }
+            let filter = match &du.selection {
+                Some(w) => {
+                    let (x, t) = b.expr(w, &pair)?;
+                    Some(b.coerce(x, &t, &DataType::Bool)?)
+                }
+                None => None,
+            };
+            Ok(OnConflict::DoUpdate { sets, filter })
+        }
+    }
 }
 
 fn is_default(e: &ast::Expr) -> bool {

@@ -360,7 +360,11 @@ impl<K: KvClient> Session<K> {
         if let Some(pos) = e.position {
             e.position = Some(pos);
         } else if let Some(tok) = quoted_token(&e.message) {
-            if let Some(i) = p.text.find(&tok) {
+            let found = p
+                .text
+                .find(&tok)
+                .or_else(|| p.text.to_ascii_lowercase().find(&tok.to_ascii_lowercase()));
+            if let Some(i) = found {
                 let chars = p.text[..i].chars().count();
                 e.position = Some((p.offset + chars + 1) as u32);
             }
@@ -913,6 +917,9 @@ fn quoted_token(msg: &str) -> Option<String> {
     // Points the caret at the first quoted name in messages such as
     // `relation "x" does not exist` or `column "y" does not exist`, and at the
     // literal in `invalid input syntax for type integer: "x"`.
+    if msg.starts_with("ON CONFLICT DO UPDATE requires") {
+        return Some("on conflict".into());
+    }
     let literal = msg.starts_with("invalid input syntax for type ");
     if let Some(rest) = msg.strip_prefix("syntax error at or near \"") {
         return rest.strip_suffix('"').map(|t| t.to_string());

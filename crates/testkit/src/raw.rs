@@ -1,0 +1,141 @@
+//! A minimal PostgreSQL v3 protocol client over a blocking `TcpStream`, for
+//! tests that need exact control of the bytes on the wire: cancel requests,
+//! malformed messages, portal row limits. It panics on unexpected failures
+//! (it is test code), and every read has a timeout.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+/// How long a raw read waits before the test fails.
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A raw protocol connection logged in as `postgres` to database `postgres`.
+pub struct RawClient {
+    /// The socket; tests may write arbitrary bytes to it.
+    pub stream: TcpStream,
+    /// BackendKeyData (pid, secret) received at startup, for CancelRequest.
+    pub key: (i32, i32),
+}
+
+/// Builds a StartupMessage (protocol 3.0) for `postgres`/`postgres`.
+pub(crate) fn startup_message() -> Vec<u8> {
+    let mut body = 196608u32.to_be_bytes().to_vec();
+    for (k, v) in [("user", "postgres"), ("database", "postgres")] {
+        body.extend_from_slice(k.as_bytes());
+        body.push(0);
+        body.extend_from_slice(v.as_bytes());
+        body.push(0);
+    }
+    body.push(0);
+    let mut msg = (body.len() as u32 + 4).to_be_bytes().to_vec();
+    msg.extend_from_slice(&body);
+    msg
+}
+
+/// Reads one backend message (type, body), or an I/O error.
+pub(crate) fn read_message(stream: &mut TcpStream) -> std::io::Result<(u8, Vec<u8>)> {
+    let mut head = [0u8; 5];
+    stream.read_exact(&mut head)?;
+    let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    if !(4..=(64 << 20)).contains(&len) {
+        return Err(std::io::Error::other(format!("bad message length {len}")));
+    }
+    let mut body = vec![0u8; len - 4];
+    stream.read_exact(&mut body)?;
+    Ok((head[0], body))
+}
+
+/// The SQLSTATE (`C` field) of an ErrorResponse body.
+pub(crate) fn error_code(body: &[u8]) -> Option<String> {
+    body.split(|&b| b == 0)
+        .find(|f| f.first() == Some(&b'C'))
+        .map(|f| String::from_utf8_lossy(&f[1..]).into_owned())
+}
+
+impl RawClient {
+    /// Connects and completes startup as `postgres` (trust auth).
+    pub fn connect(port: u16) -> RawClient {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream.set_read_timeout(Some(READ_TIMEOUT)).expect("set read timeout");
+        stream.write_all(&startup_message()).expect("startup");
+        let mut c = RawClient { stream, key: (0, 0) };
+        loop {
+            let (tag, body) = c.read_message();
+            if tag == b'K' && body.len() == 8 {
+                c.key = (
+                    i32::from_be_bytes([body[0], body[1], body[2], body[3]]),
+                    i32::from_be_bytes([body[4], body[5], body[6], body[7]]),
+                );
+            }
+            if tag == b'Z' {
+                return c;
+            }
+            assert_ne!(tag, b'E', "startup failed: {}", String::from_utf8_lossy(&body));
+        }
+    }
+
+    /// Sends one message with a correct length header.
+    pub fn send(&mut self, tag: u8, body: &[u8]) {
+        let mut m = vec![tag];
+        m.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+        m.extend_from_slice(body);
+        self.stream.write_all(&m).expect("send");
+    }
+
+    /// Sends a simple Query.
+    pub fn query(&mut self, sql: &str) {
+        let mut b = sql.as_bytes().to_vec();
+        b.push(0);
+        self.send(b'Q', &b);
+    }
+
+    /// Reads one message (type, body); panics on timeout or close.
+    pub fn read_message(&mut self) -> (u8, Vec<u8>) {
+        read_message(&mut self.stream).expect("reading a backend message")
+    }
+
+    /// Reads until ReadyForQuery; returns the SQLSTATEs of any errors seen.
+    pub fn until_ready(&mut self) -> Vec<String> {
+        let mut codes = Vec::new();
+        loop {
+            let (tag, body) = self.read_message();
+            if tag == b'E' {
+                codes.extend(error_code(&body));
+            }
+            if tag == b'Z' {
+                return codes;
+            }
+        }
+    }
+
+    /// Sends a CancelRequest for this client's session on a new connection.
+    pub fn cancel(&self, port: u16) {
+        let mut c = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        let mut m = 16u32.to_be_bytes().to_vec();
+        m.extend_from_slice(&80877102u32.to_be_bytes());
+        m.extend_from_slice(&self.key.0.to_be_bytes());
+        m.extend_from_slice(&self.key.1.to_be_bytes());
+        c.write_all(&m).expect("cancel");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn startup_message_has_its_length_first() {
+        let m = startup_message();
+        assert_eq!(u32::from_be_bytes([m[0], m[1], m[2], m[3]]) as usize, m.len());
+        assert_eq!(&m[4..8], &196608u32.to_be_bytes());
+        assert_eq!(m.last(), Some(&0));
+    }
+
+    #[test]
+    fn error_code_finds_the_c_field() {
+        let body = b"SERROR\0VERROR\0C42P01\0Mrelation \"x\" does not exist\0\0";
+        assert_eq!(error_code(body).as_deref(), Some("42P01"));
+        assert_eq!(error_code(b"Mno code\0\0"), None);
+    }
+}
