@@ -126,6 +126,26 @@ impl AsyncDB for Conn {
     }
 }
 
+/// Runs every record of a file, going on after a failure (so one run shows
+/// all of a file's failures, though later ones may follow from earlier ones),
+/// and returns the failures.
+async fn run_all_records<M: sqllogictest::MakeConnection<Conn = Conn>>(
+    runner: &mut Runner<Conn, M>,
+    path: &Path,
+) -> Result<(), String> {
+    let records = sqllogictest::parse_file(path).map_err(|e| e.to_string())?;
+    let mut failures = Vec::new();
+    for record in records {
+        if let Err(e) = runner.run_async(record).await {
+            failures.push(e.display(true).to_string());
+        }
+    }
+    if failures.is_empty() {
+        return Ok(());
+    }
+    Err(format!("{} failing records:\n\n{}", failures.len(), failures.join("\n")))
+}
+
 /// Runs (or, with `UPDATE_GOLDENFILES=1`, regenerates) one file on its own
 /// server.
 fn run_file(path: &Path) -> Result<(), Failed> {
@@ -157,7 +177,7 @@ fn run_file(path: &Path) -> Result<(), Failed> {
                 .await
                 .map_err(|e| e.to_string())
         } else {
-            runner.run_file_async(path).await.map_err(|e| e.display(true).to_string())
+            run_all_records(&mut runner, path).await
         }
     });
     let alive = server.is_alive();
