@@ -317,6 +317,31 @@ impl<'a> Binder<'a> {
                 Ok((Expr::Const(sqltypes::text::parse_text(&to, &s)?), to))
             }
             E::Function(f) => self.function(f, scope, agg),
+            E::Position { expr, r#in } => {
+                let (s, st) = self.expr_in(r#in, scope, agg)?;
+                let (sub, subt) = self.expr_in(expr, scope, agg)?;
+                let args = vec![
+                    self.coerce(s, &st, &DataType::Text)?,
+                    self.coerce(sub, &subt, &DataType::Text)?,
+                ];
+                Ok((Expr::Func(func::Func::StrPos, args), DataType::Int4))
+            }
+            E::Trim { expr, trim_where, trim_what, .. } => {
+                let (x, xt) = self.expr_in(expr, scope, agg)?;
+                let mut args = vec![self.coerce(x, &xt, &DataType::Text)?];
+                if let Some(w) = trim_what {
+                    let (c, ct) = self.expr_in(w, scope, agg)?;
+                    args.push(self.coerce(c, &ct, &DataType::Text)?);
+                } else {
+                    args.push(Expr::Const(Value::Text(" ".into())));
+                }
+                let f = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => func::Func::LTrim,
+                    Some(ast::TrimWhereField::Trailing) => func::Func::RTrim,
+                    _ => func::Func::BTrimChars,
+                };
+                Ok((Expr::Func(f, args), DataType::Text))
+            }
             E::Substring { expr, substring_from, substring_for, .. } => {
                 let (x, xt) = self.expr_in(expr, scope, agg)?;
                 let mut args = vec![self.coerce(x, &xt, &DataType::Text)?];

@@ -66,6 +66,30 @@ pub enum Func {
     CurrentSchemas,
     /// array_position(array, element) over an array in text form.
     ArrayPosition,
+    /// strpos(s, sub), position(sub in s)
+    StrPos,
+    /// left(s, n)
+    Left,
+    /// right(s, n)
+    Right,
+    /// lpad(s, n [, fill])
+    LPad,
+    /// rpad(s, n [, fill])
+    RPad,
+    /// ltrim(s [, chars])
+    LTrim,
+    /// rtrim(s [, chars])
+    RTrim,
+    /// btrim(s, chars)
+    BTrimChars,
+    /// split_part(s, delim, n)
+    SplitPart,
+    /// reverse(s)
+    Reverse,
+    /// initcap(s)
+    InitCap,
+    /// starts_with(s, prefix)
+    StartsWith,
     /// Internal: strips trailing blanks, so char(n) compares as bpchar does.
     BpcharTrim,
     /// concat(...)
@@ -104,6 +128,18 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("least", 1..) => (Func::Least, common(args)?),
         ("substr" | "substring", 2 | 3) => (Func::Substr, T::Text),
         ("btrim" | "trim", 1) => (Func::Trim, T::Text),
+        ("btrim", 2) => (Func::BTrimChars, T::Text),
+        ("strpos", 2) => (Func::StrPos, T::Int4),
+        ("left", 2) => (Func::Left, T::Text),
+        ("right", 2) => (Func::Right, T::Text),
+        ("lpad", 2 | 3) => (Func::LPad, T::Text),
+        ("rpad", 2 | 3) => (Func::RPad, T::Text),
+        ("ltrim", 1 | 2) => (Func::LTrim, T::Text),
+        ("rtrim", 1 | 2) => (Func::RTrim, T::Text),
+        ("split_part", 3) => (Func::SplitPart, T::Text),
+        ("reverse", 1) => (Func::Reverse, T::Text),
+        ("initcap", 1) => (Func::InitCap, T::Text),
+        ("starts_with", 2) => (Func::StartsWith, T::Bool),
         ("round", 1) if first == T::Float8 => (Func::Round, T::Float8),
         ("round", 1 | 2) => (Func::Round, T::Numeric(None)),
         ("floor", 1) if first == T::Float8 => (Func::Floor, T::Float8),
@@ -141,6 +177,25 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         Func::Coalesce | Func::Greatest | Func::Least | Func::Mod => Some(result.clone()),
         Func::ArrayPosition => Some(DataType::Text),
         Func::CurrentSchemas => Some(DataType::Bool),
+        Func::Left | Func::Right | Func::LPad | Func::RPad | Func::SplitPart
+            if i > 0
+                && !(i == 2 && matches!(f, Func::LPad | Func::RPad))
+                && !(i == 1 && f == Func::SplitPart) =>
+        {
+            Some(DataType::Int4)
+        }
+        Func::StrPos
+        | Func::Left
+        | Func::Right
+        | Func::LPad
+        | Func::RPad
+        | Func::LTrim
+        | Func::RTrim
+        | Func::BTrimChars
+        | Func::SplitPart
+        | Func::Reverse
+        | Func::InitCap
+        | Func::StartsWith => Some(DataType::Text),
         Func::Length | Func::OctetLength | Func::Lower | Func::Upper | Func::Trim => {
             Some(DataType::Text)
         }
@@ -261,6 +316,91 @@ impl Func {
                 })
             }
             Func::Trim => Value::Text(text(&arg(0))?.trim_matches(' ').to_string()),
+            Func::BTrimChars | Func::LTrim | Func::RTrim => {
+                let (a0, a1) = (arg(0), args.get(1).cloned().unwrap_or(Value::Text(" ".into())));
+                let (s, set) = (text(&a0)?, text(&a1)?);
+                let set: Vec<char> = set.chars().collect();
+                let is = |c: char| set.contains(&c);
+                Value::Text(match self {
+                    Func::LTrim => s.trim_start_matches(is).to_string(),
+                    Func::RTrim => s.trim_end_matches(is).to_string(),
+                    _ => s.trim_matches(is).to_string(),
+                })
+            }
+            Func::StrPos => {
+                let (a0, a1) = (arg(0), arg(1));
+                let (s, sub) = (text(&a0)?, text(&a1)?);
+                Value::Int4(match s.find(sub) {
+                    Some(b) => s[..b].chars().count() as i32 + 1,
+                    None => 0,
+                })
+            }
+            Func::Left | Func::Right => {
+                let a0 = arg(0);
+                let chars: Vec<char> = text(&a0)?.chars().collect();
+                let n = int(&arg(1))?;
+                let len = chars.len() as i64;
+                let take = if n >= 0 { n.min(len) } else { (len + n).max(0) } as usize;
+                Value::Text(if self == Func::Left {
+                    chars[..take].iter().collect()
+                } else {
+                    chars[chars.len() - take..].iter().collect()
+                })
+            }
+            Func::LPad | Func::RPad => {
+                let a0 = arg(0);
+                let s: Vec<char> = text(&a0)?.chars().collect();
+                let n = int(&arg(1))?.clamp(0, 1 << 20) as usize;
+                let fill_v = args.get(2).cloned().unwrap_or(Value::Text(" ".into()));
+                let fill: Vec<char> = text(&fill_v)?.chars().collect();
+                if s.len() >= n || fill.is_empty() {
+                    Value::Text(s[..n.min(s.len())].iter().collect())
+                } else {
+                    let pad: String = fill.iter().cycle().take(n - s.len()).collect();
+                    let body: String = s.iter().collect();
+                    Value::Text(if self == Func::LPad { pad + &body } else { body + &pad })
+                }
+            }
+            Func::SplitPart => {
+                let (a0, a1) = (arg(0), arg(1));
+                let (s, d) = (text(&a0)?, text(&a1)?);
+                let n = int(&arg(2))?;
+                if n == 0 {
+                    bail!(InvalidParameterValue, "field position must not be zero");
+                }
+                let parts: Vec<&str> = if d.is_empty() { vec![s] } else { s.split(d).collect() };
+                let idx = if n > 0 { n - 1 } else { parts.len() as i64 + n };
+                Value::Text(
+                    usize::try_from(idx)
+                        .ok()
+                        .and_then(|i| parts.get(i))
+                        .map(|p| p.to_string())
+                        .unwrap_or_default(),
+                )
+            }
+            Func::Reverse => Value::Text(text(&arg(0))?.chars().rev().collect()),
+            Func::InitCap => {
+                let mut out = String::new();
+                let mut start = true;
+                for c in text(&arg(0))?.chars() {
+                    if c.is_alphanumeric() {
+                        if start {
+                            out.extend(c.to_uppercase());
+                        } else {
+                            out.extend(c.to_lowercase());
+                        }
+                        start = false;
+                    } else {
+                        out.push(c);
+                        start = true;
+                    }
+                }
+                Value::Text(out)
+            }
+            Func::StartsWith => {
+                let (a0, a1) = (arg(0), arg(1));
+                Value::Bool(text(&a0)?.starts_with(text(&a1)?))
+            }
             Func::Round | Func::Floor | Func::Ceil => round_like(self, arg(0), args.get(1))?,
             Func::Random => Value::Float8(rand_f64()),
             Func::Version => Value::Text(crate::settings::VERSION_STRING.to_string()),

@@ -453,6 +453,12 @@ pub fn derive_name(e: &ast::Expr) -> String {
             _ => "?column?".into(),
         },
         ast::Expr::Exists { .. } => "exists".into(),
+        ast::Expr::Position { .. } => "position".into(),
+        ast::Expr::Trim { trim_where, .. } => match trim_where {
+            Some(ast::TrimWhereField::Leading) => "ltrim".into(),
+            Some(ast::TrimWhereField::Trailing) => "rtrim".into(),
+            _ => "btrim".into(),
+        },
         ast::Expr::Substring { shorthand, .. } => {
             if *shorthand {
                 "substr".into()
