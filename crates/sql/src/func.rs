@@ -269,8 +269,8 @@ impl Func {
                 Value::Int4(text(&arg(0))?.trim_end_matches(' ').chars().count() as i32)
             }
             Func::OctetLength => Value::Int4(text(&arg(0))?.len() as i32),
-            Func::Lower => Value::Text(text(&arg(0))?.to_lowercase()),
-            Func::Upper => Value::Text(text(&arg(0))?.to_uppercase()),
+            Func::Lower => Value::Text(simple_case(text(&arg(0))?, false)),
+            Func::Upper => Value::Text(simple_case(text(&arg(0))?, true)),
             Func::Coalesce => args.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
             Func::NullIf => {
                 let (a, b) = (arg(0), arg(1));
@@ -506,4 +506,21 @@ fn rand_f64() -> f64 {
         s.set(x);
         (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
     })
+}
+
+/// Per-character case mapping as libc's towupper/towlower do (what
+/// PostgreSQL uses): characters whose full mapping is not a single
+/// character (such as 'ß') stay unchanged.
+fn simple_case(s: &str, upper: bool) -> String {
+    s.chars()
+        .map(|c| {
+            let mut m: Vec<char> =
+                if upper { c.to_uppercase().collect() } else { c.to_lowercase().collect() };
+            if m.len() == 1 {
+                m.pop().unwrap_or(c)
+            } else {
+                c
+            }
+        })
+        .collect()
 }
