@@ -46,6 +46,9 @@ fn waiting_writer_proceeds_after_commit_and_sees_newest_row() {
     assert_eq!(s.query("select bal from acct where id = 1"), "201");
 }
 
+/// Two transactions lock rows in opposite orders: one of them (which one is
+/// unspecified; PostgreSQL picks the one whose deadlock check runs first) gets
+/// 40P01, rolls back, and the other then completes and commits.
 #[test]
 fn deadlock_is_detected() {
     let s = TestServer::start();
@@ -60,14 +63,24 @@ fn deadlock_is_detected() {
     a.query("update d set v = 1 where id = 2");
     std::thread::sleep(Duration::from_millis(200));
     b.query("update d set v = 2 where id = 1");
-    let b_codes = b.until_ready();
-    assert_eq!(b_codes, vec!["40P01".to_string()]);
-    b.query("rollback");
-    b.until_ready();
-    assert!(a.until_ready().is_empty());
-    a.query("commit");
-    a.until_ready();
-    assert_eq!(s.query("select v from d order by id"), "1\n1");
+    // Each side finishes its pending update, then rolls back if it was the
+    // victim or commits otherwise.
+    let finish = |mut c: RawClient| {
+        std::thread::spawn(move || {
+            let codes = c.until_ready();
+            let victim = codes == ["40P01"];
+            assert!(victim || codes.is_empty(), "unexpected errors {codes:?}");
+            c.query(if victim { "rollback" } else { "commit" });
+            assert!(c.until_ready().is_empty());
+            victim
+        })
+    };
+    let (a, b) = (finish(a), finish(b));
+    let a_victim = a.join().expect("session a");
+    let b_victim = b.join().expect("session b");
+    assert!(a_victim != b_victim, "exactly one victim (a: {a_victim}, b: {b_victim})");
+    let want = if b_victim { "1\n1" } else { "2\n2" };
+    assert_eq!(s.query("select v from d order by id"), want);
 }
 
 /// Extended protocol: Execute with a row limit suspends the portal, a second

@@ -109,6 +109,23 @@ impl RawClient {
         }
     }
 
+    /// Reads until ReadyForQuery like [`RawClient::until_ready`], but returns
+    /// `Err` instead of panicking if the server closes the connection (or
+    /// goes quiet past the read timeout): for inputs where a clean close is
+    /// an acceptable answer.
+    pub fn try_until_ready(&mut self) -> std::io::Result<Vec<String>> {
+        let mut codes = Vec::new();
+        loop {
+            let (tag, body) = read_message(&mut self.stream)?;
+            if tag == b'E' {
+                codes.extend(error_code(&body));
+            }
+            if tag == b'Z' {
+                return Ok(codes);
+            }
+        }
+    }
+
     /// Sends a CancelRequest for this client's session on a new connection.
     pub fn cancel(&self, port: u16) {
         let mut c = TcpStream::connect(("127.0.0.1", port)).expect("connect");

@@ -4,13 +4,14 @@
 //!
 //! - **Strata**: the `strata start` binary (found by [`strata_bin`]; building
 //!   it is `scripts/test`'s job, not ours), one process.
-//! - **PostgreSQL**: `initdb` (trust auth, fsync on while serving) and the
+//! - **PostgreSQL**: `initdb` (trust auth, UTF8 with the C.UTF-8 locale:
+//!   code-point collation and Unicode case mapping; fsync on while serving) and the
 //!   `postgres` postmaster from Debian's PostgreSQL 15. PostgreSQL refuses to
 //!   run as root, so when the tests run as root the data directory is handed
 //!   to the `postgres` OS user and the processes run under its uid. The
 //!   postmaster gets its own process group, so [`TestServer::kill9`] kills it
-//!   and all its backends at once, like a power cut. `initdb` runs once per
-//!   test process into a template that each server copies.
+//!   and all its backends at once, like a power cut. `initdb` runs once into
+//!   a template under the temp directory that each server copies.
 //!
 //! Both listen on 127.0.0.1 with a port picked by binding 127.0.0.1:0, and on
 //! a unix socket in a temporary directory. "Ready" means a real startup
@@ -152,7 +153,7 @@ fn pg_template() -> &'static Path {
     TEMPLATE
         .get_or_init(|| {
             let uid = pg_owner().map_or_else(|| "self".to_string(), |(u, _)| u.to_string());
-            let path = std::env::temp_dir().join(format!("strata-pg15-template-{uid}"));
+            let path = std::env::temp_dir().join(format!("strata-pg15-utf8-template-{uid}"));
             if path.join("data/PG_VERSION").exists() {
                 return path;
             }
@@ -169,7 +170,7 @@ fn pg_template() -> &'static Path {
                 "postgres",
                 "-E",
                 "UTF8",
-                "--locale=C",
+                "--locale=C.UTF-8",
                 "-N",
             ]);
             let out = run_with_timeout(&mut initdb, None, CLIENT_TIMEOUT);
@@ -369,6 +370,8 @@ impl TestServer {
             .args(["-c", "listen_addresses=127.0.0.1"])
             .args(["-c", "fsync=on", "-c", "synchronous_commit=on"])
             .args(["-c", "shared_buffers=32MB", "-c", "max_connections=60"])
+            // Notice vanished clients during a statement (Strata does too).
+            .args(["-c", "client_connection_check_interval=100ms"])
             .process_group(0);
         c
     }
