@@ -55,6 +55,32 @@ def test_roundtrip_types_text_and_binary(conn):
         assert nulls == (2,) + (None,) * 12
 
 
+def test_binary_parameters_each_type(conn):
+    """Every core type sent as a binary parameter (%b) and read back in both
+    formats, typed by an explicit cast so the server parses the binary value."""
+    cases = [
+        ("bool", True),
+        ("int2", -32768),
+        ("int4", 2147483647),
+        ("int8", -9223372036854775808),
+        ("float8", -0.125),
+        ("numeric", decimal.Decimal("-98765.4321")),
+        ("text", "naïve ☃"),
+        ("varchar(8)", "short"),
+        ("timestamp", datetime.datetime(1999, 12, 31, 23, 59, 59, 999999)),
+        ("timestamptz", datetime.datetime(2000, 2, 29, 12, 0, tzinfo=datetime.timezone.utc)),
+        ("date", datetime.date(1970, 1, 1)),
+        ("bytea", b"\x00binary\xff"),
+    ]
+    for binary in (False, True):
+        cur = conn.cursor(binary=binary)
+        for typ, value in cases:
+            got = cur.execute(f"select %b::{typ}, %t::{typ}, %b::{typ} is null", (value, value, None)).fetchone()
+            assert got == (value, value, True), (typ, binary, got)
+        got = cur.execute("select %b::char(4), %b::char(4) = 'ab'", ("ab", "ab")).fetchone()
+        assert got == ("ab  ", True), (binary, got)
+
+
 def test_transactions_and_errors():
     with connect() as c:
         c.execute("drop table if exists acct")
