@@ -477,6 +477,12 @@ impl<'a> Binder<'a> {
         if from == to || *to == DataType::Unknown {
             return Ok(x);
         }
+        // char(n) -> text/varchar drops the padding, as PostgreSQL's bpchar cast does.
+        if matches!(from, DataType::Char(_))
+            && matches!(to, DataType::Text | DataType::Varchar(None))
+        {
+            return Ok(Expr::Func(func::Func::BpcharTrim, vec![x]));
+        }
         match (&x, from) {
             (Expr::Const(Value::Null), _) => Ok(x),
             (Expr::Const(Value::Text(s)), DataType::Unknown) => {
@@ -511,6 +517,13 @@ impl<'a> Binder<'a> {
                 Ok(x)
             }
             (Expr::Const(v), _) => Ok(Expr::Const(match v {
+                // An explicit cast to varchar(n)/char(n) truncates instead of failing.
+                Value::Text(s)
+                    if *from == DataType::Unknown
+                        && matches!(to, DataType::Varchar(Some(_)) | DataType::Char(_)) =>
+                {
+                    cast::cast(Value::Text(s.clone()), to)?
+                }
                 Value::Text(s) if *from == DataType::Unknown => sqltypes::text::parse_text(to, s)?,
                 v => cast::cast(v.clone(), to)?,
             })),
@@ -579,9 +592,34 @@ impl<'a> Binder<'a> {
         rt: DataType,
     ) -> Result<(Expr, DataType)> {
         use DataType as T;
+        let no_op = || {
+            err!(UndefinedFunction, "operator does not exist: {lt} {} {rt}", op_symbol(op))
+                .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+        };
+        // date + integer, integer + date, date - integer: a date.
+        if matches!(op, BinOp::Add | BinOp::Sub) {
+            let int = |t: &DataType| matches!(t, T::Int2 | T::Int4 | T::Int8 | T::Unknown);
+            let date_int = lt == T::Date && int(&rt) && rt != T::Unknown;
+            let int_date = op == BinOp::Add && rt == T::Date && int(&lt) && lt != T::Unknown;
+            if date_int || int_date {
+                let lx = if int_date { self.coerce(lx, &lt, &T::Int4)? } else { lx };
+                let rx = if date_int { self.coerce(rx, &rt, &T::Int4)? } else { rx };
+                return Ok((Expr::Binary(op, Box::new(lx), Box::new(rx)), T::Date));
+            }
+            if op == BinOp::Sub && lt == T::Date && rt == T::Date {
+                return Ok((Expr::Binary(op, Box::new(lx), Box::new(rx)), T::Int4));
+            }
+        }
         let (operand, result) = match op {
             BinOp::And | BinOp::Or => (T::Bool, T::Bool),
-            BinOp::Concat => (T::Text, T::Text),
+            BinOp::Concat => {
+                // text || anything (and anything || text) only.
+                let texty = |t: &DataType| t.is_string() || *t == T::Unknown;
+                if !texty(&lt) && !texty(&rt) {
+                    return Err(no_op());
+                }
+                (T::Text, T::Text)
+            }
             _ if op.is_comparison() => {
                 let t = match (&lt, &rt) {
                     (T::Unknown, T::Unknown) => T::Text,
@@ -595,7 +633,7 @@ impl<'a> Binder<'a> {
             _ => {
                 let t = match (&lt, &rt) {
                     (T::Unknown, T::Unknown) => T::Numeric(None),
-                    _ => self.unify(&lt, &rt)?,
+                    _ => self.unify(&lt, &rt).map_err(|_| no_op())?,
                 };
                 let datetime_arith = matches!(t, T::Date | T::Timestamp | T::TimestampTz)
                     && matches!(op, BinOp::Add | BinOp::Sub);
@@ -651,6 +689,9 @@ impl<'a> Binder<'a> {
     }
 
     fn coerce_concat(&mut self, x: Expr, ty: &DataType) -> Result<Expr> {
+        if matches!(ty, DataType::Char(_)) {
+            return Ok(Expr::Func(func::Func::BpcharTrim, vec![x]));
+        }
         if ty.is_string() {
             Ok(x)
         } else {
@@ -669,6 +710,17 @@ impl<'a> Binder<'a> {
             bail!(GroupingError, "aggregate functions are not allowed here");
         }
         let args = function_args(f)?;
+        if name == "pg_typeof" {
+            let [Some(a)] = args.as_slice() else {
+                bail!(
+                    UndefinedFunction,
+                    "function pg_typeof with {} arguments does not exist",
+                    args.len()
+                )
+            };
+            let (_, t) = self.expr_in(a, scope, agg)?;
+            return Ok((Expr::Const(Value::Text(t.to_string())), DataType::Text));
+        }
         let mut bound = Vec::with_capacity(args.len());
         for a in &args {
             match a {

@@ -408,6 +408,9 @@ pub async fn drop<T: Txn>(
                 r.notices.push(notice(format!("{what} \"{name}\" does not exist, skipping")));
                 continue;
             }
+            if what == "index" {
+                bail!(UndefinedObject, "index \"{name}\" does not exist");
+            }
             bail!(UndefinedTable, "{what} \"{name}\" does not exist");
         };
         if !bumped {

@@ -105,6 +105,8 @@ pub struct EvalContext {
     pub user: std::sync::Arc<str>,
     /// Results of the enclosing query's uncorrelated subqueries.
     pub subq: std::sync::Arc<Vec<SubqValue>>,
+    /// The session's settings (current_setting), lower-case names.
+    pub settings: std::sync::Arc<std::collections::BTreeMap<String, String>>,
 }
 
 /// The result of an uncorrelated subquery, computed once per statement.

@@ -90,6 +90,8 @@ pub enum Func {
     InitCap,
     /// starts_with(s, prefix)
     StartsWith,
+    /// current_setting(name)
+    CurrentSetting,
     /// Internal: strips trailing blanks, so char(n) compares as bpchar does.
     BpcharTrim,
     /// concat(...)
@@ -118,6 +120,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("clock_timestamp", 0) => (Func::ClockTimestamp, T::TimestampTz),
         ("current_date", 0) => (Func::CurrentDate, T::Date),
         ("abs", 1) if first.is_numeric() => (Func::Abs, first),
+        ("length" | "octet_length", 1) if first == T::Bytea => (Func::OctetLength, T::Int4),
         ("length" | "char_length" | "character_length", 1) => (Func::Length, T::Int4),
         ("octet_length", 1) => (Func::OctetLength, T::Int4),
         ("lower", 1) => (Func::Lower, T::Text),
@@ -155,6 +158,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("current_schema", 0) => (Func::CurrentSchema, T::Text),
         ("pg_backend_pid", 0) => (Func::BackendPid, T::Int4),
         ("current_schemas", 1) => (Func::CurrentSchemas, T::Text),
+        ("current_setting", 1) => (Func::CurrentSetting, T::Text),
         ("array_position", 2) => (Func::ArrayPosition, T::Int4),
         ("concat", _) => (Func::Concat, T::Text),
         ("repeat", 2) => (Func::Repeat, T::Text),
@@ -175,7 +179,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
 pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
     match f {
         Func::Coalesce | Func::Greatest | Func::Least | Func::Mod => Some(result.clone()),
-        Func::ArrayPosition => Some(DataType::Text),
+        Func::ArrayPosition | Func::CurrentSetting => Some(DataType::Text),
         Func::CurrentSchemas => Some(DataType::Bool),
         Func::Left | Func::Right | Func::LPad | Func::RPad | Func::SplitPart
             if i > 0
@@ -196,11 +200,14 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         | Func::Reverse
         | Func::InitCap
         | Func::StartsWith => Some(DataType::Text),
+        Func::OctetLength if *result == DataType::Int4 => None,
         Func::Length | Func::OctetLength | Func::Lower | Func::Upper | Func::Trim => {
             Some(DataType::Text)
         }
         Func::Substr | Func::Repeat if i > 0 => Some(DataType::Int4),
-        Func::Substr | Func::Repeat | Func::Replace | Func::Concat => Some(DataType::Text),
+        // concat() prints each argument with its own output function.
+        Func::Concat => None,
+        Func::Substr | Func::Repeat | Func::Replace => Some(DataType::Text),
         Func::Sqrt | Func::Power => Some(DataType::Float8),
         Func::Round if i == 1 => Some(DataType::Int4),
         Func::Round | Func::Floor | Func::Ceil => Some(result.clone()),
@@ -265,10 +272,13 @@ impl Func {
                     _ => v,
                 }
             }
-            Func::Length => {
-                Value::Int4(text(&arg(0))?.trim_end_matches(' ').chars().count() as i32)
-            }
-            Func::OctetLength => Value::Int4(text(&arg(0))?.len() as i32),
+            // char(n) arguments arrive with their padding already dropped (the
+            // bpchar-to-text conversion), so every character counts here.
+            Func::Length => Value::Int4(text(&arg(0))?.chars().count() as i32),
+            Func::OctetLength => match arg(0) {
+                Value::Bytea(b) => Value::Int4(b.len() as i32),
+                other => Value::Int4(text(&other)?.len() as i32),
+            },
             Func::Lower => Value::Text(simple_case(text(&arg(0))?, false)),
             Func::Upper => Value::Text(simple_case(text(&arg(0))?, true)),
             Func::Coalesce => args.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null),
@@ -412,6 +422,16 @@ impl Func {
             }),
             Func::CurrentSchema => Value::Text("public".into()),
             Func::BackendPid => Value::Int4(std::process::id() as i32),
+            Func::CurrentSetting => {
+                let a0 = arg(0);
+                let name = text(&a0)?.to_lowercase();
+                match ctx.settings.get(&name) {
+                    Some(v) => Value::Text(v.clone()),
+                    None => {
+                        bail!(UndefinedObject, "unrecognized configuration parameter \"{name}\"")
+                    }
+                }
+            }
             Func::CurrentSchemas => {
                 let implicit = matches!(arg(0), Value::Bool(true));
                 Value::Text(if implicit { "{pg_catalog,public}".into() } else { "{public}".into() })

@@ -198,6 +198,9 @@ pub struct Session<K: KvClient> {
     user: Arc<str>,
     /// (snapshot, catalog version) at which the catalog was last validated.
     catalog_checked_at: Option<(u64, u64)>,
+    /// Bumped whenever a setting may have changed.
+    settings_generation: u64,
+    settings_cache: Mutex<(u64, Arc<std::collections::BTreeMap<String, String>>)>,
 }
 
 const BATCH_ROWS: usize = 4096;
@@ -221,6 +224,8 @@ impl<K: KvClient> Session<K> {
             in_statement: false,
             user: Arc::from("postgres"),
             catalog_checked_at: None,
+            settings_generation: 1,
+            settings_cache: Mutex::new((0, Arc::default())),
         }
     }
 
@@ -267,6 +272,7 @@ impl<K: KvClient> Session<K> {
 
     /// Applies a startup parameter (application_name, client_encoding, ...).
     pub fn startup_param(&mut self, name: &str, value: &str) -> Result<()> {
+        self.settings_generation += 1;
         if name == "options" {
             return self.startup_options(value);
         }
@@ -515,6 +521,15 @@ impl<K: KvClient> Session<K> {
         Ok(())
     }
 
+    /// The settings as current_setting() sees them; rebuilt only after SET.
+    fn settings_snapshot(&self) -> Arc<std::collections::BTreeMap<String, String>> {
+        let mut cached = self.settings_cache.lock();
+        if cached.0 != self.settings_generation {
+            *cached = (self.settings_generation, self.settings.snapshot());
+        }
+        cached.1.clone()
+    }
+
     fn eval_ctx(&self, params: &[Value]) -> EvalContext {
         EvalContext {
             params: params.to_vec(),
@@ -523,6 +538,7 @@ impl<K: KvClient> Session<K> {
             outer: Vec::new(),
             user: self.user.clone(),
             subq: Default::default(),
+            settings: self.settings_snapshot(),
         }
     }
 
@@ -582,6 +598,9 @@ impl<K: KvClient> Session<K> {
     /// Transaction control and session commands that do not need a
     /// transaction. Returns None for other statements.
     async fn control(&mut self, stmt: &ast::Statement) -> Result<Option<Outcome>> {
+        if matches!(stmt, ast::Statement::Set(_) | ast::Statement::Reset(_)) {
+            self.settings_generation += 1;
+        }
         use ast::Statement as S;
         Ok(Some(match stmt {
             S::StartTransaction { modes, .. } => {

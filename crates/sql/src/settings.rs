@@ -207,6 +207,11 @@ impl Settings {
             .collect()
     }
 
+    /// A shareable copy of every setting (for current_setting()).
+    pub fn snapshot(&self) -> std::sync::Arc<BTreeMap<String, String>> {
+        std::sync::Arc::new(self.values.clone())
+    }
+
     /// All settings, for SHOW ALL and pg_settings.
     pub fn all(&self) -> impl Iterator<Item = (&String, &String)> {
         self.values.iter()

@@ -30,8 +30,17 @@ pub fn now_micros() -> i64 {
 /// Parses `YYYY-MM-DD` (with optional ` BC`-less forms only) into days.
 pub fn parse_date(s: &str) -> Result<i32> {
     let t = s.trim();
-    let d = NaiveDate::parse_from_str(t, "%Y-%m-%d")
-        .map_err(|_| err!(InvalidDatetimeFormat, "invalid input syntax for type date: \"{s}\""))?;
+    let d = NaiveDate::parse_from_str(t, "%Y-%m-%d").map_err(|_| {
+        // Well-formed digits that name no real day are out of range, as in PostgreSQL.
+        let shaped = t.len() >= 8
+            && t.split('-').count() == 3
+            && t.split('-').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        if shaped {
+            err!(DatetimeFieldOverflow, "date/time field value out of range: \"{s}\"")
+        } else {
+            err!(InvalidDatetimeFormat, "invalid input syntax for type date: \"{s}\"")
+        }
+    })?;
     Ok((d - pg_epoch()).num_days() as i32)
 }
 
@@ -47,7 +56,7 @@ pub fn format_date(days: i32) -> String {
 /// required semantics are UTC otherwise).
 pub fn parse_timestamp(s: &str, tz: bool) -> Result<i64> {
     let bad = || {
-        let ty = if tz { "timestamp with time zone" } else { "timestamp without time zone" };
+        let ty = if tz { "timestamp with time zone" } else { "timestamp" };
         err!(InvalidDatetimeFormat, "invalid input syntax for type {ty}: \"{s}\"")
     };
     let t = s.trim();

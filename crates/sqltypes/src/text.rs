@@ -105,7 +105,7 @@ fn parse_bytea(s: &str) -> Result<Vec<u8>> {
                 (Some(h), Some(l)) => out.push((h * 16 + l) as u8),
                 _ => {
                     return Err(err!(
-                        InvalidTextRepresentation,
+                        InvalidParameterValue,
                         "invalid hexadecimal digit: \"{}\"",
                         pair[0] as char
                     ))
