@@ -161,9 +161,8 @@ fn hostile_sql() {
     } else {
         ""
     };
-    let out = s.psql_stdin(&format!(
-        "{limits}\nselect count(*) from generate_series(1, 100000000000);"
-    ));
+    let out =
+        s.psql_stdin(&format!("{limits}\nselect count(*) from generate_series(1, 100000000000);"));
     assert!(
         !String::from_utf8_lossy(&out.stderr).is_empty(),
         "an enormous series must be refused: {}",

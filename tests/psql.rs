@@ -29,10 +29,7 @@ fn run_script(s: &TestServer, dir: &Path, file: &str) -> String {
     let out = Command::new("sh")
         .current_dir(dir)
         .arg("-c")
-        .arg(format!(
-            "psql -X -h 127.0.0.1 -p {} -U postgres -d postgres -f {file} 2>&1",
-            s.port
-        ))
+        .arg(format!("psql -X -h 127.0.0.1 -p {} -U postgres -d postgres -f {file} 2>&1", s.port))
         .env("PGCONNECT_TIMEOUT", "10")
         .output()
         .expect("psql");
@@ -117,7 +114,8 @@ fn multi_statement_command_strings() {
     assert_eq!(out, "CREATE TABLE\nINSERT 0 2\n count \n-------\n     2\n(1 row)\n\n");
 
     // One string is one implicit transaction: an error undoes the whole string.
-    let (ok, out, err) = psql_c(&s, "insert into m values (3); select 1/0; insert into m values (4)");
+    let (ok, out, err) =
+        psql_c(&s, "insert into m values (3); select 1/0; insert into m values (4)");
     assert!(!ok);
     assert_eq!(out, "INSERT 0 1\n");
     assert_eq!(err, "ERROR:  division by zero\n");
