@@ -128,3 +128,26 @@ fn multi_statement_command_strings() {
     assert!(err.contains("duplicate key value violates unique constraint \"m_pkey\""), "{err}");
     assert_eq!(s.query("select id from m order by id"), "1\n2\n5");
 }
+
+#[test]
+fn unix_socket_connections() {
+    let s = TestServer::start();
+    let dir = s.socket_dir();
+    let out = Command::new("psql")
+        .args(["-X", "-At", "-h"])
+        .arg(&dir)
+        .args(["-p", &s.port.to_string(), "-U", "postgres", "-d", "postgres"])
+        .args(["-c", "select 6 * 7"])
+        .env("PGCONNECT_TIMEOUT", "10")
+        .output()
+        .expect("psql");
+    assert!(
+        out.status.success(),
+        "psql over {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n");
+    let socket = dir.join(format!(".s.PGSQL.{}", s.port));
+    assert!(socket.exists(), "no socket at {}", socket.display());
+}

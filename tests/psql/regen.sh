@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates the expected outputs from a real PostgreSQL (the oracle):
-#   tests/psql/regen.sh <port>      (PostgreSQL listening on 127.0.0.1:<port>, trust auth)
+# Regenerates the expected outputs (*.out) from a real PostgreSQL 15, the
+# oracle, started by testkit; review the diff like code.
 set -euo pipefail
-cd "$(dirname "$0")"
-port=${1:?usage: regen.sh <postgres port>}
-for f in *.sql; do
-  psql -X -h 127.0.0.1 -p "$port" -U postgres -d postgres -f "$f" > "${f%.sql}.out" 2>&1 || true
-done
+cd "$(dirname "$0")/../.."
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/strata-target}
+UPDATE_GOLDENFILES=1 STRATA_TEST_TARGET=postgres cargo test -p e2e --test psql -- psql_scripts_match_postgres
