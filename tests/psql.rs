@@ -63,7 +63,7 @@ fn scripts(dir: &Path) -> Vec<String> {
 
 #[test]
 fn psql_scripts_match_postgres() {
-    let dir: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("psql");
+    let dir: PathBuf = e2e::tests_dir().join("psql");
     let update = std::env::var_os("UPDATE_GOLDENFILES").is_some();
     assert!(
         !update || Target::from_env() == Target::Postgres,

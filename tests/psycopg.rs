@@ -13,7 +13,7 @@ fn psycopg_driver_scenario() {
         .unwrap_or_else(|_| format!("{home}/.cache/strata-venv/bin/python"));
     assert!(std::path::Path::new(&python).exists(), "{python} missing: run scripts/setup");
     let s = TestServer::start();
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/test_psycopg.py");
+    let script = e2e::tests_dir().join("python/test_psycopg.py");
     let out = Command::new(&python)
         .arg("-m")
         .arg("pytest")

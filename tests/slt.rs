@@ -195,7 +195,7 @@ fn run_file(path: &Path) -> Result<(), Failed> {
 
 fn main() {
     let args = Arguments::from_args();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("slt");
+    let dir = e2e::tests_dir().join("slt");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("tests/slt directory")
         .filter_map(|e| e.ok().map(|e| e.path()))
