@@ -5,42 +5,82 @@
 //! PostgreSQL's base-10000 digit array with weight, sign and display scale.
 
 use bytes::{BufMut, BytesMut};
-use num_bigint::Sign;
+use num_bigint::{BigInt, Sign};
+use num_traits::Zero;
 
 use crate::numeric::Numeric;
 use crate::text::fit_string;
-use crate::{err, DataType, Result, Value};
+use crate::{datetime, err, DataType, Result, Value};
 
 const NUMERIC_POS: u16 = 0x0000;
 const NUMERIC_NEG: u16 = 0x4000;
 const NUMERIC_NAN: u16 = 0xC000;
+const NUMERIC_PINF: u16 = 0xD000;
+const NUMERIC_NINF: u16 = 0xF000;
 
-fn fixed<const N: usize>(b: &[u8]) -> Result<[u8; N]> {
-    <[u8; N]>::try_from(b)
-        .map_err(|_| err!(InvalidBinaryRepresentation, "incorrect binary data format"))
+fn bad_format() -> crate::ErrorReport {
+    err!(InvalidBinaryRepresentation, "incorrect binary data format")
 }
 
-/// Decodes a binary-format parameter of type `ty`.
+fn fixed<const N: usize>(b: &[u8]) -> Result<[u8; N]> {
+    <[u8; N]>::try_from(b).map_err(|_| bad_format())
+}
+
+/// Checks text bytes as PostgreSQL's encoding verifier does: valid UTF-8
+/// with no NUL bytes, else 22021 naming the offending bytes.
+pub fn validate_utf8(b: &[u8]) -> Result<&str> {
+    let (valid, bad_at) = match std::str::from_utf8(b) {
+        Ok(s) => (s, None),
+        Err(e) => (
+            // The prefix up to valid_up_to() is valid UTF-8 by definition.
+            std::str::from_utf8(&b[..e.valid_up_to()]).unwrap_or_default(),
+            Some(e.valid_up_to()),
+        ),
+    };
+    let at = match (valid.bytes().position(|x| x == 0), bad_at) {
+        (Some(nul), _) => nul,
+        (None, Some(at)) => at,
+        (None, None) => return Ok(valid),
+    };
+    let lead = b[at];
+    let want = match lead {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => 1,
+    };
+    let shown: Vec<String> = b[at..].iter().take(want).map(|x| format!("0x{x:02x}")).collect();
+    Err(err!(
+        CharacterNotInRepertoire,
+        "invalid byte sequence for encoding \"UTF8\": {}",
+        shown.join(" ")
+    ))
+}
+
+/// Decodes a binary-format parameter of type `ty` (PostgreSQL's `*recv`):
+/// a wrong length is 22P03, invalid UTF-8 22021, an out-of-range date or
+/// timestamp 22008; varchar(n)/char(n) and numeric(p,s) modifiers apply.
 pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
     Ok(match ty {
-        DataType::Bool => match b {
-            [0] => Value::Bool(false),
-            [1] => Value::Bool(true),
-            _ => return Err(err!(InvalidBinaryRepresentation, "incorrect binary data format")),
-        },
+        DataType::Bool => Value::Bool(fixed::<1>(b)?[0] != 0),
         DataType::Int2 => Value::Int2(i16::from_be_bytes(fixed(b)?)),
         DataType::Int4 => Value::Int4(i32::from_be_bytes(fixed(b)?)),
         DataType::Int8 => Value::Int8(i64::from_be_bytes(fixed(b)?)),
         DataType::Float8 => Value::Float8(f64::from_be_bytes(fixed(b)?)),
-        DataType::Timestamp => Value::Timestamp(i64::from_be_bytes(fixed(b)?)),
-        DataType::TimestampTz => Value::TimestampTz(i64::from_be_bytes(fixed(b)?)),
-        DataType::Date => Value::Date(i32::from_be_bytes(fixed(b)?)),
+        DataType::Timestamp => Value::Timestamp(check_timestamp(i64::from_be_bytes(fixed(b)?))?),
+        DataType::TimestampTz => {
+            Value::TimestampTz(check_timestamp(i64::from_be_bytes(fixed(b)?))?)
+        }
+        DataType::Date => {
+            let d = i32::from_be_bytes(fixed(b)?);
+            if datetime::date_is_finite(d) && datetime::date_add_days(d, 0).is_err() {
+                return Err(err!(DatetimeFieldOverflow, "date out of range"));
+            }
+            Value::Date(d)
+        }
         DataType::Bytea => Value::Bytea(b.to_vec()),
         DataType::Text | DataType::Unknown | DataType::Varchar(_) | DataType::Char(_) => {
-            let s = std::str::from_utf8(b).map_err(|_| {
-                err!(CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
-            })?;
-            Value::Text(fit_string(s, ty)?)
+            Value::Text(fit_string(validate_utf8(b)?, ty)?)
         }
         DataType::Numeric(m) => {
             let n = decode_numeric(b)?;
@@ -52,45 +92,68 @@ pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
     })
 }
 
-fn decode_numeric(b: &[u8]) -> Result<Numeric> {
-    let bad = || err!(InvalidBinaryRepresentation, "invalid numeric binary data");
-    if b.len() < 8 {
-        return Err(bad());
+fn check_timestamp(t: i64) -> Result<i64> {
+    if datetime::timestamp_is_finite(t)
+        && !(datetime::MIN_TIMESTAMP..datetime::END_TIMESTAMP).contains(&t)
+    {
+        return Err(err!(DatetimeFieldOverflow, "timestamp out of range"));
     }
-    let ndigits = u16::from_be_bytes([b[0], b[1]]) as usize;
-    let weight = i16::from_be_bytes([b[2], b[3]]) as i64;
-    let sign = u16::from_be_bytes([b[4], b[5]]);
-    let dscale = u16::from_be_bytes([b[6], b[7]]) as i64;
-    if sign == NUMERIC_NAN {
-        return Ok(Numeric::NaN);
-    }
-    if b.len() != 8 + 2 * ndigits || (sign != NUMERIC_POS && sign != NUMERIC_NEG) || dscale > 1000 {
-        return Err(bad());
-    }
-    let mut s = String::new();
-    if sign == NUMERIC_NEG {
-        s.push('-');
-    }
-    let mut digits = String::new();
-    for i in 0..ndigits {
-        let d = u16::from_be_bytes([b[8 + 2 * i], b[9 + 2 * i]]);
-        if d >= 10000 {
-            return Err(bad());
-        }
-        digits.push_str(&format!("{d:04}"));
-    }
-    if digits.is_empty() {
-        digits.push('0');
-    }
-    // value = 0.digits * 10000^(weight+1)
-    let exp10 = (weight + 1) * 4 - digits.len() as i64;
-    s.push_str(&digits);
-    s.push_str(&format!("e{exp10}"));
-    let n = Numeric::parse(&s)?;
-    Ok(n.round(dscale))
+    Ok(t)
 }
 
-/// Appends the binary form of a non-NULL value.
+fn decode_numeric(b: &[u8]) -> Result<Numeric> {
+    let u16_at = |i: usize| -> Result<u16> {
+        Ok(u16::from_be_bytes(fixed(b.get(i..i + 2).ok_or_else(bad_format)?)?))
+    };
+    let ndigits = u16_at(0)? as usize;
+    let weight = u16_at(2)? as i16 as i64;
+    let sign = u16_at(4)?;
+    let dscale = u16_at(6)?;
+    let external = |what: &str| {
+        err!(InvalidBinaryRepresentation, "invalid {what} in external \"numeric\" value")
+    };
+    match sign {
+        NUMERIC_NAN => return Ok(Numeric::NaN),
+        NUMERIC_PINF => return Ok(Numeric::PosInf),
+        NUMERIC_NINF => return Ok(Numeric::NegInf),
+        NUMERIC_POS | NUMERIC_NEG => {}
+        _ => return Err(external("sign")),
+    }
+    if dscale > 0x3FFF {
+        return Err(external("scale"));
+    }
+    if b.len() != 8 + 2 * ndigits {
+        return Err(bad_format());
+    }
+    // value = sum(digit[i] * 10000^(weight - i)); build the unscaled integer
+    // at scale 4 * (ndigits - weight - 1), then truncate to dscale as
+    // numeric_recv does.
+    let mut unscaled = BigInt::zero();
+    for i in 0..ndigits {
+        let d = u16_at(8 + 2 * i)?;
+        if d >= 10000 {
+            return Err(external("digit"));
+        }
+        unscaled = unscaled * 10000u32 + d;
+    }
+    if sign == NUMERIC_NEG {
+        unscaled = -unscaled;
+    }
+    let scale = 4 * (ndigits as i64 - weight - 1);
+    let n = if scale < 0 {
+        Numeric::from_parts(unscaled * num_traits::pow(BigInt::from(10u8), (-scale) as usize), 0)
+    } else {
+        Numeric::from_parts(unscaled, scale)
+    };
+    let n = n.trunc(dscale as i64);
+    // Widen to dscale when the digits stop short of it (1.50 sent as [1, 5000]).
+    Ok(match n.value() {
+        Some(d) if n.scale() < dscale as i64 => Numeric::Val(d.with_scale(dscale as i64)),
+        _ => n,
+    })
+}
+
+/// Appends the binary form of a non-NULL value (PostgreSQL's `*send`).
 pub fn write_binary(v: &Value, buf: &mut BytesMut) {
     match v {
         Value::Null => {}
@@ -107,14 +170,22 @@ pub fn write_binary(v: &Value, buf: &mut BytesMut) {
     }
 }
 
+fn write_special(sign: u16, buf: &mut BytesMut) {
+    buf.put_u16(0);
+    buf.put_i16(0);
+    buf.put_u16(sign);
+    buf.put_u16(0);
+}
+
 fn write_numeric(n: &Numeric, buf: &mut BytesMut) {
-    let dscale = n.scale().clamp(0, 1000) as u16;
+    let dscale = n.scale().clamp(0, 0x3FFF) as u16;
     let Some((sign, digits, exp)) = n.sign_digits_exponent() else {
-        buf.put_u16(0);
-        buf.put_i16(0);
-        buf.put_u16(NUMERIC_NAN);
-        buf.put_u16(0);
-        return;
+        let sign = match n {
+            Numeric::PosInf => NUMERIC_PINF,
+            Numeric::NegInf => NUMERIC_NINF,
+            _ => NUMERIC_NAN,
+        };
+        return write_special(sign, buf);
     };
     if digits.is_empty() {
         buf.put_u16(0);

@@ -118,6 +118,9 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
             None if n.is_nan() => {
                 return Err(err!(FeatureNotSupported, "cannot convert NaN to {}", to))
             }
+            None if n.is_infinite() => {
+                return Err(err!(FeatureNotSupported, "cannot convert infinity to {}", to))
+            }
             None => return Err(out_of_range(to)),
         },
         (Value::Bool(b), T::Int4) => Value::Int4(b as i32),
@@ -125,7 +128,16 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
         (Value::Int2(i), T::Float8) => Value::Float8(i as f64),
         (Value::Int4(i), T::Float8) => Value::Float8(i as f64),
         (Value::Int8(i), T::Float8) => Value::Float8(i as f64),
-        (Value::Numeric(n), T::Float8) => Value::Float8(n.to_f64()),
+        (Value::Numeric(n), T::Float8) => {
+            let f = n.to_f64();
+            if f.is_infinite() && !n.is_infinite() {
+                return Err(err!(
+                    NumericValueOutOfRange,
+                    "\"{n}\" is out of range for type double precision"
+                ));
+            }
+            Value::Float8(f)
+        }
         (Value::Float8(f), T::Float8) => Value::Float8(f),
         (Value::Int2(i), T::Numeric(m)) => numeric(Numeric::from_i64(i as i64), m)?,
         (Value::Int4(i), T::Numeric(m)) => numeric(Numeric::from_i64(i as i64), m)?,
@@ -157,13 +169,14 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
             };
             cast(Value::Text(s), to)?
         }
+        // The session time zone is UTC, so these are the same instant.
         (Value::Timestamp(t), T::TimestampTz) => Value::TimestampTz(t),
         (Value::TimestampTz(t), T::Timestamp) => Value::Timestamp(t),
         (Value::Timestamp(t) | Value::TimestampTz(t), T::Date) => {
-            Value::Date(t.div_euclid(datetime::USECS_PER_DAY) as i32)
+            Value::Date(datetime::timestamp_to_date(t))
         }
-        (Value::Date(d), T::Timestamp) => Value::Timestamp(d as i64 * datetime::USECS_PER_DAY),
-        (Value::Date(d), T::TimestampTz) => Value::TimestampTz(d as i64 * datetime::USECS_PER_DAY),
+        (Value::Date(d), T::Timestamp) => Value::Timestamp(datetime::date_to_timestamp(d)?),
+        (Value::Date(d), T::TimestampTz) => Value::TimestampTz(datetime::date_to_timestamp(d)?),
         (
             v @ (Value::Timestamp(_)
             | Value::TimestampTz(_)

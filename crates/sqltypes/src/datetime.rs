@@ -1,155 +1,665 @@
-//! Dates and timestamps: parsing, formatting and the clock.
+//! Dates and timestamps: parsing, formatting, arithmetic and the clock.
 //!
 //! Values are counted from PostgreSQL's epoch, 2000-01-01 00:00:00 UTC:
-//! timestamps in microseconds, dates in days. The session time zone is UTC,
-//! so timestamptz prints with `+00`.
+//! timestamps in microseconds, dates in days, using the proleptic Gregorian
+//! calendar with astronomical year numbering inside (year 0 is 1 BC) and the
+//! ` BC` suffix outside, exactly as PostgreSQL does. The calendar arithmetic is
+//! done here (Howard Hinnant's civil-date algorithms) rather than with chrono
+//! because PostgreSQL's ranges are wider than chrono's: dates run from
+//! 4714-11-24 BC to 5874897-12-31 and timestamps to 294276-12-31.
+//!
+//! `infinity` and `-infinity` are the extreme values of the representation
+//! (`i32::MAX`/`i32::MIN` for dates, `i64::MAX`/`i64::MIN` for timestamps),
+//! as in PostgreSQL, so they sort correctly with no special cases.
+//!
+//! The session time zone is always UTC: timestamptz prints with `+00`, and a
+//! zone in the input is either an offset (`+01`, `-05:30`, `+0100`) or one of
+//! `Z`, `UTC`, `GMT`. Named zones (`Europe/Paris`, `PST`) are not supported
+//! and are rejected as invalid input. Input styles accepted: ISO `Y-M-D`
+//! (also with `/` or `.`), `YYYYMMDD`, US `M-D-Y` when the first field has at
+//! most two digits (DateStyle `ISO, MDY`), an optional `T` or blanks before
+//! the time, optional `BC`/`AD`, and the special words `epoch`, `infinity`,
+//! `-infinity`, `now`, `today`, `tomorrow` and `yesterday`. Month names are
+//! not supported.
 
-use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
-
-use crate::{err, Result};
+use crate::text::TextOut;
+use crate::{err, ErrorReport, Result};
 
 /// Microseconds per day.
 pub const USECS_PER_DAY: i64 = 86_400_000_000;
 
+/// Microseconds per second.
+pub const USECS_PER_SEC: i64 = 1_000_000;
+
+/// The date `-infinity` (PostgreSQL's DATEVAL_NOBEGIN).
+pub const DATE_NEG_INFINITY: i32 = i32::MIN;
+
+/// The date `infinity` (PostgreSQL's DATEVAL_NOEND).
+pub const DATE_POS_INFINITY: i32 = i32::MAX;
+
+/// The timestamp `-infinity` (PostgreSQL's DT_NOBEGIN).
+pub const TS_NEG_INFINITY: i64 = i64::MIN;
+
+/// The timestamp `infinity` (PostgreSQL's DT_NOEND).
+pub const TS_POS_INFINITY: i64 = i64::MAX;
+
 /// Days from 1970-01-01 to 2000-01-01.
 const UNIX_TO_PG_DAYS: i64 = 10_957;
 
-fn pg_epoch() -> NaiveDate {
-    NaiveDate::from_ymd_opt(2000, 1, 1).expect("2000-01-01 is a valid date")
-}
+/// First valid day: 4714-11-24 BC (Julian day 0).
+const MIN_DAY: i64 = -2_451_545;
+
+/// First day past the date range: 5874898-01-01.
+const DATE_END_DAY: i64 = 2_147_483_494 - 2_451_545;
+
+/// First day past the timestamp range: 294277-01-01.
+const TS_END_DAY: i64 = 109_203_528 - 2_451_545;
+
+/// Smallest finite timestamp (4714-11-24 00:00:00 BC).
+pub const MIN_TIMESTAMP: i64 = MIN_DAY * USECS_PER_DAY;
+
+/// First timestamp past the finite range (294277-01-01 00:00:00).
+pub const END_TIMESTAMP: i64 = TS_END_DAY * USECS_PER_DAY;
+
+/// Largest time zone displacement PostgreSQL accepts, in seconds (15:59:59).
+const MAX_TZ_SECS: i64 = 15 * 3600 + 59 * 60 + 59;
 
 /// Now, in microseconds since 2000-01-01 UTC.
 pub fn now_micros() -> i64 {
     let unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
+        .map(|d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
         .unwrap_or(0);
     unix - UNIX_TO_PG_DAYS * USECS_PER_DAY
 }
 
-/// Parses `YYYY-MM-DD` (with optional ` BC`-less forms only) into days.
-pub fn parse_date(s: &str) -> Result<i32> {
-    let t = s.trim();
-    let d = NaiveDate::parse_from_str(t, "%Y-%m-%d").map_err(|_| {
-        // Well-formed digits that name no real day are out of range, as in PostgreSQL.
-        let shaped = t.len() >= 8
-            && t.split('-').count() == 3
-            && t.split('-').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-        if shaped {
-            err!(DatetimeFieldOverflow, "date/time field value out of range: \"{s}\"")
-        } else {
-            err!(InvalidDatetimeFormat, "invalid input syntax for type date: \"{s}\"")
-        }
-    })?;
-    Ok((d - pg_epoch()).num_days() as i32)
+/// Days since 2000-01-01 of a proleptic Gregorian date (year 0 = 1 BC).
+pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = month as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + day as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468 - UNIX_TO_PG_DAYS
 }
 
-/// Formats days since 2000-01-01 as `YYYY-MM-DD`.
+/// The (year, month, day) of a day count since 2000-01-01 (year 0 = 1 BC).
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + UNIX_TO_PG_DAYS + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+fn is_leap(year: i64) -> bool {
+    year.rem_euclid(4) == 0 && (year.rem_euclid(100) != 0 || year.rem_euclid(400) == 0)
+}
+
+/// Number of days in `month` of `year`.
+fn days_in_month(year: i64, month: u32) -> u32 {
+    match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ if is_leap(year) => 29,
+        _ => 28,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Formatting
+// ---------------------------------------------------------------------------
+
+/// Appends `n` in decimal, zero-padded to at least `width` digits.
+fn push_num<O: TextOut + ?Sized>(out: &mut O, n: u64, width: usize) {
+    let mut tmp = [b'0'; 20];
+    let mut pos = tmp.len();
+    let mut v = n;
+    loop {
+        pos -= 1;
+        tmp[pos] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let len = tmp.len() - pos;
+    for _ in len..width {
+        out.put(b"0");
+    }
+    out.put(&tmp[pos..]);
+}
+
+/// Appends `YYYY-MM-DD` and returns whether the year is BC.
+fn push_ymd<O: TextOut + ?Sized>(days: i64, out: &mut O) -> bool {
+    let (y, m, d) = civil_from_days(days);
+    let bc = y <= 0;
+    push_num(out, if bc { (1 - y) as u64 } else { y as u64 }, 4);
+    out.put(b"-");
+    push_num(out, m as u64, 2);
+    out.put(b"-");
+    push_num(out, d as u64, 2);
+    bc
+}
+
+/// Appends a date as PostgreSQL prints it (`2024-01-02`, `0044-03-15 BC`,
+/// `infinity`).
+pub fn write_date<O: TextOut + ?Sized>(days: i32, out: &mut O) {
+    match days {
+        DATE_POS_INFINITY => out.put(b"infinity"),
+        DATE_NEG_INFINITY => out.put(b"-infinity"),
+        _ => {
+            if push_ymd(days as i64, out) {
+                out.put(b" BC");
+            }
+        }
+    }
+}
+
+/// Formats days since 2000-01-01 as PostgreSQL's date output does.
 pub fn format_date(days: i32) -> String {
-    match pg_epoch().checked_add_signed(chrono::Duration::days(days as i64)) {
-        Some(d) => format!("{:04}-{:02}-{:02}", d.year(), d.month(), d.day()),
-        None => "infinity".into(),
-    }
+    let mut out = Vec::with_capacity(16);
+    write_date(days, &mut out);
+    String::from_utf8(out).expect("date output is ASCII")
 }
 
-/// Parses a timestamp; with `tz` an optional zone offset is applied (and
-/// required semantics are UTC otherwise).
-pub fn parse_timestamp(s: &str, tz: bool) -> Result<i64> {
-    let bad = || {
-        let ty = if tz { "timestamp with time zone" } else { "timestamp" };
-        err!(InvalidDatetimeFormat, "invalid input syntax for type {ty}: \"{s}\"")
-    };
-    let t = s.trim();
-    let (body, offset_secs) = split_zone(t).ok_or_else(bad)?;
-    let body = body.replace('T', " ");
-    let dt = NaiveDateTime::parse_from_str(&body, "%Y-%m-%d %H:%M:%S%.f")
-        .or_else(|_| NaiveDateTime::parse_from_str(&body, "%Y-%m-%d %H:%M"))
-        .or_else(|_| {
-            NaiveDate::parse_from_str(&body, "%Y-%m-%d").map(|d| d.and_time(NaiveTime::MIN))
-        })
-        .map_err(|_| bad())?;
-    let micros = (dt - pg_epoch().and_time(NaiveTime::MIN))
-        .num_microseconds()
-        .ok_or_else(|| err!(DatetimeFieldOverflow, "timestamp out of range: \"{s}\""))?;
-    Ok(if tz { micros - offset_secs * 1_000_000 } else { micros })
-}
-
-/// Splits a trailing zone (`Z`, `UTC`, `+01`, `-05:30`, `+0100`) off.
-fn split_zone(t: &str) -> Option<(String, i64)> {
-    let upper = t.to_uppercase();
-    for suffix in [" UTC", " GMT", "Z", "UTC"] {
-        if upper.ends_with(suffix) && t.len() > suffix.len() + 8 {
-            return Some((t[..t.len() - suffix.len()].trim().to_string(), 0));
-        }
+/// Appends a timestamp as PostgreSQL prints it: `YYYY-MM-DD HH:MM:SS` with
+/// the fraction's trailing zeros trimmed, then `+00` for timestamptz (the
+/// session zone is UTC) and ` BC` for years before 1.
+pub fn write_timestamp<O: TextOut + ?Sized>(micros: i64, tz: bool, out: &mut O) {
+    match micros {
+        TS_POS_INFINITY => return out.put(b"infinity"),
+        TS_NEG_INFINITY => return out.put(b"-infinity"),
+        _ => {}
     }
-    // An offset sign after the time part (position > 10 skips the date's dashes).
-    if let Some(pos) = t.rfind(['+', '-']).filter(|&p| p > 10) {
-        let (body, zone) = t.split_at(pos);
-        let sign = if zone.starts_with('-') { -1 } else { 1 };
-        let digits: String = zone[1..].chars().filter(|c| *c != ':').collect();
-        if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) || digits.len() > 6 {
-            return None;
-        }
-        let (h, m, s) = match digits.len() {
-            1 | 2 => (digits.parse::<i64>().ok()?, 0, 0),
-            3 | 4 => (
-                digits[..digits.len() - 2].parse::<i64>().ok()?,
-                digits[digits.len() - 2..].parse::<i64>().ok()?,
-                0,
-            ),
-            _ => (
-                digits[..2].parse::<i64>().ok()?,
-                digits[2..4].parse::<i64>().ok()?,
-                digits[4..].parse::<i64>().ok()?,
-            ),
-        };
-        return Some((body.trim().to_string(), sign * (h * 3600 + m * 60 + s)));
-    }
-    Some((t.to_string(), 0))
-}
-
-/// Formats microseconds since 2000 as `YYYY-MM-DD HH:MM:SS[.ffffff]`
-/// (trailing zeros of the fraction trimmed), plus `+00` for timestamptz.
-pub fn format_timestamp(micros: i64, tz: bool) -> String {
-    let base = pg_epoch().and_time(NaiveTime::MIN);
-    let Some(dt) = base.checked_add_signed(chrono::Duration::microseconds(micros)) else {
-        return if micros < 0 { "-infinity".into() } else { "infinity".into() };
-    };
-    let mut s = format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
-        dt.year(),
-        dt.month(),
-        dt.day(),
-        dt.hour(),
-        dt.minute(),
-        dt.second()
-    );
-    let frac = micros.rem_euclid(1_000_000);
+    let days = micros.div_euclid(USECS_PER_DAY);
+    let tod = micros.rem_euclid(USECS_PER_DAY);
+    let bc = push_ymd(days, out);
+    out.put(b" ");
+    let secs = tod / USECS_PER_SEC;
+    push_num(out, (secs / 3600) as u64, 2);
+    out.put(b":");
+    push_num(out, (secs / 60 % 60) as u64, 2);
+    out.put(b":");
+    push_num(out, (secs % 60) as u64, 2);
+    let mut frac = tod % USECS_PER_SEC;
     if frac != 0 {
-        let f = format!("{frac:06}");
-        s.push('.');
-        s.push_str(f.trim_end_matches('0'));
+        let mut width = 6;
+        while frac % 10 == 0 {
+            frac /= 10;
+            width -= 1;
+        }
+        out.put(b".");
+        push_num(out, frac as u64, width);
     }
     if tz {
-        s.push_str("+00");
+        out.put(b"+00");
     }
-    s
+    if bc {
+        out.put(b" BC");
+    }
+}
+
+/// Formats microseconds since 2000 as PostgreSQL's timestamp output does.
+pub fn format_timestamp(micros: i64, tz: bool) -> String {
+    let mut out = Vec::with_capacity(32);
+    write_timestamp(micros, tz, &mut out);
+    String::from_utf8(out).expect("timestamp output is ASCII")
+}
+
+// ---------------------------------------------------------------------------
+// Parsing
+// ---------------------------------------------------------------------------
+
+/// Why a date/time string was rejected; the caller words the message for
+/// its type, as PostgreSQL's DateTimeParseError does.
+#[derive(Debug, PartialEq)]
+enum Bad {
+    /// 22007 invalid input syntax.
+    Syntax,
+    /// 22008 a field (month 13, hour 25, year 0) is out of range.
+    Field,
+    /// 22009 the zone offset exceeds 15:59:59.
+    Zone,
+}
+
+/// A parsed date/time string before it is converted to a type.
+#[derive(Debug, PartialEq)]
+enum Parsed {
+    /// `infinity` or `-infinity` (true = positive).
+    Infinity(bool),
+    /// A finite moment: days since 2000-01-01, microseconds into the day (may
+    /// be 24:00:00 or include a leap second), and the zone offset in seconds
+    /// east of UTC if one was given.
+    At { days: i64, time: i64, zone: Option<i64> },
+}
+
+fn now_parts(day_offset: i64, date_only: bool) -> Parsed {
+    let now = now_micros();
+    let days = now.div_euclid(USECS_PER_DAY) + day_offset;
+    let time = if date_only { 0 } else { now.rem_euclid(USECS_PER_DAY) };
+    Parsed::At { days, time, zone: Some(0) }
+}
+
+fn special(lower: &str) -> Option<Parsed> {
+    Some(match lower {
+        "infinity" | "+infinity" => Parsed::Infinity(true),
+        "-infinity" => Parsed::Infinity(false),
+        "epoch" => Parsed::At { days: -UNIX_TO_PG_DAYS, time: 0, zone: Some(0) },
+        "now" => now_parts(0, false),
+        "today" => now_parts(0, true),
+        "tomorrow" => now_parts(1, true),
+        "yesterday" => now_parts(-1, true),
+        _ => return None,
+    })
+}
+
+/// Parses a run of ASCII digits (at most 9, so it cannot overflow).
+fn number(s: &str) -> std::result::Result<i64, Bad> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Bad::Syntax);
+    }
+    if s.len() > 9 {
+        return Err(Bad::Field);
+    }
+    s.parse().map_err(|_| Bad::Syntax)
+}
+
+/// Strips a trailing `BC`/`AD` era marker; returns the rest and whether BC.
+fn split_era(t: &str) -> (&str, bool) {
+    let b = t.as_bytes();
+    let n = b.len();
+    if n > 2 && (b[n - 3].is_ascii_digit() || b[n - 3].is_ascii_whitespace()) {
+        let tail = &t[n - 2..];
+        if tail.eq_ignore_ascii_case("bc") {
+            return (t[..n - 2].trim_end(), true);
+        }
+        if tail.eq_ignore_ascii_case("ad") {
+            return (t[..n - 2].trim_end(), false);
+        }
+    }
+    (t, false)
+}
+
+/// Parses the date token into (year, month, day), year as written.
+fn parse_ymd(tok: &str) -> std::result::Result<(i64, i64, i64), Bad> {
+    if tok.len() == 8 && tok.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok((number(&tok[..4])?, number(&tok[4..6])?, number(&tok[6..])?));
+    }
+    let sep = tok.bytes().find(|b| matches!(b, b'-' | b'/' | b'.')).ok_or(Bad::Syntax)?;
+    let mut fields = tok.split(sep as char);
+    let (Some(a), Some(b), Some(c), None) =
+        (fields.next(), fields.next(), fields.next(), fields.next())
+    else {
+        return Err(Bad::Syntax);
+    };
+    let (na, nb, nc) = (number(a)?, number(b)?, number(c)?);
+    if a.len() >= 3 {
+        return Ok((na, nb, nc));
+    }
+    // DateStyle MDY: month, day, year; a two-digit year means 1970..2069.
+    let year = match c.len() {
+        1 | 2 if nc < 70 => nc + 2000,
+        1 | 2 => nc + 1900,
+        _ => nc,
+    };
+    Ok((year, na, nb))
+}
+
+/// Parses `H:M[:S[.frac]]`; returns microseconds and the unparsed rest.
+fn parse_time(s: &str) -> std::result::Result<(i64, &str), Bad> {
+    let end = s.find(|c: char| !(c.is_ascii_digit() || c == ':' || c == '.')).unwrap_or(s.len());
+    let (clock, rest) = s.split_at(end);
+    let (hms, frac) = clock.split_once('.').unwrap_or((clock, ""));
+    let mut parts = hms.split(':');
+    let h = number(parts.next().unwrap_or(""))?;
+    let m = number(parts.next().ok_or(Bad::Syntax)?)?;
+    let sec = parts.next().map(number).transpose()?.unwrap_or(0);
+    if parts.next().is_some() || (!frac.is_empty() && !frac.bytes().all(|b| b.is_ascii_digit())) {
+        return Err(Bad::Syntax);
+    }
+    if frac.contains('.') || (!frac.is_empty() && hms.matches(':').count() < 2) {
+        return Err(Bad::Syntax);
+    }
+    // Round the fraction to microseconds (half away from zero on the 7th digit).
+    let mut us = 0i64;
+    for (i, b) in frac.bytes().chain(std::iter::repeat(b'0')).take(7).enumerate() {
+        let d = (b - b'0') as i64;
+        if i < 6 {
+            us = us * 10 + d;
+        } else if d >= 5 {
+            us += 1;
+        }
+    }
+    if !(0..=24).contains(&h) || !(0..60).contains(&m) || !(0..=60).contains(&sec) {
+        return Err(Bad::Field);
+    }
+    let total = ((h * 60 + m) * 60 + sec) * USECS_PER_SEC + us;
+    if total > USECS_PER_DAY {
+        return Err(Bad::Field);
+    }
+    Ok((total, rest))
+}
+
+/// Parses a zone suffix: `Z`, `UTC`, `GMT`, or a numeric offset.
+fn parse_zone(z: &str) -> std::result::Result<Option<i64>, Bad> {
+    let z = z.trim();
+    if z.is_empty() {
+        return Ok(None);
+    }
+    if ["z", "utc", "gmt", "ut", "zulu"].iter().any(|n| z.eq_ignore_ascii_case(n)) {
+        return Ok(Some(0));
+    }
+    let sign = match z.as_bytes()[0] {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return Err(Bad::Syntax),
+    };
+    let body = &z[1..];
+    let (h, m, s) = if body.contains(':') {
+        let mut p = body.split(':');
+        let h = number(p.next().unwrap_or(""))?;
+        let m = p.next().map(number).transpose()?.unwrap_or(0);
+        let s = p.next().map(number).transpose()?.unwrap_or(0);
+        if p.next().is_some() {
+            return Err(Bad::Syntax);
+        }
+        (h, m, s)
+    } else {
+        let n = number(body)?;
+        match body.len() {
+            1 | 2 => (n, 0, 0),
+            3 | 4 => (n / 100, n % 100, 0),
+            5 | 6 => (n / 10000, n / 100 % 100, n % 100),
+            _ => return Err(Bad::Syntax),
+        }
+    };
+    if m >= 60 || s >= 60 {
+        return Err(Bad::Field);
+    }
+    let secs = h * 3600 + m * 60 + s;
+    if secs > MAX_TZ_SECS {
+        return Err(Bad::Zone);
+    }
+    Ok(Some(sign * secs))
+}
+
+/// Parses any accepted date/time string into its parts.
+fn parse_parts(s: &str, date_only: bool) -> std::result::Result<Parsed, Bad> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    if let Some(p) = special(&lower) {
+        return Ok(p);
+    }
+    let (t, bc) = split_era(t);
+    let split = t.find(|c: char| c.is_ascii_whitespace() || c == 'T' || c == 't');
+    let (date_tok, rest) = match split {
+        Some(i) => (&t[..i], t[i + 1..].trim_start()),
+        None => (t, ""),
+    };
+    let (mut year, month, day) = parse_ymd(date_tok)?;
+    let (time, zone) = if rest.is_empty() {
+        (0, None)
+    } else {
+        let (time, zone_text) = parse_time(rest)?;
+        (time, parse_zone(zone_text)?)
+    };
+    if year == 0 {
+        return Err(Bad::Field);
+    }
+    if bc {
+        year = 1 - year;
+    }
+    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month as u32) as i64 {
+        return Err(Bad::Field);
+    }
+    let days = days_from_civil(year, month as u32, day as u32);
+    let time = if date_only { 0 } else { time };
+    Ok(Parsed::At { days, time, zone })
+}
+
+fn bad_input(bad: Bad, ty: &str, s: &str) -> ErrorReport {
+    match bad {
+        Bad::Syntax => err!(InvalidDatetimeFormat, "invalid input syntax for type {ty}: \"{s}\""),
+        Bad::Field => err!(DatetimeFieldOverflow, "date/time field value out of range: \"{s}\""),
+        // PostgreSQL uses 22009 (invalid_time_zone_displacement_value) here;
+        // sqlstate has no such code yet, so this is the nearest one.
+        Bad::Zone => err!(DatetimeFieldOverflow, "time zone displacement out of range: \"{s}\""),
+    }
+}
+
+/// Parses date input (ISO `YYYY-MM-DD` and the other styles listed in the
+/// module docs) into days since 2000-01-01. A time part is checked and
+/// ignored, as PostgreSQL's date_in does.
+pub fn parse_date(s: &str) -> Result<i32> {
+    let days = match parse_parts(s, true).map_err(|b| bad_input(b, "date", s))? {
+        Parsed::Infinity(true) => return Ok(DATE_POS_INFINITY),
+        Parsed::Infinity(false) => return Ok(DATE_NEG_INFINITY),
+        Parsed::At { days, .. } => days,
+    };
+    if !(MIN_DAY..DATE_END_DAY).contains(&days) {
+        return Err(err!(DatetimeFieldOverflow, "date out of range: \"{s}\""));
+    }
+    Ok(days as i32)
+}
+
+/// Parses timestamp input; with `tz` a zone offset is applied (the session
+/// zone, UTC, when none is given), without it any zone is ignored, as in
+/// PostgreSQL.
+pub fn parse_timestamp(s: &str, tz: bool) -> Result<i64> {
+    let ty = if tz { "timestamp with time zone" } else { "timestamp" };
+    let (days, time, zone) = match parse_parts(s, false).map_err(|b| bad_input(b, ty, s))? {
+        Parsed::Infinity(true) => return Ok(TS_POS_INFINITY),
+        Parsed::Infinity(false) => return Ok(TS_NEG_INFINITY),
+        Parsed::At { days, time, zone } => (days, time, zone),
+    };
+    let offset = if tz { zone.unwrap_or(0) } else { 0 };
+    let micros = days as i128 * USECS_PER_DAY as i128 + time as i128
+        - offset as i128 * USECS_PER_SEC as i128;
+    if !(MIN_TIMESTAMP as i128..END_TIMESTAMP as i128).contains(&micros) {
+        return Err(err!(DatetimeFieldOverflow, "timestamp out of range: \"{s}\""));
+    }
+    Ok(micros as i64)
+}
+
+// ---------------------------------------------------------------------------
+// Arithmetic and conversions
+// ---------------------------------------------------------------------------
+
+/// True unless the date is `infinity` or `-infinity`.
+pub fn date_is_finite(d: i32) -> bool {
+    d != DATE_POS_INFINITY && d != DATE_NEG_INFINITY
+}
+
+/// True unless the timestamp is `infinity` or `-infinity`.
+pub fn timestamp_is_finite(t: i64) -> bool {
+    t != TS_POS_INFINITY && t != TS_NEG_INFINITY
+}
+
+/// `date + integer` (and `date - integer` with a negated count): infinite
+/// dates stay infinite; leaving the date range is 22008 "date out of range".
+pub fn date_add_days(d: i32, n: i64) -> Result<i32> {
+    if !date_is_finite(d) {
+        return Ok(d);
+    }
+    let r = d as i64 + n;
+    if !(MIN_DAY..DATE_END_DAY).contains(&r) {
+        return Err(err!(DatetimeFieldOverflow, "date out of range"));
+    }
+    Ok(r as i32)
+}
+
+/// `date - date`: the number of days between them (22008 for infinities).
+pub fn date_diff(a: i32, b: i32) -> Result<i32> {
+    if !date_is_finite(a) || !date_is_finite(b) {
+        return Err(err!(DatetimeFieldOverflow, "cannot subtract infinite dates"));
+    }
+    Ok(a - b)
+}
+
+/// `date::timestamp`: midnight of that day (22008 past year 294276).
+pub fn date_to_timestamp(d: i32) -> Result<i64> {
+    match d {
+        DATE_POS_INFINITY => Ok(TS_POS_INFINITY),
+        DATE_NEG_INFINITY => Ok(TS_NEG_INFINITY),
+        _ if d as i64 >= TS_END_DAY => {
+            Err(err!(DatetimeFieldOverflow, "date out of range for timestamp"))
+        }
+        _ => Ok(d as i64 * USECS_PER_DAY),
+    }
+}
+
+/// `timestamp::date`: the day the timestamp falls on.
+pub fn timestamp_to_date(t: i64) -> i32 {
+    match t {
+        TS_POS_INFINITY => DATE_POS_INFINITY,
+        TS_NEG_INFINITY => DATE_NEG_INFINITY,
+        // The timestamp range lies inside the date range, so this fits.
+        _ => t.div_euclid(USECS_PER_DAY) as i32,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SqlState;
+
+    fn ts(s: &str) -> String {
+        format_timestamp(parse_timestamp(s, false).expect("valid timestamp"), false)
+    }
+
+    fn tstz(s: &str) -> String {
+        format_timestamp(parse_timestamp(s, true).expect("valid timestamptz"), true)
+    }
+
+    fn date(s: &str) -> String {
+        format_date(parse_date(s).expect("valid date"))
+    }
 
     #[test]
-    fn round_trips() {
+    fn calendar_round_trips() {
+        assert_eq!(days_from_civil(2000, 1, 1), 0);
+        assert_eq!(days_from_civil(1970, 1, 1), -10_957);
+        for d in [-2_451_545, -1, 0, 1, 59, 60, 365, 366, 2_000_000_000] {
+            let (y, m, dd) = civil_from_days(d);
+            assert_eq!(days_from_civil(y, m, dd), d);
+        }
+    }
+
+    #[test]
+    fn dates_like_postgres() {
         assert_eq!(parse_date("2000-01-02").expect("date"), 1);
         assert_eq!(format_date(-1), "1999-12-31");
-        let t = parse_timestamp("2024-01-02 03:04:05.12", false).expect("ts");
-        assert_eq!(format_timestamp(t, false), "2024-01-02 03:04:05.12");
-        let z = parse_timestamp("2024-01-02 03:04:05+01", true).expect("tstz");
-        assert_eq!(format_timestamp(z, true), "2024-01-02 02:04:05+00");
-        let z = parse_timestamp("2024-01-02T03:04:05Z", true).expect("tstz");
-        assert_eq!(format_timestamp(z, true), "2024-01-02 03:04:05+00");
-        assert!(parse_timestamp("nope", false).is_err());
+        assert_eq!(date(" 2024-01-02 "), "2024-01-02");
+        assert_eq!(date("2024-1-2"), "2024-01-02");
+        assert_eq!(date("20240102"), "2024-01-02");
+        assert_eq!(date("2024/01/02"), "2024-01-02");
+        assert_eq!(date("01/02/2024"), "2024-01-02");
+        assert_eq!(date("01/02/24"), "2024-01-02");
+        assert_eq!(date("2024-01-02 10:00"), "2024-01-02");
+        assert_eq!(date("2024-01-02BC"), "2024-01-02 BC");
+        assert_eq!(date("4714-11-24 BC"), "4714-11-24 BC");
+        assert_eq!(date("0001-01-01 BC"), "0001-01-01 BC");
+        assert_eq!(date("10000-01-01"), "10000-01-01");
+        assert_eq!(date("5874897-12-31"), "5874897-12-31");
+        assert_eq!(date("epoch"), "1970-01-01");
+        assert_eq!(date("infinity"), "infinity");
+        assert_eq!(date("-INFINITY"), "-infinity");
+    }
+
+    #[test]
+    fn date_errors_like_postgres() {
+        let e = parse_date("abc").expect_err("syntax");
+        assert_eq!(e.code, SqlState::InvalidDatetimeFormat);
+        assert_eq!(e.message, "invalid input syntax for type date: \"abc\"");
+        let e = parse_date("2024-02-30").expect_err("field");
+        assert_eq!(e.code, SqlState::DatetimeFieldOverflow);
+        assert_eq!(e.message, "date/time field value out of range: \"2024-02-30\"");
+        let e = parse_date("0000-01-01").expect_err("year 0");
+        assert_eq!(e.code, SqlState::DatetimeFieldOverflow);
+        let e = parse_date("5874898-01-01").expect_err("range");
+        assert_eq!(e.message, "date out of range: \"5874898-01-01\"");
+        let e = parse_date("4714-11-23 BC").expect_err("range");
+        assert_eq!(e.message, "date out of range: \"4714-11-23 BC\"");
+    }
+
+    #[test]
+    fn timestamps_like_postgres() {
+        assert_eq!(ts("2024-01-02 03:04:05.12"), "2024-01-02 03:04:05.12");
+        assert_eq!(ts("2024-01-02T03:04:05"), "2024-01-02 03:04:05");
+        assert_eq!(ts("2024-01-02"), "2024-01-02 00:00:00");
+        assert_eq!(ts("2024-1-2 3:4"), "2024-01-02 03:04:00");
+        assert_eq!(ts("2024-01-02 03:04:05."), "2024-01-02 03:04:05");
+        assert_eq!(ts("2024-01-02 03:04:05.1234567"), "2024-01-02 03:04:05.123457");
+        assert_eq!(ts("2024-01-02 03:04:05.9999995"), "2024-01-02 03:04:06");
+        assert_eq!(ts("2024-01-02 24:00:00"), "2024-01-03 00:00:00");
+        assert_eq!(ts("2024-01-02 03:04:60"), "2024-01-02 03:05:00");
+        assert_eq!(ts("2024-01-02 03:04:05+01"), "2024-01-02 03:04:05");
+        assert_eq!(ts("4714-11-24 00:00:00 BC"), "4714-11-24 00:00:00 BC");
+        assert_eq!(ts("12345-01-01 10:00:00.5"), "12345-01-01 10:00:00.5");
+        assert_eq!(ts("294276-12-31 23:59:59"), "294276-12-31 23:59:59");
+        assert_eq!(ts("1999-12-31 23:59:59.5"), "1999-12-31 23:59:59.5");
+        assert_eq!(ts("epoch"), "1970-01-01 00:00:00");
+        assert_eq!(ts("infinity"), "infinity");
+        assert_eq!(ts("-infinity"), "-infinity");
+    }
+
+    #[test]
+    fn timestamptz_zones() {
+        assert_eq!(tstz("2024-01-02 03:04:05+01"), "2024-01-02 02:04:05+00");
+        assert_eq!(tstz("2024-01-02 03:04:05 +01:00"), "2024-01-02 02:04:05+00");
+        assert_eq!(tstz("2024-01-02 03:04:05 -0130"), "2024-01-02 04:34:05+00");
+        assert_eq!(tstz("2024-01-02 03:04:05-05:30"), "2024-01-02 08:34:05+00");
+        assert_eq!(tstz("2024-01-02T03:04:05Z"), "2024-01-02 03:04:05+00");
+        assert_eq!(tstz("2024-01-02 03:04:05.5 Z"), "2024-01-02 03:04:05.5+00");
+        assert_eq!(tstz("2024-01-02 03:04 utc"), "2024-01-02 03:04:00+00");
+        assert_eq!(tstz("2024-01-02 03:04:05+14"), "2024-01-01 13:04:05+00");
+        assert_eq!(tstz("4714-11-24 00:00:00 BC"), "4714-11-24 00:00:00+00 BC");
+        let e = parse_timestamp("2024-01-02 03:04:05+16", true).expect_err("zone");
+        assert_eq!(e.message, "time zone displacement out of range: \"2024-01-02 03:04:05+16\"");
+    }
+
+    #[test]
+    fn timestamp_errors_like_postgres() {
+        for s in ["", "abc", "03:04:05", "2024-01-02 3", "2024-01-02 03:04:05 foo"] {
+            let e = parse_timestamp(s, false).expect_err("syntax");
+            assert_eq!(e.code, SqlState::InvalidDatetimeFormat, "{s}");
+            assert_eq!(e.message, format!("invalid input syntax for type timestamp: \"{s}\""));
+        }
+        let e = parse_timestamp("x", true).expect_err("syntax");
+        assert_eq!(e.message, "invalid input syntax for type timestamp with time zone: \"x\"");
+        for s in ["2024-01-02 25:00:00", "2024-01-02 24:00:01", "2024-13-01 00:00"] {
+            let e = parse_timestamp(s, false).expect_err("field");
+            assert_eq!(e.message, format!("date/time field value out of range: \"{s}\""));
+        }
+        let e = parse_timestamp("294277-01-01", false).expect_err("range");
+        assert_eq!(e.message, "timestamp out of range: \"294277-01-01\"");
+    }
+
+    #[test]
+    fn arithmetic() {
+        assert_eq!(date_add_days(0, 31).expect("in range"), 31);
+        assert_eq!(date_add_days(DATE_POS_INFINITY, 1).expect("infinite"), DATE_POS_INFINITY);
+        let max = parse_date("5874897-12-31").expect("date");
+        assert_eq!(date_add_days(max, 1).expect_err("range").message, "date out of range");
+        assert_eq!(
+            date_diff(DATE_POS_INFINITY, 0).expect_err("inf").message,
+            "cannot subtract infinite dates"
+        );
+        assert_eq!(date_to_timestamp(1).expect("fits"), USECS_PER_DAY);
+        assert_eq!(
+            date_to_timestamp(parse_date("294277-01-01").expect("date"))
+                .expect_err("range")
+                .message,
+            "date out of range for timestamp"
+        );
+        assert_eq!(timestamp_to_date(-1), -1);
+        assert_eq!(timestamp_to_date(TS_NEG_INFINITY), DATE_NEG_INFINITY);
     }
 }

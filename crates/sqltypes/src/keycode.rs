@@ -1,18 +1,27 @@
 //! Order-preserving, self-delimiting encoding of values into key bytes.
 //!
 //! For any two tuples, comparing their encodings byte by byte gives the same
-//! order as comparing the values (NULL first). Each value starts with a
-//! marker byte, NULL = 0x00 and non-NULL = 0x01, followed by:
+//! order as comparing the values with NULL first (the reverse of
+//! [`crate::ops::sort_cmp`]'s NULLS LAST, so callers scanning ascending keys
+//! for `ORDER BY ... NULLS LAST` must handle NULL themselves). Values that
+//! compare equal encode identically (1.0 and 1.00, -0.0 and 0.0, 'a' and
+//! 'a  ' in a char(n) column), which is what unique indexes need. Each value
+//! starts with a marker byte, NULL = 0x00 and non-NULL = 0x01, followed by:
 //!
 //! - integers (all widths, so int2/int4/int8 keys agree): 8 bytes big-endian
 //!   with the sign bit flipped;
 //! - float8: IEEE bits, sign bit flipped for positives and all bits flipped
-//!   for negatives (NaN normalized to the greatest);
-//! - numeric: a class byte (negative / zero / positive / NaN), then the
-//!   decimal exponent and digits, inverted for negatives;
+//!   for negatives (-0 normalized to 0, NaN to the greatest);
+//! - numeric: a class byte (-Infinity 0x00, negative 0x01, zero 0x02,
+//!   positive 0x03, NaN 0x04), then for nonzero values the decimal exponent
+//!   and the significant digits (each + 1, 0x00 terminated), all inverted
+//!   for negatives; Infinity is a positive with exponent `i64::MAX`. The
+//!   display scale is not kept;
 //! - text, varchar, char and bytea: bytes with 0x00 escaped as 0x00 0xFF and a
-//!   0x00 0x01 terminator, so a string sorts before its extensions;
-//! - bool one byte; dates and timestamps as integers.
+//!   0x00 0x01 terminator, so a string sorts before its extensions; char(n)
+//!   drops its trailing blanks (and decoding pads them back);
+//! - bool one byte; dates and timestamps as integers (infinities are the
+//!   extreme integers, so they sort at the ends).
 
 use num_bigint::Sign;
 
@@ -58,7 +67,16 @@ fn put_f64(f: f64, out: &mut Vec<u8>) {
 
 fn put_numeric(n: &Numeric, out: &mut Vec<u8>) {
     let Some((sign, digits, exp)) = n.sign_digits_exponent() else {
-        out.push(0x04); // NaN: greatest
+        match n {
+            Numeric::NegInf => out.push(0x00),
+            // Infinity: a positive number with an exponent no finite value has.
+            Numeric::PosInf => {
+                out.push(0x03);
+                put_i64(i64::MAX, out);
+                out.push(0x00);
+            }
+            _ => out.push(0x04), // NaN: greatest
+        }
         return;
     };
     match sign {
@@ -82,14 +100,42 @@ fn put_numeric(n: &Numeric, out: &mut Vec<u8>) {
     }
 }
 
-/// Appends the encoding of `values` (typed by `types`) to `out`.
-pub fn encode_key(values: &[Value], _types: &[DataType], out: &mut Vec<u8>) {
-    for v in values {
-        encode_value(v, out);
+/// Appends the ascending encoding of `values` (typed by `types`) to `out`.
+/// A value without a matching type is encoded by its own kind.
+pub fn encode_key(values: &[Value], types: &[DataType], out: &mut Vec<u8>) {
+    for (i, v) in values.iter().enumerate() {
+        encode_typed(v, types.get(i), out);
     }
 }
 
-/// Appends the encoding of one value.
+/// Appends the encoding of `values` with a direction per column: a `true`
+/// in `desc` encodes that column descending by inverting its bytes (the
+/// encoding is prefix-free, so this reverses its order). NULL then sorts
+/// after every value of that column, i.e. `DESC NULLS LAST`.
+pub fn encode_key_dirs(values: &[Value], types: &[DataType], desc: &[bool], out: &mut Vec<u8>) {
+    for (i, v) in values.iter().enumerate() {
+        let start = out.len();
+        encode_typed(v, types.get(i), out);
+        if desc.get(i).copied().unwrap_or(false) {
+            for b in &mut out[start..] {
+                *b = !*b;
+            }
+        }
+    }
+}
+
+fn encode_typed(v: &Value, ty: Option<&DataType>, out: &mut Vec<u8>) {
+    match (v, ty) {
+        // char(n) compares with trailing blanks ignored, so encode without them.
+        (Value::Text(s), Some(DataType::Char(_))) => {
+            out.push(NOT_NULL);
+            put_bytes(s.trim_end_matches(' ').as_bytes(), out);
+        }
+        _ => encode_value(v, out),
+    }
+}
+
+/// Appends the encoding of one value by its own kind (no char(n) handling).
 pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
     if v.is_null() {
         out.push(NULL);
@@ -149,8 +195,13 @@ fn get_numeric(b: &mut &[u8]) -> Result<Numeric> {
     let class = take(b, 1)?[0];
     let (neg, exp) = match class {
         0x04 => return Ok(Numeric::NaN),
+        0x00 => return Ok(Numeric::NegInf),
         0x02 => return Ok(Numeric::from_i64(0)),
-        0x03 => (false, get_i64(b)?),
+        0x03 => match get_i64(b)? {
+            i64::MAX if take(b, 1)? == [0x00] => return Ok(Numeric::PosInf),
+            i64::MAX => return Err(corrupt()),
+            exp => (false, exp),
+        },
         0x01 => (true, -get_i64(b)?),
         _ => return Err(corrupt()),
     };
@@ -171,36 +222,62 @@ fn get_numeric(b: &mut &[u8]) -> Result<Numeric> {
     Numeric::parse(&text).map_err(|_| corrupt())
 }
 
-/// Decodes values of `types` from the front of `b`, advancing it.
+/// Decodes ascending-encoded values of `types` from the front of `b`,
+/// advancing it. Numerics come back without their display scale (1.50
+/// decodes as 1.5, an equal value) because equal values must encode alike.
+/// Corrupt bytes are an XX001 error, never a panic.
 pub fn decode_key(b: &mut &[u8], types: &[DataType]) -> Result<Vec<Value>> {
+    types.iter().map(|ty| decode_one(b, ty)).collect()
+}
+
+/// Decodes values encoded by [`encode_key_dirs`] with the same directions.
+pub fn decode_key_dirs(b: &mut &[u8], types: &[DataType], desc: &[bool]) -> Result<Vec<Value>> {
     let mut out = Vec::with_capacity(types.len());
-    for ty in types {
-        if take(b, 1)?[0] == NULL {
-            out.push(Value::Null);
+    for (i, ty) in types.iter().enumerate() {
+        if !desc.get(i).copied().unwrap_or(false) {
+            out.push(decode_one(b, ty)?);
             continue;
         }
-        out.push(match ty {
-            DataType::Bool => Value::Bool(take(b, 1)?[0] != 0),
-            DataType::Int2 => Value::Int2(i16::try_from(get_i64(b)?).map_err(|_| corrupt())?),
-            DataType::Int4 => Value::Int4(i32::try_from(get_i64(b)?).map_err(|_| corrupt())?),
-            DataType::Int8 => Value::Int8(get_i64(b)?),
-            DataType::Date => Value::Date(i32::try_from(get_i64(b)?).map_err(|_| corrupt())?),
-            DataType::Timestamp => Value::Timestamp(get_i64(b)?),
-            DataType::TimestampTz => Value::TimestampTz(get_i64(b)?),
-            DataType::Float8 => {
-                let raw =
-                    u64::from_be_bytes(<[u8; 8]>::try_from(take(b, 8)?).map_err(|_| corrupt())?);
-                let bits = if raw >> 63 == 1 { raw ^ (1 << 63) } else { !raw };
-                Value::Float8(if raw == u64::MAX { f64::NAN } else { f64::from_bits(bits) })
-            }
-            DataType::Numeric(_) => Value::Numeric(get_numeric(b)?),
-            DataType::Bytea => Value::Bytea(get_bytes(b)?),
-            DataType::Text | DataType::Varchar(_) | DataType::Char(_) | DataType::Unknown => {
-                Value::Text(String::from_utf8(get_bytes(b)?).map_err(|_| corrupt())?)
-            }
-        });
+        // Undo the inversion on a copy of the rest; values are
+        // self-delimiting, so the consumed length tells how far to advance.
+        let flipped: Vec<u8> = b.iter().map(|x| !x).collect();
+        let mut cur = flipped.as_slice();
+        out.push(decode_one(&mut cur, ty)?);
+        let used = flipped.len() - cur.len();
+        *b = &b[used..];
     }
     Ok(out)
+}
+
+fn decode_one(b: &mut &[u8], ty: &DataType) -> Result<Value> {
+    if take(b, 1)?[0] == NULL {
+        return Ok(Value::Null);
+    }
+    Ok(match ty {
+        DataType::Bool => Value::Bool(take(b, 1)?[0] != 0),
+        DataType::Int2 => Value::Int2(i16::try_from(get_i64(b)?).map_err(|_| corrupt())?),
+        DataType::Int4 => Value::Int4(i32::try_from(get_i64(b)?).map_err(|_| corrupt())?),
+        DataType::Int8 => Value::Int8(get_i64(b)?),
+        DataType::Date => Value::Date(i32::try_from(get_i64(b)?).map_err(|_| corrupt())?),
+        DataType::Timestamp => Value::Timestamp(get_i64(b)?),
+        DataType::TimestampTz => Value::TimestampTz(get_i64(b)?),
+        DataType::Float8 => {
+            let raw = u64::from_be_bytes(<[u8; 8]>::try_from(take(b, 8)?).map_err(|_| corrupt())?);
+            let bits = if raw >> 63 == 1 { raw ^ (1 << 63) } else { !raw };
+            Value::Float8(if raw == u64::MAX { f64::NAN } else { f64::from_bits(bits) })
+        }
+        DataType::Numeric(_) => Value::Numeric(get_numeric(b)?),
+        DataType::Bytea => Value::Bytea(get_bytes(b)?),
+        DataType::Char(n) => {
+            let mut s = String::from_utf8(get_bytes(b)?).map_err(|_| corrupt())?;
+            let len = s.chars().count();
+            s.extend(std::iter::repeat_n(' ', (*n as usize).saturating_sub(len)));
+            Value::Text(s)
+        }
+        DataType::Text | DataType::Varchar(_) | DataType::Unknown => {
+            Value::Text(String::from_utf8(get_bytes(b)?).map_err(|_| corrupt())?)
+        }
+    })
 }
 
 #[cfg(test)]

@@ -6,12 +6,22 @@
 //! division-by-zero errors (22012). Float NaN equals NaN and sorts above every other value.
 
 use std::cmp::Ordering;
+use std::hash::{Hash, Hasher};
 
 use crate::cast::{cast, common_type};
 use crate::numeric::Numeric;
-use crate::{err, DataType, Result, Value};
+use crate::{datetime, err, DataType, Result, Value};
 
-fn promote(a: &Value, b: &Value) -> Result<(Value, Value)> {
+fn type_name(v: &Value) -> String {
+    v.data_type().map(|t| t.to_string()).unwrap_or_else(|| "unknown".into())
+}
+
+fn no_operator(op: &str, a: &Value, b: &Value) -> crate::ErrorReport {
+    err!(UndefinedFunction, "operator does not exist: {} {op} {}", type_name(a), type_name(b))
+}
+
+/// Converts both operands to their common type (see [`common_type`]).
+fn promote(op: &str, a: &Value, b: &Value) -> Result<(Value, Value)> {
     let (Some(ta), Some(tb)) = (a.data_type(), b.data_type()) else {
         return Ok((a.clone(), b.clone()));
     };
@@ -20,7 +30,7 @@ fn promote(a: &Value, b: &Value) -> Result<(Value, Value)> {
     }
     match common_type(&ta, &tb) {
         Some(t) => Ok((cast(a.clone(), &t)?, cast(b.clone(), &t)?)),
-        None => Err(err!(UndefinedFunction, "operator does not exist: {ta} = {tb}")),
+        None => Err(no_operator(op, a, b)),
     }
 }
 
@@ -38,7 +48,7 @@ pub fn compare(a: &Value, b: &Value) -> Result<Option<Ordering>> {
     if a.is_null() || b.is_null() {
         return Ok(None);
     }
-    let (a, b) = promote(a, b)?;
+    let (a, b) = promote("=", a, b)?;
     Ok(Some(match (&a, &b) {
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
         (Value::Int2(x), Value::Int2(y)) => x.cmp(y),
@@ -54,11 +64,7 @@ pub fn compare(a: &Value, b: &Value) -> Result<Option<Ordering>> {
         | (Value::TimestampTz(x), Value::TimestampTz(y)) => x.cmp(y),
         (Value::Date(x), Value::Date(y)) => x.cmp(y),
         (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
-        (x, y) => {
-            let tx = x.data_type().map(|t| t.to_string()).unwrap_or_default();
-            let ty = y.data_type().map(|t| t.to_string()).unwrap_or_default();
-            return Err(err!(UndefinedFunction, "operator does not exist: {tx} = {ty}"));
-        }
+        (x, y) => return Err(no_operator("=", x, y)),
     }))
 }
 
@@ -94,6 +100,18 @@ enum Arith {
     Rem,
 }
 
+impl Arith {
+    fn symbol(self) -> &'static str {
+        match self {
+            Arith::Add => "+",
+            Arith::Sub => "-",
+            Arith::Mul => "*",
+            Arith::Div => "/",
+            Arith::Rem => "%",
+        }
+    }
+}
+
 fn int_op(op: Arith, x: i64, y: i64, t: &DataType) -> Result<Value> {
     let r = match op {
         Arith::Add => x.checked_add(y),
@@ -101,6 +119,7 @@ fn int_op(op: Arith, x: i64, y: i64, t: &DataType) -> Result<Value> {
         Arith::Mul => x.checked_mul(y),
         Arith::Div | Arith::Rem if y == 0 => return Err(err!(DivisionByZero, "division by zero")),
         Arith::Div => x.checked_div(y),
+        // i64::MIN % -1 overflows in Rust; the answer is 0.
         Arith::Rem => Some(x.checked_rem(y).unwrap_or(0)),
     };
     let r = r.ok_or_else(|| int_range_err(t))?;
@@ -111,64 +130,94 @@ fn int_op(op: Arith, x: i64, y: i64, t: &DataType) -> Result<Value> {
     })
 }
 
+/// float8 arithmetic with float.h's checks: an infinite result from finite
+/// inputs is overflow, a zero result from nonzero inputs underflow.
+fn float_op(op: Arith, x: f64, y: f64) -> Result<Value> {
+    let overflow = || err!(NumericValueOutOfRange, "value out of range: overflow");
+    let underflow = || err!(NumericValueOutOfRange, "value out of range: underflow");
+    let r = match op {
+        Arith::Add => x + y,
+        Arith::Sub => x - y,
+        Arith::Mul => x * y,
+        Arith::Div if y == 0.0 && !x.is_nan() => {
+            return Err(err!(DivisionByZero, "division by zero"))
+        }
+        Arith::Div => x / y,
+        Arith::Rem => {
+            return Err(err!(
+                UndefinedFunction,
+                "operator does not exist: double precision % double precision"
+            ))
+        }
+    };
+    let overflowed = match op {
+        Arith::Div => r.is_infinite() && !x.is_infinite(),
+        _ => r.is_infinite() && !x.is_infinite() && !y.is_infinite(),
+    };
+    if overflowed {
+        return Err(overflow());
+    }
+    let underflowed = match op {
+        Arith::Mul => r == 0.0 && x != 0.0 && y != 0.0,
+        Arith::Div => r == 0.0 && x != 0.0 && !y.is_infinite(),
+        _ => false,
+    };
+    if underflowed {
+        return Err(underflow());
+    }
+    Ok(Value::Float8(r))
+}
+
+/// `date + integer`, `integer + date`, `date - integer`, `date - date`;
+/// None when the operands are not one of these.
+fn date_arith(op: Arith, a: &Value, b: &Value) -> Option<Result<Value>> {
+    let days = |v: &Value| match v {
+        Value::Int2(n) => Some(*n as i64),
+        Value::Int4(n) => Some(*n as i64),
+        _ => None,
+    };
+    Some(match (op, a, b) {
+        (Arith::Add, Value::Date(d), n) | (Arith::Add, n, Value::Date(d)) => {
+            datetime::date_add_days(*d, days(n)?).map(Value::Date)
+        }
+        (Arith::Sub, Value::Date(d), Value::Date(e)) => {
+            datetime::date_diff(*d, *e).map(Value::Int4)
+        }
+        (Arith::Sub, Value::Date(d), n) => datetime::date_add_days(*d, -days(n)?).map(Value::Date),
+        _ => return None,
+    })
+}
+
 fn arith(op: Arith, a: &Value, b: &Value) -> Result<Value> {
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
     }
-    // date + int, date - int, date - date
-    match (op, a, b) {
-        (Arith::Add, Value::Date(d), Value::Int4(n))
-        | (Arith::Add, Value::Int4(n), Value::Date(d)) => {
-            return Ok(Value::Date(
-                d.checked_add(*n)
-                    .ok_or_else(|| err!(DatetimeFieldOverflow, "date out of range"))?,
-            ))
-        }
-        (Arith::Sub, Value::Date(d), Value::Int4(n)) => {
-            return Ok(Value::Date(
-                d.checked_sub(*n)
-                    .ok_or_else(|| err!(DatetimeFieldOverflow, "date out of range"))?,
-            ))
-        }
-        (Arith::Sub, Value::Date(x), Value::Date(y)) => return Ok(Value::Int4(x - y)),
-        _ => {}
+    if let Some(r) = date_arith(op, a, b) {
+        return r;
     }
-    let (a, b) = promote(a, b)?;
-    Ok(match (&a, &b) {
+    if matches!(a, Value::Date(_)) || matches!(b, Value::Date(_)) {
+        return Err(no_operator(op.symbol(), a, b));
+    }
+    let (x, y) = promote(op.symbol(), a, b)?;
+    Ok(match (&x, &y) {
         (Value::Int2(x), Value::Int2(y)) => int_op(op, *x as i64, *y as i64, &DataType::Int2)?,
         (Value::Int4(x), Value::Int4(y)) => int_op(op, *x as i64, *y as i64, &DataType::Int4)?,
         (Value::Int8(x), Value::Int8(y)) => int_op(op, *x, *y, &DataType::Int8)?,
-        (Value::Float8(x), Value::Float8(y)) => {
-            let r = match op {
-                Arith::Add => x + y,
-                Arith::Sub => x - y,
-                Arith::Mul => x * y,
-                Arith::Div if *y == 0.0 => return Err(err!(DivisionByZero, "division by zero")),
-                Arith::Div => x / y,
-                Arith::Rem => {
-                    return Err(err!(
-                        UndefinedFunction,
-                        "operator does not exist: double precision % double precision"
-                    ))
-                }
-            };
-            if r.is_infinite() && x.is_finite() && y.is_finite() {
-                return Err(err!(NumericValueOutOfRange, "value out of range: overflow"));
+        (Value::Float8(_), Value::Float8(_)) if op == Arith::Rem => {
+            return Err(no_operator("%", a, b))
+        }
+        (Value::Float8(x), Value::Float8(y)) => float_op(op, *x, *y)?,
+        (Value::Numeric(x), Value::Numeric(y)) => Value::Numeric(
+            match op {
+                Arith::Add => x.add(y),
+                Arith::Sub => x.sub(y),
+                Arith::Mul => x.mul(y),
+                Arith::Div => x.div(y)?,
+                Arith::Rem => x.rem(y)?,
             }
-            Value::Float8(r)
-        }
-        (Value::Numeric(x), Value::Numeric(y)) => Value::Numeric(match op {
-            Arith::Add => x.add(y),
-            Arith::Sub => x.sub(y),
-            Arith::Mul => x.mul(y),
-            Arith::Div => x.div(y)?,
-            Arith::Rem => x.rem(y)?,
-        }),
-        (x, y) => {
-            let tx = x.data_type().map(|t| t.to_string()).unwrap_or_default();
-            let ty = y.data_type().map(|t| t.to_string()).unwrap_or_default();
-            return Err(err!(UndefinedFunction, "operator does not exist: {tx} + {ty}"));
-        }
+            .checked()?,
+        ),
+        _ => return Err(no_operator(op.symbol(), a, b)),
     })
 }
 
@@ -233,6 +282,52 @@ pub fn concat(a: &Value, b: &Value) -> Result<Value> {
     };
     let (x, y) = (text(a)?, text(b)?);
     Ok(Value::Text(x + &y))
+}
+
+/// Feeds `v` into `h` for hash-based GROUP BY, DISTINCT and joins. Values
+/// that [`compare`] calls equal hash alike when they have the same type, and
+/// also across integer widths (int2/int4/int8 are hashed as i64), so a key
+/// built from mixed integer columns still groups correctly; -0.0 and 0.0
+/// hash alike, all NaNs hash alike, and numerics ignore their display scale
+/// (1.0 and 1.00). Values of different non-integer types are not expected
+/// to meet in one key column and may hash differently even when equal
+/// (1::int4 and 1.0::numeric).
+pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
+    match v {
+        Value::Null => 0u8.hash(h),
+        Value::Bool(b) => (1u8, b).hash(h),
+        Value::Int2(i) => (2u8, *i as i64).hash(h),
+        Value::Int4(i) => (2u8, *i as i64).hash(h),
+        Value::Int8(i) => (2u8, *i).hash(h),
+        Value::Float8(f) => {
+            let bits = if f.is_nan() {
+                f64::NAN.to_bits()
+            } else if *f == 0.0 {
+                0
+            } else {
+                f.to_bits()
+            };
+            (3u8, bits).hash(h)
+        }
+        Value::Numeric(n) => {
+            4u8.hash(h);
+            n.hash(h)
+        }
+        Value::Text(s) => (5u8, s.as_bytes()).hash(h),
+        Value::Timestamp(t) => (6u8, t).hash(h),
+        Value::TimestampTz(t) => (7u8, t).hash(h),
+        Value::Date(d) => (8u8, d).hash(h),
+        Value::Bytea(b) => (9u8, b.as_slice()).hash(h),
+    }
+}
+
+/// A 64-bit hash of a whole key (see [`hash_value`]).
+pub fn hash_row(values: &[Value]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for v in values {
+        hash_value(v, &mut h);
+    }
+    h.finish()
 }
 
 #[cfg(test)]

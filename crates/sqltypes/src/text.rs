@@ -1,10 +1,20 @@
 //! Text-format input and output, exactly as PostgreSQL spells values.
 //!
-//! Input follows each type's `*in` function (whitespace around integers is
-//! allowed, `bool` accepts t/true/yes/on/1 and unique prefixes, floats accept
-//! NaN and Infinity, bytea takes hex or escape format). Output follows the
-//! `*out` functions with PostgreSQL 12+ defaults (shortest round-trip floats,
-//! ISO dates, `bytea_output = hex`).
+//! Input follows each type's `*in` function in PostgreSQL 15: integers allow
+//! surrounding whitespace (and no `_` separators, which came in 16), `bool`
+//! accepts t/true/yes/on/1 and f/false/no/off/0 in any case and any unique
+//! prefix, floats accept NaN and [-]Infinity/inf, numeric also accepts
+//! [-]Infinity, bytea takes hex (`\x0102`) or escape format, and dates and
+//! timestamps are parsed by [`crate::datetime`]. Output follows the `*out`
+//! functions with PostgreSQL 12+ defaults: shortest round-trip floats
+//! (extra_float_digits = 1), ISO dates, `bytea_output = hex`, session time
+//! zone UTC.
+//!
+//! The output functions write into any [`TextOut`] so the same code serves
+//! a `Vec<u8>` (COPY, messages) and the wire's `BytesMut` (DataRow fields)
+//! without an intermediate allocation for fixed-size types.
+
+use std::fmt::Write as _;
 
 use bytes::{BufMut, BytesMut};
 
@@ -12,29 +22,45 @@ use crate::datetime;
 use crate::numeric::Numeric;
 use crate::{err, DataType, Result, Value};
 
-fn int_err(ty: &str, s: &str) -> crate::ErrorReport {
-    err!(InvalidTextRepresentation, "invalid input syntax for type {ty}: \"{s}\"")
+/// A byte sink text output is written into.
+pub trait TextOut {
+    /// Appends bytes.
+    fn put(&mut self, b: &[u8]);
+}
+
+impl TextOut for Vec<u8> {
+    fn put(&mut self, b: &[u8]) {
+        self.extend_from_slice(b);
+    }
+}
+
+impl TextOut for BytesMut {
+    fn put(&mut self, b: &[u8]) {
+        self.put_slice(b);
+    }
+}
+
+/// Whitespace as C's isspace() sees it, which PostgreSQL's input functions trim.
+fn c_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
 }
 
 fn parse_int(s: &str, ty: &str, min: i64, max: i64) -> Result<i64> {
-    let t = s.trim();
+    let t = s.trim_matches(c_space);
     let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
-    if digits.is_empty()
-        || !digits.bytes().all(|b| b.is_ascii_digit() || b == b'_')
-        || digits.starts_with('_')
-        || digits.ends_with('_')
-    {
-        return Err(int_err(ty, s));
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(err!(InvalidTextRepresentation, "invalid input syntax for type {ty}: \"{s}\""));
     }
-    let clean: String = t.chars().filter(|&c| c != '_').collect();
-    match clean.parse::<i128>() {
+    // Any digit string parses into i128 unless it has ~39 digits; those are
+    // out of range for every type anyway.
+    match t.parse::<i128>() {
         Ok(v) if v >= min as i128 && v <= max as i128 => Ok(v as i64),
         _ => Err(err!(NumericValueOutOfRange, "value \"{s}\" is out of range for type {ty}")),
     }
 }
 
 fn parse_bool(s: &str) -> Result<bool> {
-    let t = s.trim().to_lowercase();
+    let t = s.trim_matches(c_space).to_ascii_lowercase();
     let bad = || err!(InvalidTextRepresentation, "invalid input syntax for type boolean: \"{s}\"");
     if t.is_empty() {
         return Err(bad());
@@ -43,80 +69,100 @@ fn parse_bool(s: &str) -> Result<bool> {
     Ok(match t.as_str() {
         "1" => true,
         "0" => false,
-        "on" => true,
-        "of" | "off" => false,
+        // "o" alone is ambiguous between on and off.
         "o" => return Err(bad()),
+        _ if is_prefix("on") => true,
+        _ if is_prefix("off") && t.len() >= 2 => false,
         _ if is_prefix("true") || is_prefix("yes") => true,
         _ if is_prefix("false") || is_prefix("no") => false,
         _ => return Err(bad()),
     })
 }
 
-fn parse_float(s: &str) -> Result<f64> {
-    let t = s.trim();
-    let lower = t.to_lowercase();
-    let v = match lower.as_str() {
-        "nan" => f64::NAN,
-        "infinity" | "+infinity" | "inf" | "+inf" => f64::INFINITY,
-        "-infinity" | "-inf" => f64::NEG_INFINITY,
-        _ => {
-            if t.is_empty()
-                || !t
-                    .bytes()
-                    .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'))
-            {
-                return Err(err!(
-                    InvalidTextRepresentation,
-                    "invalid input syntax for type double precision: \"{s}\""
-                ));
-            }
-            let v: f64 = t.parse().map_err(|_| {
-                err!(
-                    InvalidTextRepresentation,
-                    "invalid input syntax for type double precision: \"{s}\""
-                )
-            })?;
-            if v.is_infinite() {
-                return Err(err!(
-                    NumericValueOutOfRange,
-                    "\"{s}\" is out of range for type double precision"
-                ));
-            }
-            v
-        }
+/// Parses float8 input as float8in does (strtod plus NaN/Infinity words);
+/// values that overflow or underflow to zero are 22003.
+pub fn parse_float(s: &str) -> Result<f64> {
+    let t = s.trim_matches(c_space);
+    let syntax = || {
+        err!(InvalidTextRepresentation, "invalid input syntax for type double precision: \"{s}\"")
     };
+    let lower = t.to_ascii_lowercase();
+    let body = lower.strip_prefix(['+', '-']).unwrap_or(&lower);
+    let negative = lower.starts_with('-');
+    match body {
+        "nan" => return Ok(f64::NAN),
+        "inf" | "infinity" => return Ok(if negative { f64::NEG_INFINITY } else { f64::INFINITY }),
+        _ => {}
+    }
+    let (mant, exp) = body.split_once('e').unwrap_or((body, ""));
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    let digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+    let exp_digits = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+    if (int.is_empty() && frac.is_empty())
+        || !digits(int)
+        || !digits(frac)
+        || (body.contains('e') && (exp_digits.is_empty() || !digits(exp_digits)))
+    {
+        return Err(syntax());
+    }
+    let v: f64 = t.parse().map_err(|_| syntax())?;
+    let nonzero_mantissa = int.bytes().chain(frac.bytes()).any(|b| b != b'0');
+    if v.is_infinite() || (v == 0.0 && nonzero_mantissa) {
+        return Err(err!(
+            NumericValueOutOfRange,
+            "\"{s}\" is out of range for type double precision"
+        ));
+    }
     Ok(v)
 }
 
-fn parse_bytea(s: &str) -> Result<Vec<u8>> {
-    if let Some(hex) = s.strip_prefix("\\x") {
-        let clean: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-        if !clean.len().is_multiple_of(2) {
+fn hex_digit(b: u8) -> Option<u8> {
+    (b as char).to_digit(16).map(|d| d as u8)
+}
+
+/// The (possibly multibyte) character starting at byte `i` of `s`, for
+/// error messages.
+fn char_at(s: &str, i: usize) -> &str {
+    let end = (i + 1..=s.len()).find(|&e| s.is_char_boundary(e)).unwrap_or(s.len());
+    s.get(i..end).unwrap_or("")
+}
+
+fn parse_bytea_hex(s: &str, hex: &str) -> Result<Vec<u8>> {
+    let offset = s.len() - hex.len();
+    let b = hex.as_bytes();
+    let mut out = Vec::with_capacity(b.len() / 2);
+    let mut i = 0;
+    let bad_digit = |i: usize| {
+        err!(InvalidParameterValue, "invalid hexadecimal digit: \"{}\"", char_at(s, offset + i))
+    };
+    while i < b.len() {
+        if matches!(b[i], b' ' | b'\n' | b'\t' | b'\r') {
+            i += 1;
+            continue;
+        }
+        let hi = hex_digit(b[i]).ok_or_else(|| bad_digit(i))?;
+        let Some(&lo) = b.get(i + 1) else {
             return Err(err!(
-                InvalidTextRepresentation,
+                InvalidParameterValue,
                 "invalid hexadecimal data: odd number of digits"
             ));
-        }
-        let mut out = Vec::with_capacity(clean.len() / 2);
-        for pair in clean.chunks(2) {
-            let hi = (pair[0] as char).to_digit(16);
-            let lo = (pair[1] as char).to_digit(16);
-            match (hi, lo) {
-                (Some(h), Some(l)) => out.push((h * 16 + l) as u8),
-                _ => {
-                    return Err(err!(
-                        InvalidParameterValue,
-                        "invalid hexadecimal digit: \"{}\"",
-                        pair[0] as char
-                    ))
-                }
-            }
-        }
-        return Ok(out);
+        };
+        let lo = hex_digit(lo).ok_or_else(|| bad_digit(i + 1))?;
+        out.push(hi << 4 | lo);
+        i += 2;
+    }
+    Ok(out)
+}
+
+/// Parses bytea input in hex (`\x...`) or escape format, as byteain does.
+pub fn parse_bytea(s: &str) -> Result<Vec<u8>> {
+    if let Some(hex) = s.strip_prefix("\\x") {
+        return parse_bytea_hex(s, hex);
     }
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
+    let octal = |c: u8, max: u8| (b'0'..=max).contains(&c);
     while i < b.len() {
         if b[i] != b'\\' {
             out.push(b[i]);
@@ -124,7 +170,11 @@ fn parse_bytea(s: &str) -> Result<Vec<u8>> {
         } else if b.get(i + 1) == Some(&b'\\') {
             out.push(b'\\');
             i += 2;
-        } else if i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+        } else if i + 3 < b.len()
+            && octal(b[i + 1], b'3')
+            && octal(b[i + 2], b'7')
+            && octal(b[i + 3], b'7')
+        {
             out.push(((b[i + 1] - b'0') << 6) | ((b[i + 2] - b'0') << 3) | (b[i + 3] - b'0'));
             i += 4;
         } else {
@@ -134,29 +184,37 @@ fn parse_bytea(s: &str) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Checks length limits and pads for varchar(n)/char(n) input.
+/// Applies a varchar(n)/char(n) length limit to input being stored, as the
+/// types' input and assignment casts do: too long is 22001 unless only
+/// spaces are cut off; char(n) is blank-padded to n characters. Other types
+/// pass through.
 pub fn fit_string(s: &str, ty: &DataType) -> Result<String> {
     let n = match ty {
         DataType::Varchar(Some(n)) | DataType::Char(n) => *n as usize,
         _ => return Ok(s.to_string()),
     };
-    let len = s.chars().count();
-    if len > n {
-        let tail_spaces = s.chars().skip(n).all(|c| c == ' ');
-        if !tail_spaces {
+    // Fast path: byte length bounds the character count.
+    if s.len() <= n && !matches!(ty, DataType::Char(_)) {
+        return Ok(s.to_string());
+    }
+    let cut = s.char_indices().nth(n).map(|(i, _)| i);
+    if let Some(cut) = cut {
+        if !s[cut..].bytes().all(|b| b == b' ') {
             return Err(err!(StringDataRightTruncation, "value too long for type {ty}"));
         }
-        return Ok(s.chars().take(n).collect());
+        return Ok(s[..cut].to_string());
     }
-    if matches!(ty, DataType::Char(_)) && len < n {
-        let mut out = s.to_string();
+    let len = s.chars().count();
+    let mut out = String::with_capacity(s.len() + n - len);
+    out.push_str(s);
+    if matches!(ty, DataType::Char(_)) {
         out.extend(std::iter::repeat_n(' ', n - len));
-        return Ok(out);
     }
-    Ok(s.to_string())
+    Ok(out)
 }
 
-/// Parses text-format input for `ty`.
+/// Parses text-format input for `ty` (a literal, a text parameter, a COPY
+/// field), applying the type's modifier as an assignment would.
 pub fn parse_text(ty: &DataType, s: &str) -> Result<Value> {
     Ok(match ty {
         DataType::Bool => Value::Bool(parse_bool(s)?),
@@ -184,147 +242,352 @@ pub fn parse_text(ty: &DataType, s: &str) -> Result<Value> {
     })
 }
 
-/// Formats a float as PostgreSQL 12+ does with extra_float_digits = 1:
-/// the shortest text that reads back to the same value.
-pub fn format_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits in scientific form.
-    let sci = format!("{f:e}");
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..15).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        return format!("{mant}e{sign}{:02}", exp.abs());
-    }
-    format!("{f}")
+/// A fixed buffer for formatting floats without allocating.
+struct StackBuf {
+    buf: [u8; 48],
+    len: usize,
 }
 
-fn hex_bytes(b: &[u8], out: &mut Vec<u8>) {
+impl std::fmt::Write for StackBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let dst = self.buf.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Writes a float as PostgreSQL 12+ does with extra_float_digits = 1: the
+/// shortest digits that read back to the same value, in exponent form
+/// (`1e+20`, `1.5e-07`) when the decimal exponent is below -4 or at least 15.
+pub fn write_float<O: TextOut + ?Sized>(f: f64, out: &mut O) {
+    if f.is_nan() {
+        return out.put(b"NaN");
+    }
+    if f.is_infinite() {
+        return out.put(if f > 0.0 { b"Infinity" } else { b"-Infinity" });
+    }
+    if f == 0.0 {
+        return out.put(if f.is_sign_negative() { b"-0" } else { b"0" });
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits: "-1.2345e-7".
+    let mut sb = StackBuf { buf: [0; 48], len: 0 };
+    if write!(sb, "{f:e}").is_err() {
+        return out.put(b"NaN");
+    }
+    let sci = &sb.buf[..sb.len];
+    let e_pos = sci.iter().position(|&b| b == b'e').unwrap_or(sci.len());
+    let (mant, exp_text) = (&sci[..e_pos], sci.get(e_pos + 1..).unwrap_or(b"0"));
+    let exp: i32 = std::str::from_utf8(exp_text).ok().and_then(|e| e.parse().ok()).unwrap_or(0);
+    let (sign, mant) = match mant.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, mant),
+    };
+    if sign {
+        out.put(b"-");
+    }
+    if !(-4..15).contains(&exp) {
+        out.put(mant);
+        out.put(if exp < 0 { b"e-" } else { b"e+" });
+        let a = exp.unsigned_abs();
+        if a < 10 {
+            out.put(b"0");
+        }
+        let mut tmp = [0u8; 4];
+        let n = write_u64(a as u64, &mut tmp);
+        return out.put(&tmp[4 - n..]);
+    }
+    // Fixed notation from the digits and the exponent.
+    let mut digits = [0u8; 24];
+    let mut nd = 0;
+    for &b in mant.iter().filter(|b| b.is_ascii_digit()) {
+        digits[nd] = b;
+        nd += 1;
+    }
+    let digits = &digits[..nd];
+    if exp < 0 {
+        out.put(b"0.");
+        for _ in 0..(-exp - 1) {
+            out.put(b"0");
+        }
+        return out.put(digits);
+    }
+    let int_len = exp as usize + 1;
+    if digits.len() <= int_len {
+        out.put(digits);
+        for _ in digits.len()..int_len {
+            out.put(b"0");
+        }
+    } else {
+        out.put(&digits[..int_len]);
+        out.put(b".");
+        out.put(&digits[int_len..]);
+    }
+}
+
+/// Formats a float as PostgreSQL 12+ does (see [`write_float`]).
+pub fn format_float(f: f64) -> String {
+    let mut out = Vec::with_capacity(24);
+    write_float(f, &mut out);
+    String::from_utf8(out).expect("float output is ASCII")
+}
+
+/// Writes `v` right-aligned into `tmp`, returning the number of digits.
+fn write_u64(mut v: u64, tmp: &mut [u8]) -> usize {
+    let mut pos = tmp.len();
+    loop {
+        pos -= 1;
+        tmp[pos] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    tmp.len() - pos
+}
+
+fn write_int<O: TextOut + ?Sized>(i: i64, out: &mut O) {
+    let mut tmp = [0u8; 20];
+    let n = write_u64(i.unsigned_abs(), &mut tmp);
+    if i < 0 {
+        out.put(b"-");
+    }
+    out.put(&tmp[20 - n..]);
+}
+
+fn write_hex<O: TextOut + ?Sized>(b: &[u8], out: &mut O) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.extend_from_slice(b"\\x");
-    for &x in b {
-        out.push(HEX[(x >> 4) as usize]);
-        out.push(HEX[(x & 15) as usize]);
+    out.put(b"\\x");
+    let mut chunk = [0u8; 64];
+    for part in b.chunks(32) {
+        for (i, &x) in part.iter().enumerate() {
+            chunk[2 * i] = HEX[(x >> 4) as usize];
+            chunk[2 * i + 1] = HEX[(x & 15) as usize];
+        }
+        out.put(&chunk[..2 * part.len()]);
+    }
+}
+
+/// Writes the text form of a non-NULL value into any sink (NULL writes
+/// nothing; the protocol marks NULL separately).
+pub fn write_value<O: TextOut + ?Sized>(v: &Value, out: &mut O) {
+    match v {
+        Value::Null => {}
+        Value::Bool(b) => out.put(if *b { b"t" } else { b"f" }),
+        Value::Int2(i) => write_int(*i as i64, out),
+        Value::Int4(i) => write_int(*i as i64, out),
+        Value::Int8(i) => write_int(*i, out),
+        Value::Float8(f) => write_float(*f, out),
+        Value::Numeric(n) => out.put(n.to_string().as_bytes()),
+        Value::Text(s) => out.put(s.as_bytes()),
+        Value::Timestamp(t) => datetime::write_timestamp(*t, false, out),
+        Value::TimestampTz(t) => datetime::write_timestamp(*t, true, out),
+        Value::Date(d) => datetime::write_date(*d, out),
+        Value::Bytea(b) => write_hex(b, out),
     }
 }
 
 /// Appends the text form of a non-NULL value (NULL appends nothing).
 pub fn format_text(v: &Value, out: &mut Vec<u8>) {
-    match v {
-        Value::Null => {}
-        Value::Bool(b) => out.push(if *b { b't' } else { b'f' }),
-        Value::Int2(i) => out.extend_from_slice(itoa_buf(*i as i64).as_bytes()),
-        Value::Int4(i) => out.extend_from_slice(itoa_buf(*i as i64).as_bytes()),
-        Value::Int8(i) => out.extend_from_slice(itoa_buf(*i).as_bytes()),
-        Value::Float8(f) => out.extend_from_slice(format_float(*f).as_bytes()),
-        Value::Numeric(n) => out.extend_from_slice(n.to_string().as_bytes()),
-        Value::Text(s) => out.extend_from_slice(s.as_bytes()),
-        Value::Timestamp(t) => {
-            out.extend_from_slice(datetime::format_timestamp(*t, false).as_bytes())
-        }
-        Value::TimestampTz(t) => {
-            out.extend_from_slice(datetime::format_timestamp(*t, true).as_bytes())
-        }
-        Value::Date(d) => out.extend_from_slice(datetime::format_date(*d).as_bytes()),
-        Value::Bytea(b) => hex_bytes(b, out),
-    }
+    write_value(v, out);
 }
 
-fn itoa_buf(i: i64) -> String {
-    i.to_string()
-}
-
-/// Appends the text form to a wire buffer; integers avoid allocation.
+/// Appends the text form to a wire buffer; integers, floats and text avoid
+/// any allocation.
 pub fn write_text(v: &Value, buf: &mut BytesMut) {
-    match v {
-        Value::Int2(i) => write_int(*i as i64, buf),
-        Value::Int4(i) => write_int(*i as i64, buf),
-        Value::Int8(i) => write_int(*i, buf),
-        Value::Text(s) => buf.put_slice(s.as_bytes()),
-        other => {
-            let mut tmp = Vec::new();
-            format_text(other, &mut tmp);
-            buf.put_slice(&tmp);
-        }
-    }
-}
-
-fn write_int(i: i64, buf: &mut BytesMut) {
-    let mut tmp = [0u8; 20];
-    let mut n = i.unsigned_abs();
-    let mut pos = tmp.len();
-    loop {
-        pos -= 1;
-        tmp[pos] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if i < 0 {
-        buf.put_u8(b'-');
-    }
-    buf.put_slice(&tmp[pos..]);
+    write_value(v, buf);
 }
 
 /// The text form as a String (for messages and casts).
 pub fn to_text(v: &Value) -> String {
-    let mut out = Vec::new();
-    format_text(v, &mut out);
-    String::from_utf8_lossy(&out).into_owned()
+    match v {
+        Value::Text(s) => s.clone(),
+        _ => {
+            let mut out = Vec::new();
+            format_text(v, &mut out);
+            String::from_utf8(out).unwrap_or_default()
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SqlState;
 
     fn txt(v: Value) -> String {
         to_text(&v)
     }
 
-    #[test]
-    fn floats_like_postgres() {
-        assert_eq!(format_float(0.1), "0.1");
-        assert_eq!(format_float(1e20), "1e+20");
-        assert_eq!(format_float(1.5e-7), "1.5e-07");
-        assert_eq!(format_float(123456789012345.0), "123456789012345");
-        assert_eq!(format_float(1e15), "1e+15");
-        assert_eq!(format_float(-0.0), "-0");
-        assert_eq!(format_float(0.0001), "0.0001");
+    fn parse(ty: DataType, s: &str) -> String {
+        match parse_text(&ty, s) {
+            Ok(v) => to_text(&v),
+            Err(e) => format!("{} {}", e.code.code(), e.message),
+        }
     }
 
     #[test]
-    fn ints_and_errors() {
+    fn floats_like_postgres() {
+        let cases = [
+            (0.1, "0.1"),
+            (1e20, "1e+20"),
+            (1.5e-7, "1.5e-07"),
+            (123456789012345.0, "123456789012345"),
+            (1234567890123456.0, "1.234567890123456e+15"),
+            (1e15, "1e+15"),
+            (1e14, "100000000000000"),
+            (-0.0, "-0"),
+            (0.0, "0"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (-1.5, "-1.5"),
+            (100.0, "100"),
+            (std::f64::consts::PI, "3.141592653589793"),
+            (0.30000000000000004, "0.30000000000000004"),
+            (1e308, "1e+308"),
+            (4.9e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ];
+        for (f, s) in cases {
+            assert_eq!(format_float(f), s, "{f:e}");
+            let mut b = BytesMut::new();
+            write_text(&Value::Float8(f), &mut b);
+            assert_eq!(&b[..], s.as_bytes());
+        }
+    }
+
+    #[test]
+    fn float_input() {
+        assert_eq!(parse(DataType::Float8, " 1.5 "), "1.5");
+        assert_eq!(parse(DataType::Float8, "-inf"), "-Infinity");
+        assert_eq!(parse(DataType::Float8, "+Infinity"), "Infinity");
+        assert_eq!(parse(DataType::Float8, "nan"), "NaN");
+        assert_eq!(parse(DataType::Float8, ".5"), "0.5");
+        assert_eq!(parse(DataType::Float8, "5."), "5");
+        assert_eq!(parse(DataType::Float8, "1e-310"), "1e-310");
+        assert_eq!(
+            parse(DataType::Float8, "1e309"),
+            "22003 \"1e309\" is out of range for type double precision"
+        );
+        assert_eq!(
+            parse(DataType::Float8, "1e-400"),
+            "22003 \"1e-400\" is out of range for type double precision"
+        );
+        for bad in ["", "abc", "1.5.5", "1e", "1_000", "--1", "in"] {
+            assert_eq!(
+                parse(DataType::Float8, bad),
+                format!("22P02 invalid input syntax for type double precision: \"{bad}\"")
+            );
+        }
+    }
+
+    #[test]
+    fn ints_like_postgres() {
         assert_eq!(parse_text(&DataType::Int4, " 42 ").ok(), Some(Value::Int4(42)));
-        let e = parse_text(&DataType::Int4, "abc").expect_err("bad");
-        assert_eq!(e.message, "invalid input syntax for type integer: \"abc\"");
-        let e = parse_text(&DataType::Int2, "40000").expect_err("range");
-        assert_eq!(e.code, crate::SqlState::NumericValueOutOfRange);
+        assert_eq!(parse(DataType::Int4, "+7"), "7");
+        assert_eq!(parse(DataType::Int4, "-0"), "0");
+        assert_eq!(
+            parse(DataType::Int4, "abc"),
+            "22P02 invalid input syntax for type integer: \"abc\""
+        );
+        for bad in ["", "1_000", "1.5", "1e3", "0x1F", "- 5", "12 34"] {
+            assert_eq!(
+                parse(DataType::Int8, bad),
+                format!("22P02 invalid input syntax for type bigint: \"{bad}\"")
+            );
+        }
+        assert_eq!(parse(DataType::Int2, "-32768"), "-32768");
+        assert_eq!(
+            parse(DataType::Int2, "32768"),
+            "22003 value \"32768\" is out of range for type smallint"
+        );
+        assert_eq!(
+            parse(DataType::Int4, "2147483648"),
+            "22003 value \"2147483648\" is out of range for type integer"
+        );
+        assert_eq!(
+            parse(DataType::Int8, "99999999999999999999999999999999999999999"),
+            "22003 value \"99999999999999999999999999999999999999999\" is out of range for type bigint"
+        );
         let mut b = BytesMut::new();
         write_text(&Value::Int8(i64::MIN), &mut b);
         assert_eq!(&b[..], i64::MIN.to_string().as_bytes());
     }
 
     #[test]
-    fn bools_and_strings() {
-        assert_eq!(parse_text(&DataType::Bool, "Y").ok(), Some(Value::Bool(true)));
-        assert_eq!(parse_text(&DataType::Bool, "off").ok(), Some(Value::Bool(false)));
-        assert!(parse_text(&DataType::Bool, "maybe").is_err());
+    fn bools_like_postgres() {
+        for t in ["t", "TRUE", "yes", "y", "on", "1", "  true  ", "tr", "ye"] {
+            assert_eq!(parse(DataType::Bool, t), "t", "{t}");
+        }
+        for f in ["f", "false", "no", "n", "off", "of", "0", "fa"] {
+            assert_eq!(parse(DataType::Bool, f), "f", "{f}");
+        }
+        for bad in ["o", "maybe", "", "offf", "2", "11", "tru e"] {
+            assert_eq!(
+                parse(DataType::Bool, bad),
+                format!("22P02 invalid input syntax for type boolean: \"{bad}\"")
+            );
+        }
+    }
+
+    #[test]
+    fn strings_like_postgres() {
         assert_eq!(parse_text(&DataType::Char(3), "a").ok(), Some(Value::Text("a  ".into())));
-        assert!(parse_text(&DataType::Varchar(Some(2)), "abc").is_err());
+        assert_eq!(parse(DataType::Char(3), "abc  "), "abc");
         assert_eq!(
-            parse_text(&DataType::Varchar(Some(2)), "ab  ").ok(),
-            Some(Value::Text("ab".into()))
+            parse(DataType::Varchar(Some(3)), "abcd"),
+            "22001 value too long for type character varying(3)"
         );
+        assert_eq!(parse(DataType::Char(3), "ab c"), "22001 value too long for type character(3)");
+        assert_eq!(parse(DataType::Varchar(Some(2)), "ab  "), "ab");
+        assert_eq!(parse(DataType::Varchar(Some(3)), "hél"), "hél");
+        assert_eq!(parse(DataType::Char(3), "é"), "é  ");
+    }
+
+    #[test]
+    fn bytea_like_postgres() {
         assert_eq!(txt(Value::Bytea(vec![1, 0xab])), "\\x01ab");
+        assert_eq!(txt(Value::Bytea(vec![])), "\\x");
         assert_eq!(parse_text(&DataType::Bytea, "\\x01AB").ok(), Some(Value::Bytea(vec![1, 0xab])));
+        assert_eq!(parse(DataType::Bytea, "\\x 01 02"), "\\x0102");
+        assert_eq!(parse(DataType::Bytea, "abc"), "\\x616263");
+        assert_eq!(parse(DataType::Bytea, "a\\\\b"), "\\x615c62");
+        assert_eq!(parse(DataType::Bytea, "\\001\\377"), "\\x01ff");
+        assert_eq!(
+            parse(DataType::Bytea, "\\x0"),
+            "22023 invalid hexadecimal data: odd number of digits"
+        );
+        assert_eq!(parse(DataType::Bytea, "\\x0G"), "22023 invalid hexadecimal digit: \"G\"");
+        assert_eq!(parse(DataType::Bytea, "\\xé"), "22023 invalid hexadecimal digit: \"é\"");
+        for bad in ["\\9", "\\", "a\\", "\\400"] {
+            assert_eq!(parse(DataType::Bytea, bad), "22P02 invalid input syntax for type bytea");
+        }
+        let long: Vec<u8> = (0..=255).collect();
+        let mut b = BytesMut::new();
+        write_text(&Value::Bytea(long.clone()), &mut b);
+        assert_eq!(
+            parse_text(&DataType::Bytea, std::str::from_utf8(&b).expect("ascii")).ok(),
+            Some(Value::Bytea(long))
+        );
+    }
+
+    #[test]
+    fn numeric_and_datetime_output() {
+        assert_eq!(parse(DataType::Numeric(None), "1.50"), "1.50");
+        assert_eq!(parse(DataType::Numeric(Some((5, 2))), "1.235"), "1.24");
+        assert_eq!(parse(DataType::Numeric(None), "-inf"), "-Infinity");
+        assert_eq!(parse(DataType::Date, "2024-01-02"), "2024-01-02");
+        assert_eq!(parse(DataType::Timestamp, "2024-01-02 03:04:05.120"), "2024-01-02 03:04:05.12");
+        assert_eq!(
+            parse(DataType::TimestampTz, "2024-01-02 03:04:05+01"),
+            "2024-01-02 02:04:05+00"
+        );
+        assert_eq!(txt(Value::Bool(true)), "t");
+        let e = parse_text(&DataType::Date, "nope").expect_err("bad date");
+        assert_eq!(e.code, SqlState::InvalidDatetimeFormat);
     }
 }
