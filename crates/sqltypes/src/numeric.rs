@@ -284,13 +284,13 @@ impl Numeric {
     pub fn apply_typmod(&self, precision: u32, scale: u32) -> Result<Numeric> {
         let d = match self {
             Numeric::NaN => return Ok(Numeric::NaN),
-            Numeric::PosInf | Numeric::NegInf => return Err(err!(
-                NumericValueOutOfRange,
-                "numeric field overflow"
-            )
-            .with_detail(format!(
+            Numeric::PosInf | Numeric::NegInf => {
+                return Err(err!(NumericValueOutOfRange, "numeric field overflow").with_detail(
+                    format!(
                 "A field with precision {precision}, scale {scale} cannot hold an infinite value."
-            ))),
+            ),
+                ))
+            }
             Numeric::Val(d) => d,
         };
         let r = d.with_scale_round(scale as i64, RoundingMode::HalfUp);
