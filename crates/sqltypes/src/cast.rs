@@ -70,9 +70,18 @@ pub fn can_assign(from: &DataType, to: &DataType) -> bool {
 
 /// True if `from` converts to `to` implicitly in expressions.
 pub fn can_implicit_cast(from: &DataType, to: &DataType) -> bool {
+    use DataType as T;
     match (rank(from), rank(to)) {
         (Some(a), Some(b)) => a <= b,
-        _ => from == to || *from == DataType::Unknown || (from.is_string() && to.is_string()),
+        _ => {
+            from == to
+                || *from == T::Unknown
+                || (from.is_string() && to.is_string())
+                || matches!(
+                    (from, to),
+                    (T::Date, T::Timestamp | T::TimestampTz) | (T::Timestamp, T::TimestampTz)
+                )
+        }
     }
 }
 
@@ -202,38 +211,122 @@ fn numeric(n: Numeric, m: &Option<(u32, u32)>) -> Result<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::to_text;
+
+    /// `'input'::from::to` as PostgreSQL 15 prints it (or its error).
+    fn pg(from: DataType, input: &str, to: DataType) -> String {
+        match parse_text(&from, input).and_then(|v| cast(v, &to)) {
+            Ok(v) => to_text(&v),
+            Err(e) => format!("{} {}", e.code.code(), e.message),
+        }
+    }
 
     #[test]
     fn int_casts_check_range() {
-        assert_eq!(cast(Value::Int8(5), &DataType::Int2).ok(), Some(Value::Int2(5)));
-        let e = cast(Value::Int8(1 << 40), &DataType::Int4).expect_err("range");
-        assert_eq!(e.message, "integer out of range");
-        assert_eq!(cast(Value::Float8(2.5), &DataType::Int4).ok(), Some(Value::Int4(2)));
+        use DataType::*;
+        assert_eq!(pg(Int8, "5", Int2), "5");
+        assert_eq!(pg(Int8, "5000000000", Int4), "22003 integer out of range");
+        assert_eq!(pg(Int4, "100000", Int2), "22003 smallint out of range");
+        assert_eq!(pg(Float8, "9.3e18", Int8), "22003 bigint out of range");
+        assert_eq!(pg(Float8, "NaN", Int4), "22003 integer out of range");
+        assert_eq!(pg(Float8, "Infinity", Int2), "22003 smallint out of range");
+        // float -> int rounds half to even (rint), numeric -> int half away from zero.
+        for (f, want) in [("2.5", "2"), ("3.5", "4"), ("-2.5", "-2"), ("0.5", "0"), ("1.5", "2")] {
+            assert_eq!(pg(Float8, f, Int4), want, "{f}");
+        }
+        for (n, want) in [("2.5", "3"), ("-2.5", "-3"), ("0.5", "1"), ("1.49999", "1")] {
+            assert_eq!(pg(Numeric(None), n, Int4), want, "{n}");
+        }
+        assert_eq!(pg(Float8, "32767.4", Int2), "32767");
+        assert_eq!(pg(Float8, "32767.5", Int2), "22003 smallint out of range");
+        assert_eq!(pg(Numeric(None), "NaN", Int4), "0A000 cannot convert NaN to integer");
+        assert_eq!(pg(Numeric(None), "Infinity", Int8), "0A000 cannot convert infinity to bigint");
+    }
+
+    #[test]
+    fn numeric_and_float_casts() {
+        use DataType::*;
+        assert_eq!(pg(Float8, "0.1", Numeric(None)), "0.1");
+        assert_eq!(pg(Float8, "9.2233720368547758e18", Numeric(None)), "9223372036854780000");
+        assert_eq!(pg(Float8, "-Infinity", Numeric(None)), "-Infinity");
+        assert_eq!(pg(Float8, "123.456", Numeric(Some((5, 1)))), "123.5");
+        assert_eq!(pg(Float8, "Infinity", Numeric(Some((5, 2)))), "22003 numeric field overflow");
+        assert_eq!(pg(Numeric(None), "1e400", Float8).split(' ').next(), Some("22003"));
         assert_eq!(
-            cast(Value::Numeric(Numeric::parse("2.5").expect("n")), &DataType::Int4).ok(),
-            Some(Value::Int4(3))
+            pg(Numeric(None), "3.14159265358979323846264338327950288", Float8),
+            "3.141592653589793"
         );
+        assert_eq!(pg(Int4, "7", Numeric(Some((5, 2)))), "7.00");
+        assert_eq!(pg(Int8, "9223372036854775807", Float8), "9.223372036854776e+18");
     }
 
     #[test]
     fn text_casts() {
-        assert_eq!(cast(Value::Text("12".into()), &DataType::Int4).ok(), Some(Value::Int4(12)));
-        assert_eq!(cast(Value::Int4(12), &DataType::Text).ok(), Some(Value::Text("12".into())));
-        assert_eq!(cast(Value::Bool(true), &DataType::Text).ok(), Some(Value::Text("true".into())));
-        assert_eq!(
-            cast(Value::Text("abcd".into()), &DataType::Varchar(Some(2))).ok(),
-            Some(Value::Text("ab".into()))
-        );
+        use DataType::*;
+        assert_eq!(pg(Text, "12", Int4), "12");
+        assert_eq!(pg(Text, "  12  ", Int4), "12");
+        assert_eq!(pg(Int4, "12", Text), "12");
+        assert_eq!(pg(Bool, "true", Text), "true");
+        assert_eq!(pg(Bool, "false", Varchar(Some(3))), "fal");
+        assert_eq!(pg(Bool, "true", Char(5)), "true ");
+        assert_eq!(pg(Text, "abcd", Varchar(Some(2))), "ab");
+        assert_eq!(pg(Text, "héllo", Char(2)), "hé");
+        assert_eq!(pg(Text, "a", Char(3)), "a  ");
+        assert_eq!(pg(Text, "\\x01", Bytea), "\\x01");
+        assert_eq!(pg(Text, "ab", Bytea), "\\x6162");
+        assert_eq!(pg(Bytea, "\\x0102", Text), "\\x0102");
+        assert_eq!(pg(Numeric(None), "1.50", Varchar(Some(3))), "1.5");
+        assert_eq!(pg(Text, "abc", Int4), "22P02 invalid input syntax for type integer: \"abc\"");
+        assert_eq!(pg(Int4, "-5", Bool), "t");
+        assert_eq!(pg(Int4, "0", Bool), "f");
+    }
+
+    #[test]
+    fn datetime_casts() {
+        use DataType::*;
+        assert_eq!(pg(Timestamp, "2024-01-02 03:04:05.5", Date), "2024-01-02");
+        assert_eq!(pg(Timestamp, "1969-06-01 12:00:00", Date), "1969-06-01");
+        assert_eq!(pg(Timestamp, "2024-01-02 03:04:05.5", TimestampTz), "2024-01-02 03:04:05.5+00");
+        assert_eq!(pg(TimestampTz, "2024-01-02 03:04:05+05", Timestamp), "2024-01-01 22:04:05");
+        assert_eq!(pg(Date, "2024-01-02", Timestamp), "2024-01-02 00:00:00");
+        assert_eq!(pg(Date, "infinity", TimestampTz), "infinity");
+        assert_eq!(pg(Timestamp, "-infinity", Date), "-infinity");
+        assert_eq!(pg(Date, "294277-01-01", Timestamp), "22008 date out of range for timestamp");
+        assert_eq!(pg(Date, "2024-01-02", Int4), "42846 cannot cast type date to integer");
+        assert_eq!(pg(Timestamp, "infinity", Varchar(Some(5))), "infin");
     }
 
     #[test]
     fn common_types() {
-        assert_eq!(common_type(&DataType::Int4, &DataType::Int8), Some(DataType::Int8));
-        assert_eq!(
-            common_type(&DataType::Int4, &DataType::Numeric(Some((5, 2)))),
-            Some(DataType::Numeric(None))
-        );
-        assert_eq!(common_type(&DataType::Unknown, &DataType::Date), Some(DataType::Date));
-        assert_eq!(common_type(&DataType::Int4, &DataType::Text), None);
+        use DataType::*;
+        assert_eq!(common_type(&Int4, &Int8), Some(Int8));
+        assert_eq!(common_type(&Int2, &Int4), Some(Int4));
+        assert_eq!(common_type(&Int8, &Float8), Some(Float8));
+        assert_eq!(common_type(&Numeric(None), &Float8), Some(Float8));
+        assert_eq!(common_type(&Int4, &Numeric(Some((5, 2)))), Some(Numeric(None)));
+        assert_eq!(common_type(&Unknown, &Date), Some(Date));
+        assert_eq!(common_type(&Varchar(Some(3)), &Char(2)), Some(Text));
+        assert_eq!(common_type(&Date, &Timestamp), Some(Timestamp));
+        assert_eq!(common_type(&Timestamp, &TimestampTz), Some(TimestampTz));
+        assert_eq!(common_type(&Int4, &Text), None);
+        assert_eq!(common_type(&Bool, &Int4), None);
+    }
+
+    #[test]
+    fn implicit_casts() {
+        use DataType::*;
+        assert!(can_implicit_cast(&Int2, &Int8));
+        assert!(can_implicit_cast(&Int8, &Numeric(None)));
+        assert!(can_implicit_cast(&Numeric(None), &Float8));
+        assert!(!can_implicit_cast(&Float8, &Numeric(None)));
+        assert!(!can_implicit_cast(&Int8, &Int4));
+        assert!(can_implicit_cast(&Unknown, &Bool));
+        assert!(can_implicit_cast(&Char(3), &Text));
+        assert!(can_implicit_cast(&Date, &TimestampTz));
+        assert!(!can_implicit_cast(&Timestamp, &Date));
+        assert!(!can_implicit_cast(&Int4, &Text));
+        assert!(can_assign(&Int8, &Int2));
+        assert!(can_assign(&Int4, &Text));
+        assert!(!can_assign(&Text, &Int4));
     }
 }

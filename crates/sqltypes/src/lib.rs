@@ -15,6 +15,9 @@
 
 use std::fmt;
 
+// Test-only value generators for property tests.
+#[cfg(test)]
+mod arb;
 // Binary-format input and output.
 pub mod binary;
 // Casts between types.

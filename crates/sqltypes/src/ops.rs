@@ -333,39 +333,172 @@ pub fn hash_row(values: &[Value]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::{parse_text, to_text};
+    use DataType as T;
+
+    /// `'a'::ta <op> 'b'::tb` as PostgreSQL 15 prints it: result type and
+    /// value, or the error.
+    fn pg(ta: T, a: &str, op: &str, tb: T, b: &str) -> String {
+        let x = parse_text(&ta, a).expect("left operand");
+        let y = parse_text(&tb, b).expect("right operand");
+        let r = match op {
+            "+" => add(&x, &y),
+            "-" => sub(&x, &y),
+            "*" => mul(&x, &y),
+            "/" => div(&x, &y),
+            "%" => rem(&x, &y),
+            "||" => concat(&x, &y),
+            _ => unreachable!("test operator {op}"),
+        };
+        match r {
+            Ok(v) => format!(
+                "{}|{}",
+                v.data_type().map(|t| t.to_string()).unwrap_or_default(),
+                to_text(&v)
+            ),
+            Err(e) => format!("{} {}", e.code.code(), e.message),
+        }
+    }
+
+    fn cmp(ta: T, a: &str, tb: T, b: &str) -> Option<Ordering> {
+        let x = parse_text(&ta, a).expect("left operand");
+        let y = parse_text(&tb, b).expect("right operand");
+        compare(&x, &y).expect("comparable")
+    }
 
     #[test]
     fn cross_type_comparison() {
-        assert_eq!(compare(&Value::Int4(1), &Value::Int8(1)).ok().flatten(), Some(Ordering::Equal));
+        assert_eq!(cmp(T::Int4, "1", T::Int8, "1"), Some(Ordering::Equal));
+        assert_eq!(cmp(T::Int4, "1", T::Numeric(None), "1.5"), Some(Ordering::Less));
+        assert_eq!(cmp(T::Numeric(None), "1.0", T::Int4, "1"), Some(Ordering::Equal));
+        assert_eq!(cmp(T::Int4, "1", T::Float8, "NaN"), Some(Ordering::Less));
+        assert_eq!(cmp(T::Numeric(None), "NaN", T::Float8, "NaN"), Some(Ordering::Equal));
+        assert_eq!(cmp(T::Float8, "NaN", T::Float8, "Infinity"), Some(Ordering::Greater));
+        assert_eq!(cmp(T::Float8, "-0", T::Float8, "0"), Some(Ordering::Equal));
+        assert_eq!(cmp(T::Text, "a ", T::Text, "a"), Some(Ordering::Greater));
+        assert_eq!(cmp(T::Text, "B", T::Text, "a"), Some(Ordering::Less));
         assert_eq!(
-            compare(&Value::Int4(1), &Value::Numeric(Numeric::parse("1.5").expect("n")))
-                .ok()
-                .flatten(),
+            cmp(T::Date, "2024-01-02", T::Timestamp, "2024-01-02 00:00:01"),
             Some(Ordering::Less)
         );
-        assert_eq!(compare(&Value::Null, &Value::Int4(1)).ok().flatten(), None);
         assert_eq!(
-            compare(&Value::Text("a ".into()), &Value::Text("a".into())).ok().flatten(),
-            Some(Ordering::Greater)
+            cmp(T::Timestamp, "2024-01-02", T::TimestampTz, "2024-01-02"),
+            Some(Ordering::Equal)
         );
+        assert_eq!(cmp(T::Bytea, "\\x01", T::Bytea, "\\x0100"), Some(Ordering::Less));
+        assert_eq!(compare(&Value::Null, &Value::Int4(1)).expect("null"), None);
+        let e = compare(&Value::Int4(1), &Value::Text("a".into())).expect_err("no operator");
+        assert_eq!(e.message, "operator does not exist: integer = text");
+    }
+
+    #[test]
+    fn sort_order() {
+        let mut v = [
+            Value::Null,
+            Value::Float8(f64::NAN),
+            Value::Float8(1.0),
+            Value::Float8(f64::NEG_INFINITY),
+            Value::Float8(f64::INFINITY),
+        ];
+        v.sort_by(sort_cmp);
+        let printed: Vec<String> = v.iter().map(to_text).collect();
+        assert_eq!(printed, ["-Infinity", "1", "Infinity", "NaN", ""]);
+        assert!(v[4].is_null());
+    }
+
+    #[test]
+    fn integer_arithmetic() {
+        assert_eq!(pg(T::Int4, "2147483647", "+", T::Int4, "1"), "22003 integer out of range");
+        assert_eq!(pg(T::Int2, "32767", "+", T::Int2, "1"), "22003 smallint out of range");
         assert_eq!(
-            compare(&Value::Float8(f64::NAN), &Value::Float8(1e300)).ok().flatten(),
-            Some(Ordering::Greater)
+            pg(T::Int8, "-9223372036854775808", "-", T::Int8, "1"),
+            "22003 bigint out of range"
+        );
+        assert_eq!(pg(T::Int4, "-2147483648", "/", T::Int4, "-1"), "22003 integer out of range");
+        assert_eq!(pg(T::Int8, "-9223372036854775808", "%", T::Int8, "-1"), "bigint|0");
+        assert_eq!(pg(T::Int4, "1", "/", T::Int4, "0"), "22012 division by zero");
+        assert_eq!(pg(T::Int2, "1", "%", T::Int2, "0"), "22012 division by zero");
+        assert_eq!(pg(T::Int4, "7", "/", T::Int4, "-2"), "integer|-3");
+        assert_eq!(pg(T::Int4, "-7", "%", T::Int4, "2"), "integer|-1");
+        assert_eq!(pg(T::Int4, "1", "+", T::Int8, "2"), "bigint|3");
+        assert_eq!(pg(T::Int2, "-7", "*", T::Int4, "7"), "integer|-49");
+        assert_eq!(
+            neg(&Value::Int4(i32::MIN)).expect_err("overflow").message,
+            "integer out of range"
         );
     }
 
     #[test]
-    fn arithmetic_errors() {
+    fn numeric_and_float_arithmetic() {
+        let n = T::Numeric(None);
+        assert_eq!(pg(T::Int4, "7", "+", n.clone(), "1.50"), "numeric|8.50");
+        assert_eq!(pg(T::Int4, "7", "/", n.clone(), "2"), "numeric|3.5000000000000000");
+        assert_eq!(pg(n.clone(), "10.5", "%", n.clone(), "3.25"), "numeric|0.75");
+        assert_eq!(pg(n.clone(), "1", "/", n.clone(), "0"), "22012 division by zero");
+        assert_eq!(pg(n.clone(), "1.50", "*", T::Float8, "2"), "double precision|3");
+        assert_eq!(pg(T::Int4, "1", "/", T::Float8, "3"), "double precision|0.3333333333333333");
         assert_eq!(
-            add(&Value::Int4(i32::MAX), &Value::Int4(1)).expect_err("overflow").message,
-            "integer out of range"
+            pg(T::Float8, "1e308", "*", T::Float8, "10"),
+            "22003 value out of range: overflow"
         );
         assert_eq!(
-            div(&Value::Int4(1), &Value::Int4(0)).expect_err("zero").code,
-            crate::SqlState::DivisionByZero
+            pg(T::Float8, "1e-300", "*", T::Float8, "1e-300"),
+            "22003 value out of range: underflow"
         );
-        assert_eq!(div(&Value::Int4(7), &Value::Int4(-2)).ok(), Some(Value::Int4(-3)));
-        assert_eq!(add(&Value::Int4(1), &Value::Int8(2)).ok(), Some(Value::Int8(3)));
-        assert_eq!(rem(&Value::Int4(-7), &Value::Int4(2)).ok(), Some(Value::Int4(-1)));
+        assert_eq!(
+            pg(n.clone(), "1e-20", "/", T::Float8, "1e308"),
+            "22003 value out of range: underflow"
+        );
+        assert_eq!(pg(T::Float8, "1", "/", T::Float8, "0"), "22012 division by zero");
+        assert_eq!(pg(T::Float8, "NaN", "/", T::Int4, "0"), "double precision|NaN");
+        assert_eq!(pg(T::Float8, "Infinity", "-", T::Float8, "Infinity"), "double precision|NaN");
+        assert_eq!(
+            pg(T::Float8, "1.5", "%", T::Int4, "2"),
+            "42883 operator does not exist: double precision % integer"
+        );
+    }
+
+    #[test]
+    fn date_arithmetic() {
+        assert_eq!(pg(T::Date, "2024-01-02", "+", T::Int4, "30"), "date|2024-02-01");
+        assert_eq!(pg(T::Int4, "5", "+", T::Date, "2024-01-01"), "date|2024-01-06");
+        assert_eq!(pg(T::Date, "2024-01-02", "+", T::Int2, "1"), "date|2024-01-03");
+        assert_eq!(pg(T::Date, "2024-01-02", "-", T::Int4, "30"), "date|2023-12-03");
+        assert_eq!(pg(T::Date, "2024-03-01", "-", T::Date, "2024-02-01"), "integer|29");
+        assert_eq!(pg(T::Date, "2000-02-29", "+", T::Int4, "365"), "date|2001-02-28");
+        assert_eq!(pg(T::Date, "infinity", "+", T::Int4, "1"), "date|infinity");
+        assert_eq!(pg(T::Date, "5874897-12-31", "+", T::Int4, "1"), "22008 date out of range");
+        assert_eq!(
+            pg(T::Date, "infinity", "-", T::Date, "2024-01-01"),
+            "22008 cannot subtract infinite dates"
+        );
+        assert_eq!(
+            pg(T::Date, "2024-01-02", "+", T::Int8, "1"),
+            "42883 operator does not exist: date + bigint"
+        );
+    }
+
+    #[test]
+    fn concatenation() {
+        assert_eq!(pg(T::Text, "abc", "||", T::Int4, "5"), "text|abc5");
+        assert_eq!(pg(T::Numeric(None), "1.50", "||", T::Text, "x"), "text|1.50x");
+        assert_eq!(pg(T::Text, "a", "||", T::Bool, "t"), "text|atrue");
+        assert_eq!(pg(T::Date, "2024-01-02", "||", T::Text, ""), "text|2024-01-02");
+        assert_eq!(concat(&Value::Null, &Value::Text("a".into())).expect("null"), Value::Null);
+    }
+
+    #[test]
+    fn hashes_agree_with_equality() {
+        let h = |v: Value| hash_row(&[v]);
+        assert_eq!(h(Value::Int2(7)), h(Value::Int8(7)));
+        assert_eq!(h(Value::Float8(-0.0)), h(Value::Float8(0.0)));
+        assert_eq!(h(Value::Float8(f64::NAN)), h(Value::Float8(-f64::NAN)));
+        let n = |s: &str| Value::Numeric(crate::Numeric::parse(s).expect("numeric"));
+        assert_eq!(h(n("1.50")), h(n("1.5")));
+        assert_ne!(h(Value::Int4(1)), h(Value::Int4(2)));
+        assert_ne!(
+            hash_row(&[Value::Null, Value::Int4(1)]),
+            hash_row(&[Value::Int4(1), Value::Null])
+        );
     }
 }

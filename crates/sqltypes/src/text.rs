@@ -590,4 +590,18 @@ mod tests {
         let e = parse_text(&DataType::Date, "nope").expect_err("bad date");
         assert_eq!(e.code, SqlState::InvalidDatetimeFormat);
     }
+
+    proptest::proptest! {
+        /// Every value reads back from its own text form (floats print
+        /// their shortest round-trip digits, dates and timestamps their
+        /// full range including BC years and infinities).
+        #[test]
+        fn text_round_trips((ty, v, _) in crate::arb::typed_pair()) {
+            if !v.is_null() {
+                let s = to_text(&v);
+                let back = parse_text(&ty, &s).expect("own output parses");
+                proptest::prop_assert!(crate::arb::same(&back, &v), "{:?} -> {} -> {:?}", v, s, back);
+            }
+        }
+    }
 }
