@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-use testkit::{Target, TestServer};
+use testkit::{run_with_timeout, Target, TestServer, CLIENT_TIMEOUT};
 
 /// True (after saying so) when the target is PostgreSQL, whose
 /// authentication policy comes from pg_hba.conf instead.
@@ -43,7 +43,8 @@ fn psql_as(
         Some(p) => c.env("PGPASSWORD", p),
         None => c.env_remove("PGPASSWORD"),
     };
-    let out = c.output().expect("psql");
+    c.env("PGCONNECT_TIMEOUT", "10");
+    let out = run_with_timeout(&mut c, None, CLIENT_TIMEOUT);
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).trim().to_string(),

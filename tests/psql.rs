@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use testkit::{Target, TestServer};
+use testkit::{run_with_timeout, Target, TestServer, CLIENT_TIMEOUT};
 
 /// Masks what differs between runs: `\timing` durations.
 fn mask_volatile(output: &str) -> String {
@@ -133,14 +133,13 @@ fn multi_statement_command_strings() {
 fn unix_socket_connections() {
     let s = TestServer::start();
     let dir = s.socket_dir();
-    let out = Command::new("psql")
-        .args(["-X", "-At", "-h"])
+    let mut psql = Command::new("psql");
+    psql.args(["-X", "-At", "-h"])
         .arg(&dir)
         .args(["-p", &s.port.to_string(), "-U", "postgres", "-d", "postgres"])
         .args(["-c", "select 6 * 7"])
-        .env("PGCONNECT_TIMEOUT", "10")
-        .output()
-        .expect("psql");
+        .env("PGCONNECT_TIMEOUT", "10");
+    let out = run_with_timeout(&mut psql, None, CLIENT_TIMEOUT);
     assert!(
         out.status.success(),
         "psql over {}: {}",

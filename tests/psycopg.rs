@@ -1,10 +1,14 @@
-//! psycopg 3 (a real Python driver) over the extended protocol with text and
-//! binary formats. The virtualenv is created by scripts/setup; if it is
-//! missing the test fails with a clear message rather than skipping.
+//! psycopg 3 (a real Python driver) through pytest: extended protocol with
+//! parameters, text and binary formats for every core type, executemany,
+//! transactions, SQLSTATE-mapped exceptions and COPY
+//! (`python/test_psycopg.py`). The virtualenv comes from scripts/setup (or
+//! `$STRATA_PYTHON`); if it is missing the test fails rather than skipping.
+//! pytest gets the server's port in `STRATA_PORT` and the target in
+//! `STRATA_TEST_TARGET`.
 
 use std::process::Command;
 
-use testkit::TestServer;
+use testkit::{run_with_timeout, Target, TestServer, CLIENT_TIMEOUT};
 
 #[test]
 fn psycopg_driver_scenario() {
@@ -14,21 +18,24 @@ fn psycopg_driver_scenario() {
     assert!(std::path::Path::new(&python).exists(), "{python} missing: run scripts/setup");
     let s = TestServer::start();
     let script = e2e::tests_dir().join("python/test_psycopg.py");
-    let out = Command::new(&python)
-        .arg("-m")
-        .arg("pytest")
-        .arg("-q")
-        .arg("-p")
-        .arg("no:cacheprovider")
+    let target = match s.target() {
+        Target::Strata => "strata",
+        Target::Postgres => "postgres",
+    };
+    let mut pytest = Command::new(&python);
+    pytest
+        .args(["-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider"])
         .arg(&script)
         .env("STRATA_PORT", s.port.to_string())
-        .output()
-        .expect("pytest");
+        .env("STRATA_TEST_TARGET", target);
+    let out = run_with_timeout(&mut pytest, None, CLIENT_TIMEOUT);
+    let report = String::from_utf8_lossy(&out.stdout);
+    // pytest exits 5 when it collected nothing: that is a failure here too.
     assert!(
         out.status.success(),
-        "psycopg tests failed:\n{}\n{}\nserver log:\n{}",
-        String::from_utf8_lossy(&out.stdout),
+        "psycopg tests failed:\n{report}\n{}\nserver log:\n{}",
         String::from_utf8_lossy(&out.stderr),
         s.log_text()
     );
+    eprintln!("{report}");
 }

@@ -23,7 +23,7 @@ mod server;
 mod tpcb;
 
 pub use raw::RawClient;
-pub use server::{connect, strata_bin, Target, TestServer, START_TIMEOUT};
+pub use server::{connect, run_with_timeout, strata_bin, Target, TestServer, START_TIMEOUT};
 pub use tpcb::{check_tpcb_invariants, pgbench_number};
 
 /// How long one client program (psql, pgbench) may run before a test gives

@@ -188,13 +188,10 @@ fn pg_template() -> &'static Path {
         .as_path()
 }
 
-/// Runs `cmd` with optional stdin, killing it (and failing the test) if it
-/// outlives `timeout`.
-pub(crate) fn run_with_timeout(
-    cmd: &mut Command,
-    stdin: Option<&[u8]>,
-    timeout: Duration,
-) -> Output {
+/// Runs `cmd` to completion with optional standard input, collecting its
+/// output; kills it and fails the test if it outlives `timeout`, so a hung
+/// client can never hang the test suite.
+pub fn run_with_timeout(cmd: &mut Command, stdin: Option<&[u8]>, timeout: Duration) -> Output {
     cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
