@@ -554,9 +554,29 @@ pub async fn connect(port: u16) -> Result<tokio_postgres::Client, tokio_postgres
     Ok(client)
 }
 
+impl TestServer {
+    /// The first line of the server log that reports a Rust panic, if any.
+    /// A panic on client input is a bug even when the server survives it
+    /// (a connection task unwound), so every test checks this on drop.
+    pub fn logged_panic(&self) -> Option<String> {
+        if self.target != Target::Strata {
+            return None;
+        }
+        self.log_text().lines().find(|l| l.contains("panicked at")).map(str::to_string)
+    }
+}
+
 impl Drop for TestServer {
+    /// Kills the server; then fails the test if Strata logged a panic
+    /// (unless the test is already failing).
     fn drop(&mut self) {
         self.kill9();
+        if std::thread::panicking() {
+            return;
+        }
+        if let Some(line) = self.logged_panic() {
+            panic!("the server panicked during this test: {line}\nlog:\n{}", self.log_text());
+        }
     }
 }
 
