@@ -306,6 +306,16 @@ impl Numeric {
         Ok(Numeric::Val(r))
     }
 
+    /// Applies an optional column modifier: `numeric(p,s)` rounds and checks
+    /// the precision (see [`Numeric::apply_typmod`]); plain `numeric` keeps
+    /// the value as is.
+    pub fn round_to(&self, typmod: Option<(u32, u32)>) -> Result<Numeric> {
+        match typmod {
+            Some((p, s)) => self.apply_typmod(p, s),
+            None => Ok(self.clone()),
+        }
+    }
+
     /// Sum; the scale is the larger input scale. Infinity + -Infinity is NaN.
     pub fn add(&self, o: &Numeric) -> Numeric {
         use Numeric::*;
