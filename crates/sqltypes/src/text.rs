@@ -519,8 +519,8 @@ mod tests {
             (4.9e-324, "5e-324"),
             (1.7976931348623157e308, "1.7976931348623157e+308"),
             // PostgreSQL's Ryu rejects boundary digits and breaks ties to even.
-            (-4.7268611650409264e16, "-4.7268611650409264e+16"),
-            (-2121220636745872.25, "-2.1212206367458722e+15"),
+            (f64::from_bits(0xc364_fdd1_a8ce_5a66), "-4.7268611650409264e+16"),
+            (f64::from_bits(0xc31e_24f4_aa2c_8241), "-2.1212206367458722e+15"),
             (f64::NAN, "NaN"),
             (f64::INFINITY, "Infinity"),
             (f64::NEG_INFINITY, "-Infinity"),
