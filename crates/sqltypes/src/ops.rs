@@ -48,8 +48,17 @@ pub fn compare(a: &Value, b: &Value) -> Result<Option<Ordering>> {
     if a.is_null() || b.is_null() {
         return Ok(None);
     }
-    let (a, b) = promote("=", a, b)?;
-    Ok(Some(match (&a, &b) {
+    // Same-type operands (the common case, and every sort) compare in place.
+    if let Some(o) = same_type_cmp(a, b) {
+        return Ok(Some(o));
+    }
+    let (x, y) = promote("=", a, b)?;
+    same_type_cmp(&x, &y).map(Some).ok_or_else(|| no_operator("=", a, b))
+}
+
+/// Compares two non-NULL values of the same kind; None for different kinds.
+fn same_type_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    Some(match (a, b) {
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
         (Value::Int2(x), Value::Int2(y)) => x.cmp(y),
         (Value::Int4(x), Value::Int4(y)) => x.cmp(y),
@@ -59,13 +68,13 @@ pub fn compare(a: &Value, b: &Value) -> Result<Option<Ordering>> {
         // char(n) values are stored blank-padded to n and literals compared
         // with them are padded at bind time, so byte order is right for all
         // string types (C collation).
-        (Value::Text(x), Value::Text(y)) => x.cmp(y),
+        (Value::Text(x), Value::Text(y)) => x.as_bytes().cmp(y.as_bytes()),
         (Value::Timestamp(x), Value::Timestamp(y))
         | (Value::TimestampTz(x), Value::TimestampTz(y)) => x.cmp(y),
         (Value::Date(x), Value::Date(y)) => x.cmp(y),
         (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
-        (x, y) => return Err(no_operator("=", x, y)),
-    }))
+        _ => return None,
+    })
 }
 
 /// Total order for ORDER BY and grouping: NULLs last, incomparable types by
@@ -197,6 +206,13 @@ fn arith(op: Arith, a: &Value, b: &Value) -> Result<Value> {
     }
     if matches!(a, Value::Date(_)) || matches!(b, Value::Date(_)) {
         return Err(no_operator(op.symbol(), a, b));
+    }
+    match (a, b) {
+        (Value::Int4(x), Value::Int4(y)) => {
+            return int_op(op, *x as i64, *y as i64, &DataType::Int4)
+        }
+        (Value::Int8(x), Value::Int8(y)) => return int_op(op, *x, *y, &DataType::Int8),
+        _ => {}
     }
     let (x, y) = promote(op.symbol(), a, b)?;
     Ok(match (&x, &y) {
