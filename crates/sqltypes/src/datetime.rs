@@ -390,6 +390,96 @@ fn parse_zone(z: &str) -> std::result::Result<Option<i64>, Bad> {
     Ok(Some(sign * secs))
 }
 
+const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+const WEEKDAYS: [&str; 7] =
+    ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
+
+/// The month a (lower-case) name or abbreviation of 3+ letters stands for.
+fn month_number(word: &str) -> Option<i64> {
+    if word.len() < 3 {
+        return None;
+    }
+    MONTHS.iter().position(|m| m.starts_with(word)).map(|i| i as i64 + 1)
+}
+
+/// Dates written with a month name (`Jan 2 2024`, `2 January 2024`,
+/// `January 2, 2024 10:00`, `2024-Jan-02`, `Tue Jan 02 2024`) or with an
+/// AM/PM time: returns year as written, month, day, time of day and zone.
+type Textual = (i64, i64, i64, i64, Option<i64>);
+fn parse_textual(t: &str) -> std::result::Result<Textual, Bad> {
+    let (mut month, mut nums, mut time, mut zone) = (None, Vec::new(), None, None);
+    let mut ymd = None;
+    for tok in t.split(|c: char| c.is_ascii_whitespace() || c == ',').filter(|x| !x.is_empty()) {
+        let lower = tok.to_ascii_lowercase();
+        if tok.contains(':') && time.is_none() {
+            let (tm, rest) = parse_time(tok)?;
+            time = Some(tm);
+            zone = parse_zone(rest)?;
+            continue;
+        }
+        if let (Some(tm), "am" | "pm") = (time, lower.as_str()) {
+            let hour = tm / (3600 * USECS_PER_SEC);
+            if !(1..=12).contains(&hour) {
+                return Err(Bad::Field);
+            }
+            let shift = match (lower.as_str(), hour) {
+                ("am", 12) => -12,
+                ("pm", h) if h < 12 => 12,
+                _ => 0,
+            };
+            time = Some(tm + shift * 3600 * USECS_PER_SEC);
+            continue;
+        }
+        if ymd.is_none() && tok.bytes().all(|b| b.is_ascii_digit() || b == b'-' || b == b'/') {
+            if let Ok(parts) = parse_ymd(tok) {
+                ymd = Some(parts);
+                continue;
+            }
+        }
+        let zone_word = ["z", "utc", "gmt", "ut", "zulu"].contains(&lower.as_str());
+        if time.is_some() && (zone_word || tok.starts_with(['+', '-'])) {
+            zone = parse_zone(tok)?;
+            continue;
+        }
+        for part in lower.split(['-', '/', '.']) {
+            if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) {
+                nums.push(part.to_string());
+            } else if let Some(m) = month_number(part) {
+                if month.replace(m).is_some() {
+                    return Err(Bad::Syntax);
+                }
+            } else if part.len() < 3 || !WEEKDAYS.iter().any(|w| w.starts_with(part)) {
+                return Err(Bad::Syntax);
+            }
+        }
+    }
+    if let (Some((y, m, d)), None, []) = (ymd, month, nums.as_slice()) {
+        return Ok((y, m, d, time.unwrap_or(0), zone));
+    }
+    let (Some(month), [a, b]) = (month, nums.as_slice()) else { return Err(Bad::Syntax) };
+    let (y, d) = if a.len() >= 3 { (a, b) } else { (b, a) };
+    let year = match (y.len(), number(y)?) {
+        (1 | 2, n) if n < 70 => n + 2000,
+        (1 | 2, n) => n + 1900,
+        (_, n) => n,
+    };
+    Ok((year, month, number(d)?, time.unwrap_or(0), zone))
+}
+
 /// Parses any accepted date/time string into its parts.
 fn parse_parts(s: &str, date_only: bool) -> std::result::Result<Parsed, Bad> {
     let t = s.trim();
@@ -403,12 +493,18 @@ fn parse_parts(s: &str, date_only: bool) -> std::result::Result<Parsed, Bad> {
         Some(i) => (&t[..i], t[i + 1..].trim_start()),
         None => (t, ""),
     };
-    let (mut year, month, day) = parse_ymd(date_tok)?;
-    let (time, zone) = if rest.is_empty() {
-        (0, None)
-    } else {
-        let (time, zone_text) = parse_time(rest)?;
-        (time, parse_zone(zone_text)?)
+    let iso = || match parse_ymd(date_tok) {
+        Ok((year, month, day)) if rest.is_empty() => Ok((year, month, day, 0, None)),
+        Ok((year, month, day)) => {
+            let (time, zone_text) = parse_time(rest)?;
+            Ok((year, month, day, time, parse_zone(zone_text)?))
+        }
+        Err(e) => Err(e),
+    };
+    let (mut year, month, day, time, zone) = match iso() {
+        Ok(parts) => parts,
+        Err(Bad::Syntax) if t.bytes().any(|b| b.is_ascii_alphabetic()) => parse_textual(t)?,
+        Err(e) => return Err(e),
     };
     if year == 0 {
         return Err(Bad::Field);
@@ -568,6 +664,21 @@ mod tests {
         assert_eq!(date("0001-01-01 BC"), "0001-01-01 BC");
         assert_eq!(date("10000-01-01"), "10000-01-01");
         assert_eq!(date("5874897-12-31"), "5874897-12-31");
+        assert_eq!(date("Jan 2 2024"), "2024-01-02");
+        assert_eq!(date("January 2, 2024"), "2024-01-02");
+        assert_eq!(date("2 Jan 2024"), "2024-01-02");
+        assert_eq!(date("2024-Jan-02"), "2024-01-02");
+        assert_eq!(date("Tue Jan 02 2024"), "2024-01-02");
+        assert_eq!(date("Sept 30 2024"), "2024-09-30");
+        assert_eq!(date("Jan 2 24"), "2024-01-02");
+        assert_eq!(date("jan 2 2024 bc"), "2024-01-02 BC");
+        assert_eq!(ts("2 Jan 2024 3:04 pm"), "2024-01-02 15:04:00");
+        assert_eq!(ts("2024-01-02 12:30 AM"), "2024-01-02 00:30:00");
+        assert_eq!(tstz("Jan 2 2024 10:00:05+02"), "2024-01-02 08:00:05+00");
+        let e = parse_date("Feb 29 2023").expect_err("not a leap year");
+        assert_eq!(e.message, "date/time field value out of range: \"Feb 29 2023\"");
+        assert!(parse_date("Foo 2 2024").is_err());
+        assert!(parse_date("Jan Feb 2 2024").is_err());
         assert_eq!(date("epoch"), "1970-01-01");
         assert_eq!(date("infinity"), "infinity");
         assert_eq!(date("-INFINITY"), "-infinity");
