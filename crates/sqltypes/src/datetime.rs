@@ -17,10 +17,12 @@
 //! `Z`, `UTC`, `GMT`. Named zones (`Europe/Paris`, `PST`) are not supported
 //! and are rejected as invalid input. Input styles accepted: ISO `Y-M-D`
 //! (also with `/` or `.`), `YYYYMMDD`, US `M-D-Y` when the first field has at
-//! most two digits (DateStyle `ISO, MDY`), an optional `T` or blanks before
-//! the time, optional `BC`/`AD`, and the special words `epoch`, `infinity`,
-//! `-infinity`, `now`, `today`, `tomorrow` and `yesterday`. Month names are
-//! not supported.
+//! most two digits (DateStyle `ISO, MDY`), month names (`Jan 2 2024`,
+//! `2 January 2024`, `2024-Jan-02`, with an optional weekday), an optional
+//! `T` or blanks before the time, AM/PM, optional `BC`/`AD`, and the special
+//! words `epoch`, `infinity`, `-infinity`, `now`, `today`, `tomorrow` and
+//! `yesterday`. Julian day input (`J2451545`) and `allballs` are not
+//! supported.
 
 use crate::text::TextOut;
 use crate::{err, ErrorReport, Result};
