@@ -170,3 +170,73 @@ fn hostile_sql() {
     );
     alive(&s);
 }
+
+/// A small deterministic generator (xorshift64*), so failures reproduce.
+struct Noise(u64);
+
+impl Noise {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// Random frontend messages after login, with valid framing (so the server
+/// must parse each body) and with each real message type. Every case ends
+/// in an error, a ReadyForQuery or a close; the server must survive all.
+#[test]
+fn random_messages_after_login() {
+    let s = TestServer::start();
+    let mut noise = Noise(0x5eed_0f_5747a);
+    let types = [b'Q', b'P', b'B', b'D', b'E', b'C', b'H', b'S', b'F', b'd', b'c', b'f', b'p'];
+    for round in 0..120 {
+        let mut c = RawClient::connect(s.port);
+        for _ in 0..3 {
+            let tag = types[(noise.next() % types.len() as u64) as usize];
+            let len = (noise.next() % 64) as usize;
+            let mut body = noise.bytes(len);
+            // Sometimes make it look more like a real message: NUL-terminated
+            // strings and small counts.
+            if round % 2 == 0 {
+                body.iter_mut().step_by(5).for_each(|b| *b = 0);
+            }
+            let mut m = vec![tag];
+            m.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+            m.extend_from_slice(&body);
+            // The server may already have closed the connection.
+            let _ = c.stream.write_all(&m);
+        }
+        let _ = c.stream.write_all(&[b'S', 0, 0, 0, 4]);
+        // Until ReadyForQuery, a close, or 5 s of silence.
+        c.stream.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
+        let _ = c.try_until_ready();
+    }
+    alive(&s);
+}
+
+/// Random bytes as a startup packet with a plausible length.
+#[test]
+fn random_startup_packets() {
+    let s = TestServer::start();
+    let mut noise = Noise(0xdead_beef_cafe);
+    for round in 0..120 {
+        let len = 8 + (noise.next() % 200) as usize;
+        let mut packet = (len as u32).to_be_bytes().to_vec();
+        let mut body = noise.bytes(len - 4);
+        if round % 3 == 0 {
+            // Protocol 3.0 with garbage parameters.
+            body[..4].copy_from_slice(&196608u32.to_be_bytes());
+        }
+        packet.extend_from_slice(&body);
+        let mut c = connect(&s);
+        let _ = c.write_all(&packet);
+        let _ = drain(&mut c);
+    }
+    alive(&s);
+}
