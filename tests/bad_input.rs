@@ -193,7 +193,7 @@ impl Noise {
 #[test]
 fn random_messages_after_login() {
     let s = TestServer::start();
-    let mut noise = Noise(0x5eed_0f_5747a);
+    let mut noise = Noise(0x05ee_d0f5_747a);
     let types = [b'Q', b'P', b'B', b'D', b'E', b'C', b'H', b'S', b'F', b'd', b'c', b'f', b'p'];
     for round in 0..120 {
         let mut c = RawClient::connect(s.port);
