@@ -16,6 +16,14 @@ use std::process::Command;
 
 use testkit::{run_with_timeout, Target, TestServer, CLIENT_TIMEOUT};
 
+/// Scripts for features Strata does not have yet, with the reason: skipped on
+/// Strata, still checked against PostgreSQL. Delete an entry when the
+/// feature lands.
+const NOT_YET_IN_STRATA: &[(&str, &str)] = &[(
+    "describe.sql",
+    "TODO(strata): psql's \\d commands need pg_am, regex operators (~, !~) and more pg_catalog",
+)];
+
 /// Masks what differs between runs: `\timing` durations.
 fn mask_volatile(output: &str) -> String {
     output
@@ -73,6 +81,11 @@ fn psql_scripts_match_postgres() {
     assert!(!scripts.is_empty());
     let mut failures = Vec::new();
     for file in scripts {
+        let skip = NOT_YET_IN_STRATA.iter().find(|(f, _)| *f == file);
+        if let (Some((_, why)), Target::Strata) = (skip, Target::from_env()) {
+            eprintln!("skipped {file} on Strata: {why}");
+            continue;
+        }
         let s = TestServer::start();
         let got = run_script(&s, &dir, &file);
         let expected_path = dir.join(file.replace(".sql", ".out"));
