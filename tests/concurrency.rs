@@ -157,3 +157,60 @@ fn concurrent_transfers_conserve_money() {
     assert!(committed > 0, "no transfer committed");
     assert_eq!(s.query("select sum(bal), count(*) from bank"), "5000|5");
 }
+
+#[test]
+fn many_connections_at_once() {
+    let s = TestServer::start();
+    s.query("create table hits (conn int, n int, primary key (conn, n))");
+    let conns = 40;
+    let per_conn = 10;
+    runtime().block_on(async {
+        // Open them all first, so they really are concurrent.
+        let mut clients = Vec::new();
+        for _ in 0..conns {
+            clients.push(testkit::connect(s.port).await.expect("connect"));
+        }
+        let mut tasks = Vec::new();
+        for (i, c) in clients.into_iter().enumerate() {
+            let i = i as i32;
+            tasks.push(tokio::spawn(async move {
+                for n in 0..per_conn {
+                    c.execute("insert into hits values ($1, $2)", &[&i, &n]).await.expect("insert");
+                }
+                let row = c
+                    .query_one("select count(*) from hits where conn = $1", &[&i])
+                    .await
+                    .expect("count");
+                assert_eq!(row.get::<_, i64>(0), per_conn as i64);
+            }));
+        }
+        for t in tasks {
+            t.await.expect("client task");
+        }
+    });
+    assert_eq!(s.query("select count(*), count(distinct conn) from hits"), "400|40");
+}
+
+/// A client that leaves in the middle of a transaction (Terminate, or just
+/// closing the socket) loses it: nothing it wrote is visible and its row
+/// locks are released.
+#[test]
+fn abandoned_transactions_roll_back() {
+    let s = TestServer::start();
+    s.query("create table acct (id int primary key, bal int)");
+    s.query("insert into acct values (1, 100), (2, 100)");
+    for how in ["terminate", "close"] {
+        let mut c = testkit::RawClient::connect(s.port);
+        c.query("begin; update acct set bal = 0 where id = 1; insert into acct values (3, 3)");
+        assert!(c.until_ready().is_empty());
+        if how == "terminate" {
+            c.send(b'X', b"");
+        }
+        drop(c);
+        // The lock is released: this update must not wait forever
+        // (psql's own timeout would fail the test).
+        s.query("set lock_timeout = '10s'; update acct set bal = bal + 1 where id = 1");
+        assert_eq!(s.query("select count(*) from acct where id = 3"), "0", "{how}");
+    }
+    assert_eq!(s.query("select bal from acct where id = 1"), "102");
+}
