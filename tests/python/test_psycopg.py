@@ -14,8 +14,10 @@ ON_STRATA = os.environ.get("STRATA_TEST_TARGET", "strata") == "strata"
 
 
 def not_yet_in_strata(reason):
-    """Marks a test of a feature Strata lacks so far; it still runs on PostgreSQL."""
-    return pytest.mark.skipif(ON_STRATA, reason=f"TODO(strata): {reason}")
+    """Marks a test of a feature Strata lacks so far: on Strata it still runs
+    but may fail (xfail; an XPASS in the report means: remove the marker); on
+    PostgreSQL it must pass."""
+    return pytest.mark.xfail(ON_STRATA, reason=f"TODO(strata): {reason}", strict=False)
 
 
 def connect(**kw):
