@@ -20,7 +20,9 @@
 //! - The label `strata` or `postgres` is set, for the rare `skipif`/`onlyif`.
 //!
 //! `UPDATE_GOLDENFILES=1 STRATA_TEST_TARGET=postgres cargo test -p e2e --test slt`
-//! rewrites the expected results from PostgreSQL (refused for Strata).
+//! rewrites the expected results from PostgreSQL (refused for Strata). Review
+//! the diff: regeneration also spells out code-only `statement error (CODE)`
+//! records with their message, which is rarely wanted.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
