@@ -16,7 +16,8 @@
 //!   `# known-failure(strata): <why>`: it still runs on Strata, its failure is
 //!   only reported; once it passes the run prints `UNEXPECTED PASS` (remove
 //!   the marker then; `STRATA_STRICT_KNOWN_FAILURES=1` makes that a failure).
-//!   It must pass on PostgreSQL like any other record.
+//!   It must pass on PostgreSQL like any other record. A whole file for a
+//!   missing feature says `# known-failure-file(strata): <why>` at its top.
 //! - The label `strata` or `postgres` is set, for the rare `skipif`/`onlyif`.
 //!
 //! `UPDATE_GOLDENFILES=1 STRATA_TEST_TARGET=postgres cargo test -p e2e --test slt`
@@ -137,6 +138,11 @@ impl AsyncDB for Conn {
 /// reason (a missing feature or a reported bug): `# known-failure(strata): why`.
 const KNOWN_FAILURE: &str = "known-failure(strata):";
 
+/// The comment that marks a whole file as a feature Strata lacks so far:
+/// `# known-failure-file(strata): why`. On Strata its failures are reported
+/// as one known failure; on PostgreSQL it must pass.
+const KNOWN_FAILURE_FILE: &str = "known-failure-file(strata):";
+
 /// Runs every record of a file, going on after a failure (so one run shows
 /// all of a file's failures, though later ones may follow from earlier ones),
 /// and returns the failures.
@@ -154,10 +160,16 @@ async fn run_all_records<M: sqllogictest::MakeConnection<Conn = Conn>>(
     let records = sqllogictest::parse_file(path).map_err(|e| e.to_string())?;
     let mut failures = Vec::new();
     let mut known: Option<String> = None;
+    let mut file_known: Option<String> = None;
     let strict = std::env::var_os("STRATA_STRICT_KNOWN_FAILURES").is_some();
     for record in records {
         match &record {
             Record::Comment(lines) => {
+                let file_marker =
+                    lines.iter().find_map(|l| l.trim().strip_prefix(KNOWN_FAILURE_FILE));
+                if let Some(why) = file_marker.filter(|_| target == Target::Strata) {
+                    file_known = Some(why.trim().to_string());
+                }
                 let marker = lines.iter().find_map(|l| l.trim().strip_prefix(KNOWN_FAILURE));
                 known = marker.map(|why| why.trim().to_string()).or(known);
                 continue;
@@ -184,10 +196,24 @@ async fn run_all_records<M: sqllogictest::MakeConnection<Conn = Conn>>(
             }
         }
     }
-    if failures.is_empty() {
-        return Ok(());
+    let file = path.display();
+    match (file_known, failures.is_empty()) {
+        (None, true) => Ok(()),
+        (None, false) => {
+            Err(format!("{} failing records:\n\n{}", failures.len(), failures.join("\n")))
+        }
+        (Some(why), false) => {
+            eprintln!("known failure: {file} ({} failing records): {why}", failures.len());
+            Ok(())
+        }
+        (Some(why), true) if strict => {
+            Err(format!("{file} is marked `{KNOWN_FAILURE_FILE} {why}` but passes now"))
+        }
+        (Some(why), true) => {
+            eprintln!("UNEXPECTED PASS: {file} is marked `{KNOWN_FAILURE_FILE} {why}` (remove it)");
+            Ok(())
+        }
     }
-    Err(format!("{} failing records:\n\n{}", failures.len(), failures.join("\n")))
 }
 
 /// `file:line` of a statement or query record, for messages.
