@@ -6,6 +6,7 @@
 //! arrive, and malformed input yields a 08P01 protocol violation (or 22021
 //! for invalid UTF-8), never a panic.
 
+use bytes::{Buf, Bytes, BytesMut};
 use sqlstate::{ErrorReport, SqlState};
 
 use crate::backend::{Format, Oid};
@@ -16,7 +17,7 @@ pub const MAX_MESSAGE: usize = 1 << 30;
 /// Largest startup packet accepted (PostgreSQL uses 10000 bytes).
 pub const MAX_STARTUP: usize = 10_000;
 
-/// Protocol version 3.0.
+/// Protocol version 3.0, the newest this server speaks.
 pub const PROTOCOL_3: u32 = 196_608;
 /// SSLRequest code.
 pub const SSL_REQUEST: u32 = 80_877_103;
@@ -34,8 +35,14 @@ pub enum Startup {
     Gss,
     /// CancelRequest for (pid, secret).
     Cancel(i32, i32),
-    /// StartupMessage with its parameters.
-    Start(Vec<(String, String)>),
+    /// StartupMessage for protocol 3.`minor` with its parameters (minor
+    /// versions above 0 are answered with NegotiateProtocolVersion).
+    Start {
+        /// The requested minor protocol version.
+        minor: u16,
+        /// Parameter name/value pairs in the order sent.
+        params: Vec<(String, String)>,
+    },
 }
 
 /// A frontend message after startup.
@@ -170,7 +177,7 @@ pub fn decode_startup(body: &[u8]) -> Result<Startup, ErrorReport> {
         SSL_REQUEST => Ok(Startup::Ssl),
         GSS_REQUEST => Ok(Startup::Gss),
         CANCEL_REQUEST => Ok(Startup::Cancel(r.i32()?, r.i32()?)),
-        PROTOCOL_3 => {
+        _ if code >> 16 == 3 => {
             let mut params = Vec::new();
             loop {
                 let k = r.cstr()?;
@@ -180,8 +187,9 @@ pub fn decode_startup(body: &[u8]) -> Result<Startup, ErrorReport> {
                 let v = r.cstr()?;
                 params.push((k, v));
             }
-            Ok(Startup::Start(params))
+            Ok(Startup::Start { minor: (code & 0xffff) as u16, params })
         }
+        // PostgreSQL reports an unknown major version as 0A000, not 08P01.
         other => Err(ErrorReport::fatal(
             SqlState::FeatureNotSupported,
             format!(
@@ -191,6 +199,76 @@ pub fn decode_startup(body: &[u8]) -> Result<Startup, ErrorReport> {
             ),
         )),
     }
+}
+
+/// Cuts one startup-phase packet (length-prefixed, no type byte) from the
+/// front of `buf`. Returns None until the whole packet has arrived; a length
+/// outside 8..=[`MAX_STARTUP`] is a FATAL 08P01 before any body is read.
+pub fn decode_startup_frame(buf: &mut BytesMut) -> Result<Option<Bytes>, ErrorReport> {
+    let Some(len) = be_u32(buf, 0) else { return Ok(None) };
+    let len = len as usize;
+    if !(8..=MAX_STARTUP).contains(&len) {
+        return Err(ErrorReport::fatal(
+            SqlState::ProtocolViolation,
+            "invalid length of startup packet",
+        ));
+    }
+    if buf.len() < len {
+        return Ok(None);
+    }
+    let mut frame = buf.split_to(len);
+    frame.advance(4);
+    Ok(Some(frame.freeze()))
+}
+
+/// Cuts one regular message (type byte, length, body) from the front of
+/// `buf`, without copying the body. Returns None until the whole message has
+/// arrived; a length below 4 or above [`MAX_MESSAGE`] is a FATAL 08P01,
+/// detected from the five header bytes alone.
+pub fn decode_frame(buf: &mut BytesMut) -> Result<Option<(u8, Bytes)>, ErrorReport> {
+    let Some(len) = frame_len(buf)? else { return Ok(None) };
+    if buf.len() < len + 1 {
+        return Ok(None);
+    }
+    let tag = buf[0];
+    let mut frame = buf.split_to(len + 1);
+    frame.advance(5);
+    Ok(Some((tag, frame.freeze())))
+}
+
+/// The type byte of the first message in `buf` if all of it has arrived.
+/// Used to batch consecutive CopyData messages without waiting for more.
+pub fn peek_complete(buf: &[u8]) -> Option<u8> {
+    let len = frame_len(buf).ok()??;
+    (buf.len() > len).then(|| buf[0])
+}
+
+/// The declared length of the message at the front of `buf` (which counts
+/// itself but not the type byte), once its header has arrived.
+fn frame_len(buf: &[u8]) -> Result<Option<usize>, ErrorReport> {
+    let Some(len) = be_u32(buf, 1) else { return Ok(None) };
+    let len = len as usize;
+    if !(4..=MAX_MESSAGE).contains(&len) {
+        return Err(ErrorReport::fatal(
+            SqlState::ProtocolViolation,
+            format!("invalid message length {len}"),
+        ));
+    }
+    Ok(Some(len))
+}
+
+fn be_u32(buf: &[u8], at: usize) -> Option<u32> {
+    let b = buf.get(at..at + 4)?;
+    Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Frames and decodes the next message in `buf`: the whole decoder in one
+/// call, as the fuzz target drives it. Returns None until a whole message
+/// has arrived; the message's bytes are consumed even when it fails to
+/// decode, so the caller can report the error and go on.
+pub fn decode(buf: &mut BytesMut) -> Result<Option<Frontend>, ErrorReport> {
+    let Some((tag, body)) = decode_frame(buf)? else { return Ok(None) };
+    decode_message(tag, &body).map(Some)
 }
 
 /// Decodes one message body of type `tag`.
@@ -263,13 +341,42 @@ pub fn decode_message(tag: u8, body: &[u8]) -> Result<Frontend, ErrorReport> {
     Ok(msg)
 }
 
-/// Expands protocol format codes (0, 1 or N entries) to one per value.
-pub fn expand_formats(codes: &[Format], n: usize) -> Result<Vec<Format>, ErrorReport> {
-    match codes.len() {
-        0 => Ok(vec![Format::Text; n]),
-        1 => Ok(vec![codes[0]; n]),
-        m if m == n => Ok(codes.to_vec()),
-        m => Err(violation(format!("bind message has {m} parameter formats but {n} parameters"))),
+/// Decodes a SASLInitialResponse body: the chosen mechanism and the
+/// client-first message (empty if the client sent length -1).
+pub fn decode_sasl_initial(body: &[u8]) -> Result<(String, &[u8]), ErrorReport> {
+    let mut r = Reader { b: body };
+    let mechanism = r.cstr()?;
+    let len = r.i32()?;
+    let data = if len < 0 { &[][..] } else { r.take(len as usize)? };
+    r.done()?;
+    Ok((mechanism, data))
+}
+
+/// Expands Bind's parameter format codes (0 entries = all text, 1 = that
+/// format for all, N = one each) to one per parameter.
+pub fn expand_param_formats(codes: &[Format], n: usize) -> Result<Vec<Format>, ErrorReport> {
+    expand(codes, n).ok_or_else(|| {
+        violation(format!("bind message has {} parameter formats but {n} parameters", codes.len()))
+    })
+}
+
+/// Expands Bind's result format codes to one per result column, with the
+/// same 0/1/N rule as parameters.
+pub fn expand_result_formats(codes: &[Format], columns: usize) -> Result<Vec<Format>, ErrorReport> {
+    expand(codes, columns).ok_or_else(|| {
+        violation(format!(
+            "bind message has {} result formats but query has {columns} columns",
+            codes.len()
+        ))
+    })
+}
+
+fn expand(codes: &[Format], n: usize) -> Option<Vec<Format>> {
+    match codes {
+        [] => Some(vec![Format::Text; n]),
+        [one] => Some(vec![*one; n]),
+        many if many.len() == n => Some(many.to_vec()),
+        _ => None,
     }
 }
 
@@ -297,7 +404,10 @@ mod tests {
         c.extend_from_slice(&9i32.to_be_bytes());
         assert_eq!(decode_startup(&c).ok(), Some(Startup::Cancel(7, 9)));
         let s = decode_startup(&startup_body(&[("user", "postgres")])).expect("startup");
-        assert_eq!(s, Startup::Start(vec![("user".into(), "postgres".into())]));
+        assert_eq!(
+            s,
+            Startup::Start { minor: 0, params: vec![("user".into(), "postgres".into())] }
+        );
         assert!(decode_startup(&[0, 2, 0, 0]).is_err());
         assert!(decode_startup(&startup_body(&[("user", "x")])[..10]).is_err());
     }

@@ -1,423 +1,312 @@
-//! One client connection: startup, authentication, and the message loop.
+//! One client connection after startup: the message loop.
 //!
-//! The loop follows PostgreSQL's postgres.c: a simple Query runs each of its
-//! statements and then behaves like Sync; extended-protocol messages act on
-//! named statements and portals; after an error, messages are skipped until
-//! Sync. Output is buffered and flushed at ReadyForQuery (after the session
-//! has ended any implicit transaction), at Flush, and when it grows large.
+//! The loop follows PostgreSQL's postgres.c. A simple Query runs each of its
+//! statements and then behaves like Sync. Extended-protocol messages act on
+//! named statements and portals that this module stores (the session only
+//! creates them). After an error in an extended-protocol message, every
+//! message up to the next Sync is discarded, and the error is flushed at
+//! once so a client waiting on Flush hears of it.
+//!
+//! Output is buffered in one [`Output`] and written to the socket:
+//! - at ReadyForQuery, i.e. after [`Session::sync`] has ended any implicit
+//!   transaction, so a client never hears CommandComplete for a commit that
+//!   could still fail before it hears the outcome of that commit;
+//! - at Flush, and after an extended-protocol error (as PostgreSQL does);
+//! - between statements once more than [`FLUSH_AT`] bytes are pending. Those
+//!   bytes precede the transaction's end, exactly as PostgreSQL streams large
+//!   results; the outcome is still only known at ReadyForQuery.
+//!
+//! A statement runs as a future raced against the connection's cancel
+//! signal and against the socket: on a CancelRequest the future is dropped
+//! and the client gets 57014; if the client disconnects, the future is
+//! dropped and the connection ends. Either way [`Session::cancelled`] undoes
+//! the statement's partial effects.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 
-use bytes::{Buf, BytesMut};
+use bytes::{Bytes, BytesMut};
 use sqlstate::{ErrorReport, Severity, SqlState};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::Notify;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{watch, Notify};
 
 use crate::backend::{
-    AuthMethod, Backend, ExecOutcome, Format, Portal as _, Session, StartupInfo, Statement as _,
+    Backend, ExecOutcome, Format, Portal as _, Session, Statement as _, TxnStatus,
 };
-use crate::codec::{self, Frontend, Startup, MAX_MESSAGE, MAX_STARTUP};
+use crate::cancel::{CancelRegistry, Registration};
+use crate::codec::{self, Frontend};
 use crate::messages as msg;
 use crate::output::Output;
-use crate::scram::ScramServer;
-use crate::server::CancelRegistry;
+use crate::startup;
+use crate::transport::{Closed, Transport};
 
-/// Flush mid-statement once this much output is pending.
-const FLUSH_AT: usize = 1 << 20;
+/// Pending output above which it is written out between statements.
+pub const FLUSH_AT: usize = 1 << 20;
 
-/// Why a connection ends.
-enum Close {
-    /// The client said Terminate or closed the socket.
-    Normal,
-    /// A fatal error was already sent.
-    Fatal,
-    /// The socket failed.
-    Io,
-}
+/// Consecutive CopyData messages already buffered are handed to the session
+/// as one chunk of up to this many bytes (pgbench -i sends one per row).
+const COPY_BATCH: usize = 256 << 10;
 
-struct Conn<S, IO> {
-    io: IO,
-    rbuf: BytesMut,
-    out: Output,
-    session: S,
-}
+/// How long a client may take from connecting to being authenticated
+/// (PostgreSQL's authentication_timeout default).
+const STARTUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
-async fn read_exact_buf<IO: AsyncRead + Unpin>(
-    io: &mut IO,
-    buf: &mut BytesMut,
-    n: usize,
-) -> Result<bool, Close> {
-    while buf.len() < n {
-        match io.read_buf(buf).await {
-            Ok(0) => return Ok(false),
-            Ok(_) => {}
-            Err(_) => return Err(Close::Io),
-        }
-    }
-    Ok(true)
-}
-
-async fn write_all<IO: AsyncWrite + Unpin>(io: &mut IO, buf: &mut BytesMut) -> Result<(), Close> {
-    if buf.is_empty() {
-        return Ok(());
-    }
-    io.write_all(buf).await.map_err(|_| Close::Io)?;
-    buf.clear();
-    Ok(())
-}
-
-async fn send_fatal<IO: AsyncWrite + Unpin>(io: &mut IO, e: &ErrorReport) {
-    let mut b = BytesMut::new();
-    let e = ErrorReport { severity: Severity::Fatal, ..e.clone() };
-    msg::error(&mut b, &e);
-    let _ = io.write_all(&b).await;
-    let _ = io.flush().await;
-}
-
-/// Reads one startup-phase packet body.
-async fn read_startup<IO: AsyncRead + AsyncWrite + Unpin>(
-    io: &mut IO,
-    buf: &mut BytesMut,
-) -> Result<Option<Vec<u8>>, Close> {
-    if !read_exact_buf(io, buf, 4).await? {
-        return Ok(None);
-    }
-    let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
-    if !(8..=MAX_STARTUP).contains(&len) {
-        send_fatal(
-            io,
-            &ErrorReport::fatal(SqlState::ProtocolViolation, "invalid length of startup packet"),
-        )
-        .await;
-        return Err(Close::Fatal);
-    }
-    if !read_exact_buf(io, buf, len).await? {
-        return Ok(None);
-    }
-    let body = buf[4..len].to_vec();
-    buf.advance(len);
-    Ok(Some(body))
-}
-
-/// Reads one regular message: (type, body).
-async fn read_message<IO: AsyncRead + AsyncWrite + Unpin>(
-    io: &mut IO,
-    buf: &mut BytesMut,
-) -> Result<Option<(u8, Vec<u8>)>, Close> {
-    if !read_exact_buf(io, buf, 5).await? {
-        return Ok(None);
-    }
-    let tag = buf[0];
-    let len = u32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
-    if !(4..=MAX_MESSAGE).contains(&len) {
-        send_fatal(
-            io,
-            &ErrorReport::fatal(
-                SqlState::ProtocolViolation,
-                format!("invalid message length {len}"),
-            ),
-        )
-        .await;
-        return Err(Close::Fatal);
-    }
-    // Grow the buffer as bytes arrive, never to the claimed size up front.
-    if !read_exact_buf(io, buf, len + 1).await? {
-        return Ok(None);
-    }
-    let body = buf[5..len + 1].to_vec();
-    buf.advance(len + 1);
-    Ok(Some((tag, body)))
-}
-
-/// Runs a connection to completion.
-pub async fn run<B: Backend, IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+/// Runs a connection to completion: startup, authentication, then messages
+/// until Terminate, EOF, a FATAL error or server shutdown. `shutdown`
+/// turning true (or its sender going away) ends the connection the next
+/// time it waits for a message.
+pub async fn run<B, IO>(
     backend: Arc<B>,
     registry: Arc<CancelRegistry>,
-    mut io: IO,
+    shutdown: watch::Receiver<bool>,
+    io: IO,
     local: bool,
-) {
-    let mut rbuf = BytesMut::with_capacity(8192);
-    let startup = match startup(&mut io, &mut rbuf, &registry).await {
-        Ok(Some(s)) => s,
-        _ => return,
-    };
-    let method = match backend.auth_method(&startup, local) {
-        Ok(m) => m,
-        Err(e) => return send_fatal(&mut io, &e).await,
-    };
+) where
+    B: Backend,
+    IO: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    let mut t = Transport::new(io);
     let mut out = BytesMut::new();
-    if let AuthMethod::ScramSha256(v) = method {
-        if authenticate(&mut io, &mut rbuf, v, &startup.user).await.is_err() {
-            return;
-        }
-    }
+    let login = startup::login(&*backend, &registry, &mut t, local, &mut out);
+    let Ok(Ok(info)) = tokio::time::timeout(STARTUP_TIMEOUT, login).await else { return };
     msg::auth_ok(&mut out);
-    let session = match backend.open(&startup).await {
+    let session = match backend.open(&info).await {
         Ok(s) => s,
         Err(e) => {
-            let _ = io.write_all(&out).await;
-            return send_fatal(&mut io, &e).await;
+            t.fatal_after(&mut out, &e).await;
+            return;
         }
     };
+    let registration = registry.register();
     for (k, v) in session.parameter_status() {
         msg::parameter_status(&mut out, &k, &v);
     }
-    let (pid, secret, cancel) = registry.register();
-    msg::backend_key(&mut out, pid, secret);
+    let key = registration.key();
+    msg::backend_key(&mut out, key.pid, key.secret);
     msg::ready(&mut out, session.txn_status());
-    if write_all(&mut io, &mut out).await.is_err() {
-        registry.unregister(pid);
+    if t.send(&mut out).await.is_err() {
         return;
     }
-    let mut conn = Conn { io, rbuf, out: Output::new(), session };
-    let _ = conn.message_loop(&cancel).await;
-    registry.unregister(pid);
+    let mut conn = Conn {
+        t,
+        out: Output::new(),
+        session,
+        registration,
+        shutdown,
+        statements: HashMap::new(),
+        portals: HashMap::new(),
+        skip_to_sync: false,
+        fatal: false,
+    };
+    let end = conn.message_loop().await;
+    tracing::debug!(pid = key.pid, ?end, "connection closed");
 }
 
-/// Handles SSL/GSS requests and CancelRequest; returns the StartupMessage.
-async fn startup<IO: AsyncRead + AsyncWrite + Unpin>(
-    io: &mut IO,
-    buf: &mut BytesMut,
-    registry: &CancelRegistry,
-) -> Result<Option<StartupInfo>, Close> {
-    loop {
-        let Some(body) = read_startup(io, buf).await? else { return Ok(None) };
-        match codec::decode_startup(&body) {
-            Ok(Startup::Ssl) | Ok(Startup::Gss) => {
-                io.write_all(b"N").await.map_err(|_| Close::Io)?;
-            }
-            Ok(Startup::Cancel(pid, secret)) => {
-                registry.cancel(pid, secret);
-                return Ok(None);
-            }
-            Ok(Startup::Start(params)) => {
-                let mut info = StartupInfo::default();
-                for (k, v) in params {
-                    match k.as_str() {
-                        "user" => info.user = v,
-                        "database" => info.database = v,
-                        _ => info.params.push((k, v)),
-                    }
-                }
-                if info.user.is_empty() {
-                    send_fatal(
-                        io,
-                        &ErrorReport::fatal(
-                            SqlState::InvalidAuthorizationSpecification,
-                            "no PostgreSQL user name specified in startup packet",
-                        ),
-                    )
-                    .await;
-                    return Err(Close::Fatal);
-                }
-                if info.database.is_empty() {
-                    info.database = info.user.clone();
-                }
-                return Ok(Some(info));
-            }
-            Err(e) => {
-                send_fatal(io, &e).await;
-                return Err(Close::Fatal);
-            }
-        }
-    }
+/// The state of one connection after startup.
+struct Conn<S: Session, IO> {
+    t: Transport<IO>,
+    out: Output,
+    session: S,
+    registration: Registration,
+    shutdown: watch::Receiver<bool>,
+    /// Prepared statements by protocol name ("" is the unnamed one).
+    statements: HashMap<String, Arc<S::Statement>>,
+    /// Portals by protocol name ("" is the unnamed one).
+    portals: HashMap<String, S::Portal>,
+    /// An extended-protocol message failed: discard until Sync.
+    skip_to_sync: bool,
+    /// A FATAL error was queued: close after sending it.
+    fatal: bool,
 }
 
-/// Runs the SCRAM-SHA-256 exchange.
-async fn authenticate<IO: AsyncRead + AsyncWrite + Unpin>(
-    io: &mut IO,
-    buf: &mut BytesMut,
-    verifier: crate::backend::ScramVerifier,
-    user: &str,
-) -> Result<(), Close> {
-    let mut out = BytesMut::new();
-    msg::auth_sasl(&mut out);
-    write_all(io, &mut out).await?;
-    let Some((b'p', body)) = read_message(io, buf).await? else { return Err(Close::Normal) };
-    // SASLInitialResponse: mechanism, then int32 length and data.
-    let Some(nul) = body.iter().position(|&c| c == 0) else {
-        send_fatal(io, &ErrorReport::fatal(SqlState::ProtocolViolation, "malformed SASL message"))
-            .await;
-        return Err(Close::Fatal);
-    };
-    if &body[..nul] != b"SCRAM-SHA-256" || body.len() < nul + 5 {
-        send_fatal(
-            io,
-            &ErrorReport::fatal(
-                SqlState::ProtocolViolation,
-                "client selected an invalid SASL authentication mechanism",
-            ),
-        )
-        .await;
-        return Err(Close::Fatal);
-    }
-    let data = &body[nul + 5..];
-    let server_nonce: String = {
-        use base64::Engine as _;
-        base64::engine::general_purpose::STANDARD.encode(rand::random::<[u8; 18]>())
-    };
-    let (server, first) = match ScramServer::start(verifier, user, data, &server_nonce) {
-        Ok(x) => x,
-        Err(e) => {
-            send_fatal(io, &e).await;
-            return Err(Close::Fatal);
-        }
-    };
-    msg::auth_sasl_data(&mut out, 11, first.as_bytes());
-    write_all(io, &mut out).await?;
-    let Some((b'p', final_msg)) = read_message(io, buf).await? else { return Err(Close::Normal) };
-    match server.finish(&final_msg) {
-        Ok(fin) => {
-            msg::auth_sasl_data(&mut out, 12, fin.as_bytes());
-            write_all(io, &mut out).await
-        }
-        Err(e) => {
-            send_fatal(io, &e).await;
-            Err(Close::Fatal)
-        }
-    }
+/// How a running statement's race ended.
+enum Raced<T> {
+    Done(T),
+    Cancelled,
+    ClientGone,
 }
+
+type Step<T = ()> = Result<Result<T, ErrorReport>, Closed>;
 
 impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
-    async fn flush(&mut self) -> Result<(), Close> {
-        write_all(&mut self.io, self.out.buffer()).await
+    async fn message_loop(&mut self) -> Result<(), Closed> {
+        loop {
+            let Some((tag, body)) = self.next_message().await? else { return Ok(()) };
+            let m = match codec::decode_message(tag, &body) {
+                Ok(m) => m,
+                Err(e) if e.severity == Severity::Fatal => return Err(self.close_fatal(&e).await),
+                Err(_) if self.skip_to_sync && tag != b'S' => continue,
+                Err(e) if tag == b'Q' || tag == b'S' => {
+                    self.write_error(&e);
+                    self.sync().await?;
+                    continue;
+                }
+                Err(e) => {
+                    self.extended_error(&e).await?;
+                    continue;
+                }
+            };
+            if self.skip_to_sync && !matches!(m, Frontend::Sync | Frontend::Terminate) {
+                continue;
+            }
+            if let Frontend::Terminate = m {
+                return Ok(());
+            }
+            self.dispatch(m).await?;
+            if self.fatal {
+                let _ = self.flush().await;
+                return Err(Closed::Fatal);
+            }
+        }
     }
 
-    fn error(&mut self, e: &ErrorReport) {
+    async fn dispatch(&mut self, m: Frontend) -> Result<(), Closed> {
+        let r = match m {
+            Frontend::Query(sql) => return self.simple_query(&sql).await,
+            Frontend::Sync => return self.sync().await,
+            Frontend::Flush => return self.flush().await,
+            Frontend::Parse(name, sql, types) => self.parse(name, &sql, &types),
+            Frontend::Bind(b) => self.bind(b),
+            Frontend::Describe(is_stmt, name) => self.describe(is_stmt, &name),
+            Frontend::Execute(name, max) => self.execute_portal(name, max).await?,
+            Frontend::Close(is_stmt, name) => {
+                self.close(is_stmt, &name);
+                Ok(())
+            }
+            // Outside COPY these are ignored, as the protocol specifies.
+            Frontend::CopyData(_) | Frontend::CopyDone | Frontend::CopyFail(_) => Ok(()),
+            Frontend::Password(_) => {
+                let e = ErrorReport::fatal(
+                    SqlState::ProtocolViolation,
+                    "invalid frontend message type 112",
+                );
+                return Err(self.close_fatal(&e).await);
+            }
+            Frontend::Terminate => Ok(()),
+        };
+        match r {
+            Ok(()) => Ok(()),
+            Err(e) => self.extended_error(&e).await,
+        }
+    }
+
+    /// The next message, or None at EOF. While idle the connection also
+    /// watches for server shutdown, which ends it with FATAL 57P01.
+    async fn next_message(&mut self) -> Result<Option<(u8, Bytes)>, Closed> {
+        loop {
+            if let Some(f) = self.t.buffered_frame().await? {
+                return Ok(Some(f));
+            }
+            let filled = tokio::select! {
+                r = self.t.fill() => Some(r),
+                _ = self.shutdown.wait_for(|down| *down) => None,
+            };
+            let Some(filled) = filled else {
+                let e = ErrorReport::fatal(
+                    SqlState::AdminShutdown,
+                    "terminating connection due to administrator command",
+                );
+                return Err(self.close_fatal(&e).await);
+            };
+            match filled {
+                Ok(()) => {}
+                Err(Closed::Eof) => return Ok(None),
+                Err(c) => return Err(c),
+            }
+        }
+    }
+
+    async fn flush(&mut self) -> Result<(), Closed> {
+        self.t.send(self.out.buffer()).await
+    }
+
+    /// Queues an ErrorResponse; a FATAL one closes the connection after the
+    /// current message.
+    fn write_error(&mut self, e: &ErrorReport) {
+        self.fatal |= e.severity == Severity::Fatal;
         msg::error(self.out.buffer(), e);
     }
 
-    fn notices(&mut self) {
+    /// An extended-protocol message failed: report it now and skip to Sync.
+    async fn extended_error(&mut self, e: &ErrorReport) -> Result<(), Closed> {
+        self.write_error(e);
+        self.skip_to_sync = true;
+        self.flush().await
+    }
+
+    async fn close_fatal(&mut self, e: &ErrorReport) -> Closed {
+        self.t.fatal_after(self.out.buffer(), e).await
+    }
+
+    fn write_notices(&mut self) {
         for n in self.session.take_notices() {
-            msg::error(self.out.buffer(), &n);
+            self.write_error(&n);
         }
     }
 
-    async fn ready(&mut self) -> Result<(), Close> {
+    /// Sync (and the end of a simple Query): end the implicit transaction,
+    /// then report changed settings, notices and ReadyForQuery, and flush.
+    async fn sync(&mut self) -> Result<(), Closed> {
+        self.skip_to_sync = false;
+        if let Err(e) = self.session.sync().await {
+            self.write_error(&e);
+        }
+        let status = self.session.txn_status();
+        if status == TxnStatus::Idle {
+            // Portals do not outlive their transaction.
+            self.portals.clear();
+        }
         for (k, v) in self.session.changed_parameters() {
             msg::parameter_status(self.out.buffer(), &k, &v);
         }
-        self.notices();
-        let status = self.session.txn_status();
+        self.write_notices();
         msg::ready(self.out.buffer(), status);
         self.flush().await
     }
 
-    async fn message_loop(&mut self, cancel: &Notify) -> Result<(), Close> {
-        let mut statements: HashMap<String, Arc<S::Statement>> = HashMap::new();
-        let mut portals: HashMap<String, S::Portal> = HashMap::new();
-        let mut skip_to_sync = false;
-        loop {
-            let Some((tag, body)) = read_message(&mut self.io, &mut self.rbuf).await? else {
-                return Ok(());
-            };
-            let m = match codec::decode_message(tag, &body) {
-                Ok(m) => m,
-                Err(e) if e.severity == Severity::Fatal => {
-                    self.error(&e);
-                    let _ = self.flush().await;
-                    return Err(Close::Fatal);
-                }
-                Err(e) => {
-                    self.error(&e);
-                    if tag == b'Q' {
-                        self.ready().await?;
-                    } else {
-                        skip_to_sync = true;
-                    }
-                    continue;
-                }
-            };
-            if skip_to_sync
-                && !matches!(m, Frontend::Sync | Frontend::Terminate | Frontend::Query(_))
-            {
-                continue;
-            }
-            match m {
-                Frontend::Query(sql) => {
-                    skip_to_sync = false;
-                    self.simple_query(&sql, cancel).await?;
-                    portals.remove("");
-                }
-                Frontend::Parse(name, sql, types) => {
-                    if let Err(e) = self.parse(&mut statements, name, &sql, &types) {
-                        self.error(&e);
-                        skip_to_sync = true;
-                    }
-                }
-                Frontend::Bind(b) => match self.bind(&statements, b) {
-                    Ok((name, p)) => {
-                        portals.insert(name, p);
-                        msg::empty(self.out.buffer(), b'2');
-                    }
-                    Err(e) => {
-                        self.error(&e);
-                        skip_to_sync = true;
-                    }
-                },
-                Frontend::Describe(is_stmt, name) => {
-                    if let Err(e) = self.describe(&statements, &portals, is_stmt, &name) {
-                        self.error(&e);
-                        skip_to_sync = true;
-                    }
-                }
-                Frontend::Execute(name, max) => {
-                    let Some(mut portal) = portals.remove(&name) else {
-                        self.error(&ErrorReport::new(
-                            SqlState::InvalidCursorName,
-                            format!("portal \"{name}\" does not exist"),
-                        ));
-                        skip_to_sync = true;
-                        continue;
-                    };
-                    let ok = self.execute(&mut portal, max, cancel).await?;
-                    if ok {
-                        portals.insert(name, portal);
-                    } else {
-                        skip_to_sync = true;
-                    }
-                }
-                Frontend::Close(is_stmt, name) => {
-                    if is_stmt {
-                        statements.remove(&name);
-                    } else {
-                        portals.remove(&name);
-                    }
-                    msg::empty(self.out.buffer(), b'3');
-                }
-                Frontend::Flush => self.flush().await?,
-                Frontend::Sync => {
-                    skip_to_sync = false;
-                    if let Err(e) = self.session.sync().await {
-                        self.error(&e);
-                    }
-                    if self.session.txn_status() == crate::backend::TxnStatus::Idle {
-                        portals.clear();
-                    }
-                    self.ready().await?;
-                }
-                Frontend::Terminate => return Ok(()),
-                Frontend::CopyData(_) | Frontend::CopyDone | Frontend::CopyFail(_) => {}
-                Frontend::Password(_) => {
-                    self.error(&ErrorReport::new(
-                        SqlState::ProtocolViolation,
-                        "unexpected password message",
-                    ));
-                    skip_to_sync = true;
-                }
-            }
+    async fn simple_query(&mut self, sql: &str) -> Result<(), Closed> {
+        // A simple Query destroys the unnamed statement and portal.
+        self.statements.remove("");
+        self.portals.remove("");
+        if let Err(e) = self.simple_statements(sql).await? {
+            self.write_error(&e);
         }
+        if self.fatal {
+            return Ok(());
+        }
+        self.sync().await
     }
 
-    fn parse(
-        &mut self,
-        statements: &mut HashMap<String, Arc<S::Statement>>,
-        name: String,
-        sql: &str,
-        types: &[u32],
-    ) -> Result<(), ErrorReport> {
-        if !name.is_empty() && statements.contains_key(&name) {
+    /// Runs each statement of a simple Query; stops at the first error.
+    async fn simple_statements(&mut self, sql: &str) -> Step {
+        let stmts = match self.session.prepare(sql, &[]) {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(e)),
+        };
+        if stmts.is_empty() {
+            msg::empty(self.out.buffer(), b'I');
+        }
+        for stmt in stmts {
+            let mut portal = match self.session.bind(&stmt, &[], &[], &[]) {
+                Ok(p) => p,
+                Err(e) => return Ok(Err(e)),
+            };
+            if let Some(f) = portal.fields() {
+                msg::row_description(self.out.buffer(), &f);
+            }
+            if let Err(e) = self.execute(&mut portal, 0).await? {
+                return Ok(Err(e));
+            }
+            if self.out.len() > FLUSH_AT {
+                self.flush().await?;
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    fn parse(&mut self, name: String, sql: &str, types: &[u32]) -> Result<(), ErrorReport> {
+        if !name.is_empty() && self.statements.contains_key(&name) {
             return Err(ErrorReport::new(
                 SqlState::DuplicatePreparedStatement,
                 format!("prepared statement \"{name}\" already exists"),
@@ -431,62 +320,50 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
             ));
         }
         let Some(stmt) = stmts.pop() else {
-            return Err(ErrorReport::new(SqlState::SyntaxError, "empty statement"));
+            // The Session contract returns a statement for an empty string;
+            // one that does not cannot be stored.
+            return Err(ErrorReport::new(SqlState::SyntaxError, "empty query"));
         };
-        statements.insert(name, stmt);
+        self.statements.insert(name, stmt);
         msg::empty(self.out.buffer(), b'1');
         Ok(())
     }
 
-    fn bind(
-        &mut self,
-        statements: &HashMap<String, Arc<S::Statement>>,
-        b: codec::Bind,
-    ) -> Result<(String, S::Portal), ErrorReport> {
-        let Some(stmt) = statements.get(&b.statement) else {
-            return Err(ErrorReport::new(
-                SqlState::InvalidSqlStatementName,
-                format!("prepared statement \"{}\" does not exist", b.statement),
-            ));
-        };
+    fn bind(&mut self, b: codec::Bind) -> Result<(), ErrorReport> {
+        let stmt = self.must_get_statement(&b.statement)?.clone();
         let want = stmt.param_types().len();
         if b.params.len() != want {
             return Err(ErrorReport::new(
                 SqlState::ProtocolViolation,
-                format!("bind message supplies {} parameters, but prepared statement \"{}\" requires {}", b.params.len(), b.statement, want),
+                format!(
+                    "bind message supplies {} parameters, but prepared statement \"{}\" requires {want}",
+                    b.params.len(),
+                    b.statement
+                ),
             ));
         }
-        let pf = codec::expand_formats(&b.param_formats, b.params.len())?;
-        let ncols = stmt.fields().map(|f| f.len()).unwrap_or(0);
-        let rf = result_formats(&b.result_formats, ncols);
+        let param_formats = codec::expand_param_formats(&b.param_formats, b.params.len())?;
+        let result_formats = match stmt.fields() {
+            Some(f) => codec::expand_result_formats(&b.result_formats, f.len())?,
+            None => Vec::new(),
+        };
         let params: Vec<Option<&[u8]>> = b.params.iter().map(|p| p.as_deref()).collect();
-        let portal = self.session.bind(stmt, &params, &pf, &rf)?;
-        Ok((b.portal, portal))
+        // Binding replaces a portal of the same name (the unnamed one, usually).
+        self.portals.remove(&b.portal);
+        let portal = self.session.bind(&stmt, &params, &param_formats, &result_formats)?;
+        self.portals.insert(b.portal, portal);
+        msg::empty(self.out.buffer(), b'2');
+        Ok(())
     }
 
-    fn describe(
-        &mut self,
-        statements: &HashMap<String, Arc<S::Statement>>,
-        portals: &HashMap<String, S::Portal>,
-        is_stmt: bool,
-        name: &str,
-    ) -> Result<(), ErrorReport> {
+    fn describe(&mut self, is_stmt: bool, name: &str) -> Result<(), ErrorReport> {
         let fields = if is_stmt {
-            let Some(s) = statements.get(name) else {
-                return Err(ErrorReport::new(
-                    SqlState::InvalidSqlStatementName,
-                    format!("prepared statement \"{name}\" does not exist"),
-                ));
-            };
-            msg::parameter_description(self.out.buffer(), &s.param_types());
-            s.fields()
+            let stmt = self.must_get_statement(name)?;
+            let (types, fields) = (stmt.param_types(), stmt.fields());
+            msg::parameter_description(self.out.buffer(), &types);
+            fields
         } else {
-            let Some(p) = portals.get(name) else {
-                return Err(ErrorReport::new(
-                    SqlState::InvalidCursorName,
-                    format!("portal \"{name}\" does not exist"),
-                ));
-            };
+            let Some(p) = self.portals.get(name) else { return Err(no_portal(name)) };
             p.fields()
         };
         match fields {
@@ -496,162 +373,165 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
         Ok(())
     }
 
-    /// Runs Execute; returns false if it failed (the caller skips to Sync).
-    async fn execute(
-        &mut self,
-        portal: &mut S::Portal,
-        max: usize,
-        cancel: &Notify,
-    ) -> Result<bool, Close> {
-        let notified = cancel.notified();
-        tokio::pin!(notified);
-        let mut client_gone = false;
-        let res = {
-            let Conn { io, rbuf, out, session } = self;
-            let fut = session.execute(portal, max, out);
-            tokio::pin!(fut);
-            loop {
-                // While the statement runs, keep reading what the client sends
-                // (up to a bound), so a vanished client ends its statement
-                // (and frees its locks) instead of waiting forever.
-                let readable = rbuf.len() < FLUSH_AT;
-                tokio::select! {
-                    r = &mut fut => break Some(r),
-                    _ = &mut notified => break None,
-                    n = io.read_buf(rbuf), if readable => match n {
-                        Ok(0) | Err(_) => {
-                            client_gone = true;
-                            break None;
-                        }
-                        Ok(_) => continue,
-                    },
-                }
-            }
-        };
-        if client_gone {
-            self.session.cancelled();
-            return Err(Close::Normal);
+    fn close(&mut self, is_stmt: bool, name: &str) {
+        // Closing a name that does not exist is not an error.
+        if is_stmt {
+            self.statements.remove(name);
+        } else {
+            self.portals.remove(name);
         }
-        let res = match res {
-            Some(r) => r,
-            None => {
-                self.session.cancelled();
-                Err(ErrorReport::new(
-                    SqlState::QueryCanceled,
-                    "canceling statement due to user request",
-                ))
-            }
-        };
-        self.notices();
-        match res {
-            Ok(ExecOutcome::Complete(tag)) => msg::command_complete(self.out.buffer(), &tag),
-            Ok(ExecOutcome::Suspended) => msg::empty(self.out.buffer(), b's'),
-            Ok(ExecOutcome::Empty) => msg::empty(self.out.buffer(), b'I'),
-            Ok(ExecOutcome::CopyIn { columns, .. }) => return self.copy_in(columns).await,
-            Err(e) => {
-                self.error(&e);
-                return Ok(false);
-            }
-        }
-        if self.out.len() > FLUSH_AT {
-            self.flush().await?;
-        }
-        Ok(true)
+        msg::empty(self.out.buffer(), b'3');
     }
 
-    /// The COPY FROM STDIN sub-protocol.
-    async fn copy_in(&mut self, columns: usize) -> Result<bool, Close> {
-        msg::copy_in_response(self.out.buffer(), columns);
+    fn must_get_statement(&self, name: &str) -> Result<&Arc<S::Statement>, ErrorReport> {
+        self.statements.get(name).ok_or_else(|| {
+            ErrorReport::new(
+                SqlState::InvalidSqlStatementName,
+                format!("prepared statement \"{name}\" does not exist"),
+            )
+        })
+    }
+
+    /// Execute: runs a stored portal; a suspended or finished portal stays
+    /// stored (a failed one is dropped, as its transaction failed).
+    async fn execute_portal(&mut self, name: String, max: usize) -> Step {
+        let Some(mut portal) = self.portals.remove(&name) else { return Ok(Err(no_portal(&name))) };
+        let r = self.execute(&mut portal, max).await?;
+        if r.is_ok() {
+            self.portals.insert(name, portal);
+        }
+        Ok(r)
+    }
+
+    /// Runs a portal and writes how it ended (CommandComplete,
+    /// PortalSuspended, EmptyQueryResponse, or the whole COPY IN exchange).
+    async fn execute(&mut self, portal: &mut S::Portal, max: usize) -> Step {
+        let outcome = self.run_portal(portal, max).await?;
+        self.write_notices();
+        let tag = match outcome {
+            Ok(ExecOutcome::Complete(tag)) => tag,
+            Ok(ExecOutcome::Suspended) => {
+                msg::empty(self.out.buffer(), b's');
+                return Ok(Ok(()));
+            }
+            Ok(ExecOutcome::Empty) => {
+                msg::empty(self.out.buffer(), b'I');
+                return Ok(Ok(()));
+            }
+            Ok(ExecOutcome::CopyIn { format, columns }) => match self.copy_in(format, columns).await? {
+                Ok(tag) => tag,
+                Err(e) => return Ok(Err(e)),
+            },
+            Err(e) => return Ok(Err(e)),
+        };
+        msg::command_complete(self.out.buffer(), &tag);
+        Ok(Ok(()))
+    }
+
+    /// Races the session's execute future against cancellation and the
+    /// client going away.
+    async fn run_portal(&mut self, portal: &mut S::Portal, max: usize) -> Step<ExecOutcome> {
+        let Conn { t, out, session, registration, .. } = self;
+        let fut = session.execute(portal, max, out);
+        match race(fut, registration.signal(), t).await {
+            Raced::Done(r) => Ok(r),
+            Raced::Cancelled => {
+                self.session.cancelled();
+                Ok(Err(ErrorReport::new(
+                    SqlState::QueryCanceled,
+                    "canceling statement due to user request",
+                )))
+            }
+            Raced::ClientGone => {
+                self.session.cancelled();
+                Err(Closed::Eof)
+            }
+        }
+    }
+
+    /// The COPY FROM STDIN sub-protocol; returns the CommandComplete tag.
+    /// A data error is remembered and reported when the client finishes
+    /// (CopyDone or CopyFail), so the stream stays in step.
+    async fn copy_in(&mut self, format: Format, columns: usize) -> Step<String> {
+        msg::copy_in_response(self.out.buffer(), format, columns);
         self.flush().await?;
         let mut failed: Option<ErrorReport> = None;
         loop {
-            let Some((tag, body)) = read_message(&mut self.io, &mut self.rbuf).await? else {
-                return Err(Close::Normal);
-            };
+            let (tag, body) = self.t.frame().await?;
             match tag {
                 b'd' => {
+                    let data = self.coalesce_copy_data(body).await?;
                     if failed.is_none() {
-                        if let Err(e) = self.session.copy_in_data(&body).await {
-                            failed = Some(e);
-                        }
+                        failed = self.session.copy_in_data(&data).await.err();
                     }
                 }
                 b'c' => {
-                    if let Some(e) = failed {
-                        self.error(&e);
-                        return Ok(false);
-                    }
-                    return match self.session.copy_in_done().await {
-                        Ok(tag) => {
-                            msg::command_complete(self.out.buffer(), &tag);
-                            Ok(true)
-                        }
-                        Err(e) => {
-                            self.error(&e);
-                            Ok(false)
-                        }
-                    };
+                    return Ok(match failed {
+                        Some(e) => Err(e),
+                        None => self.session.copy_in_done().await,
+                    });
                 }
                 b'f' => {
-                    let m = codec::decode_message(tag, &body).ok();
-                    let text = match m {
-                        Some(Frontend::CopyFail(t)) => t,
+                    let text = match codec::decode_message(tag, &body) {
+                        Ok(Frontend::CopyFail(t)) => t,
                         _ => String::new(),
                     };
-                    let e = failed.unwrap_or_else(|| self.session.copy_in_fail(&text));
-                    self.error(&e);
-                    return Ok(false);
+                    return Ok(Err(failed.unwrap_or_else(|| self.session.copy_in_fail(&text))));
                 }
+                // Flush and Sync are ignored during COPY, per protocol.
                 b'H' | b'S' => {}
                 other => {
-                    // The session's own report is replaced by the protocol error.
-                    self.session.copy_in_fail("unexpected message during COPY");
-                    self.error(&ErrorReport::new(
+                    let e = ErrorReport::new(
                         SqlState::ProtocolViolation,
                         format!("unexpected message type 0x{other:02X} during COPY from stdin"),
-                    ));
-                    return Ok(false);
+                    );
+                    let _ = self.session.copy_in_fail(&e.message);
+                    return Ok(Err(e));
                 }
             }
         }
     }
 
-    async fn simple_query(&mut self, sql: &str, cancel: &Notify) -> Result<(), Close> {
-        let stmts = match self.session.prepare(sql, &[]) {
-            Ok(s) => s,
-            Err(e) => {
-                self.error(&e);
-                let _ = self.session.sync().await;
-                return self.ready().await;
-            }
-        };
-        for stmt in stmts {
-            let mut portal = match self.session.bind(&stmt, &[], &[], &[]) {
-                Ok(p) => p,
-                Err(e) => {
-                    self.error(&e);
-                    break;
-                }
-            };
-            if let Some(f) = portal.fields() {
-                msg::row_description(self.out.buffer(), &f);
-            }
-            if !self.execute(&mut portal, 0, cancel).await? {
-                break;
-            }
+    /// Appends the CopyData messages that are already buffered to `first`,
+    /// so the session parses one large chunk instead of many small ones.
+    async fn coalesce_copy_data(&mut self, first: Bytes) -> Result<Bytes, Closed> {
+        if codec::peek_complete(&self.t.rbuf) != Some(b'd') {
+            return Ok(first);
         }
-        if let Err(e) = self.session.sync().await {
-            self.error(&e);
+        let mut batch = BytesMut::with_capacity(COPY_BATCH.min(first.len() * 64));
+        batch.extend_from_slice(&first);
+        while batch.len() < COPY_BATCH && codec::peek_complete(&self.t.rbuf) == Some(b'd') {
+            let Some((_, more)) = self.t.buffered_frame().await? else { break };
+            batch.extend_from_slice(&more);
         }
-        self.ready().await
+        Ok(batch.freeze())
     }
 }
 
-/// Formats for Bind results as a vector (exposed for tests).
-pub fn result_formats(codes: &[Format], columns: usize) -> Vec<Format> {
-    match codes.len() {
-        0 => vec![Format::Text; columns],
-        1 => vec![codes[0]; columns],
-        _ => codes.to_vec(),
+fn no_portal(name: &str) -> ErrorReport {
+    ErrorReport::new(SqlState::InvalidCursorName, format!("portal \"{name}\" does not exist"))
+}
+
+/// Polls `fut` until it finishes, the cancel signal fires, or the client
+/// closes its socket. Bytes the client sends meanwhile (a pipelined next
+/// message) are kept in the read buffer, up to [`FLUSH_AT`] of them.
+async fn race<F: Future, IO: AsyncRead + AsyncWrite + Unpin>(
+    fut: F,
+    cancel: &Notify,
+    t: &mut Transport<IO>,
+) -> Raced<F::Output> {
+    let cancelled = cancel.notified();
+    tokio::pin!(fut, cancelled);
+    loop {
+        let readable = t.rbuf.len() < FLUSH_AT;
+        tokio::select! {
+            r = &mut fut => return Raced::Done(r),
+            _ = &mut cancelled => return Raced::Cancelled,
+            r = t.fill(), if readable => {
+                if r.is_err() {
+                    return Raced::ClientGone;
+                }
+            }
+        }
     }
 }

@@ -1,37 +1,54 @@
 //! The PostgreSQL wire protocol, version 3, server side.
 //!
 //! This crate owns everything between a socket and a [`Backend`]: the
-//! startup handshake (SSLRequest answered 'N', CancelRequest, the
-//! StartupMessage), trust and SCRAM-SHA-256 authentication, the simple and
-//! extended query protocols with named statements and portals, COPY FROM
-//! STDIN, cancellation, and error recovery until Sync. It never sees SQL
-//! semantics, storage or tenants.
+//! startup handshake (SSLRequest and GSSENCRequest answered 'N',
+//! CancelRequest, the StartupMessage), trust and SCRAM-SHA-256
+//! authentication, the simple and extended query protocols with named
+//! statements and portals, COPY FROM STDIN, cancellation, and error recovery
+//! until Sync. It never sees SQL semantics, storage or tenants: those live
+//! behind the [`Backend`] and [`Session`] traits.
 //!
 //! We write our own codec instead of using the `pgwire` crate's handler API
-//! because Strata needs three things that API does not give directly: the
-//! implicit transaction must end at Sync (so nothing is flushed to the client
-//! before the commit is durable), statements are cancelled by dropping their
-//! future, and result rows are encoded straight into the send buffer without
+//! because Strata needs three things that API does not give directly:
+//! control of the implicit transaction at Sync (nothing is flushed to the
+//! client before the session has ended it, so no client hears of a commit
+//! before it is durable), cancellation by dropping the statement's future,
+//! and result rows encoded straight into the send buffer ([`Output`]) with no
 //! per-row allocation.
+//!
+//! Life of a connection: [`server`] accepts it and spawns [`conn::run`];
+//! [`startup`] answers the handshake and authenticates (with [`scram`]);
+//! [`conn`] then loops: [`transport`] cuts a frame from the read buffer,
+//! [`codec`] decodes it, the session does the work, [`messages`] encodes the
+//! answers, and the buffer is flushed at ReadyForQuery. [`cancel`] maps
+//! BackendKeyData to a running statement's cancel signal.
 
-// The contract with the query engine.
+/// The contract with the query engine: `Backend`, `Session` and friends.
 pub mod backend;
-// Frontend message decoding.
+/// Cancel keys and the registry CancelRequests are looked up in.
+pub mod cancel;
+/// Frontend (client to server) message framing and decoding; pure, fuzzable.
 pub mod codec;
-// Per-connection state machine.
+/// The per-connection message loop after startup.
 pub mod conn;
-// Backend message encoding.
+/// Backend (server to client) message encoding.
 pub mod messages;
-// The buffer sessions write rows into.
+/// The buffer sessions write DataRows and COPY data into.
 pub mod output;
-// SCRAM-SHA-256.
+/// SCRAM-SHA-256 server side and PostgreSQL's verifier format.
 pub mod scram;
-// Listeners, accept loop, cancel registry.
+/// Listeners, the accept loop and shutdown.
 pub mod server;
+/// The startup phase: SSL/GSS refusal, CancelRequest, StartupMessage, auth.
+pub mod startup;
+/// A socket with its reusable read buffer.
+pub mod transport;
 
 pub use backend::{
     AuthMethod, Backend, ExecOutcome, FieldDesc, Format, Oid, Portal, ScramVerifier, Session,
     StartupInfo, Statement, TxnStatus,
 };
+pub use cancel::{BackendKey, CancelRegistry};
 pub use output::Output;
-pub use server::{serve, CancelRegistry, Listeners};
+pub use scram::scram_verifier;
+pub use server::{serve, serve_stream, serve_until, Listeners};

@@ -125,13 +125,31 @@ pub fn command_complete(buf: &mut BytesMut, tag: &str) {
     end(buf, at);
 }
 
-/// CopyInResponse (text format).
-pub fn copy_in_response(buf: &mut BytesMut, columns: usize) {
+/// CopyInResponse: the overall format and the same format for each column
+/// (PostgreSQL's COPY uses one format for all columns).
+pub fn copy_in_response(buf: &mut BytesMut, format: Format, columns: usize) {
+    let code = match format {
+        Format::Text => 0,
+        Format::Binary => 1,
+    };
     let at = begin(buf, b'G');
-    buf.put_u8(0);
+    buf.put_u8(code as u8);
     buf.put_i16(columns as i16);
     for _ in 0..columns {
-        buf.put_i16(0);
+        buf.put_i16(code);
+    }
+    end(buf, at);
+}
+
+/// NegotiateProtocolVersion: the client asked for a newer 3.x minor version
+/// or for `_pq_.` protocol options; we answer with 3.0 and list the options
+/// we did not recognize, and the connection continues at 3.0.
+pub fn negotiate_protocol_version(buf: &mut BytesMut, newest: u32, unrecognized: &[String]) {
+    let at = begin(buf, b'v');
+    buf.put_u32(newest);
+    buf.put_i32(unrecognized.len() as i32);
+    for o in unrecognized {
+        cstr(buf, o);
     }
     end(buf, at);
 }
@@ -173,4 +191,41 @@ pub fn error(buf: &mut BytesMut, e: &ErrorReport) {
     }
     buf.put_u8(0);
     end(buf, at);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlstate::SqlState;
+
+    #[test]
+    fn error_response_fields() {
+        let mut b = BytesMut::new();
+        let e = ErrorReport::new(SqlState::UniqueViolation, "dup")
+            .with_detail("d")
+            .with_hint("h")
+            .with_position(7);
+        error(&mut b, &e);
+        assert_eq!(b[0], b'E');
+        assert_eq!(u32::from_be_bytes([b[1], b[2], b[3], b[4]]) as usize, b.len() - 1);
+        let body = &b[5..];
+        assert_eq!(body, b"SERROR\0VERROR\0C23505\0Mdup\0P7\0Dd\0Hh\0\0".as_slice());
+    }
+
+    #[test]
+    fn notice_uses_n_and_strips_nul() {
+        let mut b = BytesMut::new();
+        error(&mut b, &ErrorReport::warning(SqlState::Warning, "a\0b"));
+        assert_eq!(b[0], b'N');
+        assert!(b.windows(4).any(|w| w == b"Mab\0"));
+    }
+
+    #[test]
+    fn fixed_messages() {
+        let mut b = BytesMut::new();
+        ready(&mut b, TxnStatus::InBlock);
+        empty(&mut b, b'1');
+        backend_key(&mut b, 1, 2);
+        assert_eq!(&b[..], b"Z\0\0\0\x05T1\0\0\0\x04K\0\0\0\x0c\0\0\0\x01\0\0\0\x02".as_slice());
+    }
 }

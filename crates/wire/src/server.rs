@@ -1,19 +1,30 @@
-//! Listeners and the accept loop, plus the cancel-key registry.
+//! Listeners and the accept loop.
 //!
-//! Each accepted connection runs as its own tokio task; a failing or
-//! misbehaving connection ends only that task.
+//! Each accepted connection runs as its own tokio task, so a failing or
+//! misbehaving connection ends only that task. TCP sockets get TCP_NODELAY
+//! (every flush is a complete response the client is waiting for). A
+//! connection counts as `local` (for [`crate::Backend::auth_method`]) when it
+//! comes over the unix socket or from a loopback address.
+//!
+//! Shutdown ([`serve_until`]): stop accepting, then tell every connection;
+//! a connection waiting for its next message gets FATAL 57P01 and closes,
+//! one running a statement finishes it first. The unix socket file is
+//! removed.
 
-use std::collections::HashMap;
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
-use parking_lot::Mutex;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, UnixListener};
-use tokio::sync::Notify;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
 
 use crate::backend::Backend;
+use crate::cancel::CancelRegistry;
 use crate::conn;
 
 /// The sockets a server accepts on.
@@ -43,98 +54,98 @@ impl Listeners {
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.tcp.local_addr()
     }
+
+    /// Accepts the next connection from either listener.
+    async fn accept(&self) -> io::Result<Accepted> {
+        let unix = async {
+            match &self.unix {
+                Some((l, _)) => l.accept().await.map(|(s, _)| Accepted::Unix(s)),
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            r = self.tcp.accept() => r.map(|(s, peer)| Accepted::Tcp(s, peer)),
+            r = unix => r,
+        }
+    }
 }
 
-/// Maps BackendKeyData to the running connection's cancel signal.
-#[derive(Default)]
-pub struct CancelRegistry {
-    map: Mutex<HashMap<i32, (i32, Arc<Notify>)>>,
+impl Drop for Listeners {
+    fn drop(&mut self) {
+        if let Some((_, path)) = &self.unix {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
-impl CancelRegistry {
-    /// Registers a new connection; returns its (pid, secret) and signal.
-    pub fn register(&self) -> (i32, i32, Arc<Notify>) {
-        let notify = Arc::new(Notify::new());
-        let mut map = self.map.lock();
-        loop {
-            let pid = (rand::random::<u32>() >> 1) as i32 | 1;
-            if map.contains_key(&pid) {
+enum Accepted {
+    Tcp(tokio::net::TcpStream, SocketAddr),
+    Unix(tokio::net::UnixStream),
+}
+
+/// Serves connections forever. Dropping this future stops the server hard:
+/// the listeners close and every connection task is aborted.
+pub async fn serve<B: Backend>(backend: Arc<B>, listeners: Listeners) -> io::Result<()> {
+    serve_until(backend, listeners, std::future::pending()).await
+}
+
+/// Serves connections until `shutdown` completes, then shuts down as the
+/// module documentation describes and returns once every connection ended.
+pub async fn serve_until<B: Backend>(
+    backend: Arc<B>,
+    listeners: Listeners,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let registry = Arc::new(CancelRegistry::default());
+    let (stop, stopped) = watch::channel(false);
+    let mut tasks = JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            _ = &mut shutdown => break,
+            Some(done) = tasks.join_next(), if !tasks.is_empty() => {
+                log_task_end(done);
                 continue;
             }
-            let secret = rand::random::<i32>();
-            map.insert(pid, (secret, notify.clone()));
-            return (pid, secret, notify);
-        }
-    }
-
-    /// Removes a closed connection.
-    pub fn unregister(&self, pid: i32) {
-        self.map.lock().remove(&pid);
-    }
-
-    /// Signals the statement running on `pid` if `secret` matches. Only a
-    /// statement running at that moment is cancelled, as in PostgreSQL.
-    pub fn cancel(&self, pid: i32, secret: i32) {
-        if let Some((s, n)) = self.map.lock().get(&pid) {
-            if *s == secret {
-                n.notify_waiters();
+            r = listeners.accept() => r,
+        };
+        let (b, r, s) = (backend.clone(), registry.clone(), stopped.clone());
+        match accepted {
+            Ok(Accepted::Tcp(io, peer)) => {
+                let _ = io.set_nodelay(true);
+                tasks.spawn(conn::run(b, r, s, io, peer.ip().is_loopback()));
+            }
+            Ok(Accepted::Unix(io)) => {
+                tasks.spawn(conn::run(b, r, s, io, true));
+            }
+            Err(e) => {
+                // Usually out of file descriptors: back off instead of spinning.
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
+    }
+    drop(listeners);
+    let _ = stop.send(true);
+    while let Some(done) = tasks.join_next().await {
+        log_task_end(done);
+    }
+    Ok(())
+}
+
+fn log_task_end(done: Result<(), tokio::task::JoinError>) {
+    if let Err(e) = done {
+        tracing::error!(error = %e, "connection task failed");
     }
 }
 
-/// Serves connections until the listeners fail.
-pub async fn serve<B: Backend>(backend: Arc<B>, listeners: Listeners) -> io::Result<()> {
-    let registry = Arc::new(CancelRegistry::default());
-    let Listeners { tcp, unix } = listeners;
-    let tcp_loop = {
-        let backend = backend.clone();
-        let registry = registry.clone();
-        async move {
-            loop {
-                let (stream, peer) = match tcp.accept().await {
-                    Ok(x) => x,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let _ = stream.set_nodelay(true);
-                let local = peer.ip().is_loopback();
-                tokio::spawn(conn::run(backend.clone(), registry.clone(), stream, local));
-            }
-            #[allow(unreachable_code)]
-            Ok::<(), io::Error>(())
-        }
-    };
-    match unix {
-        None => tcp_loop.await,
-        Some((ul, _path)) => {
-            let unix_loop = async move {
-                loop {
-                    match ul.accept().await {
-                        Ok((stream, _)) => {
-                            tokio::spawn(conn::run(
-                                backend.clone(),
-                                registry.clone(),
-                                stream,
-                                true,
-                            ));
-                        }
-                        Err(e) => {
-                            tracing::warn!(error = %e, "unix accept failed");
-                            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                        }
-                    }
-                }
-                #[allow(unreachable_code)]
-                Ok::<(), io::Error>(())
-            };
-            tokio::select! {
-                r = tcp_loop => r,
-                r = unix_loop => r,
-            }
-        }
-    }
+/// Serves one already-connected stream (tests, or a proxy handing over a
+/// socket); the connection ignores server shutdown.
+pub async fn serve_stream<B, IO>(backend: Arc<B>, registry: Arc<CancelRegistry>, io: IO, local: bool)
+where
+    B: Backend,
+    IO: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    let (_keep, stopped) = watch::channel(false);
+    conn::run(backend, registry, stopped, io, local).await;
 }
