@@ -350,6 +350,11 @@ impl<K: KvClient> Session<K> {
                 columns: None,
                 plan: Mutex::new(None),
             };
+            // In an aborted block only COMMIT/ROLLBACK may run; PostgreSQL
+            // answers 25P02 before looking at tables, so no planning either.
+            if single && self.state == TxnState::Failed && !prepared.ends_block() {
+                return Err(aborted());
+            }
             if single {
                 let (bound, params) = planner::plan(&self.catalog, &prepared.parsed.stmt, declared)
                     .map_err(|e| self.position(e, &prepared.parsed))?;
@@ -521,6 +526,44 @@ impl<K: KvClient> Session<K> {
         Ok(())
     }
 
+    /// Takes the table lock a writer holds until the transaction ends (shared
+    /// with other writers, exclusive against DDL on the table). Returns true
+    /// if DDL on the table committed after the statement's snapshot and
+    /// `may_retry`: the snapshot and catalog have been refreshed, and the
+    /// caller must plan the statement again. Under REPEATABLE READ that case
+    /// is a serialization failure instead.
+    async fn lock_table_for_write(&mut self, oid: u32, may_retry: bool) -> Result<bool> {
+        let tenant = self.db.tenant;
+        let txn = self.txn.as_mut().expect("statement has a transaction");
+        let key = keys::table(tenant, oid);
+        let locked = txn.lock_shared(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+        if !locked.iter().any(|&changed| changed) {
+            return Ok(false);
+        }
+        if !may_retry {
+            bail!(SerializationFailure, "could not serialize access due to concurrent DDL");
+        }
+        txn.refresh_snapshot();
+        self.catalog = Arc::new(ddl::load_catalog(&*txn, tenant).await?);
+        Ok(true)
+    }
+
+    /// Takes the catalog lock before DDL (DDL statements run one at a time).
+    /// In READ COMMITTED, DDL that committed while we waited is then seen:
+    /// the snapshot moves forward and the catalog is read again, so the
+    /// statement checks names and definitions against the current catalog.
+    async fn lock_catalog(&mut self) -> Result<()> {
+        let tenant = self.db.tenant;
+        let txn = self.txn.as_mut().expect("statement has a transaction");
+        let key = keys::version(tenant);
+        let locked = txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+        if locked.iter().any(|l| l.changed_since_snapshot) {
+            txn.refresh_snapshot();
+            self.catalog = Arc::new(ddl::load_catalog(&*txn, tenant).await?);
+        }
+        Ok(())
+    }
+
     /// The settings as current_setting() sees them; rebuilt only after SET.
     fn settings_snapshot(&self) -> Arc<std::collections::BTreeMap<String, String>> {
         let mut cached = self.settings_cache.lock();
@@ -558,10 +601,26 @@ impl<K: KvClient> Session<K> {
             return Ok(o);
         }
         self.start_statement().await?;
-        let bound = if matches!(*portal.bound, Bound::Utility) {
-            portal.bound.clone()
-        } else {
-            self.plan_for(&portal.prepared)?
+        // A writer that waited for DDL on its table runs again on the new
+        // definition (bounded: each retry means another DDL committed).
+        let mut attempts = 0;
+        let bound = loop {
+            let bound = if matches!(*portal.bound, Bound::Utility) {
+                portal.bound.clone()
+            } else {
+                self.plan_for(&portal.prepared)?
+            };
+            let target = match bound.as_ref() {
+                Bound::Insert(p) => Some(p.table.oid),
+                Bound::Update(p) => Some(p.scan.table.oid),
+                Bound::Delete(p) => Some(p.scan.table.oid),
+                _ => None,
+            };
+            attempts += 1;
+            match target {
+                Some(oid) if self.lock_table_for_write(oid, attempts < 10).await? => {}
+                _ => break bound,
+            }
         };
         let ctx = self.eval_ctx(&portal.params);
         let tenant = self.db.tenant;
@@ -734,6 +793,9 @@ impl<K: KvClient> Session<K> {
 
     async fn utility(&mut self, stmt: &ast::Statement) -> Result<Outcome> {
         use ast::Statement as S;
+        if !matches!(stmt, S::Analyze(_)) {
+            self.lock_catalog().await?;
+        }
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
         let txn = self.txn.as_mut().expect("utility statement has a transaction");
@@ -778,7 +840,14 @@ impl<K: KvClient> Session<K> {
 
     async fn copy(&mut self, c: CopyStmt) -> Result<Outcome> {
         self.start_statement().await?;
-        let table = self.catalog.must_get_table(&c.table)?;
+        let mut table = self.catalog.must_get_table(&c.table)?;
+        if c.from {
+            let mut attempts = 1;
+            while self.lock_table_for_write(table.oid, attempts < 10).await? {
+                table = self.catalog.must_get_table(&c.table)?;
+                attempts += 1;
+            }
+        }
         let columns: Vec<usize> = if c.columns.is_empty() {
             (0..table.columns.len()).collect()
         } else {

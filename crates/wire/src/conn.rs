@@ -12,9 +12,10 @@
 //!   transaction, so a client never hears CommandComplete for a commit that
 //!   could still fail before it hears the outcome of that commit;
 //! - at Flush, and after an extended-protocol error (as PostgreSQL does);
-//! - between statements once more than [`FLUSH_AT`] bytes are pending. Those
-//!   bytes precede the transaction's end, exactly as PostgreSQL streams large
-//!   results; the outcome is still only known at ReadyForQuery.
+//! - between statements once more than [`FLUSH_AT`](crate::conn::FLUSH_AT)
+//!   bytes are pending. Those bytes precede the transaction's end, exactly as
+//!   PostgreSQL streams large results; the outcome is still only known at
+//!   ReadyForQuery.
 //!
 //! A statement runs as a future raced against the connection's cancel
 //! signal and against the socket: on a CancelRequest the future is dropped
@@ -418,10 +419,12 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
                 msg::empty(self.out.buffer(), b'I');
                 return Ok(Ok(()));
             }
-            Ok(ExecOutcome::CopyIn { format, columns }) => match self.copy_in(format, columns).await? {
-                Ok(tag) => tag,
-                Err(e) => return Ok(Err(e)),
-            },
+            Ok(ExecOutcome::CopyIn { format, columns }) => {
+                match self.copy_in(format, columns).await? {
+                    Ok(tag) => tag,
+                    Err(e) => return Ok(Err(e)),
+                }
+            }
             Err(e) => return Ok(Err(e)),
         };
         msg::command_complete(self.out.buffer(), &tag);

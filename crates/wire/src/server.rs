@@ -141,8 +141,12 @@ fn log_task_end(done: Result<(), tokio::task::JoinError>) {
 
 /// Serves one already-connected stream (tests, or a proxy handing over a
 /// socket); the connection ignores server shutdown.
-pub async fn serve_stream<B, IO>(backend: Arc<B>, registry: Arc<CancelRegistry>, io: IO, local: bool)
-where
+pub async fn serve_stream<B, IO>(
+    backend: Arc<B>,
+    registry: Arc<CancelRegistry>,
+    io: IO,
+    local: bool,
+) where
     B: Backend,
     IO: AsyncRead + AsyncWrite + Unpin + Send,
 {

@@ -1,4 +1,4 @@
-//! [`Transport`]: one client socket with its reusable read buffer.
+//! [`Transport`](crate::transport::Transport): one client socket with its reusable read buffer.
 //!
 //! Reads go into a single `BytesMut` that is reused for the life of the
 //! connection; frames are cut from its front without copying (see

@@ -138,7 +138,10 @@ fn simple_query_with_several_statements() {
         strs(&["T echo", "D select 1", "C SELECT 1", "T echo", "D 1", "D 2", "C SELECT 2", "Z I"])
     );
     // An error stops the query string; the rest is not run.
-    assert_eq!(c.query("select 1; fail; select 2"), strs(&["T echo", "D select 1", "C SELECT 1", "T echo", "ERROR 22012", "Z I"]));
+    assert_eq!(
+        c.query("select 1; fail; select 2"),
+        strs(&["T echo", "D select 1", "C SELECT 1", "T echo", "ERROR 22012", "Z I"])
+    );
     assert_eq!(c.query(""), strs(&["I", "Z I"]));
     assert_eq!(c.query("syntax error x"), strs(&["ERROR 42601", "Z I"]));
     assert_eq!(c.query("begin"), strs(&["C BEGIN", "Z T"]));
@@ -162,7 +165,22 @@ fn extended_protocol_with_row_limit_and_portal_suspended() {
     c.execute("p", 2);
     assert_eq!(
         c.sync(),
-        strs(&["1", "t", "T echo", "2", "T echo", "D 1", "D 2", "s", "D 3", "D 4", "s", "D 5", "C SELECT 1", "Z I"])
+        strs(&[
+            "1",
+            "t",
+            "T echo",
+            "2",
+            "T echo",
+            "D 1",
+            "D 2",
+            "s",
+            "D 3",
+            "D 4",
+            "s",
+            "D 5",
+            "C SELECT 1",
+            "Z I"
+        ])
     );
     // Parameters, the unnamed statement and portal, and NoData.
     c.parse("", "echo $1 $2");
@@ -172,7 +190,10 @@ fn extended_protocol_with_row_limit_and_portal_suspended() {
     c.describe(b'S', "");
     c.bind("", "", &[]);
     c.execute("", 0);
-    assert_eq!(c.sync(), strs(&["1", "2", "D a,b", "C SELECT 1", "1", "t", "n", "2", "C BEGIN", "Z T"]));
+    assert_eq!(
+        c.sync(),
+        strs(&["1", "2", "D a,b", "C SELECT 1", "1", "t", "n", "2", "C BEGIN", "Z T"])
+    );
     // A named portal outlives Sync inside a transaction block.
     c.bind("kept", "five", &[]);
     c.execute("kept", 4);
@@ -335,7 +356,10 @@ fn copy_from_stdin() {
     c.send(b'H', &[]);
     c.send(b'S', &[]);
     c.send(b'c', &[]);
-    assert_eq!(c.until_ready(), strs(&["C COPY 10000", "T echo", "D select after", "C SELECT 1", "Z I"]));
+    assert_eq!(
+        c.until_ready(),
+        strs(&["C COPY 10000", "T echo", "D select after", "C SELECT 1", "Z I"])
+    );
 
     // Bad data fails at CopyDone; CopyFail fails with the client's message.
     c.send(b'Q', b"copy\0");

@@ -360,7 +360,8 @@ impl TestServer {
             let _ = stop.send(());
         }
         let Some(done) = self.done.take() else { return true };
-        self.rt.block_on(async { tokio::time::timeout(Duration::from_secs(10), done).await.is_ok() })
+        self.rt
+            .block_on(async { tokio::time::timeout(Duration::from_secs(10), done).await.is_ok() })
     }
 
     /// Waits (bounded) until `f` holds.
