@@ -706,8 +706,14 @@ impl<'a> Binder<'a> {
         agg: &mut Option<&mut AggState>,
     ) -> Result<(Expr, DataType)> {
         let name = object_name(&f.name)?;
+        if f.over.is_some() {
+            bail!(FeatureNotSupported, "window functions are not supported yet");
+        }
         if is_aggregate(&name) {
             bail!(GroupingError, "aggregate functions are not allowed here");
+        }
+        if f.filter.is_some() {
+            bail!(WrongObjectType, "FILTER specified, but {name} is not an aggregate function");
         }
         let args = function_args(f)?;
         if name == "pg_typeof" {
@@ -755,12 +761,35 @@ impl<'a> Binder<'a> {
         if let Some(i) = state.agg_asts.iter().position(|a| *a == key) {
             return Ok(Some((Expr::Column(ng + i), state.aggs[i].ty.clone())));
         }
+        if f.over.is_some() {
+            bail!(FeatureNotSupported, "window functions are not supported yet");
+        }
+        if !f.within_group.is_empty() {
+            bail!(FeatureNotSupported, "WITHIN GROUP is not supported yet");
+        }
+        if matches!(&f.args, ast::FunctionArguments::List(l) if !l.clauses.is_empty()) {
+            bail!(
+                FeatureNotSupported,
+                "ORDER BY and other clauses inside aggregate calls are not supported yet"
+            );
+        }
+        let filter = match &f.filter {
+            Some(w) => {
+                let (x, t) = self.expr_in(w, scope, &mut None)?;
+                Some(self.coerce(x, &t, &DataType::Bool)?)
+            }
+            None => None,
+        };
         let distinct = matches!(&f.args, ast::FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
         let args = function_args(f)?;
         let call = match (name.as_str(), args.as_slice()) {
-            ("count", [None]) | ("count", []) => {
-                AggCall { func: AggFunc::CountStar, arg: None, distinct: false, ty: DataType::Int8 }
-            }
+            ("count", [None]) | ("count", []) => AggCall {
+                func: AggFunc::CountStar,
+                arg: None,
+                distinct: false,
+                filter,
+                ty: DataType::Int8,
+            },
             (_, [Some(a)]) => {
                 // Aggregate arguments see the raw input row, not the groups.
                 let (x, t) = self.expr_in(a, scope, &mut None)?;
@@ -775,7 +804,7 @@ impl<'a> Binder<'a> {
                     "bool_or" => (AggFunc::BoolOr, DataType::Bool),
                     _ => bail!(UndefinedFunction, "function {name}({t}) does not exist"),
                 };
-                AggCall { func, arg: Some(x), distinct, ty }
+                AggCall { func, arg: Some(x), distinct, filter, ty }
             }
             _ => bail!(
                 UndefinedFunction,

@@ -614,6 +614,11 @@ fn aggregate(
         };
         let g = &mut list[idx];
         for (j, a) in aggs.iter().enumerate() {
+            if let Some(f) = &a.filter {
+                if !matches!(f.eval(&row, ctx)?, Value::Bool(true)) {
+                    continue;
+                }
+            }
             let v = match &a.arg {
                 Some(e) => e.eval(&row, ctx)?,
                 None => Value::Null,

@@ -110,6 +110,8 @@ pub struct AggCall {
     pub arg: Option<Expr>,
     /// Aggregate over distinct argument values only.
     pub distinct: bool,
+    /// `FILTER (WHERE ...)`: only input rows where this is true are aggregated.
+    pub filter: Option<Expr>,
     /// Result type.
     pub ty: DataType,
 }
