@@ -25,8 +25,11 @@
 //!
 //! GARBAGE COLLECTION. Versions shadowed by a newer version that every active
 //! snapshot can see are garbage; so is storage dropped by DDL. This module
-//! provides the encoding; the node schedules range deletions for dropped
-//! storage. Per-key version pruning (a compaction filter) is not built yet.
+//! provides the encoding; the node tracks the oldest active snapshot (the GC
+//! watermark), schedules range deletions for dropped storage, and RocksDB's
+//! compaction filter (engine/rocks.rs) drops shadowed versions as it
+//! compacts. Tombstones themselves are kept (dropping one safely needs to
+//! know no older version remains in a lower level).
 
 use kvapi::{Error, Result};
 

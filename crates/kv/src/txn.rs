@@ -5,7 +5,7 @@
 //! so aborting is free and a commit is one atomic engine batch. Every key a
 //! call touches is checked against the transaction's tenant.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use kvapi::{
     TenantId, Timestamp, Txn, TxnId,
 };
 
-use crate::lock::Acquire;
+use crate::lock::{Acquire, Mode};
 use crate::mvcc;
 use crate::node::Shared;
 
@@ -34,7 +34,8 @@ pub struct EmbeddedTxn {
     snapshot: u64,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     undo: Vec<Undo>,
-    held: HashSet<Vec<u8>>,
+    /// Keys this transaction holds, with the strongest mode granted.
+    held: HashMap<Vec<u8>, Mode>,
     held_order: Vec<Vec<u8>>,
     ranges: Vec<KeyRange>,
     finished: bool,
@@ -45,13 +46,14 @@ struct WaitGuard<'a> {
     shared: &'a Shared,
     key: &'a [u8],
     txn: TxnId,
+    had_shared: bool,
     armed: bool,
 }
 
 impl Drop for WaitGuard<'_> {
     fn drop(&mut self) {
         if self.armed {
-            self.shared.locks.lock().abandon(self.key, self.txn);
+            self.shared.locks.lock().abandon(self.key, self.txn, self.had_shared);
         }
     }
 }
@@ -73,7 +75,7 @@ impl EmbeddedTxn {
             snapshot,
             writes: BTreeMap::new(),
             undo: Vec::new(),
-            held: HashSet::new(),
+            held: HashMap::new(),
             held_order: Vec::new(),
             ranges: Vec::new(),
             finished: false,
@@ -204,7 +206,7 @@ impl EmbeddedTxn {
         if self.finished {
             return Err(Error::Unavailable("transaction already finished".into()));
         }
-        if mode == LockMode::Locked && !self.held.contains(key.as_bytes()) {
+        if mode == LockMode::Locked && self.held.get(key.as_bytes()) != Some(&Mode::Exclusive) {
             return Err(Error::InvalidInput(format!("write to {key:?} without its lock")));
         }
         let k = key.into_bytes();
@@ -213,18 +215,26 @@ impl EmbeddedTxn {
         Ok(())
     }
 
-    async fn lock_one(&mut self, key: &Key) -> Result<()> {
+    /// Takes `key` in `mode`, waiting if needed. Returns false if the
+    /// transaction already held it at least that strongly.
+    async fn lock_one(&mut self, key: &Key, mode: Mode) -> Result<bool> {
         let kb = key.as_bytes();
-        if self.held.contains(kb) {
-            return Ok(());
+        let had = self.held.get(kb).copied();
+        if had.is_some_and(|m| m >= mode) {
+            return Ok(false);
         }
-        let decision = self.shared.locks.lock().acquire(kb, self.id);
+        let decision = self.shared.locks.lock().acquire(kb, self.id, mode);
         match decision {
             Acquire::Granted => {}
             Acquire::Deadlock => return Err(Error::Retry(RetryReason::Deadlock)),
             Acquire::Wait(rx) => {
-                let mut guard =
-                    WaitGuard { shared: &self.shared, key: kb, txn: self.id, armed: true };
+                let mut guard = WaitGuard {
+                    shared: &self.shared,
+                    key: kb,
+                    txn: self.id,
+                    had_shared: had.is_some(),
+                    armed: true,
+                };
                 let r = rx.await;
                 guard.armed = r.is_err();
                 drop(guard);
@@ -233,9 +243,34 @@ impl EmbeddedTxn {
                 }
             }
         }
-        self.held.insert(kb.to_vec());
-        self.held_order.push(kb.to_vec());
-        Ok(())
+        if had.is_none() {
+            self.held_order.push(kb.to_vec());
+        }
+        self.held.insert(kb.to_vec(), mode);
+        Ok(true)
+    }
+
+    /// Checks a batch of keys before locking any of them.
+    fn check_lockable(&self, keys: &[Key]) -> Result<()> {
+        if self.finished {
+            return Err(Error::Unavailable("transaction already finished".into()));
+        }
+        keys.iter().try_for_each(|k| self.check(k))
+    }
+
+    /// The newest committed version of a locked key: (timestamp, value),
+    /// (0, None) if it was never written. Under REPEATABLE READ a version
+    /// newer than the snapshot is a serialization failure.
+    fn newest_locked(&self, key: &Key) -> Result<(u64, Option<Vec<u8>>)> {
+        let newest = match self.shared.cache.newest(key.as_bytes()) {
+            Some(e) => Some(e),
+            None => mvcc::get_at(self.shared.engine.as_ref(), key.as_bytes(), u64::MAX)?,
+        };
+        let (ts, value) = newest.unwrap_or((0, None));
+        if ts > self.snapshot && self.isolation != IsolationLevel::ReadCommitted {
+            return Err(Error::Retry(RetryReason::Serialization));
+        }
+        Ok((ts, value))
     }
 }
 
@@ -252,6 +287,10 @@ impl Txn for EmbeddedTxn {
 
     fn snapshot(&self) -> Timestamp {
         Timestamp(self.snapshot)
+    }
+
+    fn isolation(&self) -> IsolationLevel {
+        self.isolation
     }
 
     fn refresh_snapshot(&mut self) {
@@ -287,31 +326,30 @@ impl Txn for EmbeddedTxn {
     }
 
     async fn lock(&mut self, keys: &[Key]) -> Result<Vec<Locked>> {
-        if self.finished {
-            return Err(Error::Unavailable("transaction already finished".into()));
-        }
+        self.check_lockable(keys)?;
         for k in keys {
-            self.check(k)?;
-        }
-        for k in keys {
-            self.lock_one(k).await?;
+            self.lock_one(k, Mode::Exclusive).await?;
         }
         let mut out = Vec::with_capacity(keys.len());
         for k in keys {
-            let newest = match self.shared.cache.newest(k.as_bytes()) {
-                Some(e) => Some(e),
-                None => mvcc::get_at(self.shared.engine.as_ref(), k.as_bytes(), u64::MAX)?,
-            };
-            let (ts, committed) = newest.unwrap_or((0, None));
-            let changed = ts > self.snapshot;
-            if changed && self.isolation != IsolationLevel::ReadCommitted {
-                return Err(Error::Retry(RetryReason::Serialization));
-            }
+            let (ts, committed) = self.newest_locked(k)?;
             let latest = match self.writes.get(k.as_bytes()) {
                 Some(own) => own.clone(),
                 None => committed,
             };
-            out.push(Locked { latest, changed_since_snapshot: changed });
+            out.push(Locked { latest, changed_since_snapshot: ts > self.snapshot });
+        }
+        Ok(out)
+    }
+
+    async fn lock_shared(&mut self, keys: &[Key]) -> Result<Vec<bool>> {
+        self.check_lockable(keys)?;
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            // A key held since an earlier call cannot have been written by
+            // anyone else meanwhile, and the snapshot only moved forward.
+            let fresh = self.lock_one(k, Mode::Shared).await?;
+            out.push(fresh && self.newest_locked(k)?.0 > self.snapshot);
         }
         Ok(out)
     }

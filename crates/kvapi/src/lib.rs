@@ -142,6 +142,9 @@ pub trait Txn: Send + Sync + 'static {
     /// The timestamp the transaction currently reads at.
     fn snapshot(&self) -> Timestamp;
 
+    /// The isolation level the transaction was begun with.
+    fn isolation(&self) -> IsolationLevel;
+
     /// Moves the read snapshot to the newest committed state. READ COMMITTED
     /// calls this at the start of every statement; other levels never do.
     fn refresh_snapshot(&mut self);
@@ -175,6 +178,18 @@ pub trait Txn: Send + Sync + 'static {
     /// changed after the snapshot. Dropping the future abandons the wait cleanly
     /// (that is how a statement is cancelled).
     fn lock(&mut self, keys: &[Key]) -> impl Future<Output = Result<Vec<Locked>>> + Send;
+
+    /// Takes shared locks on `keys`: any number of transactions may hold a
+    /// key shared, but not while one holds or waits for it exclusively (FIFO,
+    /// so an exclusive waiter is not starved). Table locks use it: writers of
+    /// a table hold its catalog key shared, and DDL that rewrites or drops
+    /// the table takes the key with [`Txn::lock`], so each waits for the
+    /// other. Returns, per key, whether a transaction that committed after
+    /// our snapshot wrote it (a writer learns that DDL changed its table);
+    /// errors as for [`Txn::lock`]. A key this transaction already held is
+    /// reported unchanged without another read, so repeating the call per
+    /// statement is cheap.
+    fn lock_shared(&mut self, keys: &[Key]) -> impl Future<Output = Result<Vec<bool>>> + Send;
 
     /// Buffers a write of `value` at `key`. With [`LockMode::Locked`] the key must
     /// already be locked by this transaction.

@@ -55,6 +55,18 @@ pub async fn bump_version<T: Txn>(txn: &mut T, tenant: TenantId) -> Result<u64> 
     Ok(cur + 1)
 }
 
+/// Takes table `oid`'s lock exclusively: waits for the transactions writing
+/// the table to end and keeps new writers out until this one ends (they hold
+/// it shared, see `Session::lock_table_for_write`). The snapshot then moves
+/// forward, whatever the isolation level, so an index build or a rewrite
+/// into new storage sees every row those writers committed; PostgreSQL's
+/// DDL likewise reads the newest rows rather than the transaction snapshot.
+async fn lock_table<T: Txn>(txn: &mut T, tenant: TenantId, oid: u32) -> Result<()> {
+    txn.lock(std::slice::from_ref(&keys::table(tenant, oid))).await.map_err(from_kv)?;
+    txn.refresh_snapshot();
+    Ok(())
+}
+
 /// Decodes a big-endian u64 counter value.
 pub fn decode_u64(b: &[u8]) -> Result<u64> {
     match <[u8; 8]>::try_from(b) {
@@ -417,6 +429,7 @@ pub async fn drop<T: Txn>(
             bump_version(txn, tenant).await?;
             bumped = true;
         }
+        lock_table(txn, tenant, t.oid).await?;
         match idx {
             None => {
                 let key = keys::table(tenant, t.oid);
@@ -453,6 +466,9 @@ pub async fn truncate<T: Txn>(
         tables.push(cat.must_get_table(&name)?);
     }
     bump_version(txn, tenant).await?;
+    for t in &tables {
+        lock_table(txn, tenant, t.oid).await?;
+    }
     let mut r = DdlResult::tag("TRUNCATE TABLE");
     for t in tables {
         let mut nt = (*t).clone();
@@ -552,6 +568,7 @@ pub async fn create_index<T: Txn>(
         bail!(DuplicateTable, "relation \"{iname}\" already exists");
     }
     bump_version(txn, tenant).await?;
+    lock_table(txn, tenant, t.oid).await?;
     let id = alloc(txn, tenant, 1).await?;
     let mut nt = (*t).clone();
     nt.indexes.push(IndexDef {
@@ -635,6 +652,7 @@ pub async fn alter_table<T: Txn>(
         bail!(UndefinedTable, "relation \"{tname}\" does not exist");
     };
     bump_version(txn, tenant).await?;
+    lock_table(txn, tenant, t.oid).await?;
     let mut cur = (*t).clone();
     let mut fresh = Vec::new();
     for op in &at.operations {
