@@ -18,7 +18,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use kvapi::{IsolationLevel, KvClient, TenantId, Txn};
+use kvapi::{IsolationLevel, KvClient, Savepoint, TenantId, Txn};
 use parking_lot::{Mutex, RwLock};
 use sqlparser::ast;
 use sqltypes::{DataType, Value};
@@ -96,9 +96,10 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// True for COMMIT/ROLLBACK, which run even in a failed transaction.
+    /// True for COMMIT, ROLLBACK and ROLLBACK TO SAVEPOINT: the statements
+    /// that still run in a failed transaction block.
     fn ends_block(&self) -> bool {
-        matches!(&self.parsed.stmt, Stmt::Sql(s) if matches!(s.as_ref(), ast::Statement::Commit { .. } | ast::Statement::Rollback { savepoint: None, .. }))
+        matches!(&self.parsed.stmt, Stmt::Sql(s) if matches!(s.as_ref(), ast::Statement::Commit { .. } | ast::Statement::Rollback { .. }))
     }
 }
 
@@ -191,6 +192,8 @@ pub struct Session<K: KvClient> {
     fresh: HashSet<u64>,
     /// This transaction changed the catalog.
     ddl: bool,
+    /// Open savepoints of the transaction block, oldest first.
+    savepoints: Vec<SavepointMark>,
     txn_time: i64,
     notices: Vec<ErrorReport>,
     copy: Option<CopyIn>,
@@ -205,6 +208,13 @@ pub struct Session<K: KvClient> {
 
 const BATCH_ROWS: usize = 4096;
 
+/// A named point in a transaction block that ROLLBACK TO returns to.
+struct SavepointMark {
+    name: String,
+    /// The KV transaction's write-buffer position.
+    at: Savepoint,
+}
+
 impl<K: KvClient> Session<K> {
     /// Opens a session on `db`.
     pub fn new(db: Arc<Database<K>>) -> Session<K> {
@@ -218,6 +228,7 @@ impl<K: KvClient> Session<K> {
             block_isolation: None,
             fresh: HashSet::new(),
             ddl: false,
+            savepoints: Vec::new(),
             txn_time: 0,
             notices: Vec::new(),
             copy: None,
@@ -449,6 +460,12 @@ impl<K: KvClient> Session<K> {
     }
 
     fn fail_txn(&mut self) {
+        if self.state != TxnState::Implicit && !self.savepoints.is_empty() && self.txn.is_some() {
+            // Keep the transaction: ROLLBACK TO a savepoint can recover it.
+            // The failed statement's writes stay buffered until then.
+            self.state = TxnState::Failed;
+            return;
+        }
         if let Some(t) = self.txn.take() {
             t.abort();
         }
@@ -461,6 +478,7 @@ impl<K: KvClient> Session<K> {
 
     fn reset_txn_info(&mut self) {
         self.fresh.clear();
+        self.savepoints.clear();
         if self.ddl {
             self.catalog = self.db.catalog.read().clone();
         }
@@ -681,6 +699,7 @@ impl<K: KvClient> Session<K> {
             S::Commit { .. } => {
                 let tag = match self.state {
                     TxnState::Failed => {
+                        self.savepoints.clear();
                         self.fail_txn();
                         self.state = TxnState::Idle;
                         "ROLLBACK"
@@ -715,6 +734,11 @@ impl<K: KvClient> Session<K> {
                 self.state = TxnState::Idle;
                 self.block_isolation = None;
                 Outcome::Command("ROLLBACK".into())
+            }
+            S::Savepoint { name } => self.savepoint(crate::bind::ident(name)).await?,
+            S::ReleaseSavepoint { name } => self.release_savepoint(&crate::bind::ident(name))?,
+            S::Rollback { savepoint: Some(name), .. } => {
+                self.rollback_to_savepoint(&crate::bind::ident(name)).await?
             }
             S::Set(set) => self.set(set)?,
             S::ShowVariable { variable } => {
@@ -789,6 +813,65 @@ impl<K: KvClient> Session<K> {
             other => bail!(FeatureNotSupported, "SET form not supported yet: {other}"),
         }
         Ok(Outcome::Command("SET".into()))
+    }
+
+    /// SAVEPOINT name: marks the write buffer (a name may be reused; the
+    /// newest one with a name wins).
+    async fn savepoint(&mut self, name: String) -> Result<Outcome> {
+        if self.state != TxnState::Block {
+            bail!(NoActiveSqlTransaction, "SAVEPOINT can only be used in transaction blocks");
+        }
+        self.begin_txn().await?;
+        let txn = self.txn.as_mut().expect("begin_txn opened a transaction");
+        self.savepoints.push(SavepointMark { name, at: txn.savepoint() });
+        Ok(Outcome::Command("SAVEPOINT".into()))
+    }
+
+    /// Index of the newest savepoint called `name`.
+    fn find_savepoint(&self, name: &str) -> Result<usize> {
+        match self.savepoints.iter().rposition(|s| s.name == name) {
+            Some(i) => Ok(i),
+            None => bail!(InvalidSavepointSpecification, "savepoint \"{name}\" does not exist"),
+        }
+    }
+
+    /// RELEASE [SAVEPOINT] name: forgets it and every later savepoint, keeping
+    /// their writes.
+    fn release_savepoint(&mut self, name: &str) -> Result<Outcome> {
+        if self.state == TxnState::Idle || self.state == TxnState::Implicit {
+            bail!(
+                NoActiveSqlTransaction,
+                "RELEASE SAVEPOINT can only be used in transaction blocks"
+            );
+        }
+        let i = self.find_savepoint(name)?;
+        self.savepoints.truncate(i);
+        Ok(Outcome::Command("RELEASE".into()))
+    }
+
+    /// ROLLBACK TO [SAVEPOINT] name: undoes every write since the savepoint
+    /// (which stays open) and leaves a failed block usable again. Row and
+    /// table locks taken since then stay held until the transaction ends,
+    /// where PostgreSQL would release them.
+    async fn rollback_to_savepoint(&mut self, name: &str) -> Result<Outcome> {
+        if self.state == TxnState::Idle || self.state == TxnState::Implicit {
+            bail!(
+                NoActiveSqlTransaction,
+                "ROLLBACK TO SAVEPOINT can only be used in transaction blocks"
+            );
+        }
+        let i = self.find_savepoint(name)?;
+        self.savepoints.truncate(i + 1);
+        let at = self.savepoints[i].at;
+        let tenant = self.db.tenant;
+        let txn = self.txn.as_mut().expect("a block with savepoints has a transaction");
+        txn.rollback_to(at);
+        if self.ddl {
+            // DDL since the savepoint is undone with its catalog writes.
+            self.catalog = Arc::new(ddl::load_catalog(&*txn, tenant).await?);
+        }
+        self.state = TxnState::Block;
+        Ok(Outcome::Command("ROLLBACK".into()))
     }
 
     async fn utility(&mut self, stmt: &ast::Statement) -> Result<Outcome> {

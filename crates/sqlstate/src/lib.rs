@@ -40,6 +40,8 @@ sqlstates! {
     InFailedSqlTransaction = "25P02",
     /// 25006
     ReadOnlySqlTransaction = "25006",
+    /// 3B001: ROLLBACK TO / RELEASE of a savepoint that does not exist.
+    InvalidSavepointSpecification = "3B001",
     /// 08P01
     ProtocolViolation = "08P01",
     /// 08006
