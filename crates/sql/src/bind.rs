@@ -266,6 +266,19 @@ impl<'a> Binder<'a> {
                 let (x, _) = self.expr_in(x, scope, agg)?;
                 Ok((Expr::IsNull(Box::new(x), matches!(e, E::IsNotNull(_))), DataType::Bool))
             }
+            E::Ceil { expr, field } | E::Floor { expr, field } => {
+                let name = if matches!(e, E::Ceil { .. }) { "ceil" } else { "floor" };
+                let ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) = field
+                else {
+                    bail!(SyntaxError, "syntax error in {name}(): {e}");
+                };
+                let arg = self.expr_in(expr, scope, agg)?;
+                self.call(name, vec![arg])
+            }
+            E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
+                let distinct = matches!(e, E::IsDistinctFrom(..));
+                self.is_distinct(a, b, distinct, scope, agg)
+            }
             E::IsTrue(x) | E::IsFalse(x) | E::IsNotTrue(x) | E::IsNotFalse(x) => {
                 let (x, ty) = self.expr_in(x, scope, agg)?;
                 let x = self.coerce(x, &ty, &DataType::Bool)?;
@@ -544,6 +557,29 @@ impl<'a> Binder<'a> {
         self.bind_binop(op, lx, lt, rx, rt).map(|(e, _)| e)
     }
 
+    /// `a IS [NOT] DISTINCT FROM b`: equality where NULL equals NULL, as
+    /// `CASE WHEN a IS NULL THEN b IS NULL WHEN b IS NULL THEN false ELSE a = b END`
+    /// (negated for IS DISTINCT FROM).
+    fn is_distinct(
+        &mut self,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        distinct: bool,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        let (ax, at) = self.expr_in(a, scope, agg)?;
+        let (bx, bt) = self.expr_in(b, scope, agg)?;
+        let (eq, _) = self.bind_binop(BinOp::Eq, ax.clone(), at, bx.clone(), bt)?;
+        let null = |x: &Expr| Expr::IsNull(Box::new(x.clone()), false);
+        let same = Expr::Case(
+            None,
+            vec![(null(&ax), null(&bx)), (null(&bx), Expr::Const(Value::Bool(false)))],
+            Some(Box::new(eq)),
+        );
+        Ok((if distinct { Expr::Not(Box::new(same)) } else { same }, DataType::Bool))
+    }
+
     fn binary(
         &mut self,
         l: &ast::Expr,
@@ -553,6 +589,15 @@ impl<'a> Binder<'a> {
         agg: &mut Option<&mut AggState>,
     ) -> Result<(Expr, DataType)> {
         use ast::BinaryOperator as O;
+        if let O::PGLikeMatch | O::PGILikeMatch | O::PGNotLikeMatch | O::PGNotILikeMatch = op {
+            let (x, xt) = self.expr_in(l, scope, agg)?;
+            let (p, pt) = self.expr_in(r, scope, agg)?;
+            let x = self.coerce(x, &xt, &DataType::Text)?;
+            let p = self.coerce(p, &pt, &DataType::Text)?;
+            let negated = matches!(op, O::PGNotLikeMatch | O::PGNotILikeMatch);
+            let ci = matches!(op, O::PGILikeMatch | O::PGNotILikeMatch);
+            return Ok((Expr::Like(Box::new(x), Box::new(p), negated, ci), DataType::Bool));
+        }
         if matches!(op, O::PGExp) {
             let (lx, lt) = self.expr_in(l, scope, agg)?;
             let (rx, rt) = self.expr_in(r, scope, agg)?;
@@ -734,8 +779,14 @@ impl<'a> Binder<'a> {
                 None => bail!(SyntaxError, "syntax error at or near \"*\""),
             }
         }
+        self.call(&name, bound)
+    }
+
+    /// Resolves built-in `name` for bound arguments and coerces them to the
+    /// parameter types.
+    fn call(&mut self, name: &str, bound: Vec<(Expr, DataType)>) -> Result<(Expr, DataType)> {
         let types: Vec<DataType> = bound.iter().map(|(_, t)| t.clone()).collect();
-        let (func, ty) = func::resolve(&name, &types)?;
+        let (func, ty) = func::resolve(name, &types)?;
         let mut out = Vec::with_capacity(bound.len());
         for (i, (x, t)) in bound.into_iter().enumerate() {
             out.push(match func::arg_target(func, &ty, i) {

@@ -4,7 +4,7 @@
 //! [`Func`] and its result type from the argument types, so evaluation does
 //! no lookups. Aggregates live in `plan::AggFunc`, not here.
 
-use sqltypes::{cast, ops, DataType, Value};
+use sqltypes::{cast, ops, DataType, Numeric, Value};
 
 use crate::error::Result;
 use crate::expr::EvalContext;
@@ -49,6 +49,10 @@ pub enum Func {
     Floor,
     /// ceil(x)
     Ceil,
+    /// trunc(x [, scale]): rounds toward zero
+    Trunc,
+    /// sign(x): -1, 0 or 1 (NaN stays NaN)
+    Sign,
     /// random()
     Random,
     /// version()
@@ -143,12 +147,22 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("reverse", 1) => (Func::Reverse, T::Text),
         ("initcap", 1) => (Func::InitCap, T::Text),
         ("starts_with", 2) => (Func::StartsWith, T::Bool),
-        ("round", 1) if first == T::Float8 => (Func::Round, T::Float8),
-        ("round", 1 | 2) => (Func::Round, T::Numeric(None)),
-        ("floor", 1) if first == T::Float8 => (Func::Floor, T::Float8),
-        ("floor", 1) => (Func::Floor, T::Numeric(None)),
-        ("ceil" | "ceiling", 1) if first == T::Float8 => (Func::Ceil, T::Float8),
-        ("ceil" | "ceiling", 1) => (Func::Ceil, T::Numeric(None)),
+        // Each exists for numeric and float8; any other argument (integers,
+        // unknown literals) goes to float8, the preferred numeric type, as in
+        // PostgreSQL. The two-argument forms are numeric only.
+        ("round" | "floor" | "ceil" | "ceiling" | "trunc" | "sign", 1) => {
+            let f = match name {
+                "round" => Func::Round,
+                "floor" => Func::Floor,
+                "trunc" => Func::Trunc,
+                "sign" => Func::Sign,
+                _ => Func::Ceil,
+            };
+            let ty = if matches!(first, T::Numeric(_)) { T::Numeric(None) } else { T::Float8 };
+            (f, ty)
+        }
+        ("round", 2) => (Func::Round, T::Numeric(None)),
+        ("trunc", 2) => (Func::Trunc, T::Numeric(None)),
         ("random", 0) => (Func::Random, T::Float8),
         ("version", 0) => (Func::Version, T::Text),
         ("current_database", 0) => (Func::CurrentDatabase, T::Text),
@@ -209,8 +223,8 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         Func::Concat => None,
         Func::Substr | Func::Repeat | Func::Replace => Some(DataType::Text),
         Func::Sqrt | Func::Power => Some(DataType::Float8),
-        Func::Round if i == 1 => Some(DataType::Int4),
-        Func::Round | Func::Floor | Func::Ceil => Some(result.clone()),
+        Func::Round | Func::Trunc if i == 1 => Some(DataType::Int4),
+        Func::Round | Func::Floor | Func::Ceil | Func::Trunc | Func::Sign => Some(result.clone()),
         _ => None,
     }
 }
@@ -411,7 +425,9 @@ impl Func {
                 let (a0, a1) = (arg(0), arg(1));
                 Value::Bool(text(&a0)?.starts_with(text(&a1)?))
             }
-            Func::Round | Func::Floor | Func::Ceil => round_like(self, arg(0), args.get(1))?,
+            Func::Round | Func::Floor | Func::Ceil | Func::Trunc | Func::Sign => {
+                round_like(self, arg(0), args.get(1))?
+            }
             Func::Random => Value::Float8(rand_f64()),
             Func::Version => Value::Text(crate::settings::VERSION_STRING.to_string()),
             Func::CurrentDatabase => Value::Text("postgres".into()),
@@ -491,6 +507,9 @@ fn round_like(f: Func, v: Value, scale: Option<&Value>) -> Result<Value> {
         return Ok(Value::Float8(match f {
             Func::Round => x.round_ties_even(),
             Func::Floor => x.floor(),
+            Func::Trunc => x.trunc(),
+            Func::Sign if x == 0.0 || x.is_nan() => x.abs(),
+            Func::Sign => x.signum(),
             _ => x.ceil(),
         }));
     }
@@ -505,6 +524,11 @@ fn round_like(f: Func, v: Value, scale: Option<&Value>) -> Result<Value> {
     Ok(Value::Numeric(match f {
         Func::Round => n.round(scale),
         Func::Floor => n.floor(),
+        Func::Trunc => n.trunc(scale),
+        Func::Sign if n.is_nan() => n,
+        Func::Sign if n.is_zero() => Numeric::from_i64(0),
+        // to_f64 keeps the sign even where the magnitude underflows.
+        Func::Sign => Numeric::from_i64(if n.to_f64().is_sign_negative() { -1 } else { 1 }),
         _ => n.ceil(),
     }))
 }
