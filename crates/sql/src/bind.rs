@@ -95,6 +95,11 @@ pub struct Binder<'a> {
     pub subq_marks: Vec<usize>,
     /// WITH queries in scope, innermost last: name -> (plan, columns).
     pub ctes: Vec<(String, Plan, Vec<Column>)>,
+    /// Set while planning a SELECT that is one side of a set operation: its
+    /// untyped outputs (a bare NULL or string literal) stay unknown so the
+    /// set operation can give them the other side's type, as in PostgreSQL.
+    /// The SELECT clears it first, so its own subqueries are unaffected.
+    pub set_op_leaf: bool,
     depth: usize,
 }
 
@@ -178,6 +183,7 @@ impl<'a> Binder<'a> {
             subqueries: Vec::new(),
             subq_marks: Vec::new(),
             ctes: Vec::new(),
+            set_op_leaf: false,
             depth: 0,
         }
     }

@@ -112,7 +112,10 @@ fn plan_set_expr(b: &mut Binder<'_>, e: &ast::SetExpr) -> Result<(Plan, Vec<Colu
                 ast::SetQuantifier::Distinct | ast::SetQuantifier::None => false,
                 other => bail!(FeatureNotSupported, "set quantifier {other} is not supported"),
             };
+            let leaf = |e: &ast::SetExpr| matches!(e, ast::SetExpr::Select(_));
+            b.set_op_leaf = leaf(left);
             let (lp, lc) = plan_set_expr(b, left)?;
+            b.set_op_leaf = leaf(right);
             let (rp, rc) = plan_set_expr(b, right)?;
             if lc.len() != rc.len() {
                 let what = format!("{kind:?}").to_uppercase();
@@ -248,6 +251,7 @@ fn plan_select(
     s: &ast::Select,
     order: Option<&ast::OrderBy>,
 ) -> Result<(Plan, Vec<Column>)> {
+    let keep_unknown = std::mem::take(&mut b.set_op_leaf);
     let (mut plan, scope) = plan_from(b, &s.from)?;
     if let Some(w) = &s.selection {
         if bind::contains_aggregate(w) {
@@ -360,7 +364,8 @@ fn plan_select(
             outputs.push(match item {
                 Item::Expr(e, alias) => {
                     let (x, t) = b.expr(e, &scope)?;
-                    let t = if t == DataType::Unknown { DataType::Text } else { t };
+                    let t =
+                        if t == DataType::Unknown && !keep_unknown { DataType::Text } else { t };
                     let mut col =
                         Column::computed(alias.clone().unwrap_or_else(|| derive_name(e)), t);
                     if let Expr::Column(c) = x {
