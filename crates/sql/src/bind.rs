@@ -13,7 +13,7 @@ use sqltypes::{cast, DataType, Value};
 use crate::catalog::Catalog;
 use crate::error::Result;
 use crate::expr::{BinOp, Expr};
-use crate::plan::{AggCall, AggFunc, Column, Plan};
+use crate::plan::{AggCall, AggFunc, Column, Correlated, Plan, SubqKind};
 use crate::{bail, err, func};
 
 /// Nesting limit for expressions, so hostile input cannot overflow the stack.
@@ -100,7 +100,23 @@ pub struct Binder<'a> {
     /// set operation can give them the other side's type, as in PostgreSQL.
     /// The SELECT clears it first, so its own subqueries are unaffected.
     pub set_op_leaf: bool,
+    /// Where correlated subqueries may appear now (the WHERE clause or the
+    /// select list of a query without aggregates), else None.
+    pub corr: Option<CorrCtx>,
+    /// Correlated subqueries found so far; each query level drains its own
+    /// (from `CorrCtx::mark` on) into a `Plan::Apply`.
+    pub correlated: Vec<Correlated>,
     depth: usize,
+}
+
+/// Where the current query level's correlated subqueries go: their results
+/// are appended to rows of `width` columns, starting at `correlated[mark]`.
+#[derive(Debug, Clone, Copy)]
+pub struct CorrCtx {
+    /// Index in [`Binder::correlated`] of this level's first subquery.
+    pub mark: usize,
+    /// Columns of the rows the subqueries are applied to.
+    pub width: usize,
 }
 
 /// Lower-cases an unquoted identifier (quoted ones keep their case).
@@ -184,6 +200,8 @@ impl<'a> Binder<'a> {
             subq_marks: Vec::new(),
             ctes: Vec::new(),
             set_op_leaf: false,
+            corr: None,
+            correlated: Vec::new(),
             depth: 0,
         }
     }
@@ -376,26 +394,23 @@ impl<'a> Binder<'a> {
                 Ok((Expr::Func(func::Func::Substr, args), DataType::Text))
             }
             E::Subquery(q) => {
-                let (i, cols) = self.subquery(q, scope, crate::plan::SubqKind::Scalar)?;
+                let (x, cols) = self.subquery(q, scope, SubqKind::Scalar, agg.is_some(), None)?;
                 if cols.len() != 1 {
                     bail!(SyntaxError, "subquery must return only one column");
                 }
-                Ok((Expr::Subquery(i), cols[0].ty.clone()))
+                Ok((x, cols[0].ty.clone()))
             }
             E::Exists { subquery, negated } => {
-                let (i, _) = self.subquery(subquery, scope, crate::plan::SubqKind::Exists)?;
-                let e = Expr::Subquery(i);
-                Ok((if *negated { Expr::Not(Box::new(e)) } else { e }, DataType::Bool))
+                let (x, _) =
+                    self.subquery(subquery, scope, SubqKind::Exists, agg.is_some(), None)?;
+                Ok((if *negated { Expr::Not(Box::new(x)) } else { x }, DataType::Bool))
             }
             E::InSubquery { expr, subquery, negated } => {
                 let (x, xt) = self.expr_in(expr, scope, agg)?;
-                let (i, cols) = self.subquery(subquery, scope, crate::plan::SubqKind::List)?;
-                if cols.len() != 1 {
-                    bail!(SyntaxError, "subquery has too many columns");
-                }
-                let t = self.unify(&xt, &cols[0].ty)?;
-                let x = self.coerce(x, &xt, &t)?;
-                Ok((Expr::InSubquery(Box::new(x), i, *negated), DataType::Bool))
+                let probe = Some((x, xt, *negated));
+                let (x, _) =
+                    self.subquery(subquery, scope, SubqKind::List, agg.is_some(), probe)?;
+                Ok((x, DataType::Bool))
             }
             E::Case { operand, conditions, else_result, .. } => {
                 self.case(operand, conditions, else_result, scope, agg)
@@ -944,24 +959,53 @@ impl<'a> Binder<'a> {
         self.coerce(x, &t, to)
     }
 
-    /// Plans an uncorrelated subquery; returns its index in the current
-    /// query level's init plans and its columns.
+    /// Plans a subquery. An uncorrelated one becomes an init plan of the
+    /// current query level; one that reads the enclosing row becomes a
+    /// correlated subquery of the current [`CorrCtx`] (only where one is set,
+    /// and never under aggregation, whose rows are not the scope's). For IN,
+    /// `probe` is the left operand (bound, its type, NOT): it is coerced to
+    /// the common type with the subquery's column.
     fn subquery(
         &mut self,
         q: &ast::Query,
         scope: &Scope,
-        kind: crate::plan::SubqKind,
-    ) -> Result<(usize, Vec<Column>)> {
+        kind: SubqKind,
+        in_aggregate: bool,
+        probe: Option<(Expr, DataType, bool)>,
+    ) -> Result<(Expr, Vec<Column>)> {
         self.outer.push(scope.clone());
         let r = self.query(q);
         self.outer.pop();
         let (plan, cols) = r?;
-        if plan_reads_outer(&plan) {
-            bail!(FeatureNotSupported, "correlated subqueries are not supported yet");
+        let probe = match probe {
+            Some((x, xt, negated)) => {
+                if cols.len() != 1 {
+                    bail!(SyntaxError, "subquery has too many columns");
+                }
+                let t = self.unify(&xt, &cols[0].ty)?;
+                Some((self.coerce(x, &xt, &t)?, negated))
+            }
+            None => None,
+        };
+        if !plan_reads_outer(&plan) {
+            let mark = self.subq_marks.last().copied().unwrap_or(0);
+            self.subqueries.push((plan, kind));
+            let i = self.subqueries.len() - 1 - mark;
+            let x = match probe {
+                Some((x, negated)) => Expr::InSubquery(Box::new(x), i, negated),
+                None => Expr::Subquery(i),
+            };
+            return Ok((x, cols));
         }
-        let mark = self.subq_marks.last().copied().unwrap_or(0);
-        self.subqueries.push((plan, kind));
-        Ok((self.subqueries.len() - 1 - mark, cols))
+        let Some(ctx) = self.corr.filter(|_| !in_aggregate) else {
+            bail!(
+                FeatureNotSupported,
+                "correlated subqueries are supported only in WHERE and in the select list of queries without aggregates"
+            );
+        };
+        let column = ctx.width + self.correlated.len() - ctx.mark;
+        self.correlated.push(Correlated { plan, kind, probe });
+        Ok((Expr::Column(column), cols))
     }
 
     /// Plans a SELECT statement or other query expression.
@@ -1161,7 +1205,7 @@ fn plan_reads_outer(p: &Plan) -> bool {
         }
         Plan::Aggregate(i, g, aggs) => {
             g.iter().for_each(&mut check);
-            aggs.iter().filter_map(|a| a.arg.as_ref()).for_each(&mut check);
+            aggs.iter().flat_map(|a| a.arg.iter().chain(a.filter.iter())).for_each(&mut check);
             found |= plan_reads_outer(i);
         }
         Plan::Sort(i, keys) => {
@@ -1173,6 +1217,13 @@ fn plan_reads_outer(p: &Plan) -> bool {
             found |= plan_reads_outer(i);
         }
         Plan::Distinct(i) => found |= plan_reads_outer(i),
+        Plan::Apply(i, subs) => {
+            // A nested correlated subquery reads *its* outer row (ours are
+            // Outer references only if it is ours that it reads: over-
+            // approximated here, which only costs a per-row run).
+            subs.iter().filter_map(|c| c.probe.as_ref()).for_each(|(x, _)| check(x));
+            found |= subs.iter().any(|c| plan_reads_outer(&c.plan)) || plan_reads_outer(i);
+        }
         Plan::Init(list, i) => {
             found |= list.iter().any(|(p, _)| plan_reads_outer(p)) || plan_reads_outer(i)
         }

@@ -24,9 +24,9 @@ use sqltypes::{cast, keycode, ops, rowcodec, DataType, Value};
 
 use crate::catalog::{keys, IndexDef, TableDef};
 use crate::error::{from_kv, Result};
-use crate::exec::{row_key, scan_rows, ExecCtx, Row};
+use crate::exec::{self, row_key, scan_rows, ExecCtx, Row};
 use crate::expr::{EvalContext, Expr};
-use crate::plan::{Column, Plan, Scan};
+use crate::plan::{Column, Plan, Scan, SubqKind};
 use crate::{bail, err};
 
 /// RETURNING clause: expressions over the written row.
@@ -77,6 +77,8 @@ pub struct UpdatePlan {
     pub scan: Scan,
     /// (column, new value expression over the old row).
     pub sets: Vec<(usize, Expr)>,
+    /// Uncorrelated subqueries of SET and WHERE, run once first.
+    pub init: Vec<(Plan, SubqKind)>,
     /// RETURNING, if any.
     pub returning: Option<Returning>,
 }
@@ -86,6 +88,8 @@ pub struct UpdatePlan {
 pub struct DeletePlan {
     /// Finds the target rows.
     pub scan: Scan,
+    /// Uncorrelated subqueries of WHERE, run once first.
+    pub init: Vec<(Plan, SubqKind)>,
     /// RETURNING, if any.
     pub returning: Option<Returning>,
 }
@@ -502,6 +506,15 @@ pub async fn update<T: Txn>(
     eval: &EvalContext,
     catalog: &crate::catalog::Catalog,
 ) -> Result<(u64, Vec<Row>)> {
+    let with_subqueries;
+    let eval = match plan.init.is_empty() {
+        true => eval,
+        false => {
+            let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
+            with_subqueries = exec::with_init_plans(&plan.init, &cx).await?;
+            &with_subqueries
+        }
+    };
     let table = &plan.scan.table;
     let targets = lock_targets(txn, tenant, &plan.scan, eval, catalog).await?;
     let pk_cols: HashSet<usize> = table.primary_key.iter().copied().collect();
@@ -557,6 +570,15 @@ pub async fn delete<T: Txn>(
     eval: &EvalContext,
     catalog: &crate::catalog::Catalog,
 ) -> Result<(u64, Vec<Row>)> {
+    let with_subqueries;
+    let eval = match plan.init.is_empty() {
+        true => eval,
+        false => {
+            let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
+            with_subqueries = exec::with_init_plans(&plan.init, &cx).await?;
+            &with_subqueries
+        }
+    };
     let table = &plan.scan.table;
     let targets = lock_targets(txn, tenant, &plan.scan, eval, catalog).await?;
     let mut deleted = Vec::with_capacity(targets.len());

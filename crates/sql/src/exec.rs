@@ -16,9 +16,10 @@ use sqltypes::{cast, keycode, ops, rowcodec, DataType, Value};
 use crate::bail;
 use crate::catalog::{keys, Catalog, TableDef};
 use crate::error::{from_kv, Result};
-use crate::expr::{EvalContext, Expr, SubqValue};
+use crate::expr::{in_list, EvalContext, Expr, SubqValue};
 use crate::plan::{
-    Access, AggCall, AggFunc, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey, SubqKind,
+    Access, AggCall, AggFunc, Correlated, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey,
+    SubqKind,
 };
 
 /// Rows fetched per KV scan call.
@@ -118,27 +119,14 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                 }
                 out
             }
+            Plan::Apply(input, subs) => apply(run(input, cx).await?, subs, cx).await?,
             Plan::SetOp(kind, all, l, r) => {
                 let left = run(l, cx).await?;
                 let right = run(r, cx).await?;
                 set_op(*kind, *all, left, right)
             }
             Plan::Init(list, input) => {
-                let mut values = Vec::with_capacity(list.len());
-                for (p, kind) in list {
-                    let rows = run(p, cx).await?;
-                    values.push(match kind {
-                        SubqKind::Exists => SubqValue::Value(Value::Bool(!rows.is_empty())),
-                        SubqKind::List => SubqValue::List(rows.into_iter().filter_map(|r| r.into_iter().next()).collect()),
-                        SubqKind::Scalar => {
-                            if rows.len() > 1 {
-                                bail!(CardinalityViolation, "more than one row returned by a subquery used as an expression");
-                            }
-                            SubqValue::Value(rows.into_iter().next().and_then(|r| r.into_iter().next()).unwrap_or(Value::Null))
-                        }
-                    });
-                }
-                let eval = EvalContext { subq: std::sync::Arc::new(values), ..cx.eval.clone() };
+                let eval = with_init_plans(list, cx).await?;
                 let inner =
                     ExecCtx { txn: cx.txn, tenant: cx.tenant, eval: &eval, catalog: cx.catalog };
                 run(input, &inner).await?
@@ -522,6 +510,68 @@ enum AggState {
     Avg(Value, i64),
     MinMax(Value),
     Bool(Option<bool>),
+}
+
+/// Runs uncorrelated subqueries once; returns the evaluation context in
+/// which `Expr::Subquery`/`InSubquery` see their results.
+pub async fn with_init_plans<T: Txn>(
+    list: &[(Plan, SubqKind)],
+    cx: &ExecCtx<'_, T>,
+) -> Result<EvalContext> {
+    let mut values = Vec::with_capacity(list.len());
+    for (p, kind) in list {
+        values.push(subquery_value(*kind, run(p, cx).await?)?);
+    }
+    Ok(EvalContext { subq: std::sync::Arc::new(values), ..cx.eval.clone() })
+}
+
+/// What a subquery's rows mean to the expression that contains it.
+fn subquery_value(kind: SubqKind, rows: Vec<Row>) -> Result<SubqValue> {
+    Ok(match kind {
+        SubqKind::Exists => SubqValue::Value(Value::Bool(!rows.is_empty())),
+        SubqKind::List => {
+            SubqValue::List(rows.into_iter().filter_map(|r| r.into_iter().next()).collect())
+        }
+        SubqKind::Scalar => {
+            if rows.len() > 1 {
+                bail!(
+                    CardinalityViolation,
+                    "more than one row returned by a subquery used as an expression"
+                );
+            }
+            SubqValue::Value(
+                rows.into_iter().next().and_then(|r| r.into_iter().next()).unwrap_or(Value::Null),
+            )
+        }
+    })
+}
+
+/// Runs each correlated subquery once per input row (with the row as the
+/// outer row) and appends its result to the row.
+async fn apply<T: Txn>(
+    rows: Vec<Row>,
+    subs: &[Correlated],
+    cx: &ExecCtx<'_, T>,
+) -> Result<Vec<Row>> {
+    let mut out = Vec::with_capacity(rows.len());
+    for mut row in rows {
+        let eval = EvalContext { outer: row.clone(), ..cx.eval.clone() };
+        let inner = ExecCtx { txn: cx.txn, tenant: cx.tenant, eval: &eval, catalog: cx.catalog };
+        for c in subs {
+            let value = match subquery_value(c.kind, run(&c.plan, &inner).await?)? {
+                SubqValue::Value(v) => v,
+                SubqValue::List(list) => {
+                    let Some((probe, negated)) = &c.probe else {
+                        bail!(InternalError, "IN subquery without its left operand")
+                    };
+                    in_list(&probe.eval(&row, cx.eval)?, &list, *negated)?
+                }
+            };
+            row.push(value);
+        }
+        out.push(row);
+    }
+    Ok(out)
 }
 
 fn agg_init(a: &AggCall) -> AggState {

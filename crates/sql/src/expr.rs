@@ -119,6 +119,14 @@ pub enum SubqValue {
 }
 
 impl Expr {
+    /// The input column this expression is, if it is just one.
+    pub fn as_column(&self) -> Option<usize> {
+        match self {
+            Expr::Column(c) => Some(*c),
+            _ => None,
+        }
+    }
+
     /// Evaluates the expression against `row`.
     pub fn eval(&self, row: &[Value], ctx: &EvalContext) -> Result<Value> {
         Ok(match self {
@@ -133,22 +141,7 @@ impl Expr {
             Expr::InSubquery(e, i, negated) => {
                 let v = e.eval(row, ctx)?;
                 let Some(SubqValue::List(list)) = ctx.subq.get(*i) else { return Ok(Value::Null) };
-                if v.is_null() {
-                    return Ok(if list.is_empty() { Value::Bool(*negated) } else { Value::Null });
-                }
-                let mut saw_null = false;
-                for item in list {
-                    match ops::compare(&v, item)? {
-                        Some(std::cmp::Ordering::Equal) => return Ok(Value::Bool(!negated)),
-                        None => saw_null = true,
-                        _ => {}
-                    }
-                }
-                if saw_null {
-                    Value::Null
-                } else {
-                    Value::Bool(*negated)
-                }
+                in_list(&v, list, *negated)?
             }
             Expr::Binary(op, l, r) => return eval_binary(*op, l, r, row, ctx),
             Expr::Not(e) => match e.eval(row, ctx)? {
@@ -276,6 +269,23 @@ pub fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
         }
         other => out.push(other),
     }
+}
+
+/// `v [NOT] IN (list)` with SQL's NULL rules: NULL if nothing matched but a
+/// NULL was involved (in `v` or the list), false/true otherwise.
+pub fn in_list(v: &Value, list: &[Value], negated: bool) -> Result<Value> {
+    if v.is_null() {
+        return Ok(if list.is_empty() { Value::Bool(negated) } else { Value::Null });
+    }
+    let mut saw_null = false;
+    for item in list {
+        match ops::compare(v, item)? {
+            Some(std::cmp::Ordering::Equal) => return Ok(Value::Bool(!negated)),
+            None => saw_null = true,
+            _ => {}
+        }
+    }
+    Ok(if saw_null { Value::Null } else { Value::Bool(negated) })
 }
 
 /// Joins predicates with AND (None if empty).

@@ -161,6 +161,10 @@ pub enum Plan {
     /// row (LATERAL); output = left columns ++ right columns. A left join
     /// keeps left rows with no right rows, padded with `usize` NULLs.
     Lateral(Box<Plan>, Box<Plan>, JoinKind, usize),
+    /// For each input row, runs each correlated subquery with that row as
+    /// its outer row; output = input columns ++ one column per subquery
+    /// (its value, EXISTS's boolean, or the IN test's result).
+    Apply(Box<Plan>, Vec<Correlated>),
     /// Groups by the expressions and computes aggregates; output = group
     /// values ++ aggregate results.
     Aggregate(Box<Plan>, Vec<Expr>, Vec<AggCall>),
@@ -176,6 +180,18 @@ pub enum Plan {
     /// Runs uncorrelated subqueries once, then the input with their results
     /// visible to [`crate::expr::Expr::Subquery`] / `InSubquery`.
     Init(Vec<(Plan, SubqKind)>, Box<Plan>),
+}
+
+/// A subquery that reads its enclosing query's current row, run once per
+/// row by [`Plan::Apply`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Correlated {
+    /// The subquery; `Expr::Outer(i)` in it reads column i of the row.
+    pub plan: Plan,
+    /// What the subquery computes.
+    pub kind: SubqKind,
+    /// For `x [NOT] IN (subquery)`: x over the input row, and NOT.
+    pub probe: Option<(Expr, bool)>,
 }
 
 /// A set operation.
@@ -224,6 +240,7 @@ impl Plan {
             Plan::Filter(..) => "Filter".into(),
             Plan::Project(..) => "Project".into(),
             Plan::Lateral(..) => "Nested Loop (lateral)".into(),
+            Plan::Apply(_, subs) => format!("SubPlans ({}, per row)", subs.len()),
             Plan::Join(_, _, k, _, _) => {
                 format!("Nested Loop{}", if *k == JoinKind::Left { " Left Join" } else { "" })
             }
@@ -249,6 +266,10 @@ impl Plan {
             | Plan::Limit(i, _, _)
             | Plan::Distinct(i)
             | Plan::Init(_, i) => i.explain(out, depth + 1),
+            Plan::Apply(i, subs) => {
+                i.explain(out, depth + 1);
+                subs.iter().for_each(|c| c.plan.explain(out, depth + 1));
+            }
             Plan::Join(l, r, ..) | Plan::Lateral(l, r, ..) | Plan::SetOp(_, _, l, r) => {
                 l.explain(out, depth + 1);
                 r.explain(out, depth + 1);

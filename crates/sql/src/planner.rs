@@ -80,14 +80,8 @@ fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
             }
             Bound::Insert(p)
         }
-        ast::Statement::Update(u) => {
-            let p = plan_update(b, u)?;
-            Bound::Update(no_subqueries(b, p)?)
-        }
-        ast::Statement::Delete(d) => {
-            let p = plan_delete(b, d)?;
-            Bound::Delete(no_subqueries(b, p)?)
-        }
+        ast::Statement::Update(u) => Bound::Update(plan_update(b, u)?),
+        ast::Statement::Delete(d) => Bound::Delete(plan_delete(b, d)?),
         ast::Statement::Explain { statement, analyze, .. } => {
             if *analyze {
                 bail!(FeatureNotSupported, "EXPLAIN ANALYZE is not supported yet");
@@ -431,7 +425,7 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
         sets.push((i, e));
     }
     let ret = returning(b, &u.returning, &scope)?;
-    Ok(UpdatePlan { scan, sets, returning: ret })
+    Ok(UpdatePlan { scan, sets, init: b.subqueries.drain(..).collect(), returning: ret })
 }
 
 fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
@@ -446,14 +440,5 @@ fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
     };
     let (scan, scope) = target_scan(b, twj, &d.selection)?;
     let ret = returning(b, &d.returning, &scope)?;
-    Ok(DeletePlan { scan, returning: ret })
-}
-
-/// UPDATE and DELETE evaluate their expressions outside a query plan, so
-/// they cannot use subqueries yet.
-fn no_subqueries<T>(b: &Binder<'_>, plan: T) -> Result<T> {
-    if !b.subqueries.is_empty() {
-        bail!(FeatureNotSupported, "subqueries in UPDATE and DELETE are not supported yet");
-    }
-    Ok(plan)
+    Ok(DeletePlan { scan, init: b.subqueries.drain(..).collect(), returning: ret })
 }

@@ -10,11 +10,11 @@ use std::sync::Arc;
 use sqlparser::ast;
 use sqltypes::{DataType, Value};
 
-use crate::bind::{self, AggState, Binder, Scope, ScopeCol};
+use crate::bind::{self, AggState, Binder, CorrCtx, Scope, ScopeCol};
 use crate::catalog::TableDef;
 use crate::error::Result;
-use crate::expr::{conjuncts, BinOp, Expr};
-use crate::plan::{Access, Column, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey};
+use crate::expr::{and_all, conjuncts, BinOp, Expr};
+use crate::plan::{Access, Column, Correlated, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey};
 use crate::system::SystemTable;
 use crate::{bail, err};
 
@@ -252,14 +252,22 @@ fn plan_select(
     order: Option<&ast::OrderBy>,
 ) -> Result<(Plan, Vec<Column>)> {
     let keep_unknown = std::mem::take(&mut b.set_op_leaf);
+    // Correlated subqueries of an enclosing query's clause cannot be ours.
+    let enclosing_corr = b.corr.take();
     let (mut plan, scope) = plan_from(b, &s.from)?;
+    let width = scope.cols.len();
     if let Some(w) = &s.selection {
         if bind::contains_aggregate(w) {
             bail!(GroupingError, "aggregate functions are not allowed in WHERE");
         }
-        let (pred, t) = b.expr(w, &scope)?;
+        let mark = b.correlated.len();
+        b.corr = Some(CorrCtx { mark, width });
+        let bound = b.expr(w, &scope);
+        b.corr = None;
+        let (pred, t) = bound?;
         let pred = b.coerce(pred, &t, &DataType::Bool)?;
-        plan = push_filter(plan, pred);
+        let subs = b.correlated.split_off(mark);
+        plan = filter_with_subqueries(plan, pred, subs, width);
     }
     // Expand the select list.
     let mut items = Vec::new();
@@ -360,6 +368,8 @@ fn plan_select(
             plan = Plan::Filter(Box::new(plan), h);
         }
     } else {
+        let mark = b.correlated.len();
+        b.corr = Some(CorrCtx { mark, width });
         for item in &items {
             outputs.push(match item {
                 Item::Expr(e, alias) => {
@@ -368,9 +378,9 @@ fn plan_select(
                         if t == DataType::Unknown && !keep_unknown { DataType::Text } else { t };
                     let mut col =
                         Column::computed(alias.clone().unwrap_or_else(|| derive_name(e)), t);
-                    if let Expr::Column(c) = x {
-                        col.table_oid = scope.cols[c].table_oid;
-                        col.column_id = scope.cols[c].column_id;
+                    if let Some(sc) = x.as_column().and_then(|c| scope.cols.get(c)) {
+                        col.table_oid = sc.table_oid;
+                        col.column_id = sc.column_id;
                     }
                     (x, col)
                 }
@@ -397,7 +407,13 @@ fn plan_select(
                 keys.push(sort_key(expr, o));
             }
         }
+        b.corr = None;
+        let subs = b.correlated.split_off(mark);
+        if !subs.is_empty() {
+            plan = Plan::Apply(Box::new(plan), subs);
+        }
     }
+    b.corr = enclosing_corr;
     if !keys.is_empty() {
         plan = Plan::Sort(Box::new(plan), keys);
     }
@@ -759,6 +775,32 @@ pub fn push_filter(plan: Plan, pred: Expr) -> Plan {
         }
         other => Plan::Filter(Box::new(other), pred),
     }
+}
+
+/// Filters `plan` by `pred`, where `pred` may read the results of correlated
+/// subqueries `subs` as columns `width..`. Conjuncts that do not are pushed
+/// down as usual; the rest are checked above a [`Plan::Apply`] that runs the
+/// subqueries per row, and the appended columns are projected away again.
+fn filter_with_subqueries(plan: Plan, pred: Expr, subs: Vec<Correlated>, width: usize) -> Plan {
+    if subs.is_empty() {
+        return push_filter(plan, pred);
+    }
+    let mut parts = Vec::new();
+    conjuncts(pred, &mut parts);
+    let (late, early): (Vec<Expr>, Vec<Expr>) = parts.into_iter().partition(|p| {
+        let mut reads = false;
+        p.walk(&mut |x| reads |= x.as_column().is_some_and(|c| c >= width));
+        reads
+    });
+    let mut plan = match and_all(early) {
+        Some(e) => push_filter(plan, e),
+        None => plan,
+    };
+    plan = Plan::Apply(Box::new(plan), subs);
+    if let Some(l) = and_all(late) {
+        plan = Plan::Filter(Box::new(plan), l);
+    }
+    Plan::Project(Box::new(plan), (0..width).map(Expr::Column).collect())
 }
 
 /// Picks the narrowest access path the predicate allows: a point lookup if
