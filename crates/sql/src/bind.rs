@@ -106,6 +106,14 @@ pub struct Binder<'a> {
     /// Correlated subqueries found so far; each query level drains its own
     /// (from `CorrCtx::mark` on) into a `Plan::Apply`.
     pub correlated: Vec<Correlated>,
+    /// Where window functions may appear now: the index in `windows` where
+    /// the current query level's calls start (see `window.rs`), else None.
+    pub win: Option<usize>,
+    /// Window calls found so far; each query level drains its own.
+    pub windows: Vec<crate::window::WindowCall>,
+    /// True while a window call's arguments, PARTITION BY and ORDER BY are
+    /// bound (window calls cannot nest).
+    pub in_window: bool,
     depth: usize,
 }
 
@@ -202,6 +210,9 @@ impl<'a> Binder<'a> {
             set_op_leaf: false,
             corr: None,
             correlated: Vec::new(),
+            win: None,
+            windows: Vec::new(),
+            in_window: false,
             depth: 0,
         }
     }
@@ -773,7 +784,7 @@ impl<'a> Binder<'a> {
     ) -> Result<(Expr, DataType)> {
         let name = object_name(&f.name)?;
         if f.over.is_some() {
-            bail!(FeatureNotSupported, "window functions are not supported yet");
+            return self.window_function(f, &name, scope);
         }
         if is_aggregate(&name) {
             bail!(GroupingError, "aggregate functions are not allowed here");
@@ -825,7 +836,7 @@ impl<'a> Binder<'a> {
         state: &mut AggState,
     ) -> Result<Option<(Expr, DataType)>> {
         let name = object_name(&f.name)?;
-        if !is_aggregate(&name) {
+        if !is_aggregate(&name) || f.over.is_some() {
             return Ok(None);
         }
         let key = ast::Expr::Function(f.clone());
@@ -833,9 +844,21 @@ impl<'a> Binder<'a> {
         if let Some(i) = state.agg_asts.iter().position(|a| *a == key) {
             return Ok(Some((Expr::Column(ng + i), state.aggs[i].ty.clone())));
         }
-        if f.over.is_some() {
-            bail!(FeatureNotSupported, "window functions are not supported yet");
-        }
+        let call = self.agg_call(f, &name, scope)?;
+        let ty = call.ty.clone();
+        state.aggs.push(call);
+        state.agg_asts.push(key);
+        Ok(Some((Expr::Column(ng + state.aggs.len() - 1), ty)))
+    }
+
+    /// Binds aggregate `name`'s call: FILTER, DISTINCT, the argument over the
+    /// input row, and the result type.
+    pub(crate) fn agg_call(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        scope: &Scope,
+    ) -> Result<AggCall> {
         if !f.within_group.is_empty() {
             bail!(FeatureNotSupported, "WITHIN GROUP is not supported yet");
         }
@@ -854,7 +877,7 @@ impl<'a> Binder<'a> {
         };
         let distinct = matches!(&f.args, ast::FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
         let args = function_args(f)?;
-        let call = match (name.as_str(), args.as_slice()) {
+        Ok(match (name, args.as_slice()) {
             ("count", [None]) | ("count", []) => AggCall {
                 func: AggFunc::CountStar,
                 arg: None,
@@ -866,7 +889,7 @@ impl<'a> Binder<'a> {
                 // Aggregate arguments see the raw input row, not the groups.
                 let (x, t) = self.expr_in(a, scope, &mut None)?;
                 let t = if t == DataType::Unknown { DataType::Text } else { t };
-                let (func, ty) = match name.as_str() {
+                let (func, ty) = match name {
                     "count" => (AggFunc::Count, DataType::Int8),
                     "sum" => (AggFunc::Sum, sum_type(&t)?),
                     "avg" => (AggFunc::Avg, avg_type(&t)?),
@@ -883,11 +906,7 @@ impl<'a> Binder<'a> {
                 "function {name} with {} arguments does not exist",
                 args.len()
             ),
-        };
-        let ty = call.ty.clone();
-        state.aggs.push(call);
-        state.agg_asts.push(key);
-        Ok(Some((Expr::Column(ng + state.aggs.len() - 1), ty)))
+        })
     }
 
     fn case(
@@ -1125,7 +1144,8 @@ pub fn contains_aggregate(e: &ast::Expr) -> bool {
     let any = |v: &[&ast::Expr]| v.iter().any(|x| contains_aggregate(x));
     match e {
         E::Function(f) => {
-            if object_name(&f.name).map(|n| is_aggregate(&n)).unwrap_or(false) {
+            // A windowed aggregate is a window function, not an aggregate.
+            if f.over.is_none() && object_name(&f.name).map(|n| is_aggregate(&n)).unwrap_or(false) {
                 return true;
             }
             function_args(f)
@@ -1217,6 +1237,16 @@ fn plan_reads_outer(p: &Plan) -> bool {
             found |= plan_reads_outer(i);
         }
         Plan::Distinct(i) => found |= plan_reads_outer(i),
+        Plan::Window(i, calls) => {
+            for c in calls {
+                c.args.iter().chain(&c.partition).for_each(&mut check);
+                c.order.iter().for_each(|k| check(&k.expr));
+                if let crate::window::WinFunc::Agg(a) = &c.func {
+                    a.arg.iter().chain(a.filter.iter()).for_each(&mut check);
+                }
+            }
+            found |= plan_reads_outer(i);
+        }
         Plan::Apply(i, subs) => {
             // A nested correlated subquery reads *its* outer row (ours are
             // Outer references only if it is ours that it reads: over-

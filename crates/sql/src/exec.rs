@@ -120,6 +120,9 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                 out
             }
             Plan::Apply(input, subs) => apply(run(input, cx).await?, subs, cx).await?,
+            Plan::Window(input, calls) => {
+                crate::window::window(run(input, cx).await?, calls, cx.eval)?
+            }
             Plan::SetOp(kind, all, l, r) => {
                 let left = run(l, cx).await?;
                 let right = run(r, cx).await?;
@@ -504,7 +507,8 @@ fn set_op(kind: SetOpKind, all: bool, left: Vec<Row>, right: Vec<Row>) -> Vec<Ro
 }
 
 /// Running state of one aggregate.
-enum AggState {
+#[derive(Clone)]
+pub(crate) enum AggState {
     Count(i64),
     Sum(Value),
     Avg(Value, i64),
@@ -574,7 +578,7 @@ async fn apply<T: Txn>(
     Ok(out)
 }
 
-fn agg_init(a: &AggCall) -> AggState {
+pub(crate) fn agg_init(a: &AggCall) -> AggState {
     match a.func {
         AggFunc::CountStar | AggFunc::Count => AggState::Count(0),
         AggFunc::Sum => AggState::Sum(Value::Null),
@@ -584,7 +588,7 @@ fn agg_init(a: &AggCall) -> AggState {
     }
 }
 
-fn agg_step(a: &AggCall, st: &mut AggState, v: Value) -> Result<()> {
+pub(crate) fn agg_step(a: &AggCall, st: &mut AggState, v: Value) -> Result<()> {
     if a.func != AggFunc::CountStar && v.is_null() {
         return Ok(());
     }
@@ -621,7 +625,7 @@ fn agg_step(a: &AggCall, st: &mut AggState, v: Value) -> Result<()> {
     Ok(())
 }
 
-fn agg_final(a: &AggCall, st: AggState) -> Result<Value> {
+pub(crate) fn agg_final(a: &AggCall, st: AggState) -> Result<Value> {
     Ok(match st {
         AggState::Count(n) => Value::Int8(n),
         AggState::Sum(v) | AggState::MinMax(v) => v,
@@ -698,6 +702,37 @@ fn aggregate(
     Ok(out)
 }
 
+/// Orders two rows' evaluated sort keys by `keys` (direction, NULLS
+/// FIRST/LAST).
+pub(crate) fn compare_keys(keys: &[SortKey], a: &[Value], b: &[Value]) -> std::cmp::Ordering {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    for (sk, (x, y)) in keys.iter().zip(a.iter().zip(b)) {
+        let ord = match (x.is_null(), y.is_null()) {
+            (true, true) => Equal,
+            (true, false) => {
+                if sk.nulls_first {
+                    Less
+                } else {
+                    Greater
+                }
+            }
+            (false, true) => {
+                if sk.nulls_first {
+                    Greater
+                } else {
+                    Less
+                }
+            }
+            (false, false) if sk.desc => ops::sort_cmp(x, y).reverse(),
+            (false, false) => ops::sort_cmp(x, y),
+        };
+        if ord != Equal {
+            return ord;
+        }
+    }
+    Equal
+}
+
 fn sort(rows: Vec<Row>, keys: &[SortKey], ctx: &EvalContext) -> Result<Vec<Row>> {
     let mut keyed = Vec::with_capacity(rows.len());
     for r in rows {
@@ -707,39 +742,6 @@ fn sort(rows: Vec<Row>, keys: &[SortKey], ctx: &EvalContext) -> Result<Vec<Row>>
         }
         keyed.push((k, r));
     }
-    keyed.sort_by(|(a, _), (b, _)| {
-        for (i, sk) in keys.iter().enumerate() {
-            let (x, y) = (&a[i], &b[i]);
-            let ord = match (x.is_null(), y.is_null()) {
-                (true, true) => std::cmp::Ordering::Equal,
-                (true, false) => {
-                    if sk.nulls_first {
-                        std::cmp::Ordering::Less
-                    } else {
-                        std::cmp::Ordering::Greater
-                    }
-                }
-                (false, true) => {
-                    if sk.nulls_first {
-                        std::cmp::Ordering::Greater
-                    } else {
-                        std::cmp::Ordering::Less
-                    }
-                }
-                (false, false) => {
-                    let o = ops::sort_cmp(x, y);
-                    if sk.desc {
-                        o.reverse()
-                    } else {
-                        o
-                    }
-                }
-            };
-            if ord != std::cmp::Ordering::Equal {
-                return ord;
-            }
-        }
-        std::cmp::Ordering::Equal
-    });
+    keyed.sort_by(|(a, _), (b, _)| compare_keys(keys, a, b));
     Ok(keyed.into_iter().map(|(_, r)| r).collect())
 }

@@ -46,5 +46,7 @@ pub mod session;
 pub mod settings;
 // System catalog views.
 pub mod system;
+// Window functions: binding and evaluation.
+pub mod window;
 
 pub use session::{Database, Outcome, Portal, Prepared, Session, TxnState};

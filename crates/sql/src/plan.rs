@@ -165,6 +165,9 @@ pub enum Plan {
     /// its outer row; output = input columns ++ one column per subquery
     /// (its value, EXISTS's boolean, or the IN test's result).
     Apply(Box<Plan>, Vec<Correlated>),
+    /// Computes window functions; output = input columns ++ one column per
+    /// call (see `window.rs`).
+    Window(Box<Plan>, Vec<crate::window::WindowCall>),
     /// Groups by the expressions and computes aggregates; output = group
     /// values ++ aggregate results.
     Aggregate(Box<Plan>, Vec<Expr>, Vec<AggCall>),
@@ -241,6 +244,7 @@ impl Plan {
             Plan::Project(..) => "Project".into(),
             Plan::Lateral(..) => "Nested Loop (lateral)".into(),
             Plan::Apply(_, subs) => format!("SubPlans ({}, per row)", subs.len()),
+            Plan::Window(..) => "WindowAgg".into(),
             Plan::Join(_, _, k, _, _) => {
                 format!("Nested Loop{}", if *k == JoinKind::Left { " Left Join" } else { "" })
             }
@@ -265,6 +269,7 @@ impl Plan {
             | Plan::Sort(i, _)
             | Plan::Limit(i, _, _)
             | Plan::Distinct(i)
+            | Plan::Window(i, _)
             | Plan::Init(_, i) => i.explain(out, depth + 1),
             Plan::Apply(i, subs) => {
                 i.explain(out, depth + 1);

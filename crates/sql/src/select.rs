@@ -16,6 +16,7 @@ use crate::error::Result;
 use crate::expr::{and_all, conjuncts, BinOp, Expr};
 use crate::plan::{Access, Column, Correlated, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey};
 use crate::system::SystemTable;
+use crate::window::WINDOW_BASE;
 use crate::{bail, err};
 
 /// Plans a query expression.
@@ -252,13 +253,18 @@ fn plan_select(
     order: Option<&ast::OrderBy>,
 ) -> Result<(Plan, Vec<Column>)> {
     let keep_unknown = std::mem::take(&mut b.set_op_leaf);
-    // Correlated subqueries of an enclosing query's clause cannot be ours.
+    // Correlated subqueries and window calls of an enclosing query's clause
+    // cannot be ours.
     let enclosing_corr = b.corr.take();
+    let enclosing_win = b.win.take();
     let (mut plan, scope) = plan_from(b, &s.from)?;
     let width = scope.cols.len();
     if let Some(w) = &s.selection {
         if bind::contains_aggregate(w) {
             bail!(GroupingError, "aggregate functions are not allowed in WHERE");
+        }
+        if contains_window(w) {
+            bail!(WindowingError, "window functions are not allowed in WHERE");
         }
         let mark = b.correlated.len();
         b.corr = Some(CorrCtx { mark, width });
@@ -314,6 +320,12 @@ fn plan_select(
     let mut outputs: Vec<(Expr, Column)> = Vec::new();
     let mut keys = Vec::new();
     if has_agg {
+        if items.iter().any(|i| matches!(i, Item::Expr(e, _) if contains_window(e))) {
+            bail!(
+                FeatureNotSupported,
+                "window functions in queries with GROUP BY or aggregates are not supported yet"
+            );
+        }
         let mut state = AggState::default();
         for g in &group_asts {
             // GROUP BY may name a select-list position or output alias.
@@ -370,6 +382,8 @@ fn plan_select(
     } else {
         let mark = b.correlated.len();
         b.corr = Some(CorrCtx { mark, width });
+        let wmark = b.windows.len();
+        b.win = Some(wmark);
         for item in &items {
             outputs.push(match item {
                 Item::Expr(e, alias) => {
@@ -408,12 +422,28 @@ fn plan_select(
             }
         }
         b.corr = None;
+        b.win = None;
         let subs = b.correlated.split_off(mark);
+        // Window results go behind the input and the subquery results.
+        let base = width + subs.len();
         if !subs.is_empty() {
             plan = Plan::Apply(Box::new(plan), subs);
         }
+        let calls = b.windows.split_off(wmark);
+        if !calls.is_empty() {
+            let place =
+                |c: usize| Expr::Column(if c >= WINDOW_BASE { base + c - WINDOW_BASE } else { c });
+            for (x, _) in &mut outputs {
+                *x = x.remap_columns(&place);
+            }
+            for k in &mut keys {
+                k.expr = k.expr.remap_columns(&place);
+            }
+            plan = Plan::Window(Box::new(plan), calls);
+        }
     }
     b.corr = enclosing_corr;
+    b.win = enclosing_win;
     if !keys.is_empty() {
         plan = Plan::Sort(Box::new(plan), keys);
     }
@@ -425,6 +455,15 @@ fn plan_select(
         Some(_) => bail!(FeatureNotSupported, "DISTINCT ON is not supported yet"),
     }
     Ok((plan, cols))
+}
+
+/// True if `e` calls a window function (`f(...) OVER ...`) anywhere.
+fn contains_window(e: &ast::Expr) -> bool {
+    let found = ast::visit_expressions(e, |x| match x {
+        ast::Expr::Function(f) if f.over.is_some() => std::ops::ControlFlow::Break(()),
+        _ => std::ops::ControlFlow::Continue(()),
+    });
+    found.is_break()
 }
 
 /// ORDER BY may name an output column by position or alias.

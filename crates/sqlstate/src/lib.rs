@@ -40,6 +40,8 @@ sqlstates! {
     InFailedSqlTransaction = "25P02",
     /// 25006
     ReadOnlySqlTransaction = "25006",
+    /// 42P20: a window function where none is allowed, or a bad frame.
+    WindowingError = "42P20",
     /// 3B001: ROLLBACK TO / RELEASE of a savepoint that does not exist.
     InvalidSavepointSpecification = "3B001",
     /// 08P01
@@ -60,6 +62,12 @@ sqlstates! {
     DatetimeFieldOverflow = "22008",
     /// 22012
     DivisionByZero = "22012",
+    /// 22013: a negative window frame offset.
+    InvalidPrecedingOrFollowingSize = "22013",
+    /// 22014: ntile() with a bucket count below one.
+    InvalidArgumentForNtileFunction = "22014",
+    /// 22016: nth_value() with a position below one.
+    InvalidArgumentForNthValue = "22016",
     /// 22011
     SubstringError = "22011",
     /// 2201F

@@ -1,0 +1,495 @@
+//! Window functions: `f(args) OVER (PARTITION BY .. ORDER BY .. [frame])`.
+//!
+//! BINDING. While a query's select list and ORDER BY are bound, each window
+//! call is collected in [`Binder::windows`] and replaced by a placeholder
+//! column (`WINDOW_BASE + k`); once the level is bound, `select.rs` moves the
+//! placeholders to their real positions behind the input columns and puts a
+//! [`Plan::Window`](crate::plan::Plan::Window) under the projection. Window
+//! calls may not nest, and (for now) a query with GROUP BY or aggregates
+//! cannot use them: their arguments would have to read the grouped rows.
+//!
+//! EVALUATION. For each call the input rows are sorted by (partition,
+//! order); within a partition, rows that compare equal on the ORDER BY are
+//! *peers*. Ranking functions read positions and peer groups; value and
+//! aggregate functions read the call's *frame*, by default PostgreSQL's
+//! `RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW` (the partition up to
+//! the current row's last peer; all of it without ORDER BY). Aggregates over
+//! frames that start at the partition's first row are computed incrementally;
+//! other frames are recomputed per row. The result is appended to each row
+//! in input order, so callers see one more column per call.
+
+use std::cmp::Ordering;
+
+use sqlparser::ast;
+use sqltypes::{DataType, Value};
+
+use crate::bail;
+use crate::bind::{function_args, is_aggregate, Binder, Scope};
+use crate::error::Result;
+use crate::exec::{agg_final, agg_init, agg_step, compare_keys, group_key, Row};
+use crate::expr::{EvalContext, Expr};
+use crate::plan::{AggCall, SortKey};
+
+/// Placeholder columns for window results start here (see the module doc).
+pub const WINDOW_BASE: usize = usize::MAX / 2;
+
+/// What a window call computes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WinFunc {
+    /// row_number(): 1, 2, 3, ... within the partition.
+    RowNumber,
+    /// rank(): position of the first peer (gaps after ties).
+    Rank,
+    /// dense_rank(): number of the peer group (no gaps).
+    DenseRank,
+    /// percent_rank(): (rank - 1) / (rows - 1).
+    PercentRank,
+    /// cume_dist(): (rows up to the last peer) / rows.
+    CumeDist,
+    /// ntile(n): bucket 1..n of (nearly) equal size.
+    Ntile,
+    /// lag(x [, offset [, default]]): x of the row `offset` before.
+    Lag,
+    /// lead(x [, offset [, default]]): x of the row `offset` after.
+    Lead,
+    /// first_value(x) over the frame.
+    FirstValue,
+    /// last_value(x) over the frame.
+    LastValue,
+    /// nth_value(x, n) over the frame.
+    NthValue,
+    /// An aggregate over the frame.
+    Agg(AggCall),
+}
+
+/// One edge of a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameBound {
+    /// The partition's first row.
+    UnboundedPreceding,
+    /// `n` rows before the current one (ROWS only).
+    Preceding(usize),
+    /// The current row (ROWS) or its first/last peer (RANGE).
+    CurrentRow,
+    /// `n` rows after the current one (ROWS only).
+    Following(usize),
+    /// The partition's last row.
+    UnboundedFollowing,
+}
+
+/// A window frame: which rows of the partition an aggregate or value
+/// function sees for the current row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame {
+    /// ROWS (physical offsets) rather than RANGE (peer groups).
+    pub rows: bool,
+    /// Where the frame starts.
+    pub start: FrameBound,
+    /// Where the frame ends (inclusive).
+    pub end: FrameBound,
+}
+
+impl Frame {
+    /// PostgreSQL's default: RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW.
+    pub const DEFAULT: Frame =
+        Frame { rows: false, start: FrameBound::UnboundedPreceding, end: FrameBound::CurrentRow };
+}
+
+/// A bound window function call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowCall {
+    /// The function.
+    pub func: WinFunc,
+    /// Arguments over the input row (aggregates keep theirs in the AggCall).
+    pub args: Vec<Expr>,
+    /// PARTITION BY expressions.
+    pub partition: Vec<Expr>,
+    /// ORDER BY keys within a partition.
+    pub order: Vec<SortKey>,
+    /// The frame (value and aggregate functions).
+    pub frame: Frame,
+    /// Result type.
+    pub ty: DataType,
+}
+
+impl Binder<'_> {
+    /// Binds `f OVER (...)` where window functions are allowed; returns the
+    /// placeholder column of its result.
+    pub(crate) fn window_function(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        scope: &Scope,
+    ) -> Result<(Expr, DataType)> {
+        if self.in_window {
+            bail!(WindowingError, "window function calls cannot be nested");
+        }
+        let Some(mark) = self.win else {
+            bail!(WindowingError, "window functions are not allowed here");
+        };
+        self.in_window = true;
+        let call = self.window_call(f, name, scope);
+        self.in_window = false;
+        let call = call?;
+        let ty = call.ty.clone();
+        self.windows.push(call);
+        Ok((Expr::Column(WINDOW_BASE + self.windows.len() - 1 - mark), ty))
+    }
+
+    fn window_call(&mut self, f: &ast::Function, name: &str, scope: &Scope) -> Result<WindowCall> {
+        let Some(ast::WindowType::WindowSpec(spec)) = &f.over else {
+            bail!(FeatureNotSupported, "named windows are not supported yet");
+        };
+        let partition = spec
+            .partition_by
+            .iter()
+            .map(|e| self.expr_in(e, scope, &mut None).map(|(x, _)| x))
+            .collect::<Result<Vec<_>>>()?;
+        let mut order = Vec::with_capacity(spec.order_by.len());
+        for o in &spec.order_by {
+            let (expr, _) = self.expr_in(&o.expr, scope, &mut None)?;
+            let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            order.push(SortKey { expr, desc, nulls_first: o.options.nulls_first.unwrap_or(desc) });
+        }
+        let frame = match &spec.window_frame {
+            Some(fr) => self.frame(fr, scope)?,
+            None => Frame::DEFAULT,
+        };
+        let (func, args, ty) = if is_aggregate(name) {
+            let call = self.agg_call(f, name, scope)?;
+            if call.distinct {
+                bail!(FeatureNotSupported, "DISTINCT is not implemented for window functions");
+            }
+            let ty = call.ty.clone();
+            (WinFunc::Agg(call), vec![], ty)
+        } else {
+            self.ranking_or_value(f, name, scope)?
+        };
+        Ok(WindowCall { func, args, partition, order, frame, ty })
+    }
+
+    /// Binds the non-aggregate window functions' arguments and result type.
+    fn ranking_or_value(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        scope: &Scope,
+    ) -> Result<(WinFunc, Vec<Expr>, DataType)> {
+        if f.filter.is_some() {
+            bail!(
+                FeatureNotSupported,
+                "FILTER is not implemented for non-aggregate window functions"
+            );
+        }
+        let mut bound = Vec::new();
+        for a in function_args(f)? {
+            let Some(a) = a else { bail!(SyntaxError, "syntax error at or near \"*\"") };
+            bound.push(self.expr_in(a, scope, &mut None)?);
+        }
+        let n = bound.len();
+        let (func, ty) = match (name, n) {
+            ("row_number", 0) => (WinFunc::RowNumber, DataType::Int8),
+            ("rank", 0) => (WinFunc::Rank, DataType::Int8),
+            ("dense_rank", 0) => (WinFunc::DenseRank, DataType::Int8),
+            ("percent_rank", 0) => (WinFunc::PercentRank, DataType::Float8),
+            ("cume_dist", 0) => (WinFunc::CumeDist, DataType::Float8),
+            ("ntile", 1) => (WinFunc::Ntile, DataType::Int4),
+            ("lag", 1..=3) => (WinFunc::Lag, bound[0].1.clone()),
+            ("lead", 1..=3) => (WinFunc::Lead, bound[0].1.clone()),
+            ("first_value", 1) => (WinFunc::FirstValue, bound[0].1.clone()),
+            ("last_value", 1) => (WinFunc::LastValue, bound[0].1.clone()),
+            ("nth_value", 2) => (WinFunc::NthValue, bound[0].1.clone()),
+            _ => {
+                let types: Vec<String> = bound.iter().map(|(_, t)| t.to_string()).collect();
+                bail!(UndefinedFunction, "function {name}({}) does not exist", types.join(", "))
+            }
+        };
+        let ty = if ty == DataType::Unknown { DataType::Text } else { ty };
+        let mut args = Vec::with_capacity(n);
+        for (i, (x, t)) in bound.into_iter().enumerate() {
+            let target = match (&func, i) {
+                (WinFunc::Ntile, _) => DataType::Int4,
+                (_, 0) | (WinFunc::Lag | WinFunc::Lead, 2) => ty.clone(),
+                _ => DataType::Int4,
+            };
+            args.push(self.coerce(x, &t, &target)?);
+        }
+        Ok((func, args, ty))
+    }
+
+    fn frame(&mut self, fr: &ast::WindowFrame, scope: &Scope) -> Result<Frame> {
+        let rows = match fr.units {
+            ast::WindowFrameUnits::Rows => true,
+            ast::WindowFrameUnits::Range => false,
+            ast::WindowFrameUnits::Groups => {
+                bail!(FeatureNotSupported, "GROUPS frames are not supported yet")
+            }
+        };
+        let start = self.frame_bound(&fr.start_bound, rows, scope)?;
+        let end = match &fr.end_bound {
+            Some(b) => self.frame_bound(b, rows, scope)?,
+            None => FrameBound::CurrentRow,
+        };
+        if start == FrameBound::UnboundedFollowing {
+            bail!(WindowingError, "frame start cannot be UNBOUNDED FOLLOWING");
+        }
+        if end == FrameBound::UnboundedPreceding {
+            bail!(WindowingError, "frame end cannot be UNBOUNDED PRECEDING");
+        }
+        Ok(Frame { rows, start, end })
+    }
+
+    fn frame_bound(
+        &mut self,
+        b: &ast::WindowFrameBound,
+        rows: bool,
+        scope: &Scope,
+    ) -> Result<FrameBound> {
+        use ast::WindowFrameBound as B;
+        let offset = |this: &mut Self, e: &ast::Expr| -> Result<usize> {
+            if !rows {
+                bail!(
+                    FeatureNotSupported,
+                    "RANGE with offset PRECEDING/FOLLOWING is not supported yet"
+                );
+            }
+            match this.expr_in(e, scope, &mut None)?.0 {
+                Expr::Const(Value::Int4(n)) if n >= 0 => Ok(n as usize),
+                Expr::Const(Value::Int8(n)) if n >= 0 => Ok(n as usize),
+                Expr::Const(Value::Int4(_) | Value::Int8(_)) => {
+                    bail!(
+                        InvalidPrecedingOrFollowingSize,
+                        "frame starting offset must not be negative"
+                    )
+                }
+                _ => bail!(FeatureNotSupported, "frame offsets must be integer constants"),
+            }
+        };
+        Ok(match b {
+            B::CurrentRow => FrameBound::CurrentRow,
+            B::Preceding(None) => FrameBound::UnboundedPreceding,
+            B::Following(None) => FrameBound::UnboundedFollowing,
+            B::Preceding(Some(e)) => FrameBound::Preceding(offset(self, e)?),
+            B::Following(Some(e)) => FrameBound::Following(offset(self, e)?),
+        })
+    }
+}
+
+/// Appends one column per window call to every row (input order kept).
+pub fn window(mut rows: Vec<Row>, calls: &[WindowCall], ctx: &EvalContext) -> Result<Vec<Row>> {
+    for call in calls {
+        let values = evaluate(&rows, call, ctx)?;
+        for (r, v) in rows.iter_mut().zip(values) {
+            r.push(v);
+        }
+    }
+    Ok(rows)
+}
+
+/// One row's place: partition key, ORDER BY values, index in the input.
+type Placed = (Vec<u8>, Vec<Value>, usize);
+
+/// Computes `call` for every row; results are in input order.
+fn evaluate(rows: &[Row], call: &WindowCall, ctx: &EvalContext) -> Result<Vec<Value>> {
+    let mut placed: Vec<Placed> = Vec::with_capacity(rows.len());
+    for (i, r) in rows.iter().enumerate() {
+        let part = call.partition.iter().map(|e| e.eval(r, ctx)).collect::<Result<Vec<_>>>()?;
+        let ord = call.order.iter().map(|k| k.expr.eval(r, ctx)).collect::<Result<Vec<_>>>()?;
+        placed.push((group_key(&part), ord, i));
+    }
+    placed.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| compare_keys(&call.order, &a.1, &b.1)));
+    let mut out = vec![Value::Null; rows.len()];
+    let mut start = 0;
+    while start < placed.len() {
+        let end = start + placed[start..].iter().take_while(|p| p.0 == placed[start].0).count();
+        Partition::new(&placed[start..end], rows, call, ctx).fill(&mut out)?;
+        start = end;
+    }
+    Ok(out)
+}
+
+/// One partition of one window call, in window order.
+struct Partition<'a> {
+    rows: Vec<&'a Row>,
+    /// Input index of each row (where its result goes).
+    index: Vec<usize>,
+    /// First peer and one past the last peer of each row.
+    peers: Vec<(usize, usize)>,
+    call: &'a WindowCall,
+    ctx: &'a EvalContext,
+}
+
+impl<'a> Partition<'a> {
+    fn new(placed: &[Placed], all: &'a [Row], call: &'a WindowCall, ctx: &'a EvalContext) -> Self {
+        let m = placed.len();
+        let mut peers = vec![(0, 0); m];
+        let mut g = 0;
+        while g < m {
+            let same =
+                |p: &Placed| compare_keys(&call.order, &p.1, &placed[g].1) == Ordering::Equal;
+            let h = g + placed[g..].iter().take_while(|p| same(p)).count();
+            peers[g..h].fill((g, h));
+            g = h;
+        }
+        Partition {
+            rows: placed.iter().map(|p| &all[p.2]).collect(),
+            index: placed.iter().map(|p| p.2).collect(),
+            peers,
+            call,
+            ctx,
+        }
+    }
+
+    fn fill(&self, out: &mut [Value]) -> Result<()> {
+        if let WinFunc::Agg(a) = &self.call.func {
+            return self.aggregate(a, out);
+        }
+        let m = self.rows.len();
+        let mut dense = 0;
+        for p in 0..m {
+            let (ps, pe) = self.peers[p];
+            if ps == p {
+                dense += 1;
+            }
+            let v = match &self.call.func {
+                WinFunc::RowNumber => Value::Int8(p as i64 + 1),
+                WinFunc::Rank => Value::Int8(ps as i64 + 1),
+                WinFunc::DenseRank => Value::Int8(dense),
+                WinFunc::PercentRank if m > 1 => Value::Float8(ps as f64 / (m - 1) as f64),
+                WinFunc::PercentRank => Value::Float8(0.0),
+                WinFunc::CumeDist => Value::Float8(pe as f64 / m as f64),
+                WinFunc::Ntile => self.ntile(p)?,
+                WinFunc::Lag | WinFunc::Lead => self.shifted(p)?,
+                WinFunc::FirstValue | WinFunc::LastValue | WinFunc::NthValue => self.nth(p)?,
+                WinFunc::Agg(_) => unreachable!("handled above"),
+            };
+            out[self.index[p]] = v;
+        }
+        Ok(())
+    }
+
+    fn arg(&self, i: usize, p: usize) -> Result<Value> {
+        match self.call.args.get(i) {
+            Some(e) => e.eval(self.rows[p], self.ctx),
+            None => Ok(Value::Null),
+        }
+    }
+
+    fn ntile(&self, p: usize) -> Result<Value> {
+        let n = match self.arg(0, p)? {
+            Value::Null => return Ok(Value::Null),
+            Value::Int4(n) if n > 0 => n as usize,
+            _ => bail!(
+                InvalidArgumentForNtileFunction,
+                "argument of ntile must be greater than zero"
+            ),
+        };
+        let m = self.rows.len();
+        let (q, r) = (m / n, m % n);
+        // The first r buckets hold q + 1 rows, the rest q.
+        let big = r * (q + 1);
+        let bucket = if p < big { p / (q + 1) } else { r + (p - big) / q.max(1) };
+        Ok(Value::Int4(bucket as i32 + 1))
+    }
+
+    fn shifted(&self, p: usize) -> Result<Value> {
+        let offset = match self.call.args.len() {
+            1 => 1,
+            _ => match self.arg(1, p)? {
+                Value::Null => return Ok(Value::Null),
+                Value::Int4(n) => n as i64,
+                other => bail!(DatatypeMismatch, "bad lag/lead offset {other:?}"),
+            },
+        };
+        let offset = if self.call.func == WinFunc::Lag { -offset } else { offset };
+        let target = p as i64 + offset;
+        if target < 0 || target >= self.rows.len() as i64 {
+            return self.arg(2, p);
+        }
+        self.arg(0, target as usize)
+    }
+
+    fn nth(&self, p: usize) -> Result<Value> {
+        let (lo, hi) = self.frame_of(p);
+        let at = match self.call.func {
+            WinFunc::FirstValue => Some(lo),
+            WinFunc::LastValue => hi.checked_sub(1),
+            _ => match self.arg(1, p)? {
+                Value::Null => return Ok(Value::Null),
+                Value::Int4(n) if n > 0 => Some(lo + n as usize - 1),
+                _ => bail!(
+                    InvalidArgumentForNthValue,
+                    "argument of nth_value must be greater than zero"
+                ),
+            },
+        };
+        match at {
+            Some(i) if lo < hi && i < hi => self.arg(0, i),
+            _ => Ok(Value::Null),
+        }
+    }
+
+    /// The frame of row `p` as a half-open range of partition positions.
+    fn frame_of(&self, p: usize) -> (usize, usize) {
+        let m = self.rows.len();
+        let f = self.call.frame;
+        let (ps, pe) = self.peers[p];
+        let lo = match f.start {
+            FrameBound::UnboundedPreceding => 0,
+            FrameBound::Preceding(n) => p.saturating_sub(n),
+            FrameBound::CurrentRow if f.rows => p,
+            FrameBound::CurrentRow => ps,
+            FrameBound::Following(n) => p.saturating_add(n).min(m),
+            FrameBound::UnboundedFollowing => m,
+        };
+        let hi = match f.end {
+            FrameBound::UnboundedPreceding => 0,
+            FrameBound::Preceding(n) => (p + 1).saturating_sub(n),
+            FrameBound::CurrentRow if f.rows => p + 1,
+            FrameBound::CurrentRow => pe,
+            FrameBound::Following(n) => p.saturating_add(n).saturating_add(1).min(m),
+            FrameBound::UnboundedFollowing => m,
+        };
+        (lo, hi.max(lo))
+    }
+
+    /// Steps row `i` into an aggregate's state (respecting FILTER).
+    fn step(&self, a: &AggCall, st: &mut crate::exec::AggState, i: usize) -> Result<()> {
+        let row = self.rows[i];
+        if let Some(f) = &a.filter {
+            if !matches!(f.eval(row, self.ctx)?, Value::Bool(true)) {
+                return Ok(());
+            }
+        }
+        let v = match &a.arg {
+            Some(e) => e.eval(row, self.ctx)?,
+            None => Value::Null,
+        };
+        agg_step(a, st, v)
+    }
+
+    fn aggregate(&self, a: &AggCall, out: &mut [Value]) -> Result<()> {
+        let incremental = self.call.frame.start == FrameBound::UnboundedPreceding;
+        let mut running = agg_init(a);
+        let mut added = 0;
+        for p in 0..self.rows.len() {
+            let (lo, hi) = self.frame_of(p);
+            let v = if incremental {
+                // Frames that start at row 0 only ever grow.
+                while added < hi {
+                    self.step(a, &mut running, added)?;
+                    added += 1;
+                }
+                agg_final(a, running.clone())?
+            } else {
+                let mut st = agg_init(a);
+                for i in lo..hi {
+                    self.step(a, &mut st, i)?;
+                }
+                agg_final(a, st)?
+            };
+            out[self.index[p]] = v;
+        }
+        Ok(())
+    }
+}
