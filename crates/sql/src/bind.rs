@@ -189,8 +189,6 @@ pub fn data_type(t: &ast::DataType) -> Result<DataType> {
             "bpchar" => DataType::Char(1),
             "float4" => DataType::Float8,
             "int" => DataType::Int4,
-            "serial" => DataType::Int4,
-            "bigserial" => DataType::Int8,
             other => bail!(UndefinedObject, "type \"{other}\" does not exist"),
         },
         other => bail!(FeatureNotSupported, "type {other} is not supported yet"),

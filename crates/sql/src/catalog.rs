@@ -39,6 +39,10 @@ pub struct ColumnDef {
     pub nullable: bool,
     /// DEFAULT expression as SQL text, evaluated at insert time.
     pub default: Option<String>,
+    /// IDENTITY column: 'a' (GENERATED ALWAYS) or 'd' (BY DEFAULT), as
+    /// pg_attribute.attidentity.
+    #[serde(default)]
+    pub identity: Option<char>,
 }
 
 /// A serializable mirror of [`DataType`] for catalog storage.
@@ -158,6 +162,8 @@ pub struct Catalog {
     pub tables: BTreeMap<String, Arc<TableDef>>,
     /// Roles stored in the catalog (see [`Catalog::role`] for the bootstrap role).
     pub roles: BTreeMap<String, RoleDef>,
+    /// Sequences by name.
+    pub sequences: BTreeMap<String, Arc<crate::sequence::SequenceDef>>,
 }
 
 impl Catalog {
@@ -203,6 +209,7 @@ impl Catalog {
     /// True if a relation (table or index) named `name` exists.
     pub fn relation_exists(&self, name: &str) -> bool {
         self.tables.contains_key(name)
+            || self.sequences.contains_key(name)
             || self.table_of_index(name).is_some()
             || self.tables.values().any(|t| t.pkey_name.as_deref() == Some(name))
     }
@@ -216,6 +223,7 @@ pub mod keys {
     const CATALOG: u8 = b'c';
     const DATA: u8 = b'd';
     const UNIQUE: u8 = b'u';
+    const SEQUENCE_STATE: u8 = b's';
 
     /// The catalog version counter.
     pub fn version(tenant: TenantId) -> Key {
@@ -237,6 +245,26 @@ pub mod keys {
     /// All table definitions.
     pub fn tables(tenant: TenantId) -> KeyRange {
         KeyRange::prefix(tenant, &[CATALOG, b't'])
+    }
+
+    /// One sequence definition.
+    pub fn sequence(tenant: TenantId, oid: u32) -> Key {
+        let mut k = vec![CATALOG, b'q'];
+        k.extend_from_slice(&oid.to_be_bytes());
+        Key::new(tenant, &k)
+    }
+
+    /// All sequence definitions.
+    pub fn sequences(tenant: TenantId) -> KeyRange {
+        KeyRange::prefix(tenant, &[CATALOG, b'q'])
+    }
+
+    /// A sequence's position, written only by autonomous transactions
+    /// (sequence.rs), outside the catalog so DDL never touches it.
+    pub fn sequence_state(tenant: TenantId, oid: u32) -> Key {
+        let mut k = vec![SEQUENCE_STATE];
+        k.extend_from_slice(&oid.to_be_bytes());
+        Key::new(tenant, &k)
     }
 
     /// One role definition.

@@ -21,6 +21,7 @@ use crate::catalog::{self, keys, Catalog, ColumnDef, IndexDef, TableDef, TypeDef
 use crate::dml;
 use crate::error::{from_kv, ErrorReport, Result};
 use crate::exec::{after, SCAN_BATCH};
+use crate::sequence::{self, SequenceDef};
 use crate::{bail, err};
 
 /// What a DDL statement did: its command tag, notices, and the storage ids it
@@ -105,6 +106,10 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
     for (_, v) in scan_all(txn, keys::tables(tenant)).await? {
         let t = catalog::decode_table(&v)?;
         cat.tables.insert(t.name.clone(), Arc::new(t));
+    }
+    for (_, v) in scan_all(txn, keys::sequences(tenant)).await? {
+        let s = sequence::decode(&v)?;
+        cat.sequences.insert(s.name.clone(), Arc::new(s));
     }
     for (_, v) in scan_all(txn, keys::roles(tenant)).await? {
         let role: catalog::RoleDef = serde_json::from_slice(&v)
@@ -297,20 +302,54 @@ pub async fn create_table<T: Txn>(
         storage: 0,
     };
     let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+    // Columns that own a sequence (SERIAL, IDENTITY), with its options.
+    let mut owned: Vec<(usize, Vec<ast::SequenceOptions>)> = Vec::new();
     let mut seen = HashSet::new();
     for (i, c) in ct.columns.iter().enumerate() {
         let cname = bind::ident(&c.name);
         if !seen.insert(cname.clone()) {
             bail!(DuplicateColumn, "column \"{cname}\" specified more than once");
         }
-        let ty = bind::data_type(&c.data_type)?;
-        let mut col =
-            ColumnDef { name: cname, ty: TypeDef::from_type(&ty), nullable: true, default: None };
+        let serial = serial_type(&c.data_type);
+        let ty = match &serial {
+            Some(t) => t.clone(),
+            None => bind::data_type(&c.data_type)?,
+        };
+        let mut col = ColumnDef {
+            name: cname,
+            ty: TypeDef::from_type(&ty),
+            nullable: true,
+            default: None,
+            identity: None,
+        };
+        if serial.is_some() {
+            owned.push((i, vec![]));
+        }
         for opt in &c.options {
             match &opt.option {
                 ast::ColumnOption::NotNull => col.nullable = false,
                 ast::ColumnOption::Null => {}
+                ast::ColumnOption::Default(_) if serial.is_some() => bail!(
+                    SyntaxError,
+                    "multiple default values specified for column \"{}\" of table \"{name}\"",
+                    col.name
+                ),
                 ast::ColumnOption::Default(e) => col.default = Some(e.to_string()),
+                ast::ColumnOption::Generated {
+                    generated_as,
+                    sequence_options,
+                    generation_expr: None,
+                    ..
+                } => {
+                    col.identity = Some(match generated_as {
+                        ast::GeneratedAs::Always => 'a',
+                        ast::GeneratedAs::ByDefault => 'd',
+                        ast::GeneratedAs::ExpStored => {
+                            bail!(FeatureNotSupported, "generated columns are not supported yet")
+                        }
+                    });
+                    owned.push((i, sequence_options.clone().unwrap_or_default()));
+                }
                 ast::ColumnOption::PrimaryKey(_) => {
                     if !t.primary_key.is_empty() {
                         bail!(
@@ -369,6 +408,12 @@ pub async fn create_table<T: Txn>(
         });
         fresh.push(id);
     }
+    let mut with_seqs = cat.clone();
+    for (i, options) in owned {
+        let seq = owned_sequence(txn, tenant, &with_seqs, &mut t, i, &options).await?;
+        with_seqs.sequences.insert(seq.name.clone(), Arc::new(seq));
+    }
+    let cat = &with_seqs;
     // Validate DEFAULT expressions now, as PostgreSQL does at CREATE time.
     for c in &t.columns {
         if let Some(d) = &c.default {
@@ -377,6 +422,168 @@ pub async fn create_table<T: Txn>(
     }
     write_table(txn, tenant, &t).await?;
     Ok(DdlResult { tag: "CREATE TABLE".into(), notices: vec![], fresh })
+}
+
+/// The integer type of a SERIAL pseudo-type, if `t` is one.
+fn serial_type(t: &ast::DataType) -> Option<DataType> {
+    let ast::DataType::Custom(name, _) = t else { return None };
+    match bind::object_name(name).ok()?.as_str() {
+        "serial" | "serial4" => Some(DataType::Int4),
+        "bigserial" | "serial8" => Some(DataType::Int8),
+        "smallserial" | "serial2" => Some(DataType::Int2),
+        _ => None,
+    }
+}
+
+/// Creates the sequence behind SERIAL or IDENTITY column `col` of `t`
+/// (named `<table>_<column>_seq`, numbered if taken, owned by the column)
+/// and makes it the column's NOT NULL default.
+async fn owned_sequence<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    t: &mut TableDef,
+    col: usize,
+    options: &[ast::SequenceOptions],
+) -> Result<SequenceDef> {
+    let base = format!("{}_{}_seq", t.name, t.columns[col].name);
+    let mut name = base.clone();
+    let mut n = 0;
+    while cat.relation_exists(&name) || t.indexes.iter().any(|i| i.name == name) {
+        n += 1;
+        name = format!("{base}{n}");
+    }
+    let oid = alloc(txn, tenant, 1).await? as u32;
+    let mut seq = sequence::define(oid, name, &t.columns[col].ty.to_type(), options)?;
+    seq.owned_by = Some((t.oid, t.columns[col].name.clone()));
+    let c = &mut t.columns[col];
+    c.default = Some(format!("nextval('{}')", seq.name.replace('\'', "''")));
+    c.nullable = false;
+    write_sequence(txn, tenant, &seq).await?;
+    Ok(seq)
+}
+
+async fn write_sequence<T: Txn>(txn: &mut T, tenant: TenantId, s: &SequenceDef) -> Result<()> {
+    let key = keys::sequence(tenant, s.oid);
+    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+    txn.put(key, sequence::encode(s), LockMode::Locked).map_err(from_kv)
+}
+
+/// CREATE SEQUENCE.
+pub async fn create_sequence<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    stmt: &ast::Statement,
+) -> Result<DdlResult> {
+    let ast::Statement::CreateSequence {
+        temporary,
+        if_not_exists,
+        name,
+        data_type,
+        sequence_options,
+        owned_by,
+    } = stmt
+    else {
+        bail!(InternalError, "not a CREATE SEQUENCE statement");
+    };
+    if *temporary {
+        bail!(FeatureNotSupported, "temporary sequences are not supported yet");
+    }
+    let name = check_schema(name)?;
+    if cat.relation_exists(&name) {
+        if *if_not_exists {
+            let mut r = DdlResult::tag("CREATE SEQUENCE");
+            r.notices.push(notice(format!("relation \"{name}\" already exists, skipping")));
+            return Ok(r);
+        }
+        bail!(DuplicateTable, "relation \"{name}\" already exists");
+    }
+    let ty = match data_type {
+        Some(t) => bind::data_type(t)?,
+        None => DataType::Int8,
+    };
+    bump_version(txn, tenant).await?;
+    let oid = alloc(txn, tenant, 1).await? as u32;
+    let mut seq = sequence::define(oid, name, &ty, sequence_options)?;
+    if let Some(owner) = owned_by {
+        seq.owned_by = sequence_owner(cat, owner)?;
+    }
+    write_sequence(txn, tenant, &seq).await?;
+    Ok(DdlResult::tag("CREATE SEQUENCE"))
+}
+
+/// OWNED BY table.column (or NONE).
+fn sequence_owner(cat: &Catalog, owner: &ast::ObjectName) -> Result<Option<(u32, String)>> {
+    let parts: Vec<String> = owner.0.iter().filter_map(|p| p.as_ident().map(bind::ident)).collect();
+    match parts.as_slice() {
+        [none] if none == "none" => Ok(None),
+        [.., table, column] => {
+            let t = cat.must_get_table(table)?;
+            if t.column_index(column).is_none() {
+                bail!(
+                    UndefinedColumn,
+                    "column \"{column}\" of relation \"{table}\" does not exist"
+                );
+            }
+            Ok(Some((t.oid, column.clone())))
+        }
+        _ => bail!(
+            InvalidParameterValue,
+            "invalid OWNED BY option: specify OWNED BY table.column or OWNED BY NONE"
+        ),
+    }
+}
+
+/// DROP SEQUENCE.
+async fn drop_sequences<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> Result<DdlResult> {
+    let mut r = DdlResult::tag("DROP SEQUENCE");
+    let mut bumped = false;
+    for n in names {
+        let name = check_schema(n)?;
+        let Some(seq) = cat.sequences.get(&name) else {
+            if if_exists {
+                r.notices.push(notice(format!("sequence \"{name}\" does not exist, skipping")));
+                continue;
+            }
+            bail!(UndefinedTable, "sequence \"{name}\" does not exist");
+        };
+        if let Some((t, c)) = &seq.owned_by {
+            let owner = cat.tables.values().find(|x| x.oid == *t);
+            let used = owner.is_some_and(|x| {
+                x.columns.iter().any(|col| col.name == *c && col.default.is_some())
+            });
+            if used {
+                let table = owner.map(|x| x.name.as_str()).unwrap_or("?");
+                return Err(err!(
+                    DependentObjectsStillExist,
+                    "cannot drop sequence {name} because other objects depend on it"
+                )
+                .with_detail(format!(
+                    "default value for column {c} of table {table} depends on sequence {name}"
+                ))
+                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            }
+        }
+        if !bumped {
+            bump_version(txn, tenant).await?;
+            bumped = true;
+        }
+        delete_sequence(txn, tenant, seq.oid).await?;
+    }
+    Ok(r)
+}
+
+async fn delete_sequence<T: Txn>(txn: &mut T, tenant: TenantId, oid: u32) -> Result<()> {
+    let key = keys::sequence(tenant, oid);
+    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+    txn.delete(key, LockMode::Locked).map_err(from_kv)
 }
 
 /// Binds a stored DEFAULT expression for a column of type `ty`.
@@ -403,6 +610,9 @@ pub async fn drop<T: Txn>(
     if_exists: bool,
 ) -> Result<DdlResult> {
     let (tag, what) = match kind {
+        ast::ObjectType::Sequence => {
+            return drop_sequences(txn, tenant, cat, names, if_exists).await
+        }
         ast::ObjectType::Table => ("DROP TABLE", "table"),
         ast::ObjectType::Index => ("DROP INDEX", "index"),
         other => bail!(FeatureNotSupported, "DROP {other} is not supported yet"),
@@ -436,6 +646,12 @@ pub async fn drop<T: Txn>(
                 txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
                 txn.delete(key, LockMode::Locked).map_err(from_kv)?;
                 txn.delete_range_after_commit(keys::storage(tenant, t.storage)).map_err(from_kv)?;
+                // Sequences owned by the table's columns go with it.
+                for s in cat.sequences.values() {
+                    if s.owned_by.as_ref().is_some_and(|(o, _)| *o == t.oid) {
+                        delete_sequence(txn, tenant, s.oid).await?;
+                    }
+                }
                 for i in &t.indexes {
                     txn.delete_range_after_commit(keys::storage(tenant, i.storage))
                         .map_err(from_kv)?;
@@ -726,6 +942,7 @@ pub async fn alter_table<T: Txn>(
                     ty: TypeDef::from_type(&ty),
                     nullable: true,
                     default: None,
+                    identity: None,
                 };
                 for opt in &column_def.options {
                     match &opt.option {

@@ -107,6 +107,8 @@ pub struct EvalContext {
     pub subq: std::sync::Arc<Vec<SubqValue>>,
     /// The session's settings (current_setting), lower-case names.
     pub settings: std::sync::Arc<std::collections::BTreeMap<String, String>>,
+    /// Sequences for nextval, currval, setval and lastval.
+    pub seqs: crate::sequence::SeqContext,
 }
 
 /// The result of an uncorrelated subquery, computed once per statement.

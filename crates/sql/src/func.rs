@@ -110,6 +110,14 @@ pub enum Func {
     Sqrt,
     /// power(x, y)
     Power,
+    /// nextval(sequence)
+    NextVal,
+    /// currval(sequence)
+    CurrVal,
+    /// setval(sequence, value [, is_called])
+    SetVal,
+    /// lastval()
+    LastVal,
 }
 
 /// Resolves `name(args)`; returns the function and its result type.
@@ -180,6 +188,10 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("mod", 2) => (Func::Mod, common(args)?),
         ("sqrt", 1) => (Func::Sqrt, T::Float8),
         ("power" | "pow", 2) => (Func::Power, T::Float8),
+        ("nextval", 1) => (Func::NextVal, T::Int8),
+        ("currval", 1) => (Func::CurrVal, T::Int8),
+        ("setval", 2 | 3) => (Func::SetVal, T::Int8),
+        ("lastval", 0) => (Func::LastVal, T::Int8),
         _ => {
             let list: Vec<String> = args.iter().map(|t| t.to_string()).collect();
             return Err(err!(UndefinedFunction, "function {name}({}) does not exist", list.join(", "))
@@ -194,6 +206,8 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
     match f {
         Func::Coalesce | Func::Greatest | Func::Least | Func::Mod => Some(result.clone()),
         Func::ArrayPosition | Func::CurrentSetting => Some(DataType::Text),
+        Func::NextVal | Func::CurrVal => Some(DataType::Text),
+        Func::SetVal => Some([DataType::Text, DataType::Int8, DataType::Bool][i.min(2)].clone()),
         Func::CurrentSchemas => Some(DataType::Bool),
         Func::Left | Func::Right | Func::LPad | Func::RPad | Func::SplitPart
             if i > 0
@@ -498,6 +512,20 @@ impl Func {
                 Value::Float8(f.sqrt())
             }
             Func::Power => Value::Float8(float(&arg(0))?.powf(float(&arg(1))?)),
+            Func::NextVal => Value::Int8(ctx.seqs.nextval(text(&arg(0))?)?),
+            Func::CurrVal => Value::Int8(ctx.seqs.currval(text(&arg(0))?)?),
+            Func::LastVal => Value::Int8(ctx.seqs.lastval()?),
+            Func::SetVal => {
+                let called = match args.get(2) {
+                    Some(_) => matches!(arg(2), Value::Bool(true)),
+                    None => true,
+                };
+                let v = match arg(1) {
+                    Value::Int8(v) => v,
+                    _ => bail!(DatatypeMismatch, "setval needs a bigint value"),
+                };
+                Value::Int8(ctx.seqs.setval(text(&arg(0))?, v, called)?)
+            }
         })
     }
 }

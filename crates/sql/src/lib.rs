@@ -42,6 +42,8 @@ pub mod planner;
 pub mod select;
 // Sessions and transactions.
 pub mod session;
+// Sequences, SERIAL and IDENTITY.
+pub mod sequence;
 // Session settings.
 pub mod settings;
 // System catalog views.

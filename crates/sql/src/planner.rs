@@ -11,7 +11,7 @@ use sqlparser::ast;
 use sqltypes::DataType;
 
 use crate::bind::{self, Binder, Scope};
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, TableDef};
 use crate::dml::{DeletePlan, InsertPlan, OnConflict, Returning, UpdatePlan};
 use crate::error::Result;
 use crate::parse::Stmt;
@@ -199,6 +199,7 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                         if is_default(e) {
                             r.push(default_or_null(b.catalog, &table, t)?);
                         } else {
+                            check_not_generated_always(&table, t)?;
                             r.push(b.assign(e, &empty, &types[t])?);
                         }
                     }
@@ -210,6 +211,9 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                 let (p, cols) = b.query(q)?;
                 if cols.len() > targets.len() {
                     bail!(SyntaxError, "INSERT has more expressions than target columns");
+                }
+                for &t in targets.iter().take(cols.len()) {
+                    check_not_generated_always(&table, t)?;
                 }
                 let mut exprs = Vec::new();
                 for (i, (c, &t)) in cols.iter().zip(&targets).enumerate() {
@@ -342,6 +346,25 @@ fn plan_on_conflict(
             Ok(OnConflict::DoUpdate { sets, filter })
         }
     }
+}
+
+/// A GENERATED ALWAYS identity column takes only its default (PostgreSQL's
+/// OVERRIDING SYSTEM VALUE is not supported).
+fn check_not_generated_always(t: &TableDef, col: usize) -> Result<()> {
+    let c = &t.columns[col];
+    if c.identity == Some('a') {
+        return Err(err!(
+            GeneratedAlways,
+            "cannot insert a non-DEFAULT value into column \"{}\"",
+            c.name
+        )
+        .with_detail(format!(
+            "Column \"{}\" is an identity column defined as GENERATED ALWAYS.",
+            c.name
+        ))
+        .with_hint("Use OVERRIDING SYSTEM VALUE to override."));
+    }
+    Ok(())
 }
 
 fn is_default(e: &ast::Expr) -> bool {

@@ -23,7 +23,7 @@ use parking_lot::{Mutex, RwLock};
 use sqlparser::ast;
 use sqltypes::{DataType, Value};
 
-use crate::catalog::{keys, Catalog};
+use crate::catalog::{keys, Catalog, TableDef};
 use crate::copy::CopyParser;
 use crate::ddl::{self, DdlResult};
 use crate::error::{from_kv, ErrorReport, Result};
@@ -32,6 +32,7 @@ use crate::expr::EvalContext;
 use crate::parse::{self, CopyStmt, Parsed, Stmt};
 use crate::plan::Column;
 use crate::planner::{self, Bound};
+use crate::sequence;
 use crate::settings::Settings;
 use crate::{bail, dml, err};
 
@@ -44,6 +45,8 @@ pub struct Database<K: KvClient> {
     catalog: RwLock<Arc<Catalog>>,
     /// Turns a cleartext password into its stored verifier.
     hasher: ddl::PasswordHasher,
+    /// Sequence values this process has reserved (see sequence.rs).
+    reserved: Arc<sequence::Reserved>,
 }
 
 impl<K: KvClient> Database<K> {
@@ -55,6 +58,7 @@ impl<K: KvClient> Database<K> {
             tenant,
             catalog: RwLock::new(Arc::new(Catalog::default())),
             hasher,
+            reserved: Arc::default(),
         })
     }
 
@@ -194,6 +198,8 @@ pub struct Session<K: KvClient> {
     ddl: bool,
     /// Open savepoints of the transaction block, oldest first.
     savepoints: Vec<SavepointMark>,
+    /// currval/lastval and pending sequence requests.
+    seqs: Arc<Mutex<sequence::SessionSeqs>>,
     txn_time: i64,
     notices: Vec<ErrorReport>,
     copy: Option<CopyIn>,
@@ -229,6 +235,7 @@ impl<K: KvClient> Session<K> {
             fresh: HashSet::new(),
             ddl: false,
             savepoints: Vec::new(),
+            seqs: Arc::default(),
             txn_time: 0,
             notices: Vec::new(),
             copy: None,
@@ -439,7 +446,7 @@ impl<K: KvClient> Session<K> {
             return Err(aborted());
         }
         self.in_statement = true;
-        let r = self.execute_inner(portal).await;
+        let r = self.execute_with_sequences(portal).await;
         self.in_statement = false;
         match r {
             Ok(o) => Ok(o),
@@ -448,6 +455,34 @@ impl<K: KvClient> Session<K> {
                 Err(self.position(e, &portal.prepared.parsed))
             }
         }
+    }
+
+    /// Runs the statement; when a sequence needs storage work (a new block
+    /// of values, a setval), undoes the attempt, does that work and runs the
+    /// statement again (see sequence.rs).
+    async fn execute_with_sequences(&mut self, portal: &Portal) -> Result<Outcome> {
+        self.seqs.lock().start_statement();
+        let mut attempts = 0;
+        loop {
+            let mark = self.txn.as_mut().map(|t| t.savepoint()).unwrap_or(Savepoint(0));
+            let r = self.execute_inner(portal).await;
+            let request = self.seqs.lock().request.take();
+            let (Err(e), Some(req)) = (&r, request) else { return r };
+            attempts += 1;
+            if attempts > 30 {
+                return Err(e.clone());
+            }
+            if let Some(t) = self.txn.as_mut() {
+                t.rollback_to(mark);
+            }
+            self.seqs.lock().give_back(&self.db.reserved);
+            self.serve_sequence_request(req).await?;
+        }
+    }
+
+    async fn serve_sequence_request(&self, req: sequence::Request) -> Result<()> {
+        let db = &self.db;
+        sequence::serve(&db.client, db.tenant, &db.reserved, &self.seqs, req).await
     }
 
     /// Ends the implicit transaction if one is open.
@@ -582,6 +617,15 @@ impl<K: KvClient> Session<K> {
         Ok(())
     }
 
+    /// What nextval and friends see during a statement.
+    fn seq_context(&self) -> sequence::SeqContext {
+        sequence::SeqContext {
+            catalog: self.catalog.clone(),
+            reserved: self.db.reserved.clone(),
+            session: self.seqs.clone(),
+        }
+    }
+
     /// The settings as current_setting() sees them; rebuilt only after SET.
     fn settings_snapshot(&self) -> Arc<std::collections::BTreeMap<String, String>> {
         let mut cached = self.settings_cache.lock();
@@ -600,6 +644,7 @@ impl<K: KvClient> Session<K> {
             user: self.user.clone(),
             subq: Default::default(),
             settings: self.settings_snapshot(),
+            seqs: self.seq_context(),
         }
     }
 
@@ -899,6 +944,7 @@ impl<K: KvClient> Session<K> {
                 ddl::truncate(txn, tenant, &catalog, &names).await?
             }
             S::CreateIndex(ci) => ddl::create_index(txn, tenant, &catalog, ci).await?,
+            S::CreateSequence { .. } => ddl::create_sequence(txn, tenant, &catalog, stmt).await?,
             S::CreateRole(cr) => {
                 ddl::create_role(txn, tenant, &catalog, cr, self.db.hasher).await?
             }
@@ -1021,9 +1067,14 @@ impl<K: KvClient> Session<K> {
         let tenant = self.db.tenant;
         let now = self.txn_time;
         let catalog = self.catalog.clone();
-        let (Some(cp), Some(txn)) = (self.copy.as_mut(), self.txn.as_mut()) else { return Ok(()) };
+        let ctx = EvalContext {
+            txn_time: now,
+            stmt_time: now,
+            seqs: self.seq_context(),
+            ..Default::default()
+        };
+        let Some(cp) = self.copy.as_ref() else { return Ok(()) };
         let table = cp.table.clone();
-        let ctx = EvalContext { txn_time: now, stmt_time: now, ..Default::default() };
         let mut defaults = Vec::new();
         for (i, c) in table.columns.iter().enumerate() {
             if !cp.columns.contains(&i) {
@@ -1032,18 +1083,21 @@ impl<K: KvClient> Session<K> {
                 }
             }
         }
-        let mut rows = Vec::with_capacity(cp.rows.len());
-        for src in cp.rows.drain(..) {
-            let mut row = vec![Value::Null; table.columns.len()];
-            for (v, &c) in src.into_iter().zip(&cp.columns) {
-                row[c] = v;
-            }
-            for (i, d) in &defaults {
-                row[*i] = d.eval(&[], &ctx)?;
-            }
-            dml::check_row(&table, &mut row)?;
-            rows.push(row);
-        }
+        // Defaults may call nextval, which may need a new block of values
+        // first (see sequence.rs): then the batch is built again.
+        let rows = loop {
+            let Some(cp) = self.copy.as_ref() else { return Ok(()) };
+            self.seqs.lock().start_attempt();
+            let err = match copy_rows(&table, cp, &defaults, &ctx) {
+                Ok(rows) => break rows,
+                Err(e) => e,
+            };
+            let Some(req) = self.seqs.lock().request.take() else { return Err(err) };
+            self.seqs.lock().give_back(&self.db.reserved);
+            self.serve_sequence_request(req).await?;
+        };
+        let (Some(cp), Some(txn)) = (self.copy.as_mut(), self.txn.as_mut()) else { return Ok(()) };
+        cp.rows.clear();
         cp.count += rows.len() as u64;
         dml::insert_rows(txn, tenant, &table, &rows, cp.private).await
     }
@@ -1075,6 +1129,29 @@ impl<K: KvClient> Session<K> {
         self.fail_txn();
         err!(QueryCanceled, "COPY from stdin failed: {msg}")
     }
+}
+
+/// Builds full table rows from a batch of COPY rows: copied columns in
+/// place, DEFAULTs for the others, NOT NULL and lengths checked.
+fn copy_rows(
+    table: &TableDef,
+    cp: &CopyIn,
+    defaults: &[(usize, crate::expr::Expr)],
+    ctx: &EvalContext,
+) -> Result<Vec<Row>> {
+    let mut rows = Vec::with_capacity(cp.rows.len());
+    for src in &cp.rows {
+        let mut row = vec![Value::Null; table.columns.len()];
+        for (v, &c) in src.iter().zip(&cp.columns) {
+            row[c] = v.clone();
+        }
+        for (i, d) in defaults {
+            row[*i] = d.eval(&[], ctx)?;
+        }
+        dml::check_row(table, &mut row)?;
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 fn aborted() -> ErrorReport {

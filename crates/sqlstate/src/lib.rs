@@ -42,6 +42,10 @@ sqlstates! {
     ReadOnlySqlTransaction = "25006",
     /// 42P20: a window function where none is allowed, or a bad frame.
     WindowingError = "42P20",
+    /// 2BP01: DROP of an object others depend on (without CASCADE).
+    DependentObjectsStillExist = "2BP01",
+    /// 428C9: a value given for a GENERATED ALWAYS identity column.
+    GeneratedAlways = "428C9",
     /// 3B001: ROLLBACK TO / RELEASE of a savepoint that does not exist.
     InvalidSavepointSpecification = "3B001",
     /// 08P01
