@@ -113,6 +113,58 @@ pub struct TableDef {
     pub indexes: Vec<IndexDef>,
     /// Where the rows are stored (changes on TRUNCATE and key rewrites).
     pub storage: u64,
+    /// CHECK constraints, sorted by name (PostgreSQL checks them in that order).
+    #[serde(default)]
+    pub checks: Vec<CheckDef>,
+    /// The CHECK expressions bound over the table's row, in `checks` order;
+    /// filled when the catalog is loaded ([`bind_checks`]), never stored.
+    #[serde(skip)]
+    pub bound_checks: Vec<crate::expr::Expr>,
+}
+
+/// A CHECK constraint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckDef {
+    /// Constraint name.
+    pub name: String,
+    /// The condition as SQL text.
+    pub expr: String,
+}
+
+/// Binds `t`'s CHECK expressions over its row (see [`TableDef::bound_checks`]).
+pub fn bind_checks(cat: &Catalog, t: &mut TableDef) -> Result<()> {
+    let scope = crate::select::table_scope(t, &t.name, &None);
+    let mut bound = Vec::with_capacity(t.checks.len());
+    for c in &t.checks {
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let e = sqlparser::parser::Parser::new(&dialect)
+            .try_with_sql(&c.expr)
+            .and_then(|mut p| p.parse_expr())
+            .map_err(|e| err!(DataCorrupted, "stored CHECK expression does not parse: {e}"))?;
+        bound.push(check_expr(cat, &e, &scope)?);
+    }
+    t.bound_checks = bound;
+    Ok(())
+}
+
+/// Binds one CHECK condition over a table's row scope.
+pub fn check_expr(
+    cat: &Catalog,
+    e: &sqlparser::ast::Expr,
+    scope: &crate::bind::Scope,
+) -> Result<crate::expr::Expr> {
+    if crate::bind::contains_aggregate(e) {
+        bail!(GroupingError, "aggregate functions are not allowed in check constraints");
+    }
+    let mut b = crate::bind::Binder::new(cat, vec![]);
+    let (x, t) = b.expr(e, scope)?;
+    if !b.subqueries.is_empty() || !b.correlated.is_empty() {
+        bail!(FeatureNotSupported, "cannot use subquery in check constraint");
+    }
+    if !matches!(t, DataType::Bool | DataType::Unknown) {
+        bail!(DatatypeMismatch, "argument of CHECK must be type boolean, not type {t}");
+    }
+    b.coerce(x, &t, &DataType::Bool)
 }
 
 impl TableDef {

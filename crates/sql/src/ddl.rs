@@ -17,7 +17,7 @@ use sqlparser::ast;
 use sqltypes::{rowcodec, DataType, Value};
 
 use crate::bind::{self, Binder, Scope};
-use crate::catalog::{self, keys, Catalog, ColumnDef, IndexDef, TableDef, TypeDef};
+use crate::catalog::{self, keys, Catalog, CheckDef, ColumnDef, IndexDef, TableDef, TypeDef};
 use crate::dml;
 use crate::error::{from_kv, ErrorReport, Result};
 use crate::exec::{after, SCAN_BATCH};
@@ -103,13 +103,23 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
         None => 0,
     };
     let mut cat = Catalog { version, ..Default::default() };
+    let mut with_checks = Vec::new();
     for (_, v) in scan_all(txn, keys::tables(tenant)).await? {
         let t = catalog::decode_table(&v)?;
-        cat.tables.insert(t.name.clone(), Arc::new(t));
+        if t.checks.is_empty() {
+            cat.tables.insert(t.name.clone(), Arc::new(t));
+        } else {
+            with_checks.push(t);
+        }
     }
     for (_, v) in scan_all(txn, keys::sequences(tenant)).await? {
         let s = sequence::decode(&v)?;
         cat.sequences.insert(s.name.clone(), Arc::new(s));
+    }
+    // CHECK expressions are bound once the rest of the catalog is known.
+    for mut t in with_checks {
+        catalog::bind_checks(&cat, &mut t)?;
+        cat.tables.insert(t.name.clone(), Arc::new(t));
     }
     for (_, v) in scan_all(txn, keys::roles(tenant)).await? {
         let role: catalog::RoleDef = serde_json::from_slice(&v)
@@ -300,8 +310,12 @@ pub async fn create_table<T: Txn>(
         pkey_oid: 0,
         indexes: vec![],
         storage: 0,
+        checks: vec![],
+        bound_checks: vec![],
     };
     let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+    // CHECK constraints: (name if given, condition, column it was declared on).
+    let mut checks: Vec<(Option<String>, ast::Expr, Option<String>)> = Vec::new();
     // Columns that own a sequence (SERIAL, IDENTITY), with its options.
     let mut owned: Vec<(usize, Vec<ast::SequenceOptions>)> = Vec::new();
     let mut seen = HashSet::new();
@@ -360,6 +374,11 @@ pub async fn create_table<T: Txn>(
                     t.primary_key = vec![i];
                 }
                 ast::ColumnOption::Unique(_) => uniques.push((None, vec![i])),
+                ast::ColumnOption::Check(c) => checks.push((
+                    c.name.as_ref().map(bind::ident),
+                    (*c.expr).clone(),
+                    Some(col.name.clone()),
+                )),
                 other => bail!(FeatureNotSupported, "column option not supported yet: {other}"),
             }
         }
@@ -379,6 +398,9 @@ pub async fn create_table<T: Txn>(
             }
             ast::TableConstraint::Unique(u) => {
                 uniques.push((u.name.as_ref().map(bind::ident), index_columns(&t, &u.columns)?))
+            }
+            ast::TableConstraint::Check(c) => {
+                checks.push((c.name.as_ref().map(bind::ident), (*c.expr).clone(), None))
             }
             other => bail!(FeatureNotSupported, "table constraint not supported yet: {other}"),
         }
@@ -414,6 +436,7 @@ pub async fn create_table<T: Txn>(
         with_seqs.sequences.insert(seq.name.clone(), Arc::new(seq));
     }
     let cat = &with_seqs;
+    add_checks(cat, &mut t, checks)?;
     // Validate DEFAULT expressions now, as PostgreSQL does at CREATE time.
     for c in &t.columns {
         if let Some(d) = &c.default {
@@ -422,6 +445,55 @@ pub async fn create_table<T: Txn>(
     }
     write_table(txn, tenant, &t).await?;
     Ok(DdlResult { tag: "CREATE TABLE".into(), notices: vec![], fresh })
+}
+
+/// Validates and names CHECK constraints (PostgreSQL's rule: `<table>_<col>_check`
+/// when the condition reads one column, else `<table>_check`, numbered if
+/// taken) and stores them on `t` sorted by name.
+fn add_checks(
+    cat: &Catalog,
+    t: &mut TableDef,
+    checks: Vec<(Option<String>, ast::Expr, Option<String>)>,
+) -> Result<()> {
+    let scope = crate::select::table_scope(t, &t.name, &None);
+    for (name, e, declared_on) in checks {
+        let bound = catalog::check_expr(cat, &e, &scope)?;
+        let name = match name {
+            Some(n) => n,
+            None => {
+                let mut cols = Vec::new();
+                bound.walk(&mut |x| {
+                    if let Some(c) = x.as_column() {
+                        if !cols.contains(&c) {
+                            cols.push(c);
+                        }
+                    }
+                });
+                let base = match (cols.as_slice(), declared_on) {
+                    ([c], _) => format!("{}_{}_check", t.name, t.columns[*c].name),
+                    (_, Some(col)) if cols.is_empty() => format!("{}_{col}_check", t.name),
+                    _ => format!("{}_check", t.name),
+                };
+                let mut n = base.clone();
+                let mut k = 0;
+                while t.checks.iter().any(|c| c.name == n) {
+                    k += 1;
+                    n = format!("{base}{k}");
+                }
+                n
+            }
+        };
+        if t.checks.iter().any(|c| c.name == name) {
+            bail!(
+                DuplicateObject,
+                "constraint \"{name}\" for relation \"{}\" already exists",
+                t.name
+            );
+        }
+        t.checks.push(CheckDef { name, expr: e.to_string() });
+    }
+    t.checks.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(())
 }
 
 /// The integer type of a SERIAL pseudo-type, if `t` is one.

@@ -166,6 +166,20 @@ pub fn check_row(table: &TableDef, row: &mut [Value]) -> Result<()> {
             .with_detail(format!("Failing row contains ({}).", row_text(row))));
         }
     }
+    if !table.bound_checks.is_empty() {
+        let ctx = EvalContext::default();
+        for (check, e) in table.checks.iter().zip(&table.bound_checks) {
+            if let Value::Bool(false) = e.eval(row, &ctx)? {
+                return Err(err!(
+                    CheckViolation,
+                    "new row for relation \"{}\" violates check constraint \"{}\"",
+                    table.name,
+                    check.name
+                )
+                .with_detail(format!("Failing row contains ({}).", row_text(row))));
+            }
+        }
+    }
     Ok(())
 }
 
