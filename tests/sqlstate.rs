@@ -73,5 +73,24 @@ async fn extended_protocol_error_codes() {
     c.batch_execute("rollback").await.expect("rollback");
     let row = c.query_one("select v from t where id = $1", &[&one]).await.expect("after rollback");
     assert_eq!(row.get::<_, i32>(0), 1);
+
+    // Constraint errors name the schema, table, column or constraint, as
+    // drivers and ORMs read them from the ErrorResponse.
+    c.batch_execute("create table ck (id int primary key, n int not null check (n > 0))")
+        .await
+        .expect("create ck");
+    let fields = |e: tokio_postgres::Error| {
+        let db = e.as_db_error().expect("a server error").clone();
+        let own = |s: Option<&str>| s.map(str::to_string);
+        (own(db.schema()), own(db.table()), own(db.column()), own(db.constraint()))
+    };
+    let some = |s: &str| Some(s.to_string());
+    c.execute("insert into ck values (1, 1)", &[]).await.expect("insert");
+    let e = c.execute("insert into ck values (1, 2)", &[]).await.expect_err("duplicate");
+    assert_eq!(fields(e), (some("public"), some("ck"), None, some("ck_pkey")));
+    let e = c.execute("insert into ck values (2, null)", &[]).await.expect_err("null");
+    assert_eq!(fields(e), (some("public"), some("ck"), some("n"), None));
+    let e = c.execute("insert into ck values (3, -1)", &[]).await.expect_err("check");
+    assert_eq!(fields(e), (some("public"), some("ck"), None, some("ck_n_check")));
     tokio::task::spawn_blocking(move || drop(s)).await.expect("stop server");
 }

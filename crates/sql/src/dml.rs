@@ -163,7 +163,9 @@ pub fn check_row(table: &TableDef, row: &mut [Value]) -> Result<()> {
                 c.name,
                 table.name
             )
-            .with_detail(format!("Failing row contains ({}).", row_text(row))));
+            .with_detail(format!("Failing row contains ({}).", row_text(row)))
+            .with_table(&table.name)
+            .with_column(&c.name));
         }
     }
     if !table.bound_checks.is_empty() {
@@ -176,7 +178,9 @@ pub fn check_row(table: &TableDef, row: &mut [Value]) -> Result<()> {
                     table.name,
                     check.name
                 )
-                .with_detail(format!("Failing row contains ({}).", row_text(row))));
+                .with_detail(format!("Failing row contains ({}).", row_text(row)))
+                .with_table(&table.name)
+                .with_constraint(&check.name));
             }
         }
     }
@@ -202,11 +206,11 @@ fn key_detail(table: &TableDef, cols: &[usize], row: &[Value]) -> String {
     format!("Key ({})=({}) already exists.", names.join(", "), vals.join(", "))
 }
 
-fn unique_violation(name: &str, detail: String) -> crate::error::Error {
-    let mut e = err!(UniqueViolation, "duplicate key value violates unique constraint \"{name}\"")
-        .with_detail(detail);
-    e.constraint = Some(name.to_string());
-    e
+fn unique_violation(table: &TableDef, name: &str, detail: String) -> crate::error::Error {
+    err!(UniqueViolation, "duplicate key value violates unique constraint \"{name}\"")
+        .with_detail(detail)
+        .with_table(&table.name)
+        .with_constraint(name)
 }
 
 /// The storage key of a row.
@@ -260,7 +264,11 @@ async fn add_index_entries<T: Txn>(
         if exact {
             let locked = txn.lock(std::slice::from_ref(&ik)).await.map_err(from_kv)?;
             if locked.first().map(|l| l.latest.is_some()).unwrap_or(false) {
-                return Err(unique_violation(&idx.name, key_detail(table, &idx.columns, row)));
+                return Err(unique_violation(
+                    table,
+                    &idx.name,
+                    key_detail(table, &idx.columns, row),
+                ));
             }
             txn.put(ik, key.rest().to_vec(), LockMode::Locked).map_err(from_kv)?;
         } else {
@@ -338,7 +346,11 @@ pub async fn insert_rows<T: Txn>(
             if latest.is_some() || !seen.insert(k.as_bytes()) {
                 let name =
                     table.pkey_name.clone().unwrap_or_else(|| format!("{}_pkey", table.name));
-                return Err(unique_violation(&name, key_detail(table, &table.primary_key, row)));
+                return Err(unique_violation(
+                    table,
+                    &name,
+                    key_detail(table, &table.primary_key, row),
+                ));
             }
         }
     }

@@ -287,6 +287,26 @@ impl ErrorReport {
         self
     }
 
+    /// Names the table (in schema `public`) the error is about, as drivers
+    /// read it from the ErrorResponse (PostgreSQL's 's' and 't' fields).
+    pub fn with_table(mut self, table: impl Into<String>) -> ErrorReport {
+        self.schema = Some("public".into());
+        self.table = Some(table.into());
+        self
+    }
+
+    /// Names the column the error is about ('c').
+    pub fn with_column(mut self, column: impl Into<String>) -> ErrorReport {
+        self.column = Some(column.into());
+        self
+    }
+
+    /// Names the constraint the error is about ('n').
+    pub fn with_constraint(mut self, constraint: impl Into<String>) -> ErrorReport {
+        self.constraint = Some(constraint.into());
+        self
+    }
+
     /// Sets the 1-based position in the query text.
     pub fn with_position(mut self, position: u32) -> ErrorReport {
         self.position = Some(position);
