@@ -881,8 +881,26 @@ impl<'a> Binder<'a> {
                 arg: None,
                 distinct: false,
                 filter,
+                extra: None,
                 ty: DataType::Int8,
             },
+            ("string_agg", [Some(a), Some(d)]) => {
+                let (x, t) = self.expr_in(a, scope, &mut None)?;
+                let (dx, dt) = self.expr_in(d, scope, &mut None)?;
+                let t = if t == DataType::Unknown { DataType::Text } else { t };
+                if !t.is_string() {
+                    bail!(UndefinedFunction, "function string_agg({t}, {dt}) does not exist");
+                }
+                let extra = Some(self.coerce(dx, &dt, &DataType::Text)?);
+                AggCall {
+                    func: AggFunc::StringAgg,
+                    arg: Some(x),
+                    distinct,
+                    filter,
+                    extra,
+                    ty: DataType::Text,
+                }
+            }
             (_, [Some(a)]) => {
                 // Aggregate arguments see the raw input row, not the groups.
                 let (x, t) = self.expr_in(a, scope, &mut None)?;
@@ -897,7 +915,7 @@ impl<'a> Binder<'a> {
                     "bool_or" => (AggFunc::BoolOr, DataType::Bool),
                     _ => bail!(UndefinedFunction, "function {name}({t}) does not exist"),
                 };
-                AggCall { func, arg: Some(x), distinct, filter, ty }
+                AggCall { func, arg: Some(x), distinct, filter, extra: None, ty }
             }
             _ => bail!(
                 UndefinedFunction,
@@ -1113,7 +1131,10 @@ fn avg_type(t: &DataType) -> Result<DataType> {
 
 /// True for the names of aggregate functions.
 pub fn is_aggregate(name: &str) -> bool {
-    matches!(name, "count" | "sum" | "avg" | "min" | "max" | "bool_and" | "bool_or" | "every")
+    matches!(
+        name,
+        "count" | "sum" | "avg" | "min" | "max" | "bool_and" | "bool_or" | "every" | "string_agg"
+    )
 }
 
 /// The plain arguments of a function call; `*` becomes None.

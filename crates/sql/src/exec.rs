@@ -514,6 +514,7 @@ pub(crate) enum AggState {
     Avg(Value, i64),
     MinMax(Value),
     Bool(Option<bool>),
+    Text(Option<String>),
 }
 
 /// Runs uncorrelated subqueries once; returns the evaluation context in
@@ -585,14 +586,51 @@ pub(crate) fn agg_init(a: &AggCall) -> AggState {
         AggFunc::Avg => AggState::Avg(Value::Null, 0),
         AggFunc::Min | AggFunc::Max => AggState::MinMax(Value::Null),
         AggFunc::BoolAnd | AggFunc::BoolOr => AggState::Bool(None),
+        AggFunc::StringAgg => AggState::Text(None),
     }
 }
 
-pub(crate) fn agg_step(a: &AggCall, st: &mut AggState, v: Value) -> Result<()> {
+/// An aggregate's inputs from one row: None if FILTER rejects the row,
+/// else the argument and the extra argument (NULL where absent).
+pub(crate) fn agg_input(
+    a: &AggCall,
+    row: &[Value],
+    ctx: &EvalContext,
+) -> Result<Option<(Value, Value)>> {
+    if let Some(f) = &a.filter {
+        if !matches!(f.eval(row, ctx)?, Value::Bool(true)) {
+            return Ok(None);
+        }
+    }
+    let v = match &a.arg {
+        Some(e) => e.eval(row, ctx)?,
+        None => Value::Null,
+    };
+    let extra = match &a.extra {
+        Some(e) => e.eval(row, ctx)?,
+        None => Value::Null,
+    };
+    Ok(Some((v, extra)))
+}
+
+pub(crate) fn agg_step(a: &AggCall, st: &mut AggState, v: Value, extra: Value) -> Result<()> {
     if a.func != AggFunc::CountStar && v.is_null() {
         return Ok(());
     }
     match st {
+        AggState::Text(acc) => {
+            let Value::Text(s) = cast::cast(v, &DataType::Text)? else { return Ok(()) };
+            match acc {
+                None => *acc = Some(s),
+                Some(out) => {
+                    // The delimiter goes before every value but the first.
+                    if let Value::Text(d) = cast::cast(extra, &DataType::Text)? {
+                        out.push_str(&d);
+                    }
+                    out.push_str(&s);
+                }
+            }
+        }
         AggState::Count(n) => *n += 1,
         AggState::Sum(acc) => {
             let v = cast::cast(v, &a.ty)?;
@@ -632,6 +670,7 @@ pub(crate) fn agg_final(a: &AggCall, st: AggState) -> Result<Value> {
         AggState::Avg(_, 0) => Value::Null,
         AggState::Avg(sum, n) => ops::div(&sum, &cast::cast(Value::Int8(n), &a.ty)?)?,
         AggState::Bool(b) => b.map(Value::Bool).unwrap_or(Value::Null),
+        AggState::Text(t) => t.map(Value::Text).unwrap_or(Value::Null),
     })
 }
 
@@ -668,20 +707,12 @@ fn aggregate(
         };
         let g = &mut list[idx];
         for (j, a) in aggs.iter().enumerate() {
-            if let Some(f) = &a.filter {
-                if !matches!(f.eval(&row, ctx)?, Value::Bool(true)) {
-                    continue;
-                }
-            }
-            let v = match &a.arg {
-                Some(e) => e.eval(&row, ctx)?,
-                None => Value::Null,
-            };
+            let Some((v, extra)) = agg_input(a, &row, ctx)? else { continue };
             if a.distinct && !v.is_null() && !g.seen[j].insert(group_key(std::slice::from_ref(&v)))
             {
                 continue;
             }
-            agg_step(a, &mut g.states[j], v)?;
+            agg_step(a, &mut g.states[j], v, extra)?;
         }
     }
     if list.is_empty() && group.is_empty() {

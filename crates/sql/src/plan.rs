@@ -99,6 +99,8 @@ pub enum AggFunc {
     BoolAnd,
     /// bool_or(x)
     BoolOr,
+    /// string_agg(x, delimiter)
+    StringAgg,
 }
 
 /// One aggregate computed by an [`Plan::Aggregate`] node.
@@ -112,6 +114,8 @@ pub struct AggCall {
     pub distinct: bool,
     /// `FILTER (WHERE ...)`: only input rows where this is true are aggregated.
     pub filter: Option<Expr>,
+    /// A second argument over the input row (string_agg's delimiter).
+    pub extra: Option<Expr>,
     /// Result type.
     pub ty: DataType,
 }

@@ -26,7 +26,7 @@ use sqltypes::{DataType, Value};
 use crate::bail;
 use crate::bind::{function_args, is_aggregate, Binder, Scope};
 use crate::error::Result;
-use crate::exec::{agg_final, agg_init, agg_step, compare_keys, group_key, Row};
+use crate::exec::{agg_final, agg_init, agg_input, agg_step, compare_keys, group_key, Row};
 use crate::expr::{EvalContext, Expr};
 use crate::plan::{AggCall, SortKey};
 
@@ -455,17 +455,10 @@ impl<'a> Partition<'a> {
 
     /// Steps row `i` into an aggregate's state (respecting FILTER).
     fn step(&self, a: &AggCall, st: &mut crate::exec::AggState, i: usize) -> Result<()> {
-        let row = self.rows[i];
-        if let Some(f) = &a.filter {
-            if !matches!(f.eval(row, self.ctx)?, Value::Bool(true)) {
-                return Ok(());
-            }
+        match agg_input(a, self.rows[i], self.ctx)? {
+            Some((v, extra)) => agg_step(a, st, v, extra),
+            None => Ok(()),
         }
-        let v = match &a.arg {
-            Some(e) => e.eval(row, self.ctx)?,
-            None => Value::Null,
-        };
-        agg_step(a, st, v)
     }
 
     fn aggregate(&self, a: &AggCall, out: &mut [Value]) -> Result<()> {
