@@ -1256,6 +1256,10 @@ fn plan_reads_outer(p: &Plan) -> bool {
             found |= plan_reads_outer(i);
         }
         Plan::Distinct(i) => found |= plan_reads_outer(i),
+        Plan::DistinctOn(i, on) => {
+            on.iter().for_each(&mut check);
+            found |= plan_reads_outer(i);
+        }
         Plan::Window(i, calls) => {
             for c in calls {
                 c.args.iter().chain(&c.partition).for_each(&mut check);

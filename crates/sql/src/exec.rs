@@ -120,6 +120,18 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                 out
             }
             Plan::Apply(input, subs) => apply(run(input, cx).await?, subs, cx).await?,
+            Plan::DistinctOn(input, on) => {
+                let mut seen = HashSet::new();
+                let mut out = Vec::new();
+                for row in run(input, cx).await? {
+                    let key =
+                        on.iter().map(|e| e.eval(&row, cx.eval)).collect::<Result<Vec<_>>>()?;
+                    if seen.insert(group_key(&key)) {
+                        out.push(row);
+                    }
+                }
+                out
+            }
             Plan::Window(input, calls) => {
                 crate::window::window(run(input, cx).await?, calls, cx.eval)?
             }

@@ -181,6 +181,9 @@ pub enum Plan {
     Limit(Box<Plan>, Option<Expr>, Option<Expr>),
     /// Removes duplicate rows.
     Distinct(Box<Plan>),
+    /// DISTINCT ON: keeps the first row of each value of the expressions
+    /// (the input is sorted so that the wanted row comes first).
+    DistinctOn(Box<Plan>, Vec<Expr>),
     /// UNION / INTERSECT / EXCEPT of two inputs with the same column count;
     /// `bool` is ALL (keep duplicates).
     SetOp(SetOpKind, bool, Box<Plan>, Box<Plan>),
@@ -261,7 +264,7 @@ impl Plan {
             }
             Plan::Sort(..) => "Sort".into(),
             Plan::Limit(..) => "Limit".into(),
-            Plan::Distinct(..) => "Unique".into(),
+            Plan::Distinct(..) | Plan::DistinctOn(..) => "Unique".into(),
             Plan::Init(list, _) => format!("InitPlans ({})", list.len()),
             Plan::SetOp(k, all, _, _) => format!("{k:?}{}", if *all { " All" } else { "" }),
         };
@@ -273,6 +276,7 @@ impl Plan {
             | Plan::Sort(i, _)
             | Plan::Limit(i, _, _)
             | Plan::Distinct(i)
+            | Plan::DistinctOn(i, _)
             | Plan::Window(i, _)
             | Plan::Init(_, i) => i.explain(out, depth + 1),
             Plan::Apply(i, subs) => {

@@ -319,6 +319,12 @@ fn plan_select(
 
     let mut outputs: Vec<(Expr, Column)> = Vec::new();
     let mut keys = Vec::new();
+    // DISTINCT ON expressions, resolved like ORDER BY items.
+    let distinct_on: &[ast::Expr] = match &s.distinct {
+        Some(ast::Distinct::On(exprs)) => exprs,
+        _ => &[],
+    };
+    let mut on: Vec<Expr> = Vec::new();
     if has_agg {
         if items.iter().any(|i| matches!(i, Item::Expr(e, _) if contains_window(e))) {
             bail!(
@@ -374,6 +380,12 @@ fn plan_select(
                 keys.push(sort_key(expr, o));
             }
         }
+        for e in distinct_on {
+            on.push(match order_target(e, &items, &outputs)? {
+                Some(x) => x,
+                None => b.expr_in(e, &scope, &mut Some(&mut state))?.0,
+            });
+        }
         let group: Vec<Expr> = state.group.into_iter().map(|(x, _)| x).collect();
         plan = Plan::Aggregate(Box::new(plan), group, state.aggs);
         if let Some(h) = having {
@@ -421,6 +433,12 @@ fn plan_select(
                 keys.push(sort_key(expr, o));
             }
         }
+        for e in distinct_on {
+            on.push(match order_target(e, &items, &outputs)? {
+                Some(x) => x,
+                None => b.expr(e, &scope)?.0,
+            });
+        }
         b.corr = None;
         b.win = None;
         let subs = b.correlated.split_off(mark);
@@ -439,20 +457,30 @@ fn plan_select(
             for k in &mut keys {
                 k.expr = k.expr.remap_columns(&place);
             }
+            for x in &mut on {
+                *x = x.remap_columns(&place);
+            }
             plan = Plan::Window(Box::new(plan), calls);
         }
     }
     b.corr = enclosing_corr;
     b.win = enclosing_win;
+    if !on.is_empty() && !keys.iter().take(on.len()).all(|k| on.contains(&k.expr)) {
+        bail!(
+            InvalidColumnReference,
+            "SELECT DISTINCT ON expressions must match initial ORDER BY expressions"
+        );
+    }
     if !keys.is_empty() {
         plan = Plan::Sort(Box::new(plan), keys);
     }
+    if !on.is_empty() {
+        plan = Plan::DistinctOn(Box::new(plan), on);
+    }
     let (exprs, cols): (Vec<Expr>, Vec<Column>) = outputs.into_iter().unzip();
     plan = Plan::Project(Box::new(plan), exprs);
-    match &s.distinct {
-        None => {}
-        Some(ast::Distinct::Distinct) => plan = Plan::Distinct(Box::new(plan)),
-        Some(_) => bail!(FeatureNotSupported, "DISTINCT ON is not supported yet"),
+    if let Some(ast::Distinct::Distinct) = &s.distinct {
+        plan = Plan::Distinct(Box::new(plan));
     }
     Ok((plan, cols))
 }
