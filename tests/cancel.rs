@@ -142,3 +142,20 @@ fn disconnect_during_a_lock_wait_cancels_the_statement() {
     s.query("update acct set bal = bal + 10 where id = 1");
     assert_eq!(s.query("select bal from acct where id = 1"), "111");
 }
+
+/// An endless WITH RECURSIVE query computes without reading storage; a
+/// CancelRequest still stops it (it yields between iterations), and the
+/// session goes on.
+#[test]
+fn cancel_an_endless_recursive_query() {
+    let s = TestServer::start();
+    let mut c = RawClient::connect(s.port);
+    c.query(
+        "with recursive r(n) as (select 1 union all select n + 1 from r) select count(*) from r",
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    c.cancel(s.port);
+    assert_eq!(c.until_ready(), vec!["57014".to_string()]);
+    c.query("select 1");
+    assert!(c.until_ready().is_empty());
+}

@@ -114,6 +114,8 @@ pub struct Binder<'a> {
     /// True while a window call's arguments, PARTITION BY and ORDER BY are
     /// bound (window calls cannot nest).
     pub in_window: bool,
+    /// Work-table ids handed out to recursive CTEs so far.
+    pub work_tables: usize,
     depth: usize,
 }
 
@@ -211,6 +213,7 @@ impl<'a> Binder<'a> {
             win: None,
             windows: Vec::new(),
             in_window: false,
+            work_tables: 0,
             depth: 0,
         }
     }
@@ -1256,6 +1259,10 @@ fn plan_reads_outer(p: &Plan) -> bool {
             found |= plan_reads_outer(i);
         }
         Plan::Distinct(i) => found |= plan_reads_outer(i),
+        Plan::WorkTable(_) => {}
+        Plan::Recursive { base, step, .. } => {
+            found |= plan_reads_outer(base) || plan_reads_outer(step)
+        }
         Plan::DistinctOn(i, on) => {
             on.iter().for_each(&mut check);
             found |= plan_reads_outer(i);

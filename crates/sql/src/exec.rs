@@ -66,6 +66,11 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
             }
             Plan::Scan(scan) => scan_rows(cx, scan).await?.into_iter().map(|(_, r)| r).collect(),
             Plan::Series(args, ty) => series(args, ty, cx.eval)?,
+            Plan::WorkTable(id) => match cx.eval.work.iter().rev().find(|(w, _)| w == id) {
+                Some((_, rows)) => rows.as_ref().clone(),
+                None => bail!(InternalError, "work table {id} is not set"),
+            },
+            Plan::Recursive { id, base, step, all } => recursive(*id, base, step, *all, cx).await?,
             Plan::System(t) => t.rows(cx.catalog),
             Plan::Filter(input, pred) => {
                 let rows = run(input, cx).await?;
@@ -527,6 +532,61 @@ pub(crate) enum AggState {
     MinMax(Value),
     Bool(Option<bool>),
     Text(Option<String>),
+}
+
+/// Most rows a recursive query may produce (it would otherwise grow until
+/// the process runs out of memory, taking every session with it).
+const RECURSION_ROWS: usize = 10_000_000;
+
+/// WITH RECURSIVE: runs `step` over the previous iteration's new rows until
+/// it adds none. With UNION (not ALL) rows already produced are not added
+/// again, so a cycle ends.
+async fn recursive<T: Txn>(
+    id: usize,
+    base: &Plan,
+    step: &Plan,
+    all: bool,
+    cx: &ExecCtx<'_, T>,
+) -> Result<Vec<Row>> {
+    let mut seen = HashSet::new();
+    let mut fresh = |rows: Vec<Row>| -> Vec<Row> {
+        if all {
+            return rows;
+        }
+        rows.into_iter().filter(|r| seen.insert(group_key(r))).collect()
+    };
+    let mut out = fresh(run(base, cx).await?);
+    let mut work = out.clone();
+    while !work.is_empty() {
+        // Let a cancel or a closed connection stop an endless recursion.
+        YieldNow(false).await;
+        let mut tables = cx.eval.work.as_ref().clone();
+        tables.push((id, std::sync::Arc::new(work)));
+        let eval = EvalContext { work: std::sync::Arc::new(tables), ..cx.eval.clone() };
+        let inner = ExecCtx { txn: cx.txn, tenant: cx.tenant, eval: &eval, catalog: cx.catalog };
+        work = fresh(run(step, &inner).await?);
+        out.extend(work.iter().cloned());
+        if out.len() > RECURSION_ROWS {
+            bail!(ProgramLimitExceeded, "recursive query produced more than {RECURSION_ROWS} rows");
+        }
+    }
+    Ok(out)
+}
+
+/// A future that returns Pending once, so the task yields to the scheduler.
+struct YieldNow(bool);
+
+impl Future for YieldNow {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
 }
 
 /// Runs uncorrelated subqueries once; returns the evaluation context in

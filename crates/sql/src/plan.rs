@@ -153,6 +153,12 @@ pub enum Plan {
     Scan(Scan),
     /// generate_series(start, stop [, step]); one column of the given type.
     Series(Vec<Expr>, DataType),
+    /// The rows of recursive CTE `id`'s previous iteration (its work table).
+    WorkTable(usize),
+    /// WITH RECURSIVE: the base rows, then the recursive step run again and
+    /// again over the rows the previous run added, until it adds none;
+    /// `bool` is UNION ALL (keep duplicates).
+    Recursive { id: usize, base: Box<Plan>, step: Box<Plan>, all: bool },
     /// Rows of a system catalog view, produced from the catalog at run time.
     System(crate::system::SystemTable),
     /// Keeps rows for which the predicate is TRUE.
@@ -228,6 +234,39 @@ pub enum SubqKind {
 
 impl Plan {
     /// Describes the plan as an indented tree (EXPLAIN output).
+    /// The plans this one runs directly (inputs and subplans).
+    pub fn children(&self) -> Vec<&Plan> {
+        match self {
+            Plan::Values(_)
+            | Plan::Scan(_)
+            | Plan::Series(..)
+            | Plan::System(_)
+            | Plan::WorkTable(_) => vec![],
+            Plan::Filter(i, _)
+            | Plan::Project(i, _)
+            | Plan::Aggregate(i, _, _)
+            | Plan::Sort(i, _)
+            | Plan::Limit(i, _, _)
+            | Plan::Distinct(i)
+            | Plan::DistinctOn(i, _)
+            | Plan::Window(i, _) => vec![i],
+            Plan::Join(l, r, ..) | Plan::Lateral(l, r, ..) | Plan::SetOp(_, _, l, r) => vec![l, r],
+            Plan::Recursive { base, step, .. } => vec![base, step],
+            Plan::Apply(i, subs) => {
+                std::iter::once(&**i).chain(subs.iter().map(|c| &c.plan)).collect()
+            }
+            Plan::Init(list, i) => {
+                list.iter().map(|(p, _)| p).chain(std::iter::once(&**i)).collect()
+            }
+        }
+    }
+
+    /// True if this plan or any plan under it satisfies `f`.
+    pub fn any(&self, f: &impl Fn(&Plan) -> bool) -> bool {
+        f(self) || self.children().into_iter().any(|c| c.any(f))
+    }
+
+    /// Writes EXPLAIN lines for this plan and its children.
     pub fn explain(&self, out: &mut Vec<String>, depth: usize) {
         let pad = "  ".repeat(depth);
         let arrow = if depth == 0 { String::new() } else { format!("{pad}->  ") };
@@ -246,6 +285,8 @@ impl Plan {
                 format!("{how} on {}{f}", s.table.name)
             }
             Plan::Series(..) => "Function Scan on generate_series".into(),
+            Plan::WorkTable(_) => "WorkTable Scan".into(),
+            Plan::Recursive { .. } => "Recursive Union".into(),
             Plan::System(t) => format!("System Scan on {}", t.name()),
             Plan::Filter(..) => "Filter".into(),
             Plan::Project(..) => "Project".into(),
@@ -286,6 +327,10 @@ impl Plan {
             Plan::Join(l, r, ..) | Plan::Lateral(l, r, ..) | Plan::SetOp(_, _, l, r) => {
                 l.explain(out, depth + 1);
                 r.explain(out, depth + 1);
+            }
+            Plan::Recursive { base, step, .. } => {
+                base.explain(out, depth + 1);
+                step.explain(out, depth + 1);
             }
             _ => {}
         }

@@ -41,15 +41,27 @@ fn plan_query_inner(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Col
 
 fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
     if let Some(with) = &q.with {
-        if with.recursive {
-            bail!(FeatureNotSupported, "WITH RECURSIVE is not supported yet");
-        }
         for cte in &with.cte_tables {
-            let (plan, mut cols) = plan_query(b, &cte.query)?;
-            for (c, alias) in cols.iter_mut().zip(&cte.alias.columns) {
-                c.name = bind::ident(&alias.name);
-            }
-            b.ctes.push((bind::ident(&cte.alias.name), plan, cols));
+            let name = bind::ident(&cte.alias.name);
+            let recursive = match cte.query.body.as_ref() {
+                ast::SetExpr::SetOperation { op: ast::SetOperator::Union, .. }
+                    if with.recursive =>
+                {
+                    plan_recursive(b, &name, &cte.alias.columns, &cte.query)?
+                }
+                _ => None,
+            };
+            let (plan, cols) = match recursive {
+                Some(r) => r,
+                None => {
+                    let (plan, mut cols) = plan_query(b, &cte.query)?;
+                    for (c, alias) in cols.iter_mut().zip(&cte.alias.columns) {
+                        c.name = bind::ident(&alias.name);
+                    }
+                    (plan, cols)
+                }
+            };
+            b.ctes.push((name, plan, cols));
         }
     }
     let (plan, cols) = match q.body.as_ref() {
@@ -71,6 +83,66 @@ fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Colum
     };
     let plan = limit(b, plan, q.limit_clause.as_ref())?;
     Ok((plan, cols))
+}
+
+/// Plans `name AS (base UNION [ALL] step)` of WITH RECURSIVE, where `step`
+/// reads `name` as the work table. None if `step` does not read `name`
+/// (then it is an ordinary CTE).
+fn plan_recursive(
+    b: &mut Binder<'_>,
+    name: &str,
+    aliases: &[ast::TableAliasColumnDef],
+    q: &ast::Query,
+) -> Result<Option<(Plan, Vec<Column>)>> {
+    let ast::SetExpr::SetOperation { left, right, set_quantifier, .. } = q.body.as_ref() else {
+        return Ok(None);
+    };
+    if q.order_by.is_some() || q.limit_clause.is_some() {
+        bail!(FeatureNotSupported, "ORDER BY/LIMIT in a recursive query is not supported yet");
+    }
+    let all = match set_quantifier {
+        ast::SetQuantifier::All => true,
+        ast::SetQuantifier::Distinct | ast::SetQuantifier::None => false,
+        other => bail!(FeatureNotSupported, "set quantifier {other} is not supported"),
+    };
+    let (base, mut cols) = plan_set_expr(b, left)?;
+    for c in &mut cols {
+        if c.ty == DataType::Unknown {
+            c.ty = DataType::Text;
+        }
+    }
+    for (c, alias) in cols.iter_mut().zip(aliases) {
+        c.name = bind::ident(&alias.name);
+    }
+    let id = b.work_tables;
+    b.work_tables += 1;
+    b.ctes.push((name.to_string(), Plan::WorkTable(id), cols.clone()));
+    let step = plan_set_expr(b, right);
+    b.ctes.pop();
+    let (step, step_cols) = step?;
+    if !step.any(&|p| matches!(p, Plan::WorkTable(w) if *w == id)) {
+        return Ok(None);
+    }
+    if step_cols.len() != cols.len() {
+        bail!(SyntaxError, "each UNION query must have the same number of columns");
+    }
+    // The step's rows take the base's column types.
+    let mut exprs = Vec::with_capacity(cols.len());
+    for (i, (c, s)) in cols.iter().zip(&step_cols).enumerate() {
+        if sqltypes::cast::common_type(&c.ty, &s.ty).is_none() {
+            bail!(
+                DatatypeMismatch,
+                "recursive query \"{name}\" column {} has type {} in non-recursive term but type {} overall",
+                i + 1,
+                c.ty,
+                s.ty
+            );
+        }
+        exprs.push(b.coerce(Expr::Column(i), &s.ty, &c.ty)?);
+    }
+    let step = Plan::Project(Box::new(step), exprs);
+    let plan = Plan::Recursive { id, base: Box::new(base), step: Box::new(step), all };
+    Ok(Some((plan, cols)))
 }
 
 fn limit(b: &mut Binder<'_>, plan: Plan, clause: Option<&ast::LimitClause>) -> Result<Plan> {
