@@ -109,9 +109,12 @@ pub struct EvalContext {
     pub settings: std::sync::Arc<std::collections::BTreeMap<String, String>>,
     /// Sequences for nextval, currval, setval and lastval.
     pub seqs: crate::sequence::SeqContext,
-    /// Work tables of the recursive CTEs being run: (id, rows).
-    pub work: std::sync::Arc<Vec<(usize, std::sync::Arc<Vec<Vec<Value>>>)>>,
+    /// Work tables of the recursive CTEs being run.
+    pub work: std::sync::Arc<Vec<WorkTable>>,
 }
+
+/// A recursive CTE's rows from its previous iteration: (CTE id, rows).
+pub type WorkTable = (usize, std::sync::Arc<Vec<Vec<Value>>>);
 
 /// The result of an uncorrelated subquery, computed once per statement.
 #[derive(Debug, Clone, PartialEq)]
