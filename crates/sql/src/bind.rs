@@ -116,6 +116,8 @@ pub struct Binder<'a> {
     pub in_window: bool,
     /// Work-table ids handed out to recursive CTEs so far.
     pub work_tables: usize,
+    /// Views being expanded inside one another (bounded).
+    pub view_depth: usize,
     depth: usize,
 }
 
@@ -214,6 +216,7 @@ impl<'a> Binder<'a> {
             windows: Vec::new(),
             in_window: false,
             work_tables: 0,
+            view_depth: 0,
             depth: 0,
         }
     }
@@ -535,10 +538,20 @@ impl<'a> Binder<'a> {
                 Ok(Expr::Const(sqltypes::text::parse_text(to, s)?))
             }
             (Expr::Param(i), DataType::Unknown) => {
+                // The parameter takes the type without its modifier, and the
+                // cast then applies it (`$1::varchar(3)` truncates, as in
+                // PostgreSQL, instead of rejecting a longer value).
+                let base = match to {
+                    DataType::Varchar(_) => DataType::Varchar(None),
+                    other => strip_mod(other),
+                };
                 if let Some(slot) = self.params.get_mut(*i) {
-                    *slot = to.clone();
+                    *slot = base.clone();
                 }
-                Ok(x)
+                if base == *to {
+                    return Ok(x);
+                }
+                Ok(Expr::Cast(Box::new(x), to.clone()))
             }
             (Expr::Const(v), _) => Ok(Expr::Const(cast::cast(v.clone(), to)?)),
             _ if from.oid() == to.oid()
@@ -557,10 +570,20 @@ impl<'a> Binder<'a> {
     fn explicit_cast(&mut self, x: Expr, from: &DataType, to: &DataType) -> Result<Expr> {
         match (&x, from) {
             (Expr::Param(i), DataType::Unknown) => {
+                // The parameter takes the type without its modifier, and the
+                // cast then applies it (`$1::varchar(3)` truncates, as in
+                // PostgreSQL, instead of rejecting a longer value).
+                let base = match to {
+                    DataType::Varchar(_) => DataType::Varchar(None),
+                    other => strip_mod(other),
+                };
                 if let Some(slot) = self.params.get_mut(*i) {
-                    *slot = to.clone();
+                    *slot = base.clone();
                 }
-                Ok(x)
+                if base == *to {
+                    return Ok(x);
+                }
+                Ok(Expr::Cast(Box::new(x), to.clone()))
             }
             (Expr::Const(v), _) => Ok(Expr::Const(match v {
                 // An explicit cast to varchar(n)/char(n) truncates instead of failing.

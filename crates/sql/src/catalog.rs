@@ -216,6 +216,21 @@ pub struct Catalog {
     pub roles: BTreeMap<String, RoleDef>,
     /// Sequences by name.
     pub sequences: BTreeMap<String, Arc<crate::sequence::SequenceDef>>,
+    /// Views by name.
+    pub views: BTreeMap<String, Arc<ViewDef>>,
+}
+
+/// A view: a stored query planned again wherever the view is read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ViewDef {
+    /// pg_class OID.
+    pub oid: u32,
+    /// View name.
+    pub name: String,
+    /// The query as SQL text.
+    pub query: String,
+    /// Output column names (the query's, or the view's column list).
+    pub columns: Vec<String>,
 }
 
 impl Catalog {
@@ -262,6 +277,7 @@ impl Catalog {
     pub fn relation_exists(&self, name: &str) -> bool {
         self.tables.contains_key(name)
             || self.sequences.contains_key(name)
+            || self.views.contains_key(name)
             || self.table_of_index(name).is_some()
             || self.tables.values().any(|t| t.pkey_name.as_deref() == Some(name))
     }
@@ -304,6 +320,18 @@ pub mod keys {
         let mut k = vec![CATALOG, b'q'];
         k.extend_from_slice(&oid.to_be_bytes());
         Key::new(tenant, &k)
+    }
+
+    /// One view definition.
+    pub fn view(tenant: TenantId, oid: u32) -> Key {
+        let mut k = vec![CATALOG, b'w'];
+        k.extend_from_slice(&oid.to_be_bytes());
+        Key::new(tenant, &k)
+    }
+
+    /// All view definitions.
+    pub fn views(tenant: TenantId) -> KeyRange {
+        KeyRange::prefix(tenant, &[CATALOG, b'w'])
     }
 
     /// All sequence definitions.

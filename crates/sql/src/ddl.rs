@@ -116,6 +116,11 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
         let s = sequence::decode(&v)?;
         cat.sequences.insert(s.name.clone(), Arc::new(s));
     }
+    for (_, v) in scan_all(txn, keys::views(tenant)).await? {
+        let view: catalog::ViewDef = serde_json::from_slice(&v)
+            .map_err(|e| err!(DataCorrupted, "corrupt view entry: {e}"))?;
+        cat.views.insert(view.name.clone(), Arc::new(view));
+    }
     // CHECK expressions are bound once the rest of the catalog is known.
     for mut t in with_checks {
         catalog::bind_checks(&cat, &mut t)?;
@@ -299,6 +304,11 @@ pub async fn create_table<T: Txn>(
     }
     if ct.query.is_some() {
         bail!(FeatureNotSupported, "CREATE TABLE AS is not supported yet");
+    }
+    if ct.temporary {
+        // Refused rather than created as an ordinary table that every
+        // session would see and that would outlive this one.
+        bail!(FeatureNotSupported, "temporary tables are not supported yet");
     }
     bump_version(txn, tenant).await?;
     let mut t = TableDef {
@@ -607,6 +617,100 @@ fn sequence_owner(cat: &Catalog, owner: &ast::ObjectName) -> Result<Option<(u32,
     }
 }
 
+/// CREATE [OR REPLACE] VIEW name [(columns)] AS query. The query is planned
+/// now, so it must be valid against the current catalog; it is stored as
+/// text and planned again wherever the view is read.
+pub async fn create_view<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    cv: &ast::CreateView,
+) -> Result<DdlResult> {
+    if cv.materialized {
+        bail!(FeatureNotSupported, "materialized views are not supported yet");
+    }
+    let name = check_schema(&cv.name)?;
+    let existing = cat.views.get(&name).cloned();
+    if existing.is_none() && cat.relation_exists(&name) {
+        bail!(DuplicateTable, "relation \"{name}\" already exists");
+    }
+    if existing.is_some() && !cv.or_replace {
+        if cv.if_not_exists {
+            let mut r = DdlResult::tag("CREATE VIEW");
+            r.notices.push(notice(format!("relation \"{name}\" already exists, skipping")));
+            return Ok(r);
+        }
+        bail!(DuplicateTable, "relation \"{name}\" already exists");
+    }
+    let (_, cols) = Binder::new(cat, vec![]).query(&cv.query)?;
+    if cv.columns.len() > cols.len() {
+        bail!(SyntaxError, "CREATE VIEW specifies more column names than columns");
+    }
+    let mut columns: Vec<String> = cols.iter().map(|c| c.name.clone()).collect();
+    for (c, given) in columns.iter_mut().zip(&cv.columns) {
+        *c = bind::ident(&given.name);
+    }
+    let mut seen = HashSet::new();
+    if let Some(dup) = columns.iter().find(|c| !seen.insert(c.as_str())) {
+        bail!(DuplicateColumn, "column \"{dup}\" specified more than once");
+    }
+    // OR REPLACE may add columns at the end, never drop or rename any.
+    if let Some(old) = &existing {
+        if columns.len() < old.columns.len() {
+            bail!(InvalidTableDefinition, "cannot drop columns from view");
+        }
+        for (o, n) in old.columns.iter().zip(&columns) {
+            if o != n {
+                bail!(
+                    InvalidTableDefinition,
+                    "cannot change name of view column \"{o}\" to \"{n}\""
+                );
+            }
+        }
+    }
+    bump_version(txn, tenant).await?;
+    let oid = match &existing {
+        Some(v) => v.oid,
+        None => alloc(txn, tenant, 1).await? as u32,
+    };
+    let view = catalog::ViewDef { oid, name, query: cv.query.to_string(), columns };
+    let key = keys::view(tenant, oid);
+    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+    let bytes = serde_json::to_vec(&view).expect("view definitions always serialize");
+    txn.put(key, bytes, LockMode::Locked).map_err(from_kv)?;
+    Ok(DdlResult::tag("CREATE VIEW"))
+}
+
+/// DROP VIEW.
+async fn drop_views<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> Result<DdlResult> {
+    let mut r = DdlResult::tag("DROP VIEW");
+    let mut bumped = false;
+    for n in names {
+        let name = check_schema(n)?;
+        let Some(view) = cat.views.get(&name) else {
+            if if_exists {
+                r.notices.push(notice(format!("view \"{name}\" does not exist, skipping")));
+                continue;
+            }
+            bail!(UndefinedTable, "view \"{name}\" does not exist");
+        };
+        if !bumped {
+            bump_version(txn, tenant).await?;
+            bumped = true;
+        }
+        let key = keys::view(tenant, view.oid);
+        txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+        txn.delete(key, LockMode::Locked).map_err(from_kv)?;
+    }
+    Ok(r)
+}
+
 /// DROP SEQUENCE.
 async fn drop_sequences<T: Txn>(
     txn: &mut T,
@@ -685,6 +789,7 @@ pub async fn drop<T: Txn>(
         ast::ObjectType::Sequence => {
             return drop_sequences(txn, tenant, cat, names, if_exists).await
         }
+        ast::ObjectType::View => return drop_views(txn, tenant, cat, names, if_exists).await,
         ast::ObjectType::Table => ("DROP TABLE", "table"),
         ast::ObjectType::Index => ("DROP INDEX", "index"),
         other => bail!(FeatureNotSupported, "DROP {other} is not supported yet"),

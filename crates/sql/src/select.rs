@@ -85,6 +85,57 @@ fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Colum
     Ok((plan, cols))
 }
 
+/// Plans a read of view `v`: its stored query, with the view's column names.
+fn plan_view(
+    b: &mut Binder<'_>,
+    v: &crate::catalog::ViewDef,
+    qualifier: &str,
+    alias: &Option<ast::TableAlias>,
+) -> Result<(Plan, Scope)> {
+    if b.view_depth > 32 {
+        bail!(
+            InvalidObjectDefinition,
+            "infinite recursion detected in rules for relation \"{}\"",
+            v.name
+        );
+    }
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let q = match sqlparser::parser::Parser::parse_sql(&dialect, &v.query)
+        .map_err(|e| err!(DataCorrupted, "stored view query does not parse: {e}"))?
+        .pop()
+    {
+        Some(ast::Statement::Query(q)) => q,
+        _ => bail!(DataCorrupted, "stored view \"{}\" is not a query", v.name),
+    };
+    // The view's query sees no enclosing scopes or CTEs of the reader.
+    let outer = std::mem::take(&mut b.outer);
+    let ctes = std::mem::take(&mut b.ctes);
+    b.view_depth += 1;
+    let planned = plan_query(b, &q);
+    b.view_depth -= 1;
+    b.outer = outer;
+    b.ctes = ctes;
+    let (plan, cols) = planned?;
+    let renames: Vec<String> = alias
+        .as_ref()
+        .map(|a| a.columns.iter().map(|c| bind::ident(&c.name)).collect())
+        .unwrap_or_default();
+    let scope = Scope {
+        cols: cols
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| ScopeCol {
+                qualifier: Some(qualifier.to_string()),
+                name: renames.get(i).or(v.columns.get(i)).cloned().unwrap_or(c.name),
+                ty: c.ty,
+                table_oid: 0,
+                column_id: 0,
+            })
+            .collect(),
+    };
+    Ok((plan, scope))
+}
+
 /// Plans `name AS (base UNION [ALL] step)` of WITH RECURSIVE, where `step`
 /// reads `name` as the work table. None if `step` does not read `name`
 /// (then it is an ordinary CTE).
@@ -824,6 +875,13 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                 None | Some("public") => b.catalog.get_table(&tname),
                 _ => None,
             };
+            let view = match schema.as_deref() {
+                None | Some("public") => b.catalog.views.get(&tname).cloned(),
+                _ => None,
+            };
+            if let Some(v) = view {
+                return plan_view(b, &v, &qualifier, alias);
+            }
             if let Some(t) = user_table {
                 let scope = table_scope(&t, &qualifier, alias);
                 let scan = Scan { table: t, access: Access::Full, filter: None };

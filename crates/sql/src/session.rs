@@ -121,13 +121,18 @@ pub struct Portal {
 impl Portal {
     /// The rows' columns, if the statement returns rows.
     pub fn columns(&self) -> Option<Vec<Column>> {
-        match &self.prepared.parsed.stmt {
-            Stmt::Sql(s) if matches!(s.as_ref(), ast::Statement::ShowVariable { .. }) => {
-                let name = show_name(s);
-                Some(vec![Column::computed(name, DataType::Text)])
-            }
-            _ => self.bound.columns(),
+        statement_columns(&self.prepared.parsed.stmt, &self.bound)
+    }
+}
+
+/// The result columns of a planned statement: the plan's, or SHOW's one
+/// text column named after the setting.
+fn statement_columns(stmt: &Stmt, bound: &Bound) -> Option<Vec<Column>> {
+    match stmt {
+        Stmt::Sql(s) if matches!(s.as_ref(), ast::Statement::ShowVariable { .. }) => {
+            Some(vec![Column::computed(show_name(s), DataType::Text)])
         }
+        _ => bound.columns(),
     }
 }
 
@@ -139,7 +144,9 @@ fn show_name(s: &ast::Statement) -> String {
             if joined == "all" {
                 "name".into()
             } else {
-                joined.replace("transaction isolation level", "transaction_isolation")
+                Settings::canonical(
+                    &joined.replace("transaction isolation level", "transaction_isolation"),
+                )
             }
         }
         _ => "?column?".into(),
@@ -376,7 +383,7 @@ impl<K: KvClient> Session<K> {
             if single {
                 let (bound, params) = planner::plan(&self.catalog, &prepared.parsed.stmt, declared)
                     .map_err(|e| self.position(e, &prepared.parsed))?;
-                prepared.columns = bound.columns();
+                prepared.columns = statement_columns(&prepared.parsed.stmt, &bound);
                 prepared.param_types = params;
                 *prepared.plan.lock() = Some((self.catalog.version, bound));
             }
@@ -946,6 +953,7 @@ impl<K: KvClient> Session<K> {
             }
             S::CreateIndex(ci) => ddl::create_index(txn, tenant, &catalog, ci).await?,
             S::CreateSequence { .. } => ddl::create_sequence(txn, tenant, &catalog, stmt).await?,
+            S::CreateView(cv) => ddl::create_view(txn, tenant, &catalog, cv).await?,
             S::CreateRole(cr) => {
                 ddl::create_role(txn, tenant, &catalog, cr, self.db.hasher).await?
             }

@@ -101,8 +101,9 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// The canonical (reported) spelling of a setting name.
-    fn canonical(name: &str) -> String {
+    /// The canonical (reported) spelling of a setting name, as SHOW names
+    /// its column (`TimeZone`, `DateStyle`).
+    pub fn canonical(name: &str) -> String {
         REPORTED
             .iter()
             .find(|r| r.eq_ignore_ascii_case(name))
@@ -124,7 +125,13 @@ impl Settings {
         let key = name.to_lowercase();
         let value = match key.as_str() {
             "client_encoding" => {
-                let v = value.to_uppercase().replace('-', "");
+                // Like PostgreSQL's clean_encoding_name: only letters and
+                // digits count, so 'utf-8' (asyncpg sends the quotes) is UTF8.
+                let v: String = value
+                    .chars()
+                    .filter(|c| c.is_ascii_alphanumeric())
+                    .collect::<String>()
+                    .to_uppercase();
                 if v != "UTF8" && v != "UNICODE" {
                     bail!(
                         FeatureNotSupported,

@@ -44,6 +44,8 @@ sqlstates! {
     WindowingError = "42P20",
     /// 2BP01: DROP of an object others depend on (without CASCADE).
     DependentObjectsStillExist = "2BP01",
+    /// 42P17: an object definition that cannot work (e.g. recursive views).
+    InvalidObjectDefinition = "42P17",
     /// 428C9: a value given for a GENERATED ALWAYS identity column.
     GeneratedAlways = "428C9",
     /// 3B001: ROLLBACK TO / RELEASE of a savepoint that does not exist.
