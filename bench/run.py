@@ -1,207 +1,200 @@
 #!/usr/bin/env python3
-"""Runs pgbench against PostgreSQL and Strata on this machine, alternating
-systems within each repetition, and reports medians, min/max and the ratio
-Strata/PostgreSQL per cell. Both systems are durable (fsync on, synchronous
-commit on; Strata always syncs its WAL before acknowledging a commit).
+"""bench/run's entry point: Strata against a real PostgreSQL 15 (and
+PostgreSQL behind PgBouncer) on this machine, on pgbench, sysbench, YCSB and
+a connection storm, alternating systems within each repetition.
 
-Results go to bench/results/<timestamp>/results.json and report.md."""
+This file only parses options, resolves the Strata binary, and wires the
+modules in bench/lib together: systems start, matrix loads and runs the
+cells, report and charts write bench/results/<timestamp>/ (results.json,
+report.md, *.png, server logs). See bench/README.md for the options and the
+fairness rules. Exit status: 0, or 2 when a PostgreSQL or PgBouncer cell
+failed (the instrument or the machine is broken; Strata's failures are
+results, never a reason to fail), or 1 on a harness error.
+"""
 
 import argparse
 import datetime
 import json
 import os
-import re
+import shlex
 import shutil
 import signal
-import socket
-import statistics
 import subprocess
 import sys
 import time
+import types
 
-PG_BIN = "/usr/lib/postgresql/15/bin"
+BENCH = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, BENCH)
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from lib import charts, matrix, report, systems  # noqa: E402
 
-def wait_port(port, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing listening on {port}")
+# Presets: (clients, reps, duration s, warm-up s, scale). Full mode targets
+# under 45 minutes on 2 cores, quick under 10, smoke about 5.
+PRESETS = {
+    "full": ("1,8,32", 3, 4, 1, 10),
+    "quick": ("8", 3, 3, 1, 10),
+    "smoke": ("1,4", 1, 3, 0, 1),
+}
 
-def as_postgres(cmd):
-    """PostgreSQL refuses to run as root: run its programs as 'postgres'."""
-    if os.geteuid() == 0:
-        return ["runuser", "-u", "postgres", "--"] + cmd
-    return cmd
 
-class Postgres:
-    name = "postgresql"
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="bench/run", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="8 clients, default modes, 3 s runs, 3 reps (< 10 min)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="every family once at scale 1: clients 1,4, one mode, 3 s, 1 rep, no warm-up")
+    ap.add_argument("--only", default="", help="comma list of cell families or prefixes: pgbench-select, "
+                    "pgbench-tpcb, sysbench-oltp_point_select, ..., sysbench, ycsb-a, ycsb-b, ycsb-f, ycsb, connstorm")
+    ap.add_argument("--clients", help="comma list of client counts (default 1,8,32)")
+    ap.add_argument("--modes", help="comma list of protocol modes: simple, extended, prepared "
+                    "(default per family: pgbench simple,prepared; sysbench simple; ycsb extended)")
+    ap.add_argument("--transport", "--transports", dest="transport",
+                    help="comma list: tcp, unix (default per family: pgbench and connstorm both; sysbench tcp; ycsb tcp only)")
+    ap.add_argument("--reps", type=int, help="measured repetitions per cell (default 3)")
+    ap.add_argument("--duration", type=int, help="seconds per measured run (default 4)")
+    ap.add_argument("--warmup", type=int, help="seconds of warm-up per cell and system (default 1; 0 = none)")
+    ap.add_argument("--scale", type=int, help="pgbench scale; sysbench and YCSB sizes follow it (default 10)")
+    ap.add_argument("--systems", default="postgresql,strata,pgbouncer", help="comma list: postgresql, strata, pgbouncer")
+    ap.add_argument("--strata-bin", help="Strata binary (default $STRATA_BIN, else $CARGO_TARGET_DIR/release/strata)")
+    ap.add_argument("--build", action="store_true", help="cargo build --release -p strata if the binary is missing")
+    ap.add_argument("--keep-data", action="store_true", help="keep the servers' data directories")
+    ap.add_argument("--dry-run", action="store_true", help="print the plan and the time estimate, run nothing")
+    a = ap.parse_args(argv)
+    preset = PRESETS["smoke" if a.smoke else "quick" if a.quick else "full"]
+    for name, value in zip(("clients", "reps", "duration", "warmup", "scale"), preset):
+        if getattr(a, name) is None:
+            setattr(a, name, value)
+    a.preset = "smoke" if a.smoke else "quick" if a.quick else "full"
+    if a.quick and a.transport is None:
+        a.transport = "tcp"
+    return a
 
-    def __init__(self, work):
-        self.dir = os.path.join(work, "pg")
-        self.port = free_port()
-        self.sock = os.path.join(work, "pgsock")
 
-    def start(self):
-        for d in (self.dir, self.sock):
-            shutil.rmtree(d, ignore_errors=True)
-            os.makedirs(d)
-            if os.geteuid() == 0:
-                shutil.chown(d, "postgres", "postgres")
-        subprocess.run(as_postgres([f"{PG_BIN}/initdb", "-D", self.dir, "-U", "postgres", "-A", "trust"]), check=True, stdout=subprocess.DEVNULL)
-        conf = {
-            "listen_addresses": "'127.0.0.1'",
-            "port": str(self.port),
-            "unix_socket_directories": f"'{self.sock}'",
-            "fsync": "on",
-            "synchronous_commit": "on",
-            "shared_buffers": "1GB",
-            "max_connections": "200",
-            "wal_buffers": "16MB",
-            "max_wal_size": "4GB",
-            "checkpoint_timeout": "15min",
-        }
-        with open(os.path.join(self.dir, "postgresql.auto.conf"), "a") as f:
-            for k, v in conf.items():
-                f.write(f"{k} = {v}\n")
-        self.proc = subprocess.Popen(as_postgres([f"{PG_BIN}/postgres", "-D", self.dir]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_port(self.port)
+def strata_binary(a, wanted):
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.expanduser("~/.cache/strata-target")
+    binary = a.strata_bin or os.environ.get("STRATA_BIN") or os.path.join(target, "release", "strata")
+    if not wanted or os.access(binary, os.X_OK):
+        return os.path.abspath(binary)
+    if not a.build or a.strata_bin or os.environ.get("STRATA_BIN"):
+        sys.exit(f"bench/run: no Strata binary at {binary}: pass --strata-bin PATH, set STRATA_BIN, "
+                 "or add --build to run cargo build --release -p strata")
+    print(f"building Strata (cargo build --release -p strata, CARGO_TARGET_DIR={target})", flush=True)
+    subprocess.run(["cargo", "build", "--release", "-p", "strata"], check=True, cwd=os.path.dirname(BENCH),
+                   env=dict(os.environ, CARGO_TARGET_DIR=target))
+    return os.path.join(target, "release", "strata")
 
-    def stop(self):
-        if getattr(self, "proc", None):
-            subprocess.run(as_postgres([f"{PG_BIN}/pg_ctl", "stop", "-D", self.dir, "-m", "fast", "-w"]), stdout=subprocess.DEVNULL)
-            self.proc.wait(timeout=60)
 
-    def pids(self):
-        # The postmaster: its reaped backends' CPU shows up in cutime/cstime.
-        with open(os.path.join(self.dir, "postmaster.pid")) as f:
-            return [int(f.readline())]
+def config(a, work):
+    small = a.smoke
+    return types.SimpleNamespace(
+        scale=a.scale, duration=a.duration, warmup=a.warmup, reps=a.reps,
+        sysbench_tables=2 if small else 4, sysbench_table_size=10_000 * a.scale,
+        ycsb_records=10_000 * a.scale,
+        client_threads=2,  # client threads per program: one per core
+        load_timeout=1800, run_grace=60,
+        tmp=os.path.join(work, "tmp"), bench_dir=BENCH, python=sys.executable)
 
-class Strata:
-    name = "strata"
 
-    def __init__(self, work, binary):
-        self.dir = os.path.join(work, "strata")
-        self.bin = binary
-        self.port = free_port()
+def versions(servers):
+    v = {s.name: s.version() for s in servers}
+    v["pgbench"] = systems.version_of(["pgbench", "--version"])
+    v["sysbench"] = systems.version_of(["sysbench", "--version"])
+    v["ycsb"] = "site.ycsb:core 0.17.0 + strata.bench.JdbcDB, org.postgresql:postgresql 42.7.4, " + \
+        systems.version_of(["java", "-version"])
+    return v
 
-    def start(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-        self.proc = subprocess.Popen([self.bin, "start", "--listen", f"127.0.0.1:{self.port}", "--no-unix-socket", "--data-dir", self.dir],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_port(self.port)
 
-    def stop(self):
-        if not getattr(self, "proc", None):
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-    def pids(self):
-        return [self.proc.pid]
-
-def cpu_seconds(pids):
-    total = 0.0
-    tick = os.sysconf("SC_CLK_TCK")
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            # utime, stime, and the CPU of reaped children (PostgreSQL backends).
-            total += sum(int(x) for x in fields[11:15]) / tick
-        except OSError:
-            pass
-    return total
-
-def pgbench(port, args):
-    cmd = ["pgbench", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres"] + args + ["postgres"]
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    text = out.stdout + out.stderr
-    if out.returncode != 0:
-        raise RuntimeError(f"pgbench {' '.join(args)} failed:\n{text}")
-    return text
-
-def tps(text):
-    m = re.search(r"tps = ([0-9.]+) \(without initial connection time\)", text)
-    return float(m.group(1)) if m else None
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--strata-bin", required=True)
-    ap.add_argument("--scale", type=int, default=10)
-    ap.add_argument("--duration", type=int, default=10, help="seconds per measured run")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--clients", default="1,8,32")
-    ap.add_argument("--only", default="", help="comma list of cells: pgbench-select, pgbench-tpcb")
-    ap.add_argument("--modes", default="simple,prepared")
-    ap.add_argument("--quick", action="store_true", help="3 s runs, 8 clients, 2 reps")
-    a = ap.parse_args()
-    if a.quick:
-        a.duration, a.reps, a.clients = 3, 2, "8"
-    workloads = {"pgbench-select": ["-S"], "pgbench-tpcb": []}
-    if a.only:
-        workloads = {k: v for k, v in workloads.items() if k in a.only.split(",")}
+def main(argv):
+    a = parse_args(argv)
+    names = [s for s in a.systems.split(",") if s]
+    bad = set(names) - {"postgresql", "strata", "pgbouncer"}
+    if bad:
+        sys.exit(f"--systems: unknown {', '.join(sorted(bad))}")
+    split = lambda s: [x for x in s.split(",") if x] if s else None  # noqa: E731
+    cells = matrix.plan(matrix.select_families(a.only), split(a.modes), split(a.transport),
+                        [int(c) for c in a.clients.split(",")], first_mode_only=a.smoke and not a.modes)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    outdir = os.path.join("bench", "results", stamp)
-    # PostgreSQL runs as the postgres user, so the work directory must be
-    # reachable by it (not under root's home).
-    work = "/var/tmp/strata-bench"
-    os.makedirs(outdir, exist_ok=True)
-    os.makedirs(work, exist_ok=True)
+    outdir = os.path.join(BENCH, "results", stamp)
+    work = os.path.join("/var/tmp/strata-bench", stamp)  # reachable by the postgres user
+    cfg = config(a, work)
+    bin_path = strata_binary(a, "strata" in names and not a.dry_run)
+    measured, servers = systems.make(names, work, os.path.join(outdir, "logs"), bin_path)
+    est = matrix.estimate_s(cells, measured, cfg)
+    print(f"{len(cells)} cells x {', '.join(s.name for s in measured)}; {a.reps} reps of {a.duration} s; "
+          f"estimated {est / 60:.0f} min", flush=True)
+    if a.dry_run:
+        print("\n".join(f"  {c}" for c in cells))
+        return 0
+    os.makedirs(os.path.join(outdir, "logs"), exist_ok=True)
+    os.makedirs(cfg.tmp, exist_ok=True)
+    os.chmod(os.path.dirname(work), 0o755)
     os.chmod(work, 0o755)
-    systems = [Postgres(work), Strata(work, a.strata_bin)]
-    results = []
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    runner = matrix.Runner(cfg, measured, servers)
+    started, t0, interrupted = datetime.datetime.now().isoformat(timespec="seconds"), time.time(), False
     try:
-        for s in systems:
-            s.start()
-            pgbench(s.port, ["-i", "-q", "-s", str(a.scale)])
-        for wl, wargs in workloads.items():
-            for mode in a.modes.split(","):
-                for c in [int(x) for x in a.clients.split(",")]:
-                    args = wargs + ["-M", mode, "-c", str(c), "-j", str(min(c, 2)), "-T", str(a.duration), "-n"]
-                    pgbench(systems[0].port, wargs + ["-M", mode, "-c", str(c), "-j", str(min(c, 2)), "-T", "1", "-n"])  # warm-up
-                    pgbench(systems[1].port, wargs + ["-M", mode, "-c", str(c), "-j", str(min(c, 2)), "-T", "1", "-n"])
-                    for rep in range(a.reps):
-                        for s in systems:
-                            cpu0 = cpu_seconds(s.pids())
-                            text = pgbench(s.port, args)
-                            time.sleep(0.5)  # let PostgreSQL reap its backends (their CPU)
-                            cpu = cpu_seconds(s.pids()) - cpu0
-                            r = {"workload": wl, "mode": mode, "clients": c, "system": s.name, "rep": rep, "tps": tps(text), "server_cpu_s": round(cpu, 2)}
-                            results.append(r)
-                            print(json.dumps(r), flush=True)
+        runner.start()
+        meta_versions = versions(servers)
+        runner.load(cells)
+        runner.run_all(cells)
+    except KeyboardInterrupt:
+        interrupted = True
+        print("interrupted: stopping the servers and writing what was measured", file=sys.stderr)
+        meta_versions = locals().get("meta_versions", {})
     finally:
-        for s in systems:
+        for s in reversed(servers):
             try:
                 s.stop()
             except Exception as e:  # keep stopping the others
                 print(f"stopping {s.name}: {e}", file=sys.stderr)
+        if not a.keep_data:
+            shutil.rmtree(work, ignore_errors=True)
+    meta = {
+        "started": started, "elapsed_s": round(time.time() - t0), "interrupted": interrupted,
+        "command": "bench/run " + " ".join(shlex.quote(x) for x in argv), "preset": a.preset,
+        "machine": os.uname().nodename, "cores": os.cpu_count(),
+        "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30),
+        "reps": a.reps, "duration_s": a.duration, "warmup_s": a.warmup, "scale": a.scale,
+        "sysbench_tables": cfg.sysbench_tables, "sysbench_table_size": cfg.sysbench_table_size,
+        "ycsb_records": cfg.ycsb_records, "systems": [s.name for s in measured], "versions": meta_versions,
+        "config": {s.name: s.config() for s in servers},
+    }
+    if "strata" in names and "/debug/" in bin_path:
+        meta["warning"] = f"Strata is a debug build ({bin_path}): its numbers say nothing about its speed"
+    return write_results(outdir, meta, runner, measured)
+
+
+def write_results(outdir, meta, runner, measured):
+    summary = report.summarize(runner.runs)
+    names = [s.name for s in measured]
+    units = {f.name: f.unit for f in matrix.FAMILIES if any(k[0] == f.name for k in summary)}
+    cells = [dict(zip(report.KEY, k), systems=v) for k, v in sorted(summary.items())]
     with open(os.path.join(outdir, "results.json"), "w") as f:
-        json.dump({"machine": os.uname().nodename, "cores": os.cpu_count(), "scale": a.scale, "duration_s": a.duration, "results": results}, f, indent=1)
-    lines = ["| workload | mode | clients | PostgreSQL tps (median, min-max) | Strata tps (median, min-max) | Strata/PG |", "|---|---|---|---|---|---|"]
-    cells = sorted({(r["workload"], r["mode"], r["clients"]) for r in results})
-    for wl, mode, c in cells:
-        def stats(name):
-            v = [r["tps"] for r in results if (r["workload"], r["mode"], r["clients"], r["system"]) == (wl, mode, c, name) and r["tps"]]
-            return (statistics.median(v), min(v), max(v)) if v else (0, 0, 0)
-        pg, st = stats("postgresql"), stats("strata")
-        ratio = st[0] / pg[0] if pg[0] else 0
-        lines.append(f"| {wl} | {mode} | {c} | {pg[0]:.0f} ({pg[1]:.0f}-{pg[2]:.0f}) | {st[0]:.0f} ({st[1]:.0f}-{st[2]:.0f}) | {ratio:.2f}x |")
-    report = "\n".join(lines) + "\n"
+        json.dump({"meta": meta, "loads": runner.loads, "events": runner.events, "cells": cells, "runs": runner.runs},
+                  f, indent=1)
+    text = report.markdown(meta, summary, runner.loads, runner.events, names, units)
+    try:
+        pngs = charts.draw_all(summary, names, units, outdir)
+        text += "\n## Charts\n\n" + "\n".join(f"![{os.path.basename(p)}]({os.path.basename(p)})" for p in pngs) + "\n"
+    except Exception as e:  # a chart must never lose the numbers
+        print(f"charts failed: {e!r}", file=sys.stderr)
+        pngs = None
     with open(os.path.join(outdir, "report.md"), "w") as f:
-        f.write(report)
-    print(report)
+        f.write(text)
+    print(text)
+    broken = [r for r in runner.runs if r["system"] != "strata" and r["status"] == "failed"]
+    broken += [ld for ld in runner.loads if ld["system"] != "strata" and ld["error"]]
+    strata_failed = sorted({r["family"] for r in runner.runs if r["system"] == "strata" and r["status"] == "failed"})
+    if strata_failed:
+        print(f"Strata failed in: {', '.join(strata_failed)} (see 'Failed cells' in report.md)")
+    if broken:
+        print(f"{len(broken)} PostgreSQL/PgBouncer runs or loads failed: the instrument or the machine is broken",
+              file=sys.stderr)
+    print(f"results: {outdir}")
+    if pngs is None or meta["interrupted"]:
+        return 1
+    return 2 if broken else 0
+
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

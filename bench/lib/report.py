@@ -1,0 +1,245 @@
+"""From measured runs to the per-cell summary and report.md.
+
+`summarize` reduces the repetitions of each (cell, system) to medians, min
+and max; `markdown` writes the tables. Relative differences against
+PostgreSQL are coloured as in the classic PostgreSQL configuration-comparison
+reports. For latency (lower is better): blue below -5%, green within +-5%,
+yellow up to +15%, orange up to +30%, red above. Throughput is mirrored:
+blue above +5%, ..., red below -30%. `colour` and `fmt_*` are shared with
+`compare`.
+"""
+
+import statistics
+
+SYSTEM_LABEL = {"postgresql": "PostgreSQL", "strata": "Strata", "pgbouncer": "PgBouncer+PG"}
+COLOURS = [("blue", "🔵"), ("green", "🟢"), ("yellow", "🟡"), ("orange", "🟠"), ("red", "🔴")]
+KEY = ("family", "mode", "transport", "clients")
+
+
+def colour(delta, higher_is_better):
+    """Colour word and emoji for a relative difference (0.12 is +12%)."""
+    worse = -delta if higher_is_better else delta
+    for limit, c in zip((-0.05, 0.05, 0.15, 0.30), COLOURS):
+        if worse < limit or (limit > 0 and worse <= limit):
+            return c
+    return COLOURS[-1]
+
+
+def fmt_ratio(new, base, higher_is_better=True):
+    """'1.22x 🔵' for throughput-like values, '+12% 🟡' for latency-like ones."""
+    if not new or not base:
+        return ""
+    delta = new / base - 1
+    emoji = colour(delta, higher_is_better)[1]
+    return f"{new / base:.2f}x {emoji}" if higher_is_better else f"{delta:+.0%} {emoji}"
+
+
+def fmt_num(x):
+    if x is None:
+        return "-"
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def median_of(values):
+    v = [x for x in values if x is not None]
+    return statistics.median(v) if v else None
+
+
+def summarize(runs):
+    """{cell key: {system: summary}} with medians, min and max over repetitions."""
+    groups = {}
+    for r in runs:
+        groups.setdefault(tuple(r[k] for k in KEY), {}).setdefault(r["system"], []).append(r)
+    out = {}
+    for key, by_system in groups.items():
+        out[key] = {name: summarize_system(rs) for name, rs in by_system.items()}
+    return out
+
+
+def summarize_system(rs):
+    ok = [r for r in rs if r["status"] == "ok"]
+    if not ok:
+        status = rs[0]["status"]
+        return {"status": status, "error": next((r["error"] for r in rs if r["error"]), "")}
+    thr = [r["metrics"]["throughput"] for r in ok]
+    labels = {label for r in ok for label in r["metrics"]["latency_ms"]}
+    lat = {}
+    for label in sorted(labels):
+        stats = {}
+        for stat in ("ops", "mean", "p50", "p95", "p99"):
+            stats[stat] = median_of([r["metrics"]["latency_ms"].get(label, {}).get(stat) for r in ok])
+        lat[label] = stats
+    res = [r["resources"] for r in ok]
+    failed = [r for r in rs if r["status"] != "ok"]
+    return {
+        "status": "ok", "reps": len(ok), "failed_reps": len(failed),
+        "error": failed[0]["error"] if failed else "",
+        "throughput": {"median": statistics.median(thr), "min": min(thr), "max": max(thr)},
+        "latency_ms": lat,
+        "errors": sum(r["metrics"].get("errors", 0) for r in ok),
+        "cpu_s": median_of([x["cpu_s"] for x in res]),
+        "per_cpu_s": median_of([x["per_cpu_s"] for x in res]),
+        "peak_rss_mb": max(x["peak_rss_mb"] for x in res),
+        "peak_pss_mb": max(x["peak_pss_mb"] for x in res),
+        "write_mb": median_of([x["write_mb"] for x in res]),
+    }
+
+
+def cell_label(key):
+    family, mode, transport, clients = key
+    return f"| {family} | {mode} | {transport} | {clients} |"
+
+
+def thr_text(s):
+    if s is None:
+        return "-"
+    if s["status"] != "ok":
+        return "n/a" if s["status"] == "n/a" else "**failed**"
+    t = s["throughput"]
+    return f"{fmt_num(t['median'])} ({fmt_num(t['min'])}-{fmt_num(t['max'])})"
+
+
+def throughput_table(summary, systems, units):
+    base = systems[0]
+    head = "| workload | mode | transport | clients |"
+    for s in systems:
+        head += f" {SYSTEM_LABEL[s]} |" + ("" if s == base else f" {SYSTEM_LABEL[s]}/{SYSTEM_LABEL[base]} |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for key in sorted(summary):
+        row = cell_label(key)
+        b = summary[key].get(base)
+        for s in systems:
+            cur = summary[key].get(s)
+            row += f" {thr_text(cur)} |"
+            if s != base:
+                row += f" {ratio_of(cur, b, lambda x: x['throughput']['median'], True)} |"
+        lines.append(row)
+    return "\n".join(lines) + "\n\nUnits: " + ", ".join(f"{f}: {u}" for f, u in sorted(units.items())) + "\n"
+
+
+def ratio_of(cur, base, get, higher_is_better):
+    if not cur or not base or cur["status"] != "ok" or base["status"] != "ok":
+        return ""
+    try:
+        return fmt_ratio(get(cur), get(base), higher_is_better)
+    except (KeyError, TypeError):
+        return ""
+
+
+def latency_table(summary, systems, only_label=None):
+    """Mean and p99 per system with the difference against the first system.
+    only_label selects YCSB operations ('READ', ...) or the single 'txn' label."""
+    base = systems[0]
+    head = "| workload | mode | transport | clients | op |"
+    for s in systems:
+        head += f" {SYSTEM_LABEL[s]} mean | p99 |" + ("" if s == base else " Δ mean | Δ p99 |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for key in sorted(summary):
+        labels = sorted({lb for s in summary[key].values() if s["status"] == "ok" for lb in s["latency_ms"]})
+        for label in labels:
+            if only_label and not only_label(label):
+                continue
+            row = cell_label(key) + f" {label} |"
+            b = summary[key].get(base)
+            for s in systems:
+                cur = summary[key].get(s)
+                get = lambda x, stat: x["latency_ms"][label][stat]  # noqa: E731
+                if not cur or cur["status"] != "ok" or label not in cur["latency_ms"]:
+                    row += " - | - |" + ("" if s == base else " | |")
+                    continue
+                row += f" {fmt_num(get(cur, 'mean'))} | {fmt_num(get(cur, 'p99'))} |"
+                if s != base:
+                    row += (f" {ratio_of(cur, b, lambda x: get(x, 'mean'), False)} |"
+                            f" {ratio_of(cur, b, lambda x: get(x, 'p99'), False)} |")
+            lines.append(row)
+    return "\n".join(lines) + "\n"
+
+
+def resources_table(summary, systems):
+    base = systems[0]
+    lines = ["| workload | mode | transport | clients | system | server CPU s | work per CPU-s | vs "
+             f"{SYSTEM_LABEL[base]} | peak PSS MB | peak RSS MB | written MB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for key in sorted(summary):
+        b = summary[key].get(base)
+        for s in systems:
+            cur = summary[key].get(s)
+            if not cur or cur["status"] != "ok":
+                continue
+            vs = "" if s == base else ratio_of(cur, b, lambda x: x["per_cpu_s"], True)
+            lines.append(cell_label(key) + f" {SYSTEM_LABEL[s]} | {fmt_num(cur['cpu_s'])} | {fmt_num(cur['per_cpu_s'])} |"
+                         f" {vs} | {fmt_num(cur['peak_pss_mb'])} | {fmt_num(cur['peak_rss_mb'])} | {fmt_num(cur['write_mb'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def failures_table(summary, loads):
+    lines = []
+    for ld in loads:
+        if ld["error"]:
+            lines.append(f"| load {ld['data']} | {SYSTEM_LABEL[ld['system']]} | {one_line(ld['error'])} |")
+    for key in sorted(summary):
+        for s, cur in summary[key].items():
+            if cur["status"] == "failed" or (cur["status"] == "ok" and cur["failed_reps"]):
+                note = "" if cur["status"] == "failed" else f" ({cur['failed_reps']} of {cur['reps'] + cur['failed_reps']} reps)"
+                lines.append(f"| {' '.join(map(str, key))} | {SYSTEM_LABEL[s]} | {one_line(cur['error'])}{note} |")
+    if not lines:
+        return "None.\n"
+    return "| cell | system | error |\n|---|---|---|\n" + "\n".join(lines) + "\n"
+
+
+def one_line(text):
+    return " ".join((text or "").split()).replace("|", "\\|")[:300]
+
+
+def restarts_text(events):
+    if not events:
+        return "None.\n"
+    return "\n".join(f"- {SYSTEM_LABEL.get(e['system'], e['system'])} had exited (code {e['exit_code']}) and was "
+                     f"restarted on its data before {e['before']}; log tail in results.json" for e in events) + "\n"
+
+
+def markdown(meta, summary, loads, events, systems, units):
+    ycsb = {k: v for k, v in summary.items() if k[0].startswith("ycsb-")}
+    other = {k: v for k, v in summary.items() if not k[0].startswith("ycsb-")}
+    legend = ("Colours: throughput ratios 🔵 > +5% (better), 🟢 within ±5%, 🟡 to -15%, 🟠 to -30%, 🔴 below; "
+              "latency differences 🔵 < -5% (better), 🟢 within ±5%, 🟡 to +15%, 🟠 to +30%, 🔴 above. "
+              f"Differences are against {SYSTEM_LABEL[systems[0]]}.")
+    parts = [
+        f"# Strata vs PostgreSQL: {meta['started']}\n",
+        f"Command: `{meta['command']}`  \n"
+        f"Machine: {meta['machine']}, {meta['cores']} cores, {meta['memory_gb']} GiB; "
+        f"{meta['reps']} measured reps of {meta['duration_s']} s per cell after a {meta['warmup_s']} s warm-up, "
+        f"systems alternating in the order {', '.join(SYSTEM_LABEL[s] for s in systems)}; medians with (min-max).  \n"
+        f"Data: pgbench scale {meta['scale']}; sysbench {meta['sysbench_tables']} tables x {meta['sysbench_table_size']} rows; "
+        f"YCSB {meta['ycsb_records']} records.  \n"
+        "Versions: " + "; ".join(f"{k}: {v}" for k, v in meta["versions"].items()) + "\n",
+        legend + "\n",
+        *([f"**Warning: {meta['warning']}**\n"] if meta.get("warning") else []),
+        "## Throughput\n", throughput_table(summary, systems, units),
+        "## Latency (ms, mean and p99 of the medians over reps)\n",
+        latency_table(other, systems) if other else "No cells.\n",
+        "## YCSB latency per operation type (ms)\n",
+        latency_table(ycsb, systems) if ycsb else "No YCSB cells.\n",
+        "## Server resources (median per run; work per CPU-s = transactions, operations or connections per server CPU-second)\n",
+        resources_table(summary, systems),
+        "## Failed cells\n", failures_table(summary, loads),
+        "## Server restarts\n", restarts_text(events),
+        "## Notes\n", NOTES,
+    ]
+    return "\n".join(parts)
+
+
+NOTES = """- All clients (pgbench, sysbench, the YCSB JVM, the connection-storm
+  client) run on the same 2 cores as the servers, so absolute numbers are lower
+  than on a dedicated client machine; quote ratios from one run.
+- PgBouncer is Debian's 1.18 in transaction mode (pool size 20, PostgreSQL
+  reached over its unix socket). It has no `max_prepared_statements`, so it is
+  measured with the simple and extended protocols only; its 'prepared' cells
+  are n/a. Its CPU and memory figures include the PostgreSQL behind it.
+- Server CPU is utime+stime of every process of the server (PostgreSQL: the
+  postmaster, its backends, reaped ones included, and background workers).
+  Peak PSS divides shared memory (PostgreSQL's shared_buffers) among the
+  processes mapping it; peak RSS counts it once per process.
+- A failed cell is a client error (unsupported statement, error reply, timeout)
+  recorded with the first error line; the full output tail is in results.json.
+"""
