@@ -57,6 +57,15 @@ async fn extended_protocol_error_codes() {
         }
     }
     assert!(wrong.is_empty(), "wrong SQLSTATEs:\n{}", wrong.join("\n"));
+    // A parameter too long for its varchar(n) column is an error, not cut
+    // short; an explicit cast of a parameter does cut it.
+    let (id, long): (i32, &str) = (9, "toolong");
+    assert_eq!(
+        code_of(&c, "insert into t values ($1, 1, $2) returning s", &[&id, &long]).await,
+        SqlState::STRING_DATA_RIGHT_TRUNCATION.code()
+    );
+    let row = c.query_one("select $1::varchar(3)", &[&long]).await.expect("explicit cast");
+    assert_eq!(row.get::<_, String>(0), "too");
     // (A text parameter the server cannot parse, 22P02 at Bind, is sent as
     // raw bytes in cancel.rs: tokio-postgres checks types client-side.)
 

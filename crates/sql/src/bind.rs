@@ -538,20 +538,10 @@ impl<'a> Binder<'a> {
                 Ok(Expr::Const(sqltypes::text::parse_text(to, s)?))
             }
             (Expr::Param(i), DataType::Unknown) => {
-                // The parameter takes the type without its modifier, and the
-                // cast then applies it (`$1::varchar(3)` truncates, as in
-                // PostgreSQL, instead of rejecting a longer value).
-                let base = match to {
-                    DataType::Varchar(_) => DataType::Varchar(None),
-                    other => strip_mod(other),
-                };
                 if let Some(slot) = self.params.get_mut(*i) {
-                    *slot = base.clone();
+                    *slot = to.clone();
                 }
-                if base == *to {
-                    return Ok(x);
-                }
-                Ok(Expr::Cast(Box::new(x), to.clone()))
+                Ok(x)
             }
             (Expr::Const(v), _) => Ok(Expr::Const(cast::cast(v.clone(), to)?)),
             _ if from.oid() == to.oid()
@@ -568,6 +558,15 @@ impl<'a> Binder<'a> {
 
     /// An explicit CAST: like [`Binder::coerce`] but any castable pair is allowed.
     fn explicit_cast(&mut self, x: Expr, from: &DataType, to: &DataType) -> Result<Expr> {
+        // char(n) -> text/varchar drops the padding, as PostgreSQL's bpchar cast does.
+        if matches!(from, DataType::Char(_)) && matches!(to, DataType::Text | DataType::Varchar(_))
+        {
+            let trimmed = Expr::Func(func::Func::BpcharTrim, vec![x]);
+            return Ok(match to {
+                DataType::Varchar(Some(_)) => Expr::Cast(Box::new(trimmed), to.clone()),
+                _ => trimmed,
+            });
+        }
         match (&x, from) {
             (Expr::Param(i), DataType::Unknown) => {
                 // The parameter takes the type without its modifier, and the

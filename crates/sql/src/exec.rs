@@ -210,15 +210,29 @@ pub fn row_key(tenant: TenantId, table: &TableDef, pk_values: &[Value]) -> Key {
     Key::new(tenant, &rest)
 }
 
-/// Casts the values that locate a key to the key's column types.
-fn key_values(exprs: &[Expr], types: &[DataType], ctx: &EvalContext) -> Result<Option<Vec<Value>>> {
+/// Casts the values that locate a key to the key's column types. None if
+/// no key can match: a NULL, or (for equality, `exact`) a value outside the
+/// column type's range.
+fn key_values(
+    exprs: &[Expr],
+    types: &[DataType],
+    ctx: &EvalContext,
+    exact: bool,
+) -> Result<Option<Vec<Value>>> {
     let mut vals = Vec::with_capacity(exprs.len());
     for (e, ty) in exprs.iter().zip(types) {
         let v = e.eval(&[], ctx)?;
         if v.is_null() {
             return Ok(None); // `col = NULL` matches nothing
         }
-        vals.push(cast::cast(v, ty)?);
+        match cast::cast(v, ty) {
+            Ok(v) => vals.push(v),
+            // `int4col = 1e10::int8`: no value of the column is equal.
+            Err(e) if exact && e.code == sqlstate::SqlState::NumericValueOutOfRange => {
+                return Ok(None)
+            }
+            Err(e) => return Err(e),
+        }
     }
     Ok(Some(vals))
 }
@@ -236,7 +250,9 @@ pub async fn scan_rows<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<K
     };
     match &scan.access {
         Access::Point(exprs) => {
-            let Some(vals) = key_values(exprs, &t.pk_types(), cx.eval)? else { return Ok(out) };
+            let Some(vals) = key_values(exprs, &t.pk_types(), cx.eval, true)? else {
+                return Ok(out);
+            };
             let key = row_key(cx.tenant, t, &vals);
             if let Some(bytes) = cx.txn.get(&key).await.map_err(from_kv)? {
                 let row = rowcodec::decode_row(&bytes, &types)?;
@@ -279,7 +295,9 @@ fn key_range<T: Txn>(
     lo: Option<&KeyBound>,
     hi: Option<&KeyBound>,
 ) -> Result<Option<KeyRange>> {
-    let Some(vals) = key_values(eq, &key_types[..eq.len()], cx.eval)? else { return Ok(None) };
+    let Some(vals) = key_values(eq, &key_types[..eq.len()], cx.eval, true)? else {
+        return Ok(None);
+    };
     let mut prefix = keys::storage_prefix(storage);
     keycode::encode_key(&vals, &key_types[..eq.len()], &mut prefix);
     let whole = KeyRange::prefix(cx.tenant, &prefix);
@@ -290,7 +308,7 @@ fn key_range<T: Txn>(
     let edge = |b: &KeyBound| -> Result<Option<(Key, Key)>> {
         let Some(ty) = next_ty else { return Ok(None) };
         let Some(v) =
-            key_values(std::slice::from_ref(&b.value), std::slice::from_ref(ty), cx.eval)?
+            key_values(std::slice::from_ref(&b.value), std::slice::from_ref(ty), cx.eval, false)?
         else {
             return Ok(None);
         };

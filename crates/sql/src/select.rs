@@ -1014,11 +1014,18 @@ pub fn choose_access(t: &Arc<TableDef>, pred: &Expr) -> Access {
     for p in &parts {
         let Expr::Binary(op, l, r) = p else { continue };
         // Normalize to `column op value`.
-        let (col, val, op) = match (l.as_ref(), r.as_ref()) {
-            (Expr::Column(c), v) if v.is_row_independent() => (*c, v, *op),
-            (v, Expr::Column(c)) if v.is_row_independent() => (*c, v, flip(*op)),
+        let (col, val, op) = match (key_column(t, l), key_column(t, r)) {
+            (Some(c), None) if r.is_row_independent() => (c, r.as_ref(), *op),
+            (None, Some(c)) if l.is_row_independent() => (c, l.as_ref(), flip(*op)),
             _ => continue,
         };
+        // A widened column (`int4col = $1::int8`) only pins equality: a
+        // bound outside the column's range would not fit its key.
+        let widened =
+            !matches!((l.as_ref(), r.as_ref()), (Expr::Column(_), _) | (_, Expr::Column(_)));
+        if widened && op != BinOp::Eq {
+            continue;
+        }
         if col >= n || !is_key_compatible(val, &t.columns[col].ty.to_type()) {
             continue;
         }
@@ -1056,6 +1063,30 @@ pub fn choose_access(t: &Arc<TableDef>, pred: &Expr) -> Access {
         }
     }
     best.map(|(_, a)| a).unwrap_or(Access::Full)
+}
+
+/// The table column `e` reads, directly or through a cast that keeps equal
+/// values equal (integer widening, varchar or char to text), so an index on
+/// the column can find the rows; the predicate is re-checked on every row
+/// found, so the lookup may return a superset (char padding, a truncated
+/// varchar) but never miss a row.
+fn key_column(t: &TableDef, e: &Expr) -> Option<usize> {
+    match e {
+        Expr::Column(c) => Some(*c),
+        Expr::Cast(inner, to) => {
+            let Expr::Column(c) = inner.as_ref() else { return None };
+            let from = t.columns.get(*c)?.ty.to_type();
+            use DataType as T;
+            let keeps = matches!(
+                (&from, to),
+                (T::Int2, T::Int4 | T::Int8)
+                    | (T::Int4, T::Int8)
+                    | (T::Varchar(_) | T::Char(_), T::Text)
+            );
+            keeps.then_some(*c)
+        }
+        _ => None,
+    }
 }
 
 fn flip(op: BinOp) -> BinOp {
