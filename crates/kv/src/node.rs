@@ -229,7 +229,7 @@ impl KvNode {
         };
         let (tx, rx) = mpsc::channel();
         let visible = Arc::new(AtomicU64::new(last));
-        let cache = Arc::new(VersionCache::new(CACHE_BYTES));
+        let cache = Arc::new(VersionCache::new(CACHE_BYTES, last));
         let shared = Arc::new(Shared {
             engine: engine.clone(),
             cache: cache.clone(),

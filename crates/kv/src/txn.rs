@@ -349,7 +349,12 @@ impl Txn for EmbeddedTxn {
             // A key held since an earlier call cannot have been written by
             // anyone else meanwhile, and the snapshot only moved forward.
             let fresh = self.lock_one(k, Mode::Shared).await?;
-            out.push(fresh && self.newest_locked(k)?.0 > self.snapshot);
+            // Most keys provably did not change since the snapshot (see the
+            // cache's floor); only the others are read.
+            let changed = fresh
+                && self.shared.cache.newest_ts_bound(k.as_bytes()) > self.snapshot
+                && self.newest_locked(k)?.0 > self.snapshot;
+            out.push(changed);
         }
         Ok(out)
     }
