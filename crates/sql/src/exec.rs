@@ -210,15 +210,9 @@ pub fn row_key(tenant: TenantId, table: &TableDef, pk_values: &[Value]) -> Key {
     Key::new(tenant, &rest)
 }
 
-/// Casts the values that locate a key to the key's column types. None if
-/// no key can match: a NULL, or (for equality, `exact`) a value outside the
-/// column type's range.
-fn key_values(
-    exprs: &[Expr],
-    types: &[DataType],
-    ctx: &EvalContext,
-    exact: bool,
-) -> Result<Option<Vec<Value>>> {
+/// Casts the values a key must equal to the key's column types. None if no
+/// key can match: a NULL, or a value outside the column type's range.
+fn key_values(exprs: &[Expr], types: &[DataType], ctx: &EvalContext) -> Result<Option<Vec<Value>>> {
     let mut vals = Vec::with_capacity(exprs.len());
     for (e, ty) in exprs.iter().zip(types) {
         let v = e.eval(&[], ctx)?;
@@ -228,9 +222,7 @@ fn key_values(
         match cast::cast(v, ty) {
             Ok(v) => vals.push(v),
             // `int4col = 1e10::int8`: no value of the column is equal.
-            Err(e) if exact && e.code == sqlstate::SqlState::NumericValueOutOfRange => {
-                return Ok(None)
-            }
+            Err(e) if e.code == sqlstate::SqlState::NumericValueOutOfRange => return Ok(None),
             Err(e) => return Err(e),
         }
     }
@@ -250,7 +242,7 @@ pub async fn scan_rows<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<K
     };
     match &scan.access {
         Access::Point(exprs) => {
-            let Some(vals) = key_values(exprs, &t.pk_types(), cx.eval, true)? else {
+            let Some(vals) = key_values(exprs, &t.pk_types(), cx.eval)? else {
                 return Ok(out);
             };
             let key = row_key(cx.tenant, t, &vals);
@@ -295,7 +287,7 @@ fn key_range<T: Txn>(
     lo: Option<&KeyBound>,
     hi: Option<&KeyBound>,
 ) -> Result<Option<KeyRange>> {
-    let Some(vals) = key_values(eq, &key_types[..eq.len()], cx.eval, true)? else {
+    let Some(vals) = key_values(eq, &key_types[..eq.len()], cx.eval)? else {
         return Ok(None);
     };
     let mut prefix = keys::storage_prefix(storage);
@@ -305,45 +297,68 @@ fn key_range<T: Txn>(
     // Key bytes of `prefix ++ bound`; the bound excludes or includes every key
     // that starts with them (keycode is prefix-free, so those are exactly the
     // keys whose next column equals the bound).
-    let edge = |b: &KeyBound| -> Result<Option<(Key, Key)>> {
-        let Some(ty) = next_ty else { return Ok(None) };
-        let Some(v) =
-            key_values(std::slice::from_ref(&b.value), std::slice::from_ref(ty), cx.eval, false)?
-        else {
-            return Ok(None);
+    let edge = |b: &KeyBound| -> Result<Edge> {
+        let Some(ty) = next_ty else { return Ok(Edge::Empty) };
+        let v = b.value.eval(&[], cx.eval)?;
+        if v.is_null() {
+            return Ok(Edge::Empty); // `col < NULL` matches nothing
+        }
+        let v = match cast::cast(v.clone(), ty) {
+            Ok(v) => v,
+            // A bound beyond the column type's range (a widened column,
+            // `int4col < $1::int8`): every value is on one side of it.
+            Err(e) if e.code == sqlstate::SqlState::NumericValueOutOfRange => {
+                let below = ops::compare(&v, &Value::Int8(0))? == Some(std::cmp::Ordering::Less);
+                return Ok(if below { Edge::BelowAll } else { Edge::AboveAll });
+            }
+            Err(e) => return Err(e),
         };
         let mut k = prefix.clone();
-        keycode::encode_key(&v, std::slice::from_ref(ty), &mut k);
+        keycode::encode_key(std::slice::from_ref(&v), std::slice::from_ref(ty), &mut k);
         let r = KeyRange::prefix(cx.tenant, &k);
-        Ok(Some((r.start, r.end)))
+        Ok(Edge::Key(r.start, r.end))
     };
-    let start = match lo {
+    let start = match lo.map(|b| (b, edge(b))) {
         None => whole.start,
-        Some(b) => match edge(b)? {
-            Some((s, e)) => {
+        Some((b, e)) => match e? {
+            Edge::Key(s, e) => {
                 if b.inclusive {
                     s
                 } else {
                     e
                 }
             }
-            None => return Ok(None),
+            Edge::BelowAll => whole.start,
+            Edge::AboveAll | Edge::Empty => return Ok(None),
         },
     };
-    let end = match hi {
+    let end = match hi.map(|b| (b, edge(b))) {
         None => whole.end,
-        Some(b) => match edge(b)? {
-            Some((s, e)) => {
+        Some((b, e)) => match e? {
+            Edge::Key(s, e) => {
                 if b.inclusive {
                     e
                 } else {
                     s
                 }
             }
-            None => return Ok(None),
+            Edge::AboveAll => whole.end,
+            Edge::BelowAll | Edge::Empty => return Ok(None),
         },
     };
     Ok(Some(KeyRange { start, end }))
+}
+
+/// Where a range bound falls among a key column's values.
+enum Edge {
+    /// At these keys: (first key with the value, first key after it).
+    Key(Key, Key),
+    /// Below every value of the column's type.
+    BelowAll,
+    /// Above every value of the column's type.
+    AboveAll,
+    /// Nothing can satisfy the bound (NULL, or no next key column).
+    Empty,
 }
 
 /// Scans secondary-index entries in `range` and fetches their rows.

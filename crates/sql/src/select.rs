@@ -1019,13 +1019,6 @@ pub fn choose_access(t: &Arc<TableDef>, pred: &Expr) -> Access {
             (None, Some(c)) if l.is_row_independent() => (c, l.as_ref(), flip(*op)),
             _ => continue,
         };
-        // A widened column (`int4col = $1::int8`) only pins equality: a
-        // bound outside the column's range would not fit its key.
-        let widened =
-            !matches!((l.as_ref(), r.as_ref()), (Expr::Column(_), _) | (_, Expr::Column(_)));
-        if widened && op != BinOp::Eq {
-            continue;
-        }
         if col >= n || !is_key_compatible(val, &t.columns[col].ty.to_type()) {
             continue;
         }
