@@ -1,0 +1,204 @@
+//! COPY FROM STDIN / TO STDOUT for a session: the copy state, batching of
+//! incoming rows into writes, DEFAULTs (with sequence refills) and output.
+
+use super::*;
+
+const BATCH_ROWS: usize = 4096;
+
+/// A COPY FROM STDIN in progress.
+pub(super) struct CopyIn {
+    parser: CopyParser,
+    table: Arc<crate::catalog::TableDef>,
+    columns: Vec<usize>,
+    rows: Vec<Row>,
+    count: u64,
+    private: bool,
+}
+
+impl<K: KvClient> Session<K> {
+    pub(super) async fn copy(&mut self, c: CopyStmt) -> Result<Outcome> {
+        self.start_statement().await?;
+        let mut table = self.catalog.must_get_table(&c.table)?;
+        if c.from {
+            let mut attempts = 1;
+            while self.lock_table_for_write(table.oid, attempts < 10).await? {
+                table = self.catalog.must_get_table(&c.table)?;
+                attempts += 1;
+            }
+        }
+        let columns: Vec<usize> = if c.columns.is_empty() {
+            (0..table.columns.len()).collect()
+        } else {
+            c.columns
+                .iter()
+                .map(|n| {
+                    table.column_index(n).ok_or_else(|| {
+                        err!(
+                            UndefinedColumn,
+                            "column \"{n}\" of relation \"{}\" does not exist",
+                            table.name
+                        )
+                    })
+                })
+                .collect::<Result<_>>()?
+        };
+        if !c.from {
+            return self.copy_out(&c, &table, &columns).await;
+        }
+        let types: Vec<DataType> = columns.iter().map(|&i| table.columns[i].ty.to_type()).collect();
+        let names: Vec<String> = columns.iter().map(|&i| table.columns[i].name.clone()).collect();
+        let n = columns.len();
+        let private = self.fresh.contains(&table.storage);
+        self.copy = Some(CopyIn {
+            parser: CopyParser::new(c, types, names),
+            table,
+            columns,
+            rows: Vec::new(),
+            count: 0,
+            private,
+        });
+        Ok(Outcome::CopyIn(n))
+    }
+
+    pub(super) async fn copy_out(
+        &mut self,
+        c: &CopyStmt,
+        table: &Arc<crate::catalog::TableDef>,
+        columns: &[usize],
+    ) -> Result<Outcome> {
+        let txn = self.txn.as_ref().expect("statement has a transaction");
+        let ctx = self.eval_ctx(&[]);
+        let cx = ExecCtx { txn, tenant: self.db.tenant, eval: &ctx, catalog: &self.catalog };
+        let scan = crate::plan::Scan {
+            table: table.clone(),
+            access: crate::plan::Access::Full,
+            filter: None,
+        };
+        let rows = exec::scan_rows(&cx, &scan).await?;
+        let mut lines = Vec::with_capacity(rows.len() + 1);
+        if c.header {
+            let names: Vec<Value> =
+                columns.iter().map(|&i| Value::Text(table.columns[i].name.clone())).collect();
+            let mut l = Vec::new();
+            crate::copy::format_row(&names, c, &mut l);
+            lines.push(l);
+        }
+        let count = rows.len() as u64;
+        for (_, row) in rows {
+            let vals: Vec<Value> = columns.iter().map(|&i| row[i].clone()).collect();
+            let mut l = Vec::new();
+            crate::copy::format_row(&vals, c, &mut l);
+            lines.push(l);
+        }
+        Ok(Outcome::CopyOut(columns.len(), lines, count))
+    }
+
+    /// Takes a chunk of COPY FROM STDIN data.
+    pub async fn copy_data(&mut self, data: &[u8]) -> Result<()> {
+        let r = self.copy_data_inner(data).await;
+        if r.is_err() {
+            self.copy = None;
+            self.fail_txn();
+        }
+        r
+    }
+
+    pub(super) async fn copy_data_inner(&mut self, data: &[u8]) -> Result<()> {
+        let Some(cp) = self.copy.as_mut() else { bail!(ProtocolViolation, "unexpected COPY data") };
+        cp.parser.feed(data, &mut cp.rows)?;
+        if cp.rows.len() >= BATCH_ROWS {
+            self.flush_copy().await?;
+        }
+        Ok(())
+    }
+
+    pub(super) async fn flush_copy(&mut self) -> Result<()> {
+        let tenant = self.db.tenant;
+        let now = self.txn_time;
+        let catalog = self.catalog.clone();
+        let ctx = EvalContext {
+            txn_time: now,
+            stmt_time: now,
+            seqs: self.seq_context(),
+            ..Default::default()
+        };
+        let Some(cp) = self.copy.as_ref() else { return Ok(()) };
+        let table = cp.table.clone();
+        let mut defaults = Vec::new();
+        for (i, c) in table.columns.iter().enumerate() {
+            if !cp.columns.contains(&i) {
+                if let Some(d) = &c.default {
+                    defaults.push((i, ddl::default_expr(&catalog, d, &c.ty.to_type())?));
+                }
+            }
+        }
+        // Defaults may call nextval, which may need a new block of values
+        // first (see sequence.rs): then the batch is built again.
+        let rows = loop {
+            let Some(cp) = self.copy.as_ref() else { return Ok(()) };
+            self.seqs.lock().start_attempt();
+            let err = match copy_rows(&table, cp, &defaults, &ctx) {
+                Ok(rows) => break rows,
+                Err(e) => e,
+            };
+            let Some(req) = self.seqs.lock().request.take() else { return Err(err) };
+            self.seqs.lock().give_back(&self.db.reserved);
+            self.serve_sequence_request(req).await?;
+        };
+        let (Some(cp), Some(txn)) = (self.copy.as_mut(), self.txn.as_mut()) else { return Ok(()) };
+        cp.rows.clear();
+        cp.count += rows.len() as u64;
+        dml::insert_rows(txn, tenant, &table, &rows, cp.private).await
+    }
+
+    /// CopyDone: loads the remaining rows; returns the tag.
+    pub async fn copy_done(&mut self) -> Result<String> {
+        let r = async {
+            let Some(cp) = self.copy.as_mut() else {
+                bail!(ProtocolViolation, "unexpected CopyDone")
+            };
+            cp.parser.finish(&mut cp.rows)?;
+            self.flush_copy().await?;
+            Ok(self.copy.take().map(|c| c.count).unwrap_or(0))
+        }
+        .await;
+        match r {
+            Ok(n) => Ok(format!("COPY {n}")),
+            Err(e) => {
+                self.copy = None;
+                self.fail_txn();
+                Err(e)
+            }
+        }
+    }
+
+    /// CopyFail from the client.
+    pub fn copy_fail(&mut self, msg: &str) -> ErrorReport {
+        self.copy = None;
+        self.fail_txn();
+        err!(QueryCanceled, "COPY from stdin failed: {msg}")
+    }
+}
+
+/// Builds full table rows from a batch of COPY rows: copied columns in
+/// place, DEFAULTs for the others, NOT NULL and lengths checked.
+fn copy_rows(
+    table: &TableDef,
+    cp: &CopyIn,
+    defaults: &[(usize, crate::expr::Expr)],
+    ctx: &EvalContext,
+) -> Result<Vec<Row>> {
+    let mut rows = Vec::with_capacity(cp.rows.len());
+    for src in &cp.rows {
+        let mut row = vec![Value::Null; table.columns.len()];
+        for (v, &c) in src.iter().zip(&cp.columns) {
+            row[c] = v.clone();
+        }
+        for (i, d) in defaults {
+            row[*i] = d.eval(&[], ctx)?;
+        }
+        dml::check_row(table, &mut row)?;
+        rows.push(row);
+    }
+    Ok(rows)
+}

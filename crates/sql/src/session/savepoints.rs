@@ -1,0 +1,72 @@
+//! SAVEPOINT, RELEASE and ROLLBACK TO: named positions in the KV
+//! transaction's write buffer, and the failed-block recovery they allow.
+
+use super::*;
+
+/// A named point in a transaction block that ROLLBACK TO returns to.
+pub(super) struct SavepointMark {
+    name: String,
+    /// The KV transaction's write-buffer position.
+    at: Savepoint,
+}
+
+impl<K: KvClient> Session<K> {
+    /// SAVEPOINT name: marks the write buffer (a name may be reused; the
+    /// newest one with a name wins).
+    pub(super) async fn savepoint(&mut self, name: String) -> Result<Outcome> {
+        if self.state != TxnState::Block {
+            bail!(NoActiveSqlTransaction, "SAVEPOINT can only be used in transaction blocks");
+        }
+        self.begin_txn().await?;
+        let txn = self.txn.as_mut().expect("begin_txn opened a transaction");
+        self.savepoints.push(SavepointMark { name, at: txn.savepoint() });
+        Ok(Outcome::Command("SAVEPOINT".into()))
+    }
+
+    /// Index of the newest savepoint called `name`.
+    pub(super) fn find_savepoint(&self, name: &str) -> Result<usize> {
+        match self.savepoints.iter().rposition(|s| s.name == name) {
+            Some(i) => Ok(i),
+            None => bail!(InvalidSavepointSpecification, "savepoint \"{name}\" does not exist"),
+        }
+    }
+
+    /// RELEASE [SAVEPOINT] name: forgets it and every later savepoint, keeping
+    /// their writes.
+    pub(super) fn release_savepoint(&mut self, name: &str) -> Result<Outcome> {
+        if self.state == TxnState::Idle || self.state == TxnState::Implicit {
+            bail!(
+                NoActiveSqlTransaction,
+                "RELEASE SAVEPOINT can only be used in transaction blocks"
+            );
+        }
+        let i = self.find_savepoint(name)?;
+        self.savepoints.truncate(i);
+        Ok(Outcome::Command("RELEASE".into()))
+    }
+
+    /// ROLLBACK TO [SAVEPOINT] name: undoes every write since the savepoint
+    /// (which stays open) and leaves a failed block usable again. Row and
+    /// table locks taken since then stay held until the transaction ends,
+    /// where PostgreSQL would release them.
+    pub(super) async fn rollback_to_savepoint(&mut self, name: &str) -> Result<Outcome> {
+        if self.state == TxnState::Idle || self.state == TxnState::Implicit {
+            bail!(
+                NoActiveSqlTransaction,
+                "ROLLBACK TO SAVEPOINT can only be used in transaction blocks"
+            );
+        }
+        let i = self.find_savepoint(name)?;
+        self.savepoints.truncate(i + 1);
+        let at = self.savepoints[i].at;
+        let tenant = self.db.tenant;
+        let txn = self.txn.as_mut().expect("a block with savepoints has a transaction");
+        txn.rollback_to(at);
+        if self.ddl {
+            // DDL since the savepoint is undone with its catalog writes.
+            self.catalog = Arc::new(ddl::load_catalog(&*txn, tenant).await?);
+        }
+        self.state = TxnState::Block;
+        Ok(Outcome::Command("ROLLBACK".into()))
+    }
+}
