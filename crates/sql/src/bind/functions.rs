@@ -1,0 +1,250 @@
+//! Binding function calls: built-in scalar functions (resolved once, see
+//! `func.rs`), aggregates (collected into the query level's [`AggState`]),
+//! and window calls (handed to `window.rs`).
+
+use super::*;
+
+impl Binder<'_> {
+    pub(super) fn function(
+        &mut self,
+        f: &ast::Function,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        let name = object_name(&f.name)?;
+        if f.over.is_some() {
+            return self.window_function(f, &name, scope);
+        }
+        if is_aggregate(&name) {
+            bail!(GroupingError, "aggregate functions are not allowed here");
+        }
+        if f.filter.is_some() {
+            bail!(WrongObjectType, "FILTER specified, but {name} is not an aggregate function");
+        }
+        let args = function_args(f)?;
+        if name == "pg_typeof" {
+            let [Some(a)] = args.as_slice() else {
+                bail!(
+                    UndefinedFunction,
+                    "function pg_typeof with {} arguments does not exist",
+                    args.len()
+                )
+            };
+            let (_, t) = self.expr_in(a, scope, agg)?;
+            return Ok((Expr::Const(Value::Text(t.to_string())), DataType::Text));
+        }
+        let mut bound = Vec::with_capacity(args.len());
+        for a in &args {
+            match a {
+                Some(a) => bound.push(self.expr_in(a, scope, agg)?),
+                None => bail!(SyntaxError, "syntax error at or near \"*\""),
+            }
+        }
+        self.call(&name, bound)
+    }
+
+    /// Resolves built-in `name` for bound arguments and coerces them to the
+    /// parameter types.
+    pub(super) fn call(
+        &mut self,
+        name: &str,
+        bound: Vec<(Expr, DataType)>,
+    ) -> Result<(Expr, DataType)> {
+        let types: Vec<DataType> = bound.iter().map(|(_, t)| t.clone()).collect();
+        let (func, ty) = func::resolve(name, &types)?;
+        let mut out = Vec::with_capacity(bound.len());
+        for (i, (x, t)) in bound.into_iter().enumerate() {
+            out.push(match func::arg_target(func, &ty, i) {
+                Some(target) => self.coerce(x, &t, &target)?,
+                None => x,
+            });
+        }
+        Ok((Expr::Func(func, out), ty))
+    }
+
+    pub(super) fn aggregate(
+        &mut self,
+        f: &ast::Function,
+        scope: &Scope,
+        state: &mut AggState,
+    ) -> Result<Option<(Expr, DataType)>> {
+        let name = object_name(&f.name)?;
+        if !is_aggregate(&name) || f.over.is_some() {
+            return Ok(None);
+        }
+        let key = ast::Expr::Function(f.clone());
+        let ng = state.group.len();
+        if let Some(i) = state.agg_asts.iter().position(|a| *a == key) {
+            return Ok(Some((Expr::Column(ng + i), state.aggs[i].ty.clone())));
+        }
+        let call = self.agg_call(f, &name, scope)?;
+        let ty = call.ty.clone();
+        state.aggs.push(call);
+        state.agg_asts.push(key);
+        Ok(Some((Expr::Column(ng + state.aggs.len() - 1), ty)))
+    }
+
+    /// Binds aggregate `name`'s call: FILTER, DISTINCT, the argument over the
+    /// input row, and the result type.
+    pub(crate) fn agg_call(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        scope: &Scope,
+    ) -> Result<AggCall> {
+        if !f.within_group.is_empty() {
+            bail!(FeatureNotSupported, "WITHIN GROUP is not supported yet");
+        }
+        if matches!(&f.args, ast::FunctionArguments::List(l) if !l.clauses.is_empty()) {
+            bail!(
+                FeatureNotSupported,
+                "ORDER BY and other clauses inside aggregate calls are not supported yet"
+            );
+        }
+        let filter = match &f.filter {
+            Some(w) => {
+                let (x, t) = self.expr_in(w, scope, &mut None)?;
+                Some(self.coerce(x, &t, &DataType::Bool)?)
+            }
+            None => None,
+        };
+        let distinct = matches!(&f.args, ast::FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
+        let args = function_args(f)?;
+        Ok(match (name, args.as_slice()) {
+            ("count", [None]) | ("count", []) => AggCall {
+                func: AggFunc::CountStar,
+                arg: None,
+                distinct: false,
+                filter,
+                extra: None,
+                ty: DataType::Int8,
+            },
+            ("string_agg", [Some(a), Some(d)]) => {
+                let (x, t) = self.expr_in(a, scope, &mut None)?;
+                let (dx, dt) = self.expr_in(d, scope, &mut None)?;
+                let t = if t == DataType::Unknown { DataType::Text } else { t };
+                if !t.is_string() {
+                    bail!(UndefinedFunction, "function string_agg({t}, {dt}) does not exist");
+                }
+                let extra = Some(self.coerce(dx, &dt, &DataType::Text)?);
+                AggCall {
+                    func: AggFunc::StringAgg,
+                    arg: Some(x),
+                    distinct,
+                    filter,
+                    extra,
+                    ty: DataType::Text,
+                }
+            }
+            (_, [Some(a)]) => {
+                // Aggregate arguments see the raw input row, not the groups.
+                let (x, t) = self.expr_in(a, scope, &mut None)?;
+                let t = if t == DataType::Unknown { DataType::Text } else { t };
+                let (func, ty) = match name {
+                    "count" => (AggFunc::Count, DataType::Int8),
+                    "sum" => (AggFunc::Sum, sum_type(&t)?),
+                    "avg" => (AggFunc::Avg, avg_type(&t)?),
+                    "min" => (AggFunc::Min, t.clone()),
+                    "max" => (AggFunc::Max, t.clone()),
+                    "bool_and" | "every" => (AggFunc::BoolAnd, DataType::Bool),
+                    "bool_or" => (AggFunc::BoolOr, DataType::Bool),
+                    _ => bail!(UndefinedFunction, "function {name}({t}) does not exist"),
+                };
+                AggCall { func, arg: Some(x), distinct, filter, extra: None, ty }
+            }
+            _ => bail!(
+                UndefinedFunction,
+                "function {name} with {} arguments does not exist",
+                args.len()
+            ),
+        })
+    }
+}
+
+fn sum_type(t: &DataType) -> Result<DataType> {
+    Ok(match t {
+        DataType::Int2 | DataType::Int4 => DataType::Int8,
+        DataType::Int8 | DataType::Numeric(_) => DataType::Numeric(None),
+        DataType::Float8 => DataType::Float8,
+        other => bail!(UndefinedFunction, "function sum({other}) does not exist"),
+    })
+}
+
+fn avg_type(t: &DataType) -> Result<DataType> {
+    Ok(match t {
+        DataType::Int2 | DataType::Int4 | DataType::Int8 | DataType::Numeric(_) => {
+            DataType::Numeric(None)
+        }
+        DataType::Float8 => DataType::Float8,
+        other => bail!(UndefinedFunction, "function avg({other}) does not exist"),
+    })
+}
+
+/// True for the names of aggregate functions.
+pub fn is_aggregate(name: &str) -> bool {
+    matches!(
+        name,
+        "count" | "sum" | "avg" | "min" | "max" | "bool_and" | "bool_or" | "every" | "string_agg"
+    )
+}
+
+/// The plain arguments of a function call; `*` becomes None.
+pub fn function_args(f: &ast::Function) -> Result<Vec<Option<&ast::Expr>>> {
+    match &f.args {
+        ast::FunctionArguments::None => Ok(vec![]),
+        ast::FunctionArguments::List(list) => list
+            .args
+            .iter()
+            .map(|a| match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(Some(e)),
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => Ok(None),
+                other => bail!(FeatureNotSupported, "function argument not supported: {other}"),
+            })
+            .collect(),
+        ast::FunctionArguments::Subquery(_) => {
+            bail!(FeatureNotSupported, "subquery function arguments are not supported")
+        }
+    }
+}
+
+/// True if the expression contains an aggregate call of this query level
+/// (aggregates inside subqueries belong to the subquery).
+pub fn contains_aggregate(e: &ast::Expr) -> bool {
+    use ast::Expr as E;
+    let any = |v: &[&ast::Expr]| v.iter().any(|x| contains_aggregate(x));
+    match e {
+        E::Function(f) => {
+            // A windowed aggregate is a window function, not an aggregate.
+            if f.over.is_none() && object_name(&f.name).map(|n| is_aggregate(&n)).unwrap_or(false) {
+                return true;
+            }
+            function_args(f)
+                .map(|args| args.into_iter().flatten().any(contains_aggregate))
+                .unwrap_or(false)
+        }
+        E::BinaryOp { left, right, .. } => any(&[left, right]),
+        E::UnaryOp { expr, .. } | E::Nested(expr) | E::Cast { expr, .. } => {
+            contains_aggregate(expr)
+        }
+        E::IsNull(x)
+        | E::IsNotNull(x)
+        | E::IsTrue(x)
+        | E::IsFalse(x)
+        | E::IsNotTrue(x)
+        | E::IsNotFalse(x) => contains_aggregate(x),
+        E::Between { expr, low, high, .. } => any(&[expr, low, high]),
+        E::InList { expr, list, .. } => {
+            contains_aggregate(expr) || list.iter().any(contains_aggregate)
+        }
+        E::InSubquery { expr, .. } => contains_aggregate(expr),
+        E::Like { expr, pattern, .. } | E::ILike { expr, pattern, .. } => any(&[expr, pattern]),
+        E::Case { operand, conditions, else_result, .. } => {
+            operand.as_deref().map(contains_aggregate).unwrap_or(false)
+                || conditions
+                    .iter()
+                    .any(|c| contains_aggregate(&c.condition) || contains_aggregate(&c.result))
+                || else_result.as_deref().map(contains_aggregate).unwrap_or(false)
+        }
+        _ => false,
+    }
+}

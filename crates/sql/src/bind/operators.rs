@@ -1,0 +1,319 @@
+//! Typing operators and casts: the common type of two operands, implicit
+//! coercion (unknown literals and parameters take their context's type),
+//! explicit casts, and the binary operators with their type rules.
+
+use super::*;
+
+impl Binder<'_> {
+    /// The common type two operands are converted to.
+    pub(super) fn unify(&self, a: &DataType, b: &DataType) -> Result<DataType> {
+        match cast::common_type(a, b) {
+            Some(t) => Ok(t),
+            None => bail!(UndefinedFunction, "operator does not exist: {a} = {b}"),
+        }
+    }
+
+    /// Converts `x` of type `from` to `to` implicitly: unknown literals are
+    /// parsed as `to`, unknown parameters take type `to`, other values get a
+    /// run-time cast when the types differ.
+    pub fn coerce(&mut self, x: Expr, from: &DataType, to: &DataType) -> Result<Expr> {
+        if from == to || *to == DataType::Unknown {
+            return Ok(x);
+        }
+        // char(n) -> text/varchar drops the padding, as PostgreSQL's bpchar cast does.
+        if matches!(from, DataType::Char(_))
+            && matches!(to, DataType::Text | DataType::Varchar(None))
+        {
+            return Ok(Expr::Func(func::Func::BpcharTrim, vec![x]));
+        }
+        match (&x, from) {
+            (Expr::Const(Value::Null), _) => Ok(x),
+            (Expr::Const(Value::Text(s)), DataType::Unknown) => {
+                Ok(Expr::Const(sqltypes::text::parse_text(to, s)?))
+            }
+            (Expr::Param(i), DataType::Unknown) => {
+                if let Some(slot) = self.params.get_mut(*i) {
+                    *slot = to.clone();
+                }
+                Ok(x)
+            }
+            (Expr::Const(v), _) => Ok(Expr::Const(cast::cast(v.clone(), to)?)),
+            _ if from.oid() == to.oid()
+                && !matches!(
+                    to,
+                    DataType::Char(_) | DataType::Varchar(Some(_)) | DataType::Numeric(Some(_))
+                ) =>
+            {
+                Ok(x)
+            }
+            _ => Ok(Expr::Cast(Box::new(x), to.clone())),
+        }
+    }
+
+    /// An explicit CAST: like [`Binder::coerce`] but any castable pair is allowed.
+    pub(super) fn explicit_cast(
+        &mut self,
+        x: Expr,
+        from: &DataType,
+        to: &DataType,
+    ) -> Result<Expr> {
+        // char(n) -> text/varchar drops the padding, as PostgreSQL's bpchar cast does.
+        if matches!(from, DataType::Char(_)) && matches!(to, DataType::Text | DataType::Varchar(_))
+        {
+            let trimmed = Expr::Func(func::Func::BpcharTrim, vec![x]);
+            return Ok(match to {
+                DataType::Varchar(Some(_)) => Expr::Cast(Box::new(trimmed), to.clone()),
+                _ => trimmed,
+            });
+        }
+        match (&x, from) {
+            (Expr::Param(i), DataType::Unknown) => {
+                // The parameter takes the type without its modifier, and the
+                // cast then applies it (`$1::varchar(3)` truncates, as in
+                // PostgreSQL, instead of rejecting a longer value).
+                let base = match to {
+                    DataType::Varchar(_) => DataType::Varchar(None),
+                    other => strip_mod(other),
+                };
+                if let Some(slot) = self.params.get_mut(*i) {
+                    *slot = base.clone();
+                }
+                if base == *to {
+                    return Ok(x);
+                }
+                Ok(Expr::Cast(Box::new(x), to.clone()))
+            }
+            (Expr::Const(v), _) => Ok(Expr::Const(match v {
+                // An explicit cast to varchar(n)/char(n) truncates instead of failing.
+                Value::Text(s)
+                    if *from == DataType::Unknown
+                        && matches!(to, DataType::Varchar(Some(_)) | DataType::Char(_)) =>
+                {
+                    cast::cast(Value::Text(s.clone()), to)?
+                }
+                Value::Text(s) if *from == DataType::Unknown => sqltypes::text::parse_text(to, s)?,
+                v => cast::cast(v.clone(), to)?,
+            })),
+            _ => Ok(Expr::Cast(Box::new(x), to.clone())),
+        }
+    }
+
+    pub(super) fn compare(
+        &mut self,
+        l: &ast::Expr,
+        op: BinOp,
+        r: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<Expr> {
+        let (lx, lt) = self.expr_in(l, scope, agg)?;
+        let (rx, rt) = self.expr_in(r, scope, agg)?;
+        self.bind_binop(op, lx, lt, rx, rt).map(|(e, _)| e)
+    }
+
+    /// `a IS [NOT] DISTINCT FROM b`: equality where NULL equals NULL, as
+    /// `CASE WHEN a IS NULL THEN b IS NULL WHEN b IS NULL THEN false ELSE a = b END`
+    /// (negated for IS DISTINCT FROM).
+    pub(super) fn is_distinct(
+        &mut self,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        distinct: bool,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        let (ax, at) = self.expr_in(a, scope, agg)?;
+        let (bx, bt) = self.expr_in(b, scope, agg)?;
+        let (eq, _) = self.bind_binop(BinOp::Eq, ax.clone(), at, bx.clone(), bt)?;
+        let null = |x: &Expr| Expr::IsNull(Box::new(x.clone()), false);
+        let same = Expr::Case(
+            None,
+            vec![(null(&ax), null(&bx)), (null(&bx), Expr::Const(Value::Bool(false)))],
+            Some(Box::new(eq)),
+        );
+        Ok((if distinct { Expr::Not(Box::new(same)) } else { same }, DataType::Bool))
+    }
+
+    pub(super) fn binary(
+        &mut self,
+        l: &ast::Expr,
+        op: &ast::BinaryOperator,
+        r: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        use ast::BinaryOperator as O;
+        if let O::PGLikeMatch | O::PGILikeMatch | O::PGNotLikeMatch | O::PGNotILikeMatch = op {
+            let (x, xt) = self.expr_in(l, scope, agg)?;
+            let (p, pt) = self.expr_in(r, scope, agg)?;
+            let x = self.coerce(x, &xt, &DataType::Text)?;
+            let p = self.coerce(p, &pt, &DataType::Text)?;
+            let negated = matches!(op, O::PGNotLikeMatch | O::PGNotILikeMatch);
+            let ci = matches!(op, O::PGILikeMatch | O::PGNotILikeMatch);
+            return Ok((Expr::Like(Box::new(x), Box::new(p), negated, ci), DataType::Bool));
+        }
+        if matches!(op, O::PGExp) {
+            let (lx, lt) = self.expr_in(l, scope, agg)?;
+            let (rx, rt) = self.expr_in(r, scope, agg)?;
+            let lx = self.coerce(lx, &lt, &DataType::Float8)?;
+            let rx = self.coerce(rx, &rt, &DataType::Float8)?;
+            return Ok((Expr::Func(func::Func::Power, vec![lx, rx]), DataType::Float8));
+        }
+        let op = match op {
+            O::Plus => BinOp::Add,
+            O::Minus => BinOp::Sub,
+            O::Multiply => BinOp::Mul,
+            O::Divide => BinOp::Div,
+            O::Modulo => BinOp::Mod,
+            O::Eq => BinOp::Eq,
+            O::NotEq => BinOp::NotEq,
+            O::Lt => BinOp::Lt,
+            O::LtEq => BinOp::LtEq,
+            O::Gt => BinOp::Gt,
+            O::GtEq => BinOp::GtEq,
+            O::And => BinOp::And,
+            O::Or => BinOp::Or,
+            O::StringConcat => BinOp::Concat,
+            other => bail!(UndefinedFunction, "operator does not exist: {other}"),
+        };
+        let (lx, lt) = self.expr_in(l, scope, agg)?;
+        let (rx, rt) = self.expr_in(r, scope, agg)?;
+        self.bind_binop(op, lx, lt, rx, rt)
+    }
+
+    /// Types and coerces the operands of a binary operator.
+    pub fn bind_binop(
+        &mut self,
+        op: BinOp,
+        lx: Expr,
+        lt: DataType,
+        rx: Expr,
+        rt: DataType,
+    ) -> Result<(Expr, DataType)> {
+        use DataType as T;
+        let no_op = || {
+            err!(UndefinedFunction, "operator does not exist: {lt} {} {rt}", op_symbol(op))
+                .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+        };
+        // date + integer, integer + date, date - integer: a date.
+        if matches!(op, BinOp::Add | BinOp::Sub) {
+            let int = |t: &DataType| matches!(t, T::Int2 | T::Int4 | T::Int8 | T::Unknown);
+            let date_int = lt == T::Date && int(&rt) && rt != T::Unknown;
+            let int_date = op == BinOp::Add && rt == T::Date && int(&lt) && lt != T::Unknown;
+            if date_int || int_date {
+                let lx = if int_date { self.coerce(lx, &lt, &T::Int4)? } else { lx };
+                let rx = if date_int { self.coerce(rx, &rt, &T::Int4)? } else { rx };
+                return Ok((Expr::Binary(op, Box::new(lx), Box::new(rx)), T::Date));
+            }
+            if op == BinOp::Sub && lt == T::Date && rt == T::Date {
+                return Ok((Expr::Binary(op, Box::new(lx), Box::new(rx)), T::Int4));
+            }
+        }
+        let (operand, result) = match op {
+            BinOp::And | BinOp::Or => (T::Bool, T::Bool),
+            BinOp::Concat => {
+                // text || anything (and anything || text) only.
+                let texty = |t: &DataType| t.is_string() || *t == T::Unknown;
+                if !texty(&lt) && !texty(&rt) {
+                    return Err(no_op());
+                }
+                (T::Text, T::Text)
+            }
+            _ if op.is_comparison() => {
+                let t = match (&lt, &rt) {
+                    (T::Unknown, T::Unknown) => T::Text,
+                    _ => self.unify(&lt, &rt).map_err(|_| {
+                        err!(UndefinedFunction, "operator does not exist: {lt} {} {rt}", op_symbol(op))
+                            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+                    })?,
+                };
+                (t, T::Bool)
+            }
+            _ => {
+                let t = match (&lt, &rt) {
+                    (T::Unknown, T::Unknown) => T::Numeric(None),
+                    _ => self.unify(&lt, &rt).map_err(|_| no_op())?,
+                };
+                let datetime_arith = matches!(t, T::Date | T::Timestamp | T::TimestampTz)
+                    && matches!(op, BinOp::Add | BinOp::Sub);
+                if !t.is_numeric() && !datetime_arith {
+                    bail!(
+                        UndefinedFunction,
+                        "operator does not exist: {lt} {} {rt}",
+                        op_symbol(op)
+                    );
+                }
+                (t.clone(), t)
+            }
+        };
+        // Keep char(n)/varchar comparisons on their own semantics.
+        let (l_to, r_to) = if op.is_comparison() && lt.is_string() && rt.is_string() {
+            (lt.clone(), rt.clone())
+        } else if matches!(operand, T::Date | T::Timestamp | T::TimestampTz) {
+            (lt.clone(), if rt == T::Unknown { lt.clone() } else { rt.clone() })
+        } else {
+            (strip_mod(&operand), strip_mod(&operand))
+        };
+        let l_to = if lt == T::Unknown && op.is_comparison() {
+            strip_mod(&rt_or(&rt, &operand))
+        } else {
+            l_to
+        };
+        let r_to = if rt == T::Unknown && op.is_comparison() {
+            strip_mod(&rt_or(&lt, &operand))
+        } else {
+            r_to
+        };
+        let lx = if op == BinOp::Concat {
+            self.coerce_concat(lx, &lt)?
+        } else {
+            self.coerce(lx, &lt, &l_to)?
+        };
+        let rx = if op == BinOp::Concat {
+            self.coerce_concat(rx, &rt)?
+        } else {
+            self.coerce(rx, &rt, &r_to)?
+        };
+        // char(n) compares with trailing blanks ignored (bpchar semantics).
+        let bpchar = |t: &DataType| matches!(t, T::Char(_));
+        if op.is_comparison()
+            && (bpchar(&lt) || bpchar(&rt))
+            && (lt.is_string() || lt == T::Unknown)
+            && (rt.is_string() || rt == T::Unknown)
+        {
+            let trim = |x: Expr| Expr::Func(func::Func::BpcharTrim, vec![x]);
+            return Ok((Expr::Binary(op, Box::new(trim(lx)), Box::new(trim(rx))), result));
+        }
+        Ok((Expr::Binary(op, Box::new(lx), Box::new(rx)), result))
+    }
+
+    pub(super) fn coerce_concat(&mut self, x: Expr, ty: &DataType) -> Result<Expr> {
+        if matches!(ty, DataType::Char(_)) {
+            return Ok(Expr::Func(func::Func::BpcharTrim, vec![x]));
+        }
+        if ty.is_string() {
+            Ok(x)
+        } else {
+            self.coerce(x, ty, &DataType::Text)
+        }
+    }
+}
+
+fn op_symbol(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::Mod => "%",
+        BinOp::Eq => "=",
+        BinOp::NotEq => "<>",
+        BinOp::Lt => "<",
+        BinOp::LtEq => "<=",
+        BinOp::Gt => ">",
+        BinOp::GtEq => ">=",
+        BinOp::And => "AND",
+        BinOp::Or => "OR",
+        BinOp::Concat => "||",
+    }
+}
