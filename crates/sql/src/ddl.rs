@@ -1,8 +1,10 @@
-//! DDL: CREATE/DROP TABLE, TRUNCATE, CREATE/DROP INDEX, ALTER TABLE.
+//! DDL: CREATE/DROP TABLE, TRUNCATE, CREATE/DROP INDEX, ALTER TABLE, CHECK
+//! constraints; roles, sequences and views live in the submodules.
 //!
 //! Every DDL statement first locks the catalog version key and bumps it, so
 //! DDL transactions are serialized and every session notices the change at
-//! its next statement. Catalog rows are written in the same transaction as
+//! its next statement. DDL on a table also takes the table's lock
+//! exclusively ([`lock_table`]), so it waits for the table's writers. Catalog rows are written in the same transaction as
 //! any data rewrite, so a DDL statement is atomic with its effects.
 //!
 //! Operations that change how rows are keyed (TRUNCATE, ADD PRIMARY KEY, ADD
@@ -23,6 +25,19 @@ use crate::error::{from_kv, ErrorReport, Result};
 use crate::exec::{after, SCAN_BATCH};
 use crate::sequence::{self, SequenceDef};
 use crate::{bail, err};
+
+/// CREATE/ALTER/DROP ROLE.
+mod roles;
+/// CREATE/DROP SEQUENCE and owned sequences.
+mod sequences;
+/// CREATE/DROP VIEW.
+mod views;
+
+pub use roles::{alter_role, create_role, drop_role};
+pub use sequences::create_sequence;
+use sequences::{delete_sequence, drop_sequences, owned_sequence, serial_type};
+pub use views::create_view;
+use views::drop_views;
 
 /// What a DDL statement did: its command tag, notices, and the storage ids it
 /// created (bulk loads into those may skip row locks).
@@ -151,120 +166,9 @@ async fn scan_all<T: Txn>(txn: &T, range: KeyRange) -> Result<Vec<(kvapi::Key, V
     }
 }
 
-async fn write_role<T: Txn>(txn: &mut T, tenant: TenantId, r: &catalog::RoleDef) -> Result<()> {
-    let key = keys::role(tenant, &r.name);
-    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-    let bytes = serde_json::to_vec(r).expect("role definitions always serialize");
-    txn.put(key, bytes, LockMode::Locked).map_err(from_kv)
-}
-
 /// Turns a cleartext password into the stored verifier (the SQL layer does
 /// not know the hashing scheme; the server wiring supplies it).
 pub type PasswordHasher = fn(&str) -> String;
-
-fn role_password(p: &ast::Password, hasher: PasswordHasher) -> Result<Option<String>> {
-    match p {
-        ast::Password::NullPassword => Ok(None),
-        ast::Password::Password(ast::Expr::Value(v)) => match &v.value {
-            ast::Value::SingleQuotedString(s) if s.starts_with("SCRAM-SHA-256$") => {
-                Ok(Some(s.clone()))
-            }
-            ast::Value::SingleQuotedString(s) => Ok(Some(hasher(s))),
-            other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
-        },
-        ast::Password::Password(other) => bail!(SyntaxError, "syntax error at or near \"{other}\""),
-    }
-}
-
-/// CREATE ROLE (and CREATE USER, rewritten to CREATE ROLE ... LOGIN).
-pub async fn create_role<T: Txn>(
-    txn: &mut T,
-    tenant: TenantId,
-    cat: &Catalog,
-    cr: &ast::CreateRole,
-    hasher: PasswordHasher,
-) -> Result<DdlResult> {
-    bump_version(txn, tenant).await?;
-    for n in &cr.names {
-        let name = bind::object_name(n)?;
-        if cat.role(&name).is_some() {
-            if cr.if_not_exists {
-                continue;
-            }
-            bail!(DuplicateObject, "role \"{name}\" already exists");
-        }
-        let password = match &cr.password {
-            Some(p) => role_password(p, hasher)?,
-            None => None,
-        };
-        let r = catalog::RoleDef {
-            name,
-            superuser: cr.superuser.unwrap_or(false),
-            login: cr.login.unwrap_or(false),
-            password,
-        };
-        write_role(txn, tenant, &r).await?;
-    }
-    Ok(DdlResult::tag("CREATE ROLE"))
-}
-
-/// ALTER ROLE ... `[WITH]` options (PASSWORD, LOGIN, SUPERUSER).
-pub async fn alter_role<T: Txn>(
-    txn: &mut T,
-    tenant: TenantId,
-    cat: &Catalog,
-    name: &ast::Ident,
-    op: &ast::AlterRoleOperation,
-    hasher: PasswordHasher,
-) -> Result<DdlResult> {
-    let name = bind::ident(name);
-    let Some(mut r) = cat.role(&name) else {
-        bail!(UndefinedObject, "role \"{name}\" does not exist")
-    };
-    let ast::AlterRoleOperation::WithOptions { options } = op else {
-        bail!(FeatureNotSupported, "this ALTER ROLE form is not supported yet");
-    };
-    bump_version(txn, tenant).await?;
-    for o in options {
-        match o {
-            ast::RoleOption::Password(p) => r.password = role_password(p, hasher)?,
-            ast::RoleOption::Login(b) => r.login = *b,
-            ast::RoleOption::SuperUser(b) => r.superuser = *b,
-            other => bail!(FeatureNotSupported, "role option not supported yet: {other}"),
-        }
-    }
-    write_role(txn, tenant, &r).await?;
-    Ok(DdlResult::tag("ALTER ROLE"))
-}
-
-/// DROP ROLE.
-pub async fn drop_role<T: Txn>(
-    txn: &mut T,
-    tenant: TenantId,
-    cat: &Catalog,
-    names: &[ast::ObjectName],
-    if_exists: bool,
-) -> Result<DdlResult> {
-    let mut r = DdlResult::tag("DROP ROLE");
-    bump_version(txn, tenant).await?;
-    for n in names {
-        let name = bind::object_name(n)?;
-        if name == "postgres" {
-            bail!(ObjectInUse, "cannot drop role postgres: it is the bootstrap superuser");
-        }
-        if cat.role(&name).is_none() {
-            if if_exists {
-                r.notices.push(notice(format!("role \"{name}\" does not exist, skipping")));
-                continue;
-            }
-            bail!(UndefinedObject, "role \"{name}\" does not exist");
-        }
-        let key = keys::role(tenant, &name);
-        txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-        txn.delete(key, LockMode::Locked).map_err(from_kv)?;
-    }
-    Ok(r)
-}
 
 fn check_schema(name: &ast::ObjectName) -> Result<String> {
     match bind::object_schema(name).as_deref() {
@@ -504,262 +408,6 @@ fn add_checks(
     }
     t.checks.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(())
-}
-
-/// The integer type of a SERIAL pseudo-type, if `t` is one.
-fn serial_type(t: &ast::DataType) -> Option<DataType> {
-    let ast::DataType::Custom(name, _) = t else { return None };
-    match bind::object_name(name).ok()?.as_str() {
-        "serial" | "serial4" => Some(DataType::Int4),
-        "bigserial" | "serial8" => Some(DataType::Int8),
-        "smallserial" | "serial2" => Some(DataType::Int2),
-        _ => None,
-    }
-}
-
-/// Creates the sequence behind SERIAL or IDENTITY column `col` of `t`
-/// (named `<table>_<column>_seq`, numbered if taken, owned by the column)
-/// and makes it the column's NOT NULL default.
-async fn owned_sequence<T: Txn>(
-    txn: &mut T,
-    tenant: TenantId,
-    cat: &Catalog,
-    t: &mut TableDef,
-    col: usize,
-    options: &[ast::SequenceOptions],
-) -> Result<SequenceDef> {
-    let base = format!("{}_{}_seq", t.name, t.columns[col].name);
-    let mut name = base.clone();
-    let mut n = 0;
-    while cat.relation_exists(&name) || t.indexes.iter().any(|i| i.name == name) {
-        n += 1;
-        name = format!("{base}{n}");
-    }
-    let oid = alloc(txn, tenant, 1).await? as u32;
-    let mut seq = sequence::define(oid, name, &t.columns[col].ty.to_type(), options)?;
-    seq.owned_by = Some((t.oid, t.columns[col].name.clone()));
-    let c = &mut t.columns[col];
-    c.default = Some(format!("nextval('{}')", seq.name.replace('\'', "''")));
-    c.nullable = false;
-    write_sequence(txn, tenant, &seq).await?;
-    Ok(seq)
-}
-
-async fn write_sequence<T: Txn>(txn: &mut T, tenant: TenantId, s: &SequenceDef) -> Result<()> {
-    let key = keys::sequence(tenant, s.oid);
-    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-    txn.put(key, sequence::encode(s), LockMode::Locked).map_err(from_kv)
-}
-
-/// CREATE SEQUENCE.
-pub async fn create_sequence<T: Txn>(
-    txn: &mut T,
-    tenant: TenantId,
-    cat: &Catalog,
-    stmt: &ast::Statement,
-) -> Result<DdlResult> {
-    let ast::Statement::CreateSequence {
-        temporary,
-        if_not_exists,
-        name,
-        data_type,
-        sequence_options,
-        owned_by,
-    } = stmt
-    else {
-        bail!(InternalError, "not a CREATE SEQUENCE statement");
-    };
-    if *temporary {
-        bail!(FeatureNotSupported, "temporary sequences are not supported yet");
-    }
-    let name = check_schema(name)?;
-    if cat.relation_exists(&name) {
-        if *if_not_exists {
-            let mut r = DdlResult::tag("CREATE SEQUENCE");
-            r.notices.push(notice(format!("relation \"{name}\" already exists, skipping")));
-            return Ok(r);
-        }
-        bail!(DuplicateTable, "relation \"{name}\" already exists");
-    }
-    let ty = match data_type {
-        Some(t) => bind::data_type(t)?,
-        None => DataType::Int8,
-    };
-    bump_version(txn, tenant).await?;
-    let oid = alloc(txn, tenant, 1).await? as u32;
-    let mut seq = sequence::define(oid, name, &ty, sequence_options)?;
-    if let Some(owner) = owned_by {
-        seq.owned_by = sequence_owner(cat, owner)?;
-    }
-    write_sequence(txn, tenant, &seq).await?;
-    Ok(DdlResult::tag("CREATE SEQUENCE"))
-}
-
-/// OWNED BY table.column (or NONE).
-fn sequence_owner(cat: &Catalog, owner: &ast::ObjectName) -> Result<Option<(u32, String)>> {
-    let parts: Vec<String> = owner.0.iter().filter_map(|p| p.as_ident().map(bind::ident)).collect();
-    match parts.as_slice() {
-        [none] if none == "none" => Ok(None),
-        [.., table, column] => {
-            let t = cat.must_get_table(table)?;
-            if t.column_index(column).is_none() {
-                bail!(
-                    UndefinedColumn,
-                    "column \"{column}\" of relation \"{table}\" does not exist"
-                );
-            }
-            Ok(Some((t.oid, column.clone())))
-        }
-        _ => bail!(
-            InvalidParameterValue,
-            "invalid OWNED BY option: specify OWNED BY table.column or OWNED BY NONE"
-        ),
-    }
-}
-
-/// CREATE [OR REPLACE] VIEW name [(columns)] AS query. The query is planned
-/// now, so it must be valid against the current catalog; it is stored as
-/// text and planned again wherever the view is read.
-pub async fn create_view<T: Txn>(
-    txn: &mut T,
-    tenant: TenantId,
-    cat: &Catalog,
-    cv: &ast::CreateView,
-) -> Result<DdlResult> {
-    if cv.materialized {
-        bail!(FeatureNotSupported, "materialized views are not supported yet");
-    }
-    let name = check_schema(&cv.name)?;
-    let existing = cat.views.get(&name).cloned();
-    if existing.is_none() && cat.relation_exists(&name) {
-        bail!(DuplicateTable, "relation \"{name}\" already exists");
-    }
-    if existing.is_some() && !cv.or_replace {
-        if cv.if_not_exists {
-            let mut r = DdlResult::tag("CREATE VIEW");
-            r.notices.push(notice(format!("relation \"{name}\" already exists, skipping")));
-            return Ok(r);
-        }
-        bail!(DuplicateTable, "relation \"{name}\" already exists");
-    }
-    let (_, cols) = Binder::new(cat, vec![]).query(&cv.query)?;
-    if cv.columns.len() > cols.len() {
-        bail!(SyntaxError, "CREATE VIEW specifies more column names than columns");
-    }
-    let mut columns: Vec<String> = cols.iter().map(|c| c.name.clone()).collect();
-    for (c, given) in columns.iter_mut().zip(&cv.columns) {
-        *c = bind::ident(&given.name);
-    }
-    let mut seen = HashSet::new();
-    if let Some(dup) = columns.iter().find(|c| !seen.insert(c.as_str())) {
-        bail!(DuplicateColumn, "column \"{dup}\" specified more than once");
-    }
-    // OR REPLACE may add columns at the end, never drop or rename any.
-    if let Some(old) = &existing {
-        if columns.len() < old.columns.len() {
-            bail!(InvalidTableDefinition, "cannot drop columns from view");
-        }
-        for (o, n) in old.columns.iter().zip(&columns) {
-            if o != n {
-                bail!(
-                    InvalidTableDefinition,
-                    "cannot change name of view column \"{o}\" to \"{n}\""
-                );
-            }
-        }
-    }
-    bump_version(txn, tenant).await?;
-    let oid = match &existing {
-        Some(v) => v.oid,
-        None => alloc(txn, tenant, 1).await? as u32,
-    };
-    let view = catalog::ViewDef { oid, name, query: cv.query.to_string(), columns };
-    let key = keys::view(tenant, oid);
-    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-    let bytes = serde_json::to_vec(&view).expect("view definitions always serialize");
-    txn.put(key, bytes, LockMode::Locked).map_err(from_kv)?;
-    Ok(DdlResult::tag("CREATE VIEW"))
-}
-
-/// DROP VIEW.
-async fn drop_views<T: Txn>(
-    txn: &mut T,
-    tenant: TenantId,
-    cat: &Catalog,
-    names: &[ast::ObjectName],
-    if_exists: bool,
-) -> Result<DdlResult> {
-    let mut r = DdlResult::tag("DROP VIEW");
-    let mut bumped = false;
-    for n in names {
-        let name = check_schema(n)?;
-        let Some(view) = cat.views.get(&name) else {
-            if if_exists {
-                r.notices.push(notice(format!("view \"{name}\" does not exist, skipping")));
-                continue;
-            }
-            bail!(UndefinedTable, "view \"{name}\" does not exist");
-        };
-        if !bumped {
-            bump_version(txn, tenant).await?;
-            bumped = true;
-        }
-        let key = keys::view(tenant, view.oid);
-        txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-        txn.delete(key, LockMode::Locked).map_err(from_kv)?;
-    }
-    Ok(r)
-}
-
-/// DROP SEQUENCE.
-async fn drop_sequences<T: Txn>(
-    txn: &mut T,
-    tenant: TenantId,
-    cat: &Catalog,
-    names: &[ast::ObjectName],
-    if_exists: bool,
-) -> Result<DdlResult> {
-    let mut r = DdlResult::tag("DROP SEQUENCE");
-    let mut bumped = false;
-    for n in names {
-        let name = check_schema(n)?;
-        let Some(seq) = cat.sequences.get(&name) else {
-            if if_exists {
-                r.notices.push(notice(format!("sequence \"{name}\" does not exist, skipping")));
-                continue;
-            }
-            bail!(UndefinedTable, "sequence \"{name}\" does not exist");
-        };
-        if let Some((t, c)) = &seq.owned_by {
-            let owner = cat.tables.values().find(|x| x.oid == *t);
-            let used = owner.is_some_and(|x| {
-                x.columns.iter().any(|col| col.name == *c && col.default.is_some())
-            });
-            if used {
-                let table = owner.map(|x| x.name.as_str()).unwrap_or("?");
-                return Err(err!(
-                    DependentObjectsStillExist,
-                    "cannot drop sequence {name} because other objects depend on it"
-                )
-                .with_detail(format!(
-                    "default value for column {c} of table {table} depends on sequence {name}"
-                ))
-                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
-            }
-        }
-        if !bumped {
-            bump_version(txn, tenant).await?;
-            bumped = true;
-        }
-        delete_sequence(txn, tenant, seq.oid).await?;
-    }
-    Ok(r)
-}
-
-async fn delete_sequence<T: Txn>(txn: &mut T, tenant: TenantId, oid: u32) -> Result<()> {
-    let key = keys::sequence(tenant, oid);
-    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-    txn.delete(key, LockMode::Locked).map_err(from_kv)
 }
 
 /// Binds a stored DEFAULT expression for a column of type `ty`.

@@ -1,0 +1,173 @@
+//! Sequence DDL: CREATE/DROP SEQUENCE and the sequences SERIAL and
+//! IDENTITY columns own (values and their reservation live in sequence.rs).
+
+use super::*;
+
+/// The integer type of a SERIAL pseudo-type, if `t` is one.
+pub(super) fn serial_type(t: &ast::DataType) -> Option<DataType> {
+    let ast::DataType::Custom(name, _) = t else { return None };
+    match bind::object_name(name).ok()?.as_str() {
+        "serial" | "serial4" => Some(DataType::Int4),
+        "bigserial" | "serial8" => Some(DataType::Int8),
+        "smallserial" | "serial2" => Some(DataType::Int2),
+        _ => None,
+    }
+}
+
+/// Creates the sequence behind SERIAL or IDENTITY column `col` of `t`
+/// (named `<table>_<column>_seq`, numbered if taken, owned by the column)
+/// and makes it the column's NOT NULL default.
+pub(super) async fn owned_sequence<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    t: &mut TableDef,
+    col: usize,
+    options: &[ast::SequenceOptions],
+) -> Result<SequenceDef> {
+    let base = format!("{}_{}_seq", t.name, t.columns[col].name);
+    let mut name = base.clone();
+    let mut n = 0;
+    while cat.relation_exists(&name) || t.indexes.iter().any(|i| i.name == name) {
+        n += 1;
+        name = format!("{base}{n}");
+    }
+    let oid = alloc(txn, tenant, 1).await? as u32;
+    let mut seq = sequence::define(oid, name, &t.columns[col].ty.to_type(), options)?;
+    seq.owned_by = Some((t.oid, t.columns[col].name.clone()));
+    let c = &mut t.columns[col];
+    c.default = Some(format!("nextval('{}')", seq.name.replace('\'', "''")));
+    c.nullable = false;
+    write_sequence(txn, tenant, &seq).await?;
+    Ok(seq)
+}
+
+pub(super) async fn write_sequence<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    s: &SequenceDef,
+) -> Result<()> {
+    let key = keys::sequence(tenant, s.oid);
+    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+    txn.put(key, sequence::encode(s), LockMode::Locked).map_err(from_kv)
+}
+
+/// CREATE SEQUENCE.
+pub async fn create_sequence<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    stmt: &ast::Statement,
+) -> Result<DdlResult> {
+    let ast::Statement::CreateSequence {
+        temporary,
+        if_not_exists,
+        name,
+        data_type,
+        sequence_options,
+        owned_by,
+    } = stmt
+    else {
+        bail!(InternalError, "not a CREATE SEQUENCE statement");
+    };
+    if *temporary {
+        bail!(FeatureNotSupported, "temporary sequences are not supported yet");
+    }
+    let name = check_schema(name)?;
+    if cat.relation_exists(&name) {
+        if *if_not_exists {
+            let mut r = DdlResult::tag("CREATE SEQUENCE");
+            r.notices.push(notice(format!("relation \"{name}\" already exists, skipping")));
+            return Ok(r);
+        }
+        bail!(DuplicateTable, "relation \"{name}\" already exists");
+    }
+    let ty = match data_type {
+        Some(t) => bind::data_type(t)?,
+        None => DataType::Int8,
+    };
+    bump_version(txn, tenant).await?;
+    let oid = alloc(txn, tenant, 1).await? as u32;
+    let mut seq = sequence::define(oid, name, &ty, sequence_options)?;
+    if let Some(owner) = owned_by {
+        seq.owned_by = sequence_owner(cat, owner)?;
+    }
+    write_sequence(txn, tenant, &seq).await?;
+    Ok(DdlResult::tag("CREATE SEQUENCE"))
+}
+
+/// OWNED BY table.column (or NONE).
+pub(super) fn sequence_owner(
+    cat: &Catalog,
+    owner: &ast::ObjectName,
+) -> Result<Option<(u32, String)>> {
+    let parts: Vec<String> = owner.0.iter().filter_map(|p| p.as_ident().map(bind::ident)).collect();
+    match parts.as_slice() {
+        [none] if none == "none" => Ok(None),
+        [.., table, column] => {
+            let t = cat.must_get_table(table)?;
+            if t.column_index(column).is_none() {
+                bail!(
+                    UndefinedColumn,
+                    "column \"{column}\" of relation \"{table}\" does not exist"
+                );
+            }
+            Ok(Some((t.oid, column.clone())))
+        }
+        _ => bail!(
+            InvalidParameterValue,
+            "invalid OWNED BY option: specify OWNED BY table.column or OWNED BY NONE"
+        ),
+    }
+}
+
+/// DROP SEQUENCE.
+pub(super) async fn drop_sequences<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> Result<DdlResult> {
+    let mut r = DdlResult::tag("DROP SEQUENCE");
+    let mut bumped = false;
+    for n in names {
+        let name = check_schema(n)?;
+        let Some(seq) = cat.sequences.get(&name) else {
+            if if_exists {
+                r.notices.push(notice(format!("sequence \"{name}\" does not exist, skipping")));
+                continue;
+            }
+            bail!(UndefinedTable, "sequence \"{name}\" does not exist");
+        };
+        if let Some((t, c)) = &seq.owned_by {
+            let owner = cat.tables.values().find(|x| x.oid == *t);
+            let used = owner.is_some_and(|x| {
+                x.columns.iter().any(|col| col.name == *c && col.default.is_some())
+            });
+            if used {
+                let table = owner.map(|x| x.name.as_str()).unwrap_or("?");
+                return Err(err!(
+                    DependentObjectsStillExist,
+                    "cannot drop sequence {name} because other objects depend on it"
+                )
+                .with_detail(format!(
+                    "default value for column {c} of table {table} depends on sequence {name}"
+                ))
+                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            }
+        }
+        if !bumped {
+            bump_version(txn, tenant).await?;
+            bumped = true;
+        }
+        delete_sequence(txn, tenant, seq.oid).await?;
+    }
+    Ok(r)
+}
+
+pub(super) async fn delete_sequence<T: Txn>(txn: &mut T, tenant: TenantId, oid: u32) -> Result<()> {
+    let key = keys::sequence(tenant, oid);
+    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+    txn.delete(key, LockMode::Locked).map_err(from_kv)
+}

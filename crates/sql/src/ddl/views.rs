@@ -1,0 +1,98 @@
+//! CREATE [OR REPLACE] VIEW and DROP VIEW: a view is its query's text,
+//! planned again wherever it is read (select.rs).
+
+use super::*;
+
+/// CREATE [OR REPLACE] VIEW name [(columns)] AS query. The query is planned
+/// now, so it must be valid against the current catalog; it is stored as
+/// text and planned again wherever the view is read.
+pub async fn create_view<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    cv: &ast::CreateView,
+) -> Result<DdlResult> {
+    if cv.materialized {
+        bail!(FeatureNotSupported, "materialized views are not supported yet");
+    }
+    let name = check_schema(&cv.name)?;
+    let existing = cat.views.get(&name).cloned();
+    if existing.is_none() && cat.relation_exists(&name) {
+        bail!(DuplicateTable, "relation \"{name}\" already exists");
+    }
+    if existing.is_some() && !cv.or_replace {
+        if cv.if_not_exists {
+            let mut r = DdlResult::tag("CREATE VIEW");
+            r.notices.push(notice(format!("relation \"{name}\" already exists, skipping")));
+            return Ok(r);
+        }
+        bail!(DuplicateTable, "relation \"{name}\" already exists");
+    }
+    let (_, cols) = Binder::new(cat, vec![]).query(&cv.query)?;
+    if cv.columns.len() > cols.len() {
+        bail!(SyntaxError, "CREATE VIEW specifies more column names than columns");
+    }
+    let mut columns: Vec<String> = cols.iter().map(|c| c.name.clone()).collect();
+    for (c, given) in columns.iter_mut().zip(&cv.columns) {
+        *c = bind::ident(&given.name);
+    }
+    let mut seen = HashSet::new();
+    if let Some(dup) = columns.iter().find(|c| !seen.insert(c.as_str())) {
+        bail!(DuplicateColumn, "column \"{dup}\" specified more than once");
+    }
+    // OR REPLACE may add columns at the end, never drop or rename any.
+    if let Some(old) = &existing {
+        if columns.len() < old.columns.len() {
+            bail!(InvalidTableDefinition, "cannot drop columns from view");
+        }
+        for (o, n) in old.columns.iter().zip(&columns) {
+            if o != n {
+                bail!(
+                    InvalidTableDefinition,
+                    "cannot change name of view column \"{o}\" to \"{n}\""
+                );
+            }
+        }
+    }
+    bump_version(txn, tenant).await?;
+    let oid = match &existing {
+        Some(v) => v.oid,
+        None => alloc(txn, tenant, 1).await? as u32,
+    };
+    let view = catalog::ViewDef { oid, name, query: cv.query.to_string(), columns };
+    let key = keys::view(tenant, oid);
+    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+    let bytes = serde_json::to_vec(&view).expect("view definitions always serialize");
+    txn.put(key, bytes, LockMode::Locked).map_err(from_kv)?;
+    Ok(DdlResult::tag("CREATE VIEW"))
+}
+
+/// DROP VIEW.
+pub(super) async fn drop_views<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> Result<DdlResult> {
+    let mut r = DdlResult::tag("DROP VIEW");
+    let mut bumped = false;
+    for n in names {
+        let name = check_schema(n)?;
+        let Some(view) = cat.views.get(&name) else {
+            if if_exists {
+                r.notices.push(notice(format!("view \"{name}\" does not exist, skipping")));
+                continue;
+            }
+            bail!(UndefinedTable, "view \"{name}\" does not exist");
+        };
+        if !bumped {
+            bump_version(txn, tenant).await?;
+            bumped = true;
+        }
+        let key = keys::view(tenant, view.oid);
+        txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+        txn.delete(key, LockMode::Locked).map_err(from_kv)?;
+    }
+    Ok(r)
+}
