@@ -4,8 +4,9 @@
 //! Every DDL statement first locks the catalog version key and bumps it, so
 //! DDL transactions are serialized and every session notices the change at
 //! its next statement. DDL on a table also takes the table's lock
-//! exclusively ([`lock_table`]), so it waits for the table's writers. Catalog rows are written in the same transaction as
-//! any data rewrite, so a DDL statement is atomic with its effects.
+//! exclusively (`lock_table`), so it waits for the table's writers. Catalog
+//! rows are written in the same transaction as any data rewrite, so a DDL
+//! statement is atomic with its effects.
 //!
 //! Operations that change how rows are keyed (TRUNCATE, ADD PRIMARY KEY, ADD
 //! COLUMN with a default) write a fresh storage id and schedule the old one
