@@ -17,7 +17,16 @@ use crate::expr::{and_all, conjuncts, BinOp, Expr};
 use crate::plan::{Access, Column, Correlated, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey};
 use crate::system::SystemTable;
 use crate::window::WINDOW_BASE;
+
+/// Filter pushdown and access-path choice.
+mod access;
+/// Views and WITH RECURSIVE.
+mod with;
+
 use crate::{bail, err};
+use access::filter_with_subqueries;
+pub use access::{choose_access, push_filter};
+use with::{plan_recursive, plan_view};
 
 /// Plans a query expression.
 pub fn plan_query(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
@@ -83,117 +92,6 @@ fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Colum
     };
     let plan = limit(b, plan, q.limit_clause.as_ref())?;
     Ok((plan, cols))
-}
-
-/// Plans a read of view `v`: its stored query, with the view's column names.
-fn plan_view(
-    b: &mut Binder<'_>,
-    v: &crate::catalog::ViewDef,
-    qualifier: &str,
-    alias: &Option<ast::TableAlias>,
-) -> Result<(Plan, Scope)> {
-    if b.view_depth > 32 {
-        bail!(
-            InvalidObjectDefinition,
-            "infinite recursion detected in rules for relation \"{}\"",
-            v.name
-        );
-    }
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let q = match sqlparser::parser::Parser::parse_sql(&dialect, &v.query)
-        .map_err(|e| err!(DataCorrupted, "stored view query does not parse: {e}"))?
-        .pop()
-    {
-        Some(ast::Statement::Query(q)) => q,
-        _ => bail!(DataCorrupted, "stored view \"{}\" is not a query", v.name),
-    };
-    // The view's query sees no enclosing scopes or CTEs of the reader.
-    let outer = std::mem::take(&mut b.outer);
-    let ctes = std::mem::take(&mut b.ctes);
-    b.view_depth += 1;
-    let planned = plan_query(b, &q);
-    b.view_depth -= 1;
-    b.outer = outer;
-    b.ctes = ctes;
-    let (plan, cols) = planned?;
-    let renames: Vec<String> = alias
-        .as_ref()
-        .map(|a| a.columns.iter().map(|c| bind::ident(&c.name)).collect())
-        .unwrap_or_default();
-    let scope = Scope {
-        cols: cols
-            .into_iter()
-            .enumerate()
-            .map(|(i, c)| ScopeCol {
-                qualifier: Some(qualifier.to_string()),
-                name: renames.get(i).or(v.columns.get(i)).cloned().unwrap_or(c.name),
-                ty: c.ty,
-                table_oid: 0,
-                column_id: 0,
-            })
-            .collect(),
-    };
-    Ok((plan, scope))
-}
-
-/// Plans `name AS (base UNION [ALL] step)` of WITH RECURSIVE, where `step`
-/// reads `name` as the work table. None if `step` does not read `name`
-/// (then it is an ordinary CTE).
-fn plan_recursive(
-    b: &mut Binder<'_>,
-    name: &str,
-    aliases: &[ast::TableAliasColumnDef],
-    q: &ast::Query,
-) -> Result<Option<(Plan, Vec<Column>)>> {
-    let ast::SetExpr::SetOperation { left, right, set_quantifier, .. } = q.body.as_ref() else {
-        return Ok(None);
-    };
-    if q.order_by.is_some() || q.limit_clause.is_some() {
-        bail!(FeatureNotSupported, "ORDER BY/LIMIT in a recursive query is not supported yet");
-    }
-    let all = match set_quantifier {
-        ast::SetQuantifier::All => true,
-        ast::SetQuantifier::Distinct | ast::SetQuantifier::None => false,
-        other => bail!(FeatureNotSupported, "set quantifier {other} is not supported"),
-    };
-    let (base, mut cols) = plan_set_expr(b, left)?;
-    for c in &mut cols {
-        if c.ty == DataType::Unknown {
-            c.ty = DataType::Text;
-        }
-    }
-    for (c, alias) in cols.iter_mut().zip(aliases) {
-        c.name = bind::ident(&alias.name);
-    }
-    let id = b.work_tables;
-    b.work_tables += 1;
-    b.ctes.push((name.to_string(), Plan::WorkTable(id), cols.clone()));
-    let step = plan_set_expr(b, right);
-    b.ctes.pop();
-    let (step, step_cols) = step?;
-    if !step.any(&|p| matches!(p, Plan::WorkTable(w) if *w == id)) {
-        return Ok(None);
-    }
-    if step_cols.len() != cols.len() {
-        bail!(SyntaxError, "each UNION query must have the same number of columns");
-    }
-    // The step's rows take the base's column types.
-    let mut exprs = Vec::with_capacity(cols.len());
-    for (i, (c, s)) in cols.iter().zip(&step_cols).enumerate() {
-        if sqltypes::cast::common_type(&c.ty, &s.ty).is_none() {
-            bail!(
-                DatatypeMismatch,
-                "recursive query \"{name}\" column {} has type {} in non-recursive term but type {} overall",
-                i + 1,
-                c.ty,
-                s.ty
-            );
-        }
-        exprs.push(b.coerce(Expr::Column(i), &s.ty, &c.ty)?);
-    }
-    let step = Plan::Project(Box::new(step), exprs);
-    let plan = Plan::Recursive { id, base: Box::new(base), step: Box::new(step), all };
-    Ok(Some((plan, cols)))
 }
 
 fn limit(b: &mut Binder<'_>, plan: Plan, clause: Option<&ast::LimitClause>) -> Result<Plan> {
@@ -955,159 +853,6 @@ pub fn table_scope(t: &TableDef, qualifier: &str, alias: &Option<ast::TableAlias
                 column_id: i as i16 + 1,
             })
             .collect(),
-    }
-}
-
-/// Adds a filter, pushing it into a table scan and choosing its access path.
-pub fn push_filter(plan: Plan, pred: Expr) -> Plan {
-    match plan {
-        Plan::Scan(mut scan) => {
-            let pred = match scan.filter.take() {
-                Some(f) => Expr::Binary(BinOp::And, Box::new(f), Box::new(pred)),
-                None => pred,
-            };
-            scan.access = choose_access(&scan.table, &pred);
-            scan.filter = Some(pred);
-            Plan::Scan(scan)
-        }
-        other => Plan::Filter(Box::new(other), pred),
-    }
-}
-
-/// Filters `plan` by `pred`, where `pred` may read the results of correlated
-/// subqueries `subs` as columns `width..`. Conjuncts that do not are pushed
-/// down as usual; the rest are checked above a [`Plan::Apply`] that runs the
-/// subqueries per row, and the appended columns are projected away again.
-fn filter_with_subqueries(plan: Plan, pred: Expr, subs: Vec<Correlated>, width: usize) -> Plan {
-    if subs.is_empty() {
-        return push_filter(plan, pred);
-    }
-    let mut parts = Vec::new();
-    conjuncts(pred, &mut parts);
-    let (late, early): (Vec<Expr>, Vec<Expr>) = parts.into_iter().partition(|p| {
-        let mut reads = false;
-        p.walk(&mut |x| reads |= x.as_column().is_some_and(|c| c >= width));
-        reads
-    });
-    let mut plan = match and_all(early) {
-        Some(e) => push_filter(plan, e),
-        None => plan,
-    };
-    plan = Plan::Apply(Box::new(plan), subs);
-    if let Some(l) = and_all(late) {
-        plan = Plan::Filter(Box::new(plan), l);
-    }
-    Plan::Project(Box::new(plan), (0..width).map(Expr::Column).collect())
-}
-
-/// Picks the narrowest access path the predicate allows: a point lookup if
-/// the whole primary key is pinned by `=`, else the key (primary or
-/// secondary) with the longest pinned prefix, extended by a `<`/`>` range on
-/// the next key column.
-pub fn choose_access(t: &Arc<TableDef>, pred: &Expr) -> Access {
-    let mut parts = Vec::new();
-    conjuncts(pred.clone(), &mut parts);
-    let n = t.columns.len();
-    let mut eq: Vec<Option<Expr>> = vec![None; n];
-    let mut lo: Vec<Option<KeyBound>> = vec![None; n];
-    let mut hi: Vec<Option<KeyBound>> = vec![None; n];
-    for p in &parts {
-        let Expr::Binary(op, l, r) = p else { continue };
-        // Normalize to `column op value`.
-        let (col, val, op) = match (key_column(t, l), key_column(t, r)) {
-            (Some(c), None) if r.is_row_independent() => (c, r.as_ref(), *op),
-            (None, Some(c)) if l.is_row_independent() => (c, l.as_ref(), flip(*op)),
-            _ => continue,
-        };
-        if col >= n || !is_key_compatible(val, &t.columns[col].ty.to_type()) {
-            continue;
-        }
-        let bound = |inclusive| Some(KeyBound { value: val.clone(), inclusive });
-        match op {
-            BinOp::Eq => eq[col] = Some(val.clone()),
-            BinOp::Gt => lo[col] = bound(false),
-            BinOp::GtEq => lo[col] = bound(true),
-            BinOp::Lt => hi[col] = bound(false),
-            BinOp::LtEq => hi[col] = bound(true),
-            _ => {}
-        }
-    }
-    let pk: Vec<Expr> = t.primary_key.iter().map_while(|&c| eq[c].clone()).collect();
-    if !t.primary_key.is_empty() && pk.len() == t.primary_key.len() {
-        return Access::Point(pk);
-    }
-    // Score: 2 per pinned column, 1 for a range on the next one.
-    let candidate = |index: Option<usize>, cols: &[usize]| -> Option<(usize, Access)> {
-        if cols.is_empty() {
-            return None;
-        }
-        let pinned: Vec<Expr> = cols.iter().map_while(|&c| eq[c].clone()).collect();
-        let next = cols.get(pinned.len()).copied();
-        let (l, h) = next.map(|c| (lo[c].clone(), hi[c].clone())).unwrap_or((None, None));
-        let score = 2 * pinned.len() + usize::from(l.is_some() || h.is_some());
-        (score > 0).then_some((score, Access::Range { index, eq: pinned, lo: l, hi: h }))
-    };
-    let mut best = candidate(None, &t.primary_key);
-    for (i, idx) in t.indexes.iter().enumerate() {
-        if let Some(c) = candidate(Some(i), &idx.columns) {
-            if best.as_ref().map(|(s, _)| c.0 > *s).unwrap_or(true) {
-                best = Some(c);
-            }
-        }
-    }
-    best.map(|(_, a)| a).unwrap_or(Access::Full)
-}
-
-/// The table column `e` reads, directly or through a cast that keeps equal
-/// values equal (integer widening, varchar or char to text), so an index on
-/// the column can find the rows; the predicate is re-checked on every row
-/// found, so the lookup may return a superset (char padding, a truncated
-/// varchar) but never miss a row.
-fn key_column(t: &TableDef, e: &Expr) -> Option<usize> {
-    match e {
-        Expr::Column(c) => Some(*c),
-        Expr::Cast(inner, to) => {
-            let Expr::Column(c) = inner.as_ref() else { return None };
-            let from = t.columns.get(*c)?.ty.to_type();
-            use DataType as T;
-            let keeps = matches!(
-                (&from, to),
-                (T::Int2, T::Int4 | T::Int8)
-                    | (T::Int4, T::Int8)
-                    | (T::Varchar(_) | T::Char(_), T::Text)
-            );
-            keeps.then_some(*c)
-        }
-        _ => None,
-    }
-}
-
-fn flip(op: BinOp) -> BinOp {
-    match op {
-        BinOp::Lt => BinOp::Gt,
-        BinOp::LtEq => BinOp::GtEq,
-        BinOp::Gt => BinOp::Lt,
-        BinOp::GtEq => BinOp::LtEq,
-        other => other,
-    }
-}
-
-fn is_key_compatible(val: &Expr, ty: &DataType) -> bool {
-    match val {
-        Expr::Const(Value::Null) => false,
-        Expr::Const(v) => v
-            .data_type()
-            .map(|t| {
-                bind::strip_mod(&t) == bind::strip_mod(ty)
-                    || (t.is_numeric()
-                        && ty.is_numeric()
-                        && !matches!(t, DataType::Float8 | DataType::Numeric(_))
-                        && !matches!(ty, DataType::Float8 | DataType::Numeric(_)))
-            })
-            .unwrap_or(false),
-        Expr::Param(_) => true,
-        Expr::Cast(_, t) => bind::strip_mod(t) == bind::strip_mod(ty),
-        _ => false,
     }
 }
 

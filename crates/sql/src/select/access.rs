@@ -1,0 +1,165 @@
+//! Access paths: pushing a WHERE clause into a table scan and choosing the
+//! narrowest key range it allows (primary key point lookup, or the primary
+//! or secondary key with the longest pinned prefix and a range after it).
+//! Every row an access path finds is checked against the whole predicate
+//! again, so a path may find a superset of the rows, never miss one.
+
+use super::*;
+
+/// Adds a filter, pushing it into a table scan and choosing its access path.
+pub fn push_filter(plan: Plan, pred: Expr) -> Plan {
+    match plan {
+        Plan::Scan(mut scan) => {
+            let pred = match scan.filter.take() {
+                Some(f) => Expr::Binary(BinOp::And, Box::new(f), Box::new(pred)),
+                None => pred,
+            };
+            scan.access = choose_access(&scan.table, &pred);
+            scan.filter = Some(pred);
+            Plan::Scan(scan)
+        }
+        other => Plan::Filter(Box::new(other), pred),
+    }
+}
+
+/// Filters `plan` by `pred`, where `pred` may read the results of correlated
+/// subqueries `subs` as columns `width..`. Conjuncts that do not are pushed
+/// down as usual; the rest are checked above a [`Plan::Apply`] that runs the
+/// subqueries per row, and the appended columns are projected away again.
+pub(super) fn filter_with_subqueries(
+    plan: Plan,
+    pred: Expr,
+    subs: Vec<Correlated>,
+    width: usize,
+) -> Plan {
+    if subs.is_empty() {
+        return push_filter(plan, pred);
+    }
+    let mut parts = Vec::new();
+    conjuncts(pred, &mut parts);
+    let (late, early): (Vec<Expr>, Vec<Expr>) = parts.into_iter().partition(|p| {
+        let mut reads = false;
+        p.walk(&mut |x| reads |= x.as_column().is_some_and(|c| c >= width));
+        reads
+    });
+    let mut plan = match and_all(early) {
+        Some(e) => push_filter(plan, e),
+        None => plan,
+    };
+    plan = Plan::Apply(Box::new(plan), subs);
+    if let Some(l) = and_all(late) {
+        plan = Plan::Filter(Box::new(plan), l);
+    }
+    Plan::Project(Box::new(plan), (0..width).map(Expr::Column).collect())
+}
+
+/// Picks the narrowest access path the predicate allows: a point lookup if
+/// the whole primary key is pinned by `=`, else the key (primary or
+/// secondary) with the longest pinned prefix, extended by a `<`/`>` range on
+/// the next key column.
+pub fn choose_access(t: &Arc<TableDef>, pred: &Expr) -> Access {
+    let mut parts = Vec::new();
+    conjuncts(pred.clone(), &mut parts);
+    let n = t.columns.len();
+    let mut eq: Vec<Option<Expr>> = vec![None; n];
+    let mut lo: Vec<Option<KeyBound>> = vec![None; n];
+    let mut hi: Vec<Option<KeyBound>> = vec![None; n];
+    for p in &parts {
+        let Expr::Binary(op, l, r) = p else { continue };
+        // Normalize to `column op value`.
+        let (col, val, op) = match (key_column(t, l), key_column(t, r)) {
+            (Some(c), None) if r.is_row_independent() => (c, r.as_ref(), *op),
+            (None, Some(c)) if l.is_row_independent() => (c, l.as_ref(), flip(*op)),
+            _ => continue,
+        };
+        if col >= n || !is_key_compatible(val, &t.columns[col].ty.to_type()) {
+            continue;
+        }
+        let bound = |inclusive| Some(KeyBound { value: val.clone(), inclusive });
+        match op {
+            BinOp::Eq => eq[col] = Some(val.clone()),
+            BinOp::Gt => lo[col] = bound(false),
+            BinOp::GtEq => lo[col] = bound(true),
+            BinOp::Lt => hi[col] = bound(false),
+            BinOp::LtEq => hi[col] = bound(true),
+            _ => {}
+        }
+    }
+    let pk: Vec<Expr> = t.primary_key.iter().map_while(|&c| eq[c].clone()).collect();
+    if !t.primary_key.is_empty() && pk.len() == t.primary_key.len() {
+        return Access::Point(pk);
+    }
+    // Score: 2 per pinned column, 1 for a range on the next one.
+    let candidate = |index: Option<usize>, cols: &[usize]| -> Option<(usize, Access)> {
+        if cols.is_empty() {
+            return None;
+        }
+        let pinned: Vec<Expr> = cols.iter().map_while(|&c| eq[c].clone()).collect();
+        let next = cols.get(pinned.len()).copied();
+        let (l, h) = next.map(|c| (lo[c].clone(), hi[c].clone())).unwrap_or((None, None));
+        let score = 2 * pinned.len() + usize::from(l.is_some() || h.is_some());
+        (score > 0).then_some((score, Access::Range { index, eq: pinned, lo: l, hi: h }))
+    };
+    let mut best = candidate(None, &t.primary_key);
+    for (i, idx) in t.indexes.iter().enumerate() {
+        if let Some(c) = candidate(Some(i), &idx.columns) {
+            if best.as_ref().map(|(s, _)| c.0 > *s).unwrap_or(true) {
+                best = Some(c);
+            }
+        }
+    }
+    best.map(|(_, a)| a).unwrap_or(Access::Full)
+}
+
+/// The table column `e` reads, directly or through a cast that keeps equal
+/// values equal (integer widening, varchar or char to text), so an index on
+/// the column can find the rows; the predicate is re-checked on every row
+/// found, so the lookup may return a superset (char padding, a truncated
+/// varchar) but never miss a row.
+pub(super) fn key_column(t: &TableDef, e: &Expr) -> Option<usize> {
+    match e {
+        Expr::Column(c) => Some(*c),
+        Expr::Cast(inner, to) => {
+            let Expr::Column(c) = inner.as_ref() else { return None };
+            let from = t.columns.get(*c)?.ty.to_type();
+            use DataType as T;
+            let keeps = matches!(
+                (&from, to),
+                (T::Int2, T::Int4 | T::Int8)
+                    | (T::Int4, T::Int8)
+                    | (T::Varchar(_) | T::Char(_), T::Text)
+            );
+            keeps.then_some(*c)
+        }
+        _ => None,
+    }
+}
+
+pub(super) fn flip(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt => BinOp::Gt,
+        BinOp::LtEq => BinOp::GtEq,
+        BinOp::Gt => BinOp::Lt,
+        BinOp::GtEq => BinOp::LtEq,
+        other => other,
+    }
+}
+
+pub(super) fn is_key_compatible(val: &Expr, ty: &DataType) -> bool {
+    match val {
+        Expr::Const(Value::Null) => false,
+        Expr::Const(v) => v
+            .data_type()
+            .map(|t| {
+                bind::strip_mod(&t) == bind::strip_mod(ty)
+                    || (t.is_numeric()
+                        && ty.is_numeric()
+                        && !matches!(t, DataType::Float8 | DataType::Numeric(_))
+                        && !matches!(ty, DataType::Float8 | DataType::Numeric(_)))
+            })
+            .unwrap_or(false),
+        Expr::Param(_) => true,
+        Expr::Cast(_, t) => bind::strip_mod(t) == bind::strip_mod(ty),
+        _ => false,
+    }
+}
