@@ -477,7 +477,8 @@ impl<'a> Binder<'a> {
             }
         };
         if agg.is_some() {
-            let shown = match q {
+            // PostgreSQL names the column with its relation (`m.t`).
+            let shown = match q.or(scope.cols[i].qualifier.as_deref()) {
                 Some(q) => format!("{q}.{name}"),
                 None => name.to_string(),
             };
