@@ -12,6 +12,21 @@ use testkit::{RawClient, TestServer};
 /// assertions hold either way.
 const SETTLE: Duration = Duration::from_millis(300);
 
+/// A new session that has run `sql` without error (and stays open).
+fn run(s: &TestServer, sql: &str) -> RawClient {
+    let mut c = send(s, sql);
+    assert!(c.until_ready().is_empty(), "{sql}");
+    c
+}
+
+/// A new session that has sent `sql`, whose answer is read later (it may be
+/// waiting for a lock).
+fn send(s: &TestServer, sql: &str) -> RawClient {
+    let mut c = RawClient::connect(s.port);
+    c.query(sql);
+    c
+}
+
 fn setup(s: &TestServer) {
     s.query("create table t (id int, v text)");
     s.query("insert into t values (1, 'one')");
@@ -21,11 +36,8 @@ fn setup(s: &TestServer) {
 fn insert_waits_for_truncate_and_lands_in_the_new_storage() {
     let s = TestServer::start();
     setup(&s);
-    let mut ddl = RawClient::connect(s.port);
-    ddl.query("begin; truncate t");
-    assert!(ddl.until_ready().is_empty());
-    let mut w = RawClient::connect(s.port);
-    w.query("insert into t values (2, 'two')");
+    let mut ddl = run(&s, "begin; truncate t");
+    let mut w = send(&s, "insert into t values (2, 'two')");
     std::thread::sleep(SETTLE);
     ddl.query("commit");
     assert!(ddl.until_ready().is_empty());
@@ -37,11 +49,8 @@ fn insert_waits_for_truncate_and_lands_in_the_new_storage() {
 fn truncate_waits_for_an_open_writer() {
     let s = TestServer::start();
     setup(&s);
-    let mut w = RawClient::connect(s.port);
-    w.query("begin; insert into t values (2, 'two')");
-    assert!(w.until_ready().is_empty());
-    let mut ddl = RawClient::connect(s.port);
-    ddl.query("truncate t");
+    let mut w = run(&s, "begin; insert into t values (2, 'two')");
+    let mut ddl = send(&s, "truncate t");
     std::thread::sleep(SETTLE);
     w.query("insert into t values (3, 'three'); commit");
     assert!(w.until_ready().is_empty());
@@ -57,11 +66,8 @@ fn truncate_waits_for_an_open_writer() {
 fn unique_index_build_sees_rows_committed_while_it_waited() {
     let s = TestServer::start();
     setup(&s);
-    let mut w = RawClient::connect(s.port);
-    w.query("begin; insert into t values (1, 'again')");
-    assert!(w.until_ready().is_empty());
-    let mut ddl = RawClient::connect(s.port);
-    ddl.query("create unique index t_id on t (id)");
+    let mut w = run(&s, "begin; insert into t values (1, 'again')");
+    let mut ddl = send(&s, "create unique index t_id on t (id)");
     std::thread::sleep(SETTLE);
     w.query("commit");
     assert!(w.until_ready().is_empty());
@@ -73,15 +79,11 @@ fn unique_index_build_sees_rows_committed_while_it_waited() {
 fn index_built_while_writers_wait_covers_every_row() {
     let s = TestServer::start();
     setup(&s);
-    let mut w = RawClient::connect(s.port);
-    w.query("begin; insert into t values (2, 'two')");
-    assert!(w.until_ready().is_empty());
-    let mut ddl = RawClient::connect(s.port);
-    ddl.query("create index t_v on t (v)");
+    let mut w = run(&s, "begin; insert into t values (2, 'two')");
+    let mut ddl = send(&s, "create index t_v on t (v)");
     std::thread::sleep(SETTLE);
     // A second writer queues behind the index build (FIFO: no overtaking).
-    let mut w2 = RawClient::connect(s.port);
-    w2.query("insert into t values (3, 'three')");
+    let mut w2 = send(&s, "insert into t values (3, 'three')");
     std::thread::sleep(SETTLE);
     w.query("commit");
     assert!(w.until_ready().is_empty());
@@ -96,11 +98,8 @@ fn index_built_while_writers_wait_covers_every_row() {
 fn add_primary_key_keeps_rows_committed_while_it_waited() {
     let s = TestServer::start();
     setup(&s);
-    let mut w = RawClient::connect(s.port);
-    w.query("begin; insert into t values (5, 'five')");
-    assert!(w.until_ready().is_empty());
-    let mut ddl = RawClient::connect(s.port);
-    ddl.query("alter table t add primary key (id)");
+    let mut w = run(&s, "begin; insert into t values (5, 'five')");
+    let mut ddl = send(&s, "alter table t add primary key (id)");
     std::thread::sleep(SETTLE);
     w.query("commit");
     assert!(w.until_ready().is_empty());
@@ -112,11 +111,8 @@ fn add_primary_key_keeps_rows_committed_while_it_waited() {
 fn update_waits_for_drop_table_then_fails_cleanly() {
     let s = TestServer::start();
     setup(&s);
-    let mut ddl = RawClient::connect(s.port);
-    ddl.query("begin; drop table t");
-    assert!(ddl.until_ready().is_empty());
-    let mut w = RawClient::connect(s.port);
-    w.query("update t set v = 'x' where id = 1");
+    let mut ddl = run(&s, "begin; drop table t");
+    let mut w = send(&s, "update t set v = 'x' where id = 1");
     std::thread::sleep(SETTLE);
     ddl.query("commit");
     assert!(ddl.until_ready().is_empty());
@@ -128,11 +124,8 @@ fn update_waits_for_drop_table_then_fails_cleanly() {
 #[test]
 fn concurrent_create_table_of_one_name_has_one_winner() {
     let s = TestServer::start();
-    let mut a = RawClient::connect(s.port);
-    a.query("begin; create table u (i int)");
-    assert!(a.until_ready().is_empty());
-    let mut b = RawClient::connect(s.port);
-    b.query("create table u (j int)");
+    let mut a = run(&s, "begin; create table u (i int)");
+    let mut b = send(&s, "create table u (j int)");
     std::thread::sleep(SETTLE);
     a.query("commit");
     assert!(a.until_ready().is_empty());

@@ -135,6 +135,20 @@ class Server:
         self.stop()
         self._launch()
 
+    def stop(self):
+        """Stops a server this harness launched as `self.proc` (SIGTERM, then
+        SIGKILL after 30 s)."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=30)
+        self.proc = None
+
 
 class Postgres(Server):
     name = "postgresql"
@@ -221,18 +235,6 @@ class Strata(Server):
                                          stdout=log, stderr=log, env=env, start_new_session=True)
         wait_port(self.port, self.proc, self.log)
 
-    def stop(self):
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=30)
-        self.proc = None
-
     def endpoint(self, transport):
         return Endpoint("127.0.0.1" if transport == "tcp" else self.sock, self.port)
 
@@ -295,18 +297,6 @@ class PgBouncer(Server):
             self.proc = subprocess.Popen(["pgbouncer", os.path.join(self.dir, "pgbouncer.ini")], stdout=log, stderr=log,
                                          start_new_session=True, **as_postgres())
         wait_port(self.port, self.proc, self.log)
-
-    def stop(self):
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=30)
-        self.proc = None
 
     def endpoint(self, transport):
         return Endpoint("127.0.0.1" if transport == "tcp" else self.dir, self.port)

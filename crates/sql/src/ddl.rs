@@ -58,6 +58,22 @@ impl DdlResult {
     }
 }
 
+/// A DROP of an object that does not exist: with IF EXISTS a notice (the
+/// caller then skips the name), else the error with `code`.
+fn skip_missing(
+    r: &mut DdlResult,
+    if_exists: bool,
+    code: sqlstate::SqlState,
+    what: &str,
+    name: &str,
+) -> Result<()> {
+    if !if_exists {
+        return Err(ErrorReport::new(code, format!("{what} \"{name}\" does not exist")));
+    }
+    r.notices.push(notice(format!("{what} \"{name}\" does not exist, skipping")));
+    Ok(())
+}
+
 fn notice(msg: String) -> ErrorReport {
     ErrorReport { severity: sqlstate::Severity::Notice, ..err!(SuccessfulCompletion, "{msg}") }
 }
@@ -452,14 +468,12 @@ pub async fn drop<T: Txn>(
             _ => cat.table_of_index(&name).map(|(t, i)| (t, Some(i))),
         };
         let Some((t, idx)) = found else {
-            if if_exists {
-                r.notices.push(notice(format!("{what} \"{name}\" does not exist, skipping")));
-                continue;
-            }
-            if what == "index" {
-                bail!(UndefinedObject, "index \"{name}\" does not exist");
-            }
-            bail!(UndefinedTable, "{what} \"{name}\" does not exist");
+            let code = match what {
+                "index" => sqlstate::SqlState::UndefinedObject,
+                _ => sqlstate::SqlState::UndefinedTable,
+            };
+            skip_missing(&mut r, if_exists, code, what, &name)?;
+            continue;
         };
         if !bumped {
             bump_version(txn, tenant).await?;

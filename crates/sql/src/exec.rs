@@ -66,10 +66,12 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
             }
             Plan::Scan(scan) => scan_rows(cx, scan).await?.into_iter().map(|(_, r)| r).collect(),
             Plan::Series(args, ty) => series(args, ty, cx.eval)?,
-            Plan::WorkTable(id) => match cx.eval.work.iter().rev().find(|(w, _)| w == id) {
-                Some((_, rows)) => rows.as_ref().clone(),
-                None => bail!(InternalError, "work table {id} is not set"),
-            },
+            Plan::WorkTable(id) => {
+                match cx.eval.work.iter().flat_map(|w| w.iter()).rev().find(|(w, _)| w == id) {
+                    Some((_, rows)) => rows.as_ref().clone(),
+                    None => bail!(InternalError, "work table {id} is not set"),
+                }
+            }
             Plan::Recursive { id, base, step, all } => recursive(*id, base, step, *all, cx).await?,
             Plan::System(t) => t.rows(cx.catalog),
             Plan::Filter(input, pred) => {
@@ -593,9 +595,9 @@ async fn recursive<T: Txn>(
     while !work.is_empty() {
         // Let a cancel or a closed connection stop an endless recursion.
         YieldNow(false).await;
-        let mut tables = cx.eval.work.as_ref().clone();
+        let mut tables = cx.eval.work.as_deref().cloned().unwrap_or_default();
         tables.push((id, std::sync::Arc::new(work)));
-        let eval = EvalContext { work: std::sync::Arc::new(tables), ..cx.eval.clone() };
+        let eval = EvalContext { work: Some(std::sync::Arc::new(tables)), ..cx.eval.clone() };
         let inner = ExecCtx { txn: cx.txn, tenant: cx.tenant, eval: &eval, catalog: cx.catalog };
         work = fresh(run(step, &inner).await?);
         out.extend(work.iter().cloned());

@@ -109,8 +109,9 @@ pub struct EvalContext {
     pub settings: std::sync::Arc<std::collections::BTreeMap<String, String>>,
     /// Sequences for nextval, currval, setval and lastval.
     pub seqs: crate::sequence::SeqContext,
-    /// Work tables of the recursive CTEs being run.
-    pub work: std::sync::Arc<Vec<WorkTable>>,
+    /// Work tables of the recursive CTEs being run (None outside them, so
+    /// ordinary statements allocate nothing for it).
+    pub work: Option<std::sync::Arc<Vec<WorkTable>>>,
 }
 
 /// A recursive CTE's rows from its previous iteration: (CTE id, rows).

@@ -310,29 +310,13 @@ impl Plan {
             Plan::SetOp(k, all, _, _) => format!("{k:?}{}", if *all { " All" } else { "" }),
         };
         out.push(format!("{arrow}{line}"));
-        match self {
-            Plan::Filter(i, _)
-            | Plan::Project(i, _)
-            | Plan::Aggregate(i, _, _)
-            | Plan::Sort(i, _)
-            | Plan::Limit(i, _, _)
-            | Plan::Distinct(i)
-            | Plan::DistinctOn(i, _)
-            | Plan::Window(i, _)
-            | Plan::Init(_, i) => i.explain(out, depth + 1),
-            Plan::Apply(i, subs) => {
-                i.explain(out, depth + 1);
-                subs.iter().for_each(|c| c.plan.explain(out, depth + 1));
-            }
-            Plan::Join(l, r, ..) | Plan::Lateral(l, r, ..) | Plan::SetOp(_, _, l, r) => {
-                l.explain(out, depth + 1);
-                r.explain(out, depth + 1);
-            }
-            Plan::Recursive { base, step, .. } => {
-                base.explain(out, depth + 1);
-                step.explain(out, depth + 1);
-            }
-            _ => {}
+        // Init plans print as a count on their line, not as subtrees.
+        let children = match self {
+            Plan::Init(_, i) => vec![&**i],
+            _ => self.children(),
+        };
+        for c in children {
+            c.explain(out, depth + 1);
         }
     }
 }

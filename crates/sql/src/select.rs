@@ -506,6 +506,34 @@ fn plan_select(
     Ok((plan, cols))
 }
 
+/// The scope of a derived relation (a CTE or view) read as `qualifier`:
+/// its columns named by the alias's column list, else by `names` (a view's
+/// stored names), else as the query named them.
+fn derived_scope(
+    cols: Vec<Column>,
+    names: &[String],
+    qualifier: &str,
+    alias: &Option<ast::TableAlias>,
+) -> Scope {
+    let renames: Vec<String> = alias
+        .as_ref()
+        .map(|a| a.columns.iter().map(|c| bind::ident(&c.name)).collect())
+        .unwrap_or_default();
+    Scope {
+        cols: cols
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| ScopeCol {
+                qualifier: Some(qualifier.to_string()),
+                name: renames.get(i).or(names.get(i)).cloned().unwrap_or(c.name),
+                ty: c.ty,
+                table_oid: 0,
+                column_id: 0,
+            })
+            .collect(),
+    }
+}
+
 /// True if `e` calls a window function (`f(...) OVER ...`) anywhere.
 fn contains_window(e: &ast::Expr) -> bool {
     let found = ast::visit_expressions(e, |x| match x {
@@ -749,24 +777,7 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                 if let Some((_, plan, cols)) =
                     b.ctes.iter().rev().find(|(n, _, _)| *n == tname).cloned()
                 {
-                    let renames: Vec<String> = alias
-                        .as_ref()
-                        .map(|a| a.columns.iter().map(|c| bind::ident(&c.name)).collect())
-                        .unwrap_or_default();
-                    let scope = Scope {
-                        cols: cols
-                            .into_iter()
-                            .enumerate()
-                            .map(|(i, c)| ScopeCol {
-                                qualifier: Some(qualifier.clone()),
-                                name: renames.get(i).cloned().unwrap_or(c.name),
-                                ty: c.ty,
-                                table_oid: 0,
-                                column_id: 0,
-                            })
-                            .collect(),
-                    };
-                    return Ok((plan, scope));
+                    return Ok((plan, derived_scope(cols, &[], &qualifier, alias)));
                 }
             }
             let user_table = match schema.as_deref() {

@@ -645,7 +645,7 @@ impl<K: KvClient> Session<K> {
             subq: Default::default(),
             settings: self.settings_snapshot(),
             seqs: self.seq_context(),
-            work: Default::default(),
+            work: None,
         }
     }
 

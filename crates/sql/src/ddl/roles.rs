@@ -105,11 +105,8 @@ pub async fn drop_role<T: Txn>(
             bail!(ObjectInUse, "cannot drop role postgres: it is the bootstrap superuser");
         }
         if cat.role(&name).is_none() {
-            if if_exists {
-                r.notices.push(notice(format!("role \"{name}\" does not exist, skipping")));
-                continue;
-            }
-            bail!(UndefinedObject, "role \"{name}\" does not exist");
+            skip_missing(&mut r, if_exists, sqlstate::SqlState::UndefinedObject, "role", &name)?;
+            continue;
         }
         let key = keys::role(tenant, &name);
         txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;

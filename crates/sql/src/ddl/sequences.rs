@@ -134,11 +134,8 @@ pub(super) async fn drop_sequences<T: Txn>(
     for n in names {
         let name = check_schema(n)?;
         let Some(seq) = cat.sequences.get(&name) else {
-            if if_exists {
-                r.notices.push(notice(format!("sequence \"{name}\" does not exist, skipping")));
-                continue;
-            }
-            bail!(UndefinedTable, "sequence \"{name}\" does not exist");
+            skip_missing(&mut r, if_exists, sqlstate::SqlState::UndefinedTable, "sequence", &name)?;
+            continue;
         };
         if let Some((t, c)) = &seq.owned_by {
             let owner = cat.tables.values().find(|x| x.oid == *t);

@@ -80,11 +80,8 @@ pub(super) async fn drop_views<T: Txn>(
     for n in names {
         let name = check_schema(n)?;
         let Some(view) = cat.views.get(&name) else {
-            if if_exists {
-                r.notices.push(notice(format!("view \"{name}\" does not exist, skipping")));
-                continue;
-            }
-            bail!(UndefinedTable, "view \"{name}\" does not exist");
+            skip_missing(&mut r, if_exists, sqlstate::SqlState::UndefinedTable, "view", &name)?;
+            continue;
         };
         if !bumped {
             bump_version(txn, tenant).await?;

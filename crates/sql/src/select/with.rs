@@ -35,24 +35,7 @@ pub(super) fn plan_view(
     b.outer = outer;
     b.ctes = ctes;
     let (plan, cols) = planned?;
-    let renames: Vec<String> = alias
-        .as_ref()
-        .map(|a| a.columns.iter().map(|c| bind::ident(&c.name)).collect())
-        .unwrap_or_default();
-    let scope = Scope {
-        cols: cols
-            .into_iter()
-            .enumerate()
-            .map(|(i, c)| ScopeCol {
-                qualifier: Some(qualifier.to_string()),
-                name: renames.get(i).or(v.columns.get(i)).cloned().unwrap_or(c.name),
-                ty: c.ty,
-                table_oid: 0,
-                column_id: 0,
-            })
-            .collect(),
-    };
-    Ok((plan, scope))
+    Ok((plan, derived_scope(cols, &v.columns, qualifier, alias)))
 }
 
 /// Plans `name AS (base UNION [ALL] step)` of WITH RECURSIVE, where `step`
