@@ -114,7 +114,8 @@ impl EmbeddedTxn {
             .and_then(|(_, v)| v))
     }
 
-    fn scan_sync(&self, range: &KeyRange, limit: usize) -> Result<Vec<(Key, Vec<u8>)>> {
+    /// Scans `range` at timestamp `at`, merged with our own writes.
+    fn scan_sync(&self, range: &KeyRange, limit: usize, at: u64) -> Result<Vec<(Key, Vec<u8>)>> {
         let mut out = Vec::new();
         if limit == 0 {
             return Ok(out);
@@ -124,18 +125,12 @@ impl EmbeddedTxn {
         loop {
             let mut committed: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
             let want = limit - out.len();
-            mvcc::scan_at(
-                self.shared.engine.as_ref(),
-                &cursor,
-                &end,
-                self.snapshot,
-                &mut |k, v| {
-                    if let Some(v) = v {
-                        committed.push((k, v));
-                    }
-                    committed.len() < want
-                },
-            )?;
+            mvcc::scan_at(self.shared.engine.as_ref(), &cursor, &end, at, &mut |k, v| {
+                if let Some(v) = v {
+                    committed.push((k, v));
+                }
+                committed.len() < want
+            })?;
             let hit_limit = committed.len() >= want;
             let upper = match (hit_limit, committed.last()) {
                 (true, Some((k, _))) => {
@@ -258,6 +253,20 @@ impl EmbeddedTxn {
         keys.iter().try_for_each(|k| self.check(k))
     }
 
+    /// The newest state of keys this transaction holds locks on.
+    fn locked_state(&self, keys: &[Key]) -> Result<Vec<Locked>> {
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            let (ts, committed) = self.newest_locked(k)?;
+            let latest = match self.writes.get(k.as_bytes()) {
+                Some(own) => own.clone(),
+                None => committed,
+            };
+            out.push(Locked { latest, changed_since_snapshot: ts > self.snapshot });
+        }
+        Ok(out)
+    }
+
     /// The newest committed version of a locked key: (timestamp, value),
     /// (0, None) if it was never written. Under REPEATABLE READ a version
     /// newer than the snapshot is a serialization failure.
@@ -322,7 +331,15 @@ impl Txn for EmbeddedTxn {
 
     async fn scan(&self, range: &KeyRange, limit: usize) -> Result<Vec<(Key, Vec<u8>)>> {
         self.check_range(range)?;
-        self.scan_sync(range, limit)
+        self.scan_sync(range, limit, self.snapshot)
+    }
+
+    async fn scan_latest(&self, range: &KeyRange, limit: usize) -> Result<Vec<(Key, Vec<u8>)>> {
+        self.check_range(range)?;
+        // Every version up to `visible` is in the engine; the newest
+        // version of a key is never collected, so reading above our
+        // registered snapshot is safe.
+        self.scan_sync(range, limit, self.shared.visible.load(Ordering::Acquire))
     }
 
     async fn lock(&mut self, keys: &[Key]) -> Result<Vec<Locked>> {
@@ -330,16 +347,15 @@ impl Txn for EmbeddedTxn {
         for k in keys {
             self.lock_one(k, Mode::Exclusive).await?;
         }
-        let mut out = Vec::with_capacity(keys.len());
+        self.locked_state(keys)
+    }
+
+    async fn lock_for_share(&mut self, keys: &[Key]) -> Result<Vec<Locked>> {
+        self.check_lockable(keys)?;
         for k in keys {
-            let (ts, committed) = self.newest_locked(k)?;
-            let latest = match self.writes.get(k.as_bytes()) {
-                Some(own) => own.clone(),
-                None => committed,
-            };
-            out.push(Locked { latest, changed_since_snapshot: ts > self.snapshot });
+            self.lock_one(k, Mode::Shared).await?;
         }
-        Ok(out)
+        self.locked_state(keys)
     }
 
     async fn lock_shared(&mut self, keys: &[Key]) -> Result<Vec<bool>> {

@@ -179,6 +179,23 @@ pub trait Txn: Send + Sync + 'static {
     /// (that is how a statement is cancelled).
     fn lock(&mut self, keys: &[Key]) -> impl Future<Output = Result<Vec<Locked>>> + Send;
 
+    /// Like [`Txn::scan`], but reads the newest committed state (merged with
+    /// this transaction's own writes) instead of the snapshot. Referential
+    /// checks use it: after taking a lock, they must see rows committed by
+    /// transactions that held a conflicting lock until just now, which a
+    /// READ COMMITTED statement's snapshot may predate.
+    fn scan_latest(
+        &self,
+        range: &KeyRange,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<(Key, Vec<u8>)>>> + Send;
+
+    /// Takes shared locks on `keys` (as [`Txn::lock_shared`]) and returns each
+    /// key's newest state as [`Txn::lock`] does: SQL's `FOR SHARE`. A foreign
+    /// key check holds the referenced row this way, so the row cannot be
+    /// deleted or re-keyed until the referencing transaction ends.
+    fn lock_for_share(&mut self, keys: &[Key]) -> impl Future<Output = Result<Vec<Locked>>> + Send;
+
     /// Takes shared locks on `keys`: any number of transactions may hold a
     /// key shared, but not while one holds or waits for it exclusively (FIFO,
     /// so an exclusive waiter is not starved). Table locks use it: writers of

@@ -88,6 +88,10 @@ pub struct IndexDef {
     pub columns: Vec<usize>,
     /// True for UNIQUE indexes.
     pub unique: bool,
+    /// True if the index implements a UNIQUE constraint (declared in
+    /// CREATE TABLE) rather than coming from CREATE UNIQUE INDEX.
+    #[serde(default)]
+    pub constraint: bool,
     /// Where the index entries are stored.
     pub storage: u64,
 }
@@ -120,6 +124,76 @@ pub struct TableDef {
     /// filled when the catalog is loaded ([`bind_checks`]), never stored.
     #[serde(skip)]
     pub bound_checks: Vec<crate::expr::Expr>,
+    /// FOREIGN KEY constraints of this (referencing) table, sorted by name.
+    #[serde(default)]
+    pub foreign_keys: Vec<ForeignKeyDef>,
+    /// The foreign keys of other tables (or this one) that reference this
+    /// table: (referencing table name, index into its `foreign_keys`).
+    /// Filled when the catalog is loaded, never stored.
+    #[serde(skip)]
+    pub referenced_by: Vec<(String, usize)>,
+}
+
+/// A FOREIGN KEY constraint, stored on the referencing table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForeignKeyDef {
+    /// Constraint name.
+    pub name: String,
+    /// Constraint OID (pg_constraint.oid).
+    pub oid: u32,
+    /// Referencing column positions.
+    pub columns: Vec<usize>,
+    /// OID of the referenced table.
+    pub ref_table: u32,
+    /// Referenced column positions, pairwise with `columns`; together they
+    /// are the referenced table's primary key or one of its unique indexes.
+    pub ref_columns: Vec<usize>,
+    /// Action when a referenced row is deleted.
+    pub on_delete: FkAction,
+    /// Action when a referenced key is changed.
+    pub on_update: FkAction,
+    /// MATCH FULL (else MATCH SIMPLE).
+    #[serde(default)]
+    pub match_full: bool,
+}
+
+/// What happens to referencing rows when the referenced key goes away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FkAction {
+    /// Error at the end of the statement if references remain (the default).
+    NoAction,
+    /// Error if references exist, even if the key reappears in the statement.
+    Restrict,
+    /// Delete (or re-key) the referencing rows.
+    Cascade,
+    /// Set the referencing columns to NULL.
+    SetNull,
+    /// Set the referencing columns to their defaults.
+    SetDefault,
+}
+
+impl FkAction {
+    /// pg_constraint.confdeltype / confupdtype code.
+    pub fn code(self) -> &'static str {
+        match self {
+            FkAction::NoAction => "a",
+            FkAction::Restrict => "r",
+            FkAction::Cascade => "c",
+            FkAction::SetNull => "n",
+            FkAction::SetDefault => "d",
+        }
+    }
+
+    /// The SQL spelling (information_schema.referential_constraints).
+    pub fn sql(self) -> &'static str {
+        match self {
+            FkAction::NoAction => "NO ACTION",
+            FkAction::Restrict => "RESTRICT",
+            FkAction::Cascade => "CASCADE",
+            FkAction::SetNull => "SET NULL",
+            FkAction::SetDefault => "SET DEFAULT",
+        }
+    }
 }
 
 /// A CHECK constraint.
@@ -176,6 +250,29 @@ impl TableDef {
     /// The declared types of all columns.
     pub fn types(&self) -> Vec<DataType> {
         self.columns.iter().map(|c| c.ty.to_type()).collect()
+    }
+
+    /// An empty definition named `name` (OIDs and storage not yet assigned).
+    pub fn new(name: String) -> TableDef {
+        TableDef {
+            oid: 0,
+            name,
+            columns: vec![],
+            primary_key: vec![],
+            pkey_name: None,
+            pkey_oid: 0,
+            indexes: vec![],
+            storage: 0,
+            checks: vec![],
+            bound_checks: vec![],
+            foreign_keys: vec![],
+            referenced_by: vec![],
+        }
+    }
+
+    /// True if writes to this table take part in foreign keys, either side.
+    pub fn has_foreign_keys(&self) -> bool {
+        !self.foreign_keys.is_empty() || !self.referenced_by.is_empty()
     }
 
     /// Types of the primary-key columns.
@@ -264,6 +361,11 @@ impl Catalog {
             Some(t) => Ok(t.clone()),
             None => bail!(UndefinedTable, "relation \"{name}\" does not exist"),
         }
+    }
+
+    /// Looks a table up by OID.
+    pub fn table_by_oid(&self, oid: u32) -> Option<Arc<TableDef>> {
+        self.tables.values().find(|t| t.oid == oid).cloned()
     }
 
     /// Finds the table owning index `name`.

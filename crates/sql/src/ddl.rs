@@ -12,7 +12,7 @@
 //! COLUMN with a default) write a fresh storage id and schedule the old one
 //! for range deletion after commit; nothing is rewritten in place.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use kvapi::{KeyRange, LockMode, TenantId, Txn};
@@ -27,6 +27,10 @@ use crate::exec::{after, SCAN_BATCH};
 use crate::sequence::{self, SequenceDef};
 use crate::{bail, err};
 
+/// ALTER TABLE column and name changes.
+mod alter;
+/// FOREIGN KEY definitions, validation and dependencies.
+mod foreign_keys;
 /// CREATE/ALTER/DROP ROLE.
 mod roles;
 /// CREATE/DROP SEQUENCE and owned sequences.
@@ -135,11 +139,27 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
         None => 0,
     };
     let mut cat = Catalog { version, ..Default::default() };
-    let mut with_checks = Vec::new();
+    let mut tables = BTreeMap::new();
     for (_, v) in scan_all(txn, keys::tables(tenant)).await? {
         let t = catalog::decode_table(&v)?;
+        tables.insert(t.name.clone(), t);
+    }
+    // Each table learns which foreign keys reference it.
+    let mut refs: Vec<(u32, String, usize)> = Vec::new();
+    for t in tables.values() {
+        for (i, fk) in t.foreign_keys.iter().enumerate() {
+            refs.push((fk.ref_table, t.name.clone(), i));
+        }
+    }
+    for (parent, child, i) in refs {
+        if let Some(p) = tables.values_mut().find(|t| t.oid == parent) {
+            p.referenced_by.push((child, i));
+        }
+    }
+    let mut with_checks = Vec::new();
+    for (name, t) in tables {
         if t.checks.is_empty() {
-            cat.tables.insert(t.name.clone(), Arc::new(t));
+            cat.tables.insert(name, Arc::new(t));
         } else {
             with_checks.push(t);
         }
@@ -232,19 +252,9 @@ pub async fn create_table<T: Txn>(
         bail!(FeatureNotSupported, "temporary tables are not supported yet");
     }
     bump_version(txn, tenant).await?;
-    let mut t = TableDef {
-        oid: 0,
-        name: name.clone(),
-        columns: vec![],
-        primary_key: vec![],
-        pkey_name: None,
-        pkey_oid: 0,
-        indexes: vec![],
-        storage: 0,
-        checks: vec![],
-        bound_checks: vec![],
-    };
+    let mut t = TableDef::new(name.clone());
     let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+    let mut fks: Vec<foreign_keys::PendingFk> = Vec::new();
     // CHECK constraints: (name if given, condition, column it was declared on).
     let mut checks: Vec<(Option<String>, ast::Expr, Option<String>)> = Vec::new();
     // Columns that own a sequence (SERIAL, IDENTITY), with its options.
@@ -305,6 +315,9 @@ pub async fn create_table<T: Txn>(
                     t.primary_key = vec![i];
                 }
                 ast::ColumnOption::Unique(_) => uniques.push((None, vec![i])),
+                ast::ColumnOption::ForeignKey(fk) => {
+                    fks.push((opt.name.as_ref().map(bind::ident), vec![i], fk.clone()))
+                }
                 ast::ColumnOption::Check(c) => checks.push((
                     c.name.as_ref().map(bind::ident),
                     (*c.expr).clone(),
@@ -333,13 +346,18 @@ pub async fn create_table<T: Txn>(
             ast::TableConstraint::Check(c) => {
                 checks.push((c.name.as_ref().map(bind::ident), (*c.expr).clone(), None))
             }
+            ast::TableConstraint::ForeignKey(fk) => fks.push((
+                fk.name.as_ref().map(bind::ident),
+                foreign_keys::columns(&t, fk)?,
+                fk.clone(),
+            )),
             other => bail!(FeatureNotSupported, "table constraint not supported yet: {other}"),
         }
     }
     for &c in &t.primary_key {
         t.columns[c].nullable = false;
     }
-    let n = 3 + uniques.len() as u64;
+    let n = 3 + uniques.len() as u64 + fks.len() as u64;
     let base = alloc(txn, tenant, n).await?;
     t.oid = base as u32;
     t.storage = base + 1;
@@ -357,9 +375,16 @@ pub async fn create_table<T: Txn>(
             name: iname,
             columns: cols,
             unique: true,
+            constraint: true,
             storage: id,
         });
         fresh.push(id);
+    }
+    let first_fk = base + 3 + t.indexes.len() as u64;
+    for (j, pending) in fks.iter().enumerate() {
+        let def = foreign_keys::define(txn, tenant, cat, &t, pending, (first_fk + j as u64) as u32)
+            .await?;
+        t.foreign_keys.push(def);
     }
     let mut with_seqs = cat.clone();
     for (i, options) in owned {
@@ -371,7 +396,8 @@ pub async fn create_table<T: Txn>(
     // Validate DEFAULT expressions now, as PostgreSQL does at CREATE time.
     for c in &t.columns {
         if let Some(d) = &c.default {
-            default_expr(cat, d, &c.ty.to_type())?;
+            let ty = c.ty.to_type();
+            default_expr(cat, d, &ty).map_err(|e| default_type_error(e, &c.name, &ty))?;
         }
     }
     write_table(txn, tenant, &t).await?;
@@ -427,6 +453,21 @@ fn add_checks(
     Ok(())
 }
 
+/// PostgreSQL's wording for a DEFAULT of the wrong type, naming the column.
+fn default_type_error(e: ErrorReport, column: &str, ty: &DataType) -> ErrorReport {
+    if e.code != sqlstate::SqlState::DatatypeMismatch {
+        return e;
+    }
+    let found = e.message.rsplit("of type ").next().unwrap_or("unknown").to_string();
+    ErrorReport {
+        message: format!(
+            "column \"{column}\" is of type {ty} but default expression is of type {found}"
+        ),
+        hint: Some("You will need to rewrite or cast the expression.".into()),
+        ..e
+    }
+}
+
 /// Binds a stored DEFAULT expression for a column of type `ty`.
 pub fn default_expr(cat: &Catalog, text: &str, ty: &DataType) -> Result<crate::expr::Expr> {
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
@@ -449,6 +490,7 @@ pub async fn drop<T: Txn>(
     kind: &ast::ObjectType,
     names: &[ast::ObjectName],
     if_exists: bool,
+    cascade: bool,
 ) -> Result<DdlResult> {
     let (tag, what) = match kind {
         ast::ObjectType::Sequence => {
@@ -461,6 +503,12 @@ pub async fn drop<T: Txn>(
     };
     let mut r = DdlResult::tag(tag);
     let mut bumped = false;
+    let mut going = Vec::new();
+    for n in names {
+        going.push(check_schema(n)?);
+    }
+    // Constraints of surviving tables that DROP ... CASCADE removes, by table.
+    let mut unhooked: BTreeMap<String, TableDef> = BTreeMap::new();
     for n in names {
         let name = check_schema(n)?;
         let found = match kind {
@@ -482,6 +530,19 @@ pub async fn drop<T: Txn>(
         lock_table(txn, tenant, t.oid).await?;
         match idx {
             None => {
+                let refs = foreign_keys::references_from_outside(cat, &t, &going)?;
+                if !refs.is_empty() && !cascade {
+                    return Err(foreign_keys::still_referenced(&t, &refs));
+                }
+                for (child, i) in refs {
+                    let fk = &child.foreign_keys[i];
+                    r.notices.push(notice(format!(
+                        "drop cascades to constraint {} on table {}",
+                        fk.name, child.name
+                    )));
+                    let c = unhooked.entry(child.name.clone()).or_insert_with(|| (*child).clone());
+                    c.foreign_keys.retain(|f| f.name != fk.name);
+                }
                 let key = keys::table(tenant, t.oid);
                 txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
                 txn.delete(key, LockMode::Locked).map_err(from_kv)?;
@@ -498,6 +559,28 @@ pub async fn drop<T: Txn>(
                 }
             }
             Some(i) => {
+                let iname = &t.indexes[i].name;
+                if t.indexes[i].constraint {
+                    return Err(err!(
+                        DependentObjectsStillExist,
+                        "cannot drop index {iname} because constraint {iname} on table {} requires it",
+                        t.name
+                    )
+                    .with_hint(format!(
+                        "You can drop constraint {iname} on table {} instead.",
+                        t.name
+                    )));
+                }
+                if let Some((child, fk)) = foreign_keys::index_user(cat, &t, i)? {
+                    return Err(err!(
+                        DependentObjectsStillExist,
+                        "cannot drop index {iname} because other objects depend on it"
+                    )
+                    .with_detail(format!(
+                        "constraint {fk} on table {child} depends on index {iname}"
+                    ))
+                    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                }
                 let mut nt = (*t).clone();
                 let removed = nt.indexes.remove(i);
                 txn.delete_range_after_commit(keys::storage(tenant, removed.storage))
@@ -505,6 +588,10 @@ pub async fn drop<T: Txn>(
                 write_table(txn, tenant, &nt).await?;
             }
         }
+    }
+    for c in unhooked.values() {
+        lock_table(txn, tenant, c.oid).await?;
+        write_table(txn, tenant, c).await?;
     }
     Ok(r)
 }
@@ -515,17 +602,34 @@ pub async fn truncate<T: Txn>(
     tenant: TenantId,
     cat: &Catalog,
     names: &[ast::ObjectName],
+    cascade: bool,
 ) -> Result<DdlResult> {
     let mut tables = Vec::new();
     for n in names {
         let name = check_schema(n)?;
         tables.push(cat.must_get_table(&name)?);
     }
+    let mut r = DdlResult::tag("TRUNCATE TABLE");
+    // Tables referencing a truncated one are truncated too (CASCADE) or
+    // make the statement fail.
+    let mut i = 0;
+    while i < tables.len() {
+        let going: Vec<String> = tables.iter().map(|t| t.name.clone()).collect();
+        for (child, _) in foreign_keys::references_from_outside(cat, &tables[i], &going)? {
+            if !cascade {
+                return Err(foreign_keys::truncate_referenced(&tables[i], &child));
+            }
+            if !tables.iter().any(|t| t.name == child.name) {
+                r.notices.push(notice(format!("truncate cascades to table \"{}\"", child.name)));
+                tables.push(child);
+            }
+        }
+        i += 1;
+    }
     bump_version(txn, tenant).await?;
     for t in &tables {
         lock_table(txn, tenant, t.oid).await?;
     }
-    let mut r = DdlResult::tag("TRUNCATE TABLE");
     for t in tables {
         let mut nt = (*t).clone();
         let base = alloc(txn, tenant, 1 + nt.indexes.len() as u64).await?;
@@ -552,27 +656,18 @@ async fn rewrite<T: Txn>(
     new: &TableDef,
     transform: &(dyn Fn(&mut Vec<Value>) -> Result<()> + Sync),
 ) -> Result<()> {
-    let types = old.types();
-    let range = keys::storage(tenant, old.storage);
-    let mut start = range.start.clone();
-    loop {
-        let r = KeyRange { start, end: range.end.clone() };
-        let batch = txn.scan(&r, SCAN_BATCH).await.map_err(from_kv)?;
-        let n = batch.len();
-        let last = batch.last().map(|(k, _)| k.clone());
-        let mut rows = Vec::with_capacity(n);
-        for (_, bytes) in batch {
-            let mut row = rowcodec::decode_row(&bytes, &types)?;
-            row.resize(new.columns.len(), Value::Null);
+    let mut next = Some(keys::storage(tenant, old.storage).start);
+    while let Some(start) = next {
+        let (batch, n) = table_batch(txn, tenant, old, start).await?;
+        next = n;
+        let mut rows = Vec::with_capacity(batch.len());
+        for (_, mut row) in batch {
             transform(&mut row)?;
+            row.resize(new.columns.len(), Value::Null);
             dml::check_row(new, &mut row)?;
             rows.push(row);
         }
         dml::insert_rows(txn, tenant, new, &rows, true).await?;
-        match last {
-            Some(k) if n == SCAN_BATCH => start = after(&k),
-            _ => break,
-        }
     }
     txn.delete_range_after_commit(keys::storage(tenant, old.storage)).map_err(from_kv)?;
     for i in &old.indexes {
@@ -596,6 +691,60 @@ async fn fresh_storage<T: Txn>(
         fresh.push(idx.storage);
     }
     Ok((base + 1 + t.indexes.len() as u64, fresh))
+}
+
+/// One batch of `t`'s rows (at the snapshot) from key `start` on, and where
+/// the next batch starts (None after the last).
+async fn table_batch<T: Txn>(
+    txn: &T,
+    tenant: TenantId,
+    t: &TableDef,
+    start: kvapi::Key,
+) -> Result<(Vec<(kvapi::Key, Vec<Value>)>, Option<kvapi::Key>)> {
+    let r = KeyRange { start, end: keys::storage(tenant, t.storage).end };
+    let batch = txn.scan(&r, SCAN_BATCH).await.map_err(from_kv)?;
+    let next = match batch.last() {
+        Some((k, _)) if batch.len() == SCAN_BATCH => Some(after(k)),
+        _ => None,
+    };
+    let types = t.types();
+    let mut rows = Vec::with_capacity(batch.len());
+    for (k, bytes) in batch {
+        rows.push((k, rowcodec::decode_row(&bytes, &types)?));
+    }
+    Ok((rows, next))
+}
+
+/// Checks the rows already in `t` against its (one, new) CHECK constraint.
+async fn validate_check<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    mut t: TableDef,
+) -> Result<()> {
+    catalog::bind_checks(cat, &mut t)?;
+    let mut next = Some(keys::storage(tenant, t.storage).start);
+    while let Some(start) = next {
+        let (rows, n) = table_batch(txn, tenant, &t, start).await?;
+        next = n;
+        for (_, mut row) in rows {
+            if let Err(e) = dml::check_row(&t, &mut row) {
+                if e.code == sqlstate::SqlState::CheckViolation {
+                    let name = t.checks.first().map(|c| c.name.clone()).unwrap_or_default();
+                    return Err(ErrorReport {
+                        message: format!(
+                            "check constraint \"{name}\" of relation \"{}\" is violated by some row",
+                            t.name
+                        ),
+                        detail: None,
+                        ..e
+                    });
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// CREATE INDEX.
@@ -632,6 +781,7 @@ pub async fn create_index<T: Txn>(
         name: iname.clone(),
         columns: cols,
         unique: ci.unique,
+        constraint: false,
         storage: id,
     });
     // Build the entries from the existing rows.
@@ -711,6 +861,7 @@ pub async fn alter_table<T: Txn>(
     lock_table(txn, tenant, t.oid).await?;
     let mut cur = (*t).clone();
     let mut fresh = Vec::new();
+    let mut notices = Vec::new();
     for op in &at.operations {
         match op {
             ast::AlterTableOperation::AddConstraint {
@@ -811,15 +962,102 @@ pub async fn alter_table<T: Txn>(
                     fresh.extend(f);
                     let idx = cur.columns.len() - 1;
                     rewrite(txn, tenant, &old, &cur, &|row: &mut Vec<Value>| {
-                        row[idx] = fill.clone();
+                        row.truncate(idx);
+                        row.push(fill.clone());
                         Ok(())
                     })
                     .await?;
+                }
+            }
+            ast::AlterTableOperation::AddConstraint {
+                constraint: ast::TableConstraint::ForeignKey(c),
+                ..
+            } => {
+                let pending =
+                    (c.name.as_ref().map(bind::ident), foreign_keys::columns(&cur, c)?, c.clone());
+                let oid = alloc(txn, tenant, 1).await? as u32;
+                let def = foreign_keys::define(txn, tenant, cat, &cur, &pending, oid).await?;
+                foreign_keys::validate(txn, tenant, cat, &cur, &def).await?;
+                cur.foreign_keys.push(def);
+            }
+            ast::AlterTableOperation::AddConstraint {
+                constraint: ast::TableConstraint::Check(c),
+                ..
+            } => {
+                let before: Vec<String> = cur.checks.iter().map(|c| c.name.clone()).collect();
+                let check = (c.name.as_ref().map(bind::ident), (*c.expr).clone(), None);
+                add_checks(cat, &mut cur, vec![check])?;
+                let added = cur.checks.iter().find(|c| !before.contains(&c.name)).cloned();
+                let only = TableDef { checks: added.into_iter().collect(), ..cur.clone() };
+                validate_check(txn, tenant, cat, only).await?;
+            }
+            ast::AlterTableOperation::AddConstraint {
+                constraint: ast::TableConstraint::Unique(u),
+                ..
+            } => fresh.push(alter::add_unique(txn, tenant, cat, &mut cur, u).await?),
+            ast::AlterTableOperation::AlterColumn { column_name, op } => {
+                alter::alter_column(txn, tenant, cat, &mut cur, column_name, op).await?
+            }
+            ast::AlterTableOperation::RenameTable { table_name } => {
+                alter::rename_table(cat, &mut cur, table_name)?
+            }
+            ast::AlterTableOperation::RenameColumn { old_column_name, new_column_name } => {
+                alter::rename_column(txn, tenant, cat, &mut cur, old_column_name, new_column_name)
+                    .await?
+            }
+            ast::AlterTableOperation::DropColumn { column_names, if_exists, .. } => {
+                for name in column_names {
+                    let f = alter::drop_column(
+                        txn,
+                        tenant,
+                        cat,
+                        &mut cur,
+                        name,
+                        *if_exists,
+                        &mut notices,
+                    )
+                    .await?;
+                    fresh.extend(f);
+                }
+            }
+            ast::AlterTableOperation::DropConstraint { if_exists, name, .. } => {
+                let n = bind::ident(name);
+                if let Some(p) = cur.foreign_keys.iter().position(|f| f.name == n) {
+                    cur.foreign_keys.remove(p);
+                } else if let Some(p) = cur.checks.iter().position(|c| c.name == n) {
+                    cur.checks.remove(p);
+                } else if let Some(p) = cur.indexes.iter().position(|i| i.constraint && i.name == n)
+                {
+                    if let Some((child, fk)) = foreign_keys::index_user(cat, &cur, p)? {
+                        return Err(err!(
+                            DependentObjectsStillExist,
+                            "cannot drop constraint {n} on table {tname} because other objects depend on it"
+                        )
+                        .with_detail(format!("constraint {fk} on table {child} depends on index {n}"))
+                        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                    }
+                    let removed = cur.indexes.remove(p);
+                    txn.delete_range_after_commit(keys::storage(tenant, removed.storage))
+                        .map_err(from_kv)?;
+                } else if cur.pkey_name.as_deref() == Some(n.as_str()) {
+                    bail!(
+                        FeatureNotSupported,
+                        "dropping a PRIMARY KEY constraint is not supported yet"
+                    );
+                } else if *if_exists {
+                    notices.push(notice(format!(
+                        "constraint \"{n}\" of relation \"{tname}\" does not exist, skipping"
+                    )));
+                } else {
+                    bail!(
+                        UndefinedObject,
+                        "constraint \"{n}\" of relation \"{tname}\" does not exist"
+                    );
                 }
             }
             other => bail!(FeatureNotSupported, "ALTER TABLE operation not supported yet: {other}"),
         }
     }
     write_table(txn, tenant, &cur).await?;
-    Ok(DdlResult { tag: "ALTER TABLE".into(), notices: vec![], fresh })
+    Ok(DdlResult { tag: "ALTER TABLE".into(), notices, fresh })
 }

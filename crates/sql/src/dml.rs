@@ -26,6 +26,7 @@ use crate::catalog::{keys, IndexDef, TableDef};
 use crate::error::{from_kv, Result};
 use crate::exec::{self, row_key, scan_rows, ExecCtx, Row};
 use crate::expr::{EvalContext, Expr};
+use crate::fk;
 use crate::plan::{Column, Plan, Scan, SubqKind};
 use crate::{bail, err};
 
@@ -234,13 +235,20 @@ pub fn index_entry(
 ) -> (Key, bool) {
     let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
     let types: Vec<DataType> = idx.columns.iter().map(|&c| table.columns[c].ty.to_type()).collect();
-    let mut k = keys::storage_prefix(idx.storage);
-    keycode::encode_key(&vals, &types, &mut k);
+    let mut k = index_prefix(idx, &vals, &types);
     let exact = idx.unique && !vals.iter().any(Value::is_null);
     if !exact {
         k.extend_from_slice(row_key.rest());
     }
     (Key::new(tenant, &k), exact)
+}
+
+/// The start of `idx`'s entries for leading column values `vals` (of
+/// `types`): for a unique index and all its columns, the exact entry.
+pub fn index_prefix(idx: &IndexDef, vals: &[Value], types: &[DataType]) -> Vec<u8> {
+    let mut k = keys::storage_prefix(idx.storage);
+    keycode::encode_key(vals, types, &mut k);
+    k
 }
 
 async fn add_index_entries<T: Txn>(
@@ -401,10 +409,13 @@ pub async fn insert<T: Txn>(
         rows.push(row);
     }
     if let Some(oc) = &plan.on_conflict {
-        return upsert(txn, tenant, plan, oc, rows, eval).await;
+        return upsert(txn, tenant, plan, oc, rows, eval, catalog).await;
     }
     for chunk in rows.chunks(1024) {
         insert_rows(txn, tenant, table, chunk, private).await?;
+    }
+    if !table.foreign_keys.is_empty() {
+        fk::check_references(txn, tenant, catalog, table, &rows, None).await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &rows, eval)?;
     Ok((rows.len() as u64, returned))
@@ -419,12 +430,15 @@ async fn upsert<T: Txn>(
     oc: &OnConflict,
     rows: Vec<Row>,
     eval: &EvalContext,
+    catalog: &crate::catalog::Catalog,
 ) -> Result<(u64, Vec<Row>)> {
     let table = &plan.table;
     let types = table.types();
     let mut written = Vec::new();
     let mut updated_keys = HashSet::new();
-    let mut buf = Vec::new();
+    // Rows replaced by DO UPDATE, pairwise with their new versions in
+    // `written`, for the foreign-key checks.
+    let mut replaced: Vec<(usize, Row)> = Vec::new();
     for row in rows {
         let key = key_for(tenant, table, &row);
         let locked = txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
@@ -457,15 +471,29 @@ async fn upsert<T: Txn>(
         }) {
             bail!(FeatureNotSupported, "ON CONFLICT DO UPDATE cannot change the primary key yet");
         }
-        if !table.indexes.is_empty() {
-            lock_unique_entries(txn, tenant, table, &old, &key).await?;
-            remove_index_entries(txn, tenant, table, &old, &key, Some(&new))?;
-            add_index_entries(txn, tenant, table, &new, &key, Some(&old)).await?;
+        written.push(update_row(txn, tenant, table, key, &old, new, false).await?);
+        if table.has_foreign_keys() {
+            replaced.push((written.len() - 1, old));
         }
-        buf.clear();
-        rowcodec::encode_row(&new, &mut buf);
-        txn.put(key, buf.clone(), LockMode::Locked).map_err(from_kv)?;
-        written.push(new);
+    }
+    if table.has_foreign_keys() {
+        // Inserted rows have no old version; replaced ones compare with theirs.
+        let (mut olds, mut news) = (Vec::new(), Vec::new());
+        let mut inserted = Vec::new();
+        let mut next = replaced.into_iter().peekable();
+        for (i, row) in written.iter().enumerate() {
+            match next.next_if(|(j, _)| *j == i) {
+                Some((_, old)) => {
+                    olds.push(old);
+                    news.push(row.clone());
+                }
+                None => inserted.push(row.clone()),
+            }
+        }
+        fk::check_references(txn, tenant, catalog, table, &inserted, None).await?;
+        fk::check_references(txn, tenant, catalog, table, &news, Some(olds.as_slice())).await?;
+        fk::referenced_rows_changed(txn, tenant, catalog, table, &olds, Some(news.as_slice()), 0)
+            .await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &written, eval)?;
     Ok((written.len() as u64, returned))
@@ -546,46 +574,84 @@ pub async fn update<T: Txn>(
     let pk_cols: HashSet<usize> = table.primary_key.iter().copied().collect();
     let pk_changes = plan.sets.iter().any(|(c, _)| pk_cols.contains(c));
     let mut written = Vec::with_capacity(targets.len());
-    let mut buf = Vec::new();
+    let mut olds = Vec::new();
     for (key, old) in targets {
         let mut new = old.clone();
         for (c, e) in &plan.sets {
             new[*c] = e.eval(&old, eval)?;
         }
         check_row(table, &mut new)?;
-        let moved = pk_changes
-            && table.primary_key.iter().any(|&c| {
-                ops::compare(&old[c], &new[c]).ok().flatten() != Some(std::cmp::Ordering::Equal)
-            });
-        if !table.indexes.is_empty() {
-            lock_unique_entries(txn, tenant, table, &old, &key).await?;
-            remove_index_entries(
-                txn,
-                tenant,
-                table,
-                &old,
-                &key,
-                if moved { None } else { Some(&new) },
-            )?;
+        written.push(update_row(txn, tenant, table, key, &old, new, pk_changes).await?);
+        if table.has_foreign_keys() {
+            olds.push(old);
         }
-        if moved {
-            txn.delete(key.clone(), LockMode::Locked).map_err(from_kv)?;
-            let rows = [new];
-            insert_rows(txn, tenant, table, &rows, false).await?;
-            let [new] = rows;
-            written.push(new);
-            continue;
-        }
-        if !table.indexes.is_empty() {
-            add_index_entries(txn, tenant, table, &new, &key, Some(&old)).await?;
-        }
-        buf.clear();
-        rowcodec::encode_row(&new, &mut buf);
-        txn.put(key, buf.clone(), LockMode::Locked).map_err(from_kv)?;
-        written.push(new);
+    }
+    if table.has_foreign_keys() {
+        fk::check_references(txn, tenant, catalog, table, &written, Some(olds.as_slice())).await?;
+        fk::referenced_rows_changed(
+            txn,
+            tenant,
+            catalog,
+            table,
+            &olds,
+            Some(written.as_slice()),
+            0,
+        )
+        .await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &written, eval)?;
     Ok((written.len() as u64, returned))
+}
+
+/// Replaces locked row `old` (at `key`) with `new`, which has passed
+/// [`check_row`]: index entries follow, and a changed primary key moves the
+/// row (`pk_may_change` false skips that comparison). Returns `new`.
+pub async fn update_row<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    table: &TableDef,
+    key: Key,
+    old: &[Value],
+    new: Row,
+    pk_may_change: bool,
+) -> Result<Row> {
+    let moved = pk_may_change
+        && table.primary_key.iter().any(|&c| {
+            ops::compare(&old[c], &new[c]).ok().flatten() != Some(std::cmp::Ordering::Equal)
+        });
+    if !table.indexes.is_empty() {
+        lock_unique_entries(txn, tenant, table, old, &key).await?;
+        remove_index_entries(txn, tenant, table, old, &key, if moved { None } else { Some(&new) })?;
+    }
+    if moved {
+        txn.delete(key, LockMode::Locked).map_err(from_kv)?;
+        let rows = [new];
+        insert_rows(txn, tenant, table, &rows, false).await?;
+        let [new] = rows;
+        return Ok(new);
+    }
+    if !table.indexes.is_empty() {
+        add_index_entries(txn, tenant, table, &new, &key, Some(old)).await?;
+    }
+    let mut buf = Vec::new();
+    rowcodec::encode_row(&new, &mut buf);
+    txn.put(key, buf, LockMode::Locked).map_err(from_kv)?;
+    Ok(new)
+}
+
+/// Deletes locked row `old` at `key` with its index entries.
+pub async fn delete_row<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    table: &TableDef,
+    key: Key,
+    old: &[Value],
+) -> Result<()> {
+    if !table.indexes.is_empty() {
+        lock_unique_entries(txn, tenant, table, old, &key).await?;
+        remove_index_entries(txn, tenant, table, old, &key, None)?;
+    }
+    txn.delete(key, LockMode::Locked).map_err(from_kv)
 }
 
 /// Runs a DELETE.
@@ -609,12 +675,11 @@ pub async fn delete<T: Txn>(
     let targets = lock_targets(txn, tenant, &plan.scan, eval, catalog).await?;
     let mut deleted = Vec::with_capacity(targets.len());
     for (key, old) in targets {
-        if !table.indexes.is_empty() {
-            lock_unique_entries(txn, tenant, table, &old, &key).await?;
-            remove_index_entries(txn, tenant, table, &old, &key, None)?;
-        }
-        txn.delete(key, LockMode::Locked).map_err(from_kv)?;
+        delete_row(txn, tenant, table, key, &old).await?;
         deleted.push(old);
+    }
+    if !table.referenced_by.is_empty() {
+        fk::referenced_rows_changed(txn, tenant, catalog, table, &deleted, None, 0).await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &deleted, eval)?;
     Ok((deleted.len() as u64, returned))

@@ -109,6 +109,9 @@ pub struct EvalContext {
     pub settings: std::sync::Arc<std::collections::BTreeMap<String, String>>,
     /// Sequences for nextval, currval, setval and lastval.
     pub seqs: crate::sequence::SeqContext,
+    /// The catalog the statement was planned against, for the system
+    /// information functions (pg_get_constraintdef, ...).
+    pub catalog: Option<std::sync::Arc<crate::catalog::Catalog>>,
     /// Work tables of the recursive CTEs being run (None outside them, so
     /// ordinary statements allocate nothing for it).
     pub work: Option<std::sync::Arc<Vec<WorkTable>>>,

@@ -10,6 +10,9 @@ use crate::error::Result;
 use crate::expr::EvalContext;
 use crate::{bail, err};
 
+// Functions that read the catalog (pg_get_constraintdef, format_type, ...).
+mod catalog_info;
+
 /// A resolved built-in scalar function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Func {
@@ -59,6 +62,19 @@ pub enum Func {
     Version,
     /// current_database()
     CurrentDatabase,
+    /// pg_get_constraintdef(oid [, pretty])
+    ConstraintDef,
+    /// pg_get_indexdef(oid [, column, pretty])
+    IndexDef,
+    /// pg_get_serial_sequence(table, column)
+    SerialSequence,
+    /// pg_table_is_visible(oid)
+    TableIsVisible,
+    /// format_type(type oid, typmod)
+    FormatType,
+    /// obj_description, col_description, shobj_description: NULL, as no
+    /// object has a comment (COMMENT ON is not supported yet)
+    Description,
     /// current_user, session_user, user
     CurrentUser,
     /// current_schema()
@@ -174,6 +190,14 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("random", 0) => (Func::Random, T::Float8),
         ("version", 0) => (Func::Version, T::Text),
         ("current_database", 0) => (Func::CurrentDatabase, T::Text),
+        ("pg_get_constraintdef", 1 | 2) => (Func::ConstraintDef, T::Text),
+        ("pg_get_indexdef", 1 | 3) => (Func::IndexDef, T::Text),
+        ("pg_get_serial_sequence", 2) => (Func::SerialSequence, T::Text),
+        ("pg_table_is_visible", 1) => (Func::TableIsVisible, T::Bool),
+        ("format_type", 2) => (Func::FormatType, T::Text),
+        ("obj_description", 1 | 2) | ("col_description", 2) | ("shobj_description", 2) => {
+            (Func::Description, T::Text)
+        }
         ("current_user" | "session_user" | "user" | "current_role", 0) => {
             (Func::CurrentUser, T::Text)
         }
@@ -209,6 +233,17 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         Func::NextVal | Func::CurrVal => Some(DataType::Text),
         Func::SetVal => Some([DataType::Text, DataType::Int8, DataType::Bool][i.min(2)].clone()),
         Func::CurrentSchemas => Some(DataType::Bool),
+        Func::ConstraintDef | Func::IndexDef | Func::TableIsVisible | Func::Description
+            if i == 0 =>
+        {
+            Some(DataType::Int8)
+        }
+        Func::ConstraintDef => Some(DataType::Bool),
+        Func::IndexDef => Some([DataType::Int8, DataType::Int4, DataType::Bool][i.min(2)].clone()),
+        Func::SerialSequence => Some(DataType::Text),
+        Func::FormatType => Some([DataType::Int8, DataType::Int4][i.min(1)].clone()),
+        // obj_description's catalog name, col_description's column number.
+        Func::Description => None,
         Func::Left | Func::Right | Func::LPad | Func::RPad | Func::SplitPart
             if i > 0
                 && !(i == 2 && matches!(f, Func::LPad | Func::RPad))
@@ -282,7 +317,12 @@ impl Func {
     pub fn call(self, args: Vec<Value>, ctx: &EvalContext) -> Result<Value> {
         let strict = !matches!(
             self,
-            Func::Coalesce | Func::Concat | Func::Greatest | Func::Least | Func::NullIf
+            Func::Coalesce
+                | Func::Concat
+                | Func::Greatest
+                | Func::Least
+                | Func::NullIf
+                | Func::FormatType
         );
         if strict && args.iter().any(Value::is_null) {
             return Ok(Value::Null);
@@ -445,6 +485,35 @@ impl Func {
             Func::Random => Value::Float8(rand_f64()),
             Func::Version => Value::Text(crate::settings::VERSION_STRING.to_string()),
             Func::CurrentDatabase => Value::Text("postgres".into()),
+            Func::ConstraintDef | Func::IndexDef | Func::TableIsVisible => {
+                let (Some(cat), Some(oid)) = (&ctx.catalog, catalog_info::oid(&arg(0))) else {
+                    return Ok(Value::Null);
+                };
+                let text = match self {
+                    Func::ConstraintDef => catalog_info::constraint_def(cat, oid),
+                    Func::IndexDef => catalog_info::index_def(cat, oid),
+                    _ => return Ok(catalog_info::table_is_visible(cat, oid)),
+                };
+                text.map(Value::Text).unwrap_or(Value::Null)
+            }
+            Func::SerialSequence => {
+                let (Some(cat), Value::Text(t), Value::Text(c)) = (&ctx.catalog, arg(0), arg(1))
+                else {
+                    return Ok(Value::Null);
+                };
+                catalog_info::serial_sequence(cat, &t, &c).map(Value::Text).unwrap_or(Value::Null)
+            }
+            Func::FormatType => match catalog_info::oid(&arg(0)) {
+                None => Value::Null,
+                Some(oid) => {
+                    let typmod = match arg(1) {
+                        Value::Int4(m) => Some(m),
+                        _ => None,
+                    };
+                    Value::Text(catalog_info::format_type(oid, typmod))
+                }
+            },
+            Func::Description => Value::Null,
             Func::CurrentUser => Value::Text(if ctx.user.is_empty() {
                 "postgres".into()
             } else {

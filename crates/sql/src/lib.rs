@@ -30,6 +30,8 @@ pub mod error;
 pub mod exec;
 // Bound expressions and evaluation.
 pub mod expr;
+// FOREIGN KEY checks and referential actions.
+pub mod fk;
 // Built-in scalar functions.
 pub mod func;
 // Query string splitting and parsing.

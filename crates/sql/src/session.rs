@@ -645,6 +645,7 @@ impl<K: KvClient> Session<K> {
             subq: Default::default(),
             settings: self.settings_snapshot(),
             seqs: self.seq_context(),
+            catalog: Some(self.catalog.clone()),
             work: None,
         }
     }
@@ -734,13 +735,14 @@ impl<K: KvClient> Session<K> {
                 names,
                 ..
             } => ddl::drop_role(txn, tenant, &catalog, names, *if_exists).await?,
-            S::Drop { object_type, if_exists, names, .. } => {
-                ddl::drop(txn, tenant, &catalog, object_type, names, *if_exists).await?
+            S::Drop { object_type, if_exists, names, cascade, .. } => {
+                ddl::drop(txn, tenant, &catalog, object_type, names, *if_exists, *cascade).await?
             }
             S::Truncate(t) => {
                 let names: Vec<ast::ObjectName> =
                     t.table_names.iter().map(|n| n.name.clone()).collect();
-                ddl::truncate(txn, tenant, &catalog, &names).await?
+                let cascade = t.cascade == Some(ast::CascadeOption::Cascade);
+                ddl::truncate(txn, tenant, &catalog, &names, cascade).await?
             }
             S::CreateIndex(ci) => ddl::create_index(txn, tenant, &catalog, ci).await?,
             S::CreateSequence { .. } => ddl::create_sequence(txn, tenant, &catalog, stmt).await?,

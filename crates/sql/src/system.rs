@@ -8,7 +8,7 @@
 
 use sqltypes::{DataType, Value};
 
-use crate::catalog::{Catalog, PUBLIC_NAMESPACE_OID};
+use crate::catalog::{Catalog, ForeignKeyDef, TableDef, PUBLIC_NAMESPACE_OID};
 
 /// A system catalog view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +37,17 @@ pub enum SystemTable {
     InfoTables,
     /// information_schema.columns
     InfoColumns,
+    /// pg_catalog.pg_constraint (primary key, unique and foreign key
+    /// constraints; without the array columns until arrays exist)
+    PgConstraint,
+    /// information_schema.table_constraints
+    InfoTableConstraints,
+    /// information_schema.key_column_usage
+    InfoKeyColumnUsage,
+    /// information_schema.referential_constraints
+    InfoReferentialConstraints,
+    /// information_schema.constraint_column_usage
+    InfoConstraintColumnUsage,
 }
 
 const PG_CATALOG_OID: i64 = 11;
@@ -60,6 +71,11 @@ impl SystemTable {
             (false, "pg_tables") => PgTables,
             (true, "tables") => InfoTables,
             (true, "columns") => InfoColumns,
+            (false, "pg_constraint") => PgConstraint,
+            (true, "table_constraints") => InfoTableConstraints,
+            (true, "key_column_usage") => InfoKeyColumnUsage,
+            (true, "referential_constraints") => InfoReferentialConstraints,
+            (true, "constraint_column_usage") => InfoConstraintColumnUsage,
             _ => return None,
         })
     }
@@ -80,6 +96,11 @@ impl SystemTable {
             PgTables => "pg_tables",
             InfoTables => "tables",
             InfoColumns => "columns",
+            PgConstraint => "pg_constraint",
+            InfoTableConstraints => "table_constraints",
+            InfoKeyColumnUsage => "key_column_usage",
+            InfoReferentialConstraints => "referential_constraints",
+            InfoConstraintColumnUsage => "constraint_column_usage",
         }
     }
 
@@ -155,6 +176,64 @@ impl SystemTable {
                 ("is_nullable", Text),
                 ("data_type", Text),
                 ("column_default", Text),
+            ],
+            PgConstraint => vec![
+                ("oid", Int8),
+                ("conname", Text),
+                ("connamespace", Int8),
+                ("contype", Text),
+                ("condeferrable", Bool),
+                ("condeferred", Bool),
+                ("convalidated", Bool),
+                ("conrelid", Int8),
+                ("conindid", Int8),
+                ("confrelid", Int8),
+                ("confupdtype", Text),
+                ("confdeltype", Text),
+                ("confmatchtype", Text),
+            ],
+            InfoTableConstraints => vec![
+                ("constraint_catalog", Text),
+                ("constraint_schema", Text),
+                ("constraint_name", Text),
+                ("table_catalog", Text),
+                ("table_schema", Text),
+                ("table_name", Text),
+                ("constraint_type", Text),
+                ("is_deferrable", Text),
+                ("initially_deferred", Text),
+                ("enforced", Text),
+            ],
+            InfoKeyColumnUsage => vec![
+                ("constraint_catalog", Text),
+                ("constraint_schema", Text),
+                ("constraint_name", Text),
+                ("table_catalog", Text),
+                ("table_schema", Text),
+                ("table_name", Text),
+                ("column_name", Text),
+                ("ordinal_position", Int4),
+                ("position_in_unique_constraint", Int4),
+            ],
+            InfoReferentialConstraints => vec![
+                ("constraint_catalog", Text),
+                ("constraint_schema", Text),
+                ("constraint_name", Text),
+                ("unique_constraint_catalog", Text),
+                ("unique_constraint_schema", Text),
+                ("unique_constraint_name", Text),
+                ("match_option", Text),
+                ("update_rule", Text),
+                ("delete_rule", Text),
+            ],
+            InfoConstraintColumnUsage => vec![
+                ("table_catalog", Text),
+                ("table_schema", Text),
+                ("table_name", Text),
+                ("column_name", Text),
+                ("constraint_catalog", Text),
+                ("constraint_schema", Text),
+                ("constraint_name", Text),
             ],
         }
     }
@@ -292,9 +371,186 @@ impl SystemTable {
                     }
                 }
             }
+            PgConstraint => {
+                for c in constraints(catalog) {
+                    let fk = c.fk;
+                    let code = |f: fn(&ForeignKeyDef) -> &'static str| t(fk.map(f).unwrap_or(" "));
+                    rows.push(vec![
+                        i8(c.oid as i64),
+                        t(&c.name),
+                        i8(PUBLIC_NAMESPACE_OID as i64),
+                        t(c.kind),
+                        Value::Bool(false),
+                        Value::Bool(false),
+                        Value::Bool(true),
+                        i8(c.table.oid as i64),
+                        i8(c.index_oid as i64),
+                        i8(fk.map(|f| f.ref_table as i64).unwrap_or(0)),
+                        code(|f| f.on_update.code()),
+                        code(|f| f.on_delete.code()),
+                        code(|f| if f.match_full { "f" } else { "s" }),
+                    ]);
+                }
+            }
+            InfoTableConstraints => {
+                for c in constraints(catalog) {
+                    let kind = match c.kind {
+                        "p" => "PRIMARY KEY",
+                        "u" => "UNIQUE",
+                        _ => "FOREIGN KEY",
+                    };
+                    rows.push(info_constraint_row(&c.name, &c.table.name, kind));
+                }
+                // PostgreSQL lists each NOT NULL column as a CHECK constraint.
+                for tb in catalog.tables.values() {
+                    for (i, col) in tb.columns.iter().enumerate() {
+                        if !col.nullable {
+                            let name =
+                                format!("{PUBLIC_NAMESPACE_OID}_{}_{}_not_null", tb.oid, i + 1);
+                            rows.push(info_constraint_row(&name, &tb.name, "CHECK"));
+                        }
+                    }
+                    for ch in &tb.checks {
+                        rows.push(info_constraint_row(&ch.name, &tb.name, "CHECK"));
+                    }
+                }
+            }
+            InfoKeyColumnUsage => {
+                for c in constraints(catalog) {
+                    for (pos, &col) in c.columns.iter().enumerate() {
+                        let in_unique = c.fk.and_then(|f| {
+                            let parent = catalog.table_by_oid(f.ref_table)?;
+                            let (_, key) = crate::fk::target(&parent, f).ok()?;
+                            let r = f.ref_columns[pos];
+                            key.iter().position(|&k| k == r).map(|p| Value::Int4(p as i32 + 1))
+                        });
+                        let mut row = info_names(&c.name);
+                        row.extend(info_names(&c.table.name));
+                        row.push(t(&c.table.columns[col].name));
+                        row.push(Value::Int4(pos as i32 + 1));
+                        row.push(in_unique.unwrap_or(Value::Null));
+                        rows.push(row);
+                    }
+                }
+            }
+            InfoReferentialConstraints => {
+                for c in constraints(catalog) {
+                    let Some(f) = c.fk else { continue };
+                    let unique = catalog.table_by_oid(f.ref_table).and_then(|p| {
+                        match crate::fk::target(&p, f).ok()?.0 {
+                            crate::fk::Target::Primary => p.pkey_name.clone(),
+                            crate::fk::Target::Unique(i) => Some(p.indexes[i].name.clone()),
+                        }
+                    });
+                    let mut row = info_names(&c.name);
+                    row.extend(
+                        unique
+                            .map(|u| info_names(&u))
+                            .unwrap_or_else(|| vec![Value::Null, Value::Null, Value::Null]),
+                    );
+                    row.push(t(if f.match_full { "FULL" } else { "NONE" }));
+                    row.push(t(f.on_update.sql()));
+                    row.push(t(f.on_delete.sql()));
+                    rows.push(row);
+                }
+            }
+            InfoConstraintColumnUsage => {
+                for c in constraints(catalog) {
+                    // A foreign key uses the referenced table's columns.
+                    let (table, cols) = match c.fk {
+                        Some(f) => match catalog.table_by_oid(f.ref_table) {
+                            Some(p) => (p, f.ref_columns.clone()),
+                            None => continue,
+                        },
+                        None => (c.table.clone(), c.columns.clone()),
+                    };
+                    for col in cols {
+                        let mut row = info_names(&table.name);
+                        row.push(t(&table.columns[col].name));
+                        row.extend(info_names(&c.name));
+                        rows.push(row);
+                    }
+                }
+            }
         }
         rows
     }
+}
+
+/// A primary key, unique or foreign key constraint, as the catalog views
+/// show it.
+struct Constraint<'a> {
+    oid: u32,
+    name: String,
+    /// pg_constraint.contype: p, u or f.
+    kind: &'static str,
+    table: &'a std::sync::Arc<TableDef>,
+    columns: Vec<usize>,
+    /// The index enforcing it (for a foreign key: the referenced one).
+    index_oid: u32,
+    fk: Option<&'a ForeignKeyDef>,
+}
+
+/// Every key constraint in `catalog`, table by table.
+fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
+    let mut out = Vec::new();
+    for tb in catalog.tables.values() {
+        if let Some(pk) = &tb.pkey_name {
+            out.push(Constraint {
+                oid: tb.pkey_oid,
+                name: pk.clone(),
+                kind: "p",
+                table: tb,
+                columns: tb.primary_key.clone(),
+                index_oid: tb.pkey_oid,
+                fk: None,
+            });
+        }
+        for idx in tb.indexes.iter().filter(|i| i.constraint) {
+            out.push(Constraint {
+                oid: idx.oid,
+                name: idx.name.clone(),
+                kind: "u",
+                table: tb,
+                columns: idx.columns.clone(),
+                index_oid: idx.oid,
+                fk: None,
+            });
+        }
+        for f in &tb.foreign_keys {
+            let index_oid = catalog
+                .table_by_oid(f.ref_table)
+                .and_then(|p| match crate::fk::target(&p, f).ok()?.0 {
+                    crate::fk::Target::Primary => Some(p.pkey_oid),
+                    crate::fk::Target::Unique(i) => Some(p.indexes[i].oid),
+                })
+                .unwrap_or(0);
+            out.push(Constraint {
+                oid: f.oid,
+                name: f.name.clone(),
+                kind: "f",
+                table: tb,
+                columns: f.columns.clone(),
+                index_oid,
+                fk: Some(f),
+            });
+        }
+    }
+    out
+}
+
+/// (catalog, schema, name) of an object in the public schema.
+fn info_names(name: &str) -> Vec<Value> {
+    vec![Value::Text("postgres".into()), Value::Text("public".into()), Value::Text(name.into())]
+}
+
+fn info_constraint_row(name: &str, table: &str, kind: &str) -> Vec<Value> {
+    let mut row = info_names(name);
+    row.extend(info_names(table));
+    for v in [kind, "NO", "NO", "YES"] {
+        row.push(Value::Text(v.into()));
+    }
+    row
 }
 
 fn class_row(oid: u32, name: &str, kind: &str, has_index: bool) -> Vec<Value> {

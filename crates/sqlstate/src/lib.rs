@@ -162,6 +162,8 @@ sqlstates! {
     WrongObjectType = "42809",
     /// 42P10
     InvalidColumnReference = "42P10",
+    /// 42830
+    InvalidForeignKey = "42830",
     /// 42611
     InvalidColumnDefinition = "42611",
     /// 42P03

@@ -24,8 +24,6 @@ ON_STRATA = os.environ.get("STRATA_TEST_TARGET", "strata") == "strata"
 # (remove the entry then); on PostgreSQL they must pass. One entry per
 # missing feature or bug; "bug:" marks a bug rather than a missing feature.
 KNOWN_FAILURES = {
-    "foreign_key": 'FOREIGN KEY constraints are not supported yet (0A000 "column option not supported yet: '
-    'REFERENCES customers (id) ON DELETE CASCADE")',
 }
 
 # Text-format round trips go through asyncpg's set_type_codec, which looks the

@@ -34,7 +34,6 @@ import (
 // feature or bug; "bug:" marks a bug rather than a missing feature.
 var knownFailures = map[string]string{
 	"copy_from":                        `COPY ... FROM STDIN (FORMAT binary), which pgx's CopyFrom uses, is not supported yet (0A000 "COPY format \"binary\" is not supported yet")`,
-	"foreign_key":                      `FOREIGN KEY constraints are not supported yet (0A000 "column option not supported yet: REFERENCES customers (id) ON DELETE CASCADE")`,
 	"temporary_table_is_session_local": "temporary tables are not supported yet (0A000)",
 }
 

@@ -148,7 +148,13 @@ impl<K: KvClient> Session<K> {
         let (Some(cp), Some(txn)) = (self.copy.as_mut(), self.txn.as_mut()) else { return Ok(()) };
         cp.rows.clear();
         cp.count += rows.len() as u64;
-        dml::insert_rows(txn, tenant, &table, &rows, cp.private).await
+        dml::insert_rows(txn, tenant, &table, &rows, cp.private).await?;
+        // Checked per batch: a parent row arriving in a later batch of the
+        // same COPY does not satisfy a reference (PostgreSQL checks at the end).
+        if !table.foreign_keys.is_empty() {
+            crate::fk::check_references(txn, tenant, &self.catalog, &table, &rows, None).await?;
+        }
+        Ok(())
     }
 
     /// CopyDone: loads the remaining rows; returns the tag.

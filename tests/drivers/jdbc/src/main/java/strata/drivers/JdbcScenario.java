@@ -48,9 +48,6 @@ public final class JdbcScenario {
    */
   static final Map<String, String> KNOWN_FAILURES =
       Map.of(
-          "foreign_key",
-          "FOREIGN KEY constraints are not supported yet (0A000 \"column option not supported yet:"
-              + " REFERENCES customers (id) ON DELETE CASCADE\")",
           "metadata_tables",
           "DatabaseMetaData.getTables queries pg_catalog.pg_description, which does not exist yet"
               + " (42P01)",

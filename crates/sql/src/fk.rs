@@ -1,0 +1,545 @@
+//! FOREIGN KEY enforcement: reference checks and ON DELETE/UPDATE actions.
+//!
+//! The checks of a statement run after all its rows are written, as
+//! PostgreSQL's referential triggers fire at the end of the statement, so
+//! one INSERT may add a child before its parent and one DELETE may remove a
+//! whole self-referencing tree.
+//!
+//! Concurrency works through row locks. Checking a reference takes the
+//! referenced key (the parent's primary-key row, or the exact entry of the
+//! unique index the key names) *shared* with [`Txn::lock_for_share`] and
+//! reads its newest state: it waits for a transaction that is deleting or
+//! re-keying that parent, then sees the outcome, and the parent cannot go
+//! away until the referencing transaction ends. A statement that removes a
+//! referenced key already holds that key exclusively, so it has waited for
+//! every transaction that checked a reference to it; it then looks for
+//! referencing rows in the newest committed state ([`Txn::scan_latest`]),
+//! which includes the rows those transactions committed after its snapshot
+//! (under REPEATABLE READ too, where PostgreSQL likewise reports the
+//! violation).
+//!
+//! Difference from PostgreSQL: the shared lock also waits for (and blocks)
+//! updates of the parent's non-key columns; PostgreSQL's FOR KEY SHARE does
+//! not conflict with them.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
+
+use kvapi::{Key, KeyRange, TenantId, Txn};
+use sqltypes::{cast, keycode, rowcodec, DataType, Value};
+
+use crate::catalog::{keys, Catalog, FkAction, ForeignKeyDef, TableDef};
+use crate::dml::{self, check_row};
+use crate::error::{from_kv, Error, Result};
+use crate::exec::{after, row_key, Row, SCAN_BATCH};
+use crate::{bail, err};
+
+/// How deep ON DELETE/UPDATE actions may cascade through tables.
+const MAX_CASCADE_DEPTH: u32 = 64;
+
+/// Where a foreign key's referenced values are unique in the parent.
+pub enum Target {
+    /// The parent's primary key.
+    Primary,
+    /// The parent's unique index at this position.
+    Unique(usize),
+}
+
+/// The referenced unique key of `fk` in `parent`, with its columns in key order.
+pub fn target(parent: &TableDef, fk: &ForeignKeyDef) -> Result<(Target, Vec<usize>)> {
+    let mut want = fk.ref_columns.clone();
+    want.sort_unstable();
+    let same = |cols: &[usize]| {
+        let mut c = cols.to_vec();
+        c.sort_unstable();
+        c == want
+    };
+    if !parent.primary_key.is_empty() && same(&parent.primary_key) {
+        return Ok((Target::Primary, parent.primary_key.clone()));
+    }
+    match parent.indexes.iter().position(|i| i.unique && same(&i.columns)) {
+        Some(i) => Ok((Target::Unique(i), parent.indexes[i].columns.clone())),
+        None => bail!(
+            InvalidForeignKey,
+            "there is no unique constraint matching given keys for referenced table \"{}\"",
+            parent.name
+        ),
+    }
+}
+
+/// The parent key that referenced values `vals` (pairwise with
+/// `fk.ref_columns`, all non-null) must exist at; None if no parent row
+/// can hold them (a value outside the parent column's type).
+fn parent_key(
+    tenant: TenantId,
+    parent: &TableDef,
+    fk: &ForeignKeyDef,
+    target: &(Target, Vec<usize>),
+    vals: &[Value],
+) -> Result<Option<Key>> {
+    let (which, cols) = target;
+    let mut key_vals = Vec::with_capacity(cols.len());
+    let mut types = Vec::with_capacity(cols.len());
+    for &c in cols {
+        let j = fk.ref_columns.iter().position(|&r| r == c).expect("target matches the key");
+        let ty = parent.columns[c].ty.to_type();
+        match cast::cast(vals[j].clone(), &ty) {
+            Ok(v) => key_vals.push(v),
+            Err(_) => return Ok(None),
+        }
+        types.push(ty);
+    }
+    Ok(Some(match which {
+        Target::Primary => row_key(tenant, parent, &key_vals),
+        Target::Unique(i) => {
+            Key::new(tenant, &dml::index_prefix(&parent.indexes[*i], &key_vals, &types))
+        }
+    }))
+}
+
+fn referenced_table(cat: &Catalog, fk: &ForeignKeyDef) -> Result<std::sync::Arc<TableDef>> {
+    cat.table_by_oid(fk.ref_table).ok_or_else(|| {
+        err!(
+            InternalError,
+            "table {} referenced by constraint \"{}\" is missing",
+            fk.ref_table,
+            fk.name
+        )
+    })
+}
+
+fn value_list(vals: &[&Value]) -> String {
+    let shown: Vec<String> = vals
+        .iter()
+        .map(|v| {
+            let mut out = Vec::new();
+            sqltypes::text::format_text(v, &mut out);
+            String::from_utf8_lossy(&out).into_owned()
+        })
+        .collect();
+    shown.join(", ")
+}
+
+fn column_list(t: &TableDef, cols: &[usize]) -> String {
+    let names: Vec<&str> = cols.iter().map(|&c| t.columns[c].name.as_str()).collect();
+    names.join(", ")
+}
+
+/// 23503 for removing key `vals` of `parent` that rows of `child` still reference.
+fn still_referenced(
+    parent: &TableDef,
+    fk: &ForeignKeyDef,
+    child: &TableDef,
+    vals: &[Value],
+) -> Error {
+    let vals: Vec<&Value> = vals.iter().collect();
+    err!(
+        ForeignKeyViolation,
+        "update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
+        parent.name,
+        fk.name,
+        child.name
+    )
+    .with_detail(format!(
+        "Key ({})=({}) is still referenced from table \"{}\".",
+        column_list(parent, &fk.ref_columns),
+        value_list(&vals),
+        child.name
+    ))
+    .with_table(&child.name)
+    .with_constraint(&fk.name)
+}
+
+/// 23503 for a referencing row whose parent is missing.
+fn not_present(child: &TableDef, fk: &ForeignKeyDef, parent: &TableDef, row: &[Value]) -> Error {
+    let vals: Vec<&Value> = fk.columns.iter().map(|&c| &row[c]).collect();
+    err!(
+        ForeignKeyViolation,
+        "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
+        child.name,
+        fk.name
+    )
+    .with_detail(format!(
+        "Key ({})=({}) is not present in table \"{}\".",
+        column_list(child, &fk.columns),
+        value_list(&vals),
+        parent.name
+    ))
+    .with_table(&child.name)
+    .with_constraint(&fk.name)
+}
+
+/// Checks that `rows`, just written to `child`, reference existing parent
+/// rows, and holds those parents shared until the transaction ends. With
+/// `old` (the rows' previous versions, pairwise), rows whose referencing
+/// columns did not change are not checked again.
+pub async fn check_references<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    child: &TableDef,
+    rows: &[Row],
+    old: Option<&[Row]>,
+) -> Result<()> {
+    for fk in &child.foreign_keys {
+        let parent = referenced_table(cat, fk)?;
+        let target = target(&parent, fk)?;
+        let mut keys = Vec::new();
+        let mut from = Vec::new();
+        let mut seen = HashSet::new();
+        for (i, row) in rows.iter().enumerate() {
+            if let Some(old) = old {
+                if fk.columns.iter().all(|&c| same(&old[i][c], &row[c])) {
+                    continue;
+                }
+            }
+            let vals: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
+            let nulls = vals.iter().filter(|v| v.is_null()).count();
+            if nulls == vals.len() {
+                continue;
+            }
+            if nulls > 0 {
+                if !fk.match_full {
+                    continue; // MATCH SIMPLE: any NULL satisfies the constraint
+                }
+                return Err(err!(
+                    ForeignKeyViolation,
+                    "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
+                    child.name,
+                    fk.name
+                )
+                .with_detail("MATCH FULL does not allow mixing of null and nonnull key values.")
+                .with_table(&child.name)
+                .with_constraint(&fk.name));
+            }
+            match parent_key(tenant, &parent, fk, &target, &vals)? {
+                Some(k) => {
+                    if seen.insert(k.as_bytes().to_vec()) {
+                        keys.push(k);
+                        from.push(i);
+                    }
+                }
+                None => return Err(not_present(child, fk, &parent, row)),
+            }
+        }
+        if keys.is_empty() {
+            continue;
+        }
+        let locked = txn.lock_for_share(&keys).await.map_err(from_kv)?;
+        for (l, &i) in locked.iter().zip(&from) {
+            if l.latest.is_none() {
+                return Err(not_present(child, fk, &parent, &rows[i]));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Equal, or both NULL.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => true,
+        (false, false) => {
+            sqltypes::ops::compare(a, b).ok().flatten() == Some(std::cmp::Ordering::Equal)
+        }
+        _ => false,
+    }
+}
+
+/// A referenced key that went away: its values (pairwise with the foreign
+/// key's referenced columns) and, for an update, the values it changed to.
+struct Gone {
+    old: Vec<Value>,
+    new: Option<Vec<Value>>,
+}
+
+/// Encodes referenced values in the parent's column types, for matching
+/// referencing rows against them; None if some value has no such form.
+fn encode(vals: &[Value], types: &[DataType]) -> Option<Vec<u8>> {
+    let mut cast_vals = Vec::with_capacity(vals.len());
+    for (v, ty) in vals.iter().zip(types) {
+        if v.is_null() {
+            return None;
+        }
+        cast_vals.push(cast::cast(v.clone(), ty).ok()?);
+    }
+    let mut out = Vec::new();
+    keycode::encode_key(&cast_vals, types, &mut out);
+    Some(out)
+}
+
+/// Applies the foreign keys that reference `table` after a statement
+/// removed some of its keys: `old` rows were deleted (`new` is None) or
+/// updated to `new` (pairwise). NO ACTION and RESTRICT fail if referencing
+/// rows remain; CASCADE, SET NULL and SET DEFAULT rewrite them, which may
+/// cascade further.
+pub fn referenced_rows_changed<'a, T: Txn>(
+    txn: &'a mut T,
+    tenant: TenantId,
+    cat: &'a Catalog,
+    table: &'a TableDef,
+    old: &'a [Row],
+    new: Option<&'a [Row]>,
+    depth: u32,
+) -> Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>> {
+    Box::pin(async move {
+        if table.referenced_by.is_empty() || old.is_empty() {
+            return Ok(());
+        }
+        if depth > MAX_CASCADE_DEPTH {
+            bail!(
+                StatementTooComplex,
+                "foreign key actions cascade more than {MAX_CASCADE_DEPTH} levels deep"
+            );
+        }
+        for (child_name, i) in &table.referenced_by {
+            let child = cat.must_get_table(child_name)?;
+            let fk = &child.foreign_keys[*i];
+            let action = if new.is_some() { fk.on_update } else { fk.on_delete };
+            let parent_types: Vec<DataType> =
+                fk.ref_columns.iter().map(|&c| table.columns[c].ty.to_type()).collect();
+            let mut gone: Vec<Gone> = Vec::new();
+            let mut by_key: HashMap<Vec<u8>, usize> = HashMap::new();
+            for (r, row) in old.iter().enumerate() {
+                let ov: Vec<Value> = fk.ref_columns.iter().map(|&c| row[c].clone()).collect();
+                let nv: Option<Vec<Value>> =
+                    new.map(|n| fk.ref_columns.iter().map(|&c| n[r][c].clone()).collect());
+                if let Some(nv) = &nv {
+                    if ov.iter().zip(nv).all(|(a, b): (&Value, &Value)| same(a, b)) {
+                        continue;
+                    }
+                }
+                let Some(enc) = encode(&ov, &parent_types) else { continue };
+                if by_key.contains_key(&enc) {
+                    continue;
+                }
+                by_key.insert(enc, gone.len());
+                gone.push(Gone { old: ov, new: nv });
+            }
+            if action == FkAction::NoAction && !gone.is_empty() {
+                // A key that still exists (re-inserted, or moved back to by
+                // the same statement) is still satisfied.
+                let target = target(table, fk)?;
+                let mut ks = Vec::new();
+                let mut enc_of = Vec::new();
+                for (enc, &g) in &by_key {
+                    if let Some(k) = parent_key(tenant, table, fk, &target, &gone[g].old)? {
+                        ks.push(k);
+                        enc_of.push(enc.clone());
+                    }
+                }
+                let locked = txn.lock_for_share(&ks).await.map_err(from_kv)?;
+                for (l, enc) in locked.iter().zip(enc_of) {
+                    if l.latest.is_some() {
+                        by_key.remove(&enc);
+                    }
+                }
+            }
+            if by_key.is_empty() {
+                continue;
+            }
+            let found =
+                find_referencing(txn, tenant, &child, fk, &parent_types, &gone, &by_key).await?;
+            if found.is_empty() {
+                continue;
+            }
+            match action {
+                FkAction::NoAction | FkAction::Restrict => {
+                    // Also when the referencing row committed after a
+                    // REPEATABLE READ snapshot, as PostgreSQL reports it.
+                    return Err(still_referenced(table, fk, &child, &gone[found[0].2].old));
+                }
+                _ => {
+                    act(
+                        txn,
+                        table,
+                        tenant,
+                        cat,
+                        &child,
+                        fk,
+                        action,
+                        &gone,
+                        &parent_types,
+                        &by_key,
+                        found,
+                        depth,
+                    )
+                    .await?
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// CASCADE, SET NULL or SET DEFAULT on the referencing rows `found`.
+#[allow(clippy::too_many_arguments)]
+async fn act<T: Txn>(
+    txn: &mut T,
+    parent: &TableDef,
+    tenant: TenantId,
+    cat: &Catalog,
+    child: &TableDef,
+    fk: &ForeignKeyDef,
+    action: FkAction,
+    gone: &[Gone],
+    parent_types: &[DataType],
+    by_key: &HashMap<Vec<u8>, usize>,
+    found: Vec<(Key, Row, usize)>,
+    depth: u32,
+) -> Result<()> {
+    let keys: Vec<Key> = found.iter().map(|(k, _, _)| k.clone()).collect();
+    let locked = txn.lock(&keys).await.map_err(from_kv)?;
+    let types = child.types();
+    let defaults = match action {
+        FkAction::SetDefault => {
+            let eval = crate::expr::EvalContext {
+                txn_time: sqltypes::datetime::now_micros(),
+                ..Default::default()
+            };
+            let mut d = Vec::with_capacity(fk.columns.len());
+            for &c in &fk.columns {
+                let col = &child.columns[c];
+                d.push(match &col.default {
+                    Some(text) => {
+                        crate::ddl::default_expr(cat, text, &col.ty.to_type())?.eval(&[], &eval)?
+                    }
+                    None => Value::Null,
+                });
+            }
+            d
+        }
+        _ => vec![],
+    };
+    let (mut olds, mut news) = (Vec::new(), Vec::new());
+    for ((key, _, _), l) in found.into_iter().zip(locked) {
+        // Re-check the newest version: it may be gone or point elsewhere now.
+        let Some(bytes) = l.latest else { continue };
+        let row = rowcodec::decode_row(&bytes, &types)?;
+        let vals: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
+        let Some(&g) = encode(&vals, parent_types).and_then(|e| by_key.get(&e)) else { continue };
+        if action == FkAction::Cascade && gone[g].new.is_none() {
+            dml::delete_row(txn, tenant, child, key, &row).await?;
+            olds.push(row);
+            continue;
+        }
+        if action == FkAction::SetDefault
+            && encode(&defaults, parent_types).as_ref()
+                == by_key.iter().find(|(_, &i)| i == g).map(|(k, _)| k)
+        {
+            // The default is the very key that went away: still referenced.
+            return Err(still_referenced(parent, fk, child, &gone[g].old));
+        }
+        let mut updated = row.clone();
+        for (j, &c) in fk.columns.iter().enumerate() {
+            updated[c] = match (action, &gone[g].new) {
+                (FkAction::Cascade, Some(nv)) => nv[j].clone(),
+                (FkAction::SetDefault, _) => defaults[j].clone(),
+                _ => Value::Null,
+            };
+        }
+        check_row(child, &mut updated)?;
+        news.push(dml::update_row(txn, tenant, child, key, &row, updated, true).await?);
+        olds.push(row);
+    }
+    if olds.is_empty() {
+        return Ok(());
+    }
+    if news.is_empty() {
+        return referenced_rows_changed(txn, tenant, cat, child, &olds, None, depth + 1).await;
+    }
+    if action == FkAction::SetDefault {
+        // Every default must exist, even one equal to the key that went away.
+        check_references(txn, tenant, cat, child, &news, None).await?;
+    }
+    referenced_rows_changed(txn, tenant, cat, child, &olds, Some(news.as_slice()), depth + 1).await
+}
+
+/// The rows of `child` (newest committed state plus our own writes) whose
+/// referencing columns equal one of the keys in `by_key` (encoded in the
+/// parent's types), with the position of the key each one matched.
+async fn find_referencing<T: Txn>(
+    txn: &T,
+    tenant: TenantId,
+    child: &TableDef,
+    fk: &ForeignKeyDef,
+    parent_types: &[DataType],
+    gone: &[Gone],
+    by_key: &HashMap<Vec<u8>, usize>,
+) -> Result<Vec<(Key, Row, usize)>> {
+    let types = child.types();
+    let mut out = Vec::new();
+    let matches = |key: Key, bytes: &[u8], out: &mut Vec<(Key, Row, usize)>| -> Result<()> {
+        let row = rowcodec::decode_row(bytes, &types)?;
+        let vals: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
+        if let Some(&g) = encode(&vals, parent_types).and_then(|e| by_key.get(&e)) {
+            out.push((key, row, g));
+        }
+        Ok(())
+    };
+    // An index that starts with the referencing columns finds them directly.
+    let n = fk.columns.len();
+    let index = child.indexes.iter().find(|i| {
+        i.columns.len() >= n && {
+            let mut lead = i.columns[..n].to_vec();
+            let mut want = fk.columns.clone();
+            lead.sort_unstable();
+            want.sort_unstable();
+            lead == want
+        }
+    });
+    if let Some(idx) = index {
+        let lead_types: Vec<DataType> =
+            idx.columns[..n].iter().map(|&c| types[c].clone()).collect();
+        let mut seen = HashSet::new();
+        for &g in by_key.values() {
+            let pv = &gone[g].old;
+            // The key's values in index column order, in the child's types.
+            let mut vals = Vec::with_capacity(n);
+            for (&c, ty) in idx.columns[..n].iter().zip(&lead_types) {
+                let j = fk.columns.iter().position(|&f| f == c).expect("leading columns match");
+                match cast::cast(pv[j].clone(), ty) {
+                    Ok(v) => vals.push(v),
+                    Err(_) => break,
+                }
+            }
+            if vals.len() < n {
+                continue;
+            }
+            let prefix = dml::index_prefix(idx, &vals, &lead_types);
+            for (_, row_rest) in scan_all_latest(txn, KeyRange::prefix(tenant, &prefix)).await? {
+                let key = Key::new(tenant, &row_rest);
+                if !seen.insert(row_rest) {
+                    continue;
+                }
+                let one = KeyRange { start: key.clone(), end: after(&key) };
+                if let Some((k, bytes)) = txn.scan_latest(&one, 1).await.map_err(from_kv)?.pop() {
+                    matches(k, &bytes, &mut out)?;
+                }
+            }
+        }
+        return Ok(out);
+    }
+    for (k, bytes) in scan_all_latest(txn, keys::storage(tenant, child.storage)).await? {
+        matches(Key::new(tenant, &k), &bytes, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// Every live (key rest, value) pair of `range` in the newest state.
+async fn scan_all_latest<T: Txn>(txn: &T, range: KeyRange) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let mut start = range.start.clone();
+    loop {
+        let r = KeyRange { start, end: range.end.clone() };
+        let batch = txn.scan_latest(&r, SCAN_BATCH).await.map_err(from_kv)?;
+        let n = batch.len();
+        let last = batch.last().map(|(k, _)| k.clone());
+        out.extend(batch.into_iter().map(|(k, v)| (k.rest().to_vec(), v)));
+        match last {
+            Some(k) if n == SCAN_BATCH => start = after(&k),
+            _ => return Ok(out),
+        }
+    }
+}
