@@ -106,6 +106,10 @@ def versions(servers):
 
 def main(argv):
     a = parse_args(argv)
+    if a.dry_run:
+        # `bench/run --dry-run | head` ends quietly, like any Unix filter
+        # (a real run keeps Python's handling, so it can stop its servers).
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     names = [s for s in a.systems.split(",") if s]
     bad = set(names) - {"postgresql", "strata", "pgbouncer"}
     if bad:
