@@ -22,7 +22,8 @@ use testkit::{run_with_timeout, Target, TestServer, CLIENT_TIMEOUT};
 /// Delete an entry when the feature lands.
 const NOT_YET_IN_STRATA: &[(&str, &str)] = &[(
     "describe.sql",
-    "TODO(strata): psql's \\d commands need pg_am, regex operators (~, !~) and more pg_catalog",
+    "TODO(strata): psql's \\d <table> needs the regclass/regtype types, pg_attrdef, pg_collation \
+     and more pg_class columns (listing commands work: listing.sql)",
 )];
 
 /// Masks what differs between runs: `\timing` durations.

@@ -291,6 +291,16 @@ impl<'a> Binder<'a> {
             }
             E::Value(v) => self.literal(&v.value),
             E::Nested(inner) => self.expr_in(inner, scope, agg),
+            // Text compares bytewise, which is what the C collation (and
+            // "default" on a C-locale database) means; others are refused.
+            E::Collate { expr, collation } => {
+                let name = collation.to_string().to_lowercase().replace('"', "");
+                let name = name.strip_prefix("pg_catalog.").unwrap_or(&name);
+                if !matches!(name, "default" | "c" | "posix") {
+                    bail!(FeatureNotSupported, "collation \"{name}\" is not supported yet");
+                }
+                self.expr_in(expr, scope, agg)
+            }
             E::BinaryOp { left, op, right } => self.binary(left, op, right, scope, agg),
             E::UnaryOp { op, expr } => {
                 let (x, ty) = self.expr_in(expr, scope, agg)?;

@@ -88,6 +88,8 @@ pub enum Expr {
     InList(Box<Expr>, Vec<Expr>, bool),
     /// `x [NOT] LIKE/ILIKE pattern` (negated, case-insensitive)
     Like(Box<Expr>, Box<Expr>, bool, bool),
+    /// `x ~ pattern` and `~*`, `!~`, `!~*` (negated, case-insensitive)
+    Regex(Box<Expr>, Box<Expr>, bool, bool),
 }
 
 /// What expressions can see besides the row: parameters and the statement clock.
@@ -184,6 +186,16 @@ impl Expr {
                     _ => bail!(UndefinedFunction, "operator does not exist for LIKE"),
                 }
             }
+            Expr::Regex(e, pat, negated, ci) => {
+                let (v, p) = (e.eval(row, ctx)?, pat.eval(row, ctx)?);
+                match (v, p) {
+                    (Value::Text(s), Value::Text(p)) => {
+                        Value::Bool(regex_match(&s, &p, *ci)? != *negated)
+                    }
+                    (Value::Null, _) | (_, Value::Null) => Value::Null,
+                    _ => bail!(UndefinedFunction, "operator does not exist for ~"),
+                }
+            }
         })
     }
 
@@ -216,7 +228,7 @@ impl Expr {
             | Expr::Outer(_)
             | Expr::Subquery(_) => {}
             Expr::InSubquery(e, _, _) => e.walk(f),
-            Expr::Binary(_, l, r) | Expr::Like(l, r, _, _) => {
+            Expr::Binary(_, l, r) | Expr::Like(l, r, _, _) | Expr::Regex(l, r, _, _) => {
                 l.walk(f);
                 r.walk(f);
             }
@@ -251,6 +263,7 @@ impl Expr {
             Expr::InSubquery(e, i, n) => Expr::InSubquery(re(e), *i, *n),
             Expr::Binary(op, l, r) => Expr::Binary(*op, re(l), re(r)),
             Expr::Like(l, r, n, ci) => Expr::Like(re(l), re(r), *n, *ci),
+            Expr::Regex(l, r, n, ci) => Expr::Regex(re(l), re(r), *n, *ci),
             Expr::Not(e) => Expr::Not(re(e)),
             Expr::Neg(e) => Expr::Neg(re(e)),
             Expr::IsNull(e, n) => Expr::IsNull(re(e), *n),
@@ -417,6 +430,39 @@ fn eval_in(
 }
 
 /// SQL LIKE matching with `%`, `_` and backslash escapes.
+/// POSIX regular expression match (`~`), with compiled patterns cached per
+/// thread. PostgreSQL's advanced regular expressions are mostly the syntax
+/// the `regex` crate reads; back-references and lookaround are refused with
+/// 2201B.
+pub fn regex_match(s: &str, pattern: &str, case_insensitive: bool) -> Result<bool> {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    thread_local! {
+        static CACHE: RefCell<HashMap<(String, bool), regex::Regex>> = RefCell::new(HashMap::new());
+    }
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        let key = (pattern.to_string(), case_insensitive);
+        if !c.contains_key(&key) {
+            let re = regex::RegexBuilder::new(pattern)
+                .case_insensitive(case_insensitive)
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| {
+                    let why = e.to_string();
+                    let last = why.lines().last().unwrap_or("invalid pattern").trim().to_string();
+                    crate::err!(InvalidRegularExpression, "invalid regular expression: {last}")
+                })?;
+            if c.len() >= 256 {
+                c.clear();
+            }
+            c.insert(key.clone(), re);
+        }
+        Ok(c[&key].is_match(s))
+    })
+}
+
+/// SQL LIKE matching (`%` any run, `_` one character, `\` escapes).
 pub fn like(s: &str, pattern: &str, case_insensitive: bool) -> bool {
     let (s, p): (Vec<char>, Vec<char>) = if case_insensitive {
         (s.to_lowercase().chars().collect(), pattern.to_lowercase().chars().collect())

@@ -70,6 +70,8 @@ pub enum Func {
     SerialSequence,
     /// pg_table_is_visible(oid)
     TableIsVisible,
+    /// pg_get_userbyid(role oid)
+    UserById,
     /// format_type(type oid, typmod)
     FormatType,
     /// obj_description, col_description, shobj_description: NULL, as no
@@ -194,6 +196,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("pg_get_indexdef", 1 | 3) => (Func::IndexDef, T::Text),
         ("pg_get_serial_sequence", 2) => (Func::SerialSequence, T::Text),
         ("pg_table_is_visible", 1) => (Func::TableIsVisible, T::Bool),
+        ("pg_get_userbyid", 1) => (Func::UserById, T::Text),
         ("format_type", 2) => (Func::FormatType, T::Text),
         ("obj_description", 1 | 2) | ("col_description", 2) | ("shobj_description", 2) => {
             (Func::Description, T::Text)
@@ -233,7 +236,11 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         Func::NextVal | Func::CurrVal => Some(DataType::Text),
         Func::SetVal => Some([DataType::Text, DataType::Int8, DataType::Bool][i.min(2)].clone()),
         Func::CurrentSchemas => Some(DataType::Bool),
-        Func::ConstraintDef | Func::IndexDef | Func::TableIsVisible | Func::Description
+        Func::ConstraintDef
+        | Func::IndexDef
+        | Func::TableIsVisible
+        | Func::Description
+        | Func::UserById
             if i == 0 =>
         {
             Some(DataType::Int8)
@@ -485,11 +492,12 @@ impl Func {
             Func::Random => Value::Float8(rand_f64()),
             Func::Version => Value::Text(crate::settings::VERSION_STRING.to_string()),
             Func::CurrentDatabase => Value::Text("postgres".into()),
-            Func::ConstraintDef | Func::IndexDef | Func::TableIsVisible => {
+            Func::ConstraintDef | Func::IndexDef | Func::TableIsVisible | Func::UserById => {
                 let (Some(cat), Some(oid)) = (&ctx.catalog, catalog_info::oid(&arg(0))) else {
                     return Ok(Value::Null);
                 };
                 let text = match self {
+                    Func::UserById => Some(catalog_info::user_by_id(cat, oid)),
                     Func::ConstraintDef => catalog_info::constraint_def(cat, oid),
                     Func::IndexDef => catalog_info::index_def(cat, oid),
                     _ => return Ok(catalog_info::table_is_visible(cat, oid)),

@@ -37,6 +37,8 @@ pub enum SystemTable {
     InfoTables,
     /// information_schema.columns
     InfoColumns,
+    /// pg_catalog.pg_am (heap and btree)
+    PgAm,
     /// pg_catalog.pg_constraint (primary key, unique and foreign key
     /// constraints; without the array columns until arrays exist)
     PgConstraint,
@@ -51,6 +53,8 @@ pub enum SystemTable {
 }
 
 const PG_CATALOG_OID: i64 = 11;
+/// pg_database_owner, the role that owns the `public` schema (PostgreSQL 15).
+pub const DATABASE_OWNER_OID: i64 = 6171;
 const INFO_SCHEMA_OID: i64 = 13000;
 
 impl SystemTable {
@@ -72,6 +76,7 @@ impl SystemTable {
             (true, "tables") => InfoTables,
             (true, "columns") => InfoColumns,
             (false, "pg_constraint") => PgConstraint,
+            (false, "pg_am") => PgAm,
             (true, "table_constraints") => InfoTableConstraints,
             (true, "key_column_usage") => InfoKeyColumnUsage,
             (true, "referential_constraints") => InfoReferentialConstraints,
@@ -97,6 +102,7 @@ impl SystemTable {
             InfoTables => "tables",
             InfoColumns => "columns",
             PgConstraint => "pg_constraint",
+            PgAm => "pg_am",
             InfoTableConstraints => "table_constraints",
             InfoKeyColumnUsage => "key_column_usage",
             InfoReferentialConstraints => "referential_constraints",
@@ -116,6 +122,7 @@ impl SystemTable {
                 ("relnamespace", Int8),
                 ("relkind", Text),
                 ("relowner", Int8),
+                ("relam", Int8),
                 ("reltuples", DataType::Float8),
                 ("relhasindex", Bool),
                 ("relpersistence", Text),
@@ -177,6 +184,7 @@ impl SystemTable {
                 ("data_type", Text),
                 ("column_default", Text),
             ],
+            PgAm => vec![("oid", Int8), ("amname", Text), ("amtype", Text)],
             PgConstraint => vec![
                 ("oid", Int8),
                 ("conname", Text),
@@ -247,7 +255,11 @@ impl SystemTable {
         match self {
             PgNamespace => {
                 rows.push(vec![i8(PG_CATALOG_OID), t("pg_catalog"), i8(10)]);
-                rows.push(vec![i8(PUBLIC_NAMESPACE_OID as i64), t("public"), i8(10)]);
+                rows.push(vec![
+                    i8(PUBLIC_NAMESPACE_OID as i64),
+                    t("public"),
+                    i8(DATABASE_OWNER_OID),
+                ]);
                 rows.push(vec![i8(INFO_SCHEMA_OID), t("information_schema"), i8(10)]);
             }
             PgClass => {
@@ -260,6 +272,17 @@ impl SystemTable {
                     for idx in &tb.indexes {
                         rows.push(class_row(idx.oid, &idx.name, "i", false));
                     }
+                }
+                for v in catalog.views.values() {
+                    rows.push(class_row(v.oid, &v.name, "v", false));
+                }
+                for sq in catalog.sequences.values() {
+                    rows.push(class_row(sq.oid, &sq.name, "S", false));
+                }
+            }
+            PgAm => {
+                for (oid, name, kind) in [(2, "heap", "t"), (403, "btree", "i")] {
+                    rows.push(vec![i8(oid), t(name), t(kind)]);
                 }
             }
             PgAttribute => {
@@ -306,10 +329,9 @@ impl SystemTable {
             }
             PgDatabase => rows.push(vec![i8(5), t("postgres"), Value::Int4(6), Value::Bool(true)]),
             PgRoles => {
-                for (i, r) in catalog.all_roles().into_iter().enumerate() {
-                    let oid = if r.name == "postgres" { 10 } else { 16384 + i as i64 };
+                for r in catalog.all_roles() {
                     rows.push(vec![
-                        i8(oid),
+                        i8(role_oid(catalog, &r.name)),
                         t(&r.name),
                         Value::Bool(r.superuser),
                         Value::Bool(r.login),
@@ -553,13 +575,30 @@ fn info_constraint_row(name: &str, table: &str, kind: &str) -> Vec<Value> {
     row
 }
 
+/// The OID a role is shown with: 10 for the bootstrap superuser, others
+/// numbered from 16384 in name order (roles have no stored OID yet).
+pub fn role_oid(catalog: &Catalog, name: &str) -> i64 {
+    if name == "postgres" {
+        return 10;
+    }
+    let pos = catalog.all_roles().iter().position(|r| r.name == name).unwrap_or(0);
+    16384 + pos as i64
+}
+
 fn class_row(oid: u32, name: &str, kind: &str, has_index: bool) -> Vec<Value> {
+    // Tables use the heap access method and indexes btree (pg_am).
+    let am = match kind {
+        "r" => 2,
+        "i" => 403,
+        _ => 0,
+    };
     vec![
         Value::Int8(oid as i64),
         Value::Text(name.to_string()),
         Value::Int8(PUBLIC_NAMESPACE_OID as i64),
         Value::Text(kind.to_string()),
         Value::Int8(10),
+        Value::Int8(am),
         Value::Float8(-1.0),
         Value::Bool(has_index),
         Value::Text("p".to_string()),

@@ -98,6 +98,8 @@ sqlstates! {
     NullValueNotAllowed = "22004",
     /// 22026
     StringDataLengthMismatch = "22026",
+    /// 2201B
+    InvalidRegularExpression = "2201B",
     /// 23502
     NotNullViolation = "23502",
     /// 23505

@@ -152,6 +152,31 @@ impl Binder<'_> {
             let ci = matches!(op, O::PGILikeMatch | O::PGNotILikeMatch);
             return Ok((Expr::Like(Box::new(x), Box::new(p), negated, ci), DataType::Bool));
         }
+        let regex = match op {
+            O::PGRegexMatch => Some((false, false)),
+            O::PGRegexIMatch => Some((false, true)),
+            O::PGRegexNotMatch => Some((true, false)),
+            O::PGRegexNotIMatch => Some((true, true)),
+            // OPERATOR(pg_catalog.~), as psql writes it.
+            O::PGCustomBinaryOperator(parts) => match parts.as_slice() {
+                [schema, o] if schema == "pg_catalog" => match o.as_str() {
+                    "~" => Some((false, false)),
+                    "~*" => Some((false, true)),
+                    "!~" => Some((true, false)),
+                    "!~*" => Some((true, true)),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some((negated, ci)) = regex {
+            let (x, xt) = self.expr_in(l, scope, agg)?;
+            let (p, pt) = self.expr_in(r, scope, agg)?;
+            let x = self.coerce(x, &xt, &DataType::Text)?;
+            let p = self.coerce(p, &pt, &DataType::Text)?;
+            return Ok((Expr::Regex(Box::new(x), Box::new(p), negated, ci), DataType::Bool));
+        }
         if matches!(op, O::PGExp) {
             let (lx, lt) = self.expr_in(l, scope, agg)?;
             let (rx, rt) = self.expr_in(r, scope, agg)?;

@@ -1,6 +1,6 @@
 //! System information functions that read the catalog, as psql, drivers and
 //! ORMs call them: pg_get_constraintdef, pg_get_indexdef,
-//! pg_get_serial_sequence, pg_table_is_visible, format_type,
+//! pg_get_serial_sequence, pg_get_userbyid, pg_table_is_visible, format_type,
 //! obj_description and col_description. Object ids arrive as integers
 //! (OID columns are bigint until the `oid` type exists).
 
@@ -196,4 +196,16 @@ pub fn format_type(oid: u32, typmod: Option<i32>) -> String {
         Some(_) => TypeDef { oid, typmod: typmod.unwrap_or(-1) }.to_type().to_string(),
         None => "???".to_string(),
     }
+}
+
+/// pg_get_userbyid(oid): the role's name, or `unknown (OID=n)`.
+pub fn user_by_id(cat: &Catalog, oid: u32) -> String {
+    if oid == crate::system::DATABASE_OWNER_OID as u32 {
+        return "pg_database_owner".into();
+    }
+    cat.all_roles()
+        .into_iter()
+        .find(|r| crate::system::role_oid(cat, &r.name) == oid as i64)
+        .map(|r| r.name)
+        .unwrap_or_else(|| format!("unknown (OID={oid})"))
 }
