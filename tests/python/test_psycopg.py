@@ -152,6 +152,32 @@ def test_copy_out_and_binary_copy(conn):
         assert sorted(data.split(b"\n")) == [b"", b"0,", b"1,t1", b"2,t2"], data
 
 
+def test_binary_copy_rejects_bad_data(conn):
+    conn.execute("drop table if exists badcopy")
+    conn.execute("create table badcopy (a int4, b text)")
+    header = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
+    tuple_ = b"\x00\x02" + b"\x00\x00\x00\x04" + (7).to_bytes(4, "big") + b"\x00\x00\x00\x01x"
+    bad = {
+        "signature": b"NOTPGCOPY" + bytes(10),
+        "field count": header + b"\x00\x03" + tuple_[2:] + b"\xff\xff\xff\xff" + b"\xff\xff",
+        "truncated": header + tuple_[:-3],
+        "int4 length": header + b"\x00\x02" + b"\x00\x00\x00\x02\x00\x07" + b"\xff\xff\xff\xff" + b"\xff\xff",
+    }
+    for what, data in bad.items():
+        with conn.cursor() as cur:
+            with pytest.raises((psycopg.DataError, errors.ProtocolViolation)) as e:
+                with cur.copy("copy badcopy from stdin (format binary)") as cp:
+                    cp.write(data)
+            want = "08P01" if what == "int4 length" else "22P04"
+            assert e.value.sqlstate == want, (what, e.value.sqlstate, str(e.value))
+    # The session still works and nothing was loaded.
+    assert conn.execute("select count(*) from badcopy").fetchone() == (0,)
+    with conn.cursor() as cur:
+        with cur.copy("copy badcopy from stdin (format binary)") as cp:
+            cp.write(header + tuple_ + b"\xff\xff")
+    assert conn.execute("select a, b from badcopy").fetchall() == [(7, "x")]
+
+
 @not_yet_in_strata("COPY (query) TO is not supported yet")
 def test_copy_query_out(conn):
     with conn.cursor() as cur:
@@ -160,7 +186,6 @@ def test_copy_query_out(conn):
         assert data == b"1,2\n2,4\n3,6\n"
 
 
-@not_yet_in_strata("COPY ... (FORMAT binary) is not supported yet")
 def test_binary_copy(conn):
     conn.execute("drop table if exists bincopy")
     conn.execute("create table bincopy (a int8, b text, c bytea)")

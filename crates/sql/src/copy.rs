@@ -5,8 +5,11 @@
 //! Text format: fields separated by the delimiter, `\N` for NULL, backslash
 //! escapes (`\t`, `\n`, `\\`, octal, `\x` hex), an optional `\.` end marker.
 //! CSV: quoted fields with doubled quotes, an unquoted empty field is NULL.
+//! Binary: the `PGCOPY` signature, flags and header extension, then tuples
+//! of length-prefixed values in each type's binary form, then a -1 trailer.
 
-use sqltypes::{text, DataType, Value};
+use bytes::BytesMut;
+use sqltypes::{binary, text, DataType, Value};
 
 use crate::error::Result;
 use crate::parse::{CopyFormat, CopyStmt};
@@ -42,6 +45,9 @@ impl CopyParser {
     /// Feeds a chunk; appends every complete row to `out`.
     pub fn feed(&mut self, data: &[u8], out: &mut Vec<Vec<Value>>) -> Result<()> {
         self.pending.extend_from_slice(data);
+        if self.opts.format == CopyFormat::Binary {
+            return self.feed_binary(out);
+        }
         let mut start = 0;
         let mut in_quotes = false;
         let mut i = 0;
@@ -66,11 +72,132 @@ impl CopyParser {
 
     /// Finishes: a final line without a newline is still a row.
     pub fn finish(&mut self, out: &mut Vec<Vec<Value>>) -> Result<()> {
+        if self.opts.format == CopyFormat::Binary {
+            if !self.pending.is_empty() && !self.done {
+                bail!(BadCopyFileFormat, "unexpected EOF in COPY data");
+            }
+            if !self.header_skipped {
+                bail!(BadCopyFileFormat, "COPY file signature not recognized");
+            }
+            return Ok(());
+        }
         let rest = std::mem::take(&mut self.pending);
         if !rest.is_empty() {
             self.line(&rest, out)?;
         }
         Ok(())
+    }
+
+    /// Consumes the header and every complete tuple in `pending`.
+    fn feed_binary(&mut self, out: &mut Vec<Vec<Value>>) -> Result<()> {
+        let buf = std::mem::take(&mut self.pending);
+        let mut pos = 0;
+        if !self.header_skipped {
+            // Signature, flags, header extension length and extension.
+            if buf.len() < BINARY_SIGNATURE.len() + 8 {
+                self.pending = buf;
+                return Ok(());
+            }
+            if !buf.starts_with(BINARY_SIGNATURE) {
+                bail!(BadCopyFileFormat, "COPY file signature not recognized");
+            }
+            let at = BINARY_SIGNATURE.len();
+            let flags = u32::from_be_bytes(buf[at..at + 4].try_into().expect("4 bytes"));
+            if flags & (1 << 16) != 0 {
+                bail!(BadCopyFileFormat, "COPY file has OIDs, which are not supported");
+            }
+            if flags & 0xffff_0000 & !(1 << 16) != 0 {
+                bail!(BadCopyFileFormat, "unrecognized critical flags in COPY file header");
+            }
+            let ext = u32::from_be_bytes(buf[at + 4..at + 8].try_into().expect("4 bytes")) as usize;
+            if buf.len() < at + 8 + ext {
+                self.pending = buf;
+                return Ok(());
+            }
+            pos = at + 8 + ext;
+            self.header_skipped = true;
+        }
+        while !self.done {
+            match self.binary_tuple(&buf[pos..])? {
+                Some((used, row)) => {
+                    pos += used;
+                    if let Some(row) = row {
+                        out.push(row);
+                    }
+                }
+                None => break,
+            }
+        }
+        if self.done {
+            pos = buf.len(); // anything after the trailer is ignored
+        }
+        self.pending = buf[pos..].to_vec();
+        Ok(())
+    }
+
+    /// Decodes one tuple from the start of `b`: (bytes used, the row, or
+    /// None for the trailer), or None if `b` holds no complete tuple yet.
+    #[allow(clippy::type_complexity)]
+    fn binary_tuple(&mut self, b: &[u8]) -> Result<Option<(usize, Option<Vec<Value>>)>> {
+        if b.len() < 2 {
+            return Ok(None);
+        }
+        let n = i16::from_be_bytes([b[0], b[1]]);
+        if n == -1 {
+            self.done = true;
+            return Ok(Some((2, None)));
+        }
+        self.line_no += 1;
+        if n as usize != self.types.len() || n < 0 {
+            return Err(self.binary_context(err!(
+                BadCopyFileFormat,
+                "row field count is {n}, expected {}",
+                self.types.len()
+            )));
+        }
+        let mut pos = 2;
+        let mut row = Vec::with_capacity(self.types.len());
+        for (i, ty) in self.types.iter().enumerate() {
+            if b.len() < pos + 4 {
+                return Ok(None);
+            }
+            let len = i32::from_be_bytes(b[pos..pos + 4].try_into().expect("4 bytes"));
+            pos += 4;
+            if len == -1 {
+                row.push(Value::Null);
+                continue;
+            }
+            if len < 0 {
+                return Err(self.binary_context(err!(BadCopyFileFormat, "invalid field size")));
+            }
+            let len = len as usize;
+            if b.len() < pos + len {
+                return Ok(None);
+            }
+            let v = binary::decode_binary(ty, &b[pos..pos + len]).map_err(|e| {
+                // A fixed-width value cut short fails as PostgreSQL's
+                // message reader does (too long is 22P03, as decoded).
+                let short = fixed_width(ty).is_some_and(|w| len < w);
+                let e = if short {
+                    err!(ProtocolViolation, "insufficient data left in message")
+                } else {
+                    e
+                };
+                let mut e = self.binary_context(e);
+                let name = self.names.get(i).map(String::as_str).unwrap_or("?");
+                e.context =
+                    Some(format!("COPY {}, line {}, column {name}", self.opts.table, self.line_no));
+                e
+            })?;
+            row.push(v);
+            pos += len;
+        }
+        Ok(Some((pos, Some(row))))
+    }
+
+    fn binary_context(&self, mut e: crate::error::Error) -> crate::error::Error {
+        e.context = Some(format!("COPY {}, line {}", self.opts.table, self.line_no));
+        e
     }
 
     fn line(&mut self, line: &[u8], out: &mut Vec<Vec<Value>>) -> Result<()> {
@@ -104,8 +231,8 @@ impl CopyParser {
             e
         };
         let fields = match self.opts.format {
-            CopyFormat::Text => split_text(line, self.opts.delimiter, &self.opts.null),
             CopyFormat::Csv => split_csv(line, self.opts.delimiter, &self.opts.null),
+            _ => split_text(line, self.opts.delimiter, &self.opts.null),
         }
         .map_err(|e| context(e, None))?;
         if fields.len() != self.types.len() {
@@ -242,8 +369,48 @@ fn csv_field(s: String, quoted: bool, null: &str) -> Option<String> {
     }
 }
 
-/// Formats one row for COPY TO STDOUT, newline included.
+/// The length of a fixed-width type's binary form.
+fn fixed_width(ty: &DataType) -> Option<usize> {
+    Some(match ty {
+        DataType::Bool => 1,
+        DataType::Int2 => 2,
+        DataType::Int4 | DataType::Date => 4,
+        DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
+        _ => return None,
+    })
+}
+
+/// The first bytes of binary COPY data.
+const BINARY_SIGNATURE: &[u8] = b"PGCOPY\n\xff\r\n\0";
+
+/// The header of binary COPY TO output: signature, no flags, no extension.
+pub fn binary_header() -> Vec<u8> {
+    let mut h = BINARY_SIGNATURE.to_vec();
+    h.extend_from_slice(&0u32.to_be_bytes());
+    h.extend_from_slice(&0u32.to_be_bytes());
+    h
+}
+
+/// The trailer of binary COPY TO output.
+pub const BINARY_TRAILER: [u8; 2] = (-1i16).to_be_bytes();
+
+/// Formats one row for COPY TO STDOUT (newline included for text and CSV).
 pub fn format_row(row: &[Value], opts: &CopyStmt, out: &mut Vec<u8>) {
+    if opts.format == CopyFormat::Binary {
+        out.extend_from_slice(&(row.len() as i16).to_be_bytes());
+        let mut b = BytesMut::new();
+        for v in row {
+            if v.is_null() {
+                out.extend_from_slice(&(-1i32).to_be_bytes());
+                continue;
+            }
+            b.clear();
+            binary::write_binary(v, &mut b);
+            out.extend_from_slice(&(b.len() as i32).to_be_bytes());
+            out.extend_from_slice(&b);
+        }
+        return;
+    }
     for (i, v) in row.iter().enumerate() {
         if i > 0 {
             let mut b = [0u8; 4];
@@ -289,6 +456,7 @@ pub fn format_row(row: &[Value], opts: &CopyStmt, out: &mut Vec<u8>) {
                     out.extend_from_slice(&s);
                 }
             }
+            CopyFormat::Binary => unreachable!("handled above"),
         }
     }
     out.push(b'\n');
@@ -309,6 +477,41 @@ mod tests {
             null: if csv { String::new() } else { "\\N".into() },
             header: false,
         }
+    }
+
+    #[test]
+    fn binary_round_trip_fed_byte_by_byte() {
+        let o = opts(CopyFormat::Binary);
+        let rows = vec![
+            vec![Value::Int4(7), Value::Text("seven".into())],
+            vec![Value::Null, Value::Text(String::new())],
+        ];
+        let mut data = binary_header();
+        for r in &rows {
+            format_row(r, &o, &mut data);
+        }
+        data.extend_from_slice(&BINARY_TRAILER);
+        let mut p = CopyParser::new(o, vec![DataType::Int4, DataType::Text], vec![]);
+        let mut got = Vec::new();
+        for b in &data {
+            p.feed(std::slice::from_ref(b), &mut got).unwrap();
+        }
+        p.finish(&mut got).unwrap();
+        assert_eq!(got, rows);
+    }
+
+    #[test]
+    fn binary_rejects_truncation_and_bad_signatures() {
+        let types = vec![DataType::Int4];
+        let mut p = CopyParser::new(opts(CopyFormat::Binary), types.clone(), vec![]);
+        let mut out = Vec::new();
+        assert!(p.feed(b"PGCOPY\nXXXXXXXXXXXXXXXX", &mut out).is_err());
+        let mut p = CopyParser::new(opts(CopyFormat::Binary), types, vec![]);
+        let mut data = binary_header();
+        data.extend_from_slice(&[0, 1, 0, 0, 0, 4, 0]);
+        p.feed(&data, &mut out).unwrap();
+        assert_eq!(p.finish(&mut out).unwrap_err().code, sqlstate::SqlState::BadCopyFileFormat);
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -97,6 +97,9 @@ pub enum CopyFormat {
     Text,
     /// CSV.
     Csv,
+    /// PostgreSQL's binary format (signature, tuples of length-prefixed
+    /// binary values, trailer).
+    Binary,
 }
 
 /// A COPY statement.
@@ -473,6 +476,7 @@ fn copy(w: &[&TokenWithSpan]) -> Result<Stmt> {
                 }
             }
             ("format", Some("text")) => stmt.format = CopyFormat::Text,
+            ("format", Some("binary")) => stmt.format = CopyFormat::Binary,
             ("format", Some(f)) => {
                 bail!(FeatureNotSupported, "COPY format \"{f}\" is not supported yet")
             }

@@ -172,9 +172,23 @@ pub enum Outcome {
     /// A command tag only.
     Command(String),
     /// COPY FROM STDIN is waiting for data with this many columns.
-    CopyIn(usize),
+    CopyIn {
+        /// Number of columns.
+        columns: usize,
+        /// Binary format (else text or CSV).
+        binary: bool,
+    },
     /// COPY TO STDOUT data lines, with the column count and row count.
-    CopyOut(usize, Vec<Vec<u8>>, u64),
+    CopyOut {
+        /// Number of columns.
+        columns: usize,
+        /// Binary format (else text or CSV).
+        binary: bool,
+        /// The CopyData payloads, in order.
+        data: Vec<Vec<u8>>,
+        /// Rows copied.
+        count: u64,
+    },
     /// The statement was empty.
     Empty,
 }

@@ -70,7 +70,7 @@ async fn run_query(
             }
             Ok(Outcome::Command(tag)) => writeln!(out, "{tag}")?,
             Ok(Outcome::Empty) => writeln!(out, "EMPTY")?,
-            Ok(Outcome::CopyIn(_)) | Ok(Outcome::CopyOut(..)) => {
+            Ok(Outcome::CopyIn { .. }) | Ok(Outcome::CopyOut { .. }) => {
                 writeln!(out, "COPY is tested end to end")?
             }
             Err(e) => {

@@ -286,11 +286,12 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
                 }
                 Outcome::Command(tag) => return Ok(ExecOutcome::Complete(tag)),
                 Outcome::Empty => return Ok(ExecOutcome::Empty),
-                Outcome::CopyIn(columns) => {
-                    return Ok(ExecOutcome::CopyIn { format: Format::Text, columns })
+                Outcome::CopyIn { columns, binary } => {
+                    let format = if binary { Format::Binary } else { Format::Text };
+                    return Ok(ExecOutcome::CopyIn { format, columns });
                 }
-                Outcome::CopyOut(columns, lines, count) => {
-                    out.copy_out_start(columns);
+                Outcome::CopyOut { columns, binary, data: lines, count } => {
+                    out.copy_out_start(columns, binary);
                     for l in &lines {
                         out.copy_data(l);
                     }

@@ -56,14 +56,15 @@ impl Output {
         self.rows += 1;
     }
 
-    /// Sends CopyOutResponse for COPY TO STDOUT (text/CSV: overall format 0).
-    pub fn copy_out_start(&mut self, columns: usize) {
+    /// Sends CopyOutResponse for COPY TO STDOUT: overall format 0 for text
+    /// and CSV, 1 for binary, and the same for every column.
+    pub fn copy_out_start(&mut self, columns: usize, binary: bool) {
         self.buf.put_u8(b'H');
         self.buf.put_u32(4 + 1 + 2 + 2 * columns as u32);
-        self.buf.put_u8(0);
+        self.buf.put_u8(binary as u8);
         self.buf.put_u16(columns as u16);
         for _ in 0..columns {
-            self.buf.put_u16(0);
+            self.buf.put_u16(binary as u16);
         }
     }
 

@@ -48,6 +48,7 @@ impl<K: KvClient> Session<K> {
         let types: Vec<DataType> = columns.iter().map(|&i| table.columns[i].ty.to_type()).collect();
         let names: Vec<String> = columns.iter().map(|&i| table.columns[i].name.clone()).collect();
         let n = columns.len();
+        let binary = c.format == crate::parse::CopyFormat::Binary;
         let private = self.fresh.contains(&table.storage);
         self.copy = Some(CopyIn {
             parser: CopyParser::new(c, types, names),
@@ -57,7 +58,7 @@ impl<K: KvClient> Session<K> {
             count: 0,
             private,
         });
-        Ok(Outcome::CopyIn(n))
+        Ok(Outcome::CopyIn { columns: n, binary })
     }
 
     pub(super) async fn copy_out(
@@ -75,8 +76,9 @@ impl<K: KvClient> Session<K> {
             filter: None,
         };
         let rows = exec::scan_rows(&cx, &scan).await?;
-        let mut lines = Vec::with_capacity(rows.len() + 1);
-        if c.header {
+        let mut lines = Vec::with_capacity(rows.len() + 2);
+        let binary = c.format == crate::parse::CopyFormat::Binary;
+        if c.header && !binary {
             let names: Vec<Value> =
                 columns.iter().map(|&i| Value::Text(table.columns[i].name.clone())).collect();
             let mut l = Vec::new();
@@ -84,13 +86,20 @@ impl<K: KvClient> Session<K> {
             lines.push(l);
         }
         let count = rows.len() as u64;
+        // Binary output travels as PostgreSQL sends it: the header in the
+        // first message together with the first row (psycopg relies on it).
+        let mut header = if binary { crate::copy::binary_header() } else { vec![] };
         for (_, row) in rows {
             let vals: Vec<Value> = columns.iter().map(|&i| row[i].clone()).collect();
-            let mut l = Vec::new();
+            let mut l = std::mem::take(&mut header);
             crate::copy::format_row(&vals, c, &mut l);
             lines.push(l);
         }
-        Ok(Outcome::CopyOut(columns.len(), lines, count))
+        if binary {
+            header.extend_from_slice(&crate::copy::BINARY_TRAILER);
+            lines.push(header);
+        }
+        Ok(Outcome::CopyOut { columns: columns.len(), binary, data: lines, count })
     }
 
     /// Takes a chunk of COPY FROM STDIN data.
