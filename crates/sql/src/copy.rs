@@ -494,9 +494,9 @@ mod tests {
         let mut p = CopyParser::new(o, vec![DataType::Int4, DataType::Text], vec![]);
         let mut got = Vec::new();
         for b in &data {
-            p.feed(std::slice::from_ref(b), &mut got).unwrap();
+            p.feed(std::slice::from_ref(b), &mut got).expect("feed");
         }
-        p.finish(&mut got).unwrap();
+        p.finish(&mut got).expect("finish");
         assert_eq!(got, rows);
     }
 
@@ -509,7 +509,7 @@ mod tests {
         let mut p = CopyParser::new(opts(CopyFormat::Binary), types, vec![]);
         let mut data = binary_header();
         data.extend_from_slice(&[0, 1, 0, 0, 0, 4, 0]);
-        p.feed(&data, &mut out).unwrap();
+        p.feed(&data, &mut out).expect("header and partial tuple");
         assert_eq!(p.finish(&mut out).unwrap_err().code, sqlstate::SqlState::BadCopyFileFormat);
         assert!(out.is_empty());
     }
