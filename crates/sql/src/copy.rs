@@ -510,7 +510,8 @@ mod tests {
         let mut data = binary_header();
         data.extend_from_slice(&[0, 1, 0, 0, 0, 4, 0]);
         p.feed(&data, &mut out).expect("header and partial tuple");
-        assert_eq!(p.finish(&mut out).unwrap_err().code, sqlstate::SqlState::BadCopyFileFormat);
+        let e = p.finish(&mut out).expect_err("truncated tuple");
+        assert_eq!(e.code, sqlstate::SqlState::BadCopyFileFormat);
         assert!(out.is_empty());
     }
 
