@@ -183,6 +183,19 @@ impl SystemTable {
                 ("is_nullable", Text),
                 ("data_type", Text),
                 ("column_default", Text),
+                ("character_maximum_length", Int4),
+                ("character_octet_length", Int4),
+                ("numeric_precision", Int4),
+                ("numeric_precision_radix", Int4),
+                ("numeric_scale", Int4),
+                ("datetime_precision", Int4),
+                ("udt_catalog", Text),
+                ("udt_schema", Text),
+                ("udt_name", Text),
+                ("is_identity", Text),
+                ("identity_generation", Text),
+                ("is_generated", Text),
+                ("is_updatable", Text),
             ],
             PgAm => vec![("oid", Int8), ("amname", Text), ("amtype", Text)],
             PgConstraint => vec![
@@ -380,6 +393,7 @@ impl SystemTable {
             InfoColumns => {
                 for tb in catalog.tables.values() {
                     for (i, c) in tb.columns.iter().enumerate() {
+                        let ty = c.ty.to_type();
                         rows.push(vec![
                             t("postgres"),
                             t("public"),
@@ -387,9 +401,19 @@ impl SystemTable {
                             t(&c.name),
                             Value::Int4(i as i32 + 1),
                             t(if c.nullable { "YES" } else { "NO" }),
-                            t(&c.ty.to_type().to_string()),
+                            t(sql_type_name(&ty)),
                             c.default.as_deref().map(t).unwrap_or(Value::Null),
                         ]);
+                        let row = rows.last_mut().expect("just pushed");
+                        row.extend(type_facets(&ty));
+                        row.extend([t("postgres"), t("pg_catalog"), t(ty.typname())]);
+                        row.push(t(if c.identity.is_some() { "YES" } else { "NO" }));
+                        row.push(match c.identity {
+                            Some('a') => t("ALWAYS"),
+                            Some(_) => t("BY DEFAULT"),
+                            None => Value::Null,
+                        });
+                        row.extend([t("NEVER"), t("YES")]);
                     }
                 }
             }
@@ -497,6 +521,56 @@ impl SystemTable {
         }
         rows
     }
+}
+
+/// The SQL-standard type name information_schema.columns.data_type shows
+/// (no length or precision: those are separate columns).
+fn sql_type_name(ty: &DataType) -> &'static str {
+    match ty {
+        DataType::Bool => "boolean",
+        DataType::Int2 => "smallint",
+        DataType::Int4 => "integer",
+        DataType::Int8 => "bigint",
+        DataType::Float8 => "double precision",
+        DataType::Numeric(_) => "numeric",
+        DataType::Text => "text",
+        DataType::Varchar(_) => "character varying",
+        DataType::Char(_) => "character",
+        DataType::Timestamp => "timestamp without time zone",
+        DataType::TimestampTz => "timestamp with time zone",
+        DataType::Date => "date",
+        DataType::Bytea => "bytea",
+        DataType::Unknown => "unknown",
+    }
+}
+
+/// information_schema.columns' character_maximum_length,
+/// character_octet_length, numeric_precision, numeric_precision_radix,
+/// numeric_scale and datetime_precision for `ty`.
+fn type_facets(ty: &DataType) -> [Value; 6] {
+    let i = |v: i32| Value::Int4(v);
+    let n = Value::Null;
+    // UTF-8 needs up to 4 bytes a character; unbounded text is capped at 1 GB.
+    let (chars, octets) = match ty {
+        DataType::Varchar(Some(len)) | DataType::Char(len) => (i(*len as i32), i(*len as i32 * 4)),
+        DataType::Varchar(None) | DataType::Text => (n.clone(), i(1 << 30)),
+        _ => (n.clone(), n.clone()),
+    };
+    let (precision, radix, scale) = match ty {
+        DataType::Int2 => (i(16), i(2), i(0)),
+        DataType::Int4 => (i(32), i(2), i(0)),
+        DataType::Int8 => (i(64), i(2), i(0)),
+        DataType::Float8 => (i(53), i(2), n.clone()),
+        DataType::Numeric(Some((p, s))) => (i(*p as i32), i(10), i(*s as i32)),
+        DataType::Numeric(None) => (n.clone(), i(10), n.clone()),
+        _ => (n.clone(), n.clone(), n.clone()),
+    };
+    let datetime = match ty {
+        DataType::Date => i(0),
+        DataType::Timestamp | DataType::TimestampTz => i(6),
+        _ => n,
+    };
+    [chars, octets, precision, radix, scale, datetime]
 }
 
 /// A primary key, unique or foreign key constraint, as the catalog views
