@@ -508,7 +508,14 @@ async fn find_referencing<T: Txn>(
                 continue;
             }
             let prefix = dml::index_prefix(idx, &vals, &lead_types);
-            for (_, row_rest) in scan_all_latest(txn, KeyRange::prefix(tenant, &prefix)).await? {
+            // Index entries hold the row key (after the tenant prefix).
+            let mut row_keys = Vec::new();
+            for_each_latest(txn, KeyRange::prefix(tenant, &prefix), &mut |_, rest| {
+                row_keys.push(rest);
+                Ok(())
+            })
+            .await?;
+            for row_rest in row_keys {
                 let key = Key::new(tenant, &row_rest);
                 if !seen.insert(row_rest) {
                     continue;
@@ -521,25 +528,32 @@ async fn find_referencing<T: Txn>(
         }
         return Ok(out);
     }
-    for (k, bytes) in scan_all_latest(txn, keys::storage(tenant, child.storage)).await? {
-        matches(Key::new(tenant, &k), &bytes, &mut out)?;
-    }
+    for_each_latest(txn, keys::storage(tenant, child.storage), &mut |k, bytes| {
+        matches(k, &bytes, &mut out)
+    })
+    .await?;
     Ok(out)
 }
 
-/// Every live (key rest, value) pair of `range` in the newest state.
-async fn scan_all_latest<T: Txn>(txn: &T, range: KeyRange) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    let mut out = Vec::new();
+/// Calls `f` with every live key and value of `range` in the newest state,
+/// batch by batch.
+async fn for_each_latest<T: Txn>(
+    txn: &T,
+    range: KeyRange,
+    f: &mut (dyn FnMut(Key, Vec<u8>) -> Result<()> + Send),
+) -> Result<()> {
     let mut start = range.start.clone();
     loop {
         let r = KeyRange { start, end: range.end.clone() };
         let batch = txn.scan_latest(&r, SCAN_BATCH).await.map_err(from_kv)?;
         let n = batch.len();
-        let last = batch.last().map(|(k, _)| k.clone());
-        out.extend(batch.into_iter().map(|(k, v)| (k.rest().to_vec(), v)));
-        match last {
-            Some(k) if n == SCAN_BATCH => start = after(&k),
-            _ => return Ok(out),
+        let next = batch.last().map(|(k, _)| after(k));
+        for (k, v) in batch {
+            f(k, v)?;
+        }
+        match next {
+            Some(k) if n == SCAN_BATCH => start = k,
+            _ => return Ok(()),
         }
     }
 }
