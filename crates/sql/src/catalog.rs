@@ -132,6 +132,11 @@ pub struct TableDef {
     /// Filled when the catalog is loaded, never stored.
     #[serde(skip)]
     pub referenced_by: Vec<(String, usize)>,
+    /// A temporary table: its definition lives only in the session that
+    /// created it (never in the stored catalog), its rows under a storage
+    /// id of its own, removed when the session ends.
+    #[serde(default)]
+    pub temporary: bool,
 }
 
 /// A FOREIGN KEY constraint, stored on the referencing table.
@@ -267,6 +272,7 @@ impl TableDef {
             bound_checks: vec![],
             foreign_keys: vec![],
             referenced_by: vec![],
+            temporary: false,
         }
     }
 

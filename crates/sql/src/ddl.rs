@@ -54,6 +54,10 @@ pub struct DdlResult {
     pub notices: Vec<ErrorReport>,
     /// Storage ids created by this statement.
     pub fresh: Vec<u64>,
+    /// A temporary table this statement created: the session keeps it.
+    pub temp_table: Option<TableDef>,
+    /// Temporary tables this statement dropped: the session forgets them.
+    pub dropped_temp: Vec<String>,
 }
 
 impl DdlResult {
@@ -207,6 +211,27 @@ async fn scan_all<T: Txn>(txn: &T, range: KeyRange) -> Result<Vec<(kvapi::Key, V
 /// not know the hashing scheme; the server wiring supplies it).
 pub type PasswordHasher = fn(&str) -> String;
 
+/// 0A000 for DDL that would write a temporary table's definition into the
+/// shared catalog.
+fn refuse_temporary(t: &TableDef, what: &str) -> Result<()> {
+    if t.temporary {
+        bail!(FeatureNotSupported, "{what} on a temporary table is not supported yet");
+    }
+    Ok(())
+}
+
+/// The name of a table being created: `pg_temp.x` makes it temporary, as
+/// in PostgreSQL; otherwise as [`check_schema`].
+fn temp_or_public(name: &ast::ObjectName, temporary: bool) -> Result<String> {
+    match bind::object_schema(name).as_deref() {
+        Some("pg_temp") if temporary => bind::object_name(name),
+        Some("pg_temp") => {
+            bail!(FeatureNotSupported, "CREATE TABLE pg_temp.x needs TEMPORARY here for now")
+        }
+        _ => check_schema(name),
+    }
+}
+
 fn check_schema(name: &ast::ObjectName) -> Result<String> {
     match bind::object_schema(name).as_deref() {
         None | Some("public") => bind::object_name(name),
@@ -234,8 +259,14 @@ pub async fn create_table<T: Txn>(
     cat: &Catalog,
     ct: &ast::CreateTable,
 ) -> Result<DdlResult> {
-    let name = check_schema(&ct.name)?;
-    if cat.relation_exists(&name) {
+    let name = temp_or_public(&ct.name, ct.temporary)?;
+    // A temporary table may shadow a permanent one (pg_temp comes first on
+    // the search path), not another temporary one.
+    let taken = match ct.temporary {
+        true => cat.get_table(&name).is_some_and(|t| t.temporary),
+        false => cat.relation_exists(&name),
+    };
+    if taken {
         if ct.if_not_exists {
             let mut r = DdlResult::tag("CREATE TABLE");
             r.notices.push(notice(format!("relation \"{name}\" already exists, skipping")));
@@ -247,12 +278,20 @@ pub async fn create_table<T: Txn>(
         bail!(FeatureNotSupported, "CREATE TABLE AS is not supported yet");
     }
     if ct.temporary {
-        // Refused rather than created as an ordinary table that every
-        // session would see and that would outlive this one.
-        bail!(FeatureNotSupported, "temporary tables are not supported yet");
+        match &ct.on_commit {
+            None | Some(ast::OnCommit::PreserveRows) => {}
+            Some(ast::OnCommit::DeleteRows) => {
+                bail!(FeatureNotSupported, "ON COMMIT DELETE ROWS is not supported yet")
+            }
+            Some(ast::OnCommit::Drop) => {
+                bail!(FeatureNotSupported, "ON COMMIT DROP is not supported yet")
+            }
+        }
+    } else {
+        bump_version(txn, tenant).await?;
     }
-    bump_version(txn, tenant).await?;
     let mut t = TableDef::new(name.clone());
+    t.temporary = ct.temporary;
     let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
     let mut fks: Vec<foreign_keys::PendingFk> = Vec::new();
     // CHECK constraints: (name if given, condition, column it was declared on).
@@ -380,6 +419,13 @@ pub async fn create_table<T: Txn>(
         });
         fresh.push(id);
     }
+    if t.temporary && (!fks.is_empty() || !owned.is_empty()) {
+        // Both would put session-local objects into the shared catalog.
+        bail!(
+            FeatureNotSupported,
+            "foreign keys, SERIAL and IDENTITY columns in temporary tables are not supported yet"
+        );
+    }
     let first_fk = base + 3 + t.indexes.len() as u64;
     for (j, pending) in fks.iter().enumerate() {
         let def = foreign_keys::define(txn, tenant, cat, &t, pending, (first_fk + j as u64) as u32)
@@ -400,8 +446,16 @@ pub async fn create_table<T: Txn>(
             default_expr(cat, d, &ty).map_err(|e| default_type_error(e, &c.name, &ty))?;
         }
     }
+    if t.temporary {
+        return Ok(DdlResult {
+            tag: "CREATE TABLE".into(),
+            fresh,
+            temp_table: Some(t),
+            ..Default::default()
+        });
+    }
     write_table(txn, tenant, &t).await?;
-    Ok(DdlResult { tag: "CREATE TABLE".into(), notices: vec![], fresh })
+    Ok(DdlResult { tag: "CREATE TABLE".into(), fresh, ..Default::default() })
 }
 
 /// Validates and names CHECK constraints (PostgreSQL's rule: `<table>_<col>_check`
@@ -523,6 +577,18 @@ pub async fn drop<T: Txn>(
             skip_missing(&mut r, if_exists, code, what, &name)?;
             continue;
         };
+        if t.temporary {
+            // Only the session knows it: no catalog change, just the rows.
+            if idx.is_some() {
+                bail!(FeatureNotSupported, "DROP INDEX on a temporary table is not supported yet");
+            }
+            txn.delete_range_after_commit(keys::storage(tenant, t.storage)).map_err(from_kv)?;
+            for i in &t.indexes {
+                txn.delete_range_after_commit(keys::storage(tenant, i.storage)).map_err(from_kv)?;
+            }
+            r.dropped_temp.push(t.name.clone());
+            continue;
+        }
         if !bumped {
             bump_version(txn, tenant).await?;
             bumped = true;
@@ -607,7 +673,9 @@ pub async fn truncate<T: Txn>(
     let mut tables = Vec::new();
     for n in names {
         let name = check_schema(n)?;
-        tables.push(cat.must_get_table(&name)?);
+        let t = cat.must_get_table(&name)?;
+        refuse_temporary(&t, "TRUNCATE")?;
+        tables.push(t);
     }
     let mut r = DdlResult::tag("TRUNCATE TABLE");
     // Tables referencing a truncated one are truncated too (CASCADE) or
@@ -756,6 +824,7 @@ pub async fn create_index<T: Txn>(
 ) -> Result<DdlResult> {
     let tname = check_schema(&ci.table_name)?;
     let t = cat.must_get_table(&tname)?;
+    refuse_temporary(&t, "CREATE INDEX")?;
     let cols = index_columns(&t, &ci.columns)?;
     let iname = match &ci.name {
         Some(n) => bind::object_name(n)?,
@@ -789,7 +858,7 @@ pub async fn create_index<T: Txn>(
         TableDef { indexes: vec![nt.indexes[nt.indexes.len() - 1].clone()], ..nt.clone() };
     build_index(txn, tenant, &only_new, &iname).await?;
     write_table(txn, tenant, &nt).await?;
-    Ok(DdlResult { tag: "CREATE INDEX".into(), notices: vec![], fresh: vec![id] })
+    Ok(DdlResult { tag: "CREATE INDEX".into(), fresh: vec![id], ..Default::default() })
 }
 
 async fn build_index<T: Txn>(
@@ -857,6 +926,7 @@ pub async fn alter_table<T: Txn>(
         }
         bail!(UndefinedTable, "relation \"{tname}\" does not exist");
     };
+    refuse_temporary(&t, "ALTER TABLE")?;
     bump_version(txn, tenant).await?;
     lock_table(txn, tenant, t.oid).await?;
     let mut cur = (*t).clone();
@@ -1059,5 +1129,5 @@ pub async fn alter_table<T: Txn>(
         }
     }
     write_table(txn, tenant, &cur).await?;
-    Ok(DdlResult { tag: "ALTER TABLE".into(), notices, fresh })
+    Ok(DdlResult { tag: "ALTER TABLE".into(), notices, fresh, ..Default::default() })
 }

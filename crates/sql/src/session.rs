@@ -15,7 +15,7 @@
 //! statement first reads the catalog version at its snapshot and re-plans if
 //! the catalog changed since its plan was made.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use kvapi::{IsolationLevel, KvClient, Savepoint, TenantId, Txn};
@@ -23,7 +23,7 @@ use parking_lot::{Mutex, RwLock};
 use sqlparser::ast;
 use sqltypes::{DataType, Value};
 
-use crate::catalog::{keys, Catalog, TableDef};
+use crate::catalog::{self, keys, Catalog, TableDef};
 use crate::copy::CopyParser;
 use crate::ddl::{self, DdlResult};
 use crate::error::{from_kv, ErrorReport, Result};
@@ -107,7 +107,7 @@ pub struct Prepared {
     pub param_types: Vec<DataType>,
     /// Result columns as planned at prepare time.
     pub columns: Option<Vec<Column>>,
-    plan: Mutex<Option<(u64, Arc<Bound>)>>,
+    plan: Mutex<Option<(PlanKey, Arc<Bound>)>>,
 }
 
 impl Prepared {
@@ -193,6 +193,9 @@ pub enum Outcome {
     Empty,
 }
 
+/// What a cached plan was made for: (catalog version, temporary tables' epoch).
+type PlanKey = (u64, u64);
+
 /// Where the session is in PostgreSQL's transaction state machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxnState {
@@ -210,7 +213,19 @@ pub enum TxnState {
 pub struct Session<K: KvClient> {
     db: Arc<Database<K>>,
     settings: Settings,
+    /// The catalog statements plan against: `base` plus this session's
+    /// temporary tables (which shadow permanent tables of the same name).
     catalog: Arc<Catalog>,
+    /// The shared catalog as stored (what other sessions see).
+    base: Arc<Catalog>,
+    /// This session's temporary tables.
+    temp: BTreeMap<String, Arc<TableDef>>,
+    /// Changes with every CREATE/DROP of a temporary table (cached plans
+    /// are keyed by it as well as by the catalog version).
+    temp_epoch: u64,
+    /// The temporary tables as they were before this transaction first
+    /// changed them, restored if it rolls back.
+    temp_at_txn_start: Option<BTreeMap<String, Arc<TableDef>>>,
     txn: Option<K::Txn>,
     state: TxnState,
     /// Isolation level for the current/next transaction block.
@@ -242,7 +257,11 @@ impl<K: KvClient> Session<K> {
         Session {
             db,
             settings: Settings::default(),
+            base: catalog.clone(),
             catalog,
+            temp: BTreeMap::new(),
+            temp_epoch: 0,
+            temp_at_txn_start: None,
             txn: None,
             state: TxnState::Idle,
             block_isolation: None,
@@ -259,6 +278,55 @@ impl<K: KvClient> Session<K> {
             settings_generation: 1,
             settings_cache: Mutex::new((0, Arc::default())),
         }
+    }
+
+    /// Installs a newly read shared catalog, with this session's temporary
+    /// tables laid over it.
+    fn set_catalog(&mut self, base: Arc<Catalog>) {
+        self.base = base.clone();
+        if self.temp.is_empty() {
+            self.catalog = base;
+            return;
+        }
+        let mut merged = (*base).clone();
+        for (name, t) in &self.temp {
+            merged.tables.insert(name.clone(), t.clone());
+        }
+        self.catalog = Arc::new(merged);
+    }
+
+    /// Ends the session: an open transaction rolls back and the rows of its
+    /// temporary tables are deleted. (After a crash they stay on disk,
+    /// unreachable: no catalog entry names their storage.)
+    pub async fn close(&mut self) {
+        if let Some(t) = self.txn.take() {
+            t.abort();
+        }
+        self.reset_txn_info();
+        if self.temp.is_empty() {
+            return;
+        }
+        let tenant = self.db.tenant;
+        let Ok(mut txn) = self.db.client.begin(tenant, IsolationLevel::ReadCommitted).await else {
+            return;
+        };
+        for t in std::mem::take(&mut self.temp).values() {
+            let storages = std::iter::once(t.storage).chain(t.indexes.iter().map(|i| i.storage));
+            for st in storages {
+                if txn.delete_range_after_commit(keys::storage(tenant, st)).is_err() {
+                    return;
+                }
+            }
+        }
+        if let Err(e) = txn.commit().await {
+            tracing::warn!("could not remove the session's temporary tables: {e}");
+        }
+    }
+
+    /// What cached plans are valid for: the catalog version and the
+    /// temporary tables' epoch.
+    fn plan_key(&self) -> PlanKey {
+        (self.catalog.version, self.temp_epoch)
     }
 
     /// Sets the authenticated user (current_user, session_user).
@@ -296,7 +364,7 @@ impl<K: KvClient> Session<K> {
         if version != self.catalog.version {
             let cat = Arc::new(ddl::load_catalog(&txn, self.db.tenant).await?);
             self.db.publish(&cat);
-            self.catalog = cat;
+            self.set_catalog(cat);
         }
         txn.abort();
         Ok(())
@@ -352,7 +420,7 @@ impl<K: KvClient> Session<K> {
         if self.txn.is_none() || !self.ddl {
             let shared = self.db.catalog.read().clone();
             if shared.version > self.catalog.version {
-                self.catalog = shared;
+                self.set_catalog(shared);
             }
         }
     }
@@ -392,7 +460,7 @@ impl<K: KvClient> Session<K> {
                     .map_err(|e| self.position(e, &prepared.parsed))?;
                 prepared.columns = statement_columns(&prepared.parsed.stmt, &bound);
                 prepared.param_types = params;
-                *prepared.plan.lock() = Some((self.catalog.version, bound));
+                *prepared.plan.lock() = Some((self.plan_key(), bound));
             }
             out.push(Arc::new(prepared));
         }
@@ -417,13 +485,13 @@ impl<K: KvClient> Session<K> {
 
     fn plan_for(&self, p: &Prepared) -> Result<Arc<Bound>> {
         if let Some((v, b)) = &*p.plan.lock() {
-            if *v == self.catalog.version {
+            if *v == self.plan_key() {
                 return Ok(b.clone());
             }
         }
         let (bound, _) = planner::plan(&self.catalog, &p.parsed.stmt, &p.declared)
             .map_err(|e| self.position(e, &p.parsed))?;
-        *p.plan.lock() = Some((self.catalog.version, bound.clone()));
+        *p.plan.lock() = Some((self.plan_key(), bound.clone()));
         Ok(bound)
     }
 
@@ -528,8 +596,15 @@ impl<K: KvClient> Session<K> {
     fn reset_txn_info(&mut self) {
         self.fresh.clear();
         self.savepoints.clear();
+        if let Some(saved) = self.temp_at_txn_start.take() {
+            // The transaction's CREATE/DROP of temporary tables roll back.
+            self.temp = saved;
+            self.temp_epoch += 1;
+            self.set_catalog(self.base.clone());
+        }
         if self.ddl {
-            self.catalog = self.db.catalog.read().clone();
+            let shared = self.db.catalog.read().clone();
+            self.set_catalog(shared);
         }
         self.ddl = false;
     }
@@ -539,12 +614,21 @@ impl<K: KvClient> Session<K> {
         let ddl = self.ddl;
         let r = t.commit().await.map(|_| ()).map_err(from_kv);
         if r.is_ok() && ddl {
-            self.db.publish(&self.catalog);
+            // The shared part only: temporary tables stay with this session.
+            self.db.publish(&self.base);
         }
         self.ddl = false;
         self.fresh.clear();
-        if r.is_err() {
-            self.catalog = self.db.catalog.read().clone();
+        match r.is_ok() {
+            true => self.temp_at_txn_start = None,
+            false => {
+                if let Some(saved) = self.temp_at_txn_start.take() {
+                    self.temp = saved;
+                    self.temp_epoch += 1;
+                }
+                let shared = self.db.catalog.read().clone();
+                self.set_catalog(shared);
+            }
         }
         r
     }
@@ -588,7 +672,7 @@ impl<K: KvClient> Session<K> {
             if !self.ddl {
                 self.db.publish(&cat);
             }
-            self.catalog = cat;
+            self.set_catalog(cat);
         }
         Ok(())
     }
@@ -611,7 +695,8 @@ impl<K: KvClient> Session<K> {
             bail!(SerializationFailure, "could not serialize access due to concurrent DDL");
         }
         txn.refresh_snapshot();
-        self.catalog = Arc::new(ddl::load_catalog(&*txn, tenant).await?);
+        let cat = Arc::new(ddl::load_catalog(&*txn, tenant).await?);
+        self.set_catalog(cat);
         Ok(true)
     }
 
@@ -626,7 +711,8 @@ impl<K: KvClient> Session<K> {
         let locked = txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
         if locked.iter().any(|l| l.changed_since_snapshot) {
             txn.refresh_snapshot();
-            self.catalog = Arc::new(ddl::load_catalog(&*txn, tenant).await?);
+            let cat = Arc::new(ddl::load_catalog(&*txn, tenant).await?);
+            self.set_catalog(cat);
         }
         Ok(())
     }
@@ -779,7 +865,19 @@ impl<K: KvClient> Session<K> {
         self.fresh.extend(r.fresh);
         self.ddl = true;
         let txn = self.txn.as_ref().expect("still in the transaction");
-        self.catalog = Arc::new(ddl::load_catalog(txn, tenant).await?);
+        let cat = Arc::new(ddl::load_catalog(txn, tenant).await?);
+        if r.temp_table.is_some() || !r.dropped_temp.is_empty() {
+            self.temp_at_txn_start.get_or_insert_with(|| self.temp.clone());
+            self.temp_epoch += 1;
+            for name in &r.dropped_temp {
+                self.temp.remove(name);
+            }
+            if let Some(mut t) = r.temp_table {
+                catalog::bind_checks(&cat, &mut t)?;
+                self.temp.insert(t.name.clone(), Arc::new(t));
+            }
+        }
+        self.set_catalog(cat);
         Ok(Outcome::Command(r.tag))
     }
 }

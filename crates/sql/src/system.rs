@@ -278,7 +278,11 @@ impl SystemTable {
             PgClass => {
                 for tb in catalog.tables.values() {
                     let has_index = !tb.primary_key.is_empty() || !tb.indexes.is_empty();
-                    rows.push(class_row(tb.oid, &tb.name, "r", has_index));
+                    let mut row = class_row(tb.oid, &tb.name, "r", has_index);
+                    if tb.temporary {
+                        row[8] = t("t"); // relpersistence
+                    }
+                    rows.push(row);
                     if let Some(pk) = &tb.pkey_name {
                         rows.push(class_row(tb.pkey_oid, pk, "i", false));
                     }

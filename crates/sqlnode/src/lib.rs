@@ -341,4 +341,8 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
     fn take_notices(&mut self) -> Vec<ErrorReport> {
         self.inner.take_notices()
     }
+
+    fn close(&mut self) -> impl std::future::Future<Output = ()> + Send + '_ {
+        self.inner.close()
+    }
 }

@@ -211,6 +211,12 @@ pub trait Session: Send + 'static {
     /// Drains notices (warnings such as "there is no transaction in progress")
     /// raised by the last call, which the wire layer sends as NoticeResponse.
     fn take_notices(&mut self) -> Vec<ErrorReport>;
+
+    /// The connection has ended (Terminate, EOF or a fatal error): release
+    /// what the session holds. The default does nothing.
+    fn close(&mut self) -> impl Future<Output = ()> + Send + '_ {
+        async {}
+    }
 }
 
 /// A prepared statement's description (for Describe Statement).

@@ -101,6 +101,7 @@ pub async fn run<B, IO>(
         fatal: false,
     };
     let end = conn.message_loop().await;
+    conn.session.close().await;
     tracing::debug!(pid = key.pid, ?end, "connection closed");
 }
 

@@ -27,7 +27,6 @@ assert.ok(PORT > 0, 'STRATA_PORT must be set');
 // (remove the entry then); on PostgreSQL they must pass. One entry per
 // missing feature or bug; "bug:" marks a bug rather than a missing feature.
 const KNOWN_FAILURES = {
-  temporary_table_is_session_local: 'temporary tables are not supported yet (0A000)',
 };
 
 const REPORT = [];

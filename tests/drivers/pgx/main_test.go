@@ -33,7 +33,6 @@ import (
 // (remove the entry then); on PostgreSQL they must pass. One entry per missing
 // feature or bug; "bug:" marks a bug rather than a missing feature.
 var knownFailures = map[string]string{
-	"temporary_table_is_session_local": "temporary tables are not supported yet (0A000)",
 }
 
 var onStrata = os.Getenv("STRATA_TEST_TARGET") != "postgres"

@@ -94,6 +94,12 @@ pub(super) async fn define<T: Txn>(
         cat.get_table(&pname)
             .ok_or_else(|| err!(UndefinedTable, "relation \"{pname}\" does not exist"))?
     };
+    if parent.temporary && !t.temporary {
+        bail!(
+            InvalidTableDefinition,
+            "constraints on permanent tables may reference only permanent tables"
+        );
+    }
     let ref_columns: Vec<usize> = if c.referred_columns.is_empty() {
         if parent.primary_key.is_empty() {
             bail!(UndefinedObject, "there is no primary key for referenced table \"{pname}\"");

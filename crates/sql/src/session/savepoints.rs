@@ -64,7 +64,10 @@ impl<K: KvClient> Session<K> {
         txn.rollback_to(at);
         if self.ddl {
             // DDL since the savepoint is undone with its catalog writes.
-            self.catalog = Arc::new(ddl::load_catalog(&*txn, tenant).await?);
+            // (Temporary tables created or dropped since the savepoint are
+            // not restored: only a whole-transaction rollback does that.)
+            let cat = Arc::new(ddl::load_catalog(&*txn, tenant).await?);
+            self.set_catalog(cat);
         }
         self.state = TxnState::Block;
         Ok(Outcome::Command("ROLLBACK".into()))
