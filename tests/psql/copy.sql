@@ -18,3 +18,8 @@ copy cp to stdout with csv;
 \.
 select count(*) from cp;
 drop table cp;
+-- COPY (query) TO STDOUT, in text, CSV with a header, and through \copy.
+copy (select 1 as a, 'x,y' as b union all select 2, null order by a) to stdout with (format csv, header);
+copy (select g, g * 2 as double from generate_series(1, 3) g) to stdout;
+\copy (select 'tab	and\newline' as s) to stdout
+copy (select 1) from stdin;

@@ -178,7 +178,6 @@ def test_binary_copy_rejects_bad_data(conn):
     assert conn.execute("select a, b from badcopy").fetchall() == [(7, "x")]
 
 
-@not_yet_in_strata("COPY (query) TO is not supported yet")
 def test_copy_query_out(conn):
     with conn.cursor() as cur:
         with cur.copy("copy (select g, g * 2 from generate_series(1, 3) g) to stdout (format csv)") as cp:

@@ -469,6 +469,7 @@ mod tests {
     fn opts(format: CopyFormat) -> CopyStmt {
         let csv = format == CopyFormat::Csv;
         CopyStmt {
+            query: None,
             table: "t".into(),
             columns: vec![],
             from: true,

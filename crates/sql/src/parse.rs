@@ -105,6 +105,8 @@ pub enum CopyFormat {
 /// A COPY statement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CopyStmt {
+    /// COPY (query) TO STDOUT: the query (then `table` is empty).
+    pub query: Option<Box<ast::Statement>>,
     /// Table name.
     pub table: String,
     /// Column list (empty: all columns).
@@ -219,7 +221,7 @@ fn parse_piece(
             .map_err(|e| syntax_error(&body, e, None))?;
         return Ok(Some(Parsed { text, offset, stmt: Stmt::Sql(Box::new(stmt)) }));
     }
-    let stmt = match utility(&words)? {
+    let stmt = match utility(sql, starts, &words)? {
         Some(s) => s,
         None => {
             let dialect = PostgreSqlDialect {};
@@ -331,7 +333,7 @@ fn create_user_as_role(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) ->
     Some(format!("CREATE ROLE {} LOGIN{}", sql.get(name_start..after_name)?, rest))
 }
 
-fn utility(words: &[&TokenWithSpan]) -> Result<Option<Stmt>> {
+fn utility(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Result<Option<Stmt>> {
     if is_kw(words.first(), "vacuum") {
         return Ok(Some(Stmt::Maintenance("VACUUM")));
     }
@@ -339,24 +341,62 @@ fn utility(words: &[&TokenWithSpan]) -> Result<Option<Stmt>> {
         return Ok(Some(Stmt::Maintenance("ANALYZE")));
     }
     if is_kw(words.first(), "copy") {
-        return copy(words).map(Some);
+        return copy(sql, starts, words).map(Some);
     }
     Ok(None)
 }
 
-fn copy(w: &[&TokenWithSpan]) -> Result<Stmt> {
+fn copy(sql: &str, starts: &[usize], w: &[&TokenWithSpan]) -> Result<Stmt> {
     let mut i = 1;
     let next = |i: &mut usize| -> Option<&TokenWithSpan> {
         let t = w.get(*i).copied();
         *i += 1;
         t
     };
-    let Some(name) = next(&mut i).and_then(word) else {
-        bail!(SyntaxError, "syntax error at or near \"COPY\"")
-    };
-    let mut table = name;
+    // COPY (query) TO STDOUT: the query is the text between the parentheses.
+    let mut query = None;
+    if w.get(1).is_some_and(|t| t.token == Token::LParen) {
+        let mut depth = 0;
+        let close = w.iter().enumerate().skip(1).find_map(|(k, t)| {
+            match t.token {
+                Token::LParen => depth += 1,
+                Token::RParen => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(k);
+                    }
+                }
+                _ => {}
+            }
+            None
+        });
+        let Some(close) = close else { bail!(SyntaxError, "syntax error at end of input") };
+        let (open, end) = (w[1], w[close]);
+        let text = byte_pos(sql, starts, open.span.end.line, open.span.end.column)
+            .zip(byte_pos(sql, starts, end.span.start.line, end.span.start.column))
+            .and_then(|(a, b)| sql.get(a..b))
+            .unwrap_or("");
+        let dialect = PostgreSqlDialect {};
+        let stmt = Parser::new(&dialect)
+            .with_recursion_limit(MAX_RECURSION)
+            .try_with_sql(text)
+            .and_then(|mut p| p.parse_statement())
+            .map_err(|e| syntax_error(text, e, None))?;
+        if !matches!(stmt, ast::Statement::Query(_)) {
+            bail!(FeatureNotSupported, "COPY (statement) supports only queries yet");
+        }
+        query = Some(Box::new(stmt));
+        i = close + 1;
+    }
+    let mut table = String::new();
+    if query.is_none() {
+        let Some(name) = next(&mut i).and_then(word) else {
+            bail!(SyntaxError, "syntax error at or near \"COPY\"")
+        };
+        table = name;
+    }
     // schema-qualified name
-    if w.get(i).map(|t| t.token == Token::Period).unwrap_or(false) {
+    if query.is_none() && w.get(i).map(|t| t.token == Token::Period).unwrap_or(false) {
         i += 1;
         table = match next(&mut i).and_then(word) {
             Some(n) => n,
@@ -364,7 +404,7 @@ fn copy(w: &[&TokenWithSpan]) -> Result<Stmt> {
         };
     }
     let mut columns = Vec::new();
-    if w.get(i).map(|t| t.token == Token::LParen).unwrap_or(false) {
+    if query.is_none() && w.get(i).map(|t| t.token == Token::LParen).unwrap_or(false) {
         i += 1;
         loop {
             match next(&mut i) {
@@ -378,7 +418,16 @@ fn copy(w: &[&TokenWithSpan]) -> Result<Stmt> {
             }
         }
     }
+    let dir = w.get(i).copied();
     let from = match next(&mut i).and_then(word).as_deref() {
+        Some("from") if query.is_some() => {
+            let t = dir.expect("a word was read");
+            let mut e = err!(SyntaxError, "syntax error at or near \"{}\"", t.token);
+            if let Some(p) = char_pos(sql, t.span.start.line, t.span.start.column) {
+                e = e.with_position(p as u32 + 1);
+            }
+            return Err(e);
+        }
         Some("from") => true,
         Some("to") => false,
         _ => bail!(SyntaxError, "syntax error in COPY: expected FROM or TO"),
@@ -394,6 +443,7 @@ fn copy(w: &[&TokenWithSpan]) -> Result<Stmt> {
         None => bail!(SyntaxError, "syntax error at end of input"),
     }
     let mut stmt = CopyStmt {
+        query,
         table,
         columns,
         from,

@@ -18,6 +18,9 @@ pub(super) struct CopyIn {
 impl<K: KvClient> Session<K> {
     pub(super) async fn copy(&mut self, c: CopyStmt) -> Result<Outcome> {
         self.start_statement().await?;
+        if let Some(q) = &c.query {
+            return self.copy_query_out(&c, q).await;
+        }
         let mut table = self.catalog.must_get_table(&c.table)?;
         if c.from {
             let mut attempts = 1;
@@ -76,30 +79,25 @@ impl<K: KvClient> Session<K> {
             filter: None,
         };
         let rows = exec::scan_rows(&cx, &scan).await?;
-        let mut lines = Vec::with_capacity(rows.len() + 2);
-        let binary = c.format == crate::parse::CopyFormat::Binary;
-        if c.header && !binary {
-            let names: Vec<Value> =
-                columns.iter().map(|&i| Value::Text(table.columns[i].name.clone())).collect();
-            let mut l = Vec::new();
-            crate::copy::format_row(&names, c, &mut l);
-            lines.push(l);
-        }
-        let count = rows.len() as u64;
-        // Binary output travels as PostgreSQL sends it: the header in the
-        // first message together with the first row (psycopg relies on it).
-        let mut header = if binary { crate::copy::binary_header() } else { vec![] };
-        for (_, row) in rows {
-            let vals: Vec<Value> = columns.iter().map(|&i| row[i].clone()).collect();
-            let mut l = std::mem::take(&mut header);
-            crate::copy::format_row(&vals, c, &mut l);
-            lines.push(l);
-        }
-        if binary {
-            header.extend_from_slice(&crate::copy::BINARY_TRAILER);
-            lines.push(header);
-        }
-        Ok(Outcome::CopyOut { columns: columns.len(), binary, data: lines, count })
+        let names: Vec<String> = columns.iter().map(|&i| table.columns[i].name.clone()).collect();
+        let rows =
+            rows.into_iter().map(|(_, row)| columns.iter().map(|&i| row[i].clone()).collect());
+        Ok(copy_out_data(c, &names, rows))
+    }
+
+    /// COPY (query) TO STDOUT.
+    async fn copy_query_out(&mut self, c: &CopyStmt, q: &ast::Statement) -> Result<Outcome> {
+        let stmt = Stmt::Sql(Box::new(q.clone()));
+        let (bound, _) = planner::plan(&self.catalog, &stmt, &[])?;
+        let Bound::Query(plan, columns) = bound.as_ref() else {
+            bail!(FeatureNotSupported, "COPY (statement) supports only queries yet");
+        };
+        let txn = self.txn.as_ref().expect("statement has a transaction");
+        let ctx = self.eval_ctx(&[]);
+        let cx = ExecCtx { txn, tenant: self.db.tenant, eval: &ctx, catalog: &self.catalog };
+        let rows = exec::run(plan, &cx).await?;
+        let names: Vec<String> = columns.iter().map(|col| col.name.clone()).collect();
+        Ok(copy_out_data(c, &names, rows.into_iter()))
     }
 
     /// Takes a chunk of COPY FROM STDIN data.
@@ -216,4 +214,31 @@ fn copy_rows(
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// Formats COPY TO output: an optional header line, one message per row,
+/// and for the binary format the signature in the first message (with the
+/// first row, as PostgreSQL sends it; psycopg relies on that) and a trailer.
+fn copy_out_data(c: &CopyStmt, names: &[String], rows: impl Iterator<Item = Row>) -> Outcome {
+    let binary = c.format == crate::parse::CopyFormat::Binary;
+    let mut lines = Vec::new();
+    if c.header && !binary {
+        let names: Vec<Value> = names.iter().map(|n| Value::Text(n.clone())).collect();
+        let mut l = Vec::new();
+        crate::copy::format_row(&names, c, &mut l);
+        lines.push(l);
+    }
+    let mut count = 0;
+    let mut header = if binary { crate::copy::binary_header() } else { vec![] };
+    for row in rows {
+        let mut l = std::mem::take(&mut header);
+        crate::copy::format_row(&row, c, &mut l);
+        lines.push(l);
+        count += 1;
+    }
+    if binary {
+        header.extend_from_slice(&crate::copy::BINARY_TRAILER);
+        lines.push(header);
+    }
+    Outcome::CopyOut { columns: names.len(), binary, data: lines, count }
 }
