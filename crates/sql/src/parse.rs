@@ -207,7 +207,9 @@ fn parse_piece(
     let text = sql.get(b0..b1.max(b0)).unwrap_or("").to_string();
     let offset = sql.get(..b0).map(|s| s.chars().count()).unwrap_or(0);
     check_depth(piece)?;
-    if let Some(rewritten) = create_user_as_role(sql, starts, &words) {
+    if let Some(rewritten) =
+        create_user_as_role(sql, starts, &words).or_else(|| fetch_next(sql, starts, &words))
+    {
         let end =
             byte_pos(sql, starts, last.span.end.line, last.span.end.column).unwrap_or(sql.len());
         let body = rewritten
@@ -311,6 +313,38 @@ fn t_token_quote(t: &TokenWithSpan) -> Option<char> {
         Token::Word(w) => w.quote_style,
         _ => None,
     }
+}
+
+/// `FETCH [FROM | IN] cursor` without a direction means NEXT; sqlparser
+/// needs it spelled out.
+fn fetch_next(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Option<String> {
+    if !is_kw(words.first(), "fetch") {
+        return None;
+    }
+    let bare = words.len() == 2 && word(words.get(1)?).is_some_and(|w| !is_direction(&w));
+    if !(is_kw(words.get(1), "from") || is_kw(words.get(1), "in") || bare) {
+        return None;
+    }
+    let kw = words.first()?;
+    let after = byte_pos(sql, starts, kw.span.end.line, kw.span.end.column)?;
+    let start = byte_pos(sql, starts, kw.span.start.line, kw.span.start.column)?;
+    let from = if bare { " FROM" } else { "" };
+    Some(format!("{} NEXT{from}{}", sql.get(start..after)?, sql.get(after..)?))
+}
+
+fn is_direction(w: &str) -> bool {
+    matches!(
+        w,
+        "next"
+            | "prior"
+            | "first"
+            | "last"
+            | "absolute"
+            | "relative"
+            | "all"
+            | "forward"
+            | "backward"
+    )
 }
 
 /// Recognizes the utility statements handled outside sqlparser.

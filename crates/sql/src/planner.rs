@@ -34,6 +34,8 @@ pub enum Bound {
     Explain(Vec<String>),
     /// A utility statement, interpreted by the session.
     Utility,
+    /// FETCH from a cursor, whose columns the session knew at bind time.
+    Fetch(Vec<Column>),
 }
 
 impl Bound {
@@ -46,6 +48,7 @@ impl Bound {
             Bound::Delete(p) => p.returning.as_ref().map(|r| r.columns.clone()),
             Bound::Explain(_) => Some(vec![Column::computed("QUERY PLAN", DataType::Text)]),
             Bound::Utility => None,
+            Bound::Fetch(c) => Some(c.clone()),
         }
     }
 }

@@ -15,7 +15,7 @@
 //! statement first reads the catalog version at its snapshot and re-plans if
 //! the catalog changed since its plan was made.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use kvapi::{IsolationLevel, KvClient, Savepoint, TenantId, Txn};
@@ -40,6 +40,8 @@ use crate::{bail, dml, err};
 mod control;
 /// COPY FROM STDIN / TO STDOUT.
 mod copy_in;
+/// DECLARE/FETCH/CLOSE cursors and PREPARE/EXECUTE/DEALLOCATE.
+mod cursors;
 /// SAVEPOINT, RELEASE, ROLLBACK TO.
 mod savepoints;
 
@@ -223,6 +225,10 @@ pub struct Session<K: KvClient> {
     /// Changes with every CREATE/DROP of a temporary table (cached plans
     /// are keyed by it as well as by the catalog version).
     temp_epoch: u64,
+    /// Open cursors by name.
+    cursors: HashMap<String, cursors::Cursor>,
+    /// SQL-level prepared statements (PREPARE) by name.
+    sql_prepared: HashMap<String, Arc<Prepared>>,
     /// The temporary tables as they were before this transaction first
     /// changed them, restored if it rolls back.
     temp_at_txn_start: Option<BTreeMap<String, Arc<TableDef>>>,
@@ -262,6 +268,8 @@ impl<K: KvClient> Session<K> {
             temp: BTreeMap::new(),
             temp_epoch: 0,
             temp_at_txn_start: None,
+            cursors: HashMap::new(),
+            sql_prepared: HashMap::new(),
             txn: None,
             state: TxnState::Idle,
             block_isolation: None,
@@ -501,6 +509,22 @@ impl<K: KvClient> Session<K> {
             return Err(aborted());
         }
         self.refresh_shared_catalog();
+        if let Stmt::Sql(s) = &p.parsed.stmt {
+            match s.as_ref() {
+                ast::Statement::Fetch { name, .. } => {
+                    let bound = Arc::new(Bound::Fetch(self.cursor_columns(name)));
+                    return Ok(Portal { prepared: p.clone(), bound, params });
+                }
+                ast::Statement::Execute { name, parameters, .. } => {
+                    let r = self.bind_execute(name, parameters);
+                    if r.is_err() {
+                        self.fail_txn();
+                    }
+                    return r;
+                }
+                _ => {}
+            }
+        }
         match self.plan_for(p) {
             Ok(bound) => Ok(Portal { prepared: p.clone(), bound, params }),
             Err(e) => {
@@ -594,6 +618,7 @@ impl<K: KvClient> Session<K> {
     }
 
     fn reset_txn_info(&mut self) {
+        self.close_transaction_cursors();
         self.fresh.clear();
         self.savepoints.clear();
         if let Some(saved) = self.temp_at_txn_start.take() {
@@ -619,6 +644,7 @@ impl<K: KvClient> Session<K> {
         }
         self.ddl = false;
         self.fresh.clear();
+        self.close_transaction_cursors();
         match r.is_ok() {
             true => self.temp_at_txn_start = None,
             false => {
@@ -766,11 +792,14 @@ impl<K: KvClient> Session<K> {
             return Ok(o);
         }
         self.start_statement().await?;
+        if let Some(o) = self.cursor_statement(stmt).await? {
+            return Ok(o);
+        }
         // A writer that waited for DDL on its table runs again on the new
         // definition (bounded: each retry means another DDL committed).
         let mut attempts = 0;
         let bound = loop {
-            let bound = if matches!(*portal.bound, Bound::Utility) {
+            let bound = if matches!(*portal.bound, Bound::Utility | Bound::Fetch(_)) {
                 portal.bound.clone()
             } else {
                 self.plan_for(&portal.prepared)?
@@ -815,7 +844,7 @@ impl<K: KvClient> Session<K> {
                 let rows = lines.iter().map(|l| vec![Value::Text(l.clone())]).collect();
                 Ok(Outcome::Rows(rows, "EXPLAIN".into()))
             }
-            Bound::Utility => self.utility(stmt).await,
+            Bound::Utility | Bound::Fetch(_) => self.utility(stmt).await,
         }
     }
 

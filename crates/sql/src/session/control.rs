@@ -103,7 +103,6 @@ impl<K: KvClient> Session<K> {
                 Outcome::Command("RESET".into())
             }
             S::Discard { .. } => Outcome::Command("DISCARD ALL".into()),
-            S::Deallocate { .. } => Outcome::Command("DEALLOCATE".into()),
             _ => return Ok(None),
         }))
     }
