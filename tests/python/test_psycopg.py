@@ -198,3 +198,23 @@ def test_binary_copy(conn):
         with cur.copy("copy bincopy to stdout (format binary)") as cp:
             cp.set_types(["int8", "text", "bytea"])
             assert sorted(cp.rows()) == rows
+
+
+def test_server_side_cursor():
+    conn = connect()
+    try:
+        conn.execute("drop table if exists sscur")
+        conn.execute("create table sscur (id int primary key, v text)")
+        conn.execute("insert into sscur select g, 'v' || g from generate_series(1, 25) g")
+        conn.commit()
+        with conn.cursor(name="big") as cur:
+            cur.itersize = 10
+            cur.execute("select id, v from sscur where id > %s order by id", (5,))
+            got = [r for r in cur]
+        assert [r[0] for r in got] == list(range(6, 26))
+        assert got[0] == (6, "v6")
+        conn.rollback()
+        conn.execute("drop table sscur")
+        conn.commit()
+    finally:
+        conn.close()

@@ -73,7 +73,7 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                 }
             }
             Plan::Recursive { id, base, step, all } => recursive(*id, base, step, *all, cx).await?,
-            Plan::System(t) => t.rows(cx.catalog),
+            Plan::System(t) => t.rows(cx.catalog, cx.eval),
             Plan::Filter(input, pred) => {
                 let rows = run(input, cx).await?;
                 let mut out = Vec::with_capacity(rows.len());

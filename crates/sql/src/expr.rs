@@ -111,12 +111,27 @@ pub struct EvalContext {
     pub settings: std::sync::Arc<std::collections::BTreeMap<String, String>>,
     /// Sequences for nextval, currval, setval and lastval.
     pub seqs: crate::sequence::SeqContext,
+    /// The session's open SQL cursors, for pg_cursors (None when none).
+    pub cursors: Option<std::sync::Arc<Vec<CursorInfo>>>,
     /// The catalog the statement was planned against, for the system
     /// information functions (pg_get_constraintdef, ...).
     pub catalog: Option<std::sync::Arc<crate::catalog::Catalog>>,
     /// Work tables of the recursive CTEs being run (None outside them, so
     /// ordinary statements allocate nothing for it).
     pub work: Option<std::sync::Arc<Vec<WorkTable>>>,
+}
+
+/// An open cursor as pg_cursors shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CursorInfo {
+    /// Cursor name.
+    pub name: String,
+    /// The DECLARE statement's text.
+    pub statement: String,
+    /// WITH HOLD.
+    pub holdable: bool,
+    /// When it was declared (microseconds since 2000).
+    pub created: i64,
 }
 
 /// A recursive CTE's rows from its previous iteration: (CTE id, rows).

@@ -109,6 +109,16 @@ fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
             }
             Bound::Explain(lines)
         }
+        // The cursor's query is planned here only to infer parameter types
+        // (drivers send DECLARE with parameters); the session runs it.
+        ast::Statement::Declare { stmts } => {
+            if let [d] = stmts.as_slice() {
+                if let Some(q) = &d.for_query {
+                    b.query(q)?;
+                }
+            }
+            Bound::Utility
+        }
         _ => Bound::Utility,
     })
 }

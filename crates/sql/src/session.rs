@@ -772,6 +772,7 @@ impl<K: KvClient> Session<K> {
             settings: self.settings_snapshot(),
             seqs: self.seq_context(),
             catalog: Some(self.catalog.clone()),
+            cursors: self.cursor_infos(),
             work: None,
         }
     }
@@ -792,7 +793,7 @@ impl<K: KvClient> Session<K> {
             return Ok(o);
         }
         self.start_statement().await?;
-        if let Some(o) = self.cursor_statement(stmt).await? {
+        if let Some(o) = self.cursor_statement(stmt, portal).await? {
             return Ok(o);
         }
         // A writer that waited for DDL on its table runs again on the new

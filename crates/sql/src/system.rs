@@ -39,6 +39,8 @@ pub enum SystemTable {
     InfoColumns,
     /// pg_catalog.pg_am (heap and btree)
     PgAm,
+    /// pg_catalog.pg_cursors (the session's open SQL cursors)
+    PgCursors,
     /// pg_catalog.pg_constraint (primary key, unique and foreign key
     /// constraints; without the array columns until arrays exist)
     PgConstraint,
@@ -77,6 +79,7 @@ impl SystemTable {
             (true, "columns") => InfoColumns,
             (false, "pg_constraint") => PgConstraint,
             (false, "pg_am") => PgAm,
+            (false, "pg_cursors") => PgCursors,
             (true, "table_constraints") => InfoTableConstraints,
             (true, "key_column_usage") => InfoKeyColumnUsage,
             (true, "referential_constraints") => InfoReferentialConstraints,
@@ -103,6 +106,7 @@ impl SystemTable {
             InfoColumns => "columns",
             PgConstraint => "pg_constraint",
             PgAm => "pg_am",
+            PgCursors => "pg_cursors",
             InfoTableConstraints => "table_constraints",
             InfoKeyColumnUsage => "key_column_usage",
             InfoReferentialConstraints => "referential_constraints",
@@ -198,6 +202,14 @@ impl SystemTable {
                 ("is_updatable", Text),
             ],
             PgAm => vec![("oid", Int8), ("amname", Text), ("amtype", Text)],
+            PgCursors => vec![
+                ("name", Text),
+                ("statement", Text),
+                ("is_holdable", Bool),
+                ("is_binary", Bool),
+                ("is_scrollable", Bool),
+                ("creation_time", DataType::TimestampTz),
+            ],
             PgConstraint => vec![
                 ("oid", Int8),
                 ("conname", Text),
@@ -259,8 +271,9 @@ impl SystemTable {
         }
     }
 
-    /// Builds the rows from `catalog`.
-    pub fn rows(&self, catalog: &Catalog) -> Vec<Vec<Value>> {
+    /// Builds the rows from `catalog` (and, for pg_cursors, the session's
+    /// cursors in `eval`).
+    pub fn rows(&self, catalog: &Catalog, eval: &crate::expr::EvalContext) -> Vec<Vec<Value>> {
         use SystemTable::*;
         let t = |s: &str| Value::Text(s.to_string());
         let i8 = |v: i64| Value::Int8(v);
@@ -295,6 +308,18 @@ impl SystemTable {
                 }
                 for sq in catalog.sequences.values() {
                     rows.push(class_row(sq.oid, &sq.name, "S", false));
+                }
+            }
+            PgCursors => {
+                for c in eval.cursors.iter().flat_map(|c| c.iter()) {
+                    rows.push(vec![
+                        t(&c.name),
+                        t(&c.statement),
+                        Value::Bool(c.holdable),
+                        Value::Bool(false),
+                        Value::Bool(false),
+                        Value::TimestampTz(c.created),
+                    ]);
                 }
             }
             PgAm => {

@@ -342,6 +342,10 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
         self.inner.take_notices()
     }
 
+    fn cursor_fields(&self, name: &str) -> Option<Vec<FieldDesc>> {
+        self.inner.cursor_columns_named(name).map(|cols| fields(&cols, &[]))
+    }
+
     fn close(&mut self) -> impl std::future::Future<Output = ()> + Send + '_ {
         self.inner.close()
     }

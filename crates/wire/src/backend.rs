@@ -212,6 +212,12 @@ pub trait Session: Send + 'static {
     /// raised by the last call, which the wire layer sends as NoticeResponse.
     fn take_notices(&mut self) -> Vec<ErrorReport>;
 
+    /// The result fields of the open SQL cursor `name` (DECLARE), which
+    /// Describe of a portal by that name reports. The default: none.
+    fn cursor_fields(&self, _name: &str) -> Option<Vec<FieldDesc>> {
+        None
+    }
+
     /// The connection has ended (Terminate, EOF or a fatal error): release
     /// what the session holds. The default does nothing.
     fn close(&mut self) -> impl Future<Output = ()> + Send + '_ {

@@ -365,8 +365,14 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
             msg::parameter_description(self.out.buffer(), &types);
             fields
         } else {
-            let Some(p) = self.portals.get(name) else { return Err(no_portal(name)) };
-            p.fields()
+            match self.portals.get(name) {
+                Some(p) => p.fields(),
+                // A SQL cursor is a portal too (psycopg describes it by name).
+                None => match self.session.cursor_fields(name) {
+                    Some(f) => Some(f),
+                    None => return Err(no_portal(name)),
+                },
+            }
         };
         match fields {
             Some(f) => msg::row_description(self.out.buffer(), &f),

@@ -10,12 +10,14 @@
 use std::collections::VecDeque;
 
 use super::*;
+use crate::expr::CursorInfo;
 
 /// An open cursor.
 pub(super) struct Cursor {
     columns: Vec<Column>,
     rows: VecDeque<Row>,
     hold: bool,
+    info: CursorInfo,
 }
 
 /// The rows FETCH asks for (None: all that remain).
@@ -43,8 +45,21 @@ impl<K: KvClient> Session<K> {
     /// The result columns of FETCH from `name` (empty if no such cursor:
     /// executing it reports that).
     pub(super) fn cursor_columns(&self, name: &ast::Ident) -> Vec<Column> {
-        let name = crate::bind::ident(name);
-        self.cursors.get(&name).map(|c| c.columns.clone()).unwrap_or_default()
+        self.cursor_columns_named(&crate::bind::ident(name)).unwrap_or_default()
+    }
+
+    /// The columns of the open cursor `name` (a cursor is also a portal:
+    /// drivers Describe it by name).
+    pub fn cursor_columns_named(&self, name: &str) -> Option<Vec<Column>> {
+        self.cursors.get(name).map(|c| c.columns.clone())
+    }
+
+    /// The open cursors, for pg_cursors.
+    pub(super) fn cursor_infos(&self) -> Option<Arc<Vec<CursorInfo>>> {
+        if self.cursors.is_empty() {
+            return None;
+        }
+        Some(Arc::new(self.cursors.values().map(|c| c.info.clone()).collect()))
     }
 
     /// Binds EXECUTE name(args): the named statement with the arguments
@@ -75,12 +90,13 @@ impl<K: KvClient> Session<K> {
     pub(super) async fn cursor_statement(
         &mut self,
         stmt: &ast::Statement,
+        portal: &Portal,
     ) -> Result<Option<Outcome>> {
         use ast::Statement as S;
         Ok(Some(match stmt {
             S::Declare { stmts } => {
                 for d in stmts {
-                    self.declare(d).await?;
+                    self.declare(d, portal).await?;
                 }
                 Outcome::Command("DECLARE CURSOR".into())
             }
@@ -146,7 +162,8 @@ impl<K: KvClient> Session<K> {
         }))
     }
 
-    async fn declare(&mut self, d: &ast::Declare) -> Result<()> {
+    /// DECLARE: runs the query with the portal's parameters.
+    async fn declare(&mut self, d: &ast::Declare, portal: &Portal) -> Result<()> {
         let Some(query) = &d.for_query else {
             bail!(FeatureNotSupported, "DECLARE without a cursor query is not supported");
         };
@@ -158,11 +175,11 @@ impl<K: KvClient> Session<K> {
             bail!(FeatureNotSupported, "SCROLL cursors are not supported yet");
         }
         let stmt = Stmt::Sql(Box::new(ast::Statement::Query(query.clone())));
-        let (bound, _) = planner::plan(&self.catalog, &stmt, &[])?;
+        let (bound, _) = planner::plan(&self.catalog, &stmt, &portal.prepared.param_types)?;
         let Bound::Query(plan, columns) = bound.as_ref() else {
             bail!(FeatureNotSupported, "DECLARE CURSOR supports only queries");
         };
-        let ctx = self.eval_ctx(&[]);
+        let ctx = self.eval_ctx(&portal.params);
         let txn = self.txn.as_ref().expect("statement has a transaction");
         let cx = ExecCtx { txn, tenant: self.db.tenant, eval: &ctx, catalog: &self.catalog };
         let rows = exec::run(plan, &cx).await?;
@@ -171,7 +188,13 @@ impl<K: KvClient> Session<K> {
             if self.cursors.contains_key(&key) {
                 bail!(DuplicateCursor, "cursor \"{key}\" already exists");
             }
-            let c = Cursor { columns: columns.clone(), rows: rows.clone().into(), hold };
+            let info = CursorInfo {
+                name: key.clone(),
+                statement: d.to_string(),
+                holdable: hold,
+                created: ctx.stmt_time,
+            };
+            let c = Cursor { columns: columns.clone(), rows: rows.clone().into(), hold, info };
             self.cursors.insert(key, c);
         }
         Ok(())
