@@ -88,6 +88,18 @@ pub struct AggState {
     agg_asts: Vec<ast::Expr>,
 }
 
+impl AggState {
+    /// Adds an aggregate that no SQL text names (it never matches a
+    /// written aggregate); returns its position among the aggregates.
+    pub fn add_hidden(&mut self, call: AggCall) -> usize {
+        let n = self.aggs.len();
+        self.aggs.push(call);
+        let marker = ast::Ident::with_quote('"', format!("\u{0}hidden aggregate {n}"));
+        self.agg_asts.push(ast::Expr::Identifier(marker));
+        n
+    }
+}
+
 /// Binds expressions and queries against a catalog.
 pub struct Binder<'a> {
     /// The catalog snapshot.
@@ -428,22 +440,20 @@ impl<'a> Binder<'a> {
                 Ok((Expr::Func(func::Func::Substr, args), DataType::Text))
             }
             E::Subquery(q) => {
-                let (x, cols) = self.subquery(q, scope, SubqKind::Scalar, agg.is_some(), None)?;
+                let (x, cols) = self.subquery(q, scope, SubqKind::Scalar, agg, None)?;
                 if cols.len() != 1 {
                     bail!(SyntaxError, "subquery must return only one column");
                 }
                 Ok((x, cols[0].ty.clone()))
             }
             E::Exists { subquery, negated } => {
-                let (x, _) =
-                    self.subquery(subquery, scope, SubqKind::Exists, agg.is_some(), None)?;
+                let (x, _) = self.subquery(subquery, scope, SubqKind::Exists, agg, None)?;
                 Ok((if *negated { Expr::Not(Box::new(x)) } else { x }, DataType::Bool))
             }
             E::InSubquery { expr, subquery, negated } => {
                 let (x, xt) = self.expr_in(expr, scope, agg)?;
                 let probe = Some((x, xt, *negated));
-                let (x, _) =
-                    self.subquery(subquery, scope, SubqKind::List, agg.is_some(), probe)?;
+                let (x, _) = self.subquery(subquery, scope, SubqKind::List, agg, probe)?;
                 Ok((x, DataType::Bool))
             }
             E::Case { operand, conditions, else_result, .. } => {

@@ -691,7 +691,7 @@ pub(crate) fn agg_init(a: &AggCall) -> AggState {
         AggFunc::CountStar | AggFunc::Count => AggState::Count(0),
         AggFunc::Sum => AggState::Sum(Value::Null),
         AggFunc::Avg => AggState::Avg(Value::Null, 0),
-        AggFunc::Min | AggFunc::Max => AggState::MinMax(Value::Null),
+        AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => AggState::MinMax(Value::Null),
         AggFunc::BoolAnd | AggFunc::BoolOr => AggState::Bool(None),
         AggFunc::StringAgg => AggState::Text(None),
     }
@@ -747,6 +747,11 @@ pub(crate) fn agg_step(a: &AggCall, st: &mut AggState, v: Value, extra: Value) -
             let v = cast::cast(v, &a.ty)?;
             *acc = if acc.is_null() { v } else { ops::add(acc, &v)? };
             *n += 1;
+        }
+        AggState::MinMax(cur) if a.func == AggFunc::AnyValue => {
+            if cur.is_null() {
+                *cur = v;
+            }
         }
         AggState::MinMax(cur) => {
             let want = if a.func == AggFunc::Min {

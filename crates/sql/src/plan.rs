@@ -101,6 +101,9 @@ pub enum AggFunc {
     BoolOr,
     /// string_agg(x, delimiter)
     StringAgg,
+    /// A value that is the same on every row of a group (a correlated
+    /// subquery's result over grouped columns): the first non-null one.
+    AnyValue,
 }
 
 /// One aggregate computed by an [`Plan::Aggregate`] node.

@@ -372,6 +372,10 @@ fn plan_select(
             state.group_asts.push(resolved);
             state.group.push(bound);
         }
+        // Correlated subqueries of the select list, HAVING and ORDER BY run
+        // on the input rows, below the aggregation.
+        let mark = b.correlated.len();
+        b.corr = Some(CorrCtx { mark, width });
         for item in &items {
             outputs.push(match item {
                 Item::Expr(e, alias) => {
@@ -406,6 +410,11 @@ fn plan_select(
                 Some(x) => x,
                 None => b.expr_in(e, &scope, &mut Some(&mut state))?.0,
             });
+        }
+        b.corr = None;
+        let subs = b.correlated.split_off(mark);
+        if !subs.is_empty() {
+            plan = Plan::Apply(Box::new(plan), subs);
         }
         let group: Vec<Expr> = state.group.into_iter().map(|(x, _)| x).collect();
         plan = Plan::Aggregate(Box::new(plan), group, state.aggs);

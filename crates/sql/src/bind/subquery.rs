@@ -7,8 +7,11 @@ use super::*;
 impl Binder<'_> {
     /// Plans a subquery. An uncorrelated one becomes an init plan of the
     /// current query level; one that reads the enclosing row becomes a
-    /// correlated subquery of the current [`CorrCtx`] (only where one is set,
-    /// and never under aggregation, whose rows are not the scope's). For IN,
+    /// correlated subquery of the current [`CorrCtx`] (only where one is set).
+    /// In a grouped query's select list, HAVING or ORDER BY (`agg` given) it
+    /// may read grouped columns only; it then runs on the input rows and its
+    /// value, the same for a whole group, is carried through the aggregation
+    /// as a hidden aggregate. For IN,
     /// `probe` is the left operand (bound, its type, NOT): it is coerced to
     /// the common type with the subquery's column.
     pub(super) fn subquery(
@@ -16,7 +19,7 @@ impl Binder<'_> {
         q: &ast::Query,
         scope: &Scope,
         kind: SubqKind,
-        in_aggregate: bool,
+        agg: &mut Option<&mut AggState>,
         probe: Option<(Expr, DataType, bool)>,
     ) -> Result<(Expr, Vec<Column>)> {
         self.outer.push(scope.clone());
@@ -43,104 +46,150 @@ impl Binder<'_> {
             };
             return Ok((x, cols));
         }
-        let Some(ctx) = self.corr.filter(|_| !in_aggregate) else {
+        let Some(ctx) = self.corr else {
             bail!(
                 FeatureNotSupported,
-                "correlated subqueries are supported only in WHERE and in the select list of queries without aggregates"
+                "correlated subqueries are supported only in WHERE, the select list, HAVING and ORDER BY"
             );
         };
+        if let Some(state) = agg.as_deref() {
+            for i in outer_columns(&plan) {
+                if !state.group.iter().any(|(g, _)| *g == Expr::Column(i)) {
+                    let name = match scope.cols.get(i) {
+                        Some(c) => match &c.qualifier {
+                            Some(q) => format!("{q}.{}", c.name),
+                            None => c.name.clone(),
+                        },
+                        None => "?".into(),
+                    };
+                    bail!(
+                        GroupingError,
+                        "subquery uses ungrouped column \"{name}\" from outer query"
+                    );
+                }
+            }
+        }
         let column = ctx.width + self.correlated.len() - ctx.mark;
+        let ty = match kind {
+            SubqKind::Scalar => cols.first().map(|c| c.ty.clone()).unwrap_or(DataType::Text),
+            _ => DataType::Bool,
+        };
         self.correlated.push(Correlated { plan, kind, probe });
-        Ok((Expr::Column(column), cols))
+        let Some(state) = agg.as_deref_mut() else { return Ok((Expr::Column(column), cols)) };
+        let n = state.add_hidden(crate::plan::AggCall {
+            func: crate::plan::AggFunc::AnyValue,
+            arg: Some(Expr::Column(column)),
+            distinct: false,
+            filter: None,
+            extra: None,
+            ty,
+        });
+        Ok((Expr::Column(state.group.len() + n), cols))
     }
+}
+
+/// The enclosing row's columns the plan reads (`Expr::Outer`).
+fn outer_columns(p: &Plan) -> Vec<usize> {
+    let mut found = Vec::new();
+    visit_exprs(p, &mut |e: &Expr| {
+        e.walk(&mut |x| {
+            if let Expr::Outer(i) = x {
+                found.push(*i);
+            }
+        })
+    });
+    found
 }
 
 /// True if any expression in the plan refers to an enclosing query's row.
 fn plan_reads_outer(p: &Plan) -> bool {
-    let mut found = false;
-    let mut check = |e: &Expr| {
-        e.walk(&mut |x| {
-            if matches!(x, Expr::Outer(_)) {
-                found = true;
-            }
-        })
-    };
+    !outer_columns(p).is_empty()
+}
+
+/// Calls `check` on every expression of the plan, subplans included (a
+/// nested correlated subquery's expressions too, over-approximating which
+/// enclosing row they read).
+fn visit_exprs(p: &Plan, check: &mut dyn FnMut(&Expr)) {
     match p {
-        Plan::Values(rows) => rows.iter().flatten().for_each(&mut check),
+        Plan::Values(rows) => rows.iter().flatten().for_each(&mut *check),
         Plan::Scan(s) => {
             if let Some(f) = &s.filter {
                 check(f);
             }
             match &s.access {
-                crate::plan::Access::Point(v) => v.iter().for_each(&mut check),
+                crate::plan::Access::Point(v) => v.iter().for_each(&mut *check),
                 crate::plan::Access::Range { eq, lo, hi, .. } => {
-                    eq.iter().for_each(&mut check);
+                    eq.iter().for_each(&mut *check);
                     lo.iter().chain(hi.iter()).for_each(|b| check(&b.value));
                 }
                 crate::plan::Access::Full => {}
             }
         }
-        Plan::Series(args, _) => args.iter().for_each(&mut check),
+        Plan::Series(args, _) => args.iter().for_each(&mut *check),
         Plan::System(_) => {}
         Plan::Filter(i, e) => {
             check(e);
-            found |= plan_reads_outer(i);
+            visit_exprs(i, check);
         }
         Plan::Project(i, es) => {
-            es.iter().for_each(&mut check);
-            found |= plan_reads_outer(i);
+            es.iter().for_each(&mut *check);
+            visit_exprs(i, check);
         }
         Plan::Join(l, r, _, on, _) => {
             if let Some(on) = on {
                 check(on);
             }
-            found |= plan_reads_outer(l) || plan_reads_outer(r);
+            visit_exprs(l, check);
+            visit_exprs(r, check);
         }
         Plan::Lateral(l, r, _, _) | Plan::SetOp(_, _, l, r) => {
-            found |= plan_reads_outer(l) || plan_reads_outer(r)
+            visit_exprs(l, check);
+            visit_exprs(r, check);
         }
         Plan::Aggregate(i, g, aggs) => {
-            g.iter().for_each(&mut check);
-            aggs.iter().flat_map(|a| a.arg.iter().chain(a.filter.iter())).for_each(&mut check);
-            found |= plan_reads_outer(i);
+            g.iter().for_each(&mut *check);
+            aggs.iter().flat_map(|a| a.arg.iter().chain(a.filter.iter())).for_each(&mut *check);
+            visit_exprs(i, check);
         }
         Plan::Sort(i, keys) => {
             keys.iter().for_each(|k| check(&k.expr));
-            found |= plan_reads_outer(i);
+            visit_exprs(i, check);
         }
         Plan::Limit(i, l, o) => {
-            l.iter().chain(o.iter()).for_each(&mut check);
-            found |= plan_reads_outer(i);
+            l.iter().chain(o.iter()).for_each(&mut *check);
+            visit_exprs(i, check);
         }
-        Plan::Distinct(i) => found |= plan_reads_outer(i),
+        Plan::Distinct(i) => visit_exprs(i, check),
         Plan::WorkTable(_) => {}
         Plan::Recursive { base, step, .. } => {
-            found |= plan_reads_outer(base) || plan_reads_outer(step)
+            visit_exprs(base, check);
+            visit_exprs(step, check);
         }
         Plan::DistinctOn(i, on) => {
-            on.iter().for_each(&mut check);
-            found |= plan_reads_outer(i);
+            on.iter().for_each(&mut *check);
+            visit_exprs(i, check);
         }
         Plan::Window(i, calls) => {
             for c in calls {
-                c.args.iter().chain(&c.partition).for_each(&mut check);
+                c.args.iter().chain(&c.partition).for_each(&mut *check);
                 c.order.iter().for_each(|k| check(&k.expr));
                 if let crate::window::WinFunc::Agg(a) = &c.func {
-                    a.arg.iter().chain(a.filter.iter()).for_each(&mut check);
+                    a.arg.iter().chain(a.filter.iter()).for_each(&mut *check);
                 }
             }
-            found |= plan_reads_outer(i);
+            visit_exprs(i, check);
         }
         Plan::Apply(i, subs) => {
             // A nested correlated subquery reads *its* outer row (ours are
             // Outer references only if it is ours that it reads: over-
             // approximated here, which only costs a per-row run).
             subs.iter().filter_map(|c| c.probe.as_ref()).for_each(|(x, _)| check(x));
-            found |= subs.iter().any(|c| plan_reads_outer(&c.plan)) || plan_reads_outer(i);
+            subs.iter().for_each(|c| visit_exprs(&c.plan, check));
+            visit_exprs(i, check);
         }
         Plan::Init(list, i) => {
-            found |= list.iter().any(|(p, _)| plan_reads_outer(p)) || plan_reads_outer(i)
+            list.iter().for_each(|(p, _)| visit_exprs(p, check));
+            visit_exprs(i, check);
         }
     }
-    found
 }
