@@ -347,12 +347,6 @@ fn plan_select(
     };
     let mut on: Vec<Expr> = Vec::new();
     if has_agg {
-        if items.iter().any(|i| matches!(i, Item::Expr(e, _) if contains_window(e))) {
-            bail!(
-                FeatureNotSupported,
-                "window functions in queries with GROUP BY or aggregates are not supported yet"
-            );
-        }
         let mut state = AggState::default();
         for g in &group_asts {
             // GROUP BY may name a select-list position or output alias.
@@ -376,6 +370,9 @@ fn plan_select(
         // on the input rows, below the aggregation.
         let mark = b.correlated.len();
         b.corr = Some(CorrCtx { mark, width });
+        // Window functions read the grouped rows (select list, ORDER BY).
+        let wmark = b.windows.len();
+        b.win = Some(wmark);
         for item in &items {
             outputs.push(match item {
                 Item::Expr(e, alias) => {
@@ -391,6 +388,9 @@ fn plan_select(
         }
         let having = match &s.having {
             Some(h) => {
+                if contains_window(h) {
+                    bail!(WindowingError, "window functions are not allowed in HAVING");
+                }
                 let (x, t) = b.expr_in(h, &scope, &mut Some(&mut state))?;
                 Some(b.coerce(x, &t, &DataType::Bool)?)
             }
@@ -412,14 +412,21 @@ fn plan_select(
             });
         }
         b.corr = None;
+        b.win = None;
         let subs = b.correlated.split_off(mark);
         if !subs.is_empty() {
             plan = Plan::Apply(Box::new(plan), subs);
         }
+        // Window results go behind the group keys and the aggregates.
+        let base = state.group.len() + state.aggs.len();
         let group: Vec<Expr> = state.group.into_iter().map(|(x, _)| x).collect();
         plan = Plan::Aggregate(Box::new(plan), group, state.aggs);
         if let Some(h) = having {
             plan = Plan::Filter(Box::new(plan), h);
+        }
+        let calls = b.windows.split_off(wmark);
+        if !calls.is_empty() {
+            plan = place_windows(plan, calls, base, &mut outputs, &mut keys, &mut on);
         }
     } else {
         let mark = b.correlated.len();
@@ -479,18 +486,7 @@ fn plan_select(
         }
         let calls = b.windows.split_off(wmark);
         if !calls.is_empty() {
-            let place =
-                |c: usize| Expr::Column(if c >= WINDOW_BASE { base + c - WINDOW_BASE } else { c });
-            for (x, _) in &mut outputs {
-                *x = x.remap_columns(&place);
-            }
-            for k in &mut keys {
-                k.expr = k.expr.remap_columns(&place);
-            }
-            for x in &mut on {
-                *x = x.remap_columns(&place);
-            }
-            plan = Plan::Window(Box::new(plan), calls);
+            plan = place_windows(plan, calls, base, &mut outputs, &mut keys, &mut on);
         }
     }
     b.corr = enclosing_corr;
@@ -880,4 +876,28 @@ pub fn table_scope(t: &TableDef, qualifier: &str, alias: &Option<ast::TableAlias
 #[allow(dead_code)]
 pub fn single_row(exprs: Vec<Expr>) -> Plan {
     Plan::Values(vec![exprs])
+}
+
+/// Puts a window node over `plan` and points the placeholder columns of
+/// its calls (`WINDOW_BASE + k`) at their results, which follow the `base`
+/// columns of each row.
+fn place_windows(
+    plan: Plan,
+    calls: Vec<crate::window::WindowCall>,
+    base: usize,
+    outputs: &mut [(Expr, Column)],
+    keys: &mut [SortKey],
+    on: &mut [Expr],
+) -> Plan {
+    let place = |c: usize| Expr::Column(if c >= WINDOW_BASE { base + c - WINDOW_BASE } else { c });
+    for (x, _) in outputs.iter_mut() {
+        *x = x.remap_columns(&place);
+    }
+    for k in keys.iter_mut() {
+        k.expr = k.expr.remap_columns(&place);
+    }
+    for x in on.iter_mut() {
+        *x = x.remap_columns(&place);
+    }
+    Plan::Window(Box::new(plan), calls)
 }

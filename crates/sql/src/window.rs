@@ -114,12 +114,14 @@ pub struct WindowCall {
 
 impl Binder<'_> {
     /// Binds `f OVER (...)` where window functions are allowed; returns the
-    /// placeholder column of its result.
+    /// placeholder column of its result. In a grouped query (`agg` given)
+    /// its arguments, PARTITION BY and ORDER BY read the grouped rows.
     pub(crate) fn window_function(
         &mut self,
         f: &ast::Function,
         name: &str,
         scope: &Scope,
+        agg: &mut Option<&mut crate::bind::AggState>,
     ) -> Result<(Expr, DataType)> {
         if self.in_window {
             bail!(WindowingError, "window function calls cannot be nested");
@@ -127,8 +129,14 @@ impl Binder<'_> {
         let Some(mark) = self.win else {
             bail!(WindowingError, "window functions are not allowed here");
         };
+        if agg.is_some() && is_aggregate(name) {
+            bail!(
+                FeatureNotSupported,
+                "aggregate window functions over grouped rows are not supported yet"
+            );
+        }
         self.in_window = true;
-        let call = self.window_call(f, name, scope);
+        let call = self.window_call(f, name, scope, agg);
         self.in_window = false;
         let call = call?;
         let ty = call.ty.clone();
@@ -136,18 +144,24 @@ impl Binder<'_> {
         Ok((Expr::Column(WINDOW_BASE + self.windows.len() - 1 - mark), ty))
     }
 
-    fn window_call(&mut self, f: &ast::Function, name: &str, scope: &Scope) -> Result<WindowCall> {
+    fn window_call(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        scope: &Scope,
+        agg: &mut Option<&mut crate::bind::AggState>,
+    ) -> Result<WindowCall> {
         let Some(ast::WindowType::WindowSpec(spec)) = &f.over else {
             bail!(FeatureNotSupported, "named windows are not supported yet");
         };
         let partition = spec
             .partition_by
             .iter()
-            .map(|e| self.expr_in(e, scope, &mut None).map(|(x, _)| x))
+            .map(|e| self.expr_in(e, scope, agg).map(|(x, _)| x))
             .collect::<Result<Vec<_>>>()?;
         let mut order = Vec::with_capacity(spec.order_by.len());
         for o in &spec.order_by {
-            let (expr, _) = self.expr_in(&o.expr, scope, &mut None)?;
+            let (expr, _) = self.expr_in(&o.expr, scope, agg)?;
             let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
             order.push(SortKey { expr, desc, nulls_first: o.options.nulls_first.unwrap_or(desc) });
         }
@@ -163,7 +177,7 @@ impl Binder<'_> {
             let ty = call.ty.clone();
             (WinFunc::Agg(call), vec![], ty)
         } else {
-            self.ranking_or_value(f, name, scope)?
+            self.ranking_or_value(f, name, scope, agg)?
         };
         Ok(WindowCall { func, args, partition, order, frame, ty })
     }
@@ -174,6 +188,7 @@ impl Binder<'_> {
         f: &ast::Function,
         name: &str,
         scope: &Scope,
+        agg: &mut Option<&mut crate::bind::AggState>,
     ) -> Result<(WinFunc, Vec<Expr>, DataType)> {
         if f.filter.is_some() {
             bail!(
@@ -184,7 +199,7 @@ impl Binder<'_> {
         let mut bound = Vec::new();
         for a in function_args(f)? {
             let Some(a) = a else { bail!(SyntaxError, "syntax error at or near \"*\"") };
-            bound.push(self.expr_in(a, scope, &mut None)?);
+            bound.push(self.expr_in(a, scope, agg)?);
         }
         let n = bound.len();
         let (func, ty) = match (name, n) {

@@ -13,7 +13,7 @@ impl Binder<'_> {
     ) -> Result<(Expr, DataType)> {
         let name = object_name(&f.name)?;
         if f.over.is_some() {
-            return self.window_function(f, &name, scope);
+            return self.window_function(f, &name, scope, agg);
         }
         if is_aggregate(&name) {
             bail!(GroupingError, "aggregate functions are not allowed here");
