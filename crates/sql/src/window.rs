@@ -129,12 +129,6 @@ impl Binder<'_> {
         let Some(mark) = self.win else {
             bail!(WindowingError, "window functions are not allowed here");
         };
-        if agg.is_some() && is_aggregate(name) {
-            bail!(
-                FeatureNotSupported,
-                "aggregate window functions over grouped rows are not supported yet"
-            );
-        }
         self.in_window = true;
         let call = self.window_call(f, name, scope, agg);
         self.in_window = false;
@@ -170,7 +164,7 @@ impl Binder<'_> {
             None => Frame::DEFAULT,
         };
         let (func, args, ty) = if is_aggregate(name) {
-            let call = self.agg_call(f, name, scope)?;
+            let call = self.agg_call(f, name, scope, agg)?;
             if call.distinct {
                 bail!(FeatureNotSupported, "DISTINCT is not implemented for window functions");
             }

@@ -77,7 +77,7 @@ impl Binder<'_> {
         if let Some(i) = state.agg_asts.iter().position(|a| *a == key) {
             return Ok(Some((Expr::Column(ng + i), state.aggs[i].ty.clone())));
         }
-        let call = self.agg_call(f, &name, scope)?;
+        let call = self.agg_call(f, &name, scope, &mut None)?;
         let ty = call.ty.clone();
         state.aggs.push(call);
         state.agg_asts.push(key);
@@ -85,12 +85,14 @@ impl Binder<'_> {
     }
 
     /// Binds aggregate `name`'s call: FILTER, DISTINCT, the argument over the
-    /// input row, and the result type.
+    /// rows it aggregates (`over`: None for the input rows, the grouping
+    /// state for a window aggregate over grouped rows), and the result type.
     pub(crate) fn agg_call(
         &mut self,
         f: &ast::Function,
         name: &str,
         scope: &Scope,
+        over: &mut Option<&mut AggState>,
     ) -> Result<AggCall> {
         if !f.within_group.is_empty() {
             bail!(FeatureNotSupported, "WITHIN GROUP is not supported yet");
@@ -103,7 +105,7 @@ impl Binder<'_> {
         }
         let filter = match &f.filter {
             Some(w) => {
-                let (x, t) = self.expr_in(w, scope, &mut None)?;
+                let (x, t) = self.expr_in(w, scope, over)?;
                 Some(self.coerce(x, &t, &DataType::Bool)?)
             }
             None => None,
@@ -120,8 +122,8 @@ impl Binder<'_> {
                 ty: DataType::Int8,
             },
             ("string_agg", [Some(a), Some(d)]) => {
-                let (x, t) = self.expr_in(a, scope, &mut None)?;
-                let (dx, dt) = self.expr_in(d, scope, &mut None)?;
+                let (x, t) = self.expr_in(a, scope, over)?;
+                let (dx, dt) = self.expr_in(d, scope, over)?;
                 let t = if t == DataType::Unknown { DataType::Text } else { t };
                 if !t.is_string() {
                     bail!(UndefinedFunction, "function string_agg({t}, {dt}) does not exist");
@@ -137,8 +139,9 @@ impl Binder<'_> {
                 }
             }
             (_, [Some(a)]) => {
-                // Aggregate arguments see the raw input row, not the groups.
-                let (x, t) = self.expr_in(a, scope, &mut None)?;
+                // Aggregate arguments see the raw input row (a window
+                // aggregate over grouped rows: the groups).
+                let (x, t) = self.expr_in(a, scope, over)?;
                 let t = if t == DataType::Unknown { DataType::Text } else { t };
                 let (func, ty) = match name {
                     "count" => (AggFunc::Count, DataType::Int8),
