@@ -43,6 +43,9 @@ pub struct ColumnDef {
     /// pg_attribute.attidentity.
     #[serde(default)]
     pub identity: Option<char>,
+    /// COMMENT ON COLUMN text.
+    #[serde(default)]
+    pub comment: Option<String>,
 }
 
 /// A serializable mirror of [`DataType`] for catalog storage.
@@ -137,6 +140,9 @@ pub struct TableDef {
     /// id of its own, removed when the session ends.
     #[serde(default)]
     pub temporary: bool,
+    /// COMMENT ON TABLE text.
+    #[serde(default)]
+    pub comment: Option<String>,
 }
 
 /// A FOREIGN KEY constraint, stored on the referencing table.
@@ -273,6 +279,7 @@ impl TableDef {
             foreign_keys: vec![],
             referenced_by: vec![],
             temporary: false,
+            comment: None,
         }
     }
 

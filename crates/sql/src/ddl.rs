@@ -211,6 +211,51 @@ async fn scan_all<T: Txn>(txn: &T, range: KeyRange) -> Result<Vec<(kvapi::Key, V
 /// not know the hashing scheme; the server wiring supplies it).
 pub type PasswordHasher = fn(&str) -> String;
 
+/// COMMENT ON TABLE / COLUMN (IS NULL removes the comment).
+pub async fn comment<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    object_type: &ast::CommentObject,
+    name: &ast::ObjectName,
+    text: &Option<String>,
+) -> Result<DdlResult> {
+    let parts: Vec<String> = name.0.iter().map(|p| p.to_string()).collect();
+    let names: Vec<String> = name.0.iter().filter_map(|p| p.as_ident().map(bind::ident)).collect();
+    if names.len() != parts.len() {
+        bail!(SyntaxError, "syntax error at or near \"{name}\"");
+    }
+    let names: Vec<&str> = match names.first().map(String::as_str) {
+        Some("public") if names.len() > 1 => names[1..].iter().map(String::as_str).collect(),
+        _ => names.iter().map(String::as_str).collect(),
+    };
+    let (table, column) = match (object_type, names.as_slice()) {
+        (ast::CommentObject::Table, [t]) => (*t, None),
+        (ast::CommentObject::Column, [t, c]) => (*t, Some(*c)),
+        (ast::CommentObject::Column, _) => {
+            bail!(SyntaxError, "column name must be qualified")
+        }
+        (ast::CommentObject::Table, _) => bail!(InvalidSchemaName, "schema does not exist"),
+        (other, _) => bail!(FeatureNotSupported, "COMMENT ON {other} is not supported yet"),
+    };
+    let t = cat.must_get_table(table)?;
+    refuse_temporary(&t, "COMMENT")?;
+    bump_version(txn, tenant).await?;
+    lock_table(txn, tenant, t.oid).await?;
+    let mut nt = (*t).clone();
+    match column {
+        None => nt.comment = text.clone(),
+        Some(c) => {
+            let Some(i) = nt.column_index(c) else {
+                bail!(UndefinedColumn, "column \"{c}\" of relation \"{table}\" does not exist");
+            };
+            nt.columns[i].comment = text.clone();
+        }
+    }
+    write_table(txn, tenant, &nt).await?;
+    Ok(DdlResult::tag("COMMENT"))
+}
+
 /// 0A000 for DDL that would write a temporary table's definition into the
 /// shared catalog.
 fn refuse_temporary(t: &TableDef, what: &str) -> Result<()> {
@@ -315,6 +360,7 @@ pub async fn create_table<T: Txn>(
             nullable: true,
             default: None,
             identity: None,
+            comment: None,
         };
         if serial.is_some() {
             owned.push((i, vec![]));
@@ -1004,6 +1050,7 @@ pub async fn alter_table<T: Txn>(
                     nullable: true,
                     default: None,
                     identity: None,
+                    comment: None,
                 };
                 for opt in &column_def.options {
                     match &opt.option {

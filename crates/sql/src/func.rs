@@ -74,9 +74,14 @@ pub enum Func {
     UserById,
     /// format_type(type oid, typmod)
     FormatType,
-    /// obj_description, col_description, shobj_description: NULL, as no
-    /// object has a comment (COMMENT ON is not supported yet)
+    /// obj_description(oid [, catalog]): a table's COMMENT
+    ObjDescription,
+    /// col_description(table oid, column number): a column's COMMENT
+    ColDescription,
+    /// shobj_description: NULL (no shared object has a comment)
     Description,
+    /// pg_get_expr(expression, relation [, pretty]): the expression's text
+    GetExpr,
     /// current_user, session_user, user
     CurrentUser,
     /// current_schema()
@@ -198,9 +203,10 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("pg_table_is_visible", 1) => (Func::TableIsVisible, T::Bool),
         ("pg_get_userbyid", 1) => (Func::UserById, T::Text),
         ("format_type", 2) => (Func::FormatType, T::Text),
-        ("obj_description", 1 | 2) | ("col_description", 2) | ("shobj_description", 2) => {
-            (Func::Description, T::Text)
-        }
+        ("obj_description", 1 | 2) => (Func::ObjDescription, T::Text),
+        ("col_description", 2) => (Func::ColDescription, T::Text),
+        ("shobj_description", 2) => (Func::Description, T::Text),
+        ("pg_get_expr", 2 | 3) => (Func::GetExpr, T::Text),
         ("current_user" | "session_user" | "user" | "current_role", 0) => {
             (Func::CurrentUser, T::Text)
         }
@@ -241,6 +247,8 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         | Func::TableIsVisible
         | Func::Description
         | Func::UserById
+        | Func::ObjDescription
+        | Func::ColDescription
             if i == 0 =>
         {
             Some(DataType::Int8)
@@ -249,8 +257,9 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         Func::IndexDef => Some([DataType::Int8, DataType::Int4, DataType::Bool][i.min(2)].clone()),
         Func::SerialSequence => Some(DataType::Text),
         Func::FormatType => Some([DataType::Int8, DataType::Int4][i.min(1)].clone()),
-        // obj_description's catalog name, col_description's column number.
-        Func::Description => None,
+        Func::ObjDescription | Func::Description => Some(DataType::Text),
+        Func::ColDescription => Some(DataType::Int4),
+        Func::GetExpr => Some([DataType::Text, DataType::Int8, DataType::Bool][i.min(2)].clone()),
         Func::Left | Func::Right | Func::LPad | Func::RPad | Func::SplitPart
             if i > 0
                 && !(i == 2 && matches!(f, Func::LPad | Func::RPad))
@@ -522,6 +531,20 @@ impl Func {
                 }
             },
             Func::Description => Value::Null,
+            // pg_attrdef.adbin holds the expression's text already.
+            Func::GetExpr => arg(0),
+            Func::ObjDescription | Func::ColDescription => {
+                let (Some(cat), Some(oid)) = (&ctx.catalog, catalog_info::oid(&arg(0))) else {
+                    return Ok(Value::Null);
+                };
+                let text = match (self, arg(1)) {
+                    (Func::ObjDescription, Value::Text(c)) if c != "pg_class" => None,
+                    (Func::ObjDescription, _) => catalog_info::table_comment(cat, oid),
+                    (_, Value::Int4(n)) => catalog_info::column_comment(cat, oid, n),
+                    _ => None,
+                };
+                text.map(Value::Text).unwrap_or(Value::Null)
+            }
             Func::CurrentUser => Value::Text(if ctx.user.is_empty() {
                 "postgres".into()
             } else {

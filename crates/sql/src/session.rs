@@ -884,6 +884,9 @@ impl<K: KvClient> Session<K> {
                 ddl::alter_role(txn, tenant, &catalog, name, operation, self.db.hasher).await?
             }
             S::AlterTable(at) => ddl::alter_table(txn, tenant, &catalog, at).await?,
+            S::Comment { object_type, object_name, comment, .. } => {
+                ddl::comment(txn, tenant, &catalog, object_type, object_name, comment).await?
+            }
             S::Analyze(_) => return Ok(Outcome::Command("ANALYZE".into())),
             other => bail!(
                 FeatureNotSupported,

@@ -41,6 +41,10 @@ pub enum SystemTable {
     PgAm,
     /// pg_catalog.pg_cursors (the session's open SQL cursors)
     PgCursors,
+    /// pg_catalog.pg_description (COMMENT ON tables and columns)
+    PgDescription,
+    /// pg_catalog.pg_attrdef (column defaults; adbin holds the text)
+    PgAttrdef,
     /// pg_catalog.pg_constraint (primary key, unique and foreign key
     /// constraints; without the array columns until arrays exist)
     PgConstraint,
@@ -55,6 +59,8 @@ pub enum SystemTable {
 }
 
 const PG_CATALOG_OID: i64 = 11;
+/// pg_class's own OID (pg_description.classoid of tables and columns).
+pub const PG_CLASS_OID: i64 = 1259;
 /// pg_database_owner, the role that owns the `public` schema (PostgreSQL 15).
 pub const DATABASE_OWNER_OID: i64 = 6171;
 const INFO_SCHEMA_OID: i64 = 13000;
@@ -80,6 +86,8 @@ impl SystemTable {
             (false, "pg_constraint") => PgConstraint,
             (false, "pg_am") => PgAm,
             (false, "pg_cursors") => PgCursors,
+            (false, "pg_description") => PgDescription,
+            (false, "pg_attrdef") => PgAttrdef,
             (true, "table_constraints") => InfoTableConstraints,
             (true, "key_column_usage") => InfoKeyColumnUsage,
             (true, "referential_constraints") => InfoReferentialConstraints,
@@ -107,6 +115,8 @@ impl SystemTable {
             PgConstraint => "pg_constraint",
             PgAm => "pg_am",
             PgCursors => "pg_cursors",
+            PgDescription => "pg_description",
+            PgAttrdef => "pg_attrdef",
             InfoTableConstraints => "table_constraints",
             InfoKeyColumnUsage => "key_column_usage",
             InfoReferentialConstraints => "referential_constraints",
@@ -202,6 +212,15 @@ impl SystemTable {
                 ("is_updatable", Text),
             ],
             PgAm => vec![("oid", Int8), ("amname", Text), ("amtype", Text)],
+            PgDescription => vec![
+                ("objoid", Int8),
+                ("classoid", Int8),
+                ("objsubid", Int4),
+                ("description", Text),
+            ],
+            PgAttrdef => {
+                vec![("oid", Int8), ("adrelid", Int8), ("adnum", Int2), ("adbin", Text)]
+            }
             PgCursors => vec![
                 ("name", Text),
                 ("statement", Text),
@@ -308,6 +327,31 @@ impl SystemTable {
                 }
                 for sq in catalog.sequences.values() {
                     rows.push(class_row(sq.oid, &sq.name, "S", false));
+                }
+            }
+            PgDescription => {
+                for tb in catalog.tables.values() {
+                    if let Some(c) = &tb.comment {
+                        rows.push(vec![i8(tb.oid as i64), i8(PG_CLASS_OID), Value::Int4(0), t(c)]);
+                    }
+                    for (i, col) in tb.columns.iter().enumerate() {
+                        if let Some(c) = &col.comment {
+                            let n = Value::Int4(i as i32 + 1);
+                            rows.push(vec![i8(tb.oid as i64), i8(PG_CLASS_OID), n, t(c)]);
+                        }
+                    }
+                }
+            }
+            PgAttrdef => {
+                for tb in catalog.tables.values() {
+                    for (i, col) in tb.columns.iter().enumerate() {
+                        if let Some(d) = &col.default {
+                            // No OIDs of their own: derived from table and column.
+                            let oid = ((tb.oid as i64) << 16) | (i as i64 + 1);
+                            let n = Value::Int2(i as i16 + 1);
+                            rows.push(vec![i8(oid), i8(tb.oid as i64), n, t(d)]);
+                        }
+                    }
                 }
             }
             PgCursors => {

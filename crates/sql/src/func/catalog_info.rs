@@ -209,3 +209,15 @@ pub fn user_by_id(cat: &Catalog, oid: u32) -> String {
         .map(|r| r.name)
         .unwrap_or_else(|| format!("unknown (OID={oid})"))
 }
+
+/// obj_description(oid, 'pg_class'): the table's comment.
+pub fn table_comment(cat: &Catalog, oid: u32) -> Option<String> {
+    cat.tables.values().find(|t| t.oid == oid).and_then(|t| t.comment.clone())
+}
+
+/// col_description(table oid, column number): the column's comment.
+pub fn column_comment(cat: &Catalog, oid: u32, attnum: i32) -> Option<String> {
+    let t = cat.tables.values().find(|t| t.oid == oid)?;
+    let i = usize::try_from(attnum).ok()?.checked_sub(1)?;
+    t.columns.get(i)?.comment.clone()
+}
