@@ -212,6 +212,8 @@ pub fn data_type(t: &ast::DataType) -> Result<DataType> {
         A::Custom(name, _) => match object_name(name)?.as_str() {
             "timestamptz" => DataType::TimestampTz,
             "bpchar" => DataType::Char(1),
+            // Only reachable quoted: unquoted `char` is character(1).
+            "char" => DataType::QChar,
             "float4" => DataType::Float8,
             "int" => DataType::Int4,
             other => bail!(UndefinedObject, "type \"{other}\" does not exist"),

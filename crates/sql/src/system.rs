@@ -126,7 +126,7 @@ impl SystemTable {
 
     /// Column names and types.
     pub fn columns(&self) -> Vec<(&'static str, DataType)> {
-        use DataType::{Bool, Int2, Int4, Int8, Text};
+        use DataType::{Bool, Int2, Int4, Int8, QChar, Text};
         use SystemTable::*;
         match self {
             PgNamespace => vec![("oid", Int8), ("nspname", Text), ("nspowner", Int8)],
@@ -134,12 +134,12 @@ impl SystemTable {
                 ("oid", Int8),
                 ("relname", Text),
                 ("relnamespace", Int8),
-                ("relkind", Text),
+                ("relkind", QChar),
                 ("relowner", Int8),
                 ("relam", Int8),
                 ("reltuples", DataType::Float8),
                 ("relhasindex", Bool),
-                ("relpersistence", Text),
+                ("relpersistence", QChar),
                 ("relispartition", Bool),
             ],
             PgAttribute => vec![
@@ -156,8 +156,23 @@ impl SystemTable {
                 ("oid", Int8),
                 ("typname", Text),
                 ("typnamespace", Int8),
+                ("typowner", Int8),
                 ("typlen", Int2),
-                ("typtype", Text),
+                ("typbyval", Bool),
+                ("typtype", QChar),
+                ("typcategory", QChar),
+                ("typispreferred", Bool),
+                ("typisdefined", Bool),
+                ("typdelim", QChar),
+                ("typrelid", Int8),
+                ("typelem", Int8),
+                ("typarray", Int8),
+                ("typnotnull", Bool),
+                ("typbasetype", Int8),
+                ("typtypmod", Int4),
+                ("typndims", Int4),
+                ("typcollation", Int8),
+                ("typdefault", Text),
             ],
             PgDatabase => {
                 vec![("oid", Int8), ("datname", Text), ("encoding", Int4), ("datallowconn", Bool)]
@@ -211,7 +226,7 @@ impl SystemTable {
                 ("is_generated", Text),
                 ("is_updatable", Text),
             ],
-            PgAm => vec![("oid", Int8), ("amname", Text), ("amtype", Text)],
+            PgAm => vec![("oid", Int8), ("amname", Text), ("amtype", QChar)],
             PgDescription => vec![
                 ("objoid", Int8),
                 ("classoid", Int8),
@@ -233,16 +248,16 @@ impl SystemTable {
                 ("oid", Int8),
                 ("conname", Text),
                 ("connamespace", Int8),
-                ("contype", Text),
+                ("contype", QChar),
                 ("condeferrable", Bool),
                 ("condeferred", Bool),
                 ("convalidated", Bool),
                 ("conrelid", Int8),
                 ("conindid", Int8),
                 ("confrelid", Int8),
-                ("confupdtype", Text),
-                ("confdeltype", Text),
-                ("confmatchtype", Text),
+                ("confupdtype", QChar),
+                ("confdeltype", QChar),
+                ("confmatchtype", QChar),
             ],
             InfoTableConstraints => vec![
                 ("constraint_catalog", Text),
@@ -403,13 +418,32 @@ impl SystemTable {
                     DataType::Timestamp,
                     DataType::TimestampTz,
                     DataType::Numeric(None),
+                    DataType::QChar,
                 ] {
+                    let (category, preferred, array) = type_traits(&ty);
+                    let string =
+                        matches!(ty, DataType::Text | DataType::Varchar(_) | DataType::Char(_));
                     rows.push(vec![
                         i8(ty.oid() as i64),
                         t(ty.typname()),
                         i8(PG_CATALOG_OID),
+                        i8(10),
                         Value::Int2(ty.typlen()),
-                        t("b"),
+                        Value::Bool(ty.typlen() > 0),
+                        t(if ty == DataType::Unknown { "p" } else { "b" }),
+                        t(category),
+                        Value::Bool(preferred),
+                        Value::Bool(true),
+                        t(","),
+                        i8(0),
+                        i8(0),
+                        i8(array),
+                        Value::Bool(false),
+                        i8(0),
+                        Value::Int4(-1),
+                        Value::Int4(0),
+                        i8(if string { 100 } else { 0 }),
+                        Value::Null,
                     ]);
                 }
             }
@@ -596,6 +630,27 @@ impl SystemTable {
     }
 }
 
+/// pg_type's typcategory, typispreferred and typarray for `ty`.
+fn type_traits(ty: &DataType) -> (&'static str, bool, i64) {
+    match ty {
+        DataType::Bool => ("B", true, 1000),
+        DataType::Int2 => ("N", false, 1005),
+        DataType::Int4 => ("N", false, 1007),
+        DataType::Int8 => ("N", false, 1016),
+        DataType::Float8 => ("N", true, 1022),
+        DataType::Numeric(_) => ("N", false, 1231),
+        DataType::Text => ("S", true, 1009),
+        DataType::Varchar(_) => ("S", false, 1015),
+        DataType::Char(_) => ("S", false, 1014),
+        DataType::Date => ("D", false, 1182),
+        DataType::Timestamp => ("D", false, 1115),
+        DataType::TimestampTz => ("D", true, 1185),
+        DataType::Bytea => ("U", false, 1001),
+        DataType::QChar => ("Z", false, 1002),
+        DataType::Unknown => ("X", false, 0),
+    }
+}
+
 /// The SQL-standard type name information_schema.columns.data_type shows
 /// (no length or precision: those are separate columns).
 fn sql_type_name(ty: &DataType) -> &'static str {
@@ -613,6 +668,7 @@ fn sql_type_name(ty: &DataType) -> &'static str {
         DataType::TimestampTz => "timestamp with time zone",
         DataType::Date => "date",
         DataType::Bytea => "bytea",
+        DataType::QChar => "\"char\"",
         DataType::Unknown => "unknown",
     }
 }

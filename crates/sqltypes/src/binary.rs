@@ -82,6 +82,7 @@ pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
         DataType::Text | DataType::Unknown | DataType::Varchar(_) | DataType::Char(_) => {
             Value::Text(fit_string(validate_utf8(b)?, ty)?)
         }
+        DataType::QChar => Value::Text(crate::text::qchar(validate_utf8(b)?)),
         DataType::Numeric(m) => {
             let n = decode_numeric(b)?;
             Value::Numeric(match m {

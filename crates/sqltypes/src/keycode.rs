@@ -274,7 +274,7 @@ fn decode_one(b: &mut &[u8], ty: &DataType) -> Result<Value> {
             s.extend(std::iter::repeat_n(' ', (*n as usize).saturating_sub(len)));
             Value::Text(s)
         }
-        DataType::Text | DataType::Varchar(_) | DataType::Unknown => {
+        DataType::Text | DataType::Varchar(_) | DataType::Unknown | DataType::QChar => {
             Value::Text(String::from_utf8(get_bytes(b)?).map_err(|_| corrupt())?)
         }
     })

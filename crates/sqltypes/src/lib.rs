@@ -78,6 +78,9 @@ pub enum DataType {
     Date,
     /// bytea (oid 17)
     Bytea,
+    /// "char" (oid 18): one byte, the type of pg_catalog's code columns
+    /// (relkind, typtype, contype, ...); values are text of one character.
+    QChar,
     /// The type of an untyped literal or parameter whose type is not yet
     /// inferred (oid 705, "unknown"); resolved during binding.
     Unknown,
@@ -129,6 +132,7 @@ impl DataType {
             DataType::TimestampTz => 1184,
             DataType::Date => 1082,
             DataType::Bytea => 17,
+            DataType::QChar => 18,
             DataType::Unknown => 705,
         }
     }
@@ -149,6 +153,7 @@ impl DataType {
             1184 => DataType::TimestampTz,
             1082 => DataType::Date,
             17 => DataType::Bytea,
+            18 => DataType::QChar,
             0 | 705 => DataType::Unknown,
             _ => return None,
         })
@@ -157,7 +162,7 @@ impl DataType {
     /// pg_type.typlen: the fixed size in bytes, or -1 for variable length.
     pub fn typlen(&self) -> i16 {
         match self {
-            DataType::Bool => 1,
+            DataType::Bool | DataType::QChar => 1,
             DataType::Int2 => 2,
             DataType::Int4 | DataType::Date => 4,
             DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
@@ -192,6 +197,7 @@ impl DataType {
             DataType::TimestampTz => "timestamptz",
             DataType::Date => "date",
             DataType::Bytea => "bytea",
+            DataType::QChar => "char",
             DataType::Unknown => "unknown",
         }
     }
@@ -210,7 +216,7 @@ impl DataType {
 
     /// True for text, varchar and char.
     pub fn is_string(&self) -> bool {
-        matches!(self, DataType::Text | DataType::Varchar(_) | DataType::Char(_))
+        matches!(self, DataType::Text | DataType::Varchar(_) | DataType::Char(_) | DataType::QChar)
     }
 }
 
@@ -233,6 +239,7 @@ impl fmt::Display for DataType {
             DataType::TimestampTz => write!(f, "timestamp with time zone"),
             DataType::Date => write!(f, "date"),
             DataType::Bytea => write!(f, "bytea"),
+            DataType::QChar => write!(f, "\"char\""),
             DataType::Unknown => write!(f, "unknown"),
         }
     }

@@ -234,12 +234,19 @@ pub fn parse_text(ty: &DataType, s: &str) -> Result<Value> {
             })
         }
         DataType::Text | DataType::Unknown => Value::Text(s.to_string()),
+        DataType::QChar => Value::Text(qchar(s)),
         DataType::Varchar(_) | DataType::Char(_) => Value::Text(fit_string(s, ty)?),
         DataType::Date => Value::Date(datetime::parse_date(s)?),
         DataType::Timestamp => Value::Timestamp(datetime::parse_timestamp(s, false)?),
         DataType::TimestampTz => Value::TimestampTz(datetime::parse_timestamp(s, true)?),
         DataType::Bytea => Value::Bytea(parse_bytea(s)?),
     })
+}
+
+/// "char" input keeps the first character (PostgreSQL keeps the first
+/// byte; they differ only for non-ASCII input).
+pub fn qchar(s: &str) -> String {
+    s.chars().next().map(String::from).unwrap_or_default()
 }
 
 /// A fixed buffer for formatting floats without allocating.

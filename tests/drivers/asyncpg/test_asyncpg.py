@@ -26,14 +26,6 @@ ON_STRATA = os.environ.get("STRATA_TEST_TARGET", "strata") == "strata"
 KNOWN_FAILURES = {
 }
 
-# Text-format round trips go through asyncpg's set_type_codec, which looks the
-# type up in pg_type (typelem, typbasetype, ...).
-for _typ in ("bool", "int2", "int4", "int8", "float8", "numeric", "text", "varchar", "char", "timestamp", "timestamptz", "date", "bytea"):
-    KNOWN_FAILURES[f"roundtrip_text_{_typ}"] = (
-        "pg_type has only oid, typname, typnamespace, typlen and typtype; asyncpg's type introspection "
-        'fails with 42703 "column t.typelem does not exist"'
-    )
-
 # Lines for the end of the run (printed by conftest.py).
 REPORT = []
 UNEXPECTED = set()
