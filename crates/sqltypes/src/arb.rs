@@ -99,6 +99,9 @@ pub fn value(ty: &DataType) -> BoxedStrategy<Value> {
         DataType::TimestampTz => timestamp().prop_map(Value::TimestampTz).boxed(),
         DataType::Date => date().prop_map(Value::Date).boxed(),
         DataType::Bytea => prop::collection::vec(any::<u8>(), 0..8).prop_map(Value::Bytea).boxed(),
+        DataType::QChar => prop::sample::select(vec!["a", "r", "Z", " "])
+            .prop_map(|c| Value::Text(c.to_string()))
+            .boxed(),
     }
 }
 
