@@ -151,6 +151,11 @@ impl SystemTable {
                 ("attnotnull", Bool),
                 ("attisdropped", Bool),
                 ("atthasdef", Bool),
+                ("attlen", Int2),
+                ("attndims", Int4),
+                ("attidentity", QChar),
+                ("attgenerated", QChar),
+                ("attcollation", Int8),
             ],
             PgType => vec![
                 ("oid", Int8),
@@ -398,6 +403,11 @@ impl SystemTable {
                             Value::Bool(!c.nullable),
                             Value::Bool(false),
                             Value::Bool(c.default.is_some()),
+                            Value::Int2(c.ty.to_type().typlen()),
+                            Value::Int4(0),
+                            t(&c.identity.map(String::from).unwrap_or_default()),
+                            t(""),
+                            i8(if c.ty.to_type().is_string() { 100 } else { 0 }),
                         ]);
                     }
                 }

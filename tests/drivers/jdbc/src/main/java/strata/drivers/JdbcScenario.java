@@ -51,9 +51,6 @@ public final class JdbcScenario {
           "metadata_tables",
           "DatabaseMetaData.getTables casts 'pg_class'::regclass; the regclass type does not"
               + " exist yet",
-          "metadata_columns",
-          "DatabaseMetaData.getColumns reads pg_type.typnotnull; pg_type has only a few columns"
-              + " yet (42703)",
           "metadata_primary_keys",
           "DatabaseMetaData.getPrimaryKeys selects a field of a composite function result,"
               + " (information_schema._pg_expandarray(i.indkey)).n: \"expression not supported"
