@@ -2,27 +2,7 @@
 //! removing the referenced row wait for each other, and whichever commits
 //! first decides, as in PostgreSQL. Outcomes, not timings, are asserted.
 
-use std::time::Duration;
-
-use testkit::{RawClient, TestServer};
-
-/// Long enough for a sent statement to reach its lock wait, usually; the
-/// assertions hold either way.
-const SETTLE: Duration = Duration::from_millis(300);
-
-/// A new session that has run `sql` without error (and stays open).
-fn run(s: &TestServer, sql: &str) -> RawClient {
-    let mut c = send(s, sql);
-    assert!(c.until_ready().is_empty(), "{sql}");
-    c
-}
-
-/// A new session that has sent `sql`, whose answer is read later.
-fn send(s: &TestServer, sql: &str) -> RawClient {
-    let mut c = RawClient::connect(s.port);
-    c.query(sql);
-    c
-}
+use testkit::{TestServer, SETTLE};
 
 fn setup(s: &TestServer, on_delete: &str) {
     s.query("create table p (id int primary key, v text)");
@@ -34,8 +14,8 @@ fn setup(s: &TestServer, on_delete: &str) {
 fn parent_delete_waits_for_an_open_child_insert_and_then_fails() {
     let s = TestServer::start();
     setup(&s, "");
-    let mut child = run(&s, "begin; insert into c values (10, 1)");
-    let mut del = send(&s, "delete from p where id = 1");
+    let mut child = s.run("begin; insert into c values (10, 1)");
+    let mut del = s.send("delete from p where id = 1");
     std::thread::sleep(SETTLE);
     child.query("commit");
     assert!(child.until_ready().is_empty());
@@ -47,8 +27,8 @@ fn parent_delete_waits_for_an_open_child_insert_and_then_fails() {
 fn cascade_delete_removes_a_child_committed_while_it_waited() {
     let s = TestServer::start();
     setup(&s, "on delete cascade");
-    let mut child = run(&s, "begin; insert into c values (10, 1)");
-    let mut del = send(&s, "delete from p where id = 1");
+    let mut child = s.run("begin; insert into c values (10, 1)");
+    let mut del = s.send("delete from p where id = 1");
     std::thread::sleep(SETTLE);
     child.query("commit");
     assert!(child.until_ready().is_empty());
@@ -60,8 +40,8 @@ fn cascade_delete_removes_a_child_committed_while_it_waited() {
 fn child_insert_waits_for_an_open_parent_delete_and_then_fails() {
     let s = TestServer::start();
     setup(&s, "");
-    let mut del = run(&s, "begin; delete from p where id = 2");
-    let mut child = send(&s, "insert into c values (20, 2)");
+    let mut del = s.run("begin; delete from p where id = 2");
+    let mut child = s.send("insert into c values (20, 2)");
     std::thread::sleep(SETTLE);
     del.query("commit");
     assert!(del.until_ready().is_empty());
@@ -73,8 +53,8 @@ fn child_insert_waits_for_an_open_parent_delete_and_then_fails() {
 fn child_insert_succeeds_when_the_parent_delete_rolls_back() {
     let s = TestServer::start();
     setup(&s, "");
-    let mut del = run(&s, "begin; delete from p where id = 2");
-    let mut child = send(&s, "insert into c values (20, 2)");
+    let mut del = s.run("begin; delete from p where id = 2");
+    let mut child = s.send("insert into c values (20, 2)");
     std::thread::sleep(SETTLE);
     del.query("rollback");
     assert!(del.until_ready().is_empty());
@@ -86,9 +66,9 @@ fn child_insert_succeeds_when_the_parent_delete_rolls_back() {
 fn two_children_of_one_parent_do_not_block_each_other() {
     let s = TestServer::start();
     setup(&s, "");
-    let mut a = run(&s, "begin; insert into c values (1, 1)");
+    let mut a = s.run("begin; insert into c values (1, 1)");
     // Would hang if references took the parent exclusively.
-    let _b = run(&s, "begin; insert into c values (2, 1); commit");
+    let _b = s.run("begin; insert into c values (2, 1); commit");
     a.query("commit");
     assert!(a.until_ready().is_empty());
     assert_eq!(s.query("select count(*) from c"), "2");
@@ -100,7 +80,7 @@ fn two_children_of_one_parent_do_not_block_each_other() {
 fn repeatable_read_delete_fails_on_a_child_it_cannot_see() {
     let s = TestServer::start();
     setup(&s, "");
-    let mut del = run(&s, "begin isolation level repeatable read; select count(*) from p");
+    let mut del = s.run("begin isolation level repeatable read; select count(*) from p");
     s.query("insert into c values (10, 1)");
     del.query("delete from p where id = 1");
     assert_eq!(del.until_ready(), vec!["23503".to_string()]);

@@ -4,28 +4,7 @@
 //! timings, are asserted: whichever order the statements actually run in,
 //! the result must be the one PostgreSQL gives.
 
-use std::time::Duration;
-
-use testkit::{RawClient, TestServer};
-
-/// Long enough for a sent statement to reach its lock wait, usually; the
-/// assertions hold either way.
-const SETTLE: Duration = Duration::from_millis(300);
-
-/// A new session that has run `sql` without error (and stays open).
-fn run(s: &TestServer, sql: &str) -> RawClient {
-    let mut c = send(s, sql);
-    assert!(c.until_ready().is_empty(), "{sql}");
-    c
-}
-
-/// A new session that has sent `sql`, whose answer is read later (it may be
-/// waiting for a lock).
-fn send(s: &TestServer, sql: &str) -> RawClient {
-    let mut c = RawClient::connect(s.port);
-    c.query(sql);
-    c
-}
+use testkit::{TestServer, SETTLE};
 
 fn setup(s: &TestServer) {
     s.query("create table t (id int, v text)");
@@ -36,8 +15,8 @@ fn setup(s: &TestServer) {
 fn insert_waits_for_truncate_and_lands_in_the_new_storage() {
     let s = TestServer::start();
     setup(&s);
-    let mut ddl = run(&s, "begin; truncate t");
-    let mut w = send(&s, "insert into t values (2, 'two')");
+    let mut ddl = s.run("begin; truncate t");
+    let mut w = s.send("insert into t values (2, 'two')");
     std::thread::sleep(SETTLE);
     ddl.query("commit");
     assert!(ddl.until_ready().is_empty());
@@ -49,8 +28,8 @@ fn insert_waits_for_truncate_and_lands_in_the_new_storage() {
 fn truncate_waits_for_an_open_writer() {
     let s = TestServer::start();
     setup(&s);
-    let mut w = run(&s, "begin; insert into t values (2, 'two')");
-    let mut ddl = send(&s, "truncate t");
+    let mut w = s.run("begin; insert into t values (2, 'two')");
+    let mut ddl = s.send("truncate t");
     std::thread::sleep(SETTLE);
     w.query("insert into t values (3, 'three'); commit");
     assert!(w.until_ready().is_empty());
@@ -66,8 +45,8 @@ fn truncate_waits_for_an_open_writer() {
 fn unique_index_build_sees_rows_committed_while_it_waited() {
     let s = TestServer::start();
     setup(&s);
-    let mut w = run(&s, "begin; insert into t values (1, 'again')");
-    let mut ddl = send(&s, "create unique index t_id on t (id)");
+    let mut w = s.run("begin; insert into t values (1, 'again')");
+    let mut ddl = s.send("create unique index t_id on t (id)");
     std::thread::sleep(SETTLE);
     w.query("commit");
     assert!(w.until_ready().is_empty());
@@ -79,11 +58,11 @@ fn unique_index_build_sees_rows_committed_while_it_waited() {
 fn index_built_while_writers_wait_covers_every_row() {
     let s = TestServer::start();
     setup(&s);
-    let mut w = run(&s, "begin; insert into t values (2, 'two')");
-    let mut ddl = send(&s, "create index t_v on t (v)");
+    let mut w = s.run("begin; insert into t values (2, 'two')");
+    let mut ddl = s.send("create index t_v on t (v)");
     std::thread::sleep(SETTLE);
     // A second writer queues behind the index build (FIFO: no overtaking).
-    let mut w2 = send(&s, "insert into t values (3, 'three')");
+    let mut w2 = s.send("insert into t values (3, 'three')");
     std::thread::sleep(SETTLE);
     w.query("commit");
     assert!(w.until_ready().is_empty());
@@ -98,8 +77,8 @@ fn index_built_while_writers_wait_covers_every_row() {
 fn add_primary_key_keeps_rows_committed_while_it_waited() {
     let s = TestServer::start();
     setup(&s);
-    let mut w = run(&s, "begin; insert into t values (5, 'five')");
-    let mut ddl = send(&s, "alter table t add primary key (id)");
+    let mut w = s.run("begin; insert into t values (5, 'five')");
+    let mut ddl = s.send("alter table t add primary key (id)");
     std::thread::sleep(SETTLE);
     w.query("commit");
     assert!(w.until_ready().is_empty());
@@ -111,8 +90,8 @@ fn add_primary_key_keeps_rows_committed_while_it_waited() {
 fn update_waits_for_drop_table_then_fails_cleanly() {
     let s = TestServer::start();
     setup(&s);
-    let mut ddl = run(&s, "begin; drop table t");
-    let mut w = send(&s, "update t set v = 'x' where id = 1");
+    let mut ddl = s.run("begin; drop table t");
+    let mut w = s.send("update t set v = 'x' where id = 1");
     std::thread::sleep(SETTLE);
     ddl.query("commit");
     assert!(ddl.until_ready().is_empty());
@@ -124,8 +103,8 @@ fn update_waits_for_drop_table_then_fails_cleanly() {
 #[test]
 fn concurrent_create_table_of_one_name_has_one_winner() {
     let s = TestServer::start();
-    let mut a = run(&s, "begin; create table u (i int)");
-    let mut b = send(&s, "create table u (j int)");
+    let mut a = s.run("begin; create table u (i int)");
+    let mut b = s.send("create table u (j int)");
     std::thread::sleep(SETTLE);
     a.query("commit");
     assert!(a.until_ready().is_empty());

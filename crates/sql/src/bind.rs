@@ -597,6 +597,20 @@ impl<'a> Binder<'a> {
     /// Binds and coerces an expression assigned to a column of type `to`
     /// (INSERT values, UPDATE SET).
     pub fn assign(&mut self, e: &ast::Expr, scope: &Scope, to: &DataType) -> Result<Expr> {
+        self.assign_with(e, scope, to, |t| {
+            err!(DatatypeMismatch, "column is of type {to} but expression is of type {t}")
+        })
+    }
+
+    /// [`Binder::assign`] with the error for a type that cannot be assigned
+    /// built by `mismatch` from the expression's type.
+    pub fn assign_with(
+        &mut self,
+        e: &ast::Expr,
+        scope: &Scope,
+        to: &DataType,
+        mismatch: impl FnOnce(&DataType) -> crate::error::Error,
+    ) -> Result<Expr> {
         if let ast::Expr::Value(v) = e {
             if let ast::Value::SingleQuotedString(s) = &v.value {
                 return Ok(Expr::Const(sqltypes::text::parse_text(to, s)?));
@@ -607,7 +621,7 @@ impl<'a> Binder<'a> {
             return Ok(x);
         }
         if t != DataType::Unknown && !cast::can_assign(&t, to) {
-            bail!(DatatypeMismatch, "column is of type {to} but expression is of type {t}");
+            return Err(mismatch(&t));
         }
         self.coerce(x, &t, to)
     }

@@ -220,11 +220,11 @@ pub async fn comment<T: Txn>(
     name: &ast::ObjectName,
     text: &Option<String>,
 ) -> Result<DdlResult> {
-    let parts: Vec<String> = name.0.iter().map(|p| p.to_string()).collect();
-    let names: Vec<String> = name.0.iter().filter_map(|p| p.as_ident().map(bind::ident)).collect();
-    if names.len() != parts.len() {
+    let Some(names) =
+        name.0.iter().map(|p| p.as_ident().map(bind::ident)).collect::<Option<Vec<String>>>()
+    else {
         bail!(SyntaxError, "syntax error at or near \"{name}\"");
-    }
+    };
     let names: Vec<&str> = match names.first().map(String::as_str) {
         Some("public") if names.len() > 1 => names[1..].iter().map(String::as_str).collect(),
         _ => names.iter().map(String::as_str).collect(),
@@ -254,6 +254,18 @@ pub async fn comment<T: Txn>(
     }
     write_table(txn, tenant, &nt).await?;
     Ok(DdlResult::tag("COMMENT"))
+}
+
+/// A generated name: `base`, or `base` numbered 1, 2, ... until `taken` is
+/// false for it, as PostgreSQL chooses constraint and index names.
+fn free_name(base: String, taken: impl Fn(&str) -> bool) -> String {
+    let mut n = base.clone();
+    let mut k = 0;
+    while taken(&n) {
+        k += 1;
+        n = format!("{base}{k}");
+    }
+    n
 }
 
 /// 0A000 for DDL that would write a temporary table's definition into the
@@ -487,10 +499,7 @@ pub async fn create_table<T: Txn>(
     add_checks(cat, &mut t, checks)?;
     // Validate DEFAULT expressions now, as PostgreSQL does at CREATE time.
     for c in &t.columns {
-        if let Some(d) = &c.default {
-            let ty = c.ty.to_type();
-            default_expr(cat, d, &ty).map_err(|e| default_type_error(e, &c.name, &ty))?;
-        }
+        column_default(cat, c)?;
     }
     if t.temporary {
         return Ok(DdlResult {
@@ -531,13 +540,7 @@ fn add_checks(
                     (_, Some(col)) if cols.is_empty() => format!("{}_{col}_check", t.name),
                     _ => format!("{}_check", t.name),
                 };
-                let mut n = base.clone();
-                let mut k = 0;
-                while t.checks.iter().any(|c| c.name == n) {
-                    k += 1;
-                    n = format!("{base}{k}");
-                }
-                n
+                free_name(base, |n| t.checks.iter().any(|c| c.name == n))
             }
         };
         if t.checks.iter().any(|c| c.name == name) {
@@ -553,23 +556,14 @@ fn add_checks(
     Ok(())
 }
 
-/// PostgreSQL's wording for a DEFAULT of the wrong type, naming the column.
-fn default_type_error(e: ErrorReport, column: &str, ty: &DataType) -> ErrorReport {
-    if e.code != sqlstate::SqlState::DatatypeMismatch {
-        return e;
-    }
-    let found = e.message.rsplit("of type ").next().unwrap_or("unknown").to_string();
-    ErrorReport {
-        message: format!(
-            "column \"{column}\" is of type {ty} but default expression is of type {found}"
-        ),
-        hint: Some("You will need to rewrite or cast the expression.".into()),
-        ..e
-    }
-}
-
-/// Binds a stored DEFAULT expression for a column of type `ty`.
-pub fn default_expr(cat: &Catalog, text: &str, ty: &DataType) -> Result<crate::expr::Expr> {
+/// Binds the DEFAULT expression `text` of column `column` of type `ty`
+/// (PostgreSQL's 42804 names the column when the type does not fit).
+pub fn default_expr(
+    cat: &Catalog,
+    column: &str,
+    text: &str,
+    ty: &DataType,
+) -> Result<crate::expr::Expr> {
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
     let e = sqlparser::parser::Parser::new(&dialect)
         .try_with_sql(text)
@@ -579,7 +573,21 @@ pub fn default_expr(cat: &Catalog, text: &str, ty: &DataType) -> Result<crate::e
     if bind::contains_aggregate(&e) {
         bail!(GroupingError, "aggregate functions are not allowed in DEFAULT expressions");
     }
-    b.assign(&e, &Scope::default(), ty)
+    b.assign_with(&e, &Scope::default(), ty, |t| {
+        err!(
+            DatatypeMismatch,
+            "column \"{column}\" is of type {ty} but default expression is of type {t}"
+        )
+        .with_hint("You will need to rewrite or cast the expression.")
+    })
+}
+
+/// Column `col`'s DEFAULT bound, if it has one.
+pub fn column_default(cat: &Catalog, col: &ColumnDef) -> Result<Option<crate::expr::Expr>> {
+    match &col.default {
+        Some(text) => default_expr(cat, &col.name, text, &col.ty.to_type()).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// DROP TABLE / DROP INDEX.
@@ -1062,8 +1070,8 @@ pub async fn alter_table<T: Txn>(
                         }
                     }
                 }
-                let fill = match &col.default {
-                    Some(d) => default_expr(cat, d, &ty)?.eval(
+                let fill = match column_default(cat, &col)? {
+                    Some(d) => d.eval(
                         &[],
                         &crate::expr::EvalContext {
                             txn_time: sqltypes::datetime::now_micros(),

@@ -214,6 +214,15 @@ fn unique_violation(table: &TableDef, name: &str, detail: String) -> crate::erro
         .with_constraint(name)
 }
 
+/// Equal, or both NULL (whether a column's value changed).
+pub fn same_value(a: &Value, b: &Value) -> bool {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => true,
+        (false, false) => ops::compare(a, b).ok().flatten() == Some(std::cmp::Ordering::Equal),
+        _ => false,
+    }
+}
+
 /// The storage key of a row.
 pub fn key_for(tenant: TenantId, table: &TableDef, row: &[Value]) -> Key {
     if table.primary_key.is_empty() {
@@ -261,10 +270,7 @@ async fn add_index_entries<T: Txn>(
 ) -> Result<()> {
     for idx in &table.indexes {
         if let Some(old) = skip_unchanged {
-            if idx.columns.iter().all(|&c| {
-                ops::compare(&old[c], &row[c]).ok().flatten() == Some(std::cmp::Ordering::Equal)
-                    || (old[c].is_null() && row[c].is_null())
-            }) {
+            if idx.columns.iter().all(|&c| same_value(&old[c], &row[c])) {
                 continue;
             }
         }
@@ -296,10 +302,7 @@ fn remove_index_entries<T: Txn>(
 ) -> Result<()> {
     for idx in &table.indexes {
         if let Some(new) = keep_unchanged {
-            if idx.columns.iter().all(|&c| {
-                ops::compare(&new[c], &row[c]).ok().flatten() == Some(std::cmp::Ordering::Equal)
-                    || (new[c].is_null() && row[c].is_null())
-            }) {
+            if idx.columns.iter().all(|&c| same_value(&new[c], &row[c])) {
                 continue;
             }
         }

@@ -126,6 +126,14 @@ fn column_list(t: &TableDef, cols: &[usize]) -> String {
     names.join(", ")
 }
 
+/// A 23503 error of constraint `fk` (defined on `child`) with `detail`.
+fn violation(message: String, child: &TableDef, fk: &ForeignKeyDef, detail: String) -> Error {
+    err!(ForeignKeyViolation, "{message}")
+        .with_detail(detail)
+        .with_table(&child.name)
+        .with_constraint(&fk.name)
+}
+
 /// 23503 for removing key `vals` of `parent` that rows of `child` still reference.
 fn still_referenced(
     parent: &TableDef,
@@ -134,40 +142,37 @@ fn still_referenced(
     vals: &[Value],
 ) -> Error {
     let vals: Vec<&Value> = vals.iter().collect();
-    err!(
-        ForeignKeyViolation,
+    let message = format!(
         "update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
-        parent.name,
-        fk.name,
-        child.name
-    )
-    .with_detail(format!(
+        parent.name, fk.name, child.name
+    );
+    let detail = format!(
         "Key ({})=({}) is still referenced from table \"{}\".",
         column_list(parent, &fk.ref_columns),
         value_list(&vals),
         child.name
-    ))
-    .with_table(&child.name)
-    .with_constraint(&fk.name)
+    );
+    violation(message, child, fk, detail)
+}
+
+/// The message of a violation found on a referencing row of `child`.
+fn child_message(child: &TableDef, fk: &ForeignKeyDef) -> String {
+    format!(
+        "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
+        child.name, fk.name
+    )
 }
 
 /// 23503 for a referencing row whose parent is missing.
 fn not_present(child: &TableDef, fk: &ForeignKeyDef, parent: &TableDef, row: &[Value]) -> Error {
     let vals: Vec<&Value> = fk.columns.iter().map(|&c| &row[c]).collect();
-    err!(
-        ForeignKeyViolation,
-        "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
-        child.name,
-        fk.name
-    )
-    .with_detail(format!(
+    let detail = format!(
         "Key ({})=({}) is not present in table \"{}\".",
         column_list(child, &fk.columns),
         value_list(&vals),
         parent.name
-    ))
-    .with_table(&child.name)
-    .with_constraint(&fk.name)
+    );
+    violation(child_message(child, fk), child, fk, detail)
 }
 
 /// Checks that `rows`, just written to `child`, reference existing parent
@@ -190,7 +195,7 @@ pub async fn check_references<T: Txn>(
         let mut seen = HashSet::new();
         for (i, row) in rows.iter().enumerate() {
             if let Some(old) = old {
-                if fk.columns.iter().all(|&c| same(&old[i][c], &row[c])) {
+                if fk.columns.iter().all(|&c| dml::same_value(&old[i][c], &row[c])) {
                     continue;
                 }
             }
@@ -203,15 +208,8 @@ pub async fn check_references<T: Txn>(
                 if !fk.match_full {
                     continue; // MATCH SIMPLE: any NULL satisfies the constraint
                 }
-                return Err(err!(
-                    ForeignKeyViolation,
-                    "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
-                    child.name,
-                    fk.name
-                )
-                .with_detail("MATCH FULL does not allow mixing of null and nonnull key values.")
-                .with_table(&child.name)
-                .with_constraint(&fk.name));
+                let detail = "MATCH FULL does not allow mixing of null and nonnull key values.";
+                return Err(violation(child_message(child, fk), child, fk, detail.into()));
             }
             match parent_key(tenant, &parent, fk, &target, &vals)? {
                 Some(k) => {
@@ -236,22 +234,13 @@ pub async fn check_references<T: Txn>(
     Ok(())
 }
 
-/// Equal, or both NULL.
-fn same(a: &Value, b: &Value) -> bool {
-    match (a.is_null(), b.is_null()) {
-        (true, true) => true,
-        (false, false) => {
-            sqltypes::ops::compare(a, b).ok().flatten() == Some(std::cmp::Ordering::Equal)
-        }
-        _ => false,
-    }
-}
-
 /// A referenced key that went away: its values (pairwise with the foreign
 /// key's referenced columns) and, for an update, the values it changed to.
 struct Gone {
     old: Vec<Value>,
     new: Option<Vec<Value>>,
+    /// `old` encoded in the parent's column types (see [`encode`]).
+    enc: Vec<u8>,
 }
 
 /// Encodes referenced values in the parent's column types, for matching
@@ -306,7 +295,7 @@ pub fn referenced_rows_changed<'a, T: Txn>(
                 let nv: Option<Vec<Value>> =
                     new.map(|n| fk.ref_columns.iter().map(|&c| n[r][c].clone()).collect());
                 if let Some(nv) = &nv {
-                    if ov.iter().zip(nv).all(|(a, b): (&Value, &Value)| same(a, b)) {
+                    if ov.iter().zip(nv).all(|(a, b): (&Value, &Value)| dml::same_value(a, b)) {
                         continue;
                     }
                 }
@@ -314,8 +303,8 @@ pub fn referenced_rows_changed<'a, T: Txn>(
                 if by_key.contains_key(&enc) {
                     continue;
                 }
-                by_key.insert(enc, gone.len());
-                gone.push(Gone { old: ov, new: nv });
+                by_key.insert(enc.clone(), gone.len());
+                gone.push(Gone { old: ov, new: nv, enc });
             }
             if action == FkAction::NoAction && !gone.is_empty() {
                 // A key that still exists (re-inserted, or moved back to by
@@ -400,17 +389,19 @@ async fn act<T: Txn>(
             };
             let mut d = Vec::with_capacity(fk.columns.len());
             for &c in &fk.columns {
-                let col = &child.columns[c];
-                d.push(match &col.default {
-                    Some(text) => {
-                        crate::ddl::default_expr(cat, text, &col.ty.to_type())?.eval(&[], &eval)?
-                    }
+                d.push(match crate::ddl::column_default(cat, &child.columns[c])? {
+                    Some(e) => e.eval(&[], &eval)?,
                     None => Value::Null,
                 });
             }
             d
         }
         _ => vec![],
+    };
+    // SET DEFAULT to the very key that went away leaves it referenced.
+    let default_key = match action {
+        FkAction::SetDefault => encode(&defaults, parent_types),
+        _ => None,
     };
     let (mut olds, mut news) = (Vec::new(), Vec::new());
     for ((key, _, _), l) in found.into_iter().zip(locked) {
@@ -424,10 +415,7 @@ async fn act<T: Txn>(
             olds.push(row);
             continue;
         }
-        if action == FkAction::SetDefault
-            && encode(&defaults, parent_types).as_ref()
-                == by_key.iter().find(|(_, &i)| i == g).map(|(k, _)| k)
-        {
+        if default_key.as_ref() == Some(&gone[g].enc) {
             // The default is the very key that went away: still referenced.
             return Err(still_referenced(parent, fk, child, &gone[g].old));
         }

@@ -249,13 +249,11 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         Plan::Values(rows) => targets[..rows.first().map(|r| r.len()).unwrap_or(0)].to_vec(),
         _ => targets,
     };
-    let mut defaults = Vec::with_capacity(table.columns.len());
-    for (i, c) in table.columns.iter().enumerate() {
-        defaults.push(match &c.default {
-            Some(d) => Some(crate::ddl::default_expr(b.catalog, d, &types[i])?),
-            None => None,
-        });
-    }
+    let defaults = table
+        .columns
+        .iter()
+        .map(|c| crate::ddl::column_default(b.catalog, c))
+        .collect::<Result<Vec<_>>>()?;
     let qualifier =
         ins.table_alias.as_ref().map(|a| bind::ident(&a.alias)).unwrap_or_else(|| name.clone());
     let scope = select::table_scope(&table, &qualifier, &None);
@@ -389,10 +387,8 @@ fn default_or_null(
     t: &crate::catalog::TableDef,
     col: usize,
 ) -> Result<crate::expr::Expr> {
-    match &t.columns[col].default {
-        Some(d) => crate::ddl::default_expr(cat, d, &t.columns[col].ty.to_type()),
-        None => Ok(crate::expr::Expr::Const(sqltypes::Value::Null)),
-    }
+    Ok(crate::ddl::column_default(cat, &t.columns[col])?
+        .unwrap_or(crate::expr::Expr::Const(sqltypes::Value::Null)))
 }
 
 fn target_scan(

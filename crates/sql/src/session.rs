@@ -617,14 +617,20 @@ impl<K: KvClient> Session<K> {
         };
     }
 
+    /// Rolls back the transaction's CREATE/DROP of temporary tables; true
+    /// if there were any (the caller re-merges the catalog).
+    fn undo_temp_changes(&mut self) -> bool {
+        let Some(saved) = self.temp_at_txn_start.take() else { return false };
+        self.temp = saved;
+        self.temp_epoch += 1;
+        true
+    }
+
     fn reset_txn_info(&mut self) {
         self.close_transaction_cursors();
         self.fresh.clear();
         self.savepoints.clear();
-        if let Some(saved) = self.temp_at_txn_start.take() {
-            // The transaction's CREATE/DROP of temporary tables roll back.
-            self.temp = saved;
-            self.temp_epoch += 1;
+        if self.undo_temp_changes() {
             self.set_catalog(self.base.clone());
         }
         if self.ddl {
@@ -648,10 +654,7 @@ impl<K: KvClient> Session<K> {
         match r.is_ok() {
             true => self.temp_at_txn_start = None,
             false => {
-                if let Some(saved) = self.temp_at_txn_start.take() {
-                    self.temp = saved;
-                    self.temp_epoch += 1;
-                }
+                self.undo_temp_changes();
                 let shared = self.db.catalog.read().clone();
                 self.set_catalog(shared);
             }

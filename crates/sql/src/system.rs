@@ -330,23 +330,20 @@ impl SystemTable {
             PgClass => {
                 for tb in catalog.tables.values() {
                     let has_index = !tb.primary_key.is_empty() || !tb.indexes.is_empty();
-                    let mut row = class_row(tb.oid, &tb.name, "r", has_index);
-                    if tb.temporary {
-                        row[8] = t("t"); // relpersistence
-                    }
-                    rows.push(row);
+                    let persistence = if tb.temporary { "t" } else { "p" };
+                    rows.push(class_row(tb.oid, &tb.name, "r", has_index, persistence));
                     if let Some(pk) = &tb.pkey_name {
-                        rows.push(class_row(tb.pkey_oid, pk, "i", false));
+                        rows.push(class_row(tb.pkey_oid, pk, "i", false, "p"));
                     }
                     for idx in &tb.indexes {
-                        rows.push(class_row(idx.oid, &idx.name, "i", false));
+                        rows.push(class_row(idx.oid, &idx.name, "i", false, "p"));
                     }
                 }
                 for v in catalog.views.values() {
-                    rows.push(class_row(v.oid, &v.name, "v", false));
+                    rows.push(class_row(v.oid, &v.name, "v", false, "p"));
                 }
                 for sq in catalog.sequences.values() {
-                    rows.push(class_row(sq.oid, &sq.name, "S", false));
+                    rows.push(class_row(sq.oid, &sq.name, "S", false, "p"));
                 }
             }
             PgDescription => {
@@ -459,9 +456,9 @@ impl SystemTable {
             }
             PgDatabase => rows.push(vec![i8(5), t("postgres"), Value::Int4(6), Value::Bool(true)]),
             PgRoles => {
-                for r in catalog.all_roles() {
+                for (oid, r) in roles_with_oids(catalog) {
                     rows.push(vec![
-                        i8(role_oid(catalog, &r.name)),
+                        i8(oid),
                         t(&r.name),
                         Value::Bool(r.superuser),
                         Value::Bool(r.login),
@@ -788,17 +785,15 @@ fn info_constraint_row(name: &str, table: &str, kind: &str) -> Vec<Value> {
     row
 }
 
-/// The OID a role is shown with: 10 for the bootstrap superuser, others
-/// numbered from 16384 in name order (roles have no stored OID yet).
-pub fn role_oid(catalog: &Catalog, name: &str) -> i64 {
-    if name == "postgres" {
-        return 10;
-    }
-    let pos = catalog.all_roles().iter().position(|r| r.name == name).unwrap_or(0);
-    16384 + pos as i64
+/// Every role with the OID it is shown with: 10 for the bootstrap
+/// superuser, others numbered from 16384 in name order (roles have no
+/// stored OID yet).
+pub fn roles_with_oids(catalog: &Catalog) -> Vec<(i64, crate::catalog::RoleDef)> {
+    let roles = catalog.all_roles().into_iter().enumerate();
+    roles.map(|(i, r)| (if r.name == "postgres" { 10 } else { 16384 + i as i64 }, r)).collect()
 }
 
-fn class_row(oid: u32, name: &str, kind: &str, has_index: bool) -> Vec<Value> {
+fn class_row(oid: u32, name: &str, kind: &str, has_index: bool, persistence: &str) -> Vec<Value> {
     // Tables use the heap access method and indexes btree (pg_am).
     let am = match kind {
         "r" => 2,
@@ -814,7 +809,7 @@ fn class_row(oid: u32, name: &str, kind: &str, has_index: bool) -> Vec<Value> {
         Value::Int8(am),
         Value::Float8(-1.0),
         Value::Bool(has_index),
-        Value::Text("p".to_string()),
+        Value::Text(persistence.to_string()),
         Value::Bool(false),
     ]
 }

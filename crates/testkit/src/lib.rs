@@ -29,3 +29,8 @@ pub use tpcb::{check_tpcb_invariants, pgbench_number};
 /// How long one client program (psql, pgbench) may run before a test gives
 /// up on it and kills it.
 pub const CLIENT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Long enough for a statement sent with [`TestServer::send`] to reach its
+/// lock wait, usually; tests that sleep for it assert outcomes that hold
+/// either way.
+pub const SETTLE: std::time::Duration = std::time::Duration::from_millis(300);

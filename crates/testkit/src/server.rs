@@ -504,6 +504,22 @@ impl TestServer {
         )
     }
 
+    /// A new raw session that has sent `sql`, whose answer is read later
+    /// (it may be waiting for a lock).
+    pub fn send(&self, sql: &str) -> crate::RawClient {
+        let mut c = crate::RawClient::connect(self.port);
+        c.query(sql);
+        c
+    }
+
+    /// A new raw session that has run `sql` without error (and stays open,
+    /// holding whatever its open transaction holds).
+    pub fn run(&self, sql: &str) -> crate::RawClient {
+        let mut c = self.send(sql);
+        assert!(c.until_ready().is_empty(), "{sql}");
+        c
+    }
+
     /// Runs one SQL string with `psql -Atc` (fields separated by `|`, rows by
     /// newlines) and returns trimmed stdout; panics with stderr if it fails.
     pub fn query(&self, sql: &str) -> String {

@@ -47,7 +47,7 @@ pub(super) async fn alter_column<T: Txn>(
             }
             let text = value.to_string();
             let ty = cur.columns[c].ty.to_type();
-            default_expr(cat, &text, &ty).map_err(|e| super::default_type_error(e, &cname, &ty))?;
+            default_expr(cat, &cname, &text, &ty)?;
             cur.columns[c].default = Some(text);
         }
         ast::AlterColumnOperation::DropDefault => cur.columns[c].default = None,
@@ -164,16 +164,8 @@ pub(super) async fn add_unique<T: Txn>(
     let name = match &u.name {
         Some(n) => bind::ident(n),
         None => {
-            // PostgreSQL numbers a generated name until it is free.
             let names: Vec<&str> = cols.iter().map(|&c| cur.columns[c].name.as_str()).collect();
-            let base = format!("{}_{}_key", cur.name, names.join("_"));
-            let mut n = base.clone();
-            let mut k = 0;
-            while taken(&n) {
-                k += 1;
-                n = format!("{base}{k}");
-            }
-            n
+            super::free_name(format!("{}_{}_key", cur.name, names.join("_")), taken)
         }
     };
     if taken(&name) {

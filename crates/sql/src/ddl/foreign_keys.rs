@@ -138,15 +138,10 @@ pub(super) async fn define<T: Txn>(
         }
         None => {
             let cols: Vec<&str> = columns.iter().map(|&c| t.columns[c].name.as_str()).collect();
-            let base = format!("{}_{}_fkey", t.name, cols.join("_"));
             let taken = constraint_names(t);
-            let mut n = base.clone();
-            let mut k = 0;
-            while taken.contains(&n) {
-                k += 1;
-                n = format!("{base}{k}");
-            }
-            n
+            super::free_name(format!("{}_{}_fkey", t.name, cols.join("_")), |n| {
+                taken.iter().any(|t| t == n)
+            })
         }
     };
     for (&c, &r) in columns.iter().zip(&ref_columns) {

@@ -203,10 +203,10 @@ pub fn user_by_id(cat: &Catalog, oid: u32) -> String {
     if oid == crate::system::DATABASE_OWNER_OID as u32 {
         return "pg_database_owner".into();
     }
-    cat.all_roles()
+    crate::system::roles_with_oids(cat)
         .into_iter()
-        .find(|r| crate::system::role_oid(cat, &r.name) == oid as i64)
-        .map(|r| r.name)
+        .find(|(o, _)| *o == oid as i64)
+        .map(|(_, r)| r.name)
         .unwrap_or_else(|| format!("unknown (OID={oid})"))
 }
 

@@ -134,8 +134,8 @@ impl<K: KvClient> Session<K> {
         let mut defaults = Vec::new();
         for (i, c) in table.columns.iter().enumerate() {
             if !cp.columns.contains(&i) {
-                if let Some(d) = &c.default {
-                    defaults.push((i, ddl::default_expr(&catalog, d, &c.ty.to_type())?));
+                if let Some(d) = ddl::column_default(&catalog, c)? {
+                    defaults.push((i, d));
                 }
             }
         }
