@@ -22,6 +22,8 @@ mod functions;
 mod operators;
 /// Uncorrelated and correlated subqueries.
 mod subquery;
+// ARRAY[...], subscripts, ANY/ALL, array operators.
+mod arrays;
 
 pub use functions::{contains_aggregate, function_args, is_aggregate};
 
@@ -209,6 +211,17 @@ pub fn data_type(t: &ast::DataType) -> Result<DataType> {
         A::Timestamp(..) => DataType::Timestamp,
         A::Date => DataType::Date,
         A::Bytea => DataType::Bytea,
+        A::Array(
+            ast::ArrayElemTypeDef::SquareBracket(inner, _)
+            | ast::ArrayElemTypeDef::Qualified(inner, _)
+            | ast::ArrayElemTypeDef::AngleBracket(inner),
+        ) => {
+            let elem = data_type(inner)?;
+            if elem == DataType::Unknown {
+                bail!(UndefinedObject, "type \"unknown[]\" does not exist");
+            }
+            elem.array_of()
+        }
         A::Custom(name, _) => match object_name(name)?.as_str() {
             "timestamptz" => DataType::TimestampTz,
             "bpchar" => DataType::Char(1),
@@ -216,6 +229,15 @@ pub fn data_type(t: &ast::DataType) -> Result<DataType> {
             "char" => DataType::QChar,
             "float4" => DataType::Float8,
             "int" => DataType::Int4,
+            // pg_type's names of the array types (`_int4`).
+            other if other.starts_with('_') => {
+                [16, 17, 18, 20, 21, 23, 25, 701, 1042, 1043, 1082, 1114, 1184, 1700]
+                    .into_iter()
+                    .filter_map(DataType::from_oid)
+                    .find(|t| t.typname() == &other[1..])
+                    .map(|t| t.array_of())
+                    .ok_or_else(|| err!(UndefinedObject, "type \"{other}\" does not exist"))?
+            }
             other => bail!(UndefinedObject, "type \"{other}\" does not exist"),
         },
         other => bail!(FeatureNotSupported, "type {other} is not supported yet"),
@@ -390,6 +412,14 @@ impl<'a> Binder<'a> {
             }
             E::Cast { expr, data_type: dt, .. } => {
                 let to = data_type(dt)?;
+                // `ARRAY[]::int[]`: an empty array takes the cast's type.
+                if let (E::Array(a), DataType::Array(_)) = (expr.as_ref(), &to) {
+                    if a.elem.is_empty() {
+                        let elem = to.elem().cloned().unwrap_or(DataType::Text);
+                        let empty = sqltypes::array::ArrayValue::new(elem, Vec::new());
+                        return Ok((Expr::Const(empty.into_value()), to));
+                    }
+                }
                 let (x, ty) = self.expr_in(expr, scope, agg)?;
                 Ok((self.explicit_cast(x, &ty, &to)?, to))
             }
@@ -460,6 +490,16 @@ impl<'a> Binder<'a> {
             }
             E::Case { operand, conditions, else_result, .. } => {
                 self.case(operand, conditions, else_result, scope, agg)
+            }
+            E::Array(arr) => self.array_constructor(arr, scope, agg),
+            E::CompoundFieldAccess { root, access_chain } => {
+                self.subscript(root, access_chain, scope, agg)
+            }
+            E::AnyOp { left, compare_op, right, .. } => {
+                self.any_all(left, compare_op, right, false, scope, agg)
+            }
+            E::AllOp { left, compare_op, right } => {
+                self.any_all(left, compare_op, right, true, scope, agg)
             }
             other => bail!(FeatureNotSupported, "expression not supported yet: {other}"),
         }

@@ -65,18 +65,21 @@ impl TypeDef {
 
     /// Rebuilds the data type.
     pub fn to_type(&self) -> DataType {
-        let base = DataType::from_oid(self.oid).unwrap_or(DataType::Text);
-        match base {
-            DataType::Varchar(_) if self.typmod >= 4 => {
-                DataType::Varchar(Some((self.typmod - 4) as u32))
-            }
-            DataType::Char(_) if self.typmod >= 4 => DataType::Char((self.typmod - 4) as u32),
-            DataType::Numeric(_) if self.typmod >= 4 => {
-                let m = self.typmod - 4;
-                DataType::Numeric(Some(((m >> 16) as u32, (m & 0xffff) as u32)))
-            }
-            other => other,
+        with_typmod(DataType::from_oid(self.oid).unwrap_or(DataType::Text), self.typmod)
+    }
+}
+
+/// Applies a stored type modifier to a type (an array's to its elements).
+fn with_typmod(base: DataType, typmod: i32) -> DataType {
+    match base {
+        DataType::Varchar(_) if typmod >= 4 => DataType::Varchar(Some((typmod - 4) as u32)),
+        DataType::Char(_) if typmod >= 4 => DataType::Char((typmod - 4) as u32),
+        DataType::Numeric(_) if typmod >= 4 => {
+            let m = typmod - 4;
+            DataType::Numeric(Some(((m >> 16) as u32, (m & 0xffff) as u32)))
         }
+        DataType::Array(e) => with_typmod(*e, typmod).array_of(),
+        other => other,
     }
 }
 

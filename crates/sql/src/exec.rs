@@ -14,13 +14,17 @@ use kvapi::{Key, KeyRange, TenantId, Txn};
 use sqltypes::{cast, keycode, ops, rowcodec, DataType, Value};
 
 use crate::bail;
+
+// Aggregates: grouping and the aggregate functions' states.
+mod aggregate;
 use crate::catalog::{keys, Catalog, TableDef};
 use crate::error::{from_kv, Result};
 use crate::expr::{in_list, EvalContext, Expr, SubqValue};
 use crate::plan::{
-    Access, AggCall, AggFunc, Correlated, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey,
-    SubqKind,
+    Access, Correlated, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey, SubqKind,
 };
+use aggregate::aggregate;
+pub(crate) use aggregate::{agg_final, agg_init, agg_input, agg_step, AggState};
 
 /// Rows fetched per KV scan call.
 pub const SCAN_BATCH: usize = 1024;
@@ -65,7 +69,7 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                 out
             }
             Plan::Scan(scan) => scan_rows(cx, scan).await?.into_iter().map(|(_, r)| r).collect(),
-            Plan::Series(args, ty) => series(args, ty, cx.eval)?,
+            Plan::Function(f) => crate::select::functions::rows(f, cx.eval)?,
             Plan::WorkTable(id) => {
                 match cx.eval.work.iter().flat_map(|w| w.iter()).rev().find(|(w, _)| w == id) {
                     Some((_, rows)) => rows.as_ref().clone(),
@@ -433,50 +437,6 @@ async fn scan_range<T: Txn>(
     }
 }
 
-fn series(args: &[Expr], ty: &DataType, ctx: &EvalContext) -> Result<Vec<Row>> {
-    let mut vals = Vec::new();
-    for a in args {
-        vals.push(a.eval(&[], ctx)?);
-    }
-    if vals.iter().any(Value::is_null) {
-        return Ok(vec![]);
-    }
-    let as_i64 = |v: &Value| -> Result<i64> {
-        match cast::cast(v.clone(), &DataType::Int8)? {
-            Value::Int8(i) => Ok(i),
-            _ => bail!(DatatypeMismatch, "generate_series needs integers"),
-        }
-    };
-    let start = as_i64(&vals[0])?;
-    let stop = as_i64(&vals[1])?;
-    let step = match vals.get(2) {
-        Some(s) => as_i64(s)?,
-        None => 1,
-    };
-    if step == 0 {
-        bail!(InvalidParameterValue, "step size cannot equal zero");
-    }
-    let count = if (step > 0 && stop < start) || (step < 0 && stop > start) {
-        0
-    } else {
-        ((stop as i128 - start as i128) / step as i128 + 1) as u128
-    };
-    if count > MAX_ROWS as u128 {
-        bail!(
-            ProgramLimitExceeded,
-            "generate_series would produce {count} rows, more than {MAX_ROWS}"
-        );
-    }
-    let mut out = Vec::with_capacity(count as usize);
-    let mut cur = start as i128;
-    for _ in 0..count {
-        let v = Value::Int8(cur as i64);
-        out.push(vec![if *ty == DataType::Int8 { v } else { cast::cast(v, ty)? }]);
-        cur += step as i128;
-    }
-    Ok(out)
-}
-
 fn join(
     left: Vec<Row>,
     right: Vec<Row>,
@@ -558,17 +518,6 @@ fn set_op(kind: SetOpKind, all: bool, left: Vec<Row>, right: Vec<Row>) -> Vec<Ro
     out
 }
 
-/// Running state of one aggregate.
-#[derive(Clone)]
-pub(crate) enum AggState {
-    Count(i64),
-    Sum(Value),
-    Avg(Value, i64),
-    MinMax(Value),
-    Bool(Option<bool>),
-    Text(Option<String>),
-}
-
 /// Most rows a recursive query may produce (it would otherwise grow until
 /// the process runs out of memory, taking every session with it).
 const RECURSION_ROWS: usize = 10_000_000;
@@ -644,6 +593,12 @@ fn subquery_value(kind: SubqKind, rows: Vec<Row>) -> Result<SubqValue> {
         SubqKind::List => {
             SubqValue::List(rows.into_iter().filter_map(|r| r.into_iter().next()).collect())
         }
+        SubqKind::Array => {
+            let items: Vec<Value> = rows.into_iter().filter_map(|r| r.into_iter().next()).collect();
+            // The binder's cast around the subquery sets the exact element type.
+            let elem = items.iter().find_map(Value::data_type).unwrap_or(DataType::Text);
+            SubqValue::Value(sqltypes::array::ArrayValue::new(elem, items).into_value())
+        }
         SubqKind::Scalar => {
             if rows.len() > 1 {
                 bail!(
@@ -680,165 +635,6 @@ async fn apply<T: Txn>(
                 }
             };
             row.push(value);
-        }
-        out.push(row);
-    }
-    Ok(out)
-}
-
-pub(crate) fn agg_init(a: &AggCall) -> AggState {
-    match a.func {
-        AggFunc::CountStar | AggFunc::Count => AggState::Count(0),
-        AggFunc::Sum => AggState::Sum(Value::Null),
-        AggFunc::Avg => AggState::Avg(Value::Null, 0),
-        AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => AggState::MinMax(Value::Null),
-        AggFunc::BoolAnd | AggFunc::BoolOr => AggState::Bool(None),
-        AggFunc::StringAgg => AggState::Text(None),
-    }
-}
-
-/// An aggregate's inputs from one row: None if FILTER rejects the row,
-/// else the argument and the extra argument (NULL where absent).
-pub(crate) fn agg_input(
-    a: &AggCall,
-    row: &[Value],
-    ctx: &EvalContext,
-) -> Result<Option<(Value, Value)>> {
-    if let Some(f) = &a.filter {
-        if !matches!(f.eval(row, ctx)?, Value::Bool(true)) {
-            return Ok(None);
-        }
-    }
-    let v = match &a.arg {
-        Some(e) => e.eval(row, ctx)?,
-        None => Value::Null,
-    };
-    let extra = match &a.extra {
-        Some(e) => e.eval(row, ctx)?,
-        None => Value::Null,
-    };
-    Ok(Some((v, extra)))
-}
-
-pub(crate) fn agg_step(a: &AggCall, st: &mut AggState, v: Value, extra: Value) -> Result<()> {
-    if a.func != AggFunc::CountStar && v.is_null() {
-        return Ok(());
-    }
-    match st {
-        AggState::Text(acc) => {
-            let Value::Text(s) = cast::cast(v, &DataType::Text)? else { return Ok(()) };
-            match acc {
-                None => *acc = Some(s),
-                Some(out) => {
-                    // The delimiter goes before every value but the first.
-                    if let Value::Text(d) = cast::cast(extra, &DataType::Text)? {
-                        out.push_str(&d);
-                    }
-                    out.push_str(&s);
-                }
-            }
-        }
-        AggState::Count(n) => *n += 1,
-        AggState::Sum(acc) => {
-            let v = cast::cast(v, &a.ty)?;
-            *acc = if acc.is_null() { v } else { ops::add(acc, &v)? };
-        }
-        AggState::Avg(acc, n) => {
-            let v = cast::cast(v, &a.ty)?;
-            *acc = if acc.is_null() { v } else { ops::add(acc, &v)? };
-            *n += 1;
-        }
-        AggState::MinMax(cur) if a.func == AggFunc::AnyValue => {
-            if cur.is_null() {
-                *cur = v;
-            }
-        }
-        AggState::MinMax(cur) => {
-            let want = if a.func == AggFunc::Min {
-                std::cmp::Ordering::Less
-            } else {
-                std::cmp::Ordering::Greater
-            };
-            if cur.is_null() || ops::compare(&v, cur)? == Some(want) {
-                *cur = v;
-            }
-        }
-        AggState::Bool(cur) => {
-            let b = matches!(v, Value::Bool(true));
-            *cur = Some(match (*cur, a.func) {
-                (None, _) => b,
-                (Some(c), AggFunc::BoolAnd) => c && b,
-                (Some(c), _) => c || b,
-            });
-        }
-    }
-    Ok(())
-}
-
-pub(crate) fn agg_final(a: &AggCall, st: AggState) -> Result<Value> {
-    Ok(match st {
-        AggState::Count(n) => Value::Int8(n),
-        AggState::Sum(v) | AggState::MinMax(v) => v,
-        AggState::Avg(_, 0) => Value::Null,
-        AggState::Avg(sum, n) => ops::div(&sum, &cast::cast(Value::Int8(n), &a.ty)?)?,
-        AggState::Bool(b) => b.map(Value::Bool).unwrap_or(Value::Null),
-        AggState::Text(t) => t.map(Value::Text).unwrap_or(Value::Null),
-    })
-}
-
-fn aggregate(
-    rows: Vec<Row>,
-    group: &[Expr],
-    aggs: &[AggCall],
-    ctx: &EvalContext,
-) -> Result<Vec<Row>> {
-    struct Group {
-        values: Row,
-        states: Vec<AggState>,
-        seen: Vec<HashSet<Vec<u8>>>,
-    }
-    let mut groups: HashMap<Vec<u8>, usize> = HashMap::new();
-    let mut list: Vec<Group> = Vec::new();
-    for row in rows {
-        let mut gv = Vec::with_capacity(group.len());
-        for g in group {
-            gv.push(g.eval(&row, ctx)?);
-        }
-        let key = group_key(&gv);
-        let idx = match groups.get(&key) {
-            Some(&i) => i,
-            None => {
-                list.push(Group {
-                    values: gv,
-                    states: aggs.iter().map(agg_init).collect(),
-                    seen: vec![HashSet::new(); aggs.len()],
-                });
-                groups.insert(key, list.len() - 1);
-                list.len() - 1
-            }
-        };
-        let g = &mut list[idx];
-        for (j, a) in aggs.iter().enumerate() {
-            let Some((v, extra)) = agg_input(a, &row, ctx)? else { continue };
-            if a.distinct && !v.is_null() && !g.seen[j].insert(group_key(std::slice::from_ref(&v)))
-            {
-                continue;
-            }
-            agg_step(a, &mut g.states[j], v, extra)?;
-        }
-    }
-    if list.is_empty() && group.is_empty() {
-        list.push(Group {
-            values: vec![],
-            states: aggs.iter().map(agg_init).collect(),
-            seen: vec![],
-        });
-    }
-    let mut out = Vec::with_capacity(list.len());
-    for g in list {
-        let mut row = g.values;
-        for (a, st) in aggs.iter().zip(g.states) {
-            row.push(agg_final(a, st)?);
         }
         out.push(row);
     }

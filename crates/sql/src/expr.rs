@@ -50,6 +50,21 @@ impl BinOp {
     pub fn is_comparison(self) -> bool {
         matches!(self, BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq)
     }
+
+    /// Whether a comparison operator holds for operands ordered `ord`
+    /// (false for the other operators).
+    pub fn holds(self, ord: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::*;
+        match self {
+            BinOp::Eq => ord == Equal,
+            BinOp::NotEq => ord != Equal,
+            BinOp::Lt => ord == Less,
+            BinOp::LtEq => ord != Greater,
+            BinOp::Gt => ord == Greater,
+            BinOp::GtEq => ord != Less,
+            _ => false,
+        }
+    }
 }
 
 /// A bound, typed expression over one input row.
@@ -377,17 +392,8 @@ fn eval_binary(op: BinOp, l: &Expr, r: &Expr, row: &[Value], ctx: &EvalContext) 
         BinOp::Mod => ops::rem(&lv, &rv)?,
         BinOp::Concat => ops::concat(&lv, &rv)?,
         cmp => {
-            use std::cmp::Ordering::*;
             let Some(ord) = ops::compare(&lv, &rv)? else { return Ok(Value::Null) };
-            Value::Bool(match cmp {
-                BinOp::Eq => ord == Equal,
-                BinOp::NotEq => ord != Equal,
-                BinOp::Lt => ord == Less,
-                BinOp::LtEq => ord != Greater,
-                BinOp::Gt => ord == Greater,
-                BinOp::GtEq => ord != Less,
-                _ => unreachable!("arithmetic handled above"),
-            })
+            Value::Bool(cmp.holds(ord))
         }
     })
 }

@@ -10,6 +10,8 @@ use crate::error::Result;
 use crate::expr::EvalContext;
 use crate::{bail, err};
 
+// Array functions and operators.
+pub mod arrays;
 // Functions that read the catalog (pg_get_constraintdef, format_type, ...).
 mod catalog_info;
 
@@ -88,11 +90,11 @@ pub enum Func {
     CurrentSchema,
     /// pg_backend_pid()
     BackendPid,
-    /// current_schemas(include_implicit): the search path as a name[] value
-    /// in PostgreSQL's text form (`{pg_catalog,public}`) until arrays exist.
+    /// current_schemas(include_implicit): the search path as an array
+    /// (text[]; PostgreSQL's is name[]).
     CurrentSchemas,
-    /// array_position(array, element) over an array in text form.
-    ArrayPosition,
+    /// An array function or operator.
+    Array(arrays::ArrayFunc),
     /// strpos(s, sub), position(sub in s)
     StrPos,
     /// left(s, n)
@@ -212,9 +214,8 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         }
         ("current_schema", 0) => (Func::CurrentSchema, T::Text),
         ("pg_backend_pid", 0) => (Func::BackendPid, T::Int4),
-        ("current_schemas", 1) => (Func::CurrentSchemas, T::Text),
+        ("current_schemas", 1) => (Func::CurrentSchemas, T::Text.array_of()),
         ("current_setting", 1) => (Func::CurrentSetting, T::Text),
-        ("array_position", 2) => (Func::ArrayPosition, T::Int4),
         ("concat", _) => (Func::Concat, T::Text),
         ("repeat", 2) => (Func::Repeat, T::Text),
         ("replace", 3) => (Func::Replace, T::Text),
@@ -238,7 +239,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
 pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
     match f {
         Func::Coalesce | Func::Greatest | Func::Least | Func::Mod => Some(result.clone()),
-        Func::ArrayPosition | Func::CurrentSetting => Some(DataType::Text),
+        Func::CurrentSetting => Some(DataType::Text),
         Func::NextVal | Func::CurrVal => Some(DataType::Text),
         Func::SetVal => Some([DataType::Text, DataType::Int8, DataType::Bool][i.min(2)].clone()),
         Func::CurrentSchemas => Some(DataType::Bool),
@@ -331,6 +332,9 @@ fn float(v: &Value) -> Result<f64> {
 impl Func {
     /// Evaluates the function. Strict functions return NULL on a NULL argument.
     pub fn call(self, args: Vec<Value>, ctx: &EvalContext) -> Result<Value> {
+        if let Func::Array(f) = self {
+            return arrays::call(f, args);
+        }
         let strict = !matches!(
             self,
             Func::Coalesce
@@ -564,19 +568,11 @@ impl Func {
             }
             Func::CurrentSchemas => {
                 let implicit = matches!(arg(0), Value::Bool(true));
-                Value::Text(if implicit { "{pg_catalog,public}".into() } else { "{public}".into() })
+                let names: &[&str] = if implicit { &["pg_catalog", "public"] } else { &["public"] };
+                let items = names.iter().map(|n| Value::Text(n.to_string())).collect();
+                sqltypes::array::ArrayValue::new(DataType::Text, items).into_value()
             }
-            Func::ArrayPosition => {
-                let (a0, a1) = (arg(0), arg(1));
-                let (list, want) = (text(&a0)?, text(&a1)?);
-                let Some(inner) = list.strip_prefix('{').and_then(|l| l.strip_suffix('}')) else {
-                    bail!(InvalidTextRepresentation, "malformed array literal: \"{list}\"");
-                };
-                match inner.split(',').position(|e| e.trim_matches('"') == want) {
-                    Some(i) if !inner.is_empty() => Value::Int4(i as i32 + 1),
-                    _ => Value::Null,
-                }
-            }
+            Func::Array(_) => unreachable!("array functions return above"),
             Func::BpcharTrim => match arg(0) {
                 Value::Text(s) => Value::Text(s.trim_end_matches(' ').to_string()),
                 other => other,

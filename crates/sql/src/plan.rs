@@ -101,6 +101,8 @@ pub enum AggFunc {
     BoolOr,
     /// string_agg(x, delimiter)
     StringAgg,
+    /// array_agg(x)
+    ArrayAgg,
     /// A value that is the same on every row of a group (a correlated
     /// subquery's result over grouped columns): the first non-null one.
     AnyValue,
@@ -119,6 +121,8 @@ pub struct AggCall {
     pub filter: Option<Expr>,
     /// A second argument over the input row (string_agg's delimiter).
     pub extra: Option<Expr>,
+    /// `ORDER BY` inside the call: the order the inputs are aggregated in.
+    pub order: Vec<SortKey>,
     /// Result type.
     pub ty: DataType,
 }
@@ -154,8 +158,8 @@ pub enum Plan {
     Values(Vec<Vec<Expr>>),
     /// A table scan.
     Scan(Scan),
-    /// generate_series(start, stop [, step]); one column of the given type.
-    Series(Vec<Expr>, DataType),
+    /// A set-returning function in FROM (generate_series, unnest, ...).
+    Function(crate::select::functions::FromFunction),
     /// The rows of recursive CTE `id`'s previous iteration (its work table).
     WorkTable(usize),
     /// WITH RECURSIVE: the base rows, then the recursive step run again and
@@ -233,6 +237,8 @@ pub enum SubqKind {
     Exists,
     /// The first column of all rows.
     List,
+    /// The first column of all rows, as an array (`ARRAY(subquery)`).
+    Array,
 }
 
 impl Plan {
@@ -242,7 +248,7 @@ impl Plan {
         match self {
             Plan::Values(_)
             | Plan::Scan(_)
-            | Plan::Series(..)
+            | Plan::Function(..)
             | Plan::System(_)
             | Plan::WorkTable(_) => vec![],
             Plan::Filter(i, _)
@@ -287,7 +293,7 @@ impl Plan {
                 let f = if s.filter.is_some() { " (filtered)" } else { "" };
                 format!("{how} on {}{f}", s.table.name)
             }
-            Plan::Series(..) => "Function Scan on generate_series".into(),
+            Plan::Function(f) => format!("Function Scan on {}", f.name()),
             Plan::WorkTable(_) => "WorkTable Scan".into(),
             Plan::Recursive { .. } => "Recursive Union".into(),
             Plan::System(t) => format!("System Scan on {}", t.name()),

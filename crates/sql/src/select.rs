@@ -20,6 +20,10 @@ use crate::window::WINDOW_BASE;
 
 /// Filter pushdown and access-path choice.
 mod access;
+// Functions in FROM (generate_series, unnest, generate_subscripts).
+pub mod functions;
+// Set-returning functions in the select list.
+mod srf;
 /// Views and WITH RECURSIVE.
 mod with;
 
@@ -247,7 +251,7 @@ fn order_exprs(order: &ast::OrderBy) -> Result<&[ast::OrderByExpr]> {
     }
 }
 
-fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> SortKey {
+pub(crate) fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> SortKey {
     let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
     SortKey { expr, desc, nulls_first: o.options.nulls_first.unwrap_or(desc) }
 }
@@ -274,11 +278,38 @@ fn plan_select(
     order: Option<&ast::OrderBy>,
 ) -> Result<(Plan, Vec<Column>)> {
     let keep_unknown = std::mem::take(&mut b.set_op_leaf);
+    // Set-returning calls in the select list run as a hidden FROM item.
+    let rewritten;
+    let (s, srf_calls) = match srf::extract(&s.projection) {
+        Some((projection, calls)) => {
+            rewritten = ast::Select { projection, ..s.clone() };
+            (&rewritten, calls)
+        }
+        None => (s, Vec::new()),
+    };
     // Correlated subqueries and window calls of an enclosing query's clause
     // cannot be ours.
     let enclosing_corr = b.corr.take();
     let enclosing_win = b.win.take();
-    let (mut plan, scope) = plan_from(b, &s.from)?;
+    let (mut plan, mut scope) = plan_from(b, &s.from)?;
+    if !srf_calls.is_empty() {
+        let grouped = !matches!(&s.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
+            || s.having.is_some()
+            || s.projection.iter().any(|i| match i {
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => bind::contains_aggregate(e),
+                _ => false,
+            });
+        if grouped {
+            bail!(
+                FeatureNotSupported,
+                "set-returning functions in the select list of a grouped query are not supported yet"
+            );
+        }
+        (plan, scope) = lateral(b, (plan, scope), None, |b| {
+            functions::plan_zipped(b, &srf_calls, srf::QUALIFIER)
+        })?;
+    }
     let width = scope.cols.len();
     if let Some(w) = &s.selection {
         if bind::contains_aggregate(w) {
@@ -309,10 +340,13 @@ fn plan_select(
                     // PostgreSQL does not allow `* alias`.
                     bail!(SyntaxError, "syntax error at or near \"{}\"", alias.value);
                 }
-                if scope.cols.is_empty() {
+                let visible: Vec<usize> = (0..scope.cols.len())
+                    .filter(|&i| scope.cols[i].qualifier.as_deref() != Some(srf::QUALIFIER))
+                    .collect();
+                if visible.is_empty() {
                     bail!(SyntaxError, "SELECT * with no tables specified is not valid");
                 }
-                items.extend((0..scope.cols.len()).map(Item::Column));
+                items.extend(visible.into_iter().map(Item::Column));
             }
             ast::SelectItem::QualifiedWildcard(kind, _) => {
                 let q = match kind {
@@ -580,11 +614,14 @@ pub fn derive_name(e: &ast::Expr) -> String {
         ast::Expr::CompoundIdentifier(p) => p.last().map(bind::ident).unwrap_or_default(),
         ast::Expr::Function(f) => bind::object_name(&f.name).unwrap_or_else(|_| "?column?".into()),
         ast::Expr::Cast { expr, data_type, .. } => match derive_name(expr).as_str() {
+            // A cast to an array type is named after the element type.
             "?column?" => bind::data_type(data_type)
-                .map(|t| t.typname().to_string())
+                .map(|t| t.elem().unwrap_or(&t).typname().to_string())
                 .unwrap_or_else(|_| "?column?".into()),
             n => n.to_string(),
         },
+        ast::Expr::Array(_) => "array".into(),
+        ast::Expr::CompoundFieldAccess { root, .. } => derive_name(root),
         ast::Expr::Nested(inner) => derive_name(inner),
         ast::Expr::Subquery(q) => match q.body.as_ref() {
             ast::SetExpr::Select(s) => match s.projection.as_slice() {
@@ -620,65 +657,81 @@ pub fn derive_name(e: &ast::Expr) -> String {
 pub fn plan_from(b: &mut Binder<'_>, from: &[ast::TableWithJoins]) -> Result<(Plan, Scope)> {
     let mut acc: Option<(Plan, Scope)> = None;
     for twj in from {
-        let mut cur = plan_factor(b, &twj.relation)?;
+        // A function after a comma may read the items before it.
+        let mut cur = match (acc.take(), functions::call_of(&twj.relation)) {
+            (Some(left), Some(call)) => {
+                let call = call?;
+                lateral(b, left, None, |b| functions::plan_function(b, &call))?
+            }
+            (left, _) => {
+                let cur = plan_factor(b, &twj.relation)?;
+                match left {
+                    None => cur,
+                    Some(left) => cross(left, cur),
+                }
+            }
+        };
         for j in &twj.joins {
             if let ast::TableFactor::Derived { lateral: true, subquery, alias, .. } = &j.relation {
-                cur = lateral(b, cur, subquery, alias, &j.join_operator)?;
+                cur = lateral(b, cur, Some(&j.join_operator), |b| {
+                    let (plan, cols) = b.query(subquery)?;
+                    let q = alias_name(alias).unwrap_or_default();
+                    Ok((plan, derived_scope(cols, &[], &q, alias)))
+                })?;
                 continue;
+            }
+            if let Some(call) = functions::call_of(&j.relation) {
+                let call = call?;
+                if lateral_kind(Some(&j.join_operator)).is_ok() {
+                    cur = lateral(b, cur, Some(&j.join_operator), |b| {
+                        functions::plan_function(b, &call)
+                    })?;
+                    continue;
+                }
             }
             let right = plan_factor(b, &j.relation)?;
             cur = join(b, cur, right, &j.join_operator)?;
         }
-        acc = Some(match acc {
-            None => cur,
-            Some(left) => cross(left, cur),
-        });
+        acc = Some(cur);
     }
     Ok(acc.unwrap_or((Plan::Values(vec![vec![]]), Scope::default())))
 }
 
-/// `left [CROSS|LEFT] JOIN LATERAL (subquery) alias`: the subquery sees the
-/// left side's columns as outer references.
-fn lateral(
-    b: &mut Binder<'_>,
-    left: (Plan, Scope),
-    subquery: &ast::Query,
-    alias: &Option<ast::TableAlias>,
-    op: &ast::JoinOperator,
-) -> Result<(Plan, Scope)> {
+/// The join of a LATERAL item: inner for a comma, CROSS JOIN or JOIN
+/// without condition; left for `LEFT JOIN ... ON <constant>`.
+fn lateral_kind(op: Option<&ast::JoinOperator>) -> Result<JoinKind> {
     use ast::JoinOperator as J;
-    let kind = match op {
-        J::CrossJoin(_)
-        | J::Join(ast::JoinConstraint::None)
-        | J::Inner(ast::JoinConstraint::None) => JoinKind::Inner,
-        J::Left(c) | J::LeftOuter(c)
+    Ok(match op {
+        None
+        | Some(J::CrossJoin(_))
+        | Some(J::Join(ast::JoinConstraint::None))
+        | Some(J::Inner(ast::JoinConstraint::None)) => JoinKind::Inner,
+        Some(J::Left(c) | J::LeftOuter(c))
             if matches!(c, ast::JoinConstraint::On(ast::Expr::Value(_)))
                 || matches!(c, ast::JoinConstraint::None) =>
         {
             JoinKind::Left
         }
-        other => bail!(FeatureNotSupported, "LATERAL join form not supported yet: {other:?}"),
-    };
+        Some(other) => bail!(FeatureNotSupported, "LATERAL join form not supported yet: {other:?}"),
+    })
+}
+
+/// `left [CROSS|LEFT] JOIN LATERAL item`: the item (planned by `right`)
+/// sees the left side's columns as outer references and runs per left row.
+fn lateral(
+    b: &mut Binder<'_>,
+    left: (Plan, Scope),
+    op: Option<&ast::JoinOperator>,
+    right: impl FnOnce(&mut Binder<'_>) -> Result<(Plan, Scope)>,
+) -> Result<(Plan, Scope)> {
+    let kind = lateral_kind(op)?;
     b.outer.push(left.1.clone());
-    let r = b.query(subquery);
+    let r = right(b);
     b.outer.pop();
-    let (plan, cols) = r?;
-    let q = alias_name(alias);
-    let renames: Vec<String> = alias
-        .as_ref()
-        .map(|a| a.columns.iter().map(|c| bind::ident(&c.name)).collect())
-        .unwrap_or_default();
-    let width = cols.len();
+    let (plan, rscope) = r?;
+    let width = rscope.cols.len();
     let mut scope = left.1;
-    for (i, c) in cols.into_iter().enumerate() {
-        scope.cols.push(ScopeCol {
-            qualifier: q.clone(),
-            name: renames.get(i).cloned().unwrap_or(c.name),
-            ty: c.ty,
-            table_oid: 0,
-            column_id: 0,
-        });
-    }
+    scope.cols.extend(rscope.cols);
     Ok((Plan::Lateral(Box::new(left.0), Box::new(plan), kind, width), scope))
 }
 
@@ -724,56 +777,10 @@ fn alias_name(alias: &Option<ast::TableAlias>) -> Option<String> {
 }
 
 fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)> {
+    if let Some(call) = functions::call_of(f) {
+        return functions::plan_function(b, &call?);
+    }
     match f {
-        ast::TableFactor::Table { name, alias, args: Some(args), .. } => {
-            let fname = bind::object_name(name)?;
-            if fname != "generate_series" {
-                bail!(UndefinedFunction, "function {fname} does not exist");
-            }
-            let empty = Scope::default();
-            let mut bound = Vec::new();
-            for a in &args.args {
-                match a {
-                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
-                        bound.push(b.expr(e, &empty)?)
-                    }
-                    other => bail!(FeatureNotSupported, "argument not supported: {other}"),
-                }
-            }
-            if !(2..=3).contains(&bound.len()) {
-                bail!(
-                    UndefinedFunction,
-                    "function generate_series with {} arguments does not exist",
-                    bound.len()
-                );
-            }
-            let mut ty = DataType::Int4;
-            for (_, t) in &bound {
-                ty = sqltypes::cast::common_type(&ty, t).unwrap_or(DataType::Int8);
-            }
-            if !matches!(ty, DataType::Int4 | DataType::Int8 | DataType::Numeric(_)) {
-                bail!(FeatureNotSupported, "generate_series over {ty} is not supported yet");
-            }
-            let mut exprs = Vec::new();
-            for (x, t) in bound {
-                exprs.push(b.coerce(x, &t, &ty)?);
-            }
-            let table_alias = alias_name(alias).unwrap_or_else(|| "generate_series".into());
-            let col_name = alias
-                .as_ref()
-                .and_then(|a| a.columns.first().map(|c| bind::ident(&c.name)))
-                .unwrap_or_else(|| table_alias.clone());
-            let scope = Scope {
-                cols: vec![ScopeCol {
-                    qualifier: Some(table_alias),
-                    name: col_name,
-                    ty: ty.clone(),
-                    table_oid: 0,
-                    column_id: 0,
-                }],
-            };
-            Ok((Plan::Series(exprs, ty), scope))
-        }
         ast::TableFactor::Table { name, alias, .. } => {
             let tname = bind::object_name(name)?;
             let schema = bind::object_schema(name);

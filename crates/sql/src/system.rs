@@ -401,7 +401,7 @@ impl SystemTable {
                             Value::Bool(false),
                             Value::Bool(c.default.is_some()),
                             Value::Int2(c.ty.to_type().typlen()),
-                            Value::Int4(0),
+                            Value::Int4(c.ty.to_type().elem().is_some() as i32),
                             t(&c.identity.map(String::from).unwrap_or_default()),
                             t(""),
                             i8(if c.ty.to_type().is_string() { 100 } else { 0 }),
@@ -426,10 +426,16 @@ impl SystemTable {
                     DataType::TimestampTz,
                     DataType::Numeric(None),
                     DataType::QChar,
-                ] {
+                ]
+                .into_iter()
+                .flat_map(|ty| {
+                    let array = (ty != DataType::Unknown).then(|| ty.array_of());
+                    std::iter::once(ty).chain(array)
+                }) {
                     let (category, preferred, array) = type_traits(&ty);
+                    let base = ty.elem().unwrap_or(&ty);
                     let string =
-                        matches!(ty, DataType::Text | DataType::Varchar(_) | DataType::Char(_));
+                        matches!(base, DataType::Text | DataType::Varchar(_) | DataType::Char(_));
                     rows.push(vec![
                         i8(ty.oid() as i64),
                         t(ty.typname()),
@@ -443,7 +449,7 @@ impl SystemTable {
                         Value::Bool(true),
                         t(","),
                         i8(0),
-                        i8(0),
+                        i8(ty.elem().map(|e| e.oid() as i64).unwrap_or(0)),
                         i8(array),
                         Value::Bool(false),
                         i8(0),
@@ -655,6 +661,7 @@ fn type_traits(ty: &DataType) -> (&'static str, bool, i64) {
         DataType::Bytea => ("U", false, 1001),
         DataType::QChar => ("Z", false, 1002),
         DataType::Unknown => ("X", false, 0),
+        DataType::Array(_) => ("A", false, 0),
     }
 }
 
@@ -677,6 +684,7 @@ fn sql_type_name(ty: &DataType) -> &'static str {
         DataType::Bytea => "bytea",
         DataType::QChar => "\"char\"",
         DataType::Unknown => "unknown",
+        DataType::Array(_) => "ARRAY",
     }
 }
 

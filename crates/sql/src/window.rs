@@ -465,7 +465,7 @@ impl<'a> Partition<'a> {
     /// Steps row `i` into an aggregate's state (respecting FILTER).
     fn step(&self, a: &AggCall, st: &mut crate::exec::AggState, i: usize) -> Result<()> {
         match agg_input(a, self.rows[i], self.ctx)? {
-            Some((v, extra)) => agg_step(a, st, v, extra),
+            Some(input) => agg_step(a, st, input),
             None => Ok(()),
         }
     }

@@ -3,6 +3,7 @@
 
 use proptest::prelude::*;
 
+use crate::array::{ArrayValue, Dim};
 use crate::datetime;
 use crate::numeric::Numeric;
 use crate::text::fit_string;
@@ -10,6 +11,13 @@ use crate::{DataType, Value};
 
 /// Any concrete column type (no `unknown`), with small length modifiers.
 pub fn data_type() -> impl Strategy<Value = DataType> {
+    prop_oneof![
+        12 => scalar_type(),
+        1 => scalar_type().prop_map(|t| t.array_of()),
+    ]
+}
+
+fn scalar_type() -> impl Strategy<Value = DataType> {
     prop_oneof![
         Just(DataType::Bool),
         Just(DataType::Int2),
@@ -102,6 +110,25 @@ pub fn value(ty: &DataType) -> BoxedStrategy<Value> {
         DataType::QChar => prop::sample::select(vec!["a", "r", "Z", " "])
             .prop_map(|c| Value::Text(c.to_string()))
             .boxed(),
+        DataType::Array(elem) => {
+            let elem = (**elem).clone();
+            (
+                prop::collection::vec(nullable(&elem), 0..5),
+                prop::sample::select(vec![1, 1, 0, -3]),
+                any::<bool>(),
+            )
+                .prop_map(move |(items, lower, square)| {
+                    let mut a = ArrayValue::new(elem.clone(), items);
+                    let n = a.items.len() as i32;
+                    if square && n >= 2 && n % 2 == 0 {
+                        a.dims = vec![Dim { len: 2, lower }, Dim { len: n / 2, lower: 1 }];
+                    } else if let Some(d) = a.dims.first_mut() {
+                        d.lower = lower;
+                    }
+                    a.into_value()
+                })
+                .boxed()
+        }
     }
 }
 

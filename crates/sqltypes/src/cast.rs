@@ -28,6 +28,8 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
     }
     match (a, b) {
         (T::Unknown, x) | (x, T::Unknown) => Some(x.clone()),
+        (T::Array(x), T::Array(y)) => common_type(x, y).map(|e| e.array_of()),
+        (T::Array(_), _) | (_, T::Array(_)) => None,
         _ if a.is_string() && b.is_string() => Some(T::Text),
         _ => match (rank(a), rank(b)) {
             (Some(x), Some(y)) => Some(if x >= y { strip(a) } else { strip(b) }),
@@ -55,6 +57,9 @@ pub fn can_assign(from: &DataType, to: &DataType) -> bool {
     if from == to || *from == DataType::Unknown {
         return true;
     }
+    if let (DataType::Array(x), DataType::Array(y)) = (from, to) {
+        return can_assign(x, y);
+    }
     if rank(from).is_some() && rank(to).is_some() {
         return true;
     }
@@ -71,6 +76,9 @@ pub fn can_assign(from: &DataType, to: &DataType) -> bool {
 /// True if `from` converts to `to` implicitly in expressions.
 pub fn can_implicit_cast(from: &DataType, to: &DataType) -> bool {
     use DataType as T;
+    if let (T::Array(x), T::Array(y)) = (from, to) {
+        return can_implicit_cast(x, y);
+    }
     match (rank(from), rank(to)) {
         (Some(a), Some(b)) => a <= b,
         _ => {
@@ -109,6 +117,16 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
         return Ok(v);
     }
     Ok(match (v, to) {
+        (Value::Array(a), T::Array(e)) => {
+            let mut a = *a;
+            if a.elem != **e {
+                for item in &mut a.items {
+                    *item = cast(std::mem::replace(item, Value::Null), e)?;
+                }
+                a.elem = (**e).clone();
+            }
+            Value::Array(Box::new(a))
+        }
         (Value::Int2(i), T::Int2 | T::Int4 | T::Int8) => to_int(i as i128, to)?,
         (Value::Int4(i), T::Int2 | T::Int4 | T::Int8) => to_int(i as i128, to)?,
         (Value::Int8(i), T::Int2 | T::Int4 | T::Int8) => to_int(i as i128, to)?,

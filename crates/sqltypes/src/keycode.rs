@@ -21,7 +21,11 @@
 //!   0x00 0x01 terminator, so a string sorts before its extensions; char(n)
 //!   drops its trailing blanks (and decoding pads them back);
 //! - bool one byte; dates and timestamps as integers (infinities are the
-//!   extreme integers, so they sort at the ends).
+//!   extreme integers, so they sort at the ends);
+//! - arrays: each element as 0x01 and its encoding, or 0x02 for a NULL
+//!   element (NULL elements sort after the others, as in `array_cmp`),
+//!   then 0x00 (so a prefix sorts first), the dimension count and each
+//!   dimension's length and lower bound.
 
 use num_bigint::Sign;
 
@@ -30,6 +34,9 @@ use crate::{err, DataType, Result, Value};
 
 const NULL: u8 = 0x00;
 const NOT_NULL: u8 = 0x01;
+const ELEMS_END: u8 = 0x00;
+const ELEM: u8 = 0x01;
+const ELEM_NULL: u8 = 0x02;
 
 fn put_i64(i: i64, out: &mut Vec<u8>) {
     out.extend_from_slice(&((i as u64) ^ (1 << 63)).to_be_bytes());
@@ -154,6 +161,24 @@ pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
         Value::Numeric(n) => put_numeric(n, out),
         Value::Text(s) => put_bytes(s.as_bytes(), out),
         Value::Bytea(b) => put_bytes(b, out),
+        Value::Array(a) => {
+            for item in &a.items {
+                if item.is_null() {
+                    out.push(ELEM_NULL);
+                } else {
+                    out.push(ELEM);
+                    encode_typed(item, Some(&a.elem), out);
+                }
+            }
+            out.push(ELEMS_END);
+            out.push(a.dims.len() as u8);
+            for d in &a.dims {
+                put_i64(d.len as i64, out);
+            }
+            for d in &a.dims {
+                put_i64(d.lower as i64, out);
+            }
+        }
     }
 }
 
@@ -276,6 +301,35 @@ fn decode_one(b: &mut &[u8], ty: &DataType) -> Result<Value> {
         }
         DataType::Text | DataType::Varchar(_) | DataType::Unknown | DataType::QChar => {
             Value::Text(String::from_utf8(get_bytes(b)?).map_err(|_| corrupt())?)
+        }
+        DataType::Array(elem) => {
+            let mut items = Vec::new();
+            loop {
+                match take(b, 1)?[0] {
+                    ELEMS_END => break,
+                    ELEM_NULL => items.push(Value::Null),
+                    ELEM => items.push(decode_one(b, elem)?),
+                    _ => return Err(corrupt()),
+                }
+            }
+            let ndims = take(b, 1)?[0] as usize;
+            if ndims > crate::array::MAXDIM {
+                return Err(corrupt());
+            }
+            let mut dims = Vec::with_capacity(ndims);
+            for _ in 0..ndims {
+                let len = i32::try_from(get_i64(b)?).map_err(|_| corrupt())?;
+                dims.push(crate::array::Dim { len, lower: 1 });
+            }
+            for d in &mut dims {
+                d.lower = i32::try_from(get_i64(b)?).map_err(|_| corrupt())?;
+            }
+            let count: i64 =
+                if dims.is_empty() { 0 } else { dims.iter().map(|d| d.len as i64).product() };
+            if count != items.len() as i64 {
+                return Err(corrupt());
+            }
+            Value::Array(Box::new(crate::array::ArrayValue { elem: (**elem).clone(), dims, items }))
         }
     })
 }

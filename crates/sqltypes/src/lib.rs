@@ -18,6 +18,8 @@ use std::fmt;
 // Test-only value generators for property tests.
 #[cfg(test)]
 mod arb;
+// Arrays: text and binary forms, comparison.
+pub mod array;
 // Binary-format input and output.
 pub mod binary;
 // Casts between types.
@@ -84,6 +86,9 @@ pub enum DataType {
     /// The type of an untyped literal or parameter whose type is not yet
     /// inferred (oid 705, "unknown"); resolved during binding.
     Unknown,
+    /// An array of the element type (never itself an array); the element
+    /// type keeps its modifier (`varchar(10)[]`).
+    Array(Box<DataType>),
 }
 
 /// One SQL datum.
@@ -113,6 +118,8 @@ pub enum Value {
     Date(i32),
     /// bytea
     Bytea(Vec<u8>),
+    /// an array (boxed: arrays are rare and large)
+    Array(Box<array::ArrayValue>),
 }
 
 impl DataType {
@@ -134,6 +141,23 @@ impl DataType {
             DataType::Bytea => 17,
             DataType::QChar => 18,
             DataType::Unknown => 705,
+            DataType::Array(e) => array::array_oid(e.oid()).unwrap_or(0),
+        }
+    }
+
+    /// The array type whose elements are of this type.
+    pub fn array_of(&self) -> DataType {
+        match self {
+            DataType::Array(_) => self.clone(),
+            other => DataType::Array(Box::new(other.clone())),
+        }
+    }
+
+    /// The element type of an array type (None for other types).
+    pub fn elem(&self) -> Option<&DataType> {
+        match self {
+            DataType::Array(e) => Some(e),
+            _ => None,
         }
     }
 
@@ -155,7 +179,10 @@ impl DataType {
             17 => DataType::Bytea,
             18 => DataType::QChar,
             0 | 705 => DataType::Unknown,
-            _ => return None,
+            _ => {
+                let elem = array::elem_oid(oid).and_then(DataType::from_oid)?;
+                DataType::Array(Box::new(elem))
+            }
         })
     }
 
@@ -177,6 +204,7 @@ impl DataType {
         match self {
             DataType::Varchar(Some(n)) | DataType::Char(n) => *n as i32 + 4,
             DataType::Numeric(Some((p, s))) => ((*p as i32) << 16 | *s as i32) + 4,
+            DataType::Array(e) => e.typmod(),
             _ => -1,
         }
     }
@@ -199,6 +227,23 @@ impl DataType {
             DataType::Bytea => "bytea",
             DataType::QChar => "char",
             DataType::Unknown => "unknown",
+            DataType::Array(e) => match e.typname() {
+                "bool" => "_bool",
+                "int2" => "_int2",
+                "int4" => "_int4",
+                "int8" => "_int8",
+                "float8" => "_float8",
+                "numeric" => "_numeric",
+                "text" => "_text",
+                "varchar" => "_varchar",
+                "bpchar" => "_bpchar",
+                "timestamp" => "_timestamp",
+                "timestamptz" => "_timestamptz",
+                "date" => "_date",
+                "bytea" => "_bytea",
+                "char" => "_char",
+                _ => "???",
+            },
         }
     }
 
@@ -241,6 +286,7 @@ impl fmt::Display for DataType {
             DataType::Bytea => write!(f, "bytea"),
             DataType::QChar => write!(f, "\"char\""),
             DataType::Unknown => write!(f, "unknown"),
+            DataType::Array(e) => write!(f, "{e}[]"),
         }
     }
 }
@@ -267,6 +313,7 @@ impl Value {
             Value::TimestampTz(_) => DataType::TimestampTz,
             Value::Date(_) => DataType::Date,
             Value::Bytea(_) => DataType::Bytea,
+            Value::Array(a) => DataType::Array(Box::new(a.elem.clone())),
         })
     }
 }

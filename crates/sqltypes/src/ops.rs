@@ -73,6 +73,7 @@ fn same_type_cmp(a: &Value, b: &Value) -> Option<Ordering> {
         | (Value::TimestampTz(x), Value::TimestampTz(y)) => x.cmp(y),
         (Value::Date(x), Value::Date(y)) => x.cmp(y),
         (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
+        (Value::Array(x), Value::Array(y)) => crate::array::compare_arrays(x, y)?,
         _ => return None,
     })
 }
@@ -334,6 +335,12 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
         Value::TimestampTz(t) => (7u8, t).hash(h),
         Value::Date(d) => (8u8, d).hash(h),
         Value::Bytea(b) => (9u8, b.as_slice()).hash(h),
+        Value::Array(a) => {
+            (10u8, &a.dims).hash(h);
+            for item in &a.items {
+                hash_value(item, h);
+            }
+        }
     }
 }
 

@@ -12,6 +12,8 @@
 //! | 6   | text, varchar, char      | varint length + UTF-8 bytes             |
 //! | 7   | bytea                    | varint length + bytes                   |
 //! | 8   | numeric fitting i64      | varint scale + zigzag unscaled value    |
+//! | 9   | array                    | varint ndims, zigzag length and lower   |
+//! |     |                          | bound per dimension, tagged elements    |
 //!
 //! The column types come from the catalog at read time, so the tags only
 //! say how to read the payload (an int written as int2 reads back as int8
@@ -37,6 +39,7 @@ const T_TEXT: u8 = 6;
 const T_BYTES: u8 = 7;
 /// A finite numeric whose unscaled value fits i64: varint scale, zigzag value.
 const T_NUM_SMALL: u8 = 8;
+const T_ARRAY: u8 = 9;
 
 fn put_varint(mut v: u64, out: &mut Vec<u8>) {
     while v >= 0x80 {
@@ -70,40 +73,55 @@ fn put_numeric(n: &Numeric, out: &mut Vec<u8>) {
 pub fn encode_row(values: &[Value], out: &mut Vec<u8>) {
     put_varint(values.len() as u64, out);
     for v in values {
-        match v {
-            Value::Null => out.push(T_NULL),
-            Value::Bool(false) => out.push(T_FALSE),
-            Value::Bool(true) => out.push(T_TRUE),
-            Value::Int2(i) => {
-                out.push(T_INT);
-                put_zigzag(*i as i64, out);
+        put_value(v, out);
+    }
+}
+
+fn put_value(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.push(T_NULL),
+        Value::Bool(false) => out.push(T_FALSE),
+        Value::Bool(true) => out.push(T_TRUE),
+        Value::Int2(i) => {
+            out.push(T_INT);
+            put_zigzag(*i as i64, out);
+        }
+        Value::Int4(i) => {
+            out.push(T_INT);
+            put_zigzag(*i as i64, out);
+        }
+        Value::Int8(i) | Value::Timestamp(i) | Value::TimestampTz(i) => {
+            out.push(T_INT);
+            put_zigzag(*i, out);
+        }
+        Value::Date(d) => {
+            out.push(T_INT);
+            put_zigzag(*d as i64, out);
+        }
+        Value::Float8(f) => {
+            out.push(T_FLOAT);
+            out.extend_from_slice(&f.to_bits().to_le_bytes());
+        }
+        Value::Numeric(n) => put_numeric(n, out),
+        Value::Text(s) => {
+            out.push(T_TEXT);
+            put_varint(s.len() as u64, out);
+            out.extend_from_slice(s.as_bytes());
+        }
+        Value::Bytea(b) => {
+            out.push(T_BYTES);
+            put_varint(b.len() as u64, out);
+            out.extend_from_slice(b);
+        }
+        Value::Array(a) => {
+            out.push(T_ARRAY);
+            put_varint(a.dims.len() as u64, out);
+            for d in &a.dims {
+                put_zigzag(d.len as i64, out);
+                put_zigzag(d.lower as i64, out);
             }
-            Value::Int4(i) => {
-                out.push(T_INT);
-                put_zigzag(*i as i64, out);
-            }
-            Value::Int8(i) | Value::Timestamp(i) | Value::TimestampTz(i) => {
-                out.push(T_INT);
-                put_zigzag(*i, out);
-            }
-            Value::Date(d) => {
-                out.push(T_INT);
-                put_zigzag(*d as i64, out);
-            }
-            Value::Float8(f) => {
-                out.push(T_FLOAT);
-                out.extend_from_slice(&f.to_bits().to_le_bytes());
-            }
-            Value::Numeric(n) => put_numeric(n, out),
-            Value::Text(s) => {
-                out.push(T_TEXT);
-                put_varint(s.len() as u64, out);
-                out.extend_from_slice(s.as_bytes());
-            }
-            Value::Bytea(b) => {
-                out.push(T_BYTES);
-                put_varint(b.len() as u64, out);
-                out.extend_from_slice(b);
+            for item in &a.items {
+                put_value(item, out);
             }
         }
     }
@@ -195,8 +213,35 @@ impl<'a> Reader<'a> {
                 Value::Text(std::str::from_utf8(self.bytes()?).map_err(|_| corrupt())?.to_string())
             }
             (T_BYTES, DataType::Bytea) => Value::Bytea(self.bytes()?.to_vec()),
+            (T_ARRAY, DataType::Array(elem)) => self.array(elem)?,
             _ => return Err(corrupt()),
         })
+    }
+}
+
+impl Reader<'_> {
+    fn array(&mut self, elem: &DataType) -> Result<Value> {
+        let ndims = self.varint()?;
+        if ndims > crate::array::MAXDIM as u64 {
+            return Err(corrupt());
+        }
+        let mut dims = Vec::with_capacity(ndims as usize);
+        let mut count: u64 = if ndims == 0 { 0 } else { 1 };
+        for _ in 0..ndims {
+            let len = i32::try_from(self.zigzag()?).map_err(|_| corrupt())?;
+            let lower = i32::try_from(self.zigzag()?).map_err(|_| corrupt())?;
+            count = count.saturating_mul(u64::try_from(len).map_err(|_| corrupt())?);
+            dims.push(crate::array::Dim { len, lower });
+        }
+        // Every element takes at least its tag byte.
+        if count > self.b.len() as u64 {
+            return Err(corrupt());
+        }
+        let mut items = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            items.push(self.value(elem)?);
+        }
+        Ok(Value::Array(Box::new(crate::array::ArrayValue { elem: elem.clone(), dims, items })))
     }
 }
 

@@ -240,6 +240,7 @@ pub fn parse_text(ty: &DataType, s: &str) -> Result<Value> {
         DataType::Timestamp => Value::Timestamp(datetime::parse_timestamp(s, false)?),
         DataType::TimestampTz => Value::TimestampTz(datetime::parse_timestamp(s, true)?),
         DataType::Bytea => Value::Bytea(parse_bytea(s)?),
+        DataType::Array(e) => crate::array::parse_array(e, s)?,
     })
 }
 
@@ -462,6 +463,11 @@ pub fn write_value<O: TextOut + ?Sized>(v: &Value, out: &mut O) {
         Value::TimestampTz(t) => datetime::write_timestamp(*t, true, out),
         Value::Date(d) => datetime::write_date(*d, out),
         Value::Bytea(b) => write_hex(b, out),
+        Value::Array(a) => {
+            let mut text = Vec::new();
+            crate::array::write_array(a, &mut text);
+            out.put(&text);
+        }
     }
 }
 

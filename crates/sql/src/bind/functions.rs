@@ -21,6 +21,9 @@ impl Binder<'_> {
         if f.filter.is_some() {
             bail!(WrongObjectType, "FILTER specified, but {name} is not an aggregate function");
         }
+        if let ("array", ast::FunctionArguments::Subquery(q)) = (name.as_str(), &f.args) {
+            return self.array_subquery(q, scope, agg);
+        }
         let args = function_args(f)?;
         if name == "pg_typeof" {
             let [Some(a)] = args.as_slice() else {
@@ -51,6 +54,17 @@ impl Binder<'_> {
         bound: Vec<(Expr, DataType)>,
     ) -> Result<(Expr, DataType)> {
         let types: Vec<DataType> = bound.iter().map(|(_, t)| t.clone()).collect();
+        if let Some(resolved) = func::arrays::resolve(name, &types) {
+            let (f, ty, targets) = resolved?;
+            let mut out = Vec::with_capacity(bound.len());
+            for (i, (x, t)) in bound.into_iter().enumerate() {
+                out.push(match targets.get(i).cloned().flatten() {
+                    Some(target) => self.coerce(x, &t, &target)?,
+                    None => x,
+                });
+            }
+            return Ok((Expr::Func(func::Func::Array(f), out), ty));
+        }
         let (func, ty) = func::resolve(name, &types)?;
         let mut out = Vec::with_capacity(bound.len());
         for (i, (x, t)) in bound.into_iter().enumerate() {
@@ -97,11 +111,20 @@ impl Binder<'_> {
         if !f.within_group.is_empty() {
             bail!(FeatureNotSupported, "WITHIN GROUP is not supported yet");
         }
-        if matches!(&f.args, ast::FunctionArguments::List(l) if !l.clauses.is_empty()) {
-            bail!(
-                FeatureNotSupported,
-                "ORDER BY and other clauses inside aggregate calls are not supported yet"
-            );
+        let mut order = Vec::new();
+        if let ast::FunctionArguments::List(l) = &f.args {
+            for clause in &l.clauses {
+                let ast::FunctionArgumentClause::OrderBy(keys) = clause else {
+                    bail!(
+                        FeatureNotSupported,
+                        "{clause} inside aggregate calls is not supported yet"
+                    );
+                };
+                for o in keys {
+                    let (expr, _) = self.expr_in(&o.expr, scope, over)?;
+                    order.push(crate::select::sort_key(expr, o));
+                }
+            }
         }
         let filter = match &f.filter {
             Some(w) => {
@@ -119,6 +142,7 @@ impl Binder<'_> {
                 distinct: false,
                 filter,
                 extra: None,
+                order,
                 ty: DataType::Int8,
             },
             ("string_agg", [Some(a), Some(d)]) => {
@@ -135,6 +159,7 @@ impl Binder<'_> {
                     distinct,
                     filter,
                     extra,
+                    order,
                     ty: DataType::Text,
                 }
             }
@@ -151,9 +176,12 @@ impl Binder<'_> {
                     "max" => (AggFunc::Max, t.clone()),
                     "bool_and" | "every" => (AggFunc::BoolAnd, DataType::Bool),
                     "bool_or" => (AggFunc::BoolOr, DataType::Bool),
+                    "array_agg" if t.elem().is_none() => {
+                        (AggFunc::ArrayAgg, strip_mod(&t).array_of())
+                    }
                     _ => bail!(UndefinedFunction, "function {name}({t}) does not exist"),
                 };
-                AggCall { func, arg: Some(x), distinct, filter, extra: None, ty }
+                AggCall { func, arg: Some(x), distinct, filter, extra: None, order, ty }
             }
             _ => bail!(
                 UndefinedFunction,
@@ -187,7 +215,16 @@ fn avg_type(t: &DataType) -> Result<DataType> {
 pub fn is_aggregate(name: &str) -> bool {
     matches!(
         name,
-        "count" | "sum" | "avg" | "min" | "max" | "bool_and" | "bool_or" | "every" | "string_agg"
+        "count"
+            | "sum"
+            | "avg"
+            | "min"
+            | "max"
+            | "bool_and"
+            | "bool_or"
+            | "every"
+            | "string_agg"
+            | "array_agg"
     )
 }
 

@@ -177,6 +177,17 @@ impl Binder<'_> {
             let p = self.coerce(p, &pt, &DataType::Text)?;
             return Ok((Expr::Regex(Box::new(x), Box::new(p), negated, ci), DataType::Bool));
         }
+        if matches!(op, O::StringConcat | O::AtArrow | O::ArrowAt | O::PGOverlap) {
+            let l = self.expr_in(l, scope, agg)?;
+            let r = self.expr_in(r, scope, agg)?;
+            if let Some(found) = self.array_operator(op, l.clone(), r.clone())? {
+                return Ok(found);
+            }
+            if !matches!(op, O::StringConcat) {
+                bail!(UndefinedFunction, "operator does not exist: {} {op} {}", l.1, r.1);
+            }
+            return self.bind_binop(BinOp::Concat, l.0, l.1, r.0, r.1);
+        }
         if matches!(op, O::PGExp) {
             let (lx, lt) = self.expr_in(l, scope, agg)?;
             let (rx, rt) = self.expr_in(r, scope, agg)?;

@@ -72,6 +72,9 @@ impl Binder<'_> {
         let column = ctx.width + self.correlated.len() - ctx.mark;
         let ty = match kind {
             SubqKind::Scalar => cols.first().map(|c| c.ty.clone()).unwrap_or(DataType::Text),
+            SubqKind::Array => {
+                cols.first().map(|c| strip_mod(&c.ty).array_of()).unwrap_or(DataType::Text)
+            }
             _ => DataType::Bool,
         };
         self.correlated.push(Correlated { plan, kind, probe });
@@ -82,6 +85,7 @@ impl Binder<'_> {
             distinct: false,
             filter: None,
             extra: None,
+            order: Vec::new(),
             ty,
         });
         Ok((Expr::Column(state.group.len() + n), cols))
@@ -125,7 +129,7 @@ fn visit_exprs(p: &Plan, check: &mut dyn FnMut(&Expr)) {
                 crate::plan::Access::Full => {}
             }
         }
-        Plan::Series(args, _) => args.iter().for_each(&mut *check),
+        Plan::Function(f) => f.calls.iter().flat_map(|c| &c.1).for_each(&mut *check),
         Plan::System(_) => {}
         Plan::Filter(i, e) => {
             check(e);

@@ -1,0 +1,238 @@
+//! Binding array syntax: `ARRAY[...]` (and nested `[...]` for more
+//! dimensions), `ARRAY(subquery)`, subscripts and slices, `op ANY/ALL
+//! (array)`, and the array operators `||`, `@>`, `<@` and `&&`.
+
+use super::*;
+use crate::func::arrays::ArrayFunc;
+use crate::func::Func;
+
+fn array_call(f: ArrayFunc, args: Vec<Expr>) -> Expr {
+    Expr::Func(Func::Array(f), args)
+}
+
+impl Binder<'_> {
+    /// `ARRAY[a, b, ...]`: the elements' common type; elements that are
+    /// arrays themselves (inner `[...]`) make a multidimensional array.
+    pub(super) fn array_constructor(
+        &mut self,
+        arr: &ast::Array,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        let mut bound = Vec::with_capacity(arr.elem.len());
+        for e in &arr.elem {
+            bound.push(match e {
+                ast::Expr::Array(inner) => self.array_constructor(inner, scope, agg)?,
+                other => self.expr_in(other, scope, agg)?,
+            });
+        }
+        if bound.is_empty() {
+            return Err(err!(IndeterminateDatatype, "cannot determine type of empty array")
+                .with_hint(
+                    "Explicitly cast to the desired type, for example ARRAY[]::integer[].",
+                ));
+        }
+        let nested = bound.iter().any(|(_, t)| matches!(t, DataType::Array(_)));
+        let mut ty = DataType::Unknown;
+        for (_, t) in &bound {
+            ty = cast::common_type(&ty, t).ok_or_else(|| {
+                err!(DatatypeMismatch, "ARRAY types {ty} and {t} cannot be matched")
+            })?;
+        }
+        let item_ty = match (&ty, nested) {
+            (DataType::Unknown, false) => DataType::Text,
+            (DataType::Unknown, true) => DataType::Text.array_of(),
+            _ => ty,
+        };
+        let mut items = Vec::with_capacity(bound.len());
+        for (x, t) in bound {
+            items.push(self.coerce(x, &t, &item_ty)?);
+        }
+        let array_ty = item_ty.array_of();
+        let x = array_call(ArrayFunc::Construct(nested), items);
+        // The cast gives the array its exact element type (varchar(n),
+        // char(n), an all-NULL array's type).
+        Ok((Expr::Cast(Box::new(x), array_ty.clone()), array_ty))
+    }
+
+    /// `ARRAY(subquery)`: the subquery's only column, as an array.
+    pub(super) fn array_subquery(
+        &mut self,
+        q: &ast::Query,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        let (x, cols) = self.subquery(q, scope, SubqKind::Array, agg, None)?;
+        if cols.len() != 1 {
+            bail!(SyntaxError, "subquery must return only one column");
+        }
+        let ty = strip_mod(&cols[0].ty).array_of();
+        Ok((Expr::Cast(Box::new(x), ty.clone()), ty))
+    }
+
+    /// `a[i]`, `a[i][j]`, `a[lo:hi]`.
+    pub(super) fn subscript(
+        &mut self,
+        root: &ast::Expr,
+        chain: &[ast::AccessExpr],
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        let (x, ty) = self.expr_in(root, scope, agg)?;
+        let Some(elem) = ty.elem().cloned() else {
+            bail!(
+                DatatypeMismatch,
+                "cannot subscript type {ty} because it does not support subscripting"
+            );
+        };
+        let mut int = |b: &mut Self, e: &ast::Expr| -> Result<Expr> {
+            let (i, it) = b.expr_in(e, scope, agg)?;
+            b.coerce(i, &it, &DataType::Int4)
+                .map_err(|_| err!(DatatypeMismatch, "array subscript must have type integer"))
+        };
+        let mut indexes = Vec::new();
+        for a in chain {
+            match a {
+                ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
+                    indexes.push(int(self, index)?)
+                }
+                ast::AccessExpr::Subscript(ast::Subscript::Slice {
+                    lower_bound,
+                    upper_bound,
+                    stride: None,
+                }) if chain.len() == 1 => {
+                    let mut args = vec![x];
+                    if let Some(l) = lower_bound {
+                        args.push(int(self, l)?);
+                    }
+                    if let Some(u) = upper_bound {
+                        args.push(int(self, u)?);
+                    }
+                    let f = ArrayFunc::Slice(lower_bound.is_some(), upper_bound.is_some());
+                    return Ok((array_call(f, args), ty));
+                }
+                other => bail!(FeatureNotSupported, "subscript {other} is not supported yet"),
+            }
+        }
+        let mut args = vec![x];
+        args.extend(indexes);
+        Ok((array_call(ArrayFunc::Subscript, args), elem))
+    }
+
+    /// `x op ANY (array)` / `x op ALL (array)`; with a subquery on the
+    /// right, `= ANY` is IN and `<> ALL` is NOT IN.
+    pub(super) fn any_all(
+        &mut self,
+        left: &ast::Expr,
+        op: &ast::BinaryOperator,
+        right: &ast::Expr,
+        all: bool,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        use ast::BinaryOperator as O;
+        let cmp = match op {
+            O::Eq => BinOp::Eq,
+            O::NotEq => BinOp::NotEq,
+            O::Lt => BinOp::Lt,
+            O::LtEq => BinOp::LtEq,
+            O::Gt => BinOp::Gt,
+            O::GtEq => BinOp::GtEq,
+            other => {
+                bail!(FeatureNotSupported, "operator {other} with ANY/ALL is not supported yet")
+            }
+        };
+        let mut inner = right;
+        while let ast::Expr::Nested(e) = inner {
+            inner = e;
+        }
+        if let ast::Expr::Subquery(q) = inner {
+            let negated = match (cmp, all) {
+                (BinOp::Eq, false) => false,
+                (BinOp::NotEq, true) => true,
+                _ => bail!(
+                    FeatureNotSupported,
+                    "{op} {} (subquery) is not supported yet",
+                    if all { "ALL" } else { "ANY" }
+                ),
+            };
+            let (x, xt) = self.expr_in(left, scope, agg)?;
+            let (e, _) = self.subquery(q, scope, SubqKind::List, agg, Some((x, xt, negated)))?;
+            return Ok((e, DataType::Bool));
+        }
+        let (lx, lt) = self.expr_in(left, scope, agg)?;
+        let (rx, rt) = self.expr_in(right, scope, agg)?;
+        let array_ty = match &rt {
+            DataType::Array(_) => rt.clone(),
+            DataType::Unknown if lt == DataType::Unknown => DataType::Text.array_of(),
+            DataType::Unknown => strip_mod(&lt).array_of(),
+            _ => bail!(WrongObjectType, "op ANY/ALL (array) requires array on right side"),
+        };
+        let elem = array_ty.elem().cloned().unwrap_or(DataType::Text);
+        let t = match (&lt, &elem) {
+            (DataType::Unknown, e) => e.clone(),
+            _ => self.unify(&lt, &elem).map_err(|_| {
+                err!(UndefinedFunction, "operator does not exist: {lt} {op} {elem}").with_hint(
+                    "No operator matches the given name and argument types. You might need to add explicit type casts.",
+                )
+            })?,
+        };
+        let lx = self.coerce(lx, &lt, &strip_mod(&t))?;
+        let rx = self.coerce(rx, &rt, &array_ty)?;
+        Ok((array_call(ArrayFunc::AnyAll(cmp, all), vec![lx, rx]), DataType::Bool))
+    }
+
+    /// The array operators `||`, `@>`, `<@` and `&&`, if an operand is an
+    /// array (None: not an array operation).
+    pub(super) fn array_operator(
+        &mut self,
+        op: &ast::BinaryOperator,
+        (lx, lt): (Expr, DataType),
+        (rx, rt): (Expr, DataType),
+    ) -> Result<Option<(Expr, DataType)>> {
+        use ast::BinaryOperator as O;
+        let (la, ra) = (lt.elem().is_some(), rt.elem().is_some());
+        if !la && !ra {
+            return Ok(None);
+        }
+        let unknown = |t: &DataType| *t == DataType::Unknown;
+        let (f, ty, l_to, r_to) = match op {
+            O::StringConcat if (la && (ra || unknown(&rt))) || (ra && unknown(&lt)) => {
+                let t = if la && ra {
+                    self.unify(&lt, &rt)?
+                } else if la {
+                    lt.clone()
+                } else {
+                    rt.clone()
+                };
+                (ArrayFunc::Cat, t.clone(), t.clone(), t)
+            }
+            O::StringConcat if la => {
+                let e = lt.elem().cloned().unwrap_or(DataType::Text);
+                (ArrayFunc::Append, lt.clone(), lt.clone(), e)
+            }
+            O::StringConcat => {
+                let e = rt.elem().cloned().unwrap_or(DataType::Text);
+                (ArrayFunc::Prepend, rt.clone(), e, rt.clone())
+            }
+            O::AtArrow | O::ArrowAt | O::PGOverlap => {
+                let t = match (la, ra) {
+                    (true, true) => self.unify(&lt, &rt)?,
+                    (true, false) if unknown(&rt) => lt.clone(),
+                    (false, true) if unknown(&lt) => rt.clone(),
+                    _ => bail!(UndefinedFunction, "operator does not exist: {lt} {op} {rt}"),
+                };
+                let f = match op {
+                    O::AtArrow => ArrayFunc::Contains,
+                    O::ArrowAt => ArrayFunc::ContainedBy,
+                    _ => ArrayFunc::Overlaps,
+                };
+                (f, DataType::Bool, t.clone(), t)
+            }
+            _ => return Ok(None),
+        };
+        let lx = self.coerce(lx, &lt, &l_to)?;
+        let rx = self.coerce(rx, &rt, &r_to)?;
+        Ok(Some((array_call(f, vec![lx, rx]), ty)))
+    }
+}

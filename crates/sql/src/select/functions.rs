@@ -1,0 +1,349 @@
+//! Functions in FROM: generate_series, unnest (of one or more arrays) and
+//! generate_subscripts, optionally WITH ORDINALITY. Their arguments may read
+//! the FROM items before them (PostgreSQL's implicit LATERAL); the caller
+//! then runs the function once per row of those items.
+
+use sqlparser::ast;
+use sqltypes::{cast, DataType, Value};
+
+use crate::bail;
+use crate::bind::{self, Binder, Scope, ScopeCol};
+use crate::error::Result;
+use crate::exec::MAX_ROWS;
+use crate::expr::{EvalContext, Expr};
+use crate::plan::Plan;
+
+/// Which set-returning function.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TableFunc {
+    /// generate_series(start, stop [, step]) over this integer or numeric type.
+    Series(DataType),
+    /// unnest(array, ...): one column per array, as long as the longest.
+    Unnest,
+    /// generate_subscripts(array, dim [, reverse]).
+    Subscripts,
+}
+
+/// Set-returning function calls run side by side (one in FROM; all of a
+/// select list's), their rows zipped: row i holds every call's i-th row,
+/// NULLs for a call that ran out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FromFunction {
+    /// The functions with their arguments (evaluated with no input row;
+    /// outer references read the current row of the FROM items before).
+    pub calls: Vec<(TableFunc, Vec<Expr>)>,
+    /// WITH ORDINALITY: a last bigint column numbering the rows from 1.
+    pub ordinality: bool,
+}
+
+/// A FROM item that calls a function.
+pub struct FromCall<'a> {
+    name: String,
+    args: Vec<&'a ast::Expr>,
+    alias: &'a Option<ast::TableAlias>,
+    ordinality: bool,
+}
+
+/// The function call a FROM item makes, if it is one.
+pub fn call_of(f: &ast::TableFactor) -> Option<Result<FromCall<'_>>> {
+    fn exprs(args: &[ast::FunctionArg]) -> Result<Vec<&ast::Expr>> {
+        args.iter()
+            .map(|a| match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+                other => bail!(FeatureNotSupported, "argument not supported: {other}"),
+            })
+            .collect()
+    }
+    fn call<'a>(
+        name: &ast::ObjectName,
+        args: Vec<&'a ast::Expr>,
+        alias: &'a Option<ast::TableAlias>,
+        ordinality: bool,
+    ) -> Result<FromCall<'a>> {
+        Ok(FromCall { name: bind::object_name(name)?, args, alias, ordinality })
+    }
+    Some(match f {
+        ast::TableFactor::Table { name, alias, args: Some(args), with_ordinality, .. } => {
+            exprs(&args.args).and_then(|a| call(name, a, alias, *with_ordinality))
+        }
+        ast::TableFactor::Function { name, args, alias, .. } => {
+            exprs(args).and_then(|a| call(name, a, alias, false))
+        }
+        ast::TableFactor::UNNEST {
+            alias,
+            array_exprs,
+            with_ordinality,
+            with_offset: false,
+            ..
+        } => Ok(FromCall {
+            name: "unnest".into(),
+            args: array_exprs.iter().collect(),
+            alias,
+            ordinality: *with_ordinality,
+        }),
+        _ => return None,
+    })
+}
+
+/// Plans a function in FROM; its arguments are bound in an empty scope, so
+/// column references resolve against the binder's outer scopes.
+pub fn plan_function(b: &mut Binder<'_>, call: &FromCall<'_>) -> Result<(Plan, Scope)> {
+    let (fname, alias, ordinality) = (call.name.as_str(), call.alias, call.ordinality);
+    let (func, exprs, types) = bind_call(b, fname, &call.args)?;
+    let table = alias.as_ref().map(|a| bind::ident(&a.name)).unwrap_or_else(|| fname.to_string());
+    let renames: Vec<String> = alias
+        .as_ref()
+        .map(|a| a.columns.iter().map(|c| bind::ident(&c.name)).collect())
+        .unwrap_or_default();
+    // A one-column function's column is named after the table alias (or
+    // the function) unless the alias lists column names.
+    let mut names: Vec<String> =
+        if types.len() == 1 { vec![table.clone()] } else { vec![fname.to_string(); types.len()] };
+    let mut types = types;
+    if ordinality {
+        names.push("ordinality".into());
+        types.push(DataType::Int8);
+    }
+    let cols = types
+        .into_iter()
+        .enumerate()
+        .map(|(i, ty)| ScopeCol {
+            qualifier: Some(table.clone()),
+            name: renames.get(i).cloned().unwrap_or_else(|| names[i].clone()),
+            ty,
+            table_oid: 0,
+            column_id: 0,
+        })
+        .collect();
+    let plan = Plan::Function(FromFunction { calls: vec![(func, exprs)], ordinality });
+    Ok((plan, Scope { cols }))
+}
+
+/// Plans a select list's set-returning calls, zipped, as one function whose
+/// columns are named `c0`, `c1`, ... under `qualifier` (one column each).
+pub fn plan_zipped(
+    b: &mut Binder<'_>,
+    calls: &[(String, Vec<ast::Expr>)],
+    qualifier: &str,
+) -> Result<(Plan, Scope)> {
+    let mut bound = Vec::new();
+    let mut cols = Vec::new();
+    for (name, args) in calls {
+        let args: Vec<&ast::Expr> = args.iter().collect();
+        let (func, exprs, types) = bind_call(b, name, &args)?;
+        if types.len() != 1 {
+            bail!(
+                FeatureNotSupported,
+                "{name} with several arguments in a select list is not supported yet"
+            );
+        }
+        cols.push(ScopeCol {
+            qualifier: Some(qualifier.to_string()),
+            name: format!("c{}", cols.len()),
+            ty: types[0].clone(),
+            table_oid: 0,
+            column_id: 0,
+        });
+        bound.push((func, exprs));
+    }
+    let plan = Plan::Function(FromFunction { calls: bound, ordinality: false });
+    Ok((plan, Scope { cols }))
+}
+
+/// True for the set-returning functions Strata has.
+pub fn is_set_returning(name: &str) -> bool {
+    matches!(name, "generate_series" | "unnest" | "generate_subscripts")
+}
+
+/// Binds one set-returning call: the function, its coerced arguments and
+/// its column types.
+fn bind_call(
+    b: &mut Binder<'_>,
+    fname: &str,
+    args: &[&ast::Expr],
+) -> Result<(TableFunc, Vec<Expr>, Vec<DataType>)> {
+    let empty = Scope::default();
+    let mut bound = Vec::new();
+    for e in args {
+        bound.push(b.expr(e, &empty)?);
+    }
+    let no_such = |bound: &[(Expr, DataType)]| {
+        let list: Vec<String> = bound.iter().map(|(_, t)| t.to_string()).collect();
+        crate::err!(UndefinedFunction, "function {fname}({}) does not exist", list.join(", "))
+            .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+    };
+    let (func, exprs, types) = match fname {
+        "generate_series" => {
+            if !(2..=3).contains(&bound.len()) {
+                return Err(no_such(&bound));
+            }
+            let mut ty = DataType::Int4;
+            for (_, t) in &bound {
+                ty = cast::common_type(&ty, t).unwrap_or(DataType::Int8);
+            }
+            if !matches!(ty, DataType::Int4 | DataType::Int8 | DataType::Numeric(_)) {
+                bail!(FeatureNotSupported, "generate_series over {ty} is not supported yet");
+            }
+            let mut exprs = Vec::new();
+            for (x, t) in bound {
+                exprs.push(b.coerce(x, &t, &ty)?);
+            }
+            (TableFunc::Series(ty.clone()), exprs, vec![ty])
+        }
+        "unnest" => {
+            if bound.is_empty() || bound.iter().any(|(_, t)| t.elem().is_none()) {
+                return Err(no_such(&bound));
+            }
+            let types = bound.iter().filter_map(|(_, t)| t.elem().cloned()).collect();
+            (TableFunc::Unnest, bound.into_iter().map(|(x, _)| x).collect(), types)
+        }
+        "generate_subscripts" => {
+            if !(2..=3).contains(&bound.len()) || bound[0].1.elem().is_none() {
+                return Err(no_such(&bound));
+            }
+            let mut exprs = Vec::new();
+            for (i, (x, t)) in bound.into_iter().enumerate() {
+                let to = match i {
+                    0 => t.clone(),
+                    1 => DataType::Int4,
+                    _ => DataType::Bool,
+                };
+                exprs.push(b.coerce(x, &t, &to)?);
+            }
+            (TableFunc::Subscripts, exprs, vec![DataType::Int4])
+        }
+        _ => bail!(UndefinedFunction, "function {fname} does not exist"),
+    };
+    Ok((func, exprs, types))
+}
+
+impl FromFunction {
+    /// The function's SQL name (for EXPLAIN).
+    pub fn name(&self) -> &'static str {
+        match self.calls.first().map(|c| &c.0) {
+            Some(TableFunc::Series(_)) => "generate_series",
+            Some(TableFunc::Unnest) => "unnest",
+            _ => "generate_subscripts",
+        }
+    }
+}
+
+/// Runs a function in FROM.
+pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
+    let mut results = Vec::with_capacity(f.calls.len());
+    for (func, args) in &f.calls {
+        let mut vals = Vec::with_capacity(args.len());
+        for a in args {
+            vals.push(a.eval(&[], ctx)?);
+        }
+        results.push(match func {
+            TableFunc::Series(ty) => series(&vals, ty)?,
+            TableFunc::Unnest => unnest(vals),
+            TableFunc::Subscripts => subscripts(&vals),
+        });
+    }
+    let mut out = if results.len() == 1 {
+        results.pop().unwrap_or_default()
+    } else {
+        let widths: Vec<usize> = results
+            .iter()
+            .zip(&f.calls)
+            .map(|(r, (func, args))| match (r.first(), func) {
+                (Some(row), _) => row.len(),
+                (None, TableFunc::Unnest) => args.len(),
+                (None, _) => 1,
+            })
+            .collect();
+        let n = results.iter().map(Vec::len).max().unwrap_or(0);
+        let mut iters: Vec<_> = results.into_iter().map(|r| r.into_iter()).collect();
+        (0..n)
+            .map(|_| {
+                let mut row = Vec::new();
+                for (it, w) in iters.iter_mut().zip(&widths) {
+                    match it.next() {
+                        Some(r) => row.extend(r),
+                        None => row.extend(std::iter::repeat_n(Value::Null, *w)),
+                    }
+                }
+                row
+            })
+            .collect()
+    };
+    if f.ordinality {
+        for (i, row) in out.iter_mut().enumerate() {
+            row.push(Value::Int8(i as i64 + 1));
+        }
+    }
+    Ok(out)
+}
+
+fn series(vals: &[Value], ty: &DataType) -> Result<Vec<Vec<Value>>> {
+    if vals.iter().any(Value::is_null) {
+        return Ok(vec![]);
+    }
+    let as_i64 = |v: &Value| -> Result<i64> {
+        match cast::cast(v.clone(), &DataType::Int8)? {
+            Value::Int8(i) => Ok(i),
+            _ => bail!(DatatypeMismatch, "generate_series needs integers"),
+        }
+    };
+    let start = as_i64(&vals[0])?;
+    let stop = as_i64(&vals[1])?;
+    let step = match vals.get(2) {
+        Some(s) => as_i64(s)?,
+        None => 1,
+    };
+    if step == 0 {
+        bail!(InvalidParameterValue, "step size cannot equal zero");
+    }
+    let count = if (step > 0 && stop < start) || (step < 0 && stop > start) {
+        0
+    } else {
+        ((stop as i128 - start as i128) / step as i128 + 1) as u128
+    };
+    if count > MAX_ROWS as u128 {
+        bail!(
+            ProgramLimitExceeded,
+            "generate_series would produce {count} rows, more than {MAX_ROWS}"
+        );
+    }
+    let mut out = Vec::with_capacity(count as usize);
+    let mut cur = start as i128;
+    for _ in 0..count {
+        let v = Value::Int8(cur as i64);
+        out.push(vec![if *ty == DataType::Int8 { v } else { cast::cast(v, ty)? }]);
+        cur += step as i128;
+    }
+    Ok(out)
+}
+
+/// unnest of several arrays: row i holds each array's i-th element (NULL
+/// past an array's end); a NULL array contributes no rows.
+fn unnest(vals: Vec<Value>) -> Vec<Vec<Value>> {
+    let arrays: Vec<Vec<Value>> = vals
+        .into_iter()
+        .map(|v| match v {
+            Value::Array(a) => a.items,
+            _ => Vec::new(),
+        })
+        .collect();
+    let n = arrays.iter().map(Vec::len).max().unwrap_or(0);
+    let mut iters: Vec<_> = arrays.into_iter().map(|a| a.into_iter()).collect();
+    (0..n).map(|_| iters.iter_mut().map(|it| it.next().unwrap_or(Value::Null)).collect()).collect()
+}
+
+fn subscripts(vals: &[Value]) -> Vec<Vec<Value>> {
+    let (Some(Value::Array(a)), Some(Value::Int4(dim))) = (vals.first(), vals.get(1)) else {
+        return Vec::new();
+    };
+    let Some(d) = usize::try_from(dim - 1).ok().and_then(|i| a.dims.get(i)) else {
+        return Vec::new();
+    };
+    let reverse = matches!(vals.get(2), Some(Value::Bool(true)));
+    let mut subs: Vec<Vec<Value>> =
+        (d.lower..d.lower + d.len).map(|i| vec![Value::Int4(i)]).collect();
+    if reverse {
+        subs.reverse();
+    }
+    subs
+}
