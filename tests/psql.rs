@@ -20,11 +20,7 @@ use testkit::{run_with_timeout, Target, TestServer, CLIENT_TIMEOUT};
 /// they still run but a difference is only reported (and a match is reported
 /// as `UNEXPECTED PASS`); against PostgreSQL they are checked like the rest.
 /// Delete an entry when the feature lands.
-const NOT_YET_IN_STRATA: &[(&str, &str)] = &[(
-    "describe.sql",
-    "TODO(strata): psql's \\d <table> needs the regclass/regtype types, pg_attrdef, pg_collation \
-     and more pg_class columns (listing commands work: listing.sql)",
-)];
+const NOT_YET_IN_STRATA: &[(&str, &str)] = &[];
 
 /// Masks what differs between runs: `\timing` durations.
 fn mask_volatile(output: &str) -> String {

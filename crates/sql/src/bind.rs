@@ -180,6 +180,10 @@ pub fn object_schema(n: &ast::ObjectName) -> Option<String> {
     }
 }
 
+/// The OIDs of the scalar types, for looking types up by pg_type name.
+const BUILTIN_TYPE_OIDS: &[u32] =
+    &[16, 17, 18, 20, 21, 23, 25, 26, 701, 1042, 1043, 1082, 1114, 1184, 1700, 2205, 2206];
+
 /// Converts a SQL type name to a [`DataType`].
 pub fn data_type(t: &ast::DataType) -> Result<DataType> {
     use ast::DataType as A;
@@ -211,6 +215,7 @@ pub fn data_type(t: &ast::DataType) -> Result<DataType> {
         A::Timestamp(..) => DataType::Timestamp,
         A::Date => DataType::Date,
         A::Bytea => DataType::Bytea,
+        A::Regclass => DataType::Reg(sqltypes::RegKind::Class),
         A::Array(
             ast::ArrayElemTypeDef::SquareBracket(inner, _)
             | ast::ArrayElemTypeDef::Qualified(inner, _)
@@ -229,16 +234,27 @@ pub fn data_type(t: &ast::DataType) -> Result<DataType> {
             "char" => DataType::QChar,
             "float4" => DataType::Float8,
             "int" => DataType::Int4,
-            // pg_type's names of the array types (`_int4`).
-            other if other.starts_with('_') => {
-                [16, 17, 18, 20, 21, 23, 25, 701, 1042, 1043, 1082, 1114, 1184, 1700]
-                    .into_iter()
-                    .filter_map(DataType::from_oid)
-                    .find(|t| t.typname() == &other[1..])
-                    .map(|t| t.array_of())
-                    .ok_or_else(|| err!(UndefinedObject, "type \"{other}\" does not exist"))?
+            "oid" => DataType::Oid,
+            "regclass" => DataType::Reg(sqltypes::RegKind::Class),
+            "regtype" => DataType::Reg(sqltypes::RegKind::Type),
+            "regnamespace" => DataType::Reg(sqltypes::RegKind::Namespace),
+            // pg_type's names (`int4`, `pg_catalog.text`, `_int4` for int4[]).
+            other => {
+                let (base, array) = match other.strip_prefix('_') {
+                    Some(b) => (b, true),
+                    None => (other, false),
+                };
+                let t = BUILTIN_TYPE_OIDS
+                    .iter()
+                    .filter_map(|&o| DataType::from_oid(o))
+                    .find(|t| t.typname() == base)
+                    .ok_or_else(|| err!(UndefinedObject, "type \"{other}\" does not exist"))?;
+                if array {
+                    t.array_of()
+                } else {
+                    t
+                }
             }
-            other => bail!(UndefinedObject, "type \"{other}\" does not exist"),
         },
         other => bail!(FeatureNotSupported, "type {other} is not supported yet"),
     })

@@ -219,6 +219,22 @@ pub struct CheckDef {
     pub expr: String,
 }
 
+impl CheckDef {
+    /// The constraint's pg_constraint OID. CHECK constraints get no OID
+    /// from the allocator; this one is derived from the table's OID and the
+    /// name (FNV-1a into 3e9..4e9, above the OIDs the allocator hands out
+    /// in practice), so it is stable across restarts and renames of other
+    /// constraints.
+    pub fn oid(&self, table_oid: u32) -> u32 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in table_oid.to_be_bytes().iter().chain(self.name.as_bytes()) {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        3_000_000_000 + (h % 1_000_000_000) as u32
+    }
+}
+
 /// Binds `t`'s CHECK expressions over its row (see [`TableDef::bound_checks`]).
 pub fn bind_checks(cat: &Catalog, t: &mut TableDef) -> Result<()> {
     let scope = crate::select::table_scope(t, &t.name, &None);

@@ -109,7 +109,9 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                 let left = run(l, cx).await?;
                 let mut out = Vec::new();
                 for row in left {
-                    let eval = EvalContext { outer: row.clone(), ..cx.eval.clone() };
+                    // The enclosing query's row, then this row (see `select::lateral`).
+                    let outer = cx.eval.outer.iter().chain(&row).cloned().collect();
+                    let eval = EvalContext { outer, ..cx.eval.clone() };
                     let inner = ExecCtx {
                         txn: cx.txn,
                         tenant: cx.tenant,

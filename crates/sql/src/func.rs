@@ -95,6 +95,9 @@ pub enum Func {
     CurrentSchemas,
     /// An array function or operator.
     Array(arrays::ArrayFunc),
+    /// A cast to regclass/regtype, or to_regclass/to_regtype (lenient:
+    /// NULL for a name that names nothing).
+    ToReg(sqltypes::RegKind, bool),
     /// strpos(s, sub), position(sub in s)
     StrPos,
     /// left(s, n)
@@ -202,7 +205,10 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("pg_get_constraintdef", 1 | 2) => (Func::ConstraintDef, T::Text),
         ("pg_get_indexdef", 1 | 3) => (Func::IndexDef, T::Text),
         ("pg_get_serial_sequence", 2) => (Func::SerialSequence, T::Text),
-        ("pg_table_is_visible", 1) => (Func::TableIsVisible, T::Bool),
+        // Every table Strata has is visible and publishable.
+        ("pg_table_is_visible" | "pg_relation_is_publishable", 1) => {
+            (Func::TableIsVisible, T::Bool)
+        }
         ("pg_get_userbyid", 1) => (Func::UserById, T::Text),
         ("format_type", 2) => (Func::FormatType, T::Text),
         ("obj_description", 1 | 2) => (Func::ObjDescription, T::Text),
@@ -216,6 +222,20 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("pg_backend_pid", 0) => (Func::BackendPid, T::Int4),
         ("current_schemas", 1) => (Func::CurrentSchemas, T::Text.array_of()),
         ("current_setting", 1) => (Func::CurrentSetting, T::Text),
+        ("to_regclass", 1) => {
+            (Func::ToReg(sqltypes::RegKind::Class, true), T::Reg(sqltypes::RegKind::Class))
+        }
+        ("to_regnamespace", 1) => {
+            (Func::ToReg(sqltypes::RegKind::Namespace, true), T::Reg(sqltypes::RegKind::Namespace))
+        }
+        // Objects Strata does not have (statistics objects, triggers):
+        // pg_trigger and pg_statistic_ext are empty, so these never meet one.
+        ("pg_get_statisticsobjdef_columns", 1) | ("pg_get_triggerdef", 1 | 2) => {
+            (Func::Description, T::Text)
+        }
+        ("to_regtype", 1) => {
+            (Func::ToReg(sqltypes::RegKind::Type, true), T::Reg(sqltypes::RegKind::Type))
+        }
         ("concat", _) => (Func::Concat, T::Text),
         ("repeat", 2) => (Func::Repeat, T::Text),
         ("replace", 3) => (Func::Replace, T::Text),
@@ -240,6 +260,7 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
     match f {
         Func::Coalesce | Func::Greatest | Func::Least | Func::Mod => Some(result.clone()),
         Func::CurrentSetting => Some(DataType::Text),
+        Func::ToReg(_, true) => Some(DataType::Text),
         Func::NextVal | Func::CurrVal => Some(DataType::Text),
         Func::SetVal => Some([DataType::Text, DataType::Int8, DataType::Bool][i.min(2)].clone()),
         Func::CurrentSchemas => Some(DataType::Bool),
@@ -511,7 +532,10 @@ impl Func {
                 };
                 let text = match self {
                     Func::UserById => Some(catalog_info::user_by_id(cat, oid)),
-                    Func::ConstraintDef => catalog_info::constraint_def(cat, oid),
+                    Func::ConstraintDef => {
+                        let pretty = matches!(args.get(1), Some(Value::Bool(true)));
+                        catalog_info::constraint_def(cat, oid, pretty)
+                    }
                     Func::IndexDef => catalog_info::index_def(cat, oid),
                     _ => return Ok(catalog_info::table_is_visible(cat, oid)),
                 };
@@ -573,6 +597,12 @@ impl Func {
                 sqltypes::array::ArrayValue::new(DataType::Text, items).into_value()
             }
             Func::Array(_) => unreachable!("array functions return above"),
+            Func::ToReg(kind, lenient) => {
+                let Some(cat) = &ctx.catalog else {
+                    bail!(InternalError, "no catalog to look names up in");
+                };
+                catalog_info::to_reg(cat, kind, lenient, arg(0))?
+            }
             Func::BpcharTrim => match arg(0) {
                 Value::Text(s) => Value::Text(s.trim_end_matches(' ').to_string()),
                 other => other,

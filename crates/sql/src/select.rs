@@ -607,13 +607,24 @@ fn order_target(
     Ok(None)
 }
 
+/// [`derive_name`], except that a cast or typed literal gives no name.
+fn derive_name_strong(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Cast { .. } | ast::Expr::TypedString(_) => "?column?".into(),
+        ast::Expr::Nested(inner) => derive_name_strong(inner),
+        other => derive_name(other),
+    }
+}
+
 /// The column name PostgreSQL derives for an unaliased select item.
 pub fn derive_name(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Identifier(i) => bind::ident(i),
         ast::Expr::CompoundIdentifier(p) => p.last().map(bind::ident).unwrap_or_default(),
         ast::Expr::Function(f) => bind::object_name(&f.name).unwrap_or_else(|_| "?column?".into()),
-        ast::Expr::Cast { expr, data_type, .. } => match derive_name(expr).as_str() {
+        // The outermost cast's type names it unless its operand has a
+        // name of its own (a column or a function, not another cast).
+        ast::Expr::Cast { expr, data_type, .. } => match derive_name_strong(expr).as_str() {
             // A cast to an array type is named after the element type.
             "?column?" => bind::data_type(data_type)
                 .map(|t| t.elem().unwrap_or(&t).typname().to_string())
@@ -621,7 +632,15 @@ pub fn derive_name(e: &ast::Expr) -> String {
             n => n.to_string(),
         },
         ast::Expr::Array(_) => "array".into(),
-        ast::Expr::CompoundFieldAccess { root, .. } => derive_name(root),
+        // `t.col[i]`: the last field name, else the root's name.
+        ast::Expr::CompoundFieldAccess { root, access_chain } => access_chain
+            .iter()
+            .rev()
+            .find_map(|a| match a {
+                ast::AccessExpr::Dot(ast::Expr::Identifier(i)) => Some(bind::ident(i)),
+                _ => None,
+            })
+            .unwrap_or_else(|| derive_name(root)),
         ast::Expr::Nested(inner) => derive_name(inner),
         ast::Expr::Subquery(q) => match q.body.as_ref() {
             ast::SetExpr::Select(s) => match s.projection.as_slice() {
@@ -725,7 +744,11 @@ fn lateral(
     right: impl FnOnce(&mut Binder<'_>) -> Result<(Plan, Scope)>,
 ) -> Result<(Plan, Scope)> {
     let kind = lateral_kind(op)?;
-    b.outer.push(left.1.clone());
+    // The item sees the enclosing query's row too (a correlated subquery's
+    // FROM): its outer row is that row followed by the left side's.
+    let mut outer = b.outer.last().cloned().unwrap_or_default();
+    outer.cols.extend(left.1.cols.iter().cloned());
+    b.outer.push(outer);
     let r = right(b);
     b.outer.pop();
     let (plan, rscope) = r?;

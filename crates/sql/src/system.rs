@@ -56,7 +56,71 @@ pub enum SystemTable {
     InfoReferentialConstraints,
     /// information_schema.constraint_column_usage
     InfoConstraintColumnUsage,
+    /// pg_catalog.pg_collation (default, C and POSIX)
+    PgCollation,
+    /// pg_catalog.pg_trigger (always empty: foreign keys are not triggers here)
+    PgTrigger,
+    /// A catalog of a feature Strata does not have, so always empty
+    /// (pg_policy, pg_publication, pg_enum, ...): an index into
+    /// [`EMPTY_CATALOGS`].
+    Empty(usize),
 }
+
+/// The always-empty catalogs that psql and ORMs query, with their columns.
+const EMPTY_CATALOGS: &[(&str, &[(&str, u32)])] = &[
+    (
+        "pg_policy",
+        &[
+            ("oid", 26),
+            ("polname", 25),
+            ("polrelid", 26),
+            ("polcmd", 18),
+            ("polpermissive", 16),
+            ("polroles", 1028),
+            ("polqual", 25),
+            ("polwithcheck", 25),
+        ],
+    ),
+    (
+        "pg_statistic_ext",
+        &[
+            ("oid", 26),
+            ("stxrelid", 26),
+            ("stxname", 25),
+            ("stxnamespace", 26),
+            ("stxowner", 26),
+            ("stxstattarget", 23),
+            ("stxkeys", 22),
+            ("stxkind", 1002),
+            ("stxexprs", 25),
+        ],
+    ),
+    (
+        "pg_publication",
+        &[
+            ("oid", 26),
+            ("pubname", 25),
+            ("pubowner", 26),
+            ("puballtables", 16),
+            ("pubinsert", 16),
+            ("pubupdate", 16),
+            ("pubdelete", 16),
+            ("pubtruncate", 16),
+            ("pubviaroot", 16),
+        ],
+    ),
+    (
+        "pg_publication_rel",
+        &[("oid", 26), ("prpubid", 26), ("prrelid", 26), ("prqual", 25), ("prattrs", 22)],
+    ),
+    ("pg_publication_namespace", &[("oid", 26), ("pnpubid", 26), ("pnnspid", 26)]),
+    ("pg_enum", &[("oid", 26), ("enumtypid", 26), ("enumsortorder", 701), ("enumlabel", 25)]),
+    (
+        "pg_rewrite",
+        &[("oid", 26), ("rulename", 25), ("ev_class", 26), ("ev_type", 18), ("is_instead", 16)],
+    ),
+    ("pg_foreign_table", &[("ftrelid", 26), ("ftserver", 26), ("ftoptions", 1009)]),
+];
 
 const PG_CATALOG_OID: i64 = 11;
 /// pg_class's own OID (pg_description.classoid of tables and columns).
@@ -92,6 +156,9 @@ impl SystemTable {
             (true, "key_column_usage") => InfoKeyColumnUsage,
             (true, "referential_constraints") => InfoReferentialConstraints,
             (true, "constraint_column_usage") => InfoConstraintColumnUsage,
+            (false, "pg_collation") => PgCollation,
+            (false, "pg_trigger") => PgTrigger,
+            (false, n) => Empty(EMPTY_CATALOGS.iter().position(|(e, _)| *e == n)?),
             _ => return None,
         })
     }
@@ -121,31 +188,53 @@ impl SystemTable {
             InfoKeyColumnUsage => "key_column_usage",
             InfoReferentialConstraints => "referential_constraints",
             InfoConstraintColumnUsage => "constraint_column_usage",
+            PgCollation => "pg_collation",
+            PgTrigger => "pg_trigger",
+            Empty(i) => EMPTY_CATALOGS[*i].0,
         }
     }
 
     /// Column names and types.
     pub fn columns(&self) -> Vec<(&'static str, DataType)> {
-        use DataType::{Bool, Int2, Int4, Int8, QChar, Text};
+        use DataType::{Bool, Int2, Int4, Oid, QChar, Text};
         use SystemTable::*;
         match self {
-            PgNamespace => vec![("oid", Int8), ("nspname", Text), ("nspowner", Int8)],
+            PgNamespace => vec![("oid", Oid), ("nspname", Text), ("nspowner", Oid)],
             PgClass => vec![
-                ("oid", Int8),
+                ("oid", Oid),
                 ("relname", Text),
-                ("relnamespace", Int8),
+                ("relnamespace", Oid),
                 ("relkind", QChar),
-                ("relowner", Int8),
-                ("relam", Int8),
+                ("relowner", Oid),
+                ("relam", Oid),
                 ("reltuples", DataType::Float8),
                 ("relhasindex", Bool),
                 ("relpersistence", QChar),
                 ("relispartition", Bool),
+                ("relchecks", Int2),
+                ("relnatts", Int2),
+                ("relhastriggers", Bool),
+                ("relhasrules", Bool),
+                ("relrowsecurity", Bool),
+                ("relforcerowsecurity", Bool),
+                ("relhassubclass", Bool),
+                ("relisshared", Bool),
+                ("reltablespace", Oid),
+                ("reltoastrelid", Oid),
+                ("reloftype", Oid),
+                ("reltype", Oid),
+                ("relfilenode", Oid),
+                ("relreplident", QChar),
+                ("relpages", Int4),
+                ("relallvisible", Int4),
+                ("reloptions", Text.array_of()),
+                ("relacl", Text.array_of()),
+                ("relpartbound", Text),
             ],
             PgAttribute => vec![
-                ("attrelid", Int8),
+                ("attrelid", Oid),
                 ("attname", Text),
-                ("atttypid", Int8),
+                ("atttypid", Oid),
                 ("attnum", Int2),
                 ("atttypmod", Int4),
                 ("attnotnull", Bool),
@@ -155,13 +244,13 @@ impl SystemTable {
                 ("attndims", Int4),
                 ("attidentity", QChar),
                 ("attgenerated", QChar),
-                ("attcollation", Int8),
+                ("attcollation", Oid),
             ],
             PgType => vec![
-                ("oid", Int8),
+                ("oid", Oid),
                 ("typname", Text),
-                ("typnamespace", Int8),
-                ("typowner", Int8),
+                ("typnamespace", Oid),
+                ("typowner", Oid),
                 ("typlen", Int2),
                 ("typbyval", Bool),
                 ("typtype", QChar),
@@ -169,32 +258,52 @@ impl SystemTable {
                 ("typispreferred", Bool),
                 ("typisdefined", Bool),
                 ("typdelim", QChar),
-                ("typrelid", Int8),
-                ("typelem", Int8),
-                ("typarray", Int8),
+                ("typrelid", Oid),
+                ("typelem", Oid),
+                ("typarray", Oid),
                 ("typnotnull", Bool),
-                ("typbasetype", Int8),
+                ("typbasetype", Oid),
                 ("typtypmod", Int4),
                 ("typndims", Int4),
-                ("typcollation", Int8),
+                ("typcollation", Oid),
                 ("typdefault", Text),
             ],
             PgDatabase => {
-                vec![("oid", Int8), ("datname", Text), ("encoding", Int4), ("datallowconn", Bool)]
+                vec![("oid", Oid), ("datname", Text), ("encoding", Int4), ("datallowconn", Bool)]
             }
             PgRoles => {
-                vec![("oid", Int8), ("rolname", Text), ("rolsuper", Bool), ("rolcanlogin", Bool)]
+                vec![("oid", Oid), ("rolname", Text), ("rolsuper", Bool), ("rolcanlogin", Bool)]
             }
             PgPartitionedTable => {
-                vec![("partrelid", Int8), ("partstrat", Text), ("partnatts", Int2)]
+                vec![("partrelid", Oid), ("partstrat", Text), ("partnatts", Int2)]
             }
-            PgInherits => vec![("inhrelid", Int8), ("inhparent", Int8), ("inhseqno", Int4)],
+            PgInherits => vec![
+                ("inhrelid", Oid),
+                ("inhparent", Oid),
+                ("inhseqno", Int4),
+                ("inhdetachpending", Bool),
+            ],
             PgIndex => vec![
-                ("indexrelid", Int8),
-                ("indrelid", Int8),
+                ("indexrelid", Oid),
+                ("indrelid", Oid),
                 ("indisunique", Bool),
                 ("indisprimary", Bool),
                 ("indnatts", Int2),
+                ("indnkeyatts", Int2),
+                ("indisexclusion", Bool),
+                ("indimmediate", Bool),
+                ("indisclustered", Bool),
+                ("indisvalid", Bool),
+                ("indisready", Bool),
+                ("indislive", Bool),
+                ("indisreplident", Bool),
+                ("indnullsnotdistinct", Bool),
+                ("indkey", DataType::Int2Vector),
+                ("indcollation", DataType::OidVector),
+                ("indclass", DataType::OidVector),
+                ("indoption", DataType::Int2Vector),
+                ("indexprs", Text),
+                ("indpred", Text),
             ],
             PgTables => vec![
                 ("schemaname", Text),
@@ -231,15 +340,41 @@ impl SystemTable {
                 ("is_generated", Text),
                 ("is_updatable", Text),
             ],
-            PgAm => vec![("oid", Int8), ("amname", Text), ("amtype", QChar)],
-            PgDescription => vec![
-                ("objoid", Int8),
-                ("classoid", Int8),
-                ("objsubid", Int4),
-                ("description", Text),
+            PgAm => vec![("oid", Oid), ("amname", Text), ("amtype", QChar)],
+            PgCollation => vec![
+                ("oid", Oid),
+                ("collname", Text),
+                ("collnamespace", Oid),
+                ("collowner", Oid),
+                ("collprovider", QChar),
+                ("collisdeterministic", Bool),
+                ("collencoding", Int4),
+                ("collcollate", Text),
+                ("collctype", Text),
             ],
+            Empty(i) => EMPTY_CATALOGS[*i]
+                .1
+                .iter()
+                .map(|(n, oid)| (*n, DataType::from_oid(*oid).unwrap_or(Text)))
+                .collect(),
+            PgTrigger => vec![
+                ("oid", Oid),
+                ("tgrelid", Oid),
+                ("tgparentid", Oid),
+                ("tgname", Text),
+                ("tgfoid", Oid),
+                ("tgtype", Int2),
+                ("tgenabled", QChar),
+                ("tgisinternal", Bool),
+                ("tgconstrrelid", Oid),
+                ("tgconstrindid", Oid),
+                ("tgconstraint", Oid),
+            ],
+            PgDescription => {
+                vec![("objoid", Oid), ("classoid", Oid), ("objsubid", Int4), ("description", Text)]
+            }
             PgAttrdef => {
-                vec![("oid", Int8), ("adrelid", Int8), ("adnum", Int2), ("adbin", Text)]
+                vec![("oid", Oid), ("adrelid", Oid), ("adnum", Int2), ("adbin", Text)]
             }
             PgCursors => vec![
                 ("name", Text),
@@ -250,19 +385,27 @@ impl SystemTable {
                 ("creation_time", DataType::TimestampTz),
             ],
             PgConstraint => vec![
-                ("oid", Int8),
+                ("oid", Oid),
                 ("conname", Text),
-                ("connamespace", Int8),
+                ("connamespace", Oid),
                 ("contype", QChar),
                 ("condeferrable", Bool),
                 ("condeferred", Bool),
                 ("convalidated", Bool),
-                ("conrelid", Int8),
-                ("conindid", Int8),
-                ("confrelid", Int8),
+                ("conrelid", Oid),
+                ("conindid", Oid),
+                ("confrelid", Oid),
                 ("confupdtype", QChar),
                 ("confdeltype", QChar),
                 ("confmatchtype", QChar),
+                ("conparentid", Oid),
+                ("contypid", Oid),
+                ("conislocal", Bool),
+                ("coninhcount", Int4),
+                ("connoinherit", Bool),
+                ("conkey", Int2.array_of()),
+                ("confkey", Int2.array_of()),
+                ("conbin", Text),
             ],
             InfoTableConstraints => vec![
                 ("constraint_catalog", Text),
@@ -313,6 +456,28 @@ impl SystemTable {
     /// Builds the rows from `catalog` (and, for pg_cursors, the session's
     /// cursors in `eval`).
     pub fn rows(&self, catalog: &Catalog, eval: &crate::expr::EvalContext) -> Vec<Vec<Value>> {
+        let mut rows = self.raw_rows(catalog, eval);
+        // OID columns are built from integers; give them their type.
+        let oid_cols: Vec<usize> = self
+            .columns()
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, t))| *t == DataType::Oid)
+            .map(|(i, _)| i)
+            .collect();
+        for row in &mut rows {
+            for &i in &oid_cols {
+                if let Some(v) = row.get_mut(i) {
+                    if let Some(o) = v.as_oid() {
+                        *v = Value::Oid(o);
+                    }
+                }
+            }
+        }
+        rows
+    }
+
+    fn raw_rows(&self, catalog: &Catalog, eval: &crate::expr::EvalContext) -> Vec<Vec<Value>> {
         use SystemTable::*;
         let t = |s: &str| Value::Text(s.to_string());
         let i8 = |v: i64| Value::Int8(v);
@@ -331,7 +496,17 @@ impl SystemTable {
                 for tb in catalog.tables.values() {
                     let has_index = !tb.primary_key.is_empty() || !tb.indexes.is_empty();
                     let persistence = if tb.temporary { "t" } else { "p" };
-                    rows.push(class_row(tb.oid, &tb.name, "r", has_index, persistence));
+                    let mut row = class_row(tb.oid, &tb.name, "r", has_index, persistence);
+                    // Foreign keys are triggers in PostgreSQL, on both tables.
+                    let triggers = !tb.foreign_keys.is_empty()
+                        || catalog
+                            .tables
+                            .values()
+                            .any(|o| o.foreign_keys.iter().any(|f| f.ref_table == tb.oid));
+                    row[10] = Value::Int2(tb.checks.len() as i16);
+                    row[11] = Value::Int2(tb.columns.len() as i16);
+                    row[12] = Value::Bool(triggers);
+                    rows.push(row);
                     if let Some(pk) = &tb.pkey_name {
                         rows.push(class_row(tb.pkey_oid, pk, "i", false, "p"));
                     }
@@ -388,6 +563,25 @@ impl SystemTable {
                     rows.push(vec![i8(oid), t(name), t(kind)]);
                 }
             }
+            PgCollation => {
+                for (oid, name, provider, enc) in
+                    [(100, "default", "d", -1), (950, "C", "c", -1), (951, "POSIX", "c", -1)]
+                {
+                    let locale = if oid == 100 { Value::Null } else { t(name) };
+                    rows.push(vec![
+                        i8(oid),
+                        t(name),
+                        i8(PG_CATALOG_OID),
+                        i8(10),
+                        t(provider),
+                        Value::Bool(true),
+                        Value::Int4(enc),
+                        locale.clone(),
+                        locale,
+                    ]);
+                }
+            }
+            PgTrigger | Empty(_) => {}
             PgAttribute => {
                 for tb in catalog.tables.values() {
                     for (i, c) in tb.columns.iter().enumerate() {
@@ -426,6 +620,10 @@ impl SystemTable {
                     DataType::TimestampTz,
                     DataType::Numeric(None),
                     DataType::QChar,
+                    DataType::Oid,
+                    DataType::Reg(sqltypes::RegKind::Class),
+                    DataType::Reg(sqltypes::RegKind::Type),
+                    DataType::Reg(sqltypes::RegKind::Namespace),
                 ]
                 .into_iter()
                 .flat_map(|ty| {
@@ -475,22 +673,10 @@ impl SystemTable {
             PgIndex => {
                 for tb in catalog.tables.values() {
                     if tb.pkey_name.is_some() {
-                        rows.push(vec![
-                            i8(tb.pkey_oid as i64),
-                            i8(tb.oid as i64),
-                            Value::Bool(true),
-                            Value::Bool(true),
-                            Value::Int2(tb.primary_key.len() as i16),
-                        ]);
+                        rows.push(index_row(tb, tb.pkey_oid, &tb.primary_key, true, true));
                     }
                     for idx in &tb.indexes {
-                        rows.push(vec![
-                            i8(idx.oid as i64),
-                            i8(tb.oid as i64),
-                            Value::Bool(idx.unique),
-                            Value::Bool(false),
-                            Value::Int2(idx.columns.len() as i16),
-                        ]);
+                        rows.push(index_row(tb, idx.oid, &idx.columns, idx.unique, false));
                     }
                 }
             }
@@ -555,11 +741,19 @@ impl SystemTable {
                         code(|f| f.on_update.code()),
                         code(|f| f.on_delete.code()),
                         code(|f| if f.match_full { "f" } else { "s" }),
+                        i8(0),
+                        i8(0),
+                        Value::Bool(true),
+                        Value::Int4(0),
+                        Value::Bool(c.kind == "c"),
+                        attnums(&c.columns),
+                        fk.map(|f| attnums(&f.ref_columns)).unwrap_or(Value::Null),
+                        c.check.map(t).unwrap_or(Value::Null),
                     ]);
                 }
             }
             InfoTableConstraints => {
-                for c in constraints(catalog) {
+                for c in constraints(catalog).into_iter().filter(|c| c.check.is_none()) {
                     let kind = match c.kind {
                         "p" => "PRIMARY KEY",
                         "u" => "UNIQUE",
@@ -582,7 +776,7 @@ impl SystemTable {
                 }
             }
             InfoKeyColumnUsage => {
-                for c in constraints(catalog) {
+                for c in constraints(catalog).into_iter().filter(|c| c.check.is_none()) {
                     for (pos, &col) in c.columns.iter().enumerate() {
                         let in_unique = c.fk.and_then(|f| {
                             let parent = catalog.table_by_oid(f.ref_table)?;
@@ -600,7 +794,7 @@ impl SystemTable {
                 }
             }
             InfoReferentialConstraints => {
-                for c in constraints(catalog) {
+                for c in constraints(catalog).into_iter().filter(|c| c.check.is_none()) {
                     let Some(f) = c.fk else { continue };
                     let unique = catalog.table_by_oid(f.ref_table).and_then(|p| {
                         match crate::fk::target(&p, f).ok()?.0 {
@@ -621,7 +815,7 @@ impl SystemTable {
                 }
             }
             InfoConstraintColumnUsage => {
-                for c in constraints(catalog) {
+                for c in constraints(catalog).into_iter().filter(|c| c.check.is_none()) {
                     // A foreign key uses the referenced table's columns.
                     let (table, cols) = match c.fk {
                         Some(f) => match catalog.table_by_oid(f.ref_table) {
@@ -662,6 +856,12 @@ fn type_traits(ty: &DataType) -> (&'static str, bool, i64) {
         DataType::QChar => ("Z", false, 1002),
         DataType::Unknown => ("X", false, 0),
         DataType::Array(_) => ("A", false, 0),
+        DataType::Oid => ("N", true, 1028),
+        DataType::Reg(sqltypes::RegKind::Class) => ("N", false, 2210),
+        DataType::Reg(sqltypes::RegKind::Type) => ("N", false, 2211),
+        DataType::Reg(sqltypes::RegKind::Namespace) => ("N", false, 4090),
+        DataType::Int2Vector => ("A", false, 1006),
+        DataType::OidVector => ("A", false, 1013),
     }
 }
 
@@ -685,6 +885,12 @@ fn sql_type_name(ty: &DataType) -> &'static str {
         DataType::QChar => "\"char\"",
         DataType::Unknown => "unknown",
         DataType::Array(_) => "ARRAY",
+        DataType::Oid => "oid",
+        DataType::Reg(sqltypes::RegKind::Class) => "regclass",
+        DataType::Reg(sqltypes::RegKind::Type) => "regtype",
+        DataType::Reg(sqltypes::RegKind::Namespace) => "regnamespace",
+        DataType::Int2Vector => "int2vector",
+        DataType::OidVector => "oidvector",
     }
 }
 
@@ -729,9 +935,20 @@ struct Constraint<'a> {
     /// The index enforcing it (for a foreign key: the referenced one).
     index_oid: u32,
     fk: Option<&'a ForeignKeyDef>,
+    /// A CHECK constraint's condition.
+    check: Option<&'a str>,
 }
 
 /// Every key constraint in `catalog`, table by table.
+/// Column positions as an int2[] of attribute numbers (NULL when empty).
+fn attnums(columns: &[usize]) -> Value {
+    if columns.is_empty() {
+        return Value::Null;
+    }
+    let items = columns.iter().map(|&c| Value::Int2(c as i16 + 1)).collect();
+    sqltypes::array::ArrayValue::new(DataType::Int2, items).into_value()
+}
+
 fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
     let mut out = Vec::new();
     for tb in catalog.tables.values() {
@@ -744,6 +961,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 columns: tb.primary_key.clone(),
                 index_oid: tb.pkey_oid,
                 fk: None,
+                check: None,
             });
         }
         for idx in tb.indexes.iter().filter(|i| i.constraint) {
@@ -755,6 +973,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 columns: idx.columns.clone(),
                 index_oid: idx.oid,
                 fk: None,
+                check: None,
             });
         }
         for f in &tb.foreign_keys {
@@ -773,6 +992,19 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 columns: f.columns.clone(),
                 index_oid,
                 fk: Some(f),
+                check: None,
+            });
+        }
+        for ch in &tb.checks {
+            out.push(Constraint {
+                oid: ch.oid(tb.oid),
+                name: ch.name.clone(),
+                kind: "c",
+                table: tb,
+                columns: Vec::new(),
+                index_oid: 0,
+                fk: None,
+                check: Some(&ch.expr),
             });
         }
     }
@@ -801,6 +1033,70 @@ pub fn roles_with_oids(catalog: &Catalog) -> Vec<(i64, crate::catalog::RoleDef)>
     roles.map(|(i, r)| (if r.name == "postgres" { 10 } else { 16384 + i as i64 }, r)).collect()
 }
 
+/// A pg_index row: an index on `columns` of `tb`.
+fn index_row(
+    tb: &TableDef,
+    oid: u32,
+    columns: &[usize],
+    unique: bool,
+    primary: bool,
+) -> Vec<Value> {
+    let n = columns.len() as i16;
+    let int2s = |f: &dyn Fn(usize) -> i16| {
+        sqltypes::array::vector(
+            DataType::Int2,
+            columns.iter().map(|&c| Value::Int2(f(c))).collect(),
+        )
+    };
+    let oids = |f: &dyn Fn(usize) -> u32| {
+        sqltypes::array::vector(DataType::Oid, columns.iter().map(|&c| Value::Oid(f(c))).collect())
+    };
+    let ty = |c: usize| tb.columns[c].ty.to_type();
+    let collation = |c: usize| if ty(c).is_string() { 100 } else { 0 };
+    let mut row = vec![
+        Value::Int8(oid as i64),
+        Value::Int8(tb.oid as i64),
+        Value::Bool(unique),
+        Value::Bool(primary),
+        Value::Int2(n),
+        Value::Int2(n),
+    ];
+    // indisexclusion, indimmediate, indisclustered, indisvalid, indisready,
+    // indislive, indisreplident, indnullsnotdistinct
+    for b in [false, true, false, true, true, true, false, false] {
+        row.push(Value::Bool(b));
+    }
+    row.push(int2s(&|c| c as i16 + 1));
+    row.push(oids(&collation));
+    row.push(oids(&|c| default_opclass(&ty(c))));
+    row.push(int2s(&|_| 0));
+    row.push(Value::Null);
+    row.push(Value::Null);
+    row
+}
+
+/// The OID of a type's default btree operator class (pg_opclass).
+pub fn default_opclass(ty: &DataType) -> u32 {
+    match ty {
+        DataType::Bool => 424,
+        DataType::Char(_) => 426,
+        DataType::Bytea => 428,
+        DataType::QChar => 429,
+        DataType::Date => 434,
+        DataType::Float8 => 1971,
+        DataType::Int2 => 1979,
+        DataType::Int4 => 1978,
+        DataType::Int8 => 1980,
+        DataType::Oid | DataType::Reg(_) => 1981,
+        DataType::Numeric(_) => 3125,
+        DataType::Text | DataType::Varchar(_) => 3126,
+        DataType::TimestampTz => 3127,
+        DataType::Timestamp => 3128,
+        DataType::Array(_) | DataType::Int2Vector | DataType::OidVector => 397,
+        DataType::Unknown => 0,
+    }
+}
+
 fn class_row(oid: u32, name: &str, kind: &str, has_index: bool, persistence: &str) -> Vec<Value> {
     // Tables use the heap access method and indexes btree (pg_am).
     let am = match kind {
@@ -819,5 +1115,24 @@ fn class_row(oid: u32, name: &str, kind: &str, has_index: bool, persistence: &st
         Value::Bool(has_index),
         Value::Text(persistence.to_string()),
         Value::Bool(false),
+        Value::Int2(0),
+        Value::Int2(0),
+        Value::Bool(false),
+        Value::Bool(false),
+        Value::Bool(false),
+        Value::Bool(false),
+        Value::Bool(false),
+        Value::Bool(false),
+        Value::Int8(0),
+        Value::Int8(0),
+        Value::Int8(0),
+        Value::Int8(0),
+        Value::Int8(oid as i64),
+        Value::Text("d".into()),
+        Value::Int4(0),
+        Value::Int4(0),
+        Value::Null,
+        Value::Null,
+        Value::Null,
     ]
 }

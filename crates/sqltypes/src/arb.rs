@@ -32,6 +32,8 @@ fn scalar_type() -> impl Strategy<Value = DataType> {
         Just(DataType::TimestampTz),
         Just(DataType::Date),
         Just(DataType::Bytea),
+        Just(DataType::Oid),
+        Just(DataType::Int2Vector),
     ]
 }
 
@@ -89,6 +91,13 @@ pub fn value(ty: &DataType) -> BoxedStrategy<Value> {
         DataType::Int2 => any::<i16>().prop_map(Value::Int2).boxed(),
         DataType::Int4 => any::<i32>().prop_map(Value::Int4).boxed(),
         DataType::Int8 => any::<i64>().prop_map(Value::Int8).boxed(),
+        DataType::Oid => any::<u32>().prop_map(Value::Oid).boxed(),
+        DataType::Reg(_) => any::<u32>()
+            .prop_map(|o| {
+                crate::cast::cast(Value::Oid(o), &DataType::Reg(crate::RegKind::Class))
+                    .unwrap_or(Value::Null)
+            })
+            .boxed(),
         DataType::Float8 => float().prop_map(Value::Float8).boxed(),
         DataType::Numeric(_) => numeric().prop_map(Value::Numeric).boxed(),
         DataType::Char(n) => {
@@ -110,6 +119,12 @@ pub fn value(ty: &DataType) -> BoxedStrategy<Value> {
         DataType::QChar => prop::sample::select(vec!["a", "r", "Z", " "])
             .prop_map(|c| Value::Text(c.to_string()))
             .boxed(),
+        DataType::Int2Vector | DataType::OidVector => {
+            let elem = ty.elem().cloned().unwrap_or(DataType::Int2);
+            prop::collection::vec(value(&elem), 0..4)
+                .prop_map(move |items| crate::array::vector(elem.clone(), items))
+                .boxed()
+        }
         DataType::Array(elem) => {
             let elem = (**elem).clone();
             (

@@ -42,6 +42,9 @@ pub struct ArrayValue {
     pub dims: Vec<Dim>,
     /// The elements, `product(dims.len)` of them.
     pub items: Vec<Value>,
+    /// An int2vector or oidvector (one dimension from 0, shown
+    /// space-separated) rather than an int2[]/oid[].
+    pub vector: bool,
 }
 
 impl ArrayValue {
@@ -52,7 +55,7 @@ impl ArrayValue {
         } else {
             vec![Dim { len: items.len() as i32, lower: 1 }]
         };
-        ArrayValue { elem, dims, items }
+        ArrayValue { elem, dims, items, vector: false }
     }
 
     /// Wraps the array into a [`Value`].
@@ -69,6 +72,16 @@ impl ArrayValue {
     pub fn has_nulls(&self) -> bool {
         self.items.iter().any(Value::is_null)
     }
+}
+
+/// An int2vector/oidvector value: one dimension with lower bound 0.
+pub fn vector(elem: DataType, items: Vec<Value>) -> Value {
+    let mut a = ArrayValue::new(elem, items);
+    if let Some(d) = a.dims.first_mut() {
+        d.lower = 0;
+    }
+    a.vector = true;
+    a.into_value()
 }
 
 /// The array type OID for an element type OID (pg_type.typarray).
@@ -91,6 +104,9 @@ pub fn array_oid(elem_oid: u32) -> Option<u32> {
         1114 => 1115,
         1184 => 1185,
         1700 => 1231,
+        2205 => 2210,
+        2206 => 2211,
+        4089 => 4090,
         _ => return None,
     })
 }
@@ -115,6 +131,9 @@ pub fn elem_oid(array_oid: u32) -> Option<u32> {
         1115 => 1114,
         1185 => 1184,
         1231 => 1700,
+        2210 => 2205,
+        2211 => 2206,
+        4090 => 4089,
         _ => return None,
     })
 }
@@ -383,7 +402,7 @@ pub fn parse_array(elem: &DataType, input: &str) -> Result<Value> {
             Some(s) => parse_text(elem, &s)?,
         });
     }
-    Ok(Value::Array(Box::new(ArrayValue { elem: elem.clone(), dims, items })))
+    Ok(Value::Array(Box::new(ArrayValue { elem: elem.clone(), dims, items, vector: false })))
 }
 
 /// True if an element's text must be double-quoted in array output.
@@ -400,6 +419,15 @@ fn needs_quotes(s: &[u8]) -> bool {
 
 /// Appends the text form of an array (PostgreSQL's `array_out`).
 pub fn write_array(a: &ArrayValue, out: &mut Vec<u8>) {
+    if a.vector {
+        for (i, v) in a.items.iter().enumerate() {
+            if i > 0 {
+                out.push(b' ');
+            }
+            write_value(v, out);
+        }
+        return;
+    }
     if a.dims.is_empty() {
         out.extend_from_slice(b"{}");
         return;
@@ -535,7 +563,7 @@ pub fn decode_array(elem: &DataType, b: &[u8]) -> Result<Value> {
     if !cur.is_empty() {
         return Err(bad_binary("incorrect binary data format in array"));
     }
-    Ok(Value::Array(Box::new(ArrayValue { elem: elem.clone(), dims, items })))
+    Ok(Value::Array(Box::new(ArrayValue { elem: elem.clone(), dims, items, vector: false })))
 }
 
 /// Appends the binary form of an array (PostgreSQL's `array_send`).

@@ -84,6 +84,16 @@ pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
         }
         DataType::QChar => Value::Text(crate::text::qchar(validate_utf8(b)?)),
         DataType::Array(e) => crate::array::decode_array(e, b)?,
+        DataType::Int2Vector | DataType::OidVector => crate::cast::cast(
+            crate::array::decode_array(ty.elem().unwrap_or(&DataType::Int2), b)?,
+            ty,
+        )?,
+        DataType::Oid => Value::Oid(u32::from_be_bytes(fixed(b)?)),
+        DataType::Reg(kind) => {
+            let kind = *kind;
+            let oid = u32::from_be_bytes(fixed(b)?);
+            Value::Reg(Box::new(crate::RegValue { kind, oid, name: oid.to_string() }))
+        }
         DataType::Numeric(m) => {
             let n = decode_numeric(b)?;
             Value::Numeric(match m {
@@ -170,6 +180,8 @@ pub fn write_binary(v: &Value, buf: &mut BytesMut) {
         Value::Text(s) => buf.put_slice(s.as_bytes()),
         Value::Numeric(n) => write_numeric(n, buf),
         Value::Array(a) => crate::array::write_array_binary(a, buf),
+        Value::Oid(o) => buf.put_u32(*o),
+        Value::Reg(r) => buf.put_u32(r.oid),
     }
 }
 

@@ -30,6 +30,12 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
         (T::Unknown, x) | (x, T::Unknown) => Some(x.clone()),
         (T::Array(x), T::Array(y)) => common_type(x, y).map(|e| e.array_of()),
         (T::Array(_), _) | (_, T::Array(_)) => None,
+        // OIDs meet small integers as oid, bigints as bigint; the OID alias
+        // types meet each other and oid as oid.
+        (T::Oid | T::Reg(_), T::Int2 | T::Int4)
+        | (T::Int2 | T::Int4, T::Oid | T::Reg(_))
+        | (T::Oid | T::Reg(_), T::Oid | T::Reg(_)) => Some(T::Oid),
+        (T::Oid | T::Reg(_), T::Int8) | (T::Int8, T::Oid | T::Reg(_)) => Some(T::Int8),
         _ if a.is_string() && b.is_string() => Some(T::Text),
         _ => match (rank(a), rank(b)) {
             (Some(x), Some(y)) => Some(if x >= y { strip(a) } else { strip(b) }),
@@ -42,6 +48,11 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
             },
         },
     }
+}
+
+/// True for oid and its alias types.
+fn is_oid(t: &DataType) -> bool {
+    matches!(t, DataType::Oid | DataType::Reg(_))
 }
 
 fn strip(t: &DataType) -> DataType {
@@ -59,6 +70,9 @@ pub fn can_assign(from: &DataType, to: &DataType) -> bool {
     }
     if let (DataType::Array(x), DataType::Array(y)) = (from, to) {
         return can_assign(x, y);
+    }
+    if is_oid(from) || is_oid(to) {
+        return can_implicit_cast(from, to) || (is_oid(to) && rank(from).is_some());
     }
     if rank(from).is_some() && rank(to).is_some() {
         return true;
@@ -78,6 +92,12 @@ pub fn can_implicit_cast(from: &DataType, to: &DataType) -> bool {
     use DataType as T;
     if let (T::Array(x), T::Array(y)) = (from, to) {
         return can_implicit_cast(x, y);
+    }
+    if is_oid(from) || is_oid(to) {
+        return from == to
+            || *from == T::Unknown
+            || matches!((from, to), (T::Int2 | T::Int4 | T::Int8, _) | (_, T::Oid | T::Int8))
+                && !(*from == T::Int8 && is_oid(to));
     }
     match (rank(from), rank(to)) {
         (Some(a), Some(b)) => a <= b,
@@ -117,8 +137,20 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
         return Ok(v);
     }
     Ok(match (v, to) {
+        (Value::Array(a), T::Int2Vector | T::OidVector) => {
+            let elem = to.elem().cloned().unwrap_or(T::Int2);
+            let Value::Array(mut v) = cast(Value::Array(a), &elem.array_of())? else {
+                return Err(err!(CannotCoerce, "cannot cast to {to}"));
+            };
+            v.vector = true;
+            if let Some(d) = v.dims.first_mut() {
+                d.lower = 0;
+            }
+            Value::Array(v)
+        }
         (Value::Array(a), T::Array(e)) => {
             let mut a = *a;
+            a.vector = false;
             if a.elem != **e {
                 for item in &mut a.items {
                     *item = cast(std::mem::replace(item, Value::Null), e)?;
@@ -127,6 +159,33 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
             }
             Value::Array(Box::new(a))
         }
+        (Value::Oid(o), T::Oid) => Value::Oid(o),
+        (Value::Reg(r), T::Oid) => Value::Oid(r.oid),
+        (Value::Reg(r), T::Reg(_)) if Some(to.clone()) == Value::Reg(r.clone()).data_type() => {
+            Value::Reg(r)
+        }
+        // Another kind, or from an integer: the name needs the catalog, so
+        // the SQL layer resolves it; here the number stands in.
+        (
+            v @ (Value::Reg(_) | Value::Oid(_) | Value::Int2(_) | Value::Int4(_) | Value::Int8(_)),
+            T::Reg(_),
+        ) => {
+            let oid = match cast(v, &T::Oid)? {
+                Value::Oid(o) => o,
+                _ => 0,
+            };
+            let T::Reg(kind) = *to else { unreachable!("matched above") };
+            Value::Reg(Box::new(crate::RegValue { kind, oid, name: oid.to_string() }))
+        }
+        (Value::Int2(i), T::Oid) => Value::Oid(i as i32 as u32),
+        (Value::Int4(i), T::Oid) => Value::Oid(i as u32),
+        (Value::Int8(i), T::Oid) => Value::Oid(
+            u32::try_from(i).map_err(|_| err!(NumericValueOutOfRange, "OID out of range"))?,
+        ),
+        (Value::Oid(o), T::Int8) => Value::Int8(o as i64),
+        (Value::Oid(o), T::Int4) => Value::Int4(o as i32),
+        (Value::Reg(r), T::Int8) => Value::Int8(r.oid as i64),
+        (Value::Reg(r), T::Int4) => Value::Int4(r.oid as i32),
         (Value::Int2(i), T::Int2 | T::Int4 | T::Int8) => to_int(i as i128, to)?,
         (Value::Int4(i), T::Int2 | T::Int4 | T::Int8) => to_int(i as i128, to)?,
         (Value::Int8(i), T::Int2 | T::Int4 | T::Int8) => to_int(i as i128, to)?,

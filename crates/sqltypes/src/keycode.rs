@@ -156,6 +156,8 @@ pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
         Value::Int4(i) => put_i64(*i as i64, out),
         Value::Int8(i) => put_i64(*i, out),
         Value::Date(d) => put_i64(*d as i64, out),
+        Value::Oid(o) => put_i64(*o as i64, out),
+        Value::Reg(r) => put_i64(r.oid as i64, out),
         Value::Timestamp(t) | Value::TimestampTz(t) => put_i64(*t, out),
         Value::Float8(f) => put_f64(*f, out),
         Value::Numeric(n) => put_numeric(n, out),
@@ -166,8 +168,9 @@ pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
                 if item.is_null() {
                     out.push(ELEM_NULL);
                 } else {
+                    // Elements keep char(n) padding: arrays compare them as stored.
                     out.push(ELEM);
-                    encode_typed(item, Some(&a.elem), out);
+                    encode_value(item, out);
                 }
             }
             out.push(ELEMS_END);
@@ -278,12 +281,21 @@ fn decode_one(b: &mut &[u8], ty: &DataType) -> Result<Value> {
     if take(b, 1)?[0] == NULL {
         return Ok(Value::Null);
     }
+    decode_body(b, ty)
+}
+
+/// Decodes a non-NULL value after its marker byte.
+fn decode_body(b: &mut &[u8], ty: &DataType) -> Result<Value> {
     Ok(match ty {
         DataType::Bool => Value::Bool(take(b, 1)?[0] != 0),
         DataType::Int2 => Value::Int2(i16::try_from(get_i64(b)?).map_err(|_| corrupt())?),
         DataType::Int4 => Value::Int4(i32::try_from(get_i64(b)?).map_err(|_| corrupt())?),
         DataType::Int8 => Value::Int8(get_i64(b)?),
         DataType::Date => Value::Date(i32::try_from(get_i64(b)?).map_err(|_| corrupt())?),
+        DataType::Oid | DataType::Reg(_) => {
+            let oid = u32::try_from(get_i64(b)?).map_err(|_| corrupt())?;
+            crate::cast::cast(Value::Oid(oid), ty).map_err(|_| corrupt())?
+        }
         DataType::Timestamp => Value::Timestamp(get_i64(b)?),
         DataType::TimestampTz => Value::TimestampTz(get_i64(b)?),
         DataType::Float8 => {
@@ -301,6 +313,10 @@ fn decode_one(b: &mut &[u8], ty: &DataType) -> Result<Value> {
         }
         DataType::Text | DataType::Varchar(_) | DataType::Unknown | DataType::QChar => {
             Value::Text(String::from_utf8(get_bytes(b)?).map_err(|_| corrupt())?)
+        }
+        DataType::Int2Vector | DataType::OidVector => {
+            let array = ty.elem().unwrap_or(&DataType::Int2).array_of();
+            crate::cast::cast(decode_body(b, &array)?, ty).map_err(|_| corrupt())?
         }
         DataType::Array(elem) => {
             let mut items = Vec::new();
@@ -329,7 +345,12 @@ fn decode_one(b: &mut &[u8], ty: &DataType) -> Result<Value> {
             if count != items.len() as i64 {
                 return Err(corrupt());
             }
-            Value::Array(Box::new(crate::array::ArrayValue { elem: (**elem).clone(), dims, items }))
+            Value::Array(Box::new(crate::array::ArrayValue {
+                elem: (**elem).clone(),
+                dims,
+                items,
+                vector: false,
+            }))
         }
     })
 }

@@ -89,6 +89,43 @@ pub enum DataType {
     /// An array of the element type (never itself an array); the element
     /// type keeps its modifier (`varchar(10)[]`).
     Array(Box<DataType>),
+    /// oid (26): an unsigned 32-bit object identifier
+    Oid,
+    /// regclass (2205), regtype (2206), regnamespace (4089): an object's
+    /// OID, shown as its name
+    Reg(RegKind),
+    /// int2vector (22): a one-dimensional int2 array with lower bound 0,
+    /// shown space-separated (pg_index.indkey)
+    Int2Vector,
+    /// oidvector (30): the same for OIDs (pg_index.indclass)
+    OidVector,
+}
+
+static INT2: DataType = DataType::Int2;
+static OID: DataType = DataType::Oid;
+
+/// Which object an OID alias type (regclass, regtype, regnamespace) names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RegKind {
+    /// regclass: a relation
+    Class,
+    /// regtype: a type
+    Type,
+    /// regnamespace: a schema
+    Namespace,
+}
+
+/// A regclass/regtype value: the OID and the name it was shown as when the
+/// value was made (names come from the catalog, which this crate cannot
+/// see, so whoever builds the value looks the name up).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegValue {
+    /// Which kind of object.
+    pub kind: RegKind,
+    /// The object's OID.
+    pub oid: u32,
+    /// Its name (the OID's digits if it names nothing).
+    pub name: String,
 }
 
 /// One SQL datum.
@@ -120,6 +157,10 @@ pub enum Value {
     Bytea(Vec<u8>),
     /// an array (boxed: arrays are rare and large)
     Array(Box<array::ArrayValue>),
+    /// oid
+    Oid(u32),
+    /// regclass or regtype (boxed: rare)
+    Reg(Box<RegValue>),
 }
 
 impl DataType {
@@ -142,6 +183,12 @@ impl DataType {
             DataType::QChar => 18,
             DataType::Unknown => 705,
             DataType::Array(e) => array::array_oid(e.oid()).unwrap_or(0),
+            DataType::Oid => 26,
+            DataType::Reg(RegKind::Class) => 2205,
+            DataType::Reg(RegKind::Type) => 2206,
+            DataType::Reg(RegKind::Namespace) => 4089,
+            DataType::Int2Vector => 22,
+            DataType::OidVector => 30,
         }
     }
 
@@ -153,10 +200,13 @@ impl DataType {
         }
     }
 
-    /// The element type of an array type (None for other types).
+    /// The element type of an array type, int2vector or oidvector (None
+    /// for other types).
     pub fn elem(&self) -> Option<&DataType> {
         match self {
             DataType::Array(e) => Some(e),
+            DataType::Int2Vector => Some(&INT2),
+            DataType::OidVector => Some(&OID),
             _ => None,
         }
     }
@@ -178,6 +228,12 @@ impl DataType {
             1082 => DataType::Date,
             17 => DataType::Bytea,
             18 => DataType::QChar,
+            26 => DataType::Oid,
+            2205 => DataType::Reg(RegKind::Class),
+            2206 => DataType::Reg(RegKind::Type),
+            4089 => DataType::Reg(RegKind::Namespace),
+            22 => DataType::Int2Vector,
+            30 => DataType::OidVector,
             0 | 705 => DataType::Unknown,
             _ => {
                 let elem = array::elem_oid(oid).and_then(DataType::from_oid)?;
@@ -191,7 +247,7 @@ impl DataType {
         match self {
             DataType::Bool | DataType::QChar => 1,
             DataType::Int2 => 2,
-            DataType::Int4 | DataType::Date => 4,
+            DataType::Int4 | DataType::Date | DataType::Oid | DataType::Reg(_) => 4,
             DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
             DataType::Unknown => -2,
             _ => -1,
@@ -227,6 +283,12 @@ impl DataType {
             DataType::Bytea => "bytea",
             DataType::QChar => "char",
             DataType::Unknown => "unknown",
+            DataType::Oid => "oid",
+            DataType::Reg(RegKind::Class) => "regclass",
+            DataType::Reg(RegKind::Type) => "regtype",
+            DataType::Reg(RegKind::Namespace) => "regnamespace",
+            DataType::Int2Vector => "int2vector",
+            DataType::OidVector => "oidvector",
             DataType::Array(e) => match e.typname() {
                 "bool" => "_bool",
                 "int2" => "_int2",
@@ -242,6 +304,9 @@ impl DataType {
                 "date" => "_date",
                 "bytea" => "_bytea",
                 "char" => "_char",
+                "oid" => "_oid",
+                "regclass" => "_regclass",
+                "regtype" => "_regtype",
                 _ => "???",
             },
         }
@@ -287,6 +352,12 @@ impl fmt::Display for DataType {
             DataType::QChar => write!(f, "\"char\""),
             DataType::Unknown => write!(f, "unknown"),
             DataType::Array(e) => write!(f, "{e}[]"),
+            DataType::Oid => write!(f, "oid"),
+            DataType::Reg(RegKind::Class) => write!(f, "regclass"),
+            DataType::Reg(RegKind::Type) => write!(f, "regtype"),
+            DataType::Reg(RegKind::Namespace) => write!(f, "regnamespace"),
+            DataType::Int2Vector => write!(f, "int2vector"),
+            DataType::OidVector => write!(f, "oidvector"),
         }
     }
 }
@@ -313,7 +384,26 @@ impl Value {
             Value::TimestampTz(_) => DataType::TimestampTz,
             Value::Date(_) => DataType::Date,
             Value::Bytea(_) => DataType::Bytea,
+            Value::Array(a) if a.vector => match a.elem {
+                DataType::Oid => DataType::OidVector,
+                _ => DataType::Int2Vector,
+            },
             Value::Array(a) => DataType::Array(Box::new(a.elem.clone())),
+            Value::Oid(_) => DataType::Oid,
+            Value::Reg(r) => DataType::Reg(r.kind),
         })
+    }
+
+    /// The object id of an oid, regclass or regtype value (or a
+    /// non-negative integer).
+    pub fn as_oid(&self) -> Option<u32> {
+        match self {
+            Value::Oid(o) => Some(*o),
+            Value::Reg(r) => Some(r.oid),
+            Value::Int2(x) => u32::try_from(*x).ok(),
+            Value::Int4(x) => Some(*x as u32),
+            Value::Int8(x) => u32::try_from(*x).ok(),
+            _ => None,
+        }
     }
 }

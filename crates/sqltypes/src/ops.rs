@@ -74,6 +74,9 @@ fn same_type_cmp(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::Date(x), Value::Date(y)) => x.cmp(y),
         (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
         (Value::Array(x), Value::Array(y)) => crate::array::compare_arrays(x, y)?,
+        (Value::Oid(_) | Value::Reg(_), Value::Oid(_) | Value::Reg(_)) => {
+            a.as_oid()?.cmp(&b.as_oid()?)
+        }
         _ => return None,
     })
 }
@@ -335,6 +338,9 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
         Value::TimestampTz(t) => (7u8, t).hash(h),
         Value::Date(d) => (8u8, d).hash(h),
         Value::Bytea(b) => (9u8, b.as_slice()).hash(h),
+        // OIDs hash as integers, so joins of oid with int columns group alike.
+        Value::Oid(o) => (2u8, *o as i64).hash(h),
+        Value::Reg(r) => (2u8, r.oid as i64).hash(h),
         Value::Array(a) => {
             (10u8, &a.dims).hash(h);
             for item in &a.items {

@@ -98,6 +98,14 @@ fn put_value(v: &Value, out: &mut Vec<u8>) {
             out.push(T_INT);
             put_zigzag(*d as i64, out);
         }
+        Value::Oid(o) => {
+            out.push(T_INT);
+            put_zigzag(*o as i64, out);
+        }
+        Value::Reg(r) => {
+            out.push(T_INT);
+            put_zigzag(r.oid as i64, out);
+        }
         Value::Float8(f) => {
             out.push(T_FLOAT);
             out.extend_from_slice(&f.to_bits().to_le_bytes());
@@ -184,6 +192,13 @@ impl<'a> Reader<'a> {
             (T_INT, DataType::Int8) => Value::Int8(self.zigzag()?),
             (T_INT, DataType::Timestamp) => Value::Timestamp(self.zigzag()?),
             (T_INT, DataType::TimestampTz) => Value::TimestampTz(self.zigzag()?),
+            (T_INT, DataType::Oid) => {
+                Value::Oid(u32::try_from(self.zigzag()?).map_err(|_| corrupt())?)
+            }
+            (T_INT, DataType::Reg(_)) => {
+                let oid = u32::try_from(self.zigzag()?).map_err(|_| corrupt())?;
+                crate::cast::cast(Value::Oid(oid), ty).map_err(|_| corrupt())?
+            }
             (T_INT, DataType::Date) => {
                 Value::Date(i32::try_from(self.zigzag()?).map_err(|_| corrupt())?)
             }
@@ -214,6 +229,10 @@ impl<'a> Reader<'a> {
             }
             (T_BYTES, DataType::Bytea) => Value::Bytea(self.bytes()?.to_vec()),
             (T_ARRAY, DataType::Array(elem)) => self.array(elem)?,
+            (T_ARRAY, DataType::Int2Vector | DataType::OidVector) => {
+                let a = self.array(ty.elem().unwrap_or(&DataType::Int2))?;
+                crate::cast::cast(a, ty).map_err(|_| corrupt())?
+            }
             _ => return Err(corrupt()),
         })
     }
@@ -241,7 +260,12 @@ impl Reader<'_> {
         for _ in 0..count {
             items.push(self.value(elem)?);
         }
-        Ok(Value::Array(Box::new(crate::array::ArrayValue { elem: elem.clone(), dims, items })))
+        Ok(Value::Array(Box::new(crate::array::ArrayValue {
+            elem: elem.clone(),
+            dims,
+            items,
+            vector: false,
+        })))
     }
 }
 

@@ -20,7 +20,7 @@ use bytes::{BufMut, BytesMut};
 
 use crate::datetime;
 use crate::numeric::Numeric;
-use crate::{err, DataType, Result, Value};
+use crate::{err, DataType, RegValue, Result, Value};
 
 /// A byte sink text output is written into.
 pub trait TextOut {
@@ -241,7 +241,32 @@ pub fn parse_text(ty: &DataType, s: &str) -> Result<Value> {
         DataType::TimestampTz => Value::TimestampTz(datetime::parse_timestamp(s, true)?),
         DataType::Bytea => Value::Bytea(parse_bytea(s)?),
         DataType::Array(e) => crate::array::parse_array(e, s)?,
+        DataType::Oid => Value::Oid(parse_oid(s)?),
+        DataType::Int2Vector | DataType::OidVector => {
+            let elem = ty.elem().cloned().unwrap_or(DataType::Int2);
+            let mut items = Vec::new();
+            // An empty vector prints as `{}` (its value cannot tell it from
+            // an empty array; PostgreSQL prints nothing).
+            let s = if s.trim() == "{}" { "" } else { s };
+            for part in s.split_ascii_whitespace() {
+                items.push(parse_text(&elem, part)?);
+            }
+            crate::array::vector(elem, items)
+        }
+        // Names need the catalog: the SQL layer resolves them before this;
+        // here only the numeric form is accepted.
+        DataType::Reg(kind) => {
+            let kind = *kind;
+            let oid = parse_oid(s)?;
+            Value::Reg(Box::new(RegValue { kind, oid, name: oid.to_string() }))
+        }
     })
+}
+
+/// oid input: an integer in the unsigned 32-bit range; negative numbers
+/// down to -2^31 wrap around as in PostgreSQL.
+pub fn parse_oid(s: &str) -> Result<u32> {
+    Ok(parse_int(s, "oid", i32::MIN as i64, u32::MAX as i64)? as u32)
 }
 
 /// "char" input keeps the first character (PostgreSQL keeps the first
@@ -468,6 +493,8 @@ pub fn write_value<O: TextOut + ?Sized>(v: &Value, out: &mut O) {
             crate::array::write_array(a, &mut text);
             out.put(&text);
         }
+        Value::Oid(o) => write_int(*o as i64, out),
+        Value::Reg(r) => out.put(r.name.as_bytes()),
     }
 }
 

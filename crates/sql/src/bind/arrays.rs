@@ -78,6 +78,25 @@ impl Binder<'_> {
         scope: &Scope,
         agg: &mut Option<&mut AggState>,
     ) -> Result<(Expr, DataType)> {
+        // `t.col[i]` arrives as `t` with `.col` and `[i]` in the chain.
+        let dots = chain
+            .iter()
+            .take_while(|a| matches!(a, ast::AccessExpr::Dot(ast::Expr::Identifier(_))))
+            .count();
+        let qualified;
+        let (root, chain) = match (root, dots) {
+            (ast::Expr::Identifier(first), 1..) => {
+                let mut parts = vec![first.clone()];
+                for a in &chain[..dots] {
+                    if let ast::AccessExpr::Dot(ast::Expr::Identifier(i)) = a {
+                        parts.push(i.clone());
+                    }
+                }
+                qualified = ast::Expr::CompoundIdentifier(parts);
+                (&qualified, &chain[dots..])
+            }
+            _ => (root, chain),
+        };
         let (x, ty) = self.expr_in(root, scope, agg)?;
         let Some(elem) = ty.elem().cloned() else {
             bail!(

@@ -57,6 +57,25 @@ impl Binder<'_> {
         from: &DataType,
         to: &DataType,
     ) -> Result<Expr> {
+        // Casts to regclass/regtype look names up in the catalog.
+        let reg = match to {
+            DataType::Reg(kind) => Some(*kind),
+            _ => None,
+        };
+        if let Some(kind) = reg {
+            if from == to {
+                return Ok(x);
+            }
+            let arg = match from {
+                DataType::Unknown => self.coerce(x, from, &DataType::Text)?,
+                DataType::Char(_) => Expr::Func(func::Func::BpcharTrim, vec![x]),
+                f if f.is_string() => x,
+                DataType::Int2 | DataType::Int4 | DataType::Int8 | DataType::Oid => x,
+                DataType::Reg(_) => Expr::Cast(Box::new(x), DataType::Oid),
+                other => bail!(CannotCoerce, "cannot cast type {other} to {to}"),
+            };
+            return Ok(Expr::Func(func::Func::ToReg(kind, false), vec![arg]));
+        }
         // char(n) -> text/varchar drops the padding, as PostgreSQL's bpchar cast does.
         if matches!(from, DataType::Char(_)) && matches!(to, DataType::Text | DataType::Varchar(_))
         {

@@ -36,7 +36,7 @@ pub(super) async fn owned_sequence<T: Txn>(
     let mut seq = sequence::define(oid, name, &t.columns[col].ty.to_type(), options)?;
     seq.owned_by = Some((t.oid, t.columns[col].name.clone()));
     let c = &mut t.columns[col];
-    c.default = Some(format!("nextval('{}')", seq.name.replace('\'', "''")));
+    c.default = Some(format!("nextval('{}'::regclass)", seq.name.replace('\'', "''")));
     c.nullable = false;
     write_sequence(txn, tenant, &seq).await?;
     Ok(seq)

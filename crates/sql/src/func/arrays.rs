@@ -241,7 +241,12 @@ pub fn construct(elem: &DataType, items: Vec<Value>, nested: bool) -> Result<Val
     }
     let mut all = vec![Dim { len: count, lower: 1 }];
     all.extend(inner);
-    Ok(Value::Array(Box::new(ArrayValue { elem: elem.clone(), dims: all, items: flat })))
+    Ok(Value::Array(Box::new(ArrayValue {
+        elem: elem.clone(),
+        dims: all,
+        items: flat,
+        vector: false,
+    })))
 }
 
 /// The flat position of subscripts `idx` in `a`, if inside its bounds.

@@ -4,18 +4,69 @@
 //! obj_description and col_description. Object ids arrive as integers
 //! (OID columns are bigint until the `oid` type exists).
 
-use sqltypes::Value;
+use sqltypes::{RegKind, RegValue, Value};
 
 use crate::catalog::{Catalog, FkAction, TableDef, TypeDef};
 
 /// An object id argument.
 pub fn oid(v: &Value) -> Option<u32> {
-    match v {
-        Value::Int2(x) => u32::try_from(*x).ok(),
-        Value::Int4(x) => Some(*x as u32),
-        Value::Int8(x) => u32::try_from(*x).ok(),
-        _ => None,
-    }
+    v.as_oid()
+}
+
+/// A cast to regclass/regtype (`lenient`: to_regclass/to_regtype, NULL
+/// instead of an error for a name that names nothing). Text is a name (or
+/// digits); an integer or OID is looked up for its name.
+pub fn to_reg(
+    cat: &Catalog,
+    kind: RegKind,
+    lenient: bool,
+    v: Value,
+) -> crate::error::Result<Value> {
+    let oid = match &v {
+        Value::Text(s) => {
+            let found = match kind {
+                RegKind::Class => class_oid(cat, s),
+                RegKind::Type => type_oid(s),
+                RegKind::Namespace => namespace_oid(s),
+            };
+            match (found, lenient) {
+                (Some(o), _) => o,
+                (None, true) => return Ok(Value::Null),
+                (None, false) => {
+                    return Err(match kind {
+                        RegKind::Class => {
+                            crate::err!(UndefinedTable, "relation \"{s}\" does not exist")
+                        }
+                        RegKind::Type => {
+                            crate::err!(UndefinedObject, "type \"{s}\" does not exist")
+                        }
+                        RegKind::Namespace => {
+                            crate::err!(InvalidSchemaName, "schema \"{s}\" does not exist")
+                        }
+                    })
+                }
+            }
+        }
+        Value::Null => return Ok(Value::Null),
+        other => match other.as_oid() {
+            Some(o) => o,
+            None => crate::bail!(
+                CannotCoerce,
+                "cannot cast type {:?} to an OID type",
+                other.data_type()
+            ),
+        },
+    };
+    let name = match kind {
+        RegKind::Class => class_name(cat, oid),
+        RegKind::Type => type_name(oid),
+        RegKind::Namespace => NAMESPACES
+            .iter()
+            .find(|(_, o)| *o == oid)
+            .map(|(n, _)| n.to_string())
+            .unwrap_or_else(|| oid.to_string()),
+    };
+    Ok(Value::Reg(Box::new(RegValue { kind, oid, name })))
 }
 
 /// PostgreSQL's quote_ident: names that are lower-case identifiers and not
@@ -101,13 +152,21 @@ fn column_list(t: &TableDef, cols: &[usize]) -> String {
 
 /// pg_get_constraintdef(oid): the constraint's definition as written after
 /// ADD CONSTRAINT (primary key, unique and foreign key constraints).
-pub fn constraint_def(cat: &Catalog, oid: u32) -> Option<String> {
+pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
     for t in cat.tables.values() {
         if t.pkey_name.is_some() && t.pkey_oid == oid {
             return Some(format!("PRIMARY KEY ({})", column_list(t, &t.primary_key)));
         }
         if let Some(i) = t.indexes.iter().find(|i| i.constraint && i.oid == oid) {
             return Some(format!("UNIQUE ({})", column_list(t, &i.columns)));
+        }
+        if let Some(c) = t.checks.iter().find(|c| c.oid(t.oid) == oid) {
+            // The pretty form drops the condition's own parentheses.
+            return Some(if pretty {
+                format!("CHECK ({})", c.expr)
+            } else {
+                format!("CHECK (({}))", c.expr)
+            });
         }
         if let Some(f) = t.foreign_keys.iter().find(|f| f.oid == oid) {
             let parent = cat.table_by_oid(f.ref_table)?;
@@ -220,4 +279,133 @@ pub fn column_comment(cat: &Catalog, oid: u32, attnum: i32) -> Option<String> {
     let t = cat.tables.values().find(|t| t.oid == oid)?;
     let i = usize::try_from(attnum).ok()?.checked_sub(1)?;
     t.columns.get(i)?.comment.clone()
+}
+
+/// The system catalogs a regclass may name, with PostgreSQL's OIDs (they
+/// are not rows of Strata's pg_class).
+const SYSTEM_RELATIONS: &[(&str, u32)] = &[
+    ("pg_type", 1247),
+    ("pg_attribute", 1249),
+    ("pg_proc", 1255),
+    ("pg_class", 1259),
+    ("pg_authid", 1260),
+    ("pg_database", 1262),
+    ("pg_am", 2601),
+    ("pg_attrdef", 2604),
+    ("pg_constraint", 2606),
+    ("pg_inherits", 2611),
+    ("pg_index", 2610),
+    ("pg_description", 2609),
+    ("pg_namespace", 2615),
+    ("pg_sequence", 2224),
+    ("pg_collation", 3456),
+    ("pg_enum", 3501),
+    ("pg_roles", 12001),
+];
+
+/// The schemas, with their OIDs (as pg_namespace lists them).
+const NAMESPACES: &[(&str, u32)] = &[
+    ("pg_catalog", 11),
+    ("public", crate::catalog::PUBLIC_NAMESPACE_OID),
+    ("information_schema", 13000),
+];
+
+/// regnamespace input.
+fn namespace_oid(text: &str) -> Option<u32> {
+    let (_, name) = split_name(text);
+    NAMESPACES.iter().find(|(n, _)| *n == name).map(|(_, o)| *o)
+}
+
+/// Splits an optionally schema-qualified, optionally quoted name as
+/// regclass input reads it: (schema, name), unquoted parts folded to lower
+/// case.
+fn split_name(text: &str) -> (Option<String>, String) {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = text.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            '.' if !quoted => parts.push(std::mem::take(&mut cur)),
+            c if quoted => cur.push(c),
+            c => cur.extend(c.to_lowercase()),
+        }
+    }
+    parts.push(cur);
+    let name = parts.pop().unwrap_or_default();
+    (parts.pop(), name)
+}
+
+/// The relations (tables, indexes, sequences, views) as pg_class lists
+/// them: (oid, name).
+fn relations(cat: &Catalog) -> Vec<(u32, String)> {
+    crate::system::SystemTable::PgClass
+        .rows(cat, &crate::expr::EvalContext::default())
+        .into_iter()
+        .filter_map(|r| match (r.first().and_then(Value::as_oid), r.get(1)) {
+            (Some(oid), Some(Value::Text(name))) => Some((oid, name.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// regclass input: the OID of relation `text` (None if there is none).
+pub fn class_oid(cat: &Catalog, text: &str) -> Option<u32> {
+    if let Ok(oid) = text.trim().parse::<u32>() {
+        return Some(oid);
+    }
+    let (schema, name) = split_name(text);
+    let system = SYSTEM_RELATIONS.iter().find(|(n, _)| *n == name).map(|(_, o)| *o);
+    match schema.as_deref() {
+        Some("pg_catalog") => system,
+        Some("public") => relations(cat).into_iter().find(|(_, n)| *n == name).map(|(o, _)| o),
+        Some(_) => None,
+        None => {
+            system.or_else(|| relations(cat).into_iter().find(|(_, n)| *n == name).map(|(o, _)| o))
+        }
+    }
+}
+
+/// regclass output: the relation's name, quoted where needed (its OID's
+/// digits if it names nothing).
+pub fn class_name(cat: &Catalog, oid: u32) -> String {
+    if let Some((n, _)) = SYSTEM_RELATIONS.iter().find(|(_, o)| *o == oid) {
+        return n.to_string();
+    }
+    relations(cat)
+        .into_iter()
+        .find(|(o, _)| *o == oid)
+        .map(|(_, n)| quote_ident(&n))
+        .unwrap_or_else(|| oid.to_string())
+}
+
+/// regtype input: the OID of type `text` (None if there is none).
+pub fn type_oid(text: &str) -> Option<u32> {
+    if let Ok(oid) = text.trim().parse::<u32>() {
+        return Some(oid);
+    }
+    let text = text.trim();
+    let text = text.strip_prefix("pg_catalog.").unwrap_or(text);
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let mut parser = sqlparser::parser::Parser::new(&dialect).try_with_sql(text).ok()?;
+    let ast = parser.parse_data_type().ok()?;
+    if parser.peek_token().token != sqlparser::tokenizer::Token::EOF {
+        return None;
+    }
+    let ty = crate::bind::data_type(&ast).ok()?;
+    Some(ty.oid()).filter(|o| *o != 0)
+}
+
+/// regtype output: the type's name as format_type prints it without a
+/// modifier (its OID's digits if it names nothing).
+pub fn type_name(oid: u32) -> String {
+    match sqltypes::DataType::from_oid(oid) {
+        Some(_) => format_type(oid, None),
+        None => oid.to_string(),
+    }
 }

@@ -22,6 +22,9 @@ pub enum TableFunc {
     Unnest,
     /// generate_subscripts(array, dim [, reverse]).
     Subscripts,
+    /// pg_partition_ancestors(regclass): the relation itself (Strata has
+    /// no partitioning).
+    PartitionAncestors,
 }
 
 /// Set-returning function calls run side by side (one in FROM; all of a
@@ -152,7 +155,7 @@ pub fn plan_zipped(
 
 /// True for the set-returning functions Strata has.
 pub fn is_set_returning(name: &str) -> bool {
-    matches!(name, "generate_series" | "unnest" | "generate_subscripts")
+    matches!(name, "generate_series" | "unnest" | "generate_subscripts" | "pg_partition_ancestors")
 }
 
 /// Binds one set-returning call: the function, its coerced arguments and
@@ -212,6 +215,12 @@ fn bind_call(
             }
             (TableFunc::Subscripts, exprs, vec![DataType::Int4])
         }
+        "pg_partition_ancestors" => {
+            let [(x, t)] = <[_; 1]>::try_from(bound).map_err(|b: Vec<_>| no_such(&b))?;
+            let reg = DataType::Reg(sqltypes::RegKind::Class);
+            let x = b.coerce(x, &t, &reg)?;
+            (TableFunc::PartitionAncestors, vec![x], vec![reg])
+        }
         _ => bail!(UndefinedFunction, "function {fname} does not exist"),
     };
     Ok((func, exprs, types))
@@ -223,6 +232,7 @@ impl FromFunction {
         match self.calls.first().map(|c| &c.0) {
             Some(TableFunc::Series(_)) => "generate_series",
             Some(TableFunc::Unnest) => "unnest",
+            Some(TableFunc::PartitionAncestors) => "pg_partition_ancestors",
             _ => "generate_subscripts",
         }
     }
@@ -240,6 +250,9 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
             TableFunc::Series(ty) => series(&vals, ty)?,
             TableFunc::Unnest => unnest(vals),
             TableFunc::Subscripts => subscripts(&vals),
+            TableFunc::PartitionAncestors => {
+                vals.into_iter().filter(|v| !v.is_null()).map(|v| vec![v]).collect()
+            }
         });
     }
     let mut out = if results.len() == 1 {
