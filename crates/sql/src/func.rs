@@ -95,6 +95,11 @@ pub enum Func {
     CurrentSchemas,
     /// An array function or operator.
     Array(arrays::ArrayFunc),
+    /// pg_type_is_visible(oid): true (all types live in pg_catalog)
+    TypeIsVisible,
+    /// json_build_object(key, value, ...): the JSON text (typed text until
+    /// the json type exists)
+    JsonBuildObject,
     /// A cast to regclass/regtype, or to_regclass/to_regtype (lenient:
     /// NULL for a name that names nothing).
     ToReg(sqltypes::RegKind, bool),
@@ -209,6 +214,8 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("pg_table_is_visible" | "pg_relation_is_publishable", 1) => {
             (Func::TableIsVisible, T::Bool)
         }
+        // Every type is in pg_catalog, which is always on the search path.
+        ("pg_type_is_visible", 1) => (Func::TypeIsVisible, T::Bool),
         ("pg_get_userbyid", 1) => (Func::UserById, T::Text),
         ("format_type", 2) => (Func::FormatType, T::Text),
         ("obj_description", 1 | 2) => (Func::ObjDescription, T::Text),
@@ -237,6 +244,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
             (Func::ToReg(sqltypes::RegKind::Type, true), T::Reg(sqltypes::RegKind::Type))
         }
         ("concat", _) => (Func::Concat, T::Text),
+        ("json_build_object", n) if n % 2 == 0 => (Func::JsonBuildObject, T::Text),
         ("repeat", 2) => (Func::Repeat, T::Text),
         ("replace", 3) => (Func::Replace, T::Text),
         ("mod", 2) => (Func::Mod, common(args)?),
@@ -364,6 +372,7 @@ impl Func {
                 | Func::Least
                 | Func::NullIf
                 | Func::FormatType
+                | Func::JsonBuildObject
         );
         if strict && args.iter().any(Value::is_null) {
             return Ok(Value::Null);
@@ -597,6 +606,23 @@ impl Func {
                 sqltypes::array::ArrayValue::new(DataType::Text, items).into_value()
             }
             Func::Array(_) => unreachable!("array functions return above"),
+            Func::TypeIsVisible => Value::Bool(true),
+            Func::JsonBuildObject => {
+                let mut out = String::from("{");
+                for (i, pair) in args.chunks(2).enumerate() {
+                    if pair[0].is_null() {
+                        bail!(NullValueNotAllowed, "null value not allowed for object key");
+                    }
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    json_string(&sqltypes::text::to_text(&pair[0]), &mut out);
+                    out.push_str(" : ");
+                    json_value(&pair[1], &mut out);
+                }
+                out.push('}');
+                Value::Text(out)
+            }
             Func::ToReg(kind, lenient) => {
                 let Some(cat) = &ctx.catalog else {
                     bail!(InternalError, "no catalog to look names up in");
@@ -653,6 +679,37 @@ impl Func {
                 Value::Int8(ctx.seqs.setval(text(&arg(0))?, v, called)?)
             }
         })
+    }
+}
+
+/// Appends `s` as a JSON string literal.
+fn json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Appends a value as json_build_object shows it: numbers and booleans
+/// bare, NULL as null, everything else as a string.
+fn json_value(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Numeric(_) | Value::Oid(_) => {
+            out.push_str(&sqltypes::text::to_text(v))
+        }
+        Value::Float8(f) if f.is_finite() => out.push_str(&sqltypes::text::to_text(v)),
+        other => json_string(&sqltypes::text::to_text(other), out),
     }
 }
 

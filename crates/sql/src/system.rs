@@ -60,6 +60,10 @@ pub enum SystemTable {
     PgCollation,
     /// pg_catalog.pg_trigger (always empty: foreign keys are not triggers here)
     PgTrigger,
+    /// pg_catalog.pg_sequence
+    PgSequence,
+    /// pg_catalog.pg_opclass (the default btree operator classes)
+    PgOpclass,
     /// A catalog of a feature Strata does not have, so always empty
     /// (pg_policy, pg_publication, pg_enum, ...): an index into
     /// [`EMPTY_CATALOGS`].
@@ -158,6 +162,8 @@ impl SystemTable {
             (true, "constraint_column_usage") => InfoConstraintColumnUsage,
             (false, "pg_collation") => PgCollation,
             (false, "pg_trigger") => PgTrigger,
+            (false, "pg_sequence") => PgSequence,
+            (false, "pg_opclass") => PgOpclass,
             (false, n) => Empty(EMPTY_CATALOGS.iter().position(|(e, _)| *e == n)?),
             _ => return None,
         })
@@ -190,6 +196,8 @@ impl SystemTable {
             InfoConstraintColumnUsage => "constraint_column_usage",
             PgCollation => "pg_collation",
             PgTrigger => "pg_trigger",
+            PgSequence => "pg_sequence",
+            PgOpclass => "pg_opclass",
             Empty(i) => EMPTY_CATALOGS[*i].0,
         }
     }
@@ -357,6 +365,27 @@ impl SystemTable {
                 .iter()
                 .map(|(n, oid)| (*n, DataType::from_oid(*oid).unwrap_or(Text)))
                 .collect(),
+            PgOpclass => vec![
+                ("oid", Oid),
+                ("opcmethod", Oid),
+                ("opcname", Text),
+                ("opcnamespace", Oid),
+                ("opcowner", Oid),
+                ("opcfamily", Oid),
+                ("opcintype", Oid),
+                ("opcdefault", Bool),
+                ("opckeytype", Oid),
+            ],
+            PgSequence => vec![
+                ("seqrelid", Oid),
+                ("seqtypid", Oid),
+                ("seqstart", DataType::Int8),
+                ("seqincrement", DataType::Int8),
+                ("seqmax", DataType::Int8),
+                ("seqmin", DataType::Int8),
+                ("seqcache", DataType::Int8),
+                ("seqcycle", Bool),
+            ],
             PgTrigger => vec![
                 ("oid", Oid),
                 ("tgrelid", Oid),
@@ -582,6 +611,35 @@ impl SystemTable {
                 }
             }
             PgTrigger | Empty(_) => {}
+            PgOpclass => {
+                for (oid, name, intype) in OPCLASSES {
+                    rows.push(vec![
+                        i8(*oid as i64),
+                        i8(403),
+                        t(name),
+                        i8(PG_CATALOG_OID),
+                        i8(10),
+                        i8(0),
+                        i8(*intype as i64),
+                        Value::Bool(true),
+                        i8(0),
+                    ]);
+                }
+            }
+            PgSequence => {
+                for sq in catalog.sequences.values() {
+                    rows.push(vec![
+                        i8(sq.oid as i64),
+                        i8(sq.ty.oid as i64),
+                        i8(sq.start),
+                        i8(sq.increment),
+                        i8(sq.max),
+                        i8(sq.min),
+                        i8(sq.cache),
+                        Value::Bool(sq.cycle),
+                    ]);
+                }
+            }
             PgAttribute => {
                 for tb in catalog.tables.values() {
                     for (i, c) in tb.columns.iter().enumerate() {
@@ -1074,6 +1132,25 @@ fn index_row(
     row.push(Value::Null);
     row
 }
+
+/// The default btree operator classes: (OID, name, input type OID).
+const OPCLASSES: &[(u32, &str, u32)] = &[
+    (397, "array_ops", 2277),
+    (424, "bool_ops", 16),
+    (426, "bpchar_ops", 1042),
+    (428, "bytea_ops", 17),
+    (429, "char_ops", 18),
+    (434, "date_ops", 1082),
+    (1971, "float8_ops", 701),
+    (1978, "int4_ops", 23),
+    (1979, "int2_ops", 21),
+    (1980, "int8_ops", 20),
+    (1981, "oid_ops", 26),
+    (3125, "numeric_ops", 1700),
+    (3126, "text_ops", 25),
+    (3127, "timestamptz_ops", 1184),
+    (3128, "timestamp_ops", 1114),
+];
 
 /// The OID of a type's default btree operator class (pg_opclass).
 pub fn default_opclass(ty: &DataType) -> u32 {
