@@ -66,7 +66,7 @@ pub enum SystemTable {
     PgOpclass,
     /// A catalog of a feature Strata does not have, so always empty
     /// (pg_policy, pg_publication, pg_enum, ...): an index into
-    /// [`EMPTY_CATALOGS`].
+    /// `EMPTY_CATALOGS`.
     Empty(usize),
 }
 
