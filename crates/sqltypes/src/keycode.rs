@@ -340,8 +340,11 @@ fn decode_body(b: &mut &[u8], ty: &DataType) -> Result<Value> {
             for d in &mut dims {
                 d.lower = i32::try_from(get_i64(b)?).map_err(|_| corrupt())?;
             }
-            let count: i64 =
-                if dims.is_empty() { 0 } else { dims.iter().map(|d| d.len as i64).product() };
+            let count: i64 = if dims.is_empty() {
+                0
+            } else {
+                dims.iter().fold(1i64, |n, d| n.saturating_mul(d.len as i64))
+            };
             if count != items.len() as i64 {
                 return Err(corrupt());
             }
