@@ -180,10 +180,6 @@ pub fn object_schema(n: &ast::ObjectName) -> Option<String> {
     }
 }
 
-/// The OIDs of the scalar types, for looking types up by pg_type name.
-const BUILTIN_TYPE_OIDS: &[u32] =
-    &[16, 17, 18, 20, 21, 23, 25, 26, 701, 1042, 1043, 1082, 1114, 1184, 1700, 2205, 2206];
-
 /// Converts a SQL type name to a [`DataType`].
 pub fn data_type(t: &ast::DataType) -> Result<DataType> {
     use ast::DataType as A;
@@ -228,23 +224,16 @@ pub fn data_type(t: &ast::DataType) -> Result<DataType> {
             elem.array_of()
         }
         A::Custom(name, _) => match object_name(name)?.as_str() {
-            "timestamptz" => DataType::TimestampTz,
-            "bpchar" => DataType::Char(1),
-            // Only reachable quoted: unquoted `char` is character(1).
-            "char" => DataType::QChar,
             "float4" => DataType::Float8,
             "int" => DataType::Int4,
-            "oid" => DataType::Oid,
-            "regclass" => DataType::Reg(sqltypes::RegKind::Class),
-            "regtype" => DataType::Reg(sqltypes::RegKind::Type),
-            "regnamespace" => DataType::Reg(sqltypes::RegKind::Namespace),
-            // pg_type's names (`int4`, `pg_catalog.text`, `_int4` for int4[]).
+            // pg_type's names (`timestamptz`, `bpchar`, `regclass`, quoted
+            // `"char"`, `pg_catalog.text`, `_int4` for int4[]).
             other => {
                 let (base, array) = match other.strip_prefix('_') {
                     Some(b) => (b, true),
                     None => (other, false),
                 };
-                let t = BUILTIN_TYPE_OIDS
+                let t = sqltypes::SCALAR_TYPE_OIDS
                     .iter()
                     .filter_map(|&o| DataType::from_oid(o))
                     .find(|t| t.typname() == base)

@@ -395,6 +395,23 @@ impl Catalog {
         }
     }
 
+    /// Every relation as pg_class lists it: (OID, name, relkind) for the
+    /// tables (`r`), their primary key and secondary indexes (`i`), views
+    /// (`v`) and sequences (`S`).
+    pub fn relations(&self) -> Vec<(u32, &str, &'static str)> {
+        let mut out = Vec::new();
+        for tb in self.tables.values() {
+            out.push((tb.oid, tb.name.as_str(), "r"));
+            if let Some(pk) = &tb.pkey_name {
+                out.push((tb.pkey_oid, pk.as_str(), "i"));
+            }
+            out.extend(tb.indexes.iter().map(|i| (i.oid, i.name.as_str(), "i")));
+        }
+        out.extend(self.views.values().map(|v| (v.oid, v.name.as_str(), "v")));
+        out.extend(self.sequences.values().map(|s| (s.oid, s.name.as_str(), "S")));
+        out
+    }
+
     /// Looks a table up by OID.
     pub fn table_by_oid(&self, oid: u32) -> Option<Arc<TableDef>> {
         self.tables.values().find(|t| t.oid == oid).cloned()

@@ -130,6 +130,12 @@ async fn alloc<T: Txn>(txn: &mut T, tenant: TenantId, n: u64) -> Result<u64> {
     Ok(cur)
 }
 
+/// Locks and deletes one catalog entry (a table, sequence, view or role).
+async fn delete_key<T: Txn>(txn: &mut T, key: kvapi::Key) -> Result<()> {
+    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+    txn.delete(key, LockMode::Locked).map_err(from_kv)
+}
+
 async fn write_table<T: Txn>(txn: &mut T, tenant: TenantId, t: &TableDef) -> Result<()> {
     let key = keys::table(tenant, t.oid);
     txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
@@ -663,9 +669,7 @@ pub async fn drop<T: Txn>(
                     let c = unhooked.entry(child.name.clone()).or_insert_with(|| (*child).clone());
                     c.foreign_keys.retain(|f| f.name != fk.name);
                 }
-                let key = keys::table(tenant, t.oid);
-                txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-                txn.delete(key, LockMode::Locked).map_err(from_kv)?;
+                delete_key(txn, keys::table(tenant, t.oid)).await?;
                 txn.delete_range_after_commit(keys::storage(tenant, t.storage)).map_err(from_kv)?;
                 // Sequences owned by the table's columns go with it.
                 for s in cat.sequences.values() {

@@ -254,13 +254,17 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("currval", 1) => (Func::CurrVal, T::Int8),
         ("setval", 2 | 3) => (Func::SetVal, T::Int8),
         ("lastval", 0) => (Func::LastVal, T::Int8),
-        _ => {
-            let list: Vec<String> = args.iter().map(|t| t.to_string()).collect();
-            return Err(err!(UndefinedFunction, "function {name}({}) does not exist", list.join(", "))
-                .with_hint("No function matches the given name and argument types. You might need to add explicit type casts."));
-        }
+        _ => return Err(no_such_function(name, args)),
     };
     Ok((f, ty))
+}
+
+/// PostgreSQL's 42883 for a call no function matches.
+pub fn no_such_function(name: &str, args: &[DataType]) -> crate::error::Error {
+    let list: Vec<String> = args.iter().map(|t| t.to_string()).collect();
+    err!(UndefinedFunction, "function {name}({}) does not exist", list.join(", ")).with_hint(
+        "No function matches the given name and argument types. You might need to add explicit type casts.",
+    )
 }
 
 /// The types each argument should be coerced to before the call (None: as is).
@@ -536,7 +540,7 @@ impl Func {
             Func::Version => Value::Text(crate::settings::VERSION_STRING.to_string()),
             Func::CurrentDatabase => Value::Text("postgres".into()),
             Func::ConstraintDef | Func::IndexDef | Func::TableIsVisible | Func::UserById => {
-                let (Some(cat), Some(oid)) = (&ctx.catalog, catalog_info::oid(&arg(0))) else {
+                let (Some(cat), Some(oid)) = (&ctx.catalog, arg(0).as_oid()) else {
                     return Ok(Value::Null);
                 };
                 let text = match self {
@@ -557,7 +561,7 @@ impl Func {
                 };
                 catalog_info::serial_sequence(cat, &t, &c).map(Value::Text).unwrap_or(Value::Null)
             }
-            Func::FormatType => match catalog_info::oid(&arg(0)) {
+            Func::FormatType => match arg(0).as_oid() {
                 None => Value::Null,
                 Some(oid) => {
                     let typmod = match arg(1) {
@@ -571,7 +575,7 @@ impl Func {
             // pg_attrdef.adbin holds the expression's text already.
             Func::GetExpr => arg(0),
             Func::ObjDescription | Func::ColDescription => {
-                let (Some(cat), Some(oid)) = (&ctx.catalog, catalog_info::oid(&arg(0))) else {
+                let (Some(cat), Some(oid)) = (&ctx.catalog, arg(0).as_oid()) else {
                     return Ok(Value::Null);
                 };
                 let text = match (self, arg(1)) {

@@ -522,32 +522,24 @@ impl SystemTable {
                 rows.push(vec![i8(INFO_SCHEMA_OID), t("information_schema"), i8(10)]);
             }
             PgClass => {
-                for tb in catalog.tables.values() {
+                // Foreign keys are triggers in PostgreSQL, on both tables.
+                let referenced: std::collections::HashSet<u32> = catalog
+                    .tables
+                    .values()
+                    .flat_map(|t| t.foreign_keys.iter().map(|f| f.ref_table))
+                    .collect();
+                for (oid, name, kind) in catalog.relations() {
+                    let Some(tb) = catalog.tables.get(name).filter(|_| kind == "r") else {
+                        rows.push(class_row(oid, name, kind, false, "p"));
+                        continue;
+                    };
                     let has_index = !tb.primary_key.is_empty() || !tb.indexes.is_empty();
                     let persistence = if tb.temporary { "t" } else { "p" };
-                    let mut row = class_row(tb.oid, &tb.name, "r", has_index, persistence);
-                    // Foreign keys are triggers in PostgreSQL, on both tables.
-                    let triggers = !tb.foreign_keys.is_empty()
-                        || catalog
-                            .tables
-                            .values()
-                            .any(|o| o.foreign_keys.iter().any(|f| f.ref_table == tb.oid));
+                    let mut row = class_row(oid, name, kind, has_index, persistence);
                     row[10] = Value::Int2(tb.checks.len() as i16);
                     row[11] = Value::Int2(tb.columns.len() as i16);
-                    row[12] = Value::Bool(triggers);
+                    row[12] = Value::Bool(!tb.foreign_keys.is_empty() || referenced.contains(&oid));
                     rows.push(row);
-                    if let Some(pk) = &tb.pkey_name {
-                        rows.push(class_row(tb.pkey_oid, pk, "i", false, "p"));
-                    }
-                    for idx in &tb.indexes {
-                        rows.push(class_row(idx.oid, &idx.name, "i", false, "p"));
-                    }
-                }
-                for v in catalog.views.values() {
-                    rows.push(class_row(v.oid, &v.name, "v", false, "p"));
-                }
-                for sq in catalog.sequences.values() {
-                    rows.push(class_row(sq.oid, &sq.name, "S", false, "p"));
                 }
             }
             PgDescription => {
@@ -662,32 +654,15 @@ impl SystemTable {
                 }
             }
             PgType => {
-                for ty in [
-                    DataType::Bool,
-                    DataType::Bytea,
-                    DataType::Int8,
-                    DataType::Int2,
-                    DataType::Int4,
-                    DataType::Text,
-                    DataType::Float8,
-                    DataType::Unknown,
-                    DataType::Char(1),
-                    DataType::Varchar(None),
-                    DataType::Date,
-                    DataType::Timestamp,
-                    DataType::TimestampTz,
-                    DataType::Numeric(None),
-                    DataType::QChar,
-                    DataType::Oid,
-                    DataType::Reg(sqltypes::RegKind::Class),
-                    DataType::Reg(sqltypes::RegKind::Type),
-                    DataType::Reg(sqltypes::RegKind::Namespace),
-                ]
-                .into_iter()
-                .flat_map(|ty| {
-                    let array = (ty != DataType::Unknown).then(|| ty.array_of());
-                    std::iter::once(ty).chain(array)
-                }) {
+                let scalars =
+                    sqltypes::SCALAR_TYPE_OIDS.iter().filter_map(|&o| DataType::from_oid(o));
+                for ty in scalars
+                    .flat_map(|ty| {
+                        let array = ty.array_of();
+                        [ty, array]
+                    })
+                    .chain(std::iter::once(DataType::Unknown))
+                {
                     let (category, preferred, array) = type_traits(&ty);
                     let base = ty.elem().unwrap_or(&ty);
                     let string =
@@ -897,30 +872,28 @@ impl SystemTable {
 
 /// pg_type's typcategory, typispreferred and typarray for `ty`.
 fn type_traits(ty: &DataType) -> (&'static str, bool, i64) {
-    match ty {
-        DataType::Bool => ("B", true, 1000),
-        DataType::Int2 => ("N", false, 1005),
-        DataType::Int4 => ("N", false, 1007),
-        DataType::Int8 => ("N", false, 1016),
-        DataType::Float8 => ("N", true, 1022),
-        DataType::Numeric(_) => ("N", false, 1231),
-        DataType::Text => ("S", true, 1009),
-        DataType::Varchar(_) => ("S", false, 1015),
-        DataType::Char(_) => ("S", false, 1014),
-        DataType::Date => ("D", false, 1182),
-        DataType::Timestamp => ("D", false, 1115),
-        DataType::TimestampTz => ("D", true, 1185),
-        DataType::Bytea => ("U", false, 1001),
-        DataType::QChar => ("Z", false, 1002),
-        DataType::Unknown => ("X", false, 0),
-        DataType::Array(_) => ("A", false, 0),
-        DataType::Oid => ("N", true, 1028),
-        DataType::Reg(sqltypes::RegKind::Class) => ("N", false, 2210),
-        DataType::Reg(sqltypes::RegKind::Type) => ("N", false, 2211),
-        DataType::Reg(sqltypes::RegKind::Namespace) => ("N", false, 4090),
-        DataType::Int2Vector => ("A", false, 1006),
-        DataType::OidVector => ("A", false, 1013),
-    }
+    let (category, preferred) = match ty {
+        DataType::Bool => ("B", true),
+        DataType::Float8 | DataType::Oid => ("N", true),
+        DataType::Int2
+        | DataType::Int4
+        | DataType::Int8
+        | DataType::Numeric(_)
+        | DataType::Reg(_) => ("N", false),
+        DataType::Text => ("S", true),
+        DataType::Varchar(_) | DataType::Char(_) => ("S", false),
+        DataType::TimestampTz => ("D", true),
+        DataType::Date | DataType::Timestamp => ("D", false),
+        DataType::Bytea => ("U", false),
+        DataType::QChar => ("Z", false),
+        DataType::Unknown => ("X", false),
+        DataType::Array(_) | DataType::Int2Vector | DataType::OidVector => ("A", false),
+    };
+    let array = match ty {
+        DataType::Array(_) => 0,
+        other => sqltypes::array::array_oid(other.oid()).unwrap_or(0),
+    };
+    (category, preferred, array as i64)
 }
 
 /// The SQL-standard type name information_schema.columns.data_type shows
@@ -1154,24 +1127,15 @@ const OPCLASSES: &[(u32, &str, u32)] = &[
 
 /// The OID of a type's default btree operator class (pg_opclass).
 pub fn default_opclass(ty: &DataType) -> u32 {
-    match ty {
-        DataType::Bool => 424,
-        DataType::Char(_) => 426,
-        DataType::Bytea => 428,
-        DataType::QChar => 429,
-        DataType::Date => 434,
-        DataType::Float8 => 1971,
-        DataType::Int2 => 1979,
-        DataType::Int4 => 1978,
-        DataType::Int8 => 1980,
-        DataType::Oid | DataType::Reg(_) => 1981,
-        DataType::Numeric(_) => 3125,
-        DataType::Text | DataType::Varchar(_) => 3126,
-        DataType::TimestampTz => 3127,
-        DataType::Timestamp => 3128,
-        DataType::Array(_) | DataType::Int2Vector | DataType::OidVector => 397,
-        DataType::Unknown => 0,
-    }
+    // The input type the class is declared for: varchar uses text's,
+    // the OID alias types oid's, every array type anyarray's (2277).
+    let intype = match ty {
+        DataType::Varchar(_) => 25,
+        DataType::Reg(_) => 26,
+        DataType::Array(_) | DataType::Int2Vector | DataType::OidVector => 2277,
+        other => other.oid(),
+    };
+    OPCLASSES.iter().find(|(_, _, t)| *t == intype).map(|(oid, _, _)| *oid).unwrap_or(0)
 }
 
 fn class_row(oid: u32, name: &str, kind: &str, has_index: bool, persistence: &str) -> Vec<Value> {

@@ -93,6 +93,10 @@ pub fn array_oid(elem_oid: u32) -> Option<u32> {
         19 => 1003,
         20 => 1016,
         21 => 1005,
+        // int2vector[] and oidvector[] (pg_type.typarray only: no
+        // DataType::Array has these elements)
+        22 => 1006,
+        30 => 1013,
         23 => 1007,
         25 => 1009,
         26 => 1028,

@@ -101,6 +101,11 @@ pub enum DataType {
     OidVector,
 }
 
+/// The OIDs of the scalar types Strata has (each also has an array type),
+/// in OID order: what pg_type lists besides `unknown` and the arrays.
+pub const SCALAR_TYPE_OIDS: &[u32] =
+    &[16, 17, 18, 20, 21, 23, 25, 26, 701, 1042, 1043, 1082, 1114, 1184, 1700, 2205, 2206, 4089];
+
 static INT2: DataType = DataType::Int2;
 static OID: DataType = DataType::Oid;
 

@@ -339,8 +339,7 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
         Value::Date(d) => (8u8, d).hash(h),
         Value::Bytea(b) => (9u8, b.as_slice()).hash(h),
         // OIDs hash as integers, so joins of oid with int columns group alike.
-        Value::Oid(o) => (2u8, *o as i64).hash(h),
-        Value::Reg(r) => (2u8, r.oid as i64).hash(h),
+        Value::Oid(_) | Value::Reg(_) => (2u8, v.as_oid().unwrap_or(0) as i64).hash(h),
         Value::Array(a) => {
             (10u8, &a.dims).hash(h);
             for item in &a.items {

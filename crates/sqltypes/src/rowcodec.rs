@@ -98,13 +98,9 @@ fn put_value(v: &Value, out: &mut Vec<u8>) {
             out.push(T_INT);
             put_zigzag(*d as i64, out);
         }
-        Value::Oid(o) => {
+        Value::Oid(_) | Value::Reg(_) => {
             out.push(T_INT);
-            put_zigzag(*o as i64, out);
-        }
-        Value::Reg(r) => {
-            out.push(T_INT);
-            put_zigzag(r.oid as i64, out);
+            put_zigzag(v.as_oid().unwrap_or(0) as i64, out);
         }
         Value::Float8(f) => {
             out.push(T_FLOAT);

@@ -245,8 +245,7 @@ pub fn parse_text(ty: &DataType, s: &str) -> Result<Value> {
         DataType::Int2Vector | DataType::OidVector => {
             let elem = ty.elem().cloned().unwrap_or(DataType::Int2);
             let mut items = Vec::new();
-            // An empty vector prints as `{}` (its value cannot tell it from
-            // an empty array; PostgreSQL prints nothing).
+            // An empty vector prints as nothing; `{}` is read as empty too.
             let s = if s.trim() == "{}" { "" } else { s };
             for part in s.split_ascii_whitespace() {
                 items.push(parse_text(&elem, part)?);

@@ -149,17 +149,8 @@ impl Binder<'_> {
         scope: &Scope,
         agg: &mut Option<&mut AggState>,
     ) -> Result<(Expr, DataType)> {
-        use ast::BinaryOperator as O;
-        let cmp = match op {
-            O::Eq => BinOp::Eq,
-            O::NotEq => BinOp::NotEq,
-            O::Lt => BinOp::Lt,
-            O::LtEq => BinOp::LtEq,
-            O::Gt => BinOp::Gt,
-            O::GtEq => BinOp::GtEq,
-            other => {
-                bail!(FeatureNotSupported, "operator {other} with ANY/ALL is not supported yet")
-            }
+        let Some(cmp) = operators::bin_op(op).filter(|o| o.is_comparison()) else {
+            bail!(FeatureNotSupported, "operator {op} with ANY/ALL is not supported yet");
         };
         let mut inner = right;
         while let ast::Expr::Nested(e) = inner {
@@ -190,11 +181,9 @@ impl Binder<'_> {
         let elem = array_ty.elem().cloned().unwrap_or(DataType::Text);
         let t = match (&lt, &elem) {
             (DataType::Unknown, e) => e.clone(),
-            _ => self.unify(&lt, &elem).map_err(|_| {
-                err!(UndefinedFunction, "operator does not exist: {lt} {op} {elem}").with_hint(
-                    "No operator matches the given name and argument types. You might need to add explicit type casts.",
-                )
-            })?,
+            _ => self
+                .unify(&lt, &elem)
+                .map_err(|_| operators::no_operator(&lt, &op.to_string(), &elem))?,
         };
         let lx = self.coerce(lx, &lt, &strip_mod(&t))?;
         let rx = self.coerce(rx, &rt, &array_ty)?;

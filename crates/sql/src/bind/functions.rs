@@ -54,21 +54,20 @@ impl Binder<'_> {
         bound: Vec<(Expr, DataType)>,
     ) -> Result<(Expr, DataType)> {
         let types: Vec<DataType> = bound.iter().map(|(_, t)| t.clone()).collect();
-        if let Some(resolved) = func::arrays::resolve(name, &types) {
-            let (f, ty, targets) = resolved?;
-            let mut out = Vec::with_capacity(bound.len());
-            for (i, (x, t)) in bound.into_iter().enumerate() {
-                out.push(match targets.get(i).cloned().flatten() {
-                    Some(target) => self.coerce(x, &t, &target)?,
-                    None => x,
-                });
+        let (func, ty, targets) = match func::arrays::resolve(name, &types) {
+            Some(resolved) => {
+                let (f, ty, targets) = resolved?;
+                (func::Func::Array(f), ty, targets)
             }
-            return Ok((Expr::Func(func::Func::Array(f), out), ty));
-        }
-        let (func, ty) = func::resolve(name, &types)?;
+            None => {
+                let (f, ty) = func::resolve(name, &types)?;
+                let targets = (0..types.len()).map(|i| func::arg_target(f, &ty, i)).collect();
+                (f, ty, targets)
+            }
+        };
         let mut out = Vec::with_capacity(bound.len());
         for (i, (x, t)) in bound.into_iter().enumerate() {
-            out.push(match func::arg_target(func, &ty, i) {
+            out.push(match targets.get(i).cloned().flatten() {
                 Some(target) => self.coerce(x, &t, &target)?,
                 None => x,
             });

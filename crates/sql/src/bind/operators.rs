@@ -214,22 +214,8 @@ impl Binder<'_> {
             let rx = self.coerce(rx, &rt, &DataType::Float8)?;
             return Ok((Expr::Func(func::Func::Power, vec![lx, rx]), DataType::Float8));
         }
-        let op = match op {
-            O::Plus => BinOp::Add,
-            O::Minus => BinOp::Sub,
-            O::Multiply => BinOp::Mul,
-            O::Divide => BinOp::Div,
-            O::Modulo => BinOp::Mod,
-            O::Eq => BinOp::Eq,
-            O::NotEq => BinOp::NotEq,
-            O::Lt => BinOp::Lt,
-            O::LtEq => BinOp::LtEq,
-            O::Gt => BinOp::Gt,
-            O::GtEq => BinOp::GtEq,
-            O::And => BinOp::And,
-            O::Or => BinOp::Or,
-            O::StringConcat => BinOp::Concat,
-            other => bail!(UndefinedFunction, "operator does not exist: {other}"),
+        let Some(op) = bin_op(op) else {
+            bail!(UndefinedFunction, "operator does not exist: {op}");
         };
         let (lx, lt) = self.expr_in(l, scope, agg)?;
         let (rx, rt) = self.expr_in(r, scope, agg)?;
@@ -246,10 +232,7 @@ impl Binder<'_> {
         rt: DataType,
     ) -> Result<(Expr, DataType)> {
         use DataType as T;
-        let no_op = || {
-            err!(UndefinedFunction, "operator does not exist: {lt} {} {rt}", op_symbol(op))
-                .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
-        };
+        let no_op = || no_operator(&lt, op_symbol(op), &rt);
         // date + integer, integer + date, date - integer: a date.
         if matches!(op, BinOp::Add | BinOp::Sub) {
             let int = |t: &DataType| matches!(t, T::Int2 | T::Int4 | T::Int8 | T::Unknown);
@@ -277,10 +260,7 @@ impl Binder<'_> {
             _ if op.is_comparison() => {
                 let t = match (&lt, &rt) {
                     (T::Unknown, T::Unknown) => T::Text,
-                    _ => self.unify(&lt, &rt).map_err(|_| {
-                        err!(UndefinedFunction, "operator does not exist: {lt} {} {rt}", op_symbol(op))
-                            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
-                    })?,
+                    _ => self.unify(&lt, &rt).map_err(|_| no_op())?,
                 };
                 (t, T::Bool)
             }
@@ -352,6 +332,35 @@ impl Binder<'_> {
             self.coerce(x, ty, &DataType::Text)
         }
     }
+}
+
+/// PostgreSQL's 42883 for operands no operator `symbol` takes.
+pub(super) fn no_operator(l: &DataType, symbol: &str, r: &DataType) -> crate::error::Error {
+    err!(UndefinedFunction, "operator does not exist: {l} {symbol} {r}").with_hint(
+        "No operator matches the given name and argument types. You might need to add explicit type casts.",
+    )
+}
+
+/// The [`BinOp`] of a sqlparser operator, if it is one of ours.
+pub(super) fn bin_op(op: &ast::BinaryOperator) -> Option<BinOp> {
+    use ast::BinaryOperator as O;
+    Some(match op {
+        O::Plus => BinOp::Add,
+        O::Minus => BinOp::Sub,
+        O::Multiply => BinOp::Mul,
+        O::Divide => BinOp::Div,
+        O::Modulo => BinOp::Mod,
+        O::Eq => BinOp::Eq,
+        O::NotEq => BinOp::NotEq,
+        O::Lt => BinOp::Lt,
+        O::LtEq => BinOp::LtEq,
+        O::Gt => BinOp::Gt,
+        O::GtEq => BinOp::GtEq,
+        O::And => BinOp::And,
+        O::Or => BinOp::Or,
+        O::StringConcat => BinOp::Concat,
+        _ => return None,
+    })
 }
 
 fn op_symbol(op: BinOp) -> &'static str {

@@ -108,9 +108,7 @@ pub async fn drop_role<T: Txn>(
             skip_missing(&mut r, if_exists, sqlstate::SqlState::UndefinedObject, "role", &name)?;
             continue;
         }
-        let key = keys::role(tenant, &name);
-        txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-        txn.delete(key, LockMode::Locked).map_err(from_kv)?;
+        delete_key(txn, keys::role(tenant, &name)).await?;
     }
     Ok(r)
 }

@@ -164,7 +164,5 @@ pub(super) async fn drop_sequences<T: Txn>(
 }
 
 pub(super) async fn delete_sequence<T: Txn>(txn: &mut T, tenant: TenantId, oid: u32) -> Result<()> {
-    let key = keys::sequence(tenant, oid);
-    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-    txn.delete(key, LockMode::Locked).map_err(from_kv)
+    delete_key(txn, keys::sequence(tenant, oid)).await
 }

@@ -87,9 +87,7 @@ pub(super) async fn drop_views<T: Txn>(
             bump_version(txn, tenant).await?;
             bumped = true;
         }
-        let key = keys::view(tenant, view.oid);
-        txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-        txn.delete(key, LockMode::Locked).map_err(from_kv)?;
+        delete_key(txn, keys::view(tenant, view.oid)).await?;
     }
     Ok(r)
 }

@@ -67,12 +67,7 @@ pub enum ArrayFunc {
 /// argument is coerced to (None: as is).
 pub type Resolved = (ArrayFunc, DataType, Vec<Option<DataType>>);
 
-fn not_array(name: &str, args: &[DataType]) -> crate::error::Error {
-    let list: Vec<String> = args.iter().map(|t| t.to_string()).collect();
-    err!(UndefinedFunction, "function {name}({}) does not exist", list.join(", ")).with_hint(
-        "No function matches the given name and argument types. You might need to add explicit type casts.",
-    )
-}
+use super::no_such_function;
 
 /// The array type argument `i` is taken as: its own if it is an array; an
 /// unknown literal or NULL takes another argument's array type (else
@@ -85,7 +80,7 @@ fn array_arg(name: &str, args: &[DataType], i: usize) -> Result<DataType> {
             .find(|t| t.elem().is_some())
             .cloned()
             .unwrap_or_else(|| DataType::Text.array_of())),
-        _ => Err(not_array(name, args)),
+        _ => Err(no_such_function(name, args)),
     }
 }
 
@@ -123,7 +118,7 @@ fn resolve_known(name: &str, args: &[DataType]) -> Result<Option<Resolved>> {
         ("array_cat", 2) => {
             let a = array_arg(name, args, 0)?;
             let b = array_arg(name, args, 1)?;
-            let t = sqltypes::cast::common_type(&a, &b).ok_or_else(|| not_array(name, args))?;
+            let t = sqltypes::cast::common_type(&a, &b).ok_or_else(|| no_such_function(name, args))?;
             (F::Cat, t.clone(), vec![Some(t.clone()), Some(t)])
         }
         ("array_append", 2) => {

@@ -8,11 +8,6 @@ use sqltypes::{RegKind, RegValue, Value};
 
 use crate::catalog::{Catalog, FkAction, TableDef, TypeDef};
 
-/// An object id argument.
-pub fn oid(v: &Value) -> Option<u32> {
-    v.as_oid()
-}
-
 /// A cast to regclass/regtype (`lenient`: to_regclass/to_regtype, NULL
 /// instead of an error for a name that names nothing). Text is a name (or
 /// digits); an integer or OID is looked up for its name.
@@ -341,33 +336,19 @@ fn split_name(text: &str) -> (Option<String>, String) {
     (parts.pop(), name)
 }
 
-/// The relations (tables, indexes, sequences, views) as pg_class lists
-/// them: (oid, name).
-fn relations(cat: &Catalog) -> Vec<(u32, String)> {
-    crate::system::SystemTable::PgClass
-        .rows(cat, &crate::expr::EvalContext::default())
-        .into_iter()
-        .filter_map(|r| match (r.first().and_then(Value::as_oid), r.get(1)) {
-            (Some(oid), Some(Value::Text(name))) => Some((oid, name.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
 /// regclass input: the OID of relation `text` (None if there is none).
 pub fn class_oid(cat: &Catalog, text: &str) -> Option<u32> {
     if let Ok(oid) = text.trim().parse::<u32>() {
         return Some(oid);
     }
     let (schema, name) = split_name(text);
-    let system = SYSTEM_RELATIONS.iter().find(|(n, _)| *n == name).map(|(_, o)| *o);
+    let system = || SYSTEM_RELATIONS.iter().find(|(n, _)| *n == name).map(|(_, o)| *o);
+    let user = || cat.relations().into_iter().find(|(_, n, _)| *n == name).map(|(o, _, _)| o);
     match schema.as_deref() {
-        Some("pg_catalog") => system,
-        Some("public") => relations(cat).into_iter().find(|(_, n)| *n == name).map(|(o, _)| o),
+        Some("pg_catalog") => system(),
+        Some("public") => user(),
         Some(_) => None,
-        None => {
-            system.or_else(|| relations(cat).into_iter().find(|(_, n)| *n == name).map(|(o, _)| o))
-        }
+        None => system().or_else(user),
     }
 }
 
@@ -377,10 +358,10 @@ pub fn class_name(cat: &Catalog, oid: u32) -> String {
     if let Some((n, _)) = SYSTEM_RELATIONS.iter().find(|(_, o)| *o == oid) {
         return n.to_string();
     }
-    relations(cat)
+    cat.relations()
         .into_iter()
-        .find(|(o, _)| *o == oid)
-        .map(|(_, n)| quote_ident(&n))
+        .find(|(o, _, _)| *o == oid)
+        .map(|(_, n, _)| quote_ident(n))
         .unwrap_or_else(|| oid.to_string())
 }
 

@@ -171,9 +171,8 @@ fn bind_call(
         bound.push(b.expr(e, &empty)?);
     }
     let no_such = |bound: &[(Expr, DataType)]| {
-        let list: Vec<String> = bound.iter().map(|(_, t)| t.to_string()).collect();
-        crate::err!(UndefinedFunction, "function {fname}({}) does not exist", list.join(", "))
-            .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+        let types: Vec<DataType> = bound.iter().map(|(_, t)| t.clone()).collect();
+        crate::func::no_such_function(fname, &types)
     };
     let (func, exprs, types) = match fname {
         "generate_series" => {
