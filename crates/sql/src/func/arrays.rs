@@ -118,7 +118,8 @@ fn resolve_known(name: &str, args: &[DataType]) -> Result<Option<Resolved>> {
         ("array_cat", 2) => {
             let a = array_arg(name, args, 0)?;
             let b = array_arg(name, args, 1)?;
-            let t = sqltypes::cast::common_type(&a, &b).ok_or_else(|| no_such_function(name, args))?;
+            let t =
+                sqltypes::cast::common_type(&a, &b).ok_or_else(|| no_such_function(name, args))?;
             (F::Cat, t.clone(), vec![Some(t.clone()), Some(t)])
         }
         ("array_append", 2) => {
