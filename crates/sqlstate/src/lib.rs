@@ -68,6 +68,12 @@ sqlstates! {
     DatetimeFieldOverflow = "22008",
     /// 22012
     DivisionByZero = "22012",
+    /// 22015: an interval field or result out of range.
+    IntervalFieldOverflow = "22015",
+    /// 22009: a time zone offset out of range.
+    InvalidTimeZoneDisplacementValue = "22009",
+    /// 22P05: a JSON \u0000 escape or other unrepresentable character.
+    UntranslatableCharacter = "22P05",
     /// 22013: a negative window frame offset.
     InvalidPrecedingOrFollowingSize = "22013",
     /// 22014: ntile() with a bucket count below one.

@@ -34,6 +34,14 @@ fn scalar_type() -> impl Strategy<Value = DataType> {
         Just(DataType::Bytea),
         Just(DataType::Oid),
         Just(DataType::Int2Vector),
+        Just(DataType::Float4),
+        Just(DataType::Time),
+        Just(DataType::TimeTz),
+        Just(DataType::Interval),
+        Just(DataType::Uuid),
+        // json has no ordering (nor equality) in PostgreSQL; its codecs
+        // are those of text.
+        Just(DataType::Jsonb),
     ]
 }
 
@@ -83,6 +91,28 @@ fn timestamp() -> impl Strategy<Value = i64> {
     ]
 }
 
+fn json() -> impl Strategy<Value = crate::Json> {
+    use crate::Json;
+    let leaf = prop_oneof![
+        Just(Json::Null),
+        any::<bool>().prop_map(Json::Bool),
+        numeric()
+            .prop_filter("finite", |n| !n.is_nan() && !n.is_infinite())
+            .prop_map(Json::Number),
+        text().prop_filter("no NUL", |s| !s.contains('\0')).prop_map(Json::String),
+    ];
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Json::Array),
+            prop::collection::vec((text().prop_filter("no NUL", |s| !s.contains('\0')), inner), 0..4)
+                .prop_map(|mut pairs| {
+                    crate::json::canonicalize(&mut pairs);
+                    Json::Object(pairs)
+                }),
+        ]
+    })
+}
+
 /// A non-NULL value of `ty`, stored the way a column of `ty` stores it
 /// (char(n) blank-padded).
 pub fn value(ty: &DataType) -> BoxedStrategy<Value> {
@@ -99,6 +129,19 @@ pub fn value(ty: &DataType) -> BoxedStrategy<Value> {
             })
             .boxed(),
         DataType::Float8 => float().prop_map(Value::Float8).boxed(),
+        DataType::Float4 => float().prop_map(|f| Value::Float4(f as f32)).boxed(),
+        DataType::Time => (0..=datetime::USECS_PER_DAY).prop_map(Value::Time).boxed(),
+        DataType::TimeTz => (0..=datetime::USECS_PER_DAY, -57_599i32..57_600)
+            .prop_map(|(t, z)| Value::TimeTz(t, z))
+            .boxed(),
+        DataType::Interval => (any::<i32>(), any::<i32>(), any::<i64>())
+            .prop_map(|(months, days, micros)| {
+                Value::Interval(crate::Interval { months, days, micros })
+            })
+            .boxed(),
+        DataType::Uuid => any::<[u8; 16]>().prop_map(Value::Uuid).boxed(),
+        DataType::Json => json().prop_map(|j| Value::Json(j.to_text())).boxed(),
+        DataType::Jsonb => json().prop_map(|j| Value::Jsonb(Box::new(j))).boxed(),
         DataType::Numeric(_) => numeric().prop_map(Value::Numeric).boxed(),
         DataType::Char(n) => {
             let ty = DataType::Char(*n);

@@ -66,7 +66,40 @@ pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
         DataType::Int2 => Value::Int2(i16::from_be_bytes(fixed(b)?)),
         DataType::Int4 => Value::Int4(i32::from_be_bytes(fixed(b)?)),
         DataType::Int8 => Value::Int8(i64::from_be_bytes(fixed(b)?)),
+        DataType::Float4 => Value::Float4(f32::from_be_bytes(fixed(b)?)),
         DataType::Float8 => Value::Float8(f64::from_be_bytes(fixed(b)?)),
+        DataType::Time => Value::Time(check_time(i64::from_be_bytes(fixed(b)?))?),
+        DataType::TimeTz => {
+            let raw: [u8; 12] = fixed(b)?;
+            let t = check_time(i64::from_be_bytes(raw[..8].try_into().map_err(|_| bad_format())?))?;
+            let west = i32::from_be_bytes(raw[8..].try_into().map_err(|_| bad_format())?);
+            if !(-57_599..=57_599).contains(&west) {
+                return Err(err!(InvalidTimeZoneDisplacementValue, "time zone displacement out of range"));
+            }
+            Value::TimeTz(t, -west)
+        }
+        DataType::Interval => {
+            let raw: [u8; 16] = fixed(b)?;
+            let part = |r: std::ops::Range<usize>| raw.get(r).ok_or_else(bad_format);
+            Value::Interval(crate::Interval {
+                micros: i64::from_be_bytes(part(0..8)?.try_into().map_err(|_| bad_format())?),
+                days: i32::from_be_bytes(part(8..12)?.try_into().map_err(|_| bad_format())?),
+                months: i32::from_be_bytes(part(12..16)?.try_into().map_err(|_| bad_format())?),
+            })
+        }
+        DataType::Uuid => Value::Uuid(fixed(b)?),
+        DataType::Json => {
+            let s = validate_utf8(b)?;
+            crate::json::validate_json(s)?;
+            Value::Json(s.to_string())
+        }
+        DataType::Jsonb => match b.split_first() {
+            Some((1, rest)) => Value::Jsonb(Box::new(crate::json::parse_jsonb(validate_utf8(rest)?)?)),
+            Some((v, _)) => {
+                return Err(err!(InvalidBinaryRepresentation, "unsupported jsonb version number {v}"))
+            }
+            None => return Err(bad_format()),
+        },
         DataType::Timestamp => Value::Timestamp(check_timestamp(i64::from_be_bytes(fixed(b)?))?),
         DataType::TimestampTz => {
             Value::TimestampTz(check_timestamp(i64::from_be_bytes(fixed(b)?))?)
@@ -102,6 +135,13 @@ pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
             })
         }
     })
+}
+
+fn check_time(t: i64) -> Result<i64> {
+    if !(0..=datetime::USECS_PER_DAY).contains(&t) {
+        return Err(err!(DatetimeFieldOverflow, "time out of range"));
+    }
+    Ok(t)
 }
 
 fn check_timestamp(t: i64) -> Result<i64> {
@@ -173,7 +213,24 @@ pub fn write_binary(v: &Value, buf: &mut BytesMut) {
         Value::Int2(i) => buf.put_i16(*i),
         Value::Int4(i) => buf.put_i32(*i),
         Value::Int8(i) => buf.put_i64(*i),
+        Value::Float4(f) => buf.put_f32(*f),
         Value::Float8(f) => buf.put_f64(*f),
+        Value::Time(t) => buf.put_i64(*t),
+        Value::TimeTz(t, east) => {
+            buf.put_i64(*t);
+            buf.put_i32(-*east);
+        }
+        Value::Interval(iv) => {
+            buf.put_i64(iv.micros);
+            buf.put_i32(iv.days);
+            buf.put_i32(iv.months);
+        }
+        Value::Uuid(u) => buf.put_slice(u),
+        Value::Json(s) => buf.put_slice(s.as_bytes()),
+        Value::Jsonb(j) => {
+            buf.put_u8(1);
+            buf.put_slice(j.to_text().as_bytes());
+        }
         Value::Timestamp(t) | Value::TimestampTz(t) => buf.put_i64(*t),
         Value::Date(d) => buf.put_i32(*d),
         Value::Bytea(b) => buf.put_slice(b),

@@ -15,7 +15,8 @@ fn rank(t: &DataType) -> Option<u8> {
         DataType::Int4 => 2,
         DataType::Int8 => 3,
         DataType::Numeric(_) => 4,
-        DataType::Float8 => 5,
+        DataType::Float4 => 5,
+        DataType::Float8 => 6,
         _ => return None,
     })
 }
@@ -43,6 +44,7 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
                 (T::Date, T::Timestamp) | (T::Timestamp, T::Date) => Some(T::Timestamp),
                 (T::Date | T::Timestamp, T::TimestampTz)
                 | (T::TimestampTz, T::Date | T::Timestamp) => Some(T::TimestampTz),
+                (T::Time, T::TimeTz) | (T::TimeTz, T::Time) => Some(T::TimeTz),
                 _ if a.oid() == b.oid() => Some(strip(a)),
                 _ => None,
             },
@@ -70,6 +72,9 @@ pub fn can_assign(from: &DataType, to: &DataType) -> bool {
     }
     if let (DataType::Array(x), DataType::Array(y)) = (from, to) {
         return can_assign(x, y);
+    }
+    if matches!((from, to), (DataType::Json, DataType::Jsonb) | (DataType::Jsonb, DataType::Json)) {
+        return true;
     }
     if is_oid(from) || is_oid(to) {
         return can_implicit_cast(from, to) || (is_oid(to) && rank(from).is_some());
@@ -107,7 +112,9 @@ pub fn can_implicit_cast(from: &DataType, to: &DataType) -> bool {
                 || (from.is_string() && to.is_string())
                 || matches!(
                     (from, to),
-                    (T::Date, T::Timestamp | T::TimestampTz) | (T::Timestamp, T::TimestampTz)
+                    (T::Date, T::Timestamp | T::TimestampTz)
+                        | (T::Timestamp, T::TimestampTz)
+                        | (T::Time, T::TimeTz | T::Interval)
                 )
         }
     }
@@ -209,6 +216,58 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
             }
             None => return Err(out_of_range(to)),
         },
+        (Value::Float4(f), T::Int2 | T::Int4 | T::Int8 | T::Float8) => {
+            cast(Value::Float8(f as f64), to)?
+        }
+        (Value::Float4(f), T::Float4) => Value::Float4(f),
+        (Value::Float4(f), T::Numeric(m)) => {
+            let n = if f.is_nan() {
+                Numeric::NaN
+            } else if f.is_infinite() {
+                if f > 0.0 {
+                    Numeric::PosInf
+                } else {
+                    Numeric::NegInf
+                }
+            } else {
+                Numeric::parse(&to_text(&Value::Float4(f)))?
+            };
+            numeric(n, m)?
+        }
+        (v @ (Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Numeric(_)), T::Float4) => {
+            match cast(v, &T::Float8)? {
+                Value::Float8(f) => to_float4(f)?,
+                _ => return Err(err!(CannotCoerce, "cannot cast to real")),
+            }
+        }
+        (Value::Float8(f), T::Float4) => to_float4(f)?,
+        (Value::Interval(iv), T::Interval) => Value::Interval(iv),
+        (Value::Time(t), T::Interval) => {
+            Value::Interval(crate::Interval { months: 0, days: 0, micros: t })
+        }
+        (Value::Interval(iv), T::Time) => {
+            Value::Time(iv.micros.rem_euclid(datetime::USECS_PER_DAY))
+        }
+        (Value::Timestamp(t) | Value::TimestampTz(t), T::Time) if datetime::timestamp_is_finite(t) => {
+            Value::Time(t.rem_euclid(datetime::USECS_PER_DAY))
+        }
+        (Value::TimestampTz(t), T::TimeTz) if datetime::timestamp_is_finite(t) => {
+            Value::TimeTz(t.rem_euclid(datetime::USECS_PER_DAY), 0)
+        }
+        (Value::Time(t), T::TimeTz) => Value::TimeTz(t, 0),
+        (Value::TimeTz(t, _), T::Time) => Value::Time(t),
+        (Value::Json(s), T::Jsonb) => Value::Jsonb(Box::new(crate::json::parse_jsonb(&s)?)),
+        (Value::Jsonb(j), T::Json) => Value::Json(j.to_text()),
+        (Value::Jsonb(j), T::Bool) => match *j {
+            crate::Json::Bool(b) => Value::Bool(b),
+            other => return Err(jsonb_cast_error(&other, to)),
+        },
+        (Value::Jsonb(j), T::Int2 | T::Int4 | T::Int8 | T::Numeric(_) | T::Float4 | T::Float8) => {
+            match *j {
+                crate::Json::Number(n) => cast(Value::Numeric(n), to)?,
+                other => return Err(jsonb_cast_error(&other, to)),
+            }
+        }
         (Value::Bool(b), T::Int4) => Value::Int4(b as i32),
         (Value::Int4(i), T::Bool) => Value::Bool(i != 0),
         (Value::Int2(i), T::Float8) => Value::Float8(i as f64),
@@ -268,7 +327,12 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
             | Value::TimestampTz(_)
             | Value::Date(_)
             | Value::Bool(_)
-            | Value::Bytea(_)),
+            | Value::Bytea(_)
+            | Value::Time(_)
+            | Value::TimeTz(..)
+            | Value::Uuid(_)
+            | Value::Json(_)
+            | Value::Jsonb(_)),
             t,
         ) if v.data_type().map(|d| d.oid() == t.oid()).unwrap_or(false) => v,
         (v, t) => {
@@ -276,6 +340,31 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
             return Err(err!(CannotCoerce, "cannot cast type {from} to {t}"));
         }
     })
+}
+
+/// float8 to float4 with float4's overflow and underflow errors.
+fn to_float4(f: f64) -> Result<Value> {
+    let r = f as f32;
+    if r.is_infinite() && f.is_finite() {
+        return Err(err!(NumericValueOutOfRange, "value out of range: overflow"));
+    }
+    if r == 0.0 && f != 0.0 {
+        return Err(err!(NumericValueOutOfRange, "value out of range: underflow"));
+    }
+    Ok(Value::Float4(r))
+}
+
+/// PostgreSQL's error for casting a non-number jsonb to a number type.
+fn jsonb_cast_error(j: &crate::Json, to: &DataType) -> crate::ErrorReport {
+    let kind = match j {
+        crate::Json::Null => "null",
+        crate::Json::Bool(_) => "boolean",
+        crate::Json::Number(_) => "numeric",
+        crate::Json::String(_) => "string",
+        crate::Json::Array(_) => "array",
+        crate::Json::Object(_) => "object",
+    };
+    err!(InvalidParameterValue, "cannot cast jsonb {kind} to type {to}")
 }
 
 fn numeric(n: Numeric, m: &Option<(u32, u32)>) -> Result<Value> {

@@ -100,12 +100,12 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-fn is_leap(year: i64) -> bool {
+pub(crate) fn is_leap(year: i64) -> bool {
     year.rem_euclid(4) == 0 && (year.rem_euclid(100) != 0 || year.rem_euclid(400) == 0)
 }
 
 /// Number of days in `month` of `year`.
-fn days_in_month(year: i64, month: u32) -> u32 {
+pub(crate) fn days_in_month(year: i64, month: u32) -> u32 {
     match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,
@@ -222,7 +222,7 @@ pub fn format_timestamp(micros: i64, tz: bool) -> String {
 /// Why a date/time string was rejected; the caller words the message for
 /// its type, as PostgreSQL's DateTimeParseError does.
 #[derive(Debug, PartialEq)]
-enum Bad {
+pub(crate) enum Bad {
     /// 22007 invalid input syntax.
     Syntax,
     /// 22008 a field (month 13, hour 25, year 0) is out of range.
@@ -315,7 +315,7 @@ fn parse_ymd(tok: &str) -> std::result::Result<(i64, i64, i64), Bad> {
 }
 
 /// Parses `H:M[:S[.frac]]`; returns microseconds and the unparsed rest.
-fn parse_time(s: &str) -> std::result::Result<(i64, &str), Bad> {
+pub(crate) fn parse_time(s: &str) -> std::result::Result<(i64, &str), Bad> {
     let end = s.find(|c: char| !(c.is_ascii_digit() || c == ':' || c == '.')).unwrap_or(s.len());
     let (clock, rest) = s.split_at(end);
     let (hms, frac) = clock.split_once('.').unwrap_or((clock, ""));
@@ -350,7 +350,7 @@ fn parse_time(s: &str) -> std::result::Result<(i64, &str), Bad> {
 }
 
 /// Parses a zone suffix: `Z`, `UTC`, `GMT`, or a numeric offset.
-fn parse_zone(z: &str) -> std::result::Result<Option<i64>, Bad> {
+pub(crate) fn parse_zone(z: &str) -> std::result::Result<Option<i64>, Bad> {
     let z = z.trim();
     if z.is_empty() {
         return Ok(None);
@@ -526,9 +526,7 @@ fn bad_input(bad: Bad, ty: &str, s: &str) -> ErrorReport {
     match bad {
         Bad::Syntax => err!(InvalidDatetimeFormat, "invalid input syntax for type {ty}: \"{s}\""),
         Bad::Field => err!(DatetimeFieldOverflow, "date/time field value out of range: \"{s}\""),
-        // PostgreSQL uses 22009 (invalid_time_zone_displacement_value) here;
-        // sqlstate has no such code yet, so this is the nearest one.
-        Bad::Zone => err!(DatetimeFieldOverflow, "time zone displacement out of range: \"{s}\""),
+        Bad::Zone => err!(InvalidTimeZoneDisplacementValue, "time zone displacement out of range: \"{s}\""),
     }
 }
 

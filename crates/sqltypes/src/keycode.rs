@@ -159,6 +159,25 @@ pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
         Value::Oid(_) | Value::Reg(_) => put_i64(v.as_oid().unwrap_or(0) as i64, out),
         Value::Timestamp(t) | Value::TimestampTz(t) => put_i64(*t, out),
         Value::Float8(f) => put_f64(*f, out),
+        Value::Float4(f) => put_f64(*f as f64, out),
+        Value::Time(t) => put_i64(*t, out),
+        Value::TimeTz(t, east) => {
+            // timetz order: the UTC instant, then the zone (west ascending).
+            put_i64(t - *east as i64 * 1_000_000, out);
+            put_i64(-(*east as i64), out);
+        }
+        Value::Interval(iv) => {
+            // The comparison span first (months of 30 days), then the fields
+            // so the value decodes as it was.
+            let span = iv.span();
+            put_i64((span >> 64) as i64, out);
+            out.extend_from_slice(&(span as u64).to_be_bytes());
+            put_i64(iv.months as i64, out);
+            put_i64(iv.days as i64, out);
+        }
+        Value::Uuid(u) => out.extend_from_slice(u),
+        Value::Json(s) => put_bytes(s.as_bytes(), out),
+        Value::Jsonb(j) => put_json(j, out),
         Value::Numeric(n) => put_numeric(n, out),
         Value::Text(s) => put_bytes(s.as_bytes(), out),
         Value::Bytea(b) => put_bytes(b, out),
@@ -182,6 +201,78 @@ pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
             }
         }
     }
+}
+
+/// jsonb in key order: a kind byte in [`crate::Json::compare`]'s rank
+/// order, then containers' member counts before their members, so byte
+/// order is jsonb order.
+fn put_json(j: &crate::Json, out: &mut Vec<u8>) {
+    use crate::Json;
+    match j {
+        Json::Null => out.push(0),
+        Json::String(s) => {
+            out.push(1);
+            put_bytes(s.as_bytes(), out);
+        }
+        Json::Number(n) => {
+            out.push(2);
+            put_numeric(n, out);
+        }
+        Json::Bool(b) => out.extend_from_slice(&[3, *b as u8]),
+        Json::Array(items) => {
+            out.push(4);
+            put_i64(items.len() as i64, out);
+            for v in items {
+                put_json(v, out);
+            }
+        }
+        Json::Object(pairs) => {
+            out.push(5);
+            put_i64(pairs.len() as i64, out);
+            for (k, v) in pairs {
+                put_bytes(k.as_bytes(), out);
+                put_json(v, out);
+            }
+        }
+    }
+}
+
+fn get_json(b: &mut &[u8], depth: usize) -> Result<crate::Json> {
+    use crate::Json;
+    if depth > 10_000 {
+        return Err(corrupt());
+    }
+    let text = |b: &mut &[u8]| String::from_utf8(get_bytes(b)?).map_err(|_| corrupt());
+    Ok(match take(b, 1)?[0] {
+        0 => Json::Null,
+        1 => Json::String(text(b)?),
+        2 => Json::Number(get_numeric(b)?),
+        3 => Json::Bool(take(b, 1)?[0] != 0),
+        4 => {
+            let n = usize::try_from(get_i64(b)?).map_err(|_| corrupt())?;
+            if n > b.len() {
+                return Err(corrupt());
+            }
+            let mut items = Vec::with_capacity(n);
+            for _ in 0..n {
+                items.push(get_json(b, depth + 1)?);
+            }
+            Json::Array(items)
+        }
+        5 => {
+            let n = usize::try_from(get_i64(b)?).map_err(|_| corrupt())?;
+            if n > b.len() {
+                return Err(corrupt());
+            }
+            let mut pairs = Vec::with_capacity(n);
+            for _ in 0..n {
+                let k = text(b)?;
+                pairs.push((k, get_json(b, depth + 1)?));
+            }
+            Json::Object(pairs)
+        }
+        _ => return Err(corrupt()),
+    })
 }
 
 fn corrupt() -> crate::ErrorReport {
@@ -303,6 +394,29 @@ fn decode_body(b: &mut &[u8], ty: &DataType) -> Result<Value> {
             Value::Float8(if raw == u64::MAX { f64::NAN } else { f64::from_bits(bits) })
         }
         DataType::Numeric(_) => Value::Numeric(get_numeric(b)?),
+        DataType::Float4 => match decode_body(b, &DataType::Float8)? {
+            Value::Float8(f) => Value::Float4(f as f32),
+            _ => return Err(corrupt()),
+        },
+        DataType::Time => Value::Time(get_i64(b)?),
+        DataType::TimeTz => {
+            let utc = get_i64(b)?;
+            let east = -i32::try_from(get_i64(b)?).map_err(|_| corrupt())?;
+            Value::TimeTz(utc + east as i64 * 1_000_000, east)
+        }
+        DataType::Interval => {
+            let hi = get_i64(b)? as i128;
+            let lo = u64::from_be_bytes(<[u8; 8]>::try_from(take(b, 8)?).map_err(|_| corrupt())?);
+            let span = (hi << 64) | lo as i128;
+            let months = i32::try_from(get_i64(b)?).map_err(|_| corrupt())?;
+            let days = i32::try_from(get_i64(b)?).map_err(|_| corrupt())?;
+            let rest = span - (months as i128 * 30 + days as i128) * crate::datetime::USECS_PER_DAY as i128;
+            let micros = i64::try_from(rest).map_err(|_| corrupt())?;
+            Value::Interval(crate::Interval { months, days, micros })
+        }
+        DataType::Uuid => Value::Uuid(<[u8; 16]>::try_from(take(b, 16)?).map_err(|_| corrupt())?),
+        DataType::Json => Value::Json(String::from_utf8(get_bytes(b)?).map_err(|_| corrupt())?),
+        DataType::Jsonb => Value::Jsonb(Box::new(get_json(b, 0)?)),
         DataType::Bytea => Value::Bytea(get_bytes(b)?),
         DataType::Char(n) => {
             let mut s = String::from_utf8(get_bytes(b)?).map_err(|_| corrupt())?;

@@ -26,6 +26,10 @@ pub mod binary;
 pub mod cast;
 // Date and time parsing, formatting and arithmetic.
 pub mod datetime;
+// The interval type and timestamp arithmetic with intervals.
+pub mod interval;
+// json and jsonb.
+pub mod json;
 // Order-preserving encoding of values into key bytes.
 pub mod keycode;
 // Numeric (arbitrary precision decimal) values.
@@ -36,7 +40,13 @@ pub mod ops;
 pub mod rowcodec;
 // Text-format input and output.
 pub mod text;
+// time and timetz.
+pub mod timeofday;
+// The uuid type.
+pub mod uuid;
 
+pub use interval::Interval;
+pub use json::Json;
 pub use numeric::Numeric;
 pub use sqlstate::{ErrorReport, SqlState};
 
@@ -62,6 +72,8 @@ pub enum DataType {
     Int4,
     /// bigint (oid 20)
     Int8,
+    /// real (oid 700)
+    Float4,
     /// double precision (oid 701)
     Float8,
     /// numeric, with optional (precision, scale) (oid 1700)
@@ -99,12 +111,26 @@ pub enum DataType {
     Int2Vector,
     /// oidvector (30): the same for OIDs (pg_index.indclass)
     OidVector,
+    /// time without time zone (1083)
+    Time,
+    /// time with time zone (1266)
+    TimeTz,
+    /// interval (1186)
+    Interval,
+    /// uuid (2950)
+    Uuid,
+    /// json (114): the text as given, validated
+    Json,
+    /// jsonb (3802): a parsed, canonical document
+    Jsonb,
 }
 
 /// The OIDs of the scalar types Strata has (each also has an array type),
 /// in OID order: what pg_type lists besides `unknown` and the arrays.
-pub const SCALAR_TYPE_OIDS: &[u32] =
-    &[16, 17, 18, 20, 21, 23, 25, 26, 701, 1042, 1043, 1082, 1114, 1184, 1700, 2205, 2206, 4089];
+pub const SCALAR_TYPE_OIDS: &[u32] = &[
+    16, 17, 18, 20, 21, 23, 25, 26, 114, 700, 701, 1042, 1043, 1082, 1083, 1114, 1184, 1186, 1266,
+    1700, 2205, 2206, 2950, 3802, 4089,
+];
 
 static INT2: DataType = DataType::Int2;
 static OID: DataType = DataType::Oid;
@@ -146,6 +172,8 @@ pub enum Value {
     Int4(i32),
     /// bigint
     Int8(i64),
+    /// real
+    Float4(f32),
     /// double precision
     Float8(f64),
     /// numeric
@@ -166,6 +194,18 @@ pub enum Value {
     Oid(u32),
     /// regclass or regtype (boxed: rare)
     Reg(Box<RegValue>),
+    /// time: microseconds since midnight
+    Time(i64),
+    /// timetz: microseconds since midnight and the offset in seconds east of UTC
+    TimeTz(i64, i32),
+    /// interval
+    Interval(Interval),
+    /// uuid
+    Uuid([u8; 16]),
+    /// json: the text as given
+    Json(String),
+    /// jsonb (boxed: a tree)
+    Jsonb(Box<Json>),
 }
 
 impl DataType {
@@ -176,6 +216,7 @@ impl DataType {
             DataType::Int2 => 21,
             DataType::Int4 => 23,
             DataType::Int8 => 20,
+            DataType::Float4 => 700,
             DataType::Float8 => 701,
             DataType::Numeric(_) => 1700,
             DataType::Text => 25,
@@ -194,6 +235,12 @@ impl DataType {
             DataType::Reg(RegKind::Namespace) => 4089,
             DataType::Int2Vector => 22,
             DataType::OidVector => 30,
+            DataType::Time => 1083,
+            DataType::TimeTz => 1266,
+            DataType::Interval => 1186,
+            DataType::Uuid => 2950,
+            DataType::Json => 114,
+            DataType::Jsonb => 3802,
         }
     }
 
@@ -223,6 +270,7 @@ impl DataType {
             21 => DataType::Int2,
             23 => DataType::Int4,
             20 => DataType::Int8,
+            700 => DataType::Float4,
             701 => DataType::Float8,
             1700 => DataType::Numeric(None),
             25 => DataType::Text,
@@ -239,6 +287,12 @@ impl DataType {
             4089 => DataType::Reg(RegKind::Namespace),
             22 => DataType::Int2Vector,
             30 => DataType::OidVector,
+            1083 => DataType::Time,
+            1266 => DataType::TimeTz,
+            1186 => DataType::Interval,
+            2950 => DataType::Uuid,
+            114 => DataType::Json,
+            3802 => DataType::Jsonb,
             0 | 705 => DataType::Unknown,
             _ => {
                 let elem = array::elem_oid(oid).and_then(DataType::from_oid)?;
@@ -252,8 +306,18 @@ impl DataType {
         match self {
             DataType::Bool | DataType::QChar => 1,
             DataType::Int2 => 2,
-            DataType::Int4 | DataType::Date | DataType::Oid | DataType::Reg(_) => 4,
-            DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
+            DataType::Int4
+            | DataType::Float4
+            | DataType::Date
+            | DataType::Oid
+            | DataType::Reg(_) => 4,
+            DataType::Int8
+            | DataType::Float8
+            | DataType::Timestamp
+            | DataType::TimestampTz
+            | DataType::Time => 8,
+            DataType::TimeTz => 12,
+            DataType::Interval | DataType::Uuid => 16,
             DataType::Unknown => -2,
             _ => -1,
         }
@@ -277,6 +341,7 @@ impl DataType {
             DataType::Int2 => "int2",
             DataType::Int4 => "int4",
             DataType::Int8 => "int8",
+            DataType::Float4 => "float4",
             DataType::Float8 => "float8",
             DataType::Numeric(_) => "numeric",
             DataType::Text => "text",
@@ -294,12 +359,25 @@ impl DataType {
             DataType::Reg(RegKind::Namespace) => "regnamespace",
             DataType::Int2Vector => "int2vector",
             DataType::OidVector => "oidvector",
+            DataType::Time => "time",
+            DataType::TimeTz => "timetz",
+            DataType::Interval => "interval",
+            DataType::Uuid => "uuid",
+            DataType::Json => "json",
+            DataType::Jsonb => "jsonb",
             DataType::Array(e) => match e.typname() {
                 "bool" => "_bool",
                 "int2" => "_int2",
                 "int4" => "_int4",
                 "int8" => "_int8",
+                "float4" => "_float4",
                 "float8" => "_float8",
+                "time" => "_time",
+                "timetz" => "_timetz",
+                "interval" => "_interval",
+                "uuid" => "_uuid",
+                "json" => "_json",
+                "jsonb" => "_jsonb",
                 "numeric" => "_numeric",
                 "text" => "_text",
                 "varchar" => "_varchar",
@@ -324,6 +402,7 @@ impl DataType {
             DataType::Int2
                 | DataType::Int4
                 | DataType::Int8
+                | DataType::Float4
                 | DataType::Float8
                 | DataType::Numeric(_)
         )
@@ -343,6 +422,7 @@ impl fmt::Display for DataType {
             DataType::Int2 => write!(f, "smallint"),
             DataType::Int4 => write!(f, "integer"),
             DataType::Int8 => write!(f, "bigint"),
+            DataType::Float4 => write!(f, "real"),
             DataType::Float8 => write!(f, "double precision"),
             DataType::Numeric(None) => write!(f, "numeric"),
             DataType::Numeric(Some((p, s))) => write!(f, "numeric({p},{s})"),
@@ -363,6 +443,12 @@ impl fmt::Display for DataType {
             DataType::Reg(RegKind::Namespace) => write!(f, "regnamespace"),
             DataType::Int2Vector => write!(f, "int2vector"),
             DataType::OidVector => write!(f, "oidvector"),
+            DataType::Time => write!(f, "time without time zone"),
+            DataType::TimeTz => write!(f, "time with time zone"),
+            DataType::Interval => write!(f, "interval"),
+            DataType::Uuid => write!(f, "uuid"),
+            DataType::Json => write!(f, "json"),
+            DataType::Jsonb => write!(f, "jsonb"),
         }
     }
 }
@@ -382,6 +468,7 @@ impl Value {
             Value::Int2(_) => DataType::Int2,
             Value::Int4(_) => DataType::Int4,
             Value::Int8(_) => DataType::Int8,
+            Value::Float4(_) => DataType::Float4,
             Value::Float8(_) => DataType::Float8,
             Value::Numeric(_) => DataType::Numeric(None),
             Value::Text(_) => DataType::Text,
@@ -396,6 +483,12 @@ impl Value {
             Value::Array(a) => DataType::Array(Box::new(a.elem.clone())),
             Value::Oid(_) => DataType::Oid,
             Value::Reg(r) => DataType::Reg(r.kind),
+            Value::Time(_) => DataType::Time,
+            Value::TimeTz(..) => DataType::TimeTz,
+            Value::Interval(_) => DataType::Interval,
+            Value::Uuid(_) => DataType::Uuid,
+            Value::Json(_) => DataType::Json,
+            Value::Jsonb(_) => DataType::Jsonb,
         })
     }
 

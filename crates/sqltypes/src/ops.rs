@@ -64,6 +64,14 @@ fn same_type_cmp(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::Int4(x), Value::Int4(y)) => x.cmp(y),
         (Value::Int8(x), Value::Int8(y)) => x.cmp(y),
         (Value::Float8(x), Value::Float8(y)) => float_cmp(*x, *y),
+        (Value::Float4(x), Value::Float4(y)) => float_cmp(*x as f64, *y as f64),
+        (Value::Time(x), Value::Time(y)) => x.cmp(y),
+        (Value::TimeTz(x, zx), Value::TimeTz(y, zy)) => {
+            crate::timeofday::timetz_cmp((*x, *zx), (*y, *zy))
+        }
+        (Value::Interval(x), Value::Interval(y)) => x.span().cmp(&y.span()),
+        (Value::Uuid(x), Value::Uuid(y)) => x.cmp(y),
+        (Value::Jsonb(x), Value::Jsonb(y)) => x.compare(y),
         (Value::Numeric(x), Value::Numeric(y)) => x.cmp(y),
         // char(n) values are stored blank-padded to n and literals compared
         // with them are padded at bind time, so byte order is right for all
@@ -201,11 +209,107 @@ fn date_arith(op: Arith, a: &Value, b: &Value) -> Option<Result<Value>> {
     })
 }
 
+/// The factor of `interval * number` as a float8.
+fn factor(v: &Value) -> Option<f64> {
+    Some(match v {
+        Value::Int2(n) => *n as f64,
+        Value::Int4(n) => *n as f64,
+        Value::Int8(n) => *n as f64,
+        Value::Float4(f) => *f as f64,
+        Value::Float8(f) => *f,
+        Value::Numeric(n) => n.to_f64(),
+        _ => return None,
+    })
+}
+
+/// Arithmetic with intervals and times of day: `timestamp ± interval`,
+/// `timestamp - timestamp`, `date ± interval`, `interval ± interval`,
+/// `interval * number`, `interval / number`, `time ± interval`,
+/// `time - time`, `date + time`; None when the operands are not one of
+/// these.
+fn temporal_arith(op: Arith, a: &Value, b: &Value) -> Option<Result<Value>> {
+    use crate::interval::{timestamp_add, timestamp_diff};
+    use crate::timeofday::time_add;
+    use Value as V;
+    let neg = |iv: &crate::Interval| iv.neg();
+    Some(match (op, a, b) {
+        (Arith::Add, V::Interval(x), V::Interval(y)) => x.add(y).map(V::Interval),
+        (Arith::Sub, V::Interval(x), V::Interval(y)) => x.sub(y).map(V::Interval),
+        (Arith::Add, V::Timestamp(t), V::Interval(iv))
+        | (Arith::Add, V::Interval(iv), V::Timestamp(t)) => timestamp_add(*t, iv).map(V::Timestamp),
+        (Arith::Add, V::TimestampTz(t), V::Interval(iv))
+        | (Arith::Add, V::Interval(iv), V::TimestampTz(t)) => {
+            timestamp_add(*t, iv).map(V::TimestampTz)
+        }
+        (Arith::Sub, V::Timestamp(t), V::Interval(iv)) => {
+            neg(iv).and_then(|n| timestamp_add(*t, &n)).map(V::Timestamp)
+        }
+        (Arith::Sub, V::TimestampTz(t), V::Interval(iv)) => {
+            neg(iv).and_then(|n| timestamp_add(*t, &n)).map(V::TimestampTz)
+        }
+        (Arith::Add, V::Date(d), V::Interval(iv)) | (Arith::Add, V::Interval(iv), V::Date(d)) => {
+            datetime::date_to_timestamp(*d).and_then(|t| timestamp_add(t, iv)).map(V::Timestamp)
+        }
+        (Arith::Sub, V::Date(d), V::Interval(iv)) => datetime::date_to_timestamp(*d)
+            .and_then(|t| neg(iv).and_then(|n| timestamp_add(t, &n)))
+            .map(V::Timestamp),
+        (Arith::Sub, V::Timestamp(x), V::Timestamp(y))
+        | (Arith::Sub, V::TimestampTz(x), V::TimestampTz(y)) => {
+            timestamp_diff(*x, *y).map(V::Interval)
+        }
+        (Arith::Mul, V::Interval(iv), n) | (Arith::Mul, n, V::Interval(iv)) => {
+            iv.mul(factor(n)?).map(V::Interval)
+        }
+        (Arith::Div, V::Interval(iv), n) => iv.div(factor(n)?).map(V::Interval),
+        (Arith::Add, V::Time(t), V::Interval(iv)) | (Arith::Add, V::Interval(iv), V::Time(t)) => {
+            Ok(V::Time(time_add(*t, iv.micros)))
+        }
+        (Arith::Sub, V::Time(t), V::Interval(iv)) => Ok(V::Time(time_add(*t, -iv.micros))),
+        (Arith::Add, V::TimeTz(t, z), V::Interval(iv))
+        | (Arith::Add, V::Interval(iv), V::TimeTz(t, z)) => Ok(V::TimeTz(time_add(*t, iv.micros), *z)),
+        (Arith::Sub, V::TimeTz(t, z), V::Interval(iv)) => Ok(V::TimeTz(time_add(*t, -iv.micros), *z)),
+        (Arith::Sub, V::Time(x), V::Time(y)) => {
+            Ok(V::Interval(crate::Interval { months: 0, days: 0, micros: x - y }))
+        }
+        (Arith::Add, V::Date(d), V::Time(t)) | (Arith::Add, V::Time(t), V::Date(d)) => {
+            datetime::date_to_timestamp(*d).map(|ts| {
+                V::Timestamp(if datetime::timestamp_is_finite(ts) { ts + t } else { ts })
+            })
+        }
+        _ => return None,
+    })
+}
+
+/// The result type of a temporal operator (see `temporal_arith`): what
+/// binding gives `a op b` when one side is an interval, a time of day or a
+/// timestamp minus a timestamp. `op` is `+`, `-`, `*` or `/`.
+pub fn temporal_result_type(op: char, a: &DataType, b: &DataType) -> Option<DataType> {
+    use DataType as T;
+    let num = |t: &DataType| t.is_numeric();
+    Some(match (op, a, b) {
+        ('+' | '-', T::Interval, T::Interval) => T::Interval,
+        ('+', T::Interval, t @ (T::Timestamp | T::TimestampTz | T::Time | T::TimeTz)) => t.clone(),
+        ('+' | '-', t @ (T::Timestamp | T::TimestampTz | T::Time | T::TimeTz), T::Interval) => {
+            t.clone()
+        }
+        ('+', T::Interval, T::Date) | ('+' | '-', T::Date, T::Interval) => T::Timestamp,
+        ('-', T::Timestamp, T::Timestamp) | ('-', T::TimestampTz, T::TimestampTz) => T::Interval,
+        ('-', T::Time, T::Time) => T::Interval,
+        ('+', T::Date, T::Time) | ('+', T::Time, T::Date) => T::Timestamp,
+        ('*', T::Interval, n) | ('*', n, T::Interval) if num(n) => T::Interval,
+        ('/', T::Interval, n) if num(n) => T::Interval,
+        _ => return None,
+    })
+}
+
 fn arith(op: Arith, a: &Value, b: &Value) -> Result<Value> {
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
     }
     if let Some(r) = date_arith(op, a, b) {
+        return r;
+    }
+    if let Some(r) = temporal_arith(op, a, b) {
         return r;
     }
     if matches!(a, Value::Date(_)) || matches!(b, Value::Date(_)) {
@@ -227,6 +331,22 @@ fn arith(op: Arith, a: &Value, b: &Value) -> Result<Value> {
             return Err(no_operator("%", a, b))
         }
         (Value::Float8(x), Value::Float8(y)) => float_op(op, *x, *y)?,
+        (Value::Float4(_), Value::Float4(_)) if op == Arith::Rem => {
+            return Err(no_operator("%", a, b))
+        }
+        (Value::Float4(x), Value::Float4(y)) => match float_op(op, *x as f64, *y as f64)? {
+            Value::Float8(r) => {
+                let f = r as f32;
+                if f.is_infinite() && r.is_finite() {
+                    return Err(err!(NumericValueOutOfRange, "value out of range: overflow"));
+                }
+                if f == 0.0 && r != 0.0 {
+                    return Err(err!(NumericValueOutOfRange, "value out of range: underflow"));
+                }
+                Value::Float4(f)
+            }
+            other => other,
+        },
         (Value::Numeric(x), Value::Numeric(y)) => Value::Numeric(
             match op {
                 Arith::Add => x.add(y),
@@ -280,6 +400,8 @@ pub fn neg(a: &Value) -> Result<Value> {
             Value::Int8(i.checked_neg().ok_or_else(|| int_range_err(&DataType::Int8))?)
         }
         Value::Float8(f) => Value::Float8(-f),
+        Value::Float4(f) => Value::Float4(-f),
+        Value::Interval(iv) => Value::Interval(iv.neg()?),
         Value::Numeric(n) => Value::Numeric(n.neg()),
         Value::Text(s) => Value::Numeric(Numeric::parse(s)?.neg()),
         other => {
@@ -319,6 +441,16 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
         Value::Int2(i) => (2u8, *i as i64).hash(h),
         Value::Int4(i) => (2u8, *i as i64).hash(h),
         Value::Int8(i) => (2u8, *i).hash(h),
+        Value::Float4(f) => hash_value(&Value::Float8(*f as f64), h),
+        Value::Time(t) => (11u8, t).hash(h),
+        Value::TimeTz(t, z) => (12u8, t - *z as i64 * 1_000_000, z).hash(h),
+        Value::Interval(iv) => (13u8, iv.span()).hash(h),
+        Value::Uuid(u) => (14u8, u).hash(h),
+        Value::Json(s) => (15u8, s.as_bytes()).hash(h),
+        Value::Jsonb(j) => {
+            16u8.hash(h);
+            hash_json(j, h)
+        }
         Value::Float8(f) => {
             let bits = if f.is_nan() {
                 f64::NAN.to_bits()
@@ -344,6 +476,32 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
             (10u8, &a.dims).hash(h);
             for item in &a.items {
                 hash_value(item, h);
+            }
+        }
+    }
+}
+
+/// Hashes jsonb so that values [`crate::Json::compare`] calls equal hash
+/// alike (numbers ignore their display scale).
+fn hash_json<H: Hasher>(j: &crate::Json, h: &mut H) {
+    use crate::Json;
+    match j {
+        Json::Null => 0u8.hash(h),
+        Json::Bool(b) => (1u8, b).hash(h),
+        Json::Number(n) => {
+            2u8.hash(h);
+            n.hash(h)
+        }
+        Json::String(s) => (3u8, s.as_bytes()).hash(h),
+        Json::Array(items) => {
+            (4u8, items.len()).hash(h);
+            items.iter().for_each(|v| hash_json(v, h));
+        }
+        Json::Object(pairs) => {
+            (5u8, pairs.len()).hash(h);
+            for (k, v) in pairs {
+                k.as_bytes().hash(h);
+                hash_json(v, h);
             }
         }
     }

@@ -40,6 +40,9 @@ const T_BYTES: u8 = 7;
 /// A finite numeric whose unscaled value fits i64: varint scale, zigzag value.
 const T_NUM_SMALL: u8 = 8;
 const T_ARRAY: u8 = 9;
+const T_FLOAT4: u8 = 10;
+const T_TIMETZ: u8 = 11;
+const T_INTERVAL: u8 = 12;
 
 fn put_varint(mut v: u64, out: &mut Vec<u8>) {
     while v >= 0x80 {
@@ -90,7 +93,7 @@ fn put_value(v: &Value, out: &mut Vec<u8>) {
             out.push(T_INT);
             put_zigzag(*i as i64, out);
         }
-        Value::Int8(i) | Value::Timestamp(i) | Value::TimestampTz(i) => {
+        Value::Int8(i) | Value::Timestamp(i) | Value::TimestampTz(i) | Value::Time(i) => {
             out.push(T_INT);
             put_zigzag(*i, out);
         }
@@ -105,6 +108,37 @@ fn put_value(v: &Value, out: &mut Vec<u8>) {
         Value::Float8(f) => {
             out.push(T_FLOAT);
             out.extend_from_slice(&f.to_bits().to_le_bytes());
+        }
+        Value::Float4(f) => {
+            out.push(T_FLOAT4);
+            out.extend_from_slice(&f.to_bits().to_le_bytes());
+        }
+        Value::TimeTz(t, z) => {
+            out.push(T_TIMETZ);
+            put_zigzag(*t, out);
+            put_zigzag(*z as i64, out);
+        }
+        Value::Interval(iv) => {
+            out.push(T_INTERVAL);
+            put_zigzag(iv.months as i64, out);
+            put_zigzag(iv.days as i64, out);
+            put_zigzag(iv.micros, out);
+        }
+        Value::Uuid(u) => {
+            out.push(T_BYTES);
+            put_varint(16, out);
+            out.extend_from_slice(u);
+        }
+        Value::Json(s) => {
+            out.push(T_TEXT);
+            put_varint(s.len() as u64, out);
+            out.extend_from_slice(s.as_bytes());
+        }
+        Value::Jsonb(j) => {
+            let s = j.to_text();
+            out.push(T_TEXT);
+            put_varint(s.len() as u64, out);
+            out.extend_from_slice(s.as_bytes());
         }
         Value::Numeric(n) => put_numeric(n, out),
         Value::Text(s) => {
@@ -188,6 +222,34 @@ impl<'a> Reader<'a> {
             (T_INT, DataType::Int8) => Value::Int8(self.zigzag()?),
             (T_INT, DataType::Timestamp) => Value::Timestamp(self.zigzag()?),
             (T_INT, DataType::TimestampTz) => Value::TimestampTz(self.zigzag()?),
+            (T_INT, DataType::Time) => Value::Time(self.zigzag()?),
+            (T_TIMETZ, DataType::TimeTz) => {
+                let t = self.zigzag()?;
+                Value::TimeTz(t, i32::try_from(self.zigzag()?).map_err(|_| corrupt())?)
+            }
+            (T_INTERVAL, DataType::Interval) => {
+                let months = i32::try_from(self.zigzag()?).map_err(|_| corrupt())?;
+                let days = i32::try_from(self.zigzag()?).map_err(|_| corrupt())?;
+                Value::Interval(crate::Interval { months, days, micros: self.zigzag()? })
+            }
+            (T_FLOAT4, DataType::Float4) => {
+                let raw = self.b.get(..4).ok_or_else(corrupt)?;
+                let v = f32::from_bits(u32::from_le_bytes(
+                    <[u8; 4]>::try_from(raw).map_err(|_| corrupt())?,
+                ));
+                self.b = &self.b[4..];
+                Value::Float4(v)
+            }
+            (T_BYTES, DataType::Uuid) => {
+                Value::Uuid(<[u8; 16]>::try_from(self.bytes()?).map_err(|_| corrupt())?)
+            }
+            (T_TEXT, DataType::Json) => {
+                Value::Json(std::str::from_utf8(self.bytes()?).map_err(|_| corrupt())?.to_string())
+            }
+            (T_TEXT, DataType::Jsonb) => {
+                let s = std::str::from_utf8(self.bytes()?).map_err(|_| corrupt())?;
+                Value::Jsonb(Box::new(crate::json::parse_jsonb(s).map_err(|_| corrupt())?))
+            }
             (T_INT, DataType::Oid) => {
                 Value::Oid(u32::try_from(self.zigzag()?).map_err(|_| corrupt())?)
             }

@@ -82,10 +82,23 @@ fn parse_bool(s: &str) -> Result<bool> {
 /// Parses float8 input as float8in does (strtod plus NaN/Infinity words);
 /// values that overflow or underflow to zero are 22003.
 pub fn parse_float(s: &str) -> Result<f64> {
+    parse_float_as(s, "double precision")
+}
+
+/// Parses float4 input as float4in does: the float8 grammar, then a range
+/// check for real.
+pub fn parse_float4(s: &str) -> Result<f32> {
+    let f = parse_float_as(s, "real")?;
+    let r = f as f32;
+    if (r.is_infinite() && f.is_finite()) || (r == 0.0 && f != 0.0) {
+        return Err(err!(NumericValueOutOfRange, "\"{s}\" is out of range for type real"));
+    }
+    Ok(r)
+}
+
+fn parse_float_as(s: &str, ty: &str) -> Result<f64> {
     let t = s.trim_matches(c_space);
-    let syntax = || {
-        err!(InvalidTextRepresentation, "invalid input syntax for type double precision: \"{s}\"")
-    };
+    let syntax = || err!(InvalidTextRepresentation, "invalid input syntax for type {ty}: \"{s}\"");
     let lower = t.to_ascii_lowercase();
     let body = lower.strip_prefix(['+', '-']).unwrap_or(&lower);
     let negative = lower.starts_with('-');
@@ -108,10 +121,7 @@ pub fn parse_float(s: &str) -> Result<f64> {
     let v: f64 = t.parse().map_err(|_| syntax())?;
     let nonzero_mantissa = int.bytes().chain(frac.bytes()).any(|b| b != b'0');
     if v.is_infinite() || (v == 0.0 && nonzero_mantissa) {
-        return Err(err!(
-            NumericValueOutOfRange,
-            "\"{s}\" is out of range for type double precision"
-        ));
+        return Err(err!(NumericValueOutOfRange, "\"{s}\" is out of range for type {ty}"));
     }
     Ok(v)
 }
@@ -225,7 +235,20 @@ pub fn parse_text(ty: &DataType, s: &str) -> Result<Value> {
             Value::Int4(parse_int(s, "integer", i32::MIN as i64, i32::MAX as i64)? as i32)
         }
         DataType::Int8 => Value::Int8(parse_int(s, "bigint", i64::MIN, i64::MAX)?),
+        DataType::Float4 => Value::Float4(parse_float4(s)?),
         DataType::Float8 => Value::Float8(parse_float(s)?),
+        DataType::Time => Value::Time(crate::timeofday::parse_time(s)?),
+        DataType::TimeTz => {
+            let (t, z) = crate::timeofday::parse_timetz(s)?;
+            Value::TimeTz(t, z)
+        }
+        DataType::Interval => Value::Interval(crate::interval::parse_interval(s)?),
+        DataType::Uuid => Value::Uuid(crate::uuid::parse_uuid(s)?),
+        DataType::Json => {
+            crate::json::validate_json(s)?;
+            Value::Json(s.to_string())
+        }
+        DataType::Jsonb => Value::Jsonb(Box::new(crate::json::parse_jsonb(s)?)),
         DataType::Numeric(m) => {
             let n = Numeric::parse(s)?;
             Value::Numeric(match m {
@@ -308,8 +331,45 @@ pub fn write_float<O: TextOut + ?Sized>(f: f64, out: &mut O) {
     }
     let mut digits = [0u8; 24];
     let (nd, exp) = shortest_digits(f.abs(), &mut digits);
-    let digits = &digits[..nd];
-    if !(-4..15).contains(&exp) {
+    write_digits(&digits[..nd], exp, 15, out);
+}
+
+/// Writes a float4 as float4out does: shortest round-trip digits for
+/// single precision, exponent form below 1e-4 or from 1e6 up.
+pub fn write_float4<O: TextOut + ?Sized>(f: f32, out: &mut O) {
+    if f.is_nan() {
+        return out.put(b"NaN");
+    }
+    if f.is_infinite() {
+        return out.put(if f > 0.0 { b"Infinity" } else { b"-Infinity" });
+    }
+    if f == 0.0 {
+        return out.put(if f.is_sign_negative() { b"-0" } else { b"0" });
+    }
+    if f < 0.0 {
+        out.put(b"-");
+    }
+    let mut sb = StackBuf { buf: [0; 48], len: 0 };
+    let _ = write!(sb, "{:e}", f.abs());
+    let sci = &sb.buf[..sb.len];
+    let e_pos = sci.iter().position(|&b| b == b'e').unwrap_or(sci.len());
+    let exp: i32 = std::str::from_utf8(sci.get(e_pos + 1..).unwrap_or(b"0"))
+        .ok()
+        .and_then(|e| e.parse().ok())
+        .unwrap_or(0);
+    let mut digits = [0u8; 24];
+    let mut nd = 0;
+    for &b in sci[..e_pos].iter().filter(|b| b.is_ascii_digit()) {
+        digits[nd] = b;
+        nd += 1;
+    }
+    write_digits(&digits[..nd], exp, 6, out);
+}
+
+/// Writes decimal `digits` with the first digit's exponent `exp`, in fixed
+/// notation when `-4 <= exp < fixed_limit`, else as `d.ddde+XX`.
+fn write_digits<O: TextOut + ?Sized>(digits: &[u8], exp: i32, fixed_limit: i32, out: &mut O) {
+    if !(-4..fixed_limit).contains(&exp) {
         out.put(&digits[..1]);
         if digits.len() > 1 {
             out.put(b".");
@@ -480,8 +540,15 @@ pub fn write_value<O: TextOut + ?Sized>(v: &Value, out: &mut O) {
         Value::Int2(i) => write_int(*i as i64, out),
         Value::Int4(i) => write_int(*i as i64, out),
         Value::Int8(i) => write_int(*i, out),
+        Value::Float4(f) => write_float4(*f, out),
         Value::Float8(f) => write_float(*f, out),
         Value::Numeric(n) => out.put(n.to_string().as_bytes()),
+        Value::Time(t) => crate::timeofday::write_time(*t, out),
+        Value::TimeTz(t, z) => crate::timeofday::write_timetz(*t, *z, out),
+        Value::Interval(iv) => crate::interval::write_interval(iv, out),
+        Value::Uuid(u) => crate::uuid::write_uuid(u, out),
+        Value::Json(s) => out.put(s.as_bytes()),
+        Value::Jsonb(j) => crate::json::write_jsonb(j, out),
         Value::Text(s) => out.put(s.as_bytes()),
         Value::Timestamp(t) => datetime::write_timestamp(*t, false, out),
         Value::TimestampTz(t) => datetime::write_timestamp(*t, true, out),
