@@ -193,8 +193,15 @@ pub fn data_type(t: &ast::DataType) -> Result<DataType> {
         A::Int(_) | A::Integer(_) | A::Int4(_) => DataType::Int4,
         A::BigInt(_) | A::Int8(_) => DataType::Int8,
         A::Float8 | A::DoublePrecision | A::Double(_) => DataType::Float8,
-        A::Float(ast::ExactNumberInfo::Precision(p)) if *p <= 24 => DataType::Float8,
-        A::Float(_) | A::Real | A::Float4 => DataType::Float8,
+        A::Float(ast::ExactNumberInfo::Precision(p)) if *p <= 24 => DataType::Float4,
+        A::Real | A::Float4 => DataType::Float4,
+        A::Float(_) => DataType::Float8,
+        A::Time(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => DataType::TimeTz,
+        A::Time(..) => DataType::Time,
+        A::Interval { .. } => DataType::Interval,
+        A::Uuid => DataType::Uuid,
+        A::JSON => DataType::Json,
+        A::JSONB => DataType::Jsonb,
         A::Numeric(info) | A::Decimal(info) | A::Dec(info) => match info {
             ast::ExactNumberInfo::None => DataType::Numeric(None),
             ast::ExactNumberInfo::Precision(p) => DataType::Numeric(Some((*p as u32, 0))),
@@ -224,7 +231,6 @@ pub fn data_type(t: &ast::DataType) -> Result<DataType> {
             elem.array_of()
         }
         A::Custom(name, _) => match object_name(name)?.as_str() {
-            "float4" => DataType::Float8,
             "int" => DataType::Int4,
             // pg_type's names (`timestamptz`, `bpchar`, `regclass`, quoted
             // `"char"`, `pg_catalog.text`, `_int4` for int4[]).
@@ -506,8 +512,45 @@ impl<'a> Binder<'a> {
             E::AllOp { left, compare_op, right } => {
                 self.any_all(left, compare_op, right, true, scope, agg)
             }
+            E::Interval(iv) => self.interval_literal(iv, scope, agg),
+            E::Extract { field, expr, .. } => {
+                let name = match field {
+                    ast::DateTimeField::Custom(id) => id.value.to_lowercase(),
+                    other => other.to_string().to_lowercase(),
+                };
+                let src = self.expr_in(expr, scope, agg)?;
+                let field = (Expr::Const(Value::Text(name)), DataType::Text);
+                self.call("extract", vec![field, src])
+            }
             other => bail!(FeatureNotSupported, "expression not supported yet: {other}"),
         }
+    }
+
+    /// `INTERVAL '1 day'`, `INTERVAL '3' HOUR`: a bare number takes the
+    /// leading field as its unit.
+    fn interval_literal(
+        &mut self,
+        iv: &ast::Interval,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        let text = match iv.value.as_ref() {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::SingleQuotedString(s) => Some(s.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(text) = text else {
+            let (x, t) = self.expr_in(&iv.value, scope, agg)?;
+            return Ok((self.explicit_cast(x, &t, &DataType::Interval)?, DataType::Interval));
+        };
+        let bare_number = text.trim().parse::<f64>().is_ok();
+        let text = match &iv.leading_field {
+            Some(f) if bare_number => format!("{text} {}", f.to_string().to_lowercase()),
+            _ => text,
+        };
+        Ok((Expr::Const(sqltypes::text::parse_text(&DataType::Interval, &text)?), DataType::Interval))
     }
 
     fn column(

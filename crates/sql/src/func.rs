@@ -14,6 +14,10 @@ use crate::{bail, err};
 pub mod arrays;
 // Functions that read the catalog (pg_get_constraintdef, format_type, ...).
 mod catalog_info;
+// Date and time functions (extract, date_trunc, age, ...).
+pub mod datetime;
+// json and jsonb functions and operators.
+pub mod json;
 
 /// A resolved built-in scalar function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,9 +101,16 @@ pub enum Func {
     Array(arrays::ArrayFunc),
     /// pg_type_is_visible(oid): true (all types live in pg_catalog)
     TypeIsVisible,
-    /// json_build_object(key, value, ...): the JSON text (typed text until
-    /// the json type exists)
-    JsonBuildObject,
+    /// A date/time function.
+    Date(datetime::DateFunc),
+    /// A json or jsonb function or operator.
+    Json(json::JsonFunc),
+    /// gen_random_uuid()
+    GenRandomUuid,
+    /// chr(code)
+    Chr,
+    /// ascii(s)
+    Ascii,
     /// A cast to regclass/regtype, or to_regclass/to_regtype (lenient:
     /// NULL for a name that names nothing).
     ToReg(sqltypes::RegKind, bool),
@@ -244,7 +255,9 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
             (Func::ToReg(sqltypes::RegKind::Type, true), T::Reg(sqltypes::RegKind::Type))
         }
         ("concat", _) => (Func::Concat, T::Text),
-        ("json_build_object", n) if n % 2 == 0 => (Func::JsonBuildObject, T::Text),
+        ("gen_random_uuid", 0) => (Func::GenRandomUuid, T::Uuid),
+        ("chr", 1) => (Func::Chr, T::Text),
+        ("ascii", 1) => (Func::Ascii, T::Int4),
         ("repeat", 2) => (Func::Repeat, T::Text),
         ("replace", 3) => (Func::Replace, T::Text),
         ("mod", 2) => (Func::Mod, common(args)?),
@@ -271,7 +284,8 @@ pub fn no_such_function(name: &str, args: &[DataType]) -> crate::error::Error {
 pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
     match f {
         Func::Coalesce | Func::Greatest | Func::Least | Func::Mod => Some(result.clone()),
-        Func::CurrentSetting => Some(DataType::Text),
+        Func::CurrentSetting | Func::Ascii => Some(DataType::Text),
+        Func::Chr => Some(DataType::Int4),
         Func::ToReg(_, true) => Some(DataType::Text),
         Func::NextVal | Func::CurrVal => Some(DataType::Text),
         Func::SetVal => Some([DataType::Text, DataType::Int8, DataType::Bool][i.min(2)].clone()),
@@ -365,8 +379,11 @@ fn float(v: &Value) -> Result<f64> {
 impl Func {
     /// Evaluates the function. Strict functions return NULL on a NULL argument.
     pub fn call(self, args: Vec<Value>, ctx: &EvalContext) -> Result<Value> {
-        if let Func::Array(f) = self {
-            return arrays::call(f, args);
+        match self {
+            Func::Array(f) => return arrays::call(f, args),
+            Func::Date(f) => return datetime::call(f, args, ctx.txn_time),
+            Func::Json(f) => return json::call(f, args),
+            _ => {}
         }
         let strict = !matches!(
             self,
@@ -376,7 +393,6 @@ impl Func {
                 | Func::Least
                 | Func::NullIf
                 | Func::FormatType
-                | Func::JsonBuildObject
         );
         if strict && args.iter().any(Value::is_null) {
             return Ok(Value::Null);
@@ -611,22 +627,17 @@ impl Func {
             }
             Func::Array(_) => unreachable!("array functions return above"),
             Func::TypeIsVisible => Value::Bool(true),
-            Func::JsonBuildObject => {
-                let mut out = String::from("{");
-                for (i, pair) in args.chunks(2).enumerate() {
-                    if pair[0].is_null() {
-                        bail!(NullValueNotAllowed, "null value not allowed for object key");
-                    }
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    json_string(&sqltypes::text::to_text(&pair[0]), &mut out);
-                    out.push_str(" : ");
-                    json_value(&pair[1], &mut out);
+            Func::Date(_) | Func::Json(_) => unreachable!("returned above"),
+            Func::GenRandomUuid => Value::Uuid(sqltypes::uuid::v4(rand::random())),
+            Func::Chr => {
+                let code = int(&arg(0))?;
+                match u32::try_from(code).ok().and_then(char::from_u32) {
+                    Some('\0') => bail!(ProgramLimitExceeded, "null character not permitted"),
+                    Some(c) => Value::Text(c.to_string()),
+                    None => bail!(ProgramLimitExceeded, "requested character too large for encoding: {code}"),
                 }
-                out.push('}');
-                Value::Text(out)
             }
+            Func::Ascii => Value::Int4(text(&arg(0))?.chars().next().map(|c| c as i32).unwrap_or(0)),
             Func::ToReg(kind, lenient) => {
                 let Some(cat) = &ctx.catalog else {
                     bail!(InternalError, "no catalog to look names up in");
@@ -683,37 +694,6 @@ impl Func {
                 Value::Int8(ctx.seqs.setval(text(&arg(0))?, v, called)?)
             }
         })
-    }
-}
-
-/// Appends `s` as a JSON string literal.
-fn json_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-/// Appends a value as json_build_object shows it: numbers and booleans
-/// bare, NULL as null, everything else as a string.
-fn json_value(v: &Value, out: &mut String) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Numeric(_) | Value::Oid(_) => {
-            out.push_str(&sqltypes::text::to_text(v))
-        }
-        Value::Float8(f) if f.is_finite() => out.push_str(&sqltypes::text::to_text(v)),
-        other => json_string(&sqltypes::text::to_text(other), out),
     }
 }
 

@@ -103,6 +103,11 @@ pub enum AggFunc {
     StringAgg,
     /// array_agg(x)
     ArrayAgg,
+    /// json_agg(x), jsonb_agg(x) (the flag: jsonb)
+    JsonAgg(bool),
+    /// json_object_agg(k, v), jsonb_object_agg(k, v): key in `arg`, value
+    /// in `extra`
+    JsonObjectAgg(bool),
     /// A value that is the same on every row of a group (a correlated
     /// subquery's result over grouped columns): the first non-null one.
     AnyValue,

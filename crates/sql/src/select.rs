@@ -610,7 +610,9 @@ fn order_target(
 /// [`derive_name`], except that a cast or typed literal gives no name.
 fn derive_name_strong(e: &ast::Expr) -> String {
     match e {
-        ast::Expr::Cast { .. } | ast::Expr::TypedString(_) => "?column?".into(),
+        ast::Expr::Cast { .. } | ast::Expr::TypedString(_) | ast::Expr::Interval(_) => {
+            "?column?".into()
+        }
         ast::Expr::Nested(inner) => derive_name_strong(inner),
         other => derive_name(other),
     }
@@ -665,6 +667,8 @@ pub fn derive_name(e: &ast::Expr) -> String {
             }
         }
         ast::Expr::Case { .. } => "case".into(),
+        ast::Expr::Interval(_) => "interval".into(),
+        ast::Expr::Extract { .. } => "extract".into(),
         ast::Expr::TypedString(ts) => bind::data_type(&ts.data_type)
             .map(|t| t.typname().to_string())
             .unwrap_or_else(|_| "?column?".into()),

@@ -932,7 +932,12 @@ fn quoted_token(msg: &str) -> Option<String> {
     if msg.starts_with("ON CONFLICT DO UPDATE requires") {
         return Some("on conflict".into());
     }
-    let literal = msg.starts_with("invalid input syntax for type ");
+    if msg.starts_with('"') && msg.contains("\" is out of range for type ") {
+        let end = msg[1..].find('"')? + 1;
+        return Some(format!("'{}'", &msg[1..end]));
+    }
+    let literal = msg.starts_with("invalid input syntax for type ")
+        || msg.starts_with("date/time field value out of range: ");
     if let Some(rest) = msg.strip_prefix("syntax error at or near \"") {
         return rest.strip_suffix('"').map(|t| t.to_string());
     }

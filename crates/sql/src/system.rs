@@ -879,11 +879,14 @@ fn type_traits(ty: &DataType) -> (&'static str, bool, i64) {
         | DataType::Int4
         | DataType::Int8
         | DataType::Numeric(_)
+        | DataType::Float4
         | DataType::Reg(_) => ("N", false),
         DataType::Text => ("S", true),
         DataType::Varchar(_) | DataType::Char(_) => ("S", false),
         DataType::TimestampTz => ("D", true),
-        DataType::Date | DataType::Timestamp => ("D", false),
+        DataType::Date | DataType::Timestamp | DataType::Time | DataType::TimeTz => ("D", false),
+        DataType::Interval => ("T", true),
+        DataType::Uuid | DataType::Json | DataType::Jsonb => ("U", false),
         DataType::Bytea => ("U", false),
         DataType::QChar => ("Z", false),
         DataType::Unknown => ("X", false),
@@ -904,6 +907,7 @@ fn sql_type_name(ty: &DataType) -> &'static str {
         DataType::Int2 => "smallint",
         DataType::Int4 => "integer",
         DataType::Int8 => "bigint",
+        DataType::Float4 => "real",
         DataType::Float8 => "double precision",
         DataType::Numeric(_) => "numeric",
         DataType::Text => "text",
@@ -922,6 +926,12 @@ fn sql_type_name(ty: &DataType) -> &'static str {
         DataType::Reg(sqltypes::RegKind::Namespace) => "regnamespace",
         DataType::Int2Vector => "int2vector",
         DataType::OidVector => "oidvector",
+        DataType::Time => "time without time zone",
+        DataType::TimeTz => "time with time zone",
+        DataType::Interval => "interval",
+        DataType::Uuid => "uuid",
+        DataType::Json => "json",
+        DataType::Jsonb => "jsonb",
     }
 }
 
@@ -942,13 +952,18 @@ fn type_facets(ty: &DataType) -> [Value; 6] {
         DataType::Int4 => (i(32), i(2), i(0)),
         DataType::Int8 => (i(64), i(2), i(0)),
         DataType::Float8 => (i(53), i(2), n.clone()),
+        DataType::Float4 => (i(24), i(2), n.clone()),
         DataType::Numeric(Some((p, s))) => (i(*p as i32), i(10), i(*s as i32)),
         DataType::Numeric(None) => (n.clone(), i(10), n.clone()),
         _ => (n.clone(), n.clone(), n.clone()),
     };
     let datetime = match ty {
         DataType::Date => i(0),
-        DataType::Timestamp | DataType::TimestampTz => i(6),
+        DataType::Timestamp
+        | DataType::TimestampTz
+        | DataType::Time
+        | DataType::TimeTz
+        | DataType::Interval => i(6),
         _ => n,
     };
     [chars, octets, precision, radix, scale, datetime]

@@ -38,6 +38,8 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
         | (T::Oid | T::Reg(_), T::Oid | T::Reg(_)) => Some(T::Oid),
         (T::Oid | T::Reg(_), T::Int8) | (T::Int8, T::Oid | T::Reg(_)) => Some(T::Int8),
         _ if a.is_string() && b.is_string() => Some(T::Text),
+        // real meets other numbers as double precision, the preferred type.
+        (T::Float4, t) | (t, T::Float4) if t.is_numeric() => Some(T::Float8),
         _ => match (rank(a), rank(b)) {
             (Some(x), Some(y)) => Some(if x >= y { strip(a) } else { strip(b) }),
             _ => match (a, b) {
@@ -234,7 +236,14 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
             };
             numeric(n, m)?
         }
-        (v @ (Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Numeric(_)), T::Float4) => {
+        (Value::Numeric(n), T::Float4) => {
+            let f = n.to_f64() as f32;
+            if f.is_infinite() && !n.is_infinite() {
+                return Err(err!(NumericValueOutOfRange, "\"{n}\" is out of range for type real"));
+            }
+            Value::Float4(f)
+        }
+        (v @ (Value::Int2(_) | Value::Int4(_) | Value::Int8(_)), T::Float4) => {
             match cast(v, &T::Float8)? {
                 Value::Float8(f) => to_float4(f)?,
                 _ => return Err(err!(CannotCoerce, "cannot cast to real")),

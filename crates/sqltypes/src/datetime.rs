@@ -105,7 +105,7 @@ pub(crate) fn is_leap(year: i64) -> bool {
 }
 
 /// Number of days in `month` of `year`.
-pub(crate) fn days_in_month(year: i64, month: u32) -> u32 {
+pub fn days_in_month(year: i64, month: u32) -> u32 {
     match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,

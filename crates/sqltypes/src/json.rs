@@ -48,6 +48,18 @@ struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
+    /// A syntax error at the current position, with PostgreSQL's
+    /// `JSON data, line N: ...` context (the input up to the bad token).
+    fn err(&self, detail: impl Into<String>) -> ErrorReport {
+        let end = (self.pos + self.token().len()).min(self.s.len());
+        let line_start = self.s[..self.pos.min(self.s.len())].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let line = self.s[..line_start].matches('\n').count() + 1;
+        let more = if end < self.s.len() { "..." } else { "" };
+        let mut e = syntax(detail);
+        e.context = Some(format!("JSON data, line {line}: {}{more}", &self.s[line_start..end]));
+        e
+    }
+
     fn ws(&mut self) {
         while self.pos < self.b.len() && matches!(self.b[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
             self.pos += 1;
@@ -74,9 +86,9 @@ impl<'a> Parser<'a> {
 
     fn unexpected(&self) -> ErrorReport {
         if self.pos >= self.b.len() {
-            syntax("The input string ended unexpectedly.")
+            self.err("The input string ended unexpectedly.")
         } else {
-            syntax(format!("Token \"{}\" is invalid.", self.token()))
+            self.err(format!("Token \"{}\" is invalid.", self.token()))
         }
     }
 
@@ -87,15 +99,15 @@ impl<'a> Parser<'a> {
             return Ok(());
         }
         if self.pos >= self.b.len() {
-            return Err(syntax("The input string ended unexpectedly."));
+            return Err(self.err("The input string ended unexpectedly."));
         }
-        Err(syntax(format!("Expected {what}, but found \"{}\".", self.token())))
+        Err(self.err(format!("Expected {what}, but found \"{}\".", self.token())))
     }
 
     fn value(&mut self) -> Result<Json> {
         self.ws();
         let Some(&c) = self.b.get(self.pos) else {
-            return Err(syntax("The input string ended unexpectedly."));
+            return Err(self.err("The input string ended unexpectedly."));
         };
         match c {
             b'{' => self.object(),
@@ -108,7 +120,7 @@ impl<'a> Parser<'a> {
                     "true" => Json::Bool(true),
                     "false" => Json::Bool(false),
                     "null" => Json::Null,
-                    _ => return Err(syntax(format!("Token \"{tok}\" is invalid."))),
+                    _ => return Err(self.err(format!("Token \"{tok}\" is invalid."))),
                 };
                 self.pos += tok.len();
                 Ok(v)
@@ -141,9 +153,9 @@ impl<'a> Parser<'a> {
                         self.pos += 1;
                         break;
                     }
-                    None => return Err(syntax("The input string ended unexpectedly.")),
+                    None => return Err(self.err("The input string ended unexpectedly.")),
                     Some(_) => {
-                        return Err(syntax(format!(
+                        return Err(self.err(format!(
                             "Expected \",\" or \"]\", but found \"{}\".",
                             self.token()
                         )))
@@ -167,9 +179,9 @@ impl<'a> Parser<'a> {
                 self.ws();
                 match self.b.get(self.pos) {
                     Some(b'"') => {}
-                    None => return Err(syntax("The input string ended unexpectedly.")),
+                    None => return Err(self.err("The input string ended unexpectedly.")),
                     Some(_) => {
-                        return Err(syntax(format!(
+                        return Err(self.err(format!(
                             "Expected string, but found \"{}\".",
                             self.token()
                         )))
@@ -186,9 +198,9 @@ impl<'a> Parser<'a> {
                         self.pos += 1;
                         break;
                     }
-                    None => return Err(syntax("The input string ended unexpectedly.")),
+                    None => return Err(self.err("The input string ended unexpectedly.")),
                     Some(_) => {
-                        return Err(syntax(format!(
+                        return Err(self.err(format!(
                             "Expected \",\" or \"}}\", but found \"{}\".",
                             self.token()
                         )))
@@ -210,7 +222,7 @@ impl<'a> Parser<'a> {
                 self.pos += 4;
                 Ok(v)
             }
-            _ => Err(syntax("\"\\u\" must be followed by four hexadecimal digits.")),
+            _ => Err(self.err("\"\\u\" must be followed by four hexadecimal digits.")),
         }
     }
 
@@ -224,19 +236,19 @@ impl<'a> Parser<'a> {
             }
             out.push_str(&self.s[start..self.pos]);
             match self.b.get(self.pos) {
-                None => return Err(syntax("The input string ended unexpectedly.")),
+                None => return Err(self.err("The input string ended unexpectedly.")),
                 Some(b'"') => {
                     self.pos += 1;
                     return Ok(out);
                 }
                 Some(&c) if c < 0x20 => {
-                    return Err(syntax(format!("Character with value 0x{c:02x} must be escaped.")))
+                    return Err(self.err(format!("Character with value 0x{c:02x} must be escaped.")))
                 }
                 _ => {}
             }
             self.pos += 1;
             let Some(&e) = self.b.get(self.pos) else {
-                return Err(syntax("The input string ended unexpectedly."));
+                return Err(self.err("The input string ended unexpectedly."));
             };
             self.pos += 1;
             match e {
@@ -252,20 +264,20 @@ impl<'a> Parser<'a> {
                     let hi = self.hex4()?;
                     let code = if (0xd800..0xdc00).contains(&hi) {
                         if self.s.get(self.pos..self.pos + 2) != Some("\\u") {
-                            return Err(syntax(
+                            return Err(self.err(
                                 "Unicode high surrogate must not follow a high surrogate.",
                             ));
                         }
                         self.pos += 2;
                         let lo = self.hex4()?;
                         if !(0xdc00..0xe000).contains(&lo) {
-                            return Err(syntax(
+                            return Err(self.err(
                                 "Unicode low surrogate must follow a high surrogate.",
                             ));
                         }
                         0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00)
                     } else if (0xdc00..0xe000).contains(&hi) {
-                        return Err(syntax("Unicode low surrogate must follow a high surrogate."));
+                        return Err(self.err("Unicode low surrogate must follow a high surrogate."));
                     } else {
                         hi
                     };
@@ -285,7 +297,7 @@ impl<'a> Parser<'a> {
                 _ => {
                     let ch = self.s[self.pos - 1..].chars().next().unwrap_or('?');
                     self.pos += ch.len_utf8() - 1;
-                    return Err(syntax(format!("Escape sequence \"\\{ch}\" is invalid.")));
+                    return Err(self.err(format!("Escape sequence \"\\{ch}\" is invalid.")));
                 }
             }
         }
@@ -324,7 +336,7 @@ impl<'a> Parser<'a> {
             ok = false;
         }
         if !ok {
-            return Err(syntax(format!("Token \"{}\" is invalid.", self.token())));
+            return Err(self.err(format!("Token \"{}\" is invalid.", self.token())));
         }
         self.pos = i;
         Ok(Json::Number(Numeric::parse(&self.s[start..i])?))

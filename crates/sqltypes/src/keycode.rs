@@ -167,13 +167,11 @@ pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
             put_i64(-(*east as i64), out);
         }
         Value::Interval(iv) => {
-            // The comparison span first (months of 30 days), then the fields
-            // so the value decodes as it was.
+            // Only the comparison span (months of 30 days), so intervals
+            // PostgreSQL calls equal ('1 day', '24 hours') share a key.
             let span = iv.span();
             put_i64((span >> 64) as i64, out);
             out.extend_from_slice(&(span as u64).to_be_bytes());
-            put_i64(iv.months as i64, out);
-            put_i64(iv.days as i64, out);
         }
         Value::Uuid(u) => out.extend_from_slice(u),
         Value::Json(s) => put_bytes(s.as_bytes(), out),
@@ -405,14 +403,18 @@ fn decode_body(b: &mut &[u8], ty: &DataType) -> Result<Value> {
             Value::TimeTz(utc + east as i64 * 1_000_000, east)
         }
         DataType::Interval => {
+            // Keys keep only the span; it decodes justified into months,
+            // days and microseconds (an equal interval).
             let hi = get_i64(b)? as i128;
             let lo = u64::from_be_bytes(<[u8; 8]>::try_from(take(b, 8)?).map_err(|_| corrupt())?);
             let span = (hi << 64) | lo as i128;
-            let months = i32::try_from(get_i64(b)?).map_err(|_| corrupt())?;
-            let days = i32::try_from(get_i64(b)?).map_err(|_| corrupt())?;
-            let rest = span - (months as i128 * 30 + days as i128) * crate::datetime::USECS_PER_DAY as i128;
-            let micros = i64::try_from(rest).map_err(|_| corrupt())?;
-            Value::Interval(crate::Interval { months, days, micros })
+            let day = crate::datetime::USECS_PER_DAY as i128;
+            let total_days = span.div_euclid(day);
+            let fit = |x: i128| x.clamp(i32::MIN as i128, i32::MAX as i128);
+            let months = fit(total_days / 30);
+            let days = fit(total_days - months * 30);
+            let micros = i64::try_from(span - (months * 30 + days) * day).map_err(|_| corrupt())?;
+            Value::Interval(crate::Interval { months: months as i32, days: days as i32, micros })
         }
         DataType::Uuid => Value::Uuid(<[u8; 16]>::try_from(take(b, 16)?).map_err(|_| corrupt())?),
         DataType::Json => Value::Json(String::from_utf8(get_bytes(b)?).map_err(|_| corrupt())?),

@@ -173,6 +173,11 @@ impl Numeric {
         Numeric::Val(BigDecimal::new(unscaled, scale.max(0)))
     }
 
+    /// `unscaled * 10^-scale` from a machine integer (`from_scaled(150, 2)` is 1.50).
+    pub fn from_scaled(unscaled: i128, scale: i64) -> Numeric {
+        Numeric::from_parts(unscaled.into(), scale)
+    }
+
     /// Converts a float as PostgreSQL's float8_numeric does: rounded to 15
     /// significant digits (DBL_DIG), so `0.1::float8::numeric` is 0.1.
     pub fn from_f64(f: f64) -> Result<Numeric> {

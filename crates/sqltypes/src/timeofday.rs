@@ -26,7 +26,7 @@ fn parse(s: &str, ty: &str) -> Result<(i64, Option<i64>)> {
     if t.eq_ignore_ascii_case("allballs") {
         return Ok((0, Some(0)));
     }
-    if t.starts_with(|c: char| c.is_ascii_digit()) && !t[..t.len().min(5)].contains('-') {
+    if t.starts_with(|c: char| c.is_ascii_digit()) && !t.bytes().take(5).any(|b| b == b'-') {
         let (mut micros, rest) = datetime::parse_time(t).map_err(|b| bad(b, ty, s))?;
         let mut rest = rest.trim_start();
         let lower = rest.to_ascii_lowercase();

@@ -54,11 +54,17 @@ impl Binder<'_> {
         bound: Vec<(Expr, DataType)>,
     ) -> Result<(Expr, DataType)> {
         let types: Vec<DataType> = bound.iter().map(|(_, t)| t.clone()).collect();
-        let (func, ty, targets) = match func::arrays::resolve(name, &types) {
-            Some(resolved) => {
-                let (f, ty, targets) = resolved?;
-                (func::Func::Array(f), ty, targets)
-            }
+        let resolved = func::arrays::resolve(name, &types)
+            .map(|r| r.map(|(f, ty, t)| (func::Func::Array(f), ty, t)))
+            .or_else(|| {
+                func::json::resolve(name, &types).map(|r| r.map(|(f, ty, t)| (func::Func::Json(f), ty, t)))
+            })
+            .or_else(|| {
+                func::datetime::resolve(name, &types)
+                    .map(|r| r.map(|(f, ty, t)| (func::Func::Date(f), ty, t)))
+            });
+        let (func, ty, targets) = match resolved {
+            Some(resolved) => resolved?,
             None => {
                 let (f, ty) = func::resolve(name, &types)?;
                 let targets = (0..types.len()).map(|i| func::arg_target(f, &ty, i)).collect();
@@ -162,6 +168,22 @@ impl Binder<'_> {
                     ty: DataType::Text,
                 }
             }
+            ("json_object_agg" | "jsonb_object_agg", [Some(k), Some(v)]) => {
+                let (kx, kt) = self.expr_in(k, scope, over)?;
+                let (vx, vt) = self.expr_in(v, scope, over)?;
+                let kx = if kt == DataType::Unknown { self.coerce(kx, &kt, &DataType::Text)? } else { kx };
+                let vx = if vt == DataType::Unknown { self.coerce(vx, &vt, &DataType::Text)? } else { vx };
+                let jsonb = name == "jsonb_object_agg";
+                AggCall {
+                    func: AggFunc::JsonObjectAgg(jsonb),
+                    arg: Some(kx),
+                    distinct,
+                    filter,
+                    extra: Some(vx),
+                    order,
+                    ty: if jsonb { DataType::Jsonb } else { DataType::Json },
+                }
+            }
             (_, [Some(a)]) => {
                 // Aggregate arguments see the raw input row (a window
                 // aggregate over grouped rows: the groups).
@@ -178,6 +200,8 @@ impl Binder<'_> {
                     "array_agg" if t.elem().is_none() => {
                         (AggFunc::ArrayAgg, strip_mod(&t).array_of())
                     }
+                    "json_agg" => (AggFunc::JsonAgg(false), DataType::Json),
+                    "jsonb_agg" => (AggFunc::JsonAgg(true), DataType::Jsonb),
                     _ => bail!(UndefinedFunction, "function {name}({t}) does not exist"),
                 };
                 AggCall { func, arg: Some(x), distinct, filter, extra: None, order, ty }
@@ -196,6 +220,8 @@ fn sum_type(t: &DataType) -> Result<DataType> {
         DataType::Int2 | DataType::Int4 => DataType::Int8,
         DataType::Int8 | DataType::Numeric(_) => DataType::Numeric(None),
         DataType::Float8 => DataType::Float8,
+        DataType::Float4 => DataType::Float4,
+        DataType::Interval => DataType::Interval,
         other => bail!(UndefinedFunction, "function sum({other}) does not exist"),
     })
 }
@@ -205,7 +231,8 @@ fn avg_type(t: &DataType) -> Result<DataType> {
         DataType::Int2 | DataType::Int4 | DataType::Int8 | DataType::Numeric(_) => {
             DataType::Numeric(None)
         }
-        DataType::Float8 => DataType::Float8,
+        DataType::Float8 | DataType::Float4 => DataType::Float8,
+        DataType::Interval => DataType::Interval,
         other => bail!(UndefinedFunction, "function avg({other}) does not exist"),
     })
 }
@@ -224,6 +251,10 @@ pub fn is_aggregate(name: &str) -> bool {
             | "every"
             | "string_agg"
             | "array_agg"
+            | "json_agg"
+            | "jsonb_agg"
+            | "json_object_agg"
+            | "jsonb_object_agg"
     )
 }
 

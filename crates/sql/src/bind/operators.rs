@@ -196,9 +196,37 @@ impl Binder<'_> {
             let p = self.coerce(p, &pt, &DataType::Text)?;
             return Ok((Expr::Regex(Box::new(x), Box::new(p), negated, ci), DataType::Bool));
         }
+        let json_only = match op {
+            O::Arrow => Some("->"),
+            O::LongArrow => Some("->>"),
+            O::HashArrow => Some("#>"),
+            O::HashLongArrow => Some("#>>"),
+            O::Question => Some("?"),
+            O::QuestionAnd => Some("?&"),
+            O::QuestionPipe => Some("?|"),
+            O::HashMinus => Some("#-"),
+            _ => None,
+        };
+        if let Some(sym) = json_only {
+            let (lx, lt) = self.expr_in(l, scope, agg)?;
+            let (rx, rt) = self.expr_in(r, scope, agg)?;
+            if let Some(found) = self.json_operator(sym, lx, &lt, rx, &rt)? {
+                return Ok(found);
+            }
+            return Err(no_operator(&lt, sym, &rt));
+        }
         if matches!(op, O::StringConcat | O::AtArrow | O::ArrowAt | O::PGOverlap) {
             let l = self.expr_in(l, scope, agg)?;
             let r = self.expr_in(r, scope, agg)?;
+            let sym = match op {
+                O::StringConcat => "||",
+                O::AtArrow => "@>",
+                O::ArrowAt => "<@",
+                _ => "&&",
+            };
+            if let Some(found) = self.json_operator(sym, l.0.clone(), &l.1, r.0.clone(), &r.1)? {
+                return Ok(found);
+            }
             if let Some(found) = self.array_operator(op, l.clone(), r.clone())? {
                 return Ok(found);
             }
@@ -222,6 +250,29 @@ impl Binder<'_> {
         self.bind_binop(op, lx, lt, rx, rt)
     }
 
+    /// A json operator call when an operand is json or jsonb (None
+    /// otherwise).
+    fn json_operator(
+        &mut self,
+        sym: &str,
+        lx: Expr,
+        lt: &DataType,
+        rx: Expr,
+        rt: &DataType,
+    ) -> Result<Option<(Expr, DataType)>> {
+        let Some(resolved) = func::json::resolve_operator(sym, lt, rt) else {
+            return Ok(None);
+        };
+        let (f, ty, targets) = resolved?;
+        let coerce = |b: &mut Self, x: Expr, t: &DataType, i: usize| match targets.get(i) {
+            Some(Some(to)) => b.coerce(x, t, to),
+            _ => Ok(x),
+        };
+        let lx = coerce(self, lx, lt, 0)?;
+        let rx = coerce(self, rx, rt, 1)?;
+        Ok(Some((Expr::Func(func::Func::Json(f), vec![lx, rx]), ty)))
+    }
+
     /// Types and coerces the operands of a binary operator.
     pub fn bind_binop(
         &mut self,
@@ -233,6 +284,34 @@ impl Binder<'_> {
     ) -> Result<(Expr, DataType)> {
         use DataType as T;
         let no_op = || no_operator(&lt, op_symbol(op), &rt);
+        if op == BinOp::Sub && lt == T::Jsonb {
+            if let Some(found) = self.json_operator("-", lx.clone(), &lt, rx.clone(), &rt)? {
+                return Ok(found);
+            }
+        }
+        // Intervals, times of day and timestamp differences.
+        if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) {
+            let sym = op_symbol(op).chars().next().unwrap_or('+');
+            // An unknown literal next to a timestamp or time in `+` (and
+            // next to an interval anywhere) is an interval; next to a
+            // number in `*`, `/` it is float8.
+            let guess = |me: &T, other: &T| match (op, me, other) {
+                (_, T::Unknown, T::Interval) if matches!(op, BinOp::Add | BinOp::Sub) => T::Interval,
+                (BinOp::Mul | BinOp::Div, T::Unknown, T::Interval) => T::Float8,
+                (BinOp::Mul, T::Unknown, t) if t.is_numeric() => T::Unknown,
+                (BinOp::Add, T::Unknown, T::Timestamp | T::TimestampTz | T::Time | T::TimeTz) => {
+                    T::Interval
+                }
+                (BinOp::Sub, T::Unknown, t @ (T::Timestamp | T::TimestampTz | T::Time)) => t.clone(),
+                (_, t, _) => t.clone(),
+            };
+            let (l2, r2) = (guess(&lt, &rt), guess(&rt, &lt));
+            if let Some(ty) = sqltypes::ops::temporal_result_type(sym, &l2, &r2) {
+                let lx = self.coerce(lx, &lt, &l2)?;
+                let rx = self.coerce(rx, &rt, &r2)?;
+                return Ok((Expr::Binary(op, Box::new(lx), Box::new(rx)), ty));
+            }
+        }
         // date + integer, integer + date, date - integer: a date.
         if matches!(op, BinOp::Add | BinOp::Sub) {
             let int = |t: &DataType| matches!(t, T::Int2 | T::Int4 | T::Int8 | T::Unknown);

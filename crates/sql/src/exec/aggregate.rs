@@ -21,8 +21,10 @@ pub(crate) enum AggState {
     MinMax(Value),
     Bool(Option<bool>),
     Text(Option<String>),
-    /// array_agg's values so far (NULLs included).
+    /// array_agg's and json_agg's values so far (NULLs included).
     List(Vec<Value>),
+    /// json_object_agg's (key, value) pairs so far.
+    Pairs(Vec<(Value, Value)>),
     /// An aggregate with ORDER BY: its inputs with their sort keys, fed in
     /// order at the end.
     Ordered(Vec<AggInput>),
@@ -52,7 +54,8 @@ fn unordered_init(a: &AggCall) -> AggState {
         AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => AggState::MinMax(Value::Null),
         AggFunc::BoolAnd | AggFunc::BoolOr => AggState::Bool(None),
         AggFunc::StringAgg => AggState::Text(None),
-        AggFunc::ArrayAgg => AggState::List(Vec::new()),
+        AggFunc::ArrayAgg | AggFunc::JsonAgg(_) => AggState::List(Vec::new()),
+        AggFunc::JsonObjectAgg(_) => AggState::Pairs(Vec::new()),
     }
 }
 
@@ -88,11 +91,15 @@ pub(crate) fn agg_step(a: &AggCall, st: &mut AggState, input: AggInput) -> Resul
         items.push(v);
         return Ok(());
     }
+    if let AggState::Pairs(pairs) = st {
+        pairs.push((v, extra));
+        return Ok(());
+    }
     if a.func != AggFunc::CountStar && v.is_null() {
         return Ok(());
     }
     match st {
-        AggState::List(_) | AggState::Ordered(_) => {}
+        AggState::List(_) | AggState::Pairs(_) | AggState::Ordered(_) => {}
         AggState::Text(acc) => {
             let Value::Text(s) = cast::cast(v, &DataType::Text)? else { return Ok(()) };
             match acc {
@@ -154,6 +161,13 @@ pub(crate) fn agg_final(a: &AggCall, st: AggState) -> Result<Value> {
             agg_final(a, inner)?
         }
         AggState::List(items) if items.is_empty() => Value::Null,
+        AggState::List(items) if matches!(a.func, AggFunc::JsonAgg(_)) => {
+            crate::func::json::agg_array(&items, a.func == AggFunc::JsonAgg(true))?
+        }
+        AggState::Pairs(pairs) if pairs.is_empty() => Value::Null,
+        AggState::Pairs(pairs) => {
+            crate::func::json::agg_object(&pairs, a.func == AggFunc::JsonObjectAgg(true))?
+        }
         AggState::List(items) => {
             let elem = a.ty.elem().cloned().unwrap_or(DataType::Text);
             sqltypes::array::ArrayValue::new(elem, items).into_value()
@@ -161,6 +175,9 @@ pub(crate) fn agg_final(a: &AggCall, st: AggState) -> Result<Value> {
         AggState::Count(n) => Value::Int8(n),
         AggState::Sum(v) | AggState::MinMax(v) => v,
         AggState::Avg(_, 0) => Value::Null,
+        AggState::Avg(sum, n) if a.ty == DataType::Interval => {
+            ops::div(&sum, &Value::Float8(n as f64))?
+        }
         AggState::Avg(sum, n) => ops::div(&sum, &cast::cast(Value::Int8(n), &a.ty)?)?,
         AggState::Bool(b) => b.map(Value::Bool).unwrap_or(Value::Null),
         AggState::Text(t) => t.map(Value::Text).unwrap_or(Value::Null),

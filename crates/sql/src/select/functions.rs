@@ -25,6 +25,14 @@ pub enum TableFunc {
     /// pg_partition_ancestors(regclass): the relation itself (Strata has
     /// no partitioning).
     PartitionAncestors,
+    /// generate_series(start, stop, step interval) over timestamp or timestamptz.
+    TimeSeries,
+    /// json[b]_each[_text]: (key, value) per object member; the flag: as text.
+    JsonEach(bool),
+    /// json[b]_array_elements[_text]: value per array element.
+    JsonElements(bool),
+    /// json[b]_object_keys: key per object member.
+    JsonKeys,
 }
 
 /// Set-returning function calls run side by side (one in FROM; all of a
@@ -100,8 +108,11 @@ pub fn plan_function(b: &mut Binder<'_>, call: &FromCall<'_>) -> Result<(Plan, S
         .unwrap_or_default();
     // A one-column function's column is named after the table alias (or
     // the function) unless the alias lists column names.
-    let mut names: Vec<String> =
-        if types.len() == 1 { vec![table.clone()] } else { vec![fname.to_string(); types.len()] };
+    let mut names: Vec<String> = match declared_columns(&func) {
+        Some(cols) => cols.iter().map(|c| c.to_string()).collect(),
+        None if types.len() == 1 => vec![table.clone()],
+        None => vec![fname.to_string(); types.len()],
+    };
     let mut types = types;
     if ordinality {
         names.push("ordinality".into());
@@ -155,7 +166,32 @@ pub fn plan_zipped(
 
 /// True for the set-returning functions Strata has.
 pub fn is_set_returning(name: &str) -> bool {
-    matches!(name, "generate_series" | "unnest" | "generate_subscripts" | "pg_partition_ancestors")
+    matches!(
+        name,
+        "generate_series"
+            | "unnest"
+            | "generate_subscripts"
+            | "pg_partition_ancestors"
+            | "json_each"
+            | "jsonb_each"
+            | "json_each_text"
+            | "jsonb_each_text"
+            | "json_array_elements"
+            | "jsonb_array_elements"
+            | "json_array_elements_text"
+            | "jsonb_array_elements_text"
+            | "json_object_keys"
+            | "jsonb_object_keys"
+    )
+}
+
+/// The output column names a function declares (OUT parameters), if any.
+fn declared_columns(f: &TableFunc) -> Option<&'static [&'static str]> {
+    match f {
+        TableFunc::JsonEach(_) => Some(&["key", "value"]),
+        TableFunc::JsonElements(_) => Some(&["value"]),
+        _ => None,
+    }
 }
 
 /// Binds one set-returning call: the function, its coerced arguments and
@@ -175,6 +211,24 @@ fn bind_call(
         crate::func::no_such_function(fname, &types)
     };
     let (func, exprs, types) = match fname {
+        "generate_series"
+            if bound.len() == 3
+                && bound.iter().take(2).any(|(_, t)| {
+                    matches!(t, DataType::Timestamp | DataType::TimestampTz | DataType::Date)
+                }) =>
+        {
+            let ty = if bound.iter().any(|(_, t)| *t == DataType::TimestampTz) {
+                DataType::TimestampTz
+            } else {
+                DataType::Timestamp
+            };
+            let mut exprs = Vec::new();
+            for (i, (x, t)) in bound.into_iter().enumerate() {
+                let to = if i < 2 { ty.clone() } else { DataType::Interval };
+                exprs.push(b.coerce(x, &t, &to)?);
+            }
+            (TableFunc::TimeSeries, exprs, vec![ty])
+        }
         "generate_series" => {
             if !(2..=3).contains(&bound.len()) {
                 return Err(no_such(&bound));
@@ -214,6 +268,26 @@ fn bind_call(
             }
             (TableFunc::Subscripts, exprs, vec![DataType::Int4])
         }
+        "json_each" | "jsonb_each" | "json_each_text" | "jsonb_each_text" | "json_array_elements"
+        | "jsonb_array_elements" | "json_array_elements_text" | "jsonb_array_elements_text"
+        | "json_object_keys" | "jsonb_object_keys" => {
+            let own = if fname.starts_with("jsonb") { DataType::Jsonb } else { DataType::Json };
+            let [(x, t)] = <[_; 1]>::try_from(bound).map_err(|b: Vec<_>| no_such(&b))?;
+            if !matches!(t, DataType::Unknown) && t != own {
+                return Err(no_such(&[(x, t)]));
+            }
+            let x = b.coerce(x, &t, &own)?;
+            let as_text = fname.ends_with("_text");
+            let value = if as_text { DataType::Text } else { own };
+            let (func, types) = if fname.contains("_each") {
+                (TableFunc::JsonEach(as_text), vec![DataType::Text, value])
+            } else if fname.contains("_array_elements") {
+                (TableFunc::JsonElements(as_text), vec![value])
+            } else {
+                (TableFunc::JsonKeys, vec![DataType::Text])
+            };
+            (func, vec![x], types)
+        }
         "pg_partition_ancestors" => {
             let [(x, t)] = <[_; 1]>::try_from(bound).map_err(|b: Vec<_>| no_such(&b))?;
             let reg = DataType::Reg(sqltypes::RegKind::Class);
@@ -232,6 +306,10 @@ impl FromFunction {
             Some(TableFunc::Series(_)) => "generate_series",
             Some(TableFunc::Unnest) => "unnest",
             Some(TableFunc::PartitionAncestors) => "pg_partition_ancestors",
+            Some(TableFunc::TimeSeries) => "generate_series",
+            Some(TableFunc::JsonEach(_)) => "json_each",
+            Some(TableFunc::JsonElements(_)) => "json_array_elements",
+            Some(TableFunc::JsonKeys) => "json_object_keys",
             _ => "generate_subscripts",
         }
     }
@@ -251,6 +329,10 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
             TableFunc::Subscripts => subscripts(&vals),
             TableFunc::PartitionAncestors => {
                 vals.into_iter().filter(|v| !v.is_null()).map(|v| vec![v]).collect()
+            }
+            TableFunc::TimeSeries => time_series(&vals)?,
+            TableFunc::JsonEach(_) | TableFunc::JsonElements(_) | TableFunc::JsonKeys => {
+                json_rows(func, vals.into_iter().next().unwrap_or(Value::Null))?
             }
         });
     }
@@ -342,6 +424,84 @@ fn unnest(vals: Vec<Value>) -> Vec<Vec<Value>> {
     let n = arrays.iter().map(Vec::len).max().unwrap_or(0);
     let mut iters: Vec<_> = arrays.into_iter().map(|a| a.into_iter()).collect();
     (0..n).map(|_| iters.iter_mut().map(|it| it.next().unwrap_or(Value::Null)).collect()).collect()
+}
+
+/// generate_series over timestamps with an interval step.
+fn time_series(vals: &[Value]) -> Result<Vec<Vec<Value>>> {
+    let ts = |v: &Value| match v {
+        Value::Timestamp(t) | Value::TimestampTz(t) => Some(*t),
+        _ => None,
+    };
+    let (Some(start), Some(stop), Some(Value::Interval(step))) =
+        (vals.first().and_then(ts), vals.get(1).and_then(ts), vals.get(2))
+    else {
+        return Ok(vec![]);
+    };
+    let tz = matches!(vals.first(), Some(Value::TimestampTz(_)));
+    let zero = step.span() == 0;
+    if zero {
+        bail!(InvalidParameterValue, "step size cannot equal zero");
+    }
+    let up = step.span() > 0;
+    let mut out = Vec::new();
+    let mut cur = start;
+    while (up && cur <= stop) || (!up && cur >= stop) {
+        if out.len() >= MAX_ROWS {
+            bail!(ProgramLimitExceeded, "generate_series would produce more than {MAX_ROWS} rows");
+        }
+        out.push(vec![if tz { Value::TimestampTz(cur) } else { Value::Timestamp(cur) }]);
+        match sqltypes::interval::timestamp_add(cur, step) {
+            Ok(next) => cur = next,
+            Err(_) => break,
+        }
+    }
+    Ok(out)
+}
+
+/// The rows of json[b]_each, _array_elements and _object_keys.
+fn json_rows(func: &TableFunc, v: Value) -> Result<Vec<Vec<Value>>> {
+    use sqltypes::json::{self, Json};
+    let (tree, is_json) = match &v {
+        Value::Null => return Ok(vec![]),
+        Value::Jsonb(j) => ((**j).clone(), false),
+        Value::Json(s) => (json::parse_json(s)?, true),
+        _ => return Ok(vec![]),
+    };
+    let wrap = |j: &Json, as_text: bool| -> Value {
+        if as_text {
+            j.as_text().map(Value::Text).unwrap_or(Value::Null)
+        } else if is_json {
+            Value::Json(j.to_text())
+        } else {
+            Value::Jsonb(Box::new(j.clone()))
+        }
+    };
+    let kind = if is_json { "json" } else { "jsonb" };
+    Ok(match (func, &tree) {
+        (TableFunc::JsonEach(t), Json::Object(pairs)) => {
+            pairs.iter().map(|(k, val)| vec![Value::Text(k.clone()), wrap(val, *t)]).collect()
+        }
+        (TableFunc::JsonKeys, Json::Object(pairs)) => {
+            pairs.iter().map(|(k, _)| vec![Value::Text(k.clone())]).collect()
+        }
+        (TableFunc::JsonElements(t), Json::Array(items)) => {
+            items.iter().map(|val| vec![wrap(val, *t)]).collect()
+        }
+        (TableFunc::JsonElements(_), Json::Object(_)) => {
+            bail!(InvalidParameterValue, "cannot extract elements from an object")
+        }
+        (TableFunc::JsonElements(_), _) => {
+            bail!(InvalidParameterValue, "cannot extract elements from a scalar")
+        }
+        (TableFunc::JsonKeys, Json::Array(_)) => {
+            bail!(InvalidParameterValue, "cannot call {kind}_object_keys on an array")
+        }
+        (TableFunc::JsonKeys, _) => {
+            bail!(InvalidParameterValue, "cannot call {kind}_object_keys on a scalar")
+        }
+        (_, Json::Array(_)) => bail!(InvalidParameterValue, "cannot call {kind}_each on an array"),
+        _ => bail!(InvalidParameterValue, "cannot deconstruct a scalar"),
+    })
 }
 
 fn subscripts(vals: &[Value]) -> Vec<Vec<Value>> {

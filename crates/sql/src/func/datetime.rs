@@ -1,0 +1,492 @@
+//! Date and time functions: EXTRACT and date_part, date_trunc, age, the
+//! justify_* functions, make_date/make_time/make_timestamp/make_interval,
+//! to_timestamp(epoch), isfinite. EXTRACT returns numeric and date_part
+//! float8, as in PostgreSQL 14+.
+
+use sqltypes::datetime::{self, USECS_PER_DAY, USECS_PER_SEC};
+use sqltypes::interval::{self, Interval};
+use sqltypes::{DataType, Numeric, Value};
+
+use crate::error::Result;
+use crate::{bail, err};
+
+/// A resolved date/time function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DateFunc {
+    /// EXTRACT(field FROM x) (numeric) or date_part(field, x) (float8):
+    /// arguments are the field name and the source.
+    Part(bool),
+    /// date_trunc(field, x)
+    Trunc,
+    /// age(a, b) or age(a) (from midnight today)
+    Age,
+    /// justify_days(i)
+    JustifyDays,
+    /// justify_hours(i)
+    JustifyHours,
+    /// justify_interval(i)
+    JustifyInterval,
+    /// make_date(y, m, d)
+    MakeDate,
+    /// make_time(h, m, s)
+    MakeTime,
+    /// make_timestamp(y, mo, d, h, mi, s)
+    MakeTimestamp,
+    /// make_interval(years, months, weeks, days, hours, mins, secs), any prefix
+    MakeInterval,
+    /// to_timestamp(epoch seconds)
+    ToTimestamp,
+    /// isfinite(date | timestamp | interval)
+    IsFinite,
+}
+
+/// A resolution: function, result type, argument coercions.
+pub type Resolved = (DateFunc, DataType, Vec<Option<DataType>>);
+
+/// Resolves a date/time function by name, or None if `name` is not one.
+pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
+    use DataType as T;
+    use DateFunc as F;
+    let n = args.len();
+    let first = args.first().cloned().unwrap_or(T::Unknown);
+    let second = args.get(1).cloned().unwrap_or(T::Unknown);
+    let text = || Some(T::Text);
+    let int = || Some(T::Int4);
+    let float = || Some(T::Float8);
+    let source = |t: &DataType| match t {
+        T::Unknown => T::TimestampTz,
+        T::Date => T::Date,
+        other => other.clone(),
+    };
+    Some(Ok(match (name, n) {
+        ("date_part" | "extract", 2) => {
+            let numeric = name == "extract";
+            let src = source(&second);
+            // date_part(text, date) goes through timestamp, as in PostgreSQL.
+            let src = if !numeric && src == T::Date { T::Timestamp } else { src };
+            if !matches!(
+                src,
+                T::Timestamp | T::TimestampTz | T::Date | T::Time | T::TimeTz | T::Interval
+            ) {
+                return Some(Err(super::no_such_function(name, args)));
+            }
+            let ty = if numeric { T::Numeric(None) } else { T::Float8 };
+            (F::Part(numeric), ty, vec![text(), Some(src)])
+        }
+        ("date_trunc", 2) => {
+            let src = match source(&second) {
+                T::Date => T::TimestampTz,
+                t @ (T::Timestamp | T::TimestampTz | T::Interval) => t,
+                _ => return Some(Err(super::no_such_function(name, args))),
+            };
+            (F::Trunc, src.clone(), vec![text(), Some(src)])
+        }
+        ("age", 1 | 2) => {
+            let ty = match (&first, &second) {
+                (T::TimestampTz, _) | (_, T::TimestampTz) => T::TimestampTz,
+                (T::Unknown, T::Unknown) if n == 1 => T::TimestampTz,
+                _ => T::Timestamp,
+            };
+            (F::Age, T::Interval, vec![Some(ty.clone()), Some(ty)])
+        }
+        ("justify_days" | "justify_hours" | "justify_interval", 1) => {
+            let f = match name {
+                "justify_days" => F::JustifyDays,
+                "justify_hours" => F::JustifyHours,
+                _ => F::JustifyInterval,
+            };
+            (f, T::Interval, vec![Some(T::Interval)])
+        }
+        ("make_date", 3) => (F::MakeDate, T::Date, vec![int(); 3]),
+        ("make_time", 3) => (F::MakeTime, T::Time, vec![int(), int(), float()]),
+        ("make_timestamp", 6) => {
+            (F::MakeTimestamp, T::Timestamp, vec![int(), int(), int(), int(), int(), float()])
+        }
+        ("make_interval", 0..=7) => {
+            let mut targets = vec![int(); 6];
+            targets.push(float());
+            (F::MakeInterval, T::Interval, targets)
+        }
+        ("to_timestamp", 1) => (F::ToTimestamp, T::TimestampTz, vec![float()]),
+        ("isfinite", 1) => {
+            let t = match first {
+                T::Unknown => T::TimestampTz,
+                t @ (T::Date | T::Timestamp | T::TimestampTz | T::Interval) => t,
+                _ => return Some(Err(super::no_such_function(name, args))),
+            };
+            (F::IsFinite, T::Bool, vec![Some(t)])
+        }
+        _ => return None,
+    }))
+}
+
+fn int(v: &Value) -> i64 {
+    match v {
+        Value::Int2(i) => *i as i64,
+        Value::Int4(i) => *i as i64,
+        Value::Int8(i) => *i,
+        _ => 0,
+    }
+}
+
+fn float(v: &Value) -> f64 {
+    match v {
+        Value::Float8(f) => *f,
+        other => int(other) as f64,
+    }
+}
+
+/// Evaluates a date/time function (strict: NULL in, NULL out).
+pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64) -> Result<Value> {
+    if args.iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
+    let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::Null);
+    let iv = |v: Value| match v {
+        Value::Interval(iv) => iv,
+        _ => Interval::default(),
+    };
+    Ok(match f {
+        DateFunc::Part(numeric) => {
+            let Value::Text(field) = arg(0) else { bail!(DatatypeMismatch, "field must be text") };
+            let n = part(&field.to_ascii_lowercase(), &arg(1))?;
+            if numeric {
+                Value::Numeric(n)
+            } else {
+                Value::Float8(n.to_f64())
+            }
+        }
+        DateFunc::Trunc => {
+            let Value::Text(field) = arg(0) else { bail!(DatatypeMismatch, "field must be text") };
+            trunc(&field.to_ascii_lowercase(), arg(1))?
+        }
+        DateFunc::Age => {
+            let ts = |v: &Value| match v {
+                Value::Timestamp(t) | Value::TimestampTz(t) => *t,
+                _ => 0,
+            };
+            let b = ts(&arg(args.len() - 1));
+            let a = if args.len() == 2 {
+                ts(&arg(0))
+            } else {
+                txn_time.div_euclid(USECS_PER_DAY) * USECS_PER_DAY
+            };
+            Value::Interval(interval::age(a, b)?)
+        }
+        DateFunc::JustifyDays => Value::Interval(iv(arg(0)).justify_days()?),
+        DateFunc::JustifyHours => Value::Interval(iv(arg(0)).justify_hours()?),
+        DateFunc::JustifyInterval => Value::Interval(iv(arg(0)).justify_interval()?),
+        DateFunc::MakeDate => Value::Date(make_days(int(&arg(0)), int(&arg(1)), int(&arg(2)))?),
+        DateFunc::MakeTime => Value::Time(make_time(int(&arg(0)), int(&arg(1)), float(&arg(2)))?),
+        DateFunc::MakeTimestamp => {
+            let days = make_days(int(&arg(0)), int(&arg(1)), int(&arg(2)))? as i64;
+            let time = make_time(int(&arg(3)), int(&arg(4)), float(&arg(5)))?;
+            let t = days * USECS_PER_DAY + time;
+            if !(datetime::MIN_TIMESTAMP..datetime::END_TIMESTAMP).contains(&t) {
+                bail!(DatetimeFieldOverflow, "timestamp out of range");
+            }
+            Value::Timestamp(t)
+        }
+        DateFunc::MakeInterval => {
+            let g = |i: usize| args.get(i).map(int).unwrap_or(0);
+            let secs = args.get(6).map(float).unwrap_or(0.0);
+            let range = || err!(DatetimeFieldOverflow, "interval out of range");
+            let months = g(0).checked_mul(12).and_then(|m| m.checked_add(g(1))).ok_or_else(range)?;
+            let days = g(2).checked_mul(7).and_then(|d| d.checked_add(g(3))).ok_or_else(range)?;
+            let micros = (g(4) as f64 * 3600.0 + g(5) as f64 * 60.0 + secs) * 1e6;
+            if !micros.is_finite() || micros.abs() >= 9.2e18 {
+                return Err(range());
+            }
+            Value::Interval(Interval {
+                months: i32::try_from(months).map_err(|_| range())?,
+                days: i32::try_from(days).map_err(|_| range())?,
+                micros: micros.round() as i64,
+            })
+        }
+        DateFunc::ToTimestamp => {
+            let secs = float(&arg(0));
+            if secs.is_nan() {
+                bail!(InvalidParameterValue, "timestamp cannot be NaN");
+            }
+            if secs.is_infinite() {
+                return Ok(Value::TimestampTz(if secs > 0.0 {
+                    datetime::TS_POS_INFINITY
+                } else {
+                    datetime::TS_NEG_INFINITY
+                }));
+            }
+            let unix_offset = 10_957.0 * 86_400.0;
+            let micros = ((secs - unix_offset) * 1e6).round();
+            if !(datetime::MIN_TIMESTAMP as f64..datetime::END_TIMESTAMP as f64).contains(&micros) {
+                bail!(DatetimeFieldOverflow, "timestamp out of range: \"{secs}\"");
+            }
+            Value::TimestampTz(micros as i64)
+        }
+        DateFunc::IsFinite => Value::Bool(match arg(0) {
+            Value::Date(d) => datetime::date_is_finite(d),
+            Value::Timestamp(t) | Value::TimestampTz(t) => datetime::timestamp_is_finite(t),
+            _ => true,
+        }),
+    })
+}
+
+fn make_days(y: i64, m: i64, d: i64) -> Result<i32> {
+    // Negative years are BC (year -1 is 1 BC, astronomical year 0).
+    let year = if y < 0 { y + 1 } else { y };
+    let valid = y != 0
+        && (1..=12).contains(&m)
+        && d >= 1
+        && d <= datetime::days_in_month(year, m as u32) as i64;
+    if !valid {
+        bail!(DatetimeFieldOverflow, "date field value out of range: {y}-{m:02}-{d:02}");
+    }
+    let days = datetime::days_from_civil(year, m as u32, d as u32);
+    i32::try_from(days).map_err(|_| err!(DatetimeFieldOverflow, "date out of range"))
+}
+
+fn make_time(h: i64, m: i64, s: f64) -> Result<i64> {
+    let micros = (s * 1e6).round();
+    let ok = (0..=24).contains(&h)
+        && (0..60).contains(&m)
+        && (0.0..=60e6).contains(&micros)
+        && (h * 3600 + m * 60) as f64 * 1e6 + micros <= USECS_PER_DAY as f64;
+    if !ok {
+        bail!(DatetimeFieldOverflow, "time field value out of range: {h}:{m:02}:{s}");
+    }
+    Ok((h * 3600 + m * 60) * USECS_PER_SEC + micros as i64)
+}
+
+fn num(i: i64) -> Numeric {
+    Numeric::from_i64(i)
+}
+
+/// Microseconds as seconds (scale 6) or milliseconds (scale 3), keeping
+/// every digit as EXTRACT does.
+fn scaled(micros: i128, scale: i64) -> Numeric {
+    Numeric::from_scaled(micros, scale)
+}
+
+fn unsupported(field: &str, ty: &str) -> crate::error::Error {
+    err!(FeatureNotSupported, "unit \"{field}\" not supported for type {ty}")
+}
+
+/// The ISO 8601 (year, week, weekday 1..7) of a day count.
+fn iso_week(days: i64) -> (i64, i64, i64) {
+    // 2000-01-01 was a Saturday (ISO weekday 6).
+    let isodow = (days + 5).rem_euclid(7) + 1;
+    let thursday = days - isodow + 4;
+    let (y, _, _) = datetime::civil_from_days(thursday);
+    let jan1 = datetime::days_from_civil(y, 1, 1);
+    (y, (thursday - jan1) / 7 + 1, isodow)
+}
+
+/// One field of a value, as EXTRACT computes it.
+fn part(field: &str, v: &Value) -> Result<Numeric> {
+    let field = match field {
+        "years" => "year",
+        "months" | "mon" | "mons" => "month",
+        "days" => "day",
+        "hours" => "hour",
+        "minutes" | "min" | "mins" => "minute",
+        "seconds" | "sec" | "secs" => "second",
+        "us" | "usec" | "usecs" | "microsecond" => "microseconds",
+        "ms" | "msec" | "msecs" | "millisecond" => "milliseconds",
+        other => other,
+    };
+    match v {
+        Value::Timestamp(t) | Value::TimestampTz(t) => {
+            let tz = matches!(v, Value::TimestampTz(_));
+            if !datetime::timestamp_is_finite(*t) {
+                let inf = if *t > 0 { Numeric::PosInf } else { Numeric::NegInf };
+                return Ok(match field {
+                    "epoch" | "year" | "isoyear" | "decade" | "century" | "millennium" | "julian" => inf,
+                    _ => Numeric::NaN,
+                });
+            }
+            let days = t.div_euclid(USECS_PER_DAY);
+            let tod = t.rem_euclid(USECS_PER_DAY);
+            Ok(match field {
+                "hour" => num(tod / 3_600_000_000),
+                "minute" => num(tod / 60_000_000 % 60),
+                "second" => scaled((tod % 60_000_000) as i128, 6),
+                "milliseconds" => scaled((tod % 60_000_000) as i128, 3),
+                "microseconds" => num(tod % 60_000_000),
+                "epoch" => scaled(*t as i128 + 10_957 * USECS_PER_DAY as i128, 6),
+                "julian" => {
+                    let jd = days + 2_451_545;
+                    num(jd * USECS_PER_DAY + tod).div(&num(USECS_PER_DAY))?
+                }
+                "timezone" | "timezone_hour" | "timezone_minute" if tz => num(0),
+                _ => date_part(field, days, if tz { "timestamp with time zone" } else { "timestamp without time zone" })?,
+            })
+        }
+        Value::Date(d) => {
+            if !datetime::date_is_finite(*d) {
+                let inf = if *d > 0 { Numeric::PosInf } else { Numeric::NegInf };
+                return Ok(inf);
+            }
+            match field {
+                "epoch" => Ok(num((*d as i64 + 10_957) * 86_400)),
+                "julian" => Ok(num(*d as i64 + 2_451_545)),
+                _ => date_part(field, *d as i64, "date"),
+            }
+        }
+        Value::Time(t) | Value::TimeTz(t, _) => {
+            let ty = if matches!(v, Value::Time(_)) {
+                "time without time zone"
+            } else {
+                "time with time zone"
+            };
+            Ok(match field {
+                "hour" => num(t / 3_600_000_000),
+                "minute" => num(t / 60_000_000 % 60),
+                "second" => scaled((t % 60_000_000) as i128, 6),
+                "milliseconds" => scaled((t % 60_000_000) as i128, 3),
+                "microseconds" => num(t % 60_000_000),
+                "epoch" => {
+                    let offset = match v {
+                        Value::TimeTz(_, east) => *east as i128 * 1_000_000,
+                        _ => 0,
+                    };
+                    scaled(*t as i128 - offset, 6)
+                }
+                "timezone" => match v {
+                    Value::TimeTz(_, east) => num(*east as i64),
+                    _ => return Err(unsupported(field, ty)),
+                },
+                "timezone_hour" => match v {
+                    Value::TimeTz(_, east) => num(*east as i64 / 3600),
+                    _ => return Err(unsupported(field, ty)),
+                },
+                "timezone_minute" => match v {
+                    Value::TimeTz(_, east) => num(*east as i64 / 60 % 60),
+                    _ => return Err(unsupported(field, ty)),
+                },
+                _ => return Err(unsupported(field, ty)),
+            })
+        }
+        Value::Interval(iv) => {
+            let t = iv.micros;
+            Ok(match field {
+                "microseconds" => num(t % 60_000_000),
+                "milliseconds" => scaled((t % 60_000_000) as i128, 3),
+                "second" => scaled((t % 60_000_000) as i128, 6),
+                "minute" => num(t / 60_000_000 % 60),
+                "hour" => num(t / 3_600_000_000),
+                "day" => num(iv.days as i64),
+                "month" => num(iv.months as i64 % 12),
+                "quarter" => num((iv.months as i64 % 12) / 3 + 1),
+                "year" => num(iv.months as i64 / 12),
+                "decade" => num(iv.months as i64 / 120),
+                "century" => num(iv.months as i64 / 1200),
+                "millennium" => num(iv.months as i64 / 12000),
+                "epoch" => {
+                    let years = iv.months as i128 / 12;
+                    let months = iv.months as i128 % 12;
+                    // 365.25 days a year, 30 a month, in microseconds.
+                    let micros = years * 36_525 * USECS_PER_DAY as i128 / 100
+                        + months * 30 * USECS_PER_DAY as i128
+                        + iv.days as i128 * USECS_PER_DAY as i128
+                        + t as i128;
+                    scaled(micros, 6)
+                }
+                _ => return Err(unsupported(field, "interval")),
+            })
+        }
+        other => bail!(
+            UndefinedFunction,
+            "function extract(unknown, {}) does not exist",
+            other.data_type().map(|t| t.to_string()).unwrap_or_default()
+        ),
+    }
+}
+
+/// The calendar fields of a day count (for timestamps and dates).
+fn date_part(field: &str, days: i64, ty: &str) -> Result<Numeric> {
+    let (y, m, d) = datetime::civil_from_days(days);
+    // Years before 1 are shown BC: astronomical 0 is 1 BC.
+    let shown_year = if y > 0 { y } else { y - 1 };
+    Ok(match field {
+        "year" => num(shown_year),
+        "month" => num(m as i64),
+        "day" => num(d as i64),
+        "quarter" => num((m as i64 - 1) / 3 + 1),
+        "dow" => num((days + 6).rem_euclid(7)),
+        "isodow" => num(iso_week(days).2),
+        "doy" => num(days - datetime::days_from_civil(y, 1, 1) + 1),
+        "week" => num(iso_week(days).1),
+        "isoyear" => {
+            let iy = iso_week(days).0;
+            num(if iy > 0 { iy } else { iy - 1 })
+        }
+        "decade" => num(if y >= 0 { y / 10 } else { -((8 - (y - 1)) / 10) }),
+        "century" => num(if y > 0 { (y + 99) / 100 } else { -((99 - (y - 1)) / 100) }),
+        "millennium" => num(if y > 0 { (y + 999) / 1000 } else { -((999 - (y - 1)) / 1000) }),
+        _ => return Err(unsupported(field, ty)),
+    })
+}
+
+/// date_trunc(field, x).
+fn trunc(field: &str, v: Value) -> Result<Value> {
+    match v {
+        Value::Timestamp(t) | Value::TimestampTz(t) => {
+            let tz = matches!(v, Value::TimestampTz(_));
+            if !datetime::timestamp_is_finite(t) {
+                return Ok(v);
+            }
+            let days = t.div_euclid(USECS_PER_DAY);
+            let tod = t.rem_euclid(USECS_PER_DAY);
+            let (y, m, _) = datetime::civil_from_days(days);
+            let at = |days: i64, tod: i64| days * USECS_PER_DAY + tod;
+            let r = match field {
+                "microseconds" => t,
+                "milliseconds" => at(days, tod - tod % 1000),
+                "second" => at(days, tod - tod % USECS_PER_SEC),
+                "minute" => at(days, tod - tod % 60_000_000),
+                "hour" => at(days, tod - tod % 3_600_000_000),
+                "day" => at(days, 0),
+                "week" => at(days - (iso_week(days).2 - 1), 0),
+                "month" => at(datetime::days_from_civil(y, m, 1), 0),
+                "quarter" => at(datetime::days_from_civil(y, (m - 1) / 3 * 3 + 1, 1), 0),
+                "year" => at(datetime::days_from_civil(y, 1, 1), 0),
+                "decade" => at(datetime::days_from_civil(y.div_euclid(10) * 10, 1, 1), 0),
+                "century" => {
+                    let c = if y > 0 { (y - 1) / 100 * 100 + 1 } else { -((99 - y) / 100) * 100 + 1 };
+                    at(datetime::days_from_civil(c, 1, 1), 0)
+                }
+                "millennium" => {
+                    let c = if y > 0 { (y - 1) / 1000 * 1000 + 1 } else { -((999 - y) / 1000) * 1000 + 1 };
+                    at(datetime::days_from_civil(c, 1, 1), 0)
+                }
+                _ => {
+                    let ty = if tz { "timestamp with time zone" } else { "timestamp without time zone" };
+                    return Err(unsupported(field, ty));
+                }
+            };
+            Ok(if tz { Value::TimestampTz(r) } else { Value::Timestamp(r) })
+        }
+        Value::Interval(iv) => {
+            let t = iv.micros;
+            let mut r = iv;
+            match field {
+                "microseconds" => {}
+                "milliseconds" => r.micros = t - t % 1000,
+                "second" => r.micros = t - t % USECS_PER_SEC,
+                "minute" => r.micros = t - t % 60_000_000,
+                "hour" => r.micros = t - t % 3_600_000_000,
+                "day" => r.micros = 0,
+                "month" => (r.micros, r.days) = (0, 0),
+                "quarter" => (r.micros, r.days, r.months) = (0, 0, iv.months - iv.months % 3),
+                "year" => (r.micros, r.days, r.months) = (0, 0, iv.months - iv.months % 12),
+                "decade" => (r.micros, r.days, r.months) = (0, 0, iv.months - iv.months % 120),
+                "century" => (r.micros, r.days, r.months) = (0, 0, iv.months - iv.months % 1200),
+                "millennium" => {
+                    (r.micros, r.days, r.months) = (0, 0, iv.months - iv.months % 12000)
+                }
+                _ => return Err(unsupported(field, "interval")),
+            }
+            Ok(Value::Interval(r))
+        }
+        other => Ok(other),
+    }
+}
