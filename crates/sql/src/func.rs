@@ -109,6 +109,8 @@ pub enum Func {
     GenRandomUuid,
     /// chr(code)
     Chr,
+    /// pg_encoding_to_char(encoding)
+    EncodingName,
     /// ascii(s)
     Ascii,
     /// A cast to regclass/regtype, or to_regclass/to_regtype (lenient:
@@ -257,6 +259,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("concat", _) => (Func::Concat, T::Text),
         ("gen_random_uuid", 0) => (Func::GenRandomUuid, T::Uuid),
         ("chr", 1) => (Func::Chr, T::Text),
+        ("pg_encoding_to_char", 1) => (Func::EncodingName, T::Text),
         ("ascii", 1) => (Func::Ascii, T::Int4),
         ("repeat", 2) => (Func::Repeat, T::Text),
         ("replace", 3) => (Func::Replace, T::Text),
@@ -285,7 +288,7 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
     match f {
         Func::Coalesce | Func::Greatest | Func::Least | Func::Mod => Some(result.clone()),
         Func::CurrentSetting | Func::Ascii => Some(DataType::Text),
-        Func::Chr => Some(DataType::Int4),
+        Func::Chr | Func::EncodingName => Some(DataType::Int4),
         Func::ToReg(_, true) => Some(DataType::Text),
         Func::NextVal | Func::CurrVal => Some(DataType::Text),
         Func::SetVal => Some([DataType::Text, DataType::Int8, DataType::Bool][i.min(2)].clone()),
@@ -637,6 +640,8 @@ impl Func {
                     None => bail!(ProgramLimitExceeded, "requested character too large for encoding: {code}"),
                 }
             }
+            // Strata's only encoding is UTF8 (6).
+            Func::EncodingName => Value::Text(if int(&arg(0))? == 6 { "UTF8" } else { "" }.into()),
             Func::Ascii => Value::Int4(text(&arg(0))?.chars().next().map(|c| c as i32).unwrap_or(0)),
             Func::ToReg(kind, lenient) => {
                 let Some(cat) = &ctx.catalog else {

@@ -13,6 +13,11 @@ use crate::error::Result;
 /// The version string reported as server_version and by version().
 pub const SERVER_VERSION: &str = "15.0";
 
+/// The database's collation and character classification: text sorts by
+/// code point (UTF-8 byte order) and case mapping is Unicode's, which is
+/// glibc's C.UTF-8 locale.
+pub const COLLATION: &str = "C.UTF-8";
+
 /// What version() returns.
 pub const VERSION_STRING: &str =
     "PostgreSQL 15.0 (Strata 0.1.0) on x86_64-pc-linux-gnu, compiled by rustc, 64-bit";
@@ -69,8 +74,8 @@ fn defaults() -> Vec<(&'static str, &'static str)> {
         ("synchronous_commit", "on"),
         ("max_connections", "1000"),
         ("block_size", "8192"),
-        ("lc_collate", "C"),
-        ("lc_ctype", "C"),
+        ("lc_collate", COLLATION),
+        ("lc_ctype", COLLATION),
         ("lc_messages", "C"),
         ("lc_monetary", "C"),
         ("lc_numeric", "C"),

@@ -124,6 +124,10 @@ const EMPTY_CATALOGS: &[(&str, &[(&str, u32)])] = &[
         &[("oid", 26), ("rulename", 25), ("ev_class", 26), ("ev_type", 18), ("is_instead", 16)],
     ),
     ("pg_foreign_table", &[("ftrelid", 26), ("ftserver", 26), ("ftoptions", 1009)]),
+    (
+        "pg_auth_members",
+        &[("roleid", 26), ("member", 26), ("grantor", 26), ("admin_option", 16)],
+    ),
 ];
 
 const PG_CATALOG_OID: i64 = 11;
@@ -276,12 +280,39 @@ impl SystemTable {
                 ("typcollation", Oid),
                 ("typdefault", Text),
             ],
-            PgDatabase => {
-                vec![("oid", Oid), ("datname", Text), ("encoding", Int4), ("datallowconn", Bool)]
-            }
-            PgRoles => {
-                vec![("oid", Oid), ("rolname", Text), ("rolsuper", Bool), ("rolcanlogin", Bool)]
-            }
+            PgDatabase => vec![
+                ("oid", Oid),
+                ("datname", Text),
+                ("datdba", Oid),
+                ("encoding", Int4),
+                ("datlocprovider", QChar),
+                ("datistemplate", Bool),
+                ("datallowconn", Bool),
+                ("datconnlimit", Int4),
+                ("datfrozenxid", Oid),
+                ("datminmxid", Oid),
+                ("dattablespace", Oid),
+                ("datcollate", Text),
+                ("datctype", Text),
+                ("daticulocale", Text),
+                ("datcollversion", Text),
+                ("datacl", Text.array_of()),
+            ],
+            PgRoles => vec![
+                ("rolname", Text),
+                ("rolsuper", Bool),
+                ("rolinherit", Bool),
+                ("rolcreaterole", Bool),
+                ("rolcreatedb", Bool),
+                ("rolcanlogin", Bool),
+                ("rolreplication", Bool),
+                ("rolconnlimit", Int4),
+                ("rolpassword", Text),
+                ("rolvaliduntil", DataType::TimestampTz),
+                ("rolbypassrls", Bool),
+                ("rolconfig", Text.array_of()),
+                ("oid", Oid),
+            ],
             PgPartitionedTable => {
                 vec![("partrelid", Oid), ("partstrat", Text), ("partnatts", Int2)]
             }
@@ -691,14 +722,44 @@ impl SystemTable {
                     ]);
                 }
             }
-            PgDatabase => rows.push(vec![i8(5), t("postgres"), Value::Int4(6), Value::Bool(true)]),
+            PgDatabase => rows.push(vec![
+                i8(5),
+                t("postgres"),
+                i8(10),
+                Value::Int4(6),
+                t("c"),
+                Value::Bool(false),
+                Value::Bool(true),
+                Value::Int4(-1),
+                i8(0),
+                i8(1),
+                i8(1663),
+                t(crate::settings::COLLATION),
+                t(crate::settings::COLLATION),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ]),
             PgRoles => {
                 for (oid, r) in roles_with_oids(catalog) {
+                    // The bootstrap superuser has every attribute, as
+                    // initdb's does; CREATE ROLE takes only SUPERUSER and
+                    // LOGIN so far.
+                    let all = r.superuser && oid == 10;
                     rows.push(vec![
-                        i8(oid),
                         t(&r.name),
                         Value::Bool(r.superuser),
+                        Value::Bool(true),
+                        Value::Bool(all),
+                        Value::Bool(all),
                         Value::Bool(r.login),
+                        Value::Bool(all),
+                        Value::Int4(-1),
+                        t("********"),
+                        Value::Null,
+                        Value::Bool(all),
+                        Value::Null,
+                        i8(oid),
                     ]);
                 }
             }
