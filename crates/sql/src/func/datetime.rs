@@ -38,6 +38,8 @@ pub enum DateFunc {
     ToTimestamp,
     /// isfinite(date | timestamp | interval)
     IsFinite,
+    /// to_char(timestamp | timestamptz | interval, format)
+    ToChar,
 }
 
 /// A resolution: function, result type, argument coercions.
@@ -106,6 +108,10 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
             let mut targets = vec![int(); 6];
             targets.push(float());
             (F::MakeInterval, T::Interval, targets)
+        }
+        ("to_char", 2) if matches!(first, T::Timestamp | T::TimestampTz | T::Date | T::Interval) => {
+            let src = if first == T::Date { T::Timestamp } else { first.clone() };
+            (F::ToChar, T::Text, vec![Some(src), text()])
         }
         ("to_timestamp", 1) => (F::ToTimestamp, T::TimestampTz, vec![float()]),
         ("isfinite", 1) => {
@@ -221,6 +227,18 @@ pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64) -> Result<Value> {
                 bail!(DatetimeFieldOverflow, "timestamp out of range: \"{secs}\"");
             }
             Value::TimestampTz(micros as i64)
+        }
+        DateFunc::ToChar => {
+            let Value::Text(fmt) = arg(1) else { bail!(DatatypeMismatch, "format must be text") };
+            match arg(0) {
+                Value::Timestamp(t) | Value::TimestampTz(t) if !datetime::timestamp_is_finite(t) => {
+                    Value::Null
+                }
+                Value::Timestamp(t) => Value::Text(to_char(&Fields::of_timestamp(t, false), &fmt)),
+                Value::TimestampTz(t) => Value::Text(to_char(&Fields::of_timestamp(t, true), &fmt)),
+                Value::Interval(iv) => Value::Text(to_char(&Fields::of_interval(&iv), &fmt)),
+                _ => Value::Null,
+            }
         }
         DateFunc::IsFinite => Value::Bool(match arg(0) {
             Value::Date(d) => datetime::date_is_finite(d),
@@ -489,4 +507,225 @@ fn trunc(field: &str, v: Value) -> Result<Value> {
         }
         other => Ok(other),
     }
+}
+
+/// The fields to_char formats.
+struct Fields {
+    year: i64,
+    month: i64,
+    day: i64,
+    hour: i64,
+    minute: i64,
+    second: i64,
+    micros: i64,
+    /// Days since 2000-01-01 (None for intervals: no weekday or week).
+    days: Option<i64>,
+    tz: bool,
+}
+
+impl Fields {
+    fn of_timestamp(t: i64, tz: bool) -> Fields {
+        let f = interval::fields(t);
+        Fields {
+            year: f[0],
+            month: f[1],
+            day: f[2],
+            hour: f[3],
+            minute: f[4],
+            second: f[5],
+            micros: f[6],
+            days: Some(t.div_euclid(USECS_PER_DAY)),
+            tz,
+        }
+    }
+
+    fn of_interval(iv: &Interval) -> Fields {
+        let t = iv.micros;
+        Fields {
+            year: iv.months as i64 / 12,
+            month: iv.months as i64 % 12,
+            day: iv.days as i64,
+            hour: t / 3_600_000_000,
+            minute: t / 60_000_000 % 60,
+            second: t / 1_000_000 % 60,
+            micros: t % 1_000_000,
+            days: None,
+            tz: false,
+        }
+    }
+}
+
+const MONTHS: [&str; 12] = [
+    "January", "February", "March", "April", "May", "June", "July", "August", "September",
+    "October", "November", "December",
+];
+const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+
+fn ordinal(n: i64, upper: bool) -> &'static str {
+    let s = match (n % 100, n % 10) {
+        (11..=13, _) => "th",
+        (_, 1) => "st",
+        (_, 2) => "nd",
+        (_, 3) => "rd",
+        _ => "th",
+    };
+    match (upper, s) {
+        (false, s) => s,
+        (true, "st") => "ST",
+        (true, "nd") => "ND",
+        (true, "rd") => "RD",
+        _ => "TH",
+    }
+}
+
+/// Cases a name as the pattern is cased: `MONTH` upper, `Month` capitalized,
+/// `month` lower.
+fn cased(name: &str, pat: &str) -> String {
+    let mut chars = pat.chars();
+    let (a, b) = (chars.next().unwrap_or('M'), chars.next().unwrap_or('m'));
+    if a.is_ascii_uppercase() && b.is_ascii_uppercase() {
+        name.to_uppercase()
+    } else if a.is_ascii_uppercase() {
+        name.to_string()
+    } else {
+        name.to_lowercase()
+    }
+}
+
+/// to_char for dates, timestamps and intervals: the template patterns of
+/// PostgreSQL's formatting.c that apps use (see the match below), with the
+/// FM prefix, TH/th suffixes, quoted text and backslash escapes.
+fn to_char(f: &Fields, fmt: &str) -> String {
+    const PATTERNS: &[&str] = &[
+        "HH24", "HH12", "HH", "MI", "SSSSS", "SSSS", "SS", "MS", "US", "A.M.", "P.M.", "a.m.",
+        "p.m.", "AM", "PM", "am", "pm", "IYYY", "YYYY", "Y,YYY", "YYY", "YY", "Y", "MONTH",
+        "Month", "month", "MON", "Mon", "mon", "MM", "DAY", "Day", "day", "DY", "Dy", "dy", "IDDD",
+        "DDD", "DD", "ID", "D", "IW", "WW", "W", "Q", "J", "TZ", "tz", "OF", "CC",
+    ];
+    let mut out = String::new();
+    let mut rest = fmt;
+    while !rest.is_empty() {
+        if let Some(q) = rest.strip_prefix('"') {
+            let end = q.find('"').unwrap_or(q.len());
+            out.push_str(&q[..end]);
+            rest = q.get(end + 1..).unwrap_or("");
+            continue;
+        }
+        if let Some(e) = rest.strip_prefix('\\') {
+            let c = e.chars().next().map(char::len_utf8).unwrap_or(0);
+            out.push_str(&e[..c]);
+            rest = &e[c..];
+            continue;
+        }
+        let (fm, body) = match rest.strip_prefix("FM").or_else(|| rest.strip_prefix("fm")) {
+            Some(b) => (true, b),
+            None => (false, rest),
+        };
+        // Number patterns match in any case (`dd`, `yyyy`); names and
+        // meridian markers only as cased.
+        let numeric = |p: &str| !matches!(p.as_bytes()[0], b'A' | b'P' | b'a' | b'p' | b'T' | b't' | b'O')
+            && p.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+            && !p.starts_with("MON")
+            && !p.starts_with("DAY")
+            && !p.starts_with("DY");
+        let found = PATTERNS.iter().find(|p| {
+            body.starts_with(*p)
+                || (numeric(p) && body.get(..p.len()).is_some_and(|b| b.eq_ignore_ascii_case(p)))
+        });
+        let Some(pat) = found else {
+            let c = rest.chars().next().map(char::len_utf8).unwrap_or(1);
+            out.push_str(&rest[..c]);
+            rest = &rest[c..];
+            continue;
+        };
+        let mut after = &body[pat.len()..];
+        let num = |n: i64, width: usize| {
+            if fm {
+                n.to_string()
+            } else if n < 0 {
+                format!("-{:0width$}", -n, width = width)
+            } else {
+                format!("{:0width$}", n, width = width)
+            }
+        };
+        let name = |n: &str| if fm { n.to_string() } else { format!("{n:<9}") };
+        let hour12 = if f.hour % 12 == 0 { 12 } else { f.hour % 12 };
+        let pm = f.hour >= 12;
+        let iso = f.days.map(iso_week);
+        let dow = f.days.map(|d| (d + 6).rem_euclid(7)).unwrap_or(0);
+        let doy = f.days.map(|d| d - datetime::days_from_civil(f.year, 1, 1) + 1).unwrap_or(0);
+        let year = if f.year > 0 || f.days.is_none() { f.year } else { 1 - f.year };
+        let mut value: Option<i64> = None;
+        let text = match *pat {
+            "HH24" => {
+                value = Some(f.hour);
+                num(f.hour, 2)
+            }
+            "HH12" | "HH" => {
+                value = Some(hour12);
+                num(hour12, 2)
+            }
+            "MI" => num(f.minute, 2),
+            "SS" => num(f.second, 2),
+            "SSSS" | "SSSSS" => (f.hour * 3600 + f.minute * 60 + f.second).to_string(),
+            "MS" => num(f.micros / 1000, 3),
+            "US" => num(f.micros, 6),
+            "AM" | "PM" => (if pm { "PM" } else { "AM" }).to_string(),
+            "am" | "pm" => (if pm { "pm" } else { "am" }).to_string(),
+            "A.M." | "P.M." => (if pm { "P.M." } else { "A.M." }).to_string(),
+            "a.m." | "p.m." => (if pm { "p.m." } else { "a.m." }).to_string(),
+            "YYYY" => {
+                value = Some(year);
+                num(year, 4)
+            }
+            "IYYY" => num(iso.map(|i| i.0).unwrap_or(year), 4),
+            "Y,YYY" => format!("{},{:03}", year / 1000, year % 1000),
+            "YYY" => num(year % 1000, 3),
+            "YY" => num(year % 100, 2),
+            "Y" => num(year % 10, 1),
+            "MONTH" | "Month" | "month" => {
+                name(&cased(MONTHS[(f.month.clamp(1, 12) - 1) as usize], pat))
+            }
+            "MON" | "Mon" | "mon" => cased(&MONTHS[(f.month.clamp(1, 12) - 1) as usize][..3], pat),
+            "MM" => {
+                value = Some(f.month);
+                num(f.month, 2)
+            }
+            "DAY" | "Day" | "day" => name(&cased(DAYS[dow as usize], pat)),
+            "DY" | "Dy" | "dy" => cased(&DAYS[dow as usize][..3], pat),
+            "DDD" => {
+                value = Some(doy);
+                num(doy, 3)
+            }
+            "IDDD" => num(iso.map(|i| (i.1 - 1) * 7 + i.2).unwrap_or(0), 3),
+            "DD" => {
+                value = Some(f.day);
+                num(f.day, 2)
+            }
+            "ID" => iso.map(|i| i.2).unwrap_or(0).to_string(),
+            "D" => {
+                value = Some(dow + 1);
+                (dow + 1).to_string()
+            }
+            "IW" => num(iso.map(|i| i.1).unwrap_or(0), 2),
+            "WW" => num((doy - 1) / 7 + 1, 2),
+            "W" => ((f.day - 1) / 7 + 1).to_string(),
+            "Q" => ((f.month - 1) / 3 + 1).to_string(),
+            "J" => f.days.map(|d| d + 2_451_545).unwrap_or(0).to_string(),
+            "CC" => num(if year > 0 { (year + 99) / 100 } else { -((99 - year) / 100) }, 2),
+            "TZ" => (if f.tz { "UTC" } else { "" }).to_string(),
+            "tz" => (if f.tz { "utc" } else { "" }).to_string(),
+            "OF" => (if f.tz { "+00" } else { "" }).to_string(),
+            _ => String::new(),
+        };
+        out.push_str(&text);
+        for (suffix, upper) in [("TH", true), ("th", false)] {
+            if let Some(a) = after.strip_prefix(suffix) {
+                out.push_str(ordinal(value.unwrap_or(0), upper));
+                after = a;
+            }
+        }
+        rest = after;
+    }
+    out
 }
