@@ -111,6 +111,11 @@ pub enum Func {
     Chr,
     /// pg_encoding_to_char(encoding)
     EncodingName,
+    /// pg_is_in_recovery(): false
+    InRecovery,
+    /// set_config(name, value, is_local): changes a setting when the
+    /// statement finishes (is_local is taken as false)
+    SetConfig,
     /// ascii(s)
     Ascii,
     /// A cast to regclass/regtype, or to_regclass/to_regtype (lenient:
@@ -260,6 +265,9 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("gen_random_uuid", 0) => (Func::GenRandomUuid, T::Uuid),
         ("chr", 1) => (Func::Chr, T::Text),
         ("pg_encoding_to_char", 1) => (Func::EncodingName, T::Text),
+        ("set_config", 3) => (Func::SetConfig, T::Text),
+        // A Strata SQL process is never a recovering standby.
+        ("pg_is_in_recovery", 0) => (Func::InRecovery, T::Bool),
         ("ascii", 1) => (Func::Ascii, T::Int4),
         ("repeat", 2) => (Func::Repeat, T::Text),
         ("replace", 3) => (Func::Replace, T::Text),
@@ -289,6 +297,7 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         Func::Coalesce | Func::Greatest | Func::Least | Func::Mod => Some(result.clone()),
         Func::CurrentSetting | Func::Ascii => Some(DataType::Text),
         Func::Chr | Func::EncodingName => Some(DataType::Int4),
+        Func::SetConfig => Some([DataType::Text, DataType::Text, DataType::Bool][i.min(2)].clone()),
         Func::ToReg(_, true) => Some(DataType::Text),
         Func::NextVal | Func::CurrVal => Some(DataType::Text),
         Func::SetVal => Some([DataType::Text, DataType::Int8, DataType::Bool][i.min(2)].clone()),
@@ -630,6 +639,7 @@ impl Func {
             }
             Func::Array(_) => unreachable!("array functions return above"),
             Func::TypeIsVisible => Value::Bool(true),
+            Func::InRecovery => Value::Bool(false),
             Func::Date(_) | Func::Json(_) => unreachable!("returned above"),
             Func::GenRandomUuid => Value::Uuid(sqltypes::uuid::v4(rand::random())),
             Func::Chr => {
@@ -639,6 +649,15 @@ impl Func {
                     Some(c) => Value::Text(c.to_string()),
                     None => bail!(ProgramLimitExceeded, "requested character too large for encoding: {code}"),
                 }
+            }
+            Func::SetConfig => {
+                let (name, value) = (arg(0), arg(1));
+                let (name, value) = (text(&name)?.to_lowercase(), text(&value)?.to_string());
+                if !ctx.settings.contains_key(&name) && !name.contains('.') {
+                    bail!(UndefinedObject, "unrecognized configuration parameter \"{name}\"");
+                }
+                ctx.set_config.lock().push((name, value.clone()));
+                Value::Text(value)
             }
             // Strata's only encoding is UTF8 (6).
             Func::EncodingName => Value::Text(if int(&arg(0))? == 6 { "UTF8" } else { "" }.into()),

@@ -776,6 +776,7 @@ impl<K: KvClient> Session<K> {
             seqs: self.seq_context(),
             catalog: Some(self.catalog.clone()),
             cursors: self.cursor_infos(),
+            set_config: Default::default(),
             work: None,
         }
     }
@@ -829,6 +830,11 @@ impl<K: KvClient> Session<K> {
                 let cx = ExecCtx { txn: &*txn, tenant, eval: &ctx, catalog: &catalog };
                 let rows = exec::run(plan, &cx).await?;
                 let tag = format!("SELECT {}", rows.len());
+                let changed = std::mem::take(&mut *ctx.set_config.lock());
+                for (name, value) in changed {
+                    self.settings_generation += 1;
+                    self.settings.set(&name, &value)?;
+                }
                 Ok(Outcome::Rows(rows, tag))
             }
             Bound::Insert(p) => {
