@@ -550,7 +550,10 @@ impl<'a> Binder<'a> {
             Some(f) if bare_number => format!("{text} {}", f.to_string().to_lowercase()),
             _ => text,
         };
-        Ok((Expr::Const(sqltypes::text::parse_text(&DataType::Interval, &text)?), DataType::Interval))
+        Ok((
+            Expr::Const(sqltypes::text::parse_text(&DataType::Interval, &text)?),
+            DataType::Interval,
+        ))
     }
 
     fn column(

@@ -647,7 +647,10 @@ impl Func {
                 match u32::try_from(code).ok().and_then(char::from_u32) {
                     Some('\0') => bail!(ProgramLimitExceeded, "null character not permitted"),
                     Some(c) => Value::Text(c.to_string()),
-                    None => bail!(ProgramLimitExceeded, "requested character too large for encoding: {code}"),
+                    None => bail!(
+                        ProgramLimitExceeded,
+                        "requested character too large for encoding: {code}"
+                    ),
                 }
             }
             Func::SetConfig => {
@@ -661,7 +664,9 @@ impl Func {
             }
             // Strata's only encoding is UTF8 (6).
             Func::EncodingName => Value::Text(if int(&arg(0))? == 6 { "UTF8" } else { "" }.into()),
-            Func::Ascii => Value::Int4(text(&arg(0))?.chars().next().map(|c| c as i32).unwrap_or(0)),
+            Func::Ascii => {
+                Value::Int4(text(&arg(0))?.chars().next().map(|c| c as i32).unwrap_or(0))
+            }
             Func::ToReg(kind, lenient) => {
                 let Some(cat) = &ctx.catalog else {
                     bail!(InternalError, "no catalog to look names up in");

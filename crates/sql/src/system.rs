@@ -124,10 +124,7 @@ const EMPTY_CATALOGS: &[(&str, &[(&str, u32)])] = &[
         &[("oid", 26), ("rulename", 25), ("ev_class", 26), ("ev_type", 18), ("is_instead", 16)],
     ),
     ("pg_foreign_table", &[("ftrelid", 26), ("ftserver", 26), ("ftoptions", 1009)]),
-    (
-        "pg_auth_members",
-        &[("roleid", 26), ("member", 26), ("grantor", 26), ("admin_option", 16)],
-    ),
+    ("pg_auth_members", &[("roleid", 26), ("member", 26), ("grantor", 26), ("admin_option", 16)]),
 ];
 
 const PG_CATALOG_OID: i64 = 11;

@@ -96,19 +96,20 @@ fn json() -> impl Strategy<Value = crate::Json> {
     let leaf = prop_oneof![
         Just(Json::Null),
         any::<bool>().prop_map(Json::Bool),
-        numeric()
-            .prop_filter("finite", |n| !n.is_nan() && !n.is_infinite())
-            .prop_map(Json::Number),
+        numeric().prop_filter("finite", |n| !n.is_nan() && !n.is_infinite()).prop_map(Json::Number),
         text().prop_filter("no NUL", |s| !s.contains('\0')).prop_map(Json::String),
     ];
     leaf.prop_recursive(3, 16, 4, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(Json::Array),
-            prop::collection::vec((text().prop_filter("no NUL", |s| !s.contains('\0')), inner), 0..4)
-                .prop_map(|mut pairs| {
-                    crate::json::canonicalize(&mut pairs);
-                    Json::Object(pairs)
-                }),
+            prop::collection::vec(
+                (text().prop_filter("no NUL", |s| !s.contains('\0')), inner),
+                0..4
+            )
+            .prop_map(|mut pairs| {
+                crate::json::canonicalize(&mut pairs);
+                Json::Object(pairs)
+            }),
         ]
     })
 }

@@ -74,7 +74,10 @@ pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
             let t = check_time(i64::from_be_bytes(raw[..8].try_into().map_err(|_| bad_format())?))?;
             let west = i32::from_be_bytes(raw[8..].try_into().map_err(|_| bad_format())?);
             if !(-57_599..=57_599).contains(&west) {
-                return Err(err!(InvalidTimeZoneDisplacementValue, "time zone displacement out of range"));
+                return Err(err!(
+                    InvalidTimeZoneDisplacementValue,
+                    "time zone displacement out of range"
+                ));
             }
             Value::TimeTz(t, -west)
         }
@@ -94,9 +97,14 @@ pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
             Value::Json(s.to_string())
         }
         DataType::Jsonb => match b.split_first() {
-            Some((1, rest)) => Value::Jsonb(Box::new(crate::json::parse_jsonb(validate_utf8(rest)?)?)),
+            Some((1, rest)) => {
+                Value::Jsonb(Box::new(crate::json::parse_jsonb(validate_utf8(rest)?)?))
+            }
             Some((v, _)) => {
-                return Err(err!(InvalidBinaryRepresentation, "unsupported jsonb version number {v}"))
+                return Err(err!(
+                    InvalidBinaryRepresentation,
+                    "unsupported jsonb version number {v}"
+                ))
             }
             None => return Err(bad_format()),
         },

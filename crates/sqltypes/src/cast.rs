@@ -257,7 +257,9 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
         (Value::Interval(iv), T::Time) => {
             Value::Time(iv.micros.rem_euclid(datetime::USECS_PER_DAY))
         }
-        (Value::Timestamp(t) | Value::TimestampTz(t), T::Time) if datetime::timestamp_is_finite(t) => {
+        (Value::Timestamp(t) | Value::TimestampTz(t), T::Time)
+            if datetime::timestamp_is_finite(t) =>
+        {
             Value::Time(t.rem_euclid(datetime::USECS_PER_DAY))
         }
         (Value::TimestampTz(t), T::TimeTz) if datetime::timestamp_is_finite(t) => {

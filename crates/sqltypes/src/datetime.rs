@@ -526,7 +526,9 @@ fn bad_input(bad: Bad, ty: &str, s: &str) -> ErrorReport {
     match bad {
         Bad::Syntax => err!(InvalidDatetimeFormat, "invalid input syntax for type {ty}: \"{s}\""),
         Bad::Field => err!(DatetimeFieldOverflow, "date/time field value out of range: \"{s}\""),
-        Bad::Zone => err!(InvalidTimeZoneDisplacementValue, "time zone displacement out of range: \"{s}\""),
+        Bad::Zone => {
+            err!(InvalidTimeZoneDisplacementValue, "time zone displacement out of range: \"{s}\"")
+        }
     }
 }
 

@@ -38,8 +38,7 @@ impl Interval {
     /// The span used for comparison, hashing and ordering: months of 30
     /// days and days of 24 hours, in microseconds.
     pub fn span(&self) -> i128 {
-        (self.months as i128 * 30 + self.days as i128) * USECS_PER_DAY as i128
-            + self.micros as i128
+        (self.months as i128 * 30 + self.days as i128) * USECS_PER_DAY as i128 + self.micros as i128
     }
 
     /// `a + b`, field by field.
@@ -197,7 +196,7 @@ pub(crate) fn push_seconds<O: TextOut + ?Sized>(out: &mut O, micros: u64) {
     let mut frac = micros % USECS_PER_SEC as u64;
     if frac != 0 {
         let mut width = 6;
-        while frac % 10 == 0 {
+        while frac.is_multiple_of(10) {
             frac /= 10;
             width -= 1;
         }
@@ -366,7 +365,11 @@ impl Acc {
         if !fits32(months) || !fits32(days) {
             return None;
         }
-        Some(Interval { months: months as i32, days: days as i32, micros: i64::try_from(micros).ok()? })
+        Some(Interval {
+            months: months as i32,
+            days: days as i32,
+            micros: i64::try_from(micros).ok()?,
+        })
     }
 }
 
@@ -670,7 +673,10 @@ mod tests {
     #[test]
     fn text_like_postgres() {
         let cases = [
-            ("1 year 2 months 3 days 4 hours 5 minutes 6.5 seconds", "1 year 2 mons 3 days 04:05:06.5"),
+            (
+                "1 year 2 months 3 days 4 hours 5 minutes 6.5 seconds",
+                "1 year 2 mons 3 days 04:05:06.5",
+            ),
             ("-1 day +2 hours", "-1 days +02:00:00"),
             ("-1 day -2 hours", "-1 days -02:00:00"),
             ("1 day -2 hours", "1 day -02:00:00"),
@@ -716,6 +722,9 @@ mod tests {
         );
         assert_eq!(format_interval(&age(m1, j31).expect("age")), "1 mon 1 day");
         assert_eq!(format_interval(&timestamp_diff(ts, b).expect("diff")), "321 days 22:00:00");
-        assert_eq!(format_interval(&iv("35 days 30 hours").justify_interval().expect("j")), "1 mon 6 days 06:00:00");
+        assert_eq!(
+            format_interval(&iv("35 days 30 hours").justify_interval().expect("j")),
+            "1 mon 6 days 06:00:00"
+        );
     }
 }

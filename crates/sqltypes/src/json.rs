@@ -52,7 +52,8 @@ impl<'a> Parser<'a> {
     /// `JSON data, line N: ...` context (the input up to the bad token).
     fn err(&self, detail: impl Into<String>) -> ErrorReport {
         let end = (self.pos + self.token().len()).min(self.s.len());
-        let line_start = self.s[..self.pos.min(self.s.len())].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let line_start =
+            self.s[..self.pos.min(self.s.len())].rfind('\n').map(|i| i + 1).unwrap_or(0);
         let line = self.s[..line_start].matches('\n').count() + 1;
         let more = if end < self.s.len() { "..." } else { "" };
         let mut e = syntax(detail);
@@ -77,7 +78,7 @@ impl<'a> Parser<'a> {
             .map(|(i, _)| i)
             .unwrap_or(rest.len());
         let first = rest.chars().next().map(|c| c.len_utf8()).unwrap_or(0);
-        if rest.starts_with(|c: char| matches!(c, ',' | ':' | '[' | ']' | '{' | '}')) {
+        if rest.starts_with([',', ':', '[', ']', '{', '}']) {
             &rest[..first]
         } else {
             &rest[..end]
@@ -181,10 +182,9 @@ impl<'a> Parser<'a> {
                     Some(b'"') => {}
                     None => return Err(self.err("The input string ended unexpectedly.")),
                     Some(_) => {
-                        return Err(self.err(format!(
-                            "Expected string, but found \"{}\".",
-                            self.token()
-                        )))
+                        return Err(
+                            self.err(format!("Expected string, but found \"{}\".", self.token()))
+                        )
                     }
                 }
                 let key = self.string()?;
@@ -264,16 +264,15 @@ impl<'a> Parser<'a> {
                     let hi = self.hex4()?;
                     let code = if (0xd800..0xdc00).contains(&hi) {
                         if self.s.get(self.pos..self.pos + 2) != Some("\\u") {
-                            return Err(self.err(
-                                "Unicode high surrogate must not follow a high surrogate.",
-                            ));
+                            return Err(self
+                                .err("Unicode high surrogate must not follow a high surrogate."));
                         }
                         self.pos += 2;
                         let lo = self.hex4()?;
                         if !(0xdc00..0xe000).contains(&lo) {
-                            return Err(self.err(
-                                "Unicode low surrogate must follow a high surrogate.",
-                            ));
+                            return Err(
+                                self.err("Unicode low surrogate must follow a high surrogate.")
+                            );
                         }
                         0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00)
                     } else if (0xdc00..0xe000).contains(&hi) {
@@ -561,7 +560,11 @@ impl Json {
             (Json::Number(a), Json::Number(b)) => a.cmp(b),
             (Json::String(a), Json::String(b)) => a.as_bytes().cmp(b.as_bytes()),
             (Json::Array(a), Json::Array(b)) => a.len().cmp(&b.len()).then_with(|| {
-                a.iter().zip(b).map(|(x, y)| x.compare(y)).find(|o| o.is_ne()).unwrap_or(Ordering::Equal)
+                a.iter()
+                    .zip(b)
+                    .map(|(x, y)| x.compare(y))
+                    .find(|o| o.is_ne())
+                    .unwrap_or(Ordering::Equal)
             }),
             (Json::Object(a), Json::Object(b)) => a.len().cmp(&b.len()).then_with(|| {
                 a.iter()
@@ -598,9 +601,9 @@ impl Json {
                 })
             }),
             (Json::Array(a), Json::Array(b)) => b.iter().all(|vb| match vb {
-                Json::Array(_) | Json::Object(_) => a.iter().any(|va| {
-                    va.rank() == vb.rank() && va.contains_nested(vb)
-                }),
+                Json::Array(_) | Json::Object(_) => {
+                    a.iter().any(|va| va.rank() == vb.rank() && va.contains_nested(vb))
+                }
                 _ => a.iter().any(|va| va.rank() == vb.rank() && va.compare(vb).is_eq()),
             }),
             (Json::Array(_) | Json::Object(_), _) | (_, Json::Array(_) | Json::Object(_)) => false,
@@ -649,7 +652,11 @@ impl Json {
                 Json::Object(pairs.iter().filter(|(k, _)| k != key).cloned().collect())
             }
             Json::Array(items) => Json::Array(
-                items.iter().filter(|v| !matches!(v, Json::String(s) if s == key)).cloned().collect(),
+                items
+                    .iter()
+                    .filter(|v| !matches!(v, Json::String(s) if s == key))
+                    .cloned()
+                    .collect(),
             ),
             _ => return Err(err!(InvalidParameterValue, "cannot delete from scalar")),
         })
@@ -819,7 +826,11 @@ impl Json {
 /// array index), for json's operators, which return the text as written.
 /// `key` selects an object field (the last of duplicates), `index` an array
 /// element; None when absent or when `src` is not that kind of container.
-pub fn json_member<'s>(src: &'s str, key: Option<&str>, index: Option<i64>) -> Result<Option<&'s str>> {
+pub fn json_member<'s>(
+    src: &'s str,
+    key: Option<&str>,
+    index: Option<i64>,
+) -> Result<Option<&'s str>> {
     let mut p = Parser { s: src, b: src.as_bytes(), pos: 0, jsonb: false, depth: 0 };
     p.ws();
     let mut found: Option<(usize, usize)> = None;
@@ -905,7 +916,10 @@ mod tests {
 
     #[test]
     fn jsonb_text_like_postgres() {
-        assert_eq!(jb(r#"{"b":1,"a":[1,2.50,{"x":null}],"aa":true}"#), r#"{"a": [1, 2.50, {"x": null}], "b": 1, "aa": true}"#);
+        assert_eq!(
+            jb(r#"{"b":1,"a":[1,2.50,{"x":null}],"aa":true}"#),
+            r#"{"a": [1, 2.50, {"x": null}], "b": 1, "aa": true}"#
+        );
         assert_eq!(jb(r#"{"a":1,"a":2}"#), r#"{"a": 2}"#);
         assert_eq!(jb(r#" "a\u00e9\n" "#), "\"a\u{e9}\\n\"");
         assert_eq!(jb("1e2"), "100");
@@ -929,7 +943,10 @@ mod tests {
         assert_eq!(j(r#"{"a":1}"#).concat(&j(r#"{"b":2,"a":3}"#)).to_text(), r#"{"a": 3, "b": 2}"#);
         assert_eq!(j("[1]").concat(&j("2")).to_text(), "[1, 2]");
         let path = vec!["a".to_string(), "1".to_string()];
-        assert_eq!(j(r#"{"a":[1,2]}"#).set_path(&path, &j("9"), true).expect("set").to_text(), r#"{"a": [1, 9]}"#);
+        assert_eq!(
+            j(r#"{"a":[1,2]}"#).set_path(&path, &j("9"), true).expect("set").to_text(),
+            r#"{"a": [1, 9]}"#
+        );
         assert_eq!(j(r#"{"a":[1,2]}"#).remove_path(&path).expect("rm").to_text(), r#"{"a": [1]}"#);
         assert_eq!(j(r#"{"a":1,"b":null}"#).strip_nulls().to_text(), r#"{"a": 1}"#);
         assert!(j("[1]").compare(&j(r#"{"a":1}"#)).is_lt());

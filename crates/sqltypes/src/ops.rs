@@ -266,15 +266,18 @@ fn temporal_arith(op: Arith, a: &Value, b: &Value) -> Option<Result<Value>> {
         }
         (Arith::Sub, V::Time(t), V::Interval(iv)) => Ok(V::Time(time_add(*t, -iv.micros))),
         (Arith::Add, V::TimeTz(t, z), V::Interval(iv))
-        | (Arith::Add, V::Interval(iv), V::TimeTz(t, z)) => Ok(V::TimeTz(time_add(*t, iv.micros), *z)),
-        (Arith::Sub, V::TimeTz(t, z), V::Interval(iv)) => Ok(V::TimeTz(time_add(*t, -iv.micros), *z)),
+        | (Arith::Add, V::Interval(iv), V::TimeTz(t, z)) => {
+            Ok(V::TimeTz(time_add(*t, iv.micros), *z))
+        }
+        (Arith::Sub, V::TimeTz(t, z), V::Interval(iv)) => {
+            Ok(V::TimeTz(time_add(*t, -iv.micros), *z))
+        }
         (Arith::Sub, V::Time(x), V::Time(y)) => {
             Ok(V::Interval(crate::Interval { months: 0, days: 0, micros: x - y }))
         }
         (Arith::Add, V::Date(d), V::Time(t)) | (Arith::Add, V::Time(t), V::Date(d)) => {
-            datetime::date_to_timestamp(*d).map(|ts| {
-                V::Timestamp(if datetime::timestamp_is_finite(ts) { ts + t } else { ts })
-            })
+            datetime::date_to_timestamp(*d)
+                .map(|ts| V::Timestamp(if datetime::timestamp_is_finite(ts) { ts + t } else { ts }))
         }
         _ => return None,
     })

@@ -33,7 +33,7 @@ fn parse(s: &str, ty: &str) -> Result<(i64, Option<i64>)> {
         for (word, pm) in [("am", false), ("pm", true), ("a.m.", false), ("p.m.", true)] {
             if let Some(after) = lower.strip_prefix(word) {
                 let hour = micros / 3_600_000_000;
-                if !(1..=12).contains(&hour) && !(hour == 0 && micros == 0) {
+                if !((1..=12).contains(&hour) || (hour == 0 && micros == 0)) {
                     return Err(bad(Bad::Field, ty, s));
                 }
                 if hour == 12 {

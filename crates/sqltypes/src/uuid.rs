@@ -82,7 +82,14 @@ mod tests {
         ] {
             assert_eq!(rt(s), canon, "{s}");
         }
-        for s in ["", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1", "-a0eebc999c0b4ef8bb6d6bb9bd380a11", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11-", "{a0eebc999c0b4ef8bb6d6bb9bd380a11", "g0eebc999c0b4ef8bb6d6bb9bd380a11"] {
+        for s in [
+            "",
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1",
+            "-a0eebc999c0b4ef8bb6d6bb9bd380a11",
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11-",
+            "{a0eebc999c0b4ef8bb6d6bb9bd380a11",
+            "g0eebc999c0b4ef8bb6d6bb9bd380a11",
+        ] {
             assert!(rt(s).starts_with("22P02"), "{s}");
         }
     }

@@ -57,7 +57,8 @@ impl Binder<'_> {
         let resolved = func::arrays::resolve(name, &types)
             .map(|r| r.map(|(f, ty, t)| (func::Func::Array(f), ty, t)))
             .or_else(|| {
-                func::json::resolve(name, &types).map(|r| r.map(|(f, ty, t)| (func::Func::Json(f), ty, t)))
+                func::json::resolve(name, &types)
+                    .map(|r| r.map(|(f, ty, t)| (func::Func::Json(f), ty, t)))
             })
             .or_else(|| {
                 func::datetime::resolve(name, &types)
@@ -171,8 +172,16 @@ impl Binder<'_> {
             ("json_object_agg" | "jsonb_object_agg", [Some(k), Some(v)]) => {
                 let (kx, kt) = self.expr_in(k, scope, over)?;
                 let (vx, vt) = self.expr_in(v, scope, over)?;
-                let kx = if kt == DataType::Unknown { self.coerce(kx, &kt, &DataType::Text)? } else { kx };
-                let vx = if vt == DataType::Unknown { self.coerce(vx, &vt, &DataType::Text)? } else { vx };
+                let kx = if kt == DataType::Unknown {
+                    self.coerce(kx, &kt, &DataType::Text)?
+                } else {
+                    kx
+                };
+                let vx = if vt == DataType::Unknown {
+                    self.coerce(vx, &vt, &DataType::Text)?
+                } else {
+                    vx
+                };
                 let jsonb = name == "jsonb_object_agg";
                 AggCall {
                     func: AggFunc::JsonObjectAgg(jsonb),

@@ -296,13 +296,17 @@ impl Binder<'_> {
             // next to an interval anywhere) is an interval; next to a
             // number in `*`, `/` it is float8.
             let guess = |me: &T, other: &T| match (op, me, other) {
-                (_, T::Unknown, T::Interval) if matches!(op, BinOp::Add | BinOp::Sub) => T::Interval,
+                (_, T::Unknown, T::Interval) if matches!(op, BinOp::Add | BinOp::Sub) => {
+                    T::Interval
+                }
                 (BinOp::Mul | BinOp::Div, T::Unknown, T::Interval) => T::Float8,
                 (BinOp::Mul, T::Unknown, t) if t.is_numeric() => T::Unknown,
                 (BinOp::Add, T::Unknown, T::Timestamp | T::TimestampTz | T::Time | T::TimeTz) => {
                     T::Interval
                 }
-                (BinOp::Sub, T::Unknown, t @ (T::Timestamp | T::TimestampTz | T::Time)) => t.clone(),
+                (BinOp::Sub, T::Unknown, t @ (T::Timestamp | T::TimestampTz | T::Time)) => {
+                    t.clone()
+                }
                 (_, t, _) => t.clone(),
             };
             let (l2, r2) = (guess(&lt, &rt), guess(&rt, &lt));

@@ -109,7 +109,9 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
             targets.push(float());
             (F::MakeInterval, T::Interval, targets)
         }
-        ("to_char", 2) if matches!(first, T::Timestamp | T::TimestampTz | T::Date | T::Interval) => {
+        ("to_char", 2)
+            if matches!(first, T::Timestamp | T::TimestampTz | T::Date | T::Interval) =>
+        {
             let src = if first == T::Date { T::Timestamp } else { first.clone() };
             (F::ToChar, T::Text, vec![Some(src), text()])
         }
@@ -197,7 +199,8 @@ pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64) -> Result<Value> {
             let g = |i: usize| args.get(i).map(int).unwrap_or(0);
             let secs = args.get(6).map(float).unwrap_or(0.0);
             let range = || err!(DatetimeFieldOverflow, "interval out of range");
-            let months = g(0).checked_mul(12).and_then(|m| m.checked_add(g(1))).ok_or_else(range)?;
+            let months =
+                g(0).checked_mul(12).and_then(|m| m.checked_add(g(1))).ok_or_else(range)?;
             let days = g(2).checked_mul(7).and_then(|d| d.checked_add(g(3))).ok_or_else(range)?;
             let micros = (g(4) as f64 * 3600.0 + g(5) as f64 * 60.0 + secs) * 1e6;
             if !micros.is_finite() || micros.abs() >= 9.2e18 {
@@ -231,7 +234,9 @@ pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64) -> Result<Value> {
         DateFunc::ToChar => {
             let Value::Text(fmt) = arg(1) else { bail!(DatatypeMismatch, "format must be text") };
             match arg(0) {
-                Value::Timestamp(t) | Value::TimestampTz(t) if !datetime::timestamp_is_finite(t) => {
+                Value::Timestamp(t) | Value::TimestampTz(t)
+                    if !datetime::timestamp_is_finite(t) =>
+                {
                     Value::Null
                 }
                 Value::Timestamp(t) => Value::Text(to_char(&Fields::of_timestamp(t, false), &fmt)),
@@ -317,7 +322,8 @@ fn part(field: &str, v: &Value) -> Result<Numeric> {
             if !datetime::timestamp_is_finite(*t) {
                 let inf = if *t > 0 { Numeric::PosInf } else { Numeric::NegInf };
                 return Ok(match field {
-                    "epoch" | "year" | "isoyear" | "decade" | "century" | "millennium" | "julian" => inf,
+                    "epoch" | "year" | "isoyear" | "decade" | "century" | "millennium"
+                    | "julian" => inf,
                     _ => Numeric::NaN,
                 });
             }
@@ -335,7 +341,11 @@ fn part(field: &str, v: &Value) -> Result<Numeric> {
                     num(jd * USECS_PER_DAY + tod).div(&num(USECS_PER_DAY))?
                 }
                 "timezone" | "timezone_hour" | "timezone_minute" if tz => num(0),
-                _ => date_part(field, days, if tz { "timestamp with time zone" } else { "timestamp without time zone" })?,
+                _ => date_part(
+                    field,
+                    days,
+                    if tz { "timestamp with time zone" } else { "timestamp without time zone" },
+                )?,
             })
         }
         Value::Date(d) => {
@@ -469,15 +479,21 @@ fn trunc(field: &str, v: Value) -> Result<Value> {
                 "year" => at(datetime::days_from_civil(y, 1, 1), 0),
                 "decade" => at(datetime::days_from_civil(y.div_euclid(10) * 10, 1, 1), 0),
                 "century" => {
-                    let c = if y > 0 { (y - 1) / 100 * 100 + 1 } else { -((99 - y) / 100) * 100 + 1 };
+                    let c =
+                        if y > 0 { (y - 1) / 100 * 100 + 1 } else { -((99 - y) / 100) * 100 + 1 };
                     at(datetime::days_from_civil(c, 1, 1), 0)
                 }
                 "millennium" => {
-                    let c = if y > 0 { (y - 1) / 1000 * 1000 + 1 } else { -((999 - y) / 1000) * 1000 + 1 };
+                    let c = if y > 0 {
+                        (y - 1) / 1000 * 1000 + 1
+                    } else {
+                        -((999 - y) / 1000) * 1000 + 1
+                    };
                     at(datetime::days_from_civil(c, 1, 1), 0)
                 }
                 _ => {
-                    let ty = if tz { "timestamp with time zone" } else { "timestamp without time zone" };
+                    let ty =
+                        if tz { "timestamp with time zone" } else { "timestamp without time zone" };
                     return Err(unsupported(field, ty));
                 }
             };
@@ -556,10 +572,21 @@ impl Fields {
 }
 
 const MONTHS: [&str; 12] = [
-    "January", "February", "March", "April", "May", "June", "July", "August", "September",
-    "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 ];
-const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+const DAYS: [&str; 7] =
+    ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
 
 fn ordinal(n: i64, upper: bool) -> &'static str {
     let s = match (n % 100, n % 10) {
@@ -623,11 +650,13 @@ fn to_char(f: &Fields, fmt: &str) -> String {
         };
         // Number patterns match in any case (`dd`, `yyyy`); names and
         // meridian markers only as cased.
-        let numeric = |p: &str| !matches!(p.as_bytes()[0], b'A' | b'P' | b'a' | b'p' | b'T' | b't' | b'O')
-            && p.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
-            && !p.starts_with("MON")
-            && !p.starts_with("DAY")
-            && !p.starts_with("DY");
+        let numeric = |p: &str| {
+            !matches!(p.as_bytes()[0], b'A' | b'P' | b'a' | b'p' | b'T' | b't' | b'O')
+                && p.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+                && !p.starts_with("MON")
+                && !p.starts_with("DAY")
+                && !p.starts_with("DY")
+        };
         let found = PATTERNS.iter().find(|p| {
             body.starts_with(*p)
                 || (numeric(p) && body.get(..p.len()).is_some_and(|b| b.eq_ignore_ascii_case(p)))

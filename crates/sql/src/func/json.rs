@@ -110,7 +110,9 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
         ("json_strip_nulls" | "jsonb_strip_nulls", 1) => return typed_first(F::StripNulls, own),
         ("jsonb_pretty", 1) => return typed_first(F::Pretty, T::Text),
         (
-            "json_extract_path" | "jsonb_extract_path" | "json_extract_path_text"
+            "json_extract_path"
+            | "jsonb_extract_path"
+            | "json_extract_path_text"
             | "jsonb_extract_path_text",
             1..,
         ) => {
@@ -141,7 +143,7 @@ fn unknown_as_text(args: &[DataType]) -> Vec<Option<DataType>> {
 pub fn resolve_operator(op: &str, l: &DataType, r: &DataType) -> Option<Result<Resolved>> {
     use DataType as T;
     use JsonFunc as F;
-    if !is_json(l) && !(is_json(r) && matches!(op, "@>" | "<@" | "||")) {
+    if !(is_json(l) || (is_json(r) && matches!(op, "@>" | "<@" | "||"))) {
         return None;
     }
     let lt = if is_json(l) { l.clone() } else { json_arg(r, T::Jsonb).unwrap_or(T::Jsonb) };
@@ -155,7 +157,13 @@ pub fn resolve_operator(op: &str, l: &DataType, r: &DataType) -> Option<Result<R
     };
     Some(Ok(match op {
         "->" | "->>" => {
-            let key = if int(r) { T::Int4 } else if r.is_string() || *r == T::Unknown { T::Text } else { return fail() };
+            let key = if int(r) {
+                T::Int4
+            } else if r.is_string() || *r == T::Unknown {
+                T::Text
+            } else {
+                return fail();
+            };
             let ty = if op == "->>" { T::Text } else { lt.clone() };
             (F::Get(op == "->>"), ty, vec![Some(lt), Some(key)])
         }
@@ -304,7 +312,9 @@ pub fn call(f: JsonFunc, args: Vec<Value>) -> Result<Value> {
         F::TypeOf => Value::Text(tree(&arg(0))?.type_name().to_string()),
         F::ArrayLength => match tree(&arg(0))? {
             Json::Array(items) => Value::Int4(items.len() as i32),
-            Json::Object(_) => bail!(InvalidParameterValue, "cannot get array length of a non-array"),
+            Json::Object(_) => {
+                bail!(InvalidParameterValue, "cannot get array length of a non-array")
+            }
             _ => bail!(InvalidParameterValue, "cannot get array length of a scalar"),
         },
         F::Set => {
@@ -479,7 +489,9 @@ pub fn write_json(v: &Value, out: &mut String) {
         Value::Jsonb(j) => j.render(out),
         Value::Timestamp(t) => json::write_string(&iso_timestamp(*t, false), out),
         Value::TimestampTz(t) => json::write_string(&iso_timestamp(*t, true), out),
-        Value::Array(a) => write_array(&a.items, &a.dims.iter().map(|d| d.len as usize).collect::<Vec<_>>(), out),
+        Value::Array(a) => {
+            write_array(&a.items, &a.dims.iter().map(|d| d.len as usize).collect::<Vec<_>>(), out)
+        }
         other => json::write_string(&text::to_text(other), out),
     }
 }

@@ -268,9 +268,16 @@ fn bind_call(
             }
             (TableFunc::Subscripts, exprs, vec![DataType::Int4])
         }
-        "json_each" | "jsonb_each" | "json_each_text" | "jsonb_each_text" | "json_array_elements"
-        | "jsonb_array_elements" | "json_array_elements_text" | "jsonb_array_elements_text"
-        | "json_object_keys" | "jsonb_object_keys" => {
+        "json_each"
+        | "jsonb_each"
+        | "json_each_text"
+        | "jsonb_each_text"
+        | "json_array_elements"
+        | "jsonb_array_elements"
+        | "json_array_elements_text"
+        | "jsonb_array_elements_text"
+        | "json_object_keys"
+        | "jsonb_object_keys" => {
             let own = if fname.starts_with("jsonb") { DataType::Jsonb } else { DataType::Json };
             let [(x, t)] = <[_; 1]>::try_from(bound).map_err(|b: Vec<_>| no_such(&b))?;
             if !matches!(t, DataType::Unknown) && t != own {
