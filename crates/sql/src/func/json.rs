@@ -1,8 +1,8 @@
 //! json and jsonb functions and operators: `->`, `->>`, `#>`, `#>>`,
 //! `@>`, `<@`, `?`, `?|`, `?&`, `||`, `-`, `#-`, the builders
-//! (json[b]_build_object/array, to_json[b], array_to_json), and
-//! json[b]_typeof, _array_length, _extract_path[_text], jsonb_set,
-//! jsonb_pretty, json[b]_strip_nulls. Values convert to JSON as
+//! (json(b)_build_object/array, to_json(b), array_to_json), and
+//! json(b)_typeof, _array_length, _extract_path(_text), jsonb_set,
+//! jsonb_pretty, json(b)_strip_nulls. Values convert to JSON as
 //! PostgreSQL's datum_to_json does: numbers and booleans bare, timestamps
 //! in ISO 8601 with `T`, arrays as JSON arrays, everything else as a string
 //! of its text form.
@@ -18,7 +18,7 @@ use crate::{bail, err};
 pub enum JsonFunc {
     /// `->` (false) or `->>` (true): a field by key or an element by index
     Get(bool),
-    /// `#>` / `#>>`, json[b]_extract_path[_text]: a path given as text[] or
+    /// `#>` / `#>>`, json(b)_extract_path(_text): a path given as text[] or
     /// as the remaining arguments (the flag: as text)
     Path(bool),
     /// `@>`
@@ -35,21 +35,21 @@ pub enum JsonFunc {
     Delete,
     /// `#-`
     DeletePath,
-    /// json[b]_build_object (the flag: jsonb)
+    /// json(b)_build_object (the flag: jsonb)
     BuildObject(bool),
-    /// json[b]_build_array
+    /// json(b)_build_array
     BuildArray(bool),
     /// to_json / to_jsonb / array_to_json
     To(bool),
-    /// json[b]_typeof
+    /// json(b)_typeof
     TypeOf,
-    /// json[b]_array_length
+    /// json(b)_array_length
     ArrayLength,
     /// jsonb_set(target, path, value [, create_missing])
     Set,
     /// jsonb_pretty
     Pretty,
-    /// json[b]_strip_nulls
+    /// json(b)_strip_nulls
     StripNulls,
 }
 

@@ -27,11 +27,11 @@ pub enum TableFunc {
     PartitionAncestors,
     /// generate_series(start, stop, step interval) over timestamp or timestamptz.
     TimeSeries,
-    /// json[b]_each[_text]: (key, value) per object member; the flag: as text.
+    /// json(b)_each(_text): (key, value) per object member; the flag: as text.
     JsonEach(bool),
-    /// json[b]_array_elements[_text]: value per array element.
+    /// json(b)_array_elements(_text): value per array element.
     JsonElements(bool),
-    /// json[b]_object_keys: key per object member.
+    /// json(b)_object_keys: key per object member.
     JsonKeys,
 }
 
@@ -465,7 +465,7 @@ fn time_series(vals: &[Value]) -> Result<Vec<Vec<Value>>> {
     Ok(out)
 }
 
-/// The rows of json[b]_each, _array_elements and _object_keys.
+/// The rows of json(b)_each, _array_elements and _object_keys.
 fn json_rows(func: &TableFunc, v: Value) -> Result<Vec<Vec<Value>>> {
     use sqltypes::json::{self, Json};
     let (tree, is_json) = match &v {
