@@ -110,70 +110,68 @@ impl Interval {
     /// justify_hours: whole days out of the microseconds, signs made to agree.
     pub fn justify_hours(&self) -> Result<Interval> {
         let mut r = *self;
-        let whole = r.micros / USECS_PER_DAY;
-        r.micros -= whole * USECS_PER_DAY;
-        r.days = r.days.checked_add(whole as i32).ok_or_else(out_of_range)?;
-        if r.days > 0 && r.micros < 0 {
-            r.micros += USECS_PER_DAY;
-            r.days -= 1;
-        } else if r.days < 0 && r.micros > 0 {
-            r.micros -= USECS_PER_DAY;
-            r.days += 1;
-        }
+        r.carry_days()?;
+        r.align_days_micros();
         Ok(r)
     }
 
     /// justify_days: whole 30-day months out of the days, signs made to agree.
     pub fn justify_days(&self) -> Result<Interval> {
         let mut r = *self;
-        let whole = r.days / 30;
-        r.days -= whole * 30;
-        r.months = r.months.checked_add(whole).ok_or_else(out_of_range)?;
-        if r.months > 0 && r.days < 0 {
-            r.days += 30;
-            r.months -= 1;
-        } else if r.months < 0 && r.days > 0 {
-            r.days -= 30;
-            r.months += 1;
-        }
+        r.carry_months()?;
+        r.align_months(false);
         Ok(r)
     }
 
     /// justify_interval: both of the above, with one sign throughout.
     pub fn justify_interval(&self) -> Result<Interval> {
         let mut r = *self;
-        let whole = r.micros / USECS_PER_DAY;
-        r.micros -= whole * USECS_PER_DAY;
-        r.days = r.days.checked_add(whole as i32).ok_or_else(out_of_range)?;
-        let whole = r.days / 30;
-        r.days -= whole * 30;
-        r.months = r.months.checked_add(whole).ok_or_else(out_of_range)?;
-        if r.months > 0 && (r.days < 0 || (r.days == 0 && r.micros < 0)) {
-            r.days += 30;
-            r.months -= 1;
-        } else if r.months < 0 && (r.days > 0 || (r.days == 0 && r.micros > 0)) {
-            r.days -= 30;
-            r.months += 1;
-        }
-        if r.days > 0 && r.micros < 0 {
-            r.micros += USECS_PER_DAY;
-            r.days -= 1;
-        } else if r.days < 0 && r.micros > 0 {
-            r.micros -= USECS_PER_DAY;
-            r.days += 1;
-        }
+        r.carry_days()?;
+        r.carry_months()?;
+        r.align_months(true);
+        r.align_days_micros();
         Ok(r)
     }
 
-    /// Seconds in the interval as extract(epoch) counts them: a year is
-    /// 365.25 days, a month 30 days.
-    pub fn epoch_seconds(&self) -> f64 {
-        let years = (self.months / 12) as f64;
-        let months = (self.months % 12) as f64;
-        years * 365.25 * 86400.0
-            + months * 30.0 * 86400.0
-            + self.days as f64 * 86400.0
-            + self.micros as f64 / USECS_PER_SEC as f64
+    /// Moves whole days out of the microseconds.
+    fn carry_days(&mut self) -> Result<()> {
+        let whole = self.micros / USECS_PER_DAY;
+        self.micros -= whole * USECS_PER_DAY;
+        self.days = self.days.checked_add(whole as i32).ok_or_else(out_of_range)?;
+        Ok(())
+    }
+
+    /// Moves whole 30-day months out of the days.
+    fn carry_months(&mut self) -> Result<()> {
+        let whole = self.days / 30;
+        self.days -= whole * 30;
+        self.months = self.months.checked_add(whole).ok_or_else(out_of_range)?;
+        Ok(())
+    }
+
+    /// Borrows a day so days and microseconds have the same sign.
+    fn align_days_micros(&mut self) {
+        if self.days > 0 && self.micros < 0 {
+            self.micros += USECS_PER_DAY;
+            self.days -= 1;
+        } else if self.days < 0 && self.micros > 0 {
+            self.micros -= USECS_PER_DAY;
+            self.days += 1;
+        }
+    }
+
+    /// Borrows a month so months and days (and, with `micros`, the time
+    /// when there are no days) have the same sign.
+    fn align_months(&mut self, micros: bool) {
+        let below = self.days < 0 || (micros && self.days == 0 && self.micros < 0);
+        let above = self.days > 0 || (micros && self.days == 0 && self.micros > 0);
+        if self.months > 0 && below {
+            self.days += 30;
+            self.months -= 1;
+        } else if self.months < 0 && above {
+            self.days -= 30;
+            self.months += 1;
+        }
     }
 }
 

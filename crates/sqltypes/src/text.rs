@@ -317,17 +317,8 @@ impl std::fmt::Write for StackBuf {
 /// shortest digits that read back to the same value, in exponent form
 /// (`1e+20`, `1.5e-07`) when the decimal exponent is below -4 or at least 15.
 pub fn write_float<O: TextOut + ?Sized>(f: f64, out: &mut O) {
-    if f.is_nan() {
-        return out.put(b"NaN");
-    }
-    if f.is_infinite() {
-        return out.put(if f > 0.0 { b"Infinity" } else { b"-Infinity" });
-    }
-    if f == 0.0 {
-        return out.put(if f.is_sign_negative() { b"-0" } else { b"0" });
-    }
-    if f < 0.0 {
-        out.put(b"-");
+    if write_float_special(f, out) {
+        return;
     }
     let mut digits = [0u8; 24];
     let (nd, exp) = shortest_digits(f.abs(), &mut digits);
@@ -337,33 +328,30 @@ pub fn write_float<O: TextOut + ?Sized>(f: f64, out: &mut O) {
 /// Writes a float4 as float4out does: shortest round-trip digits for
 /// single precision, exponent form below 1e-4 or from 1e6 up.
 pub fn write_float4<O: TextOut + ?Sized>(f: f32, out: &mut O) {
-    if f.is_nan() {
-        return out.put(b"NaN");
+    if write_float_special(f as f64, out) {
+        return;
     }
-    if f.is_infinite() {
-        return out.put(if f > 0.0 { b"Infinity" } else { b"-Infinity" });
-    }
-    if f == 0.0 {
-        return out.put(if f.is_sign_negative() { b"-0" } else { b"0" });
-    }
-    if f < 0.0 {
-        out.put(b"-");
-    }
-    let mut sb = StackBuf { buf: [0; 48], len: 0 };
-    let _ = write!(sb, "{:e}", f.abs());
-    let sci = &sb.buf[..sb.len];
-    let e_pos = sci.iter().position(|&b| b == b'e').unwrap_or(sci.len());
-    let exp: i32 = std::str::from_utf8(sci.get(e_pos + 1..).unwrap_or(b"0"))
-        .ok()
-        .and_then(|e| e.parse().ok())
-        .unwrap_or(0);
     let mut digits = [0u8; 24];
-    let mut nd = 0;
-    for &b in sci[..e_pos].iter().filter(|b| b.is_ascii_digit()) {
-        digits[nd] = b;
-        nd += 1;
-    }
+    let (nd, exp) = sci_digits(f.abs(), &mut digits);
     write_digits(&digits[..nd], exp, 6, out);
+}
+
+/// Writes NaN, the infinities and zeros whole (true), or a negative
+/// number's sign (false: the digits follow).
+fn write_float_special<O: TextOut + ?Sized>(f: f64, out: &mut O) -> bool {
+    if f.is_nan() {
+        out.put(b"NaN");
+    } else if f.is_infinite() {
+        out.put(if f > 0.0 { b"Infinity" } else { b"-Infinity" });
+    } else if f == 0.0 {
+        out.put(if f.is_sign_negative() { b"-0" } else { b"0" });
+    } else {
+        if f < 0.0 {
+            out.put(b"-");
+        }
+        return false;
+    }
+    true
 }
 
 /// Writes decimal `digits` with the first digit's exponent `exp`, in fixed
@@ -417,8 +405,25 @@ fn write_digits<O: TextOut + ?Sized>(digits: &[u8], exp: i32, fixed_limit: i32, 
 /// path is exact and above it [`ryu_like_digits`] decides with exact
 /// integer arithmetic.
 fn shortest_digits(f: f64, digits: &mut [u8; 24]) -> (usize, i32) {
+    let (nd, exp) = sci_digits(f, digits);
+    if f >= (1u64 << 40) as f64 {
+        if let Some((d, e)) = ryu_like_digits(f, exp, nd as i32) {
+            let text = d.to_string();
+            let text = text.trim_end_matches('0');
+            if text.len() <= digits.len() {
+                digits[..text.len()].copy_from_slice(text.as_bytes());
+                return (text.len(), e);
+            }
+        }
+    }
+    (nd, exp)
+}
+
+/// The digits and exponent of Rust's shortest `{:e}` form of a finite
+/// positive float (f32 values give single-precision shortest digits).
+fn sci_digits(f: impl std::fmt::LowerExp, digits: &mut [u8; 24]) -> (usize, i32) {
     let mut sb = StackBuf { buf: [0; 48], len: 0 };
-    // Writing a finite f64 in `{:e}` form takes at most ~25 bytes.
+    // Writing a finite float in `{:e}` form takes at most ~25 bytes.
     let _ = write!(sb, "{f:e}");
     let sci = &sb.buf[..sb.len];
     let e_pos = sci.iter().position(|&b| b == b'e').unwrap_or(sci.len());
@@ -430,16 +435,6 @@ fn shortest_digits(f: f64, digits: &mut [u8; 24]) -> (usize, i32) {
     for &b in sci[..e_pos].iter().filter(|b| b.is_ascii_digit()) {
         digits[nd] = b;
         nd += 1;
-    }
-    if f >= (1u64 << 40) as f64 {
-        if let Some((d, e)) = ryu_like_digits(f, exp, nd as i32) {
-            let text = d.to_string();
-            let text = text.trim_end_matches('0');
-            if text.len() <= digits.len() {
-                digits[..text.len()].copy_from_slice(text.as_bytes());
-                return (text.len(), e);
-            }
-        }
     }
     (nd, exp)
 }

@@ -329,12 +329,10 @@ fn part(field: &str, v: &Value) -> Result<Numeric> {
             }
             let days = t.div_euclid(USECS_PER_DAY);
             let tod = t.rem_euclid(USECS_PER_DAY);
+            if let Some(n) = clock_part(field, tod) {
+                return Ok(n);
+            }
             Ok(match field {
-                "hour" => num(tod / 3_600_000_000),
-                "minute" => num(tod / 60_000_000 % 60),
-                "second" => scaled((tod % 60_000_000) as i128, 6),
-                "milliseconds" => scaled((tod % 60_000_000) as i128, 3),
-                "microseconds" => num(tod % 60_000_000),
                 "epoch" => scaled(*t as i128 + 10_957 * USECS_PER_DAY as i128, 6),
                 "julian" => {
                     let jd = days + 2_451_545;
@@ -365,12 +363,10 @@ fn part(field: &str, v: &Value) -> Result<Numeric> {
             } else {
                 "time with time zone"
             };
+            if let Some(n) = clock_part(field, *t) {
+                return Ok(n);
+            }
             Ok(match field {
-                "hour" => num(t / 3_600_000_000),
-                "minute" => num(t / 60_000_000 % 60),
-                "second" => scaled((t % 60_000_000) as i128, 6),
-                "milliseconds" => scaled((t % 60_000_000) as i128, 3),
-                "microseconds" => num(t % 60_000_000),
                 "epoch" => {
                     let offset = match v {
                         Value::TimeTz(_, east) => *east as i128 * 1_000_000,
@@ -395,12 +391,10 @@ fn part(field: &str, v: &Value) -> Result<Numeric> {
         }
         Value::Interval(iv) => {
             let t = iv.micros;
+            if let Some(n) = clock_part(field, t) {
+                return Ok(n);
+            }
             Ok(match field {
-                "microseconds" => num(t % 60_000_000),
-                "milliseconds" => scaled((t % 60_000_000) as i128, 3),
-                "second" => scaled((t % 60_000_000) as i128, 6),
-                "minute" => num(t / 60_000_000 % 60),
-                "hour" => num(t / 3_600_000_000),
                 "day" => num(iv.days as i64),
                 "month" => num(iv.months as i64 % 12),
                 "quarter" => num((iv.months as i64 % 12) / 3 + 1),
@@ -427,6 +421,19 @@ fn part(field: &str, v: &Value) -> Result<Numeric> {
             other.data_type().map(|t| t.to_string()).unwrap_or_default()
         ),
     }
+}
+
+/// The clock fields (hour through microseconds) of a time of day or an
+/// interval's microseconds.
+fn clock_part(field: &str, micros: i64) -> Option<Numeric> {
+    Some(match field {
+        "hour" => num(micros / 3_600_000_000),
+        "minute" => num(micros / 60_000_000 % 60),
+        "second" => scaled((micros % 60_000_000) as i128, 6),
+        "milliseconds" => scaled((micros % 60_000_000) as i128, 3),
+        "microseconds" => num(micros % 60_000_000),
+        _ => return None,
+    })
 }
 
 /// The calendar fields of a day count (for timestamps and dates).

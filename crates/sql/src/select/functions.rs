@@ -166,24 +166,23 @@ pub fn plan_zipped(
 
 /// True for the set-returning functions Strata has.
 pub fn is_set_returning(name: &str) -> bool {
-    matches!(
-        name,
-        "generate_series"
-            | "unnest"
-            | "generate_subscripts"
-            | "pg_partition_ancestors"
-            | "json_each"
-            | "jsonb_each"
-            | "json_each_text"
-            | "jsonb_each_text"
-            | "json_array_elements"
-            | "jsonb_array_elements"
-            | "json_array_elements_text"
-            | "jsonb_array_elements_text"
-            | "json_object_keys"
-            | "jsonb_object_keys"
-    )
+    matches!(name, "generate_series" | "unnest" | "generate_subscripts" | "pg_partition_ancestors")
+        || JSON_FUNCTIONS.contains(&name)
 }
+
+/// The json set-returning functions.
+const JSON_FUNCTIONS: &[&str] = &[
+    "json_each",
+    "jsonb_each",
+    "json_each_text",
+    "jsonb_each_text",
+    "json_array_elements",
+    "jsonb_array_elements",
+    "json_array_elements_text",
+    "jsonb_array_elements_text",
+    "json_object_keys",
+    "jsonb_object_keys",
+];
 
 /// The output column names a function declares (OUT parameters), if any.
 fn declared_columns(f: &TableFunc) -> Option<&'static [&'static str]> {
@@ -268,16 +267,7 @@ fn bind_call(
             }
             (TableFunc::Subscripts, exprs, vec![DataType::Int4])
         }
-        "json_each"
-        | "jsonb_each"
-        | "json_each_text"
-        | "jsonb_each_text"
-        | "json_array_elements"
-        | "jsonb_array_elements"
-        | "json_array_elements_text"
-        | "jsonb_array_elements_text"
-        | "json_object_keys"
-        | "jsonb_object_keys" => {
+        name if JSON_FUNCTIONS.contains(&name) => {
             let own = if fname.starts_with("jsonb") { DataType::Jsonb } else { DataType::Json };
             let [(x, t)] = <[_; 1]>::try_from(bound).map_err(|b: Vec<_>| no_such(&b))?;
             if !matches!(t, DataType::Unknown) && t != own {
