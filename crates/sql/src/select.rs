@@ -794,7 +794,12 @@ fn join(
             Some(b.coerce(x, &t, &DataType::Bool)?)
         }
         ast::JoinConstraint::None => None,
-        other => bail!(FeatureNotSupported, "join constraint not supported yet: {other:?}"),
+        ast::JoinConstraint::Using(_) => {
+            bail!(FeatureNotSupported, "JOIN ... USING is not supported yet")
+        }
+        ast::JoinConstraint::Natural => {
+            bail!(FeatureNotSupported, "NATURAL JOIN is not supported yet")
+        }
     };
     Ok((Plan::Join(Box::new(left.0), Box::new(right.0), kind, on, width), scope))
 }

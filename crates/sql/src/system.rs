@@ -125,6 +125,18 @@ const EMPTY_CATALOGS: &[(&str, &[(&str, u32)])] = &[
     ),
     ("pg_foreign_table", &[("ftrelid", 26), ("ftserver", 26), ("ftoptions", 1009)]),
     ("pg_auth_members", &[("roleid", 26), ("member", 26), ("grantor", 26), ("admin_option", 16)]),
+    (
+        "pg_range",
+        &[
+            ("rngtypid", 26),
+            ("rngsubtype", 26),
+            ("rngmultitypid", 26),
+            ("rngcollation", 26),
+            ("rngsubopc", 26),
+            ("rngcanonical", 26),
+            ("rngsubdiff", 26),
+        ],
+    ),
 ];
 
 const PG_CATALOG_OID: i64 = 11;

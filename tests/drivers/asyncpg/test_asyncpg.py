@@ -11,10 +11,14 @@ known-failure convention (KNOWN_FAILURES below)."""
 import asyncio
 import datetime
 import decimal
+import json
+import math
 import os
+import struct
 
 import asyncpg
 import pytest
+from asyncpg.pgproto import pgproto
 
 PORT = int(os.environ["STRATA_PORT"])
 ON_STRATA = os.environ.get("STRATA_TEST_TARGET", "strata") == "strata"
@@ -23,8 +27,7 @@ ON_STRATA = os.environ.get("STRATA_TEST_TARGET", "strata") == "strata"
 # prints "known failure: <name>: <why>" and a pass "UNEXPECTED PASS: <name>"
 # (remove the entry then); on PostgreSQL they must pass. One entry per
 # missing feature or bug; "bug:" marks a bug rather than a missing feature.
-KNOWN_FAILURES = {
-}
+KNOWN_FAILURES = {}
 
 # Lines for the end of the run (printed by conftest.py).
 REPORT = []
@@ -36,6 +39,7 @@ class ConnectFailed(Exception):
 
 D = decimal.Decimal
 UTC = datetime.timezone.utc
+UUID = pgproto.UUID  # what asyncpg decodes uuid to (a uuid.UUID subclass)
 
 
 async def connect(**kw):
@@ -359,8 +363,31 @@ def test_serial_id_returning():
 # ---------------------------------------------------------------------------
 # Every core type: binary format (asyncpg's own codecs) and text format
 # (set_type_codec(..., format="text") with the PostgreSQL text as the value).
+# Arrays are lists; asyncpg knows only text[] and oid[] statically, so the
+# others are introspected from pg_type on first use. In text format an
+# array's element codec decides: a text element codec makes asyncpg send and
+# read the array in text format, with the element texts as strings.
 
-# type -> (column type, [python values]); each value must come back equal.
+
+class Becomes:
+    """A value that comes back as another: float4 rounding, jsonb
+    normalization."""
+
+    def __init__(self, sent, expected):
+        self.sent, self.expected = sent, expected
+
+
+def f4(x):
+    """x rounded to float4, as asyncpg decodes a float4."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def tz(hours, minutes=0):
+    return datetime.timezone(datetime.timedelta(hours=hours, minutes=minutes))
+
+
+# type -> (column type, [python values]); each value must come back equal
+# (a Becomes as its expected value).
 BINARY_CASES = {
     "bool": ("bool", [True, False]),
     "int2": ("int2", [-32768, 0, 32767]),
@@ -391,6 +418,57 @@ BINARY_CASES = {
     ),
     "date": ("date", [datetime.date(2000, 2, 29), datetime.date(1969, 7, 20), datetime.date(2099, 12, 31)]),
     "bytea": ("bytea", [b"\x00\x01\xff", b"", bytes(range(256))]),
+    "float4": (
+        "float4",
+        [Becomes(0.1, f4(0.1)), Becomes(-2.5e30, f4(-2.5e30)), f4(3.4028234663852886e38), 0.0, float("inf"), float("nan")],
+    ),
+    "time": ("time", [datetime.time(4, 5, 6, 789000), datetime.time(23, 59, 59, 999999), datetime.time(0, 0)]),
+    "timetz": (
+        "timetz",
+        [datetime.time(4, 5, 6, tzinfo=tz(2)), datetime.time(23, 59, 59, 999999, tzinfo=tz(-5, -30)), datetime.time(0, 0, tzinfo=UTC)],
+    ),
+    # asyncpg sends a timedelta as days and microseconds (no months) and reads
+    # months as 30 days.
+    "interval": (
+        "interval",
+        [
+            datetime.timedelta(days=428, hours=4, minutes=5, seconds=6.5),
+            datetime.timedelta(days=-1, hours=2),
+            datetime.timedelta(0),
+            datetime.timedelta(microseconds=-1),
+        ],
+    ),
+    "uuid": ("uuid", [UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), UUID("00000000-0000-0000-0000-000000000000")]),
+    # json and jsonb go as text (jsonb's binary format is a version byte and
+    # the text); json keeps its text, jsonb normalizes it.
+    "json": ("json", ['{"b": 1,  "a": [1, 2]}', '"héllo ☃"', "null"]),
+    "jsonb": (
+        "jsonb",
+        [
+            Becomes('{"b":1,"a":[1,2.50]}', '{"a": [1, 2.50], "b": 1}'),
+            Becomes('[1e2, "\\u00e9", {"a": 1, "a": 2}, null, true]', '[100, "é", {"a": 2}, null, true]'),
+            "{}",
+        ],
+    ),
+    "int4_array": ("int4[]", [[1, None, 3], [], [-2147483648, 2147483647]]),
+    "text_array": (
+        "text[]",
+        [['a "quoted" b', "with, comma", None, "héllo ☃", "", "NULL", "back\\slash", "{braces}", " spaced "], []],
+    ),
+    "float8_array": ("float8[]", [[0.1, -2.5e100, float("inf"), float("-inf"), float("nan"), None]]),
+    "numeric_array": ("numeric[]", [[D("1.500"), D("-0.000123"), D("123456789012345678901234567890.12345"), None, D("1E+20")]]),
+    "bool_array": ("bool[]", [[True, False, None]]),
+    "date_array": ("date[]", [[datetime.date(2000, 2, 29), None, datetime.date(1969, 7, 20)]]),
+    "timestamptz_array": (
+        "timestamptz[]",
+        [[datetime.datetime(2024, 1, 2, 3, 4, 5, 500000, tzinfo=UTC), datetime.datetime(1969, 7, 20, 20, 17, 40, tzinfo=UTC), None]],
+    ),
+    "uuid_array": ("uuid[]", [[UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), None]]),
+    "jsonb_array": (
+        "jsonb[]",
+        [Becomes(['{"b":1,"a":[1,2.50]}', None, '"x"'], ['{"a": [1, 2.50], "b": 1}', None, '"x"'])],
+    ),
+    "int4_array_2d": ("int4[][]", [[[1, 2, 3], [4, None, 6]], [[1], [2]]]),
 }
 
 # type -> (column type, pg_catalog type name, [(text sent, text expected back)]).
@@ -420,7 +498,78 @@ TEXT_CASES = {
     ),
     "date": ("date", "date", [("2000-02-29", "2000-02-29"), ("1969-07-20", "1969-07-20")]),
     "bytea": ("bytea", "bytea", [("\\x0001ff", "\\x0001ff"), ("\\x", "\\x")]),
+    "float4": (
+        "float4",
+        "float4",
+        [("0.1", "0.1"), ("-2.5e30", "-2.5e+30"), ("3.4028235e38", "3.4028235e+38"), ("Infinity", "Infinity"), ("NaN", "NaN")],
+    ),
+    "time": ("time", "time", [("04:05:06.789", "04:05:06.789"), ("23:59:59.999999", "23:59:59.999999"), ("4:05 PM", "16:05:00")]),
+    "timetz": (
+        "timetz",
+        "timetz",
+        [("04:05:06+02", "04:05:06+02"), ("23:59:59.999999-05:30", "23:59:59.999999-05:30"), ("00:00:00Z", "00:00:00+00")],
+    ),
+    "interval": (
+        "interval",
+        "interval",
+        [
+            ("1 year 2 mons 3 days 04:05:06.5", "1 year 2 mons 3 days 04:05:06.5"),
+            ("-1 days +02:00:00", "-1 days +02:00:00"),
+            ("00:00:00", "00:00:00"),
+            ("P1Y2M3DT4H5M6S", "1 year 2 mons 3 days 04:05:06"),
+            ("-00:00:00.000001", "-00:00:00.000001"),
+        ],
+    ),
+    "uuid": (
+        "uuid",
+        "uuid",
+        [("A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), ("{a0eebc999c0b4ef8bb6d6bb9bd380a11}", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")],
+    ),
+    "json": ("json", "json", [('{"b": 1,  "a": [1, 2]}', '{"b": 1,  "a": [1, 2]}'), ('[1e2, "\\u00e9"]', '[1e2, "\\u00e9"]')]),
+    "jsonb": (
+        "jsonb",
+        "jsonb",
+        [('{"b":1,"a":[1,2.50]}', '{"a": [1, 2.50], "b": 1}'), ('[1e2, "\\u00e9", {"a": 1, "a": 2}, null]', '[100, "é", {"a": 2}, null]')],
+    ),
+    # Arrays in text format: the element type's text codec (strings in, the
+    # element texts out; asyncpg quotes and parses the array literal).
+    "int4_array": ("int4[]", "int4", [(["1", None, " 3"], ["1", None, "3"]), ([], [])]),
+    "text_array": (
+        "text[]",
+        "text",
+        [
+            (
+                ['a "quoted" b', "with, comma", None, "héllo ☃", "", "NULL", "back\\slash", "{braces}", " spaced "],
+                ['a "quoted" b', "with, comma", None, "héllo ☃", "", "NULL", "back\\slash", "{braces}", " spaced "],
+            ),
+        ],
+    ),
+    "float8_array": (
+        "float8[]",
+        "float8",
+        [(["0.1", "-2.5e100", "Infinity", "NaN", None], ["0.1", "-2.5e+100", "Infinity", "NaN", None])],
+    ),
+    "numeric_array": ("numeric[]", "numeric", [(["1.500", "-0.000123", "1e20", None], ["1.500", "-0.000123", "100000000000000000000", None])]),
+    "bool_array": ("bool[]", "bool", [(["t", "false", None], ["t", "f", None])]),
+    "date_array": ("date[]", "date", [(["2000-02-29", None, "1969-07-20"], ["2000-02-29", None, "1969-07-20"])]),
+    "timestamptz_array": (
+        "timestamptz[]",
+        "timestamptz",
+        [(["2024-01-02 05:04:05.5+02", "1969-07-20 20:17:40Z"], ["2024-01-02 03:04:05.5+00", "1969-07-20 20:17:40+00"])],
+    ),
+    "uuid_array": ("uuid[]", "uuid", [(["A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11", None], ["a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", None])]),
+    "jsonb_array": ("jsonb[]", "jsonb", [(['{"b":1,"a":[1,2.50]}', None, "[1, 2]"], ['{"a": [1, 2.50], "b": 1}', None, "[1, 2]"])]),
+    "int4_array_2d": ("int4[][]", "int4", [([["1", "2"], ["3", None]], [["1", "2"], ["3", None]])]),
 }
+
+
+def same(got, expected):
+    """Equal and of the same type, NaN equal to NaN, lists element by element."""
+    if isinstance(expected, list):
+        return type(got) is list and len(got) == len(expected) and all(same(g, e) for g, e in zip(got, expected))
+    if isinstance(expected, float) and math.isnan(expected):
+        return type(got) is float and math.isnan(got)
+    return got == expected and type(got) is type(expected)
 
 
 async def roundtrip(conn, coltype, pairs):
@@ -431,9 +580,9 @@ async def roundtrip(conn, coltype, pairs):
     for i, (sent, expected) in enumerate(pairs):
         await conn.execute("insert into typed (id, v) values ($1, $2)", i, sent)
         got = await conn.fetchval("select v from typed where id = $1", i)
-        assert got == expected and type(got) is type(expected), (coltype, sent, got)
+        assert same(got, expected), (coltype, sent, got)
         got = await conn.fetchval(f"select $1::{coltype}", sent)
-        assert got == expected and type(got) is type(expected), (coltype, sent, got)
+        assert same(got, expected), (coltype, sent, got)
     await conn.execute("insert into typed (id, v) values ($1, $2)", -1, None)
     assert await conn.fetchval("select v from typed where id = -1") is None
     assert await conn.fetchval(f"select case when $1::{coltype} is null then 'null' end", None) == "null"
@@ -444,7 +593,7 @@ def test_roundtrip_binary(typ):
     coltype, values = BINARY_CASES[typ]
 
     async def check(conn):
-        await roundtrip(conn, coltype, [(v, v) for v in values])
+        await roundtrip(conn, coltype, [(v.sent, v.expected) if isinstance(v, Becomes) else (v, v) for v in values])
 
     run_check(f"roundtrip_binary_{typ}", check)
 
@@ -484,3 +633,26 @@ def test_prepared_statement_and_cursor():
         assert ids == [100, 101, 102, 103, 104]
 
     run_check("prepared_statement_and_cursor", check)
+
+
+def test_type_introspection():
+    async def check(conn):
+        # set_type_codec looks jsonb up in pg_type; int4[], uuid[] and
+        # jsonb[] are not among asyncpg's static codecs, so the first query
+        # that has them runs asyncpg's pg_type introspection query.
+        await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+        u = UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+        row = await conn.fetchrow(
+            "select $1::int4[] as ints, $2::uuid[] as uuids, $3::jsonb as doc, $4::jsonb[] as docs",
+            [1, None, 3],
+            [u, None],
+            {"b": [1, 2.5], "a": None},
+            [{"x": "é"}, None],
+        )
+        assert tuple(row) == ([1, None, 3], [u, None], {"a": None, "b": [1, 2.5]}, [{"x": "é"}, None])
+        stmt = await conn.prepare("select $1::numeric[] as n, array[1.5::float4, null] as f, '{}'::jsonb as j")
+        assert [(t.name, t.kind, t.schema) for t in stmt.get_parameters()] == [("numeric[]", "array", "pg_catalog")]
+        assert [(a.name, a.type.name) for a in stmt.get_attributes()] == [("n", "numeric[]"), ("f", "float4[]"), ("j", "jsonb")]
+        assert tuple(await stmt.fetchrow([D("1.50"), None])) == ([D("1.50"), None], [1.5, None], {})
+
+    run_check("type_introspection", check)

@@ -398,6 +398,12 @@ check('pool_concurrent_transactions', async (c) => {
 // ---------------------------------------------------------------------------
 // Every core type in text format.
 
+// A PostgresInterval, what pg's default parser makes of an interval.
+const INTERVAL = Object.getPrototypeOf(pg.types.getTypeParser(1186)('0'));
+function interval(fields) {
+  return Object.assign(Object.create(INTERVAL), fields);
+}
+
 // type -> [column type, [text sent, text expected back], [JS value sent,
 // JS value pg's default parser returns]].
 const TYPES = {
@@ -441,6 +447,117 @@ const TYPES = {
     'bytea',
     [['\\x0001ff', '\\x0001ff'], ['\\x', '\\x']],
     [[Buffer.from([0, 1, 255]), Buffer.from([0, 1, 255])], [Buffer.alloc(0), Buffer.alloc(0)]],
+  ],
+  float4: [
+    'float4',
+    [['0.1', '0.1'], ['-2.5e30', '-2.5e+30'], ['3.4028235e38', '3.4028235e+38'], ['Infinity', 'Infinity'], ['NaN', 'NaN']],
+    [[0.1, 0.1], [-2.5e30, -2.5e30], [-Infinity, -Infinity], [NaN, NaN]],
+  ],
+  time: [
+    'time',
+    [['04:05:06.789', '04:05:06.789'], ['23:59:59.999999', '23:59:59.999999'], ['4:05 PM', '16:05:00'], ['24:00:00', '24:00:00']],
+    [['04:05:06.789', '04:05:06.789']],
+  ],
+  timetz: [
+    'timetz',
+    [['04:05:06+02', '04:05:06+02'], ['23:59:59.999999-05:30', '23:59:59.999999-05:30'], ['00:00:00Z', '00:00:00+00']],
+    [['04:05:06+02', '04:05:06+02']],
+  ],
+  // pg parses an interval into a PostgresInterval and sends one as
+  // '6.5 seconds 5 minutes 4 hours 3 days 2 months 1 years'.
+  interval: [
+    'interval',
+    [
+      ['1 year 2 mons 3 days 04:05:06.5', '1 year 2 mons 3 days 04:05:06.5'],
+      ['-1 days +02:00:00', '-1 days +02:00:00'],
+      ['00:00:00', '00:00:00'],
+      ['P1Y2M3DT4H5M6S', '1 year 2 mons 3 days 04:05:06'],
+      ['-00:00:00.000001', '-00:00:00.000001'],
+    ],
+    [
+      [interval({ years: 1, months: 2, days: 3, hours: 4, minutes: 5, seconds: 6, milliseconds: 500 }), interval({ years: 1, months: 2, days: 3, hours: 4, minutes: 5, seconds: 6, milliseconds: 500 })],
+      ['-1 days +02:00:00', interval({ days: -1, hours: 2 })],
+      [interval({}), interval({})],
+    ],
+  ],
+  uuid: [
+    'uuid',
+    [['A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'], ['{a0eebc999c0b4ef8bb6d6bb9bd380a11}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11']],
+    [['a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11']],
+  ],
+  // pg sends objects as JSON.stringify and parses json and jsonb with JSON.parse.
+  json: [
+    'json',
+    [['{"b": 1,  "a": [1, 2]}', '{"b": 1,  "a": [1, 2]}'], ['[1e2, "\\u00e9"]', '[1e2, "\\u00e9"]']],
+    [[{ b: 1, a: [1, 2] }, { b: 1, a: [1, 2] }], ['"héllo ☃"', 'héllo ☃']],
+  ],
+  jsonb: [
+    'jsonb',
+    [['{"b":1,"a":[1,2.50]}', '{"a": [1, 2.50], "b": 1}'], ['[1e2, "\\u00e9", {"a": 1, "a": 2}, null]', '[100, "é", {"a": 2}, null]']],
+    [[{ b: 1, a: [1, 2.5] }, { a: [1, 2.5], b: 1 }], [JSON.stringify([1, 'é', null]), [1, 'é', null]]],
+  ],
+  // pg sends JavaScript arrays as array literals with every element quoted.
+  int4_array: [
+    'int4[]',
+    [['{1,NULL,3}', '{1,NULL,3}'], ['{}', '{}'], [' { -2147483648 , 2147483647 } ', '{-2147483648,2147483647}'], ['[0:1]={1,2}', '[0:1]={1,2}']],
+    [[[1, null, 3], [1, null, 3]], [[], []]],
+  ],
+  text_array: [
+    'text[]',
+    [
+      [
+        '{"a \\"quoted\\" b","with, comma",NULL,héllo ☃,"","NULL","back\\\\slash","{braces}"," spaced ",plain}',
+        '{"a \\"quoted\\" b","with, comma",NULL,"héllo ☃","","NULL","back\\\\slash","{braces}"," spaced ",plain}',
+      ],
+      ['{}', '{}'],
+    ],
+    [
+      [
+        ['a "quoted" b', 'with, comma', null, 'héllo ☃', '', 'NULL', 'back\\slash', '{braces}', ' spaced '],
+        ['a "quoted" b', 'with, comma', null, 'héllo ☃', '', 'NULL', 'back\\slash', '{braces}', ' spaced '],
+      ],
+    ],
+  ],
+  float8_array: [
+    'float8[]',
+    [['{0.1,-2.5e100,Infinity,-Infinity,NaN,NULL}', '{0.1,-2.5e+100,Infinity,-Infinity,NaN,NULL}']],
+    [[[0.1, -2.5e100, Infinity, NaN, null], [0.1, -2.5e100, Infinity, NaN, null]]],
+  ],
+  numeric_array: [
+    'numeric[]',
+    [['{1.500,-0.000123,1e20,NULL,NaN}', '{1.500,-0.000123,100000000000000000000,NULL,NaN}']],
+    [[['1.500', '-0.000123', null], [1.5, -0.000123, null]]], // pg parses numeric[] elements as floats
+  ],
+  bool_array: ['bool[]', [['{t,false,NULL}', '{t,f,NULL}']], [[[true, false, null], [true, false, null]]]],
+  date_array: [
+    'date[]',
+    [['{2000-02-29,NULL,1969-07-20}', '{2000-02-29,NULL,1969-07-20}']],
+    [[['2000-02-29', null], [new Date(Date.UTC(2000, 1, 29)), null]]],
+  ],
+  timestamptz_array: [
+    'timestamptz[]',
+    [['{"2024-01-02 05:04:05.5+02","1969-07-20 20:17:40Z",NULL}', '{"2024-01-02 03:04:05.5+00","1969-07-20 20:17:40+00",NULL}']],
+    [
+      [
+        [new Date(Date.UTC(2024, 0, 2, 3, 4, 5, 500)), new Date(Date.UTC(1969, 6, 20, 20, 17, 40)), null],
+        [new Date(Date.UTC(2024, 0, 2, 3, 4, 5, 500)), new Date(Date.UTC(1969, 6, 20, 20, 17, 40)), null],
+      ],
+    ],
+  ],
+  uuid_array: [
+    'uuid[]',
+    [['{A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11,NULL}', '{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,NULL}']],
+    [[['a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', null], ['a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', null]]],
+  ],
+  jsonb_array: [
+    'jsonb[]',
+    [['{"{\\"b\\":1,\\"a\\":[1,2.50]}",NULL,"[1, 2]"}', '{"{\\"a\\": [1, 2.50], \\"b\\": 1}",NULL,"[1, 2]"}']],
+    [[[JSON.stringify({ b: 1, a: [1, 2.5] }), null, '"x"'], [{ a: [1, 2.5], b: 1 }, null, 'x']]],
+  ],
+  int4_array_2d: [
+    'int4[][]',
+    [['{{1,2,3},{4,NULL,6}}', '{{1,2,3},{4,NULL,6}}'], ['{{1},{2}}', '{{1},{2}}']],
+    [[[[1, 2, 3], [4, null, 6]], [[1, 2, 3], [4, null, 6]]]],
   ],
 };
 

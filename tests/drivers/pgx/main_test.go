@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -568,8 +569,43 @@ func mustTime(layout, s string) time.Time {
 
 const tsLayout = "2006-01-02 15:04:05.999999"
 
+func ptr[T any](v T) *T { return &v }
+
+// becomes is a value that comes back as another (jsonb is normalized).
+type becomes struct{ sent, want any }
+
+// rawBinary is a type pgx has no codec for (timetz): the value goes as a
+// text parameter and comes back as the binary bytes PostgreSQL sends.
+type rawBinary struct {
+	sent string
+	want []byte
+}
+
+// timetzBinary is timetz's binary format: microseconds since midnight, then
+// the zone's offset in seconds west of UTC.
+func timetzBinary(hour, min, sec, usec int64, eastSeconds int32) []byte {
+	b := binary.BigEndian.AppendUint64(nil, uint64(((hour*60+min)*60+sec)*1000000+usec))
+	return binary.BigEndian.AppendUint32(b, uint32(-eastSeconds))
+}
+
+func clock(hour, min, sec, usec int64) pgtype.Time {
+	return pgtype.Time{Microseconds: ((hour*60+min)*60+sec)*1000000 + usec, Valid: true}
+}
+
+func uuid(s string) pgtype.UUID {
+	var u pgtype.UUID
+	if err := u.Scan(s); err != nil {
+		panic(err)
+	}
+	return u
+}
+
+func ts(s string) *time.Time { return ptr(mustTime(time.RFC3339Nano, s)) }
+
 // binaryCases: type -> column type and Go values that must come back equal
 // (compared by eq). Numeric values are compared as PostgreSQL prints them.
+// Arrays are Go slices (pointer elements for NULLs, nested slices for two
+// dimensions).
 var binaryCases = []struct {
 	name, coltype string
 	values        []any
@@ -596,6 +632,33 @@ var binaryCases = []struct {
 		}
 		return b
 	}()}},
+	{"float4", "float4", []any{float32(0.1), float32(-2.5e30), float32(math.MaxFloat32), float32(0), float32(math.Inf(1)), float32(math.NaN())}},
+	{"time", "time", []any{clock(4, 5, 6, 789000), clock(23, 59, 59, 999999), clock(0, 0, 0, 0), clock(24, 0, 0, 0)}},
+	{"timetz", "timetz", []any{rawBinary{"04:05:06+02", timetzBinary(4, 5, 6, 0, 7200)},
+		rawBinary{"23:59:59.999999-05:30", timetzBinary(23, 59, 59, 999999, -19800)},
+		rawBinary{"00:00:00Z", timetzBinary(0, 0, 0, 0, 0)}}},
+	{"interval", "interval", []any{pgtype.Interval{Months: 14, Days: 3, Microseconds: 14706500000, Valid: true},
+		pgtype.Interval{Days: -1, Microseconds: 7200000000, Valid: true}, pgtype.Interval{Valid: true},
+		pgtype.Interval{Months: -1, Days: 2, Microseconds: -1, Valid: true}}},
+	{"uuid", "uuid", []any{uuid("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), uuid("00000000-0000-0000-0000-000000000000")}},
+	// pgx sends a string as JSON text and reads the text back as it is.
+	{"json", "json", []any{`{"b": 1,  "a": [1, 2]}`, `"héllo ☃"`, "null"}},
+	{"jsonb", "jsonb", []any{becomes{`{"b":1,"a":[1,2.50]}`, `{"a": [1, 2.50], "b": 1}`},
+		becomes{`[1e2, "\u00e9", {"a": 1, "a": 2}, null, true]`, `[100, "é", {"a": 2}, null, true]`}, "{}"}},
+	{"int4_array", "int4[]", []any{[]*int32{ptr(int32(1)), nil, ptr(int32(3))}, []int32{}, []int32{math.MinInt32, math.MaxInt32}}},
+	{"text_array", "text[]", []any{[]*string{str(`a "quoted" b`), str("with, comma"), nil, str("héllo ☃"), str(""), str("NULL"),
+		str(`back\slash`), str("{braces}"), str(" spaced ")}, []string{}}},
+	{"float8_array", "float8[]", []any{[]*float64{ptr(0.1), ptr(-2.5e100), ptr(math.Inf(1)), ptr(math.Inf(-1)), ptr(math.NaN()), nil}}},
+	{"numeric_array", "numeric[]", []any{[]pgtype.Numeric{num("1.500"), num("-0.000123"), num("123456789012345678901234567890.12345"),
+		{}, pgtype.Numeric{Int: big.NewInt(1), Exp: 20, Valid: true}}}},
+	{"bool_array", "bool[]", []any{[]*bool{ptr(true), ptr(false), nil}}},
+	{"date_array", "date[]", []any{[]*time.Time{ptr(date("2000-02-29")), nil, ptr(date("1969-07-20"))}}},
+	{"timestamptz_array", "timestamptz[]", []any{[]*time.Time{ts("2024-01-02T03:04:05.5Z"), ts("1969-07-20T22:17:40+02:00"), nil}}},
+	{"uuid_array", "uuid[]", []any{[]pgtype.UUID{uuid("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), {}}}},
+	{"jsonb_array", "jsonb[]", []any{becomes{[]*string{str(`{"b":1,"a":[1,2.50]}`), nil, str(`"x"`)},
+		[]*string{str(`{"a": [1, 2.50], "b": 1}`), nil, str(`"x"`)}}}},
+	{"int4_array_2d", "int4[][]", []any{[][]*int32{{ptr(int32(1)), ptr(int32(2)), ptr(int32(3))}, {ptr(int32(4)), nil, ptr(int32(6))}},
+		[][]int32{{1}, {2}}}},
 }
 
 // printed is what a value reads back as, for comparison.
@@ -605,9 +668,27 @@ func printed(c *C, v any) string {
 		return numText(c, x)
 	case time.Time:
 		return x.UTC().Format(time.RFC3339Nano)
-	default:
+	case []byte:
 		return fmt.Sprintf("%T %#v", v, v)
 	}
+	// Slices element by element, pointers by what they point to.
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Slice:
+		if rv.IsNil() {
+			return fmt.Sprintf("%T(nil)", v)
+		}
+		var elems []string
+		for i := 0; i < rv.Len(); i++ {
+			elems = append(elems, printed(c, rv.Index(i).Interface()))
+		}
+		return fmt.Sprintf("%T{%s}", v, strings.Join(elems, ", "))
+	case reflect.Pointer:
+		if rv.IsNil() {
+			return "NULL"
+		}
+		return printed(c, rv.Elem().Interface())
+	}
+	return fmt.Sprintf("%T %#v", v, v)
 }
 
 // scanTarget is a new pointer of v's type.
@@ -621,6 +702,13 @@ func TestTypesBinary(t *testing.T) {
 			c.Exec("drop table if exists typed")
 			c.Exec(fmt.Sprintf("create table typed (id int4 primary key, v %s)", tc.coltype))
 			for i, v := range tc.values {
+				var want any = v
+				if b, ok := v.(becomes); ok {
+					v, want = b.sent, b.want
+				}
+				if raw, ok := v.(rawBinary); ok {
+					v, want = raw.sent, raw.want
+				}
 				c.Exec("insert into typed (id, v) values ($1, $2)", i, v)
 				queries := []struct {
 					sql  string
@@ -635,13 +723,19 @@ func TestTypesBinary(t *testing.T) {
 					rows, err := c.conn.Query(c.ctx, q.sql, args...)
 					c.NoErr(err, q.sql)
 					c.Eq(rows.FieldDescriptions()[0].Format, int16(pgx.BinaryFormatCode), "result format")
-					got := scanTarget(v)
+					got := scanTarget(want)
+					if _, ok := want.([]byte); ok && tc.coltype != "bytea" {
+						got = &pgtype.UndecodedBytes{}
+					}
 					n := 0
 					_, err = pgx.ForEachRow(rows, []any{got}, func() error { n++; return nil })
 					c.NoErr(err, q.sql)
 					c.Eq(n, 1, q.sql)
 					gotV := reflect.ValueOf(got).Elem().Interface()
-					c.Eq(printed(c, gotV), printed(c, v), fmt.Sprintf("%s: %s", tc.coltype, q.sql))
+					if raw, ok := gotV.(pgtype.UndecodedBytes); ok {
+						gotV = []byte(raw)
+					}
+					c.Eq(printed(c, gotV), printed(c, want), fmt.Sprintf("%s %v: %s", tc.coltype, v, q.sql))
 				}
 			}
 			c.Exec("insert into typed (id, v) values ($1, $2)", -1, nil)
@@ -671,6 +765,26 @@ var textCases = []struct {
 	{"timestamptz", "timestamptz", [][2]string{{"2024-01-02 05:04:05.5+02", "2024-01-02 03:04:05.5+00"}, {"1969-07-20 20:17:40Z", "1969-07-20 20:17:40+00"}}},
 	{"date", "date", [][2]string{{"2000-02-29", "2000-02-29"}, {"1969-07-20", "1969-07-20"}}},
 	{"bytea", "bytea", [][2]string{{`\x0001ff`, `\x0001ff`}, {`\x`, `\x`}}},
+	{"float4", "float4", [][2]string{{"0.1", "0.1"}, {"-2.5e30", "-2.5e+30"}, {"3.4028235e38", "3.4028235e+38"}, {"Infinity", "Infinity"}, {"NaN", "NaN"}}},
+	{"time", "time", [][2]string{{"04:05:06.789", "04:05:06.789"}, {"23:59:59.999999", "23:59:59.999999"}, {"4:05 PM", "16:05:00"}, {"24:00:00", "24:00:00"}}},
+	{"timetz", "timetz", [][2]string{{"04:05:06+02", "04:05:06+02"}, {"23:59:59.999999-05:30", "23:59:59.999999-05:30"}, {"00:00:00Z", "00:00:00+00"}}},
+	{"interval", "interval", [][2]string{{"1 year 2 mons 3 days 04:05:06.5", "1 year 2 mons 3 days 04:05:06.5"}, {"-1 days +02:00:00", "-1 days +02:00:00"},
+		{"00:00:00", "00:00:00"}, {"P1Y2M3DT4H5M6S", "1 year 2 mons 3 days 04:05:06"}, {"-00:00:00.000001", "-00:00:00.000001"}}},
+	{"uuid", "uuid", [][2]string{{"A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"},
+		{"{a0eebc999c0b4ef8bb6d6bb9bd380a11}", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"}}},
+	{"json", "json", [][2]string{{`{"b": 1,  "a": [1, 2]}`, `{"b": 1,  "a": [1, 2]}`}, {`[1e2, "\u00e9"]`, `[1e2, "\u00e9"]`}}},
+	{"jsonb", "jsonb", [][2]string{{`{"b":1,"a":[1,2.50]}`, `{"a": [1, 2.50], "b": 1}`}, {`[1e2, "\u00e9", {"a": 1, "a": 2}, null]`, `[100, "é", {"a": 2}, null]`}}},
+	{"int4_array", "int4[]", [][2]string{{"{1,NULL,3}", "{1,NULL,3}"}, {"{}", "{}"}, {" { -2147483648 , 2147483647 } ", "{-2147483648,2147483647}"}, {"[0:1]={1,2}", "[0:1]={1,2}"}}},
+	{"text_array", "text[]", [][2]string{{`{"a \"quoted\" b","with, comma",NULL,héllo ☃,"","NULL","back\\slash","{braces}"," spaced ",plain}`,
+		`{"a \"quoted\" b","with, comma",NULL,"héllo ☃","","NULL","back\\slash","{braces}"," spaced ",plain}`}, {"{}", "{}"}}},
+	{"float8_array", "float8[]", [][2]string{{"{0.1,-2.5e100,Infinity,-Infinity,NaN,NULL}", "{0.1,-2.5e+100,Infinity,-Infinity,NaN,NULL}"}}},
+	{"numeric_array", "numeric[]", [][2]string{{"{1.500,-0.000123,1e20,NULL,NaN}", "{1.500,-0.000123,100000000000000000000,NULL,NaN}"}}},
+	{"bool_array", "bool[]", [][2]string{{"{t,false,NULL}", "{t,f,NULL}"}}},
+	{"date_array", "date[]", [][2]string{{"{2000-02-29,NULL,1969-07-20}", "{2000-02-29,NULL,1969-07-20}"}}},
+	{"timestamptz_array", "timestamptz[]", [][2]string{{`{"2024-01-02 05:04:05.5+02","1969-07-20 20:17:40Z",NULL}`, `{"2024-01-02 03:04:05.5+00","1969-07-20 20:17:40+00",NULL}`}}},
+	{"uuid_array", "uuid[]", [][2]string{{"{A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11,NULL}", "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,NULL}"}}},
+	{"jsonb_array", "jsonb[]", [][2]string{{`{"{\"b\":1,\"a\":[1,2.50]}",NULL,"[1, 2]"}`, `{"{\"a\": [1, 2.50], \"b\": 1}",NULL,"[1, 2]"}`}}},
+	{"int4_array_2d", "int4[][]", [][2]string{{"{{1,2,3},{4,NULL,6}}", "{{1,2,3},{4,NULL,6}}"}, {"{{1},{2}}", "{{1},{2}}"}}},
 }
 
 // rawText runs a one-column, one-row query and returns the column's raw
