@@ -254,6 +254,9 @@ pub struct Session<K: KvClient> {
     /// Bumped whenever a setting may have changed.
     settings_generation: u64,
     settings_cache: Mutex<(u64, Arc<std::collections::BTreeMap<String, String>>)>,
+    /// Where set_config() queues setting changes during a statement (one
+    /// queue for the session's life, shared with each statement's context).
+    set_config: Arc<Mutex<Vec<(String, String)>>>,
 }
 
 impl<K: KvClient> Session<K> {
@@ -285,6 +288,7 @@ impl<K: KvClient> Session<K> {
             catalog_checked_at: None,
             settings_generation: 1,
             settings_cache: Mutex::new((0, Arc::default())),
+            set_config: Arc::default(),
         }
     }
 
@@ -765,6 +769,8 @@ impl<K: KvClient> Session<K> {
     }
 
     fn eval_ctx(&self, params: &[Value]) -> EvalContext {
+        // Changes queued by a statement that failed are dropped.
+        self.set_config.lock().clear();
         EvalContext {
             params: params.to_vec(),
             txn_time: self.txn_time,
@@ -776,7 +782,7 @@ impl<K: KvClient> Session<K> {
             seqs: self.seq_context(),
             catalog: Some(self.catalog.clone()),
             cursors: self.cursor_infos(),
-            set_config: Default::default(),
+            set_config: self.set_config.clone(),
             work: None,
         }
     }
@@ -830,7 +836,7 @@ impl<K: KvClient> Session<K> {
                 let cx = ExecCtx { txn: &*txn, tenant, eval: &ctx, catalog: &catalog };
                 let rows = exec::run(plan, &cx).await?;
                 let tag = format!("SELECT {}", rows.len());
-                let changed = std::mem::take(&mut *ctx.set_config.lock());
+                let changed = std::mem::take(&mut *self.set_config.lock());
                 for (name, value) in changed {
                     self.settings_generation += 1;
                     self.settings.set(&name, &value)?;

@@ -119,7 +119,7 @@ pub fn days_in_month(year: i64, month: u32) -> u32 {
 // ---------------------------------------------------------------------------
 
 /// Appends `n` in decimal, zero-padded to at least `width` digits.
-fn push_num<O: TextOut + ?Sized>(out: &mut O, n: u64, width: usize) {
+pub(crate) fn push_num<O: TextOut + ?Sized>(out: &mut O, n: u64, width: usize) {
     let mut tmp = [b'0'; 20];
     let mut pos = tmp.len();
     let mut v = n;
@@ -136,6 +136,22 @@ fn push_num<O: TextOut + ?Sized>(out: &mut O, n: u64, width: usize) {
         out.put(b"0");
     }
     out.put(&tmp[pos..]);
+}
+
+/// Appends seconds (two digits) and the fraction of `micros` (microseconds
+/// within a minute), with the fraction's trailing zeros trimmed.
+pub(crate) fn push_seconds<O: TextOut + ?Sized>(out: &mut O, micros: u64) {
+    push_num(out, micros / USECS_PER_SEC as u64, 2);
+    let mut frac = micros % USECS_PER_SEC as u64;
+    if frac != 0 {
+        let mut width = 6;
+        while frac.is_multiple_of(10) {
+            frac /= 10;
+            width -= 1;
+        }
+        out.put(b".");
+        push_num(out, frac, width);
+    }
 }
 
 /// Appends `YYYY-MM-DD` and returns whether the year is BC.
@@ -189,17 +205,7 @@ pub fn write_timestamp<O: TextOut + ?Sized>(micros: i64, tz: bool, out: &mut O) 
     out.put(b":");
     push_num(out, (secs / 60 % 60) as u64, 2);
     out.put(b":");
-    push_num(out, (secs % 60) as u64, 2);
-    let mut frac = tod % USECS_PER_SEC;
-    if frac != 0 {
-        let mut width = 6;
-        while frac % 10 == 0 {
-            frac /= 10;
-            width -= 1;
-        }
-        out.put(b".");
-        push_num(out, frac as u64, width);
-    }
+    push_seconds(out, (tod % 60_000_000) as u64);
     if tz {
         out.put(b"+00");
     }
@@ -392,7 +398,8 @@ pub(crate) fn parse_zone(z: &str) -> std::result::Result<Option<i64>, Bad> {
     Ok(Some(sign * secs))
 }
 
-const MONTHS: [&str; 12] = [
+/// Month names, lower case.
+pub const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",
@@ -407,7 +414,8 @@ const MONTHS: [&str; 12] = [
     "december",
 ];
 
-const WEEKDAYS: [&str; 7] =
+/// Weekday names from Sunday, lower case.
+pub const WEEKDAYS: [&str; 7] =
     ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
 
 /// The month a (lower-case) name or abbreviation of 3+ letters stands for.

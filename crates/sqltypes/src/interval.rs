@@ -11,7 +11,7 @@
 //! Comparison treats a month as 30 days and a day as 24 hours, so
 //! `'1 mon' = '30 days'`, as PostgreSQL does.
 
-use crate::datetime::{self, USECS_PER_DAY, USECS_PER_SEC};
+use crate::datetime::{self, push_num, push_seconds, USECS_PER_DAY, USECS_PER_SEC};
 use crate::text::TextOut;
 use crate::{err, Result};
 
@@ -180,33 +180,6 @@ fn round_micro(x: f64) -> f64 {
     (x * 1e6).round_ties_even() / 1e6
 }
 
-/// Appends `n` zero-padded to two digits.
-fn push2<O: TextOut + ?Sized>(out: &mut O, n: u64) {
-    if n < 10 {
-        out.put(b"0");
-    }
-    out.put(n.to_string().as_bytes());
-}
-
-/// Appends seconds and a fraction with trailing zeros trimmed.
-pub(crate) fn push_seconds<O: TextOut + ?Sized>(out: &mut O, micros: u64) {
-    push2(out, micros / USECS_PER_SEC as u64);
-    let mut frac = micros % USECS_PER_SEC as u64;
-    if frac != 0 {
-        let mut width = 6;
-        while frac.is_multiple_of(10) {
-            frac /= 10;
-            width -= 1;
-        }
-        let digits = frac.to_string();
-        out.put(b".");
-        for _ in digits.len()..width {
-            out.put(b"0");
-        }
-        out.put(digits.as_bytes());
-    }
-}
-
 /// Writes an interval in PostgreSQL's `postgres` IntervalStyle.
 pub fn write_interval<O: TextOut + ?Sized>(iv: &Interval, out: &mut O) {
     let mut is_zero = true;
@@ -242,9 +215,9 @@ pub fn write_interval<O: TextOut + ?Sized>(iv: &Interval, out: &mut O) {
         }
         let a = t.unsigned_abs();
         let hours = a / USECS_PER_HOUR as u64;
-        push2(out, hours);
+        push_num(out, hours, 2);
         out.put(b":");
-        push2(out, a / USECS_PER_MINUTE as u64 % 60);
+        push_num(out, a / USECS_PER_MINUTE as u64 % 60, 2);
         out.put(b":");
         push_seconds(out, a % USECS_PER_MINUTE as u64);
     }

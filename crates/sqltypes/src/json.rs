@@ -137,30 +137,47 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// After `[` or `{`: true (and consumed) if the container closes at once.
+    fn empty(&mut self, close: u8) -> bool {
+        self.ws();
+        let empty = self.b.get(self.pos) == Some(&close);
+        if empty {
+            self.pos += 1;
+        }
+        empty
+    }
+
+    /// After a member: true for `,` (another follows), false for the
+    /// closing bracket; anything else is the syntax error PostgreSQL gives.
+    fn more(&mut self, close: u8) -> Result<bool> {
+        self.ws();
+        match self.b.get(self.pos) {
+            Some(b',') => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(&c) if c == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            None => Err(self.err("The input string ended unexpectedly.")),
+            Some(_) => Err(self.err(format!(
+                "Expected \",\" or \"{}\", but found \"{}\".",
+                close as char,
+                self.token()
+            ))),
+        }
+    }
+
     fn array(&mut self) -> Result<Json> {
         self.enter()?;
         self.pos += 1;
         let mut items = Vec::new();
-        self.ws();
-        if self.b.get(self.pos) == Some(&b']') {
-            self.pos += 1;
-        } else {
+        if !self.empty(b']') {
             loop {
                 items.push(self.value()?);
-                self.ws();
-                match self.b.get(self.pos) {
-                    Some(b',') => self.pos += 1,
-                    Some(b']') => {
-                        self.pos += 1;
-                        break;
-                    }
-                    None => return Err(self.err("The input string ended unexpectedly.")),
-                    Some(_) => {
-                        return Err(self.err(format!(
-                            "Expected \",\" or \"]\", but found \"{}\".",
-                            self.token()
-                        )))
-                    }
+                if !self.more(b']')? {
+                    break;
                 }
             }
         }
@@ -172,10 +189,7 @@ impl<'a> Parser<'a> {
         self.enter()?;
         self.pos += 1;
         let mut pairs = Vec::new();
-        self.ws();
-        if self.b.get(self.pos) == Some(&b'}') {
-            self.pos += 1;
-        } else {
+        if !self.empty(b'}') {
             loop {
                 self.ws();
                 match self.b.get(self.pos) {
@@ -191,20 +205,8 @@ impl<'a> Parser<'a> {
                 self.expect(b':', "\":\"")?;
                 let v = self.value()?;
                 pairs.push((key, v));
-                self.ws();
-                match self.b.get(self.pos) {
-                    Some(b',') => self.pos += 1,
-                    Some(b'}') => {
-                        self.pos += 1;
-                        break;
-                    }
-                    None => return Err(self.err("The input string ended unexpectedly.")),
-                    Some(_) => {
-                        return Err(self.err(format!(
-                            "Expected \",\" or \"}}\", but found \"{}\".",
-                            self.token()
-                        )))
-                    }
+                if !self.more(b'}')? {
+                    break;
                 }
             }
         }
@@ -408,6 +410,12 @@ pub fn write_string(s: &str, out: &mut String) {
 impl Json {
     /// jsonb_out's text: `{"a": 1, "b": [1, 2]}`.
     pub fn render(&self, out: &mut String) {
+        self.render_with(out, ", ", ": ");
+    }
+
+    /// The text with the given separators between members and after keys
+    /// (json functions print `[1,2]`, jsonb `[1, 2]`).
+    pub fn render_with(&self, out: &mut String, member_sep: &str, key_sep: &str) {
         match self {
             Json::Null => out.push_str("null"),
             Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -417,9 +425,9 @@ impl Json {
                 out.push('[');
                 for (i, v) in items.iter().enumerate() {
                     if i > 0 {
-                        out.push_str(", ");
+                        out.push_str(member_sep);
                     }
-                    v.render(out);
+                    v.render_with(out, member_sep, key_sep);
                 }
                 out.push(']');
             }
@@ -427,11 +435,11 @@ impl Json {
                 out.push('{');
                 for (i, (k, v)) in pairs.iter().enumerate() {
                     if i > 0 {
-                        out.push_str(", ");
+                        out.push_str(member_sep);
                     }
                     write_string(k, out);
-                    out.push_str(": ");
-                    v.render(out);
+                    out.push_str(key_sep);
+                    v.render_with(out, member_sep, key_sep);
                 }
                 out.push('}');
             }
@@ -837,8 +845,7 @@ pub fn json_member<'s>(
     match (p.b.get(p.pos), key, index) {
         (Some(b'{'), Some(key), _) => {
             p.pos += 1;
-            p.ws();
-            if p.b.get(p.pos) != Some(&b'}') {
+            if !p.empty(b'}') {
                 loop {
                     p.ws();
                     let k = p.string()?;
@@ -849,10 +856,8 @@ pub fn json_member<'s>(
                     if k == key {
                         found = Some((start, p.pos));
                     }
-                    p.ws();
-                    match p.b.get(p.pos) {
-                        Some(b',') => p.pos += 1,
-                        _ => break,
+                    if !p.more(b'}')? {
+                        break;
                     }
                 }
             }
@@ -860,17 +865,14 @@ pub fn json_member<'s>(
         (Some(b'['), _, Some(i)) => {
             p.pos += 1;
             let mut spans = Vec::new();
-            p.ws();
-            if p.b.get(p.pos) != Some(&b']') {
+            if !p.empty(b']') {
                 loop {
                     p.ws();
                     let start = p.pos;
                     p.value()?;
                     spans.push((start, p.pos));
-                    p.ws();
-                    match p.b.get(p.pos) {
-                        Some(b',') => p.pos += 1,
-                        _ => break,
+                    if !p.more(b']')? {
+                        break;
                     }
                 }
             }

@@ -69,17 +69,11 @@ pub fn parse_timetz(s: &str) -> Result<(i64, i32)> {
 /// Appends `HH:MM:SS[.ffffff]`.
 pub fn write_time<O: TextOut + ?Sized>(micros: i64, out: &mut O) {
     let m = micros.clamp(0, USECS_PER_DAY) as u64;
-    let two = |out: &mut O, n: u64| {
-        if n < 10 {
-            out.put(b"0");
-        }
-        out.put(n.to_string().as_bytes());
-    };
-    two(out, m / 3_600_000_000);
+    datetime::push_num(out, m / 3_600_000_000, 2);
     out.put(b":");
-    two(out, m / 60_000_000 % 60);
+    datetime::push_num(out, m / 60_000_000 % 60, 2);
     out.put(b":");
-    crate::interval::push_seconds(out, m % 60_000_000);
+    datetime::push_seconds(out, m % 60_000_000);
 }
 
 /// Appends a zone offset as `+HH[:MM[:SS]]`.

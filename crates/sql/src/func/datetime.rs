@@ -7,6 +7,7 @@ use sqltypes::datetime::{self, USECS_PER_DAY, USECS_PER_SEC};
 use sqltypes::interval::{self, Interval};
 use sqltypes::{DataType, Numeric, Value};
 
+use super::{float, int};
 use crate::error::Result;
 use crate::{bail, err};
 
@@ -128,22 +129,6 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
     }))
 }
 
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int2(i) => *i as i64,
-        Value::Int4(i) => *i as i64,
-        Value::Int8(i) => *i,
-        _ => 0,
-    }
-}
-
-fn float(v: &Value) -> f64 {
-    match v {
-        Value::Float8(f) => *f,
-        other => int(other) as f64,
-    }
-}
-
 /// Evaluates a date/time function (strict: NULL in, NULL out).
 pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64) -> Result<Value> {
     if args.iter().any(Value::is_null) {
@@ -184,11 +169,13 @@ pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64) -> Result<Value> {
         DateFunc::JustifyDays => Value::Interval(iv(arg(0)).justify_days()?),
         DateFunc::JustifyHours => Value::Interval(iv(arg(0)).justify_hours()?),
         DateFunc::JustifyInterval => Value::Interval(iv(arg(0)).justify_interval()?),
-        DateFunc::MakeDate => Value::Date(make_days(int(&arg(0)), int(&arg(1)), int(&arg(2)))?),
-        DateFunc::MakeTime => Value::Time(make_time(int(&arg(0)), int(&arg(1)), float(&arg(2)))?),
+        DateFunc::MakeDate => Value::Date(make_days(int(&arg(0))?, int(&arg(1))?, int(&arg(2))?)?),
+        DateFunc::MakeTime => {
+            Value::Time(make_time(int(&arg(0))?, int(&arg(1))?, float(&arg(2))?)?)
+        }
         DateFunc::MakeTimestamp => {
-            let days = make_days(int(&arg(0)), int(&arg(1)), int(&arg(2)))? as i64;
-            let time = make_time(int(&arg(3)), int(&arg(4)), float(&arg(5)))?;
+            let days = make_days(int(&arg(0))?, int(&arg(1))?, int(&arg(2))?)? as i64;
+            let time = make_time(int(&arg(3))?, int(&arg(4))?, float(&arg(5))?)?;
             let t = days * USECS_PER_DAY + time;
             if !(datetime::MIN_TIMESTAMP..datetime::END_TIMESTAMP).contains(&t) {
                 bail!(DatetimeFieldOverflow, "timestamp out of range");
@@ -196,13 +183,16 @@ pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64) -> Result<Value> {
             Value::Timestamp(t)
         }
         DateFunc::MakeInterval => {
-            let g = |i: usize| args.get(i).map(int).unwrap_or(0);
-            let secs = args.get(6).map(float).unwrap_or(0.0);
+            let mut f = [0i64; 6];
+            for (slot, v) in f.iter_mut().zip(&args) {
+                *slot = int(v)?;
+            }
+            let secs = args.get(6).map(float).transpose()?.unwrap_or(0.0);
             let range = || err!(DatetimeFieldOverflow, "interval out of range");
             let months =
-                g(0).checked_mul(12).and_then(|m| m.checked_add(g(1))).ok_or_else(range)?;
-            let days = g(2).checked_mul(7).and_then(|d| d.checked_add(g(3))).ok_or_else(range)?;
-            let micros = (g(4) as f64 * 3600.0 + g(5) as f64 * 60.0 + secs) * 1e6;
+                f[0].checked_mul(12).and_then(|m| m.checked_add(f[1])).ok_or_else(range)?;
+            let days = f[2].checked_mul(7).and_then(|d| d.checked_add(f[3])).ok_or_else(range)?;
+            let micros = (f[4] as f64 * 3600.0 + f[5] as f64 * 60.0 + secs) * 1e6;
             if !micros.is_finite() || micros.abs() >= 9.2e18 {
                 return Err(range());
             }
@@ -213,7 +203,7 @@ pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64) -> Result<Value> {
             })
         }
         DateFunc::ToTimestamp => {
-            let secs = float(&arg(0));
+            let secs = float(&arg(0))?;
             if secs.is_nan() {
                 bail!(InvalidParameterValue, "timestamp cannot be NaN");
             }
@@ -578,23 +568,6 @@ impl Fields {
     }
 }
 
-const MONTHS: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
-const DAYS: [&str; 7] =
-    ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
-
 fn ordinal(n: i64, upper: bool) -> &'static str {
     let s = match (n % 100, n % 10) {
         (11..=13, _) => "th",
@@ -612,17 +585,18 @@ fn ordinal(n: i64, upper: bool) -> &'static str {
     }
 }
 
-/// Cases a name as the pattern is cased: `MONTH` upper, `Month` capitalized,
-/// `month` lower.
+/// Cases a lower-case name as the pattern is cased: `MONTH` upper,
+/// `Month` capitalized, `month` lower.
 fn cased(name: &str, pat: &str) -> String {
     let mut chars = pat.chars();
     let (a, b) = (chars.next().unwrap_or('M'), chars.next().unwrap_or('m'));
     if a.is_ascii_uppercase() && b.is_ascii_uppercase() {
         name.to_uppercase()
     } else if a.is_ascii_uppercase() {
-        name.to_string()
+        let mut c = name.chars();
+        c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
     } else {
-        name.to_lowercase()
+        name.to_string()
     }
 }
 
@@ -720,15 +694,17 @@ fn to_char(f: &Fields, fmt: &str) -> String {
             "YY" => num(year % 100, 2),
             "Y" => num(year % 10, 1),
             "MONTH" | "Month" | "month" => {
-                name(&cased(MONTHS[(f.month.clamp(1, 12) - 1) as usize], pat))
+                name(&cased(datetime::MONTHS[(f.month.clamp(1, 12) - 1) as usize], pat))
             }
-            "MON" | "Mon" | "mon" => cased(&MONTHS[(f.month.clamp(1, 12) - 1) as usize][..3], pat),
+            "MON" | "Mon" | "mon" => {
+                cased(&datetime::MONTHS[(f.month.clamp(1, 12) - 1) as usize][..3], pat)
+            }
             "MM" => {
                 value = Some(f.month);
                 num(f.month, 2)
             }
-            "DAY" | "Day" | "day" => name(&cased(DAYS[dow as usize], pat)),
-            "DY" | "Dy" | "dy" => cased(&DAYS[dow as usize][..3], pat),
+            "DAY" | "Day" | "day" => name(&cased(datetime::WEEKDAYS[dow as usize], pat)),
+            "DY" | "Dy" | "dy" => cased(&datetime::WEEKDAYS[dow as usize][..3], pat),
             "DDD" => {
                 value = Some(doy);
                 num(doy, 3)

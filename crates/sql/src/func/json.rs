@@ -326,7 +326,7 @@ pub fn call(f: JsonFunc, args: Vec<Value>) -> Result<Value> {
         F::StripNulls => match arg(0) {
             Value::Json(s) => {
                 let mut out = String::new();
-                write_compact(&json::parse_json(&s)?.strip_nulls(), &mut out);
+                json::parse_json(&s)?.strip_nulls().render_with(&mut out, ",", ":");
                 Value::Json(out)
             }
             other => jsonb(tree(&other)?.strip_nulls()),
@@ -394,35 +394,6 @@ fn get(v: &Value, steps: &[Step], as_text: bool) -> Result<Value> {
             }
         }
         _ => Ok(Value::Null),
-    }
-}
-
-/// json's compact rendering (no spaces), as json_strip_nulls prints.
-fn write_compact(j: &Json, out: &mut String) {
-    match j {
-        Json::Array(items) => {
-            out.push('[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_compact(v, out);
-            }
-            out.push(']');
-        }
-        Json::Object(pairs) => {
-            out.push('{');
-            for (i, (k, v)) in pairs.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                json::write_string(k, out);
-                out.push(':');
-                write_compact(v, out);
-            }
-            out.push('}');
-        }
-        other => other.render(out),
     }
 }
 
