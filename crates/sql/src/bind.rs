@@ -43,6 +43,9 @@ pub struct ScopeCol {
     pub table_oid: u32,
     /// Source column number (1-based; 0 if computed).
     pub column_id: i16,
+    /// Merged away by `JOIN ... USING` or NATURAL JOIN: reachable only
+    /// qualified, left out of `*`.
+    pub merged: bool,
 }
 
 /// The columns of the row an expression is evaluated against.
@@ -58,7 +61,7 @@ impl Scope {
         for (i, c) in self.cols.iter().enumerate() {
             let q_ok = match qualifier {
                 Some(q) => c.qualifier.as_deref() == Some(q),
-                None => true,
+                None => !c.merged,
             };
             if q_ok && c.name == name {
                 if found.is_some() {

@@ -327,6 +327,7 @@ fn plan_on_conflict(
                     ty: c.ty.to_type(),
                     table_oid: table.oid,
                     column_id: i as i16 + 1,
+                    merged: false,
                 });
             }
             let mut sets = Vec::new();

@@ -229,6 +229,7 @@ fn order_simple(
                 ty: c.ty.clone(),
                 table_oid: 0,
                 column_id: 0,
+                merged: false,
             })
             .collect(),
     };
@@ -341,7 +342,10 @@ fn plan_select(
                     bail!(SyntaxError, "syntax error at or near \"{}\"", alias.value);
                 }
                 let visible: Vec<usize> = (0..scope.cols.len())
-                    .filter(|&i| scope.cols[i].qualifier.as_deref() != Some(srf::QUALIFIER))
+                    .filter(|&i| {
+                        let c = &scope.cols[i];
+                        !c.merged && c.qualifier.as_deref() != Some(srf::QUALIFIER)
+                    })
                     .collect();
                 if visible.is_empty() {
                     bail!(SyntaxError, "SELECT * with no tables specified is not valid");
@@ -568,6 +572,7 @@ fn derived_scope(
                 ty: c.ty,
                 table_oid: 0,
                 column_id: 0,
+                merged: false,
             })
             .collect(),
     }
@@ -786,6 +791,26 @@ fn join(
         other => bail!(FeatureNotSupported, "join type not supported yet: {other:?}"),
     };
     let width = right.1.cols.len();
+    let using = match constraint {
+        ast::JoinConstraint::Using(names) => {
+            let names = names.iter().map(bind::object_name).collect::<Result<Vec<_>>>()?;
+            Some(names)
+        }
+        ast::JoinConstraint::Natural => {
+            let visible = |s: &Scope| -> Vec<String> {
+                s.cols.iter().filter(|c| !c.merged).map(|c| c.name.clone()).collect()
+            };
+            let right_names = visible(&right.1);
+            let mut common = visible(&left.1);
+            common.retain(|n| right_names.contains(n));
+            common.dedup();
+            Some(common)
+        }
+        _ => None,
+    };
+    if let Some(names) = using {
+        return join_using(b, left, right, kind, &names);
+    }
     let mut scope = left.1;
     scope.cols.extend(right.1.cols);
     let on = match constraint {
@@ -793,15 +818,90 @@ fn join(
             let (x, t) = b.expr(e, &scope)?;
             Some(b.coerce(x, &t, &DataType::Bool)?)
         }
-        ast::JoinConstraint::None => None,
-        ast::JoinConstraint::Using(_) => {
-            bail!(FeatureNotSupported, "JOIN ... USING is not supported yet")
-        }
-        ast::JoinConstraint::Natural => {
-            bail!(FeatureNotSupported, "NATURAL JOIN is not supported yet")
-        }
+        _ => None,
     };
     Ok((Plan::Join(Box::new(left.0), Box::new(right.0), kind, on, width), scope))
+}
+
+/// `JOIN ... USING (names)` and NATURAL JOIN: the join on equal named
+/// columns, projected to PostgreSQL's column order: each merged column
+/// once (left's value, right's for RIGHT JOIN, the first non-null for FULL
+/// JOIN), then both sides' columns, the merged ones reachable only qualified.
+fn join_using(
+    b: &mut Binder<'_>,
+    left: (Plan, Scope),
+    right: (Plan, Scope),
+    kind: JoinKind,
+    names: &[String],
+) -> Result<(Plan, Scope)> {
+    let left_width = left.1.cols.len();
+    let width = right.1.cols.len();
+    let find = |s: &Scope, name: &str, side: &str| -> Result<usize> {
+        let mut hits = s.cols.iter().enumerate().filter(|(_, c)| !c.merged && c.name == name);
+        let Some((i, _)) = hits.next() else {
+            bail!(
+                UndefinedColumn,
+                "column \"{name}\" specified in USING clause does not exist in {side} table"
+            )
+        };
+        if hits.next().is_some() {
+            bail!(
+                AmbiguousColumn,
+                "common column name \"{name}\" appears more than once in {side} table"
+            )
+        }
+        Ok(i)
+    };
+    let mut on: Option<Expr> = None;
+    let mut merged_cols = Vec::new();
+    let mut merged_exprs = Vec::new();
+    let (mut lscope, rscope) = (left.1, right.1);
+    for (k, name) in names.iter().enumerate() {
+        if names[..k].contains(name) {
+            bail!(DuplicateColumn, "column name \"{name}\" appears more than once in USING clause");
+        }
+        let li = find(&lscope, name, "left")?;
+        let ri = find(&rscope, name, "right")?;
+        let (lt, rt) = (lscope.cols[li].ty.clone(), rscope.cols[ri].ty.clone());
+        let (l, r) = (Expr::Column(li), Expr::Column(left_width + ri));
+        let (eq, t) = b.bind_binop(BinOp::Eq, l.clone(), lt.clone(), r.clone(), rt.clone())?;
+        let eq = b.coerce(eq, &t, &DataType::Bool)?;
+        on = Some(match on {
+            None => eq,
+            Some(prev) => Expr::Binary(BinOp::And, Box::new(prev), Box::new(eq)),
+        });
+        let ty = b.unify(&lt, &rt)?;
+        let l = b.coerce(l, &lt, &ty)?;
+        let r = b.coerce(r, &rt, &ty)?;
+        merged_exprs.push(match kind {
+            JoinKind::Inner | JoinKind::Left => l,
+            JoinKind::Right(_) => r,
+            JoinKind::Full(_) => Expr::Func(crate::func::Func::Coalesce, vec![l, r]),
+        });
+        merged_cols.push(ScopeCol {
+            qualifier: None,
+            name: name.clone(),
+            ty,
+            table_oid: 0,
+            column_id: 0,
+            merged: false,
+        });
+    }
+    let mut rscope = rscope;
+    for name in names {
+        if let Some(c) = lscope.cols.iter_mut().find(|c| !c.merged && c.name == *name) {
+            c.merged = true;
+        }
+        if let Some(c) = rscope.cols.iter_mut().find(|c| !c.merged && c.name == *name) {
+            c.merged = true;
+        }
+    }
+    let join = Plan::Join(Box::new(left.0), Box::new(right.0), kind, on, width);
+    merged_exprs.extend((0..left_width + width).map(Expr::Column));
+    let mut scope = Scope { cols: merged_cols };
+    scope.cols.extend(lscope.cols);
+    scope.cols.extend(rscope.cols);
+    Ok((Plan::Project(Box::new(join), merged_exprs), scope))
 }
 
 fn alias_name(alias: &Option<ast::TableAlias>) -> Option<String> {
@@ -852,6 +952,7 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                                 ty: t,
                                 table_oid: 0,
                                 column_id: 0,
+                                merged: false,
                             })
                             .collect(),
                     };
@@ -877,6 +978,7 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                         ty: c.ty,
                         table_oid: 0,
                         column_id: 0,
+                        merged: false,
                     })
                     .collect(),
             };
@@ -906,6 +1008,7 @@ pub fn table_scope(t: &TableDef, qualifier: &str, alias: &Option<ast::TableAlias
                 ty: c.ty.to_type(),
                 table_oid: t.oid,
                 column_id: i as i16 + 1,
+                merged: false,
             })
             .collect(),
     }

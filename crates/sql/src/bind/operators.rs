@@ -6,7 +6,7 @@ use super::*;
 
 impl Binder<'_> {
     /// The common type two operands are converted to.
-    pub(super) fn unify(&self, a: &DataType, b: &DataType) -> Result<DataType> {
+    pub(crate) fn unify(&self, a: &DataType, b: &DataType) -> Result<DataType> {
         match cast::common_type(a, b) {
             Some(t) => Ok(t),
             None => bail!(UndefinedFunction, "operator does not exist: {a} = {b}"),

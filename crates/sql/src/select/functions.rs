@@ -127,6 +127,7 @@ pub fn plan_function(b: &mut Binder<'_>, call: &FromCall<'_>) -> Result<(Plan, S
             ty,
             table_oid: 0,
             column_id: 0,
+            merged: false,
         })
         .collect();
     let plan = Plan::Function(FromFunction { calls: vec![(func, exprs)], ordinality });
@@ -157,6 +158,7 @@ pub fn plan_zipped(
             ty: types[0].clone(),
             table_oid: 0,
             column_id: 0,
+            merged: false,
         });
         bound.push((func, exprs));
     }

@@ -58,23 +58,7 @@ public final class JdbcScenario {
           "metadata_primary_keys",
           "DatabaseMetaData.getPrimaryKeys selects a field of a composite function result,"
               + " (information_schema._pg_expandarray(i.indkey)).n: composite types and"
-              + " _pg_expandarray do not exist yet",
-          "roundtrip_text_interval", Why.TYPE_LOOKUP,
-          "roundtrip_binary_interval", Why.TYPE_LOOKUP,
-          "roundtrip_text_jsonb", Why.TYPE_LOOKUP,
-          "roundtrip_binary_jsonb", Why.TYPE_LOOKUP);
-
-  /** Reasons shared by several known failures. */
-  static final class Why {
-    static final String TYPE_LOOKUP =
-        "setObject(PGobject) of a type outside pgjdbc's static table (interval, jsonb) looks the"
-            + " type's OID up with TypeInfoCache's query `SELECT pg_type.oid, typname FROM"
-            + " pg_catalog.pg_type LEFT JOIN (select ns.oid as nspoid, ns.nspname, r.r from"
-            + " pg_namespace as ns join (select s.r, (current_schemas(false))[s.r] as nspname from"
-            + " generate_series(1, array_upper(current_schemas(false), 1)) as s(r)) as r using"
-            + " (nspname)) as sp ON sp.nspoid = typnamespace WHERE typname = $1 ORDER BY sp.r,"
-            + " pg_type.oid DESC LIMIT 1`: JOIN ... USING is not supported yet (0A000)";
-  }
+              + " _pg_expandarray do not exist yet");
 
   static final boolean ON_STRATA = !"postgres".equals(System.getenv("STRATA_TEST_TARGET"));
   static final String PORT = Objects.requireNonNull(System.getenv("STRATA_PORT"), "STRATA_PORT");
