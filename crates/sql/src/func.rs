@@ -78,6 +78,9 @@ pub enum Func {
     TableIsVisible,
     /// pg_get_userbyid(role oid)
     UserById,
+    /// pg_get_function_result/arguments/identity_arguments/sqlbody(oid)
+    /// and pg_function_is_visible(oid)
+    ProcInfo(catalog_info::ProcInfo),
     /// format_type(type oid, typmod)
     FormatType,
     /// obj_description(oid [, catalog]): a table's COMMENT
@@ -258,6 +261,20 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("pg_get_statisticsobjdef_columns", 1) | ("pg_get_triggerdef", 1 | 2) => {
             (Func::Description, T::Text)
         }
+        ("pg_get_function_result", 1) => (Func::ProcInfo(catalog_info::ProcInfo::Result), T::Text),
+        ("pg_get_function_arguments", 1) => {
+            (Func::ProcInfo(catalog_info::ProcInfo::Arguments), T::Text)
+        }
+        ("pg_get_function_identity_arguments", 1) => {
+            (Func::ProcInfo(catalog_info::ProcInfo::IdentityArguments), T::Text)
+        }
+        ("pg_get_function_sqlbody", 1) => {
+            (Func::ProcInfo(catalog_info::ProcInfo::SqlBody), T::Text)
+        }
+        ("pg_function_is_visible", 1) => (Func::ProcInfo(catalog_info::ProcInfo::Visible), T::Bool),
+        ("to_regproc", 1) => {
+            (Func::ToReg(sqltypes::RegKind::Proc, true), T::Reg(sqltypes::RegKind::Proc))
+        }
         ("to_regtype", 1) => {
             (Func::ToReg(sqltypes::RegKind::Type, true), T::Reg(sqltypes::RegKind::Type))
         }
@@ -309,6 +326,7 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         | Func::UserById
         | Func::ObjDescription
         | Func::ColDescription
+        | Func::ProcInfo(_)
             if i == 0 =>
         {
             Some(DataType::Int8)
@@ -600,6 +618,10 @@ impl Func {
                 }
             },
             Func::Description => Value::Null,
+            Func::ProcInfo(which) => match arg(0).as_oid() {
+                Some(oid) => catalog_info::proc_info(which, oid),
+                None => Value::Null,
+            },
             // pg_attrdef.adbin holds the expression's text already.
             Func::GetExpr => arg(0),
             Func::ObjDescription | Func::ColDescription => {
@@ -607,6 +629,9 @@ impl Func {
                     return Ok(Value::Null);
                 };
                 let text = match (self, arg(1)) {
+                    (Func::ObjDescription, Value::Text(c)) if c == "pg_proc" => {
+                        crate::builtins::proc_by_oid(oid).and_then(|p| p.description.clone())
+                    }
                     (Func::ObjDescription, Value::Text(c)) if c != "pg_class" => None,
                     (Func::ObjDescription, _) => catalog_info::table_comment(cat, oid),
                     (_, Value::Int4(n)) => catalog_info::column_comment(cat, oid, n),

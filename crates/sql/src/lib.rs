@@ -16,6 +16,8 @@
 
 // Name and type resolution.
 pub mod bind;
+// PostgreSQL 15's pg_proc and pg_type data for the built-ins.
+pub mod builtins;
 // Table definitions stored in KV, and the key layout.
 pub mod catalog;
 // COPY data formats.

@@ -487,7 +487,11 @@ impl<K: KvClient> Session<K> {
                 .text
                 .find(&tok)
                 .or_else(|| p.text.to_ascii_lowercase().find(&tok.to_ascii_lowercase()));
-            if let Some(i) = found {
+            if let Some(mut i) = found {
+                // A literal's error points at its opening quote.
+                if p.text[..i].ends_with('\'') {
+                    i -= 1;
+                }
                 let chars = p.text[..i].chars().count();
                 e.position = Some((p.offset + chars + 1) as u32);
             }

@@ -10,6 +10,9 @@ use sqltypes::{DataType, Value};
 
 use crate::catalog::{Catalog, ForeignKeyDef, TableDef, PUBLIC_NAMESPACE_OID};
 
+// pg_proc and pg_language.
+pub mod builtin_rows;
+
 /// A system catalog view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SystemTable {
@@ -64,6 +67,10 @@ pub enum SystemTable {
     PgSequence,
     /// pg_catalog.pg_opclass (the default btree operator classes)
     PgOpclass,
+    /// pg_catalog.pg_proc (the built-in functions)
+    PgProc,
+    /// pg_catalog.pg_language (internal, c and sql)
+    PgLanguage,
     /// A catalog of a feature Strata does not have, so always empty
     /// (pg_policy, pg_publication, pg_enum, ...): an index into
     /// `EMPTY_CATALOGS`.
@@ -177,6 +184,8 @@ impl SystemTable {
             (false, "pg_trigger") => PgTrigger,
             (false, "pg_sequence") => PgSequence,
             (false, "pg_opclass") => PgOpclass,
+            (false, "pg_proc") => PgProc,
+            (false, "pg_language") => PgLanguage,
             (false, n) => Empty(EMPTY_CATALOGS.iter().position(|(e, _)| *e == n)?),
             _ => return None,
         })
@@ -211,6 +220,8 @@ impl SystemTable {
             PgTrigger => "pg_trigger",
             PgSequence => "pg_sequence",
             PgOpclass => "pg_opclass",
+            PgProc => "pg_proc",
+            PgLanguage => "pg_language",
             Empty(i) => EMPTY_CATALOGS[*i].0,
         }
     }
@@ -221,6 +232,8 @@ impl SystemTable {
         use SystemTable::*;
         match self {
             PgNamespace => vec![("oid", Oid), ("nspname", Text), ("nspowner", Oid)],
+            PgProc => builtin_rows::proc_columns(),
+            PgLanguage => builtin_rows::language_columns(),
             PgClass => vec![
                 ("oid", Oid),
                 ("relname", Text),
@@ -288,6 +301,18 @@ impl SystemTable {
                 ("typndims", Int4),
                 ("typcollation", Oid),
                 ("typdefault", Text),
+                ("typsubscript", DataType::Reg(sqltypes::RegKind::Proc)),
+                ("typinput", DataType::Reg(sqltypes::RegKind::Proc)),
+                ("typoutput", DataType::Reg(sqltypes::RegKind::Proc)),
+                ("typreceive", DataType::Reg(sqltypes::RegKind::Proc)),
+                ("typsend", DataType::Reg(sqltypes::RegKind::Proc)),
+                ("typmodin", DataType::Reg(sqltypes::RegKind::Proc)),
+                ("typmodout", DataType::Reg(sqltypes::RegKind::Proc)),
+                ("typanalyze", DataType::Reg(sqltypes::RegKind::Proc)),
+                ("typalign", QChar),
+                ("typstorage", QChar),
+                ("typdefaultbin", Text),
+                ("typacl", Text.array_of()),
             ],
             PgDatabase => vec![
                 ("oid", Oid),
@@ -643,6 +668,8 @@ impl SystemTable {
                 }
             }
             PgTrigger | Empty(_) => {}
+            PgProc => rows = builtin_rows::proc_rows(),
+            PgLanguage => rows = builtin_rows::language_rows(),
             PgOpclass => {
                 for (oid, name, intype) in OPCLASSES {
                     rows.push(vec![
@@ -729,6 +756,15 @@ impl SystemTable {
                         i8(if string { 100 } else { 0 }),
                         Value::Null,
                     ]);
+                    let row = rows.last_mut().expect("just pushed");
+                    let io = crate::builtins::type_io(ty.oid());
+                    let funcs = io.map(|io| io.funcs).unwrap_or_default();
+                    // typsubscript comes first in PostgreSQL's order.
+                    row.push(builtin_rows::regproc(funcs[7]));
+                    row.extend(funcs[..7].iter().map(|&f| builtin_rows::regproc(f)));
+                    row.push(t(io.map(|io| io.align.as_str()).unwrap_or("i")));
+                    row.push(t(io.map(|io| io.storage.as_str()).unwrap_or("p")));
+                    row.extend([Value::Null, Value::Null]);
                 }
             }
             PgDatabase => rows.push(vec![
@@ -991,9 +1027,7 @@ fn sql_type_name(ty: &DataType) -> &'static str {
         DataType::Unknown => "unknown",
         DataType::Array(_) => "ARRAY",
         DataType::Oid => "oid",
-        DataType::Reg(sqltypes::RegKind::Class) => "regclass",
-        DataType::Reg(sqltypes::RegKind::Type) => "regtype",
-        DataType::Reg(sqltypes::RegKind::Namespace) => "regnamespace",
+        DataType::Reg(_) => ty.typname(),
         DataType::Int2Vector => "int2vector",
         DataType::OidVector => "oidvector",
         DataType::Time => "time without time zone",

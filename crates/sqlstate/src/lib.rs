@@ -146,6 +146,8 @@ sqlstates! {
     UndefinedTable = "42P01",
     /// 42883
     UndefinedFunction = "42883",
+    /// 42725: several functions match a name
+    AmbiguousFunction = "42725",
     /// 42P02
     UndefinedParameter = "42P02",
     /// 42P07

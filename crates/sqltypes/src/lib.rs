@@ -103,7 +103,7 @@ pub enum DataType {
     Array(Box<DataType>),
     /// oid (26): an unsigned 32-bit object identifier
     Oid,
-    /// regclass (2205), regtype (2206), regnamespace (4089): an object's
+    /// regproc (24), regclass (2205), regtype (2206), regnamespace (4089): an object's
     /// OID, shown as its name
     Reg(RegKind),
     /// int2vector (22): a one-dimensional int2 array with lower bound 0,
@@ -128,8 +128,8 @@ pub enum DataType {
 /// The OIDs of the scalar types Strata has (each also has an array type),
 /// in OID order: what pg_type lists besides `unknown` and the arrays.
 pub const SCALAR_TYPE_OIDS: &[u32] = &[
-    16, 17, 18, 20, 21, 23, 25, 26, 114, 700, 701, 1042, 1043, 1082, 1083, 1114, 1184, 1186, 1266,
-    1700, 2205, 2206, 2950, 3802, 4089,
+    16, 17, 18, 20, 21, 23, 24, 25, 26, 114, 700, 701, 1042, 1043, 1082, 1083, 1114, 1184, 1186,
+    1266, 1700, 2205, 2206, 2950, 3802, 4089,
 ];
 
 static INT2: DataType = DataType::Int2;
@@ -144,6 +144,8 @@ pub enum RegKind {
     Type,
     /// regnamespace: a schema
     Namespace,
+    /// regproc: a function (by name alone)
+    Proc,
 }
 
 /// A regclass/regtype value: the OID and the name it was shown as when the
@@ -233,6 +235,7 @@ impl DataType {
             DataType::Reg(RegKind::Class) => 2205,
             DataType::Reg(RegKind::Type) => 2206,
             DataType::Reg(RegKind::Namespace) => 4089,
+            DataType::Reg(RegKind::Proc) => 24,
             DataType::Int2Vector => 22,
             DataType::OidVector => 30,
             DataType::Time => 1083,
@@ -285,6 +288,7 @@ impl DataType {
             2205 => DataType::Reg(RegKind::Class),
             2206 => DataType::Reg(RegKind::Type),
             4089 => DataType::Reg(RegKind::Namespace),
+            24 => DataType::Reg(RegKind::Proc),
             22 => DataType::Int2Vector,
             30 => DataType::OidVector,
             1083 => DataType::Time,
@@ -357,6 +361,7 @@ impl DataType {
             DataType::Reg(RegKind::Class) => "regclass",
             DataType::Reg(RegKind::Type) => "regtype",
             DataType::Reg(RegKind::Namespace) => "regnamespace",
+            DataType::Reg(RegKind::Proc) => "regproc",
             DataType::Int2Vector => "int2vector",
             DataType::OidVector => "oidvector",
             DataType::Time => "time",
@@ -390,6 +395,8 @@ impl DataType {
                 "oid" => "_oid",
                 "regclass" => "_regclass",
                 "regtype" => "_regtype",
+                "regnamespace" => "_regnamespace",
+                "regproc" => "_regproc",
                 _ => "???",
             },
         }
@@ -441,6 +448,7 @@ impl fmt::Display for DataType {
             DataType::Reg(RegKind::Class) => write!(f, "regclass"),
             DataType::Reg(RegKind::Type) => write!(f, "regtype"),
             DataType::Reg(RegKind::Namespace) => write!(f, "regnamespace"),
+            DataType::Reg(RegKind::Proc) => write!(f, "regproc"),
             DataType::Int2Vector => write!(f, "int2vector"),
             DataType::OidVector => write!(f, "oidvector"),
             DataType::Time => write!(f, "time without time zone"),

@@ -18,11 +18,14 @@ pub fn to_reg(
     v: Value,
 ) -> crate::error::Result<Value> {
     let oid = match &v {
+        // `-` is the input form of OID 0, as the output is.
+        Value::Text(s) if s.trim() == "-" => 0,
         Value::Text(s) => {
             let found = match kind {
                 RegKind::Class => class_oid(cat, s),
                 RegKind::Type => type_oid(s),
                 RegKind::Namespace => namespace_oid(s),
+                RegKind::Proc => proc_oid(s)?,
             };
             match (found, lenient) {
                 (Some(o), _) => o,
@@ -37,6 +40,9 @@ pub fn to_reg(
                         }
                         RegKind::Namespace => {
                             crate::err!(InvalidSchemaName, "schema \"{s}\" does not exist")
+                        }
+                        RegKind::Proc => {
+                            crate::err!(UndefinedFunction, "function \"{s}\" does not exist")
                         }
                     })
                 }
@@ -53,6 +59,8 @@ pub fn to_reg(
         },
     };
     let name = match kind {
+        _ if oid == 0 => "-".into(),
+        RegKind::Proc => crate::system::builtin_rows::regproc_name(oid),
         RegKind::Class => class_name(cat, oid),
         RegKind::Type => type_name(oid),
         RegKind::Namespace => NAMESPACES
@@ -247,8 +255,38 @@ pub fn table_is_visible(cat: &Catalog, oid: u32) -> Value {
 /// format_type(type oid, typmod): the SQL name of a type (`???` if unknown).
 pub fn format_type(oid: u32, typmod: Option<i32>) -> String {
     match sqltypes::DataType::from_oid(oid) {
+        _ if oid == 0 => "-".to_string(),
         Some(_) => TypeDef { oid, typmod: typmod.unwrap_or(-1) }.to_type().to_string(),
         None => "???".to_string(),
+    }
+}
+
+/// What a pg_proc-reading function returns of a function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcInfo {
+    /// pg_get_function_result: `integer`, `SETOF record`, ...
+    Result,
+    /// pg_get_function_arguments: names, modes and defaults included
+    Arguments,
+    /// pg_get_function_identity_arguments: without defaults
+    IdentityArguments,
+    /// pg_get_function_sqlbody: NULL (no built-in has a SQL body)
+    SqlBody,
+    /// pg_function_is_visible: true for every function (all are in
+    /// pg_catalog, always on the search path)
+    Visible,
+}
+
+/// `which` of the function with this OID (NULL if there is none).
+pub fn proc_info(which: ProcInfo, oid: u32) -> Value {
+    let Some(p) = crate::builtins::proc_by_oid(oid) else { return Value::Null };
+    let t = |s: &str| Value::Text(s.to_string());
+    match which {
+        ProcInfo::Result => t(&p.result),
+        ProcInfo::Arguments => t(&p.arguments),
+        ProcInfo::IdentityArguments => t(&p.identity_arguments),
+        ProcInfo::SqlBody => Value::Null,
+        ProcInfo::Visible => Value::Bool(true),
     }
 }
 
@@ -304,6 +342,25 @@ const NAMESPACES: &[(&str, u32)] = &[
     ("public", crate::catalog::PUBLIC_NAMESPACE_OID),
     ("information_schema", 13000),
 ];
+
+/// regproc input: the OID of the one function named `text` (optionally
+/// `pg_catalog.`-qualified); an error if several functions have the name.
+fn proc_oid(text: &str) -> crate::error::Result<Option<u32>> {
+    if let Ok(oid) = text.trim().parse::<u32>() {
+        return Ok(Some(oid));
+    }
+    let (schema, name) = split_name(text);
+    if schema.as_deref().is_some_and(|s| s != "pg_catalog") {
+        return Ok(None);
+    }
+    let mut found = crate::builtins::procs().iter().filter(|p| p.name == name);
+    match (found.next(), found.next()) {
+        (Some(_), Some(_)) => {
+            crate::bail!(AmbiguousFunction, "more than one function named \"{}\"", text.trim())
+        }
+        (one, _) => Ok(one.map(|p| p.oid)),
+    }
+}
 
 /// regnamespace input.
 fn namespace_oid(text: &str) -> Option<u32> {

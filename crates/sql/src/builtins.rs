@@ -1,0 +1,222 @@
+//! The built-in functions and types as PostgreSQL 15's catalog describes
+//! them: pg_proc rows for the functions Strata has (plus the type I/O
+//! functions and access method handlers that pg_type and pg_am name), and
+//! each type's I/O functions, alignment and storage for pg_type.
+//!
+//! The data lives in `catalog_data/*.tsv`, exported from a real PostgreSQL
+//! 15 with `COPY ... TO STDOUT` (text format, NULL as the empty string) and
+//! parsed once, on first use. pg_proc, pg_language, regproc and the
+//! pg_get_function_* functions read it.
+
+use std::sync::OnceLock;
+
+const PROC_TSV: &str = include_str!("catalog_data/pg_proc.tsv");
+const TYPE_TSV: &str = include_str!("catalog_data/pg_type.tsv");
+
+/// One pg_proc row. Array-valued columns keep PostgreSQL's text form
+/// (`{v}`, `{from_json,key}`); the system table parses them.
+#[derive(Debug)]
+pub struct Proc {
+    /// oid
+    pub oid: u32,
+    /// proname
+    pub name: String,
+    /// prokind: f function, a aggregate, w window
+    pub kind: String,
+    /// proretset
+    pub retset: bool,
+    /// provolatile: i, s or v
+    pub volatile: String,
+    /// proisstrict
+    pub strict: bool,
+    /// pronargs
+    pub nargs: i16,
+    /// pronargdefaults
+    pub nargdefaults: i16,
+    /// prorettype
+    pub rettype: u32,
+    /// proargtypes
+    pub argtypes: Vec<u32>,
+    /// proallargtypes (text form)
+    pub allargtypes: Option<String>,
+    /// proargmodes (text form)
+    pub argmodes: Option<String>,
+    /// proargnames (text form)
+    pub argnames: Option<String>,
+    /// prosrc
+    pub src: String,
+    /// pg_get_function_result
+    pub result: String,
+    /// pg_get_function_arguments
+    pub arguments: String,
+    /// pg_get_function_identity_arguments
+    pub identity_arguments: String,
+    /// obj_description(oid, 'pg_proc')
+    pub description: Option<String>,
+    /// prolang
+    pub lang: u32,
+    /// proparallel
+    pub parallel: String,
+    /// prosecdef
+    pub secdef: bool,
+    /// proleakproof
+    pub leakproof: bool,
+    /// provariadic
+    pub variadic: u32,
+    /// procost
+    pub cost: f32,
+    /// prorows
+    pub rows: f32,
+}
+
+/// pg_type's I/O columns for one type (OIDs of pg_proc rows; 0 for none).
+#[derive(Debug)]
+pub struct TypeIo {
+    /// The type's OID.
+    pub oid: u32,
+    /// typinput, typoutput, typreceive, typsend, typmodin, typmodout,
+    /// typanalyze, typsubscript
+    pub funcs: [u32; 8],
+    /// typalign
+    pub align: String,
+    /// typstorage
+    pub storage: String,
+}
+
+/// The procedural languages built-in functions are written in (pg_language):
+/// OID, name, trusted, validator function OID.
+pub const LANGUAGES: &[(u32, &str, bool, u32)] =
+    &[(12, "internal", false, 2246), (13, "c", false, 2247), (14, "sql", true, 2248)];
+
+/// Every pg_proc row, ordered by name and OID.
+pub fn procs() -> &'static [Proc] {
+    static PROCS: OnceLock<Vec<Proc>> = OnceLock::new();
+    PROCS.get_or_init(|| rows(PROC_TSV).map(parse_proc).collect())
+}
+
+/// The pg_proc row with this OID.
+pub fn proc_by_oid(oid: u32) -> Option<&'static Proc> {
+    procs().iter().find(|p| p.oid == oid)
+}
+
+/// pg_type's I/O columns of the type with this OID.
+pub fn type_io(oid: u32) -> Option<&'static TypeIo> {
+    static TYPES: OnceLock<Vec<TypeIo>> = OnceLock::new();
+    let all = TYPES.get_or_init(|| rows(TYPE_TSV).map(parse_type).collect());
+    all.iter().find(|t| t.oid == oid)
+}
+
+/// The data lines of a tsv file (after its header), split into fields with
+/// COPY's text escapes undone and the empty string read as NULL.
+fn rows(tsv: &'static str) -> impl Iterator<Item = Vec<Option<String>>> {
+    tsv.lines().skip(1).filter(|l| !l.is_empty()).map(|l| {
+        l.split('\t').map(|f| if f.is_empty() { None } else { Some(unescape(f)) }).collect()
+    })
+}
+
+fn unescape(f: &str) -> String {
+    let mut out = String::with_capacity(f.len());
+    let mut chars = f.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('t') => out.push('\t'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// Field readers over one row; the data files are fixed and checked by
+/// the tests, so a malformed field reads as empty or zero.
+struct Fields(Vec<Option<String>>);
+
+impl Fields {
+    fn opt(&self, i: usize) -> Option<String> {
+        self.0.get(i).cloned().flatten()
+    }
+    fn text(&self, i: usize) -> String {
+        self.opt(i).unwrap_or_default()
+    }
+    fn num<T: std::str::FromStr + Default>(&self, i: usize) -> T {
+        self.opt(i).and_then(|s| s.parse().ok()).unwrap_or_default()
+    }
+    fn flag(&self, i: usize) -> bool {
+        self.opt(i).as_deref() == Some("t")
+    }
+}
+
+fn parse_proc(f: Vec<Option<String>>) -> Proc {
+    let f = Fields(f);
+    Proc {
+        oid: f.num(0),
+        name: f.text(1),
+        kind: f.text(2),
+        retset: f.flag(3),
+        volatile: f.text(4),
+        strict: f.flag(5),
+        nargs: f.num(6),
+        nargdefaults: f.num(7),
+        rettype: f.num(8),
+        argtypes: f.text(9).split_whitespace().filter_map(|o| o.parse().ok()).collect(),
+        allargtypes: f.opt(10),
+        argmodes: f.opt(11),
+        argnames: f.opt(12),
+        src: f.text(13),
+        result: f.text(14),
+        arguments: f.text(15),
+        identity_arguments: f.text(16),
+        description: f.opt(17),
+        lang: f.num(18),
+        parallel: f.text(20),
+        secdef: f.flag(21),
+        leakproof: f.flag(22),
+        variadic: f.num(23),
+        cost: f.num(24),
+        rows: f.num(25),
+    }
+}
+
+fn parse_type(f: Vec<Option<String>>) -> TypeIo {
+    let f = Fields(f);
+    TypeIo {
+        oid: f.num(0),
+        funcs: std::array::from_fn(|i| f.num(2 + i)),
+        align: f.text(10),
+        storage: f.text(11),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_data_files_parse() {
+        assert!(procs().len() > 400);
+        let abs = procs().iter().filter(|p| p.name == "abs").count();
+        assert_eq!(abs, 6);
+        let concat = procs().iter().find(|p| p.name == "concat").unwrap();
+        assert_eq!(concat.arguments, "VARIADIC \"any\"");
+        assert_eq!(concat.allargtypes.as_deref(), Some("{2276}"));
+        assert_eq!(concat.variadic, 2276);
+        assert!(procs().iter().all(|p| p.oid != 0 && !p.name.is_empty() && p.lang != 0));
+        assert_eq!(proc_by_oid(750).map(|p| p.name.as_str()), Some("array_in"));
+        let int4 = type_io(23).unwrap();
+        assert_eq!(int4.funcs[0], 42);
+        assert_eq!((int4.align.as_str(), int4.storage.as_str()), ("i", "p"));
+        // Every function pg_type names has a row.
+        for &oid in sqltypes::SCALAR_TYPE_OIDS {
+            let io = type_io(oid).unwrap_or_else(|| panic!("no pg_type data for {oid}"));
+            for f in io.funcs.iter().filter(|&&f| f != 0) {
+                assert!(proc_by_oid(*f).is_some(), "type {oid}: no pg_proc row {f}");
+            }
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! pg_proc and pg_language: the built-in functions' rows, from
+//! [`crate::builtins`].
+
+use sqltypes::{DataType, RegKind, RegValue, Value};
+
+use crate::builtins::{self, Proc};
+
+/// pg_proc's columns (PostgreSQL 15's, in its order).
+pub fn proc_columns() -> Vec<(&'static str, DataType)> {
+    use DataType::{Bool, Float4, Int2, Oid, OidVector, QChar, Text};
+    vec![
+        ("oid", Oid),
+        ("proname", Text),
+        ("pronamespace", Oid),
+        ("proowner", Oid),
+        ("prolang", Oid),
+        ("procost", Float4),
+        ("prorows", Float4),
+        ("provariadic", Oid),
+        ("prosupport", DataType::Reg(RegKind::Proc)),
+        ("prokind", QChar),
+        ("prosecdef", Bool),
+        ("proleakproof", Bool),
+        ("proisstrict", Bool),
+        ("proretset", Bool),
+        ("provolatile", QChar),
+        ("proparallel", QChar),
+        ("pronargs", Int2),
+        ("pronargdefaults", Int2),
+        ("prorettype", Oid),
+        ("proargtypes", OidVector),
+        ("proallargtypes", Oid.array_of()),
+        ("proargmodes", QChar.array_of()),
+        ("proargnames", Text.array_of()),
+        ("proargdefaults", Text),
+        ("protrftypes", Oid.array_of()),
+        ("prosrc", Text),
+        ("probin", Text),
+        ("prosqlbody", Text),
+        ("proconfig", Text.array_of()),
+        ("proacl", Text.array_of()),
+    ]
+}
+
+/// pg_proc's rows.
+pub fn proc_rows() -> Vec<Vec<Value>> {
+    builtins::procs().iter().map(proc_row).collect()
+}
+
+fn proc_row(p: &Proc) -> Vec<Value> {
+    let t = |s: &str| Value::Text(s.to_string());
+    let array = |elem: DataType, text: &Option<String>| match text {
+        Some(s) => sqltypes::array::parse_array(&elem, s).unwrap_or(Value::Null),
+        None => Value::Null,
+    };
+    vec![
+        Value::Oid(p.oid),
+        t(&p.name),
+        Value::Oid(11),
+        Value::Oid(10),
+        Value::Oid(p.lang),
+        Value::Float4(p.cost),
+        Value::Float4(p.rows),
+        Value::Oid(p.variadic),
+        regproc(0),
+        t(&p.kind),
+        Value::Bool(p.secdef),
+        Value::Bool(p.leakproof),
+        Value::Bool(p.strict),
+        Value::Bool(p.retset),
+        t(&p.volatile),
+        t(&p.parallel),
+        Value::Int2(p.nargs),
+        Value::Int2(p.nargdefaults),
+        Value::Oid(p.rettype),
+        sqltypes::array::vector(DataType::Oid, p.argtypes.iter().map(|&o| Value::Oid(o)).collect()),
+        array(DataType::Oid, &p.allargtypes),
+        array(DataType::QChar, &p.argmodes),
+        array(DataType::Text, &p.argnames),
+        Value::Null,
+        Value::Null,
+        t(&p.src),
+        Value::Null,
+        Value::Null,
+        Value::Null,
+        Value::Null,
+    ]
+}
+
+/// A regproc value: the function's name, `-` for 0.
+pub fn regproc(oid: u32) -> Value {
+    Value::Reg(Box::new(RegValue { kind: RegKind::Proc, oid, name: regproc_name(oid) }))
+}
+
+/// regproc output: the function's name, `-` for 0, the digits for an OID
+/// that names no function.
+pub fn regproc_name(oid: u32) -> String {
+    match oid {
+        0 => "-".into(),
+        o => builtins::proc_by_oid(o).map(|p| p.name.clone()).unwrap_or_else(|| o.to_string()),
+    }
+}
+
+/// pg_language's columns.
+pub fn language_columns() -> Vec<(&'static str, DataType)> {
+    use DataType::{Bool, Oid, Text};
+    vec![
+        ("oid", Oid),
+        ("lanname", Text),
+        ("lanowner", Oid),
+        ("lanispl", Bool),
+        ("lanpltrusted", Bool),
+        ("lanplcallfoid", Oid),
+        ("laninline", Oid),
+        ("lanvalidator", Oid),
+        ("lanacl", Text.array_of()),
+    ]
+}
+
+/// pg_language's rows: internal, c and sql.
+pub fn language_rows() -> Vec<Vec<Value>> {
+    builtins::LANGUAGES
+        .iter()
+        .map(|&(oid, name, trusted, validator)| {
+            vec![
+                Value::Oid(oid),
+                Value::Text(name.into()),
+                Value::Oid(10),
+                Value::Bool(false),
+                Value::Bool(trusted),
+                Value::Oid(0),
+                Value::Oid(0),
+                Value::Oid(validator),
+                Value::Null,
+            ]
+        })
+        .collect()
+}
