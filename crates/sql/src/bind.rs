@@ -43,9 +43,20 @@ pub struct ScopeCol {
     pub table_oid: u32,
     /// Source column number (1-based; 0 if computed).
     pub column_id: i16,
-    /// Merged away by `JOIN ... USING` or NATURAL JOIN: reachable only
-    /// qualified, left out of `*`.
-    pub merged: bool,
+    /// How the column can be named.
+    pub reach: Reach,
+}
+
+/// How a scope column can be named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// By name, qualified or not, and by `*`.
+    Full,
+    /// Merged away by `JOIN ... USING` or NATURAL JOIN: only qualified, and
+    /// not by `*` (the merged column stands for it).
+    Qualified,
+    /// A system column (a catalog's tableoid): by name, not by `*` or `t.*`.
+    System,
 }
 
 /// The columns of the row an expression is evaluated against.
@@ -61,7 +72,7 @@ impl Scope {
         for (i, c) in self.cols.iter().enumerate() {
             let q_ok = match qualifier {
                 Some(q) => c.qualifier.as_deref() == Some(q),
-                None => !c.merged,
+                None => c.reach != Reach::Qualified,
             };
             if q_ok && c.name == name {
                 if found.is_some() {

@@ -77,7 +77,13 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                 }
             }
             Plan::Recursive { id, base, step, all } => recursive(*id, base, step, *all, cx).await?,
-            Plan::System(t) => t.rows(cx.catalog, cx.eval),
+            Plan::System(t) => {
+                let mut rows = t.rows(cx.catalog, cx.eval);
+                if let Some(oid) = t.oid() {
+                    rows.iter_mut().for_each(|r| r.push(Value::Oid(oid)));
+                }
+                rows
+            }
             Plan::Filter(input, pred) => {
                 let rows = run(input, cx).await?;
                 let mut out = Vec::with_capacity(rows.len());

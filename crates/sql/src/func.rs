@@ -78,6 +78,9 @@ pub enum Func {
     TableIsVisible,
     /// pg_get_userbyid(role oid)
     UserById,
+    /// acldefault(object kind, owner oid): the privileges an owner has by
+    /// default, as aclitem text
+    AclDefault,
     /// pg_get_function_result/arguments/identity_arguments/sqlbody(oid)
     /// and pg_function_is_visible(oid)
     ProcInfo(catalog_info::ProcInfo),
@@ -238,6 +241,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         // Every type is in pg_catalog, which is always on the search path.
         ("pg_type_is_visible", 1) => (Func::TypeIsVisible, T::Bool),
         ("pg_get_userbyid", 1) => (Func::UserById, T::Text),
+        ("acldefault", 2) => (Func::AclDefault, T::Text.array_of()),
         ("format_type", 2) => (Func::FormatType, T::Text),
         ("obj_description", 1 | 2) => (Func::ObjDescription, T::Text),
         ("col_description", 2) => (Func::ColDescription, T::Text),
@@ -313,6 +317,7 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
     match f {
         Func::Coalesce | Func::Greatest | Func::Least | Func::Mod => Some(result.clone()),
         Func::CurrentSetting | Func::Ascii => Some(DataType::Text),
+        Func::AclDefault => Some([DataType::Text, DataType::Int8][i.min(1)].clone()),
         Func::Chr | Func::EncodingName => Some(DataType::Int4),
         Func::SetConfig => Some([DataType::Text, DataType::Text, DataType::Bool][i.min(2)].clone()),
         Func::ToReg(_, true) => Some(DataType::Text),
@@ -618,6 +623,14 @@ impl Func {
                 }
             },
             Func::Description => Value::Null,
+            Func::AclDefault => {
+                let (Some(cat), Value::Text(kind), Some(owner)) =
+                    (&ctx.catalog, arg(0), arg(1).as_oid())
+                else {
+                    return Ok(Value::Null);
+                };
+                catalog_info::acl_default(cat, &kind, owner)?
+            }
             Func::ProcInfo(which) => match arg(0).as_oid() {
                 Some(oid) => catalog_info::proc_info(which, oid),
                 None => Value::Null,

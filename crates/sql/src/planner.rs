@@ -10,7 +10,7 @@ use std::sync::Arc;
 use sqlparser::ast;
 use sqltypes::DataType;
 
-use crate::bind::{self, Binder, Scope};
+use crate::bind::{self, Binder, Reach, Scope};
 use crate::catalog::{Catalog, TableDef};
 use crate::dml::{DeletePlan, InsertPlan, OnConflict, Returning, UpdatePlan};
 use crate::error::Result;
@@ -327,7 +327,7 @@ fn plan_on_conflict(
                     ty: c.ty.to_type(),
                     table_oid: table.oid,
                     column_id: i as i16 + 1,
-                    merged: false,
+                    reach: Reach::Full,
                 });
             }
             let mut sets = Vec::new();

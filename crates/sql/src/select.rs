@@ -10,7 +10,7 @@ use std::sync::Arc;
 use sqlparser::ast;
 use sqltypes::{DataType, Value};
 
-use crate::bind::{self, AggState, Binder, CorrCtx, Scope, ScopeCol};
+use crate::bind::{self, AggState, Binder, CorrCtx, Reach, Scope, ScopeCol};
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::expr::{and_all, conjuncts, BinOp, Expr};
@@ -229,7 +229,7 @@ fn order_simple(
                 ty: c.ty.clone(),
                 table_oid: 0,
                 column_id: 0,
-                merged: false,
+                reach: Reach::Full,
             })
             .collect(),
     };
@@ -344,7 +344,7 @@ fn plan_select(
                 let visible: Vec<usize> = (0..scope.cols.len())
                     .filter(|&i| {
                         let c = &scope.cols[i];
-                        !c.merged && c.qualifier.as_deref() != Some(srf::QUALIFIER)
+                        c.reach == Reach::Full && c.qualifier.as_deref() != Some(srf::QUALIFIER)
                     })
                     .collect();
                 if visible.is_empty() {
@@ -358,7 +358,10 @@ fn plan_select(
                     _ => bail!(FeatureNotSupported, "qualified wildcard not supported"),
                 };
                 let matching: Vec<usize> = (0..scope.cols.len())
-                    .filter(|&i| scope.cols[i].qualifier.as_deref() == Some(&q))
+                    .filter(|&i| {
+                        let c = &scope.cols[i];
+                        c.reach != Reach::System && c.qualifier.as_deref() == Some(&q)
+                    })
                     .collect();
                 if matching.is_empty() {
                     bail!(UndefinedTable, "missing FROM-clause entry for table \"{q}\"");
@@ -572,7 +575,7 @@ fn derived_scope(
                 ty: c.ty,
                 table_oid: 0,
                 column_id: 0,
-                merged: false,
+                reach: Reach::Full,
             })
             .collect(),
     }
@@ -798,7 +801,7 @@ fn join(
         }
         ast::JoinConstraint::Natural => {
             let visible = |s: &Scope| -> Vec<String> {
-                s.cols.iter().filter(|c| !c.merged).map(|c| c.name.clone()).collect()
+                s.cols.iter().filter(|c| c.reach == Reach::Full).map(|c| c.name.clone()).collect()
             };
             let right_names = visible(&right.1);
             let mut common = visible(&left.1);
@@ -837,7 +840,8 @@ fn join_using(
     let left_width = left.1.cols.len();
     let width = right.1.cols.len();
     let find = |s: &Scope, name: &str, side: &str| -> Result<usize> {
-        let mut hits = s.cols.iter().enumerate().filter(|(_, c)| !c.merged && c.name == name);
+        let mut hits =
+            s.cols.iter().enumerate().filter(|(_, c)| c.reach == Reach::Full && c.name == name);
         let Some((i, _)) = hits.next() else {
             bail!(
                 UndefinedColumn,
@@ -884,16 +888,16 @@ fn join_using(
             ty,
             table_oid: 0,
             column_id: 0,
-            merged: false,
+            reach: Reach::Full,
         });
     }
     let mut rscope = rscope;
     for name in names {
-        if let Some(c) = lscope.cols.iter_mut().find(|c| !c.merged && c.name == *name) {
-            c.merged = true;
-        }
-        if let Some(c) = rscope.cols.iter_mut().find(|c| !c.merged && c.name == *name) {
-            c.merged = true;
+        for side in [&mut lscope, &mut rscope] {
+            if let Some(c) = side.cols.iter_mut().find(|c| c.reach == Reach::Full && c.name == *name)
+            {
+                c.reach = Reach::Qualified;
+            }
         }
     }
     let join = Plan::Join(Box::new(left.0), Box::new(right.0), kind, on, width);
@@ -942,17 +946,19 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
             }
             if matches!(schema.as_deref(), None | Some("pg_catalog") | Some("information_schema")) {
                 if let Some(sys) = SystemTable::lookup(schema.as_deref(), &tname) {
+                    // A catalog's rows carry its tableoid last, a system column.
+                    let tableoid = sys.oid().map(|_| ("tableoid", DataType::Oid, Reach::System));
+                    let cols = sys.columns().into_iter().map(|(n, t)| (n, t, Reach::Full));
                     let scope = Scope {
-                        cols: sys
-                            .columns()
-                            .into_iter()
-                            .map(|(n, t)| ScopeCol {
+                        cols: cols
+                            .chain(tableoid)
+                            .map(|(n, t, reach)| ScopeCol {
                                 qualifier: Some(qualifier.clone()),
                                 name: n.to_string(),
                                 ty: t,
                                 table_oid: 0,
                                 column_id: 0,
-                                merged: false,
+                                reach,
                             })
                             .collect(),
                     };
@@ -978,7 +984,7 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                         ty: c.ty,
                         table_oid: 0,
                         column_id: 0,
-                        merged: false,
+                        reach: Reach::Full,
                     })
                     .collect(),
             };
@@ -1008,7 +1014,7 @@ pub fn table_scope(t: &TableDef, qualifier: &str, alias: &Option<ast::TableAlias
                 ty: c.ty.to_type(),
                 table_oid: t.oid,
                 column_id: i as i16 + 1,
-                merged: false,
+                reach: Reach::Full,
             })
             .collect(),
     }

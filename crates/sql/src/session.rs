@@ -236,6 +236,9 @@ pub struct Session<K: KvClient> {
     state: TxnState,
     /// Isolation level for the current/next transaction block.
     block_isolation: Option<IsolationLevel>,
+    /// READ ONLY / READ WRITE of the transaction block (None: the
+    /// default_transaction_read_only setting).
+    block_read_only: Option<bool>,
     /// Storage ids created in this transaction (bulk loads skip row locks).
     fresh: HashSet<u64>,
     /// This transaction changed the catalog.
@@ -276,6 +279,7 @@ impl<K: KvClient> Session<K> {
             txn: None,
             state: TxnState::Idle,
             block_isolation: None,
+            block_read_only: None,
             fresh: HashSet::new(),
             ddl: false,
             savepoints: Vec::new(),
@@ -677,6 +681,13 @@ impl<K: KvClient> Session<K> {
         parse_isolation(&self.settings.get("default_transaction_isolation")?)
     }
 
+    fn read_only(&self) -> Result<bool> {
+        if let Some(r) = self.block_read_only {
+            return Ok(r);
+        }
+        Ok(self.settings.get("default_transaction_read_only")? == "on")
+    }
+
     async fn begin_txn(&mut self) -> Result<()> {
         if self.txn.is_none() {
             let iso = self.isolation()?;
@@ -831,6 +842,14 @@ impl<K: KvClient> Session<K> {
                 _ => break bound,
             }
         };
+        if let Some(command) = writes(&bound, stmt) {
+            if self.read_only()? {
+                bail!(
+                    ReadOnlySqlTransaction,
+                    "cannot execute {command} in a read-only transaction"
+                );
+            }
+        }
         let ctx = self.eval_ctx(&portal.params);
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
@@ -972,4 +991,31 @@ fn quoted_token(msg: &str) -> Option<String> {
 
 fn first_words(s: &str) -> String {
     s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+}
+
+/// The command a read-only transaction refuses, named as PostgreSQL names
+/// it in the error (None for statements that only read).
+fn writes(bound: &Bound, stmt: &ast::Statement) -> Option<String> {
+    use ast::Statement as S;
+    match bound {
+        Bound::Insert(_) => return Some("INSERT".into()),
+        Bound::Update(_) => return Some("UPDATE".into()),
+        Bound::Delete(_) => return Some("DELETE".into()),
+        Bound::Utility => {}
+        _ => return None,
+    }
+    match stmt {
+        S::Declare { .. } | S::Fetch { .. } | S::Close { .. } | S::Analyze(_) => None,
+        S::Prepare { .. } | S::Execute { .. } | S::Deallocate { .. } => None,
+        S::LockTables { .. } | S::Lock(_) => None,
+        other => {
+            let text = other.to_string();
+            let words: Vec<&str> = text.split_whitespace().take(2).collect();
+            Some(match words.as_slice() {
+                [w @ ("CREATE" | "DROP" | "ALTER"), what, ..] => format!("{w} {what}"),
+                [w, ..] => w.to_string(),
+                [] => "statement".into(),
+            })
+        }
+    }
 }

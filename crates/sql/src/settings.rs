@@ -90,7 +90,22 @@ fn defaults() -> Vec<(&'static str, &'static str)> {
         ("work_mem", "4MB"),
         ("maintenance_work_mem", "64MB"),
         ("jit", "off"),
+        ("synchronize_seqscans", "on"),
+        ("lo_compat_privileges", "off"),
+        ("quote_all_identifiers", "off"),
+        ("escape_string_warning", "on"),
+        ("enable_seqscan", "on"),
+        ("enable_indexscan", "on"),
+        ("enable_hashjoin", "on"),
+        ("enable_mergejoin", "on"),
+        ("enable_nestloop", "on"),
+        ("default_with_oids", "off"),
     ]
+}
+
+/// A setting's built-in default, by lower-case name.
+pub fn default_value(key: &str) -> Option<&'static str> {
+    defaults().into_iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v)
 }
 
 impl Default for Settings {

@@ -71,6 +71,8 @@ pub enum SystemTable {
     PgProc,
     /// pg_catalog.pg_language (internal, c and sql)
     PgLanguage,
+    /// pg_catalog.pg_settings (the session's settings)
+    PgSettings,
     /// A catalog of a feature Strata does not have, so always empty
     /// (pg_policy, pg_publication, pg_enum, ...): an index into
     /// `EMPTY_CATALOGS`.
@@ -133,6 +135,257 @@ const EMPTY_CATALOGS: &[(&str, &[(&str, u32)])] = &[
     ("pg_foreign_table", &[("ftrelid", 26), ("ftserver", 26), ("ftoptions", 1009)]),
     ("pg_auth_members", &[("roleid", 26), ("member", 26), ("grantor", 26), ("admin_option", 16)]),
     (
+        "pg_aggregate",
+        &[
+            ("aggfnoid", 24),
+            ("aggkind", 18),
+            ("aggnumdirectargs", 21),
+            ("aggtransfn", 24),
+            ("aggfinalfn", 24),
+            ("aggcombinefn", 24),
+            ("aggserialfn", 24),
+            ("aggdeserialfn", 24),
+            ("aggmtransfn", 24),
+            ("aggminvtransfn", 24),
+            ("aggmfinalfn", 24),
+            ("aggfinalextra", 16),
+            ("aggmfinalextra", 16),
+            ("aggfinalmodify", 18),
+            ("aggmfinalmodify", 18),
+            ("aggsortop", 26),
+            ("aggtranstype", 26),
+            ("aggtransspace", 23),
+            ("aggmtranstype", 26),
+            ("aggmtransspace", 23),
+            ("agginitval", 25),
+            ("aggminitval", 25),
+        ],
+    ),
+    (
+        "pg_amop",
+        &[
+            ("oid", 26),
+            ("amopfamily", 26),
+            ("amoplefttype", 26),
+            ("amoprighttype", 26),
+            ("amopstrategy", 21),
+            ("amoppurpose", 18),
+            ("amopopr", 26),
+            ("amopmethod", 26),
+            ("amopsortfamily", 26),
+        ],
+    ),
+    (
+        "pg_amproc",
+        &[
+            ("oid", 26),
+            ("amprocfamily", 26),
+            ("amproclefttype", 26),
+            ("amprocrighttype", 26),
+            ("amprocnum", 21),
+            ("amproc", 24),
+        ],
+    ),
+    (
+        "pg_cast",
+        &[
+            ("oid", 26),
+            ("castsource", 26),
+            ("casttarget", 26),
+            ("castfunc", 26),
+            ("castcontext", 18),
+            ("castmethod", 18),
+        ],
+    ),
+    (
+        "pg_conversion",
+        &[
+            ("oid", 26),
+            ("conname", 25),
+            ("connamespace", 26),
+            ("conowner", 26),
+            ("conforencoding", 23),
+            ("contoencoding", 23),
+            ("conproc", 24),
+            ("condefault", 16),
+        ],
+    ),
+    (
+        "pg_default_acl",
+        &[
+            ("oid", 26),
+            ("defaclrole", 26),
+            ("defaclnamespace", 26),
+            ("defaclobjtype", 18),
+            ("defaclacl", 1009),
+        ],
+    ),
+    (
+        "pg_event_trigger",
+        &[
+            ("oid", 26),
+            ("evtname", 25),
+            ("evtevent", 25),
+            ("evtowner", 26),
+            ("evtfoid", 26),
+            ("evtenabled", 18),
+            ("evttags", 1009),
+        ],
+    ),
+    (
+        "pg_extension",
+        &[
+            ("oid", 26),
+            ("extname", 25),
+            ("extowner", 26),
+            ("extnamespace", 26),
+            ("extrelocatable", 16),
+            ("extversion", 25),
+            ("extconfig", 1028),
+            ("extcondition", 1009),
+        ],
+    ),
+    (
+        "pg_foreign_data_wrapper",
+        &[
+            ("oid", 26),
+            ("fdwname", 25),
+            ("fdwowner", 26),
+            ("fdwhandler", 26),
+            ("fdwvalidator", 26),
+            ("fdwacl", 1009),
+            ("fdwoptions", 1009),
+        ],
+    ),
+    (
+        "pg_foreign_server",
+        &[
+            ("oid", 26),
+            ("srvname", 25),
+            ("srvowner", 26),
+            ("srvfdw", 26),
+            ("srvtype", 25),
+            ("srvversion", 25),
+            ("srvacl", 1009),
+            ("srvoptions", 1009),
+        ],
+    ),
+    (
+        "pg_init_privs",
+        &[
+            ("objoid", 26),
+            ("classoid", 26),
+            ("objsubid", 23),
+            ("privtype", 18),
+            ("initprivs", 1009),
+        ],
+    ),
+    ("pg_largeobject_metadata", &[("oid", 26), ("lomowner", 26), ("lomacl", 1009)]),
+    (
+        "pg_operator",
+        &[
+            ("oid", 26),
+            ("oprname", 25),
+            ("oprnamespace", 26),
+            ("oprowner", 26),
+            ("oprkind", 18),
+            ("oprcanmerge", 16),
+            ("oprcanhash", 16),
+            ("oprleft", 26),
+            ("oprright", 26),
+            ("oprresult", 26),
+            ("oprcom", 26),
+            ("oprnegate", 26),
+            ("oprcode", 24),
+            ("oprrest", 24),
+            ("oprjoin", 24),
+        ],
+    ),
+    (
+        "pg_opfamily",
+        &[("oid", 26), ("opfmethod", 26), ("opfname", 25), ("opfnamespace", 26), ("opfowner", 26)],
+    ),
+    (
+        "pg_seclabels",
+        &[
+            ("objoid", 26),
+            ("classoid", 26),
+            ("objsubid", 23),
+            ("objtype", 25),
+            ("objnamespace", 26),
+            ("objname", 25),
+            ("provider", 25),
+            ("label", 25),
+        ],
+    ),
+    ("pg_shdescription", &[("objoid", 26), ("classoid", 26), ("description", 25)]),
+    (
+        "pg_subscription",
+        &[
+            ("oid", 26),
+            ("subdbid", 26),
+            ("subskiplsn", 25),
+            ("subname", 25),
+            ("subowner", 26),
+            ("subenabled", 16),
+            ("subbinary", 16),
+            ("substream", 16),
+            ("subtwophasestate", 18),
+            ("subdisableonerr", 16),
+            ("subconninfo", 25),
+            ("subslotname", 25),
+            ("subsynccommit", 25),
+            ("subpublications", 1009),
+        ],
+    ),
+    (
+        "pg_transform",
+        &[("oid", 26), ("trftype", 26), ("trflang", 26), ("trffromsql", 24), ("trftosql", 24)],
+    ),
+    (
+        "pg_ts_config",
+        &[("oid", 26), ("cfgname", 25), ("cfgnamespace", 26), ("cfgowner", 26), ("cfgparser", 26)],
+    ),
+    (
+        "pg_ts_config_map",
+        &[("mapcfg", 26), ("maptokentype", 23), ("mapseqno", 23), ("mapdict", 26)],
+    ),
+    (
+        "pg_ts_dict",
+        &[
+            ("oid", 26),
+            ("dictname", 25),
+            ("dictnamespace", 26),
+            ("dictowner", 26),
+            ("dicttemplate", 26),
+            ("dictinitoption", 25),
+        ],
+    ),
+    (
+        "pg_ts_parser",
+        &[
+            ("oid", 26),
+            ("prsname", 25),
+            ("prsnamespace", 26),
+            ("prsstart", 24),
+            ("prstoken", 24),
+            ("prsend", 24),
+            ("prsheadline", 24),
+            ("prslextype", 24),
+        ],
+    ),
+    (
+        "pg_ts_template",
+        &[
+            ("oid", 26),
+            ("tmplname", 25),
+            ("tmplnamespace", 26),
+            ("tmplinit", 24),
+            ("tmpllexize", 24),
+        ],
+    ),
+    ("pg_user_mapping", &[("oid", 26), ("umuser", 26), ("umserver", 26), ("umoptions", 1009)]),
+    (
         "pg_range",
         &[
             ("rngtypid", 26),
@@ -146,11 +399,98 @@ const EMPTY_CATALOGS: &[(&str, &[(&str, u32)])] = &[
     ),
 ];
 
+/// pg_catalog's tables and views with PostgreSQL 15's OIDs (they are not
+/// rows of Strata's pg_class): what a regclass may name, and each catalog
+/// table's tableoid. The views come last.
+pub const CATALOG_RELATIONS: &[(&str, u32)] = &[
+    ("pg_default_acl", 826),
+    ("pg_tablespace", 1213),
+    ("pg_type", 1247),
+    ("pg_attribute", 1249),
+    ("pg_proc", 1255),
+    ("pg_class", 1259),
+    ("pg_authid", 1260),
+    ("pg_auth_members", 1261),
+    ("pg_database", 1262),
+    ("pg_foreign_server", 1417),
+    ("pg_user_mapping", 1418),
+    ("pg_sequence", 2224),
+    ("pg_foreign_data_wrapper", 2328),
+    ("pg_shdescription", 2396),
+    ("pg_aggregate", 2600),
+    ("pg_am", 2601),
+    ("pg_amop", 2602),
+    ("pg_amproc", 2603),
+    ("pg_attrdef", 2604),
+    ("pg_cast", 2605),
+    ("pg_constraint", 2606),
+    ("pg_conversion", 2607),
+    ("pg_depend", 2608),
+    ("pg_description", 2609),
+    ("pg_index", 2610),
+    ("pg_inherits", 2611),
+    ("pg_language", 2612),
+    ("pg_namespace", 2615),
+    ("pg_opclass", 2616),
+    ("pg_operator", 2617),
+    ("pg_rewrite", 2618),
+    ("pg_trigger", 2620),
+    ("pg_opfamily", 2753),
+    ("pg_largeobject_metadata", 2995),
+    ("pg_extension", 3079),
+    ("pg_foreign_table", 3118),
+    ("pg_policy", 3256),
+    ("pg_partitioned_table", 3350),
+    ("pg_statistic_ext", 3381),
+    ("pg_init_privs", 3394),
+    ("pg_collation", 3456),
+    ("pg_event_trigger", 3466),
+    ("pg_enum", 3501),
+    ("pg_range", 3541),
+    ("pg_transform", 3576),
+    ("pg_ts_dict", 3600),
+    ("pg_ts_parser", 3601),
+    ("pg_ts_config", 3602),
+    ("pg_ts_config_map", 3603),
+    ("pg_ts_template", 3764),
+    ("pg_subscription", 6100),
+    ("pg_publication", 6104),
+    ("pg_publication_rel", 6106),
+    ("pg_publication_namespace", 6237),
+    ("pg_roles", 12000),
+    ("pg_user", 12014),
+    ("pg_tables", 12033),
+    ("pg_cursors", 12077),
+    ("pg_seclabels", 12099),
+    ("pg_settings", 12104),
+];
+
+/// OIDs from here on are views, which have no tableoid.
+const FIRST_VIEW_OID: u32 = 12000;
+
 const PG_CATALOG_OID: i64 = 11;
 /// pg_class's own OID (pg_description.classoid of tables and columns).
 pub const PG_CLASS_OID: i64 = 1259;
 /// pg_database_owner, the role that owns the `public` schema (PostgreSQL 15).
 pub const DATABASE_OWNER_OID: i64 = 6171;
+
+/// PostgreSQL 15's predefined roles (none can log in), listed in pg_roles
+/// after the catalog's roles: whoever reads an owner OID such as public's
+/// finds its role.
+pub const PREDEFINED_ROLES: &[(&str, u32)] = &[
+    ("pg_database_owner", DATABASE_OWNER_OID as u32),
+    ("pg_read_all_data", 6181),
+    ("pg_write_all_data", 6182),
+    ("pg_monitor", 3373),
+    ("pg_read_all_settings", 3374),
+    ("pg_read_all_stats", 3375),
+    ("pg_stat_scan_tables", 3377),
+    ("pg_read_server_files", 4569),
+    ("pg_write_server_files", 4570),
+    ("pg_execute_server_program", 4571),
+    ("pg_signal_backend", 4200),
+    ("pg_checkpoint", 4544),
+];
 const INFO_SCHEMA_OID: i64 = 13000;
 
 impl SystemTable {
@@ -186,9 +526,18 @@ impl SystemTable {
             (false, "pg_opclass") => PgOpclass,
             (false, "pg_proc") => PgProc,
             (false, "pg_language") => PgLanguage,
+            (false, "pg_settings") => PgSettings,
             (false, n) => Empty(EMPTY_CATALOGS.iter().position(|(e, _)| *e == n)?),
             _ => return None,
         })
+    }
+
+    /// The catalog table's OID, its rows' tableoid (None for views and
+    /// information_schema).
+    pub fn oid(&self) -> Option<u32> {
+        let name = self.name();
+        let oid = CATALOG_RELATIONS.iter().find(|(n, _)| *n == name).map(|(_, o)| *o)?;
+        (oid < FIRST_VIEW_OID).then_some(oid)
     }
 
     /// The view's name.
@@ -222,6 +571,7 @@ impl SystemTable {
             PgOpclass => "pg_opclass",
             PgProc => "pg_proc",
             PgLanguage => "pg_language",
+            PgSettings => "pg_settings",
             Empty(i) => EMPTY_CATALOGS[*i].0,
         }
     }
@@ -231,9 +581,12 @@ impl SystemTable {
         use DataType::{Bool, Int2, Int4, Oid, QChar, Text};
         use SystemTable::*;
         match self {
-            PgNamespace => vec![("oid", Oid), ("nspname", Text), ("nspowner", Oid)],
+            PgNamespace => {
+                vec![("oid", Oid), ("nspname", Text), ("nspowner", Oid), ("nspacl", Text.array_of())]
+            }
             PgProc => builtin_rows::proc_columns(),
             PgLanguage => builtin_rows::language_columns(),
+            PgSettings => builtin_rows::settings_columns(),
             PgClass => vec![
                 ("oid", Oid),
                 ("relname", Text),
@@ -578,13 +931,14 @@ impl SystemTable {
         let mut rows = Vec::new();
         match self {
             PgNamespace => {
-                rows.push(vec![i8(PG_CATALOG_OID), t("pg_catalog"), i8(10)]);
+                rows.push(vec![i8(PG_CATALOG_OID), t("pg_catalog"), i8(10), Value::Null]);
                 rows.push(vec![
                     i8(PUBLIC_NAMESPACE_OID as i64),
                     t("public"),
                     i8(DATABASE_OWNER_OID),
+                    Value::Null,
                 ]);
-                rows.push(vec![i8(INFO_SCHEMA_OID), t("information_schema"), i8(10)]);
+                rows.push(vec![i8(INFO_SCHEMA_OID), t("information_schema"), i8(10), Value::Null]);
             }
             PgClass => {
                 // Foreign keys are triggers in PostgreSQL, on both tables.
@@ -670,6 +1024,7 @@ impl SystemTable {
             PgTrigger | Empty(_) => {}
             PgProc => rows = builtin_rows::proc_rows(),
             PgLanguage => rows = builtin_rows::language_rows(),
+            PgSettings => rows = builtin_rows::settings_rows(&eval.settings),
             PgOpclass => {
                 for (oid, name, intype) in OPCLASSES {
                     rows.push(vec![
@@ -806,6 +1161,13 @@ impl SystemTable {
                         Value::Null,
                         i8(oid),
                     ]);
+                }
+                for &(name, oid) in PREDEFINED_ROLES {
+                    let mut row = vec![t(name), Value::Bool(false), Value::Bool(true)];
+                    row.extend([false; 4].map(Value::Bool));
+                    row.extend([Value::Int4(-1), t("********"), Value::Null]);
+                    row.extend([Value::Bool(false), Value::Null, i8(oid as i64)]);
+                    rows.push(row);
                 }
             }
             PgPartitionedTable | PgInherits => {}

@@ -290,10 +290,36 @@ pub fn proc_info(which: ProcInfo, oid: u32) -> Value {
     }
 }
 
+/// acldefault(kind, owner): the owner's default privileges on an object of
+/// that kind (PostgreSQL's one-letter codes), plus PUBLIC's where it has
+/// some by default, as aclitem[] text.
+pub fn acl_default(cat: &Catalog, kind: &str, owner: u32) -> crate::error::Result<Value> {
+    let (own, public) = match kind {
+        "r" => ("arwdDxt", ""),
+        "s" => ("rwU", ""),
+        "d" => ("CTc", "Tc"),
+        "f" => ("X", "X"),
+        "l" | "T" => ("U", "U"),
+        "F" | "S" => ("U", ""),
+        "L" => ("rw", ""),
+        "n" => ("UC", ""),
+        "t" => ("C", ""),
+        "p" => ("sA", ""),
+        other => crate::bail!(InternalError, "unrecognized object type abbreviation: {other}"),
+    };
+    let name = quote_ident(&user_by_id(cat, owner));
+    let mut items = Vec::new();
+    if !public.is_empty() {
+        items.push(Value::Text(format!("={public}/{name}")));
+    }
+    items.push(Value::Text(format!("{name}={own}/{name}")));
+    Ok(sqltypes::array::ArrayValue::new(sqltypes::DataType::Text, items).into_value())
+}
+
 /// pg_get_userbyid(oid): the role's name, or `unknown (OID=n)`.
 pub fn user_by_id(cat: &Catalog, oid: u32) -> String {
-    if oid == crate::system::DATABASE_OWNER_OID as u32 {
-        return "pg_database_owner".into();
+    if let Some((name, _)) = crate::system::PREDEFINED_ROLES.iter().find(|(_, o)| *o == oid) {
+        return name.to_string();
     }
     crate::system::roles_with_oids(cat)
         .into_iter()
@@ -314,27 +340,6 @@ pub fn column_comment(cat: &Catalog, oid: u32, attnum: i32) -> Option<String> {
     t.columns.get(i)?.comment.clone()
 }
 
-/// The system catalogs a regclass may name, with PostgreSQL's OIDs (they
-/// are not rows of Strata's pg_class).
-const SYSTEM_RELATIONS: &[(&str, u32)] = &[
-    ("pg_type", 1247),
-    ("pg_attribute", 1249),
-    ("pg_proc", 1255),
-    ("pg_class", 1259),
-    ("pg_authid", 1260),
-    ("pg_database", 1262),
-    ("pg_am", 2601),
-    ("pg_attrdef", 2604),
-    ("pg_constraint", 2606),
-    ("pg_inherits", 2611),
-    ("pg_index", 2610),
-    ("pg_description", 2609),
-    ("pg_namespace", 2615),
-    ("pg_sequence", 2224),
-    ("pg_collation", 3456),
-    ("pg_enum", 3501),
-    ("pg_roles", 12001),
-];
 
 /// The schemas, with their OIDs (as pg_namespace lists them).
 const NAMESPACES: &[(&str, u32)] = &[
@@ -399,7 +404,7 @@ pub fn class_oid(cat: &Catalog, text: &str) -> Option<u32> {
         return Some(oid);
     }
     let (schema, name) = split_name(text);
-    let system = || SYSTEM_RELATIONS.iter().find(|(n, _)| *n == name).map(|(_, o)| *o);
+    let system = || crate::system::CATALOG_RELATIONS.iter().find(|(n, _)| *n == name).map(|(_, o)| *o);
     let user = || cat.relations().into_iter().find(|(_, n, _)| *n == name).map(|(o, _, _)| o);
     match schema.as_deref() {
         Some("pg_catalog") => system(),
@@ -412,7 +417,7 @@ pub fn class_oid(cat: &Catalog, text: &str) -> Option<u32> {
 /// regclass output: the relation's name, quoted where needed (its OID's
 /// digits if it names nothing).
 pub fn class_name(cat: &Catalog, oid: u32) -> String {
-    if let Some((n, _)) = SYSTEM_RELATIONS.iter().find(|(_, o)| *o == oid) {
+    if let Some((n, _)) = crate::system::CATALOG_RELATIONS.iter().find(|(_, o)| *o == oid) {
         return n.to_string();
     }
     cat.relations()

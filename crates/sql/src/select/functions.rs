@@ -7,7 +7,7 @@ use sqlparser::ast;
 use sqltypes::{cast, DataType, Value};
 
 use crate::bail;
-use crate::bind::{self, Binder, Scope, ScopeCol};
+use crate::bind::{self, Binder, Reach, Scope, ScopeCol};
 use crate::error::Result;
 use crate::exec::MAX_ROWS;
 use crate::expr::{EvalContext, Expr};
@@ -127,7 +127,7 @@ pub fn plan_function(b: &mut Binder<'_>, call: &FromCall<'_>) -> Result<(Plan, S
             ty,
             table_oid: 0,
             column_id: 0,
-            merged: false,
+            reach: Reach::Full,
         })
         .collect();
     let plan = Plan::Function(FromFunction { calls: vec![(func, exprs)], ordinality });
@@ -158,7 +158,7 @@ pub fn plan_zipped(
             ty: types[0].clone(),
             table_oid: 0,
             column_id: 0,
-            merged: false,
+            reach: Reach::Full,
         });
         bound.push((func, exprs));
     }

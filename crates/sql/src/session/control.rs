@@ -19,7 +19,9 @@ impl<K: KvClient> Session<K> {
                         "there is already a transaction in progress",
                     ));
                 } else {
-                    self.block_isolation = txn_isolation(modes)?;
+                    let (iso, read_only) = txn_modes(modes)?;
+                    self.block_isolation = iso;
+                    self.block_read_only = read_only;
                     if self.txn.is_some() && self.block_isolation.is_some() {
                         // An implicit transaction already took its snapshot.
                         self.block_isolation = None;
@@ -39,6 +41,7 @@ impl<K: KvClient> Session<K> {
                     TxnState::Block => {
                         self.state = TxnState::Idle;
                         self.block_isolation = None;
+                        self.block_read_only = None;
                         self.commit_txn().await?;
                         "COMMIT"
                     }
@@ -65,6 +68,7 @@ impl<K: KvClient> Session<K> {
                 self.reset_txn_info();
                 self.state = TxnState::Idle;
                 self.block_isolation = None;
+                self.block_read_only = None;
                 Outcome::Command("ROLLBACK".into())
             }
             S::Savepoint { name } => self.savepoint(crate::bind::ident(name)).await?,
@@ -80,6 +84,7 @@ impl<K: KvClient> Session<K> {
                     "transaction isolation level" | "transaction_isolation" => {
                         iso_name(self.isolation()?).to_string()
                     }
+                    "transaction_read_only" => on_off(self.read_only()?).to_string(),
                     "all" => {
                         let rows = self
                             .settings
@@ -126,7 +131,14 @@ impl<K: KvClient> Session<K> {
             }
             S::SetTimeZone { value, .. } => self.settings.set("TimeZone", &set_value(value))?,
             S::SetTransaction { modes, session, .. } => {
-                if let Some(l) = txn_isolation(modes)? {
+                let (iso, read_only) = txn_modes(modes)?;
+                if let Some(r) = read_only {
+                    match *session {
+                        true => self.settings.set("default_transaction_read_only", on_off(r))?,
+                        false => self.block_read_only = Some(r),
+                    }
+                }
+                if let Some(l) = iso {
                     if *session {
                         self.settings.set("default_transaction_isolation", iso_name(l))?;
                     } else {
@@ -186,8 +198,10 @@ fn iso_name(l: IsolationLevel) -> &'static str {
     }
 }
 
-fn txn_isolation(modes: &[ast::TransactionMode]) -> Result<Option<IsolationLevel>> {
-    let mut lvl = None;
+/// A transaction's modes: isolation level and READ ONLY / READ WRITE
+/// (None where not given).
+fn txn_modes(modes: &[ast::TransactionMode]) -> Result<(Option<IsolationLevel>, Option<bool>)> {
+    let (mut lvl, mut read_only) = (None, None);
     for m in modes {
         match m {
             ast::TransactionMode::IsolationLevel(l) => {
@@ -203,11 +217,18 @@ fn txn_isolation(modes: &[ast::TransactionMode]) -> Result<Option<IsolationLevel
                     other => bail!(FeatureNotSupported, "isolation level {other} is not supported"),
                 })
             }
-            ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly) => {
-                bail!(FeatureNotSupported, "read-only transactions are not supported yet")
+            ast::TransactionMode::AccessMode(mode) => {
+                read_only = Some(matches!(mode, ast::TransactionAccessMode::ReadOnly));
             }
-            ast::TransactionMode::AccessMode(_) => {}
         }
     }
-    Ok(lvl)
+    Ok((lvl, read_only))
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
 }

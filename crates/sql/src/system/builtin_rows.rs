@@ -1,5 +1,6 @@
-//! pg_proc and pg_language: the built-in functions' rows, from
-//! [`crate::builtins`].
+//! Catalogs whose rows come from built-in data rather than the catalog:
+//! pg_proc and pg_language (from [`crate::builtins`]) and pg_settings (the
+//! session's settings).
 
 use sqltypes::{DataType, RegKind, RegValue, Value};
 
@@ -135,4 +136,64 @@ pub fn language_rows() -> Vec<Vec<Value>> {
             ]
         })
         .collect()
+}
+
+/// pg_settings' columns.
+pub fn settings_columns() -> Vec<(&'static str, DataType)> {
+    use DataType::{Bool, Int4, Text};
+    vec![
+        ("name", Text),
+        ("setting", Text),
+        ("unit", Text),
+        ("category", Text),
+        ("short_desc", Text),
+        ("extra_desc", Text),
+        ("context", Text),
+        ("vartype", Text),
+        ("source", Text),
+        ("min_val", Text),
+        ("max_val", Text),
+        ("enumvals", Text.array_of()),
+        ("boot_val", Text),
+        ("reset_val", Text),
+        ("sourcefile", Text),
+        ("sourceline", Int4),
+        ("pending_restart", Bool),
+    ]
+}
+
+/// pg_settings' rows: one per setting of the session, by name.
+pub fn settings_rows(values: &std::collections::BTreeMap<String, String>) -> Vec<Vec<Value>> {
+    let t = |s: &str| Value::Text(s.to_string());
+    let mut rows: Vec<Vec<Value>> = Vec::new();
+    for (key, value) in values {
+        let name = crate::settings::Settings::canonical(key);
+        let boot = crate::settings::default_value(key);
+        let vartype = match boot.unwrap_or(value) {
+            "on" | "off" => "bool",
+            v if v.parse::<i64>().is_ok() => "integer",
+            _ => "string",
+        };
+        let source = if boot == Some(value.as_str()) { "default" } else { "session" };
+        rows.push(vec![
+            t(&name),
+            t(value),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            t("user"),
+            t(vartype),
+            t(source),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            boot.map(t).unwrap_or(Value::Null),
+            boot.map(t).unwrap_or(Value::Null),
+            Value::Null,
+            Value::Null,
+            Value::Bool(false),
+        ]);
+    }
+    rows
 }
