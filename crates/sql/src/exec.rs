@@ -77,6 +77,12 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                 }
             }
             Plan::Recursive { id, base, step, all } => recursive(*id, base, step, *all, cx).await?,
+            Plan::Sequence(def) => {
+                let (last, called) = crate::sequence::stored_position(cx.txn, cx.tenant, def.oid)
+                    .await?
+                    .unwrap_or((def.start, false));
+                vec![vec![Value::Int8(last), Value::Int8(0), Value::Bool(called)]]
+            }
             Plan::System(t) => {
                 let mut rows = t.rows(cx.catalog, cx.eval);
                 if let Some(oid) = t.oid() {

@@ -13,7 +13,7 @@ use crate::{bail, err};
 // Array functions and operators.
 pub mod arrays;
 // Functions that read the catalog (pg_get_constraintdef, format_type, ...).
-mod catalog_info;
+pub(crate) mod catalog_info;
 // Date and time functions (extract, date_trunc, age, ...).
 pub mod datetime;
 // json and jsonb functions and operators.
@@ -78,6 +78,12 @@ pub enum Func {
     TableIsVisible,
     /// pg_get_userbyid(role oid)
     UserById,
+    /// pg_get_viewdef(view [, pretty]): the view's query
+    ViewDef,
+    /// quote_ident(text)
+    QuoteIdent,
+    /// quote_literal(x) and quote_nullable(x) (the flag: NULL gives `NULL`)
+    QuoteLiteral(bool),
     /// acldefault(object kind, owner oid): the privileges an owner has by
     /// default, as aclitem text
     AclDefault,
@@ -242,6 +248,10 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("pg_type_is_visible", 1) => (Func::TypeIsVisible, T::Bool),
         ("pg_get_userbyid", 1) => (Func::UserById, T::Text),
         ("acldefault", 2) => (Func::AclDefault, T::Text.array_of()),
+        ("quote_ident", 1) => (Func::QuoteIdent, T::Text),
+        ("pg_get_viewdef", 1 | 2) => (Func::ViewDef, T::Text),
+        ("quote_literal", 1) => (Func::QuoteLiteral(false), T::Text),
+        ("quote_nullable", 1) => (Func::QuoteLiteral(true), T::Text),
         ("format_type", 2) => (Func::FormatType, T::Text),
         ("obj_description", 1 | 2) => (Func::ObjDescription, T::Text),
         ("col_description", 2) => (Func::ColDescription, T::Text),
@@ -316,7 +326,9 @@ pub fn no_such_function(name: &str, args: &[DataType]) -> crate::error::Error {
 pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
     match f {
         Func::Coalesce | Func::Greatest | Func::Least | Func::Mod => Some(result.clone()),
-        Func::CurrentSetting | Func::Ascii => Some(DataType::Text),
+        Func::CurrentSetting | Func::Ascii | Func::QuoteIdent | Func::QuoteLiteral(_) => {
+            Some(DataType::Text)
+        }
         Func::AclDefault => Some([DataType::Text, DataType::Int8][i.min(1)].clone()),
         Func::Chr | Func::EncodingName => Some(DataType::Int4),
         Func::SetConfig => Some([DataType::Text, DataType::Text, DataType::Bool][i.min(2)].clone()),
@@ -428,6 +440,7 @@ impl Func {
                 | Func::Least
                 | Func::NullIf
                 | Func::FormatType
+                | Func::QuoteLiteral(true)
         );
         if strict && args.iter().any(Value::is_null) {
             return Ok(Value::Null);
@@ -705,6 +718,21 @@ impl Func {
             Func::Ascii => {
                 Value::Int4(text(&arg(0))?.chars().next().map(|c| c as i32).unwrap_or(0))
             }
+            Func::QuoteIdent => Value::Text(catalog_info::quote_ident(text(&arg(0))?)),
+            Func::ViewDef => {
+                let Some(cat) = &ctx.catalog else { return Ok(Value::Null) };
+                let oid = match arg(0) {
+                    Value::Text(name) => catalog_info::class_oid(cat, &name),
+                    v => v.as_oid(),
+                };
+                let qualify = !search_path_has_public(ctx);
+                let def = oid.and_then(|o| catalog_info::view_def(cat, o, qualify));
+                def.map(Value::Text).unwrap_or(Value::Null)
+            }
+            Func::QuoteLiteral(_) => match arg(0) {
+                Value::Null => Value::Text("NULL".into()),
+                v => Value::Text(quote_literal(text(&v)?)),
+            },
             Func::ToReg(kind, lenient) => {
                 let Some(cat) = &ctx.catalog else {
                     bail!(InternalError, "no catalog to look names up in");
@@ -829,4 +857,22 @@ fn simple_case(s: &str, upper: bool) -> String {
             }
         })
         .collect()
+}
+
+/// quote_literal: the text in single quotes, quotes doubled; with a
+/// backslash, doubled too and the literal written E'...'.
+fn quote_literal(s: &str) -> String {
+    let body = s.replace('\'', "''");
+    match s.contains('\\') {
+        true => format!("E'{}'", body.replace('\\', "\\\\")),
+        false => format!("'{body}'"),
+    }
+}
+
+/// Whether the session's search_path includes `public`: deparsed SQL
+/// (pg_get_viewdef) qualifies names with `public.` when it does not, as
+/// pg_dump needs under `search_path = ''`.
+fn search_path_has_public(ctx: &EvalContext) -> bool {
+    let path = ctx.settings.get("search_path").map(String::as_str).unwrap_or("public");
+    path.split(',').any(|p| p.trim().trim_matches('"') == "public")
 }

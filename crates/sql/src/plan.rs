@@ -173,6 +173,9 @@ pub enum Plan {
     Recursive { id: usize, base: Box<Plan>, step: Box<Plan>, all: bool },
     /// Rows of a system catalog view, produced from the catalog at run time.
     System(crate::system::SystemTable),
+    /// A sequence read as a relation: one row (last_value, log_cnt,
+    /// is_called) from its stored position.
+    Sequence(std::sync::Arc<crate::sequence::SequenceDef>),
     /// Keeps rows for which the predicate is TRUE.
     Filter(Box<Plan>, Expr),
     /// Computes one output column per expression.
@@ -255,6 +258,7 @@ impl Plan {
             | Plan::Scan(_)
             | Plan::Function(..)
             | Plan::System(_)
+            | Plan::Sequence(_)
             | Plan::WorkTable(_) => vec![],
             Plan::Filter(i, _)
             | Plan::Project(i, _)
@@ -302,6 +306,7 @@ impl Plan {
             Plan::WorkTable(_) => "WorkTable Scan".into(),
             Plan::Recursive { .. } => "Recursive Union".into(),
             Plan::System(t) => format!("System Scan on {}", t.name()),
+            Plan::Sequence(s) => format!("Seq Scan on {}", s.name),
             Plan::Filter(..) => "Filter".into(),
             Plan::Project(..) => "Project".into(),
             Plan::Lateral(..) => "Nested Loop (lateral)".into(),

@@ -894,7 +894,8 @@ fn join_using(
     let mut rscope = rscope;
     for name in names {
         for side in [&mut lscope, &mut rscope] {
-            if let Some(c) = side.cols.iter_mut().find(|c| c.reach == Reach::Full && c.name == *name)
+            if let Some(c) =
+                side.cols.iter_mut().find(|c| c.reach == Reach::Full && c.name == *name)
             {
                 c.reach = Reach::Qualified;
             }
@@ -938,6 +939,30 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
             };
             if let Some(v) = view {
                 return plan_view(b, &v, &qualifier, alias);
+            }
+            let sequence = match schema.as_deref() {
+                None | Some("public") if user_table.is_none() => {
+                    b.catalog.sequences.get(&tname).cloned()
+                }
+                _ => None,
+            };
+            if let Some(seq) = sequence {
+                let cols = [("last_value", DataType::Int8), ("log_cnt", DataType::Int8)]
+                    .into_iter()
+                    .chain([("is_called", DataType::Bool)]);
+                let scope = Scope {
+                    cols: cols
+                        .map(|(n, ty)| ScopeCol {
+                            qualifier: Some(qualifier.clone()),
+                            name: n.into(),
+                            ty,
+                            table_oid: 0,
+                            column_id: 0,
+                            reach: Reach::Full,
+                        })
+                        .collect(),
+                };
+                return Ok((Plan::Sequence(seq), scope));
             }
             if let Some(t) = user_table {
                 let scope = table_scope(&t, &qualifier, alias);

@@ -356,6 +356,30 @@ fn next_range(def: &SequenceDef, pos: Option<(i64, bool)>, want: u64) -> Result<
     Ok((first, fits.max(1)))
 }
 
+/// A stored position: `last_value` (8 bytes, big-endian) and `is_called`.
+fn decode_position(bytes: Option<&[u8]>) -> Result<Option<(i64, bool)>> {
+    Ok(match bytes {
+        Some(b) if b.len() == 9 => {
+            let v = i64::from_be_bytes(b[..8].try_into().expect("checked length"));
+            Some((v, b[8] != 0))
+        }
+        Some(_) => bail!(DataCorrupted, "corrupt sequence position"),
+        None => None,
+    })
+}
+
+/// The sequence's stored position as `txn` sees it (None if never used).
+/// With reserved blocks this is the end of the last reservation, as
+/// PostgreSQL's last_value is with CACHE.
+pub async fn stored_position<T: Txn>(
+    txn: &T,
+    tenant: TenantId,
+    oid: u32,
+) -> Result<Option<(i64, bool)>> {
+    let key = keys::sequence_state(tenant, oid);
+    decode_position(txn.get(&key).await.map_err(from_kv)?.as_deref())
+}
+
 /// Rewrites a sequence's stored position in its own durable transaction.
 async fn store<K: KvClient>(
     client: &K,
@@ -366,14 +390,7 @@ async fn store<K: KvClient>(
     let mut txn = client.begin(tenant, IsolationLevel::ReadCommitted).await.map_err(from_kv)?;
     let key = keys::sequence_state(tenant, oid);
     let locked = txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-    let pos = match locked.first().and_then(|l| l.latest.as_deref()) {
-        Some(b) if b.len() == 9 => {
-            let v = i64::from_be_bytes(b[..8].try_into().expect("checked length"));
-            Some((v, b[8] != 0))
-        }
-        Some(_) => bail!(DataCorrupted, "corrupt sequence position"),
-        None => None,
-    };
+    let pos = decode_position(locked.first().and_then(|l| l.latest.as_deref()))?;
     let (v, called) = f(pos)?;
     let mut bytes = v.to_be_bytes().to_vec();
     bytes.push(called as u8);

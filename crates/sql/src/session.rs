@@ -748,6 +748,44 @@ impl<K: KvClient> Session<K> {
         Ok(true)
     }
 
+    /// LOCK TABLE: in a transaction block, each named table is locked until
+    /// the transaction ends: shared for the modes that let writers in
+    /// (ACCESS SHARE to SHARE UPDATE EXCLUSIVE, as INSERT, UPDATE and DELETE
+    /// take it), exclusive for the stronger ones. Either way DDL on the
+    /// table waits.
+    async fn lock_tables(&mut self, lock: &ast::Lock) -> Result<Outcome> {
+        use ast::LockTableMode as M;
+        if self.state != TxnState::Block {
+            bail!(NoActiveSqlTransaction, "LOCK TABLE can only be used in transaction blocks");
+        }
+        let mut oids = Vec::new();
+        for target in &lock.tables {
+            let name = crate::bind::object_name(&target.name)?;
+            let schema = crate::bind::object_schema(&target.name);
+            let table = match schema.as_deref() {
+                None | Some("public") => self.catalog.get_table(&name),
+                _ => None,
+            };
+            match table {
+                Some(t) => oids.push(t.oid),
+                None => bail!(UndefinedTable, "relation \"{}\" does not exist", target.name),
+            }
+        }
+        let shared = matches!(
+            lock.lock_mode,
+            Some(M::AccessShare | M::RowShare | M::RowExclusive | M::ShareUpdateExclusive)
+        );
+        let tenant = self.db.tenant;
+        let txn = self.txn.as_mut().expect("statement has a transaction");
+        let keys: Vec<_> = oids.iter().map(|&oid| keys::table(tenant, oid)).collect();
+        if shared {
+            txn.lock_shared(&keys).await.map_err(from_kv)?;
+        } else {
+            txn.lock(&keys).await.map_err(from_kv)?;
+        }
+        Ok(Outcome::Command("LOCK TABLE".into()))
+    }
+
     /// Takes the catalog lock before DDL (DDL statements run one at a time).
     /// In READ COMMITTED, DDL that committed while we waited is then seen:
     /// the snapshot moves forward and the catalog is read again, so the
@@ -889,6 +927,9 @@ impl<K: KvClient> Session<K> {
 
     async fn utility(&mut self, stmt: &ast::Statement) -> Result<Outcome> {
         use ast::Statement as S;
+        if let S::Lock(lock) = stmt {
+            return self.lock_tables(lock).await;
+        }
         if !matches!(stmt, S::Analyze(_)) {
             self.lock_catalog().await?;
         }
@@ -1007,7 +1048,13 @@ fn writes(bound: &Bound, stmt: &ast::Statement) -> Option<String> {
     match stmt {
         S::Declare { .. } | S::Fetch { .. } | S::Close { .. } | S::Analyze(_) => None,
         S::Prepare { .. } | S::Execute { .. } | S::Deallocate { .. } => None,
-        S::LockTables { .. } | S::Lock(_) => None,
+        S::Lock(lock) => lock
+            .lock_mode
+            .as_ref()
+            .is_none_or(|m| {
+                !matches!(m, ast::LockTableMode::AccessShare | ast::LockTableMode::RowShare)
+            })
+            .then(|| "LOCK TABLE".into()),
         other => {
             let text = other.to_string();
             let words: Vec<&str> = text.split_whitespace().take(2).collect();

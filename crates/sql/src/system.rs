@@ -10,8 +10,10 @@ use sqltypes::{DataType, Value};
 
 use crate::catalog::{Catalog, ForeignKeyDef, TableDef, PUBLIC_NAMESPACE_OID};
 
-// pg_proc and pg_language.
+// pg_proc, pg_language and pg_settings.
 pub mod builtin_rows;
+// pg_depend.
+pub mod depend;
 
 /// A system catalog view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +75,11 @@ pub enum SystemTable {
     PgLanguage,
     /// pg_catalog.pg_settings (the session's settings)
     PgSettings,
+    /// pg_catalog.pg_depend (owned sequences, defaults on sequences, views
+    /// on relations)
+    PgDepend,
+    /// pg_catalog.pg_tablespace (pg_default and pg_global)
+    PgTablespace,
     /// A catalog of a feature Strata does not have, so always empty
     /// (pg_policy, pg_publication, pg_enum, ...): an index into
     /// `EMPTY_CATALOGS`.
@@ -130,7 +137,16 @@ const EMPTY_CATALOGS: &[(&str, &[(&str, u32)])] = &[
     ("pg_enum", &[("oid", 26), ("enumtypid", 26), ("enumsortorder", 701), ("enumlabel", 25)]),
     (
         "pg_rewrite",
-        &[("oid", 26), ("rulename", 25), ("ev_class", 26), ("ev_type", 18), ("is_instead", 16)],
+        &[
+            ("oid", 26),
+            ("rulename", 25),
+            ("ev_class", 26),
+            ("ev_type", 18),
+            ("ev_enabled", 18),
+            ("is_instead", 16),
+            ("ev_qual", 25),
+            ("ev_action", 25),
+        ],
     ),
     ("pg_foreign_table", &[("ftrelid", 26), ("ftserver", 26), ("ftoptions", 1009)]),
     ("pg_auth_members", &[("roleid", 26), ("member", 26), ("grantor", 26), ("admin_option", 16)]),
@@ -527,6 +543,8 @@ impl SystemTable {
             (false, "pg_proc") => PgProc,
             (false, "pg_language") => PgLanguage,
             (false, "pg_settings") => PgSettings,
+            (false, "pg_depend") => PgDepend,
+            (false, "pg_tablespace") => PgTablespace,
             (false, n) => Empty(EMPTY_CATALOGS.iter().position(|(e, _)| *e == n)?),
             _ => return None,
         })
@@ -572,6 +590,8 @@ impl SystemTable {
             PgProc => "pg_proc",
             PgLanguage => "pg_language",
             PgSettings => "pg_settings",
+            PgDepend => "pg_depend",
+            PgTablespace => "pg_tablespace",
             Empty(i) => EMPTY_CATALOGS[*i].0,
         }
     }
@@ -582,11 +602,24 @@ impl SystemTable {
         use SystemTable::*;
         match self {
             PgNamespace => {
-                vec![("oid", Oid), ("nspname", Text), ("nspowner", Oid), ("nspacl", Text.array_of())]
+                vec![
+                    ("oid", Oid),
+                    ("nspname", Text),
+                    ("nspowner", Oid),
+                    ("nspacl", Text.array_of()),
+                ]
             }
             PgProc => builtin_rows::proc_columns(),
             PgLanguage => builtin_rows::language_columns(),
             PgSettings => builtin_rows::settings_columns(),
+            PgDepend => depend::columns(),
+            PgTablespace => vec![
+                ("oid", Oid),
+                ("spcname", Text),
+                ("spcowner", Oid),
+                ("spcacl", Text.array_of()),
+                ("spcoptions", Text.array_of()),
+            ],
             PgClass => vec![
                 ("oid", Oid),
                 ("relname", Text),
@@ -617,6 +650,11 @@ impl SystemTable {
                 ("reloptions", Text.array_of()),
                 ("relacl", Text.array_of()),
                 ("relpartbound", Text),
+                ("relispopulated", Bool),
+                ("relrewrite", Oid),
+                // xid in PostgreSQL; always 0 (frozen) here.
+                ("relfrozenxid", Oid),
+                ("relminmxid", Oid),
             ],
             PgAttribute => vec![
                 ("attrelid", Oid),
@@ -632,6 +670,17 @@ impl SystemTable {
                 ("attidentity", QChar),
                 ("attgenerated", QChar),
                 ("attcollation", Oid),
+                ("attstattarget", Int4),
+                ("attstorage", QChar),
+                ("attalign", QChar),
+                ("attislocal", Bool),
+                ("attinhcount", Int4),
+                ("attcompression", QChar),
+                ("atthasmissing", Bool),
+                ("attmissingval", Text),
+                ("attoptions", Text.array_of()),
+                ("attfdwoptions", Text.array_of()),
+                ("attacl", Text.array_of()),
             ],
             PgType => vec![
                 ("oid", Oid),
@@ -701,7 +750,16 @@ impl SystemTable {
                 ("oid", Oid),
             ],
             PgPartitionedTable => {
-                vec![("partrelid", Oid), ("partstrat", Text), ("partnatts", Int2)]
+                vec![
+                    ("partrelid", Oid),
+                    ("partstrat", Text),
+                    ("partnatts", Int2),
+                    ("partdefid", Oid),
+                    ("partattrs", DataType::Int2Vector),
+                    ("partclass", DataType::OidVector),
+                    ("partcollation", DataType::OidVector),
+                    ("partexprs", Text),
+                ]
             }
             PgInherits => vec![
                 ("inhrelid", Oid),
@@ -766,7 +824,12 @@ impl SystemTable {
                 ("is_generated", Text),
                 ("is_updatable", Text),
             ],
-            PgAm => vec![("oid", Oid), ("amname", Text), ("amtype", QChar)],
+            PgAm => vec![
+                ("oid", Oid),
+                ("amname", Text),
+                ("amtype", QChar),
+                ("amhandler", DataType::Reg(sqltypes::RegKind::Proc)),
+            ],
             PgCollation => vec![
                 ("oid", Oid),
                 ("collname", Text),
@@ -978,8 +1041,7 @@ impl SystemTable {
                 for tb in catalog.tables.values() {
                     for (i, col) in tb.columns.iter().enumerate() {
                         if let Some(d) = &col.default {
-                            // No OIDs of their own: derived from table and column.
-                            let oid = ((tb.oid as i64) << 16) | (i as i64 + 1);
+                            let oid = depend::attrdef_oid(tb.oid, i) as i64;
                             let n = Value::Int2(i as i16 + 1);
                             rows.push(vec![i8(oid), i8(tb.oid as i64), n, t(d)]);
                         }
@@ -999,8 +1061,8 @@ impl SystemTable {
                 }
             }
             PgAm => {
-                for (oid, name, kind) in [(2, "heap", "t"), (403, "btree", "i")] {
-                    rows.push(vec![i8(oid), t(name), t(kind)]);
+                for (oid, name, kind, handler) in [(2, "heap", "t", 3), (403, "btree", "i", 330)] {
+                    rows.push(vec![i8(oid), t(name), t(kind), builtin_rows::regproc(handler)]);
                 }
             }
             PgCollation => {
@@ -1025,6 +1087,12 @@ impl SystemTable {
             PgProc => rows = builtin_rows::proc_rows(),
             PgLanguage => rows = builtin_rows::language_rows(),
             PgSettings => rows = builtin_rows::settings_rows(&eval.settings),
+            PgDepend => rows = depend::rows(catalog),
+            PgTablespace => {
+                for (oid, name) in [(1663, "pg_default"), (1664, "pg_global")] {
+                    rows.push(vec![i8(oid), t(name), i8(10), Value::Null, Value::Null]);
+                }
+            }
             PgOpclass => {
                 for (oid, name, intype) in OPCLASSES {
                     rows.push(vec![
@@ -1072,6 +1140,21 @@ impl SystemTable {
                             t(""),
                             i8(if c.ty.to_type().is_string() { 100 } else { 0 }),
                         ]);
+                        // pg_dump writes SET STATISTICS/STORAGE for values
+                        // other than these defaults, and leaves a column
+                        // that is not attislocal out of CREATE TABLE.
+                        let io = crate::builtins::type_io(c.ty.oid);
+                        let row = rows.last_mut().expect("just pushed");
+                        row.extend([
+                            Value::Int4(-1),
+                            t(io.map(|io| io.storage.as_str()).unwrap_or("p")),
+                            t(io.map(|io| io.align.as_str()).unwrap_or("i")),
+                            Value::Bool(true),
+                            Value::Int4(0),
+                            t(""),
+                            Value::Bool(false),
+                        ]);
+                        row.extend([Value::Null, Value::Null, Value::Null, Value::Null]);
                     }
                 }
             }
@@ -1656,5 +1739,9 @@ fn class_row(oid: u32, name: &str, kind: &str, has_index: bool, persistence: &st
         Value::Null,
         Value::Null,
         Value::Null,
+        Value::Bool(true),
+        Value::Int8(0),
+        Value::Int8(0),
+        Value::Int8(0),
     ]
 }

@@ -98,6 +98,22 @@ impl Binder<'_> {
             _ => (root, chain),
         };
         let (x, ty) = self.expr_in(root, scope, agg)?;
+        // Catalog name columns (pg_type.typname, ...) are text here; a
+        // subscript reads one of a name's bytes, 0-based, as PostgreSQL's
+        // name type does (pg_dump tests `typname[0] = '_'`).
+        if let (
+            DataType::Text,
+            Expr::Column(_),
+            [ast::AccessExpr::Subscript(ast::Subscript::Index { index })],
+        ) = (&ty, &x, chain)
+        {
+            let (i, it) = self.expr_in(index, scope, agg)?;
+            let i = self.coerce(i, &it, &DataType::Int4)?;
+            let from = Expr::Binary(BinOp::Add, Box::new(i), Box::new(Expr::Const(Value::Int4(1))));
+            let args = vec![x, from, Expr::Const(Value::Int4(1))];
+            let byte = Expr::Func(Func::Substr, args);
+            return Ok((Expr::Cast(Box::new(byte), DataType::QChar), DataType::QChar));
+        }
         let Some(elem) = ty.elem().cloned() else {
             bail!(
                 DatatypeMismatch,
@@ -173,7 +189,7 @@ impl Binder<'_> {
         let (lx, lt) = self.expr_in(left, scope, agg)?;
         let (rx, rt) = self.expr_in(right, scope, agg)?;
         let array_ty = match &rt {
-            DataType::Array(_) => rt.clone(),
+            DataType::Array(_) | DataType::Int2Vector | DataType::OidVector => rt.clone(),
             DataType::Unknown if lt == DataType::Unknown => DataType::Text.array_of(),
             DataType::Unknown => strip_mod(&lt).array_of(),
             _ => bail!(WrongObjectType, "op ANY/ALL (array) requires array on right side"),

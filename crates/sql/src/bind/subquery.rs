@@ -130,7 +130,7 @@ fn visit_exprs(p: &Plan, check: &mut dyn FnMut(&Expr)) {
             }
         }
         Plan::Function(f) => f.calls.iter().flat_map(|c| &c.1).for_each(&mut *check),
-        Plan::System(_) => {}
+        Plan::System(_) | Plan::Sequence(_) => {}
         Plan::Filter(i, e) => {
             check(e);
             visit_exprs(i, check);

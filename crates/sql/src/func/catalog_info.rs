@@ -328,6 +328,31 @@ pub fn user_by_id(cat: &Catalog, oid: u32) -> String {
         .unwrap_or_else(|| format!("unknown (OID={oid})"))
 }
 
+/// pg_get_viewdef: the view's query as PostgreSQL prints it (a leading
+/// space, a trailing `;`), relation names qualified with `public.` if
+/// `qualify`.
+pub fn view_def(cat: &Catalog, oid: u32, qualify: bool) -> Option<String> {
+    let v = cat.views.values().find(|v| v.oid == oid)?;
+    let mut text = v.query.clone();
+    if qualify {
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let parsed = sqlparser::parser::Parser::new(&dialect)
+            .try_with_sql(&v.query)
+            .and_then(|mut p| p.parse_query());
+        if let Ok(mut q) = parsed {
+            let _ = sqlparser::ast::visit_relations_mut(&mut q, |name| {
+                let user = cat.relations().into_iter().any(|(_, n, _)| name.to_string() == n);
+                if name.0.len() == 1 && user {
+                    name.0.insert(0, sqlparser::ast::ObjectNamePart::Identifier("public".into()));
+                }
+                std::ops::ControlFlow::<()>::Continue(())
+            });
+            text = q.to_string();
+        }
+    }
+    Some(format!(" {text};"))
+}
+
 /// obj_description(oid, 'pg_class'): the table's comment.
 pub fn table_comment(cat: &Catalog, oid: u32) -> Option<String> {
     cat.tables.values().find(|t| t.oid == oid).and_then(|t| t.comment.clone())
@@ -339,7 +364,6 @@ pub fn column_comment(cat: &Catalog, oid: u32, attnum: i32) -> Option<String> {
     let i = usize::try_from(attnum).ok()?.checked_sub(1)?;
     t.columns.get(i)?.comment.clone()
 }
-
 
 /// The schemas, with their OIDs (as pg_namespace lists them).
 const NAMESPACES: &[(&str, u32)] = &[
@@ -404,7 +428,8 @@ pub fn class_oid(cat: &Catalog, text: &str) -> Option<u32> {
         return Some(oid);
     }
     let (schema, name) = split_name(text);
-    let system = || crate::system::CATALOG_RELATIONS.iter().find(|(n, _)| *n == name).map(|(_, o)| *o);
+    let system =
+        || crate::system::CATALOG_RELATIONS.iter().find(|(n, _)| *n == name).map(|(_, o)| *o);
     let user = || cat.relations().into_iter().find(|(_, n, _)| *n == name).map(|(o, _, _)| o);
     match schema.as_deref() {
         Some("pg_catalog") => system(),

@@ -33,6 +33,9 @@ pub enum TableFunc {
     JsonElements(bool),
     /// json(b)_object_keys: key per object member.
     JsonKeys,
+    /// pg_options_to_table(text[]): (option_name, option_value) per
+    /// `name=value` element.
+    OptionsToTable,
 }
 
 /// Set-returning function calls run side by side (one in FROM; all of a
@@ -168,8 +171,14 @@ pub fn plan_zipped(
 
 /// True for the set-returning functions Strata has.
 pub fn is_set_returning(name: &str) -> bool {
-    matches!(name, "generate_series" | "unnest" | "generate_subscripts" | "pg_partition_ancestors")
-        || JSON_FUNCTIONS.contains(&name)
+    matches!(
+        name,
+        "generate_series"
+            | "unnest"
+            | "generate_subscripts"
+            | "pg_partition_ancestors"
+            | "pg_options_to_table"
+    ) || JSON_FUNCTIONS.contains(&name)
 }
 
 /// The json set-returning functions.
@@ -191,6 +200,7 @@ fn declared_columns(f: &TableFunc) -> Option<&'static [&'static str]> {
     match f {
         TableFunc::JsonEach(_) => Some(&["key", "value"]),
         TableFunc::JsonElements(_) => Some(&["value"]),
+        TableFunc::OptionsToTable => Some(&["option_name", "option_value"]),
         _ => None,
     }
 }
@@ -287,6 +297,11 @@ fn bind_call(
             };
             (func, vec![x], types)
         }
+        "pg_options_to_table" => {
+            let [(x, t)] = <[_; 1]>::try_from(bound).map_err(|b: Vec<_>| no_such(&b))?;
+            let x = b.coerce(x, &t, &DataType::Text.array_of())?;
+            (TableFunc::OptionsToTable, vec![x], vec![DataType::Text, DataType::Text])
+        }
         "pg_partition_ancestors" => {
             let [(x, t)] = <[_; 1]>::try_from(bound).map_err(|b: Vec<_>| no_such(&b))?;
             let reg = DataType::Reg(sqltypes::RegKind::Class);
@@ -309,9 +324,26 @@ impl FromFunction {
             Some(TableFunc::JsonEach(_)) => "json_each",
             Some(TableFunc::JsonElements(_)) => "json_array_elements",
             Some(TableFunc::JsonKeys) => "json_object_keys",
+            Some(TableFunc::OptionsToTable) => "pg_options_to_table",
             _ => "generate_subscripts",
         }
     }
+}
+
+/// pg_options_to_table's rows: each `name=value` element split at its
+/// first `=` (a value of NULL where there is none).
+fn options_rows(options: Option<Value>) -> Vec<Vec<Value>> {
+    let Some(Value::Array(a)) = options else { return vec![] };
+    a.items
+        .iter()
+        .filter_map(|v| match v {
+            Value::Text(s) => Some(match s.split_once('=') {
+                Some((k, v)) => vec![Value::Text(k.into()), Value::Text(v.into())],
+                None => vec![Value::Text(s.clone()), Value::Null],
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Runs a function in FROM.
@@ -330,6 +362,7 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
                 vals.into_iter().filter(|v| !v.is_null()).map(|v| vec![v]).collect()
             }
             TableFunc::TimeSeries => time_series(&vals)?,
+            TableFunc::OptionsToTable => options_rows(vals.into_iter().next()),
             TableFunc::JsonEach(_) | TableFunc::JsonElements(_) | TableFunc::JsonKeys => {
                 json_rows(func, vals.into_iter().next().unwrap_or(Value::Null))?
             }

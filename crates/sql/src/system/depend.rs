@@ -1,0 +1,135 @@
+//! pg_depend: the dependencies pg_dump orders its output by and ORMs read
+//! to find a serial column's sequence. Rows are derived from the catalog:
+//! an owned sequence on its column (`a`, or `i` for identity), a column
+//! default on each sequence its nextval() names (`n`), and a view on each
+//! relation its query reads (`n`; PostgreSQL records that through the
+//! view's rewrite rule, which Strata does not have).
+
+use std::ops::ControlFlow;
+
+use sqltypes::{DataType, Value};
+
+use crate::catalog::Catalog;
+
+/// pg_attrdef's OID.
+const PG_ATTRDEF: u32 = 2604;
+
+/// pg_depend's columns.
+pub fn columns() -> Vec<(&'static str, DataType)> {
+    use DataType::{Int4, Oid, QChar};
+    vec![
+        ("classid", Oid),
+        ("objid", Oid),
+        ("objsubid", Int4),
+        ("refclassid", Oid),
+        ("refobjid", Oid),
+        ("refobjsubid", Int4),
+        ("deptype", QChar),
+    ]
+}
+
+/// The OID pg_attrdef gives column `index` (0-based) of table `table`:
+/// defaults have no OIDs of their own, so it is derived from both.
+pub fn attrdef_oid(table: u32, index: usize) -> u32 {
+    (table << 16) | (index as u32 + 1)
+}
+
+/// pg_depend's rows.
+pub fn rows(cat: &Catalog) -> Vec<Vec<Value>> {
+    let class = super::PG_CLASS_OID as u32;
+    let row = |classid: u32, objid: u32, refobjid: u32, refsub: i32, deptype: &str| {
+        vec![
+            Value::Oid(classid),
+            Value::Oid(objid),
+            Value::Int4(0),
+            Value::Oid(class),
+            Value::Oid(refobjid),
+            Value::Int4(refsub),
+            Value::Text(deptype.into()),
+        ]
+    };
+    let mut rows = Vec::new();
+    for seq in cat.sequences.values() {
+        let Some((table, column)) = &seq.owned_by else { continue };
+        let Some(t) = cat.tables.values().find(|t| t.oid == *table) else { continue };
+        let Some(i) = t.columns.iter().position(|c| c.name == *column) else { continue };
+        let deptype = if t.columns[i].identity.is_some() { "i" } else { "a" };
+        rows.push(row(class, seq.oid, t.oid, i as i32 + 1, deptype));
+    }
+    for t in cat.tables.values() {
+        for (i, c) in t.columns.iter().enumerate() {
+            let Some(default) = &c.default else { continue };
+            for name in nextval_names(default) {
+                if let Some(seq) = crate::func::catalog_info::class_oid(cat, &name) {
+                    rows.push(row(PG_ATTRDEF, attrdef_oid(t.oid, i), seq, 0, "n"));
+                }
+            }
+        }
+    }
+    for v in cat.views.values() {
+        let mut refs = view_relations(cat, &v.query);
+        refs.sort_unstable();
+        refs.dedup();
+        rows.extend(refs.into_iter().map(|r| row(class, v.oid, r, 0, "n")));
+    }
+    rows
+}
+
+/// The sequence names in `nextval('name'...)` calls of a default's text.
+fn nextval_names(expr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = expr;
+    while let Some(i) = rest.to_ascii_lowercase().find("nextval('") {
+        rest = &rest[i + "nextval('".len()..];
+        let mut name = String::new();
+        let mut chars = rest.char_indices().peekable();
+        let mut end = rest.len();
+        while let Some((j, c)) = chars.next() {
+            if c == '\'' {
+                if chars.peek().map(|(_, n)| *n) == Some('\'') {
+                    name.push('\'');
+                    chars.next();
+                    continue;
+                }
+                end = j;
+                break;
+            }
+            name.push(c);
+        }
+        out.push(name);
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// The OIDs of the tables, views and sequences a view's query names.
+fn view_relations(cat: &Catalog, query: &str) -> Vec<u32> {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let Ok(mut parser) = sqlparser::parser::Parser::new(&dialect).try_with_sql(query) else {
+        return vec![];
+    };
+    let Ok(q) = parser.parse_query() else { return vec![] };
+    let mut out = Vec::new();
+    let _ = sqlparser::ast::visit_relations(&q, |name| {
+        if let Some(oid) = crate::func::catalog_info::class_oid(cat, &name.to_string()) {
+            if cat.relations().iter().any(|(o, _, _)| *o == oid) {
+                out.push(oid);
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nextval_names_are_read_from_default_text() {
+        assert_eq!(nextval_names("nextval('s'::regclass)"), vec!["s"]);
+        assert_eq!(nextval_names("NEXTVAL('a''b') + nextval('public.c')"), vec!["a'b", "public.c"]);
+        assert!(nextval_names("now()").is_empty());
+        assert_eq!(nextval_names("nextval('unterminated"), vec!["unterminated"]);
+    }
+}
