@@ -611,7 +611,7 @@ impl Func {
                     Func::UserById => Some(catalog_info::user_by_id(cat, oid)),
                     Func::ConstraintDef => {
                         let pretty = matches!(args.get(1), Some(Value::Bool(true)));
-                        catalog_info::constraint_def(cat, oid, pretty)
+                        catalog_info::constraint_def(cat, oid, pretty, !search_path_has_public(ctx))
                     }
                     Func::IndexDef => catalog_info::index_def(cat, oid),
                     _ => return Ok(catalog_info::table_is_visible(cat, oid)),
@@ -649,12 +649,22 @@ impl Func {
                 None => Value::Null,
             },
             // pg_attrdef.adbin holds the expression's text already.
-            Func::GetExpr => arg(0),
+            Func::GetExpr => match arg(0) {
+                Value::Text(t) => {
+                    Value::Text(catalog_info::expr_def(t, !search_path_has_public(ctx)))
+                }
+                other => other,
+            },
             Func::ObjDescription | Func::ColDescription => {
                 let (Some(cat), Some(oid)) = (&ctx.catalog, arg(0).as_oid()) else {
                     return Ok(Value::Null);
                 };
                 let text = match (self, arg(1)) {
+                    (Func::ObjDescription, Value::Text(c))
+                        if c == "pg_namespace" && oid == crate::catalog::PUBLIC_NAMESPACE_OID =>
+                    {
+                        Some(crate::system::PUBLIC_SCHEMA_COMMENT.to_string())
+                    }
                     (Func::ObjDescription, Value::Text(c)) if c == "pg_proc" => {
                         crate::builtins::proc_by_oid(oid).and_then(|p| p.description.clone())
                     }
@@ -684,7 +694,13 @@ impl Func {
             }
             Func::CurrentSchemas => {
                 let implicit = matches!(arg(0), Value::Bool(true));
-                let names: &[&str] = if implicit { &["pg_catalog", "public"] } else { &["public"] };
+                let mut names = Vec::new();
+                if implicit {
+                    names.push("pg_catalog");
+                }
+                if search_path_has_public(ctx) {
+                    names.push("public");
+                }
                 let items = names.iter().map(|n| Value::Text(n.to_string())).collect();
                 sqltypes::array::ArrayValue::new(DataType::Text, items).into_value()
             }

@@ -485,6 +485,8 @@ pub const CATALOG_RELATIONS: &[(&str, u32)] = &[
 const FIRST_VIEW_OID: u32 = 12000;
 
 const PG_CATALOG_OID: i64 = 11;
+/// The comment initdb gives the public schema.
+pub const PUBLIC_SCHEMA_COMMENT: &str = "standard public schema";
 /// pg_class's own OID (pg_description.classoid of tables and columns).
 pub const PG_CLASS_OID: i64 = 1259;
 /// pg_database_owner, the role that owns the `public` schema (PostgreSQL 15).
@@ -999,7 +1001,15 @@ impl SystemTable {
                     i8(PUBLIC_NAMESPACE_OID as i64),
                     t("public"),
                     i8(DATABASE_OWNER_OID),
-                    Value::Null,
+                    // PostgreSQL 15's: its owner may create, everyone use.
+                    sqltypes::array::ArrayValue::new(
+                        DataType::Text,
+                        vec![
+                            t("pg_database_owner=UC/pg_database_owner"),
+                            t("=U/pg_database_owner"),
+                        ],
+                    )
+                    .into_value(),
                 ]);
                 rows.push(vec![i8(INFO_SCHEMA_OID), t("information_schema"), i8(10), Value::Null]);
             }
@@ -1025,6 +1035,8 @@ impl SystemTable {
                 }
             }
             PgDescription => {
+                let ns = PUBLIC_NAMESPACE_OID as i64;
+                rows.push(vec![i8(ns), i8(2615), Value::Int4(0), t(PUBLIC_SCHEMA_COMMENT)]);
                 for tb in catalog.tables.values() {
                     if let Some(c) = &tb.comment {
                         rows.push(vec![i8(tb.oid as i64), i8(PG_CLASS_OID), Value::Int4(0), t(c)]);

@@ -155,7 +155,7 @@ fn column_list(t: &TableDef, cols: &[usize]) -> String {
 
 /// pg_get_constraintdef(oid): the constraint's definition as written after
 /// ADD CONSTRAINT (primary key, unique and foreign key constraints).
-pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
+pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool, qualify: bool) -> Option<String> {
     for t in cat.tables.values() {
         if t.pkey_name.is_some() && t.pkey_oid == oid {
             return Some(format!("PRIMARY KEY ({})", column_list(t, &t.primary_key)));
@@ -176,7 +176,7 @@ pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
             let mut s = format!(
                 "FOREIGN KEY ({}) REFERENCES {}({})",
                 column_list(t, &f.columns),
-                quote_ident(&parent.name),
+                qualified(&parent.name, qualify),
                 column_list(&parent, &f.ref_columns)
             );
             if f.match_full {
@@ -326,6 +326,38 @@ pub fn user_by_id(cat: &Catalog, oid: u32) -> String {
         .find(|(o, _)| *o == oid as i64)
         .map(|(_, r)| r.name)
         .unwrap_or_else(|| format!("unknown (OID={oid})"))
+}
+
+/// A relation's name for deparsed SQL: quoted where needed, and
+/// `public.`-qualified if `qualify` (public is not on the search_path).
+fn qualified(name: &str, qualify: bool) -> String {
+    match qualify {
+        true => format!("public.{}", quote_ident(name)),
+        false => quote_ident(name),
+    }
+}
+
+/// pg_get_expr: a column default's text, its nextval() sequence names
+/// `public.`-qualified if `qualify`.
+pub fn expr_def(text: String, qualify: bool) -> String {
+    if !qualify || !text.contains("nextval('") {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("nextval('") {
+        let (head, tail) = rest.split_at(i + "nextval('".len());
+        out.push_str(head);
+        if !tail.starts_with("public.") && !tail.starts_with('"') {
+            let name_end = tail.find('\'').unwrap_or(tail.len());
+            if !tail[..name_end].contains('.') {
+                out.push_str("public.");
+            }
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// pg_get_viewdef: the view's query as PostgreSQL prints it (a leading
