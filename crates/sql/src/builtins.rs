@@ -202,13 +202,13 @@ mod tests {
         assert!(procs().len() > 400);
         let abs = procs().iter().filter(|p| p.name == "abs").count();
         assert_eq!(abs, 6);
-        let concat = procs().iter().find(|p| p.name == "concat").unwrap();
+        let concat = procs().iter().find(|p| p.name == "concat").expect("concat");
         assert_eq!(concat.arguments, "VARIADIC \"any\"");
         assert_eq!(concat.allargtypes.as_deref(), Some("{2276}"));
         assert_eq!(concat.variadic, 2276);
         assert!(procs().iter().all(|p| p.oid != 0 && !p.name.is_empty() && p.lang != 0));
         assert_eq!(proc_by_oid(750).map(|p| p.name.as_str()), Some("array_in"));
-        let int4 = type_io(23).unwrap();
+        let int4 = type_io(23).expect("int4");
         assert_eq!(int4.funcs[0], 42);
         assert_eq!((int4.align.as_str(), int4.storage.as_str()), ("i", "p"));
         // Every function pg_type names has a row.
