@@ -106,31 +106,13 @@ pub fn type_io(oid: u32) -> Option<&'static TypeIo> {
     all.iter().find(|t| t.oid == oid)
 }
 
-/// The data lines of a tsv file (after its header), split into fields with
-/// COPY's text escapes undone and the empty string read as NULL.
+/// The data lines of a tsv file (after its header), split into fields as
+/// COPY's text format reads them, the empty string being NULL.
 fn rows(tsv: &'static str) -> impl Iterator<Item = Vec<Option<String>>> {
-    tsv.lines().skip(1).filter(|l| !l.is_empty()).map(|l| {
-        l.split('\t').map(|f| if f.is_empty() { None } else { Some(unescape(f)) }).collect()
-    })
-}
-
-fn unescape(f: &str) -> String {
-    let mut out = String::with_capacity(f.len());
-    let mut chars = f.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('t') => out.push('\t'),
-            Some('n') => out.push('\n'),
-            Some('r') => out.push('\r'),
-            Some(other) => out.push(other),
-            None => out.push('\\'),
-        }
-    }
-    out
+    tsv.lines()
+        .skip(1)
+        .filter(|l| !l.is_empty())
+        .map(|l| crate::copy::split_text(l, '\t', "").unwrap_or_default())
 }
 
 /// Field readers over one row; the data files are fixed and checked by

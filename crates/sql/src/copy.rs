@@ -262,7 +262,7 @@ impl CopyParser {
     }
 }
 
-fn split_text(line: &str, delim: char, null: &str) -> Result<Vec<Option<String>>> {
+pub(crate) fn split_text(line: &str, delim: char, null: &str) -> Result<Vec<Option<String>>> {
     let mut fields = Vec::new();
     for raw in line.split(delim) {
         if raw == null {
