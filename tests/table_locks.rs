@@ -115,3 +115,17 @@ fn concurrent_create_table_of_one_name_has_one_winner() {
     assert_eq!(s.query("select count(*) from u"), "0");
     assert_eq!(s.query("select i from u"), "");
 }
+
+#[test]
+fn lock_table_access_share_makes_ddl_wait() {
+    let s = TestServer::start();
+    setup(&s);
+    let mut reader = s.run("begin; lock table t in access share mode");
+    let mut ddl = s.send("truncate t");
+    std::thread::sleep(SETTLE);
+    // Had the truncate not waited, this row would land after it and stay.
+    reader.query("insert into t values (2, 'two'); commit");
+    assert!(reader.until_ready().is_empty());
+    assert!(ddl.until_ready().is_empty());
+    assert_eq!(s.query("select count(*) from t"), "0", "the truncate ran after the lock holder");
+}

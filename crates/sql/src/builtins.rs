@@ -8,6 +8,7 @@
 //! parsed once, on first use. pg_proc, pg_language, regproc and the
 //! pg_get_function_* functions read it.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 const PROC_TSV: &str = include_str!("catalog_data/pg_proc.tsv");
@@ -88,15 +89,31 @@ pub struct TypeIo {
 pub const LANGUAGES: &[(u32, &str, bool, u32)] =
     &[(12, "internal", false, 2246), (13, "c", false, 2247), (14, "sql", true, 2248)];
 
+/// The pg_proc rows, ordered by name and OID, and their positions by OID
+/// (pg_type's rows look up eight functions each).
+struct ProcTable {
+    rows: Vec<Proc>,
+    by_oid: HashMap<u32, usize>,
+}
+
+fn proc_table() -> &'static ProcTable {
+    static TABLE: OnceLock<ProcTable> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let rows: Vec<Proc> = rows(PROC_TSV).map(parse_proc).collect();
+        let by_oid = rows.iter().enumerate().map(|(i, p)| (p.oid, i)).collect();
+        ProcTable { rows, by_oid }
+    })
+}
+
 /// Every pg_proc row, ordered by name and OID.
 pub fn procs() -> &'static [Proc] {
-    static PROCS: OnceLock<Vec<Proc>> = OnceLock::new();
-    PROCS.get_or_init(|| rows(PROC_TSV).map(parse_proc).collect())
+    &proc_table().rows
 }
 
 /// The pg_proc row with this OID.
 pub fn proc_by_oid(oid: u32) -> Option<&'static Proc> {
-    procs().iter().find(|p| p.oid == oid)
+    let t = proc_table();
+    t.by_oid.get(&oid).map(|&i| &t.rows[i])
 }
 
 /// pg_type's I/O columns of the type with this OID.
@@ -104,6 +121,12 @@ pub fn type_io(oid: u32) -> Option<&'static TypeIo> {
     static TYPES: OnceLock<Vec<TypeIo>> = OnceLock::new();
     let all = TYPES.get_or_init(|| rows(TYPE_TSV).map(parse_type).collect());
     all.iter().find(|t| t.oid == oid)
+}
+
+/// pg_type's typalign and typstorage for a type (int4's, `i` and `p`, for
+/// a type the data does not list); pg_attribute copies them per column.
+pub fn align_storage(oid: u32) -> (&'static str, &'static str) {
+    type_io(oid).map(|io| (io.align.as_str(), io.storage.as_str())).unwrap_or(("i", "p"))
 }
 
 /// The data lines of a tsv file (after its header), split into fields as

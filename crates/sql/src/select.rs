@@ -859,13 +859,16 @@ fn join_using(
     let mut on: Option<Expr> = None;
     let mut merged_cols = Vec::new();
     let mut merged_exprs = Vec::new();
-    let (mut lscope, rscope) = (left.1, right.1);
+    let (mut lscope, mut rscope) = (left.1, right.1);
     for (k, name) in names.iter().enumerate() {
         if names[..k].contains(name) {
             bail!(DuplicateColumn, "column name \"{name}\" appears more than once in USING clause");
         }
         let li = find(&lscope, name, "left")?;
         let ri = find(&rscope, name, "right")?;
+        // Both sides' columns are now reached through the merged one.
+        lscope.cols[li].reach = Reach::Qualified;
+        rscope.cols[ri].reach = Reach::Qualified;
         let (lt, rt) = (lscope.cols[li].ty.clone(), rscope.cols[ri].ty.clone());
         let (l, r) = (Expr::Column(li), Expr::Column(left_width + ri));
         let (eq, t) = b.bind_binop(BinOp::Eq, l.clone(), lt.clone(), r.clone(), rt.clone())?;
@@ -890,16 +893,6 @@ fn join_using(
             column_id: 0,
             reach: Reach::Full,
         });
-    }
-    let mut rscope = rscope;
-    for name in names {
-        for side in [&mut lscope, &mut rscope] {
-            if let Some(c) =
-                side.cols.iter_mut().find(|c| c.reach == Reach::Full && c.name == *name)
-            {
-                c.reach = Reach::Qualified;
-            }
-        }
     }
     let join = Plan::Join(Box::new(left.0), Box::new(right.0), kind, on, width);
     merged_exprs.extend((0..left_width + width).map(Expr::Column));

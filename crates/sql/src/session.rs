@@ -681,11 +681,9 @@ impl<K: KvClient> Session<K> {
         parse_isolation(&self.settings.get("default_transaction_isolation")?)
     }
 
-    fn read_only(&self) -> Result<bool> {
-        if let Some(r) = self.block_read_only {
-            return Ok(r);
-        }
-        Ok(self.settings.get("default_transaction_read_only")? == "on")
+    fn read_only(&self) -> bool {
+        self.block_read_only
+            .unwrap_or_else(|| self.settings.value("default_transaction_read_only") == Some("on"))
     }
 
     async fn begin_txn(&mut self) -> Result<()> {
@@ -880,8 +878,8 @@ impl<K: KvClient> Session<K> {
                 _ => break bound,
             }
         };
-        if let Some(command) = writes(&bound, stmt) {
-            if self.read_only()? {
+        if self.read_only() {
+            if let Some(command) = writes(&bound, stmt) {
                 bail!(
                     ReadOnlySqlTransaction,
                     "cannot execute {command} in a read-only transaction"
@@ -1035,7 +1033,8 @@ fn first_words(s: &str) -> String {
 }
 
 /// The command a read-only transaction refuses, named as PostgreSQL names
-/// it in the error (None for statements that only read).
+/// it in the error (None for statements that only read). Asked only in a
+/// read-only transaction.
 fn writes(bound: &Bound, stmt: &ast::Statement) -> Option<String> {
     use ast::Statement as S;
     match bound {

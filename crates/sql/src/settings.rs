@@ -46,75 +46,71 @@ pub struct Settings {
     changed: Vec<String>,
 }
 
-fn defaults() -> Vec<(&'static str, &'static str)> {
-    vec![
-        ("server_version", SERVER_VERSION),
-        ("server_version_num", "150000"),
-        ("server_encoding", "UTF8"),
-        ("client_encoding", "UTF8"),
-        ("application_name", ""),
-        ("DateStyle", "ISO, MDY"),
-        ("IntervalStyle", "postgres"),
-        ("TimeZone", "UTC"),
-        ("integer_datetimes", "on"),
-        ("standard_conforming_strings", "on"),
-        ("is_superuser", "on"),
-        ("session_authorization", "postgres"),
-        ("default_transaction_read_only", "off"),
-        ("in_hot_standby", "off"),
-        ("search_path", "\"$user\", public"),
-        ("default_transaction_isolation", "read committed"),
-        ("transaction_isolation", "read committed"),
-        ("extra_float_digits", "1"),
-        ("statement_timeout", "0"),
-        ("lock_timeout", "0"),
-        ("idle_in_transaction_session_timeout", "0"),
-        ("max_identifier_length", "63"),
-        ("client_min_messages", "notice"),
-        ("synchronous_commit", "on"),
-        ("max_connections", "1000"),
-        ("block_size", "8192"),
-        ("lc_collate", COLLATION),
-        ("lc_ctype", COLLATION),
-        ("lc_messages", "C"),
-        ("lc_monetary", "C"),
-        ("lc_numeric", "C"),
-        ("lc_time", "C"),
-        ("datestyle", "ISO, MDY"),
-        ("timezone", "UTC"),
-        ("bytea_output", "hex"),
-        ("row_security", "on"),
-        ("check_function_bodies", "on"),
-        ("xmloption", "content"),
-        ("default_tablespace", ""),
-        ("work_mem", "4MB"),
-        ("maintenance_work_mem", "64MB"),
-        ("jit", "off"),
-        ("synchronize_seqscans", "on"),
-        ("lo_compat_privileges", "off"),
-        ("quote_all_identifiers", "off"),
-        ("escape_string_warning", "on"),
-        ("enable_seqscan", "on"),
-        ("enable_indexscan", "on"),
-        ("enable_hashjoin", "on"),
-        ("enable_mergejoin", "on"),
-        ("enable_nestloop", "on"),
-        ("default_with_oids", "off"),
-    ]
-}
+/// Every setting with its built-in default.
+const DEFAULTS: &[(&str, &str)] = &[
+    ("server_version", SERVER_VERSION),
+    ("server_version_num", "150000"),
+    ("server_encoding", "UTF8"),
+    ("client_encoding", "UTF8"),
+    ("application_name", ""),
+    ("DateStyle", "ISO, MDY"),
+    ("IntervalStyle", "postgres"),
+    ("TimeZone", "UTC"),
+    ("integer_datetimes", "on"),
+    ("standard_conforming_strings", "on"),
+    ("is_superuser", "on"),
+    ("session_authorization", "postgres"),
+    ("default_transaction_read_only", "off"),
+    ("in_hot_standby", "off"),
+    ("search_path", "\"$user\", public"),
+    ("default_transaction_isolation", "read committed"),
+    ("transaction_isolation", "read committed"),
+    ("extra_float_digits", "1"),
+    ("statement_timeout", "0"),
+    ("lock_timeout", "0"),
+    ("idle_in_transaction_session_timeout", "0"),
+    ("max_identifier_length", "63"),
+    ("client_min_messages", "notice"),
+    ("synchronous_commit", "on"),
+    ("max_connections", "1000"),
+    ("block_size", "8192"),
+    ("lc_collate", COLLATION),
+    ("lc_ctype", COLLATION),
+    ("lc_messages", "C"),
+    ("lc_monetary", "C"),
+    ("lc_numeric", "C"),
+    ("lc_time", "C"),
+    ("datestyle", "ISO, MDY"),
+    ("timezone", "UTC"),
+    ("bytea_output", "hex"),
+    ("row_security", "on"),
+    ("check_function_bodies", "on"),
+    ("xmloption", "content"),
+    ("default_tablespace", ""),
+    ("work_mem", "4MB"),
+    ("maintenance_work_mem", "64MB"),
+    ("jit", "off"),
+    ("synchronize_seqscans", "on"),
+    ("lo_compat_privileges", "off"),
+    ("quote_all_identifiers", "off"),
+    ("escape_string_warning", "on"),
+    ("enable_seqscan", "on"),
+    ("enable_indexscan", "on"),
+    ("enable_hashjoin", "on"),
+    ("enable_mergejoin", "on"),
+    ("enable_nestloop", "on"),
+    ("default_with_oids", "off"),
+];
 
 /// A setting's built-in default, by lower-case name.
 pub fn default_value(key: &str) -> Option<&'static str> {
-    defaults().into_iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v)
+    DEFAULTS.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| *v)
 }
 
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            values: defaults()
-                .into_iter()
-                .map(|(k, v)| (k.to_lowercase(), v.to_string()))
-                .collect(),
+            values: DEFAULTS.iter().map(|(k, v)| (k.to_lowercase(), v.to_string())).collect(),
             changed: vec![],
         }
     }
@@ -129,6 +125,11 @@ impl Settings {
             .find(|r| r.eq_ignore_ascii_case(name))
             .map(|s| s.to_string())
             .unwrap_or_else(|| name.to_lowercase())
+    }
+
+    /// A setting's value by its lower-case name, without copying it.
+    pub fn value(&self, lower_name: &str) -> Option<&str> {
+        self.values.get(lower_name).map(String::as_str)
     }
 
     /// Reads a setting; 42704 if unknown.
@@ -210,8 +211,8 @@ impl Settings {
     /// Restores a setting's default.
     pub fn reset(&mut self, name: &str) -> Result<()> {
         let key = name.to_lowercase();
-        match defaults().into_iter().find(|(k, _)| k.eq_ignore_ascii_case(&key)) {
-            Some((_, v)) => self.set(&key, v),
+        match default_value(&key) {
+            Some(v) => self.set(&key, v),
             None => bail!(UndefinedObject, "unrecognized configuration parameter \"{name}\""),
         }
     }

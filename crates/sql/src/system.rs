@@ -1155,12 +1155,12 @@ impl SystemTable {
                         // pg_dump writes SET STATISTICS/STORAGE for values
                         // other than these defaults, and leaves a column
                         // that is not attislocal out of CREATE TABLE.
-                        let io = crate::builtins::type_io(c.ty.oid);
+                        let (align, storage) = crate::builtins::align_storage(c.ty.oid);
                         let row = rows.last_mut().expect("just pushed");
                         row.extend([
                             Value::Int4(-1),
-                            t(io.map(|io| io.storage.as_str()).unwrap_or("p")),
-                            t(io.map(|io| io.align.as_str()).unwrap_or("i")),
+                            t(storage),
+                            t(align),
                             Value::Bool(true),
                             Value::Int4(0),
                             t(""),
@@ -1207,13 +1207,13 @@ impl SystemTable {
                         Value::Null,
                     ]);
                     let row = rows.last_mut().expect("just pushed");
-                    let io = crate::builtins::type_io(ty.oid());
-                    let funcs = io.map(|io| io.funcs).unwrap_or_default();
+                    let funcs = crate::builtins::type_io(ty.oid()).map(|io| io.funcs);
+                    let funcs = funcs.unwrap_or_default();
                     // typsubscript comes first in PostgreSQL's order.
                     row.push(builtin_rows::regproc(funcs[7]));
                     row.extend(funcs[..7].iter().map(|&f| builtin_rows::regproc(f)));
-                    row.push(t(io.map(|io| io.align.as_str()).unwrap_or("i")));
-                    row.push(t(io.map(|io| io.storage.as_str()).unwrap_or("p")));
+                    let (align, storage) = crate::builtins::align_storage(ty.oid());
+                    row.extend([t(align), t(storage)]);
                     row.extend([Value::Null, Value::Null]);
                 }
             }

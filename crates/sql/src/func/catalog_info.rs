@@ -340,23 +340,16 @@ fn qualified(name: &str, qualify: bool) -> String {
 /// pg_get_expr: a column default's text, its nextval() sequence names
 /// `public.`-qualified if `qualify`.
 pub fn expr_def(text: String, qualify: bool) -> String {
-    if !qualify || !text.contains("nextval('") {
+    if !qualify {
         return text;
     }
-    let mut out = String::with_capacity(text.len() + 8);
-    let mut rest = text.as_str();
-    while let Some(i) = rest.find("nextval('") {
-        let (head, tail) = rest.split_at(i + "nextval('".len());
-        out.push_str(head);
-        if !tail.starts_with("public.") && !tail.starts_with('"') {
-            let name_end = tail.find('\'').unwrap_or(tail.len());
-            if !tail[..name_end].contains('.') {
-                out.push_str("public.");
-            }
+    let mut out = text.clone();
+    // From the last call back, so earlier offsets stay valid.
+    for (at, name) in crate::system::depend::nextval_names(&text).into_iter().rev() {
+        if !name.contains('.') && !text[at..].starts_with('"') {
+            out.insert_str(at, "public.");
         }
-        rest = tail;
     }
-    out.push_str(rest);
     out
 }
 

@@ -84,7 +84,7 @@ impl<K: KvClient> Session<K> {
                     "transaction isolation level" | "transaction_isolation" => {
                         iso_name(self.isolation()?).to_string()
                     }
-                    "transaction_read_only" => on_off(self.read_only()?).to_string(),
+                    "transaction_read_only" => on_off(self.read_only()).to_string(),
                     "all" => {
                         let rows = self
                             .settings

@@ -59,7 +59,7 @@ pub fn rows(cat: &Catalog) -> Vec<Vec<Value>> {
     for t in cat.tables.values() {
         for (i, c) in t.columns.iter().enumerate() {
             let Some(default) = &c.default else { continue };
-            for name in nextval_names(default) {
+            for (_, name) in nextval_names(default) {
                 if let Some(seq) = crate::func::catalog_info::class_oid(cat, &name) {
                     rows.push(row(PG_ATTRDEF, attrdef_oid(t.oid, i), seq, 0, "n"));
                 }
@@ -75,15 +75,18 @@ pub fn rows(cat: &Catalog) -> Vec<Vec<Value>> {
     rows
 }
 
-/// The sequence names in `nextval('name'...)` calls of a default's text.
-fn nextval_names(expr: &str) -> Vec<String> {
+/// The sequence names in the `nextval('name'...)` calls of a default's
+/// text, each with the byte offset where it starts (quotes undoubled).
+pub fn nextval_names(expr: &str) -> Vec<(usize, String)> {
+    const CALL: &str = "nextval('";
+    let lower = expr.to_ascii_lowercase();
     let mut out = Vec::new();
-    let mut rest = expr;
-    while let Some(i) = rest.to_ascii_lowercase().find("nextval('") {
-        rest = &rest[i + "nextval('".len()..];
+    let mut at = 0;
+    while let Some(i) = lower[at..].find(CALL) {
+        let start = at + i + CALL.len();
         let mut name = String::new();
-        let mut chars = rest.char_indices().peekable();
-        let mut end = rest.len();
+        let mut chars = expr[start..].char_indices().peekable();
+        at = expr.len();
         while let Some((j, c)) = chars.next() {
             if c == '\'' {
                 if chars.peek().map(|(_, n)| *n) == Some('\'') {
@@ -91,13 +94,12 @@ fn nextval_names(expr: &str) -> Vec<String> {
                     chars.next();
                     continue;
                 }
-                end = j;
+                at = start + j;
                 break;
             }
             name.push(c);
         }
-        out.push(name);
-        rest = &rest[end..];
+        out.push((start, name));
     }
     out
 }
@@ -127,9 +129,11 @@ mod tests {
 
     #[test]
     fn nextval_names_are_read_from_default_text() {
-        assert_eq!(nextval_names("nextval('s'::regclass)"), vec!["s"]);
-        assert_eq!(nextval_names("NEXTVAL('a''b') + nextval('public.c')"), vec!["a'b", "public.c"]);
-        assert!(nextval_names("now()").is_empty());
-        assert_eq!(nextval_names("nextval('unterminated"), vec!["unterminated"]);
+        let names = |e: &str| nextval_names(e).into_iter().map(|(_, n)| n).collect::<Vec<_>>();
+        assert_eq!(names("nextval('s'::regclass)"), vec!["s"]);
+        assert_eq!(names("NEXTVAL('a''b') + nextval('public.c')"), vec!["a'b", "public.c"]);
+        assert!(names("now()").is_empty());
+        assert_eq!(names("nextval('unterminated"), vec!["unterminated"]);
+        assert_eq!(nextval_names("x + nextval('s')"), vec![(13, "s".to_string())]);
     }
 }
