@@ -31,6 +31,8 @@ use crate::{bail, err};
 mod alter;
 /// FOREIGN KEY definitions, validation and dependencies.
 mod foreign_keys;
+/// OWNER TO (checked, not stored).
+mod owner;
 /// CREATE/ALTER/DROP ROLE.
 mod roles;
 /// CREATE/DROP SEQUENCE and owned sequences.
@@ -38,8 +40,9 @@ mod sequences;
 /// CREATE/DROP VIEW.
 mod views;
 
+pub use owner::{alter_owner, alter_schema, owner_only};
 pub use roles::{alter_role, create_role, drop_role};
-pub use sequences::create_sequence;
+pub use sequences::{alter_sequence, create_sequence};
 use sequences::{delete_sequence, drop_sequences, owned_sequence, serial_type};
 pub use views::create_view;
 use views::drop_views;
@@ -58,6 +61,10 @@ pub struct DdlResult {
     pub temp_table: Option<TableDef>,
     /// Temporary tables this statement dropped: the session forgets them.
     pub dropped_temp: Vec<String>,
+    /// A sequence ALTER SEQUENCE redefined. The session drops the values it
+    /// reserved under the old definition and, with a value (RESTART),
+    /// stores the position so that value comes next.
+    pub sequence: Option<(Arc<SequenceDef>, Option<i64>)>,
 }
 
 impl DdlResult {
@@ -1184,6 +1191,7 @@ pub async fn alter_table<T: Txn>(
                     );
                 }
             }
+            ast::AlterTableOperation::OwnerTo { new_owner } => owner::check_role(cat, new_owner)?,
             other => bail!(FeatureNotSupported, "ALTER TABLE operation not supported yet: {other}"),
         }
     }

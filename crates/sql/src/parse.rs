@@ -7,16 +7,32 @@
 //! on the tokenizer's semicolons keeps string literals intact and lets each
 //! statement fail or succeed on its own, as PostgreSQL does.
 //!
+//! CREATE and ALTER SEQUENCE and the OWNER TO forms of ALTER VIEW, SEQUENCE
+//! and INDEX are read by Strata's own loops over sqlparser's primitives
+//! (submodules `sequence` and `owner`), because sqlparser fixes the order of
+//! sequence options and lacks the rest. `ONLY` before a table name in FROM,
+//! JOIN and UPDATE is dropped from the tokens: Strata has no table
+//! inheritance, so `ONLY t` and `t` are the same relation.
+//!
 //! Error positions are 1-based character offsets into the whole query string,
 //! which is what psql uses to draw its caret.
 
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
 
 use crate::error::{Error, Result};
 use crate::{bail, err};
+
+/// ALTER VIEW | SEQUENCE | INDEX ... OWNER TO.
+mod owner;
+/// CREATE SEQUENCE and ALTER SEQUENCE options in any order.
+mod sequence;
+
+pub use owner::{AlterOwner, RelationKind};
+pub use sequence::{AlterSequence, SequenceOptions};
 
 /// Maximum query length accepted (PostgreSQL's limit is 1 GB; ours is lower
 /// because every statement is parsed in memory at once).
@@ -86,6 +102,10 @@ pub enum Stmt {
     Copy(CopyStmt),
     /// VACUUM / ANALYZE with whatever options (no-ops for storage).
     Maintenance(&'static str),
+    /// ALTER SEQUENCE (sqlparser has no such statement).
+    AlterSequence(Box<AlterSequence>),
+    /// ALTER VIEW | SEQUENCE | INDEX name OWNER TO role.
+    AlterOwner(AlterOwner),
     /// Only whitespace and comments.
     Empty,
 }
@@ -223,19 +243,16 @@ fn parse_piece(
             .map_err(|e| syntax_error(&body, e, None))?;
         return Ok(Some(Parsed { text, offset, stmt: Stmt::Sql(Box::new(stmt)) }));
     }
-    let stmt = match utility(sql, starts, &words)? {
+    let own = match utility(sql, starts, &words)? {
+        Some(s) => Some(s),
+        None => own_syntax(sql, piece, &words, semi)?,
+    };
+    let stmt = match own {
         Some(s) => s,
         None => {
             let dialect = PostgreSqlDialect {};
             let mut parser = Parser::new(&dialect).with_recursion_limit(MAX_RECURSION);
-            let toks: Vec<TokenWithSpan> = piece
-                .iter()
-                .filter(|t| {
-                    !matches!(t.token, Token::Whitespace(Whitespace::SingleLineComment { .. }))
-                })
-                .cloned()
-                .collect();
-            parser = parser.with_tokens_with_locations(toks);
+            parser = parser.with_tokens_with_locations(without_only(sql_tokens(piece)));
             let stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
             // Anything left over (other than EOF) is a syntax error.
             let next = parser.peek_token();
@@ -250,6 +267,85 @@ fn parse_piece(
         }
     };
     Ok(Some(Parsed { text, offset, stmt }))
+}
+
+/// The tokens sqlparser reads: single-line comments dropped.
+fn sql_tokens(piece: &[TokenWithSpan]) -> Vec<TokenWithSpan> {
+    piece
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(Whitespace::SingleLineComment { .. })))
+        .cloned()
+        .collect()
+}
+
+/// Drops `ONLY` where it precedes a table name after FROM, JOIN or UPDATE.
+/// ONLY keeps a query off a table's inheritance children; Strata has no
+/// inheritance, so the word changes nothing. (ONLY is reserved in
+/// PostgreSQL, so unquoted it can never be the table's own name.)
+fn without_only(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
+    for (i, t) in tokens.iter().enumerate() {
+        let prev = out.iter().rev().find(|t| !matches!(t.token, Token::Whitespace(_)));
+        let after_from = prev.is_some_and(|p| {
+            matches!(&p.token, Token::Word(w) if w.quote_style.is_none()
+                && matches!(w.keyword, Keyword::FROM | Keyword::JOIN | Keyword::UPDATE))
+        });
+        let next = tokens[i + 1..].iter().find(|t| !matches!(t.token, Token::Whitespace(_)));
+        let before_name = next.is_some_and(|n| matches!(n.token, Token::Word(_)));
+        let only = matches!(&t.token, Token::Word(w) if w.quote_style.is_none()
+            && w.keyword == Keyword::ONLY);
+        if !(only && after_from && before_name) {
+            out.push(t.clone());
+        }
+    }
+    out
+}
+
+/// The statements read by Strata's own code rather than sqlparser's
+/// (module doc); `Ok(None)` for everything else.
+fn own_syntax(
+    sql: &str,
+    piece: &[TokenWithSpan],
+    words: &[&TokenWithSpan],
+    semi: Option<&TokenWithSpan>,
+) -> Result<Option<Stmt>> {
+    let kw = |i: usize| words.get(i).and_then(|t| word(t)).filter(|_| t_quote(words, i).is_none());
+    let (w0, w1, w2) = (kw(0), kw(1), kw(2));
+    let create = w0.as_deref() == Some("create")
+        && (w1.as_deref() == Some("sequence")
+            || (matches!(w1.as_deref(), Some("temp" | "temporary"))
+                && w2.as_deref() == Some("sequence")));
+    let kind = match (w0.as_deref(), w1.as_deref()) {
+        (Some("alter"), Some("sequence")) => Some(RelationKind::Sequence),
+        (Some("alter"), Some("view")) => Some(RelationKind::View),
+        (Some("alter"), Some("index")) => Some(RelationKind::Index),
+        _ => None,
+    };
+    if !create && kind.is_none() {
+        return Ok(None);
+    }
+    let dialect = PostgreSqlDialect {};
+    let mut p = Parser::new(&dialect)
+        .with_recursion_limit(MAX_RECURSION)
+        .with_tokens_with_locations(sql_tokens(piece));
+    let r = match kind {
+        None => sequence::create(&mut p).map(|s| Some(Stmt::Sql(Box::new(s)))),
+        Some(k) => {
+            p.next_token();
+            p.next_token();
+            owner::alter(&mut p, k)
+        }
+    };
+    match r {
+        Ok(s) => Ok(s),
+        Err(sequence::OptionError::Syntax(e)) => Err(syntax_error(sql, e, semi)),
+        Err(sequence::OptionError::Conflict(span)) => Err(sequence::conflict(sql, span)),
+        Err(sequence::OptionError::Unsupported(m)) => bail!(FeatureNotSupported, "{m}"),
+    }
+}
+
+fn t_quote(words: &[&TokenWithSpan], i: usize) -> Option<char> {
+    words.get(i).and_then(|t| t_token_quote(t))
 }
 
 /// Converts sqlparser's error into PostgreSQL's wording and position.
@@ -633,6 +729,27 @@ mod tests {
         assert!(e.position.is_some(), "{e:?}");
         let e = parse("select (").expect_err("fails");
         assert_eq!(e.message, "syntax error at end of input");
+    }
+
+    #[test]
+    fn sequence_options_in_any_order() {
+        let q = "create sequence s as integer start with 1 increment by 1 no minvalue cache 1";
+        let Stmt::Sql(s) = &parse(q).expect("parses")[0].stmt else { panic!("not sql") };
+        let ast::Statement::CreateSequence { sequence_options, data_type, .. } = s.as_ref() else {
+            panic!("not create sequence: {s:?}")
+        };
+        assert!(data_type.is_some());
+        assert_eq!(sequence_options.len(), 4);
+        let e = parse("create sequence s cycle no cycle").expect_err("fails");
+        assert_eq!(e.message, "conflicting or redundant options");
+        assert_eq!(e.position, Some(25));
+    }
+
+    #[test]
+    fn only_before_a_table_is_dropped() {
+        let a = parse("select * from only t join only u on true").expect("parses");
+        let b = parse("select * from t join u on true").expect("parses");
+        assert_eq!(a[0].stmt, b[0].stmt);
     }
 
     #[test]

@@ -76,6 +76,14 @@ pub struct Reserved {
     blocks: Mutex<HashMap<u32, Block>>,
 }
 
+impl Reserved {
+    /// Drops the values reserved for sequence `oid` (its definition or its
+    /// position changed). Only this process's reservations are dropped.
+    pub fn forget(&self, oid: u32) {
+        self.blocks.lock().remove(&oid);
+    }
+}
+
 /// One sequence's reserved values: runs of `left` values from `next`
 /// (stepping by the increment), used front to back. There is more than one
 /// run only when reservations are not contiguous (a CYCLE wrapped).
@@ -461,7 +469,28 @@ pub fn define(
 }
 
 /// An integer constant in a sequence option (possibly negative).
-fn constant(e: &ast::Expr) -> Result<i64> {
+/// ALTER SEQUENCE: `old` with `options` applied over it. Options not given
+/// keep their values; `NO MINVALUE` / `NO MAXVALUE` return to the type's
+/// defaults for the (possibly new) increment.
+pub fn redefine(old: &SequenceDef, options: &[ast::SequenceOptions]) -> Result<SequenceDef> {
+    use ast::SequenceOptions as S;
+    let n = |v: i64| ast::Expr::value(ast::Value::Number(v.to_string(), false));
+    let mut all = vec![
+        S::IncrementBy(n(old.increment), true),
+        S::MinValue(Some(n(old.min))),
+        S::MaxValue(Some(n(old.max))),
+        S::StartWith(n(old.start), true),
+        S::Cache(n(old.cache)),
+        S::Cycle(!old.cycle),
+    ];
+    all.extend(options.iter().cloned());
+    let mut def = define(old.oid, old.name.clone(), &old.ty.to_type(), &all)?;
+    def.owned_by = old.owned_by.clone();
+    Ok(def)
+}
+
+/// The value of a numeric sequence option (`5`, `-5`, `+5`).
+pub fn constant(e: &ast::Expr) -> Result<i64> {
     match e {
         ast::Expr::Value(v) => match &v.value {
             ast::Value::Number(n, _) => n

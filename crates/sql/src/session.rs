@@ -42,6 +42,8 @@ mod control;
 mod copy_in;
 /// DECLARE/FETCH/CLOSE cursors and PREPARE/EXECUTE/DEALLOCATE.
 mod cursors;
+/// The DDL Strata parses itself (ALTER SEQUENCE, OWNER TO).
+mod own_ddl;
 /// SAVEPOINT, RELEASE, ROLLBACK TO.
 mod savepoints;
 
@@ -848,6 +850,10 @@ impl<K: KvClient> Session<K> {
                 return Ok(Outcome::Command(tag.to_string()));
             }
             Stmt::Copy(c) => return self.copy(c.clone()).await,
+            own @ (Stmt::AlterSequence(_) | Stmt::AlterOwner(_)) => {
+                self.start_statement().await?;
+                return self.own_ddl(own).await;
+            }
             Stmt::Sql(s) => s.as_ref(),
         };
         if let Some(o) = self.control(stmt).await? {
@@ -960,7 +966,11 @@ impl<K: KvClient> Session<K> {
             S::AlterRole { name, operation } => {
                 ddl::alter_role(txn, tenant, &catalog, name, operation, self.db.hasher).await?
             }
-            S::AlterTable(at) => ddl::alter_table(txn, tenant, &catalog, at).await?,
+            S::AlterTable(at) => match ddl::owner_only(at) {
+                Some(a) => ddl::alter_owner(&catalog, &a)?,
+                None => ddl::alter_table(txn, tenant, &catalog, at).await?,
+            },
+            S::AlterSchema(a) => ddl::alter_schema(&catalog, a)?,
             S::Comment { object_type, object_name, comment, .. } => {
                 ddl::comment(txn, tenant, &catalog, object_type, object_name, comment).await?
             }
@@ -971,6 +981,13 @@ impl<K: KvClient> Session<K> {
                 first_words(&other.to_string())
             ),
         };
+        self.finish_ddl(r).await
+    }
+
+    /// After a DDL statement: keeps its notices and new storage ids, and
+    /// reads the catalog it changed.
+    async fn finish_ddl(&mut self, r: DdlResult) -> Result<Outcome> {
+        let tenant = self.db.tenant;
         self.notices.extend(r.notices);
         self.fresh.extend(r.fresh);
         self.ddl = true;

@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::bail;
 use crate::error::Result;
+use crate::{bail, err};
 
 /// The version string reported as server_version and by version().
 pub const SERVER_VERSION: &str = "15.0";
@@ -87,6 +87,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("check_function_bodies", "on"),
     ("xmloption", "content"),
     ("default_tablespace", ""),
+    ("default_table_access_method", "heap"),
     ("work_mem", "4MB"),
     ("maintenance_work_mem", "64MB"),
     ("jit", "off"),
@@ -105,6 +106,26 @@ const DEFAULTS: &[(&str, &str)] = &[
 /// A setting's built-in default, by lower-case name.
 pub fn default_value(key: &str) -> Option<&'static str> {
     DEFAULTS.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| *v)
+}
+
+/// Checks a default_table_access_method value against pg_am: `heap` is the
+/// only table access method (`btree` is an index one).
+fn table_access_method(value: &str) -> Result<String> {
+    let invalid = |detail: String| {
+        Err(err!(
+            InvalidParameterValue,
+            "invalid value for parameter \"default_table_access_method\": \"{value}\""
+        )
+        .with_detail(detail))
+    };
+    match value {
+        "heap" => Ok(value.to_string()),
+        "btree" => {
+            bail!(ObjectNotInPrerequisiteState, "access method \"{value}\" is not of type TABLE")
+        }
+        "" => invalid("default_table_access_method cannot be empty.".into()),
+        _ => invalid(format!("Table access method \"{value}\" does not exist.")),
+    }
 }
 
 impl Default for Settings {
@@ -182,6 +203,7 @@ impl Settings {
                 }
                 "ISO, MDY".to_string()
             }
+            "default_table_access_method" => table_access_method(value)?,
             "server_version"
             | "server_version_num"
             | "server_encoding"

@@ -1,5 +1,9 @@
-//! Sequence DDL: CREATE/DROP SEQUENCE and the sequences SERIAL and
+//! Sequence DDL: CREATE/ALTER/DROP SEQUENCE and the sequences SERIAL and
 //! IDENTITY columns own (values and their reservation live in sequence.rs).
+//!
+//! ALTER SEQUENCE ... RESTART is not transactional here: the session stores
+//! the new position in its own durable transaction, as setval does, so a
+//! ROLLBACK does not undo it (PostgreSQL's does).
 
 use super::*;
 
@@ -96,6 +100,53 @@ pub async fn create_sequence<T: Txn>(
     Ok(DdlResult::tag("CREATE SEQUENCE"))
 }
 
+/// ALTER SEQUENCE: new options over the old definition, OWNED BY, RESTART.
+pub async fn alter_sequence<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    a: &crate::parse::AlterSequence,
+) -> Result<DdlResult> {
+    let name = check_schema(&a.name)?;
+    let mut r = DdlResult::tag("ALTER SEQUENCE");
+    let Some(old) = cat.sequences.get(&name) else {
+        if cat.relation_exists(&name) {
+            bail!(WrongObjectType, "\"{name}\" is not a sequence");
+        }
+        skip_missing(&mut r, a.if_exists, sqlstate::SqlState::UndefinedTable, "relation", &name)?;
+        return Ok(r);
+    };
+    if a.options.data_type.is_some() {
+        bail!(FeatureNotSupported, "ALTER SEQUENCE ... AS is not supported yet");
+    }
+    let mut seq = sequence::redefine(old, &a.options.options)?;
+    if let Some(owner) = &a.options.owned_by {
+        seq.owned_by = sequence_owner(cat, owner)?;
+    }
+    let restart = match &a.options.restart {
+        None => None,
+        Some(None) => Some(seq.start),
+        Some(Some(e)) => Some(sequence::constant(e)?),
+    };
+    match restart {
+        Some(v) if v < seq.min => bail!(
+            InvalidParameterValue,
+            "RESTART value ({v}) cannot be less than MINVALUE ({})",
+            seq.min
+        ),
+        Some(v) if v > seq.max => bail!(
+            InvalidParameterValue,
+            "RESTART value ({v}) cannot be greater than MAXVALUE ({})",
+            seq.max
+        ),
+        _ => {}
+    }
+    bump_version(txn, tenant).await?;
+    write_sequence(txn, tenant, &seq).await?;
+    r.sequence = Some((Arc::new(seq), restart));
+    Ok(r)
+}
+
 /// OWNED BY table.column (or NONE).
 pub(super) fn sequence_owner(
     cat: &Catalog,
@@ -114,10 +165,8 @@ pub(super) fn sequence_owner(
             }
             Ok(Some((t.oid, column.clone())))
         }
-        _ => bail!(
-            InvalidParameterValue,
-            "invalid OWNED BY option: specify OWNED BY table.column or OWNED BY NONE"
-        ),
+        _ => Err(err!(SyntaxError, "invalid OWNED BY option")
+            .with_hint("Specify OWNED BY table.column or OWNED BY NONE.")),
     }
 }
 

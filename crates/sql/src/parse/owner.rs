@@ -1,0 +1,72 @@
+//! `ALTER VIEW | SEQUENCE | INDEX name OWNER TO role`, which pg_dump writes
+//! after every relation it creates. sqlparser parses OWNER TO only after
+//! ALTER TABLE (which PostgreSQL accepts for any kind of relation); the
+//! other three, and all of ALTER SEQUENCE, are read here.
+
+use sqlparser::ast;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Token;
+
+use super::sequence::{self, OptionError};
+use super::Stmt;
+
+/// The kind of relation an ALTER statement names. ALTER TABLE accepts any
+/// relation for OWNER TO; the others only their own kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelationKind {
+    /// ALTER TABLE.
+    Table,
+    /// ALTER VIEW.
+    View,
+    /// ALTER SEQUENCE.
+    Sequence,
+    /// ALTER INDEX.
+    Index,
+}
+
+impl RelationKind {
+    /// The statement's command tag.
+    pub fn tag(self) -> &'static str {
+        match self {
+            RelationKind::Table => "ALTER TABLE",
+            RelationKind::View => "ALTER VIEW",
+            RelationKind::Sequence => "ALTER SEQUENCE",
+            RelationKind::Index => "ALTER INDEX",
+        }
+    }
+}
+
+/// `ALTER kind [IF EXISTS] name OWNER TO role`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlterOwner {
+    /// Which ALTER statement it was.
+    pub kind: RelationKind,
+    /// The relation.
+    pub name: ast::ObjectName,
+    /// IF EXISTS: a missing relation is a notice, not an error.
+    pub if_exists: bool,
+    /// The new owner.
+    pub owner: ast::Owner,
+}
+
+/// ALTER VIEW/INDEX/SEQUENCE statements read here: OWNER TO for the three,
+/// and any ALTER SEQUENCE. `Ok(None)` leaves the statement to sqlparser
+/// (ALTER VIEW ... AS, ALTER INDEX ... RENAME).
+pub(super) fn alter(p: &mut Parser, kind: RelationKind) -> Result<Option<Stmt>, OptionError> {
+    let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+    let name = p.parse_object_name(false)?;
+    if p.parse_keywords(&[Keyword::OWNER, Keyword::TO]) {
+        let owner = p.parse_owner()?;
+        if p.peek_token().token != Token::EOF {
+            return p.expected("end of statement", p.peek_token()).map_err(Into::into);
+        }
+        return Ok(Some(Stmt::AlterOwner(AlterOwner { kind, name, if_exists, owner })));
+    }
+    match kind {
+        RelationKind::Sequence => {
+            Ok(Some(Stmt::AlterSequence(Box::new(sequence::alter(p, name, if_exists)?))))
+        }
+        _ => Ok(None),
+    }
+}

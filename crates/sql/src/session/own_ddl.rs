@@ -1,0 +1,28 @@
+//! Running the DDL that Strata parses itself (parse.rs: ALTER SEQUENCE and
+//! ALTER VIEW/SEQUENCE/INDEX ... OWNER TO), which has no sqlparser form.
+
+use super::*;
+
+impl<K: KvClient> Session<K> {
+    /// Runs ALTER SEQUENCE or OWNER TO; the statement has started.
+    pub(super) async fn own_ddl(&mut self, stmt: &Stmt) -> Result<Outcome> {
+        self.lock_catalog().await?;
+        let tenant = self.db.tenant;
+        let catalog = self.catalog.clone();
+        let txn = self.txn.as_mut().expect("DDL statement has a transaction");
+        let mut r = match stmt {
+            Stmt::AlterSequence(a) => ddl::alter_sequence(txn, tenant, &catalog, a).await?,
+            Stmt::AlterOwner(a) => ddl::alter_owner(&catalog, a)?,
+            _ => bail!(InternalError, "not a statement parsed by Strata"),
+        };
+        if let Some((def, restart)) = r.sequence.take() {
+            // Values reserved under the old definition would step by the
+            // old increment or ignore the restart.
+            self.db.reserved.forget(def.oid);
+            if let Some(v) = restart {
+                self.serve_sequence_request(sequence::Request::Set(def, v, false)).await?;
+            }
+        }
+        self.finish_ddl(r).await
+    }
+}
