@@ -399,7 +399,7 @@ pub async fn create_table<T: Txn>(
                     "multiple default values specified for column \"{}\" of table \"{name}\"",
                     col.name
                 ),
-                ast::ColumnOption::Default(e) => col.default = Some(e.to_string()),
+                ast::ColumnOption::Default(e) => col.default = Some(crate::deparse::stored_text(e)),
                 ast::ColumnOption::Generated {
                     generated_as,
                     sequence_options,
@@ -563,7 +563,7 @@ fn add_checks(
                 t.name
             );
         }
-        t.checks.push(CheckDef { name, expr: e.to_string() });
+        t.checks.push(CheckDef { name, expr: crate::deparse::stored_text(&e) });
     }
     t.checks.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(())
@@ -1075,7 +1075,9 @@ pub async fn alter_table<T: Txn>(
                     match &opt.option {
                         ast::ColumnOption::NotNull => col.nullable = false,
                         ast::ColumnOption::Null => {}
-                        ast::ColumnOption::Default(e) => col.default = Some(e.to_string()),
+                        ast::ColumnOption::Default(e) => {
+                            col.default = Some(crate::deparse::stored_text(e))
+                        }
                         other => {
                             bail!(FeatureNotSupported, "column option not supported yet: {other}")
                         }

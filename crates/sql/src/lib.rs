@@ -24,6 +24,8 @@ pub mod catalog;
 pub mod copy;
 // CREATE, DROP, TRUNCATE, ALTER.
 pub mod ddl;
+// Expression text kept in the catalog, as PostgreSQL deparses it.
+pub mod deparse;
 // INSERT, UPDATE, DELETE.
 pub mod dml;
 // Error type and SQLSTATE helpers.

@@ -45,7 +45,7 @@ pub(super) async fn alter_column<T: Txn>(
                 )
                 .with_hint("Use ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY instead."));
             }
-            let text = value.to_string();
+            let text = crate::deparse::stored_text(value);
             let ty = cur.columns[c].ty.to_type();
             default_expr(cat, &cname, &text, &ty)?;
             cur.columns[c].default = Some(text);
@@ -137,7 +137,7 @@ pub(super) async fn rename_column<T: Txn>(
             }
             ControlFlow::<()>::Continue(())
         });
-        check.expr = e.to_string();
+        check.expr = crate::deparse::stored_text(&e);
     }
     for s in cat.sequences.values() {
         if s.owned_by.as_ref().is_some_and(|(o, col)| *o == cur.oid && *col == from) {

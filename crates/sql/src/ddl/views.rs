@@ -59,7 +59,8 @@ pub async fn create_view<T: Txn>(
         Some(v) => v.oid,
         None => alloc(txn, tenant, 1).await? as u32,
     };
-    let view = catalog::ViewDef { oid, name, query: cv.query.to_string(), columns };
+    let view =
+        catalog::ViewDef { oid, name, query: crate::deparse::stored_query(&cv.query), columns };
     let key = keys::view(tenant, oid);
     txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
     let bytes = serde_json::to_vec(&view).expect("view definitions always serialize");
