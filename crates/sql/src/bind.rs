@@ -194,8 +194,18 @@ pub fn object_schema(n: &ast::ObjectName) -> Option<String> {
     }
 }
 
-/// Converts a SQL type name to a [`DataType`].
+/// Converts a built-in SQL type name to a [`DataType`].
 pub fn data_type(t: &ast::DataType) -> Result<DataType> {
+    resolve_type(t, None)
+}
+
+/// Converts a SQL type name to a [`DataType`], the catalog's enum types
+/// included.
+pub fn catalog_type(cat: &Catalog, t: &ast::DataType) -> Result<DataType> {
+    resolve_type(t, Some(cat))
+}
+
+fn resolve_type(t: &ast::DataType, cat: Option<&Catalog>) -> Result<DataType> {
     use ast::DataType as A;
     let len = |l: &Option<ast::CharacterLength>| match l {
         Some(ast::CharacterLength::IntegerLength { length, .. }) => Some(*length as u32),
@@ -238,7 +248,7 @@ pub fn data_type(t: &ast::DataType) -> Result<DataType> {
             | ast::ArrayElemTypeDef::Qualified(inner, _)
             | ast::ArrayElemTypeDef::AngleBracket(inner),
         ) => {
-            let elem = data_type(inner)?;
+            let elem = resolve_type(inner, cat)?;
             if elem == DataType::Unknown {
                 bail!(UndefinedObject, "type \"unknown[]\" does not exist");
             }
@@ -253,11 +263,21 @@ pub fn data_type(t: &ast::DataType) -> Result<DataType> {
                     Some(b) => (b, true),
                     None => (other, false),
                 };
-                let t = sqltypes::SCALAR_TYPE_OIDS
+                // pg_catalog comes first on the search path, then public's
+                // enum types (`mood`, or `_mood` for mood[]).
+                let builtin = sqltypes::SCALAR_TYPE_OIDS
                     .iter()
                     .filter_map(|&o| DataType::from_oid(o))
-                    .find(|t| t.typname() == base)
-                    .ok_or_else(|| err!(UndefinedObject, "type \"{other}\" does not exist"))?;
+                    .find(|t| t.typname() == base);
+                let user = || match cat.and_then(|c| c.enum_type(other)) {
+                    Some(e) => Some((DataType::Enum(e.clone()), false)),
+                    None => Some(DataType::Enum(cat?.enum_type(base)?.clone())).zip(Some(array)),
+                };
+                let (t, array) = match builtin {
+                    Some(t) => (t, array),
+                    None => user()
+                        .ok_or_else(|| err!(UndefinedObject, "type \"{other}\" does not exist"))?,
+                };
                 if array {
                     t.array_of()
                 } else {
@@ -436,7 +456,7 @@ impl<'a> Binder<'a> {
                 Ok((Expr::Like(Box::new(x), Box::new(p), *negated, ci), DataType::Bool))
             }
             E::Cast { expr, data_type: dt, .. } => {
-                let to = data_type(dt)?;
+                let to = catalog_type(self.catalog, dt)?;
                 // `ARRAY[]::int[]`: an empty array takes the cast's type.
                 if let (E::Array(a), DataType::Array(_)) = (expr.as_ref(), &to) {
                     if a.elem.is_empty() {
@@ -449,7 +469,7 @@ impl<'a> Binder<'a> {
                 Ok((self.explicit_cast(x, &ty, &to)?, to))
             }
             E::TypedString(ts) => {
-                let to = data_type(&ts.data_type)?;
+                let to = catalog_type(self.catalog, &ts.data_type)?;
                 let s = match &ts.value.value {
                     ast::Value::SingleQuotedString(s) => s.clone(),
                     other => bail!(SyntaxError, "syntax error at or near \"{other}\""),

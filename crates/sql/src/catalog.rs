@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use kvapi::{Key, KeyRange, TenantId};
 use serde::{Deserialize, Serialize};
+use sqltypes::enums::{EnumLabel, EnumType};
 use sqltypes::DataType;
 
 use crate::error::Result;
@@ -55,17 +56,66 @@ pub struct TypeDef {
     pub oid: u32,
     /// Type modifier (-1 if none).
     pub typmod: i32,
+    /// The enum type's definition when `oid` is an enum or an array of one:
+    /// not stored, filled in as the catalog is read ([`Catalog::resolve`]).
+    #[serde(skip)]
+    pub enum_type: Option<Arc<EnumType>>,
 }
 
 impl TypeDef {
     /// Records `ty`.
     pub fn from_type(ty: &DataType) -> TypeDef {
-        TypeDef { oid: ty.oid(), typmod: ty.typmod() }
+        let enum_type = match ty.elem().unwrap_or(ty) {
+            DataType::Enum(t) => Some(t.clone()),
+            _ => None,
+        };
+        TypeDef { oid: ty.oid(), typmod: ty.typmod(), enum_type }
+    }
+
+    /// A built-in type by OID and modifier.
+    pub fn builtin(oid: u32, typmod: i32) -> TypeDef {
+        TypeDef { oid, typmod, enum_type: None }
     }
 
     /// Rebuilds the data type.
     pub fn to_type(&self) -> DataType {
+        if let Some(t) = &self.enum_type {
+            let e = DataType::Enum(t.clone());
+            return if self.oid == t.array_oid { e.array_of() } else { e };
+        }
         with_typmod(DataType::from_oid(self.oid).unwrap_or(DataType::Text), self.typmod)
+    }
+}
+
+/// An enum type as stored in the catalog (one KV row, JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnumDef {
+    /// pg_type OID.
+    pub oid: u32,
+    /// Its array type's OID.
+    pub array_oid: u32,
+    /// Type name.
+    pub name: String,
+    /// (pg_enum OID, sort order, label), in sort order.
+    pub labels: Vec<(u32, f32, String)>,
+    /// COMMENT ON TYPE text.
+    #[serde(default)]
+    pub comment: Option<String>,
+}
+
+impl EnumDef {
+    /// The type this definition makes.
+    pub fn to_type(&self) -> EnumType {
+        EnumType {
+            oid: self.oid,
+            array_oid: self.array_oid,
+            name: self.name.clone(),
+            labels: self
+                .labels
+                .iter()
+                .map(|(oid, sort, label)| EnumLabel { oid: *oid, sort: *sort, label: label.clone() })
+                .collect(),
+        }
     }
 }
 
@@ -347,6 +397,8 @@ pub struct Catalog {
     pub sequences: BTreeMap<String, Arc<crate::sequence::SequenceDef>>,
     /// Views by name.
     pub views: BTreeMap<String, Arc<ViewDef>>,
+    /// Enum types by name: the stored definition and the type it makes.
+    pub enums: BTreeMap<String, (Arc<EnumDef>, Arc<EnumType>)>,
 }
 
 /// A view: a stored query planned again wherever the view is read.
@@ -380,6 +432,32 @@ impl Catalog {
         }
         v.sort_by(|a, b| a.name.cmp(&b.name));
         v
+    }
+
+    /// The enum type named `name`.
+    pub fn enum_type(&self, name: &str) -> Option<&Arc<EnumType>> {
+        self.enums.get(name).map(|(_, t)| t)
+    }
+
+    /// The type with this OID: a built-in, an enum or an enum's array.
+    pub fn type_by_oid(&self, oid: u32) -> Option<DataType> {
+        if let Some(t) = DataType::from_oid(oid) {
+            return Some(t);
+        }
+        self.enums.values().find_map(|(_, t)| match oid {
+            _ if oid == t.oid => Some(DataType::Enum(t.clone())),
+            _ if oid == t.array_oid => Some(DataType::Enum(t.clone()).array_of()),
+            _ => None,
+        })
+    }
+
+    /// Gives `ty` the definition of the enum type it names, if it does.
+    pub fn resolve(&self, ty: &mut TypeDef) {
+        ty.enum_type = self
+            .enums
+            .values()
+            .find(|(_, t)| t.oid == ty.oid || t.array_oid == ty.oid)
+            .map(|(_, t)| t.clone());
     }
 
     /// Looks a table up by name.
@@ -483,6 +561,18 @@ pub mod keys {
     /// All view definitions.
     pub fn views(tenant: TenantId) -> KeyRange {
         KeyRange::prefix(tenant, &[CATALOG, b'w'])
+    }
+
+    /// One enum type definition.
+    pub fn enum_type(tenant: TenantId, oid: u32) -> Key {
+        let mut k = vec![CATALOG, b'e'];
+        k.extend_from_slice(&oid.to_be_bytes());
+        Key::new(tenant, &k)
+    }
+
+    /// All enum type definitions.
+    pub fn enum_types(tenant: TenantId) -> KeyRange {
+        KeyRange::prefix(tenant, &[CATALOG, b'e'])
     }
 
     /// All sequence definitions.

@@ -37,6 +37,8 @@ mod owner;
 mod roles;
 /// CREATE/DROP SEQUENCE and owned sequences.
 mod sequences;
+/// CREATE/ALTER/DROP TYPE (enums).
+mod types;
 /// CREATE/DROP VIEW.
 mod views;
 
@@ -44,6 +46,8 @@ pub use owner::{alter_owner, alter_schema, owner_only};
 pub use roles::{alter_role, create_role, drop_role};
 pub use sequences::{alter_sequence, create_sequence};
 use sequences::{delete_sequence, drop_sequences, owned_sequence, serial_type};
+pub use types::{alter_type, create_type};
+use types::{comment_type, drop_types};
 pub use views::create_view;
 use views::drop_views;
 
@@ -156,9 +160,20 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
         None => 0,
     };
     let mut cat = Catalog { version, ..Default::default() };
+    for (_, v) in scan_all(txn, keys::enum_types(tenant)).await? {
+        let e: catalog::EnumDef = serde_json::from_slice(&v)
+            .map_err(|e| err!(DataCorrupted, "corrupt type entry: {e}"))?;
+        let ty = Arc::new(e.to_type());
+        cat.enums.insert(e.name.clone(), (Arc::new(e), ty));
+    }
     let mut tables = BTreeMap::new();
     for (_, v) in scan_all(txn, keys::tables(tenant)).await? {
-        let t = catalog::decode_table(&v)?;
+        let mut t = catalog::decode_table(&v)?;
+        if !cat.enums.is_empty() {
+            for c in &mut t.columns {
+                cat.resolve(&mut c.ty);
+            }
+        }
         tables.insert(t.name.clone(), t);
     }
     // Each table learns which foreign keys reference it.
@@ -233,6 +248,9 @@ pub async fn comment<T: Txn>(
     name: &ast::ObjectName,
     text: &Option<String>,
 ) -> Result<DdlResult> {
+    if *object_type == ast::CommentObject::Type {
+        return comment_type(txn, tenant, cat, name, text.clone()).await;
+    }
     let Some(names) =
         name.0.iter().map(|p| p.as_ident().map(bind::ident)).collect::<Option<Vec<String>>>()
     else {
@@ -377,7 +395,7 @@ pub async fn create_table<T: Txn>(
         let serial = serial_type(&c.data_type);
         let ty = match &serial {
             Some(t) => t.clone(),
-            None => bind::data_type(&c.data_type)?,
+            None => bind::catalog_type(cat, &c.data_type)?,
         };
         let mut col = ColumnDef {
             name: cname,
@@ -399,7 +417,9 @@ pub async fn create_table<T: Txn>(
                     "multiple default values specified for column \"{}\" of table \"{name}\"",
                     col.name
                 ),
-                ast::ColumnOption::Default(e) => col.default = Some(crate::deparse::stored_text(e)),
+                ast::ColumnOption::Default(e) => {
+                    col.default = Some(crate::deparse::stored_default(e, &ty))
+                }
                 ast::ColumnOption::Generated {
                     generated_as,
                     sequence_options,
@@ -618,6 +638,7 @@ pub async fn drop<T: Txn>(
             return drop_sequences(txn, tenant, cat, names, if_exists).await
         }
         ast::ObjectType::View => return drop_views(txn, tenant, cat, names, if_exists).await,
+        ast::ObjectType::Type => return drop_types(txn, tenant, cat, names, if_exists).await,
         ast::ObjectType::Table => ("DROP TABLE", "table"),
         ast::ObjectType::Index => ("DROP INDEX", "index"),
         other => bail!(FeatureNotSupported, "DROP {other} is not supported yet"),
@@ -1062,7 +1083,7 @@ pub async fn alter_table<T: Txn>(
                         "column \"{cname}\" of relation \"{tname}\" already exists"
                     );
                 }
-                let ty = bind::data_type(&column_def.data_type)?;
+                let ty = bind::catalog_type(cat, &column_def.data_type)?;
                 let mut col = ColumnDef {
                     name: cname.clone(),
                     ty: TypeDef::from_type(&ty),
@@ -1076,7 +1097,7 @@ pub async fn alter_table<T: Txn>(
                         ast::ColumnOption::NotNull => col.nullable = false,
                         ast::ColumnOption::Null => {}
                         ast::ColumnOption::Default(e) => {
-                            col.default = Some(crate::deparse::stored_text(e))
+                            col.default = Some(crate::deparse::stored_default(e, &ty))
                         }
                         other => {
                             bail!(FeatureNotSupported, "column option not supported yet: {other}")

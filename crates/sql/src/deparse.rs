@@ -12,6 +12,7 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{self, CastKind, Expr, ObjectName};
+use sqltypes::DataType;
 
 /// The text to store for `e`.
 pub fn stored_text(e: &Expr) -> String {
@@ -21,6 +22,33 @@ pub fn stored_text(e: &Expr) -> String {
     }
     normalize_casts(&mut e);
     e.to_string()
+}
+
+/// The text to store for a column default of type `ty`. A string literal
+/// gets a cast to the column's type, as PostgreSQL shows the constant it
+/// coerced the literal to (`'ok'::mood`, `'{}'::text[]`); numbers, booleans
+/// and blank-padded char, whose casts PostgreSQL prints otherwise, do not.
+pub fn stored_default(e: &Expr, ty: &DataType) -> String {
+    let text = stored_text(e);
+    let literal = matches!(
+        e,
+        Expr::Value(v) if matches!(v.value, ast::Value::SingleQuotedString(_))
+    );
+    let plain = ty.is_numeric() || matches!(ty, DataType::Bool | DataType::Char(_));
+    match literal && !plain {
+        true => format!("{text}::{}", unmodified(ty)),
+        false => text,
+    }
+}
+
+/// `ty` without its modifier (`character varying`, not `(10)`), as a
+/// coerced constant's type prints.
+fn unmodified(ty: &DataType) -> DataType {
+    match ty {
+        DataType::Varchar(_) => DataType::Varchar(None),
+        DataType::Array(e) => unmodified(e).array_of(),
+        other => other.clone(),
+    }
 }
 
 /// The text to store for a view's query.

@@ -632,7 +632,7 @@ impl Func {
                         Value::Int4(m) => Some(m),
                         _ => None,
                     };
-                    Value::Text(catalog_info::format_type(oid, typmod))
+                    Value::Text(catalog_info::format_type(ctx.catalog.as_deref(), oid, typmod))
                 }
             },
             Func::Description => Value::Null,
@@ -667,6 +667,9 @@ impl Func {
                     }
                     (Func::ObjDescription, Value::Text(c)) if c == "pg_proc" => {
                         crate::builtins::proc_by_oid(oid).and_then(|p| p.description.clone())
+                    }
+                    (Func::ObjDescription, Value::Text(c)) if c == "pg_type" => {
+                        cat.enums.values().find(|(d, _)| d.oid == oid).and_then(|(d, _)| d.comment.clone())
                     }
                     (Func::ObjDescription, Value::Text(c)) if c != "pg_class" => None,
                     (Func::ObjDescription, _) => catalog_info::table_comment(cat, oid),

@@ -626,6 +626,21 @@ fn derive_name_strong(e: &ast::Expr) -> String {
     }
 }
 
+/// The column name a cast to `t` gives: the type's pg_type name (the
+/// element type's for an array type; an enum's own name).
+fn type_column_name(t: &ast::DataType) -> String {
+    match (bind::data_type(t), t) {
+        (Ok(t), _) => t.elem().unwrap_or(&t).typname().to_string(),
+        (Err(_), ast::DataType::Custom(name, _)) => {
+            bind::object_name(name).unwrap_or_else(|_| "?column?".into())
+        }
+        (Err(_), ast::DataType::Array(ast::ArrayElemTypeDef::SquareBracket(inner, _))) => {
+            type_column_name(inner)
+        }
+        _ => "?column?".into(),
+    }
+}
+
 /// The column name PostgreSQL derives for an unaliased select item.
 pub fn derive_name(e: &ast::Expr) -> String {
     match e {
@@ -636,9 +651,7 @@ pub fn derive_name(e: &ast::Expr) -> String {
         // name of its own (a column or a function, not another cast).
         ast::Expr::Cast { expr, data_type, .. } => match derive_name_strong(expr).as_str() {
             // A cast to an array type is named after the element type.
-            "?column?" => bind::data_type(data_type)
-                .map(|t| t.elem().unwrap_or(&t).typname().to_string())
-                .unwrap_or_else(|_| "?column?".into()),
+            "?column?" => type_column_name(data_type),
             n => n.to_string(),
         },
         ast::Expr::Array(_) => "array".into(),
@@ -677,9 +690,7 @@ pub fn derive_name(e: &ast::Expr) -> String {
         ast::Expr::Case { .. } => "case".into(),
         ast::Expr::Interval(_) => "interval".into(),
         ast::Expr::Extract { .. } => "extract".into(),
-        ast::Expr::TypedString(ts) => bind::data_type(&ts.data_type)
-            .map(|t| t.typname().to_string())
-            .unwrap_or_else(|_| "?column?".into()),
+        ast::Expr::TypedString(ts) => type_column_name(&ts.data_type),
         _ => "?column?".into(),
     }
 }

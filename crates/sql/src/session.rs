@@ -443,6 +443,19 @@ impl<K: KvClient> Session<K> {
         }
     }
 
+    /// The types of the parameter type OIDs a client declared at Parse:
+    /// built-in types and the catalog's enums (42704 for an unknown OID).
+    pub fn declared_types(&mut self, oids: &[u32]) -> Result<Vec<DataType>> {
+        self.refresh_shared_catalog();
+        oids.iter()
+            .map(|&oid| {
+                self.catalog
+                    .type_by_oid(oid)
+                    .ok_or_else(|| err!(UndefinedObject, "type with OID {oid} does not exist"))
+            })
+            .collect()
+    }
+
     /// Parses `sql`. A single statement is also planned, so its parameter
     /// types and result columns are known (Describe), and errors such as an
     /// unknown table surface at Parse, as in PostgreSQL.
@@ -960,6 +973,10 @@ impl<K: KvClient> Session<K> {
             S::CreateIndex(ci) => ddl::create_index(txn, tenant, &catalog, ci).await?,
             S::CreateSequence { .. } => ddl::create_sequence(txn, tenant, &catalog, stmt).await?,
             S::CreateView(cv) => ddl::create_view(txn, tenant, &catalog, cv).await?,
+            S::CreateType { name, representation } => {
+                ddl::create_type(txn, tenant, &catalog, name, representation.as_ref()).await?
+            }
+            S::AlterType(at) => ddl::alter_type(txn, tenant, &catalog, at).await?,
             S::CreateRole(cr) => {
                 ddl::create_role(txn, tenant, &catalog, cr, self.db.hasher).await?
             }

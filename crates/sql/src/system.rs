@@ -80,8 +80,10 @@ pub enum SystemTable {
     PgDepend,
     /// pg_catalog.pg_tablespace (pg_default and pg_global)
     PgTablespace,
+    /// pg_catalog.pg_enum (the labels of enum types)
+    PgEnum,
     /// A catalog of a feature Strata does not have, so always empty
-    /// (pg_policy, pg_publication, pg_enum, ...): an index into
+    /// (pg_policy, pg_publication, pg_range, ...): an index into
     /// `EMPTY_CATALOGS`.
     Empty(usize),
 }
@@ -134,7 +136,6 @@ const EMPTY_CATALOGS: &[(&str, &[(&str, u32)])] = &[
         &[("oid", 26), ("prpubid", 26), ("prrelid", 26), ("prqual", 25), ("prattrs", 22)],
     ),
     ("pg_publication_namespace", &[("oid", 26), ("pnpubid", 26), ("pnnspid", 26)]),
-    ("pg_enum", &[("oid", 26), ("enumtypid", 26), ("enumsortorder", 701), ("enumlabel", 25)]),
     (
         "pg_rewrite",
         &[
@@ -485,6 +486,9 @@ pub const CATALOG_RELATIONS: &[(&str, u32)] = &[
 const FIRST_VIEW_OID: u32 = 12000;
 
 const PG_CATALOG_OID: i64 = 11;
+
+/// pg_type's own OID (pg_description.classoid of a type's comment).
+const PG_TYPE_OID: i64 = 1247;
 /// The comment initdb gives the public schema.
 pub const PUBLIC_SCHEMA_COMMENT: &str = "standard public schema";
 /// pg_class's own OID (pg_description.classoid of tables and columns).
@@ -547,6 +551,7 @@ impl SystemTable {
             (false, "pg_settings") => PgSettings,
             (false, "pg_depend") => PgDepend,
             (false, "pg_tablespace") => PgTablespace,
+            (false, "pg_enum") => PgEnum,
             (false, n) => Empty(EMPTY_CATALOGS.iter().position(|(e, _)| *e == n)?),
             _ => return None,
         })
@@ -594,6 +599,7 @@ impl SystemTable {
             PgSettings => "pg_settings",
             PgDepend => "pg_depend",
             PgTablespace => "pg_tablespace",
+            PgEnum => "pg_enum",
             Empty(i) => EMPTY_CATALOGS[*i].0,
         }
     }
@@ -615,6 +621,12 @@ impl SystemTable {
             PgLanguage => builtin_rows::language_columns(),
             PgSettings => builtin_rows::settings_columns(),
             PgDepend => depend::columns(),
+            PgEnum => vec![
+                ("oid", Oid),
+                ("enumtypid", Oid),
+                ("enumsortorder", DataType::Float4),
+                ("enumlabel", Text),
+            ],
             PgTablespace => vec![
                 ("oid", Oid),
                 ("spcname", Text),
@@ -1037,6 +1049,11 @@ impl SystemTable {
             PgDescription => {
                 let ns = PUBLIC_NAMESPACE_OID as i64;
                 rows.push(vec![i8(ns), i8(2615), Value::Int4(0), t(PUBLIC_SCHEMA_COMMENT)]);
+                for (e, _) in catalog.enums.values() {
+                    if let Some(c) = &e.comment {
+                        rows.push(vec![i8(e.oid as i64), i8(PG_TYPE_OID), Value::Int4(0), t(c)]);
+                    }
+                }
                 for tb in catalog.tables.values() {
                     if let Some(c) = &tb.comment {
                         rows.push(vec![i8(tb.oid as i64), i8(PG_CLASS_OID), Value::Int4(0), t(c)]);
@@ -1100,6 +1117,14 @@ impl SystemTable {
             PgLanguage => rows = builtin_rows::language_rows(),
             PgSettings => rows = builtin_rows::settings_rows(&eval.settings),
             PgDepend => rows = depend::rows(catalog),
+            PgEnum => {
+                for (_, e) in catalog.enums.values() {
+                    for l in &e.labels {
+                        let row = [i8(l.oid as i64), i8(e.oid as i64), Value::Float4(l.sort)];
+                        rows.push(row.into_iter().chain([t(&l.label)]).collect());
+                    }
+                }
+            }
             PgTablespace => {
                 for (oid, name) in [(1663, "pg_default"), (1664, "pg_global")] {
                     rows.push(vec![i8(oid), t(name), i8(10), Value::Null, Value::Null]);
@@ -1173,48 +1198,16 @@ impl SystemTable {
             PgType => {
                 let scalars =
                     sqltypes::SCALAR_TYPE_OIDS.iter().filter_map(|&o| DataType::from_oid(o));
+                let enums = catalog.enums.values().map(|(_, t)| DataType::Enum(t.clone()));
                 for ty in scalars
+                    .chain(enums)
                     .flat_map(|ty| {
                         let array = ty.array_of();
                         [ty, array]
                     })
                     .chain(std::iter::once(DataType::Unknown))
                 {
-                    let (category, preferred, array) = type_traits(&ty);
-                    let base = ty.elem().unwrap_or(&ty);
-                    let string =
-                        matches!(base, DataType::Text | DataType::Varchar(_) | DataType::Char(_));
-                    rows.push(vec![
-                        i8(ty.oid() as i64),
-                        t(ty.typname()),
-                        i8(PG_CATALOG_OID),
-                        i8(10),
-                        Value::Int2(ty.typlen()),
-                        Value::Bool(ty.typlen() > 0),
-                        t(if ty == DataType::Unknown { "p" } else { "b" }),
-                        t(category),
-                        Value::Bool(preferred),
-                        Value::Bool(true),
-                        t(","),
-                        i8(0),
-                        i8(ty.elem().map(|e| e.oid() as i64).unwrap_or(0)),
-                        i8(array),
-                        Value::Bool(false),
-                        i8(0),
-                        Value::Int4(-1),
-                        Value::Int4(0),
-                        i8(if string { 100 } else { 0 }),
-                        Value::Null,
-                    ]);
-                    let row = rows.last_mut().expect("just pushed");
-                    let funcs = crate::builtins::type_io(ty.oid()).map(|io| io.funcs);
-                    let funcs = funcs.unwrap_or_default();
-                    // typsubscript comes first in PostgreSQL's order.
-                    row.push(builtin_rows::regproc(funcs[7]));
-                    row.extend(funcs[..7].iter().map(|&f| builtin_rows::regproc(f)));
-                    let (align, storage) = crate::builtins::align_storage(ty.oid());
-                    row.extend([t(align), t(storage)]);
-                    row.extend([Value::Null, Value::Null]);
+                    rows.push(pg_type_row(&ty));
                 }
             }
             PgDatabase => rows.push(vec![
@@ -1308,7 +1301,11 @@ impl SystemTable {
                         ]);
                         let row = rows.last_mut().expect("just pushed");
                         row.extend(type_facets(&ty));
-                        row.extend([t("postgres"), t("pg_catalog"), t(ty.typname())]);
+                        let schema = match ty.elem().unwrap_or(&ty) {
+                            DataType::Enum(_) => "public",
+                            _ => "pg_catalog",
+                        };
+                        row.extend([t("postgres"), t(schema), t(&ty.name())]);
                         row.push(t(if c.identity.is_some() { "YES" } else { "NO" }));
                         row.push(match c.identity {
                             Some('a') => t("ALWAYS"),
@@ -1433,6 +1430,65 @@ impl SystemTable {
     }
 }
 
+/// The I/O functions of an enum type: enum_in, enum_out, enum_recv,
+/// enum_send (typmodin, typmodout, typanalyze and typsubscript none).
+const ENUM_IO: [u32; 8] = [3506, 3507, 3532, 3533, 0, 0, 0, 0];
+
+/// Every array type's I/O functions are the same: text[]'s.
+const TEXT_ARRAY_OID: u32 = 1009;
+
+/// One pg_type row.
+fn pg_type_row(ty: &DataType) -> Vec<Value> {
+    let t = |s: &str| Value::Text(s.to_string());
+    let i8 = |x: i64| Value::Oid(x as u32);
+    let (category, preferred, array) = type_traits(ty);
+    let base = ty.elem().unwrap_or(ty);
+    let string = matches!(base, DataType::Text | DataType::Varchar(_) | DataType::Char(_));
+    let user = matches!(base, DataType::Enum(_));
+    let typtype = match ty {
+        DataType::Unknown => "p",
+        DataType::Enum(_) => "e",
+        _ => "b",
+    };
+    let mut row = vec![
+        i8(ty.oid() as i64),
+        t(&ty.name()),
+        i8(if user { crate::catalog::PUBLIC_NAMESPACE_OID as i64 } else { PG_CATALOG_OID }),
+        i8(10),
+        Value::Int2(ty.typlen()),
+        Value::Bool(ty.typlen() > 0),
+        t(typtype),
+        t(category),
+        Value::Bool(preferred),
+        Value::Bool(true),
+        t(","),
+        i8(0),
+        i8(ty.elem().map(|e| e.oid() as i64).unwrap_or(0)),
+        i8(array),
+        Value::Bool(false),
+        i8(0),
+        Value::Int4(-1),
+        Value::Int4(0),
+        i8(if string { 100 } else { 0 }),
+        Value::Null,
+    ];
+    let io_oid = match ty {
+        DataType::Array(_) if user => TEXT_ARRAY_OID,
+        other => other.oid(),
+    };
+    let funcs = match ty {
+        DataType::Enum(_) => ENUM_IO,
+        _ => crate::builtins::type_io(io_oid).map(|io| io.funcs).unwrap_or_default(),
+    };
+    // typsubscript comes first in PostgreSQL's order.
+    row.push(builtin_rows::regproc(funcs[7]));
+    row.extend(funcs[..7].iter().map(|&f| builtin_rows::regproc(f)));
+    let (align, storage) = crate::builtins::align_storage(io_oid);
+    row.extend([t(align), t(storage)]);
+    row.extend([Value::Null, Value::Null]);
+    row
+}
+
 /// pg_type's typcategory, typispreferred and typarray for `ty`.
 fn type_traits(ty: &DataType) -> (&'static str, bool, i64) {
     let (category, preferred) = match ty {
@@ -1454,9 +1510,11 @@ fn type_traits(ty: &DataType) -> (&'static str, bool, i64) {
         DataType::QChar => ("Z", false),
         DataType::Unknown => ("X", false),
         DataType::Array(_) | DataType::Int2Vector | DataType::OidVector => ("A", false),
+        DataType::Enum(_) => ("E", false),
     };
     let array = match ty {
         DataType::Array(_) => 0,
+        DataType::Enum(t) => t.array_oid,
         other => sqltypes::array::array_oid(other.oid()).unwrap_or(0),
     };
     (category, preferred, array as i64)
@@ -1493,6 +1551,7 @@ fn sql_type_name(ty: &DataType) -> &'static str {
         DataType::Uuid => "uuid",
         DataType::Json => "json",
         DataType::Jsonb => "jsonb",
+        DataType::Enum(_) => "USER-DEFINED",
     }
 }
 

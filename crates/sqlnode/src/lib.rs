@@ -227,18 +227,8 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
         sql: &str,
         param_types: &[Oid],
     ) -> Result<Vec<Arc<Statement>>, ErrorReport> {
-        let mut declared = Vec::with_capacity(param_types.len());
-        for &oid in param_types {
-            match DataType::from_oid(oid) {
-                Some(t) => declared.push(t),
-                None => {
-                    return Err(ErrorReport::new(
-                        SqlState::UndefinedObject,
-                        format!("type with OID {oid} does not exist"),
-                    ))
-                }
-            }
-        }
+        let oids: Vec<u32> = param_types.iter().map(|&o| o as u32).collect();
+        let declared = self.inner.declared_types(&oids)?;
         let stmts = self.inner.prepare(sql, &declared)?;
         Ok(stmts.into_iter().map(|prepared| Arc::new(Statement { prepared })).collect())
     }

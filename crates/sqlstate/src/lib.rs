@@ -138,6 +138,8 @@ sqlstates! {
     SyntaxError = "42601",
     /// 42501
     InsufficientPrivilege = "42501",
+    /// 42602
+    InvalidName = "42602",
     /// 42703
     UndefinedColumn = "42703",
     /// 42704

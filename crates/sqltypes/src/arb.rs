@@ -123,6 +123,15 @@ pub fn value(ty: &DataType) -> BoxedStrategy<Value> {
         DataType::Int4 => any::<i32>().prop_map(Value::Int4).boxed(),
         DataType::Int8 => any::<i64>().prop_map(Value::Int8).boxed(),
         DataType::Oid => any::<u32>().prop_map(Value::Oid).boxed(),
+        DataType::Enum(t) => {
+            let t = t.clone();
+            (0..t.labels.len().max(1))
+                .prop_map(move |i| match t.labels.get(i) {
+                    Some(l) => crate::enums::from_label_oid(&t, l.oid).unwrap_or(Value::Null),
+                    None => Value::Null,
+                })
+                .boxed()
+        }
         DataType::Reg(_) => any::<u32>()
             .prop_map(|o| {
                 crate::cast::cast(Value::Oid(o), &DataType::Reg(crate::RegKind::Class))

@@ -63,6 +63,7 @@ pub fn validate_utf8(b: &[u8]) -> Result<&str> {
 pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
     Ok(match ty {
         DataType::Bool => Value::Bool(fixed::<1>(b)?[0] != 0),
+        DataType::Enum(t) => crate::enums::parse_enum(t, validate_utf8(b)?)?,
         DataType::Int2 => Value::Int2(i16::from_be_bytes(fixed(b)?)),
         DataType::Int4 => Value::Int4(i32::from_be_bytes(fixed(b)?)),
         DataType::Int8 => Value::Int8(i64::from_be_bytes(fixed(b)?)),
@@ -218,6 +219,7 @@ pub fn write_binary(v: &Value, buf: &mut BytesMut) {
     match v {
         Value::Null => {}
         Value::Bool(b) => buf.put_u8(*b as u8),
+        Value::Enum(e) => buf.put_slice(e.label().as_bytes()),
         Value::Int2(i) => buf.put_i16(*i),
         Value::Int4(i) => buf.put_i32(*i),
         Value::Int8(i) => buf.put_i64(*i),

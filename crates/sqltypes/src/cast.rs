@@ -168,6 +168,7 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
             }
             Value::Array(Box::new(a))
         }
+        (Value::Enum(e), T::Enum(t)) if e.ty == *t => Value::Enum(e),
         (Value::Oid(o), T::Oid) => Value::Oid(o),
         (Value::Reg(r), T::Oid) => Value::Oid(r.oid),
         (Value::Reg(r), T::Reg(_)) if Some(to.clone()) == Value::Reg(r.clone()).data_type() => {

@@ -160,6 +160,7 @@ pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
         Value::Timestamp(t) | Value::TimestampTz(t) => put_i64(*t, out),
         Value::Float8(f) => put_f64(*f, out),
         Value::Float4(f) => put_f64(*f as f64, out),
+        Value::Enum(e) => put_f64(e.sort() as f64, out),
         Value::Time(t) => put_i64(*t, out),
         Value::TimeTz(t, east) => {
             // timetz order: the UTC instant, then the zone (west ascending).
@@ -392,6 +393,13 @@ fn decode_body(b: &mut &[u8], ty: &DataType) -> Result<Value> {
             Value::Float8(if raw == u64::MAX { f64::NAN } else { f64::from_bits(bits) })
         }
         DataType::Numeric(_) => Value::Numeric(get_numeric(b)?),
+        DataType::Enum(t) => match decode_body(b, &DataType::Float8)? {
+            Value::Float8(f) => {
+                let l = t.by_sort(f as f32).ok_or_else(corrupt)?;
+                crate::enums::from_label_oid(t, l.oid).ok_or_else(corrupt)?
+            }
+            _ => return Err(corrupt()),
+        },
         DataType::Float4 => match decode_body(b, &DataType::Float8)? {
             Value::Float8(f) => Value::Float4(f as f32),
             _ => return Err(corrupt()),

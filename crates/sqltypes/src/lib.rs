@@ -26,6 +26,8 @@ pub mod binary;
 pub mod cast;
 // Date and time parsing, formatting and arithmetic.
 pub mod datetime;
+// Enum types defined by CREATE TYPE ... AS ENUM.
+pub mod enums;
 // The interval type and timestamp arithmetic with intervals.
 pub mod interval;
 // json and jsonb.
@@ -45,6 +47,7 @@ pub mod timeofday;
 // The uuid type.
 pub mod uuid;
 
+pub use enums::{EnumType, EnumValue};
 pub use interval::Interval;
 pub use json::Json;
 pub use numeric::Numeric;
@@ -123,6 +126,8 @@ pub enum DataType {
     Json,
     /// jsonb (3802): a parsed, canonical document
     Jsonb,
+    /// An enum type made by CREATE TYPE (its OID is the catalog's)
+    Enum(std::sync::Arc<EnumType>),
 }
 
 /// The OIDs of the scalar types Strata has (each also has an array type),
@@ -208,6 +213,8 @@ pub enum Value {
     Json(String),
     /// jsonb (boxed: a tree)
     Jsonb(Box<Json>),
+    /// an enum label (boxed: rare)
+    Enum(Box<EnumValue>),
 }
 
 impl DataType {
@@ -230,7 +237,10 @@ impl DataType {
             DataType::Bytea => 17,
             DataType::QChar => 18,
             DataType::Unknown => 705,
-            DataType::Array(e) => array::array_oid(e.oid()).unwrap_or(0),
+            DataType::Array(e) => match &**e {
+                DataType::Enum(t) => t.array_oid,
+                e => array::array_oid(e.oid()).unwrap_or(0),
+            },
             DataType::Oid => 26,
             DataType::Reg(RegKind::Class) => 2205,
             DataType::Reg(RegKind::Type) => 2206,
@@ -244,6 +254,7 @@ impl DataType {
             DataType::Uuid => 2950,
             DataType::Json => 114,
             DataType::Jsonb => 3802,
+            DataType::Enum(t) => t.oid,
         }
     }
 
@@ -314,7 +325,8 @@ impl DataType {
             | DataType::Float4
             | DataType::Date
             | DataType::Oid
-            | DataType::Reg(_) => 4,
+            | DataType::Reg(_)
+            | DataType::Enum(_) => 4,
             DataType::Int8
             | DataType::Float8
             | DataType::Timestamp
@@ -338,9 +350,11 @@ impl DataType {
         }
     }
 
-    /// The type's name as pg_type.typname spells it.
+    /// The type's name as pg_type.typname spells it (a built-in type's;
+    /// an enum's name is [`DataType::name`]).
     pub fn typname(&self) -> &'static str {
         match self {
+            DataType::Enum(_) => "???",
             DataType::Bool => "bool",
             DataType::Int2 => "int2",
             DataType::Int4 => "int4",
@@ -402,6 +416,15 @@ impl DataType {
         }
     }
 
+    /// pg_type.typname of any type, enums and their arrays included.
+    pub fn name(&self) -> std::borrow::Cow<'static, str> {
+        match self {
+            DataType::Enum(t) => t.name.clone().into(),
+            DataType::Array(e) if matches!(**e, DataType::Enum(_)) => format!("_{}", e.name()).into(),
+            _ => self.typname().into(),
+        }
+    }
+
     /// True for the integer, float and numeric types.
     pub fn is_numeric(&self) -> bool {
         matches!(
@@ -457,6 +480,7 @@ impl fmt::Display for DataType {
             DataType::Uuid => write!(f, "uuid"),
             DataType::Json => write!(f, "json"),
             DataType::Jsonb => write!(f, "jsonb"),
+            DataType::Enum(t) => write!(f, "{}", t.name),
         }
     }
 }
@@ -497,6 +521,7 @@ impl Value {
             Value::Uuid(_) => DataType::Uuid,
             Value::Json(_) => DataType::Json,
             Value::Jsonb(_) => DataType::Jsonb,
+            Value::Enum(e) => enums::data_type(e),
         })
     }
 

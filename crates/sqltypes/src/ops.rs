@@ -71,6 +71,7 @@ fn same_type_cmp(a: &Value, b: &Value) -> Option<Ordering> {
         }
         (Value::Interval(x), Value::Interval(y)) => x.span().cmp(&y.span()),
         (Value::Uuid(x), Value::Uuid(y)) => x.cmp(y),
+        (Value::Enum(x), Value::Enum(y)) if x.ty == y.ty => float_cmp(x.sort() as f64, y.sort() as f64),
         (Value::Jsonb(x), Value::Jsonb(y)) => x.compare(y),
         (Value::Numeric(x), Value::Numeric(y)) => x.cmp(y),
         // char(n) values are stored blank-padded to n and literals compared
@@ -446,6 +447,7 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
         Value::Int8(i) => (2u8, *i).hash(h),
         Value::Float4(f) => hash_value(&Value::Float8(*f as f64), h),
         Value::Time(t) => (11u8, t).hash(h),
+        Value::Enum(e) => (14u8, e.oid).hash(h),
         Value::TimeTz(t, z) => (12u8, t - *z as i64 * 1_000_000, z).hash(h),
         Value::Interval(iv) => (13u8, iv.span()).hash(h),
         Value::Uuid(u) => (14u8, u).hash(h),

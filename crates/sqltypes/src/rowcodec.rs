@@ -105,6 +105,10 @@ fn put_value(v: &Value, out: &mut Vec<u8>) {
             out.push(T_INT);
             put_zigzag(v.as_oid().unwrap_or(0) as i64, out);
         }
+        Value::Enum(e) => {
+            out.push(T_INT);
+            put_zigzag(e.oid as i64, out);
+        }
         Value::Float8(f) => {
             out.push(T_FLOAT);
             out.extend_from_slice(&f.to_bits().to_le_bytes());
@@ -249,6 +253,10 @@ impl<'a> Reader<'a> {
             (T_TEXT, DataType::Jsonb) => {
                 let s = std::str::from_utf8(self.bytes()?).map_err(|_| corrupt())?;
                 Value::Jsonb(Box::new(crate::json::parse_jsonb(s).map_err(|_| corrupt())?))
+            }
+            (T_INT, DataType::Enum(t)) => {
+                let oid = u32::try_from(self.zigzag()?).map_err(|_| corrupt())?;
+                crate::enums::from_label_oid(t, oid).ok_or_else(corrupt)?
             }
             (T_INT, DataType::Oid) => {
                 Value::Oid(u32::try_from(self.zigzag()?).map_err(|_| corrupt())?)

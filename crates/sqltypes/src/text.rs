@@ -228,6 +228,7 @@ pub fn fit_string(s: &str, ty: &DataType) -> Result<String> {
 pub fn parse_text(ty: &DataType, s: &str) -> Result<Value> {
     Ok(match ty {
         DataType::Bool => Value::Bool(parse_bool(s)?),
+        DataType::Enum(t) => crate::enums::parse_enum(t, s)?,
         DataType::Int2 => {
             Value::Int2(parse_int(s, "smallint", i16::MIN as i64, i16::MAX as i64)? as i16)
         }
@@ -543,6 +544,7 @@ pub fn write_value<O: TextOut + ?Sized>(v: &Value, out: &mut O) {
         Value::Interval(iv) => crate::interval::write_interval(iv, out),
         Value::Uuid(u) => crate::uuid::write_uuid(u, out),
         Value::Json(s) => out.put(s.as_bytes()),
+        Value::Enum(e) => out.put(e.label().as_bytes()),
         Value::Jsonb(j) => crate::json::write_jsonb(j, out),
         Value::Text(s) => out.put(s.as_bytes()),
         Value::Timestamp(t) => datetime::write_timestamp(*t, false, out),

@@ -45,8 +45,8 @@ pub(super) async fn alter_column<T: Txn>(
                 )
                 .with_hint("Use ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY instead."));
             }
-            let text = crate::deparse::stored_text(value);
             let ty = cur.columns[c].ty.to_type();
+            let text = crate::deparse::stored_default(value, &ty);
             default_expr(cat, &cname, &text, &ty)?;
             cur.columns[c].default = Some(text);
         }

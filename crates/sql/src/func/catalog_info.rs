@@ -23,7 +23,7 @@ pub fn to_reg(
         Value::Text(s) => {
             let found = match kind {
                 RegKind::Class => class_oid(cat, s),
-                RegKind::Type => type_oid(s),
+                RegKind::Type => type_oid(cat, s),
                 RegKind::Namespace => namespace_oid(s),
                 RegKind::Proc => proc_oid(s)?,
             };
@@ -62,7 +62,7 @@ pub fn to_reg(
         _ if oid == 0 => "-".into(),
         RegKind::Proc => crate::system::builtin_rows::regproc_name(oid),
         RegKind::Class => class_name(cat, oid),
-        RegKind::Type => type_name(oid),
+        RegKind::Type => type_name(Some(cat), oid),
         RegKind::Namespace => NAMESPACES
             .iter()
             .find(|(_, o)| *o == oid)
@@ -253,11 +253,14 @@ pub fn table_is_visible(cat: &Catalog, oid: u32) -> Value {
 }
 
 /// format_type(type oid, typmod): the SQL name of a type (`???` if unknown).
-pub fn format_type(oid: u32, typmod: Option<i32>) -> String {
+pub fn format_type(cat: Option<&Catalog>, oid: u32, typmod: Option<i32>) -> String {
     match sqltypes::DataType::from_oid(oid) {
         _ if oid == 0 => "-".to_string(),
-        Some(_) => TypeDef { oid, typmod: typmod.unwrap_or(-1) }.to_type().to_string(),
-        None => "???".to_string(),
+        Some(_) => TypeDef::builtin(oid, typmod.unwrap_or(-1)).to_type().to_string(),
+        None => match cat.and_then(|c| c.type_by_oid(oid)) {
+            Some(t) => t.to_string(),
+            None => "???".to_string(),
+        },
     }
 }
 
@@ -478,7 +481,7 @@ pub fn class_name(cat: &Catalog, oid: u32) -> String {
 }
 
 /// regtype input: the OID of type `text` (None if there is none).
-pub fn type_oid(text: &str) -> Option<u32> {
+pub fn type_oid(cat: &Catalog, text: &str) -> Option<u32> {
     if let Ok(oid) = text.trim().parse::<u32>() {
         return Some(oid);
     }
@@ -490,15 +493,15 @@ pub fn type_oid(text: &str) -> Option<u32> {
     if parser.peek_token().token != sqlparser::tokenizer::Token::EOF {
         return None;
     }
-    let ty = crate::bind::data_type(&ast).ok()?;
+    let ty = crate::bind::catalog_type(cat, &ast).ok()?;
     Some(ty.oid()).filter(|o| *o != 0)
 }
 
 /// regtype output: the type's name as format_type prints it without a
 /// modifier (its OID's digits if it names nothing).
-pub fn type_name(oid: u32) -> String {
-    match sqltypes::DataType::from_oid(oid) {
-        Some(_) => format_type(oid, None),
+pub fn type_name(cat: Option<&Catalog>, oid: u32) -> String {
+    match cat.and_then(|c| c.type_by_oid(oid)).or_else(|| sqltypes::DataType::from_oid(oid)) {
+        Some(_) => format_type(cat, oid, None),
         None => oid.to_string(),
     }
 }

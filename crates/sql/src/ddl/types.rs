@@ -1,0 +1,219 @@
+//! CREATE TYPE ... AS ENUM, ALTER TYPE (ADD VALUE, RENAME VALUE, RENAME TO)
+//! and DROP TYPE. An enum type is one catalog row ([`catalog::EnumDef`]);
+//! its labels keep their OIDs and sort orders for life, because stored
+//! rows hold a label's OID and index keys its sort order.
+
+use super::*;
+use catalog::EnumDef;
+
+/// The longest label PostgreSQL allows (NAMEDATALEN - 1 bytes).
+const MAX_LABEL: usize = 63;
+
+/// CREATE TYPE name AS ENUM ('label', ...).
+pub async fn create_type<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    name: &ast::ObjectName,
+    representation: Option<&ast::UserDefinedTypeRepresentation>,
+) -> Result<DdlResult> {
+    let name = check_schema(name)?;
+    let Some(ast::UserDefinedTypeRepresentation::Enum { labels }) = representation else {
+        bail!(FeatureNotSupported, "CREATE TYPE is supported only for enum types so far");
+    };
+    if public_type_exists(cat, &name) {
+        bail!(DuplicateObject, "type \"{name}\" already exists");
+    }
+    let texts = labels.iter().map(label).collect::<Result<Vec<String>>>()?;
+    bump_version(txn, tenant).await?;
+    let first = alloc(txn, tenant, 2 + texts.len() as u64).await? as u32;
+    // PostgreSQL's unique index on (enumtypid, enumlabel) catches a repeat.
+    for (i, l) in texts.iter().enumerate() {
+        if texts[..i].contains(l) {
+            return Err(err!(
+                UniqueViolation,
+                "duplicate key value violates unique constraint \"pg_enum_typid_label_index\""
+            )
+            .with_detail(format!("Key (enumtypid, enumlabel)=({first}, {l}) already exists.")));
+        }
+    }
+    let labels =
+        texts.into_iter().enumerate().map(|(i, l)| (first + 2 + i as u32, (i + 1) as f32, l));
+    let def = EnumDef {
+        oid: first,
+        array_oid: first + 1,
+        name,
+        labels: labels.collect(),
+        comment: None,
+    };
+    put(txn, tenant, &def).await?;
+    Ok(DdlResult::tag("CREATE TYPE"))
+}
+
+/// ALTER TYPE name ADD VALUE / RENAME VALUE / RENAME TO.
+pub async fn alter_type<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    at: &ast::AlterType,
+) -> Result<DdlResult> {
+    let name = check_schema(&at.name)?;
+    let mut def = must_get(cat, &name)?;
+    let mut r = DdlResult::tag("ALTER TYPE");
+    let position = |def: &EnumDef, l: &str| {
+        def.labels.iter().position(|(_, _, x)| x == l).ok_or_else(|| {
+            err!(InvalidParameterValue, "\"{l}\" is not an existing enum label")
+        })
+    };
+    match &at.operation {
+        ast::AlterTypeOperation::AddValue(add) => {
+            let text = label(&add.value)?;
+            if def.labels.iter().any(|(_, _, x)| *x == text) {
+                if add.if_not_exists {
+                    let msg = format!("enum label \"{text}\" already exists, skipping");
+                    r.notices.push(notice(msg));
+                    return Ok(r);
+                }
+                bail!(DuplicateObject, "enum label \"{text}\" already exists");
+            }
+            // The new label's sort order lies between its neighbours', so
+            // no existing label's changes.
+            let at = match &add.position {
+                None => def.labels.len(),
+                Some(ast::AlterTypeAddValuePosition::Before(n)) => position(&def, &label(n)?)?,
+                Some(ast::AlterTypeAddValuePosition::After(n)) => position(&def, &label(n)?)? + 1,
+            };
+            let before = at.checked_sub(1).map(|i| def.labels[i].1);
+            let after = def.labels.get(at).map(|l| l.1);
+            let sort = match (before, after) {
+                (None, None) => 1.0,
+                (Some(b), None) => b + 1.0,
+                (None, Some(a)) => a - 1.0,
+                (Some(b), Some(a)) => b + (a - b) / 2.0,
+            };
+            if Some(sort) == before || Some(sort) == after {
+                bail!(
+                    FeatureNotSupported,
+                    "no room for another enum label between \"{}\" and \"{}\"",
+                    def.labels[at - 1].2,
+                    def.labels[at].2
+                );
+            }
+            bump_version(txn, tenant).await?;
+            let oid = alloc(txn, tenant, 1).await? as u32;
+            def.labels.insert(at, (oid, sort, text));
+        }
+        ast::AlterTypeOperation::RenameValue(rv) => {
+            let (from, to) = (label(&rv.from)?, label(&rv.to)?);
+            let i = position(&def, &from)?;
+            if def.labels.iter().any(|(_, _, x)| *x == to) {
+                bail!(DuplicateObject, "enum label \"{to}\" already exists");
+            }
+            bump_version(txn, tenant).await?;
+            def.labels[i].2 = to;
+        }
+        ast::AlterTypeOperation::Rename(rn) => {
+            let new = bind::ident(&rn.new_name);
+            if public_type_exists(cat, &new) {
+                bail!(DuplicateObject, "type \"{new}\" already exists");
+            }
+            bump_version(txn, tenant).await?;
+            def.name = new;
+        }
+    }
+    put(txn, tenant, &def).await?;
+    Ok(r)
+}
+
+/// DROP TYPE [IF EXISTS] name, ...: refused while a column has the type.
+pub(super) async fn drop_types<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> Result<DdlResult> {
+    let mut r = DdlResult::tag("DROP TYPE");
+    let mut bumped = false;
+    for n in names {
+        let name = check_schema(n)?;
+        let Some((def, _)) = cat.enums.get(&name) else {
+            skip_missing(&mut r, if_exists, sqlstate::SqlState::UndefinedObject, "type", &name)?;
+            continue;
+        };
+        for t in cat.tables.values() {
+            if let Some(c) = t.columns.iter().find(|c| c.ty.oid == def.oid || c.ty.oid == def.array_oid)
+            {
+                return Err(err!(
+                    DependentObjectsStillExist,
+                    "cannot drop type {name} because other objects depend on it"
+                )
+                .with_detail(format!(
+                    "column {} of table {} depends on type {name}",
+                    c.name, t.name
+                ))
+                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            }
+        }
+        if !bumped {
+            bump_version(txn, tenant).await?;
+            bumped = true;
+        }
+        delete_key(txn, keys::enum_type(tenant, def.oid)).await?;
+    }
+    Ok(r)
+}
+
+/// COMMENT ON TYPE.
+pub(super) async fn comment_type<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    name: &ast::ObjectName,
+    comment: Option<String>,
+) -> Result<DdlResult> {
+    let mut def = must_get(cat, &check_schema(name)?)?;
+    bump_version(txn, tenant).await?;
+    def.comment = comment;
+    put(txn, tenant, &def).await?;
+    Ok(DdlResult::tag("COMMENT"))
+}
+
+/// The stored definition of enum type `name` as the search path finds it
+/// (42704 if there is none, 42809 for a built-in type).
+fn must_get(cat: &Catalog, name: &str) -> Result<EnumDef> {
+    let ty = ast::DataType::Custom(ast::ObjectName::from(vec![ast::Ident::new(name)]), vec![]);
+    match bind::catalog_type(cat, &ty) {
+        Ok(DataType::Enum(t)) => match cat.enums.values().find(|(d, _)| d.oid == t.oid) {
+            Some((def, _)) => Ok((**def).clone()),
+            None => bail!(UndefinedObject, "type \"{name}\" does not exist"),
+        },
+        Ok(other) => bail!(WrongObjectType, "{other} is not an enum"),
+        Err(_) => bail!(UndefinedObject, "type \"{name}\" does not exist"),
+    }
+}
+
+/// Whether schema public has a type named `name`: an enum, or a table's or
+/// view's row type.
+fn public_type_exists(cat: &Catalog, name: &str) -> bool {
+    cat.enums.contains_key(name) || cat.tables.contains_key(name) || cat.views.contains_key(name)
+}
+
+/// An enum label: a string literal of at most 63 bytes.
+fn label(i: &ast::Ident) -> Result<String> {
+    if i.quote_style != Some('\'') {
+        bail!(SyntaxError, "syntax error at or near \"{}\"", i.value);
+    }
+    if i.value.len() > MAX_LABEL {
+        return Err(err!(InvalidName, "invalid enum label \"{}\"", i.value)
+            .with_detail(format!("Labels must be {MAX_LABEL} bytes or less.")));
+    }
+    Ok(i.value.clone())
+}
+
+async fn put<T: Txn>(txn: &mut T, tenant: TenantId, def: &EnumDef) -> Result<()> {
+    let key = keys::enum_type(tenant, def.oid);
+    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+    let bytes = serde_json::to_vec(def).expect("type definitions always serialize");
+    txn.put(key, bytes, LockMode::Locked).map_err(from_kv)
+}
