@@ -1,18 +1,22 @@
 -- The database tests/pg_dump.rs dumps: serial and bigserial keys, a
 -- standalone sequence, a unique constraint, a CHECK, a cascading foreign key,
 -- an index, a view, comments, and rows of every type with the values COPY
--- has to escape (tabs, newlines, backslashes, quotes, NULLs, empty arrays).
+-- has to escape (tabs, newlines, backslashes, quotes, NULLs, empty arrays),
+-- and an enum type with a label added out of order.
+create type status as enum ('new', 'paid', 'shipped');
+alter type status add value 'held' before 'paid';
+comment on type status is 'order state';
 create table customers (id serial primary key, email varchar(100) not null unique, name text, active boolean default true, created_at timestamptz default now());
-create table orders (id bigserial primary key, customer_id int not null references customers(id) on delete cascade, amount numeric(12,2) check (amount >= 0), tags text[], qty int[], note text, payload bytea, doc jsonb, uid uuid, d date, t time, iv interval, f4 real, f8 double precision);
+create table orders (id bigserial primary key, customer_id int not null references customers(id) on delete cascade, amount numeric(12,2) check (amount >= 0), tags text[], qty int[], note text, payload bytea, doc jsonb, uid uuid, d date, t time, iv interval, f4 real, f8 double precision, st status not null default 'new', history status[]);
 create index orders_customer_idx on orders (customer_id);
 create sequence invoice_seq increment by 5 start with 1000;
 create view big_orders as select o.id, c.name, o.amount from orders o join customers c on c.id = o.customer_id where o.amount > 100;
 comment on table customers is 'people who buy';
 comment on column customers.email is 'login address';
 insert into customers (email, name, created_at) values ('a@x.org', 'Ann', '2024-01-02 03:04:05+00'), ('b@x.org', 'Bob''s "shop"', '2024-02-03 04:05:06.5+00'), ('c@x.org', null, '2024-03-04 05:06:07+00');
-insert into orders (customer_id, amount, tags, qty, note, payload, doc, uid, d, t, iv, f4, f8) values
- (1, 150.25, '{a,b,"c d"}', '{1,2}', E'tab\there', '\xdeadbeef', '{"k": [1, 2, {"x": null}]}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '2024-01-01', '23:59:59.5', '1 day 02:00:00', 1.5, 2.25),
- (1, 0.00, '{}', null, null, '\x', null, null, null, null, null, null, null),
- (2, 99.99, '{NULL,"q\"q"}', '{NULL,4}', E'line1\nline2', null, '[]', null, '2000-02-29', '00:00:00', '-1 mons', -0.5, 1e100),
- (3, 1000, null, '{3}', 'back\\slash', null, '"s"', null, null, null, null, null, null);
+insert into orders (customer_id, amount, tags, qty, note, payload, doc, uid, d, t, iv, f4, f8, st, history) values
+ (1, 150.25, '{a,b,"c d"}', '{1,2}', E'tab\there', '\xdeadbeef', '{"k": [1, 2, {"x": null}]}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '2024-01-01', '23:59:59.5', '1 day 02:00:00', 1.5, 2.25, 'held', '{new,held}'),
+ (1, 0.00, '{}', null, null, '\x', null, null, null, null, null, null, null, 'paid', null),
+ (2, 99.99, '{NULL,"q\"q"}', '{NULL,4}', E'line1\nline2', null, '[]', null, '2000-02-29', '00:00:00', '-1 mons', -0.5, 1e100, 'shipped', '{}'),
+ (3, 1000, null, '{3}', 'back\\slash', null, '"s"', null, null, null, null, null, null, default, '{shipped,new}');
 select nextval('invoice_seq'), nextval('invoice_seq');

@@ -113,7 +113,11 @@ impl EnumDef {
             labels: self
                 .labels
                 .iter()
-                .map(|(oid, sort, label)| EnumLabel { oid: *oid, sort: *sort, label: label.clone() })
+                .map(|(oid, sort, label)| EnumLabel {
+                    oid: *oid,
+                    sort: *sort,
+                    label: label.clone(),
+                })
                 .collect(),
         }
     }

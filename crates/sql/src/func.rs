@@ -632,7 +632,15 @@ impl Func {
                         Value::Int4(m) => Some(m),
                         _ => None,
                     };
-                    Value::Text(catalog_info::format_type(ctx.catalog.as_deref(), oid, typmod))
+                    {
+                        let qualify = !search_path_has_public(ctx);
+                        Value::Text(catalog_info::format_type(
+                            ctx.catalog.as_deref(),
+                            oid,
+                            typmod,
+                            qualify,
+                        ))
+                    }
                 }
             },
             Func::Description => Value::Null,
@@ -649,11 +657,11 @@ impl Func {
                 None => Value::Null,
             },
             // pg_attrdef.adbin holds the expression's text already.
-            Func::GetExpr => match arg(0) {
-                Value::Text(t) => {
-                    Value::Text(catalog_info::expr_def(t, !search_path_has_public(ctx)))
+            Func::GetExpr => match (arg(0), &ctx.catalog) {
+                (Value::Text(t), Some(cat)) => {
+                    Value::Text(catalog_info::expr_def(cat, t, !search_path_has_public(ctx)))
                 }
-                other => other,
+                (other, _) => other,
             },
             Func::ObjDescription | Func::ColDescription => {
                 let (Some(cat), Some(oid)) = (&ctx.catalog, arg(0).as_oid()) else {
@@ -668,9 +676,11 @@ impl Func {
                     (Func::ObjDescription, Value::Text(c)) if c == "pg_proc" => {
                         crate::builtins::proc_by_oid(oid).and_then(|p| p.description.clone())
                     }
-                    (Func::ObjDescription, Value::Text(c)) if c == "pg_type" => {
-                        cat.enums.values().find(|(d, _)| d.oid == oid).and_then(|(d, _)| d.comment.clone())
-                    }
+                    (Func::ObjDescription, Value::Text(c)) if c == "pg_type" => cat
+                        .enums
+                        .values()
+                        .find(|(d, _)| d.oid == oid)
+                        .and_then(|(d, _)| d.comment.clone()),
                     (Func::ObjDescription, Value::Text(c)) if c != "pg_class" => None,
                     (Func::ObjDescription, _) => catalog_info::table_comment(cat, oid),
                     (_, Value::Int4(n)) => catalog_info::column_comment(cat, oid, n),

@@ -319,6 +319,7 @@ fn own_syntax(
         (Some("alter"), Some("sequence")) => Some(RelationKind::Sequence),
         (Some("alter"), Some("view")) => Some(RelationKind::View),
         (Some("alter"), Some("index")) => Some(RelationKind::Index),
+        (Some("alter"), Some("type")) => Some(RelationKind::Type),
         _ => None,
     };
     if !create && kind.is_none() {

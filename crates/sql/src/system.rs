@@ -1180,7 +1180,8 @@ impl SystemTable {
                         // pg_dump writes SET STATISTICS/STORAGE for values
                         // other than these defaults, and leaves a column
                         // that is not attislocal out of CREATE TABLE.
-                        let (align, storage) = crate::builtins::align_storage(c.ty.oid);
+                        let io = io_type_oid(&c.ty.to_type());
+                        let (align, storage) = crate::builtins::align_storage(io);
                         let row = rows.last_mut().expect("just pushed");
                         row.extend([
                             Value::Int4(-1),
@@ -1437,6 +1438,15 @@ const ENUM_IO: [u32; 8] = [3506, 3507, 3532, 3533, 0, 0, 0, 0];
 /// Every array type's I/O functions are the same: text[]'s.
 const TEXT_ARRAY_OID: u32 = 1009;
 
+/// The built-in type whose I/O functions, alignment and storage `ty` has:
+/// itself, or text[] for an array of an enum.
+fn io_type_oid(ty: &DataType) -> u32 {
+    match ty {
+        DataType::Array(e) if matches!(**e, DataType::Enum(_)) => TEXT_ARRAY_OID,
+        other => other.oid(),
+    }
+}
+
 /// One pg_type row.
 fn pg_type_row(ty: &DataType) -> Vec<Value> {
     let t = |s: &str| Value::Text(s.to_string());
@@ -1472,10 +1482,7 @@ fn pg_type_row(ty: &DataType) -> Vec<Value> {
         i8(if string { 100 } else { 0 }),
         Value::Null,
     ];
-    let io_oid = match ty {
-        DataType::Array(_) if user => TEXT_ARRAY_OID,
-        other => other.oid(),
-    };
+    let io_oid = io_type_oid(ty);
     let funcs = match ty {
         DataType::Enum(_) => ENUM_IO,
         _ => crate::builtins::type_io(io_oid).map(|io| io.funcs).unwrap_or_default(),

@@ -125,7 +125,11 @@ mod tests {
             oid: 16500,
             array_oid: 16499,
             name: "mood".into(),
-            labels: vec![label(16502, 1.0, "sad"), label(16504, 1.5, "meh"), label(16503, 2.0, "ok")],
+            labels: vec![
+                label(16502, 1.0, "sad"),
+                label(16504, 1.5, "meh"),
+                label(16503, 2.0, "ok"),
+            ],
         })
     }
 
@@ -153,7 +157,11 @@ mod tests {
             let back = crate::rowcodec::decode_row(&row, std::slice::from_ref(&ty)).expect("row");
             assert_eq!(back, vec![v.clone()]);
             let mut key = Vec::new();
-            crate::keycode::encode_key(std::slice::from_ref(&v), std::slice::from_ref(&ty), &mut key);
+            crate::keycode::encode_key(
+                std::slice::from_ref(&v),
+                std::slice::from_ref(&ty),
+                &mut key,
+            );
             let back = crate::keycode::decode_key(&mut key.as_slice(), std::slice::from_ref(&ty))
                 .expect("key");
             assert_eq!(back, vec![v]);

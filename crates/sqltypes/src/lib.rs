@@ -420,7 +420,9 @@ impl DataType {
     pub fn name(&self) -> std::borrow::Cow<'static, str> {
         match self {
             DataType::Enum(t) => t.name.clone().into(),
-            DataType::Array(e) if matches!(**e, DataType::Enum(_)) => format!("_{}", e.name()).into(),
+            DataType::Array(e) if matches!(**e, DataType::Enum(_)) => {
+                format!("_{}", e.name()).into()
+            }
             _ => self.typname().into(),
         }
     }

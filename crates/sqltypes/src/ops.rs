@@ -71,7 +71,9 @@ fn same_type_cmp(a: &Value, b: &Value) -> Option<Ordering> {
         }
         (Value::Interval(x), Value::Interval(y)) => x.span().cmp(&y.span()),
         (Value::Uuid(x), Value::Uuid(y)) => x.cmp(y),
-        (Value::Enum(x), Value::Enum(y)) if x.ty == y.ty => float_cmp(x.sort() as f64, y.sort() as f64),
+        (Value::Enum(x), Value::Enum(y)) if x.ty == y.ty => {
+            float_cmp(x.sort() as f64, y.sort() as f64)
+        }
         (Value::Jsonb(x), Value::Jsonb(y)) => x.compare(y),
         (Value::Numeric(x), Value::Numeric(y)) => x.cmp(y),
         // char(n) values are stored blank-padded to n and literals compared

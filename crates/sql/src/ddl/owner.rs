@@ -14,6 +14,13 @@ use crate::parse::{AlterOwner, RelationKind};
 pub fn alter_owner(cat: &Catalog, a: &AlterOwner) -> Result<DdlResult> {
     let name = check_schema(&a.name)?;
     let mut r = DdlResult::tag(a.kind.tag());
+    if a.kind == RelationKind::Type {
+        if !cat.enums.contains_key(&name) {
+            bail!(UndefinedObject, "type \"{name}\" does not exist");
+        }
+        check_role(cat, &a.owner)?;
+        return Ok(r);
+    }
     let found = cat.relations().into_iter().find(|(_, n, _)| *n == name);
     let Some((_, _, relkind)) = found else {
         skip_missing(&mut r, a.if_exists, sqlstate::SqlState::UndefinedTable, "relation", &name)?;
@@ -24,6 +31,7 @@ pub fn alter_owner(cat: &Catalog, a: &AlterOwner) -> Result<DdlResult> {
         RelationKind::View => (relkind != "v").then_some("a view"),
         RelationKind::Sequence => (relkind != "S").then_some("a sequence"),
         RelationKind::Index => (relkind != "i").then_some("an index"),
+        RelationKind::Type => None,
     };
     if let Some(what) = wrong {
         bail!(WrongObjectType, "\"{name}\" is not {what}");

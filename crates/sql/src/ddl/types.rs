@@ -39,13 +39,8 @@ pub async fn create_type<T: Txn>(
     }
     let labels =
         texts.into_iter().enumerate().map(|(i, l)| (first + 2 + i as u32, (i + 1) as f32, l));
-    let def = EnumDef {
-        oid: first,
-        array_oid: first + 1,
-        name,
-        labels: labels.collect(),
-        comment: None,
-    };
+    let def =
+        EnumDef { oid: first, array_oid: first + 1, name, labels: labels.collect(), comment: None };
     put(txn, tenant, &def).await?;
     Ok(DdlResult::tag("CREATE TYPE"))
 }
@@ -61,9 +56,10 @@ pub async fn alter_type<T: Txn>(
     let mut def = must_get(cat, &name)?;
     let mut r = DdlResult::tag("ALTER TYPE");
     let position = |def: &EnumDef, l: &str| {
-        def.labels.iter().position(|(_, _, x)| x == l).ok_or_else(|| {
-            err!(InvalidParameterValue, "\"{l}\" is not an existing enum label")
-        })
+        def.labels
+            .iter()
+            .position(|(_, _, x)| x == l)
+            .ok_or_else(|| err!(InvalidParameterValue, "\"{l}\" is not an existing enum label"))
     };
     match &at.operation {
         ast::AlterTypeOperation::AddValue(add) => {
@@ -142,7 +138,8 @@ pub(super) async fn drop_types<T: Txn>(
             continue;
         };
         for t in cat.tables.values() {
-            if let Some(c) = t.columns.iter().find(|c| c.ty.oid == def.oid || c.ty.oid == def.array_oid)
+            if let Some(c) =
+                t.columns.iter().find(|c| c.ty.oid == def.oid || c.ty.oid == def.array_oid)
             {
                 return Err(err!(
                     DependentObjectsStillExist,

@@ -164,11 +164,15 @@ pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool, qualify: bool) -> O
             return Some(format!("UNIQUE ({})", column_list(t, &i.columns)));
         }
         if let Some(c) = t.checks.iter().find(|c| c.oid(t.oid) == oid) {
+            let expr = match qualify {
+                true => qualify_enum_casts(cat, c.expr.clone()),
+                false => c.expr.clone(),
+            };
             // The pretty form drops the condition's own parentheses.
             return Some(if pretty {
-                format!("CHECK ({})", c.expr)
+                format!("CHECK ({expr})")
             } else {
-                format!("CHECK (({}))", c.expr)
+                format!("CHECK (({expr}))")
             });
         }
         if let Some(f) = t.foreign_keys.iter().find(|f| f.oid == oid) {
@@ -252,12 +256,15 @@ pub fn table_is_visible(cat: &Catalog, oid: u32) -> Value {
     }
 }
 
-/// format_type(type oid, typmod): the SQL name of a type (`???` if unknown).
-pub fn format_type(cat: Option<&Catalog>, oid: u32, typmod: Option<i32>) -> String {
+/// format_type(type oid, typmod): the SQL name of a type (`???` if
+/// unknown); an enum type's `public.`-qualified if `qualify` (public is not
+/// on the search path).
+pub fn format_type(cat: Option<&Catalog>, oid: u32, typmod: Option<i32>, qualify: bool) -> String {
     match sqltypes::DataType::from_oid(oid) {
         _ if oid == 0 => "-".to_string(),
         Some(_) => TypeDef::builtin(oid, typmod.unwrap_or(-1)).to_type().to_string(),
         None => match cat.and_then(|c| c.type_by_oid(oid)) {
+            Some(t) if qualify => format!("public.{t}"),
             Some(t) => t.to_string(),
             None => "???".to_string(),
         },
@@ -340,12 +347,13 @@ fn qualified(name: &str, qualify: bool) -> String {
     }
 }
 
-/// pg_get_expr: a column default's text, its nextval() sequence names
-/// `public.`-qualified if `qualify`.
-pub fn expr_def(text: String, qualify: bool) -> String {
+/// pg_get_expr: a column default's text, its nextval() sequence names and
+/// the enum types it casts to `public.`-qualified if `qualify`.
+pub fn expr_def(cat: &Catalog, text: String, qualify: bool) -> String {
     if !qualify {
         return text;
     }
+    let text = qualify_enum_casts(cat, text);
     let mut out = text.clone();
     // From the last call back, so earlier offsets stay valid.
     for (at, name) in crate::system::depend::nextval_names(&text).into_iter().rev() {
@@ -354,6 +362,43 @@ pub fn expr_def(text: String, qualify: bool) -> String {
         }
     }
     out
+}
+
+/// `text` with its casts to enum types written `::public.name`, as
+/// PostgreSQL prints a type that is not on the search path.
+fn qualify_enum_casts(cat: &Catalog, text: String) -> String {
+    if cat.enums.is_empty() {
+        return text;
+    }
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let parsed = sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(&text)
+        .and_then(|mut p| p.parse_expr());
+    let Ok(mut e) = parsed else { return text };
+    let mut changed = false;
+    let _ = sqlparser::ast::visit_expressions_mut(&mut e, |x| {
+        if let sqlparser::ast::Expr::Cast {
+            data_type: sqlparser::ast::DataType::Custom(n, _),
+            ..
+        } = x
+        {
+            let user = n.0.len() == 1
+                && crate::bind::object_name(n).is_ok_and(|n| {
+                    let base = n.strip_suffix("[]").unwrap_or(&n);
+                    cat.enum_type(base).is_some()
+                });
+            if user {
+                n.0.insert(0, sqlparser::ast::ObjectNamePart::Identifier("public".into()));
+                changed = true;
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    if changed {
+        e.to_string()
+    } else {
+        text
+    }
 }
 
 /// pg_get_viewdef: the view's query as PostgreSQL prints it (a leading
@@ -501,7 +546,7 @@ pub fn type_oid(cat: &Catalog, text: &str) -> Option<u32> {
 /// modifier (its OID's digits if it names nothing).
 pub fn type_name(cat: Option<&Catalog>, oid: u32) -> String {
     match cat.and_then(|c| c.type_by_oid(oid)).or_else(|| sqltypes::DataType::from_oid(oid)) {
-        Some(_) => format_type(cat, oid, None),
+        Some(_) => format_type(cat, oid, None, false),
         None => oid.to_string(),
     }
 }

@@ -1,7 +1,7 @@
-//! `ALTER VIEW | SEQUENCE | INDEX name OWNER TO role`, which pg_dump writes
-//! after every relation it creates. sqlparser parses OWNER TO only after
-//! ALTER TABLE (which PostgreSQL accepts for any kind of relation); the
-//! other three, and all of ALTER SEQUENCE, are read here.
+//! `ALTER VIEW | SEQUENCE | INDEX | TYPE name OWNER TO role`, which pg_dump
+//! writes after every relation and type it creates. sqlparser parses OWNER
+//! TO only after ALTER TABLE (which PostgreSQL accepts for any kind of
+//! relation); the other four, and all of ALTER SEQUENCE, are read here.
 
 use sqlparser::ast;
 use sqlparser::keywords::Keyword;
@@ -23,6 +23,9 @@ pub enum RelationKind {
     Sequence,
     /// ALTER INDEX.
     Index,
+    /// ALTER TYPE (read here for OWNER TO only; not a relation, but
+    /// pg_dump writes the same line after CREATE TYPE).
+    Type,
 }
 
 impl RelationKind {
@@ -33,6 +36,7 @@ impl RelationKind {
             RelationKind::View => "ALTER VIEW",
             RelationKind::Sequence => "ALTER SEQUENCE",
             RelationKind::Index => "ALTER INDEX",
+            RelationKind::Type => "ALTER TYPE",
         }
     }
 }
