@@ -218,3 +218,41 @@ def test_server_side_cursor():
         conn.commit()
     finally:
         conn.close()
+
+
+def test_enum_types(conn):
+    # psycopg reads the type's OIDs and labels from pg_type and pg_enum
+    # (EnumInfo.fetch), then maps them to a Python Enum both ways.
+    import enum
+
+    from psycopg.types.enum import EnumInfo, register_enum
+
+    conn.execute("drop table if exists moods")
+    conn.execute("drop type if exists mood")
+    conn.execute("create type mood as enum ('sad', 'ok', 'happy')")
+    conn.execute("alter type mood add value 'meh' before 'ok'")
+    info = EnumInfo.fetch(conn, "mood")
+    assert info.labels == ["sad", "meh", "ok", "happy"]
+
+    class Mood(enum.Enum):
+        sad = "sad"
+        meh = "meh"
+        ok = "ok"
+        happy = "happy"
+
+    register_enum(info, conn, Mood)
+    conn.execute("create table moods (id int primary key, m mood, past mood[])")
+    for binary in (False, True):
+        cur = conn.cursor(binary=binary)
+        cur.execute("delete from moods")
+        cur.executemany(
+            "insert into moods values (%s, %s, %s)",
+            [(1, Mood.happy, [Mood.sad, Mood.ok]), (2, Mood.meh, None), (3, None, [])],
+        )
+        got = cur.execute("select id, m, past from moods order by m nulls first").fetchall()
+        assert got == [(3, None, []), (2, Mood.meh, None), (1, Mood.happy, [Mood.sad, Mood.ok])]
+        assert cur.execute("select count(*) from moods where m < %s", (Mood.ok,)).fetchone() == (1,)
+    with pytest.raises(errors.InvalidTextRepresentation):
+        conn.execute("select 'glad'::mood")
+    conn.execute("drop table moods")
+    conn.execute("drop type mood")

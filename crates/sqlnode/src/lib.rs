@@ -227,8 +227,7 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
         sql: &str,
         param_types: &[Oid],
     ) -> Result<Vec<Arc<Statement>>, ErrorReport> {
-        let oids: Vec<u32> = param_types.iter().map(|&o| o as u32).collect();
-        let declared = self.inner.declared_types(&oids)?;
+        let declared = self.inner.declared_types(param_types)?;
         let stmts = self.inner.prepare(sql, &declared)?;
         Ok(stmts.into_iter().map(|prepared| Arc::new(Statement { prepared })).collect())
     }

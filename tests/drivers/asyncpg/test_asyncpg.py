@@ -656,3 +656,31 @@ def test_type_introspection():
         assert tuple(await stmt.fetchrow([D("1.50"), None])) == ([D("1.50"), None], [1.5, None], {})
 
     run_check("type_introspection", check)
+
+
+def test_enum_types():
+    async def check(conn):
+        # An enum is not among asyncpg's static codecs: the first statement
+        # that has one runs the pg_type introspection query, which reads
+        # typtype 'e' and decodes the labels as text, in binary format too.
+        await conn.execute("drop table if exists moods")
+        await conn.execute("drop type if exists mood")
+        await conn.execute("create type mood as enum ('sad', 'ok', 'happy')")
+        await conn.execute("create table moods (id int primary key, m mood not null, past mood[])")
+        await conn.executemany(
+            "insert into moods values ($1, $2, $3)",
+            [(1, "happy", ["sad", "ok"]), (2, "sad", None), (3, "ok", [])],
+        )
+        rows = await conn.fetch("select id, m, past from moods order by m")
+        assert [tuple(r) for r in rows] == [(2, "sad", None), (3, "ok", []), (1, "happy", ["sad", "ok"])]
+        stmt = await conn.prepare("select m from moods where m > $1 order by id")
+        (param,) = stmt.get_parameters()
+        assert (param.name, param.kind, param.schema) == ("mood", "scalar", "public")
+        assert [r["m"] for r in await stmt.fetch("sad")] == ["happy", "ok"]
+        with pytest.raises(asyncpg.InvalidTextRepresentationError) as e:
+            await conn.execute("insert into moods values ($1, $2)", 4, "glad")
+        assert 'invalid input value for enum mood: "glad"' in str(e.value)
+        await conn.execute("drop table moods")
+        await conn.execute("drop type mood")
+
+    run_check("enum_types", check)

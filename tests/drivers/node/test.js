@@ -597,3 +597,21 @@ check('numeric_typmod_rounds', async (c) => {
   const e = await sqlError(c.query('select $1::numeric(4,2) as v', ['123.4']));
   assert.equal(e.code, '22003');
 });
+
+check('enum_types', async (c) => {
+  await c.query('drop table if exists moods');
+  await c.query('drop type if exists mood');
+  await c.query("create type mood as enum ('sad', 'ok', 'happy')");
+  await c.query('create table moods (id int4 primary key, m mood not null, past mood[])');
+  await c.query('insert into moods values ($1, $2, $3), ($4, $5, $6)', [1, 'happy', ['sad', 'ok'], 2, 'sad', null]);
+  // node-postgres has no parser for the enum's OIDs: values arrive as
+  // PostgreSQL's text, the array in its literal form.
+  const r = await c.query('select id, m, past from moods where m >= $1 order by m', ['sad']);
+  assert.deepEqual(r.rows, [{ id: 2, m: 'sad', past: null }, { id: 1, m: 'happy', past: '{sad,ok}' }]);
+  const { rows } = await c.query("select oid from pg_type where typname = 'mood'");
+  assert.equal(r.fields[1].dataTypeID, rows[0].oid);
+  const e = await sqlError(c.query('insert into moods values ($1, $2)', [3, 'glad']));
+  assert.equal(e.code, '22P02');
+  await c.query('drop table moods');
+  await c.query('drop type mood');
+});

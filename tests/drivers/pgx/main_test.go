@@ -554,6 +554,37 @@ func TestShop(t *testing.T) {
 		err := c.conn.QueryRow(c.ctx, "select $1::numeric(4,2)", num("123.4")).Scan(&n)
 		c.Eq(c.PgErr(err, "overflow").Code, "22003", "overflow")
 	})
+
+	check(t, "enum_types", func(c *C) {
+		c.Exec("drop table if exists moods")
+		c.Exec("drop type if exists mood")
+		c.Exec("create type mood as enum ('sad', 'ok', 'happy')")
+		c.Exec("create table moods (id int4 primary key, m mood not null, past mood[])")
+		// LoadType reads pg_type (and pg_enum's labels for the enum); the
+		// registered types then encode and decode in binary format.
+		for _, name := range []string{"mood", "_mood"} {
+			typ, err := c.conn.LoadType(c.ctx, name)
+			c.NoErr(err, "LoadType "+name)
+			c.conn.TypeMap().RegisterType(typ)
+		}
+		c.Exec("insert into moods values ($1, $2, $3), ($4, $5, $6)", 1, "happy", []string{"sad", "ok"}, 2, "sad", nil)
+		rows, err := c.conn.Query(c.ctx, "select id, m, past from moods where m >= $1 order by m", "sad")
+		c.NoErr(err, "query")
+		var got []string
+		for rows.Next() {
+			var id int32
+			var m string
+			var past []string
+			c.NoErr(rows.Scan(&id, &m, &past), "scan")
+			got = append(got, fmt.Sprintf("%d %s %v", id, m, past))
+		}
+		c.NoErr(rows.Err(), "rows")
+		c.Eq(got, []string{"2 sad []", "1 happy [sad ok]"}, "rows by label order")
+		_, err = c.conn.Exec(c.ctx, "insert into moods values ($1, $2)", 3, "glad")
+		c.Eq(c.PgErr(err, "bad label").Code, "22P02", "bad label")
+		c.Exec("drop table moods")
+		c.Exec("drop type mood")
+	})
 }
 
 // ---------------------------------------------------------------------------

@@ -652,6 +652,48 @@ public final class JdbcScenario {
               "22003",
               "overflow");
         });
+
+    check(
+        "enum_types",
+        c -> {
+          exec(c, "drop table if exists moods");
+          exec(c, "drop type if exists mood");
+          exec(c, "create type mood as enum ('sad', 'ok', 'happy')");
+          exec(c, "create table moods (id int4 primary key, m mood not null, past mood[])");
+          // A String parameter is sent as varchar, which PostgreSQL does not assign to an enum:
+          // the application casts (or sets stringtype=unspecified).
+          try (PreparedStatement ps = c.prepareStatement("insert into moods values (?, ?::mood, ?::mood[])")) {
+            ps.setInt(1, 1);
+            ps.setString(2, "happy");
+            ps.setArray(3, c.createArrayOf("text", new String[] {"sad", "ok"}));
+            ps.executeUpdate();
+            ps.setInt(1, 2);
+            ps.setString(2, "sad");
+            ps.setNull(3, Types.ARRAY);
+            ps.executeUpdate();
+          }
+          eq(
+              rows(c, "select id, m, past from moods where m >= ?::mood order by m", "sad"),
+              List.of("2 sad null", "1 happy {sad,ok}"),
+              "rows by label order");
+          try (PreparedStatement ps = c.prepareStatement("select m from moods where id = 1");
+              ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            eq(rs.getMetaData().getColumnTypeName(1), "mood", "column type name");
+            eq(rs.getObject(1).toString(), "happy", "getObject");
+          }
+          eq(
+              sqlError(x -> rows(x, "insert into moods values (3, ?) returning id", "glad"), c)
+                  .getSQLState(),
+              "42804",
+              "varchar parameter into an enum column");
+          eq(
+              sqlError(x -> exec(x, "insert into moods values (3, 'glad')"), c).getSQLState(),
+              "22P02",
+              "bad label");
+          exec(c, "drop table moods");
+          exec(c, "drop type mood");
+        });
   }
 
   // -----------------------------------------------------------------------------------------
