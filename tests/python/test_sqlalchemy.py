@@ -482,3 +482,48 @@ def test_metadata_reflect(engine):
     full = MetaData()
     full.reflect(engine)
     assert set(TABLES) <= set(full.tables)
+
+
+def test_enum_columns_create_query_and_reflect():
+    # sa.Enum on PostgreSQL is a CREATE TYPE ... AS ENUM that create_all
+    # makes (after asking pg_type whether it exists) and drop_all drops;
+    # the inspector reads the labels back from pg_enum.
+    import enum
+
+    class Status(enum.Enum):
+        draft = "draft"
+        live = "live"
+        retired = "retired"
+
+    md = MetaData()
+    docs = Table(
+        "sa_doc",
+        md,
+        Column("id", Integer, primary_key=True),
+        Column("status", sa.Enum(Status, name="sa_status"), nullable=False, server_default="draft"),
+    )
+    eng = sa.create_engine(URL)
+    try:
+        md.drop_all(eng)
+        md.create_all(eng)
+        with eng.begin() as c:
+            c.execute(docs.insert(), [{"id": 1, "status": Status.live}, {"id": 3, "status": Status.retired}])
+            c.execute(docs.insert().values(id=2))
+            rows = c.execute(sa.select(docs.c.id, docs.c.status).order_by(docs.c.status.desc())).all()
+            assert rows == [(3, Status.retired), (1, Status.live), (2, Status.draft)]
+            n = c.execute(sa.select(func.count()).where(docs.c.status > Status.draft)).scalar()
+            assert n == 2
+        insp = sa.inspect(eng)
+        assert insp.get_enums() == [
+            {"name": "sa_status", "schema": "public", "visible": True, "labels": ["draft", "live", "retired"]}
+        ]
+        col = {c["name"]: c for c in insp.get_columns("sa_doc")}["status"]
+        assert col["type"].enums == ["draft", "live", "retired"] and col["type"].name == "sa_status"
+        assert col["default"] == "'draft'::sa_status"
+        reflected = MetaData()
+        reflected.reflect(eng, only=["sa_doc"])
+        assert reflected.tables["sa_doc"].c.status.type.enums == ["draft", "live", "retired"]
+    finally:
+        md.drop_all(eng)
+        eng.dispose()
+    assert "sa_status" not in [e["name"] for e in sa.inspect(eng).get_enums()]
