@@ -142,6 +142,22 @@ async fn alloc<T: Txn>(txn: &mut T, tenant: TenantId, n: u64) -> Result<u64> {
 }
 
 /// Locks and deletes one catalog entry (a table, sequence, view or role).
+/// Locks `key` and writes a catalog entry there.
+async fn put_entry<T: Txn>(txn: &mut T, key: kvapi::Key, bytes: Vec<u8>) -> Result<()> {
+    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+    txn.put(key, bytes, LockMode::Locked).map_err(from_kv)
+}
+
+/// A catalog entry stored as JSON (a view, role or enum type).
+fn json_entry<V: serde::Serialize>(v: &V) -> Vec<u8> {
+    serde_json::to_vec(v).expect("catalog entries always serialize")
+}
+
+/// Reads a JSON catalog entry (`what` names it in the corruption error).
+fn read_json_entry<V: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<V> {
+    serde_json::from_slice(bytes).map_err(|e| err!(DataCorrupted, "corrupt {what} entry: {e}"))
+}
+
 async fn delete_key<T: Txn>(txn: &mut T, key: kvapi::Key) -> Result<()> {
     txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
     txn.delete(key, LockMode::Locked).map_err(from_kv)
@@ -161,8 +177,7 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
     };
     let mut cat = Catalog { version, ..Default::default() };
     for (_, v) in scan_all(txn, keys::enum_types(tenant)).await? {
-        let e: catalog::EnumDef = serde_json::from_slice(&v)
-            .map_err(|e| err!(DataCorrupted, "corrupt type entry: {e}"))?;
+        let e: catalog::EnumDef = read_json_entry(&v, "type")?;
         let ty = Arc::new(e.to_type());
         cat.enums.insert(e.name.clone(), (Arc::new(e), ty));
     }
@@ -201,8 +216,7 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
         cat.sequences.insert(s.name.clone(), Arc::new(s));
     }
     for (_, v) in scan_all(txn, keys::views(tenant)).await? {
-        let view: catalog::ViewDef = serde_json::from_slice(&v)
-            .map_err(|e| err!(DataCorrupted, "corrupt view entry: {e}"))?;
+        let view: catalog::ViewDef = read_json_entry(&v, "view")?;
         cat.views.insert(view.name.clone(), Arc::new(view));
     }
     // CHECK expressions are bound once the rest of the catalog is known.
@@ -211,8 +225,7 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
         cat.tables.insert(t.name.clone(), Arc::new(t));
     }
     for (_, v) in scan_all(txn, keys::roles(tenant)).await? {
-        let role: catalog::RoleDef = serde_json::from_slice(&v)
-            .map_err(|e| err!(DataCorrupted, "corrupt role entry: {e}"))?;
+        let role: catalog::RoleDef = read_json_entry(&v, "role")?;
         cat.roles.insert(role.name.clone(), role);
     }
     Ok(cat)

@@ -43,6 +43,9 @@ impl Binder<'_> {
                 None => bail!(SyntaxError, "syntax error at or near \"*\""),
             }
         }
+        if let Some(r) = enum_function(&name, &bound) {
+            return Ok(r);
+        }
         self.call(&name, bound)
     }
 
@@ -326,4 +329,24 @@ pub fn contains_aggregate(e: &ast::Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// enum_first, enum_last and enum_range(x): only the argument's type
+/// matters (its value may be NULL), so the result is a constant made from
+/// the type's labels as bound. None for other calls, which resolve as usual.
+fn enum_function(name: &str, bound: &[(Expr, DataType)]) -> Option<(Expr, DataType)> {
+    let [(_, DataType::Enum(t))] = bound else { return None };
+    let value = |l: &sqltypes::enums::EnumLabel| sqltypes::enums::from_label_oid(t, l.oid);
+    let ty = DataType::Enum(t.clone());
+    let v = match name {
+        "enum_first" => t.labels.first().and_then(value).unwrap_or(Value::Null),
+        "enum_last" => t.labels.last().and_then(value).unwrap_or(Value::Null),
+        "enum_range" => {
+            let items = t.labels.iter().filter_map(value).collect();
+            let array = sqltypes::array::ArrayValue::new(ty.clone(), items).into_value();
+            return Some((Expr::Const(array), ty.array_of()));
+        }
+        _ => return None,
+    };
+    Some((Expr::Const(v), ty))
 }

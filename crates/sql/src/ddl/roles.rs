@@ -8,10 +8,7 @@ pub(super) async fn write_role<T: Txn>(
     tenant: TenantId,
     r: &catalog::RoleDef,
 ) -> Result<()> {
-    let key = keys::role(tenant, &r.name);
-    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-    let bytes = serde_json::to_vec(r).expect("role definitions always serialize");
-    txn.put(key, bytes, LockMode::Locked).map_err(from_kv)
+    put_entry(txn, keys::role(tenant, &r.name), json_entry(r)).await
 }
 
 pub(super) fn role_password(p: &ast::Password, hasher: PasswordHasher) -> Result<Option<String>> {

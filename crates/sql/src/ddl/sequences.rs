@@ -51,9 +51,7 @@ pub(super) async fn write_sequence<T: Txn>(
     tenant: TenantId,
     s: &SequenceDef,
 ) -> Result<()> {
-    let key = keys::sequence(tenant, s.oid);
-    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-    txn.put(key, sequence::encode(s), LockMode::Locked).map_err(from_kv)
+    put_entry(txn, keys::sequence(tenant, s.oid), sequence::encode(s)).await
 }
 
 /// CREATE SEQUENCE.

@@ -209,8 +209,5 @@ fn label(i: &ast::Ident) -> Result<String> {
 }
 
 async fn put<T: Txn>(txn: &mut T, tenant: TenantId, def: &EnumDef) -> Result<()> {
-    let key = keys::enum_type(tenant, def.oid);
-    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-    let bytes = serde_json::to_vec(def).expect("type definitions always serialize");
-    txn.put(key, bytes, LockMode::Locked).map_err(from_kv)
+    put_entry(txn, keys::enum_type(tenant, def.oid), json_entry(def)).await
 }

@@ -61,10 +61,7 @@ pub async fn create_view<T: Txn>(
     };
     let view =
         catalog::ViewDef { oid, name, query: crate::deparse::stored_query(&cv.query), columns };
-    let key = keys::view(tenant, oid);
-    txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-    let bytes = serde_json::to_vec(&view).expect("view definitions always serialize");
-    txn.put(key, bytes, LockMode::Locked).map_err(from_kv)?;
+    put_entry(txn, keys::view(tenant, oid), json_entry(&view)).await?;
     Ok(DdlResult::tag("CREATE VIEW"))
 }
 
