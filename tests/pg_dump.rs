@@ -57,18 +57,24 @@ fn compare(source: &TestServer, target: &TestServer) {
     }
     // The restored sequences go on past every value the source handed out,
     // and the constraints hold.
-    let check = |sql: &str, want: &str| {
+    let value = |sql: &str, want: &str| {
         let out = target.psql(&["-Atc", sql]);
-        let got = String::from_utf8_lossy(&out.stdout).trim().to_string()
-            + String::from_utf8_lossy(&out.stderr).trim();
-        assert!(got.contains(want), "{sql}: {got}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{sql}: {err}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), want, "{sql}");
     };
-    check("select nextval('customers_id_seq') > 3", "t");
-    check("select nextval('invoice_seq') > 1005", "t");
-    check("insert into customers (email) values ('a@x.org')", "customers_email_key");
-    check("insert into orders (customer_id, amount) values (1, -1)", "orders_amount_check");
-    check("insert into orders (customer_id, amount) values (99, 1)", "orders_customer_id_fkey");
-    check("delete from customers where id = 1; select count(*) from orders", "2");
+    let violates = |sql: &str, constraint: &str| {
+        let out = target.psql(&["-Atc", sql]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{sql} succeeded");
+        assert!(err.contains(&format!("constraint \"{constraint}\"")), "{sql}: {err}");
+    };
+    value("select nextval('customers_id_seq') > 3", "t");
+    value("select nextval('invoice_seq') > 1005", "t");
+    violates("insert into customers (email) values ('a@x.org')", "customers_email_key");
+    violates("insert into orders (customer_id, amount) values (1, -1)", "orders_amount_check");
+    violates("insert into orders (customer_id, amount) values (99, 1)", "orders_customer_id_fkey");
+    value("delete from customers where id = 1; select count(*) from orders", "DELETE 1\n2");
 }
 
 fn run(s: &TestServer, script: &str) {

@@ -443,25 +443,29 @@ impl Catalog {
         self.enums.get(name).map(|(_, t)| t)
     }
 
+    /// The enum type whose own or array OID is `oid`.
+    fn enum_of(&self, oid: u32) -> Option<&Arc<EnumType>> {
+        self.enums.values().map(|(_, t)| t).find(|t| t.oid == oid || t.array_oid == oid)
+    }
+
+    /// The stored definition of the enum type with this OID.
+    pub fn enum_def(&self, oid: u32) -> Option<&Arc<EnumDef>> {
+        self.enums.values().map(|(d, _)| d).find(|d| d.oid == oid)
+    }
+
     /// The type with this OID: a built-in, an enum or an enum's array.
     pub fn type_by_oid(&self, oid: u32) -> Option<DataType> {
         if let Some(t) = DataType::from_oid(oid) {
             return Some(t);
         }
-        self.enums.values().find_map(|(_, t)| match oid {
-            _ if oid == t.oid => Some(DataType::Enum(t.clone())),
-            _ if oid == t.array_oid => Some(DataType::Enum(t.clone()).array_of()),
-            _ => None,
-        })
+        let t = self.enum_of(oid)?;
+        let e = DataType::Enum(t.clone());
+        Some(if oid == t.array_oid { e.array_of() } else { e })
     }
 
     /// Gives `ty` the definition of the enum type it names, if it does.
     pub fn resolve(&self, ty: &mut TypeDef) {
-        ty.enum_type = self
-            .enums
-            .values()
-            .find(|(_, t)| t.oid == ty.oid || t.array_oid == ty.oid)
-            .map(|(_, t)| t.clone());
+        ty.enum_type = self.enum_of(ty.oid).cloned();
     }
 
     /// Looks a table up by name.

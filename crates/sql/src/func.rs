@@ -676,11 +676,9 @@ impl Func {
                     (Func::ObjDescription, Value::Text(c)) if c == "pg_proc" => {
                         crate::builtins::proc_by_oid(oid).and_then(|p| p.description.clone())
                     }
-                    (Func::ObjDescription, Value::Text(c)) if c == "pg_type" => cat
-                        .enums
-                        .values()
-                        .find(|(d, _)| d.oid == oid)
-                        .and_then(|(d, _)| d.comment.clone()),
+                    (Func::ObjDescription, Value::Text(c)) if c == "pg_type" => {
+                        cat.enum_def(oid).and_then(|d| d.comment.clone())
+                    }
                     (Func::ObjDescription, Value::Text(c)) if c != "pg_class" => None,
                     (Func::ObjDescription, _) => catalog_info::table_comment(cat, oid),
                     (_, Value::Int4(n)) => catalog_info::column_comment(cat, oid, n),

@@ -446,14 +446,21 @@ impl<K: KvClient> Session<K> {
     /// The types of the parameter type OIDs a client declared at Parse:
     /// built-in types and the catalog's enums (42704 for an unknown OID).
     pub fn declared_types(&mut self, oids: &[u32]) -> Result<Vec<DataType>> {
-        self.refresh_shared_catalog();
-        oids.iter()
-            .map(|&oid| {
-                self.catalog
-                    .type_by_oid(oid)
-                    .ok_or_else(|| err!(UndefinedObject, "type with OID {oid} does not exist"))
-            })
-            .collect()
+        let mut out = Vec::with_capacity(oids.len());
+        for &oid in oids {
+            // Built-in types need no catalog; only an enum's OID reads it.
+            let ty = match DataType::from_oid(oid) {
+                Some(t) => t,
+                None => {
+                    self.refresh_shared_catalog();
+                    self.catalog.type_by_oid(oid).ok_or_else(|| {
+                        err!(UndefinedObject, "type with OID {oid} does not exist")
+                    })?
+                }
+            };
+            out.push(ty);
+        }
+        Ok(out)
     }
 
     /// Parses `sql`. A single statement is also planned, so its parameter

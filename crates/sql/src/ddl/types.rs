@@ -176,8 +176,8 @@ pub(super) async fn comment_type<T: Txn>(
 fn must_get(cat: &Catalog, name: &str) -> Result<EnumDef> {
     let ty = ast::DataType::Custom(ast::ObjectName::from(vec![ast::Ident::new(name)]), vec![]);
     match bind::catalog_type(cat, &ty) {
-        Ok(DataType::Enum(t)) => match cat.enums.values().find(|(d, _)| d.oid == t.oid) {
-            Some((def, _)) => Ok((**def).clone()),
+        Ok(DataType::Enum(t)) => match cat.enum_def(t.oid) {
+            Some(def) => Ok((**def).clone()),
             None => bail!(UndefinedObject, "type \"{name}\" does not exist"),
         },
         Ok(other) => bail!(WrongObjectType, "{other} is not an enum"),
