@@ -10,7 +10,7 @@
 use sqlparser::ast;
 use sqltypes::{cast, DataType, Value};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, ObjName};
 use crate::error::Result;
 use crate::expr::{BinOp, Expr};
 use crate::plan::{AggCall, AggFunc, Column, Correlated, Plan, SubqKind};
@@ -185,6 +185,14 @@ pub fn object_name(n: &ast::ObjectName) -> Result<String> {
     }
 }
 
+/// A possibly qualified object name, folded (`db.s.t` keeps `s.t`).
+pub fn obj_name(n: &ast::ObjectName) -> Result<ObjName> {
+    if n.0.len() > 3 {
+        bail!(SyntaxError, "improper qualified name (too many dotted names): {n}");
+    }
+    Ok(ObjName { schema: object_schema(n), name: object_name(n)? })
+}
+
 /// The schema part of a qualified name, if any.
 pub fn object_schema(n: &ast::ObjectName) -> Option<String> {
     if n.0.len() >= 2 {
@@ -254,37 +262,54 @@ fn resolve_type(t: &ast::DataType, cat: Option<&Catalog>) -> Result<DataType> {
             }
             elem.array_of()
         }
-        A::Custom(name, _) => match object_name(name)?.as_str() {
-            "int" => DataType::Int4,
-            // pg_type's names (`timestamptz`, `bpchar`, `regclass`, quoted
-            // `"char"`, `pg_catalog.text`, `_int4` for int4[]).
-            other => {
-                let (base, array) = match other.strip_prefix('_') {
-                    Some(b) => (b, true),
-                    None => (other, false),
-                };
-                // pg_catalog comes first on the search path, then public's
-                // enum types (`mood`, or `_mood` for mood[]).
-                let builtin = sqltypes::SCALAR_TYPE_OIDS
-                    .iter()
-                    .filter_map(|&o| DataType::from_oid(o))
-                    .find(|t| t.typname() == base);
-                let user = || match cat.and_then(|c| c.enum_type(other)) {
-                    Some(e) => Some((DataType::Enum(e.clone()), false)),
-                    None => Some(DataType::Enum(cat?.enum_type(base)?.clone())).zip(Some(array)),
-                };
-                let (t, array) = match builtin {
-                    Some(t) => (t, array),
-                    None => user()
-                        .ok_or_else(|| err!(UndefinedObject, "type \"{other}\" does not exist"))?,
-                };
-                if array {
-                    t.array_of()
-                } else {
-                    t
+        A::Custom(name, _) => {
+            let n = obj_name(name)?;
+            // pg_catalog's types need no schema or `pg_catalog.`.
+            let system = n.schema.as_deref().is_none_or(|s| s == "pg_catalog");
+            match n.name.as_str() {
+                "int" if system => DataType::Int4,
+                // pg_type's names (`timestamptz`, `bpchar`, `regclass`,
+                // quoted `"char"`, `_int4` for int4[]).
+                other => {
+                    let (base, array) = match other.strip_prefix('_') {
+                        Some(b) => (b, true),
+                        None => (other, false),
+                    };
+                    // pg_catalog comes first on the search path, then the
+                    // schemas with enum types (`mood`, or `_mood` for mood[]).
+                    let builtin = match system {
+                        true => sqltypes::SCALAR_TYPE_OIDS
+                            .iter()
+                            .filter_map(|&o| DataType::from_oid(o))
+                            .find(|t| t.typname() == base),
+                        false => None,
+                    };
+                    let found = match (builtin, cat) {
+                        (Some(t), _) => Some((t, array)),
+                        (None, Some(c)) => {
+                            let lookup = |x: &str| -> Result<Option<DataType>> {
+                                let q = ObjName { schema: n.schema.clone(), name: x.to_string() };
+                                Ok(c.enum_named(&q)?.map(|(_, t)| DataType::Enum(t.clone())))
+                            };
+                            match lookup(other)? {
+                                Some(e) => Some((e, false)),
+                                None if array => lookup(base)?.map(|e| (e, true)),
+                                None => None,
+                            }
+                        }
+                        (None, None) => None,
+                    };
+                    let Some((t, array)) = found else {
+                        bail!(UndefinedObject, "type \"{n}\" does not exist");
+                    };
+                    if array {
+                        t.array_of()
+                    } else {
+                        t
+                    }
                 }
             }
-        },
+        }
         other => bail!(FeatureNotSupported, "type {other} is not supported yet"),
     })
 }

@@ -29,6 +29,150 @@ pub const FIRST_USER_OID: u32 = 16384;
 /// OID of the `public` schema (as in PostgreSQL).
 pub const PUBLIC_NAMESPACE_OID: u32 = 2200;
 
+/// OID of `pg_catalog` (as in PostgreSQL).
+pub const PG_CATALOG_NAMESPACE_OID: u32 = 11;
+
+/// OID of `information_schema`.
+pub const INFO_SCHEMA_NAMESPACE_OID: u32 = 13000;
+
+/// OID of the session's temporary schema. Each session sees only its own
+/// temporary tables, so one OID serves them all.
+pub const TEMP_NAMESPACE_OID: u32 = 16383;
+
+/// The temporary schema's name in pg_namespace (`pg_temp` also names it).
+pub const TEMP_NAMESPACE_NAME: &str = "pg_temp_1";
+
+/// The search_path setting's default.
+pub const DEFAULT_SEARCH_PATH: &str = "\"$user\", public";
+
+/// Where a named object lives: (namespace OID, name). Relation names are
+/// unique within a namespace, type names too.
+pub type QualName = (u32, String);
+
+fn default_namespace() -> u32 {
+    PUBLIC_NAMESPACE_OID
+}
+
+/// A name as written in SQL, folded: `s.t` or `t`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjName {
+    /// The schema, if the name was qualified.
+    pub schema: Option<String>,
+    /// The object's own name.
+    pub name: String,
+}
+
+impl ObjName {
+    /// An unqualified name.
+    pub fn bare(name: &str) -> ObjName {
+        ObjName { schema: None, name: name.to_string() }
+    }
+}
+
+impl std::fmt::Display for ObjName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.schema {
+            Some(s) => write!(f, "{s}.{}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// A schema made by CREATE SCHEMA (`public` exists without one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SchemaDef {
+    /// pg_namespace OID.
+    pub oid: u32,
+    /// Schema name.
+    pub name: String,
+    /// Owning role's name.
+    pub owner: String,
+    /// COMMENT ON SCHEMA text.
+    #[serde(default)]
+    pub comment: Option<String>,
+}
+
+/// A session's search_path, resolved against the catalog's schemas.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SearchPath {
+    /// The setting's schemas that exist, in order (`$user` expanded):
+    /// current_schemas(false). The first is where unqualified names are
+    /// created.
+    pub explicit: Vec<u32>,
+    /// Where an unqualified relation name is looked for: the temporary
+    /// schema (when the session has temporary tables) and pg_catalog first
+    /// unless the setting places them, then `explicit`.
+    pub relations: Vec<u32>,
+    /// Where an unqualified type name is looked for: `relations` without
+    /// the temporary schema.
+    pub types: Vec<u32>,
+    /// The (setting, user) this path was resolved from.
+    pub source: (String, String),
+}
+
+/// The schema names a search_path setting lists, in order: identifiers
+/// separated by commas, double-quoted ones kept as written, `$user`
+/// replaced by `user`.
+pub fn search_path_names(setting: &str, user: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in split_path(setting) {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        let name = match part.strip_prefix('"').and_then(|p| p.strip_suffix('"')) {
+            Some(q) => q.replace("\"\"", "\""),
+            None => part.to_lowercase(),
+        };
+        out.push(if name == "$user" { user.to_string() } else { name });
+    }
+    out
+}
+
+/// Splits at commas outside double quotes.
+fn split_path(s: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut start, mut quoted) = (0, false);
+    for (i, c) in s.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => {
+                parts.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&s[start..]);
+    parts
+}
+
+/// A relation found by name.
+#[derive(Debug, Clone)]
+pub enum Relation {
+    /// A table.
+    Table(Arc<TableDef>),
+    /// A view.
+    View(Arc<ViewDef>),
+    /// A sequence.
+    Sequence(Arc<crate::sequence::SequenceDef>),
+    /// An index of a table: its primary key's (None) or `indexes[i]`.
+    Index(Arc<TableDef>, Option<usize>),
+}
+
+impl Relation {
+    /// pg_class OID.
+    pub fn oid(&self) -> u32 {
+        match self {
+            Relation::Table(t) => t.oid,
+            Relation::View(v) => v.oid,
+            Relation::Sequence(s) => s.oid,
+            Relation::Index(t, None) => t.pkey_oid,
+            Relation::Index(t, Some(i)) => t.indexes[*i].oid,
+        }
+    }
+}
+
 /// A column of a table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ColumnDef {
@@ -92,6 +236,9 @@ impl TypeDef {
 pub struct EnumDef {
     /// pg_type OID.
     pub oid: u32,
+    /// Its schema's OID.
+    #[serde(default = "default_namespace")]
+    pub namespace: u32,
     /// Its array type's OID.
     pub array_oid: u32,
     /// Type name.
@@ -161,6 +308,9 @@ pub struct IndexDef {
 pub struct TableDef {
     /// Table OID (pg_class.oid).
     pub oid: u32,
+    /// Its schema's OID (indexes live there too).
+    #[serde(default = "default_namespace")]
+    pub namespace: u32,
     /// Table name.
     pub name: String,
     /// Columns in order.
@@ -188,10 +338,10 @@ pub struct TableDef {
     #[serde(default)]
     pub foreign_keys: Vec<ForeignKeyDef>,
     /// The foreign keys of other tables (or this one) that reference this
-    /// table: (referencing table name, index into its `foreign_keys`).
+    /// table: (referencing table, index into its `foreign_keys`).
     /// Filled when the catalog is loaded, never stored.
     #[serde(skip)]
-    pub referenced_by: Vec<(String, usize)>,
+    pub referenced_by: Vec<(QualName, usize)>,
     /// A temporary table: its definition lives only in the session that
     /// created it (never in the stored catalog), its rows under a storage
     /// id of its own, removed when the session ends.
@@ -340,6 +490,7 @@ impl TableDef {
     pub fn new(name: String) -> TableDef {
         TableDef {
             oid: 0,
+            namespace: PUBLIC_NAMESPACE_OID,
             name,
             columns: vec![],
             primary_key: vec![],
@@ -364,6 +515,11 @@ impl TableDef {
     /// Types of the primary-key columns.
     pub fn pk_types(&self) -> Vec<DataType> {
         self.primary_key.iter().map(|&i| self.columns[i].ty.to_type()).collect()
+    }
+
+    /// Its key in [`Catalog::tables`].
+    pub fn qual_name(&self) -> QualName {
+        (self.namespace, self.name.clone())
     }
 }
 
@@ -393,16 +549,22 @@ impl RoleDef {
 pub struct Catalog {
     /// The version counter value this catalog was read at.
     pub version: u64,
-    /// Tables by name.
-    pub tables: BTreeMap<String, Arc<TableDef>>,
+    /// Schemas made by CREATE SCHEMA, by name.
+    pub schemas: BTreeMap<String, Arc<SchemaDef>>,
+    /// Tables by schema and name.
+    pub tables: BTreeMap<QualName, Arc<TableDef>>,
     /// Roles stored in the catalog (see [`Catalog::role`] for the bootstrap role).
     pub roles: BTreeMap<String, RoleDef>,
-    /// Sequences by name.
-    pub sequences: BTreeMap<String, Arc<crate::sequence::SequenceDef>>,
-    /// Views by name.
-    pub views: BTreeMap<String, Arc<ViewDef>>,
-    /// Enum types by name: the stored definition and the type it makes.
-    pub enums: BTreeMap<String, (Arc<EnumDef>, Arc<EnumType>)>,
+    /// Sequences by schema and name.
+    pub sequences: BTreeMap<QualName, Arc<crate::sequence::SequenceDef>>,
+    /// Views by schema and name.
+    pub views: BTreeMap<QualName, Arc<ViewDef>>,
+    /// Enum types by schema and name: the stored definition and the type
+    /// it makes.
+    pub enums: BTreeMap<QualName, (Arc<EnumDef>, Arc<EnumType>)>,
+    /// The search_path names are resolved with. The shared catalog carries
+    /// the default setting's; a session lays its own over it.
+    pub path: SearchPath,
 }
 
 /// A view: a stored query planned again wherever the view is read.
@@ -410,6 +572,9 @@ pub struct Catalog {
 pub struct ViewDef {
     /// pg_class OID.
     pub oid: u32,
+    /// Its schema's OID.
+    #[serde(default = "default_namespace")]
+    pub namespace: u32,
     /// View name.
     pub name: String,
     /// The query as SQL text.
@@ -438,14 +603,14 @@ impl Catalog {
         v
     }
 
-    /// The enum type named `name`.
-    pub fn enum_type(&self, name: &str) -> Option<&Arc<EnumType>> {
-        self.enums.get(name).map(|(_, t)| t)
-    }
-
     /// The enum type whose own or array OID is `oid`.
     fn enum_of(&self, oid: u32) -> Option<&Arc<EnumType>> {
         self.enums.values().map(|(_, t)| t).find(|t| t.oid == oid || t.array_oid == oid)
+    }
+
+    /// The stored definition of the enum type whose own or array OID is `oid`.
+    pub fn enum_def_of(&self, oid: u32) -> Option<&Arc<EnumDef>> {
+        self.enums.values().map(|(d, _)| d).find(|d| d.oid == oid || d.array_oid == oid)
     }
 
     /// The stored definition of the enum type with this OID.
@@ -468,55 +633,195 @@ impl Catalog {
         ty.enum_type = self.enum_of(ty.oid).cloned();
     }
 
-    /// Looks a table up by name.
-    pub fn get_table(&self, name: &str) -> Option<Arc<TableDef>> {
-        self.tables.get(name).cloned()
-    }
-
-    /// Looks a table up by name; 42P01 if it does not exist.
-    pub fn must_get_table(&self, name: &str) -> Result<Arc<TableDef>> {
-        match self.tables.get(name) {
-            Some(t) => Ok(t.clone()),
-            None => bail!(UndefinedTable, "relation \"{name}\" does not exist"),
-        }
-    }
-
-    /// Every relation as pg_class lists it: (OID, name, relkind) for the
-    /// tables (`r`), their primary key and secondary indexes (`i`), views
-    /// (`v`) and sequences (`S`).
-    pub fn relations(&self) -> Vec<(u32, &str, &'static str)> {
-        let mut out = Vec::new();
-        for tb in self.tables.values() {
-            out.push((tb.oid, tb.name.as_str(), "r"));
-            if let Some(pk) = &tb.pkey_name {
-                out.push((tb.pkey_oid, pk.as_str(), "i"));
-            }
-            out.extend(tb.indexes.iter().map(|i| (i.oid, i.name.as_str(), "i")));
-        }
-        out.extend(self.views.values().map(|v| (v.oid, v.name.as_str(), "v")));
-        out.extend(self.sequences.values().map(|s| (s.oid, s.name.as_str(), "S")));
-        out
-    }
-
     /// Looks a table up by OID.
     pub fn table_by_oid(&self, oid: u32) -> Option<Arc<TableDef>> {
         self.tables.values().find(|t| t.oid == oid).cloned()
     }
 
-    /// Finds the table owning index `name`.
-    pub fn table_of_index(&self, name: &str) -> Option<(Arc<TableDef>, usize)> {
-        self.tables
-            .values()
-            .find_map(|t| t.indexes.iter().position(|i| i.name == name).map(|pos| (t.clone(), pos)))
+    /// Every relation as pg_class lists it: (OID, namespace, name, relkind)
+    /// for the tables (`r`), their primary key and secondary indexes (`i`),
+    /// views (`v`) and sequences (`S`).
+    pub fn relations(&self) -> Vec<(u32, u32, &str, &'static str)> {
+        let mut out = Vec::new();
+        for tb in self.tables.values() {
+            let ns = tb.namespace;
+            out.push((tb.oid, ns, tb.name.as_str(), "r"));
+            if let Some(pk) = &tb.pkey_name {
+                out.push((tb.pkey_oid, ns, pk.as_str(), "i"));
+            }
+            out.extend(tb.indexes.iter().map(|i| (i.oid, ns, i.name.as_str(), "i")));
+        }
+        out.extend(self.views.values().map(|v| (v.oid, v.namespace, v.name.as_str(), "v")));
+        out.extend(self.sequences.values().map(|s| (s.oid, s.namespace, s.name.as_str(), "S")));
+        out
     }
 
-    /// True if a relation (table or index) named `name` exists.
-    pub fn relation_exists(&self, name: &str) -> bool {
-        self.tables.contains_key(name)
-            || self.sequences.contains_key(name)
-            || self.views.contains_key(name)
-            || self.table_of_index(name).is_some()
-            || self.tables.values().any(|t| t.pkey_name.as_deref() == Some(name))
+    /// The OID of the schema named `name` (`pg_temp` is the session's
+    /// temporary schema).
+    pub fn namespace_oid(&self, name: &str) -> Option<u32> {
+        match name {
+            "pg_catalog" => Some(PG_CATALOG_NAMESPACE_OID),
+            "information_schema" => Some(INFO_SCHEMA_NAMESPACE_OID),
+            "public" => Some(PUBLIC_NAMESPACE_OID),
+            "pg_temp" | TEMP_NAMESPACE_NAME => Some(TEMP_NAMESPACE_OID),
+            _ => self.schemas.get(name).map(|s| s.oid),
+        }
+    }
+
+    /// The name of the schema with this OID.
+    pub fn namespace_name(&self, oid: u32) -> Option<&str> {
+        match oid {
+            PG_CATALOG_NAMESPACE_OID => Some("pg_catalog"),
+            INFO_SCHEMA_NAMESPACE_OID => Some("information_schema"),
+            PUBLIC_NAMESPACE_OID => Some("public"),
+            TEMP_NAMESPACE_OID => Some(TEMP_NAMESPACE_NAME),
+            _ => self.schemas.values().find(|s| s.oid == oid).map(|s| s.name.as_str()),
+        }
+    }
+
+    /// Resolves search_path `setting` for `user` against this catalog's
+    /// schemas (PostgreSQL's recomputeNamespacePath).
+    pub fn resolve_path(&self, setting: &str, user: &str) -> SearchPath {
+        let names = search_path_names(setting, user);
+        let mut explicit = Vec::new();
+        for n in &names {
+            // `$user` naming no schema is skipped, as are missing schemas;
+            // pg_temp counts only once the session has temporary tables.
+            let Some(oid) = self.namespace_oid(n) else { continue };
+            if oid == TEMP_NAMESPACE_OID && !self.has_temp() || explicit.contains(&oid) {
+                continue;
+            }
+            explicit.push(oid);
+        }
+        // pg_temp, then pg_catalog, come first unless the setting places them.
+        let mut relations = explicit.clone();
+        if !relations.contains(&PG_CATALOG_NAMESPACE_OID) {
+            relations.insert(0, PG_CATALOG_NAMESPACE_OID);
+        }
+        if self.has_temp() && !relations.contains(&TEMP_NAMESPACE_OID) {
+            relations.insert(0, TEMP_NAMESPACE_OID);
+        }
+        let types: Vec<u32> =
+            relations.iter().copied().filter(|&o| o != TEMP_NAMESPACE_OID).collect();
+        explicit.retain(|&o| o != TEMP_NAMESPACE_OID);
+        SearchPath { explicit, relations, types, source: (setting.to_string(), user.to_string()) }
+    }
+
+    /// True if the session has temporary tables (laid over this catalog).
+    fn has_temp(&self) -> bool {
+        let temp = (TEMP_NAMESPACE_OID, String::new())..(TEMP_NAMESPACE_OID + 1, String::new());
+        self.tables.range(temp).next().is_some()
+    }
+
+    /// The namespaces `n` is looked for in, in order: its schema's (3F000
+    /// if there is none), or the search path's for relations or types.
+    pub fn lookup_path(&self, n: &ObjName, types: bool) -> Result<std::borrow::Cow<'_, [u32]>> {
+        match &n.schema {
+            Some(s) => match self.namespace_oid(s) {
+                Some(oid) => Ok(std::borrow::Cow::Owned(vec![oid])),
+                None => bail!(InvalidSchemaName, "schema \"{s}\" does not exist"),
+            },
+            None if types => Ok(std::borrow::Cow::Borrowed(&self.path.types)),
+            None => Ok(std::borrow::Cow::Borrowed(&self.path.relations)),
+        }
+    }
+
+    /// The relation named `name` in namespace `ns`, of any kind.
+    pub fn relation_in(&self, ns: u32, name: &str) -> Option<Relation> {
+        let key = (ns, name.to_string());
+        if let Some(t) = self.tables.get(&key) {
+            return Some(Relation::Table(t.clone()));
+        }
+        if let Some(v) = self.views.get(&key) {
+            return Some(Relation::View(v.clone()));
+        }
+        if let Some(s) = self.sequences.get(&key) {
+            return Some(Relation::Sequence(s.clone()));
+        }
+        self.tables.range((ns, String::new())..).take_while(|((n, _), _)| *n == ns).find_map(
+            |(_, t)| {
+                if t.pkey_name.as_deref() == Some(name) {
+                    return Some(Relation::Index(t.clone(), None));
+                }
+                let i = t.indexes.iter().position(|i| i.name == name)?;
+                Some(Relation::Index(t.clone(), Some(i)))
+            },
+        )
+    }
+
+    /// The relation `n` names: in its schema, or the first on the search
+    /// path that has one of that name.
+    pub fn relation(&self, n: &ObjName) -> Result<Option<Relation>> {
+        Ok(self.lookup_path(n, false)?.iter().find_map(|&ns| self.relation_in(ns, &n.name)))
+    }
+
+    /// The table `n` names, if it names one.
+    pub fn table(&self, n: &ObjName) -> Result<Option<Arc<TableDef>>> {
+        Ok(match self.relation(n)? {
+            Some(Relation::Table(t)) => Some(t),
+            _ => None,
+        })
+    }
+
+    /// The table `n` names; 42P01 if there is none.
+    pub fn must_table(&self, n: &ObjName) -> Result<Arc<TableDef>> {
+        match self.table(n)? {
+            Some(t) => Ok(t),
+            None => bail!(UndefinedTable, "relation \"{n}\" does not exist"),
+        }
+    }
+
+    /// The table stored under `q` (a name taken from the catalog itself).
+    pub fn table_at(&self, q: &QualName) -> Result<Arc<TableDef>> {
+        match self.tables.get(q) {
+            Some(t) => Ok(t.clone()),
+            None => bail!(UndefinedTable, "relation \"{}\" does not exist", q.1),
+        }
+    }
+
+    /// True if namespace `ns` has a relation named `name`.
+    pub fn relation_exists(&self, ns: u32, name: &str) -> bool {
+        self.relation_in(ns, name).is_some()
+    }
+
+    /// The namespace a new object named `n` goes to: its schema, or the
+    /// first schema of the search path (3F000 if there is none).
+    pub fn creation_namespace(&self, n: &ObjName) -> Result<u32> {
+        let ns = match &n.schema {
+            Some(_) => self.lookup_path(n, false)?[0],
+            None => match self.path.explicit.first() {
+                Some(&ns) => ns,
+                None => bail!(InvalidSchemaName, "no schema has been selected to create in"),
+            },
+        };
+        if matches!(ns, PG_CATALOG_NAMESPACE_OID | INFO_SCHEMA_NAMESPACE_OID) {
+            let schema = self.namespace_name(ns).unwrap_or_default();
+            return Err(err!(
+                InsufficientPrivilege,
+                "permission denied to create \"{schema}.{}\"",
+                n.name
+            )
+            .with_detail("System catalog modifications are currently disallowed."));
+        }
+        Ok(ns)
+    }
+
+    /// The enum type `n` names: in its schema or on the search path.
+    pub fn enum_named(&self, n: &ObjName) -> Result<Option<&(Arc<EnumDef>, Arc<EnumType>)>> {
+        let path = self.lookup_path(n, true)?;
+        Ok(path.iter().find_map(|&ns| self.enums.get(&(ns, n.name.clone()))))
+    }
+
+    /// True if an unqualified `name` finds the relation in `ns` (pg_table_is_visible).
+    pub fn relation_visible(&self, ns: u32, name: &str) -> bool {
+        self.path.relations.iter().find(|&&n| self.relation_exists(n, name)) == Some(&ns)
+    }
+
+    /// True if an unqualified `name` finds the type in `ns` (pg_type_is_visible).
+    pub fn type_visible(&self, ns: u32, name: &str) -> bool {
+        ns == PG_CATALOG_NAMESPACE_OID
+            || self.path.types.iter().find(|&&n| self.enums.contains_key(&(n, name.to_string())))
+                == Some(&ns)
     }
 }
 
@@ -569,6 +874,18 @@ pub mod keys {
     /// All view definitions.
     pub fn views(tenant: TenantId) -> KeyRange {
         KeyRange::prefix(tenant, &[CATALOG, b'w'])
+    }
+
+    /// One schema definition.
+    pub fn schema(tenant: TenantId, oid: u32) -> Key {
+        let mut k = vec![CATALOG, b'n'];
+        k.extend_from_slice(&oid.to_be_bytes());
+        Key::new(tenant, &k)
+    }
+
+    /// All schema definitions.
+    pub fn schemas(tenant: TenantId) -> KeyRange {
+        KeyRange::prefix(tenant, &[CATALOG, b'n'])
     }
 
     /// One enum type definition.

@@ -470,7 +470,7 @@ mod tests {
         let csv = format == CopyFormat::Csv;
         CopyStmt {
             query: None,
-            table: "t".into(),
+            table: crate::catalog::ObjName::bare("t"),
             columns: vec![],
             from: true,
             format,

@@ -35,6 +35,7 @@ mod foreign_keys;
 mod owner;
 /// CREATE/ALTER/DROP ROLE.
 mod roles;
+mod schemas;
 /// CREATE/DROP SEQUENCE and owned sequences.
 mod sequences;
 /// CREATE/ALTER/DROP TYPE (enums).
@@ -42,7 +43,8 @@ mod types;
 /// CREATE/DROP VIEW.
 mod views;
 
-pub use owner::{alter_owner, alter_schema, owner_only};
+pub use owner::{alter_owner, owner_only};
+pub use schemas::{alter_schema, create_schema, drop_schemas};
 pub use roles::{alter_role, create_role, drop_role};
 pub use sequences::{alter_sequence, create_sequence};
 use sequences::{delete_sequence, drop_sequences, owned_sequence, serial_type};
@@ -176,10 +178,14 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
         None => 0,
     };
     let mut cat = Catalog { version, ..Default::default() };
+    for (_, v) in scan_all(txn, keys::schemas(tenant)).await? {
+        let s: catalog::SchemaDef = read_json_entry(&v, "schema")?;
+        cat.schemas.insert(s.name.clone(), Arc::new(s));
+    }
     for (_, v) in scan_all(txn, keys::enum_types(tenant)).await? {
         let e: catalog::EnumDef = read_json_entry(&v, "type")?;
         let ty = Arc::new(e.to_type());
-        cat.enums.insert(e.name.clone(), (Arc::new(e), ty));
+        cat.enums.insert((e.namespace, e.name.clone()), (Arc::new(e), ty));
     }
     let mut tables = BTreeMap::new();
     for (_, v) in scan_all(txn, keys::tables(tenant)).await? {
@@ -189,13 +195,13 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
                 cat.resolve(&mut c.ty);
             }
         }
-        tables.insert(t.name.clone(), t);
+        tables.insert(t.qual_name(), t);
     }
     // Each table learns which foreign keys reference it.
-    let mut refs: Vec<(u32, String, usize)> = Vec::new();
+    let mut refs: Vec<(u32, catalog::QualName, usize)> = Vec::new();
     for t in tables.values() {
         for (i, fk) in t.foreign_keys.iter().enumerate() {
-            refs.push((fk.ref_table, t.name.clone(), i));
+            refs.push((fk.ref_table, t.qual_name(), i));
         }
     }
     for (parent, child, i) in refs {
@@ -213,16 +219,19 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
     }
     for (_, v) in scan_all(txn, keys::sequences(tenant)).await? {
         let s = sequence::decode(&v)?;
-        cat.sequences.insert(s.name.clone(), Arc::new(s));
+        cat.sequences.insert((s.namespace, s.name.clone()), Arc::new(s));
     }
     for (_, v) in scan_all(txn, keys::views(tenant)).await? {
         let view: catalog::ViewDef = read_json_entry(&v, "view")?;
-        cat.views.insert(view.name.clone(), Arc::new(view));
+        cat.views.insert((view.namespace, view.name.clone()), Arc::new(view));
     }
+    // Stored expressions are bound with `public` alone on the path (a
+    // session lays its own path over this catalog).
+    cat.path = cat.resolve_path("public", "");
     // CHECK expressions are bound once the rest of the catalog is known.
     for mut t in with_checks {
         catalog::bind_checks(&cat, &mut t)?;
-        cat.tables.insert(t.name.clone(), Arc::new(t));
+        cat.tables.insert(t.qual_name(), Arc::new(t));
     }
     for (_, v) in scan_all(txn, keys::roles(tenant)).await? {
         let role: catalog::RoleDef = read_json_entry(&v, "role")?;
@@ -264,25 +273,28 @@ pub async fn comment<T: Txn>(
     if *object_type == ast::CommentObject::Type {
         return comment_type(txn, tenant, cat, name, text.clone()).await;
     }
+    if *object_type == ast::CommentObject::Schema {
+        return schemas::comment(txn, tenant, cat, name, text.clone()).await;
+    }
     let Some(names) =
         name.0.iter().map(|p| p.as_ident().map(bind::ident)).collect::<Option<Vec<String>>>()
     else {
         bail!(SyntaxError, "syntax error at or near \"{name}\"");
     };
-    let names: Vec<&str> = match names.first().map(String::as_str) {
-        Some("public") if names.len() > 1 => names[1..].iter().map(String::as_str).collect(),
-        _ => names.iter().map(String::as_str).collect(),
-    };
     let (table, column) = match (object_type, names.as_slice()) {
-        (ast::CommentObject::Table, [t]) => (*t, None),
-        (ast::CommentObject::Column, [t, c]) => (*t, Some(*c)),
-        (ast::CommentObject::Column, _) => {
-            bail!(SyntaxError, "column name must be qualified")
+        (ast::CommentObject::Table, [.., _]) if names.len() <= 3 => (name.clone(), None),
+        (ast::CommentObject::Column, [.., c]) if (2..=4).contains(&names.len()) => {
+            let parts = name.0[..name.0.len() - 1].to_vec();
+            (ast::ObjectName(parts), Some(c.as_str()))
         }
-        (ast::CommentObject::Table, _) => bail!(InvalidSchemaName, "schema does not exist"),
+        (ast::CommentObject::Column, [_]) => bail!(SyntaxError, "column name must be qualified"),
+        (ast::CommentObject::Table | ast::CommentObject::Column, _) => {
+            bail!(SyntaxError, "improper qualified name (too many dotted names): {name}")
+        }
         (other, _) => bail!(FeatureNotSupported, "COMMENT ON {other} is not supported yet"),
     };
-    let t = cat.must_get_table(table)?;
+    let table = bind::obj_name(&table)?;
+    let t = cat.must_table(&table)?;
     refuse_temporary(&t, "COMMENT")?;
     bump_version(txn, tenant).await?;
     lock_table(txn, tenant, t.oid).await?;
@@ -321,23 +333,33 @@ fn refuse_temporary(t: &TableDef, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// The name of a table being created: `pg_temp.x` makes it temporary, as
-/// in PostgreSQL; otherwise as [`check_schema`].
-fn temp_or_public(name: &ast::ObjectName, temporary: bool) -> Result<String> {
-    match bind::object_schema(name).as_deref() {
-        Some("pg_temp") if temporary => bind::object_name(name),
-        Some("pg_temp") => {
-            bail!(FeatureNotSupported, "CREATE TABLE pg_temp.x needs TEMPORARY here for now")
+/// Where a table being created goes: (namespace, name). `pg_temp.x`
+/// makes it temporary, as in PostgreSQL.
+fn new_table_name(
+    cat: &Catalog,
+    name: &ast::ObjectName,
+    temporary: bool,
+) -> Result<(u32, String, bool)> {
+    let n = bind::obj_name(name)?;
+    if temporary {
+        if n.schema.is_some() && cat.namespace_oid(n.schema.as_deref().unwrap_or_default())
+            != Some(catalog::TEMP_NAMESPACE_OID)
+        {
+            bail!(InvalidTableDefinition, "cannot create temporary relation in non-temporary schema");
         }
-        _ => check_schema(name),
+        return Ok((catalog::TEMP_NAMESPACE_OID, n.name, true));
     }
+    if n.schema.as_deref().is_some_and(|s| cat.namespace_oid(s) == Some(catalog::TEMP_NAMESPACE_OID)) {
+        return Ok((catalog::TEMP_NAMESPACE_OID, n.name, true));
+    }
+    let (ns, name) = new_name(cat, name)?;
+    Ok((ns, name, false))
 }
 
-fn check_schema(name: &ast::ObjectName) -> Result<String> {
-    match bind::object_schema(name).as_deref() {
-        None | Some("public") => bind::object_name(name),
-        Some(s) => bail!(InvalidSchemaName, "schema \"{s}\" does not exist"),
-    }
+/// Where a new object named `name` goes: (namespace, name).
+fn new_name(cat: &Catalog, name: &ast::ObjectName) -> Result<(u32, String)> {
+    let n = bind::obj_name(name)?;
+    Ok((cat.creation_namespace(&n)?, n.name))
 }
 
 fn index_columns(t: &TableDef, cols: &[ast::IndexColumn]) -> Result<Vec<usize>> {
@@ -360,14 +382,8 @@ pub async fn create_table<T: Txn>(
     cat: &Catalog,
     ct: &ast::CreateTable,
 ) -> Result<DdlResult> {
-    let name = temp_or_public(&ct.name, ct.temporary)?;
-    // A temporary table may shadow a permanent one (pg_temp comes first on
-    // the search path), not another temporary one.
-    let taken = match ct.temporary {
-        true => cat.get_table(&name).is_some_and(|t| t.temporary),
-        false => cat.relation_exists(&name),
-    };
-    if taken {
+    let (ns, name, temporary) = new_table_name(cat, &ct.name, ct.temporary)?;
+    if cat.relation_exists(ns, &name) {
         if ct.if_not_exists {
             let mut r = DdlResult::tag("CREATE TABLE");
             r.notices.push(notice(format!("relation \"{name}\" already exists, skipping")));
@@ -378,7 +394,7 @@ pub async fn create_table<T: Txn>(
     if ct.query.is_some() {
         bail!(FeatureNotSupported, "CREATE TABLE AS is not supported yet");
     }
-    if ct.temporary {
+    if temporary {
         match &ct.on_commit {
             None | Some(ast::OnCommit::PreserveRows) => {}
             Some(ast::OnCommit::DeleteRows) => {
@@ -392,7 +408,8 @@ pub async fn create_table<T: Txn>(
         bump_version(txn, tenant).await?;
     }
     let mut t = TableDef::new(name.clone());
-    t.temporary = ct.temporary;
+    t.namespace = ns;
+    t.temporary = temporary;
     let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
     let mut fks: Vec<foreign_keys::PendingFk> = Vec::new();
     // CHECK constraints: (name if given, condition, column it was declared on).
@@ -431,7 +448,7 @@ pub async fn create_table<T: Txn>(
                     col.name
                 ),
                 ast::ColumnOption::Default(e) => {
-                    col.default = Some(crate::deparse::stored_default(e, &ty))
+                    col.default = Some(crate::deparse::stored_default(cat, e, &ty))
                 }
                 ast::ColumnOption::Generated {
                     generated_as,
@@ -539,7 +556,7 @@ pub async fn create_table<T: Txn>(
     let mut with_seqs = cat.clone();
     for (i, options) in owned {
         let seq = owned_sequence(txn, tenant, &with_seqs, &mut t, i, &options).await?;
-        with_seqs.sequences.insert(seq.name.clone(), Arc::new(seq));
+        with_seqs.sequences.insert((seq.namespace, seq.name.clone()), Arc::new(seq));
     }
     let cat = &with_seqs;
     add_checks(cat, &mut t, checks)?;
@@ -596,7 +613,7 @@ fn add_checks(
                 t.name
             );
         }
-        t.checks.push(CheckDef { name, expr: crate::deparse::stored_text(&e) });
+        t.checks.push(CheckDef { name, expr: crate::deparse::stored_text(cat, &e) });
     }
     t.checks.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(())
@@ -658,25 +675,43 @@ pub async fn drop<T: Txn>(
     };
     let mut r = DdlResult::tag(tag);
     let mut bumped = false;
-    let mut going = Vec::new();
+    let mut found = Vec::new();
     for n in names {
-        going.push(check_schema(n)?);
-    }
-    // Constraints of surviving tables that DROP ... CASCADE removes, by table.
-    let mut unhooked: BTreeMap<String, TableDef> = BTreeMap::new();
-    for n in names {
-        let name = check_schema(n)?;
-        let found = match kind {
-            ast::ObjectType::Table => cat.get_table(&name).map(|t| (t, None)),
-            _ => cat.table_of_index(&name).map(|(t, i)| (t, Some(i))),
+        let name = bind::obj_name(n)?;
+        let rel = match (kind, cat.relation(&name)?) {
+            (ast::ObjectType::Table, Some(catalog::Relation::Table(t))) => Some((t, None)),
+            (ast::ObjectType::Index, Some(catalog::Relation::Index(t, i))) => Some((t, Some(i))),
+            _ => None,
         };
-        let Some((t, idx)) = found else {
+        found.push((name, rel));
+    }
+    let going: Vec<catalog::QualName> = found
+        .iter()
+        .filter_map(|(_, r)| r.as_ref().filter(|(_, i)| i.is_none()).map(|(t, _)| t.qual_name()))
+        .collect();
+    // Constraints of surviving tables that DROP ... CASCADE removes, by table.
+    let mut unhooked: BTreeMap<catalog::QualName, TableDef> = BTreeMap::new();
+    for (name, rel) in found {
+        let Some((t, idx)) = rel else {
             let code = match what {
                 "index" => sqlstate::SqlState::UndefinedObject,
                 _ => sqlstate::SqlState::UndefinedTable,
             };
-            skip_missing(&mut r, if_exists, code, what, &name)?;
+            skip_missing(&mut r, if_exists, code, what, &name.to_string())?;
             continue;
+        };
+        let idx = match idx {
+            None => None,
+            Some(None) => {
+                let pk = t.pkey_name.clone().unwrap_or_default();
+                return Err(err!(
+                    DependentObjectsStillExist,
+                    "cannot drop index {pk} because constraint {pk} on table {} requires it",
+                    t.name
+                )
+                .with_hint(format!("You can drop constraint {pk} on table {} instead.", t.name)));
+            }
+            Some(Some(i)) => Some(i),
         };
         if t.temporary {
             // Only the session knows it: no catalog change, just the rows.
@@ -707,7 +742,7 @@ pub async fn drop<T: Txn>(
                         "drop cascades to constraint {} on table {}",
                         fk.name, child.name
                     )));
-                    let c = unhooked.entry(child.name.clone()).or_insert_with(|| (*child).clone());
+                    let c = unhooked.entry(child.qual_name()).or_insert_with(|| (*child).clone());
                     c.foreign_keys.retain(|f| f.name != fk.name);
                 }
                 delete_key(txn, keys::table(tenant, t.oid)).await?;
@@ -771,8 +806,7 @@ pub async fn truncate<T: Txn>(
 ) -> Result<DdlResult> {
     let mut tables = Vec::new();
     for n in names {
-        let name = check_schema(n)?;
-        let t = cat.must_get_table(&name)?;
+        let t = cat.must_table(&bind::obj_name(n)?)?;
         refuse_temporary(&t, "TRUNCATE")?;
         tables.push(t);
     }
@@ -781,12 +815,12 @@ pub async fn truncate<T: Txn>(
     // make the statement fail.
     let mut i = 0;
     while i < tables.len() {
-        let going: Vec<String> = tables.iter().map(|t| t.name.clone()).collect();
+        let going: Vec<catalog::QualName> = tables.iter().map(|t| t.qual_name()).collect();
         for (child, _) in foreign_keys::references_from_outside(cat, &tables[i], &going)? {
             if !cascade {
                 return Err(foreign_keys::truncate_referenced(&tables[i], &child));
             }
-            if !tables.iter().any(|t| t.name == child.name) {
+            if !tables.iter().any(|t| t.oid == child.oid) {
                 r.notices.push(notice(format!("truncate cascades to table \"{}\"", child.name)));
                 tables.push(child);
             }
@@ -921,8 +955,8 @@ pub async fn create_index<T: Txn>(
     cat: &Catalog,
     ci: &ast::CreateIndex,
 ) -> Result<DdlResult> {
-    let tname = check_schema(&ci.table_name)?;
-    let t = cat.must_get_table(&tname)?;
+    let t = cat.must_table(&bind::obj_name(&ci.table_name)?)?;
+    let tname = t.name.clone();
     refuse_temporary(&t, "CREATE INDEX")?;
     let cols = index_columns(&t, &ci.columns)?;
     let iname = match &ci.name {
@@ -932,7 +966,7 @@ pub async fn create_index<T: Txn>(
             format!("{tname}_{}_idx", names.join("_"))
         }
     };
-    if cat.relation_exists(&iname) {
+    if cat.relation_exists(t.namespace, &iname) {
         if ci.if_not_exists {
             let mut r = DdlResult::tag("CREATE INDEX");
             r.notices.push(notice(format!("relation \"{iname}\" already exists, skipping")));
@@ -1016,8 +1050,9 @@ pub async fn alter_table<T: Txn>(
     cat: &Catalog,
     at: &ast::AlterTable,
 ) -> Result<DdlResult> {
-    let tname = check_schema(&at.name)?;
-    let Some(t) = cat.get_table(&tname) else {
+    let oname = bind::obj_name(&at.name)?;
+    let Some(t) = cat.table(&oname)? else {
+        let tname = oname.to_string();
         if at.if_exists {
             let mut r = DdlResult::tag("ALTER TABLE");
             r.notices.push(notice(format!("relation \"{tname}\" does not exist, skipping")));
@@ -1025,6 +1060,7 @@ pub async fn alter_table<T: Txn>(
         }
         bail!(UndefinedTable, "relation \"{tname}\" does not exist");
     };
+    let tname = t.name.clone();
     refuse_temporary(&t, "ALTER TABLE")?;
     bump_version(txn, tenant).await?;
     lock_table(txn, tenant, t.oid).await?;
@@ -1051,7 +1087,7 @@ pub async fn alter_table<T: Txn>(
                 cur.primary_key = cols;
                 let name =
                     pk.name.as_ref().map(bind::ident).unwrap_or_else(|| format!("{tname}_pkey"));
-                if cat.relation_exists(&name) {
+                if cat.relation_exists(cur.namespace, &name) {
                     bail!(DuplicateTable, "relation \"{name}\" already exists");
                 }
                 cur.pkey_name = Some(name.clone());
@@ -1110,7 +1146,7 @@ pub async fn alter_table<T: Txn>(
                         ast::ColumnOption::NotNull => col.nullable = false,
                         ast::ColumnOption::Null => {}
                         ast::ColumnOption::Default(e) => {
-                            col.default = Some(crate::deparse::stored_default(e, &ty))
+                            col.default = Some(crate::deparse::stored_default(cat, e, &ty))
                         }
                         other => {
                             bail!(FeatureNotSupported, "column option not supported yet: {other}")

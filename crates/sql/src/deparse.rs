@@ -8,19 +8,34 @@
 //! format_type name after `::` (`'x'::regclass`, `(a)::integer`). A condition
 //! read back from a dump carries the parentheses pg_get_constraintdef put
 //! around it; they are dropped so that text does not grow on every round.
+//!
+//! NAMES. PostgreSQL stores an expression with OIDs, so its meaning never
+//! depends on the search_path of the session that reads it. Strata stores
+//! text, so it writes every user object the text names schema-qualified, as
+//! the creating session's search path found it: casts to enum types
+//! (`::public.mood`), regclass constants and the sequence names of
+//! nextval/currval/setval (`'public.t_id_seq'::regclass`), and a view's
+//! relations (`FROM public.t`). [`display_expr`] and [`display_query`] drop
+//! the schema again wherever the reading session's search path finds the
+//! object, as PostgreSQL's deparser prints a name.
 
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{self, CastKind, Expr, ObjectName};
 use sqltypes::DataType;
 
+use crate::catalog::{Catalog, ObjName, Relation};
+use crate::func::catalog_info::{quote_ident, split_name};
+
 /// The text to store for `e`.
-pub fn stored_text(e: &Expr) -> String {
+pub fn stored_text(cat: &Catalog, e: &Expr) -> String {
     let mut e = e.clone();
     while let Expr::Nested(inner) = e {
         e = *inner;
     }
+    qualify_types(cat, &mut e);
     normalize_casts(&mut e);
+    qualify_regclass(cat, &mut e);
     e.to_string()
 }
 
@@ -28,17 +43,31 @@ pub fn stored_text(e: &Expr) -> String {
 /// gets a cast to the column's type, as PostgreSQL shows the constant it
 /// coerced the literal to (`'ok'::mood`, `'{}'::text[]`); numbers, booleans
 /// and blank-padded char, whose casts PostgreSQL prints otherwise, do not.
-pub fn stored_default(e: &Expr, ty: &DataType) -> String {
-    let text = stored_text(e);
+pub fn stored_default(cat: &Catalog, e: &Expr, ty: &DataType) -> String {
+    let text = stored_text(cat, e);
     let literal = matches!(
         e,
         Expr::Value(v) if matches!(v.value, ast::Value::SingleQuotedString(_))
     );
     let plain = ty.is_numeric() || matches!(ty, DataType::Bool | DataType::Char(_));
-    match literal && !plain {
-        true => format!("{text}::{}", unmodified(ty)),
-        false => text,
+    if !literal || plain {
+        return text;
     }
+    match ty.elem().unwrap_or(ty) {
+        DataType::Enum(t) => {
+            let array = if ty.elem().is_some() { "[]" } else { "" };
+            match cat.enum_def(t.oid) {
+                Some(d) => format!("{text}::{}{array}", qualified(cat, d.namespace, &d.name)),
+                None => format!("{text}::{}", unmodified(ty)),
+            }
+        }
+        _ => format!("{text}::{}", unmodified(ty)),
+    }
+}
+
+/// `schema.name`, each part quoted where needed.
+fn qualified(cat: &Catalog, ns: u32, name: &str) -> String {
+    crate::func::catalog_info::qualified_name(cat, ns, name)
 }
 
 /// `ty` without its modifier (`character varying`, not `(10)`), as a
@@ -52,10 +81,236 @@ fn unmodified(ty: &DataType) -> DataType {
 }
 
 /// The text to store for a view's query.
-pub fn stored_query(q: &ast::Query) -> String {
+pub fn stored_query(cat: &Catalog, q: &ast::Query) -> String {
     let mut q = q.clone();
+    qualify_types(cat, &mut q);
     normalize_casts(&mut q);
+    qualify_regclass(cat, &mut q);
+    let ctes = cte_names(&q);
+    let _ = ast::visit_relations_mut(&mut q, |name| {
+        if let Ok(n) = crate::bind::obj_name(name) {
+            if n.schema.is_some() || !ctes.contains(&n.name) {
+                if let Ok(Some(r)) = cat.relation(&n) {
+                    let ns = relation_namespace(&r);
+                    *name = name_of(cat, ns, &n.name);
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
     q.to_string()
+}
+
+/// The names of the CTEs a query defines (at any level): its relations of
+/// those names are not catalog relations.
+fn cte_names(q: &ast::Query) -> Vec<String> {
+    let mut out = Vec::new();
+    fn walk(q: &ast::Query, out: &mut Vec<String>) {
+        if let Some(w) = &q.with {
+            for c in &w.cte_tables {
+                out.push(crate::bind::ident(&c.alias.name));
+                walk(&c.query, out);
+            }
+        }
+    }
+    walk(q, &mut out);
+    out
+}
+
+fn relation_namespace(r: &Relation) -> u32 {
+    match r {
+        Relation::Table(t) | Relation::Index(t, _) => t.namespace,
+        Relation::View(v) => v.namespace,
+        Relation::Sequence(s) => s.namespace,
+    }
+}
+
+/// An object name `schema.name` as sqlparser identifiers.
+fn name_of(cat: &Catalog, ns: u32, name: &str) -> ObjectName {
+    let schema = cat.namespace_name(ns).unwrap_or("???");
+    ObjectName::from(vec![ident_of(schema), ident_of(name)])
+}
+
+/// An identifier printed as quote_ident prints `name`.
+fn ident_of(name: &str) -> ast::Ident {
+    match quote_ident(name) == name {
+        true => ast::Ident::new(name),
+        false => ast::Ident::with_quote('"', name),
+    }
+}
+
+/// The enum type a cast names, if it names one: (its type name, whether
+/// the cast is to an array of it).
+fn enum_cast_target(dt: &mut ast::DataType) -> Option<&mut ObjectName> {
+    match dt {
+        ast::DataType::Custom(n, _) => Some(n),
+        ast::DataType::Array(ast::ArrayElemTypeDef::SquareBracket(inner, _))
+        | ast::DataType::Array(ast::ArrayElemTypeDef::AngleBracket(inner)) => {
+            enum_cast_target(inner)
+        }
+        _ => None,
+    }
+}
+
+/// Writes casts to enum types with the type's schema.
+fn qualify_types<V: ast::VisitMut>(cat: &Catalog, node: &mut V) {
+    if cat.enums.is_empty() {
+        return;
+    }
+    let _ = ast::visit_expressions_mut(node, |x| {
+        if let Expr::Cast { data_type, .. } = x {
+            if crate::bind::data_type(data_type).is_err() {
+                if let Some(n) = enum_cast_target(data_type) {
+                    if let Ok(on) = crate::bind::obj_name(n) {
+                        if let Ok(Some((d, _))) = cat.enum_named(&on) {
+                            *n = name_of(cat, d.namespace, &d.name);
+                        }
+                    }
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// Writes regclass constants, and the sequence names nextval, currval and
+/// setval are given as text, as `'schema.name'::regclass`.
+fn qualify_regclass<V: ast::VisitMut>(cat: &Catalog, node: &mut V) {
+    let _ = ast::visit_expressions_mut(node, |x| {
+        if let Expr::Function(f) = x {
+            let seq_fn = crate::bind::object_name(&f.name)
+                .is_ok_and(|n| matches!(n.as_str(), "nextval" | "currval" | "setval"));
+            if let (true, ast::FunctionArguments::List(list)) = (seq_fn, &mut f.args) {
+                if let Some(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a))) =
+                    list.args.first_mut()
+                {
+                    if string_literal(a).is_some() {
+                        let lit = a.clone();
+                        *a = Expr::Cast {
+                            kind: CastKind::DoubleColon,
+                            expr: Box::new(lit),
+                            data_type: ast::DataType::Custom(
+                                ObjectName::from(vec![ast::Ident::new("regclass")]),
+                                vec![],
+                            ),
+                            format: None,
+                        };
+                    }
+                }
+            }
+        }
+        if let Some(lit) = regclass_literal(x) {
+            let (schema, name) = split_name(lit);
+            let n = ObjName { schema, name };
+            if let Ok(Some(r)) = cat.relation(&n) {
+                let ns = relation_namespace(&r);
+                *lit = crate::func::catalog_info::qualified_name(cat, ns, &n.name);
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+fn string_literal(e: &Expr) -> Option<&String> {
+    match e {
+        Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => Some(s),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The text of a `'...'::regclass` constant.
+fn regclass_literal(e: &mut Expr) -> Option<&mut String> {
+    let Expr::Cast { expr, data_type, .. } = e else { return None };
+    let regclass = match data_type {
+        ast::DataType::Regclass => true,
+        ast::DataType::Custom(n, _) => {
+            n.0.len() == 1 && n.to_string().eq_ignore_ascii_case("regclass")
+        }
+        _ => false,
+    };
+    if !regclass {
+        return None;
+    }
+    match &mut **expr {
+        Expr::Value(v) => match &mut v.value {
+            ast::Value::SingleQuotedString(s) => Some(s),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A stored expression as PostgreSQL's deparser prints it to this session:
+/// the schema dropped from names the search path finds.
+pub fn display_expr(cat: &Catalog, text: &str) -> String {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let parsed =
+        sqlparser::parser::Parser::new(&dialect).try_with_sql(text).and_then(|mut p| p.parse_expr());
+    let Ok(mut e) = parsed else { return text.to_string() };
+    match unqualify(cat, &mut e) {
+        true => {
+            normalize_casts(&mut e);
+            e.to_string()
+        }
+        false => text.to_string(),
+    }
+}
+
+/// A stored view query as pg_get_viewdef prints it to this session.
+pub fn display_query(cat: &Catalog, text: &str) -> String {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let parsed = sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_query());
+    let Ok(mut q) = parsed else { return text.to_string() };
+    let mut changed = unqualify(cat, &mut q);
+    let _ = ast::visit_relations_mut(&mut q, |name| {
+        if let Ok(ObjName { schema: Some(s), name: n }) = crate::bind::obj_name(name) {
+            if cat.namespace_oid(&s).is_some_and(|ns| cat.relation_visible(ns, &n)) {
+                *name = ObjectName::from(vec![ident_of(&n)]);
+                changed = true;
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    match changed {
+        true => {
+            normalize_casts(&mut q);
+            q.to_string()
+        }
+        false => text.to_string(),
+    }
+}
+
+/// Drops the schema from enum casts and regclass constants the search path
+/// finds; true if anything changed.
+fn unqualify<V: ast::VisitMut>(cat: &Catalog, node: &mut V) -> bool {
+    let mut changed = false;
+    let _ = ast::visit_expressions_mut(node, |x| {
+        if let Some(lit) = regclass_literal(x) {
+            if let (Some(s), name) = split_name(lit) {
+                if cat.namespace_oid(&s).is_some_and(|ns| cat.relation_visible(ns, &name)) {
+                    *lit = quote_ident(&name);
+                    changed = true;
+                }
+            }
+        }
+        if let Expr::Cast { data_type, .. } = x {
+            if let Some(n) = enum_cast_target(data_type) {
+                if let Ok(ObjName { schema: Some(s), name }) = crate::bind::obj_name(n) {
+                    if cat.namespace_oid(&s).is_some_and(|ns| cat.type_visible(ns, &name)) {
+                        *n = ObjectName::from(vec![ident_of(&name)]);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    changed
 }
 
 /// Rewrites every cast in `node` to `operand::typename`.
@@ -102,7 +357,7 @@ mod tests {
             .try_with_sql(sql)
             .and_then(|mut p| p.parse_expr())
             .expect("expression");
-        stored_text(&e)
+        stored_text(&Catalog::default(), &e)
     }
 
     #[test]

@@ -283,7 +283,7 @@ pub fn referenced_rows_changed<'a, T: Txn>(
             );
         }
         for (child_name, i) in &table.referenced_by {
-            let child = cat.must_get_table(child_name)?;
+            let child = cat.table_at(child_name)?;
             let fk = &child.foreign_keys[*i];
             let action = if new.is_some() { fk.on_update } else { fk.on_delete };
             let parent_types: Vec<DataType> =

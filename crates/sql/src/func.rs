@@ -111,7 +111,7 @@ pub enum Func {
     CurrentSchemas,
     /// An array function or operator.
     Array(arrays::ArrayFunc),
-    /// pg_type_is_visible(oid): true (all types live in pg_catalog)
+    /// pg_type_is_visible(oid)
     TypeIsVisible,
     /// A date/time function.
     Date(datetime::DateFunc),
@@ -611,7 +611,7 @@ impl Func {
                     Func::UserById => Some(catalog_info::user_by_id(cat, oid)),
                     Func::ConstraintDef => {
                         let pretty = matches!(args.get(1), Some(Value::Bool(true)));
-                        catalog_info::constraint_def(cat, oid, pretty, !search_path_has_public(ctx))
+                        catalog_info::constraint_def(cat, oid, pretty)
                     }
                     Func::IndexDef => catalog_info::index_def(cat, oid),
                     _ => return Ok(catalog_info::table_is_visible(cat, oid)),
@@ -632,15 +632,7 @@ impl Func {
                         Value::Int4(m) => Some(m),
                         _ => None,
                     };
-                    {
-                        let qualify = !search_path_has_public(ctx);
-                        Value::Text(catalog_info::format_type(
-                            ctx.catalog.as_deref(),
-                            oid,
-                            typmod,
-                            qualify,
-                        ))
-                    }
+                    Value::Text(catalog_info::format_type(ctx.catalog.as_deref(), oid, typmod))
                 }
             },
             Func::Description => Value::Null,
@@ -658,9 +650,7 @@ impl Func {
             },
             // pg_attrdef.adbin holds the expression's text already.
             Func::GetExpr => match (arg(0), &ctx.catalog) {
-                (Value::Text(t), Some(cat)) => {
-                    Value::Text(catalog_info::expr_def(cat, t, !search_path_has_public(ctx)))
-                }
+                (Value::Text(t), Some(cat)) => Value::Text(crate::deparse::display_expr(cat, &t)),
                 (other, _) => other,
             },
             Func::ObjDescription | Func::ColDescription => {
@@ -672,6 +662,9 @@ impl Func {
                         if c == "pg_namespace" && oid == crate::catalog::PUBLIC_NAMESPACE_OID =>
                     {
                         Some(crate::system::PUBLIC_SCHEMA_COMMENT.to_string())
+                    }
+                    (Func::ObjDescription, Value::Text(c)) if c == "pg_namespace" => {
+                        cat.schemas.values().find(|s| s.oid == oid).and_then(|s| s.comment.clone())
                     }
                     (Func::ObjDescription, Value::Text(c)) if c == "pg_proc" => {
                         crate::builtins::proc_by_oid(oid).and_then(|p| p.description.clone())
@@ -691,7 +684,11 @@ impl Func {
             } else {
                 ctx.user.to_string()
             }),
-            Func::CurrentSchema => Value::Text("public".into()),
+            Func::CurrentSchema => {
+                let cat = ctx.catalog.as_deref();
+                let first = cat.and_then(|c| c.namespace_name(*c.path.explicit.first()?));
+                first.map(|n| Value::Text(n.to_string())).unwrap_or(Value::Null)
+            }
             Func::BackendPid => Value::Int4(std::process::id() as i32),
             Func::CurrentSetting => {
                 let a0 = arg(0);
@@ -705,18 +702,20 @@ impl Func {
             }
             Func::CurrentSchemas => {
                 let implicit = matches!(arg(0), Value::Bool(true));
-                let mut names = Vec::new();
-                if implicit {
-                    names.push("pg_catalog");
-                }
-                if search_path_has_public(ctx) {
-                    names.push("public");
-                }
-                let items = names.iter().map(|n| Value::Text(n.to_string())).collect();
+                let Some(cat) = ctx.catalog.as_deref() else { return Ok(Value::Null) };
+                let oids = if implicit { &cat.path.relations } else { &cat.path.explicit };
+                let names = oids.iter().filter_map(|&o| cat.namespace_name(o));
+                let items = names.map(|n| Value::Text(n.to_string())).collect();
                 sqltypes::array::ArrayValue::new(DataType::Text, items).into_value()
             }
             Func::Array(_) => unreachable!("array functions return above"),
-            Func::TypeIsVisible => Value::Bool(true),
+            Func::TypeIsVisible => match (arg(0).as_oid(), ctx.catalog.as_deref()) {
+                (Some(oid), Some(cat)) => match cat.enum_def_of(oid) {
+                    Some(d) => Value::Bool(cat.type_visible(d.namespace, &d.name)),
+                    None => Value::Bool(DataType::from_oid(oid).is_some()),
+                },
+                _ => Value::Null,
+            },
             Func::InRecovery => Value::Bool(false),
             Func::Date(_) | Func::Json(_) => unreachable!("returned above"),
             Func::GenRandomUuid => Value::Uuid(sqltypes::uuid::v4(rand::random())),
@@ -752,8 +751,7 @@ impl Func {
                     Value::Text(name) => catalog_info::class_oid(cat, &name),
                     v => v.as_oid(),
                 };
-                let qualify = !search_path_has_public(ctx);
-                let def = oid.and_then(|o| catalog_info::view_def(cat, o, qualify));
+                let def = oid.and_then(|o| catalog_info::view_def(cat, o));
                 def.map(Value::Text).unwrap_or(Value::Null)
             }
             Func::QuoteLiteral(_) => match arg(0) {
@@ -896,10 +894,3 @@ fn quote_literal(s: &str) -> String {
     }
 }
 
-/// Whether the session's search_path includes `public`: deparsed SQL
-/// (pg_get_viewdef) qualifies names with `public.` when it does not, as
-/// pg_dump needs under `search_path = ''`.
-fn search_path_has_public(ctx: &EvalContext) -> bool {
-    let path = ctx.settings.get("search_path").map(String::as_str).unwrap_or("public");
-    path.split(',').any(|p| p.trim().trim_matches('"') == "public")
-}

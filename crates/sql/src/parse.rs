@@ -128,7 +128,7 @@ pub struct CopyStmt {
     /// COPY (query) TO STDOUT: the query (then `table` is empty).
     pub query: Option<Box<ast::Statement>>,
     /// Table name.
-    pub table: String,
+    pub table: crate::catalog::ObjName,
     /// Column list (empty: all columns).
     pub columns: Vec<String>,
     /// FROM STDIN (true) or TO STDOUT (false).
@@ -519,20 +519,21 @@ fn copy(sql: &str, starts: &[usize], w: &[&TokenWithSpan]) -> Result<Stmt> {
         query = Some(Box::new(stmt));
         i = close + 1;
     }
-    let mut table = String::new();
+    let mut table = crate::catalog::ObjName::bare("");
     if query.is_none() {
         let Some(name) = next(&mut i).and_then(word) else {
             bail!(SyntaxError, "syntax error at or near \"COPY\"")
         };
-        table = name;
+        table.name = name;
     }
     // schema-qualified name
     if query.is_none() && w.get(i).map(|t| t.token == Token::Period).unwrap_or(false) {
         i += 1;
-        table = match next(&mut i).and_then(word) {
+        let name = match next(&mut i).and_then(word) {
             Some(n) => n,
             None => bail!(SyntaxError, "syntax error in COPY table name"),
         };
+        table.schema = Some(std::mem::replace(&mut table.name, name));
     }
     let mut columns = Vec::new();
     if query.is_none() && w.get(i).map(|t| t.token == Token::LParen).unwrap_or(false) {
@@ -707,7 +708,7 @@ mod tests {
         let p = parse("copy pgbench_accounts from stdin with (freeze on)").expect("parses");
         match &p[0].stmt {
             Stmt::Copy(c) => {
-                assert_eq!(c.table, "pgbench_accounts");
+                assert_eq!(c.table.name, "pgbench_accounts");
                 assert!(c.from);
                 assert_eq!(c.format, CopyFormat::Text);
             }

@@ -123,12 +123,9 @@ fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
     })
 }
 
-fn table_name(t: &ast::TableObject) -> Result<String> {
+fn table_name(t: &ast::TableObject) -> Result<crate::catalog::ObjName> {
     match t {
-        ast::TableObject::TableName(n) => match bind::object_schema(n).as_deref() {
-            None | Some("public") => bind::object_name(n),
-            Some(s) => bail!(InvalidSchemaName, "schema \"{s}\" does not exist"),
-        },
+        ast::TableObject::TableName(n) => bind::obj_name(n),
         other => bail!(FeatureNotSupported, "INSERT into {other} is not supported"),
     }
 }
@@ -174,8 +171,8 @@ fn returning(
 }
 
 fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
-    let name = table_name(&ins.table)?;
-    let table = b.catalog.must_get_table(&name)?;
+    let table = b.catalog.must_table(&table_name(&ins.table)?)?;
+    let name = table.name.clone();
 
     let targets: Vec<usize> = if ins.columns.is_empty() {
         (0..table.columns.len()).collect()
@@ -401,16 +398,11 @@ fn target_scan(
         bail!(FeatureNotSupported, "joins in UPDATE/DELETE targets are not supported yet");
     }
     let (name, alias) = match &twj.relation {
-        ast::TableFactor::Table { name, alias, args: None, .. } => {
-            match bind::object_schema(name).as_deref() {
-                None | Some("public") => {}
-                Some(s) => bail!(InvalidSchemaName, "schema \"{s}\" does not exist"),
-            }
-            (bind::object_name(name)?, alias)
-        }
+        ast::TableFactor::Table { name, alias, args: None, .. } => (bind::obj_name(name)?, alias),
         other => bail!(FeatureNotSupported, "UPDATE/DELETE target not supported: {other}"),
     };
-    let table = b.catalog.must_get_table(&name)?;
+    let table = b.catalog.must_table(&name)?;
+    let name = table.name.clone();
     let qualifier = alias.as_ref().map(|a| bind::ident(&a.name)).unwrap_or_else(|| name.clone());
     let scope = select::table_scope(&table, &qualifier, alias);
     let mut scan = Scan { table, access: Access::Full, filter: None };

@@ -11,7 +11,7 @@ use sqlparser::ast;
 use sqltypes::{DataType, Value};
 
 use crate::bind::{self, AggState, Binder, CorrCtx, Reach, Scope, ScopeCol};
-use crate::catalog::TableDef;
+use crate::catalog::{Relation, TableDef};
 use crate::error::Result;
 use crate::expr::{and_all, conjuncts, BinOp, Expr};
 use crate::plan::{Access, Column, Correlated, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey};
@@ -933,48 +933,50 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                     return Ok((plan, derived_scope(cols, &[], &qualifier, alias)));
                 }
             }
-            let user_table = match schema.as_deref() {
-                None | Some("public") => b.catalog.get_table(&tname),
-                _ => None,
-            };
-            let view = match schema.as_deref() {
-                None | Some("public") => b.catalog.views.get(&tname).cloned(),
-                _ => None,
-            };
-            if let Some(v) = view {
-                return plan_view(b, &v, &qualifier, alias);
-            }
-            let sequence = match schema.as_deref() {
-                None | Some("public") if user_table.is_none() => {
-                    b.catalog.sequences.get(&tname).cloned()
-                }
-                _ => None,
-            };
-            if let Some(seq) = sequence {
-                let cols = [("last_value", DataType::Int8), ("log_cnt", DataType::Int8)]
-                    .into_iter()
-                    .chain([("is_called", DataType::Bool)]);
-                let scope = Scope {
-                    cols: cols
-                        .map(|(n, ty)| ScopeCol {
-                            qualifier: Some(qualifier.clone()),
-                            name: n.into(),
-                            ty,
-                            table_oid: 0,
-                            column_id: 0,
-                            reach: Reach::Full,
-                        })
-                        .collect(),
+            let obj = crate::catalog::ObjName { schema, name: tname };
+            let path = b.catalog.lookup_path(&obj, false)?;
+            let mut found = None;
+            for &ns in path.iter() {
+                let system = match ns {
+                    crate::catalog::PG_CATALOG_NAMESPACE_OID => Some("pg_catalog"),
+                    crate::catalog::INFO_SCHEMA_NAMESPACE_OID => Some("information_schema"),
+                    _ => None,
                 };
-                return Ok((Plan::Sequence(seq), scope));
+                if let Some(sys) = system.and_then(|s| SystemTable::lookup(Some(s), &obj.name)) {
+                    found = Some(Err(sys));
+                    break;
+                }
+                if let Some(r) = b.catalog.relation_in(ns, &obj.name) {
+                    found = Some(Ok(r));
+                    break;
+                }
             }
-            if let Some(t) = user_table {
-                let scope = table_scope(&t, &qualifier, alias);
-                let scan = Scan { table: t, access: Access::Full, filter: None };
-                return Ok((Plan::Scan(scan), scope));
-            }
-            if matches!(schema.as_deref(), None | Some("pg_catalog") | Some("information_schema")) {
-                if let Some(sys) = SystemTable::lookup(schema.as_deref(), &tname) {
+            match found {
+                Some(Ok(Relation::View(v))) => return plan_view(b, &v, &qualifier, alias),
+                Some(Ok(Relation::Sequence(seq))) => {
+                    let cols = [("last_value", DataType::Int8), ("log_cnt", DataType::Int8)]
+                        .into_iter()
+                        .chain([("is_called", DataType::Bool)]);
+                    let scope = Scope {
+                        cols: cols
+                            .map(|(n, ty)| ScopeCol {
+                                qualifier: Some(qualifier.clone()),
+                                name: n.into(),
+                                ty,
+                                table_oid: 0,
+                                column_id: 0,
+                                reach: Reach::Full,
+                            })
+                            .collect(),
+                    };
+                    return Ok((Plan::Sequence(seq), scope));
+                }
+                Some(Ok(Relation::Table(t))) => {
+                    let scope = table_scope(&t, &qualifier, alias);
+                    let scan = Scan { table: t, access: Access::Full, filter: None };
+                    return Ok((Plan::Scan(scan), scope));
+                }
+                Some(Err(sys)) => {
                     // A catalog's rows carry its tableoid last, a system column.
                     let tableoid = sys.oid().map(|_| ("tableoid", DataType::Oid, Reach::System));
                     let cols = sys.columns().into_iter().map(|(n, t)| (n, t, Reach::Full));
@@ -993,6 +995,10 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                     };
                     return Ok((Plan::System(sys), scope));
                 }
+                Some(Ok(Relation::Index(..))) => {
+                    bail!(WrongObjectType, "\"{}\" is an index", obj.name)
+                }
+                None => {}
             }
             Err(err!(UndefinedTable, "relation \"{}\" does not exist", name.to_string()))
         }

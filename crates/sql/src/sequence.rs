@@ -50,6 +50,9 @@ const MIN_BLOCK: u64 = 32;
 pub struct SequenceDef {
     /// pg_class OID.
     pub oid: u32,
+    /// Its schema's OID.
+    #[serde(default = "public_namespace")]
+    pub namespace: u32,
     /// Name (case-folded).
     pub name: String,
     /// Value type: int2, int4 or int8 (bounds default to its range).
@@ -68,6 +71,10 @@ pub struct SequenceDef {
     pub cache: i64,
     /// OWNED BY: (table OID, column name); dropped with the table.
     pub owned_by: Option<(u32, String)>,
+}
+
+fn public_namespace() -> u32 {
+    crate::catalog::PUBLIC_NAMESPACE_OID
 }
 
 /// Values reserved by this process, per sequence OID (shared by sessions).
@@ -176,13 +183,12 @@ pub struct SeqContext {
 }
 
 impl SeqContext {
-    fn resolve(&self, name: &str) -> Result<Arc<SequenceDef>> {
-        let name = relation_name(name);
-        match self.catalog.sequences.get(&name) {
-            Some(s) => Ok(s.clone()),
-            None if self.catalog.relation_exists(&name) => {
-                bail!(WrongObjectType, "\"{name}\" is not a sequence")
-            }
+    fn resolve(&self, text: &str) -> Result<Arc<SequenceDef>> {
+        let (schema, name) = crate::func::catalog_info::split_name(text);
+        let name = crate::catalog::ObjName { schema, name };
+        match self.catalog.relation(&name)? {
+            Some(crate::catalog::Relation::Sequence(s)) => Ok(s),
+            Some(_) => bail!(WrongObjectType, "\"{}\" is not a sequence", name.name),
             None => bail!(UndefinedTable, "relation \"{name}\" does not exist"),
         }
     }
@@ -246,17 +252,6 @@ impl SeqContext {
             bail!(ObjectNotInPrerequisiteState, "setval must be stored first");
         }
         Ok(value)
-    }
-}
-
-/// The relation name in a regclass-style string: `"Quoted"` keeps its case,
-/// anything else is lower-cased; a `public.` schema is dropped.
-fn relation_name(s: &str) -> String {
-    let s = s.trim();
-    let s = s.strip_prefix("public.").or_else(|| s.strip_prefix("\"public\".")).unwrap_or(s);
-    match s.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-        Some(q) => q.replace("\"\"", "\""),
-        None => s.to_lowercase(),
     }
 }
 
@@ -465,7 +460,19 @@ pub fn define(
         bail!(InvalidParameterValue, "CACHE ({cache}) must be greater than zero");
     }
     let ty = TypeDef::from_type(ty);
-    Ok(SequenceDef { oid, name, ty, start, increment: inc, min, max, cycle, cache, owned_by: None })
+    Ok(SequenceDef {
+        oid,
+        namespace: crate::catalog::PUBLIC_NAMESPACE_OID,
+        name,
+        ty,
+        start,
+        increment: inc,
+        min,
+        max,
+        cycle,
+        cache,
+        owned_by: None,
+    })
 }
 
 /// An integer constant in a sequence option (possibly negative).
@@ -486,6 +493,7 @@ pub fn redefine(old: &SequenceDef, options: &[ast::SequenceOptions]) -> Result<S
     all.extend(options.iter().cloned());
     let mut def = define(old.oid, old.name.clone(), &old.ty.to_type(), &all)?;
     def.owned_by = old.owned_by.clone();
+    def.namespace = old.namespace;
     Ok(def)
 }
 
@@ -540,13 +548,6 @@ mod tests {
         assert_eq!(next_range(&d, None, 32).expect("descending"), (-1, 4));
         let big = seq(i64::MAX / 2, 1, i64::MAX, false);
         assert!(next_range(&big, Some((i64::MAX - 5, true)), 8).is_err(), "no overflow");
-    }
-
-    #[test]
-    fn names_fold_like_regclass() {
-        assert_eq!(relation_name("Foo_Seq"), "foo_seq");
-        assert_eq!(relation_name("public.s"), "s");
-        assert_eq!(relation_name("\"MiXed\""), "MiXed");
     }
 
     #[test]

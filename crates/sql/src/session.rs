@@ -23,7 +23,7 @@ use parking_lot::{Mutex, RwLock};
 use sqlparser::ast;
 use sqltypes::{DataType, Value};
 
-use crate::catalog::{self, keys, Catalog, TableDef};
+use crate::catalog::{self, keys, Catalog, SearchPath, TableDef};
 use crate::copy::CopyParser;
 use crate::ddl::{self, DdlResult};
 use crate::error::{from_kv, ErrorReport, Result};
@@ -224,9 +224,12 @@ pub struct Session<K: KvClient> {
     base: Arc<Catalog>,
     /// This session's temporary tables.
     temp: BTreeMap<String, Arc<TableDef>>,
-    /// Changes with every CREATE/DROP of a temporary table (cached plans
-    /// are keyed by it as well as by the catalog version).
+    /// Changes with every CREATE/DROP of a temporary table and every change
+    /// of the search path (cached plans are keyed by it as well as by the
+    /// catalog version).
     temp_epoch: u64,
+    /// The (search_path setting, user) `catalog`'s path was resolved from.
+    path_source: (String, String),
     /// Open cursors by name.
     cursors: HashMap<String, cursors::Cursor>,
     /// SQL-level prepared statements (PREPARE) by name.
@@ -275,6 +278,8 @@ impl<K: KvClient> Session<K> {
             catalog,
             temp: BTreeMap::new(),
             temp_epoch: 0,
+            // Resolved at the first statement (no setting reads "\0").
+            path_source: ("\0".to_string(), String::new()),
             temp_at_txn_start: None,
             cursors: HashMap::new(),
             sql_prepared: HashMap::new(),
@@ -299,18 +304,37 @@ impl<K: KvClient> Session<K> {
     }
 
     /// Installs a newly read shared catalog, with this session's temporary
-    /// tables laid over it.
+    /// tables and search path laid over it.
     fn set_catalog(&mut self, base: Arc<Catalog>) {
         self.base = base.clone();
-        if self.temp.is_empty() {
+        let setting = self.settings.value("search_path").unwrap_or(catalog::DEFAULT_SEARCH_PATH);
+        let path = match self.temp.is_empty() {
+            true => base.resolve_path(setting, &self.user),
+            false => SearchPath::default(),
+        };
+        if self.temp.is_empty() && same_path(&path, &base.path) {
             self.catalog = base;
+            self.path_source = path.source;
             return;
         }
         let mut merged = (*base).clone();
         for (name, t) in &self.temp {
-            merged.tables.insert(name.clone(), t.clone());
+            merged.tables.insert((catalog::TEMP_NAMESPACE_OID, name.clone()), t.clone());
         }
+        merged.path = merged.resolve_path(setting, &self.user);
+        self.path_source = merged.path.source.clone();
         self.catalog = Arc::new(merged);
+    }
+
+    /// Lays the search path over the catalog again if the setting (or the
+    /// user `$user` names) changed since; cached plans made under the old
+    /// one are dropped.
+    fn sync_search_path(&mut self) {
+        let setting = self.settings.value("search_path").unwrap_or(catalog::DEFAULT_SEARCH_PATH);
+        if self.path_source.0 != setting || *self.path_source.1 != *self.user {
+            self.temp_epoch += 1;
+            self.set_catalog(self.base.clone());
+        }
     }
 
     /// Ends the session: an open transaction rolls back and the rows of its
@@ -435,6 +459,7 @@ impl<K: KvClient> Session<K> {
     }
 
     fn refresh_shared_catalog(&mut self) {
+        self.sync_search_path();
         if self.txn.is_none() || !self.ddl {
             let shared = self.db.catalog.read().clone();
             if shared.version > self.catalog.version {
@@ -780,12 +805,7 @@ impl<K: KvClient> Session<K> {
         }
         let mut oids = Vec::new();
         for target in &lock.tables {
-            let name = crate::bind::object_name(&target.name)?;
-            let schema = crate::bind::object_schema(&target.name);
-            let table = match schema.as_deref() {
-                None | Some("public") => self.catalog.get_table(&name),
-                _ => None,
-            };
+            let table = self.catalog.table(&crate::bind::obj_name(&target.name)?)?;
             match table {
                 Some(t) => oids.push(t.oid),
                 None => bail!(UndefinedTable, "relation \"{}\" does not exist", target.name),
@@ -968,6 +988,9 @@ impl<K: KvClient> Session<K> {
                 names,
                 ..
             } => ddl::drop_role(txn, tenant, &catalog, names, *if_exists).await?,
+            S::Drop { object_type: ast::ObjectType::Schema, if_exists, names, cascade, .. } => {
+                ddl::drop_schemas(txn, tenant, &catalog, names, *if_exists, *cascade).await?
+            }
             S::Drop { object_type, if_exists, names, cascade, .. } => {
                 ddl::drop(txn, tenant, &catalog, object_type, names, *if_exists, *cascade).await?
             }
@@ -994,7 +1017,12 @@ impl<K: KvClient> Session<K> {
                 Some(a) => ddl::alter_owner(&catalog, &a)?,
                 None => ddl::alter_table(txn, tenant, &catalog, at).await?,
             },
-            S::AlterSchema(a) => ddl::alter_schema(&catalog, a)?,
+            S::AlterSchema(a) => ddl::alter_schema(txn, tenant, &catalog, a).await?,
+            S::CreateSchema { schema_name, if_not_exists, .. } => {
+                let user = self.user.clone();
+                ddl::create_schema(txn, tenant, &catalog, schema_name, *if_not_exists, &user)
+                    .await?
+            }
             S::Comment { object_type, object_name, comment, .. } => {
                 ddl::comment(txn, tenant, &catalog, object_type, object_name, comment).await?
             }
@@ -1031,6 +1059,11 @@ impl<K: KvClient> Session<K> {
         self.set_catalog(cat);
         Ok(Outcome::Command(r.tag))
     }
+}
+
+/// True if two search paths find the same objects.
+fn same_path(a: &SearchPath, b: &SearchPath) -> bool {
+    a.explicit == b.explicit && a.relations == b.relations && a.types == b.types
 }
 
 fn aborted() -> ErrorReport {

@@ -1024,6 +1024,15 @@ impl SystemTable {
                     .into_value(),
                 ]);
                 rows.push(vec![i8(INFO_SCHEMA_OID), t("information_schema"), i8(10), Value::Null]);
+                let owners = roles_with_oids(catalog);
+                for sc in catalog.schemas.values() {
+                    let owner = owners.iter().find(|(_, r)| r.name == sc.owner).map(|(o, _)| *o);
+                    rows.push(vec![i8(sc.oid as i64), t(&sc.name), i8(owner.unwrap_or(10)), Value::Null]);
+                }
+                if catalog.path.relations.contains(&crate::catalog::TEMP_NAMESPACE_OID) {
+                    let oid = crate::catalog::TEMP_NAMESPACE_OID as i64;
+                    rows.push(vec![i8(oid), t(crate::catalog::TEMP_NAMESPACE_NAME), i8(10), Value::Null]);
+                }
             }
             PgClass => {
                 // Foreign keys are triggers in PostgreSQL, on both tables.
@@ -1032,14 +1041,15 @@ impl SystemTable {
                     .values()
                     .flat_map(|t| t.foreign_keys.iter().map(|f| f.ref_table))
                     .collect();
-                for (oid, name, kind) in catalog.relations() {
-                    let Some(tb) = catalog.tables.get(name).filter(|_| kind == "r") else {
-                        rows.push(class_row(oid, name, kind, false, "p"));
+                for (oid, ns, name, kind) in catalog.relations() {
+                    let key = (ns, name.to_string());
+                    let Some(tb) = catalog.tables.get(&key).filter(|_| kind == "r") else {
+                        rows.push(class_row(oid, ns, name, kind, false, "p"));
                         continue;
                     };
                     let has_index = !tb.primary_key.is_empty() || !tb.indexes.is_empty();
                     let persistence = if tb.temporary { "t" } else { "p" };
-                    let mut row = class_row(oid, name, kind, has_index, persistence);
+                    let mut row = class_row(oid, ns, name, kind, has_index, persistence);
                     row[10] = Value::Int2(tb.checks.len() as i16);
                     row[11] = Value::Int2(tb.columns.len() as i16);
                     row[12] = Value::Bool(!tb.foreign_keys.is_empty() || referenced.contains(&oid));
@@ -1049,6 +1059,11 @@ impl SystemTable {
             PgDescription => {
                 let ns = PUBLIC_NAMESPACE_OID as i64;
                 rows.push(vec![i8(ns), i8(2615), Value::Int4(0), t(PUBLIC_SCHEMA_COMMENT)]);
+                for sc in catalog.schemas.values() {
+                    if let Some(c) = &sc.comment {
+                        rows.push(vec![i8(sc.oid as i64), i8(2615), Value::Int4(0), t(c)]);
+                    }
+                }
                 for (e, _) in catalog.enums.values() {
                     if let Some(c) = &e.comment {
                         rows.push(vec![i8(e.oid as i64), i8(PG_TYPE_OID), Value::Int4(0), t(c)]);
@@ -1199,16 +1214,21 @@ impl SystemTable {
             PgType => {
                 let scalars =
                     sqltypes::SCALAR_TYPE_OIDS.iter().filter_map(|&o| DataType::from_oid(o));
-                let enums = catalog.enums.values().map(|(_, t)| DataType::Enum(t.clone()));
-                for ty in scalars
+                let builtin = PG_CATALOG_OID as u32;
+                let enums = catalog
+                    .enums
+                    .values()
+                    .map(|(d, t)| (DataType::Enum(t.clone()), d.namespace));
+                for (ty, ns) in scalars
+                    .map(|t| (t, builtin))
                     .chain(enums)
-                    .flat_map(|ty| {
+                    .flat_map(|(ty, ns)| {
                         let array = ty.array_of();
-                        [ty, array]
+                        [(ty, ns), (array, ns)]
                     })
-                    .chain(std::iter::once(DataType::Unknown))
+                    .chain(std::iter::once((DataType::Unknown, builtin)))
                 {
-                    rows.push(pg_type_row(&ty));
+                    rows.push(pg_type_row(&ty, ns));
                 }
             }
             PgDatabase => rows.push(vec![
@@ -1274,7 +1294,7 @@ impl SystemTable {
                 for tb in catalog.tables.values() {
                     let has_index = !tb.primary_key.is_empty() || !tb.indexes.is_empty();
                     rows.push(vec![
-                        t("public"),
+                        t(schema_of(catalog, tb.namespace)),
                         t(&tb.name),
                         t("postgres"),
                         Value::Bool(has_index),
@@ -1283,7 +1303,9 @@ impl SystemTable {
             }
             InfoTables => {
                 for tb in catalog.tables.values() {
-                    rows.push(vec![t("postgres"), t("public"), t(&tb.name), t("BASE TABLE")]);
+                    let kind = if tb.temporary { "LOCAL TEMPORARY" } else { "BASE TABLE" };
+                    let schema = schema_of(catalog, tb.namespace);
+                    rows.push(vec![t("postgres"), t(schema), t(&tb.name), t(kind)]);
                 }
             }
             InfoColumns => {
@@ -1292,7 +1314,7 @@ impl SystemTable {
                         let ty = c.ty.to_type();
                         rows.push(vec![
                             t("postgres"),
-                            t("public"),
+                            t(schema_of(catalog, tb.namespace)),
                             t(&tb.name),
                             t(&c.name),
                             Value::Int4(i as i32 + 1),
@@ -1303,7 +1325,10 @@ impl SystemTable {
                         let row = rows.last_mut().expect("just pushed");
                         row.extend(type_facets(&ty));
                         let schema = match ty.elem().unwrap_or(&ty) {
-                            DataType::Enum(_) => "public",
+                            DataType::Enum(e) => catalog
+                                .enum_def(e.oid)
+                                .map(|d| schema_of(catalog, d.namespace))
+                                .unwrap_or("public"),
                             _ => "pg_catalog",
                         };
                         row.extend([t("postgres"), t(schema), t(&ty.name())]);
@@ -1324,7 +1349,7 @@ impl SystemTable {
                     rows.push(vec![
                         i8(c.oid as i64),
                         t(&c.name),
-                        i8(PUBLIC_NAMESPACE_OID as i64),
+                        i8(c.table.namespace as i64),
                         t(c.kind),
                         Value::Bool(false),
                         Value::Bool(false),
@@ -1353,19 +1378,18 @@ impl SystemTable {
                         "u" => "UNIQUE",
                         _ => "FOREIGN KEY",
                     };
-                    rows.push(info_constraint_row(&c.name, &c.table.name, kind));
+                    rows.push(info_constraint_row(catalog, &c.name, &c.table, kind));
                 }
                 // PostgreSQL lists each NOT NULL column as a CHECK constraint.
                 for tb in catalog.tables.values() {
                     for (i, col) in tb.columns.iter().enumerate() {
                         if !col.nullable {
-                            let name =
-                                format!("{PUBLIC_NAMESPACE_OID}_{}_{}_not_null", tb.oid, i + 1);
-                            rows.push(info_constraint_row(&name, &tb.name, "CHECK"));
+                            let name = format!("{}_{}_{}_not_null", tb.namespace, tb.oid, i + 1);
+                            rows.push(info_constraint_row(catalog, &name, tb, "CHECK"));
                         }
                     }
                     for ch in &tb.checks {
-                        rows.push(info_constraint_row(&ch.name, &tb.name, "CHECK"));
+                        rows.push(info_constraint_row(catalog, &ch.name, tb, "CHECK"));
                     }
                 }
             }
@@ -1378,8 +1402,9 @@ impl SystemTable {
                             let r = f.ref_columns[pos];
                             key.iter().position(|&k| k == r).map(|p| Value::Int4(p as i32 + 1))
                         });
-                        let mut row = info_names(&c.name);
-                        row.extend(info_names(&c.table.name));
+                        let schema = schema_of(catalog, c.table.namespace);
+                        let mut row = info_names(schema, &c.name);
+                        row.extend(info_names(schema, &c.table.name));
                         row.push(t(&c.table.columns[col].name));
                         row.push(Value::Int4(pos as i32 + 1));
                         row.push(in_unique.unwrap_or(Value::Null));
@@ -1391,15 +1416,16 @@ impl SystemTable {
                 for c in constraints(catalog).into_iter().filter(|c| c.check.is_none()) {
                     let Some(f) = c.fk else { continue };
                     let unique = catalog.table_by_oid(f.ref_table).and_then(|p| {
+                        let ns = schema_of(catalog, p.namespace);
                         match crate::fk::target(&p, f).ok()?.0 {
-                            crate::fk::Target::Primary => p.pkey_name.clone(),
-                            crate::fk::Target::Unique(i) => Some(p.indexes[i].name.clone()),
+                            crate::fk::Target::Primary => Some((ns, p.pkey_name.clone()?)),
+                            crate::fk::Target::Unique(i) => Some((ns, p.indexes[i].name.clone())),
                         }
                     });
-                    let mut row = info_names(&c.name);
+                    let mut row = info_names(schema_of(catalog, c.table.namespace), &c.name);
                     row.extend(
                         unique
-                            .map(|u| info_names(&u))
+                            .map(|(ns, u)| info_names(ns, &u))
                             .unwrap_or_else(|| vec![Value::Null, Value::Null, Value::Null]),
                     );
                     row.push(t(if f.match_full { "FULL" } else { "NONE" }));
@@ -1419,9 +1445,9 @@ impl SystemTable {
                         None => (c.table.clone(), c.columns.clone()),
                     };
                     for col in cols {
-                        let mut row = info_names(&table.name);
+                        let mut row = info_names(schema_of(catalog, table.namespace), &table.name);
                         row.push(t(&table.columns[col].name));
-                        row.extend(info_names(&c.name));
+                        row.extend(info_names(schema_of(catalog, c.table.namespace), &c.name));
                         rows.push(row);
                     }
                 }
@@ -1448,13 +1474,12 @@ fn io_type_oid(ty: &DataType) -> u32 {
 }
 
 /// One pg_type row.
-fn pg_type_row(ty: &DataType) -> Vec<Value> {
+fn pg_type_row(ty: &DataType, namespace: u32) -> Vec<Value> {
     let t = |s: &str| Value::Text(s.to_string());
     let i8 = |x: i64| Value::Oid(x as u32);
     let (category, preferred, array) = type_traits(ty);
     let base = ty.elem().unwrap_or(ty);
     let string = matches!(base, DataType::Text | DataType::Varchar(_) | DataType::Char(_));
-    let user = matches!(base, DataType::Enum(_));
     let typtype = match ty {
         DataType::Unknown => "p",
         DataType::Enum(_) => "e",
@@ -1463,7 +1488,7 @@ fn pg_type_row(ty: &DataType) -> Vec<Value> {
     let mut row = vec![
         i8(ty.oid() as i64),
         t(&ty.name()),
-        i8(if user { crate::catalog::PUBLIC_NAMESPACE_OID as i64 } else { PG_CATALOG_OID }),
+        i8(namespace as i64),
         i8(10),
         Value::Int2(ty.typlen()),
         Value::Bool(ty.typlen() > 0),
@@ -1684,14 +1709,20 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
     out
 }
 
-/// (catalog, schema, name) of an object in the public schema.
-fn info_names(name: &str) -> Vec<Value> {
-    vec![Value::Text("postgres".into()), Value::Text("public".into()), Value::Text(name.into())]
+/// (catalog, schema, name) of an object.
+fn info_names(schema: &str, name: &str) -> Vec<Value> {
+    vec![Value::Text("postgres".into()), Value::Text(schema.into()), Value::Text(name.into())]
 }
 
-fn info_constraint_row(name: &str, table: &str, kind: &str) -> Vec<Value> {
-    let mut row = info_names(name);
-    row.extend(info_names(table));
+/// The name of schema `ns` (`???` for one that does not exist).
+fn schema_of(catalog: &Catalog, ns: u32) -> &str {
+    catalog.namespace_name(ns).unwrap_or("???")
+}
+
+fn info_constraint_row(catalog: &Catalog, name: &str, table: &TableDef, kind: &str) -> Vec<Value> {
+    let schema = schema_of(catalog, table.namespace);
+    let mut row = info_names(schema, name);
+    row.extend(info_names(schema, &table.name));
     for v in [kind, "NO", "NO", "YES"] {
         row.push(Value::Text(v.into()));
     }
@@ -1780,7 +1811,14 @@ pub fn default_opclass(ty: &DataType) -> u32 {
     OPCLASSES.iter().find(|(_, _, t)| *t == intype).map(|(oid, _, _)| *oid).unwrap_or(0)
 }
 
-fn class_row(oid: u32, name: &str, kind: &str, has_index: bool, persistence: &str) -> Vec<Value> {
+fn class_row(
+    oid: u32,
+    namespace: u32,
+    name: &str,
+    kind: &str,
+    has_index: bool,
+    persistence: &str,
+) -> Vec<Value> {
     // Tables use the heap access method and indexes btree (pg_am).
     let am = match kind {
         "r" => 2,
@@ -1790,7 +1828,7 @@ fn class_row(oid: u32, name: &str, kind: &str, has_index: bool, persistence: &st
     vec![
         Value::Int8(oid as i64),
         Value::Text(name.to_string()),
-        Value::Int8(PUBLIC_NAMESPACE_OID as i64),
+        Value::Int8(namespace as i64),
         Value::Text(kind.to_string()),
         Value::Int8(10),
         Value::Int8(am),

@@ -158,6 +158,10 @@ sqlstates! {
     DuplicateColumn = "42701",
     /// 42710
     DuplicateObject = "42710",
+    /// 42P06
+    DuplicateSchema = "42P06",
+    /// 42939: a name reserved for the system (`pg_` schemas)
+    ReservedName = "42939",
     /// 42P16
     InvalidTableDefinition = "42P16",
     /// 42702

@@ -9,7 +9,7 @@ use kvapi::{TenantId, Txn};
 use sqlparser::ast;
 
 use super::sequences::write_sequence;
-use super::{check_schema, default_expr, table_batch};
+use super::{default_expr, table_batch};
 use crate::bind;
 use sqltypes::Value;
 
@@ -46,7 +46,7 @@ pub(super) async fn alter_column<T: Txn>(
                 .with_hint("Use ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY instead."));
             }
             let ty = cur.columns[c].ty.to_type();
-            let text = crate::deparse::stored_default(value, &ty);
+            let text = crate::deparse::stored_default(cat, value, &ty);
             default_expr(cat, &cname, &text, &ty)?;
             cur.columns[c].default = Some(text);
         }
@@ -95,8 +95,8 @@ pub(super) fn rename_table(
     to: &ast::RenameTableNameKind,
 ) -> Result<()> {
     let (ast::RenameTableNameKind::As(n) | ast::RenameTableNameKind::To(n)) = to;
-    let new = check_schema(n)?;
-    if cat.relation_exists(&new) {
+    let new = bind::object_name(n)?;
+    if cat.relation_exists(cur.namespace, &new) {
         bail!(DuplicateTable, "relation \"{new}\" already exists");
     }
     cur.name = new;
@@ -137,7 +137,7 @@ pub(super) async fn rename_column<T: Txn>(
             }
             ControlFlow::<()>::Continue(())
         });
-        check.expr = crate::deparse::stored_text(&e);
+        check.expr = crate::deparse::stored_text(cat, &e);
     }
     for s in cat.sequences.values() {
         if s.owned_by.as_ref().is_some_and(|(o, col)| *o == cur.oid && *col == from) {
@@ -160,7 +160,8 @@ pub(super) async fn add_unique<T: Txn>(
     u: &ast::UniqueConstraint,
 ) -> Result<u64> {
     let cols = super::index_columns(cur, &u.columns)?;
-    let taken = |n: &str| cat.relation_exists(n) || cur.indexes.iter().any(|i| i.name == n);
+    let taken =
+        |n: &str| cat.relation_exists(cur.namespace, n) || cur.indexes.iter().any(|i| i.name == n);
     let name = match &u.name {
         Some(n) => bind::ident(n),
         None => {
@@ -214,7 +215,7 @@ pub(super) async fn drop_column<T: Txn>(
     }
     let mut children = Vec::new();
     for (child, i) in &cur.referenced_by {
-        let ct = cat.must_get_table(child)?;
+        let ct = cat.table_at(child)?;
         let fk = &ct.foreign_keys[*i];
         if fk.ref_columns.contains(&c) && ct.oid != cur.oid {
             return Err(err!(

@@ -9,9 +9,9 @@ use kvapi::{TenantId, Txn};
 use sqlparser::ast;
 use sqltypes::DataType;
 
-use super::{check_schema, lock_table};
+use super::lock_table;
 use crate::bind;
-use crate::catalog::{keys, Catalog, FkAction, ForeignKeyDef, TableDef};
+use crate::catalog::{keys, Catalog, FkAction, ForeignKeyDef, QualName, TableDef};
 use crate::error::{ErrorReport, Result};
 use crate::{bail, err};
 
@@ -87,13 +87,12 @@ pub(super) async fn define<T: Txn>(
         }
         _ => false,
     };
-    let pname = check_schema(&c.foreign_table)?;
-    let parent = if pname == t.name {
-        Arc::new(t.clone())
-    } else {
-        cat.get_table(&pname)
-            .ok_or_else(|| err!(UndefinedTable, "relation \"{pname}\" does not exist"))?
-    };
+    let pname = bind::obj_name(&c.foreign_table)?;
+    let own = pname.name == t.name
+        && cat.lookup_path(&pname, false)?.iter().find(|&&ns| {
+            ns == t.namespace || cat.relation_exists(ns, &pname.name)
+        }) == Some(&t.namespace);
+    let parent = if own { Arc::new(t.clone()) } else { cat.must_table(&pname)? };
     if parent.temporary && !t.temporary {
         bail!(
             InvalidTableDefinition,
@@ -187,7 +186,7 @@ pub(super) async fn validate<T: Txn>(
     // A self-reference is checked against the table as it will be.
     let mut with = cat.clone();
     if fk.ref_table == t.oid {
-        with.tables.insert(t.name.clone(), Arc::new(only.clone()));
+        with.tables.insert(t.qual_name(), Arc::new(only.clone()));
     }
     let mut next = Some(keys::storage(tenant, t.storage).start);
     while let Some(start) = next {
@@ -205,12 +204,12 @@ pub(super) async fn validate<T: Txn>(
 pub(super) fn references_from_outside(
     cat: &Catalog,
     t: &TableDef,
-    going: &[String],
+    going: &[QualName],
 ) -> Result<Vec<(Arc<TableDef>, usize)>> {
     let mut out = Vec::new();
     for (child, i) in &t.referenced_by {
-        if child != &t.name && !going.contains(child) {
-            out.push((cat.must_get_table(child)?, *i));
+        if *child != t.qual_name() && !going.contains(child) {
+            out.push((cat.table_at(child)?, *i));
         }
     }
     Ok(out)
@@ -254,7 +253,7 @@ pub(super) fn index_user(
     i: usize,
 ) -> Result<Option<(String, String)>> {
     for (child, j) in &t.referenced_by {
-        let c = cat.must_get_table(child)?;
+        let c = cat.table_at(child)?;
         let fk = &c.foreign_keys[*j];
         if let Ok((crate::fk::Target::Unique(k), _)) = crate::fk::target(t, fk) {
             if k == i {

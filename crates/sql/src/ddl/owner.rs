@@ -1,4 +1,4 @@
-//! OWNER TO for relations and the public schema.
+//! OWNER TO for relations and types.
 //!
 //! Strata keeps no owner per object yet: every relation belongs to the
 //! bootstrap superuser (pg_class.relowner 10). OWNER TO therefore checks
@@ -12,47 +12,34 @@ use crate::parse::{AlterOwner, RelationKind};
 
 /// ALTER TABLE | VIEW | SEQUENCE | INDEX name OWNER TO role.
 pub fn alter_owner(cat: &Catalog, a: &AlterOwner) -> Result<DdlResult> {
-    let name = check_schema(&a.name)?;
+    let obj = bind::obj_name(&a.name)?;
+    let name = &obj.name;
     let mut r = DdlResult::tag(a.kind.tag());
     if a.kind == RelationKind::Type {
-        if !cat.enums.contains_key(&name) {
-            bail!(UndefinedObject, "type \"{name}\" does not exist");
-        }
+        types::must_get(cat, &obj)?;
         check_role(cat, &a.owner)?;
         return Ok(r);
     }
-    let found = cat.relations().into_iter().find(|(_, n, _)| *n == name);
-    let Some((_, _, relkind)) = found else {
-        skip_missing(&mut r, a.if_exists, sqlstate::SqlState::UndefinedTable, "relation", &name)?;
+    let Some(rel) = cat.relation(&obj)? else {
+        let shown = obj.to_string();
+        skip_missing(&mut r, a.if_exists, sqlstate::SqlState::UndefinedTable, "relation", &shown)?;
         return Ok(r);
     };
-    let wrong = match a.kind {
-        RelationKind::Table => None,
-        RelationKind::View => (relkind != "v").then_some("a view"),
-        RelationKind::Sequence => (relkind != "S").then_some("a sequence"),
-        RelationKind::Index => (relkind != "i").then_some("an index"),
-        RelationKind::Type => None,
+    use catalog::Relation as R;
+    let wrong = match (a.kind, rel) {
+        (RelationKind::Table | RelationKind::Type, _) => None,
+        (RelationKind::View, R::View(_))
+        | (RelationKind::Sequence, R::Sequence(_))
+        | (RelationKind::Index, R::Index(..)) => None,
+        (RelationKind::View, _) => Some("a view"),
+        (RelationKind::Sequence, _) => Some("a sequence"),
+        (RelationKind::Index, _) => Some("an index"),
     };
     if let Some(what) = wrong {
         bail!(WrongObjectType, "\"{name}\" is not {what}");
     }
     check_role(cat, &a.owner)?;
     Ok(r)
-}
-
-/// ALTER SCHEMA name OWNER TO role: only `public` exists.
-pub fn alter_schema(cat: &Catalog, a: &ast::AlterSchema) -> Result<DdlResult> {
-    let schema = bind::object_name(&a.name)?;
-    if schema != "public" {
-        bail!(InvalidSchemaName, "schema \"{schema}\" does not exist");
-    }
-    for op in &a.operations {
-        match op {
-            ast::AlterSchemaOperation::OwnerTo { owner } => check_role(cat, owner)?,
-            other => bail!(FeatureNotSupported, "ALTER SCHEMA {other} is not supported yet"),
-        }
-    }
-    Ok(DdlResult::tag("ALTER SCHEMA"))
 }
 
 /// ALTER TABLE whose only action is OWNER TO, as the relation-generic form:

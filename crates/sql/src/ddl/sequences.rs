@@ -32,15 +32,18 @@ pub(super) async fn owned_sequence<T: Txn>(
     let base = format!("{}_{}_seq", t.name, t.columns[col].name);
     let mut name = base.clone();
     let mut n = 0;
-    while cat.relation_exists(&name) || t.indexes.iter().any(|i| i.name == name) {
+    while cat.relation_exists(t.namespace, &name) || t.indexes.iter().any(|i| i.name == name) {
         n += 1;
         name = format!("{base}{n}");
     }
     let oid = alloc(txn, tenant, 1).await? as u32;
     let mut seq = sequence::define(oid, name, &t.columns[col].ty.to_type(), options)?;
+    seq.namespace = t.namespace;
     seq.owned_by = Some((t.oid, t.columns[col].name.clone()));
+    // Stored schema-qualified, as every name in stored text (deparse.rs).
+    let qualified = crate::func::catalog_info::qualified_name(cat, seq.namespace, &seq.name);
     let c = &mut t.columns[col];
-    c.default = Some(format!("nextval('{}'::regclass)", seq.name.replace('\'', "''")));
+    c.default = Some(format!("nextval('{}'::regclass)", qualified.replace('\'', "''")));
     c.nullable = false;
     write_sequence(txn, tenant, &seq).await?;
     Ok(seq)
@@ -75,8 +78,8 @@ pub async fn create_sequence<T: Txn>(
     if *temporary {
         bail!(FeatureNotSupported, "temporary sequences are not supported yet");
     }
-    let name = check_schema(name)?;
-    if cat.relation_exists(&name) {
+    let (namespace, name) = new_name(cat, name)?;
+    if cat.relation_exists(namespace, &name) {
         if *if_not_exists {
             let mut r = DdlResult::tag("CREATE SEQUENCE");
             r.notices.push(notice(format!("relation \"{name}\" already exists, skipping")));
@@ -91,6 +94,7 @@ pub async fn create_sequence<T: Txn>(
     bump_version(txn, tenant).await?;
     let oid = alloc(txn, tenant, 1).await? as u32;
     let mut seq = sequence::define(oid, name, &ty, sequence_options)?;
+    seq.namespace = namespace;
     if let Some(owner) = owned_by {
         seq.owned_by = sequence_owner(cat, owner)?;
     }
@@ -105,15 +109,19 @@ pub async fn alter_sequence<T: Txn>(
     cat: &Catalog,
     a: &crate::parse::AlterSequence,
 ) -> Result<DdlResult> {
-    let name = check_schema(&a.name)?;
+    let obj = bind::obj_name(&a.name)?;
     let mut r = DdlResult::tag("ALTER SEQUENCE");
-    let Some(old) = cat.sequences.get(&name) else {
-        if cat.relation_exists(&name) {
-            bail!(WrongObjectType, "\"{name}\" is not a sequence");
+    let old = match cat.relation(&obj)? {
+        Some(catalog::Relation::Sequence(s)) => s,
+        Some(_) => bail!(WrongObjectType, "\"{}\" is not a sequence", obj.name),
+        None => {
+            let name = obj.to_string();
+            let code = sqlstate::SqlState::UndefinedTable;
+            skip_missing(&mut r, a.if_exists, code, "relation", &name)?;
+            return Ok(r);
         }
-        skip_missing(&mut r, a.if_exists, sqlstate::SqlState::UndefinedTable, "relation", &name)?;
-        return Ok(r);
     };
+    let old = &old;
     if a.options.data_type.is_some() {
         bail!(FeatureNotSupported, "ALTER SEQUENCE ... AS is not supported yet");
     }
@@ -153,8 +161,9 @@ pub(super) fn sequence_owner(
     let parts: Vec<String> = owner.0.iter().filter_map(|p| p.as_ident().map(bind::ident)).collect();
     match parts.as_slice() {
         [none] if none == "none" => Ok(None),
-        [.., table, column] => {
-            let t = cat.must_get_table(table)?;
+        [schema @ .., table, column] if schema.len() <= 1 => {
+            let name = catalog::ObjName { schema: schema.first().cloned(), name: table.clone() };
+            let t = cat.must_table(&name)?;
             if t.column_index(column).is_none() {
                 bail!(
                     UndefinedColumn,
@@ -179,11 +188,13 @@ pub(super) async fn drop_sequences<T: Txn>(
     let mut r = DdlResult::tag("DROP SEQUENCE");
     let mut bumped = false;
     for n in names {
-        let name = check_schema(n)?;
-        let Some(seq) = cat.sequences.get(&name) else {
+        let obj = bind::obj_name(n)?;
+        let Some(catalog::Relation::Sequence(seq)) = cat.relation(&obj)? else {
+            let name = obj.to_string();
             skip_missing(&mut r, if_exists, sqlstate::SqlState::UndefinedTable, "sequence", &name)?;
             continue;
         };
+        let name = &seq.name;
         if let Some((t, c)) = &seq.owned_by {
             let owner = cat.tables.values().find(|x| x.oid == *t);
             let used = owner.is_some_and(|x| {

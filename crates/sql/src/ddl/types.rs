@@ -17,11 +17,11 @@ pub async fn create_type<T: Txn>(
     name: &ast::ObjectName,
     representation: Option<&ast::UserDefinedTypeRepresentation>,
 ) -> Result<DdlResult> {
-    let name = check_schema(name)?;
+    let (namespace, name) = new_name(cat, name)?;
     let Some(ast::UserDefinedTypeRepresentation::Enum { labels }) = representation else {
         bail!(FeatureNotSupported, "CREATE TYPE is supported only for enum types so far");
     };
-    if public_type_exists(cat, &name) {
+    if type_exists(cat, namespace, &name) {
         bail!(DuplicateObject, "type \"{name}\" already exists");
     }
     let texts = labels.iter().map(label).collect::<Result<Vec<String>>>()?;
@@ -39,8 +39,14 @@ pub async fn create_type<T: Txn>(
     }
     let labels =
         texts.into_iter().enumerate().map(|(i, l)| (first + 2 + i as u32, (i + 1) as f32, l));
-    let def =
-        EnumDef { oid: first, array_oid: first + 1, name, labels: labels.collect(), comment: None };
+    let def = EnumDef {
+        oid: first,
+        namespace,
+        array_oid: first + 1,
+        name,
+        labels: labels.collect(),
+        comment: None,
+    };
     put(txn, tenant, &def).await?;
     Ok(DdlResult::tag("CREATE TYPE"))
 }
@@ -52,8 +58,7 @@ pub async fn alter_type<T: Txn>(
     cat: &Catalog,
     at: &ast::AlterType,
 ) -> Result<DdlResult> {
-    let name = check_schema(&at.name)?;
-    let mut def = must_get(cat, &name)?;
+    let mut def = must_get(cat, &bind::obj_name(&at.name)?)?;
     let mut r = DdlResult::tag("ALTER TYPE");
     let position = |def: &EnumDef, l: &str| {
         def.labels
@@ -105,7 +110,7 @@ pub async fn alter_type<T: Txn>(
         }
         ast::AlterTypeOperation::Rename(rn) => {
             let new = bind::ident(&rn.new_name);
-            if public_type_exists(cat, &new) {
+            if type_exists(cat, def.namespace, &new) {
                 bail!(DuplicateObject, "type \"{new}\" already exists");
             }
             bump_version(txn, tenant).await?;
@@ -127,11 +132,13 @@ pub(super) async fn drop_types<T: Txn>(
     let mut r = DdlResult::tag("DROP TYPE");
     let mut bumped = false;
     for n in names {
-        let name = check_schema(n)?;
-        let Some((def, _)) = cat.enums.get(&name) else {
+        let obj = bind::obj_name(n)?;
+        let Some((def, _)) = cat.enum_named(&obj)? else {
+            let name = obj.to_string();
             skip_missing(&mut r, if_exists, sqlstate::SqlState::UndefinedObject, "type", &name)?;
             continue;
         };
+        let name = &def.name;
         for t in cat.tables.values() {
             if let Some(c) =
                 t.columns.iter().find(|c| c.ty.oid == def.oid || c.ty.oid == def.array_oid)
@@ -164,7 +171,7 @@ pub(super) async fn comment_type<T: Txn>(
     name: &ast::ObjectName,
     comment: Option<String>,
 ) -> Result<DdlResult> {
-    let mut def = must_get(cat, &check_schema(name)?)?;
+    let mut def = must_get(cat, &bind::obj_name(name)?)?;
     bump_version(txn, tenant).await?;
     def.comment = comment;
     put(txn, tenant, &def).await?;
@@ -173,22 +180,24 @@ pub(super) async fn comment_type<T: Txn>(
 
 /// The stored definition of enum type `name` as the search path finds it
 /// (42704 if there is none, 42809 for a built-in type).
-fn must_get(cat: &Catalog, name: &str) -> Result<EnumDef> {
-    let ty = ast::DataType::Custom(ast::ObjectName::from(vec![ast::Ident::new(name)]), vec![]);
-    match bind::catalog_type(cat, &ty) {
-        Ok(DataType::Enum(t)) => match cat.enum_def(t.oid) {
-            Some(def) => Ok((**def).clone()),
-            None => bail!(UndefinedObject, "type \"{name}\" does not exist"),
-        },
-        Ok(other) => bail!(WrongObjectType, "{other} is not an enum"),
-        Err(_) => bail!(UndefinedObject, "type \"{name}\" does not exist"),
+pub(super) fn must_get(cat: &Catalog, name: &catalog::ObjName) -> Result<EnumDef> {
+    if let Some((def, _)) = cat.enum_named(name)? {
+        return Ok((**def).clone());
+    }
+    let builtin = name.schema.as_deref().is_none_or(|s| s == "pg_catalog");
+    let parts = vec![ast::Ident::new(&name.name)];
+    let ty = ast::DataType::Custom(ast::ObjectName::from(parts), vec![]);
+    match bind::data_type(&ty) {
+        Ok(other) if builtin => bail!(WrongObjectType, "{other} is not an enum"),
+        _ => bail!(UndefinedObject, "type \"{name}\" does not exist"),
     }
 }
 
-/// Whether schema public has a type named `name`: an enum, or a table's or
+/// Whether schema `ns` has a type named `name`: an enum, or a table's or
 /// view's row type.
-fn public_type_exists(cat: &Catalog, name: &str) -> bool {
-    cat.enums.contains_key(name) || cat.tables.contains_key(name) || cat.views.contains_key(name)
+fn type_exists(cat: &Catalog, ns: u32, name: &str) -> bool {
+    let key = (ns, name.to_string());
+    cat.enums.contains_key(&key) || cat.tables.contains_key(&key) || cat.views.contains_key(&key)
 }
 
 /// An enum label: a string literal of at most 63 bytes.

@@ -15,9 +15,9 @@ pub async fn create_view<T: Txn>(
     if cv.materialized {
         bail!(FeatureNotSupported, "materialized views are not supported yet");
     }
-    let name = check_schema(&cv.name)?;
-    let existing = cat.views.get(&name).cloned();
-    if existing.is_none() && cat.relation_exists(&name) {
+    let (namespace, name) = new_name(cat, &cv.name)?;
+    let existing = cat.views.get(&(namespace, name.clone())).cloned();
+    if existing.is_none() && cat.relation_exists(namespace, &name) {
         bail!(DuplicateTable, "relation \"{name}\" already exists");
     }
     if existing.is_some() && !cv.or_replace {
@@ -59,8 +59,8 @@ pub async fn create_view<T: Txn>(
         Some(v) => v.oid,
         None => alloc(txn, tenant, 1).await? as u32,
     };
-    let view =
-        catalog::ViewDef { oid, name, query: crate::deparse::stored_query(&cv.query), columns };
+    let query = crate::deparse::stored_query(cat, &cv.query);
+    let view = catalog::ViewDef { oid, namespace, name, query, columns };
     put_entry(txn, keys::view(tenant, oid), json_entry(&view)).await?;
     Ok(DdlResult::tag("CREATE VIEW"))
 }
@@ -76,8 +76,9 @@ pub(super) async fn drop_views<T: Txn>(
     let mut r = DdlResult::tag("DROP VIEW");
     let mut bumped = false;
     for n in names {
-        let name = check_schema(n)?;
-        let Some(view) = cat.views.get(&name) else {
+        let name = bind::obj_name(n)?;
+        let Some(catalog::Relation::View(view)) = cat.relation(&name)? else {
+            let name = name.to_string();
             skip_missing(&mut r, if_exists, sqlstate::SqlState::UndefinedTable, "view", &name)?;
             continue;
         };

@@ -24,7 +24,7 @@ pub fn to_reg(
             let found = match kind {
                 RegKind::Class => class_oid(cat, s),
                 RegKind::Type => type_oid(cat, s),
-                RegKind::Namespace => namespace_oid(s),
+                RegKind::Namespace => cat.namespace_oid(&split_name(s).1),
                 RegKind::Proc => proc_oid(s)?,
             };
             match (found, lenient) {
@@ -63,11 +63,9 @@ pub fn to_reg(
         RegKind::Proc => crate::system::builtin_rows::regproc_name(oid),
         RegKind::Class => class_name(cat, oid),
         RegKind::Type => type_name(Some(cat), oid),
-        RegKind::Namespace => NAMESPACES
-            .iter()
-            .find(|(_, o)| *o == oid)
-            .map(|(n, _)| n.to_string())
-            .unwrap_or_else(|| oid.to_string()),
+        RegKind::Namespace => {
+            cat.namespace_name(oid).map(quote_ident).unwrap_or_else(|| oid.to_string())
+        }
     };
     Ok(Value::Reg(Box::new(RegValue { kind, oid, name })))
 }
@@ -155,7 +153,7 @@ fn column_list(t: &TableDef, cols: &[usize]) -> String {
 
 /// pg_get_constraintdef(oid): the constraint's definition as written after
 /// ADD CONSTRAINT (primary key, unique and foreign key constraints).
-pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool, qualify: bool) -> Option<String> {
+pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
     for t in cat.tables.values() {
         if t.pkey_name.is_some() && t.pkey_oid == oid {
             return Some(format!("PRIMARY KEY ({})", column_list(t, &t.primary_key)));
@@ -164,10 +162,7 @@ pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool, qualify: bool) -> O
             return Some(format!("UNIQUE ({})", column_list(t, &i.columns)));
         }
         if let Some(c) = t.checks.iter().find(|c| c.oid(t.oid) == oid) {
-            let expr = match qualify {
-                true => qualify_enum_casts(cat, c.expr.clone()),
-                false => c.expr.clone(),
-            };
+            let expr = crate::deparse::display_expr(cat, &c.expr);
             // The pretty form drops the condition's own parentheses.
             return Some(if pretty {
                 format!("CHECK ({expr})")
@@ -180,7 +175,7 @@ pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool, qualify: bool) -> O
             let mut s = format!(
                 "FOREIGN KEY ({}) REFERENCES {}({})",
                 column_list(t, &f.columns),
-                qualified(&parent.name, qualify),
+                relation_display_name(cat, parent.namespace, &parent.name),
                 column_list(&parent, &f.ref_columns)
             );
             if f.match_full {
@@ -209,63 +204,73 @@ pub fn index_def(cat: &Catalog, oid: u32) -> Option<String> {
             continue;
         };
         return Some(format!(
-            "CREATE {}INDEX {} ON public.{} USING btree ({})",
+            "CREATE {}INDEX {} ON {} USING btree ({})",
             if unique { "UNIQUE " } else { "" },
             quote_ident(&name),
-            quote_ident(&t.name),
+            qualified_name(cat, t.namespace, &t.name),
             column_list(t, &cols)
         ));
     }
     None
 }
 
-/// Strips an optional `public.` and double quotes from a relation name the
-/// way regclass input reads it; unquoted names fold to lower case.
-fn relation_name(text: &str) -> String {
-    let text = text.strip_prefix("public.").unwrap_or(text);
-    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
-        Some(q) => q.replace("\"\"", "\""),
-        None => text.to_lowercase(),
-    }
-}
-
 /// pg_get_serial_sequence(table, column): the sequence a SERIAL or IDENTITY
 /// column draws from, schema-qualified.
 pub fn serial_sequence(cat: &Catalog, table: &str, column: &str) -> Option<String> {
-    let t = cat.get_table(&relation_name(table))?;
+    let oid = class_oid(cat, table)?;
     let col = column.to_string();
     cat.sequences
         .values()
-        .find(|s| s.owned_by.as_ref().is_some_and(|(o, c)| *o == t.oid && *c == col))
-        .map(|s| format!("public.{}", quote_ident(&s.name)))
+        .find(|s| s.owned_by.as_ref().is_some_and(|(o, c)| *o == oid && *c == col))
+        .map(|s| qualified_name(cat, s.namespace, &s.name))
 }
 
-/// pg_table_is_visible(oid): every relation lives in `public`, which is on
-/// the search path; NULL for an OID that names no relation.
+/// pg_table_is_visible(oid): whether the relation's unqualified name finds
+/// it on the search path; NULL for an OID that names no relation.
 pub fn table_is_visible(cat: &Catalog, oid: u32) -> Value {
-    let exists = cat.tables.values().any(|t| {
-        t.oid == oid
-            || (t.pkey_name.is_some() && t.pkey_oid == oid)
-            || t.indexes.iter().any(|i| i.oid == oid)
-    }) || cat.views.values().any(|v| v.oid == oid)
-        || cat.sequences.values().any(|s| s.oid == oid);
-    if exists {
-        Value::Bool(true)
-    } else {
-        Value::Null
+    if crate::system::CATALOG_RELATIONS.iter().any(|(_, o)| *o == oid) {
+        return Value::Bool(true);
+    }
+    match cat.relations().into_iter().find(|(o, ..)| *o == oid) {
+        Some((_, ns, name, _)) => Value::Bool(cat.relation_visible(ns, name)),
+        None => Value::Null,
+    }
+}
+
+/// `schema.name`, each part quoted where needed.
+pub fn qualified_name(cat: &Catalog, ns: u32, name: &str) -> String {
+    let schema = cat.namespace_name(ns).unwrap_or("???");
+    format!("{}.{}", quote_ident(schema), quote_ident(name))
+}
+
+/// A relation's name as PostgreSQL prints it in deparsed SQL: bare if the
+/// search path finds it, else schema-qualified.
+pub fn relation_display_name(cat: &Catalog, ns: u32, name: &str) -> String {
+    match cat.relation_visible(ns, name) {
+        true => quote_ident(name),
+        false => qualified_name(cat, ns, name),
     }
 }
 
 /// format_type(type oid, typmod): the SQL name of a type (`???` if
-/// unknown); an enum type's `public.`-qualified if `qualify` (public is not
-/// on the search path).
-pub fn format_type(cat: Option<&Catalog>, oid: u32, typmod: Option<i32>, qualify: bool) -> String {
+/// unknown); an enum type's schema-qualified unless the search path finds
+/// it.
+pub fn format_type(cat: Option<&Catalog>, oid: u32, typmod: Option<i32>) -> String {
     match sqltypes::DataType::from_oid(oid) {
         _ if oid == 0 => "-".to_string(),
         Some(_) => TypeDef::builtin(oid, typmod.unwrap_or(-1)).to_type().to_string(),
-        None => match cat.and_then(|c| c.type_by_oid(oid)) {
-            Some(t) if qualify => format!("public.{t}"),
-            Some(t) => t.to_string(),
+        None => match cat.and_then(|c| c.enum_def_of(oid).map(|d| (c, d))) {
+            Some((c, d)) => {
+                let base = match c.type_visible(d.namespace, &d.name) {
+                    true => quote_ident(&d.name),
+                    false => qualified_name(c, d.namespace, &d.name),
+                };
+                if oid == d.array_oid {
+                    format!("{base}[]")
+                } else {
+                    base
+                }
+            }
             None => "???".to_string(),
         },
     }
@@ -338,92 +343,12 @@ pub fn user_by_id(cat: &Catalog, oid: u32) -> String {
         .unwrap_or_else(|| format!("unknown (OID={oid})"))
 }
 
-/// A relation's name for deparsed SQL: quoted where needed, and
-/// `public.`-qualified if `qualify` (public is not on the search_path).
-fn qualified(name: &str, qualify: bool) -> String {
-    match qualify {
-        true => format!("public.{}", quote_ident(name)),
-        false => quote_ident(name),
-    }
-}
-
-/// pg_get_expr: a column default's text, its nextval() sequence names and
-/// the enum types it casts to `public.`-qualified if `qualify`.
-pub fn expr_def(cat: &Catalog, text: String, qualify: bool) -> String {
-    if !qualify {
-        return text;
-    }
-    let text = qualify_enum_casts(cat, text);
-    let mut out = text.clone();
-    // From the last call back, so earlier offsets stay valid.
-    for (at, name) in crate::system::depend::nextval_names(&text).into_iter().rev() {
-        if !name.contains('.') && !text[at..].starts_with('"') {
-            out.insert_str(at, "public.");
-        }
-    }
-    out
-}
-
-/// `text` with its casts to enum types written `::public.name`, as
-/// PostgreSQL prints a type that is not on the search path.
-fn qualify_enum_casts(cat: &Catalog, text: String) -> String {
-    if cat.enums.is_empty() {
-        return text;
-    }
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let parsed = sqlparser::parser::Parser::new(&dialect)
-        .try_with_sql(&text)
-        .and_then(|mut p| p.parse_expr());
-    let Ok(mut e) = parsed else { return text };
-    let mut changed = false;
-    let _ = sqlparser::ast::visit_expressions_mut(&mut e, |x| {
-        if let sqlparser::ast::Expr::Cast {
-            data_type: sqlparser::ast::DataType::Custom(n, _),
-            ..
-        } = x
-        {
-            let user = n.0.len() == 1
-                && crate::bind::object_name(n).is_ok_and(|n| {
-                    let base = n.strip_suffix("[]").unwrap_or(&n);
-                    cat.enum_type(base).is_some()
-                });
-            if user {
-                n.0.insert(0, sqlparser::ast::ObjectNamePart::Identifier("public".into()));
-                changed = true;
-            }
-        }
-        std::ops::ControlFlow::<()>::Continue(())
-    });
-    if changed {
-        e.to_string()
-    } else {
-        text
-    }
-}
-
 /// pg_get_viewdef: the view's query as PostgreSQL prints it (a leading
-/// space, a trailing `;`), relation names qualified with `public.` if
-/// `qualify`.
-pub fn view_def(cat: &Catalog, oid: u32, qualify: bool) -> Option<String> {
+/// space, a trailing `;`), names schema-qualified where the search path
+/// does not find them.
+pub fn view_def(cat: &Catalog, oid: u32) -> Option<String> {
     let v = cat.views.values().find(|v| v.oid == oid)?;
-    let mut text = v.query.clone();
-    if qualify {
-        let dialect = sqlparser::dialect::PostgreSqlDialect {};
-        let parsed = sqlparser::parser::Parser::new(&dialect)
-            .try_with_sql(&v.query)
-            .and_then(|mut p| p.parse_query());
-        if let Ok(mut q) = parsed {
-            let _ = sqlparser::ast::visit_relations_mut(&mut q, |name| {
-                let user = cat.relations().into_iter().any(|(_, n, _)| name.to_string() == n);
-                if name.0.len() == 1 && user {
-                    name.0.insert(0, sqlparser::ast::ObjectNamePart::Identifier("public".into()));
-                }
-                std::ops::ControlFlow::<()>::Continue(())
-            });
-            text = q.to_string();
-        }
-    }
-    Some(format!(" {text};"))
+    Some(format!(" {};", crate::deparse::display_query(cat, &v.query)))
 }
 
 /// obj_description(oid, 'pg_class'): the table's comment.
@@ -437,13 +362,6 @@ pub fn column_comment(cat: &Catalog, oid: u32, attnum: i32) -> Option<String> {
     let i = usize::try_from(attnum).ok()?.checked_sub(1)?;
     t.columns.get(i)?.comment.clone()
 }
-
-/// The schemas, with their OIDs (as pg_namespace lists them).
-const NAMESPACES: &[(&str, u32)] = &[
-    ("pg_catalog", 11),
-    ("public", crate::catalog::PUBLIC_NAMESPACE_OID),
-    ("information_schema", 13000),
-];
 
 /// regproc input: the OID of the one function named `text` (optionally
 /// `pg_catalog.`-qualified); an error if several functions have the name.
@@ -464,16 +382,10 @@ fn proc_oid(text: &str) -> crate::error::Result<Option<u32>> {
     }
 }
 
-/// regnamespace input.
-fn namespace_oid(text: &str) -> Option<u32> {
-    let (_, name) = split_name(text);
-    NAMESPACES.iter().find(|(n, _)| *n == name).map(|(_, o)| *o)
-}
-
 /// Splits an optionally schema-qualified, optionally quoted name as
 /// regclass input reads it: (schema, name), unquoted parts folded to lower
 /// case.
-fn split_name(text: &str) -> (Option<String>, String) {
+pub fn split_name(text: &str) -> (Option<String>, String) {
     let mut parts = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
@@ -501,27 +413,26 @@ pub fn class_oid(cat: &Catalog, text: &str) -> Option<u32> {
         return Some(oid);
     }
     let (schema, name) = split_name(text);
-    let system =
-        || crate::system::CATALOG_RELATIONS.iter().find(|(n, _)| *n == name).map(|(_, o)| *o);
-    let user = || cat.relations().into_iter().find(|(_, n, _)| *n == name).map(|(o, _, _)| o);
-    match schema.as_deref() {
-        Some("pg_catalog") => system(),
-        Some("public") => user(),
-        Some(_) => None,
-        None => system().or_else(user),
-    }
+    let path = cat.lookup_path(&crate::catalog::ObjName { schema, name: name.clone() }, false).ok()?;
+    path.iter().find_map(|&ns| match ns {
+        crate::catalog::PG_CATALOG_NAMESPACE_OID => {
+            crate::system::CATALOG_RELATIONS.iter().find(|(n, _)| *n == name).map(|(_, o)| *o)
+        }
+        _ => cat.relation_in(ns, &name).map(|r| r.oid()),
+    })
 }
 
-/// regclass output: the relation's name, quoted where needed (its OID's
-/// digits if it names nothing).
+/// regclass output: the relation's name, quoted where needed and
+/// schema-qualified unless the search path finds it (its OID's digits if
+/// it names nothing).
 pub fn class_name(cat: &Catalog, oid: u32) -> String {
     if let Some((n, _)) = crate::system::CATALOG_RELATIONS.iter().find(|(_, o)| *o == oid) {
         return n.to_string();
     }
     cat.relations()
         .into_iter()
-        .find(|(o, _, _)| *o == oid)
-        .map(|(_, n, _)| quote_ident(n))
+        .find(|(o, ..)| *o == oid)
+        .map(|(_, ns, n, _)| relation_display_name(cat, ns, n))
         .unwrap_or_else(|| oid.to_string())
 }
 
@@ -531,7 +442,6 @@ pub fn type_oid(cat: &Catalog, text: &str) -> Option<u32> {
         return Some(oid);
     }
     let text = text.trim();
-    let text = text.strip_prefix("pg_catalog.").unwrap_or(text);
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
     let mut parser = sqlparser::parser::Parser::new(&dialect).try_with_sql(text).ok()?;
     let ast = parser.parse_data_type().ok()?;
@@ -546,7 +456,7 @@ pub fn type_oid(cat: &Catalog, text: &str) -> Option<u32> {
 /// modifier (its OID's digits if it names nothing).
 pub fn type_name(cat: Option<&Catalog>, oid: u32) -> String {
     match cat.and_then(|c| c.type_by_oid(oid)).or_else(|| sqltypes::DataType::from_oid(oid)) {
-        Some(_) => format_type(cat, oid, None, false),
+        Some(_) => format_type(cat, oid, None),
         None => oid.to_string(),
     }
 }

@@ -21,11 +21,11 @@ impl<K: KvClient> Session<K> {
         if let Some(q) = &c.query {
             return self.copy_query_out(&c, q).await;
         }
-        let mut table = self.catalog.must_get_table(&c.table)?;
+        let mut table = self.catalog.must_table(&c.table)?;
         if c.from {
             let mut attempts = 1;
             while self.lock_table_for_write(table.oid, attempts < 10).await? {
-                table = self.catalog.must_get_table(&c.table)?;
+                table = self.catalog.must_table(&c.table)?;
                 attempts += 1;
             }
         }

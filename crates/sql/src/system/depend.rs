@@ -114,7 +114,7 @@ fn view_relations(cat: &Catalog, query: &str) -> Vec<u32> {
     let mut out = Vec::new();
     let _ = sqlparser::ast::visit_relations(&q, |name| {
         if let Some(oid) = crate::func::catalog_info::class_oid(cat, &name.to_string()) {
-            if cat.relations().iter().any(|(o, _, _)| *o == oid) {
+            if cat.relations().iter().any(|(o, ..)| *o == oid) {
                 out.push(oid);
             }
         }

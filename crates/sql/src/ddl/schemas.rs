@@ -1,0 +1,275 @@
+//! CREATE SCHEMA, ALTER SCHEMA (RENAME TO, OWNER TO), DROP SCHEMA [CASCADE]
+//! and COMMENT ON SCHEMA. A schema is one catalog row
+//! ([`catalog::SchemaDef`]); `public`, `pg_catalog` and
+//! `information_schema` exist without one. Objects name their schema by
+//! OID, so they need no change when it is renamed, but stored expression
+//! text names it (deparse.rs): a schema that holds objects is not renamed.
+
+use super::*;
+use catalog::SchemaDef;
+
+/// CREATE SCHEMA [IF NOT EXISTS] name [AUTHORIZATION role], or
+/// CREATE SCHEMA AUTHORIZATION role (named after the role).
+pub async fn create_schema<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    schema: &ast::SchemaName,
+    if_not_exists: bool,
+    user: &str,
+) -> Result<DdlResult> {
+    let (name, owner) = match schema {
+        ast::SchemaName::Simple(n) => (schema_name(n)?, user.to_string()),
+        ast::SchemaName::UnnamedAuthorization(r) => (bind::ident(r), bind::ident(r)),
+        ast::SchemaName::NamedAuthorization(n, r) => (schema_name(n)?, bind::ident(r)),
+    };
+    if cat.role(&owner).is_none() {
+        bail!(UndefinedObject, "role \"{owner}\" does not exist");
+    }
+    let mut r = DdlResult::tag("CREATE SCHEMA");
+    if cat.namespace_oid(&name).is_some() && name != "pg_temp" {
+        if if_not_exists {
+            r.notices.push(notice(format!("schema \"{name}\" already exists, skipping")));
+            return Ok(r);
+        }
+        bail!(DuplicateSchema, "schema \"{name}\" already exists");
+    }
+    if name.starts_with("pg_") {
+        return Err(err!(ReservedName, "unacceptable schema name \"{name}\"")
+            .with_detail("The prefix \"pg_\" is reserved for system schemas."));
+    }
+    bump_version(txn, tenant).await?;
+    let oid = alloc(txn, tenant, 1).await? as u32;
+    put(txn, tenant, &SchemaDef { oid, name, owner, comment: None }).await?;
+    Ok(r)
+}
+
+/// ALTER SCHEMA name RENAME TO / OWNER TO.
+pub async fn alter_schema<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    a: &ast::AlterSchema,
+) -> Result<DdlResult> {
+    let name = schema_name(&a.name)?;
+    let r = DdlResult::tag("ALTER SCHEMA");
+    let mut def = match cat.schemas.get(&name) {
+        Some(d) => (**d).clone(),
+        // The built-in schemas have no row: their owner cannot change.
+        None if cat.namespace_oid(&name).is_some() => {
+            for op in &a.operations {
+                match op {
+                    ast::AlterSchemaOperation::OwnerTo { owner } => owner::check_role(cat, owner)?,
+                    _ => bail!(FeatureNotSupported, "ALTER SCHEMA {name} is not supported"),
+                }
+            }
+            return Ok(r);
+        }
+        None if a.if_exists => return Ok(r),
+        None => bail!(InvalidSchemaName, "schema \"{name}\" does not exist"),
+    };
+    for op in &a.operations {
+        match op {
+            ast::AlterSchemaOperation::OwnerTo { owner } => {
+                owner::check_role(cat, owner)?;
+                if let ast::Owner::Ident(id) = owner {
+                    def.owner = bind::ident(id);
+                }
+            }
+            ast::AlterSchemaOperation::Rename { name: to } => {
+                let to = schema_name(to)?;
+                if cat.namespace_oid(&to).is_some() {
+                    bail!(DuplicateSchema, "schema \"{to}\" already exists");
+                }
+                if to.starts_with("pg_") {
+                    return Err(err!(ReservedName, "unacceptable schema name \"{to}\"")
+                        .with_detail("The prefix \"pg_\" is reserved for system schemas."));
+                }
+                if !contents(cat, def.oid).is_empty() {
+                    bail!(
+                        FeatureNotSupported,
+                        "renaming a schema that holds objects is not supported yet"
+                    );
+                }
+                def.name = to;
+            }
+            other => bail!(FeatureNotSupported, "ALTER SCHEMA {other} is not supported yet"),
+        }
+    }
+    bump_version(txn, tenant).await?;
+    put(txn, tenant, &def).await?;
+    Ok(r)
+}
+
+/// DROP SCHEMA [IF EXISTS] name, ... [CASCADE]: without CASCADE only an
+/// empty schema goes; with it, its views, tables (and the foreign keys
+/// other tables have on them), sequences and types go first.
+pub async fn drop_schemas<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+    cascade: bool,
+) -> Result<DdlResult> {
+    let mut r = DdlResult::tag("DROP SCHEMA");
+    for n in names {
+        let name = schema_name(n)?;
+        let Some(def) = cat.schemas.get(&name) else {
+            match cat.namespace_oid(&name) {
+                Some(catalog::PUBLIC_NAMESPACE_OID) => {
+                    bail!(FeatureNotSupported, "dropping schema public is not supported")
+                }
+                Some(_) => bail!(
+                    DependentObjectsStillExist,
+                    "cannot drop schema {name} because it is required by the database system"
+                ),
+                None => {
+                    let code = sqlstate::SqlState::InvalidSchemaName;
+                    skip_missing(&mut r, if_exists, code, "schema", &name)?;
+                    continue;
+                }
+            }
+        };
+        let objects = contents(cat, def.oid);
+        let listed: Vec<String> = objects
+            .iter()
+            .map(|(_, kind, obj)| format!("drop cascades to {kind} {}.{obj}", def.name))
+            .collect();
+        if !objects.is_empty() && !cascade {
+            let detail = listed
+                .iter()
+                .map(|l| l.replace("drop cascades to ", "") + &format!(" depends on schema {name}"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            return Err(err!(
+                DependentObjectsStillExist,
+                "cannot drop schema {name} because other objects depend on it"
+            )
+            .with_detail(detail)
+            .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+        }
+        match listed.as_slice() {
+            [] => {}
+            [one] => r.notices.push(notice(one.clone())),
+            many => r.notices.push(
+                notice(format!("drop cascades to {} other objects", many.len()))
+                    .with_detail(many.join("\n")),
+            ),
+        }
+        let qualified = |kind: &str| -> Vec<ast::ObjectName> {
+            let of_kind = objects.iter().filter(|(_, k, _)| *k == kind);
+            of_kind
+                .map(|(_, _, o)| {
+                    let parts = [def.name.as_str(), o.as_str()];
+                    ast::ObjectName::from(parts.map(|p| ast::Ident::with_quote('"', p)).to_vec())
+                })
+                .collect()
+        };
+        let views = qualified("view");
+        if !views.is_empty() {
+            drop_views(txn, tenant, cat, &views, false).await?;
+        }
+        let tables = qualified("table");
+        if !tables.is_empty() {
+            let t = ast::ObjectType::Table;
+            let dropped = drop(txn, tenant, cat, &t, &tables, false, true).await?;
+            // The foreign keys of other schemas' tables it removed.
+            r.notices.extend(dropped.notices);
+        }
+        let sequences = qualified("sequence");
+        if !sequences.is_empty() {
+            drop_sequences(txn, tenant, cat, &sequences, false).await?;
+        }
+        for (oid, kind, type_name) in &objects {
+            if *kind != "type" {
+                continue;
+            }
+            let def_oid = *oid;
+            let Some(e) = cat.enum_def(def_oid) else { continue };
+            let outside = cat.tables.values().filter(|t| t.namespace != def.oid);
+            for t in outside {
+                let uses = t.columns.iter().find(|c| c.ty.oid == e.oid || c.ty.oid == e.array_oid);
+                if let Some(c) = uses {
+                    bail!(
+                        FeatureNotSupported,
+                        "cannot drop type {}.{type_name}: column {} of table {} uses it",
+                        def.name,
+                        c.name,
+                        t.name
+                    );
+                }
+            }
+            delete_key(txn, keys::enum_type(tenant, e.oid)).await?;
+        }
+        bump_version(txn, tenant).await?;
+        delete_key(txn, keys::schema(tenant, def.oid)).await?;
+    }
+    Ok(r)
+}
+
+/// COMMENT ON SCHEMA name IS ... (`public`'s comment is PostgreSQL's and
+/// stays).
+pub(super) async fn comment<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    name: &ast::ObjectName,
+    text: Option<String>,
+) -> Result<DdlResult> {
+    let name = schema_name(name)?;
+    let r = DdlResult::tag("COMMENT");
+    let Some(def) = cat.schemas.get(&name) else {
+        if cat.namespace_oid(&name).is_some() {
+            return Ok(r);
+        }
+        bail!(InvalidSchemaName, "schema \"{name}\" does not exist");
+    };
+    let mut def = (**def).clone();
+    def.comment = text;
+    bump_version(txn, tenant).await?;
+    put(txn, tenant, &def).await?;
+    Ok(r)
+}
+
+/// The objects in schema `ns` that DROP SCHEMA names: (OID, kind, name),
+/// in OID order. Indexes and sequences owned by a column go with their
+/// table and are not listed.
+fn contents(cat: &Catalog, ns: u32) -> Vec<(u32, &'static str, String)> {
+    let mut out: Vec<(u32, &'static str, String)> = Vec::new();
+    let in_ns = |n: u32| n == ns;
+    for (d, _) in cat.enums.values().filter(|(d, _)| in_ns(d.namespace)) {
+        out.push((d.oid, "type", d.name.clone()));
+    }
+    for t in cat.tables.values().filter(|t| in_ns(t.namespace)) {
+        out.push((t.oid, "table", t.name.clone()));
+    }
+    for v in cat.views.values().filter(|v| in_ns(v.namespace)) {
+        out.push((v.oid, "view", v.name.clone()));
+    }
+    let owned_here = |s: &crate::sequence::SequenceDef| {
+        s.owned_by.as_ref().is_some_and(|(t, _)| out_has_table(cat, ns, *t))
+    };
+    for s in cat.sequences.values().filter(|s| in_ns(s.namespace) && !owned_here(s)) {
+        out.push((s.oid, "sequence", s.name.clone()));
+    }
+    out.sort_by_key(|(oid, ..)| *oid);
+    out
+}
+
+/// True if table `oid` lives in schema `ns`.
+fn out_has_table(cat: &Catalog, ns: u32, oid: u32) -> bool {
+    cat.tables.values().any(|t| t.oid == oid && t.namespace == ns)
+}
+
+/// A schema name: one identifier.
+fn schema_name(n: &ast::ObjectName) -> Result<String> {
+    if n.0.len() != 1 {
+        bail!(SyntaxError, "improper qualified name (too many dotted names): {n}");
+    }
+    bind::object_name(n)
+}
+
+async fn put<T: Txn>(txn: &mut T, tenant: TenantId, def: &SchemaDef) -> Result<()> {
+    put_entry(txn, keys::schema(tenant, def.oid), json_entry(def)).await
+}
