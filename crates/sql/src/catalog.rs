@@ -771,6 +771,16 @@ impl Catalog {
         }
     }
 
+    /// The table a query reads or writes: as [`Catalog::must_table`], but
+    /// a schema that does not exist is 42P01 for the relation, as
+    /// PostgreSQL's parser reports it.
+    pub fn query_table(&self, n: &ObjName) -> Result<Arc<TableDef>> {
+        if n.schema.as_deref().is_some_and(|s| self.namespace_oid(s).is_none()) {
+            bail!(UndefinedTable, "relation \"{n}\" does not exist");
+        }
+        self.must_table(n)
+    }
+
     /// The table stored under `q` (a name taken from the catalog itself).
     pub fn table_at(&self, q: &QualName) -> Result<Arc<TableDef>> {
         match self.tables.get(q) {

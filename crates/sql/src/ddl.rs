@@ -678,6 +678,11 @@ pub async fn drop<T: Txn>(
     let mut found = Vec::new();
     for n in names {
         let name = bind::obj_name(n)?;
+        if let Some(s) = name.schema.as_deref().filter(|s| cat.namespace_oid(s).is_none()) {
+            let code = sqlstate::SqlState::InvalidSchemaName;
+            skip_missing(&mut r, if_exists, code, "schema", s)?;
+            continue;
+        }
         let rel = match (kind, cat.relation(&name)?) {
             (ast::ObjectType::Table, Some(catalog::Relation::Table(t))) => Some((t, None)),
             (ast::ObjectType::Index, Some(catalog::Relation::Index(t, i))) => Some((t, Some(i))),

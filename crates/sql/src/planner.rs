@@ -171,7 +171,7 @@ fn returning(
 }
 
 fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
-    let table = b.catalog.must_table(&table_name(&ins.table)?)?;
+    let table = b.catalog.query_table(&table_name(&ins.table)?)?;
     let name = table.name.clone();
 
     let targets: Vec<usize> = if ins.columns.is_empty() {
@@ -401,7 +401,7 @@ fn target_scan(
         ast::TableFactor::Table { name, alias, args: None, .. } => (bind::obj_name(name)?, alias),
         other => bail!(FeatureNotSupported, "UPDATE/DELETE target not supported: {other}"),
     };
-    let table = b.catalog.must_table(&name)?;
+    let table = b.catalog.query_table(&name)?;
     let name = table.name.clone();
     let qualifier = alias.as_ref().map(|a| bind::ident(&a.name)).unwrap_or_else(|| name.clone());
     let scope = select::table_scope(&table, &qualifier, alias);

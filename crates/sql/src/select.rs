@@ -934,7 +934,9 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                 }
             }
             let obj = crate::catalog::ObjName { schema, name: tname };
-            let path = b.catalog.lookup_path(&obj, false)?;
+            let Ok(path) = b.catalog.lookup_path(&obj, false) else {
+                bail!(UndefinedTable, "relation \"{obj}\" does not exist");
+            };
             let mut found = None;
             for &ns in path.iter() {
                 let system = match ns {
