@@ -12,7 +12,8 @@ use std::process::Command;
 use testkit::{run_with_timeout, Target, TestServer, CLIENT_TIMEOUT};
 
 /// The relations compared after the restore.
-const RELATIONS: &[&str] = &["customers", "orders", "big_orders"];
+const RELATIONS: &[&str] =
+    &["customers", "orders", "big_orders", "shop.items", "shop.sized", "reviews"];
 
 fn dump(s: &TestServer) -> String {
     let mut cmd = Command::new("pg_dump");
@@ -75,6 +76,10 @@ fn compare(source: &TestServer, target: &TestServer) {
     violates("insert into orders (customer_id, amount) values (1, -1)", "orders_amount_check");
     violates("insert into orders (customer_id, amount) values (99, 1)", "orders_customer_id_fkey");
     value("delete from customers where id = 1; select count(*) from orders", "DELETE 1\n2");
+    value("select nextval('shop.items_id_seq') > 2", "t");
+    value("select obj_description('shop'::regnamespace, 'pg_namespace')", "the shop");
+    violates("insert into reviews values (3, 99, null)", "reviews_item_fkey");
+    violates("insert into shop.items (sku) values ('x1')", "items_sku_key");
 }
 
 fn run(s: &TestServer, script: &str) {
@@ -97,6 +102,10 @@ fn a_dump_restores_into_postgres_with_the_same_data() {
     pos("ALTER SEQUENCE public.customers_id_seq OWNED BY public.customers.id;");
     pos("REFERENCES public.customers(id) ON DELETE CASCADE");
     pos("SELECT pg_catalog.set_config('search_path', '', false);");
+    assert!(pos("CREATE SCHEMA shop;") < pos("CREATE TYPE shop.size AS ENUM"));
+    pos("size shop.size DEFAULT 'm'::shop.size");
+    pos("SET DEFAULT nextval('shop.items_id_seq'::regclass)");
+    pos("REFERENCES shop.items(id);");
     assert!(!script.contains("COMMENT ON SCHEMA public"), "{script}");
 
     let target = TestServer::start_target(Target::Postgres);

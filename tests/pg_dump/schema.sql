@@ -20,3 +20,13 @@ insert into orders (customer_id, amount, tags, qty, note, payload, doc, uid, d, 
  (2, 99.99, '{NULL,"q\"q"}', '{NULL,4}', E'line1\nline2', null, '[]', null, '2000-02-29', '00:00:00', '-1 mons', -0.5, 1e100, 'shipped', '{}'),
  (3, 1000, null, '{3}', 'back\\slash', null, '"s"', null, null, null, null, null, null, default, '{shipped,new}');
 select nextval('invoice_seq'), nextval('invoice_seq');
+-- A schema of its own, with an enum type, a serial key, a view, and a
+-- foreign key from public into it.
+create schema shop;
+comment on schema shop is 'the shop';
+create type shop.size as enum ('s', 'm', 'l');
+create table shop.items (id serial primary key, sku text not null unique, size shop.size default 'm', sizes shop.size[]);
+create table reviews (id int primary key, item int references shop.items(id), body text);
+create view shop.sized as select i.sku, i.size from shop.items i where i.size is not null;
+insert into shop.items (sku, size, sizes) values ('x1', 'l', '{s,m}'), ('x2', default, null);
+insert into reviews values (1, 1, 'good'), (2, 2, null);
