@@ -42,6 +42,10 @@ pub enum SystemTable {
     InfoTables,
     /// information_schema.columns
     InfoColumns,
+    /// information_schema.schemata
+    InfoSchemata,
+    /// information_schema.views
+    InfoViews,
     /// pg_catalog.pg_am (heap and btree)
     PgAm,
     /// pg_catalog.pg_cursors (the session's open SQL cursors)
@@ -532,6 +536,8 @@ impl SystemTable {
             (false, "pg_index") => PgIndex,
             (false, "pg_tables") => PgTables,
             (true, "tables") => InfoTables,
+            (true, "schemata") => InfoSchemata,
+            (true, "views") => InfoViews,
             (true, "columns") => InfoColumns,
             (false, "pg_constraint") => PgConstraint,
             (false, "pg_am") => PgAm,
@@ -580,6 +586,8 @@ impl SystemTable {
             PgIndex => "pg_index",
             PgTables => "pg_tables",
             InfoTables => "tables",
+            InfoSchemata => "schemata",
+            InfoViews => "views",
             InfoColumns => "columns",
             PgConstraint => "pg_constraint",
             PgAm => "pg_am",
@@ -814,6 +822,27 @@ impl SystemTable {
                 ("table_schema", Text),
                 ("table_name", Text),
                 ("table_type", Text),
+            ],
+            InfoSchemata => vec![
+                ("catalog_name", Text),
+                ("schema_name", Text),
+                ("schema_owner", Text),
+                ("default_character_set_catalog", Text),
+                ("default_character_set_schema", Text),
+                ("default_character_set_name", Text),
+                ("sql_path", Text),
+            ],
+            InfoViews => vec![
+                ("table_catalog", Text),
+                ("table_schema", Text),
+                ("table_name", Text),
+                ("view_definition", Text),
+                ("check_option", Text),
+                ("is_updatable", Text),
+                ("is_insertable_into", Text),
+                ("is_trigger_updatable", Text),
+                ("is_trigger_deletable", Text),
+                ("is_trigger_insertable_into", Text),
             ],
             InfoColumns => vec![
                 ("table_catalog", Text),
@@ -1306,6 +1335,34 @@ impl SystemTable {
                     let kind = if tb.temporary { "LOCAL TEMPORARY" } else { "BASE TABLE" };
                     let schema = schema_of(catalog, tb.namespace);
                     rows.push(vec![t("postgres"), t(schema), t(&tb.name), t(kind)]);
+                }
+                for v in catalog.views.values() {
+                    let schema = schema_of(catalog, v.namespace);
+                    rows.push(vec![t("postgres"), t(schema), t(&v.name), t("VIEW")]);
+                }
+            }
+            InfoSchemata => {
+                let mut schemas = vec![
+                    ("pg_catalog", "postgres".to_string()),
+                    ("public", "pg_database_owner".to_string()),
+                    ("information_schema", "postgres".to_string()),
+                ];
+                schemas.extend(catalog.schemas.values().map(|s| (s.name.as_str(), s.owner.clone())));
+                schemas.sort();
+                for (name, owner) in schemas {
+                    let mut row = vec![t("postgres"), t(name), t(&owner)];
+                    row.extend([Value::Null, Value::Null, Value::Null, Value::Null]);
+                    rows.push(row);
+                }
+            }
+            InfoViews => {
+                for v in catalog.views.values() {
+                    let schema = schema_of(catalog, v.namespace);
+                    let def = crate::func::catalog_info::view_def(catalog, v.oid);
+                    let mut row = vec![t("postgres"), t(schema), t(&v.name)];
+                    row.push(def.map(|d| t(&d)).unwrap_or(Value::Null));
+                    row.extend(["NONE", "NO", "NO", "NO", "NO", "NO"].map(t));
+                    rows.push(row);
                 }
             }
             InfoColumns => {
