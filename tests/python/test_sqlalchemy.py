@@ -527,3 +527,59 @@ def test_enum_columns_create_query_and_reflect():
         md.drop_all(eng)
         eng.dispose()
     assert "sa_status" not in [e["name"] for e in sa.inspect(eng).get_enums()]
+
+
+def test_schema_qualified_tables_and_reflection():
+    # Table(..., schema=) makes SQLAlchemy qualify every statement
+    # (CREATE SCHEMA is the application's, as with alembic); the inspector
+    # lists schemas and reflects the tables, keys and enum of one of them.
+    md = MetaData(schema="sa_shop")
+    kinds = sa.Enum("small", "large", name="sa_kind", metadata=md)
+    items = Table(
+        "items",
+        md,
+        Column("id", Integer, primary_key=True),
+        Column("name", String(40), nullable=False, unique=True),
+        Column("kind", kinds, server_default="small"),
+    )
+    notes = Table(
+        "notes",
+        md,
+        Column("id", Integer, primary_key=True),
+        Column("item_id", Integer, sa.ForeignKey("sa_shop.items.id", ondelete="CASCADE")),
+        Column("body", sa.Text),
+    )
+    eng = sa.create_engine(URL)
+    try:
+        with eng.begin() as c:
+            c.execute(text("drop schema if exists sa_shop cascade"))
+            c.execute(text("create schema sa_shop"))
+        md.create_all(eng)
+        with eng.begin() as c:
+            c.execute(items.insert(), [{"id": 1, "name": "mug", "kind": "large"}])
+            c.execute(items.insert(), [{"id": 2, "name": "pen"}])
+            c.execute(notes.insert(), [{"id": 1, "item_id": 1, "body": "chipped"}])
+            q = sa.select(items.c.name, notes.c.body).join(notes, isouter=True).order_by(items.c.id)
+            assert c.execute(q).all() == [("mug", "chipped"), ("pen", None)]
+            assert c.execute(sa.select(items.c.kind).where(items.c.id == 2)).scalar() == "small"
+            c.execute(items.delete().where(items.c.id == 1))
+            assert c.execute(sa.select(func.count()).select_from(notes)).scalar() == 0
+        insp = sa.inspect(eng)
+        assert "sa_shop" in insp.get_schema_names()
+        assert insp.get_table_names(schema="sa_shop") == ["items", "notes"]
+        assert "items" not in insp.get_table_names()
+        assert insp.get_pk_constraint("items", schema="sa_shop")["constrained_columns"] == ["id"]
+        fk = insp.get_foreign_keys("notes", schema="sa_shop")[0]
+        assert (fk["referred_schema"], fk["referred_table"], fk["referred_columns"]) == ("sa_shop", "items", ["id"])
+        assert [u["column_names"] for u in insp.get_unique_constraints("items", schema="sa_shop")] == [["name"]]
+        enums = insp.get_enums(schema="sa_shop")
+        assert [(e["name"], e["schema"], e["labels"]) for e in enums] == [("sa_kind", "sa_shop", ["small", "large"])]
+        reflected = MetaData()
+        reflected.reflect(eng, schema="sa_shop")
+        assert sorted(reflected.tables) == ["sa_shop.items", "sa_shop.notes"]
+        assert reflected.tables["sa_shop.items"].c.kind.type.enums == ["small", "large"]
+    finally:
+        md.drop_all(eng)
+        with eng.begin() as c:
+            c.execute(text("drop schema if exists sa_shop cascade"))
+        eng.dispose()
