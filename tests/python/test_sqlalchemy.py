@@ -566,7 +566,7 @@ def test_schema_qualified_tables_and_reflection():
             assert c.execute(sa.select(func.count()).select_from(notes)).scalar() == 0
         insp = sa.inspect(eng)
         assert "sa_shop" in insp.get_schema_names()
-        assert insp.get_table_names(schema="sa_shop") == ["items", "notes"]
+        assert sorted(insp.get_table_names(schema="sa_shop")) == ["items", "notes"]
         assert "items" not in insp.get_table_names()
         assert insp.get_pk_constraint("items", schema="sa_shop")["constrained_columns"] == ["id"]
         fk = insp.get_foreign_keys("notes", schema="sa_shop")[0]

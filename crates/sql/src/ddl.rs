@@ -44,8 +44,8 @@ mod types;
 mod views;
 
 pub use owner::{alter_owner, owner_only};
-pub use schemas::{alter_schema, create_schema, drop_schemas};
 pub use roles::{alter_role, create_role, drop_role};
+pub use schemas::{alter_schema, create_schema, drop_schemas};
 pub use sequences::{alter_sequence, create_sequence};
 use sequences::{delete_sequence, drop_sequences, owned_sequence, serial_type};
 pub use types::{alter_type, create_type};
@@ -303,7 +303,7 @@ pub async fn comment<T: Txn>(
         None => nt.comment = text.clone(),
         Some(c) => {
             let Some(i) = nt.column_index(c) else {
-                bail!(UndefinedColumn, "column \"{c}\" of relation \"{table}\" does not exist");
+                bail!(UndefinedColumn, "column \"{c}\" of relation \"{}\" does not exist", t.name);
             };
             nt.columns[i].comment = text.clone();
         }
@@ -342,14 +342,21 @@ fn new_table_name(
 ) -> Result<(u32, String, bool)> {
     let n = bind::obj_name(name)?;
     if temporary {
-        if n.schema.is_some() && cat.namespace_oid(n.schema.as_deref().unwrap_or_default())
-            != Some(catalog::TEMP_NAMESPACE_OID)
+        if n.schema.is_some()
+            && cat.namespace_oid(n.schema.as_deref().unwrap_or_default())
+                != Some(catalog::TEMP_NAMESPACE_OID)
         {
-            bail!(InvalidTableDefinition, "cannot create temporary relation in non-temporary schema");
+            bail!(
+                InvalidTableDefinition,
+                "cannot create temporary relation in non-temporary schema"
+            );
         }
         return Ok((catalog::TEMP_NAMESPACE_OID, n.name, true));
     }
-    if n.schema.as_deref().is_some_and(|s| cat.namespace_oid(s) == Some(catalog::TEMP_NAMESPACE_OID)) {
+    if n.schema
+        .as_deref()
+        .is_some_and(|s| cat.namespace_oid(s) == Some(catalog::TEMP_NAMESPACE_OID))
+    {
         return Ok((catalog::TEMP_NAMESPACE_OID, n.name, true));
     }
     let (ns, name) = new_name(cat, name)?;

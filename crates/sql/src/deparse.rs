@@ -247,8 +247,9 @@ fn regclass_literal(e: &mut Expr) -> Option<&mut String> {
 /// the schema dropped from names the search path finds.
 pub fn display_expr(cat: &Catalog, text: &str) -> String {
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let parsed =
-        sqlparser::parser::Parser::new(&dialect).try_with_sql(text).and_then(|mut p| p.parse_expr());
+    let parsed = sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr());
     let Ok(mut e) = parsed else { return text.to_string() };
     match unqualify(cat, &mut e) {
         true => {

@@ -893,4 +893,3 @@ fn quote_literal(s: &str) -> String {
         false => format!("'{body}'"),
     }
 }
-

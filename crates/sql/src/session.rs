@@ -308,19 +308,19 @@ impl<K: KvClient> Session<K> {
     fn set_catalog(&mut self, base: Arc<Catalog>) {
         self.base = base.clone();
         let setting = self.settings.value("search_path").unwrap_or(catalog::DEFAULT_SEARCH_PATH);
-        let path = match self.temp.is_empty() {
-            true => base.resolve_path(setting, &self.user),
-            false => SearchPath::default(),
-        };
-        if self.temp.is_empty() && same_path(&path, &base.path) {
-            self.catalog = base;
-            self.path_source = path.source;
-            return;
+        if self.temp.is_empty() {
+            let path = base.resolve_path(setting, &self.user);
+            if same_path(&path, &base.path) {
+                self.path_source = path.source;
+                self.catalog = base;
+                return;
+            }
         }
         let mut merged = (*base).clone();
         for (name, t) in &self.temp {
             merged.tables.insert((catalog::TEMP_NAMESPACE_OID, name.clone()), t.clone());
         }
+        // Resolved after the temporary tables are in: they put pg_temp first.
         merged.path = merged.resolve_path(setting, &self.user);
         self.path_source = merged.path.source.clone();
         self.catalog = Arc::new(merged);

@@ -1056,11 +1056,21 @@ impl SystemTable {
                 let owners = roles_with_oids(catalog);
                 for sc in catalog.schemas.values() {
                     let owner = owners.iter().find(|(_, r)| r.name == sc.owner).map(|(o, _)| *o);
-                    rows.push(vec![i8(sc.oid as i64), t(&sc.name), i8(owner.unwrap_or(10)), Value::Null]);
+                    rows.push(vec![
+                        i8(sc.oid as i64),
+                        t(&sc.name),
+                        i8(owner.unwrap_or(10)),
+                        Value::Null,
+                    ]);
                 }
                 if catalog.path.relations.contains(&crate::catalog::TEMP_NAMESPACE_OID) {
                     let oid = crate::catalog::TEMP_NAMESPACE_OID as i64;
-                    rows.push(vec![i8(oid), t(crate::catalog::TEMP_NAMESPACE_NAME), i8(10), Value::Null]);
+                    rows.push(vec![
+                        i8(oid),
+                        t(crate::catalog::TEMP_NAMESPACE_NAME),
+                        i8(10),
+                        Value::Null,
+                    ]);
                 }
             }
             PgClass => {
@@ -1244,10 +1254,8 @@ impl SystemTable {
                 let scalars =
                     sqltypes::SCALAR_TYPE_OIDS.iter().filter_map(|&o| DataType::from_oid(o));
                 let builtin = PG_CATALOG_OID as u32;
-                let enums = catalog
-                    .enums
-                    .values()
-                    .map(|(d, t)| (DataType::Enum(t.clone()), d.namespace));
+                let enums =
+                    catalog.enums.values().map(|(d, t)| (DataType::Enum(t.clone()), d.namespace));
                 for (ty, ns) in scalars
                     .map(|t| (t, builtin))
                     .chain(enums)
@@ -1347,7 +1355,8 @@ impl SystemTable {
                     ("public", "pg_database_owner".to_string()),
                     ("information_schema", "postgres".to_string()),
                 ];
-                schemas.extend(catalog.schemas.values().map(|s| (s.name.as_str(), s.owner.clone())));
+                schemas
+                    .extend(catalog.schemas.values().map(|s| (s.name.as_str(), s.owner.clone())));
                 schemas.sort();
                 for (name, owner) in schemas {
                     let mut row = vec![t("postgres"), t(name), t(&owner)];
@@ -1435,7 +1444,7 @@ impl SystemTable {
                         "u" => "UNIQUE",
                         _ => "FOREIGN KEY",
                     };
-                    rows.push(info_constraint_row(catalog, &c.name, &c.table, kind));
+                    rows.push(info_constraint_row(catalog, &c.name, c.table, kind));
                 }
                 // PostgreSQL lists each NOT NULL column as a CHECK constraint.
                 for tb in catalog.tables.values() {

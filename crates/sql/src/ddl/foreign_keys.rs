@@ -89,9 +89,11 @@ pub(super) async fn define<T: Txn>(
     };
     let pname = bind::obj_name(&c.foreign_table)?;
     let own = pname.name == t.name
-        && cat.lookup_path(&pname, false)?.iter().find(|&&ns| {
-            ns == t.namespace || cat.relation_exists(ns, &pname.name)
-        }) == Some(&t.namespace);
+        && cat
+            .lookup_path(&pname, false)?
+            .iter()
+            .find(|&&ns| ns == t.namespace || cat.relation_exists(ns, &pname.name))
+            == Some(&t.namespace);
     let parent = if own { Arc::new(t.clone()) } else { cat.must_table(&pname)? };
     if parent.temporary && !t.temporary {
         bail!(

@@ -101,7 +101,7 @@ pub async fn alter_schema<T: Txn>(
     Ok(r)
 }
 
-/// DROP SCHEMA [IF EXISTS] name, ... [CASCADE]: without CASCADE only an
+/// DROP SCHEMA (IF EXISTS) name, ... (CASCADE): without CASCADE only an
 /// empty schema goes; with it, its views, tables (and the foreign keys
 /// other tables have on them), sequences and types go first.
 pub async fn drop_schemas<T: Txn>(

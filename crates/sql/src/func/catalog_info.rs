@@ -413,7 +413,8 @@ pub fn class_oid(cat: &Catalog, text: &str) -> Option<u32> {
         return Some(oid);
     }
     let (schema, name) = split_name(text);
-    let path = cat.lookup_path(&crate::catalog::ObjName { schema, name: name.clone() }, false).ok()?;
+    let path =
+        cat.lookup_path(&crate::catalog::ObjName { schema, name: name.clone() }, false).ok()?;
     path.iter().find_map(|&ns| match ns {
         crate::catalog::PG_CATALOG_NAMESPACE_OID => {
             crate::system::CATALOG_RELATIONS.iter().find(|(n, _)| *n == name).map(|(_, o)| *o)
