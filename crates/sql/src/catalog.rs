@@ -106,8 +106,6 @@ pub struct SearchPath {
     /// Where an unqualified type name is looked for: `relations` without
     /// the temporary schema.
     pub types: Vec<u32>,
-    /// The (setting, user) this path was resolved from.
-    pub source: (String, String),
 }
 
 /// The schema names a search_path setting lists, in order: identifiers
@@ -169,6 +167,15 @@ impl Relation {
             Relation::Sequence(s) => s.oid,
             Relation::Index(t, None) => t.pkey_oid,
             Relation::Index(t, Some(i)) => t.indexes[*i].oid,
+        }
+    }
+
+    /// Its schema's OID (an index's is its table's).
+    pub fn namespace(&self) -> u32 {
+        match self {
+            Relation::Table(t) | Relation::Index(t, _) => t.namespace,
+            Relation::View(v) => v.namespace,
+            Relation::Sequence(s) => s.namespace,
         }
     }
 }
@@ -641,19 +648,16 @@ impl Catalog {
     /// Every relation as pg_class lists it: (OID, namespace, name, relkind)
     /// for the tables (`r`), their primary key and secondary indexes (`i`),
     /// views (`v`) and sequences (`S`).
-    pub fn relations(&self) -> Vec<(u32, u32, &str, &'static str)> {
-        let mut out = Vec::new();
-        for tb in self.tables.values() {
+    pub fn relations(&self) -> impl Iterator<Item = (u32, u32, &str, &'static str)> + '_ {
+        let tables = self.tables.values().flat_map(|tb| {
             let ns = tb.namespace;
-            out.push((tb.oid, ns, tb.name.as_str(), "r"));
-            if let Some(pk) = &tb.pkey_name {
-                out.push((tb.pkey_oid, ns, pk.as_str(), "i"));
-            }
-            out.extend(tb.indexes.iter().map(|i| (i.oid, ns, i.name.as_str(), "i")));
-        }
-        out.extend(self.views.values().map(|v| (v.oid, v.namespace, v.name.as_str(), "v")));
-        out.extend(self.sequences.values().map(|s| (s.oid, s.namespace, s.name.as_str(), "S")));
-        out
+            let pk = tb.pkey_name.as_deref().map(|pk| (tb.pkey_oid, ns, pk, "i"));
+            let indexes = tb.indexes.iter().map(move |i| (i.oid, ns, i.name.as_str(), "i"));
+            std::iter::once((tb.oid, ns, tb.name.as_str(), "r")).chain(pk).chain(indexes)
+        });
+        let views = self.views.values().map(|v| (v.oid, v.namespace, v.name.as_str(), "v"));
+        let seqs = self.sequences.values().map(|s| (s.oid, s.namespace, s.name.as_str(), "S"));
+        tables.chain(views).chain(seqs)
     }
 
     /// The OID of the schema named `name` (`pg_temp` is the session's
@@ -704,7 +708,7 @@ impl Catalog {
         let types: Vec<u32> =
             relations.iter().copied().filter(|&o| o != TEMP_NAMESPACE_OID).collect();
         explicit.retain(|&o| o != TEMP_NAMESPACE_OID);
-        SearchPath { explicit, relations, types, source: (setting.to_string(), user.to_string()) }
+        SearchPath { explicit, relations, types }
     }
 
     /// True if the session has temporary tables (laid over this catalog).

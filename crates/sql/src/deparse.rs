@@ -24,8 +24,8 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{self, CastKind, Expr, ObjectName};
 use sqltypes::DataType;
 
-use crate::catalog::{Catalog, ObjName, Relation};
-use crate::func::catalog_info::{quote_ident, split_name};
+use crate::catalog::{Catalog, ObjName};
+use crate::func::catalog_info::{qualified_name, quote_ident, split_name};
 
 /// The text to store for `e`.
 pub fn stored_text(cat: &Catalog, e: &Expr) -> String {
@@ -57,17 +57,12 @@ pub fn stored_default(cat: &Catalog, e: &Expr, ty: &DataType) -> String {
         DataType::Enum(t) => {
             let array = if ty.elem().is_some() { "[]" } else { "" };
             match cat.enum_def(t.oid) {
-                Some(d) => format!("{text}::{}{array}", qualified(cat, d.namespace, &d.name)),
+                Some(d) => format!("{text}::{}{array}", qualified_name(cat, d.namespace, &d.name)),
                 None => format!("{text}::{}", unmodified(ty)),
             }
         }
         _ => format!("{text}::{}", unmodified(ty)),
     }
-}
-
-/// `schema.name`, each part quoted where needed.
-fn qualified(cat: &Catalog, ns: u32, name: &str) -> String {
-    crate::func::catalog_info::qualified_name(cat, ns, name)
 }
 
 /// `ty` without its modifier (`character varying`, not `(10)`), as a
@@ -91,8 +86,7 @@ pub fn stored_query(cat: &Catalog, q: &ast::Query) -> String {
         if let Ok(n) = crate::bind::obj_name(name) {
             if n.schema.is_some() || !ctes.contains(&n.name) {
                 if let Ok(Some(r)) = cat.relation(&n) {
-                    let ns = relation_namespace(&r);
-                    *name = name_of(cat, ns, &n.name);
+                    *name = name_of(cat, r.namespace(), &n.name);
                 }
             }
         }
@@ -115,14 +109,6 @@ fn cte_names(q: &ast::Query) -> Vec<String> {
     }
     walk(q, &mut out);
     out
-}
-
-fn relation_namespace(r: &Relation) -> u32 {
-    match r {
-        Relation::Table(t) | Relation::Index(t, _) => t.namespace,
-        Relation::View(v) => v.namespace,
-        Relation::Sequence(s) => s.namespace,
-    }
 }
 
 /// An object name `schema.name` as sqlparser identifiers.
@@ -203,8 +189,7 @@ fn qualify_regclass<V: ast::VisitMut>(cat: &Catalog, node: &mut V) {
             let (schema, name) = split_name(lit);
             let n = ObjName { schema, name };
             if let Ok(Some(r)) = cat.relation(&n) {
-                let ns = relation_namespace(&r);
-                *lit = crate::func::catalog_info::qualified_name(cat, ns, &n.name);
+                *lit = qualified_name(cat, r.namespace(), &n.name);
             }
         }
         ControlFlow::<()>::Continue(())

@@ -944,9 +944,13 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                     crate::catalog::INFO_SCHEMA_NAMESPACE_OID => Some("information_schema"),
                     _ => None,
                 };
-                if let Some(sys) = system.and_then(|s| SystemTable::lookup(Some(s), &obj.name)) {
-                    found = Some(Err(sys));
-                    break;
+                if let Some(schema) = system {
+                    // System schemas hold no user relations.
+                    if let Some(sys) = SystemTable::lookup(Some(schema), &obj.name) {
+                        found = Some(Err(sys));
+                        break;
+                    }
+                    continue;
                 }
                 if let Some(r) = b.catalog.relation_in(ns, &obj.name) {
                     found = Some(Ok(r));

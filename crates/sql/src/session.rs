@@ -23,7 +23,7 @@ use parking_lot::{Mutex, RwLock};
 use sqlparser::ast;
 use sqltypes::{DataType, Value};
 
-use crate::catalog::{self, keys, Catalog, SearchPath, TableDef};
+use crate::catalog::{self, keys, Catalog, TableDef};
 use crate::copy::CopyParser;
 use crate::ddl::{self, DdlResult};
 use crate::error::{from_kv, ErrorReport, Result};
@@ -308,13 +308,10 @@ impl<K: KvClient> Session<K> {
     fn set_catalog(&mut self, base: Arc<Catalog>) {
         self.base = base.clone();
         let setting = self.settings.value("search_path").unwrap_or(catalog::DEFAULT_SEARCH_PATH);
-        if self.temp.is_empty() {
-            let path = base.resolve_path(setting, &self.user);
-            if same_path(&path, &base.path) {
-                self.path_source = path.source;
-                self.catalog = base;
-                return;
-            }
+        self.path_source = (setting.to_string(), self.user.to_string());
+        if self.temp.is_empty() && base.resolve_path(setting, &self.user) == base.path {
+            self.catalog = base;
+            return;
         }
         let mut merged = (*base).clone();
         for (name, t) in &self.temp {
@@ -322,7 +319,6 @@ impl<K: KvClient> Session<K> {
         }
         // Resolved after the temporary tables are in: they put pg_temp first.
         merged.path = merged.resolve_path(setting, &self.user);
-        self.path_source = merged.path.source.clone();
         self.catalog = Arc::new(merged);
     }
 
@@ -1059,11 +1055,6 @@ impl<K: KvClient> Session<K> {
         self.set_catalog(cat);
         Ok(Outcome::Command(r.tag))
     }
-}
-
-/// True if two search paths find the same objects.
-fn same_path(a: &SearchPath, b: &SearchPath) -> bool {
-    a.explicit == b.explicit && a.relations == b.relations && a.types == b.types
 }
 
 fn aborted() -> ErrorReport {

@@ -132,16 +132,12 @@ pub async fn drop_schemas<T: Txn>(
             }
         };
         let objects = contents(cat, def.oid);
-        let listed: Vec<String> = objects
-            .iter()
-            .map(|(_, kind, obj)| format!("drop cascades to {kind} {}.{obj}", def.name))
-            .collect();
+        let shown: Vec<String> =
+            objects.iter().map(|(_, kind, obj)| format!("{kind} {}.{obj}", def.name)).collect();
         if !objects.is_empty() && !cascade {
-            let detail = listed
-                .iter()
-                .map(|l| l.replace("drop cascades to ", "") + &format!(" depends on schema {name}"))
-                .collect::<Vec<_>>()
-                .join("\n");
+            let detail: Vec<String> =
+                shown.iter().map(|o| format!("{o} depends on schema {name}")).collect();
+            let detail = detail.join("\n");
             return Err(err!(
                 DependentObjectsStillExist,
                 "cannot drop schema {name} because other objects depend on it"
@@ -149,6 +145,7 @@ pub async fn drop_schemas<T: Txn>(
             .with_detail(detail)
             .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
         }
+        let listed: Vec<String> = shown.iter().map(|o| format!("drop cascades to {o}")).collect();
         match listed.as_slice() {
             [] => {}
             [one] => r.notices.push(notice(one.clone())),
@@ -236,30 +233,27 @@ pub(super) async fn comment<T: Txn>(
 /// in OID order. Indexes and sequences owned by a column go with their
 /// table and are not listed.
 fn contents(cat: &Catalog, ns: u32) -> Vec<(u32, &'static str, String)> {
+    let tables: Vec<u32> =
+        cat.tables.values().filter(|t| t.namespace == ns).map(|t| t.oid).collect();
     let mut out: Vec<(u32, &'static str, String)> = Vec::new();
-    let in_ns = |n: u32| n == ns;
-    for (d, _) in cat.enums.values().filter(|(d, _)| in_ns(d.namespace)) {
+    for (d, _) in cat.enums.values().filter(|(d, _)| d.namespace == ns) {
         out.push((d.oid, "type", d.name.clone()));
     }
-    for t in cat.tables.values().filter(|t| in_ns(t.namespace)) {
+    for t in cat.tables.values().filter(|t| t.namespace == ns) {
         out.push((t.oid, "table", t.name.clone()));
     }
-    for v in cat.views.values().filter(|v| in_ns(v.namespace)) {
+    for v in cat.views.values().filter(|v| v.namespace == ns) {
         out.push((v.oid, "view", v.name.clone()));
     }
+    // A sequence owned by one of the tables listed goes with it.
     let owned_here = |s: &crate::sequence::SequenceDef| {
-        s.owned_by.as_ref().is_some_and(|(t, _)| out_has_table(cat, ns, *t))
+        s.owned_by.as_ref().is_some_and(|(t, _)| tables.contains(t))
     };
-    for s in cat.sequences.values().filter(|s| in_ns(s.namespace) && !owned_here(s)) {
+    for s in cat.sequences.values().filter(|s| s.namespace == ns && !owned_here(s)) {
         out.push((s.oid, "sequence", s.name.clone()));
     }
     out.sort_by_key(|(oid, ..)| *oid);
     out
-}
-
-/// True if table `oid` lives in schema `ns`.
-fn out_has_table(cat: &Catalog, ns: u32, oid: u32) -> bool {
-    cat.tables.values().any(|t| t.oid == oid && t.namespace == ns)
 }
 
 /// A schema name: one identifier.

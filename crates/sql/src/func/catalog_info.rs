@@ -231,7 +231,7 @@ pub fn table_is_visible(cat: &Catalog, oid: u32) -> Value {
     if crate::system::CATALOG_RELATIONS.iter().any(|(_, o)| *o == oid) {
         return Value::Bool(true);
     }
-    match cat.relations().into_iter().find(|(o, ..)| *o == oid) {
+    match cat.relations().find(|(o, ..)| *o == oid) {
         Some((_, ns, name, _)) => Value::Bool(cat.relation_visible(ns, name)),
         None => Value::Null,
     }
@@ -431,7 +431,6 @@ pub fn class_name(cat: &Catalog, oid: u32) -> String {
         return n.to_string();
     }
     cat.relations()
-        .into_iter()
         .find(|(o, ..)| *o == oid)
         .map(|(_, ns, n, _)| relation_display_name(cat, ns, n))
         .unwrap_or_else(|| oid.to_string())

@@ -113,11 +113,9 @@ fn view_relations(cat: &Catalog, query: &str) -> Vec<u32> {
     let Ok(q) = parser.parse_query() else { return vec![] };
     let mut out = Vec::new();
     let _ = sqlparser::ast::visit_relations(&q, |name| {
-        if let Some(oid) = crate::func::catalog_info::class_oid(cat, &name.to_string()) {
-            if cat.relations().iter().any(|(o, ..)| *o == oid) {
-                out.push(oid);
-            }
-        }
+        // User relations only: pg_catalog's are not dependencies pg_dump orders by.
+        let user = crate::bind::obj_name(name).ok().and_then(|n| cat.relation(&n).ok().flatten());
+        out.extend(user.map(|r| r.oid()));
         ControlFlow::<()>::Continue(())
     });
     out
