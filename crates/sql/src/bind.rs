@@ -92,6 +92,50 @@ impl Scope {
     }
 }
 
+/// The items of a row constructor, `ROW(a, b)` or `(a, b)`; None for
+/// any other expression.
+pub fn row_items(e: &ast::Expr) -> Option<Vec<&ast::Expr>> {
+    match e {
+        ast::Expr::Tuple(items) => Some(items.iter().collect()),
+        ast::Expr::Function(f)
+            if f.name.0.len() == 1 && object_name(&f.name).is_ok_and(|n| n == "row") =>
+        {
+            match &f.args {
+                ast::FunctionArguments::List(l) => l
+                    .args
+                    .iter()
+                    .map(|a| match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => Some(x),
+                        _ => None,
+                    })
+                    .collect(),
+                ast::FunctionArguments::None => Some(vec![]),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The whole-row reference `name` (a FROM item's name used as a value):
+/// a record of the item's columns, each read through `read`. None if no
+/// FROM item has that name.
+fn whole_row(scope: &Scope, name: &str, read: fn(usize) -> Expr) -> Option<(Expr, DataType)> {
+    let cols: Vec<(usize, &ScopeCol)> = scope
+        .cols
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.qualifier.as_deref() == Some(name) && c.reach != Reach::System)
+        .collect();
+    if cols.is_empty() {
+        return None;
+    }
+    let fields = cols.iter().map(|(_, c)| (c.name.clone(), c.ty.clone())).collect();
+    let ty = std::sync::Arc::new(sqltypes::RecordType { fields });
+    let values = cols.iter().map(|(i, _)| read(*i)).collect();
+    Some((Expr::Row(ty.clone(), values), DataType::Record(ty)))
+}
+
 /// State for aggregate binding: grouping expressions and collected aggregates.
 #[derive(Debug, Default)]
 pub struct AggState {
@@ -385,6 +429,9 @@ impl<'a> Binder<'a> {
                 }
             }
         }
+        if let Some(items) = row_items(e) {
+            return self.row_constructor(&items, scope, agg);
+        }
         match e {
             E::Identifier(i) => self.column(None, &ident(i), scope, agg),
             E::CompoundIdentifier(parts) => {
@@ -455,6 +502,21 @@ impl<'a> Binder<'a> {
                 let le = self.compare(expr, BinOp::LtEq, high, scope, agg)?;
                 let both = Expr::Binary(BinOp::And, Box::new(ge), Box::new(le));
                 Ok((if *negated { Expr::Not(Box::new(both)) } else { both }, DataType::Bool))
+            }
+            E::InList { expr, list, negated }
+                if row_items(expr).is_some() && list.iter().all(|i| row_items(i).is_some()) =>
+            {
+                // `(a, b) IN ((1, 2), (3, 4))`: the OR of row equalities.
+                let mut any = None;
+                for item in list {
+                    let eq = self.compare(expr, BinOp::Eq, item, scope, agg)?;
+                    any = Some(match any {
+                        None => eq,
+                        Some(prev) => Expr::Binary(BinOp::Or, Box::new(prev), Box::new(eq)),
+                    });
+                }
+                let any = any.unwrap_or(Expr::Const(Value::Bool(false)));
+                Ok((if *negated { Expr::Not(Box::new(any)) } else { any }, DataType::Bool))
             }
             E::InList { expr, list, negated } => {
                 let (x, xt) = self.expr_in(expr, scope, agg)?;
@@ -645,6 +707,23 @@ impl<'a> Binder<'a> {
                         return Ok((Expr::Outer(i), o.cols[i].ty.clone()));
                     }
                 }
+                // A FROM item's name alone is its whole row.
+                if q.is_none() {
+                    if let Some(found) = whole_row(scope, name, Expr::Column) {
+                        if agg.is_some() {
+                            return Err(err!(
+                                GroupingError,
+                                "column \"{name}.*\" must appear in the GROUP BY clause or be used in an aggregate function"
+                            ));
+                        }
+                        return Ok(found);
+                    }
+                    if let Some(o) = self.outer.last() {
+                        if let Some(found) = whole_row(o, name, Expr::Outer) {
+                            return Ok(found);
+                        }
+                    }
+                }
                 return Err(e);
             }
         };
@@ -660,6 +739,26 @@ impl<'a> Binder<'a> {
             ));
         }
         Ok((Expr::Column(i), scope.cols[i].ty.clone()))
+    }
+
+    /// `ROW(a, b)` or `(a, b)`: a record with fields f1, f2, ...; unknown
+    /// literals become text, as PostgreSQL resolves them.
+    fn row_constructor(
+        &mut self,
+        items: &[&ast::Expr],
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        let mut values = Vec::with_capacity(items.len());
+        let mut types = Vec::with_capacity(items.len());
+        for item in items {
+            let (x, t) = self.expr_in(item, scope, agg)?;
+            let t = if t == DataType::Unknown { DataType::Text } else { t };
+            values.push(x);
+            types.push(t);
+        }
+        let ty = sqltypes::RecordType::anonymous(types);
+        Ok((Expr::Row(ty.clone(), values), DataType::Record(ty)))
     }
 
     /// Binds a literal; strings stay `unknown` until context gives a type.

@@ -105,6 +105,11 @@ pub enum Expr {
     Like(Box<Expr>, Box<Expr>, bool, bool),
     /// `x ~ pattern` and `~*`, `!~`, `!~*` (negated, case-insensitive)
     Regex(Box<Expr>, Box<Expr>, bool, bool),
+    /// `ROW(a, b)`, `(a, b)` or a whole-row reference: a record of the
+    /// fields' values.
+    Row(std::sync::Arc<sqltypes::RecordType>, Vec<Expr>),
+    /// `(x).field`: the n-th field of a record (NULL for a NULL record).
+    Field(Box<Expr>, usize),
 }
 
 /// What expressions can see besides the row: parameters and the statement clock.
@@ -195,7 +200,13 @@ impl Expr {
                 v => Value::Bool(!truthy(&v)?),
             },
             Expr::Neg(e) => ops::neg(&e.eval(row, ctx)?)?,
-            Expr::IsNull(e, negated) => Value::Bool(e.eval(row, ctx)?.is_null() != *negated),
+            Expr::IsNull(e, negated) => match e.eval(row, ctx)? {
+                // A row IS NULL when every field is, IS NOT NULL when none is.
+                Value::Record(r) => {
+                    Value::Bool(r.values.iter().all(|v| v.is_null() != *negated))
+                }
+                v => Value::Bool(v.is_null() != *negated),
+            },
             Expr::IsBool(e, want, negated) => {
                 let v = e.eval(row, ctx)?;
                 let is = !v.is_null() && truthy(&v)? == *want;
@@ -229,6 +240,17 @@ impl Expr {
                     _ => bail!(UndefinedFunction, "operator does not exist for ~"),
                 }
             }
+            Expr::Row(ty, fields) => {
+                let mut vals = Vec::with_capacity(fields.len());
+                for f in fields {
+                    vals.push(f.eval(row, ctx)?);
+                }
+                sqltypes::RecordValue::value(ty.clone(), vals)
+            }
+            Expr::Field(e, i) => match e.eval(row, ctx)? {
+                Value::Record(mut r) if *i < r.values.len() => r.values.swap_remove(*i),
+                _ => Value::Null,
+            },
         })
     }
 
@@ -266,8 +288,8 @@ impl Expr {
                 r.walk(f);
             }
             Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::IsBool(e, _, _) => e.walk(f),
-            Expr::Cast(e, _) => e.walk(f),
-            Expr::Func(_, args) => args.iter().for_each(|a| a.walk(f)),
+            Expr::Cast(e, _) | Expr::Field(e, _) => e.walk(f),
+            Expr::Func(_, args) | Expr::Row(_, args) => args.iter().for_each(|a| a.walk(f)),
             Expr::Case(op, whens, else_) => {
                 if let Some(op) = op {
                     op.walk(f);
@@ -305,6 +327,10 @@ impl Expr {
             Expr::Func(f, args) => {
                 Expr::Func(*f, args.iter().map(|a| a.remap_columns(map)).collect())
             }
+            Expr::Row(t, args) => {
+                Expr::Row(t.clone(), args.iter().map(|a| a.remap_columns(map)).collect())
+            }
+            Expr::Field(e, i) => Expr::Field(re(e), *i),
             Expr::Case(op, whens, else_) => Expr::Case(
                 op.as_ref().map(|o| re(o)),
                 whens.iter().map(|(w, t)| (w.remap_columns(map), t.remap_columns(map))).collect(),

@@ -655,6 +655,7 @@ pub fn derive_name(e: &ast::Expr) -> String {
             n => n.to_string(),
         },
         ast::Expr::Array(_) => "array".into(),
+        ast::Expr::Tuple(_) => "row".into(),
         // `t.col[i]`: the last field name, else the root's name.
         ast::Expr::CompoundFieldAccess { root, access_chain } => access_chain
             .iter()

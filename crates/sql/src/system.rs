@@ -1256,7 +1256,9 @@ impl SystemTable {
                 let builtin = PG_CATALOG_OID as u32;
                 let enums =
                     catalog.enums.values().map(|(d, t)| (DataType::Enum(t.clone()), d.namespace));
+                let record = DataType::Record(sqltypes::RecordType::anonymous(vec![]));
                 for (ty, ns) in scalars
+                    .chain(std::iter::once(record))
                     .map(|t| (t, builtin))
                     .chain(enums)
                     .flat_map(|(ty, ns)| {
@@ -1547,7 +1549,8 @@ fn pg_type_row(ty: &DataType, namespace: u32) -> Vec<Value> {
     let base = ty.elem().unwrap_or(ty);
     let string = matches!(base, DataType::Text | DataType::Varchar(_) | DataType::Char(_));
     let typtype = match ty {
-        DataType::Unknown => "p",
+        DataType::Unknown | DataType::Record(_) => "p",
+        DataType::Array(e) if matches!(**e, DataType::Record(_)) => "p",
         DataType::Enum(_) => "e",
         _ => "b",
     };
@@ -1607,8 +1610,10 @@ fn type_traits(ty: &DataType) -> (&'static str, bool, i64) {
         DataType::Bytea => ("U", false),
         DataType::QChar => ("Z", false),
         DataType::Unknown => ("X", false),
+        DataType::Array(e) if matches!(**e, DataType::Record(_)) => ("P", false),
         DataType::Array(_) | DataType::Int2Vector | DataType::OidVector => ("A", false),
         DataType::Enum(_) => ("E", false),
+        DataType::Record(_) => ("P", false),
     };
     let array = match ty {
         DataType::Array(_) => 0,
@@ -1650,6 +1655,7 @@ fn sql_type_name(ty: &DataType) -> &'static str {
         DataType::Json => "json",
         DataType::Jsonb => "jsonb",
         DataType::Enum(_) => "USER-DEFINED",
+        DataType::Record(_) => "record",
     }
 }
 

@@ -14,6 +14,8 @@ pub fn data_type() -> impl Strategy<Value = DataType> {
     prop_oneof![
         12 => scalar_type(),
         1 => scalar_type().prop_map(|t| t.array_of()),
+        1 => prop::collection::vec(scalar_type(), 1..4)
+            .prop_map(|f| DataType::Record(crate::RecordType::anonymous(f))),
     ]
 }
 
@@ -196,6 +198,11 @@ pub fn value(ty: &DataType) -> BoxedStrategy<Value> {
                     a.into_value()
                 })
                 .boxed()
+        }
+        DataType::Record(t) => {
+            let t = t.clone();
+            let fields: Vec<_> = t.fields.iter().map(|(_, f)| nullable(f)).collect();
+            fields.prop_map(move |values| crate::RecordValue::value(t.clone(), values)).boxed()
         }
     }
 }

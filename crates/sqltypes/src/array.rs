@@ -118,6 +118,7 @@ pub fn array_oid(elem_oid: u32) -> Option<u32> {
         2205 => 2210,
         2206 => 2211,
         4089 => 4090,
+        2249 => 2287,
         _ => return None,
     })
 }
@@ -152,6 +153,7 @@ pub fn elem_oid(array_oid: u32) -> Option<u32> {
         2210 => 2205,
         2211 => 2206,
         4090 => 4089,
+        2287 => 2249,
         _ => return None,
     })
 }

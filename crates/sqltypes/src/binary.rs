@@ -126,6 +126,7 @@ pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
         }
         DataType::QChar => Value::Text(crate::text::qchar(validate_utf8(b)?)),
         DataType::Array(e) => crate::array::decode_array(e, b)?,
+        DataType::Record(t) => crate::record::decode_record(t, b)?,
         DataType::Int2Vector | DataType::OidVector => crate::cast::cast(
             crate::array::decode_array(ty.elem().unwrap_or(&DataType::Int2), b)?,
             ty,
@@ -249,6 +250,7 @@ pub fn write_binary(v: &Value, buf: &mut BytesMut) {
         Value::Array(a) => crate::array::write_array_binary(a, buf),
         Value::Oid(o) => buf.put_u32(*o),
         Value::Reg(r) => buf.put_u32(r.oid),
+        Value::Record(r) => crate::record::write_record_binary(r, buf),
     }
 }
 

@@ -344,7 +344,8 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
             | Value::TimeTz(..)
             | Value::Uuid(_)
             | Value::Json(_)
-            | Value::Jsonb(_)),
+            | Value::Jsonb(_)
+            | Value::Record(_)),
             t,
         ) if v.data_type().map(|d| d.oid() == t.oid()).unwrap_or(false) => v,
         (v, t) => {

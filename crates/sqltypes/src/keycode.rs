@@ -25,7 +25,8 @@
 //! - arrays: each element as 0x01 and its encoding, or 0x02 for a NULL
 //!   element (NULL elements sort after the others, as in `array_cmp`),
 //!   then 0x00 (so a prefix sorts first), the dimension count and each
-//!   dimension's length and lower bound.
+//!   dimension's length and lower bound;
+//! - records: each field as an array element is, without the trailer.
 
 use num_bigint::Sign;
 
@@ -197,6 +198,18 @@ pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
             }
             for d in &a.dims {
                 put_i64(d.lower as i64, out);
+            }
+        }
+        // Fields as array elements are (NULL fields after the others, as
+        // in `record_cmp`); a record type fixes the field count.
+        Value::Record(r) => {
+            for v in &r.values {
+                if v.is_null() {
+                    out.push(ELEM_NULL);
+                } else {
+                    out.push(ELEM);
+                    encode_value(v, out);
+                }
             }
         }
     }
@@ -440,6 +453,17 @@ fn decode_body(b: &mut &[u8], ty: &DataType) -> Result<Value> {
         DataType::Int2Vector | DataType::OidVector => {
             let array = ty.elem().unwrap_or(&DataType::Int2).array_of();
             crate::cast::cast(decode_body(b, &array)?, ty).map_err(|_| corrupt())?
+        }
+        DataType::Record(t) => {
+            let mut values = Vec::with_capacity(t.fields.len());
+            for (_, f) in &t.fields {
+                values.push(match take(b, 1)?[0] {
+                    ELEM_NULL => Value::Null,
+                    ELEM => decode_one(b, f)?,
+                    _ => return Err(corrupt()),
+                });
+            }
+            crate::RecordValue::value(t.clone(), values)
         }
         DataType::Array(elem) => {
             let mut items = Vec::new();

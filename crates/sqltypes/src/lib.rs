@@ -38,6 +38,8 @@ pub mod keycode;
 pub mod numeric;
 // Operators: comparison, arithmetic, concatenation.
 pub mod ops;
+// Anonymous composite values (record).
+pub mod record;
 // Compact encoding of a row's values for storage.
 pub mod rowcodec;
 // Text-format input and output.
@@ -51,6 +53,7 @@ pub use enums::{EnumType, EnumValue};
 pub use interval::Interval;
 pub use json::Json;
 pub use numeric::Numeric;
+pub use record::{RecordType, RecordValue};
 pub use sqlstate::{ErrorReport, SqlState};
 
 /// A result whose error is a PostgreSQL error report.
@@ -128,6 +131,8 @@ pub enum DataType {
     Jsonb,
     /// An enum type made by CREATE TYPE (its OID is the catalog's)
     Enum(std::sync::Arc<EnumType>),
+    /// record (2249): an anonymous row type with these fields
+    Record(std::sync::Arc<RecordType>),
 }
 
 /// The OIDs of the scalar types Strata has (each also has an array type),
@@ -215,6 +220,8 @@ pub enum Value {
     Jsonb(Box<Json>),
     /// an enum label (boxed: rare)
     Enum(Box<EnumValue>),
+    /// a record (boxed: rare)
+    Record(Box<RecordValue>),
 }
 
 impl DataType {
@@ -255,6 +262,7 @@ impl DataType {
             DataType::Json => 114,
             DataType::Jsonb => 3802,
             DataType::Enum(t) => t.oid,
+            DataType::Record(_) => 2249,
         }
     }
 
@@ -355,6 +363,7 @@ impl DataType {
     pub fn typname(&self) -> &'static str {
         match self {
             DataType::Enum(_) => "???",
+            DataType::Record(_) => "record",
             DataType::Bool => "bool",
             DataType::Int2 => "int2",
             DataType::Int4 => "int4",
@@ -411,6 +420,7 @@ impl DataType {
                 "regtype" => "_regtype",
                 "regnamespace" => "_regnamespace",
                 "regproc" => "_regproc",
+                "record" => "_record",
                 _ => "???",
             },
         }
@@ -483,6 +493,7 @@ impl fmt::Display for DataType {
             DataType::Json => write!(f, "json"),
             DataType::Jsonb => write!(f, "jsonb"),
             DataType::Enum(t) => write!(f, "{}", t.name),
+            DataType::Record(_) => write!(f, "record"),
         }
     }
 }
@@ -524,6 +535,7 @@ impl Value {
             Value::Json(_) => DataType::Json,
             Value::Jsonb(_) => DataType::Jsonb,
             Value::Enum(e) => enums::data_type(e),
+            Value::Record(r) => DataType::Record(r.ty.clone()),
         })
     }
 

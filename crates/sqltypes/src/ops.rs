@@ -85,6 +85,7 @@ fn same_type_cmp(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::Date(x), Value::Date(y)) => x.cmp(y),
         (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
         (Value::Array(x), Value::Array(y)) => crate::array::compare_arrays(x, y)?,
+        (Value::Record(x), Value::Record(y)) => crate::record::compare_records(x, y)?,
         (Value::Oid(_) | Value::Reg(_), Value::Oid(_) | Value::Reg(_)) => {
             a.as_oid()?.cmp(&b.as_oid()?)
         }
@@ -483,6 +484,12 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
             (10u8, &a.dims).hash(h);
             for item in &a.items {
                 hash_value(item, h);
+            }
+        }
+        Value::Record(r) => {
+            (17u8, r.values.len()).hash(h);
+            for v in &r.values {
+                hash_value(v, h);
             }
         }
     }

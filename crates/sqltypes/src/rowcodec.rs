@@ -14,6 +14,7 @@
 //! | 8   | numeric fitting i64      | varint scale + zigzag unscaled value    |
 //! | 9   | array                    | varint ndims, zigzag length and lower   |
 //! |     |                          | bound per dimension, tagged elements    |
+//! | 13  | record                   | varint field count, tagged fields       |
 //!
 //! The column types come from the catalog at read time, so the tags only
 //! say how to read the payload (an int written as int2 reads back as int8
@@ -43,6 +44,7 @@ const T_ARRAY: u8 = 9;
 const T_FLOAT4: u8 = 10;
 const T_TIMETZ: u8 = 11;
 const T_INTERVAL: u8 = 12;
+const T_RECORD: u8 = 13;
 
 fn put_varint(mut v: u64, out: &mut Vec<u8>) {
     while v >= 0x80 {
@@ -165,6 +167,10 @@ fn put_value(v: &Value, out: &mut Vec<u8>) {
             for item in &a.items {
                 put_value(item, out);
             }
+        }
+        Value::Record(r) => {
+            out.push(T_RECORD);
+            encode_row(&r.values, out);
         }
     }
 }
@@ -295,6 +301,16 @@ impl<'a> Reader<'a> {
             }
             (T_BYTES, DataType::Bytea) => Value::Bytea(self.bytes()?.to_vec()),
             (T_ARRAY, DataType::Array(elem)) => self.array(elem)?,
+            (T_RECORD, DataType::Record(t)) => {
+                if self.varint()? != t.fields.len() as u64 {
+                    return Err(corrupt());
+                }
+                let mut values = Vec::with_capacity(t.fields.len());
+                for (_, f) in &t.fields {
+                    values.push(self.value(f)?);
+                }
+                crate::RecordValue::value(t.clone(), values)
+            }
             (T_ARRAY, DataType::Int2Vector | DataType::OidVector) => {
                 let a = self.array(ty.elem().unwrap_or(&DataType::Int2))?;
                 crate::cast::cast(a, ty).map_err(|_| corrupt())?

@@ -265,6 +265,7 @@ pub fn parse_text(ty: &DataType, s: &str) -> Result<Value> {
         DataType::TimestampTz => Value::TimestampTz(datetime::parse_timestamp(s, true)?),
         DataType::Bytea => Value::Bytea(parse_bytea(s)?),
         DataType::Array(e) => crate::array::parse_array(e, s)?,
+        DataType::Record(t) => crate::record::parse_record(t, s)?,
         DataType::Oid => Value::Oid(parse_oid(s)?),
         DataType::Int2Vector | DataType::OidVector => {
             let elem = ty.elem().cloned().unwrap_or(DataType::Int2);
@@ -558,6 +559,11 @@ pub fn write_value<O: TextOut + ?Sized>(v: &Value, out: &mut O) {
         }
         Value::Oid(o) => write_int(*o as i64, out),
         Value::Reg(r) => out.put(r.name.as_bytes()),
+        Value::Record(r) => {
+            let mut text = Vec::new();
+            crate::record::write_record(r, &mut text);
+            out.put(&text);
+        }
     }
 }
 

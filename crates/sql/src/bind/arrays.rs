@@ -97,7 +97,35 @@ impl Binder<'_> {
             }
             _ => (root, chain),
         };
-        let (x, ty) = self.expr_in(root, scope, agg)?;
+        let (mut x, mut ty) = self.expr_in(root, scope, agg)?;
+        // `(rec).field` and subscripts, left to right: runs of subscripts
+        // index one array; a dot selects a record's field.
+        let mut chain = chain;
+        while let Some(first) = chain.first() {
+            if let ast::AccessExpr::Dot(field) = first {
+                (x, ty) = field_of(x, &ty, field)?;
+                chain = &chain[1..];
+                continue;
+            }
+            let n = chain
+                .iter()
+                .take_while(|a| matches!(a, ast::AccessExpr::Subscript(_)))
+                .count();
+            (x, ty) = self.subscript_run(x, ty, &chain[..n], scope, agg)?;
+            chain = &chain[n..];
+        }
+        Ok((x, ty))
+    }
+
+    /// Subscripts `chain` (all subscripts) applied to `x` of type `ty`.
+    fn subscript_run(
+        &mut self,
+        x: Expr,
+        ty: DataType,
+        chain: &[ast::AccessExpr],
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
         // Catalog name columns (pg_type.typname, ...) are text here; a
         // subscript reads one of a name's bytes, 0-based, as PostgreSQL's
         // name type does (pg_dump tests `typname[0] = '_'`).
@@ -258,5 +286,23 @@ impl Binder<'_> {
         let lx = self.coerce(lx, &lt, &l_to)?;
         let rx = self.coerce(rx, &rt, &r_to)?;
         Ok(Some((array_call(f, vec![lx, rx]), ty)))
+    }
+}
+
+/// `(x).field`: the field of a record-valued `x`.
+fn field_of(x: Expr, ty: &DataType, field: &ast::Expr) -> Result<(Expr, DataType)> {
+    let name = match field {
+        ast::Expr::Identifier(i) => super::ident(i),
+        other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
+    };
+    let DataType::Record(rt) = ty else {
+        bail!(
+            WrongObjectType,
+            "column notation .{name} applied to type {ty}, which is not a composite type"
+        );
+    };
+    match rt.field(&name) {
+        Some(i) => Ok((Expr::Field(Box::new(x), i), rt.fields[i].1.clone())),
+        None => bail!(UndefinedColumn, "could not identify column \"{name}\" in record data type"),
     }
 }

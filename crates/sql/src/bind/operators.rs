@@ -125,9 +125,60 @@ impl Binder<'_> {
         scope: &Scope,
         agg: &mut Option<&mut AggState>,
     ) -> Result<Expr> {
+        if let (Some(li), Some(ri)) = (super::row_items(l), super::row_items(r)) {
+            return self.row_compare(&li, op, &ri, scope, agg);
+        }
         let (lx, lt) = self.expr_in(l, scope, agg)?;
         let (rx, rt) = self.expr_in(r, scope, agg)?;
         self.bind_binop(op, lx, lt, rx, rt).map(|(e, _)| e)
+    }
+
+    /// Row-constructor comparison, `(a, b) < (c, d)`, as SQL defines it:
+    /// `=` holds when every pair is equal, `<>` when some pair differs, and
+    /// an ordering is decided by the first pair that is not equal (NULL if
+    /// a NULL comes first). Expanded into the pairwise comparisons.
+    fn row_compare(
+        &mut self,
+        l: &[&ast::Expr],
+        op: BinOp,
+        r: &[&ast::Expr],
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<Expr> {
+        if l.len() != r.len() {
+            bail!(SyntaxError, "unequal number of entries in row expressions");
+        }
+        if l.is_empty() {
+            bail!(FeatureNotSupported, "cannot compare rows of zero length");
+        }
+        let both = |op, a: Expr, b: Expr| Expr::Binary(op, Box::new(a), Box::new(b));
+        if matches!(op, BinOp::Eq | BinOp::NotEq) {
+            let join = if op == BinOp::Eq { BinOp::And } else { BinOp::Or };
+            let mut out = None;
+            for (a, b) in l.iter().zip(r) {
+                let c = self.compare(a, op, b, scope, agg)?;
+                out = Some(match out {
+                    None => c,
+                    Some(prev) => both(join, prev, c),
+                });
+            }
+            return Ok(out.expect("rows are not empty"));
+        }
+        let strict = match op {
+            BinOp::LtEq => BinOp::Lt,
+            BinOp::GtEq => BinOp::Gt,
+            BinOp::Lt | BinOp::Gt => op,
+            _ => bail!(UndefinedFunction, "operator {} is not supported for rows", op_symbol(op)),
+        };
+        // From the last pair back: a_k <strict> b_k OR (a_k = b_k AND rest).
+        let n = l.len();
+        let mut out = self.compare(l[n - 1], op, r[n - 1], scope, agg)?;
+        for k in (0..n - 1).rev() {
+            let first = self.compare(l[k], strict, r[k], scope, agg)?;
+            let equal = self.compare(l[k], BinOp::Eq, r[k], scope, agg)?;
+            out = both(BinOp::Or, first, both(BinOp::And, equal, out));
+        }
+        Ok(out)
     }
 
     /// `a IS [NOT] DISTINCT FROM b`: equality where NULL equals NULL, as
@@ -245,6 +296,11 @@ impl Binder<'_> {
         let Some(op) = bin_op(op) else {
             bail!(UndefinedFunction, "operator does not exist: {op}");
         };
+        let comparison =
+            matches!(op, BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq);
+        if comparison && super::row_items(l).is_some() && super::row_items(r).is_some() {
+            return Ok((self.compare(l, op, r, scope, agg)?, DataType::Bool));
+        }
         let (lx, lt) = self.expr_in(l, scope, agg)?;
         let (rx, rt) = self.expr_in(r, scope, agg)?;
         self.bind_binop(op, lx, lt, rx, rt)

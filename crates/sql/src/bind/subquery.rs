@@ -129,7 +129,7 @@ fn visit_exprs(p: &Plan, check: &mut dyn FnMut(&Expr)) {
                 crate::plan::Access::Full => {}
             }
         }
-        Plan::Function(f) => f.calls.iter().flat_map(|c| &c.1).for_each(&mut *check),
+        Plan::Function(f) => f.calls.iter().flat_map(|c| &c.args).for_each(&mut *check),
         Plan::System(_) | Plan::Sequence(_) => {}
         Plan::Filter(i, e) => {
             check(e);

@@ -39,8 +39,10 @@ pub enum JsonFunc {
     BuildObject(bool),
     /// json(b)_build_array
     BuildArray(bool),
-    /// to_json / to_jsonb / array_to_json
+    /// to_json / to_jsonb / array_to_json / row_to_json(record)
     To(bool),
+    /// row_to_json(record, pretty)
+    RowToJson,
     /// json(b)_typeof
     TypeOf,
     /// json(b)_array_length
@@ -103,6 +105,10 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
         }
         ("to_json" | "to_jsonb", 1) => (F::To(jsonb), own, unknown_as_text(args)),
         ("array_to_json", 1) if first.elem().is_some() => (F::To(false), T::Json, vec![None]),
+        ("row_to_json", 1) if matches!(first, T::Record(_)) => (F::To(false), T::Json, vec![None]),
+        ("row_to_json", 2) if matches!(first, T::Record(_)) => {
+            (F::RowToJson, T::Json, vec![None, Some(T::Bool)])
+        }
         ("json_typeof" | "jsonb_typeof", 1) => return typed_first(F::TypeOf, T::Text),
         ("json_array_length" | "jsonb_array_length", 1) => {
             return typed_first(F::ArrayLength, T::Int4)
@@ -303,6 +309,13 @@ pub fn call(f: JsonFunc, args: Vec<Value>) -> Result<Value> {
         }
         F::To(true) if arg(0).is_null() => Value::Null,
         F::To(true) => jsonb(to_jsonb(&arg(0))?),
+        F::RowToJson => {
+            let Value::Record(r) = arg(0) else { return Ok(Value::Null) };
+            let sep = if arg(1) == Value::Bool(true) { ",\n " } else { "," };
+            let mut out = String::new();
+            write_record(&r, sep, &mut out);
+            Value::Json(out)
+        }
         F::To(false) if arg(0).is_null() => Value::Null,
         F::To(false) => {
             let mut out = String::new();
@@ -463,8 +476,24 @@ pub fn write_json(v: &Value, out: &mut String) {
         Value::Array(a) => {
             write_array(&a.items, &a.dims.iter().map(|d| d.len as usize).collect::<Vec<_>>(), out)
         }
+        Value::Record(r) => write_record(r, ",", out),
         other => json::write_string(&text::to_text(other), out),
     }
+}
+
+/// A record as a json object of its fields (row_to_json; `sep` between
+/// fields: "," or, pretty, ",\n ").
+fn write_record(r: &sqltypes::RecordValue, sep: &str, out: &mut String) {
+    out.push('{');
+    for (i, ((name, _), v)) in r.ty.fields.iter().zip(&r.values).enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        json::write_string(name, out);
+        out.push(':');
+        write_json(v, out);
+    }
+    out.push('}');
 }
 
 /// An array as nested JSON arrays (array_to_json: no spaces).
@@ -515,6 +544,14 @@ pub fn to_jsonb(v: &Value) -> Result<Json> {
             let dims: Vec<usize> = a.dims.iter().map(|d| d.len as usize).collect();
             array_to_jsonb(&a.items, &dims)?
         }
+        Value::Record(r) => {
+            let mut pairs = Vec::with_capacity(r.values.len());
+            for ((name, _), v) in r.ty.fields.iter().zip(&r.values) {
+                pairs.push((name.clone(), to_jsonb(v)?));
+            }
+            json::canonicalize(&mut pairs);
+            Json::Object(pairs)
+        }
         other => Json::String(text::to_text(other)),
     })
 }
@@ -539,7 +576,7 @@ pub fn agg_array(items: &[Value], as_jsonb: bool) -> Result<Value> {
         if i > 0 {
             out.push_str(", ");
             // PostgreSQL puts each array or row on its own line.
-            if matches!(v, Value::Array(_)) {
+            if matches!(v, Value::Array(_) | Value::Record(_)) {
                 out.push_str("\n ");
             }
         }

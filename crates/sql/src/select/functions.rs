@@ -3,8 +3,10 @@
 //! the FROM items before them (PostgreSQL's implicit LATERAL); the caller
 //! then runs the function once per row of those items.
 
+use std::sync::Arc;
+
 use sqlparser::ast;
-use sqltypes::{cast, DataType, Value};
+use sqltypes::{cast, DataType, RecordType, RecordValue, Value};
 
 use crate::bail;
 use crate::bind::{self, Binder, Reach, Scope, ScopeCol};
@@ -36,6 +38,23 @@ pub enum TableFunc {
     /// pg_options_to_table(text[]): (option_name, option_value) per
     /// `name=value` element.
     OptionsToTable,
+    /// information_schema._pg_expandarray(anyarray): (x, n) per element of
+    /// the first dimension, n counting from 1 (pgjdbc's getPrimaryKeys
+    /// reads index keys with it).
+    ExpandArray,
+}
+
+/// One set-returning call of a [`FromFunction`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetCall {
+    /// The function.
+    pub func: TableFunc,
+    /// Its arguments (evaluated with no input row; outer references read
+    /// the current row of the FROM items before).
+    pub args: Vec<Expr>,
+    /// In a select list, a function with several OUT columns gives one
+    /// record of this type per row instead of its columns.
+    pub record: Option<Arc<RecordType>>,
 }
 
 /// Set-returning function calls run side by side (one in FROM; all of a
@@ -43,9 +62,8 @@ pub enum TableFunc {
 /// NULLs for a call that ran out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FromFunction {
-    /// The functions with their arguments (evaluated with no input row;
-    /// outer references read the current row of the FROM items before).
-    pub calls: Vec<(TableFunc, Vec<Expr>)>,
+    /// The calls.
+    pub calls: Vec<SetCall>,
     /// WITH ORDINALITY: a last bigint column numbering the rows from 1.
     pub ordinality: bool,
 }
@@ -133,7 +151,8 @@ pub fn plan_function(b: &mut Binder<'_>, call: &FromCall<'_>) -> Result<(Plan, S
             reach: Reach::Full,
         })
         .collect();
-    let plan = Plan::Function(FromFunction { calls: vec![(func, exprs)], ordinality });
+    let call = SetCall { func, args: exprs, record: None };
+    let plan = Plan::Function(FromFunction { calls: vec![call], ordinality });
     Ok((plan, Scope { cols }))
 }
 
@@ -149,21 +168,28 @@ pub fn plan_zipped(
     for (name, args) in calls {
         let args: Vec<&ast::Expr> = args.iter().collect();
         let (func, exprs, types) = bind_call(b, name, &args)?;
-        if types.len() != 1 {
-            bail!(
+        // One column is the value itself; OUT columns make a record.
+        let (ty, record) = match (types.as_slice(), declared_columns(&func)) {
+            ([one], _) => (one.clone(), None),
+            (_, Some(names)) => {
+                let fields = names.iter().map(|n| n.to_string()).zip(types).collect();
+                let rt = Arc::new(RecordType { fields });
+                (DataType::Record(rt.clone()), Some(rt))
+            }
+            _ => bail!(
                 FeatureNotSupported,
                 "{name} with several arguments in a select list is not supported yet"
-            );
-        }
+            ),
+        };
         cols.push(ScopeCol {
             qualifier: Some(qualifier.to_string()),
             name: format!("c{}", cols.len()),
-            ty: types[0].clone(),
+            ty,
             table_oid: 0,
             column_id: 0,
             reach: Reach::Full,
         });
-        bound.push((func, exprs));
+        bound.push(SetCall { func, args: exprs, record });
     }
     let plan = Plan::Function(FromFunction { calls: bound, ordinality: false });
     Ok((plan, Scope { cols }))
@@ -178,6 +204,7 @@ pub fn is_set_returning(name: &str) -> bool {
             | "generate_subscripts"
             | "pg_partition_ancestors"
             | "pg_options_to_table"
+            | "_pg_expandarray"
     ) || JSON_FUNCTIONS.contains(&name)
 }
 
@@ -201,6 +228,7 @@ fn declared_columns(f: &TableFunc) -> Option<&'static [&'static str]> {
         TableFunc::JsonEach(_) => Some(&["key", "value"]),
         TableFunc::JsonElements(_) => Some(&["value"]),
         TableFunc::OptionsToTable => Some(&["option_name", "option_value"]),
+        TableFunc::ExpandArray => Some(&["x", "n"]),
         _ => None,
     }
 }
@@ -302,6 +330,11 @@ fn bind_call(
             let x = b.coerce(x, &t, &DataType::Text.array_of())?;
             (TableFunc::OptionsToTable, vec![x], vec![DataType::Text, DataType::Text])
         }
+        "_pg_expandarray" => {
+            let [(x, t)] = <[_; 1]>::try_from(bound).map_err(|b: Vec<_>| no_such(&b))?;
+            let Some(elem) = t.elem().cloned() else { return Err(no_such(&[(x, t)])) };
+            (TableFunc::ExpandArray, vec![x], vec![elem, DataType::Int4])
+        }
         "pg_partition_ancestors" => {
             let [(x, t)] = <[_; 1]>::try_from(bound).map_err(|b: Vec<_>| no_such(&b))?;
             let reg = DataType::Reg(sqltypes::RegKind::Class);
@@ -316,7 +349,7 @@ fn bind_call(
 impl FromFunction {
     /// The function's SQL name (for EXPLAIN).
     pub fn name(&self) -> &'static str {
-        match self.calls.first().map(|c| &c.0) {
+        match self.calls.first().map(|c| &c.func) {
             Some(TableFunc::Series(_)) => "generate_series",
             Some(TableFunc::Unnest) => "unnest",
             Some(TableFunc::PartitionAncestors) => "pg_partition_ancestors",
@@ -325,9 +358,24 @@ impl FromFunction {
             Some(TableFunc::JsonElements(_)) => "json_array_elements",
             Some(TableFunc::JsonKeys) => "json_object_keys",
             Some(TableFunc::OptionsToTable) => "pg_options_to_table",
+            Some(TableFunc::ExpandArray) => "_pg_expandarray",
             _ => "generate_subscripts",
         }
     }
+}
+
+/// _pg_expandarray's rows: (element, position from 1) over the first
+/// dimension (an int2vector's from its lower bound 0).
+fn expand_array(array: Option<Value>) -> Vec<Vec<Value>> {
+    let Some(Value::Array(a)) = array else { return vec![] };
+    let Some(first) = a.dims.first() else { return vec![] };
+    // Elements of the first dimension only: a slice of a deeper array
+    // is the first element of each sub-array, as $1[s] reads it.
+    let stride: usize = a.dims[1..].iter().map(|d| d.len as usize).product();
+    if stride != 1 {
+        return (0..first.len as usize).map(|i| vec![Value::Null, Value::Int4(i as i32 + 1)]).collect();
+    }
+    a.items.iter().enumerate().map(|(i, v)| vec![v.clone(), Value::Int4(i as i32 + 1)]).collect()
 }
 
 /// pg_options_to_table's rows: each `name=value` element split at its
@@ -349,12 +397,12 @@ fn options_rows(options: Option<Value>) -> Vec<Vec<Value>> {
 /// Runs a function in FROM.
 pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
     let mut results = Vec::with_capacity(f.calls.len());
-    for (func, args) in &f.calls {
+    for SetCall { func, args, record } in &f.calls {
         let mut vals = Vec::with_capacity(args.len());
         for a in args {
             vals.push(a.eval(&[], ctx)?);
         }
-        results.push(match func {
+        let rows = match func {
             TableFunc::Series(ty) => series(&vals, ty)?,
             TableFunc::Unnest => unnest(vals),
             TableFunc::Subscripts => subscripts(&vals),
@@ -366,6 +414,13 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
             TableFunc::JsonEach(_) | TableFunc::JsonElements(_) | TableFunc::JsonKeys => {
                 json_rows(func, vals.into_iter().next().unwrap_or(Value::Null))?
             }
+            TableFunc::ExpandArray => expand_array(vals.into_iter().next()),
+        };
+        results.push(match record {
+            Some(rt) => {
+                rows.into_iter().map(|r| vec![RecordValue::value(rt.clone(), r)]).collect()
+            }
+            None => rows,
         });
     }
     let mut out = if results.len() == 1 {
@@ -374,10 +429,11 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
         let widths: Vec<usize> = results
             .iter()
             .zip(&f.calls)
-            .map(|(r, (func, args))| match (r.first(), func) {
+            .map(|(r, call)| match (r.first(), &call.func) {
                 (Some(row), _) => row.len(),
-                (None, TableFunc::Unnest) => args.len(),
-                (None, _) => 1,
+                (None, _) if call.record.is_some() => 1,
+                (None, TableFunc::Unnest) => call.args.len(),
+                (None, func) => declared_columns(func).map_or(1, <[_]>::len),
             })
             .collect();
         let n = results.iter().map(Vec::len).max().unwrap_or(0);

@@ -53,12 +53,7 @@ public final class JdbcScenario {
    * they must pass. One entry per missing feature or bug; "bug:" marks a bug rather than a missing
    * feature.
    */
-  static final Map<String, String> KNOWN_FAILURES =
-      Map.of(
-          "metadata_primary_keys",
-          "DatabaseMetaData.getPrimaryKeys selects a field of a composite function result,"
-              + " (information_schema._pg_expandarray(i.indkey)).n: composite types and"
-              + " _pg_expandarray do not exist yet");
+  static final Map<String, String> KNOWN_FAILURES = Map.of();
 
   static final boolean ON_STRATA = !"postgres".equals(System.getenv("STRATA_TEST_TARGET"));
   static final String PORT = Objects.requireNonNull(System.getenv("STRATA_PORT"), "STRATA_PORT");
