@@ -316,6 +316,7 @@ impl DataType {
             2950 => DataType::Uuid,
             114 => DataType::Json,
             3802 => DataType::Jsonb,
+            2249 => DataType::Record(RecordType::anonymous(vec![])),
             0 | 705 => DataType::Unknown,
             _ => {
                 let elem = array::elem_oid(oid).and_then(DataType::from_oid)?;

@@ -658,6 +658,24 @@ def test_type_introspection():
     run_check("type_introspection", check)
 
 
+def test_records_binary():
+    async def check(conn):
+        # asyncpg reads record (2249) and record[] in binary: each field
+        # carries its own type OID (record_send).
+        await make_shop(conn)
+        row = await conn.fetchrow(
+            "select row(1, 'a b', null::int4) as r, array[row(1, 2.5::float8)] as arr,"
+            " (row(3, 4)).f2 as f from customers where id = 1"
+        )
+        assert (row["r"], list(row["arr"]), row["f"]) == ((1, "a b", None), [(1, 2.5)], 4)
+        rows = await conn.fetch("select c from customers c where (c.id, c.name) > (1, 'Zed') order by c.id")
+        assert [tuple(r["c"]) for r in rows] == [(2, "bob@example.com", "Bob", False), (3, "cy@example.com", "Cy", False)]
+        each = await conn.fetch("select json_each('{\"a\": 1}'::json) as e")
+        assert [tuple(r["e"]) for r in each] == [("a", "1")]
+
+    run_check("records_binary", check)
+
+
 def test_enum_types():
     async def check(conn):
         # An enum is not among asyncpg's static codecs: the first statement

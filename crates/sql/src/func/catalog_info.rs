@@ -442,6 +442,12 @@ pub fn type_oid(cat: &Catalog, text: &str) -> Option<u32> {
         return Some(oid);
     }
     let text = text.trim();
+    // The pseudo-type record has no DataType of its own to name it.
+    match text.to_ascii_lowercase().trim_start_matches("pg_catalog.") {
+        "record" => return Some(2249),
+        "_record" | "record[]" => return Some(2287),
+        _ => {}
+    }
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
     let mut parser = sqlparser::parser::Parser::new(&dialect).try_with_sql(text).ok()?;
     let ast = parser.parse_data_type().ok()?;
