@@ -92,6 +92,21 @@ impl Scope {
     }
 }
 
+/// The (zone, value) arguments of a timezone(zone, value) call.
+fn timezone_call(e: &ast::Expr) -> Option<[&ast::Expr; 2]> {
+    let ast::Expr::Function(f) = e else { return None };
+    if f.name.0.len() != 1 || object_name(&f.name).ok()? != "timezone" {
+        return None;
+    }
+    let ast::FunctionArguments::List(l) = &f.args else { return None };
+    match l.args.as_slice() {
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(z)), ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(v))] => {
+            Some([z, v])
+        }
+        _ => None,
+    }
+}
+
 /// The items of a row constructor, `ROW(a, b)` or `(a, b)`; None for
 /// any other expression.
 pub fn row_items(e: &ast::Expr) -> Option<Vec<&ast::Expr>> {
@@ -432,6 +447,9 @@ impl<'a> Binder<'a> {
         if let Some(items) = row_items(e) {
             return self.row_constructor(&items, scope, agg);
         }
+        if let Some([zone, ts]) = timezone_call(e) {
+            return self.at_time_zone(ts, zone, scope, agg);
+        }
         match e {
             E::Identifier(i) => self.column(None, &ident(i), scope, agg),
             E::CompoundIdentifier(parts) => {
@@ -561,7 +579,14 @@ impl<'a> Binder<'a> {
                     ast::Value::SingleQuotedString(s) => s.clone(),
                     other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
                 };
+                if sqltypes::cast::zone_sensitive(&DataType::Unknown, &to) {
+                    let x = Expr::Const(Value::Text(s));
+                    return Ok((operators::zone_cast(x, &DataType::Unknown, &to)?, to));
+                }
                 Ok((Expr::Const(sqltypes::text::parse_text(&to, &s)?), to))
+            }
+            E::AtTimeZone { timestamp, time_zone } => {
+                self.at_time_zone(timestamp, time_zone, scope, agg)
             }
             E::Function(f) => self.function(f, scope, agg),
             E::Position { expr, r#in } => {
@@ -741,6 +766,35 @@ impl<'a> Binder<'a> {
         Ok((Expr::Column(i), scope.cols[i].ty.clone()))
     }
 
+    /// `x AT TIME ZONE zone` (and timezone(zone, x)): timestamptz to the
+    /// zone's timestamp, timestamp (or date) to timestamptz.
+    fn at_time_zone(
+        &mut self,
+        x: &ast::Expr,
+        zone: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        let (z, zt) = self.expr_in(zone, scope, agg)?;
+        let z = match zt {
+            DataType::Interval => z,
+            _ => self.coerce(z, &zt, &DataType::Text)?,
+        };
+        let (v, vt) = self.expr_in(x, scope, agg)?;
+        let (from, to) = match vt {
+            DataType::Timestamp => (DataType::Timestamp, DataType::TimestampTz),
+            DataType::TimestampTz | DataType::Date | DataType::Unknown => {
+                (DataType::TimestampTz, DataType::Timestamp)
+            }
+            other => bail!(
+                UndefinedFunction,
+                "function timezone({zt}, {other}) does not exist"
+            ),
+        };
+        let v = self.coerce(v, &vt, &from)?;
+        Ok((Expr::Func(func::Func::Timezone, vec![z, v]), to))
+    }
+
     /// `ROW(a, b)` or `(a, b)`: a record with fields f1, f2, ...; unknown
     /// literals become text, as PostgreSQL resolves them.
     fn row_constructor(
@@ -862,6 +916,10 @@ impl<'a> Binder<'a> {
     ) -> Result<Expr> {
         if let ast::Expr::Value(v) = e {
             if let ast::Value::SingleQuotedString(s) = &v.value {
+                let x = Expr::Const(Value::Text(s.clone()));
+                if sqltypes::cast::zone_sensitive(&DataType::Unknown, to) {
+                    return operators::zone_cast(x, &DataType::Unknown, to);
+                }
                 return Ok(Expr::Const(sqltypes::text::parse_text(to, s)?));
             }
         }

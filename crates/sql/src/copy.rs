@@ -25,6 +25,8 @@ pub struct CopyParser {
     line_no: u64,
     header_skipped: bool,
     done: bool,
+    /// The session's time zone, for timestamptz fields without an offset.
+    zone: std::sync::Arc<sqltypes::Zone>,
 }
 
 impl CopyParser {
@@ -39,7 +41,14 @@ impl CopyParser {
             line_no: 0,
             header_skipped: false,
             done: false,
+            zone: sqltypes::Zone::utc(),
         }
+    }
+
+    /// Reads timestamptz fields without an offset in `zone`.
+    pub fn in_zone(mut self, zone: std::sync::Arc<sqltypes::Zone>) -> CopyParser {
+        self.zone = zone;
+        self
     }
 
     /// Feeds a chunk; appends every complete row to `out`.
@@ -253,7 +262,8 @@ impl CopyParser {
                 None => Value::Null,
                 Some(s) => {
                     let name = self.names.get(i).map(String::as_str).unwrap_or("?");
-                    text::parse_text(ty, &s).map_err(|e| context(e, Some((name, &s))))?
+                    text::parse_text_in(ty, &s, &self.zone)
+                        .map_err(|e| context(e, Some((name, &s))))?
                 }
             });
         }
@@ -394,8 +404,9 @@ pub fn binary_header() -> Vec<u8> {
 /// The trailer of binary COPY TO output.
 pub const BINARY_TRAILER: [u8; 2] = (-1i16).to_be_bytes();
 
-/// Formats one row for COPY TO STDOUT (newline included for text and CSV).
-pub fn format_row(row: &[Value], opts: &CopyStmt, out: &mut Vec<u8>) {
+/// Formats one row for COPY TO STDOUT (newline included for text and CSV),
+/// timestamptz shown in `zone`.
+pub fn format_row(row: &[Value], opts: &CopyStmt, zone: &sqltypes::Zone, out: &mut Vec<u8>) {
     if opts.format == CopyFormat::Binary {
         out.extend_from_slice(&(row.len() as i16).to_be_bytes());
         let mut b = BytesMut::new();
@@ -421,7 +432,7 @@ pub fn format_row(row: &[Value], opts: &CopyStmt, out: &mut Vec<u8>) {
             continue;
         }
         let mut s = Vec::new();
-        text::format_text(v, &mut s);
+        text::write_value_in(v, zone, &mut s);
         match opts.format {
             CopyFormat::Text => {
                 for &b in &s {
@@ -489,7 +500,7 @@ mod tests {
         ];
         let mut data = binary_header();
         for r in &rows {
-            format_row(r, &o, &mut data);
+            format_row(r, &o, &sqltypes::Zone::utc(), &mut data);
         }
         data.extend_from_slice(&BINARY_TRAILER);
         let mut p = CopyParser::new(o, vec![DataType::Int4, DataType::Text], vec![]);

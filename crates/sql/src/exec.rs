@@ -239,7 +239,7 @@ fn key_values(exprs: &[Expr], types: &[DataType], ctx: &EvalContext) -> Result<O
         if v.is_null() {
             return Ok(None); // `col = NULL` matches nothing
         }
-        match cast::cast(v, ty) {
+        match cast::cast_in(v, ty, ctx.zone()) {
             Ok(v) => vals.push(v),
             // `int4col = 1e10::int8`: no value of the column is equal.
             Err(e) if e.code == sqlstate::SqlState::NumericValueOutOfRange => return Ok(None),
@@ -323,7 +323,7 @@ fn key_range<T: Txn>(
         if v.is_null() {
             return Ok(Edge::Empty); // `col < NULL` matches nothing
         }
-        let v = match cast::cast(v.clone(), ty) {
+        let v = match cast::cast_in(v.clone(), ty, cx.eval.zone()) {
             Ok(v) => v,
             // A bound beyond the column type's range (a widened column,
             // `int4col < $1::int8`): every value is on one side of it.

@@ -142,6 +142,18 @@ pub struct EvalContext {
     /// Work tables of the recursive CTEs being run (None outside them, so
     /// ordinary statements allocate nothing for it).
     pub work: Option<std::sync::Arc<Vec<WorkTable>>>,
+    /// The session's TimeZone (None: UTC).
+    pub zone: Option<std::sync::Arc<sqltypes::Zone>>,
+}
+
+static UTC: std::sync::LazyLock<std::sync::Arc<sqltypes::Zone>> =
+    std::sync::LazyLock::new(sqltypes::Zone::utc);
+
+impl EvalContext {
+    /// The session's time zone.
+    pub fn zone(&self) -> &sqltypes::Zone {
+        self.zone.as_deref().unwrap_or(&UTC)
+    }
 }
 
 /// An open cursor as pg_cursors shows it.
@@ -212,7 +224,7 @@ impl Expr {
                 let is = !v.is_null() && truthy(&v)? == *want;
                 Value::Bool(is != *negated)
             }
-            Expr::Cast(e, ty) => cast::cast(e.eval(row, ctx)?, ty)?,
+            Expr::Cast(e, ty) => cast::cast_in(e.eval(row, ctx)?, ty, ctx.zone())?,
             Expr::Func(f, args) => {
                 let mut vals = Vec::with_capacity(args.len());
                 for a in args {
@@ -412,6 +424,22 @@ fn eval_binary(op: BinOp, l: &Expr, r: &Expr, row: &[Value], ctx: &EvalContext) 
     let rv = r.eval(row, ctx)?;
     if lv.is_null() || rv.is_null() {
         return Ok(Value::Null);
+    }
+    // timestamptz ± interval counts days and months on the session's clock.
+    if matches!(op, BinOp::Add | BinOp::Sub) && !ctx.zone().is_utc() {
+        let shifted = match (&lv, &rv) {
+            (Value::TimestampTz(t), Value::Interval(iv)) => {
+                let iv = if op == BinOp::Sub { iv.neg()? } else { *iv };
+                Some(sqltypes::interval::timestamptz_add(*t, &iv, ctx.zone())?)
+            }
+            (Value::Interval(iv), Value::TimestampTz(t)) if op == BinOp::Add => {
+                Some(sqltypes::interval::timestamptz_add(*t, iv, ctx.zone())?)
+            }
+            _ => None,
+        };
+        if let Some(t) = shifted {
+            return Ok(Value::TimestampTz(t));
+        }
     }
     Ok(match op {
         BinOp::Add => ops::add(&lv, &rv)?,

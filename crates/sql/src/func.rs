@@ -30,6 +30,11 @@ pub enum Func {
     ClockTimestamp,
     /// CURRENT_DATE
     CurrentDate,
+    /// LOCALTIMESTAMP
+    LocalTimestamp,
+    /// `x AT TIME ZONE zone`, timezone(zone, x): a timestamptz as the
+    /// zone's wall-clock time, or a timestamp read as the zone's.
+    Timezone,
     /// abs(x)
     Abs,
     /// length(text), char_length
@@ -190,7 +195,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
     let n = args.len();
     let (f, ty) = match (name, n) {
         ("now" | "transaction_timestamp" | "current_timestamp", 0) => (Func::Now, T::TimestampTz),
-        ("localtimestamp", 0) => (Func::Now, T::Timestamp),
+        ("localtimestamp", 0) => (Func::LocalTimestamp, T::Timestamp),
         ("statement_timestamp", 0) => (Func::StatementTimestamp, T::TimestampTz),
         ("clock_timestamp", 0) => (Func::ClockTimestamp, T::TimestampTz),
         ("current_date", 0) => (Func::CurrentDate, T::Date),
@@ -428,8 +433,8 @@ impl Func {
     pub fn call(self, args: Vec<Value>, ctx: &EvalContext) -> Result<Value> {
         match self {
             Func::Array(f) => return arrays::call(f, args),
-            Func::Date(f) => return datetime::call(f, args, ctx.txn_time),
-            Func::Json(f) => return json::call(f, args),
+            Func::Date(f) => return datetime::call(f, args, ctx.txn_time, ctx.zone()),
+            Func::Json(f) => return json::call(f, args, ctx.zone()),
             _ => {}
         }
         let strict = !matches!(
@@ -450,7 +455,28 @@ impl Func {
             Func::Now => Value::TimestampTz(ctx.txn_time),
             Func::StatementTimestamp => Value::TimestampTz(ctx.stmt_time),
             Func::ClockTimestamp => Value::TimestampTz(sqltypes::datetime::now_micros()),
-            Func::CurrentDate => Value::Date(ctx.txn_time.div_euclid(86_400_000_000) as i32),
+            Func::CurrentDate => {
+                Value::Date(ctx.zone().utc_to_local(ctx.txn_time).div_euclid(86_400_000_000) as i32)
+            }
+            Func::LocalTimestamp => Value::Timestamp(ctx.zone().utc_to_local(ctx.txn_time)),
+            Func::Timezone => {
+                let zone = match arg(0) {
+                    Value::Interval(iv) if iv.months == 0 && iv.days == 0 => {
+                        sqltypes::Zone::fixed((iv.micros / 1_000_000) as i32)?
+                    }
+                    Value::Interval(_) => bail!(
+                        InvalidParameterValue,
+                        "interval time zone \"{}\" must not include months or days",
+                        sqltypes::text::to_text(&arg(0))
+                    ),
+                    v => sqltypes::Zone::lookup(&sqltypes::text::to_text(&v))?,
+                };
+                match arg(1) {
+                    Value::TimestampTz(t) => Value::Timestamp(zone.utc_to_local(t)),
+                    Value::Timestamp(t) => Value::TimestampTz(zone.local_to_utc(t)),
+                    _ => Value::Null,
+                }
+            }
             Func::Abs => {
                 let v = arg(0);
                 match ops::compare(&v, &Value::Int4(0))? {

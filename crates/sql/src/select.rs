@@ -656,6 +656,7 @@ pub fn derive_name(e: &ast::Expr) -> String {
         },
         ast::Expr::Array(_) => "array".into(),
         ast::Expr::Tuple(_) => "row".into(),
+        ast::Expr::AtTimeZone { .. } => "timezone".into(),
         // `t.col[i]`: the last field name, else the root's name.
         ast::Expr::CompoundFieldAccess { root, access_chain } => access_chain
             .iter()

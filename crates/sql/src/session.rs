@@ -857,6 +857,11 @@ impl<K: KvClient> Session<K> {
         cached.1.clone()
     }
 
+    /// The session's time zone (the TimeZone setting).
+    pub fn zone(&self) -> Arc<sqltypes::Zone> {
+        self.settings.zone()
+    }
+
     fn eval_ctx(&self, params: &[Value]) -> EvalContext {
         // Changes queued by a statement that failed are dropped.
         self.set_config.lock().clear();
@@ -873,6 +878,7 @@ impl<K: KvClient> Session<K> {
             cursors: self.cursor_infos(),
             set_config: self.set_config.clone(),
             work: None,
+            zone: Some(self.settings.zone()),
         }
     }
 

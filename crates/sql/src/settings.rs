@@ -44,6 +44,8 @@ pub const REPORTED: &[&str] = &[
 pub struct Settings {
     values: BTreeMap<String, String>,
     changed: Vec<String>,
+    /// The zone TimeZone names.
+    zone: std::sync::Arc<sqltypes::Zone>,
 }
 
 /// Every setting with its built-in default.
@@ -133,6 +135,7 @@ impl Default for Settings {
         Settings {
             values: DEFAULTS.iter().map(|(k, v)| (k.to_lowercase(), v.to_string())).collect(),
             changed: vec![],
+            zone: sqltypes::Zone::utc(),
         }
     }
 }
@@ -146,6 +149,11 @@ impl Settings {
             .find(|r| r.eq_ignore_ascii_case(name))
             .map(|s| s.to_string())
             .unwrap_or_else(|| name.to_lowercase())
+    }
+
+    /// The zone the TimeZone setting names.
+    pub fn zone(&self) -> std::sync::Arc<sqltypes::Zone> {
+        self.zone.clone()
     }
 
     /// A setting's value by its lower-case name, without copying it.
@@ -183,16 +191,15 @@ impl Settings {
                 "UTF8".to_string()
             }
             "timezone" => {
-                if !matches!(
-                    value.to_uppercase().as_str(),
-                    "UTC" | "GMT" | "ETC/UTC" | "Z" | "+00" | "0"
-                ) {
-                    bail!(
-                        FeatureNotSupported,
-                        "time zone \"{value}\" is not supported yet (only UTC)"
-                    );
-                }
-                "UTC".to_string()
+                let zone = sqltypes::Zone::lookup(value).map_err(|_| {
+                    err!(
+                        InvalidParameterValue,
+                        "invalid value for parameter \"TimeZone\": \"{value}\""
+                    )
+                })?;
+                let name = zone.name().to_string();
+                self.zone = zone;
+                name
             }
             "datestyle" => {
                 if !value.to_uppercase().contains("ISO") {

@@ -482,13 +482,13 @@ impl<'a> Partition<'a> {
                     self.step(a, &mut running, added)?;
                     added += 1;
                 }
-                agg_final(a, running.clone())?
+                agg_final(a, running.clone(), self.ctx.zone())?
             } else {
                 let mut st = agg_init(a);
                 for i in lo..hi {
                     self.step(a, &mut st, i)?;
                 }
-                agg_final(a, st)?
+                agg_final(a, st, self.ctx.zone())?
             };
             out[self.index[p]] = v;
         }

@@ -15,7 +15,7 @@ use kvapi::{KvClient, TenantId};
 use sql::plan::Column;
 use sql::{Database, Outcome, Session as SqlSession, TxnState};
 use sqlstate::{ErrorReport, SqlState};
-use sqltypes::{binary, text, DataType, Value};
+use sqltypes::{binary, text, DataType, Value, Zone};
 use wire::{AuthMethod, ExecOutcome, FieldDesc, Format, Oid, Output, StartupInfo, TxnStatus};
 
 /// Serves one tenant's SQL over the wire protocol.
@@ -163,11 +163,16 @@ fn format_at(formats: &[Format], i: usize) -> Format {
     }
 }
 
-fn decode_param(ty: &DataType, bytes: &[u8], format: Format) -> Result<Value, ErrorReport> {
+fn decode_param(
+    ty: &DataType,
+    bytes: &[u8],
+    format: Format,
+    zone: &Zone,
+) -> Result<Value, ErrorReport> {
     match format {
         Format::Binary => binary::decode_binary(ty, bytes),
         Format::Text => match std::str::from_utf8(bytes) {
-            Ok(s) => text::parse_text(ty, s),
+            Ok(s) => text::parse_text_in(ty, s, zone),
             Err(_) => Err(ErrorReport::new(
                 SqlState::CharacterNotInRepertoire,
                 "invalid byte sequence for encoding \"UTF8\"",
@@ -181,6 +186,7 @@ fn write_rows(
     rows: &mut std::vec::IntoIter<Vec<Value>>,
     formats: &[Format],
     max: usize,
+    zone: &Zone,
 ) -> bool {
     let mut n = 0;
     while max == 0 || n < max {
@@ -192,7 +198,7 @@ fn write_rows(
                 continue;
             }
             match format_at(formats, i) {
-                Format::Text => out.field_with(|buf| text::write_text(v, buf)),
+                Format::Text => out.field_with(|buf| text::write_text_in(v, zone, buf)),
                 Format::Binary => out.field_with(|buf| binary::write_binary(v, buf)),
             }
         }
@@ -251,10 +257,13 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
             ));
         }
         let mut values = Vec::with_capacity(params.len());
+        let zone = self.inner.zone();
         for (i, p) in params.iter().enumerate() {
             values.push(match p {
                 None => Value::Null,
-                Some(bytes) => decode_param(&types[i], bytes, format_at(param_formats, i))?,
+                Some(bytes) => {
+                    decode_param(&types[i], bytes, format_at(param_formats, i), &zone)?
+                }
             });
         }
         let portal = self.inner.bind(&stmt.prepared, values)?;
@@ -295,7 +304,8 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
             return Ok(ExecOutcome::Complete(pending.tag.clone()));
         }
         let before = out.rows_written();
-        if write_rows(out, &mut pending.rows, &portal.formats, max_rows) {
+        let zone = self.inner.zone();
+        if write_rows(out, &mut pending.rows, &portal.formats, max_rows, &zone) {
             pending.resumed = true;
             return Ok(ExecOutcome::Suspended);
         }

@@ -15,7 +15,7 @@ use std::cmp::Ordering;
 use bytes::{BufMut, BytesMut};
 
 use crate::binary::decode_binary;
-use crate::text::{parse_text, write_value};
+use crate::text::write_value;
 use crate::{err, DataType, ErrorReport, Result, Value};
 
 /// The most dimensions an array may have (PostgreSQL's MAXDIM).
@@ -383,6 +383,11 @@ fn flatten(node: Node, depth: usize, dims: &mut Vec<i32>, out: &mut Vec<Option<S
 
 /// Parses the text form of an array of `elem` (PostgreSQL's `array_in`).
 pub fn parse_array(elem: &DataType, input: &str) -> Result<Value> {
+    parse_array_in(elem, input, &crate::Zone::utc())
+}
+
+/// Parses array input, timestamptz elements read in `zone`.
+pub fn parse_array_in(elem: &DataType, input: &str, zone: &crate::Zone) -> Result<Value> {
     let mut p = Parser { input, chars: input.chars().collect(), pos: 0 };
     p.skip_ws();
     let given = p.dims()?;
@@ -419,7 +424,7 @@ pub fn parse_array(elem: &DataType, input: &str) -> Result<Value> {
     for t in texts {
         items.push(match t {
             None => Value::Null,
-            Some(s) => parse_text(elem, &s)?,
+            Some(s) => crate::text::parse_text_in(elem, &s, zone)?,
         });
     }
     Ok(Value::Array(Box::new(ArrayValue { elem: elem.clone(), dims, items, vector: false })))
@@ -439,6 +444,11 @@ fn needs_quotes(s: &[u8]) -> bool {
 
 /// Appends the text form of an array (PostgreSQL's `array_out`).
 pub fn write_array(a: &ArrayValue, out: &mut Vec<u8>) {
+    write_array_in(a, &crate::Zone::utc(), out)
+}
+
+/// Appends the text form of an array, timestamptz elements shown in `zone`.
+pub fn write_array_in(a: &ArrayValue, zone: &crate::Zone, out: &mut Vec<u8>) {
     if a.vector {
         for (i, v) in a.items.iter().enumerate() {
             if i > 0 {
@@ -459,17 +469,23 @@ pub fn write_array(a: &ArrayValue, out: &mut Vec<u8>) {
         out.push(b'=');
     }
     let mut next = 0;
-    write_level(a, 0, &mut next, out);
+    write_level(a, zone, 0, &mut next, out);
 }
 
-fn write_level(a: &ArrayValue, depth: usize, next: &mut usize, out: &mut Vec<u8>) {
+fn write_level(
+    a: &ArrayValue,
+    zone: &crate::Zone,
+    depth: usize,
+    next: &mut usize,
+    out: &mut Vec<u8>,
+) {
     out.push(b'{');
     for i in 0..a.dims[depth].len {
         if i > 0 {
             out.push(b',');
         }
         if depth + 1 < a.dims.len() {
-            write_level(a, depth + 1, next, out);
+            write_level(a, zone, depth + 1, next, out);
             continue;
         }
         let v = &a.items[*next];
@@ -479,7 +495,7 @@ fn write_level(a: &ArrayValue, depth: usize, next: &mut usize, out: &mut Vec<u8>
             continue;
         }
         let mut text = Vec::new();
-        write_value(v, &mut text);
+        crate::text::write_value_in(v, zone, &mut text);
         if needs_quotes(&text) {
             out.push(b'"');
             for &c in &text {

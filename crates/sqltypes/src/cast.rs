@@ -326,7 +326,7 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
             };
             cast(Value::Text(s), to)?
         }
-        // The session time zone is UTC, so these are the same instant.
+        // In UTC (see cast_in for other zones) these are the same instant.
         (Value::Timestamp(t), T::TimestampTz) => Value::TimestampTz(t),
         (Value::TimestampTz(t), T::Timestamp) => Value::Timestamp(t),
         (Value::Timestamp(t) | Value::TimestampTz(t), T::Date) => {
@@ -352,6 +352,59 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
             let from = v.data_type().map(|d| d.to_string()).unwrap_or_default();
             return Err(err!(CannotCoerce, "cannot cast type {from} to {t}"));
         }
+    })
+}
+
+/// True if converting `from` to `to` depends on the session time zone
+/// (so it must not be folded into a constant when a statement is planned).
+pub fn zone_sensitive(from: &DataType, to: &DataType) -> bool {
+    use DataType as T;
+    let holds_tz = |t: &DataType| match t {
+        T::TimestampTz | T::Record(_) => true,
+        T::Array(e) => matches!(**e, T::TimestampTz | T::Record(_)),
+        _ => false,
+    };
+    let zoneless = |t: &DataType| {
+        matches!(t, T::Timestamp | T::Date | T::Time | T::Unknown) || t.is_string()
+    };
+    (holds_tz(to) && (zoneless(from) || holds_tz(from)) && from != to)
+        || (holds_tz(from) && (zoneless(to) || matches!(to, T::TimeTz)))
+        || (*from == T::Time && *to == T::TimeTz)
+}
+
+/// [`cast`] in a session time zone: timestamptz converts to and from
+/// timestamp, date, time, timetz and text through local time in `zone`.
+pub fn cast_in(v: Value, to: &DataType, zone: &crate::Zone) -> Result<Value> {
+    use DataType as T;
+    if zone.is_utc() || v.is_null() {
+        return cast(v, to);
+    }
+    let has_tz = |t: &DataType| match t {
+        T::TimestampTz => true,
+        T::Array(e) => matches!(**e, T::TimestampTz | T::Record(_)),
+        T::Record(_) => true,
+        _ => false,
+    };
+    Ok(match (v, to) {
+        (Value::Timestamp(t), T::TimestampTz) => Value::TimestampTz(zone.local_to_utc(t)),
+        (Value::Date(d), T::TimestampTz) => {
+            Value::TimestampTz(zone.local_to_utc(datetime::date_to_timestamp(d)?))
+        }
+        (Value::TimestampTz(t), T::Timestamp | T::Date | T::Time) => {
+            cast(Value::Timestamp(zone.utc_to_local(t)), to)?
+        }
+        (Value::TimestampTz(t), T::TimeTz) if datetime::timestamp_is_finite(t) => {
+            let local = zone.utc_to_local(t);
+            Value::TimeTz(local.rem_euclid(datetime::USECS_PER_DAY), zone.offset_at(t))
+        }
+        (Value::Time(t), T::TimeTz) => {
+            Value::TimeTz(t, zone.offset_at(datetime::now_micros()))
+        }
+        (Value::Text(s), t) if has_tz(t) => crate::text::parse_text_in(t, &s, zone)?,
+        (v, T::Text | T::Varchar(_) | T::Char(_)) if v.data_type().is_some_and(|t| has_tz(&t)) => {
+            cast(Value::Text(crate::text::to_text_in(&v, zone)), to)?
+        }
+        (v, _) => cast(v, to)?,
     })
 }
 

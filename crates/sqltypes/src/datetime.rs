@@ -191,11 +191,22 @@ pub fn format_date(days: i32) -> String {
 /// the fraction's trailing zeros trimmed, then `+00` for timestamptz (the
 /// session zone is UTC) and ` BC` for years before 1.
 pub fn write_timestamp<O: TextOut + ?Sized>(micros: i64, tz: bool, out: &mut O) {
+    write_timestamp_in(micros, tz.then(|| &**UTC_ZONE), out)
+}
+
+static UTC_ZONE: std::sync::LazyLock<std::sync::Arc<crate::Zone>> =
+    std::sync::LazyLock::new(crate::Zone::utc);
+
+/// Writes a timestamp, or with a zone a timestamptz as local time in that
+/// zone followed by its offset there (`2024-07-01 08:00:00-04`).
+pub fn write_timestamp_in<O: TextOut + ?Sized>(micros: i64, zone: Option<&crate::Zone>, out: &mut O) {
     match micros {
         TS_POS_INFINITY => return out.put(b"infinity"),
         TS_NEG_INFINITY => return out.put(b"-infinity"),
         _ => {}
     }
+    let offset = zone.map(|z| z.offset_at(micros));
+    let micros = micros.saturating_add(offset.unwrap_or(0) as i64 * USECS_PER_SEC);
     let days = micros.div_euclid(USECS_PER_DAY);
     let tod = micros.rem_euclid(USECS_PER_DAY);
     let bc = push_ymd(days, out);
@@ -206,8 +217,14 @@ pub fn write_timestamp<O: TextOut + ?Sized>(micros: i64, tz: bool, out: &mut O) 
     push_num(out, (secs / 60 % 60) as u64, 2);
     out.put(b":");
     push_seconds(out, (tod % 60_000_000) as u64);
-    if tz {
-        out.put(b"+00");
+    if let Some(east) = offset {
+        if east == 0 {
+            out.put(b"+00");
+        } else {
+            let mut o = String::new();
+            crate::zone::write_offset(east, &mut o);
+            out.put(o.as_bytes());
+        }
     }
     if bc {
         out.put(b" BC");
@@ -559,15 +576,28 @@ pub fn parse_date(s: &str) -> Result<i32> {
 /// zone, UTC, when none is given), without it any zone is ignored, as in
 /// PostgreSQL.
 pub fn parse_timestamp(s: &str, tz: bool) -> Result<i64> {
+    parse_timestamp_in(s, tz, &crate::Zone::utc())
+}
+
+/// Parses timestamp input; with `tz` a time without an offset is local
+/// time in `session`.
+pub fn parse_timestamp_in(s: &str, tz: bool, session: &crate::Zone) -> Result<i64> {
     let ty = if tz { "timestamp with time zone" } else { "timestamp" };
     let (days, time, zone) = match parse_parts(s, false).map_err(|b| bad_input(b, ty, s))? {
         Parsed::Infinity(true) => return Ok(TS_POS_INFINITY),
         Parsed::Infinity(false) => return Ok(TS_NEG_INFINITY),
         Parsed::At { days, time, zone } => (days, time, zone),
     };
-    let offset = if tz { zone.unwrap_or(0) } else { 0 };
-    let micros = days as i128 * USECS_PER_DAY as i128 + time as i128
-        - offset as i128 * USECS_PER_SEC as i128;
+    let local = days as i128 * USECS_PER_DAY as i128 + time as i128;
+    let offset = match (tz, zone) {
+        (false, _) => 0,
+        (true, Some(o)) => o,
+        (true, None) => {
+            let clamped = local.clamp(MIN_TIMESTAMP as i128, END_TIMESTAMP as i128) as i64;
+            session.offset_for_local(clamped) as i64
+        }
+    };
+    let micros = local - offset as i128 * USECS_PER_SEC as i128;
     if !(MIN_TIMESTAMP as i128..END_TIMESTAMP as i128).contains(&micros) {
         return Err(err!(DatetimeFieldOverflow, "timestamp out of range: \"{s}\""));
     }

@@ -561,6 +561,19 @@ pub fn timestamp_add(t: i64, iv: &Interval) -> Result<i64> {
     Ok(t)
 }
 
+/// `timestamptz + interval` in a time zone: months and days move the
+/// wall-clock time (so a day across a daylight-saving change is 23 or 25
+/// hours), the time part moves the instant.
+pub fn timestamptz_add(t: i64, iv: &Interval, zone: &crate::Zone) -> Result<i64> {
+    if zone.is_utc() || (iv.months == 0 && iv.days == 0) || !datetime::timestamp_is_finite(t) {
+        return timestamp_add(t, iv);
+    }
+    let calendar = Interval { months: iv.months, days: iv.days, micros: 0 };
+    let local = timestamp_add(zone.utc_to_local(t), &calendar)?;
+    let moved = zone.local_to_utc(local);
+    timestamp_add(moved, &Interval { months: 0, days: 0, micros: iv.micros })
+}
+
 /// `timestamp - timestamp`: the difference in days and microseconds
 /// (justify_hours of the plain difference).
 pub fn timestamp_diff(a: i64, b: i64) -> Result<Interval> {

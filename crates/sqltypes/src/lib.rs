@@ -48,12 +48,15 @@ pub mod text;
 pub mod timeofday;
 // The uuid type.
 pub mod uuid;
+// Time zones (the TimeZone setting).
+pub mod zone;
 
 pub use enums::{EnumType, EnumValue};
 pub use interval::Interval;
 pub use json::Json;
 pub use numeric::Numeric;
 pub use record::{RecordType, RecordValue};
+pub use zone::Zone;
 pub use sqlstate::{ErrorReport, SqlState};
 
 /// A result whose error is a PostgreSQL error report.

@@ -60,6 +60,11 @@ fn malformed(input: &str, detail: &str) -> ErrorReport {
 /// `(1,,"a b")`, where an empty unquoted field is NULL, `""` inside quotes
 /// is a quote and a backslash escapes the next character.
 pub fn parse_record(ty: &Arc<RecordType>, input: &str) -> Result<Value> {
+    parse_record_in(ty, input, &crate::Zone::utc())
+}
+
+/// Parses record input, timestamptz fields read in `zone`.
+pub fn parse_record_in(ty: &Arc<RecordType>, input: &str, zone: &crate::Zone) -> Result<Value> {
     let mut chars = input.trim_start().chars().peekable();
     if chars.next() != Some('(') {
         return Err(malformed(input, "Missing left parenthesis."));
@@ -101,7 +106,7 @@ pub fn parse_record(ty: &Arc<RecordType>, input: &str) -> Result<Value> {
                 }
             }
         }
-        values.push(crate::text::parse_text(fty, &text)?);
+        values.push(crate::text::parse_text_in(fty, &text, zone)?);
     }
     match chars.next() {
         Some(')') => {}
@@ -172,6 +177,11 @@ fn needs_quotes(s: &[u8]) -> bool {
 /// comma-separated in parentheses, NULL as nothing, and a field quoted
 /// when empty or holding a delimiter, with `"` and `\` doubled inside.
 pub fn write_record(r: &RecordValue, out: &mut Vec<u8>) {
+    write_record_in(r, &crate::Zone::utc(), out)
+}
+
+/// Appends the text form of a record, timestamptz fields shown in `zone`.
+pub fn write_record_in(r: &RecordValue, zone: &crate::Zone, out: &mut Vec<u8>) {
     out.push(b'(');
     for (i, v) in r.values.iter().enumerate() {
         if i > 0 {
@@ -181,7 +191,7 @@ pub fn write_record(r: &RecordValue, out: &mut Vec<u8>) {
             continue;
         }
         let mut text = Vec::new();
-        crate::text::write_value(v, &mut text);
+        crate::text::write_value_in(v, zone, &mut text);
         if needs_quotes(&text) {
             out.push(b'"');
             for &c in &text {

@@ -226,6 +226,12 @@ pub fn fit_string(s: &str, ty: &DataType) -> Result<String> {
 /// Parses text-format input for `ty` (a literal, a text parameter, a COPY
 /// field), applying the type's modifier as an assignment would.
 pub fn parse_text(ty: &DataType, s: &str) -> Result<Value> {
+    parse_text_in(ty, s, &UTC)
+}
+
+/// Parses text-format input for `ty`; a timestamptz (also inside arrays
+/// and records) without an offset is local time in `zone`.
+pub fn parse_text_in(ty: &DataType, s: &str, zone: &crate::Zone) -> Result<Value> {
     Ok(match ty {
         DataType::Bool => Value::Bool(parse_bool(s)?),
         DataType::Enum(t) => crate::enums::parse_enum(t, s)?,
@@ -262,10 +268,10 @@ pub fn parse_text(ty: &DataType, s: &str) -> Result<Value> {
         DataType::Varchar(_) | DataType::Char(_) => Value::Text(fit_string(s, ty)?),
         DataType::Date => Value::Date(datetime::parse_date(s)?),
         DataType::Timestamp => Value::Timestamp(datetime::parse_timestamp(s, false)?),
-        DataType::TimestampTz => Value::TimestampTz(datetime::parse_timestamp(s, true)?),
+        DataType::TimestampTz => Value::TimestampTz(datetime::parse_timestamp_in(s, true, zone)?),
         DataType::Bytea => Value::Bytea(parse_bytea(s)?),
-        DataType::Array(e) => crate::array::parse_array(e, s)?,
-        DataType::Record(t) => crate::record::parse_record(t, s)?,
+        DataType::Array(e) => crate::array::parse_array_in(e, s, zone)?,
+        DataType::Record(t) => crate::record::parse_record_in(t, s, zone)?,
         DataType::Oid => Value::Oid(parse_oid(s)?),
         DataType::Int2Vector | DataType::OidVector => {
             let elem = ty.elem().cloned().unwrap_or(DataType::Int2);
@@ -531,6 +537,15 @@ fn write_hex<O: TextOut + ?Sized>(b: &[u8], out: &mut O) {
 /// Writes the text form of a non-NULL value into any sink (NULL writes
 /// nothing; the protocol marks NULL separately).
 pub fn write_value<O: TextOut + ?Sized>(v: &Value, out: &mut O) {
+    write_value_in(v, &UTC, out)
+}
+
+static UTC: std::sync::LazyLock<std::sync::Arc<crate::Zone>> =
+    std::sync::LazyLock::new(crate::Zone::utc);
+
+/// Writes the text form of a non-NULL value with timestamptz values (also
+/// inside arrays and records) shown in `zone`.
+pub fn write_value_in<O: TextOut + ?Sized>(v: &Value, zone: &crate::Zone, out: &mut O) {
     match v {
         Value::Null => {}
         Value::Bool(b) => out.put(if *b { b"t" } else { b"f" }),
@@ -549,19 +564,19 @@ pub fn write_value<O: TextOut + ?Sized>(v: &Value, out: &mut O) {
         Value::Jsonb(j) => crate::json::write_jsonb(j, out),
         Value::Text(s) => out.put(s.as_bytes()),
         Value::Timestamp(t) => datetime::write_timestamp(*t, false, out),
-        Value::TimestampTz(t) => datetime::write_timestamp(*t, true, out),
+        Value::TimestampTz(t) => datetime::write_timestamp_in(*t, Some(zone), out),
         Value::Date(d) => datetime::write_date(*d, out),
         Value::Bytea(b) => write_hex(b, out),
         Value::Array(a) => {
             let mut text = Vec::new();
-            crate::array::write_array(a, &mut text);
+            crate::array::write_array_in(a, zone, &mut text);
             out.put(&text);
         }
         Value::Oid(o) => write_int(*o as i64, out),
         Value::Reg(r) => out.put(r.name.as_bytes()),
         Value::Record(r) => {
             let mut text = Vec::new();
-            crate::record::write_record(r, &mut text);
+            crate::record::write_record_in(r, zone, &mut text);
             out.put(&text);
         }
     }
@@ -576,6 +591,21 @@ pub fn format_text(v: &Value, out: &mut Vec<u8>) {
 /// any allocation.
 pub fn write_text(v: &Value, buf: &mut BytesMut) {
     write_value(v, buf);
+}
+
+/// Appends the text form to a wire buffer, timestamptz shown in `zone`.
+pub fn write_text_in(v: &Value, zone: &crate::Zone, buf: &mut BytesMut) {
+    write_value_in(v, zone, buf);
+}
+
+/// The text form as a String, timestamptz shown in `zone`.
+pub fn to_text_in(v: &Value, zone: &crate::Zone) -> String {
+    if zone.is_utc() {
+        return to_text(v);
+    }
+    let mut out = Vec::new();
+    write_value_in(v, zone, &mut out);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// The text form as a String (for messages and casts).

@@ -28,6 +28,8 @@ impl Binder<'_> {
         }
         match (&x, from) {
             (Expr::Const(Value::Null), _) => Ok(x),
+            // Read in the session's zone when the statement runs.
+            (Expr::Const(_), _) if cast::zone_sensitive(from, to) => zone_cast(x, from, to),
             (Expr::Const(Value::Text(s)), DataType::Unknown) => {
                 Ok(Expr::Const(sqltypes::text::parse_text(to, s)?))
             }
@@ -101,6 +103,9 @@ impl Binder<'_> {
                     return Ok(x);
                 }
                 Ok(Expr::Cast(Box::new(x), to.clone()))
+            }
+            (Expr::Const(v), _) if !v.is_null() && cast::zone_sensitive(from, to) => {
+                zone_cast(x, from, to)
             }
             (Expr::Const(v), _) => Ok(Expr::Const(match v {
                 // An explicit cast to varchar(n)/char(n) truncates instead of failing.
@@ -519,4 +524,17 @@ fn op_symbol(op: BinOp) -> &'static str {
         BinOp::Or => "OR",
         BinOp::Concat => "||",
     }
+}
+
+/// A cast of a constant that depends on the session's time zone: checked
+/// now (in UTC, so a malformed literal fails at once) and run when the
+/// statement executes.
+pub(super) fn zone_cast(x: Expr, from: &DataType, to: &DataType) -> Result<Expr> {
+    if let Expr::Const(v) = &x {
+        match (v, from) {
+            (Value::Text(s), DataType::Unknown) => drop(sqltypes::text::parse_text(to, s)?),
+            (v, _) => drop(cast::cast(v.clone(), to)?),
+        }
+    }
+    Ok(Expr::Cast(Box::new(x), to.clone()))
 }

@@ -150,7 +150,7 @@ pub(crate) fn agg_step(a: &AggCall, st: &mut AggState, input: AggInput) -> Resul
     Ok(())
 }
 
-pub(crate) fn agg_final(a: &AggCall, st: AggState) -> Result<Value> {
+pub(crate) fn agg_final(a: &AggCall, st: AggState, zone: &sqltypes::Zone) -> Result<Value> {
     Ok(match st {
         AggState::Ordered(mut inputs) => {
             inputs.sort_by(|x, y| compare_keys(&a.order, &x.keys, &y.keys));
@@ -158,15 +158,15 @@ pub(crate) fn agg_final(a: &AggCall, st: AggState) -> Result<Value> {
             for input in inputs {
                 agg_step(a, &mut inner, input)?;
             }
-            agg_final(a, inner)?
+            agg_final(a, inner, zone)?
         }
         AggState::List(items) if items.is_empty() => Value::Null,
         AggState::List(items) if matches!(a.func, AggFunc::JsonAgg(_)) => {
-            crate::func::json::agg_array(&items, a.func == AggFunc::JsonAgg(true))?
+            crate::func::json::agg_array(&items, a.func == AggFunc::JsonAgg(true), zone)?
         }
         AggState::Pairs(pairs) if pairs.is_empty() => Value::Null,
         AggState::Pairs(pairs) => {
-            crate::func::json::agg_object(&pairs, a.func == AggFunc::JsonObjectAgg(true))?
+            crate::func::json::agg_object(&pairs, a.func == AggFunc::JsonObjectAgg(true), zone)?
         }
         AggState::List(items) => {
             let elem = a.ty.elem().cloned().unwrap_or(DataType::Text);
@@ -238,7 +238,7 @@ pub(super) fn aggregate(
     for g in list {
         let mut row = g.values;
         for (a, st) in aggs.iter().zip(g.states) {
-            row.push(agg_final(a, st)?);
+            row.push(agg_final(a, st, ctx.zone())?);
         }
         out.push(row);
     }

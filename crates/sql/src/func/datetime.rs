@@ -5,7 +5,7 @@
 
 use sqltypes::datetime::{self, USECS_PER_DAY, USECS_PER_SEC};
 use sqltypes::interval::{self, Interval};
-use sqltypes::{DataType, Numeric, Value};
+use sqltypes::{DataType, Numeric, Value, Zone};
 
 use super::{float, int};
 use crate::error::Result;
@@ -33,6 +33,9 @@ pub enum DateFunc {
     MakeTime,
     /// make_timestamp(y, mo, d, h, mi, s)
     MakeTimestamp,
+    /// make_timestamptz(y, mo, d, h, mi, s [, zone]): local time in the
+    /// zone (the session's when none is given)
+    MakeTimestampTz,
     /// make_interval(years, months, weeks, days, hours, mins, secs), any prefix
     MakeInterval,
     /// to_timestamp(epoch seconds)
@@ -105,6 +108,13 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
         ("make_timestamp", 6) => {
             (F::MakeTimestamp, T::Timestamp, vec![int(), int(), int(), int(), int(), float()])
         }
+        ("make_timestamptz", 6 | 7) => {
+            let mut args = vec![int(), int(), int(), int(), int(), float()];
+            if n == 7 {
+                args.push(Some(T::Text));
+            }
+            (F::MakeTimestampTz, T::TimestampTz, args)
+        }
         ("make_interval", 0..=7) => {
             let mut targets = vec![int(); 6];
             targets.push(float());
@@ -130,7 +140,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
 }
 
 /// Evaluates a date/time function (strict: NULL in, NULL out).
-pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64) -> Result<Value> {
+pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64, zone: &Zone) -> Result<Value> {
     if args.iter().any(Value::is_null) {
         return Ok(Value::Null);
     }
@@ -142,7 +152,7 @@ pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64) -> Result<Value> {
     Ok(match f {
         DateFunc::Part(numeric) => {
             let Value::Text(field) = arg(0) else { bail!(DatatypeMismatch, "field must be text") };
-            let n = part(&field.to_ascii_lowercase(), &arg(1))?;
+            let n = part(&field.to_ascii_lowercase(), &arg(1), zone)?;
             if numeric {
                 Value::Numeric(n)
             } else {
@@ -151,18 +161,20 @@ pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64) -> Result<Value> {
         }
         DateFunc::Trunc => {
             let Value::Text(field) = arg(0) else { bail!(DatatypeMismatch, "field must be text") };
-            trunc(&field.to_ascii_lowercase(), arg(1))?
+            trunc(&field.to_ascii_lowercase(), arg(1), zone)?
         }
         DateFunc::Age => {
+            // timestamptz values count on the session's clock.
             let ts = |v: &Value| match v {
-                Value::Timestamp(t) | Value::TimestampTz(t) => *t,
+                Value::Timestamp(t) => *t,
+                Value::TimestampTz(t) => zone.utc_to_local(*t),
                 _ => 0,
             };
             let b = ts(&arg(args.len() - 1));
             let a = if args.len() == 2 {
                 ts(&arg(0))
             } else {
-                txn_time.div_euclid(USECS_PER_DAY) * USECS_PER_DAY
+                zone.utc_to_local(txn_time).div_euclid(USECS_PER_DAY) * USECS_PER_DAY
             };
             Value::Interval(interval::age(a, b)?)
         }
@@ -173,14 +185,18 @@ pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64) -> Result<Value> {
         DateFunc::MakeTime => {
             Value::Time(make_time(int(&arg(0))?, int(&arg(1))?, float(&arg(2))?)?)
         }
-        DateFunc::MakeTimestamp => {
+        DateFunc::MakeTimestamp | DateFunc::MakeTimestampTz => {
             let days = make_days(int(&arg(0))?, int(&arg(1))?, int(&arg(2))?)? as i64;
             let time = make_time(int(&arg(3))?, int(&arg(4))?, float(&arg(5))?)?;
             let t = days * USECS_PER_DAY + time;
             if !(datetime::MIN_TIMESTAMP..datetime::END_TIMESTAMP).contains(&t) {
                 bail!(DatetimeFieldOverflow, "timestamp out of range");
             }
-            Value::Timestamp(t)
+            match (f, arg(6)) {
+                (DateFunc::MakeTimestamp, _) => Value::Timestamp(t),
+                (_, Value::Text(z)) => Value::TimestampTz(Zone::lookup(&z)?.local_to_utc(t)),
+                _ => Value::TimestampTz(zone.local_to_utc(t)),
+            }
         }
         DateFunc::MakeInterval => {
             let mut f = [0i64; 6];
@@ -229,8 +245,10 @@ pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64) -> Result<Value> {
                 {
                     Value::Null
                 }
-                Value::Timestamp(t) => Value::Text(to_char(&Fields::of_timestamp(t, false), &fmt)),
-                Value::TimestampTz(t) => Value::Text(to_char(&Fields::of_timestamp(t, true), &fmt)),
+                Value::Timestamp(t) => Value::Text(to_char(&Fields::of_timestamp(t, None), &fmt)),
+                Value::TimestampTz(t) => {
+                    Value::Text(to_char(&Fields::of_timestamp(t, Some(zone)), &fmt))
+                }
                 Value::Interval(iv) => Value::Text(to_char(&Fields::of_interval(&iv), &fmt)),
                 _ => Value::Null,
             }
@@ -294,7 +312,7 @@ fn iso_week(days: i64) -> (i64, i64, i64) {
 }
 
 /// One field of a value, as EXTRACT computes it.
-fn part(field: &str, v: &Value) -> Result<Numeric> {
+fn part(field: &str, v: &Value, zone: &Zone) -> Result<Numeric> {
     let field = match field {
         "years" => "year",
         "months" | "mon" | "mons" => "month",
@@ -317,8 +335,11 @@ fn part(field: &str, v: &Value) -> Result<Numeric> {
                     _ => Numeric::NaN,
                 });
             }
-            let days = t.div_euclid(USECS_PER_DAY);
-            let tod = t.rem_euclid(USECS_PER_DAY);
+            // A timestamptz's fields are those of the session's clock.
+            let local = if tz { zone.utc_to_local(*t) } else { *t };
+            let east = if tz { zone.offset_at(*t) as i64 } else { 0 };
+            let days = local.div_euclid(USECS_PER_DAY);
+            let tod = local.rem_euclid(USECS_PER_DAY);
             if let Some(n) = clock_part(field, tod) {
                 return Ok(n);
             }
@@ -328,7 +349,9 @@ fn part(field: &str, v: &Value) -> Result<Numeric> {
                     let jd = days + 2_451_545;
                     num(jd * USECS_PER_DAY + tod).div(&num(USECS_PER_DAY))?
                 }
-                "timezone" | "timezone_hour" | "timezone_minute" if tz => num(0),
+                "timezone" if tz => num(east),
+                "timezone_hour" if tz => num(east / 3600),
+                "timezone_minute" if tz => num(east / 60 % 60),
                 _ => date_part(
                     field,
                     days,
@@ -451,14 +474,15 @@ fn date_part(field: &str, days: i64, ty: &str) -> Result<Numeric> {
     })
 }
 
-/// date_trunc(field, x).
-fn trunc(field: &str, v: Value) -> Result<Value> {
+/// date_trunc(field, x); a timestamptz truncates on the session's clock.
+fn trunc(field: &str, v: Value, zone: &Zone) -> Result<Value> {
     match v {
         Value::Timestamp(t) | Value::TimestampTz(t) => {
             let tz = matches!(v, Value::TimestampTz(_));
             if !datetime::timestamp_is_finite(t) {
                 return Ok(v);
             }
+            let t = if tz { zone.utc_to_local(t) } else { t };
             let days = t.div_euclid(USECS_PER_DAY);
             let tod = t.rem_euclid(USECS_PER_DAY);
             let (y, m, _) = datetime::civil_from_days(days);
@@ -494,7 +518,7 @@ fn trunc(field: &str, v: Value) -> Result<Value> {
                     return Err(unsupported(field, ty));
                 }
             };
-            Ok(if tz { Value::TimestampTz(r) } else { Value::Timestamp(r) })
+            Ok(if tz { Value::TimestampTz(zone.local_to_utc(r)) } else { Value::Timestamp(r) })
         }
         Value::Interval(iv) => {
             let t = iv.micros;
@@ -533,11 +557,15 @@ struct Fields {
     micros: i64,
     /// Days since 2000-01-01 (None for intervals: no weekday or week).
     days: Option<i64>,
-    tz: bool,
+    /// A timestamptz's zone abbreviation and offset (seconds east).
+    tz: Option<(String, i32)>,
 }
 
 impl Fields {
-    fn of_timestamp(t: i64, tz: bool) -> Fields {
+    /// A timestamp's fields; with a zone, a timestamptz's in that zone.
+    fn of_timestamp(t: i64, zone: Option<&Zone>) -> Fields {
+        let tz = zone.map(|z| (z.abbrev_at(t), z.offset_at(t)));
+        let t = zone.map_or(t, |z| z.utc_to_local(t));
         let f = interval::fields(t);
         Fields {
             year: f[0],
@@ -563,7 +591,7 @@ impl Fields {
             second: t / 1_000_000 % 60,
             micros: t % 1_000_000,
             days: None,
-            tz: false,
+            tz: None,
         }
     }
 }
@@ -725,9 +753,17 @@ fn to_char(f: &Fields, fmt: &str) -> String {
             "Q" => ((f.month - 1) / 3 + 1).to_string(),
             "J" => f.days.map(|d| d + 2_451_545).unwrap_or(0).to_string(),
             "CC" => num(if year > 0 { (year + 99) / 100 } else { -((99 - year) / 100) }, 2),
-            "TZ" => (if f.tz { "UTC" } else { "" }).to_string(),
-            "tz" => (if f.tz { "utc" } else { "" }).to_string(),
-            "OF" => (if f.tz { "+00" } else { "" }).to_string(),
+            "TZ" => f.tz.as_ref().map(|(a, _)| a.to_uppercase()).unwrap_or_default(),
+            "tz" => f.tz.as_ref().map(|(a, _)| a.to_lowercase()).unwrap_or_default(),
+            "OF" => f
+                .tz
+                .as_ref()
+                .map(|(_, east)| {
+                    let mut o = String::new();
+                    sqltypes::zone::write_offset(*east, &mut o);
+                    o
+                })
+                .unwrap_or_default(),
             _ => String::new(),
         };
         out.push_str(&text);

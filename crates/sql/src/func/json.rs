@@ -8,7 +8,7 @@
 //! of its text form.
 
 use sqltypes::json::{self, Json};
-use sqltypes::{datetime, text, DataType, Numeric, Value};
+use sqltypes::{datetime, text, DataType, Numeric, Value, Zone};
 
 use crate::error::Result;
 use crate::{bail, err};
@@ -199,11 +199,11 @@ pub fn resolve_operator(op: &str, l: &DataType, r: &DataType) -> Option<Result<R
     }))
 }
 
-fn tree(v: &Value) -> Result<Json> {
+fn tree(v: &Value, zone: &Zone) -> Result<Json> {
     match v {
         Value::Jsonb(j) => Ok((**j).clone()),
         Value::Json(s) => json::parse_json(s),
-        other => to_jsonb(other),
+        other => to_jsonb(other, zone),
     }
 }
 
@@ -223,7 +223,7 @@ fn texts(v: &Value) -> Vec<Option<String>> {
 
 /// Evaluates a json function. Builders and to_json are not strict; the
 /// rest return NULL on a NULL argument.
-pub fn call(f: JsonFunc, args: Vec<Value>) -> Result<Value> {
+pub fn call(f: JsonFunc, args: Vec<Value>, zone: &Zone) -> Result<Value> {
     use JsonFunc as F;
     let strict = !matches!(f, F::BuildObject(_) | F::BuildArray(_) | F::To(_));
     if strict && args.iter().any(Value::is_null) {
@@ -257,14 +257,14 @@ pub fn call(f: JsonFunc, args: Vec<Value>) -> Result<Value> {
             };
             get(&arg(0), &steps, as_text)?
         }
-        F::Contains => Value::Bool(tree(&arg(0))?.contains(&tree(&arg(1))?)),
-        F::ContainedBy => Value::Bool(tree(&arg(1))?.contains(&tree(&arg(0))?)),
+        F::Contains => Value::Bool(tree(&arg(0), zone)?.contains(&tree(&arg(1), zone)?)),
+        F::ContainedBy => Value::Bool(tree(&arg(1), zone)?.contains(&tree(&arg(0), zone)?)),
         F::Exists => match arg(1) {
-            Value::Text(k) => Value::Bool(tree(&arg(0))?.exists(&k)),
+            Value::Text(k) => Value::Bool(tree(&arg(0), zone)?.exists(&k)),
             _ => Value::Null,
         },
         F::ExistsMany(all) => {
-            let j = tree(&arg(0))?;
+            let j = tree(&arg(0), zone)?;
             let keys: Vec<String> = texts(&arg(1)).into_iter().flatten().collect();
             Value::Bool(if all {
                 keys.iter().all(|k| j.exists(k))
@@ -272,9 +272,9 @@ pub fn call(f: JsonFunc, args: Vec<Value>) -> Result<Value> {
                 keys.iter().any(|k| j.exists(k))
             })
         }
-        F::Concat => jsonb(tree(&arg(0))?.concat(&tree(&arg(1))?)),
+        F::Concat => jsonb(tree(&arg(0), zone)?.concat(&tree(&arg(1), zone)?)),
         F::Delete => {
-            let j = tree(&arg(0))?;
+            let j = tree(&arg(0), zone)?;
             jsonb(match arg(1) {
                 Value::Text(k) => j.remove_key(&k)?,
                 Value::Int4(i) => j.remove_index(i as i64)?,
@@ -290,11 +290,11 @@ pub fn call(f: JsonFunc, args: Vec<Value>) -> Result<Value> {
         }
         F::DeletePath => {
             let path: Vec<String> = texts(&arg(1)).into_iter().flatten().collect();
-            jsonb(tree(&arg(0))?.remove_path(&path)?)
+            jsonb(tree(&arg(0), zone)?.remove_path(&path)?)
         }
-        F::BuildObject(as_jsonb) => build_object(&args, as_jsonb)?,
+        F::BuildObject(as_jsonb) => build_object(&args, as_jsonb, zone)?,
         F::BuildArray(true) => {
-            jsonb(Json::Array(args.iter().map(to_jsonb).collect::<Result<Vec<_>>>()?))
+            jsonb(Json::Array(args.iter().map(|v| to_jsonb(v, zone)).collect::<Result<Vec<_>>>()?))
         }
         F::BuildArray(false) => {
             let mut out = String::from("[");
@@ -302,28 +302,28 @@ pub fn call(f: JsonFunc, args: Vec<Value>) -> Result<Value> {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_json(v, &mut out);
+                write_json(v, zone, &mut out);
             }
             out.push(']');
             Value::Json(out)
         }
         F::To(true) if arg(0).is_null() => Value::Null,
-        F::To(true) => jsonb(to_jsonb(&arg(0))?),
+        F::To(true) => jsonb(to_jsonb(&arg(0), zone)?),
         F::RowToJson => {
             let Value::Record(r) = arg(0) else { return Ok(Value::Null) };
             let sep = if arg(1) == Value::Bool(true) { ",\n " } else { "," };
             let mut out = String::new();
-            write_record(&r, sep, &mut out);
+            write_record(&r, sep, zone, &mut out);
             Value::Json(out)
         }
         F::To(false) if arg(0).is_null() => Value::Null,
         F::To(false) => {
             let mut out = String::new();
-            write_json(&arg(0), &mut out);
+            write_json(&arg(0), zone, &mut out);
             Value::Json(out)
         }
-        F::TypeOf => Value::Text(tree(&arg(0))?.type_name().to_string()),
-        F::ArrayLength => match tree(&arg(0))? {
+        F::TypeOf => Value::Text(tree(&arg(0), zone)?.type_name().to_string()),
+        F::ArrayLength => match tree(&arg(0), zone)? {
             Json::Array(items) => Value::Int4(items.len() as i32),
             Json::Object(_) => {
                 bail!(InvalidParameterValue, "cannot get array length of a non-array")
@@ -333,16 +333,16 @@ pub fn call(f: JsonFunc, args: Vec<Value>) -> Result<Value> {
         F::Set => {
             let path: Vec<String> = texts(&arg(1)).into_iter().flatten().collect();
             let create = !matches!(args.get(3), Some(Value::Bool(false)));
-            jsonb(tree(&arg(0))?.set_path(&path, &tree(&arg(2))?, create)?)
+            jsonb(tree(&arg(0), zone)?.set_path(&path, &tree(&arg(2), zone)?, create)?)
         }
-        F::Pretty => Value::Text(tree(&arg(0))?.pretty()),
+        F::Pretty => Value::Text(tree(&arg(0), zone)?.pretty()),
         F::StripNulls => match arg(0) {
             Value::Json(s) => {
                 let mut out = String::new();
                 json::parse_json(&s)?.strip_nulls().render_with(&mut out, ",", ":");
                 Value::Json(out)
             }
-            other => jsonb(tree(&other)?.strip_nulls()),
+            other => jsonb(tree(&other, zone)?.strip_nulls()),
         },
     })
 }
@@ -417,11 +417,11 @@ fn object_key(v: &Value) -> Result<String> {
     Ok(text::to_text(v))
 }
 
-fn build_object(args: &[Value], as_jsonb: bool) -> Result<Value> {
+fn build_object(args: &[Value], as_jsonb: bool, zone: &Zone) -> Result<Value> {
     if as_jsonb {
         let mut pairs = Vec::with_capacity(args.len() / 2);
         for kv in args.chunks(2) {
-            pairs.push((object_key(&kv[0])?, to_jsonb(&kv[1])?));
+            pairs.push((object_key(&kv[0])?, to_jsonb(&kv[1], zone)?));
         }
         json::canonicalize(&mut pairs);
         return Ok(jsonb(Json::Object(pairs)));
@@ -433,7 +433,7 @@ fn build_object(args: &[Value], as_jsonb: bool) -> Result<Value> {
         }
         json::write_string(&object_key(&kv[0])?, &mut out);
         out.push_str(" : ");
-        write_json(&kv[1], &mut out);
+        write_json(&kv[1], zone, &mut out);
     }
     out.push('}');
     Ok(Value::Json(out))
@@ -441,20 +441,26 @@ fn build_object(args: &[Value], as_jsonb: bool) -> Result<Value> {
 
 /// A timestamp in JSON's ISO 8601 form (`2024-01-02T03:04:05`, with
 /// `+00:00` for timestamptz).
-fn iso_timestamp(t: i64, tz: bool) -> String {
+fn iso_timestamp(t: i64, zone: Option<&Zone>) -> String {
     if !datetime::timestamp_is_finite(t) {
         return datetime::format_timestamp(t, false);
     }
-    let s = datetime::format_timestamp(t, false).replacen(' ', "T", 1);
-    if tz {
-        s + "+00:00"
-    } else {
-        s
+    let Some(zone) = zone else {
+        return datetime::format_timestamp(t, false).replacen(' ', "T", 1);
+    };
+    // The session's clock with its offset as +hh:mm.
+    let east = zone.offset_at(t);
+    let s = datetime::format_timestamp(zone.utc_to_local(t), false).replacen(' ', "T", 1);
+    let a = east.unsigned_abs();
+    let mut s = format!("{s}{}{:02}:{:02}", if east < 0 { '-' } else { '+' }, a / 3600, a / 60 % 60);
+    if a % 60 != 0 {
+        s.push_str(&format!(":{:02}", a % 60));
     }
+    s
 }
 
 /// Appends a value as datum_to_json writes it.
-pub fn write_json(v: &Value, out: &mut String) {
+pub fn write_json(v: &Value, zone: &Zone, out: &mut String) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -471,19 +477,19 @@ pub fn write_json(v: &Value, out: &mut String) {
         }
         Value::Json(s) => out.push_str(s),
         Value::Jsonb(j) => j.render(out),
-        Value::Timestamp(t) => json::write_string(&iso_timestamp(*t, false), out),
-        Value::TimestampTz(t) => json::write_string(&iso_timestamp(*t, true), out),
+        Value::Timestamp(t) => json::write_string(&iso_timestamp(*t, None), out),
+        Value::TimestampTz(t) => json::write_string(&iso_timestamp(*t, Some(zone)), out),
         Value::Array(a) => {
-            write_array(&a.items, &a.dims.iter().map(|d| d.len as usize).collect::<Vec<_>>(), out)
+            write_array(&a.items, &a.dims.iter().map(|d| d.len as usize).collect::<Vec<_>>(), zone, out)
         }
-        Value::Record(r) => write_record(r, ",", out),
+        Value::Record(r) => write_record(r, ",", zone, out),
         other => json::write_string(&text::to_text(other), out),
     }
 }
 
 /// A record as a json object of its fields (row_to_json; `sep` between
 /// fields: "," or, pretty, ",\n ").
-fn write_record(r: &sqltypes::RecordValue, sep: &str, out: &mut String) {
+fn write_record(r: &sqltypes::RecordValue, sep: &str, zone: &Zone, out: &mut String) {
     out.push('{');
     for (i, ((name, _), v)) in r.ty.fields.iter().zip(&r.values).enumerate() {
         if i > 0 {
@@ -491,13 +497,13 @@ fn write_record(r: &sqltypes::RecordValue, sep: &str, out: &mut String) {
         }
         json::write_string(name, out);
         out.push(':');
-        write_json(v, out);
+        write_json(v, zone, out);
     }
     out.push('}');
 }
 
 /// An array as nested JSON arrays (array_to_json: no spaces).
-fn write_array(items: &[Value], dims: &[usize], out: &mut String) {
+fn write_array(items: &[Value], dims: &[usize], zone: &Zone, out: &mut String) {
     out.push('[');
     match dims.split_first() {
         Some((_, rest)) if !rest.is_empty() => {
@@ -506,7 +512,7 @@ fn write_array(items: &[Value], dims: &[usize], out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_array(chunk, rest, out);
+                write_array(chunk, rest, zone, out);
             }
         }
         _ => {
@@ -514,7 +520,7 @@ fn write_array(items: &[Value], dims: &[usize], out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_json(v, out);
+                write_json(v, zone, out);
             }
         }
     }
@@ -522,7 +528,7 @@ fn write_array(items: &[Value], dims: &[usize], out: &mut String) {
 }
 
 /// A value as jsonb (to_jsonb).
-pub fn to_jsonb(v: &Value) -> Result<Json> {
+pub fn to_jsonb(v: &Value, zone: &Zone) -> Result<Json> {
     Ok(match v {
         Value::Null => Json::Null,
         Value::Bool(b) => Json::Bool(*b),
@@ -538,16 +544,16 @@ pub fn to_jsonb(v: &Value) -> Result<Json> {
         }
         Value::Json(s) => json::parse_jsonb(s)?,
         Value::Jsonb(j) => (**j).clone(),
-        Value::Timestamp(t) => Json::String(iso_timestamp(*t, false)),
-        Value::TimestampTz(t) => Json::String(iso_timestamp(*t, true)),
+        Value::Timestamp(t) => Json::String(iso_timestamp(*t, None)),
+        Value::TimestampTz(t) => Json::String(iso_timestamp(*t, Some(zone))),
         Value::Array(a) => {
             let dims: Vec<usize> = a.dims.iter().map(|d| d.len as usize).collect();
-            array_to_jsonb(&a.items, &dims)?
+            array_to_jsonb(&a.items, &dims, zone)?
         }
         Value::Record(r) => {
             let mut pairs = Vec::with_capacity(r.values.len());
             for ((name, _), v) in r.ty.fields.iter().zip(&r.values) {
-                pairs.push((name.clone(), to_jsonb(v)?));
+                pairs.push((name.clone(), to_jsonb(v, zone)?));
             }
             json::canonicalize(&mut pairs);
             Json::Object(pairs)
@@ -556,20 +562,20 @@ pub fn to_jsonb(v: &Value) -> Result<Json> {
     })
 }
 
-fn array_to_jsonb(items: &[Value], dims: &[usize]) -> Result<Json> {
+fn array_to_jsonb(items: &[Value], dims: &[usize], zone: &Zone) -> Result<Json> {
     Ok(Json::Array(match dims.split_first() {
         Some((_, rest)) if !rest.is_empty() => {
             let per: usize = rest.iter().product();
-            items.chunks(per.max(1)).map(|c| array_to_jsonb(c, rest)).collect::<Result<_>>()?
+            items.chunks(per.max(1)).map(|c| array_to_jsonb(c, rest, zone)).collect::<Result<_>>()?
         }
-        _ => items.iter().map(to_jsonb).collect::<Result<_>>()?,
+        _ => items.iter().map(|v| to_jsonb(v, zone)).collect::<Result<_>>()?,
     }))
 }
 
 /// json_agg's text from the aggregated values: `[a, b]`.
-pub fn agg_array(items: &[Value], as_jsonb: bool) -> Result<Value> {
+pub fn agg_array(items: &[Value], as_jsonb: bool, zone: &Zone) -> Result<Value> {
     if as_jsonb {
-        return Ok(jsonb(Json::Array(items.iter().map(to_jsonb).collect::<Result<_>>()?)));
+        return Ok(jsonb(Json::Array(items.iter().map(|v| to_jsonb(v, zone)).collect::<Result<_>>()?)));
     }
     let mut out = String::from("[");
     for (i, v) in items.iter().enumerate() {
@@ -580,14 +586,14 @@ pub fn agg_array(items: &[Value], as_jsonb: bool) -> Result<Value> {
                 out.push_str("\n ");
             }
         }
-        write_json(v, &mut out);
+        write_json(v, zone, &mut out);
     }
     out.push(']');
     Ok(Value::Json(out))
 }
 
 /// json_object_agg's text from (key, value) pairs: `{ "a" : 1, "b" : 2 }`.
-pub fn agg_object(pairs: &[(Value, Value)], as_jsonb: bool) -> Result<Value> {
+pub fn agg_object(pairs: &[(Value, Value)], as_jsonb: bool, zone: &Zone) -> Result<Value> {
     let key = |k: &Value| -> Result<String> {
         if k.is_null() {
             bail!(InvalidParameterValue, "field name must not be null");
@@ -597,7 +603,7 @@ pub fn agg_object(pairs: &[(Value, Value)], as_jsonb: bool) -> Result<Value> {
     if as_jsonb {
         let mut out = Vec::with_capacity(pairs.len());
         for (k, v) in pairs {
-            out.push((key(k)?, to_jsonb(v)?));
+            out.push((key(k)?, to_jsonb(v, zone)?));
         }
         json::canonicalize(&mut out);
         return Ok(jsonb(Json::Object(out)));
@@ -609,7 +615,7 @@ pub fn agg_object(pairs: &[(Value, Value)], as_jsonb: bool) -> Result<Value> {
         }
         json::write_string(&key(k)?, &mut out);
         out.push_str(" : ");
-        write_json(v, &mut out);
+        write_json(v, zone, &mut out);
     }
     out.push_str(" }");
     Ok(Value::Json(out))

@@ -409,7 +409,7 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
             TableFunc::PartitionAncestors => {
                 vals.into_iter().filter(|v| !v.is_null()).map(|v| vec![v]).collect()
             }
-            TableFunc::TimeSeries => time_series(&vals)?,
+            TableFunc::TimeSeries => time_series(&vals, ctx.zone())?,
             TableFunc::OptionsToTable => options_rows(vals.into_iter().next()),
             TableFunc::JsonEach(_) | TableFunc::JsonElements(_) | TableFunc::JsonKeys => {
                 json_rows(func, vals.into_iter().next().unwrap_or(Value::Null))?
@@ -515,7 +515,7 @@ fn unnest(vals: Vec<Value>) -> Vec<Vec<Value>> {
 }
 
 /// generate_series over timestamps with an interval step.
-fn time_series(vals: &[Value]) -> Result<Vec<Vec<Value>>> {
+fn time_series(vals: &[Value], zone: &sqltypes::Zone) -> Result<Vec<Vec<Value>>> {
     let ts = |v: &Value| match v {
         Value::Timestamp(t) | Value::TimestampTz(t) => Some(*t),
         _ => None,
@@ -538,7 +538,12 @@ fn time_series(vals: &[Value]) -> Result<Vec<Vec<Value>>> {
             bail!(ProgramLimitExceeded, "generate_series would produce more than {MAX_ROWS} rows");
         }
         out.push(vec![if tz { Value::TimestampTz(cur) } else { Value::Timestamp(cur) }]);
-        match sqltypes::interval::timestamp_add(cur, step) {
+        let next = if tz {
+            sqltypes::interval::timestamptz_add(cur, step, zone)
+        } else {
+            sqltypes::interval::timestamp_add(cur, step)
+        };
+        match next {
             Ok(next) => cur = next,
             Err(_) => break,
         }

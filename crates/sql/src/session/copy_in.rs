@@ -54,7 +54,7 @@ impl<K: KvClient> Session<K> {
         let binary = c.format == crate::parse::CopyFormat::Binary;
         let private = self.fresh.contains(&table.storage);
         self.copy = Some(CopyIn {
-            parser: CopyParser::new(c, types, names),
+            parser: CopyParser::new(c, types, names).in_zone(self.settings.zone()),
             table,
             columns,
             rows: Vec::new(),
@@ -82,7 +82,7 @@ impl<K: KvClient> Session<K> {
         let names: Vec<String> = columns.iter().map(|&i| table.columns[i].name.clone()).collect();
         let rows =
             rows.into_iter().map(|(_, row)| columns.iter().map(|&i| row[i].clone()).collect());
-        Ok(copy_out_data(c, &names, rows))
+        Ok(copy_out_data(c, &names, rows, &self.settings.zone()))
     }
 
     /// COPY (query) TO STDOUT.
@@ -97,7 +97,7 @@ impl<K: KvClient> Session<K> {
         let cx = ExecCtx { txn, tenant: self.db.tenant, eval: &ctx, catalog: &self.catalog };
         let rows = exec::run(plan, &cx).await?;
         let names: Vec<String> = columns.iter().map(|col| col.name.clone()).collect();
-        Ok(copy_out_data(c, &names, rows.into_iter()))
+        Ok(copy_out_data(c, &names, rows.into_iter(), &self.settings.zone()))
     }
 
     /// Takes a chunk of COPY FROM STDIN data.
@@ -219,20 +219,25 @@ fn copy_rows(
 /// Formats COPY TO output: an optional header line, one message per row,
 /// and for the binary format the signature in the first message (with the
 /// first row, as PostgreSQL sends it; psycopg relies on that) and a trailer.
-fn copy_out_data(c: &CopyStmt, names: &[String], rows: impl Iterator<Item = Row>) -> Outcome {
+fn copy_out_data(
+    c: &CopyStmt,
+    names: &[String],
+    rows: impl Iterator<Item = Row>,
+    zone: &sqltypes::Zone,
+) -> Outcome {
     let binary = c.format == crate::parse::CopyFormat::Binary;
     let mut lines = Vec::new();
     if c.header && !binary {
         let names: Vec<Value> = names.iter().map(|n| Value::Text(n.clone())).collect();
         let mut l = Vec::new();
-        crate::copy::format_row(&names, c, &mut l);
+        crate::copy::format_row(&names, c, zone, &mut l);
         lines.push(l);
     }
     let mut count = 0;
     let mut header = if binary { crate::copy::binary_header() } else { vec![] };
     for row in rows {
         let mut l = std::mem::take(&mut header);
-        crate::copy::format_row(&row, c, &mut l);
+        crate::copy::format_row(&row, c, zone, &mut l);
         lines.push(l);
         count += 1;
     }
