@@ -786,10 +786,7 @@ impl<'a> Binder<'a> {
             DataType::TimestampTz | DataType::Date | DataType::Unknown => {
                 (DataType::TimestampTz, DataType::Timestamp)
             }
-            other => bail!(
-                UndefinedFunction,
-                "function timezone({zt}, {other}) does not exist"
-            ),
+            other => bail!(UndefinedFunction, "function timezone({zt}, {other}) does not exist"),
         };
         let v = self.coerce(v, &vt, &from)?;
         Ok((Expr::Func(func::Func::Timezone, vec![z, v]), to))
@@ -916,8 +913,8 @@ impl<'a> Binder<'a> {
     ) -> Result<Expr> {
         if let ast::Expr::Value(v) = e {
             if let ast::Value::SingleQuotedString(s) = &v.value {
-                let x = Expr::Const(Value::Text(s.clone()));
                 if sqltypes::cast::zone_sensitive(&DataType::Unknown, to) {
+                    let x = Expr::Const(Value::Text(s.clone()));
                     return operators::zone_cast(x, &DataType::Unknown, to);
                 }
                 return Ok(Expr::Const(sqltypes::text::parse_text(to, s)?));

@@ -214,9 +214,7 @@ impl Expr {
             Expr::Neg(e) => ops::neg(&e.eval(row, ctx)?)?,
             Expr::IsNull(e, negated) => match e.eval(row, ctx)? {
                 // A row IS NULL when every field is, IS NOT NULL when none is.
-                Value::Record(r) => {
-                    Value::Bool(r.values.iter().all(|v| v.is_null() != *negated))
-                }
+                Value::Record(r) => Value::Bool(r.values.iter().all(|v| v.is_null() != *negated)),
                 v => Value::Bool(v.is_null() != *negated),
             },
             Expr::IsBool(e, want, negated) => {

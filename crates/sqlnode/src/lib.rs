@@ -261,9 +261,7 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
         for (i, p) in params.iter().enumerate() {
             values.push(match p {
                 None => Value::Null,
-                Some(bytes) => {
-                    decode_param(&types[i], bytes, format_at(param_formats, i), &zone)?
-                }
+                Some(bytes) => decode_param(&types[i], bytes, format_at(param_formats, i), &zone)?,
             });
         }
         let portal = self.inner.bind(&stmt.prepared, values)?;

@@ -612,37 +612,24 @@ pub fn write_array_binary(a: &ArrayValue, buf: &mut BytesMut) {
         buf.put_i32(d.lower);
     }
     for v in &a.items {
-        if v.is_null() {
-            buf.put_i32(-1);
-            continue;
-        }
-        let at = buf.len();
-        buf.put_i32(0);
-        crate::binary::write_binary(v, buf);
-        let len = (buf.len() - at - 4) as i32;
-        buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
+        crate::binary::write_field(v, buf);
     }
 }
 
 /// Compares two arrays as `array_cmp` does; None if some pair of elements
 /// cannot be compared (different element types).
 pub fn compare_arrays(a: &ArrayValue, b: &ArrayValue) -> Option<Ordering> {
-    for (x, y) in a.items.iter().zip(&b.items) {
-        let o = match (x.is_null(), y.is_null()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            _ => crate::ops::compare(x, y).ok().flatten()?,
-        };
-        if o != Ordering::Equal {
-            return Some(o);
-        }
-    }
-    Some(a.items.len().cmp(&b.items.len()).then(a.dims.len().cmp(&b.dims.len())).then_with(|| {
-        let lens = |a: &ArrayValue| a.dims.iter().map(|d| d.len).collect::<Vec<_>>();
-        let lowers = |a: &ArrayValue| a.dims.iter().map(|d| d.lower).collect::<Vec<_>>();
-        lens(a).cmp(&lens(b)).then_with(|| lowers(a).cmp(&lowers(b)))
-    }))
+    let common = crate::ops::compare_elements(&a.items, &b.items)?;
+    Some(
+        common
+            .then(a.items.len().cmp(&b.items.len()))
+            .then(a.dims.len().cmp(&b.dims.len()))
+            .then_with(|| {
+                let lens = |a: &ArrayValue| a.dims.iter().map(|d| d.len).collect::<Vec<_>>();
+                let lowers = |a: &ArrayValue| a.dims.iter().map(|d| d.lower).collect::<Vec<_>>();
+                lens(a).cmp(&lens(b)).then_with(|| lowers(a).cmp(&lowers(b)))
+            }),
+    )
 }
 
 #[cfg(test)]

@@ -215,6 +215,20 @@ fn decode_numeric(b: &[u8]) -> Result<Numeric> {
     })
 }
 
+/// Appends a value as a field of an array or record: its binary length
+/// (-1 for NULL), then its binary form.
+pub fn write_field(v: &Value, buf: &mut BytesMut) {
+    if v.is_null() {
+        buf.put_i32(-1);
+        return;
+    }
+    let at = buf.len();
+    buf.put_i32(0);
+    write_binary(v, buf);
+    let len = (buf.len() - at - 4) as i32;
+    buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
+}
+
 /// Appends the binary form of a non-NULL value (PostgreSQL's `*send`).
 pub fn write_binary(v: &Value, buf: &mut BytesMut) {
     match v {

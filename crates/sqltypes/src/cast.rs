@@ -364,9 +364,8 @@ pub fn zone_sensitive(from: &DataType, to: &DataType) -> bool {
         T::Array(e) => matches!(**e, T::TimestampTz | T::Record(_)),
         _ => false,
     };
-    let zoneless = |t: &DataType| {
-        matches!(t, T::Timestamp | T::Date | T::Time | T::Unknown) || t.is_string()
-    };
+    let zoneless =
+        |t: &DataType| matches!(t, T::Timestamp | T::Date | T::Time | T::Unknown) || t.is_string();
     (holds_tz(to) && (zoneless(from) || holds_tz(from)) && from != to)
         || (holds_tz(from) && (zoneless(to) || matches!(to, T::TimeTz)))
         || (*from == T::Time && *to == T::TimeTz)
@@ -397,9 +396,7 @@ pub fn cast_in(v: Value, to: &DataType, zone: &crate::Zone) -> Result<Value> {
             let local = zone.utc_to_local(t);
             Value::TimeTz(local.rem_euclid(datetime::USECS_PER_DAY), zone.offset_at(t))
         }
-        (Value::Time(t), T::TimeTz) => {
-            Value::TimeTz(t, zone.offset_at(datetime::now_micros()))
-        }
+        (Value::Time(t), T::TimeTz) => Value::TimeTz(t, zone.offset_at(datetime::now_micros())),
         (Value::Text(s), t) if has_tz(t) => crate::text::parse_text_in(t, &s, zone)?,
         (v, T::Text | T::Varchar(_) | T::Char(_)) if v.data_type().is_some_and(|t| has_tz(&t)) => {
             cast(Value::Text(crate::text::to_text_in(&v, zone)), to)?

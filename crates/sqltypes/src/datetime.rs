@@ -199,7 +199,11 @@ static UTC_ZONE: std::sync::LazyLock<std::sync::Arc<crate::Zone>> =
 
 /// Writes a timestamp, or with a zone a timestamptz as local time in that
 /// zone followed by its offset there (`2024-07-01 08:00:00-04`).
-pub fn write_timestamp_in<O: TextOut + ?Sized>(micros: i64, zone: Option<&crate::Zone>, out: &mut O) {
+pub fn write_timestamp_in<O: TextOut + ?Sized>(
+    micros: i64,
+    zone: Option<&crate::Zone>,
+    out: &mut O,
+) {
     match micros {
         TS_POS_INFINITY => return out.put(b"infinity"),
         TS_NEG_INFINITY => return out.put(b"-infinity"),

@@ -56,8 +56,8 @@ pub use interval::Interval;
 pub use json::Json;
 pub use numeric::Numeric;
 pub use record::{RecordType, RecordValue};
-pub use zone::Zone;
 pub use sqlstate::{ErrorReport, SqlState};
+pub use zone::Zone;
 
 /// A result whose error is a PostgreSQL error report.
 pub type Result<T> = std::result::Result<T, ErrorReport>;

@@ -93,6 +93,25 @@ fn same_type_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     })
 }
 
+/// Compares the elements two arrays or records have in common, in order,
+/// as `array_cmp` and `record_cmp` do: the first pair that differs decides,
+/// a NULL equals a NULL and sorts after any value. None if a pair cannot
+/// be compared (different types).
+pub fn compare_elements(a: &[Value], b: &[Value]) -> Option<Ordering> {
+    for (x, y) in a.iter().zip(b) {
+        let o = match (x.is_null(), y.is_null()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            _ => compare(x, y).ok().flatten()?,
+        };
+        if o != Ordering::Equal {
+            return Some(o);
+        }
+    }
+    Some(Ordering::Equal)
+}
+
 /// Total order for ORDER BY and grouping: NULLs last, incomparable types by
 /// type name (never an error, so sorting cannot fail halfway).
 pub fn sort_cmp(a: &Value, b: &Value) -> Ordering {

@@ -141,11 +141,7 @@ pub fn decode_record(ty: &Arc<RecordType>, mut b: &[u8]) -> Result<Value> {
     for (_, fty) in &ty.fields {
         let oid = int(take(4)?) as u32;
         if oid != fty.oid() {
-            return Err(err!(
-                DatatypeMismatch,
-                "wrong data type: {oid}, expected {}",
-                fty.oid()
-            ));
+            return Err(err!(DatatypeMismatch, "wrong data type: {oid}, expected {}", fty.oid()));
         }
         let len = int(take(4)?);
         values.push(match usize::try_from(len) {
@@ -154,10 +150,7 @@ pub fn decode_record(ty: &Arc<RecordType>, mut b: &[u8]) -> Result<Value> {
         });
     }
     if !b.is_empty() {
-        return Err(err!(
-            InvalidBinaryRepresentation,
-            "incorrect binary data format in record"
-        ));
+        return Err(err!(InvalidBinaryRepresentation, "incorrect binary data format in record"));
     }
     Ok(RecordValue::value(ty.clone(), values))
 }
@@ -215,15 +208,7 @@ pub fn write_record_binary(r: &RecordValue, buf: &mut BytesMut) {
     buf.put_i32(r.values.len() as i32);
     for (v, (_, ty)) in r.values.iter().zip(&r.ty.fields) {
         buf.put_u32(ty.oid());
-        if v.is_null() {
-            buf.put_i32(-1);
-            continue;
-        }
-        let at = buf.len();
-        buf.put_i32(0);
-        crate::binary::write_binary(v, buf);
-        let len = (buf.len() - at - 4) as i32;
-        buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
+        crate::binary::write_field(v, buf);
     }
 }
 
@@ -231,18 +216,8 @@ pub fn write_record_binary(r: &RecordValue, buf: &mut BytesMut) {
 /// field equal to a NULL and greater than any value, then the shorter
 /// record first. None if a pair of fields cannot be compared.
 pub fn compare_records(a: &RecordValue, b: &RecordValue) -> Option<Ordering> {
-    for (x, y) in a.values.iter().zip(&b.values) {
-        let o = match (x.is_null(), y.is_null()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            _ => crate::ops::compare(x, y).ok().flatten()?,
-        };
-        if o != Ordering::Equal {
-            return Some(o);
-        }
-    }
-    Some(a.values.len().cmp(&b.values.len()))
+    let common = crate::ops::compare_elements(&a.values, &b.values)?;
+    Some(common.then(a.values.len().cmp(&b.values.len())))
 }
 
 #[cfg(test)]

@@ -215,10 +215,10 @@ pub fn write_offset(east: i32, out: &mut String) {
     let sign = if east < 0 { '-' } else { '+' };
     let a = east.unsigned_abs();
     let _ = write!(out, "{sign}{:02}", a / 3600);
-    if a % 3600 != 0 {
+    if !a.is_multiple_of(3600) {
         let _ = write!(out, ":{:02}", a / 60 % 60);
     }
-    if a % 60 != 0 {
+    if !a.is_multiple_of(60) {
         let _ = write!(out, ":{:02}", a % 60);
     }
 }

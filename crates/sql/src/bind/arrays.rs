@@ -107,10 +107,7 @@ impl Binder<'_> {
                 chain = &chain[1..];
                 continue;
             }
-            let n = chain
-                .iter()
-                .take_while(|a| matches!(a, ast::AccessExpr::Subscript(_)))
-                .count();
+            let n = chain.iter().take_while(|a| matches!(a, ast::AccessExpr::Subscript(_))).count();
             (x, ty) = self.subscript_run(x, ty, &chain[..n], scope, agg)?;
             chain = &chain[n..];
         }

@@ -301,8 +301,10 @@ impl Binder<'_> {
         let Some(op) = bin_op(op) else {
             bail!(UndefinedFunction, "operator does not exist: {op}");
         };
-        let comparison =
-            matches!(op, BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq);
+        let comparison = matches!(
+            op,
+            BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq
+        );
         if comparison && super::row_items(l).is_some() && super::row_items(r).is_some() {
             return Ok((self.compare(l, op, r, scope, agg)?, DataType::Bool));
         }

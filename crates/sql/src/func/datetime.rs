@@ -755,15 +755,15 @@ fn to_char(f: &Fields, fmt: &str) -> String {
             "CC" => num(if year > 0 { (year + 99) / 100 } else { -((99 - year) / 100) }, 2),
             "TZ" => f.tz.as_ref().map(|(a, _)| a.to_uppercase()).unwrap_or_default(),
             "tz" => f.tz.as_ref().map(|(a, _)| a.to_lowercase()).unwrap_or_default(),
-            "OF" => f
-                .tz
-                .as_ref()
-                .map(|(_, east)| {
-                    let mut o = String::new();
-                    sqltypes::zone::write_offset(*east, &mut o);
-                    o
-                })
-                .unwrap_or_default(),
+            "OF" => {
+                f.tz.as_ref()
+                    .map(|(_, east)| {
+                        let mut o = String::new();
+                        sqltypes::zone::write_offset(*east, &mut o);
+                        o
+                    })
+                    .unwrap_or_default()
+            }
             _ => String::new(),
         };
         out.push_str(&text);

@@ -452,7 +452,8 @@ fn iso_timestamp(t: i64, zone: Option<&Zone>) -> String {
     let east = zone.offset_at(t);
     let s = datetime::format_timestamp(zone.utc_to_local(t), false).replacen(' ', "T", 1);
     let a = east.unsigned_abs();
-    let mut s = format!("{s}{}{:02}:{:02}", if east < 0 { '-' } else { '+' }, a / 3600, a / 60 % 60);
+    let mut s =
+        format!("{s}{}{:02}:{:02}", if east < 0 { '-' } else { '+' }, a / 3600, a / 60 % 60);
     if a % 60 != 0 {
         s.push_str(&format!(":{:02}", a % 60));
     }
@@ -479,9 +480,12 @@ pub fn write_json(v: &Value, zone: &Zone, out: &mut String) {
         Value::Jsonb(j) => j.render(out),
         Value::Timestamp(t) => json::write_string(&iso_timestamp(*t, None), out),
         Value::TimestampTz(t) => json::write_string(&iso_timestamp(*t, Some(zone)), out),
-        Value::Array(a) => {
-            write_array(&a.items, &a.dims.iter().map(|d| d.len as usize).collect::<Vec<_>>(), zone, out)
-        }
+        Value::Array(a) => write_array(
+            &a.items,
+            &a.dims.iter().map(|d| d.len as usize).collect::<Vec<_>>(),
+            zone,
+            out,
+        ),
         Value::Record(r) => write_record(r, ",", zone, out),
         other => json::write_string(&text::to_text(other), out),
     }
@@ -566,7 +570,10 @@ fn array_to_jsonb(items: &[Value], dims: &[usize], zone: &Zone) -> Result<Json> 
     Ok(Json::Array(match dims.split_first() {
         Some((_, rest)) if !rest.is_empty() => {
             let per: usize = rest.iter().product();
-            items.chunks(per.max(1)).map(|c| array_to_jsonb(c, rest, zone)).collect::<Result<_>>()?
+            items
+                .chunks(per.max(1))
+                .map(|c| array_to_jsonb(c, rest, zone))
+                .collect::<Result<_>>()?
         }
         _ => items.iter().map(|v| to_jsonb(v, zone)).collect::<Result<_>>()?,
     }))
@@ -575,7 +582,9 @@ fn array_to_jsonb(items: &[Value], dims: &[usize], zone: &Zone) -> Result<Json> 
 /// json_agg's text from the aggregated values: `[a, b]`.
 pub fn agg_array(items: &[Value], as_jsonb: bool, zone: &Zone) -> Result<Value> {
     if as_jsonb {
-        return Ok(jsonb(Json::Array(items.iter().map(|v| to_jsonb(v, zone)).collect::<Result<_>>()?)));
+        return Ok(jsonb(Json::Array(
+            items.iter().map(|v| to_jsonb(v, zone)).collect::<Result<_>>()?,
+        )));
     }
     let mut out = String::from("[");
     for (i, v) in items.iter().enumerate() {

@@ -373,7 +373,9 @@ fn expand_array(array: Option<Value>) -> Vec<Vec<Value>> {
     // is the first element of each sub-array, as $1[s] reads it.
     let stride: usize = a.dims[1..].iter().map(|d| d.len as usize).product();
     if stride != 1 {
-        return (0..first.len as usize).map(|i| vec![Value::Null, Value::Int4(i as i32 + 1)]).collect();
+        return (0..first.len as usize)
+            .map(|i| vec![Value::Null, Value::Int4(i as i32 + 1)])
+            .collect();
     }
     a.items.iter().enumerate().map(|(i, v)| vec![v.clone(), Value::Int4(i as i32 + 1)]).collect()
 }
@@ -417,9 +419,7 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
             TableFunc::ExpandArray => expand_array(vals.into_iter().next()),
         };
         results.push(match record {
-            Some(rt) => {
-                rows.into_iter().map(|r| vec![RecordValue::value(rt.clone(), r)]).collect()
-            }
+            Some(rt) => rows.into_iter().map(|r| vec![RecordValue::value(rt.clone(), r)]).collect(),
             None => rows,
         });
     }
