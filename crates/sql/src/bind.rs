@@ -579,11 +579,8 @@ impl<'a> Binder<'a> {
                     ast::Value::SingleQuotedString(s) => s.clone(),
                     other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
                 };
-                if sqltypes::cast::zone_sensitive(&DataType::Unknown, &to) {
-                    let x = Expr::Const(Value::Text(s));
-                    return Ok((operators::zone_cast(x, &DataType::Unknown, &to)?, to));
-                }
-                Ok((Expr::Const(sqltypes::text::parse_text(&to, &s)?), to))
+                let x = self.coerce(Expr::Const(Value::Text(s)), &DataType::Unknown, &to)?;
+                Ok((x, to))
             }
             E::AtTimeZone { timestamp, time_zone } => {
                 self.at_time_zone(timestamp, time_zone, scope, agg)
@@ -913,11 +910,7 @@ impl<'a> Binder<'a> {
     ) -> Result<Expr> {
         if let ast::Expr::Value(v) = e {
             if let ast::Value::SingleQuotedString(s) = &v.value {
-                if sqltypes::cast::zone_sensitive(&DataType::Unknown, to) {
-                    let x = Expr::Const(Value::Text(s.clone()));
-                    return operators::zone_cast(x, &DataType::Unknown, to);
-                }
-                return Ok(Expr::Const(sqltypes::text::parse_text(to, s)?));
+                return self.coerce(Expr::Const(Value::Text(s.clone())), &DataType::Unknown, to);
             }
         }
         let (x, t) = self.expr(e, scope)?;

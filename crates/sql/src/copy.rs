@@ -500,7 +500,7 @@ mod tests {
         ];
         let mut data = binary_header();
         for r in &rows {
-            format_row(r, &o, &sqltypes::Zone::utc(), &mut data);
+            format_row(r, &o, sqltypes::Zone::utc_ref(), &mut data);
         }
         data.extend_from_slice(&BINARY_TRAILER);
         let mut p = CopyParser::new(o, vec![DataType::Int4, DataType::Text], vec![]);

@@ -109,6 +109,16 @@ pub async fn bump_version<T: Txn>(txn: &mut T, tenant: TenantId) -> Result<u64> 
     Ok(cur + 1)
 }
 
+/// [`bump_version`] for the first object a multi-object DDL statement
+/// changes: `bumped` records that it was done.
+async fn bump_once<T: Txn>(txn: &mut T, tenant: TenantId, bumped: &mut bool) -> Result<()> {
+    if !*bumped {
+        bump_version(txn, tenant).await?;
+        *bumped = true;
+    }
+    Ok(())
+}
+
 /// Takes table `oid`'s lock exclusively: waits for the transactions writing
 /// the table to end and keeps new writers out until this one ends (they hold
 /// it shared, see `Session::lock_table_for_write`). The snapshot then moves
@@ -737,10 +747,7 @@ pub async fn drop<T: Txn>(
             r.dropped_temp.push(t.name.clone());
             continue;
         }
-        if !bumped {
-            bump_version(txn, tenant).await?;
-            bumped = true;
-        }
+        bump_once(txn, tenant, &mut bumped).await?;
         lock_table(txn, tenant, t.oid).await?;
         match idx {
             None => {

@@ -146,13 +146,10 @@ pub struct EvalContext {
     pub zone: Option<std::sync::Arc<sqltypes::Zone>>,
 }
 
-static UTC: std::sync::LazyLock<std::sync::Arc<sqltypes::Zone>> =
-    std::sync::LazyLock::new(sqltypes::Zone::utc);
-
 impl EvalContext {
     /// The session's time zone.
     pub fn zone(&self) -> &sqltypes::Zone {
-        self.zone.as_deref().unwrap_or(&UTC)
+        self.zone.as_deref().unwrap_or(sqltypes::Zone::utc_ref())
     }
 }
 
@@ -424,20 +421,17 @@ fn eval_binary(op: BinOp, l: &Expr, r: &Expr, row: &[Value], ctx: &EvalContext) 
         return Ok(Value::Null);
     }
     // timestamptz ± interval counts days and months on the session's clock.
-    if matches!(op, BinOp::Add | BinOp::Sub) && !ctx.zone().is_utc() {
-        let shifted = match (&lv, &rv) {
-            (Value::TimestampTz(t), Value::Interval(iv)) => {
-                let iv = if op == BinOp::Sub { iv.neg()? } else { *iv };
-                Some(sqltypes::interval::timestamptz_add(*t, &iv, ctx.zone())?)
-            }
-            (Value::Interval(iv), Value::TimestampTz(t)) if op == BinOp::Add => {
-                Some(sqltypes::interval::timestamptz_add(*t, iv, ctx.zone())?)
-            }
-            _ => None,
-        };
-        if let Some(t) = shifted {
+    match (op, &lv, &rv) {
+        (BinOp::Add, Value::TimestampTz(t), Value::Interval(iv))
+        | (BinOp::Add, Value::Interval(iv), Value::TimestampTz(t)) => {
+            let t = sqltypes::interval::timestamptz_add(*t, iv, ctx.zone())?;
             return Ok(Value::TimestampTz(t));
         }
+        (BinOp::Sub, Value::TimestampTz(t), Value::Interval(iv)) => {
+            let t = sqltypes::interval::timestamptz_add(*t, &iv.neg()?, ctx.zone())?;
+            return Ok(Value::TimestampTz(t));
+        }
+        _ => {}
     }
     Ok(match op {
         BinOp::Add => ops::add(&lv, &rv)?,

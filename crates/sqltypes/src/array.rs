@@ -383,7 +383,7 @@ fn flatten(node: Node, depth: usize, dims: &mut Vec<i32>, out: &mut Vec<Option<S
 
 /// Parses the text form of an array of `elem` (PostgreSQL's `array_in`).
 pub fn parse_array(elem: &DataType, input: &str) -> Result<Value> {
-    parse_array_in(elem, input, &crate::Zone::utc())
+    parse_array_in(elem, input, crate::Zone::utc_ref())
 }
 
 /// Parses array input, timestamptz elements read in `zone`.
@@ -444,7 +444,7 @@ fn needs_quotes(s: &[u8]) -> bool {
 
 /// Appends the text form of an array (PostgreSQL's `array_out`).
 pub fn write_array(a: &ArrayValue, out: &mut Vec<u8>) {
-    write_array_in(a, &crate::Zone::utc(), out)
+    write_array_in(a, crate::Zone::utc_ref(), out)
 }
 
 /// Appends the text form of an array, timestamptz elements shown in `zone`.

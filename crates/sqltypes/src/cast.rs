@@ -359,16 +359,21 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
 /// (so it must not be folded into a constant when a statement is planned).
 pub fn zone_sensitive(from: &DataType, to: &DataType) -> bool {
     use DataType as T;
-    let holds_tz = |t: &DataType| match t {
-        T::TimestampTz | T::Record(_) => true,
-        T::Array(e) => matches!(**e, T::TimestampTz | T::Record(_)),
-        _ => false,
-    };
     let zoneless =
         |t: &DataType| matches!(t, T::Timestamp | T::Date | T::Time | T::Unknown) || t.is_string();
     (holds_tz(to) && (zoneless(from) || holds_tz(from)) && from != to)
         || (holds_tz(from) && (zoneless(to) || matches!(to, T::TimeTz)))
         || (*from == T::Time && *to == T::TimeTz)
+}
+
+/// True for types whose text form may hold a timestamptz: timestamptz,
+/// records, and arrays of either.
+fn holds_tz(t: &DataType) -> bool {
+    match t {
+        DataType::TimestampTz | DataType::Record(_) => true,
+        DataType::Array(e) => holds_tz(e),
+        _ => false,
+    }
 }
 
 /// [`cast`] in a session time zone: timestamptz converts to and from
@@ -378,10 +383,9 @@ pub fn cast_in(v: Value, to: &DataType, zone: &crate::Zone) -> Result<Value> {
     if zone.is_utc() || v.is_null() {
         return cast(v, to);
     }
-    let has_tz = |t: &DataType| match t {
-        T::TimestampTz => true,
-        T::Array(e) => matches!(**e, T::TimestampTz | T::Record(_)),
-        T::Record(_) => true,
+    let value_holds_tz = match &v {
+        Value::TimestampTz(_) | Value::Record(_) => true,
+        Value::Array(a) => holds_tz(&a.elem),
         _ => false,
     };
     Ok(match (v, to) {
@@ -397,8 +401,8 @@ pub fn cast_in(v: Value, to: &DataType, zone: &crate::Zone) -> Result<Value> {
             Value::TimeTz(local.rem_euclid(datetime::USECS_PER_DAY), zone.offset_at(t))
         }
         (Value::Time(t), T::TimeTz) => Value::TimeTz(t, zone.offset_at(datetime::now_micros())),
-        (Value::Text(s), t) if has_tz(t) => crate::text::parse_text_in(t, &s, zone)?,
-        (v, T::Text | T::Varchar(_) | T::Char(_)) if v.data_type().is_some_and(|t| has_tz(&t)) => {
+        (Value::Text(s), t) if holds_tz(t) => crate::text::parse_text_in(t, &s, zone)?,
+        (v, T::Text | T::Varchar(_) | T::Char(_)) if value_holds_tz => {
             cast(Value::Text(crate::text::to_text_in(&v, zone)), to)?
         }
         (v, _) => cast(v, to)?,

@@ -191,11 +191,8 @@ pub fn format_date(days: i32) -> String {
 /// the fraction's trailing zeros trimmed, then `+00` for timestamptz (the
 /// session zone is UTC) and ` BC` for years before 1.
 pub fn write_timestamp<O: TextOut + ?Sized>(micros: i64, tz: bool, out: &mut O) {
-    write_timestamp_in(micros, tz.then(|| &**UTC_ZONE), out)
+    write_timestamp_in(micros, tz.then(crate::Zone::utc_ref), out)
 }
-
-static UTC_ZONE: std::sync::LazyLock<std::sync::Arc<crate::Zone>> =
-    std::sync::LazyLock::new(crate::Zone::utc);
 
 /// Writes a timestamp, or with a zone a timestamptz as local time in that
 /// zone followed by its offset there (`2024-07-01 08:00:00-04`).
@@ -580,7 +577,7 @@ pub fn parse_date(s: &str) -> Result<i32> {
 /// zone, UTC, when none is given), without it any zone is ignored, as in
 /// PostgreSQL.
 pub fn parse_timestamp(s: &str, tz: bool) -> Result<i64> {
-    parse_timestamp_in(s, tz, &crate::Zone::utc())
+    parse_timestamp_in(s, tz, crate::Zone::utc_ref())
 }
 
 /// Parses timestamp input; with `tz` a time without an offset is local

@@ -60,7 +60,7 @@ fn malformed(input: &str, detail: &str) -> ErrorReport {
 /// `(1,,"a b")`, where an empty unquoted field is NULL, `""` inside quotes
 /// is a quote and a backslash escapes the next character.
 pub fn parse_record(ty: &Arc<RecordType>, input: &str) -> Result<Value> {
-    parse_record_in(ty, input, &crate::Zone::utc())
+    parse_record_in(ty, input, crate::Zone::utc_ref())
 }
 
 /// Parses record input, timestamptz fields read in `zone`.
@@ -170,7 +170,7 @@ fn needs_quotes(s: &[u8]) -> bool {
 /// comma-separated in parentheses, NULL as nothing, and a field quoted
 /// when empty or holding a delimiter, with `"` and `\` doubled inside.
 pub fn write_record(r: &RecordValue, out: &mut Vec<u8>) {
-    write_record_in(r, &crate::Zone::utc(), out)
+    write_record_in(r, crate::Zone::utc_ref(), out)
 }
 
 /// Appends the text form of a record, timestamptz fields shown in `zone`.

@@ -226,7 +226,7 @@ pub fn fit_string(s: &str, ty: &DataType) -> Result<String> {
 /// Parses text-format input for `ty` (a literal, a text parameter, a COPY
 /// field), applying the type's modifier as an assignment would.
 pub fn parse_text(ty: &DataType, s: &str) -> Result<Value> {
-    parse_text_in(ty, s, &UTC)
+    parse_text_in(ty, s, crate::Zone::utc_ref())
 }
 
 /// Parses text-format input for `ty`; a timestamptz (also inside arrays
@@ -537,11 +537,8 @@ fn write_hex<O: TextOut + ?Sized>(b: &[u8], out: &mut O) {
 /// Writes the text form of a non-NULL value into any sink (NULL writes
 /// nothing; the protocol marks NULL separately).
 pub fn write_value<O: TextOut + ?Sized>(v: &Value, out: &mut O) {
-    write_value_in(v, &UTC, out)
+    write_value_in(v, crate::Zone::utc_ref(), out)
 }
-
-static UTC: std::sync::LazyLock<std::sync::Arc<crate::Zone>> =
-    std::sync::LazyLock::new(crate::Zone::utc);
 
 /// Writes the text form of a non-NULL value with timestamptz values (also
 /// inside arrays and records) shown in `zone`.

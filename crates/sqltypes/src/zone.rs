@@ -55,6 +55,11 @@ impl Zone {
         UTC.clone()
     }
 
+    /// UTC, borrowed (for the zone-less wrappers of the zoned functions).
+    pub fn utc_ref() -> &'static Zone {
+        &UTC
+    }
+
     /// The zone a TimeZone setting (or an AT TIME ZONE operand) names: a
     /// name from the time zone database, matched without regard to case
     /// (`america/new_york`), or UTC under any of its names. 22023 if the

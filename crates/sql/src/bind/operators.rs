@@ -531,7 +531,7 @@ fn op_symbol(op: BinOp) -> &'static str {
 /// A cast of a constant that depends on the session's time zone: checked
 /// now (in UTC, so a malformed literal fails at once) and run when the
 /// statement executes.
-pub(super) fn zone_cast(x: Expr, from: &DataType, to: &DataType) -> Result<Expr> {
+fn zone_cast(x: Expr, from: &DataType, to: &DataType) -> Result<Expr> {
     if let Expr::Const(v) = &x {
         match (v, from) {
             (Value::Text(s), DataType::Unknown) => drop(sqltypes::text::parse_text(to, s)?),

@@ -196,12 +196,12 @@ pub(super) async fn drop_sequences<T: Txn>(
         };
         let name = &seq.name;
         if let Some((t, c)) = &seq.owned_by {
-            let owner = cat.tables.values().find(|x| x.oid == *t);
-            let used = owner.is_some_and(|x| {
+            let owner = cat.table_by_oid(*t);
+            let used = owner.as_ref().is_some_and(|x| {
                 x.columns.iter().any(|col| col.name == *c && col.default.is_some())
             });
             if used {
-                let table = owner.map(|x| x.name.as_str()).unwrap_or("?");
+                let table = owner.as_ref().map_or("?", |x| x.name.as_str());
                 return Err(err!(
                     DependentObjectsStillExist,
                     "cannot drop sequence {name} because other objects depend on it"
@@ -212,10 +212,7 @@ pub(super) async fn drop_sequences<T: Txn>(
                 .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
             }
         }
-        if !bumped {
-            bump_version(txn, tenant).await?;
-            bumped = true;
-        }
+        bump_once(txn, tenant, &mut bumped).await?;
         delete_sequence(txn, tenant, seq.oid).await?;
     }
     Ok(r)

@@ -154,10 +154,7 @@ pub(super) async fn drop_types<T: Txn>(
                 .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
             }
         }
-        if !bumped {
-            bump_version(txn, tenant).await?;
-            bumped = true;
-        }
+        bump_once(txn, tenant, &mut bumped).await?;
         delete_key(txn, keys::enum_type(tenant, def.oid)).await?;
     }
     Ok(r)

@@ -82,10 +82,7 @@ pub(super) async fn drop_views<T: Txn>(
             skip_missing(&mut r, if_exists, sqlstate::SqlState::UndefinedTable, "view", &name)?;
             continue;
         };
-        if !bumped {
-            bump_version(txn, tenant).await?;
-            bumped = true;
-        }
+        bump_once(txn, tenant, &mut bumped).await?;
         delete_key(txn, keys::view(tenant, view.oid)).await?;
     }
     Ok(r)

@@ -353,12 +353,12 @@ pub fn view_def(cat: &Catalog, oid: u32) -> Option<String> {
 
 /// obj_description(oid, 'pg_class'): the table's comment.
 pub fn table_comment(cat: &Catalog, oid: u32) -> Option<String> {
-    cat.tables.values().find(|t| t.oid == oid).and_then(|t| t.comment.clone())
+    cat.table_by_oid(oid).and_then(|t| t.comment.clone())
 }
 
 /// col_description(table oid, column number): the column's comment.
 pub fn column_comment(cat: &Catalog, oid: u32, attnum: i32) -> Option<String> {
-    let t = cat.tables.values().find(|t| t.oid == oid)?;
+    let t = cat.table_by_oid(oid)?;
     let i = usize::try_from(attnum).ok()?.checked_sub(1)?;
     t.columns.get(i)?.comment.clone()
 }

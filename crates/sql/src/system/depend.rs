@@ -51,7 +51,7 @@ pub fn rows(cat: &Catalog) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
     for seq in cat.sequences.values() {
         let Some((table, column)) = &seq.owned_by else { continue };
-        let Some(t) = cat.tables.values().find(|t| t.oid == *table) else { continue };
+        let Some(t) = cat.table_by_oid(*table) else { continue };
         let Some(i) = t.columns.iter().position(|c| c.name == *column) else { continue };
         let deptype = if t.columns[i].identity.is_some() { "i" } else { "a" };
         rows.push(row(class, seq.oid, t.oid, i as i32 + 1, deptype));
