@@ -849,6 +849,12 @@ pub mod keys {
     const UNIQUE: u8 = b'u';
     const SEQUENCE_STATE: u8 = b's';
 
+    /// The catalog entry of kind `kind` for object `oid`.
+    fn entry(tenant: TenantId, kind: u8, oid: u32) -> Key {
+        let [a, b, c, d] = oid.to_be_bytes();
+        Key::new(tenant, &[CATALOG, kind, a, b, c, d])
+    }
+
     /// The catalog version counter.
     pub fn version(tenant: TenantId) -> Key {
         Key::new(tenant, &[CATALOG, b'v'])
@@ -861,9 +867,7 @@ pub mod keys {
 
     /// One table definition.
     pub fn table(tenant: TenantId, oid: u32) -> Key {
-        let mut k = vec![CATALOG, b't'];
-        k.extend_from_slice(&oid.to_be_bytes());
-        Key::new(tenant, &k)
+        entry(tenant, b't', oid)
     }
 
     /// All table definitions.
@@ -873,16 +877,12 @@ pub mod keys {
 
     /// One sequence definition.
     pub fn sequence(tenant: TenantId, oid: u32) -> Key {
-        let mut k = vec![CATALOG, b'q'];
-        k.extend_from_slice(&oid.to_be_bytes());
-        Key::new(tenant, &k)
+        entry(tenant, b'q', oid)
     }
 
     /// One view definition.
     pub fn view(tenant: TenantId, oid: u32) -> Key {
-        let mut k = vec![CATALOG, b'w'];
-        k.extend_from_slice(&oid.to_be_bytes());
-        Key::new(tenant, &k)
+        entry(tenant, b'w', oid)
     }
 
     /// All view definitions.
@@ -892,9 +892,7 @@ pub mod keys {
 
     /// One schema definition.
     pub fn schema(tenant: TenantId, oid: u32) -> Key {
-        let mut k = vec![CATALOG, b'n'];
-        k.extend_from_slice(&oid.to_be_bytes());
-        Key::new(tenant, &k)
+        entry(tenant, b'n', oid)
     }
 
     /// All schema definitions.
@@ -904,9 +902,7 @@ pub mod keys {
 
     /// One enum type definition.
     pub fn enum_type(tenant: TenantId, oid: u32) -> Key {
-        let mut k = vec![CATALOG, b'e'];
-        k.extend_from_slice(&oid.to_be_bytes());
-        Key::new(tenant, &k)
+        entry(tenant, b'e', oid)
     }
 
     /// All enum type definitions.
