@@ -30,6 +30,22 @@ pub use functions::{contains_aggregate, function_args, is_aggregate};
 /// Nesting limit for expressions, so hostile input cannot overflow the stack.
 pub const MAX_DEPTH: usize = 1500;
 
+/// What binding a query named, recorded while [`Binder::trace`] is set: a
+/// view's dependencies, and where in its text each name sits so DDL can
+/// rewrite the stored query (see `ddl/view_deps.rs`).
+#[derive(Debug, Default)]
+pub struct Trace {
+    /// Table columns named: where the name is (its last part), the table's
+    /// OID and the column's number (1-based). Columns a `*` expanded to are
+    /// recorded with an empty span.
+    pub columns: Vec<(sqlparser::tokenizer::Span, u32, i16)>,
+    /// Relations (tables, views, sequences) read, by OID.
+    pub relations: Vec<u32>,
+    /// Each `*` and `t.*` of a select list: where it is, and the columns it
+    /// stood for, as (qualifier, name).
+    pub wildcards: Vec<(sqlparser::tokenizer::Span, Vec<(Option<String>, String)>)>,
+}
+
 /// One column visible to expressions.
 #[derive(Debug, Clone)]
 pub struct ScopeCol {
@@ -214,6 +230,9 @@ pub struct Binder<'a> {
     pub work_tables: usize,
     /// Views being expanded inside one another (bounded).
     pub view_depth: usize,
+    /// Set to record what the query names (a view's own query only: a view
+    /// it reads is planned with the trace put aside).
+    pub trace: Option<Trace>,
     depth: usize,
 }
 
@@ -391,6 +410,7 @@ impl<'a> Binder<'a> {
             in_window: false,
             work_tables: 0,
             view_depth: 0,
+            trace: None,
             depth: 0,
         }
     }
@@ -451,12 +471,14 @@ impl<'a> Binder<'a> {
             return self.at_time_zone(ts, zone, scope, agg);
         }
         match e {
-            E::Identifier(i) => self.column(None, &ident(i), scope, agg),
+            E::Identifier(i) => self.column(None, &ident(i), i.span, scope, agg),
             E::CompoundIdentifier(parts) => {
                 let names: Vec<String> = parts.iter().map(ident).collect();
+                let span =
+                    parts.last().map(|p| p.span).unwrap_or(sqlparser::tokenizer::Span::empty());
                 match names.as_slice() {
-                    [q, c] => self.column(Some(q), c, scope, agg),
-                    [_, q, c] => self.column(Some(q), c, scope, agg),
+                    [q, c] => self.column(Some(q), c, span, scope, agg),
+                    [_, q, c] => self.column(Some(q), c, span, scope, agg),
                     _ => bail!(SyntaxError, "improper qualified name: {e}"),
                 }
             }
@@ -703,6 +725,7 @@ impl<'a> Binder<'a> {
         &mut self,
         q: Option<&str>,
         name: &str,
+        span: sqlparser::tokenizer::Span,
         scope: &Scope,
         agg: &mut Option<&mut AggState>,
     ) -> Result<(Expr, DataType)> {
@@ -726,6 +749,7 @@ impl<'a> Binder<'a> {
                 // Fall back to the innermost enclosing query's columns.
                 if let Some(o) = self.outer.last() {
                     if let Ok(i) = o.resolve(q, name) {
+                        Self::traced(&mut self.trace, span, &o.cols[i]);
                         return Ok((Expr::Outer(i), o.cols[i].ty.clone()));
                     }
                 }
@@ -749,6 +773,7 @@ impl<'a> Binder<'a> {
                 return Err(e);
             }
         };
+        Self::traced(&mut self.trace, span, &scope.cols[i]);
         if agg.is_some() {
             // PostgreSQL names the column with its relation (`m.t`).
             let shown = match q.or(scope.cols[i].qualifier.as_deref()) {
@@ -761,6 +786,19 @@ impl<'a> Binder<'a> {
             ));
         }
         Ok((Expr::Column(i), scope.cols[i].ty.clone()))
+    }
+
+    /// Records that the name at `span` stands for `col` (see [`Trace`]).
+    pub(crate) fn traced(
+        trace: &mut Option<Trace>,
+        span: sqlparser::tokenizer::Span,
+        col: &ScopeCol,
+    ) {
+        if let Some(t) = trace {
+            if col.table_oid != 0 {
+                t.columns.push((span, col.table_oid, col.column_id));
+            }
+        }
     }
 
     /// `x AT TIME ZONE zone` (and timezone(zone, x)): timestamptz to the

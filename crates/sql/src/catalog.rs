@@ -482,6 +482,50 @@ pub fn check_expr(
     b.coerce(x, &t, &DataType::Bool)
 }
 
+impl ViewDef {
+    /// The stored query, parsed.
+    pub fn parse(&self) -> Result<sqlparser::ast::Query> {
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        match sqlparser::parser::Parser::new(&dialect)
+            .try_with_sql(&self.query)
+            .and_then(|mut p| p.parse_query())
+        {
+            Ok(q) => Ok(*q),
+            Err(e) => Err(err!(
+                DataCorrupted,
+                "stored query of view \"{}\" does not parse: {e}",
+                self.name
+            )),
+        }
+    }
+}
+
+impl Catalog {
+    /// The columns of view `v` as its query yields them now: nullable,
+    /// without defaults. (A view whose query no longer binds shows text
+    /// columns.)
+    pub fn view_columns(&self, v: &ViewDef) -> Vec<ColumnDef> {
+        let cols = v
+            .parse()
+            .and_then(|q| crate::bind::Binder::new(self, vec![]).query(&q))
+            .map(|(_, cols)| cols)
+            .unwrap_or_default();
+        let ty = |i: usize| cols.get(i).map(|c| c.ty.clone()).unwrap_or(DataType::Text);
+        v.columns
+            .iter()
+            .enumerate()
+            .map(|(i, name)| ColumnDef {
+                name: name.clone(),
+                ty: TypeDef::from_type(&ty(i)),
+                nullable: true,
+                default: None,
+                identity: None,
+                comment: None,
+            })
+            .collect()
+    }
+}
+
 impl TableDef {
     /// Position of column `name`, if any.
     pub fn column_index(&self, name: &str) -> Option<usize> {

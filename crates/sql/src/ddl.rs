@@ -31,6 +31,8 @@ use crate::{bail, err};
 mod alter;
 /// FOREIGN KEY definitions, validation and dependencies.
 mod foreign_keys;
+/// Renames and schema moves, which reach stored text.
+mod names;
 /// OWNER TO (checked, not stored).
 mod owner;
 /// CREATE/ALTER/DROP ROLE.
@@ -40,9 +42,12 @@ mod schemas;
 mod sequences;
 /// CREATE/ALTER/DROP TYPE (enums).
 mod types;
+/// What views depend on; keeping them right through DDL.
+mod view_deps;
 /// CREATE/DROP VIEW.
 mod views;
 
+pub use names::alter_name;
 pub use owner::{alter_owner, owner_only};
 pub use roles::{alter_role, create_role, drop_role};
 pub use schemas::{alter_schema, create_schema, drop_schemas};
@@ -680,11 +685,47 @@ pub async fn drop<T: Txn>(
     if_exists: bool,
     cascade: bool,
 ) -> Result<DdlResult> {
+    let mut cascaded = Vec::new();
+    let mut dropped = HashSet::new();
+    let d = Dropping { cascade, views: &mut dropped, cascaded: &mut cascaded };
+    let mut r = match kind {
+        ast::ObjectType::View => drop_views(txn, tenant, cat, names, if_exists, d).await?,
+        _ => drop_relations(txn, tenant, cat, kind, names, if_exists, d).await?,
+    };
+    r.notices.extend(view_deps::cascade_notice(&cascaded));
+    Ok(r)
+}
+
+/// How a DROP goes on: with CASCADE or not, the views it has dropped so
+/// far, and what CASCADE took along (for the notice).
+struct Dropping<'a> {
+    cascade: bool,
+    views: &'a mut HashSet<u32>,
+    cascaded: &'a mut Vec<String>,
+}
+
+impl Dropping<'_> {
+    /// The same, lent to one step of the DROP.
+    fn reborrow(&mut self) -> Dropping<'_> {
+        Dropping { cascade: self.cascade, views: self.views, cascaded: self.cascaded }
+    }
+}
+
+/// DROP TABLE, INDEX, SEQUENCE or TYPE.
+async fn drop_relations<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    kind: &ast::ObjectType,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+    mut d: Dropping<'_>,
+) -> Result<DdlResult> {
+    let cascade = d.cascade;
     let (tag, what) = match kind {
         ast::ObjectType::Sequence => {
             return drop_sequences(txn, tenant, cat, names, if_exists).await
         }
-        ast::ObjectType::View => return drop_views(txn, tenant, cat, names, if_exists).await,
         ast::ObjectType::Type => return drop_types(txn, tenant, cat, names, if_exists).await,
         ast::ObjectType::Table => ("DROP TABLE", "table"),
         ast::ObjectType::Index => ("DROP INDEX", "index"),
@@ -755,12 +796,12 @@ pub async fn drop<T: Txn>(
                 if !refs.is_empty() && !cascade {
                     return Err(foreign_keys::still_referenced(&t, &refs));
                 }
+                let what = format!("table {}", t.name);
+                view_deps::drop_dependents(txn, tenant, cat, (t.oid, None, &what), d.reborrow())
+                    .await?;
                 for (child, i) in refs {
                     let fk = &child.foreign_keys[i];
-                    r.notices.push(notice(format!(
-                        "drop cascades to constraint {} on table {}",
-                        fk.name, child.name
-                    )));
+                    d.cascaded.push(format!("constraint {} on table {}", fk.name, child.name));
                     let c = unhooked.entry(child.qual_name()).or_insert_with(|| (*child).clone());
                     c.foreign_keys.retain(|f| f.name != fk.name);
                 }
@@ -1086,6 +1127,7 @@ pub async fn alter_table<T: Txn>(
     let mut cur = (*t).clone();
     let mut fresh = Vec::new();
     let mut notices = Vec::new();
+    let (mut dropped_views, mut cascaded) = (HashSet::new(), Vec::new());
     for op in &at.operations {
         match op {
             ast::AlterTableOperation::AddConstraint {
@@ -1226,14 +1268,40 @@ pub async fn alter_table<T: Txn>(
                 alter::alter_column(txn, tenant, cat, &mut cur, column_name, op).await?
             }
             ast::AlterTableOperation::RenameTable { table_name } => {
-                alter::rename_table(cat, &mut cur, table_name)?
+                let old = cur.name.clone();
+                alter::rename_table(cat, &mut cur, table_name)?;
+                let schema = cat.namespace_name(cur.namespace).unwrap_or_default().to_string();
+                let new = (schema.clone(), cur.name.clone());
+                let to = |n: &catalog::ObjName| {
+                    let ours = n.schema.as_deref() == Some(schema.as_str()) && n.name == old;
+                    ours.then(|| new.clone())
+                };
+                names::rename_everywhere(txn, tenant, cat, Some(&mut cur), &to).await?;
             }
             ast::AlterTableOperation::RenameColumn { old_column_name, new_column_name } => {
+                let snap = view_deps::with_table(cat, &cur);
+                if let Some(c) = cur.column_index(&bind::ident(old_column_name)) {
+                    let to = bind::ident(new_column_name);
+                    view_deps::rename_column(txn, tenant, &snap, &cur, c, &to).await?;
+                }
                 alter::rename_column(txn, tenant, cat, &mut cur, old_column_name, new_column_name)
                     .await?
             }
-            ast::AlterTableOperation::DropColumn { column_names, if_exists, .. } => {
+            ast::AlterTableOperation::DropColumn {
+                column_names, if_exists, drop_behavior, ..
+            } => {
                 for name in column_names {
+                    if let Some(c) = cur.column_index(&bind::ident(name)) {
+                        let snap = view_deps::with_table(cat, &cur);
+                        let what = format!("column {} of table {tname}", cur.columns[c].name);
+                        let d = Dropping {
+                            cascade: *drop_behavior == Some(ast::DropBehavior::Cascade),
+                            views: &mut dropped_views,
+                            cascaded: &mut cascaded,
+                        };
+                        let on = (cur.oid, Some(c as i16 + 1), what.as_str());
+                        view_deps::drop_dependents(txn, tenant, &snap, on, d).await?;
+                    }
                     let f = alter::drop_column(
                         txn,
                         tenant,
@@ -1287,5 +1355,6 @@ pub async fn alter_table<T: Txn>(
         }
     }
     write_table(txn, tenant, &cur).await?;
+    notices.extend(view_deps::cascade_notice(&cascaded));
     Ok(DdlResult { tag: "ALTER TABLE".into(), notices, fresh, ..Default::default() })
 }

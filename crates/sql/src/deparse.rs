@@ -118,7 +118,7 @@ fn name_of(cat: &Catalog, ns: u32, name: &str) -> ObjectName {
 }
 
 /// An identifier printed as quote_ident prints `name`.
-fn ident_of(name: &str) -> ast::Ident {
+pub(crate) fn ident_of(name: &str) -> ast::Ident {
     match quote_ident(name) == name {
         true => ast::Ident::new(name),
         false => ast::Ident::with_quote('"', name),
@@ -299,8 +299,85 @@ fn unqualify<V: ast::VisitMut>(cat: &Catalog, node: &mut V) -> bool {
     changed
 }
 
+/// A new (schema, name) for a schema-qualified relation or type name, or
+/// None to keep it.
+pub type Renaming<'a> = &'a (dyn Fn(&ObjName) -> Option<(String, String)> + Sync);
+
+/// Renames what stored text names with its schema (module doc): relations
+/// in FROM, regclass constants and enum casts. A relation whose own name
+/// changes keeps the old one as its alias, so the qualified column names of
+/// the query still find it. True if anything changed.
+pub fn rename_names<V: ast::VisitMut>(node: &mut V, to: Renaming<'_>) -> bool {
+    struct Renamer<'a> {
+        to: Renaming<'a>,
+        changed: bool,
+    }
+    impl ast::VisitorMut for Renamer<'_> {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, f: &mut ast::TableFactor) -> ControlFlow<()> {
+            let ast::TableFactor::Table { name, alias, args: None, .. } = f else {
+                return ControlFlow::Continue(());
+            };
+            // An unqualified name in a stored query is a CTE's.
+            let Ok(old @ ObjName { schema: Some(_), .. }) = crate::bind::obj_name(name) else {
+                return ControlFlow::Continue(());
+            };
+            if let Some((schema, rel)) = (self.to)(&old) {
+                *name = ObjectName::from(vec![ident_of(&schema), ident_of(&rel)]);
+                if alias.is_none() && rel != old.name {
+                    *alias = Some(ast::TableAlias {
+                        explicit: false,
+                        name: ident_of(&old.name),
+                        columns: vec![],
+                        at: None,
+                    });
+                }
+                self.changed = true;
+            }
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, x: &mut Expr) -> ControlFlow<()> {
+            if let Some(lit) = regclass_literal(x) {
+                if let (schema @ Some(_), name) = split_name(lit) {
+                    if let Some((s, n)) = (self.to)(&ObjName { schema, name }) {
+                        *lit = format!("{}.{}", quote_ident(&s), quote_ident(&n));
+                        self.changed = true;
+                    }
+                }
+            }
+            if let Expr::Cast { data_type, .. } = x {
+                if let Some(n) = enum_cast_target(data_type) {
+                    if let Ok(old @ ObjName { schema: Some(_), .. }) = crate::bind::obj_name(n) {
+                        if let Some((s, t)) = (self.to)(&old) {
+                            *n = ObjectName::from(vec![ident_of(&s), ident_of(&t)]);
+                            self.changed = true;
+                        }
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut r = Renamer { to, changed: false };
+    let _ = node.visit(&mut r);
+    if r.changed {
+        normalize_casts(node);
+    }
+    r.changed
+}
+
+/// Stored expression text with [`rename_names`] applied, if it changed.
+pub fn rename_in_expr(text: &str, to: Renaming<'_>) -> Option<String> {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let mut e = sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .ok()?;
+    rename_names(&mut e, to).then(|| e.to_string())
+}
+
 /// Rewrites every cast in `node` to `operand::typename`.
-fn normalize_casts<V: ast::VisitMut>(node: &mut V) {
+pub(crate) fn normalize_casts<V: ast::VisitMut>(node: &mut V) {
     let _ = ast::visit_expressions_mut(node, |x| {
         if let Expr::Cast { kind, expr, data_type, format: None } = x {
             if matches!(kind, CastKind::Cast | CastKind::DoubleColon) {

@@ -31,7 +31,7 @@ mod owner;
 /// CREATE SEQUENCE and ALTER SEQUENCE options in any order.
 mod sequence;
 
-pub use owner::{AlterOwner, RelationKind};
+pub use owner::{AlterName, AlterOwner, NameChange, RelationKind};
 pub use sequence::{AlterSequence, SequenceOptions};
 
 /// Maximum query length accepted (PostgreSQL's limit is 1 GB; ours is lower
@@ -106,6 +106,9 @@ pub enum Stmt {
     AlterSequence(Box<AlterSequence>),
     /// ALTER VIEW | SEQUENCE | INDEX name OWNER TO role.
     AlterOwner(AlterOwner),
+    /// ALTER TABLE | VIEW | SEQUENCE | TYPE name SET SCHEMA, ALTER VIEW
+    /// name RENAME TO.
+    AlterName(AlterName),
     /// Only whitespace and comments.
     Empty,
 }
@@ -320,6 +323,14 @@ fn own_syntax(
         (Some("alter"), Some("view")) => Some(RelationKind::View),
         (Some("alter"), Some("index")) => Some(RelationKind::Index),
         (Some("alter"), Some("type")) => Some(RelationKind::Type),
+        // ALTER TABLE is sqlparser's, but for SET SCHEMA.
+        (Some("alter"), Some("table"))
+            if (3..words.len()).any(|i| {
+                kw(i - 1).as_deref() == Some("set") && kw(i).as_deref() == Some("schema")
+            }) =>
+        {
+            Some(RelationKind::Table)
+        }
         _ => None,
     };
     if !create && kind.is_none() {

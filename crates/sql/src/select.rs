@@ -350,9 +350,10 @@ fn plan_select(
                 if visible.is_empty() {
                     bail!(SyntaxError, "SELECT * with no tables specified is not valid");
                 }
+                trace_wildcard(b, &opts.wildcard_token, &scope, &visible);
                 items.extend(visible.into_iter().map(Item::Column));
             }
-            ast::SelectItem::QualifiedWildcard(kind, _) => {
+            ast::SelectItem::QualifiedWildcard(kind, opts) => {
                 let q = match kind {
                     ast::SelectItemQualifiedWildcardKind::ObjectName(n) => bind::object_name(n)?,
                     _ => bail!(FeatureNotSupported, "qualified wildcard not supported"),
@@ -366,6 +367,7 @@ fn plan_select(
                 if matching.is_empty() {
                     bail!(UndefinedTable, "missing FROM-clause entry for table \"{q}\"");
                 }
+                trace_wildcard(b, &opts.wildcard_token, &scope, &matching);
                 items.extend(matching.into_iter().map(Item::Column));
             }
             other => bail!(FeatureNotSupported, "select item not supported: {other}"),
@@ -959,6 +961,9 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                     break;
                 }
             }
+            if let (Some(t), Some(Ok(r))) = (&mut b.trace, &found) {
+                t.relations.push(r.oid());
+            }
             match found {
                 Some(Ok(Relation::View(v))) => return plan_view(b, &v, &qualifier, alias),
                 Some(Ok(Relation::Sequence(seq))) => {
@@ -1091,4 +1096,24 @@ fn place_windows(
         *x = x.remap_columns(&place);
     }
     Plan::Window(Box::new(plan), calls)
+}
+
+/// Records what a `*` (or `t.*`) at `token` expanded to, when the binder
+/// traces (see [`bind::Trace`]).
+fn trace_wildcard(
+    b: &mut Binder<'_>,
+    token: &ast::helpers::attached_token::AttachedToken,
+    scope: &Scope,
+    cols: &[usize],
+) {
+    if b.trace.is_none() {
+        return;
+    }
+    for &i in cols {
+        Binder::traced(&mut b.trace, sqlparser::tokenizer::Span::empty(), &scope.cols[i]);
+    }
+    let names = cols.iter().map(|&i| (scope.cols[i].qualifier.clone(), scope.cols[i].name.clone()));
+    if let Some(t) = &mut b.trace {
+        t.wildcards.push((token.0.span, names.collect()));
+    }
 }

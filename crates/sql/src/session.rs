@@ -892,7 +892,7 @@ impl<K: KvClient> Session<K> {
                 return Ok(Outcome::Command(tag.to_string()));
             }
             Stmt::Copy(c) => return self.copy(c.clone()).await,
-            own @ (Stmt::AlterSequence(_) | Stmt::AlterOwner(_)) => {
+            own @ (Stmt::AlterSequence(_) | Stmt::AlterOwner(_) | Stmt::AlterName(_)) => {
                 self.start_statement().await?;
                 return self.own_ddl(own).await;
             }

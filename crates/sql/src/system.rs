@@ -8,7 +8,7 @@
 
 use sqltypes::{DataType, Value};
 
-use crate::catalog::{Catalog, ForeignKeyDef, TableDef, PUBLIC_NAMESPACE_OID};
+use crate::catalog::{Catalog, ColumnDef, ForeignKeyDef, TableDef, PUBLIC_NAMESPACE_OID};
 
 // pg_proc, pg_language and pg_settings.
 pub mod builtin_rows;
@@ -1214,10 +1214,10 @@ impl SystemTable {
                 }
             }
             PgAttribute => {
-                for tb in catalog.tables.values() {
-                    for (i, c) in tb.columns.iter().enumerate() {
+                for (oid, _, _, columns) in relation_columns(catalog) {
+                    for (i, c) in columns.iter().enumerate() {
                         rows.push(vec![
-                            i8(tb.oid as i64),
+                            i8(oid as i64),
                             t(&c.name),
                             i8(c.ty.oid as i64),
                             Value::Int2(i as i16 + 1),
@@ -1377,13 +1377,13 @@ impl SystemTable {
                 }
             }
             InfoColumns => {
-                for tb in catalog.tables.values() {
-                    for (i, c) in tb.columns.iter().enumerate() {
+                for (_, namespace, name, columns) in relation_columns(catalog) {
+                    for (i, c) in columns.iter().enumerate() {
                         let ty = c.ty.to_type();
                         rows.push(vec![
                             t("postgres"),
-                            t(schema_of(catalog, tb.namespace)),
-                            t(&tb.name),
+                            t(schema_of(catalog, namespace)),
+                            t(name),
                             t(&c.name),
                             Value::Int4(i as i32 + 1),
                             t(if c.nullable { "YES" } else { "NO" }),
@@ -1621,6 +1621,16 @@ fn type_traits(ty: &DataType) -> (&'static str, bool, i64) {
         other => sqltypes::array::array_oid(other.oid()).unwrap_or(0),
     };
     (category, preferred, array as i64)
+}
+
+/// The relations with columns, tables then views: OID, namespace, name and
+/// columns.
+fn relation_columns(cat: &Catalog) -> Vec<(u32, u32, &str, Vec<ColumnDef>)> {
+    let tables =
+        cat.tables.values().map(|t| (t.oid, t.namespace, t.name.as_str(), t.columns.clone()));
+    let views =
+        cat.views.values().map(|v| (v.oid, v.namespace, v.name.as_str(), cat.view_columns(v)));
+    tables.chain(views).collect()
 }
 
 /// The SQL-standard type name information_schema.columns.data_type shows

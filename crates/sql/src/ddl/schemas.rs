@@ -3,7 +3,7 @@
 //! ([`catalog::SchemaDef`]); `public`, `pg_catalog` and
 //! `information_schema` exist without one. Objects name their schema by
 //! OID, so they need no change when it is renamed, but stored expression
-//! text names it (deparse.rs): a schema that holds objects is not renamed.
+//! text names it (deparse.rs) and is rewritten (names.rs).
 
 use super::*;
 use catalog::SchemaDef;
@@ -85,12 +85,12 @@ pub async fn alter_schema<T: Txn>(
                     return Err(err!(ReservedName, "unacceptable schema name \"{to}\"")
                         .with_detail("The prefix \"pg_\" is reserved for system schemas."));
                 }
-                if !contents(cat, def.oid).is_empty() {
-                    bail!(
-                        FeatureNotSupported,
-                        "renaming a schema that holds objects is not supported yet"
-                    );
-                }
+                let from = def.name.clone();
+                let moved = |n: &catalog::ObjName| {
+                    (n.schema.as_deref() == Some(from.as_str()))
+                        .then(|| (to.clone(), n.name.clone()))
+                };
+                names::rename_everywhere(txn, tenant, cat, None, &moved).await?;
                 def.name = to;
             }
             other => bail!(FeatureNotSupported, "ALTER SCHEMA {other} is not supported yet"),
@@ -145,15 +145,6 @@ pub async fn drop_schemas<T: Txn>(
             .with_detail(detail)
             .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
         }
-        let listed: Vec<String> = shown.iter().map(|o| format!("drop cascades to {o}")).collect();
-        match listed.as_slice() {
-            [] => {}
-            [one] => r.notices.push(notice(one.clone())),
-            many => r.notices.push(
-                notice(format!("drop cascades to {} other objects", many.len()))
-                    .with_detail(many.join("\n")),
-            ),
-        }
         let qualified = |kind: &str| -> Vec<ast::ObjectName> {
             let of_kind = objects.iter().filter(|(_, k, _)| *k == kind);
             of_kind
@@ -163,17 +154,21 @@ pub async fn drop_schemas<T: Txn>(
                 })
                 .collect()
         };
-        let views = qualified("view");
-        if !views.is_empty() {
-            drop_views(txn, tenant, cat, &views, false).await?;
+        // Views of other schemas that read its relations, and other
+        // schemas' foreign keys on its tables, go too.
+        let (mut views, mut cascaded) = (HashSet::new(), Vec::new());
+        let names = qualified("view");
+        if !names.is_empty() {
+            let d = Dropping { cascade: true, views: &mut views, cascaded: &mut cascaded };
+            drop_views(txn, tenant, cat, &names, false, d).await?;
         }
-        let tables = qualified("table");
-        if !tables.is_empty() {
-            let t = ast::ObjectType::Table;
-            let dropped = drop(txn, tenant, cat, &t, &tables, false, true).await?;
-            // The foreign keys of other schemas' tables it removed.
-            r.notices.extend(dropped.notices);
+        let names = qualified("table");
+        if !names.is_empty() {
+            let d = Dropping { cascade: true, views: &mut views, cascaded: &mut cascaded };
+            drop_relations(txn, tenant, cat, &ast::ObjectType::Table, &names, false, d).await?;
         }
+        let listed: Vec<String> = shown.into_iter().chain(cascaded).collect();
+        r.notices.extend(view_deps::cascade_notice(&listed));
         let sequences = qualified("sequence");
         if !sequences.is_empty() {
             drop_sequences(txn, tenant, cat, &sequences, false).await?;

@@ -114,6 +114,12 @@ pub async fn alter_type<T: Txn>(
                 bail!(DuplicateObject, "type \"{new}\" already exists");
             }
             bump_version(txn, tenant).await?;
+            let schema = cat.namespace_name(def.namespace).unwrap_or_default().to_string();
+            let (old, to) = (def.name.clone(), (schema.clone(), new.clone()));
+            let renamed = |n: &catalog::ObjName| {
+                (n.schema.as_deref() == Some(schema.as_str()) && n.name == old).then(|| to.clone())
+            };
+            names::rename_everywhere(txn, tenant, cat, None, &renamed).await?;
             def.name = new;
         }
     }
@@ -192,7 +198,7 @@ pub(super) fn must_get(cat: &Catalog, name: &catalog::ObjName) -> Result<EnumDef
 
 /// Whether schema `ns` has a type named `name`: an enum, or a table's or
 /// view's row type.
-fn type_exists(cat: &Catalog, ns: u32, name: &str) -> bool {
+pub(super) fn type_exists(cat: &Catalog, ns: u32, name: &str) -> bool {
     let key = (ns, name.to_string());
     cat.enums.contains_key(&key) || cat.tables.contains_key(&key) || cat.views.contains_key(&key)
 }
@@ -209,6 +215,6 @@ fn label(i: &ast::Ident) -> Result<String> {
     Ok(i.value.clone())
 }
 
-async fn put<T: Txn>(txn: &mut T, tenant: TenantId, def: &EnumDef) -> Result<()> {
+pub(super) async fn put<T: Txn>(txn: &mut T, tenant: TenantId, def: &EnumDef) -> Result<()> {
     put_entry(txn, keys::enum_type(tenant, def.oid), json_entry(def)).await
 }

@@ -28,7 +28,7 @@ pub async fn create_view<T: Txn>(
         }
         bail!(DuplicateTable, "relation \"{name}\" already exists");
     }
-    let (_, cols) = Binder::new(cat, vec![]).query(&cv.query)?;
+    let (cols, trace) = view_deps::trace(cat, &cv.query)?;
     if cv.columns.len() > cols.len() {
         bail!(SyntaxError, "CREATE VIEW specifies more column names than columns");
     }
@@ -59,22 +59,27 @@ pub async fn create_view<T: Txn>(
         Some(v) => v.oid,
         None => alloc(txn, tenant, 1).await? as u32,
     };
-    let query = crate::deparse::stored_query(cat, &cv.query);
+    let mut q = (*cv.query).clone();
+    view_deps::expand_wildcards(&mut q, &trace);
+    let query = crate::deparse::stored_query(cat, &q);
     let view = catalog::ViewDef { oid, namespace, name, query, columns };
     put_entry(txn, keys::view(tenant, oid), json_entry(&view)).await?;
     Ok(DdlResult::tag("CREATE VIEW"))
 }
 
-/// DROP VIEW.
+/// DROP VIEW: refused while other views read one (unless CASCADE drops
+/// them too).
 pub(super) async fn drop_views<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
     cat: &Catalog,
     names: &[ast::ObjectName],
     if_exists: bool,
+    mut d: Dropping<'_>,
 ) -> Result<DdlResult> {
     let mut r = DdlResult::tag("DROP VIEW");
     let mut bumped = false;
+    let mut going = Vec::new();
     for n in names {
         let name = bind::obj_name(n)?;
         let Some(catalog::Relation::View(view)) = cat.relation(&name)? else {
@@ -82,7 +87,13 @@ pub(super) async fn drop_views<T: Txn>(
             skip_missing(&mut r, if_exists, sqlstate::SqlState::UndefinedTable, "view", &name)?;
             continue;
         };
+        d.views.insert(view.oid);
+        going.push(view);
+    }
+    for view in going {
         bump_once(txn, tenant, &mut bumped).await?;
+        let what = format!("view {}", view.name);
+        view_deps::drop_dependents(txn, tenant, cat, (view.oid, None, &what), d.reborrow()).await?;
         delete_key(txn, keys::view(tenant, view.oid)).await?;
     }
     Ok(r)

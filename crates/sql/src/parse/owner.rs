@@ -54,18 +54,55 @@ pub struct AlterOwner {
     pub owner: ast::Owner,
 }
 
-/// ALTER VIEW/INDEX/SEQUENCE statements read here: OWNER TO for the three,
-/// and any ALTER SEQUENCE. `Ok(None)` leaves the statement to sqlparser
-/// (ALTER VIEW ... AS, ALTER INDEX ... RENAME).
+/// `ALTER kind [IF EXISTS] name SET SCHEMA schema` (TABLE, VIEW, SEQUENCE,
+/// TYPE) and `ALTER VIEW [IF EXISTS] name RENAME TO new`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlterName {
+    /// Which ALTER statement it was.
+    pub kind: RelationKind,
+    /// The object.
+    pub name: ast::ObjectName,
+    /// IF EXISTS: a missing object is a notice, not an error.
+    pub if_exists: bool,
+    /// The new schema or name.
+    pub change: NameChange,
+}
+
+/// What [`AlterName`] changes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NameChange {
+    /// SET SCHEMA.
+    Schema(ast::Ident),
+    /// RENAME TO.
+    Rename(ast::Ident),
+}
+
+/// ALTER TABLE/VIEW/INDEX/SEQUENCE/TYPE statements read here: OWNER TO,
+/// SET SCHEMA, ALTER VIEW ... RENAME TO, and any ALTER SEQUENCE. `Ok(None)`
+/// leaves the statement to sqlparser (ALTER VIEW ... AS, ALTER INDEX ...
+/// RENAME, ALTER TYPE ... ADD VALUE).
 pub(super) fn alter(p: &mut Parser, kind: RelationKind) -> Result<Option<Stmt>, OptionError> {
     let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
     let name = p.parse_object_name(false)?;
+    let end = |p: &mut Parser| match p.peek_token().token {
+        Token::EOF => Ok(()),
+        _ => p.expected("end of statement", p.peek_token()),
+    };
     if p.parse_keywords(&[Keyword::OWNER, Keyword::TO]) {
         let owner = p.parse_owner()?;
-        if p.peek_token().token != Token::EOF {
-            return p.expected("end of statement", p.peek_token()).map_err(Into::into);
-        }
+        end(p)?;
         return Ok(Some(Stmt::AlterOwner(AlterOwner { kind, name, if_exists, owner })));
+    }
+    let change = if p.parse_keywords(&[Keyword::SET, Keyword::SCHEMA]) {
+        Some(NameChange::Schema(p.parse_identifier()?))
+    } else if kind == RelationKind::View && p.parse_keywords(&[Keyword::RENAME, Keyword::TO]) {
+        Some(NameChange::Rename(p.parse_identifier()?))
+    } else {
+        None
+    };
+    if let Some(change) = change {
+        end(p)?;
+        return Ok(Some(Stmt::AlterName(AlterName { kind, name, if_exists, change })));
     }
     match kind {
         RelationKind::Sequence => {

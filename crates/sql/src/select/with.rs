@@ -18,22 +18,17 @@ pub(super) fn plan_view(
             v.name
         );
     }
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let q = match sqlparser::parser::Parser::parse_sql(&dialect, &v.query)
-        .map_err(|e| err!(DataCorrupted, "stored view query does not parse: {e}"))?
-        .pop()
-    {
-        Some(ast::Statement::Query(q)) => q,
-        _ => bail!(DataCorrupted, "stored view \"{}\" is not a query", v.name),
-    };
+    let q = v.parse()?;
     // The view's query sees no enclosing scopes or CTEs of the reader.
     let outer = std::mem::take(&mut b.outer);
     let ctes = std::mem::take(&mut b.ctes);
+    let trace = b.trace.take();
     b.view_depth += 1;
     let planned = plan_query(b, &q);
     b.view_depth -= 1;
     b.outer = outer;
     b.ctes = ctes;
+    b.trace = trace;
     let (plan, cols) = planned?;
     Ok((plan, derived_scope(cols, &v.columns, qualifier, alias)))
 }

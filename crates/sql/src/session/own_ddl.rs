@@ -1,5 +1,6 @@
 //! Running the DDL that Strata parses itself (parse.rs: ALTER SEQUENCE and
-//! ALTER VIEW/SEQUENCE/INDEX ... OWNER TO), which has no sqlparser form.
+//! ALTER VIEW/SEQUENCE/INDEX ... OWNER TO, SET SCHEMA, ALTER VIEW ...
+//! RENAME TO), which has no sqlparser form.
 
 use super::*;
 
@@ -13,6 +14,7 @@ impl<K: KvClient> Session<K> {
         let mut r = match stmt {
             Stmt::AlterSequence(a) => ddl::alter_sequence(txn, tenant, &catalog, a).await?,
             Stmt::AlterOwner(a) => ddl::alter_owner(&catalog, a)?,
+            Stmt::AlterName(a) => ddl::alter_name(txn, tenant, &catalog, a).await?,
             _ => bail!(InternalError, "not a statement parsed by Strata"),
         };
         if let Some((def, restart)) = r.sequence.take() {

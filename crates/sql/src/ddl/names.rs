@@ -1,0 +1,208 @@
+//! Renames that reach stored text: ALTER TABLE ... RENAME TO and SET
+//! SCHEMA, ALTER VIEW ... RENAME TO and SET SCHEMA, ALTER SEQUENCE and
+//! ALTER TYPE ... SET SCHEMA, ALTER TYPE ... RENAME TO and ALTER SCHEMA ...
+//! RENAME TO.
+//!
+//! Objects name their schema, and each other, by OID, so the catalog rows
+//! themselves need only the new name or namespace. But stored text (view
+//! queries, column defaults, CHECK conditions) names relations and types
+//! schema-qualified (deparse.rs), so [`rename_everywhere`] rewrites every
+//! such text that names a moved or renamed object.
+
+use super::*;
+use crate::catalog::ObjName;
+use crate::deparse::{rename_in_expr, rename_names, Renaming};
+use crate::parse::{AlterName, NameChange, RelationKind};
+
+/// Applies `to` to every view query, column default and CHECK condition.
+/// `cur`, the definition of a table being altered, is changed in place
+/// (its caller writes it); other tables are written here.
+pub(super) async fn rename_everywhere<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    mut cur: Option<&mut TableDef>,
+    to: Renaming<'_>,
+) -> Result<()> {
+    for v in cat.views.values() {
+        let Ok(mut q) = v.parse() else { continue };
+        if rename_names(&mut q, to) {
+            let view = catalog::ViewDef { query: q.to_string(), ..(**v).clone() };
+            put_entry(txn, keys::view(tenant, v.oid), json_entry(&view)).await?;
+        }
+    }
+    for t in cat.tables.values().filter(|t| !t.temporary) {
+        let mut own = None;
+        let def: &mut TableDef = match cur.as_deref_mut() {
+            Some(c) if c.oid == t.oid => c,
+            _ => own.insert((**t).clone()),
+        };
+        let mut changed = false;
+        for c in &mut def.columns {
+            if let Some(d) = c.default.as_deref().and_then(|d| rename_in_expr(d, to)) {
+                c.default = Some(d);
+                changed = true;
+            }
+        }
+        for c in &mut def.checks {
+            if let Some(e) = rename_in_expr(&c.expr, to) {
+                c.expr = e;
+                changed = true;
+            }
+        }
+        if let (true, Some(def)) = (changed, own) {
+            lock_table(txn, tenant, def.oid).await?;
+            write_table(txn, tenant, &def).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The renaming of one object: (schema, name) to (schema, name).
+fn one(
+    from: (String, String),
+    to: (String, String),
+) -> impl Fn(&ObjName) -> Option<(String, String)> {
+    move |n: &ObjName| {
+        (n.schema.as_deref() == Some(from.0.as_str()) && n.name == from.1).then(|| to.clone())
+    }
+}
+
+/// ALTER TABLE/VIEW/SEQUENCE/TYPE name SET SCHEMA, ALTER VIEW name RENAME
+/// TO.
+pub async fn alter_name<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    a: &AlterName,
+) -> Result<DdlResult> {
+    let mut r = DdlResult::tag(a.kind.tag());
+    let name = bind::obj_name(&a.name)?;
+    // The object: its OID, namespace and name.
+    let found: Option<(u32, u32, String)> = match a.kind {
+        RelationKind::Type => {
+            cat.enum_named(&name)?.map(|(d, _)| (d.oid, d.namespace, d.name.clone()))
+        }
+        _ => match cat.relation(&name)? {
+            Some(
+                rel @ (catalog::Relation::Table(_)
+                | catalog::Relation::View(_)
+                | catalog::Relation::Sequence(_)),
+            ) => {
+                let fits = match (&rel, a.kind) {
+                    (_, RelationKind::Table) => true,
+                    (catalog::Relation::View(_), RelationKind::View) => true,
+                    (catalog::Relation::Sequence(_), RelationKind::Sequence) => true,
+                    _ => false,
+                };
+                if !fits {
+                    let what = match a.kind {
+                        RelationKind::View => "a view",
+                        _ => "a sequence",
+                    };
+                    bail!(WrongObjectType, "\"{}\" is not {what}", name.name);
+                }
+                Some((rel.oid(), rel.namespace(), name.name.clone()))
+            }
+            _ => None,
+        },
+    };
+    let Some((oid, ns, old)) = found else {
+        let what = if a.kind == RelationKind::Type { "type" } else { "relation" };
+        if a.if_exists {
+            r.notices.push(notice(format!("{what} \"{name}\" does not exist, skipping")));
+            return Ok(r);
+        }
+        match a.kind {
+            RelationKind::Type => bail!(UndefinedObject, "type \"{name}\" does not exist"),
+            _ => bail!(UndefinedTable, "relation \"{name}\" does not exist"),
+        }
+    };
+    let schema = cat.namespace_name(ns).unwrap_or_default().to_string();
+    let (to_ns, to_name) = match &a.change {
+        NameChange::Rename(n) => (ns, bind::ident(n)),
+        NameChange::Schema(s) => {
+            let s = bind::ident(s);
+            let Some(to) = cat.namespace_oid(&s) else {
+                bail!(InvalidSchemaName, "schema \"{s}\" does not exist");
+            };
+            if matches!(to, catalog::PG_CATALOG_NAMESPACE_OID | catalog::INFO_SCHEMA_NAMESPACE_OID)
+            {
+                bail!(FeatureNotSupported, "cannot move objects into or out of system schemas");
+            }
+            (to, old.clone())
+        }
+    };
+    if (to_ns, to_name.as_str()) == (ns, old.as_str()) {
+        return Ok(r);
+    }
+    let taken = match a.kind {
+        RelationKind::Type => types::type_exists(cat, to_ns, &to_name),
+        _ => cat.relation_exists(to_ns, &to_name),
+    };
+    if taken {
+        let to_schema = cat.namespace_name(to_ns).unwrap_or_default();
+        return Err(match (&a.change, a.kind) {
+            (NameChange::Rename(_), _) => {
+                err!(DuplicateTable, "relation \"{to_name}\" already exists")
+            }
+            (_, RelationKind::Type) => {
+                err!(DuplicateObject, "type \"{to_name}\" already exists in schema \"{to_schema}\"")
+            }
+            _ => err!(
+                DuplicateTable,
+                "relation \"{to_name}\" already exists in schema \"{to_schema}\""
+            ),
+        });
+    }
+    bump_version(txn, tenant).await?;
+    let to_schema = cat.namespace_name(to_ns).unwrap_or_default().to_string();
+    let moved = one((schema.clone(), old.clone()), (to_schema.clone(), to_name.clone()));
+    if let Some(t) = cat.table_by_oid(oid) {
+        refuse_temporary(&t, "ALTER TABLE")?;
+        lock_table(txn, tenant, oid).await?;
+        let mut cur = (*t).clone();
+        cur.namespace = to_ns;
+        // The sequences its columns own move with it.
+        let owned: Vec<Arc<SequenceDef>> = cat
+            .sequences
+            .values()
+            .filter(|s| s.owned_by.as_ref().is_some_and(|(o, _)| *o == oid))
+            .cloned()
+            .collect();
+        let names: Vec<String> = owned.iter().map(|s| s.name.clone()).collect();
+        let (from_schema, dest) = (schema.clone(), to_schema.clone());
+        let to = move |n: &ObjName| {
+            moved(n).or_else(|| {
+                let ours = n.schema.as_deref() == Some(from_schema.as_str());
+                (ours && names.contains(&n.name)).then(|| (dest.clone(), n.name.clone()))
+            })
+        };
+        rename_everywhere(txn, tenant, cat, Some(&mut cur), &to).await?;
+        for s in owned {
+            if cat.relation_exists(to_ns, &s.name) {
+                bail!(
+                    DuplicateTable,
+                    "relation \"{}\" already exists in schema \"{to_schema}\"",
+                    s.name
+                );
+            }
+            let s = SequenceDef { namespace: to_ns, ..(*s).clone() };
+            sequences::write_sequence(txn, tenant, &s).await?;
+        }
+        write_table(txn, tenant, &cur).await?;
+        return Ok(r);
+    }
+    rename_everywhere(txn, tenant, cat, None, &moved).await?;
+    if let Some(v) = cat.views.values().find(|v| v.oid == oid) {
+        let v = catalog::ViewDef { namespace: to_ns, name: to_name, ..(**v).clone() };
+        put_entry(txn, keys::view(tenant, oid), json_entry(&v)).await?;
+    } else if let Some(s) = cat.sequences.values().find(|s| s.oid == oid) {
+        let s = SequenceDef { namespace: to_ns, ..(**s).clone() };
+        sequences::write_sequence(txn, tenant, &s).await?;
+    } else if let Some(d) = cat.enum_def(oid) {
+        let d = catalog::EnumDef { namespace: to_ns, ..(**d).clone() };
+        types::put(txn, tenant, &d).await?;
+    }
+    Ok(r)
+}
