@@ -16,6 +16,8 @@ pub mod arrays;
 pub(crate) mod catalog_info;
 // Date and time functions (extract, date_trunc, age, ...).
 pub mod datetime;
+// to_char for numbers; to_date and to_timestamp by template.
+pub mod formatting;
 // json and jsonb functions and operators.
 pub mod json;
 

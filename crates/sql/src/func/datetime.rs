@@ -44,6 +44,12 @@ pub enum DateFunc {
     IsFinite,
     /// to_char(timestamp | timestamptz | interval, format)
     ToChar,
+    /// to_char(number, format) (formatting.rs)
+    NumberToChar,
+    /// to_date(text, format)
+    ToDate,
+    /// to_timestamp(text, format)
+    ParseTimestamp,
 }
 
 /// A resolution: function, result type, argument coercions.
@@ -126,7 +132,17 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
             let src = if first == T::Date { T::Timestamp } else { first.clone() };
             (F::ToChar, T::Text, vec![Some(src), text()])
         }
+        ("to_char", 2)
+            if matches!(
+                first,
+                T::Int2 | T::Int4 | T::Int8 | T::Float4 | T::Float8 | T::Numeric(_)
+            ) =>
+        {
+            (F::NumberToChar, T::Text, vec![Some(T::Numeric(None)), text()])
+        }
         ("to_timestamp", 1) => (F::ToTimestamp, T::TimestampTz, vec![float()]),
+        ("to_timestamp", 2) => (F::ParseTimestamp, T::TimestampTz, vec![text(), text()]),
+        ("to_date", 2) => (F::ToDate, T::Date, vec![text(), text()]),
         ("isfinite", 1) => {
             let t = match first {
                 T::Unknown => T::TimestampTz,
@@ -236,6 +252,21 @@ pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64, zone: &Zone) -> Result
                 bail!(DatetimeFieldOverflow, "timestamp out of range: \"{secs}\"");
             }
             Value::TimestampTz(micros as i64)
+        }
+        DateFunc::NumberToChar => {
+            let (Value::Numeric(n), Value::Text(fmt)) = (arg(0), arg(1)) else {
+                bail!(DatatypeMismatch, "to_char takes a number and a format")
+            };
+            Value::Text(super::formatting::number_to_char(&n, &fmt)?)
+        }
+        DateFunc::ToDate | DateFunc::ParseTimestamp => {
+            let (Value::Text(input), Value::Text(fmt)) = (arg(0), arg(1)) else {
+                bail!(DatatypeMismatch, "{f:?} takes text and a format")
+            };
+            match f {
+                DateFunc::ToDate => Value::Date(super::formatting::to_date(&input, &fmt)?),
+                _ => Value::TimestampTz(super::formatting::to_timestamp(&input, &fmt, zone)?),
+            }
         }
         DateFunc::ToChar => {
             let Value::Text(fmt) = arg(1) else { bail!(DatatypeMismatch, "format must be text") };
