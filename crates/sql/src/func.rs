@@ -471,7 +471,7 @@ impl Func {
                         "interval time zone \"{}\" must not include months or days",
                         sqltypes::text::to_text(&arg(0))
                     ),
-                    v => sqltypes::Zone::lookup(&sqltypes::text::to_text(&v))?,
+                    v => sqltypes::Zone::lookup_or_abbreviation(&sqltypes::text::to_text(&v))?,
                 };
                 match arg(1) {
                     Value::TimestampTz(t) => Value::Timestamp(zone.utc_to_local(t)),

@@ -253,6 +253,236 @@ pub(crate) enum Bad {
     Field,
     /// 22009 the zone offset exceeds 15:59:59.
     Zone,
+    /// 22023 a zone name the time zone database does not have.
+    UnknownZone(String),
+}
+
+/// A zone written in date/time input.
+#[derive(Debug, Clone)]
+pub(crate) enum InputZone {
+    /// A fixed offset in seconds east of UTC (`+05:30`, `Z`, `PST`).
+    Offset(i64),
+    /// A zone of the time zone database (`Europe/Paris`): its offset
+    /// depends on the date.
+    Named(std::sync::Arc<crate::Zone>),
+}
+
+impl PartialEq for InputZone {
+    fn eq(&self, other: &InputZone) -> bool {
+        match (self, other) {
+            (InputZone::Offset(a), InputZone::Offset(b)) => a == b,
+            (InputZone::Named(a), InputZone::Named(b)) => std::sync::Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+/// The time zone abbreviations date/time input accepts, lower case, with
+/// their offsets in seconds east: PostgreSQL's default set
+/// (pg_timezone_abbrevs). Abbreviations PostgreSQL defines through a zone
+/// (MSK, ...) take the offset they have today.
+const ABBREVIATIONS: &[(&str, i64)] = &[
+    ("acdt", 37800),
+    ("acsst", 37800),
+    ("acst", 34200),
+    ("act", -18000),
+    ("acwst", 31500),
+    ("adt", -10800),
+    ("aedt", 39600),
+    ("aesst", 39600),
+    ("aest", 36000),
+    ("aft", 16200),
+    ("akdt", -28800),
+    ("akst", -32400),
+    ("almst", 25200),
+    ("almt", 21600),
+    ("amst", 14400),
+    ("amt", -14400),
+    ("anast", 43200),
+    ("anat", 43200),
+    ("arst", -10800),
+    ("art", -10800),
+    ("ast", -14400),
+    ("awsst", 32400),
+    ("awst", 28800),
+    ("azost", 0),
+    ("azot", -3600),
+    ("azst", 14400),
+    ("azt", 14400),
+    ("bdst", 7200),
+    ("bdt", 21600),
+    ("bnt", 28800),
+    ("bort", 28800),
+    ("bot", -14400),
+    ("bra", -10800),
+    ("brst", -7200),
+    ("brt", -10800),
+    ("bst", 3600),
+    ("btt", 21600),
+    ("cadt", 37800),
+    ("cast", 34200),
+    ("cct", 28800),
+    ("cdt", -18000),
+    ("cest", 7200),
+    ("cet", 3600),
+    ("cetdst", 7200),
+    ("chadt", 49500),
+    ("chast", 45900),
+    ("chut", 36000),
+    ("ckt", -36000),
+    ("clst", -10800),
+    ("clt", -10800),
+    ("cot", -18000),
+    ("cst", -21600),
+    ("cxt", 25200),
+    ("davt", 25200),
+    ("ddut", 36000),
+    ("easst", -18000),
+    ("east", -18000),
+    ("eat", 10800),
+    ("edt", -14400),
+    ("eest", 10800),
+    ("eet", 7200),
+    ("eetdst", 10800),
+    ("egst", 0),
+    ("egt", -3600),
+    ("est", -18000),
+    ("fet", 10800),
+    ("fjst", 46800),
+    ("fjt", 43200),
+    ("fkst", -10800),
+    ("fkt", -10800),
+    ("fnst", -3600),
+    ("fnt", -7200),
+    ("galt", -21600),
+    ("gamt", -32400),
+    ("gest", 14400),
+    ("get", 14400),
+    ("gft", -10800),
+    ("gilt", 43200),
+    ("gmt", 0),
+    ("gyt", -14400),
+    ("hkt", 28800),
+    ("hst", -36000),
+    ("ict", 25200),
+    ("idt", 10800),
+    ("iot", 21600),
+    ("irkst", 28800),
+    ("irkt", 28800),
+    ("irt", 12600),
+    ("ist", 7200),
+    ("jayt", 32400),
+    ("jst", 32400),
+    ("kdt", 36000),
+    ("kgst", 21600),
+    ("kgt", 21600),
+    ("kost", 39600),
+    ("krast", 25200),
+    ("krat", 25200),
+    ("kst", 32400),
+    ("lhdt", 39600),
+    ("lhst", 37800),
+    ("ligt", 36000),
+    ("lint", 50400),
+    ("lkt", 19800),
+    ("magst", 39600),
+    ("magt", 39600),
+    ("mart", -34200),
+    ("mawt", 18000),
+    ("mdt", -21600),
+    ("mest", 7200),
+    ("mesz", 7200),
+    ("met", 3600),
+    ("metdst", 7200),
+    ("mez", 3600),
+    ("mht", 43200),
+    ("mmt", 23400),
+    ("mpt", 36000),
+    ("msd", 14400),
+    ("msk", 10800),
+    ("mst", -25200),
+    ("must", 18000),
+    ("mut", 14400),
+    ("mvt", 18000),
+    ("myt", 28800),
+    ("ndt", -9000),
+    ("nft", -12600),
+    ("novst", 25200),
+    ("novt", 25200),
+    ("npt", 20700),
+    ("nst", -12600),
+    ("nut", -39600),
+    ("nzdt", 46800),
+    ("nzst", 43200),
+    ("nzt", 43200),
+    ("omsst", 21600),
+    ("omst", 21600),
+    ("pdt", -25200),
+    ("pet", -18000),
+    ("petst", 43200),
+    ("pett", 43200),
+    ("pgt", 36000),
+    ("pht", 28800),
+    ("pkst", 21600),
+    ("pkt", 18000),
+    ("pmdt", -7200),
+    ("pmst", -10800),
+    ("pont", 39600),
+    ("pst", -28800),
+    ("pwt", 32400),
+    ("pyst", -10800),
+    ("pyt", -10800),
+    ("ret", 14400),
+    ("sadt", 37800),
+    ("sast", 7200),
+    ("sct", 14400),
+    ("sgt", 28800),
+    ("taht", -36000),
+    ("tft", 18000),
+    ("tjt", 18000),
+    ("tkt", 46800),
+    ("tmt", 18000),
+    ("tot", 46800),
+    ("trut", 36000),
+    ("tvt", 43200),
+    ("uct", 0),
+    ("ulast", 32400),
+    ("ulat", 28800),
+    ("ut", 0),
+    ("utc", 0),
+    ("uyst", -7200),
+    ("uyt", -10800),
+    ("uzst", 21600),
+    ("uzt", 18000),
+    ("vet", -14400),
+    ("vlast", 36000),
+    ("vlat", 36000),
+    ("volt", 10800),
+    ("vut", 39600),
+    ("wadt", 28800),
+    ("wakt", 43200),
+    ("wast", 25200),
+    ("wat", 3600),
+    ("wdt", 32400),
+    ("wet", 0),
+    ("wetdst", 3600),
+    ("wft", 43200),
+    ("wgst", -7200),
+    ("wgt", -10800),
+    ("xjt", 21600),
+    ("yakst", 32400),
+    ("yakt", 32400),
+    ("yapt", 36000),
+    ("yekst", 21600),
+    ("yekt", 18000),
+    ("z", 0),
+    ("zulu", 0),
+];
+
+/// The offset of a zone abbreviation (`PST`, `cest`).
+pub fn abbreviation(word: &str) -> Option<i64> {
+    let lower = word.to_ascii_lowercase();
+    ABBREVIATIONS.binary_search_by(|(a, _)| a.cmp(&lower.as_str())).ok().map(|i| ABBREVIATIONS[i].1)
 }
 
 /// A parsed date/time string before it is converted to a type.
@@ -263,21 +493,21 @@ enum Parsed {
     /// A finite moment: days since 2000-01-01, microseconds into the day (may
     /// be 24:00:00 or include a leap second), and the zone offset in seconds
     /// east of UTC if one was given.
-    At { days: i64, time: i64, zone: Option<i64> },
+    At { days: i64, time: i64, zone: Option<InputZone> },
 }
 
 fn now_parts(day_offset: i64, date_only: bool) -> Parsed {
     let now = now_micros();
     let days = now.div_euclid(USECS_PER_DAY) + day_offset;
     let time = if date_only { 0 } else { now.rem_euclid(USECS_PER_DAY) };
-    Parsed::At { days, time, zone: Some(0) }
+    Parsed::At { days, time, zone: Some(InputZone::Offset(0)) }
 }
 
 fn special(lower: &str) -> Option<Parsed> {
     Some(match lower {
         "infinity" | "+infinity" => Parsed::Infinity(true),
         "-infinity" => Parsed::Infinity(false),
-        "epoch" => Parsed::At { days: -UNIX_TO_PG_DAYS, time: 0, zone: Some(0) },
+        "epoch" => Parsed::At { days: -UNIX_TO_PG_DAYS, time: 0, zone: Some(InputZone::Offset(0)) },
         "now" => now_parts(0, false),
         "today" => now_parts(0, true),
         "tomorrow" => now_parts(1, true),
@@ -374,13 +604,24 @@ pub(crate) fn parse_time(s: &str) -> std::result::Result<(i64, &str), Bad> {
 }
 
 /// Parses a zone suffix: `Z`, `UTC`, `GMT`, or a numeric offset.
-pub(crate) fn parse_zone(z: &str) -> std::result::Result<Option<i64>, Bad> {
+pub(crate) fn parse_zone(z: &str) -> std::result::Result<Option<InputZone>, Bad> {
     let z = z.trim();
     if z.is_empty() {
         return Ok(None);
     }
     if ["z", "utc", "gmt", "ut", "zulu"].iter().any(|n| z.eq_ignore_ascii_case(n)) {
-        return Ok(Some(0));
+        return Ok(Some(InputZone::Offset(0)));
+    }
+    if let Some(east) = abbreviation(z) {
+        return Ok(Some(InputZone::Offset(east)));
+    }
+    if z.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        // A zone name: one with a `/` must be in the database.
+        return match crate::Zone::lookup(z) {
+            Ok(zone) => Ok(Some(InputZone::Named(zone))),
+            Err(_) if z.contains('/') => Err(Bad::UnknownZone(z.to_ascii_lowercase())),
+            Err(_) => Err(Bad::Syntax),
+        };
     }
     let sign = match z.as_bytes()[0] {
         b'+' => 1,
@@ -413,7 +654,7 @@ pub(crate) fn parse_zone(z: &str) -> std::result::Result<Option<i64>, Bad> {
     if secs > MAX_TZ_SECS {
         return Err(Bad::Zone);
     }
-    Ok(Some(sign * secs))
+    Ok(Some(InputZone::Offset(sign * secs)))
 }
 
 /// Month names, lower case.
@@ -447,7 +688,7 @@ fn month_number(word: &str) -> Option<i64> {
 /// Dates written with a month name (`Jan 2 2024`, `2 January 2024`,
 /// `January 2, 2024 10:00`, `2024-Jan-02`, `Tue Jan 02 2024`) or with an
 /// AM/PM time: returns year as written, month, day, time of day and zone.
-type Textual = (i64, i64, i64, i64, Option<i64>);
+type Textual = (i64, i64, i64, i64, Option<InputZone>);
 fn parse_textual(t: &str) -> std::result::Result<Textual, Bad> {
     let (mut month, mut nums, mut time, mut zone) = (None, Vec::new(), None, None);
     let mut ymd = None;
@@ -478,7 +719,9 @@ fn parse_textual(t: &str) -> std::result::Result<Textual, Bad> {
                 continue;
             }
         }
-        let zone_word = ["z", "utc", "gmt", "ut", "zulu"].contains(&lower.as_str());
+        let zone_word = ["z", "utc", "gmt", "ut", "zulu"].contains(&lower.as_str())
+            || abbreviation(&lower).is_some()
+            || (tok.starts_with(|c: char| c.is_ascii_alphabetic()) && tok.contains('/'));
         if time.is_some() && (zone_word || tok.starts_with(['+', '-'])) {
             zone = parse_zone(tok)?;
             continue;
@@ -548,12 +791,15 @@ fn parse_parts(s: &str, date_only: bool) -> std::result::Result<Parsed, Bad> {
     Ok(Parsed::At { days, time, zone })
 }
 
-fn bad_input(bad: Bad, ty: &str, s: &str) -> ErrorReport {
+pub(crate) fn bad_input(bad: Bad, ty: &str, s: &str) -> ErrorReport {
     match bad {
         Bad::Syntax => err!(InvalidDatetimeFormat, "invalid input syntax for type {ty}: \"{s}\""),
         Bad::Field => err!(DatetimeFieldOverflow, "date/time field value out of range: \"{s}\""),
         Bad::Zone => {
             err!(InvalidTimeZoneDisplacementValue, "time zone displacement out of range: \"{s}\"")
+        }
+        Bad::UnknownZone(name) => {
+            err!(InvalidParameterValue, "time zone \"{name}\" not recognized")
         }
     }
 }
@@ -590,13 +836,12 @@ pub fn parse_timestamp_in(s: &str, tz: bool, session: &crate::Zone) -> Result<i6
         Parsed::At { days, time, zone } => (days, time, zone),
     };
     let local = days as i128 * USECS_PER_DAY as i128 + time as i128;
+    let clamped = || local.clamp(MIN_TIMESTAMP as i128, END_TIMESTAMP as i128) as i64;
     let offset = match (tz, zone) {
         (false, _) => 0,
-        (true, Some(o)) => o,
-        (true, None) => {
-            let clamped = local.clamp(MIN_TIMESTAMP as i128, END_TIMESTAMP as i128) as i64;
-            session.offset_for_local(clamped) as i64
-        }
+        (true, Some(InputZone::Offset(o))) => o,
+        (true, Some(InputZone::Named(z))) => z.offset_for_local(clamped()) as i64,
+        (true, None) => session.offset_for_local(clamped()) as i64,
     };
     let micros = local - offset as i128 * USECS_PER_SEC as i128;
     if !(MIN_TIMESTAMP as i128..END_TIMESTAMP as i128).contains(&micros) {

@@ -5,19 +5,9 @@
 //! binary I/O converts). Output follows time_out/timetz_out: `04:05:06.5`,
 //! `04:05:06+02`, `04:05:06-03:30`.
 
-use crate::datetime::{self, Bad, USECS_PER_DAY};
+use crate::datetime::{self, Bad, InputZone, USECS_PER_DAY};
 use crate::text::TextOut;
-use crate::{err, Result};
-
-fn bad(b: Bad, ty: &str, s: &str) -> crate::ErrorReport {
-    match b {
-        Bad::Syntax => err!(InvalidDatetimeFormat, "invalid input syntax for type {ty}: \"{s}\""),
-        Bad::Field => err!(DatetimeFieldOverflow, "date/time field value out of range: \"{s}\""),
-        Bad::Zone => {
-            err!(InvalidTimeZoneDisplacementValue, "time zone displacement out of range: \"{s}\"")
-        }
-    }
-}
+use crate::Result;
 
 /// Parses a time of day with an optional zone: `04:05[:06[.7]]`, with
 /// `AM`/`PM`, `allballs`, or a full timestamp whose date is ignored.
@@ -27,14 +17,16 @@ fn parse(s: &str, ty: &str) -> Result<(i64, Option<i64>)> {
         return Ok((0, Some(0)));
     }
     if t.starts_with(|c: char| c.is_ascii_digit()) && !t.bytes().take(5).any(|b| b == b'-') {
-        let (mut micros, rest) = datetime::parse_time(t).map_err(|b| bad(b, ty, s))?;
+        let (mut micros, rest) =
+            datetime::parse_time(t).map_err(|b| datetime::bad_input(b, ty, s))?;
         let mut rest = rest.trim_start();
         let lower = rest.to_ascii_lowercase();
         for (word, pm) in [("am", false), ("pm", true), ("a.m.", false), ("p.m.", true)] {
-            if let Some(after) = lower.strip_prefix(word) {
+            let word_end = |a: &str| !a.starts_with(|c: char| c.is_ascii_alphanumeric());
+            if let Some(after) = lower.strip_prefix(word).filter(|a| word_end(a)) {
                 let hour = micros / 3_600_000_000;
                 if !((1..=12).contains(&hour) || (hour == 0 && micros == 0)) {
-                    return Err(bad(Bad::Field, ty, s));
+                    return Err(datetime::bad_input(Bad::Field, ty, s));
                 }
                 if hour == 12 {
                     micros -= 12 * 3_600_000_000;
@@ -46,11 +38,17 @@ fn parse(s: &str, ty: &str) -> Result<(i64, Option<i64>)> {
                 break;
             }
         }
-        let zone = datetime::parse_zone(rest).map_err(|b| bad(b, ty, s))?;
+        // A zone name's offset depends on a date, which a time lacks.
+        let zone = match datetime::parse_zone(rest).map_err(|b| datetime::bad_input(b, ty, s))? {
+            Some(InputZone::Offset(east)) => Some(east),
+            Some(InputZone::Named(_)) => return Err(datetime::bad_input(Bad::Syntax, ty, s)),
+            None => None,
+        };
         return Ok((micros, zone));
     }
     // A date and time: take the time of day.
-    let ts = datetime::parse_timestamp(t, false).map_err(|_| bad(Bad::Syntax, ty, s))?;
+    let ts =
+        datetime::parse_timestamp(t, false).map_err(|_| datetime::bad_input(Bad::Syntax, ty, s))?;
     Ok((ts.rem_euclid(USECS_PER_DAY), None))
 }
 

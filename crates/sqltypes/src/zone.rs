@@ -101,6 +101,15 @@ impl Zone {
         Ok(zone)
     }
 
+    /// The zone AT TIME ZONE and make_timestamptz name: a time zone
+    /// abbreviation (`PST`, a constant offset) or else as [`Zone::lookup`].
+    pub fn lookup_or_abbreviation(name: &str) -> Result<Arc<Zone>> {
+        match crate::datetime::abbreviation(name.trim()) {
+            Some(east) => Zone::fixed(east as i32),
+            None => Zone::lookup(name),
+        }
+    }
+
     /// A zone at a constant offset (seconds east), named as PostgreSQL
     /// shows such a zone: `<+05:30>-05:30`.
     pub fn fixed(east: i32) -> Result<Arc<Zone>> {

@@ -210,7 +210,9 @@ pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64, zone: &Zone) -> Result
             }
             match (f, arg(6)) {
                 (DateFunc::MakeTimestamp, _) => Value::Timestamp(t),
-                (_, Value::Text(z)) => Value::TimestampTz(Zone::lookup(&z)?.local_to_utc(t)),
+                (_, Value::Text(z)) => {
+                    Value::TimestampTz(Zone::lookup_or_abbreviation(&z)?.local_to_utc(t))
+                }
                 _ => Value::TimestampTz(zone.local_to_utc(t)),
             }
         }
