@@ -50,6 +50,8 @@ pub enum DateFunc {
     ToDate,
     /// to_timestamp(text, format)
     ParseTimestamp,
+    /// date_bin(stride, source, origin)
+    Bin,
 }
 
 /// A resolution: function, result type, argument coercions.
@@ -139,6 +141,14 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
             ) =>
         {
             (F::NumberToChar, T::Text, vec![Some(T::Numeric(None)), text()])
+        }
+        ("date_bin", 3) => {
+            let third = args.get(2).cloned().unwrap_or(T::Unknown);
+            let ty = match (&second, &third) {
+                (T::Timestamp, _) | (T::Unknown, T::Timestamp) => T::Timestamp,
+                _ => T::TimestampTz,
+            };
+            (F::Bin, ty.clone(), vec![Some(T::Interval), Some(ty.clone()), Some(ty)])
         }
         ("to_timestamp", 1) => (F::ToTimestamp, T::TimestampTz, vec![float()]),
         ("to_timestamp", 2) => (F::ParseTimestamp, T::TimestampTz, vec![text(), text()]),
@@ -254,6 +264,39 @@ pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64, zone: &Zone) -> Result
                 bail!(DatetimeFieldOverflow, "timestamp out of range: \"{secs}\"");
             }
             Value::TimestampTz(micros as i64)
+        }
+        DateFunc::Bin => {
+            let stride = iv(arg(0));
+            let (source, origin) = match (arg(1), arg(2)) {
+                (Value::Timestamp(s), Value::Timestamp(o)) => (s, o),
+                (Value::TimestampTz(s), Value::TimestampTz(o)) => (s, o),
+                _ => bail!(DatatypeMismatch, "date_bin takes two timestamps"),
+            };
+            if stride.months != 0 {
+                bail!(
+                    FeatureNotSupported,
+                    "timestamps cannot be binned into intervals containing months or years"
+                );
+            }
+            let step = stride.days as i128 * USECS_PER_DAY as i128 + stride.micros as i128;
+            if step <= 0 {
+                bail!(DatetimeFieldOverflow, "stride must be greater than zero");
+            }
+            if !datetime::timestamp_is_finite(source) || !datetime::timestamp_is_finite(origin) {
+                bail!(DatetimeFieldOverflow, "timestamp out of range");
+            }
+            // The start of the stride-wide bin, counted from origin, that
+            // holds source.
+            let diff = source as i128 - origin as i128;
+            let t = origin as i128 + diff.div_euclid(step) * step;
+            let t = i64::try_from(t)
+                .ok()
+                .filter(|t| (datetime::MIN_TIMESTAMP..datetime::END_TIMESTAMP).contains(t))
+                .ok_or_else(|| err!(DatetimeFieldOverflow, "timestamp out of range"))?;
+            match arg(1) {
+                Value::Timestamp(_) => Value::Timestamp(t),
+                _ => Value::TimestampTz(t),
+            }
         }
         DateFunc::NumberToChar => {
             let (Value::Numeric(n), Value::Text(fmt)) = (arg(0), arg(1)) else {
