@@ -138,7 +138,7 @@ pub struct EvalContext {
     pub catalog: Option<std::sync::Arc<crate::catalog::Catalog>>,
     /// Settings changed by set_config() during the statement, applied to
     /// the session when it finishes.
-    pub set_config: std::sync::Arc<parking_lot::Mutex<Vec<(String, String)>>>,
+    pub set_config: std::sync::Arc<parking_lot::Mutex<Vec<(String, String, bool)>>>,
     /// Work tables of the recursive CTEs being run (None outside them, so
     /// ordinary statements allocate nothing for it).
     pub work: Option<std::sync::Arc<Vec<WorkTable>>>,

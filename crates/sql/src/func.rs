@@ -133,7 +133,7 @@ pub enum Func {
     /// pg_is_in_recovery(): false
     InRecovery,
     /// set_config(name, value, is_local): changes a setting when the
-    /// statement finishes (is_local is taken as false)
+    /// statement finishes (with is_local, until the transaction ends)
     SetConfig,
     /// ascii(s)
     Ascii,
@@ -164,7 +164,7 @@ pub enum Func {
     InitCap,
     /// starts_with(s, prefix)
     StartsWith,
-    /// current_setting(name)
+    /// current_setting(name [, missing_ok])
     CurrentSetting,
     /// Internal: strips trailing blanks, so char(n) compares as bpchar does.
     BpcharTrim,
@@ -270,7 +270,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("current_schema", 0) => (Func::CurrentSchema, T::Text),
         ("pg_backend_pid", 0) => (Func::BackendPid, T::Int4),
         ("current_schemas", 1) => (Func::CurrentSchemas, T::Text.array_of()),
-        ("current_setting", 1) => (Func::CurrentSetting, T::Text),
+        ("current_setting", 1 | 2) => (Func::CurrentSetting, T::Text),
         ("to_regclass", 1) => {
             (Func::ToReg(sqltypes::RegKind::Class, true), T::Reg(sqltypes::RegKind::Class))
         }
@@ -333,9 +333,8 @@ pub fn no_such_function(name: &str, args: &[DataType]) -> crate::error::Error {
 pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
     match f {
         Func::Coalesce | Func::Greatest | Func::Least | Func::Mod => Some(result.clone()),
-        Func::CurrentSetting | Func::Ascii | Func::QuoteIdent | Func::QuoteLiteral(_) => {
-            Some(DataType::Text)
-        }
+        Func::CurrentSetting => Some([DataType::Text, DataType::Bool][i.min(1)].clone()),
+        Func::Ascii | Func::QuoteIdent | Func::QuoteLiteral(_) => Some(DataType::Text),
         Func::AclDefault => Some([DataType::Text, DataType::Int8][i.min(1)].clone()),
         Func::Chr | Func::EncodingName => Some(DataType::Int4),
         Func::SetConfig => Some([DataType::Text, DataType::Text, DataType::Bool][i.min(2)].clone()),
@@ -723,6 +722,8 @@ impl Func {
                 let name = text(&a0)?.to_lowercase();
                 match ctx.settings.get(&name) {
                     Some(v) => Value::Text(v.clone()),
+                    // current_setting(name, missing_ok)
+                    None if matches!(arg(1), Value::Bool(true)) => Value::Null,
                     None => {
                         bail!(UndefinedObject, "unrecognized configuration parameter \"{name}\"")
                     }
@@ -764,7 +765,8 @@ impl Func {
                 if !ctx.settings.contains_key(&name) && !name.contains('.') {
                     bail!(UndefinedObject, "unrecognized configuration parameter \"{name}\"");
                 }
-                ctx.set_config.lock().push((name, value.clone()));
+                let local = matches!(arg(2), Value::Bool(true));
+                ctx.set_config.lock().push((name, value.clone(), local));
                 Value::Text(value)
             }
             // Strata's only encoding is UTF8 (6).

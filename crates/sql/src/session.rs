@@ -263,8 +263,15 @@ pub struct Session<K: KvClient> {
     settings_generation: u64,
     settings_cache: Mutex<(u64, Arc<std::collections::BTreeMap<String, String>>)>,
     /// Where set_config() queues setting changes during a statement (one
-    /// queue for the session's life, shared with each statement's context).
-    set_config: Arc<Mutex<Vec<(String, String)>>>,
+    /// queue for the session's life, shared with each statement's context):
+    /// name, value, and whether only for the transaction (is_local).
+    set_config: Arc<Mutex<Vec<(String, String, bool)>>>,
+    /// The settings as they were before this transaction block first
+    /// changed one: ROLLBACK puts them back.
+    settings_before_txn: Option<Settings>,
+    /// Settings SET LOCAL changed in this transaction block, with the value
+    /// each goes back to at COMMIT.
+    local_settings: Vec<(String, String)>,
 }
 
 impl<K: KvClient> Session<K> {
@@ -300,6 +307,8 @@ impl<K: KvClient> Session<K> {
             settings_generation: 1,
             settings_cache: Mutex::new((0, Arc::default())),
             set_config: Arc::default(),
+            settings_before_txn: None,
+            local_settings: Vec::new(),
         }
     }
 
@@ -682,6 +691,7 @@ impl<K: KvClient> Session<K> {
     }
 
     fn reset_txn_info(&mut self) {
+        self.end_txn_settings(false);
         self.close_transaction_cursors();
         self.fresh.clear();
         self.savepoints.clear();
@@ -944,9 +954,9 @@ impl<K: KvClient> Session<K> {
                 let rows = exec::run(plan, &cx).await?;
                 let tag = format!("SELECT {}", rows.len());
                 let changed = std::mem::take(&mut *self.set_config.lock());
-                for (name, value) in changed {
+                for (name, value, local) in changed {
                     self.settings_generation += 1;
-                    self.settings.set(&name, &value)?;
+                    self.change_setting(&name, &value, local, false)?;
                 }
                 Ok(Outcome::Rows(rows, tag))
             }

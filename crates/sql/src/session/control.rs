@@ -42,7 +42,9 @@ impl<K: KvClient> Session<K> {
                         self.state = TxnState::Idle;
                         self.block_isolation = None;
                         self.block_read_only = None;
-                        self.commit_txn().await?;
+                        let committed = self.commit_txn().await;
+                        self.end_txn_settings(committed.is_ok());
+                        committed?;
                         "COMMIT"
                     }
                     _ => {
@@ -98,10 +100,17 @@ impl<K: KvClient> Session<K> {
                 Outcome::Rows(vec![vec![Value::Text(v)]], "SHOW".into())
             }
             S::Reset(r) => {
+                self.settings_changing();
                 match &r.reset {
                     ast::Reset::ALL => self.settings = Settings::default(),
                     ast::Reset::ConfigurationParameter(n) => {
-                        self.settings.reset(&crate::bind::object_name(n)?)?
+                        let name = crate::bind::object_name(n)?;
+                        self.settings.reset(&name)?;
+                        // Like a session-wide SET: what COMMIT keeps.
+                        let value = self.settings.get(&name)?;
+                        if let Some(e) = self.local_settings.iter_mut().find(|(n, _)| *n == name) {
+                            e.1 = value;
+                        }
                     }
                     ast::Reset::SessionAuthorization => {}
                 }
@@ -112,24 +121,93 @@ impl<K: KvClient> Session<K> {
         }))
     }
 
+    /// Changes a setting for the session or, with `local`, until the
+    /// transaction block ends (outside one, SET LOCAL warns and does
+    /// nothing, and set_config(..., true) lasts only its statement).
+    pub(super) fn change_setting(
+        &mut self,
+        name: &str,
+        value: &str,
+        local: bool,
+        statement: bool,
+    ) -> Result<()> {
+        let name = name.to_lowercase();
+        if local && !matches!(self.state, TxnState::Block) {
+            if statement {
+                self.notices.push(ErrorReport::warning(
+                    sqlstate::SqlState::NoActiveSqlTransaction,
+                    "SET LOCAL can only be used in transaction blocks",
+                ));
+            } else if self.settings.get(&name).is_err() {
+                // The custom setting exists from now on, empty.
+                self.settings.set(&name, "")?;
+            }
+            return Ok(());
+        }
+        self.settings_changing();
+        // A custom setting (`app.user`) first set here was empty before.
+        let before = self.settings.get(&name).unwrap_or_default();
+        self.settings.set(&name, value)?;
+        let now = self.settings.get(&name).unwrap_or_default();
+        match self.local_settings.iter_mut().find(|(n, _)| *n == name) {
+            // A session-wide SET after SET LOCAL is what COMMIT keeps.
+            Some(entry) if !local => entry.1 = now,
+            Some(_) => {}
+            None if local => self.local_settings.push((name, before)),
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// Remembers the settings before this transaction block's first change
+    /// of one, for ROLLBACK.
+    fn settings_changing(&mut self) {
+        if matches!(self.state, TxnState::Block) && self.settings_before_txn.is_none() {
+            self.settings_before_txn = Some(self.settings.clone());
+        }
+    }
+
+    /// At the end of a transaction block: COMMIT returns the SET LOCAL
+    /// settings to their values; a rollback returns every setting to what
+    /// it was before the block changed it.
+    pub(super) fn end_txn_settings(&mut self, committed: bool) {
+        let before = self.settings_before_txn.take();
+        let local = std::mem::take(&mut self.local_settings);
+        let target: Vec<(String, String)> = match (committed, before) {
+            (true, _) => local,
+            (false, Some(b)) => b.all().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            (false, None) => return,
+        };
+        for (name, value) in target {
+            if self.settings.get(&name).ok().as_deref() != Some(value.as_str()) {
+                // The value was accepted once; it is accepted again.
+                let _ = self.settings.set(&name, &value);
+                self.settings_generation += 1;
+            }
+        }
+    }
+
     pub(super) fn set(&mut self, set: &ast::Set) -> Result<Outcome> {
         use ast::Set as S;
         match set {
-            S::SingleAssignment { variable, values, .. } => {
+            S::SingleAssignment { variable, values, scope, .. } => {
                 let name = crate::bind::object_name(variable)?;
                 let value = values.iter().map(set_value).collect::<Vec<_>>().join(", ");
+                let local = *scope == Some(ast::ContextModifier::Local);
                 if name == "transaction_isolation" || name == "default_transaction_isolation" {
                     let lvl = parse_isolation(&value)?;
                     if name == "transaction_isolation" {
                         self.block_isolation = Some(lvl);
                         return Ok(Outcome::Command("SET".into()));
                     }
-                    self.settings.set(&name, iso_name(lvl))?;
+                    self.change_setting(&name, iso_name(lvl), local, true)?;
                 } else {
-                    self.settings.set(&name, &value)?;
+                    self.change_setting(&name, &value, local, true)?;
                 }
             }
-            S::SetTimeZone { value, .. } => self.settings.set("TimeZone", &set_value(value))?,
+            S::SetTimeZone { value, local } => {
+                self.change_setting("timezone", &set_value(value), *local, true)?
+            }
             S::SetTransaction { modes, session, .. } => {
                 let (iso, read_only) = txn_modes(modes)?;
                 if let Some(r) = read_only {
