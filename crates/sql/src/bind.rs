@@ -41,10 +41,13 @@ pub struct Trace {
     pub columns: Vec<(sqlparser::tokenizer::Span, u32, i16)>,
     /// Relations (tables, views, sequences) read, by OID.
     pub relations: Vec<u32>,
-    /// Each `*` and `t.*` of a select list: where it is, and the columns it
-    /// stood for, as (qualifier, name).
-    pub wildcards: Vec<(sqlparser::tokenizer::Span, Vec<(Option<String>, String)>)>,
+    /// Each `*` and `t.*` of a select list.
+    pub wildcards: Vec<Wildcard>,
 }
+
+/// Where a `*` of a select list is, and the columns it stood for, as
+/// (qualifier, name).
+pub type Wildcard = (sqlparser::tokenizer::Span, Vec<(Option<String>, String)>);
 
 /// One column visible to expressions.
 #[derive(Debug, Clone)]

@@ -675,7 +675,8 @@ pub fn column_default(cat: &Catalog, col: &ColumnDef) -> Result<Option<crate::ex
     }
 }
 
-/// DROP TABLE / DROP INDEX.
+/// DROP TABLE, INDEX, VIEW, SEQUENCE or TYPE; with CASCADE, the views that
+/// read a dropped relation go too (one notice names all CASCADE took).
 pub async fn drop<T: Txn>(
     txn: &mut T,
     tenant: TenantId,

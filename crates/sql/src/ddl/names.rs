@@ -89,15 +89,16 @@ pub async fn alter_name<T: Txn>(
                 | catalog::Relation::View(_)
                 | catalog::Relation::Sequence(_)),
             ) => {
-                let fits = match (&rel, a.kind) {
-                    (_, RelationKind::Table) => true,
-                    (catalog::Relation::View(_), RelationKind::View) => true,
-                    (catalog::Relation::Sequence(_), RelationKind::Sequence) => true,
-                    _ => false,
-                };
+                let fits = matches!(
+                    (&rel, a.kind),
+                    (_, RelationKind::Table)
+                        | (catalog::Relation::View(_), RelationKind::View)
+                        | (catalog::Relation::Sequence(_), RelationKind::Sequence)
+                );
                 if !fits {
                     let what = match a.kind {
                         RelationKind::View => "a view",
+                        RelationKind::Index => "an index",
                         _ => "a sequence",
                     };
                     bail!(WrongObjectType, "\"{}\" is not {what}", name.name);

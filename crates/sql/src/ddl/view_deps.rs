@@ -29,10 +29,8 @@ use crate::plan::Column;
 /// changes it one operation at a time).
 pub(super) fn with_table(cat: &Catalog, t: &TableDef) -> Catalog {
     let mut c = cat.clone();
-    if !c.views.is_empty() {
-        c.tables.retain(|_, old| old.oid != t.oid);
-        c.tables.insert(t.qual_name(), Arc::new(t.clone()));
-    }
+    c.tables.retain(|_, old| old.oid != t.oid);
+    c.tables.insert(t.qual_name(), Arc::new(t.clone()));
     c
 }
 
@@ -223,7 +221,6 @@ impl VisitorMut for ColumnRenamer<'_> {
     fn pre_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<()> {
         let to = ident_of(self.to);
         if let Some(id) = self.target(e) {
-            // Keep the span: the select list above may still look for it.
             *id = ast::Ident { span: id.span, ..to };
         }
         ControlFlow::Continue(())
@@ -234,7 +231,7 @@ impl VisitorMut for ColumnRenamer<'_> {
 /// expanded to when `q` was bound (`wildcards`), as PostgreSQL fixes a
 /// view's columns when it is created.
 pub(super) fn expand_wildcards(q: &mut ast::Query, trace: &Trace) {
-    struct Expander<'t>(&'t [(sqlparser::tokenizer::Span, Vec<(Option<String>, String)>)]);
+    struct Expander<'t>(&'t [crate::bind::Wildcard]);
     impl VisitorMut for Expander<'_> {
         type Break = ();
         fn pre_visit_select(&mut self, s: &mut ast::Select) -> ControlFlow<()> {

@@ -672,7 +672,9 @@ impl Fields {
     }
 }
 
-fn ordinal(n: i64, upper: bool) -> &'static str {
+/// The ordinal suffix of `n` (`st`, `nd`, `rd`, `th`), upper-case with
+/// `upper`.
+pub(super) fn ordinal(n: i64, upper: bool) -> &'static str {
     let s = match (n % 100, n % 10) {
         (11..=13, _) => "th",
         (_, 1) => "st",

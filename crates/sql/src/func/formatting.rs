@@ -269,15 +269,8 @@ pub fn number_to_char(v: &Numeric, fmt: &str) -> Result<String> {
             NumTok::Currency => out.push_str(blank),
             NumTok::Ordinal(upper) => {
                 if !negative && !overflow && !scientific {
-                    let n = int_digits.parse::<u64>().unwrap_or(0);
-                    let s = match (n % 100, n % 10) {
-                        (11..=13, _) => "th",
-                        (_, 1) => "st",
-                        (_, 2) => "nd",
-                        (_, 3) => "rd",
-                        _ => "th",
-                    };
-                    out.push_str(&if *upper { s.to_uppercase() } else { s.to_string() });
+                    let n = int_digits.parse::<i64>().unwrap_or(0);
+                    out.push_str(super::datetime::ordinal(n, *upper));
                 }
             }
             NumTok::Exponent => {
