@@ -308,6 +308,9 @@ pub struct IndexDef {
     pub constraint: bool,
     /// Where the index entries are stored.
     pub storage: u64,
+    /// COMMENT ON INDEX text.
+    #[serde(default)]
+    pub comment: Option<String>,
 }
 
 /// A table definition.
@@ -501,6 +504,18 @@ impl ViewDef {
 }
 
 impl Catalog {
+    /// The COMMENT of every relation that has one (tables, views,
+    /// sequences, indexes), by pg_class OID.
+    pub fn relation_comments(&self) -> impl Iterator<Item = (u32, &str)> + '_ {
+        let tables = self.tables.values().flat_map(|t| {
+            let indexes = t.indexes.iter().map(|i| (i.oid, i.comment.as_deref()));
+            std::iter::once((t.oid, t.comment.as_deref())).chain(indexes)
+        });
+        let views = self.views.values().map(|v| (v.oid, v.comment.as_deref()));
+        let sequences = self.sequences.values().map(|s| (s.oid, s.comment.as_deref()));
+        tables.chain(views).chain(sequences).filter_map(|(o, c)| Some((o, c?)))
+    }
+
     /// The columns of view `v` as its query yields them now: nullable,
     /// without defaults. (A view whose query no longer binds shows text
     /// columns.)
@@ -632,6 +647,9 @@ pub struct ViewDef {
     pub query: String,
     /// Output column names (the query's, or the view's column list).
     pub columns: Vec<String>,
+    /// COMMENT ON VIEW text.
+    #[serde(default)]
+    pub comment: Option<String>,
 }
 
 impl Catalog {

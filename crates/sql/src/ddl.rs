@@ -302,6 +302,12 @@ pub async fn comment<T: Txn>(
             let parts = name.0[..name.0.len() - 1].to_vec();
             (ast::ObjectName(parts), Some(c.as_str()))
         }
+        (
+            ast::CommentObject::View | ast::CommentObject::Sequence | ast::CommentObject::Index,
+            _,
+        ) => {
+            return comment_relation(txn, tenant, cat, object_type, name, text.clone()).await;
+        }
         (ast::CommentObject::Column, [_]) => bail!(SyntaxError, "column name must be qualified"),
         (ast::CommentObject::Table | ast::CommentObject::Column, _) => {
             bail!(SyntaxError, "improper qualified name (too many dotted names): {name}")
@@ -324,6 +330,48 @@ pub async fn comment<T: Txn>(
         }
     }
     write_table(txn, tenant, &nt).await?;
+    Ok(DdlResult::tag("COMMENT"))
+}
+
+/// COMMENT ON VIEW, SEQUENCE or INDEX.
+async fn comment_relation<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    kind: &ast::CommentObject,
+    name: &ast::ObjectName,
+    text: Option<String>,
+) -> Result<DdlResult> {
+    let n = bind::obj_name(name)?;
+    let rel = cat.relation(&n)?;
+    let what = match kind {
+        ast::CommentObject::View => "a view",
+        ast::CommentObject::Sequence => "a sequence",
+        _ => "an index",
+    };
+    bump_version(txn, tenant).await?;
+    match (kind, rel) {
+        (ast::CommentObject::View, Some(catalog::Relation::View(v))) => {
+            let v = catalog::ViewDef { comment: text, ..(*v).clone() };
+            put_entry(txn, keys::view(tenant, v.oid), json_entry(&v)).await?;
+        }
+        (ast::CommentObject::Sequence, Some(catalog::Relation::Sequence(s))) => {
+            let s = SequenceDef { comment: text, ..(*s).clone() };
+            sequences::write_sequence(txn, tenant, &s).await?;
+        }
+        (ast::CommentObject::Index, Some(catalog::Relation::Index(t, Some(i)))) => {
+            refuse_temporary(&t, "COMMENT")?;
+            lock_table(txn, tenant, t.oid).await?;
+            let mut nt = (*t).clone();
+            nt.indexes[i].comment = text;
+            write_table(txn, tenant, &nt).await?;
+        }
+        (ast::CommentObject::Index, Some(catalog::Relation::Index(_, None))) => {
+            bail!(FeatureNotSupported, "COMMENT ON a primary key's index is not supported yet")
+        }
+        (_, Some(_)) => bail!(WrongObjectType, "\"{}\" is not {what}", n.name),
+        (_, None) => bail!(UndefinedTable, "relation \"{n}\" does not exist"),
+    }
     Ok(DdlResult::tag("COMMENT"))
 }
 
@@ -559,6 +607,7 @@ pub async fn create_table<T: Txn>(
             unique: true,
             constraint: true,
             storage: id,
+            comment: None,
         });
         fresh.push(id);
     }
@@ -1046,6 +1095,7 @@ pub async fn create_index<T: Txn>(
         unique: ci.unique,
         constraint: false,
         storage: id,
+        comment: None,
     });
     // Build the entries from the existing rows.
     let only_new =

@@ -71,6 +71,9 @@ pub struct SequenceDef {
     pub cache: i64,
     /// OWNED BY: (table OID, column name); dropped with the table.
     pub owned_by: Option<(u32, String)>,
+    /// COMMENT ON SEQUENCE text.
+    #[serde(default)]
+    pub comment: Option<String>,
 }
 
 fn public_namespace() -> u32 {
@@ -472,6 +475,7 @@ pub fn define(
         cycle,
         cache,
         owned_by: None,
+        comment: None,
     })
 }
 

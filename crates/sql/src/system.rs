@@ -1108,10 +1108,10 @@ impl SystemTable {
                         rows.push(vec![i8(e.oid as i64), i8(PG_TYPE_OID), Value::Int4(0), t(c)]);
                     }
                 }
+                for (oid, c) in catalog.relation_comments() {
+                    rows.push(vec![i8(oid as i64), i8(PG_CLASS_OID), Value::Int4(0), t(c)]);
+                }
                 for tb in catalog.tables.values() {
-                    if let Some(c) = &tb.comment {
-                        rows.push(vec![i8(tb.oid as i64), i8(PG_CLASS_OID), Value::Int4(0), t(c)]);
-                    }
                     for (i, col) in tb.columns.iter().enumerate() {
                         if let Some(c) = &col.comment {
                             let n = Value::Int4(i as i32 + 1);

@@ -180,6 +180,7 @@ pub(super) async fn add_unique<T: Txn>(
         unique: true,
         constraint: true,
         storage: id,
+        comment: None,
     };
     let only_new = TableDef { indexes: vec![idx.clone()], ..cur.clone() };
     super::build_index(txn, tenant, &only_new, &name).await?;

@@ -62,7 +62,8 @@ pub async fn create_view<T: Txn>(
     let mut q = (*cv.query).clone();
     view_deps::expand_wildcards(&mut q, &trace);
     let query = crate::deparse::stored_query(cat, &q);
-    let view = catalog::ViewDef { oid, namespace, name, query, columns };
+    let comment = existing.as_ref().and_then(|v| v.comment.clone());
+    let view = catalog::ViewDef { oid, namespace, name, query, columns, comment };
     put_entry(txn, keys::view(tenant, oid), json_entry(&view)).await?;
     Ok(DdlResult::tag("CREATE VIEW"))
 }

@@ -353,7 +353,7 @@ pub fn view_def(cat: &Catalog, oid: u32) -> Option<String> {
 
 /// obj_description(oid, 'pg_class'): the table's comment.
 pub fn table_comment(cat: &Catalog, oid: u32) -> Option<String> {
-    cat.table_by_oid(oid).and_then(|t| t.comment.clone())
+    cat.relation_comments().find(|(o, _)| *o == oid).map(|(_, c)| c.to_string())
 }
 
 /// col_description(table oid, column number): the column's comment.
