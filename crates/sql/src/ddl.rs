@@ -735,29 +735,28 @@ pub async fn drop<T: Txn>(
     if_exists: bool,
     cascade: bool,
 ) -> Result<DdlResult> {
-    let mut cascaded = Vec::new();
-    let mut dropped = HashSet::new();
-    let d = Dropping { cascade, views: &mut dropped, cascaded: &mut cascaded };
+    let mut d = Dropping::new(cascade);
     let mut r = match kind {
-        ast::ObjectType::View => drop_views(txn, tenant, cat, names, if_exists, d).await?,
-        _ => drop_relations(txn, tenant, cat, kind, names, if_exists, d).await?,
+        ast::ObjectType::View => drop_views(txn, tenant, cat, names, if_exists, &mut d).await?,
+        _ => drop_relations(txn, tenant, cat, kind, names, if_exists, &mut d).await?,
     };
-    r.notices.extend(view_deps::cascade_notice(&cascaded));
+    r.notices.extend(view_deps::cascade_notice(&d.cascaded));
     Ok(r)
 }
 
 /// How a DROP goes on: with CASCADE or not, the views it has dropped so
-/// far, and what CASCADE took along (for the notice).
-struct Dropping<'a> {
+/// far, what CASCADE took along (for the notice), and the views' traces
+/// (computed once, at the first need).
+struct Dropping {
     cascade: bool,
-    views: &'a mut HashSet<u32>,
-    cascaded: &'a mut Vec<String>,
+    views: HashSet<u32>,
+    cascaded: Vec<String>,
+    traces: Option<view_deps::ViewTraces>,
 }
 
-impl Dropping<'_> {
-    /// The same, lent to one step of the DROP.
-    fn reborrow(&mut self) -> Dropping<'_> {
-        Dropping { cascade: self.cascade, views: self.views, cascaded: self.cascaded }
+impl Dropping {
+    fn new(cascade: bool) -> Dropping {
+        Dropping { cascade, views: HashSet::new(), cascaded: Vec::new(), traces: None }
     }
 }
 
@@ -769,7 +768,7 @@ async fn drop_relations<T: Txn>(
     kind: &ast::ObjectType,
     names: &[ast::ObjectName],
     if_exists: bool,
-    mut d: Dropping<'_>,
+    d: &mut Dropping,
 ) -> Result<DdlResult> {
     let cascade = d.cascade;
     let (tag, what) = match kind {
@@ -847,8 +846,7 @@ async fn drop_relations<T: Txn>(
                     return Err(foreign_keys::still_referenced(&t, &refs));
                 }
                 let what = format!("table {}", t.name);
-                view_deps::drop_dependents(txn, tenant, cat, (t.oid, None, &what), d.reborrow())
-                    .await?;
+                view_deps::drop_dependents(txn, tenant, cat, (t.oid, None, &what), d).await?;
                 for (child, i) in refs {
                     let fk = &child.foreign_keys[i];
                     d.cascaded.push(format!("constraint {} on table {}", fk.name, child.name));
@@ -1178,7 +1176,7 @@ pub async fn alter_table<T: Txn>(
     let mut cur = (*t).clone();
     let mut fresh = Vec::new();
     let mut notices = Vec::new();
-    let (mut dropped_views, mut cascaded) = (HashSet::new(), Vec::new());
+    let mut dropping = Dropping::new(false);
     for op in &at.operations {
         match op {
             ast::AlterTableOperation::AddConstraint {
@@ -1322,16 +1320,13 @@ pub async fn alter_table<T: Txn>(
                 let old = cur.name.clone();
                 alter::rename_table(cat, &mut cur, table_name)?;
                 let schema = cat.namespace_name(cur.namespace).unwrap_or_default().to_string();
-                let new = (schema.clone(), cur.name.clone());
-                let to = |n: &catalog::ObjName| {
-                    let ours = n.schema.as_deref() == Some(schema.as_str()) && n.name == old;
-                    ours.then(|| new.clone())
-                };
+                let to = names::one((schema.clone(), old), (schema, cur.name.clone()));
                 names::rename_everywhere(txn, tenant, cat, Some(&mut cur), &to).await?;
             }
             ast::AlterTableOperation::RenameColumn { old_column_name, new_column_name } => {
-                let snap = view_deps::with_table(cat, &cur);
-                if let Some(c) = cur.column_index(&bind::ident(old_column_name)) {
+                let c = cur.column_index(&bind::ident(old_column_name));
+                if let (Some(c), false) = (c, cat.views.is_empty()) {
+                    let snap = view_deps::with_table(cat, &cur);
                     let to = bind::ident(new_column_name);
                     view_deps::rename_column(txn, tenant, &snap, &cur, c, &to).await?;
                 }
@@ -1342,16 +1337,15 @@ pub async fn alter_table<T: Txn>(
                 column_names, if_exists, drop_behavior, ..
             } => {
                 for name in column_names {
-                    if let Some(c) = cur.column_index(&bind::ident(name)) {
+                    let c = cur.column_index(&bind::ident(name));
+                    if let (Some(c), false) = (c, cat.views.is_empty()) {
                         let snap = view_deps::with_table(cat, &cur);
                         let what = format!("column {} of table {tname}", cur.columns[c].name);
-                        let d = Dropping {
-                            cascade: *drop_behavior == Some(ast::DropBehavior::Cascade),
-                            views: &mut dropped_views,
-                            cascaded: &mut cascaded,
-                        };
+                        dropping.cascade = *drop_behavior == Some(ast::DropBehavior::Cascade);
+                        // Traced against this column's table as it is now.
+                        dropping.traces = None;
                         let on = (cur.oid, Some(c as i16 + 1), what.as_str());
-                        view_deps::drop_dependents(txn, tenant, &snap, on, d).await?;
+                        view_deps::drop_dependents(txn, tenant, &snap, on, &mut dropping).await?;
                     }
                     let f = alter::drop_column(
                         txn,
@@ -1406,6 +1400,6 @@ pub async fn alter_table<T: Txn>(
         }
     }
     write_table(txn, tenant, &cur).await?;
-    notices.extend(view_deps::cascade_notice(&cascaded));
+    notices.extend(view_deps::cascade_notice(&dropping.cascaded));
     Ok(DdlResult { tag: "ALTER TABLE".into(), notices, fresh, ..Default::default() })
 }

@@ -6,6 +6,8 @@
 //! Only the tables and columns that clients read today are present; OIDs are
 //! reported as bigint until the `oid` type exists.
 
+use std::borrow::Cow;
+
 use sqltypes::{DataType, Value};
 
 use crate::catalog::{Catalog, ColumnDef, ForeignKeyDef, TableDef, PUBLIC_NAMESPACE_OID};
@@ -1625,11 +1627,15 @@ fn type_traits(ty: &DataType) -> (&'static str, bool, i64) {
 
 /// The relations with columns, tables then views: OID, namespace, name and
 /// columns.
-fn relation_columns(cat: &Catalog) -> Vec<(u32, u32, &str, Vec<ColumnDef>)> {
-    let tables =
-        cat.tables.values().map(|t| (t.oid, t.namespace, t.name.as_str(), t.columns.clone()));
-    let views =
-        cat.views.values().map(|v| (v.oid, v.namespace, v.name.as_str(), cat.view_columns(v)));
+fn relation_columns(cat: &Catalog) -> Vec<(u32, u32, &str, Cow<'_, [ColumnDef]>)> {
+    let tables = cat
+        .tables
+        .values()
+        .map(|t| (t.oid, t.namespace, t.name.as_str(), Cow::Borrowed(t.columns.as_slice())));
+    let views = cat
+        .views
+        .values()
+        .map(|v| (v.oid, v.namespace, v.name.as_str(), Cow::Owned(cat.view_columns(v))));
     tables.chain(views).collect()
 }
 

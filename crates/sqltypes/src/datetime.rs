@@ -481,8 +481,9 @@ const ABBREVIATIONS: &[(&str, i64)] = &[
 
 /// The offset of a zone abbreviation (`PST`, `cest`).
 pub fn abbreviation(word: &str) -> Option<i64> {
-    let lower = word.to_ascii_lowercase();
-    ABBREVIATIONS.binary_search_by(|(a, _)| a.cmp(&lower.as_str())).ok().map(|i| ABBREVIATIONS[i].1)
+    let lower = word.bytes().map(|b| b.to_ascii_lowercase());
+    let found = ABBREVIATIONS.binary_search_by(|(a, _)| a.bytes().cmp(lower.clone()));
+    found.ok().map(|i| ABBREVIATIONS[i].1)
 }
 
 /// A parsed date/time string before it is converted to a type.
@@ -612,10 +613,10 @@ pub(crate) fn parse_zone(z: &str) -> std::result::Result<Option<InputZone>, Bad>
     if ["z", "utc", "gmt", "ut", "zulu"].iter().any(|n| z.eq_ignore_ascii_case(n)) {
         return Ok(Some(InputZone::Offset(0)));
     }
-    if let Some(east) = abbreviation(z) {
-        return Ok(Some(InputZone::Offset(east)));
-    }
     if z.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        if let Some(east) = abbreviation(z) {
+            return Ok(Some(InputZone::Offset(east)));
+        }
         // A zone name: one with a `/` must be in the database.
         return match crate::Zone::lookup(z) {
             Ok(zone) => Ok(Some(InputZone::Named(zone))),

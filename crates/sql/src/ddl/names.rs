@@ -59,13 +59,19 @@ pub(super) async fn rename_everywhere<T: Txn>(
 }
 
 /// The renaming of one object: (schema, name) to (schema, name).
-fn one(
+pub(super) fn one(
     from: (String, String),
     to: (String, String),
-) -> impl Fn(&ObjName) -> Option<(String, String)> {
+) -> impl Fn(&ObjName) -> Option<(String, String)> + Sync {
     move |n: &ObjName| {
         (n.schema.as_deref() == Some(from.0.as_str()) && n.name == from.1).then(|| to.clone())
     }
+}
+
+/// What ALTER ... SET SCHEMA / RENAME TO names.
+enum Object {
+    Relation(catalog::Relation),
+    Type(Arc<catalog::EnumDef>),
 }
 
 /// ALTER TABLE/VIEW/SEQUENCE/TYPE name SET SCHEMA, ALTER VIEW name RENAME
@@ -78,17 +84,11 @@ pub async fn alter_name<T: Txn>(
 ) -> Result<DdlResult> {
     let mut r = DdlResult::tag(a.kind.tag());
     let name = bind::obj_name(&a.name)?;
-    // The object: its OID, namespace and name.
-    let found: Option<(u32, u32, String)> = match a.kind {
-        RelationKind::Type => {
-            cat.enum_named(&name)?.map(|(d, _)| (d.oid, d.namespace, d.name.clone()))
-        }
+    let found = match a.kind {
+        RelationKind::Type => cat.enum_named(&name)?.map(|(d, _)| Object::Type(d.clone())),
         _ => match cat.relation(&name)? {
-            Some(
-                rel @ (catalog::Relation::Table(_)
-                | catalog::Relation::View(_)
-                | catalog::Relation::Sequence(_)),
-            ) => {
+            Some(catalog::Relation::Index(..)) | None => None,
+            Some(rel) => {
                 let fits = matches!(
                     (&rel, a.kind),
                     (_, RelationKind::Table)
@@ -103,12 +103,11 @@ pub async fn alter_name<T: Txn>(
                     };
                     bail!(WrongObjectType, "\"{}\" is not {what}", name.name);
                 }
-                Some((rel.oid(), rel.namespace(), name.name.clone()))
+                Some(Object::Relation(rel))
             }
-            _ => None,
         },
     };
-    let Some((oid, ns, old)) = found else {
+    let Some(found) = found else {
         let what = if a.kind == RelationKind::Type { "type" } else { "relation" };
         if a.if_exists {
             r.notices.push(notice(format!("{what} \"{name}\" does not exist, skipping")));
@@ -118,6 +117,10 @@ pub async fn alter_name<T: Txn>(
             RelationKind::Type => bail!(UndefinedObject, "type \"{name}\" does not exist"),
             _ => bail!(UndefinedTable, "relation \"{name}\" does not exist"),
         }
+    };
+    let (ns, old) = match &found {
+        Object::Relation(rel) => (rel.namespace(), name.name.clone()),
+        Object::Type(d) => (d.namespace, d.name.clone()),
     };
     let schema = cat.namespace_name(ns).unwrap_or_default().to_string();
     let (to_ns, to_name) = match &a.change {
@@ -159,51 +162,57 @@ pub async fn alter_name<T: Txn>(
     bump_version(txn, tenant).await?;
     let to_schema = cat.namespace_name(to_ns).unwrap_or_default().to_string();
     let moved = one((schema.clone(), old.clone()), (to_schema.clone(), to_name.clone()));
-    if let Some(t) = cat.table_by_oid(oid) {
-        refuse_temporary(&t, "ALTER TABLE")?;
-        lock_table(txn, tenant, oid).await?;
-        let mut cur = (*t).clone();
-        cur.namespace = to_ns;
-        // The sequences its columns own move with it.
-        let owned: Vec<Arc<SequenceDef>> = cat
-            .sequences
-            .values()
-            .filter(|s| s.owned_by.as_ref().is_some_and(|(o, _)| *o == oid))
-            .cloned()
-            .collect();
-        let names: Vec<String> = owned.iter().map(|s| s.name.clone()).collect();
-        let (from_schema, dest) = (schema.clone(), to_schema.clone());
-        let to = move |n: &ObjName| {
-            moved(n).or_else(|| {
-                let ours = n.schema.as_deref() == Some(from_schema.as_str());
-                (ours && names.contains(&n.name)).then(|| (dest.clone(), n.name.clone()))
-            })
-        };
-        rename_everywhere(txn, tenant, cat, Some(&mut cur), &to).await?;
-        for s in owned {
-            if cat.relation_exists(to_ns, &s.name) {
+    match found {
+        Object::Relation(catalog::Relation::Table(t)) => {
+            refuse_temporary(&t, "ALTER TABLE")?;
+            // The sequences its columns own move with it.
+            let owned: Vec<Arc<SequenceDef>> = cat
+                .sequences
+                .values()
+                .filter(|s| s.owned_by.as_ref().is_some_and(|(o, _)| *o == t.oid))
+                .cloned()
+                .collect();
+            if let Some(s) = owned.iter().find(|s| cat.relation_exists(to_ns, &s.name)) {
                 bail!(
                     DuplicateTable,
                     "relation \"{}\" already exists in schema \"{to_schema}\"",
                     s.name
                 );
             }
+            lock_table(txn, tenant, t.oid).await?;
+            let mut cur = TableDef { namespace: to_ns, ..(*t).clone() };
+            let names: Vec<String> = owned.iter().map(|s| s.name.clone()).collect();
+            let (from_schema, dest) = (schema.clone(), to_schema.clone());
+            let to = move |n: &ObjName| {
+                moved(n).or_else(|| {
+                    let ours = n.schema.as_deref() == Some(from_schema.as_str());
+                    (ours && names.contains(&n.name)).then(|| (dest.clone(), n.name.clone()))
+                })
+            };
+            rename_everywhere(txn, tenant, cat, Some(&mut cur), &to).await?;
+            for s in owned {
+                let s = SequenceDef { namespace: to_ns, ..(*s).clone() };
+                sequences::write_sequence(txn, tenant, &s).await?;
+            }
+            write_table(txn, tenant, &cur).await?;
+        }
+        Object::Relation(catalog::Relation::View(v)) => {
+            rename_everywhere(txn, tenant, cat, None, &moved).await?;
+            let v = catalog::ViewDef { namespace: to_ns, name: to_name, ..(*v).clone() };
+            put_entry(txn, keys::view(tenant, v.oid), json_entry(&v)).await?;
+        }
+        Object::Relation(catalog::Relation::Sequence(s)) => {
+            rename_everywhere(txn, tenant, cat, None, &moved).await?;
             let s = SequenceDef { namespace: to_ns, ..(*s).clone() };
             sequences::write_sequence(txn, tenant, &s).await?;
         }
-        write_table(txn, tenant, &cur).await?;
-        return Ok(r);
-    }
-    rename_everywhere(txn, tenant, cat, None, &moved).await?;
-    if let Some(v) = cat.views.values().find(|v| v.oid == oid) {
-        let v = catalog::ViewDef { namespace: to_ns, name: to_name, ..(**v).clone() };
-        put_entry(txn, keys::view(tenant, oid), json_entry(&v)).await?;
-    } else if let Some(s) = cat.sequences.values().find(|s| s.oid == oid) {
-        let s = SequenceDef { namespace: to_ns, ..(**s).clone() };
-        sequences::write_sequence(txn, tenant, &s).await?;
-    } else if let Some(d) = cat.enum_def(oid) {
-        let d = catalog::EnumDef { namespace: to_ns, ..(**d).clone() };
-        types::put(txn, tenant, &d).await?;
+        // Not found above: ALTER ... SET SCHEMA does not move an index.
+        Object::Relation(catalog::Relation::Index(..)) => {}
+        Object::Type(d) => {
+            rename_everywhere(txn, tenant, cat, None, &moved).await?;
+            let d = catalog::EnumDef { namespace: to_ns, ..(*d).clone() };
+            types::put(txn, tenant, &d).await?;
+        }
     }
     Ok(r)
 }

@@ -156,18 +156,17 @@ pub async fn drop_schemas<T: Txn>(
         };
         // Views of other schemas that read its relations, and other
         // schemas' foreign keys on its tables, go too.
-        let (mut views, mut cascaded) = (HashSet::new(), Vec::new());
+        let mut d = Dropping::new(true);
         let names = qualified("view");
         if !names.is_empty() {
-            let d = Dropping { cascade: true, views: &mut views, cascaded: &mut cascaded };
-            drop_views(txn, tenant, cat, &names, false, d).await?;
+            drop_views(txn, tenant, cat, &names, false, &mut d).await?;
         }
         let names = qualified("table");
         if !names.is_empty() {
-            let d = Dropping { cascade: true, views: &mut views, cascaded: &mut cascaded };
-            drop_relations(txn, tenant, cat, &ast::ObjectType::Table, &names, false, d).await?;
+            let table = ast::ObjectType::Table;
+            drop_relations(txn, tenant, cat, &table, &names, false, &mut d).await?;
         }
-        let listed: Vec<String> = shown.into_iter().chain(cascaded).collect();
+        let listed: Vec<String> = shown.into_iter().chain(d.cascaded).collect();
         r.notices.extend(view_deps::cascade_notice(&listed));
         let sequences = qualified("sequence");
         if !sequences.is_empty() {

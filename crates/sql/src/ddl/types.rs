@@ -115,10 +115,7 @@ pub async fn alter_type<T: Txn>(
             }
             bump_version(txn, tenant).await?;
             let schema = cat.namespace_name(def.namespace).unwrap_or_default().to_string();
-            let (old, to) = (def.name.clone(), (schema.clone(), new.clone()));
-            let renamed = |n: &catalog::ObjName| {
-                (n.schema.as_deref() == Some(schema.as_str()) && n.name == old).then(|| to.clone())
-            };
+            let renamed = names::one((schema.clone(), def.name.clone()), (schema, new.clone()));
             names::rename_everywhere(txn, tenant, cat, None, &renamed).await?;
             def.name = new;
         }

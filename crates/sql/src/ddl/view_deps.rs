@@ -42,9 +42,12 @@ pub(super) fn trace(cat: &Catalog, q: &ast::Query) -> Result<(Vec<Column>, Trace
     Ok((cols, b.trace.take().unwrap_or_default()))
 }
 
-/// The query of every view that still binds, with its trace. (A view whose
-/// query no longer binds reads nothing PostgreSQL would track.)
-fn traced_views(cat: &Catalog) -> Vec<(Arc<ViewDef>, ast::Query, Trace)> {
+/// Every view with its parsed query and trace, by OID.
+pub(super) type ViewTraces = Vec<(Arc<ViewDef>, ast::Query, Trace)>;
+
+/// The query of every view that still binds, with its trace, by OID. (A
+/// view whose query no longer binds reads nothing PostgreSQL would track.)
+fn traced_views(cat: &Catalog) -> ViewTraces {
     let mut out = Vec::new();
     for v in cat.views.values() {
         let Ok(q) = v.parse() else { continue };
@@ -52,28 +55,27 @@ fn traced_views(cat: &Catalog) -> Vec<(Arc<ViewDef>, ast::Query, Trace)> {
             out.push((v.clone(), q, t));
         }
     }
+    out.sort_by_key(|(v, _, _)| v.oid);
     out
 }
 
 /// A view that must go (or stops a DROP), and what it depends on, as
 /// PostgreSQL words it ("view v depends on column a of table t").
-pub(super) struct Dependent {
-    pub view: Arc<ViewDef>,
-    pub on: String,
+struct Dependent {
+    view: Arc<ViewDef>,
+    on: String,
 }
 
-/// The views that read relation `oid` (a table or view) or, with `column`,
-/// that column of table `oid`, which `what` describes; then the views that
+/// Of `views`, those that read relation `oid` (a table or view) or, with
+/// `column`, that column of table `oid`, which `what` describes; then the views that
 /// read those, and so on. Views in `skip` are left out (they go anyway).
-pub(super) fn dependents(
-    cat: &Catalog,
+fn dependents(
+    views: &ViewTraces,
     oid: u32,
     column: Option<i16>,
     what: &str,
     skip: &HashSet<u32>,
 ) -> Vec<Dependent> {
-    let mut views = traced_views(cat);
-    views.sort_by_key(|(v, _, _)| v.oid);
     let mut out: Vec<Dependent> = Vec::new();
     let mut seen: HashSet<u32> = skip.clone();
     // Depth first, as PostgreSQL lists them: each view, then what reads it.
@@ -102,7 +104,7 @@ pub(super) fn dependents(
 }
 
 /// The error for dropping `what` while views depend on it.
-pub(super) fn still_used(what: &str, deps: &[Dependent]) -> ErrorReport {
+fn still_used(what: &str, deps: &[Dependent]) -> ErrorReport {
     let detail: Vec<String> =
         deps.iter().map(|d| format!("view {} depends on {}", d.view.name, d.on)).collect();
     err!(DependentObjectsStillExist, "cannot drop {what} because other objects depend on it")
@@ -133,10 +135,11 @@ pub(super) async fn drop_dependents<T: Txn>(
     tenant: TenantId,
     cat: &Catalog,
     on: (u32, Option<i16>, &str),
-    d: Dropping<'_>,
+    d: &mut Dropping,
 ) -> Result<()> {
     let (oid, column, what) = on;
-    let deps = dependents(cat, oid, column, what, d.views);
+    let views = d.traces.get_or_insert_with(|| traced_views(cat));
+    let deps = dependents(views, oid, column, what, &d.views);
     if deps.is_empty() {
         return Ok(());
     }

@@ -76,7 +76,7 @@ pub(super) async fn drop_views<T: Txn>(
     cat: &Catalog,
     names: &[ast::ObjectName],
     if_exists: bool,
-    mut d: Dropping<'_>,
+    d: &mut Dropping,
 ) -> Result<DdlResult> {
     let mut r = DdlResult::tag("DROP VIEW");
     let mut bumped = false;
@@ -94,7 +94,7 @@ pub(super) async fn drop_views<T: Txn>(
     for view in going {
         bump_once(txn, tenant, &mut bumped).await?;
         let what = format!("view {}", view.name);
-        view_deps::drop_dependents(txn, tenant, cat, (view.oid, None, &what), d.reborrow()).await?;
+        view_deps::drop_dependents(txn, tenant, cat, (view.oid, None, &what), d).await?;
         delete_key(txn, keys::view(tenant, view.oid)).await?;
     }
     Ok(r)
