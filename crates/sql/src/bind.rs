@@ -961,7 +961,21 @@ impl<'a> Binder<'a> {
         if t != DataType::Unknown && !cast::can_assign(&t, to) {
             return Err(mismatch(&t));
         }
-        self.coerce(x, &t, to)
+        self.coerce_assigned(x, &t, to)
+    }
+
+    /// [`Binder::coerce`] for a value stored into a column of type `to`.
+    /// A length modifier is left to the row check
+    /// ([`crate::dml::enforce_type`]): as in PostgreSQL, assigning a value too
+    /// long for varchar(n) or char(n) fails, where an explicit cast would
+    /// truncate it.
+    pub fn coerce_assigned(&mut self, x: Expr, from: &DataType, to: &DataType) -> Result<Expr> {
+        let unlimited = match to {
+            DataType::Varchar(Some(_)) => DataType::Varchar(None),
+            DataType::Char(_) if !matches!(from, DataType::Unknown) => DataType::Text,
+            other => other.clone(),
+        };
+        self.coerce(x, from, &unlimited)
     }
 
     /// Plans a SELECT statement or other query expression.

@@ -1313,6 +1313,22 @@ pub async fn alter_table<T: Txn>(
                 constraint: ast::TableConstraint::Unique(u),
                 ..
             } => fresh.push(alter::add_unique(txn, tenant, cat, &mut cur, u).await?),
+            ast::AlterTableOperation::AlterColumn {
+                column_name,
+                op: ast::AlterColumnOperation::SetDataType { data_type, using, .. },
+            } => {
+                let f = alter::set_type(
+                    txn,
+                    tenant,
+                    cat,
+                    &mut cur,
+                    column_name,
+                    data_type,
+                    using.as_ref(),
+                )
+                .await?;
+                fresh.extend(f);
+            }
             ast::AlterTableOperation::AlterColumn { column_name, op } => {
                 alter::alter_column(txn, tenant, cat, &mut cur, column_name, op).await?
             }

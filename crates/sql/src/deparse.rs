@@ -67,9 +67,10 @@ pub fn stored_default(cat: &Catalog, e: &Expr, ty: &DataType) -> String {
 
 /// `ty` without its modifier (`character varying`, not `(10)`), as a
 /// coerced constant's type prints.
-fn unmodified(ty: &DataType) -> DataType {
+pub(crate) fn unmodified(ty: &DataType) -> DataType {
     match ty {
         DataType::Varchar(_) => DataType::Varchar(None),
+        DataType::Numeric(_) => DataType::Numeric(None),
         DataType::Array(e) => unmodified(e).array_of(),
         other => other.clone(),
     }

@@ -85,6 +85,12 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
             }
             Plan::System(t) => {
                 let mut rows = t.rows(cx.catalog, cx.eval);
+                if let crate::system::SystemTable::PgSequences = t {
+                    crate::system::fill_sequence_positions(
+                        &mut rows, cx.catalog, cx.txn, cx.tenant,
+                    )
+                    .await?;
+                }
                 if let Some(oid) = t.oid() {
                     rows.iter_mut().for_each(|r| r.push(Value::Oid(oid)));
                 }

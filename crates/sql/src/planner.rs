@@ -236,7 +236,11 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                             c.ty
                         );
                     }
-                    exprs.push(b.coerce(crate::expr::Expr::Column(i), &c.ty, &types[t])?);
+                    exprs.push(b.coerce_assigned(
+                        crate::expr::Expr::Column(i),
+                        &c.ty,
+                        &types[t],
+                    )?);
                 }
                 Plan::Project(Box::new(p), exprs)
             }

@@ -405,6 +405,20 @@ async fn store<K: KvClient>(
     Ok(())
 }
 
+/// The values a sequence of type `ty` can hold: its MINVALUE and MAXVALUE
+/// defaults (for an ascending sequence, MINVALUE defaults to 1).
+pub fn type_range(ty: &DataType) -> Result<(i64, i64)> {
+    Ok(match ty {
+        DataType::Int2 => (i16::MIN as i64, i16::MAX as i64),
+        DataType::Int4 => (i32::MIN as i64, i32::MAX as i64),
+        DataType::Int8 => (i64::MIN, i64::MAX),
+        other => bail!(
+            InvalidParameterValue,
+            "sequence type must be smallint, integer, or bigint, not {other}"
+        ),
+    })
+}
+
 /// Builds a definition from CREATE SEQUENCE / identity options, with
 /// PostgreSQL's defaults for the value type `ty`.
 pub fn define(
@@ -413,15 +427,7 @@ pub fn define(
     ty: &DataType,
     options: &[ast::SequenceOptions],
 ) -> Result<SequenceDef> {
-    let (lo, hi) = match ty {
-        DataType::Int2 => (i16::MIN as i64, i16::MAX as i64),
-        DataType::Int4 => (i32::MIN as i64, i32::MAX as i64),
-        DataType::Int8 => (i64::MIN, i64::MAX),
-        other => bail!(
-            InvalidParameterValue,
-            "sequence type must be smallint, integer, or bigint, not {other}"
-        ),
-    };
+    let (lo, hi) = type_range(ty)?;
     let (mut inc, mut min, mut max, mut start, mut cache, mut cycle) =
         (1i64, None, None, None, 1i64, false);
     for o in options {

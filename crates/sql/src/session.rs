@@ -538,7 +538,12 @@ impl<K: KvClient> Session<K> {
     fn position(&self, mut e: ErrorReport, p: &Parsed) -> ErrorReport {
         if let Some(pos) = e.position {
             e.position = Some(pos);
-        } else if let Some(tok) = quoted_token(&e.message) {
+        } else if let Some(tok) = quoted_token(&e.message).filter(|_| {
+            // ALTER TABLE's own errors about its columns carry no position.
+            !(matches!(&p.stmt, Stmt::Sql(s) if matches!(s.as_ref(), ast::Statement::AlterTable(_)))
+                && (e.message.contains(" of relation \"")
+                    || e.message.contains("cannot be cast automatically")))
+        }) {
             let found = p
                 .text
                 .find(&tok)

@@ -73,6 +73,9 @@ pub enum SystemTable {
     PgTrigger,
     /// pg_catalog.pg_sequence
     PgSequence,
+    /// pg_catalog.pg_sequences (last_value filled in by
+    /// [`fill_sequence_positions`])
+    PgSequences,
     /// pg_catalog.pg_opclass (the default btree operator classes)
     PgOpclass,
     /// pg_catalog.pg_proc (the built-in functions)
@@ -483,6 +486,7 @@ pub const CATALOG_RELATIONS: &[(&str, u32)] = &[
     ("pg_roles", 12000),
     ("pg_user", 12014),
     ("pg_tables", 12033),
+    ("pg_sequences", 12048),
     ("pg_cursors", 12077),
     ("pg_seclabels", 12099),
     ("pg_settings", 12104),
@@ -553,6 +557,7 @@ impl SystemTable {
             (false, "pg_collation") => PgCollation,
             (false, "pg_trigger") => PgTrigger,
             (false, "pg_sequence") => PgSequence,
+            (false, "pg_sequences") => PgSequences,
             (false, "pg_opclass") => PgOpclass,
             (false, "pg_proc") => PgProc,
             (false, "pg_language") => PgLanguage,
@@ -603,6 +608,7 @@ impl SystemTable {
             PgCollation => "pg_collation",
             PgTrigger => "pg_trigger",
             PgSequence => "pg_sequence",
+            PgSequences => "pg_sequences",
             PgOpclass => "pg_opclass",
             PgProc => "pg_proc",
             PgLanguage => "pg_language",
@@ -912,6 +918,19 @@ impl SystemTable {
                 ("seqcache", DataType::Int8),
                 ("seqcycle", Bool),
             ],
+            PgSequences => vec![
+                ("schemaname", Text),
+                ("sequencename", Text),
+                ("sequenceowner", Text),
+                ("data_type", DataType::Reg(sqltypes::RegKind::Type)),
+                ("start_value", DataType::Int8),
+                ("min_value", DataType::Int8),
+                ("max_value", DataType::Int8),
+                ("increment_by", DataType::Int8),
+                ("cycle", Bool),
+                ("cache_size", DataType::Int8),
+                ("last_value", DataType::Int8),
+            ],
             PgTrigger => vec![
                 ("oid", Oid),
                 ("tgrelid", Oid),
@@ -1212,6 +1231,28 @@ impl SystemTable {
                         i8(sq.min),
                         i8(sq.cache),
                         Value::Bool(sq.cycle),
+                    ]);
+                }
+            }
+            PgSequences => {
+                for sq in catalog.sequences.values() {
+                    let ty = sq.ty.to_type();
+                    rows.push(vec![
+                        t(schema_of(catalog, sq.namespace)),
+                        t(&sq.name),
+                        t("postgres"),
+                        Value::Reg(Box::new(sqltypes::RegValue {
+                            kind: sqltypes::RegKind::Type,
+                            oid: ty.oid(),
+                            name: ty.to_string(),
+                        })),
+                        Value::Int8(sq.start),
+                        Value::Int8(sq.min),
+                        Value::Int8(sq.max),
+                        Value::Int8(sq.increment),
+                        Value::Bool(sq.cycle),
+                        Value::Int8(sq.cache),
+                        Value::Null,
                     ]);
                 }
             }
@@ -1948,4 +1989,24 @@ fn class_row(
         Value::Int8(0),
         Value::Int8(0),
     ]
+}
+
+/// Fills in pg_sequences.last_value, which lives in storage rather than in
+/// the catalog: each sequence's stored position if a value was taken, else
+/// NULL, as PostgreSQL's pg_sequence_last_value. `rows` are
+/// [`SystemTable::PgSequences`]'s, in the catalog's order.
+pub async fn fill_sequence_positions<T: kvapi::Txn>(
+    rows: &mut [Vec<Value>],
+    catalog: &Catalog,
+    txn: &T,
+    tenant: kvapi::TenantId,
+) -> crate::error::Result<()> {
+    for (row, sq) in rows.iter_mut().zip(catalog.sequences.values()) {
+        if let Some((last, true)) = crate::sequence::stored_position(txn, tenant, sq.oid).await? {
+            if let Some(v) = row.last_mut() {
+                *v = Value::Int8(last);
+            }
+        }
+    }
+    Ok(())
 }

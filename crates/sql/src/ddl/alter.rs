@@ -1,6 +1,6 @@
 //! ALTER TABLE operations that change a column's definition or a name:
-//! ALTER COLUMN SET/DROP DEFAULT and SET/DROP NOT NULL, RENAME TO, RENAME
-//! COLUMN, and ADD CONSTRAINT UNIQUE. Each works on the table definition
+//! ALTER COLUMN SET/DROP DEFAULT, SET/DROP NOT NULL and TYPE, RENAME TO,
+//! RENAME COLUMN, and ADD CONSTRAINT UNIQUE. Each works on the table definition
 //! being altered (`cur`), which the caller writes back.
 
 use std::ops::ControlFlow;
@@ -9,11 +9,11 @@ use kvapi::{TenantId, Txn};
 use sqlparser::ast;
 
 use super::sequences::write_sequence;
-use super::{default_expr, table_batch};
+use super::{default_expr, foreign_keys, table_batch, view_deps};
 use crate::bind;
 use sqltypes::Value;
 
-use crate::catalog::{self, keys, Catalog, IndexDef, TableDef};
+use crate::catalog::{self, keys, Catalog, IndexDef, TableDef, TypeDef};
 use crate::error::{ErrorReport, Result};
 use crate::{bail, err};
 
@@ -22,6 +22,46 @@ fn column(cur: &TableDef, name: &ast::Ident) -> Result<usize> {
     cur.column_index(&n).ok_or_else(|| {
         err!(UndefinedColumn, "column \"{n}\" of relation \"{}\" does not exist", cur.name)
     })
+}
+
+/// A stored CHECK expression, parsed.
+fn parse_check(text: &str) -> Result<ast::Expr> {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| err!(DataCorrupted, "stored CHECK expression does not parse: {e}"))
+}
+
+/// The name in `x` if `x` is a reference to column `name`.
+fn column_ref<'a>(x: &'a mut ast::Expr, name: &str) -> Option<&'a mut ast::Ident> {
+    let id = match x {
+        ast::Expr::Identifier(id) => Some(id),
+        ast::Expr::CompoundIdentifier(ids) => ids.last_mut(),
+        _ => None,
+    };
+    id.filter(|id| bind::ident(id) == name)
+}
+
+/// `e` with each reference to column `name` cast to `ty`.
+fn cast_column(mut e: ast::Expr, name: &str, ty: &sqltypes::DataType) -> Result<ast::Expr> {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let data_type = sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(&ty.to_string())
+        .and_then(|mut p| p.parse_data_type())
+        .map_err(|e| err!(InternalError, "type {ty} does not parse: {e}"))?;
+    let _ = ast::visit_expressions_mut(&mut e, |x| {
+        if column_ref(x, name).is_some() {
+            *x = ast::Expr::Cast {
+                kind: ast::CastKind::DoubleColon,
+                expr: Box::new(x.clone()),
+                data_type: data_type.clone(),
+                format: None,
+            };
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    Ok(e)
 }
 
 /// ALTER COLUMN ... SET/DROP DEFAULT, SET/DROP NOT NULL.
@@ -119,21 +159,10 @@ pub(super) async fn rename_column<T: Txn>(
         bail!(DuplicateColumn, "column \"{to}\" of relation \"{}\" already exists", cur.name);
     }
     for check in &mut cur.checks {
-        let dialect = sqlparser::dialect::PostgreSqlDialect {};
-        let mut e = sqlparser::parser::Parser::new(&dialect)
-            .try_with_sql(&check.expr)
-            .and_then(|mut p| p.parse_expr())
-            .map_err(|e| err!(DataCorrupted, "stored CHECK expression does not parse: {e}"))?;
+        let mut e = parse_check(&check.expr)?;
         let _ = ast::visit_expressions_mut(&mut e, |x| {
-            let id = match x {
-                ast::Expr::Identifier(id) => Some(id),
-                ast::Expr::CompoundIdentifier(ids) => ids.last_mut(),
-                _ => None,
-            };
-            if let Some(id) = id {
-                if bind::ident(id) == from {
-                    *id = ast::Ident::with_quote('"', to.clone());
-                }
+            if let Some(id) = column_ref(x, &from) {
+                *id = ast::Ident::with_quote('"', to.clone());
             }
             ControlFlow::<()>::Continue(())
         });
@@ -287,4 +316,178 @@ pub(super) async fn drop_column<T: Txn>(
     })
     .await?;
     Ok(fresh)
+}
+
+/// ALTER COLUMN ... TYPE ty [USING expr]: every row is rewritten with the
+/// column converted (by `expr` over the old row, else by an assignment cast
+/// of the old value), and the indexes rebuilt. The default must still be
+/// assignable to the new type, CHECK constraints and foreign keys still hold,
+/// and an identity column's sequence takes the new type. Refused while a view
+/// reads the column, as in PostgreSQL. Returns the fresh storage ids.
+pub(super) async fn set_type<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    cur: &mut TableDef,
+    name: &ast::Ident,
+    data_type: &ast::DataType,
+    using: Option<&ast::Expr>,
+) -> Result<Vec<u64>> {
+    let c = column(cur, name)?;
+    let cname = cur.columns[c].name.clone();
+    let ty = bind::catalog_type(cat, data_type)?;
+    if !cat.views.is_empty() {
+        if let Some(v) =
+            view_deps::column_user(&view_deps::with_table(cat, cur), cur.oid, c as i16 + 1)
+        {
+            return Err(err!(
+                FeatureNotSupported,
+                "cannot alter type of a column used by a view or rule"
+            )
+            .with_detail(format!(
+                "rule _RETURN on view {} depends on column \"{cname}\"",
+                v.name
+            )));
+        }
+    }
+    // The conversion, bound over the row as it is.
+    let scope = crate::select::table_scope(cur, &cur.name, &None);
+    let mut b = bind::Binder::new(cat, vec![]);
+    let convert = match using {
+        Some(e) => {
+            if bind::contains_aggregate(e) {
+                bail!(
+                    GroupingError,
+                    "aggregate functions are not allowed in transform expressions"
+                );
+            }
+            let x = b.assign_with(e, &scope, &ty, |_| {
+                err!(
+                    DatatypeMismatch,
+                    "result of USING clause for column \"{cname}\" cannot be cast automatically to type {ty}"
+                )
+                .with_hint("You might need to add an explicit cast.")
+            })?;
+            if !b.subqueries.is_empty() || !b.correlated.is_empty() {
+                bail!(FeatureNotSupported, "cannot use subquery in transform expression");
+            }
+            x
+        }
+        None => {
+            let e = ast::Expr::Identifier(ast::Ident::with_quote('"', cname.clone()));
+            b.assign_with(&e, &scope, &ty, |_| {
+                err!(
+                    DatatypeMismatch,
+                    "column \"{cname}\" cannot be cast automatically to type {ty}"
+                )
+                .with_hint(format!(
+                    "You might need to specify \"USING {}::{ty}\".",
+                    crate::func::catalog_info::quote_ident(&cname)
+                ))
+            })?
+        }
+    };
+    if let Some(d) = &cur.columns[c].default {
+        if super::default_expr(cat, &cname, d, &ty).is_err() {
+            bail!(
+                DatatypeMismatch,
+                "default for column \"{cname}\" cannot be cast automatically to type {ty}"
+            );
+        }
+    }
+    if cur.columns[c].identity.is_some() {
+        retype_identity(txn, tenant, cat, cur, &cname, &ty).await?;
+    }
+    let old = cur.clone();
+    cur.columns[c].ty = TypeDef::from_type(&ty);
+    if catalog::bind_checks(cat, cur).is_err() {
+        // Checks that no longer bind read the column as its old type, as
+        // PostgreSQL's stored (already resolved) expressions do.
+        let was = crate::deparse::unmodified(&old.columns[c].ty.to_type());
+        let scope = crate::select::table_scope(cur, &cur.name, &None);
+        for check in &mut cur.checks {
+            let e = parse_check(&check.expr)?;
+            if catalog::check_expr(cat, &e, &scope).is_err() {
+                check.expr = crate::deparse::stored_text(cat, &cast_column(e, &cname, &was)?);
+            }
+        }
+        catalog::bind_checks(cat, cur)?;
+    }
+    let (_, fresh) = super::fresh_storage(txn, tenant, cur, 0).await?;
+    let ctx = crate::expr::EvalContext {
+        txn_time: sqltypes::datetime::now_micros(),
+        ..Default::default()
+    };
+    super::rewrite(txn, tenant, &old, cur, &|row: &mut Vec<Value>| {
+        row[c] = convert.eval(row, &ctx)?;
+        Ok(())
+    })
+    .await?;
+    check_foreign_keys(txn, tenant, cat, cur, c).await?;
+    Ok(fresh)
+}
+
+/// An identity column's sequence follows the column to type `ty`; bounds
+/// that were the old type's defaults become the new type's.
+async fn retype_identity<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    cur: &TableDef,
+    column: &str,
+    ty: &sqltypes::DataType,
+) -> Result<()> {
+    let owned = |s: &&std::sync::Arc<crate::sequence::SequenceDef>| {
+        s.owned_by.as_ref().is_some_and(|(o, col)| *o == cur.oid && col == column)
+    };
+    let Some(s) = cat.sequences.values().find(owned) else { return Ok(()) };
+    let (lo, hi) = crate::sequence::type_range(ty).map_err(|_| {
+        err!(InvalidParameterValue, "identity column type must be smallint, integer, or bigint")
+    })?;
+    let (old_lo, old_hi) = crate::sequence::type_range(&s.ty.to_type())?;
+    let mut s = (**s).clone();
+    if s.max == old_hi {
+        s.max = hi;
+    }
+    if s.min == old_lo {
+        s.min = lo;
+    }
+    s.ty = TypeDef::from_type(ty);
+    write_sequence(txn, tenant, &s).await
+}
+
+/// After column `c` of `cur` changed type: the foreign keys on either side
+/// of it must still compare their key columns, and still hold for the
+/// converted values.
+async fn check_foreign_keys<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    cur: &TableDef,
+    c: usize,
+) -> Result<()> {
+    let snap = view_deps::with_table(cat, cur);
+    for fk in cur.foreign_keys.iter().filter(|f| {
+        f.columns.contains(&c) || (f.ref_table == cur.oid && f.ref_columns.contains(&c))
+    }) {
+        let parent = if fk.ref_table == cur.oid {
+            std::sync::Arc::new(cur.clone())
+        } else {
+            snap.table_by_oid(fk.ref_table).ok_or_else(|| {
+                err!(DataCorrupted, "foreign key {} references a missing table", fk.name)
+            })?
+        };
+        foreign_keys::key_types(&fk.name, cur, &fk.columns, &parent, &fk.ref_columns)?;
+        foreign_keys::validate(txn, tenant, &snap, cur, fk).await?;
+    }
+    for (child, i) in &cur.referenced_by {
+        let ct = snap.table_at(child)?;
+        let fk = &ct.foreign_keys[*i];
+        if ct.oid == cur.oid || !fk.ref_columns.contains(&c) {
+            continue;
+        }
+        foreign_keys::key_types(&fk.name, &ct, &fk.columns, cur, &fk.ref_columns)?;
+        foreign_keys::validate(txn, tenant, &snap, &ct, fk).await?;
+    }
+    Ok(())
 }

@@ -54,6 +54,31 @@ fn comparable(a: &DataType, b: &DataType) -> bool {
     (numeric(a) && numeric(b)) || (text(a) && text(b)) || a.oid() == b.oid()
 }
 
+/// Checks that each key column of `child` can be compared with the column of
+/// `parent` it references (foreign key `name`).
+pub(super) fn key_types(
+    name: &str,
+    child: &TableDef,
+    columns: &[usize],
+    parent: &TableDef,
+    ref_columns: &[usize],
+) -> Result<()> {
+    for (&c, &r) in columns.iter().zip(ref_columns) {
+        let (ct, rt) = (child.columns[c].ty.to_type(), parent.columns[r].ty.to_type());
+        if !comparable(&ct, &rt) {
+            return Err(err!(
+                DatatypeMismatch,
+                "foreign key constraint \"{name}\" cannot be implemented"
+            )
+            .with_detail(format!(
+                "Key columns \"{}\" and \"{}\" are of incompatible types: {} and {}.",
+                child.columns[c].name, parent.columns[r].name, ct, rt
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Every constraint name `t` already uses (they share one namespace per table).
 fn constraint_names(t: &TableDef) -> Vec<String> {
     let mut names: Vec<String> = t.checks.iter().map(|c| c.name.clone()).collect();
@@ -145,19 +170,7 @@ pub(super) async fn define<T: Txn>(
             })
         }
     };
-    for (&c, &r) in columns.iter().zip(&ref_columns) {
-        let (ct, rt) = (t.columns[c].ty.to_type(), parent.columns[r].ty.to_type());
-        if !comparable(&ct, &rt) {
-            return Err(err!(
-                DatatypeMismatch,
-                "foreign key constraint \"{name}\" cannot be implemented"
-            )
-            .with_detail(format!(
-                "Key columns \"{}\" and \"{}\" are of incompatible types: {} and {}.",
-                t.columns[c].name, parent.columns[r].name, ct, rt
-            )));
-        }
-    }
+    key_types(&name, t, columns, &parent, &ref_columns)?;
     let def = ForeignKeyDef {
         name,
         oid,

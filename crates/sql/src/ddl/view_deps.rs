@@ -103,6 +103,15 @@ fn dependents(
     out
 }
 
+/// The first view that reads column `column` (numbered from 1) of table
+/// `oid` directly: ALTER COLUMN TYPE is refused while one does, as in
+/// PostgreSQL.
+pub(super) fn column_user(cat: &Catalog, oid: u32, column: i16) -> Option<Arc<ViewDef>> {
+    let views = traced_views(cat);
+    let direct = dependents(&views, oid, Some(column), "", &HashSet::new());
+    direct.into_iter().next().map(|d| d.view)
+}
+
 /// The error for dropping `what` while views depend on it.
 fn still_used(what: &str, deps: &[Dependent]) -> ErrorReport {
     let detail: Vec<String> =
