@@ -631,6 +631,9 @@ pub struct Catalog {
     /// The search_path names are resolved with. The shared catalog carries
     /// the default setting's; a session lays its own over it.
     pub path: SearchPath,
+    /// True once the built-in `public` schema was dropped. A `public` made
+    /// again by CREATE SCHEMA is an ordinary entry of `schemas`.
+    pub public_dropped: bool,
 }
 
 /// A view: a stored query planned again wherever the view is read.
@@ -728,7 +731,7 @@ impl Catalog {
         match name {
             "pg_catalog" => Some(PG_CATALOG_NAMESPACE_OID),
             "information_schema" => Some(INFO_SCHEMA_NAMESPACE_OID),
-            "public" => Some(PUBLIC_NAMESPACE_OID),
+            "public" if !self.public_dropped => Some(PUBLIC_NAMESPACE_OID),
             "pg_temp" | TEMP_NAMESPACE_NAME => Some(TEMP_NAMESPACE_OID),
             _ => self.schemas.get(name).map(|s| s.oid),
         }
@@ -739,7 +742,7 @@ impl Catalog {
         match oid {
             PG_CATALOG_NAMESPACE_OID => Some("pg_catalog"),
             INFO_SCHEMA_NAMESPACE_OID => Some("information_schema"),
-            PUBLIC_NAMESPACE_OID => Some("public"),
+            PUBLIC_NAMESPACE_OID if !self.public_dropped => Some("public"),
             TEMP_NAMESPACE_OID => Some(TEMP_NAMESPACE_NAME),
             _ => self.schemas.values().find(|s| s.oid == oid).map(|s| s.name.as_str()),
         }
@@ -960,6 +963,11 @@ pub mod keys {
     /// All schema definitions.
     pub fn schemas(tenant: TenantId) -> KeyRange {
         KeyRange::prefix(tenant, &[CATALOG, b'n'])
+    }
+
+    /// Present once the built-in `public` schema was dropped.
+    pub fn public_dropped(tenant: TenantId) -> Key {
+        Key::new(tenant, &[CATALOG, b'p'])
     }
 
     /// One enum type definition.

@@ -192,7 +192,8 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
         Some(b) => decode_u64(&b)?,
         None => 0,
     };
-    let mut cat = Catalog { version, ..Default::default() };
+    let public_dropped = txn.get(&keys::public_dropped(tenant)).await.map_err(from_kv)?.is_some();
+    let mut cat = Catalog { version, public_dropped, ..Default::default() };
     for (_, v) in scan_all(txn, keys::schemas(tenant)).await? {
         let s: catalog::SchemaDef = read_json_entry(&v, "schema")?;
         cat.schemas.insert(s.name.clone(), Arc::new(s));

@@ -686,7 +686,9 @@ impl Func {
                 };
                 let text = match (self, arg(1)) {
                     (Func::ObjDescription, Value::Text(c))
-                        if c == "pg_namespace" && oid == crate::catalog::PUBLIC_NAMESPACE_OID =>
+                        if c == "pg_namespace"
+                            && oid == crate::catalog::PUBLIC_NAMESPACE_OID
+                            && !cat.public_dropped =>
                     {
                         Some(crate::system::PUBLIC_SCHEMA_COMMENT.to_string())
                     }

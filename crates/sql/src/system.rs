@@ -1059,20 +1059,22 @@ impl SystemTable {
         match self {
             PgNamespace => {
                 rows.push(vec![i8(PG_CATALOG_OID), t("pg_catalog"), i8(10), Value::Null]);
-                rows.push(vec![
-                    i8(PUBLIC_NAMESPACE_OID as i64),
-                    t("public"),
-                    i8(DATABASE_OWNER_OID),
-                    // PostgreSQL 15's: its owner may create, everyone use.
-                    sqltypes::array::ArrayValue::new(
-                        DataType::Text,
-                        vec![
-                            t("pg_database_owner=UC/pg_database_owner"),
-                            t("=U/pg_database_owner"),
-                        ],
-                    )
-                    .into_value(),
-                ]);
+                rows.extend((!catalog.public_dropped).then(|| {
+                    vec![
+                        i8(PUBLIC_NAMESPACE_OID as i64),
+                        t("public"),
+                        i8(DATABASE_OWNER_OID),
+                        // PostgreSQL 15's: its owner may create, everyone use.
+                        sqltypes::array::ArrayValue::new(
+                            DataType::Text,
+                            vec![
+                                t("pg_database_owner=UC/pg_database_owner"),
+                                t("=U/pg_database_owner"),
+                            ],
+                        )
+                        .into_value(),
+                    ]
+                }));
                 rows.push(vec![i8(INFO_SCHEMA_OID), t("information_schema"), i8(10), Value::Null]);
                 let owners = roles_with_oids(catalog);
                 for sc in catalog.schemas.values() {
@@ -1117,8 +1119,10 @@ impl SystemTable {
                 }
             }
             PgDescription => {
-                let ns = PUBLIC_NAMESPACE_OID as i64;
-                rows.push(vec![i8(ns), i8(2615), Value::Int4(0), t(PUBLIC_SCHEMA_COMMENT)]);
+                if !catalog.public_dropped {
+                    let ns = PUBLIC_NAMESPACE_OID as i64;
+                    rows.push(vec![i8(ns), i8(2615), Value::Int4(0), t(PUBLIC_SCHEMA_COMMENT)]);
+                }
                 for sc in catalog.schemas.values() {
                     if let Some(c) = &sc.comment {
                         rows.push(vec![i8(sc.oid as i64), i8(2615), Value::Int4(0), t(c)]);
@@ -1397,9 +1401,11 @@ impl SystemTable {
             InfoSchemata => {
                 let mut schemas = vec![
                     ("pg_catalog", "postgres".to_string()),
-                    ("public", "pg_database_owner".to_string()),
                     ("information_schema", "postgres".to_string()),
                 ];
+                if !catalog.public_dropped {
+                    schemas.push(("public", "pg_database_owner".to_string()));
+                }
                 schemas
                     .extend(catalog.schemas.values().map(|s| (s.name.as_str(), s.owner.clone())));
                 schemas.sort();

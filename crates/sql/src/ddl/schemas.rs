@@ -115,25 +115,37 @@ pub async fn drop_schemas<T: Txn>(
     let mut r = DdlResult::tag("DROP SCHEMA");
     for n in names {
         let name = schema_name(n)?;
-        let Some(def) = cat.schemas.get(&name) else {
-            match cat.namespace_oid(&name) {
-                Some(catalog::PUBLIC_NAMESPACE_OID) => {
-                    bail!(FeatureNotSupported, "dropping schema public is not supported")
-                }
-                Some(_) => bail!(
-                    DependentObjectsStillExist,
-                    "cannot drop schema {name} because it is required by the database system"
-                ),
-                None => {
-                    let code = sqlstate::SqlState::InvalidSchemaName;
-                    skip_missing(&mut r, if_exists, code, "schema", &name)?;
-                    continue;
-                }
+        let def = match (cat.schemas.get(&name), cat.namespace_oid(&name)) {
+            (Some(def), _) => def.clone(),
+            // The built-in public schema goes like any other; a marker
+            // records that it is gone.
+            (None, Some(catalog::PUBLIC_NAMESPACE_OID)) => Arc::new(SchemaDef {
+                oid: catalog::PUBLIC_NAMESPACE_OID,
+                name,
+                owner: "pg_database_owner".into(),
+                comment: None,
+            }),
+            (None, Some(_)) => bail!(
+                DependentObjectsStillExist,
+                "cannot drop schema {name} because it is required by the database system"
+            ),
+            (None, None) => {
+                let code = sqlstate::SqlState::InvalidSchemaName;
+                skip_missing(&mut r, if_exists, code, "schema", &name)?;
+                continue;
             }
         };
+        let name = &def.name;
         let objects = contents(cat, def.oid);
-        let shown: Vec<String> =
-            objects.iter().map(|(_, kind, obj)| format!("{kind} {}.{obj}", def.name)).collect();
+        // Objects of a schema on the search path are named bare, as
+        // PostgreSQL names visible objects.
+        let shown: Vec<String> = objects
+            .iter()
+            .map(|(_, kind, obj)| match cat.path.relations.contains(&def.oid) {
+                true => format!("{kind} {obj}"),
+                false => format!("{kind} {}.{obj}", def.name),
+            })
+            .collect();
         if !objects.is_empty() && !cascade {
             let detail: Vec<String> =
                 shown.iter().map(|o| format!("{o} depends on schema {name}")).collect();
@@ -194,7 +206,11 @@ pub async fn drop_schemas<T: Txn>(
             delete_key(txn, keys::enum_type(tenant, e.oid)).await?;
         }
         bump_version(txn, tenant).await?;
-        delete_key(txn, keys::schema(tenant, def.oid)).await?;
+        if def.oid == catalog::PUBLIC_NAMESPACE_OID {
+            put_entry(txn, keys::public_dropped(tenant), vec![]).await?;
+        } else {
+            delete_key(txn, keys::schema(tenant, def.oid)).await?;
+        }
     }
     Ok(r)
 }
