@@ -643,6 +643,15 @@ impl<'a> Binder<'a> {
                     Some(f) => self.expr_in(f, scope, agg)?,
                     None => (Expr::Const(Value::Int4(1)), DataType::Int4),
                 };
+                // A text pattern (an unknown literal too, as string types
+                // are preferred) makes it the regular expression form.
+                let textual =
+                    matches!(from.1, DataType::Text | DataType::Varchar(_) | DataType::Unknown);
+                if textual && substring_for.is_none() {
+                    args.push(self.coerce(from.0, &from.1, &DataType::Text)?);
+                    let f = func::Func::Regex(func::regex::RegexFunc::Substring);
+                    return Ok((Expr::Func(f, args), DataType::Text));
+                }
                 args.push(self.coerce(from.0, &from.1, &DataType::Int4)?);
                 if let Some(n) = substring_for {
                     let (nx, nt) = self.expr_in(n, scope, agg)?;

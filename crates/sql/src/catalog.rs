@@ -18,7 +18,7 @@ use std::sync::Arc;
 use kvapi::{Key, KeyRange, TenantId};
 use serde::{Deserialize, Serialize};
 use sqltypes::enums::{EnumLabel, EnumType};
-use sqltypes::DataType;
+use sqltypes::{DataType, Value};
 
 use crate::error::Result;
 use crate::{bail, err};
@@ -298,8 +298,20 @@ pub struct IndexDef {
     pub oid: u32,
     /// Index name.
     pub name: String,
-    /// Indexed column positions.
+    /// Indexed column positions; [`EXPRESSION_KEY`] where a key is an
+    /// expression (the next of `exprs`), as pg_index.indkey's 0.
     pub columns: Vec<usize>,
+    /// The key expressions as SQL text, in key order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exprs: Vec<String>,
+    /// A partial index's WHERE condition as SQL text: only rows it holds
+    /// for have entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicate: Option<String>,
+    /// `exprs` and `predicate` bound over the table's row; filled with the
+    /// CHECKs ([`bind_checks`]), never stored. None for a plain index.
+    #[serde(skip)]
+    pub bound: Option<Arc<BoundIndex>>,
     /// True for UNIQUE indexes.
     pub unique: bool,
     /// True if the index implements a UNIQUE constraint (declared in
@@ -311,6 +323,77 @@ pub struct IndexDef {
     /// COMMENT ON INDEX text.
     #[serde(default)]
     pub comment: Option<String>,
+}
+
+/// The `columns` entry of an index key that is an expression.
+pub const EXPRESSION_KEY: usize = usize::MAX;
+
+/// An expression or partial index's keys and condition, bound.
+#[derive(Debug, PartialEq)]
+pub struct BoundIndex {
+    /// One expression per key (a column reference for a plain column).
+    pub keys: Vec<crate::expr::Expr>,
+    /// Each key's type.
+    pub types: Vec<DataType>,
+    /// The WHERE condition of a partial index.
+    pub predicate: Option<crate::expr::Expr>,
+}
+
+impl IndexDef {
+    /// A plain index: every key a column, no WHERE.
+    pub fn is_plain(&self) -> bool {
+        self.exprs.is_empty() && self.predicate.is_none()
+    }
+
+    /// The index's key values for `row` (None if a partial index leaves
+    /// the row out).
+    pub fn key_values(&self, row: &[Value]) -> Result<Option<Vec<Value>>> {
+        let Some(b) = &self.bound else {
+            return Ok(Some(self.columns.iter().map(|&c| row[c].clone()).collect()));
+        };
+        let ctx = crate::expr::EvalContext::default();
+        if let Some(p) = &b.predicate {
+            if !p.eval_pred(row, &ctx)? {
+                return Ok(None);
+            }
+        }
+        b.keys.iter().map(|k| k.eval(row, &ctx)).collect::<Result<Vec<_>>>().map(Some)
+    }
+
+    /// Each key's type.
+    pub fn key_types(&self, t: &TableDef) -> Vec<DataType> {
+        match &self.bound {
+            Some(b) => b.types.clone(),
+            None => self.columns.iter().map(|&c| t.columns[c].ty.to_type()).collect(),
+        }
+    }
+
+    /// Each key as PostgreSQL names it in messages: the column's name or
+    /// the expression's text.
+    pub fn key_names<'a>(&'a self, t: &'a TableDef) -> Vec<&'a str> {
+        let mut exprs = self.exprs.iter();
+        self.columns
+            .iter()
+            .map(|&c| match c {
+                EXPRESSION_KEY => exprs.next().map_or("?", String::as_str),
+                c => t.columns[c].name.as_str(),
+            })
+            .collect()
+    }
+
+    /// The table columns the index reads, in its keys or its condition.
+    pub fn used_columns(&self) -> Vec<usize> {
+        let mut out: Vec<usize> =
+            self.columns.iter().copied().filter(|&c| c != EXPRESSION_KEY).collect();
+        if let Some(b) = &self.bound {
+            for e in b.keys.iter().chain(&b.predicate) {
+                e.walk(&mut |x| out.extend(x.as_column()));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 /// A table definition.
@@ -449,21 +532,128 @@ impl CheckDef {
     }
 }
 
-/// Binds `t`'s CHECK expressions over its row (see [`TableDef::bound_checks`]).
+/// Binds `t`'s CHECK expressions over its row (see [`TableDef::bound_checks`]),
+/// and the keys and conditions of its expression and partial indexes (see
+/// [`IndexDef::bound`]).
 pub fn bind_checks(cat: &Catalog, t: &mut TableDef) -> Result<()> {
     let scope = crate::select::table_scope(t, &t.name, &None);
     let mut bound = Vec::with_capacity(t.checks.len());
     for c in &t.checks {
-        let dialect = sqlparser::dialect::PostgreSqlDialect {};
-        let e = sqlparser::parser::Parser::new(&dialect)
-            .try_with_sql(&c.expr)
-            .and_then(|mut p| p.parse_expr())
-            .map_err(|e| err!(DataCorrupted, "stored CHECK expression does not parse: {e}"))?;
-        bound.push(check_expr(cat, &e, &scope)?);
+        bound.push(check_expr(cat, &parse_stored(&c.expr, "CHECK")?, &scope)?);
     }
     t.bound_checks = bound;
+    let mut indexes = std::mem::take(&mut t.indexes);
+    for idx in indexes.iter_mut().filter(|i| !i.is_plain()) {
+        idx.bound = Some(Arc::new(bind_index(cat, t, idx, &scope)?));
+    }
+    t.indexes = indexes;
     Ok(())
 }
+
+/// A stored expression (`what` says whose, for the error), parsed.
+pub fn parse_stored(text: &str, what: &str) -> Result<sqlparser::ast::Expr> {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| err!(DataCorrupted, "stored {what} expression does not parse: {e}"))
+}
+
+/// Binds an expression or partial index's keys and condition over `t`'s row.
+fn bind_index(
+    cat: &Catalog,
+    t: &TableDef,
+    idx: &IndexDef,
+    scope: &crate::bind::Scope,
+) -> Result<BoundIndex> {
+    let mut exprs = idx.exprs.iter();
+    let (mut keys, mut types) = (Vec::new(), Vec::new());
+    for &c in &idx.columns {
+        if c != EXPRESSION_KEY {
+            keys.push(crate::expr::Expr::Column(c));
+            types.push(t.columns[c].ty.to_type());
+            continue;
+        }
+        let text =
+            exprs.next().ok_or_else(|| err!(DataCorrupted, "index key without expression"))?;
+        let (x, ty) = index_expr(cat, &parse_stored(text, "index")?, scope, false)?;
+        keys.push(x);
+        types.push(ty);
+    }
+    let predicate = match &idx.predicate {
+        Some(p) => Some(index_expr(cat, &parse_stored(p, "index")?, scope, true)?.0),
+        None => None,
+    };
+    Ok(BoundIndex { keys, types, predicate })
+}
+
+/// Binds an index key expression (or, with `predicate`, its WHERE
+/// condition) over a table's row, refusing what PostgreSQL refuses there.
+pub fn index_expr(
+    cat: &Catalog,
+    e: &sqlparser::ast::Expr,
+    scope: &crate::bind::Scope,
+    predicate: bool,
+) -> Result<(crate::expr::Expr, DataType)> {
+    let place = if predicate { "index predicates" } else { "index expressions" };
+    if crate::bind::contains_aggregate(e) {
+        bail!(GroupingError, "aggregate functions are not allowed in {place}");
+    }
+    let mut volatile = None;
+    let _ = sqlparser::ast::visit_expressions(e, |x| {
+        if let sqlparser::ast::Expr::Function(f) = x {
+            let name = f.name.to_string().to_ascii_lowercase();
+            let last = name.rsplit('.').next().unwrap_or_default().to_string();
+            if VOLATILE_OR_STABLE.contains(&last.as_str()) {
+                volatile = Some(last);
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    if volatile.is_some() {
+        let what = if predicate { "index predicate" } else { "index expression" };
+        bail!(InvalidObjectDefinition, "functions in {what} must be marked IMMUTABLE");
+    }
+    let mut b = crate::bind::Binder::new(cat, vec![]);
+    let (x, t) = b.expr(e, scope)?;
+    if !b.subqueries.is_empty() || !b.correlated.is_empty() {
+        bail!(FeatureNotSupported, "cannot use subquery in {}", &place[..place.len() - 1]);
+    }
+    if !predicate {
+        return Ok((x, t));
+    }
+    if !matches!(t, DataType::Bool | DataType::Unknown) {
+        bail!(DatatypeMismatch, "argument of WHERE must be type boolean, not type {t}");
+    }
+    Ok((b.coerce(x, &t, &DataType::Bool)?, DataType::Bool))
+}
+
+/// Built-in functions whose result may change between calls or with the
+/// session's settings: PostgreSQL refuses them in index expressions.
+const VOLATILE_OR_STABLE: &[&str] = &[
+    "now",
+    "random",
+    "clock_timestamp",
+    "statement_timestamp",
+    "transaction_timestamp",
+    "timeofday",
+    "nextval",
+    "currval",
+    "lastval",
+    "setval",
+    "gen_random_uuid",
+    "current_setting",
+    "set_config",
+    "to_char",
+    "to_timestamp",
+    "to_date",
+    "age",
+    "pg_backend_pid",
+    "current_database",
+    "current_schema",
+    "current_user",
+    "version",
+];
 
 /// Binds one CHECK condition over a table's row scope.
 pub fn check_expr(

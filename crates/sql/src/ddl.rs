@@ -227,7 +227,7 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
     }
     let mut with_checks = Vec::new();
     for (name, t) in tables {
-        if t.checks.is_empty() {
+        if t.checks.is_empty() && t.indexes.iter().all(|i| i.is_plain()) {
             cat.tables.insert(name, Arc::new(t));
         } else {
             with_checks.push(t);
@@ -433,6 +433,42 @@ fn new_name(cat: &Catalog, name: &ast::ObjectName) -> Result<(u32, String)> {
     Ok((cat.creation_namespace(&n)?, n.name))
 }
 
+/// CREATE INDEX's keys: each a column, or an expression (stored as text)
+/// bound over the table's row; with the name part each gives a generated
+/// index name (the column's, the function's, else `expr`).
+fn index_keys(
+    cat: &Catalog,
+    t: &TableDef,
+    cols: &[ast::IndexColumn],
+    scope: &Scope,
+) -> Result<(Vec<usize>, Vec<String>, Vec<String>)> {
+    let (mut columns, mut exprs, mut names) = (Vec::new(), Vec::new(), Vec::new());
+    for c in cols {
+        let mut e = &c.column.expr;
+        while let ast::Expr::Nested(inner) = e {
+            e = inner;
+        }
+        if let ast::Expr::Identifier(i) = e {
+            let n = bind::ident(i);
+            let col = t
+                .column_index(&n)
+                .ok_or_else(|| err!(UndefinedColumn, "column \"{n}\" does not exist"))?;
+            columns.push(col);
+            names.push(n);
+            continue;
+        }
+        catalog::index_expr(cat, e, scope, false)?;
+        columns.push(catalog::EXPRESSION_KEY);
+        exprs.push(crate::deparse::stored_text(cat, e));
+        let name = match crate::select::derive_name(e) {
+            n if n == "?column?" => "expr".to_string(),
+            n => n,
+        };
+        names.push(name);
+    }
+    Ok((columns, exprs, names))
+}
+
 fn index_columns(t: &TableDef, cols: &[ast::IndexColumn]) -> Result<Vec<usize>> {
     cols.iter()
         .map(|c| match &c.column.expr {
@@ -605,6 +641,9 @@ pub async fn create_table<T: Txn>(
             oid: id as u32,
             name: iname,
             columns: cols,
+            exprs: vec![],
+            predicate: None,
+            bound: None,
             unique: true,
             constraint: true,
             storage: id,
@@ -1067,12 +1106,23 @@ pub async fn create_index<T: Txn>(
     let t = cat.must_table(&bind::obj_name(&ci.table_name)?)?;
     let tname = t.name.clone();
     refuse_temporary(&t, "CREATE INDEX")?;
-    let cols = index_columns(&t, &ci.columns)?;
+    if ci.nulls_distinct == Some(false) {
+        bail!(FeatureNotSupported, "NULLS NOT DISTINCT indexes are not supported yet");
+    }
+    let scope = crate::select::table_scope(&t, &t.name, &None);
+    let (cols, exprs, names) = index_keys(cat, &t, &ci.columns, &scope)?;
+    let predicate = match &ci.predicate {
+        Some(p) => {
+            catalog::index_expr(cat, p, &scope, true)?;
+            Some(crate::deparse::stored_text(cat, p))
+        }
+        None => None,
+    };
     let iname = match &ci.name {
         Some(n) => bind::object_name(n)?,
         None => {
-            let names: Vec<&str> = cols.iter().map(|&c| t.columns[c].name.as_str()).collect();
-            format!("{tname}_{}_idx", names.join("_"))
+            let taken = |n: &str| cat.relation_exists(t.namespace, n);
+            free_name(format!("{tname}_{}_idx", names.join("_")), taken)
         }
     };
     if cat.relation_exists(t.namespace, &iname) {
@@ -1091,11 +1141,15 @@ pub async fn create_index<T: Txn>(
         oid: id as u32,
         name: iname.clone(),
         columns: cols,
+        exprs,
+        predicate,
+        bound: None,
         unique: ci.unique,
         constraint: false,
         storage: id,
         comment: None,
     });
+    catalog::bind_checks(cat, &mut nt)?;
     // Build the entries from the existing rows.
     let only_new =
         TableDef { indexes: vec![nt.indexes[nt.indexes.len() - 1].clone()], ..nt.clone() };
@@ -1122,22 +1176,14 @@ async fn build_index<T: Txn>(
         let last = batch.last().map(|(k, _)| k.clone());
         for (key, bytes) in batch {
             let row = rowcodec::decode_row(&bytes, &types)?;
-            let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
-            if idx.unique
-                && !vals.iter().any(Value::is_null)
-                && !seen.insert(crate::exec::group_key(&vals))
-            {
-                let names: Vec<&str> =
-                    idx.columns.iter().map(|&c| t.columns[c].name.as_str()).collect();
-                let shown: Vec<String> = vals.iter().map(text_of).collect();
+            let Some((ik, vals, exact)) = dml::index_entry(tenant, t, idx, &row, &key)? else {
+                continue;
+            };
+            if exact && !seen.insert(crate::exec::group_key(&vals)) {
+                let detail = dml::index_key_detail(&idx.key_names(t), &vals, "is duplicated");
                 return Err(err!(UniqueViolation, "could not create unique index \"{iname}\"")
-                    .with_detail(format!(
-                        "Key ({})=({}) is duplicated.",
-                        names.join(", "),
-                        shown.join(", ")
-                    )));
+                    .with_detail(detail));
             }
-            let (ik, _) = dml::index_entry(tenant, t, idx, &row, &key);
             txn.put(ik, key.rest().to_vec(), LockMode::Private).map_err(from_kv)?;
         }
         match last {
@@ -1145,12 +1191,6 @@ async fn build_index<T: Txn>(
             _ => return Ok(()),
         }
     }
-}
-
-fn text_of(v: &Value) -> String {
-    let mut out = Vec::new();
-    sqltypes::text::format_text(v, &mut out);
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// ALTER TABLE.

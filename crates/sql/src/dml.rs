@@ -203,8 +203,14 @@ fn value_text(v: &Value) -> String {
 
 fn key_detail(table: &TableDef, cols: &[usize], row: &[Value]) -> String {
     let names: Vec<&str> = cols.iter().map(|&c| table.columns[c].name.as_str()).collect();
-    let vals: Vec<String> = cols.iter().map(|&c| value_text(&row[c])).collect();
-    format!("Key ({})=({}) already exists.", names.join(", "), vals.join(", "))
+    let vals: Vec<Value> = cols.iter().map(|&c| row[c].clone()).collect();
+    index_key_detail(&names, &vals, "already exists")
+}
+
+/// `Key (a, b)=(1, 2) <what>.`, as PostgreSQL details a unique violation.
+pub fn index_key_detail(names: &[&str], vals: &[Value], what: &str) -> String {
+    let vals: Vec<String> = vals.iter().map(value_text).collect();
+    format!("Key ({})=({}) {what}.", names.join(", "), vals.join(", "))
 }
 
 fn unique_violation(table: &TableDef, name: &str, detail: String) -> crate::error::Error {
@@ -233,23 +239,36 @@ pub fn key_for(tenant: TenantId, table: &TableDef, row: &[Value]) -> Key {
     }
 }
 
-/// An index entry: its key, and whether it is an exact-unique entry that
-/// must be locked and checked.
+/// An index entry: its key, its key values, and whether it is an
+/// exact-unique entry that must be locked and checked. None if a partial
+/// index leaves the row out.
 pub fn index_entry(
     tenant: TenantId,
     table: &TableDef,
     idx: &IndexDef,
     row: &[Value],
     row_key: &Key,
-) -> (Key, bool) {
-    let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
-    let types: Vec<DataType> = idx.columns.iter().map(|&c| table.columns[c].ty.to_type()).collect();
-    let mut k = index_prefix(idx, &vals, &types);
+) -> Result<Option<(Key, Vec<Value>, bool)>> {
+    let Some(vals) = idx.key_values(row)? else { return Ok(None) };
+    let mut k = index_prefix(idx, &vals, &idx.key_types(table));
     let exact = idx.unique && !vals.iter().any(Value::is_null);
     if !exact {
         k.extend_from_slice(row_key.rest());
     }
-    (Key::new(tenant, &k), exact)
+    Ok(Some((Key::new(tenant, &k), vals, exact)))
+}
+
+/// True if `a` and `b` have the same entry in `idx` (an update of a row
+/// leaves the entry alone).
+fn same_entry(idx: &IndexDef, a: &[Value], b: &[Value]) -> Result<bool> {
+    if idx.is_plain() {
+        return Ok(idx.columns.iter().all(|&c| same_value(&a[c], &b[c])));
+    }
+    Ok(match (idx.key_values(a)?, idx.key_values(b)?) {
+        (Some(x), Some(y)) => x.iter().zip(&y).all(|(x, y)| same_value(x, y)),
+        (None, None) => true,
+        _ => false,
+    })
 }
 
 /// The start of `idx`'s entries for leading column values `vals` (of
@@ -270,19 +289,18 @@ async fn add_index_entries<T: Txn>(
 ) -> Result<()> {
     for idx in &table.indexes {
         if let Some(old) = skip_unchanged {
-            if idx.columns.iter().all(|&c| same_value(&old[c], &row[c])) {
+            if same_entry(idx, old, row)? {
                 continue;
             }
         }
-        let (ik, exact) = index_entry(tenant, table, idx, row, key);
+        let Some((ik, vals, exact)) = index_entry(tenant, table, idx, row, key)? else {
+            continue;
+        };
         if exact {
             let locked = txn.lock(std::slice::from_ref(&ik)).await.map_err(from_kv)?;
             if locked.first().map(|l| l.latest.is_some()).unwrap_or(false) {
-                return Err(unique_violation(
-                    table,
-                    &idx.name,
-                    key_detail(table, &idx.columns, row),
-                ));
+                let detail = index_key_detail(&idx.key_names(table), &vals, "already exists");
+                return Err(unique_violation(table, &idx.name, detail));
             }
             txn.put(ik, key.rest().to_vec(), LockMode::Locked).map_err(from_kv)?;
         } else {
@@ -302,11 +320,13 @@ fn remove_index_entries<T: Txn>(
 ) -> Result<()> {
     for idx in &table.indexes {
         if let Some(new) = keep_unchanged {
-            if idx.columns.iter().all(|&c| same_value(&new[c], &row[c])) {
+            if same_entry(idx, new, row)? {
                 continue;
             }
         }
-        let (ik, exact) = index_entry(tenant, table, idx, row, key);
+        let Some((ik, _, exact)) = index_entry(tenant, table, idx, row, key)? else {
+            continue;
+        };
         // Exact unique entries must be locked first (lock_unique_entries).
         let mode = if exact { LockMode::Locked } else { LockMode::Private };
         txn.delete(ik, mode).map_err(from_kv)?;
@@ -324,8 +344,7 @@ async fn lock_unique_entries<T: Txn>(
 ) -> Result<()> {
     let mut ks = Vec::new();
     for idx in &table.indexes {
-        let (ik, exact) = index_entry(tenant, table, idx, row, key);
-        if exact {
+        if let Some((ik, _, true)) = index_entry(tenant, table, idx, row, key)? {
             ks.push(ik);
         }
     }

@@ -241,7 +241,7 @@ impl Expr {
                 let (v, p) = (e.eval(row, ctx)?, pat.eval(row, ctx)?);
                 match (v, p) {
                     (Value::Text(s), Value::Text(p)) => {
-                        Value::Bool(regex_match(&s, &p, *ci)? != *negated)
+                        Value::Bool(crate::func::regex::is_match(&s, &p, *ci)? != *negated)
                     }
                     (Value::Null, _) | (_, Value::Null) => Value::Null,
                     _ => bail!(UndefinedFunction, "operator does not exist for ~"),
@@ -500,38 +500,6 @@ fn eval_in(
 }
 
 /// SQL LIKE matching with `%`, `_` and backslash escapes.
-/// POSIX regular expression match (`~`), with compiled patterns cached per
-/// thread. PostgreSQL's advanced regular expressions are mostly the syntax
-/// the `regex` crate reads; back-references and lookaround are refused with
-/// 2201B.
-pub fn regex_match(s: &str, pattern: &str, case_insensitive: bool) -> Result<bool> {
-    use std::cell::RefCell;
-    use std::collections::HashMap;
-    thread_local! {
-        static CACHE: RefCell<HashMap<(String, bool), regex::Regex>> = RefCell::new(HashMap::new());
-    }
-    CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        let key = (pattern.to_string(), case_insensitive);
-        if !c.contains_key(&key) {
-            let re = regex::RegexBuilder::new(pattern)
-                .case_insensitive(case_insensitive)
-                .size_limit(1 << 20)
-                .build()
-                .map_err(|e| {
-                    let why = e.to_string();
-                    let last = why.lines().last().unwrap_or("invalid pattern").trim().to_string();
-                    crate::err!(InvalidRegularExpression, "invalid regular expression: {last}")
-                })?;
-            if c.len() >= 256 {
-                c.clear();
-            }
-            c.insert(key.clone(), re);
-        }
-        Ok(c[&key].is_match(s))
-    })
-}
-
 /// SQL LIKE matching (`%` any run, `_` one character, `\` escapes).
 pub fn like(s: &str, pattern: &str, case_insensitive: bool) -> bool {
     let (s, p): (Vec<char>, Vec<char>) = if case_insensitive {

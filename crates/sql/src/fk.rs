@@ -58,7 +58,7 @@ pub fn target(parent: &TableDef, fk: &ForeignKeyDef) -> Result<(Target, Vec<usiz
     if !parent.primary_key.is_empty() && same(&parent.primary_key) {
         return Ok((Target::Primary, parent.primary_key.clone()));
     }
-    match parent.indexes.iter().position(|i| i.unique && same(&i.columns)) {
+    match parent.indexes.iter().position(|i| i.unique && i.is_plain() && same(&i.columns)) {
         Some(i) => Ok((Target::Unique(i), parent.indexes[i].columns.clone())),
         None => bail!(
             InvalidForeignKey,
@@ -469,7 +469,7 @@ async fn find_referencing<T: Txn>(
     // An index that starts with the referencing columns finds them directly.
     let n = fk.columns.len();
     let index = child.indexes.iter().find(|i| {
-        i.columns.len() >= n && {
+        i.is_plain() && i.columns.len() >= n && {
             let mut lead = i.columns[..n].to_vec();
             let mut want = fk.columns.clone();
             lead.sort_unstable();

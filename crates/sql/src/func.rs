@@ -20,6 +20,8 @@ pub mod datetime;
 pub mod formatting;
 // json and jsonb functions and operators.
 pub mod json;
+// POSIX regular expression functions (regexp_replace, regexp_match, ...).
+pub mod regex;
 
 /// A resolved built-in scalar function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +126,8 @@ pub enum Func {
     Date(datetime::DateFunc),
     /// A json or jsonb function or operator.
     Json(json::JsonFunc),
+    /// A regular expression function (func/regex.rs)
+    Regex(regex::RegexFunc),
     /// gen_random_uuid()
     GenRandomUuid,
     /// chr(code)
@@ -436,6 +440,7 @@ impl Func {
             Func::Array(f) => return arrays::call(f, args),
             Func::Date(f) => return datetime::call(f, args, ctx.txn_time, ctx.zone()),
             Func::Json(f) => return json::call(f, args, ctx.zone()),
+            Func::Regex(f) => return regex::call(f, args),
             _ => {}
         }
         let strict = !matches!(
@@ -640,7 +645,11 @@ impl Func {
                         let pretty = matches!(args.get(1), Some(Value::Bool(true)));
                         catalog_info::constraint_def(cat, oid, pretty)
                     }
-                    Func::IndexDef => catalog_info::index_def(cat, oid),
+                    Func::IndexDef => {
+                        let column = int(&arg(1)).unwrap_or(0).max(0) as usize;
+                        let pretty = matches!(args.get(2), Some(Value::Bool(true)));
+                        catalog_info::index_def(cat, oid, column, pretty)
+                    }
                     _ => return Ok(catalog_info::table_is_visible(cat, oid)),
                 };
                 text.map(Value::Text).unwrap_or(Value::Null)
@@ -748,7 +757,7 @@ impl Func {
                 _ => Value::Null,
             },
             Func::InRecovery => Value::Bool(false),
-            Func::Date(_) | Func::Json(_) => unreachable!("returned above"),
+            Func::Date(_) | Func::Json(_) | Func::Regex(_) => unreachable!("returned above"),
             Func::GenRandomUuid => Value::Uuid(sqltypes::uuid::v4(rand::random())),
             Func::Chr => {
                 let code = int(&arg(0))?;

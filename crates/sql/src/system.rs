@@ -1369,10 +1369,15 @@ impl SystemTable {
             PgIndex => {
                 for tb in catalog.tables.values() {
                     if tb.pkey_name.is_some() {
-                        rows.push(index_row(tb, tb.pkey_oid, &tb.primary_key, true, true));
+                        let types: Vec<DataType> =
+                            tb.primary_key.iter().map(|&c| tb.columns[c].ty.to_type()).collect();
+                        let key = (&tb.primary_key[..], &types[..]);
+                        rows.push(index_row(tb, tb.pkey_oid, key, true, true, None));
                     }
                     for idx in &tb.indexes {
-                        rows.push(index_row(tb, idx.oid, &idx.columns, idx.unique, false));
+                        let types = idx.key_types(tb);
+                        let key = (&idx.columns[..], &types[..]);
+                        rows.push(index_row(tb, idx.oid, key, idx.unique, false, Some(idx)));
                     }
                 }
             }
@@ -1876,22 +1881,26 @@ pub fn roles_with_oids(catalog: &Catalog) -> Vec<(i64, crate::catalog::RoleDef)>
 fn index_row(
     tb: &TableDef,
     oid: u32,
-    columns: &[usize],
+    (columns, types): (&[usize], &[DataType]),
     unique: bool,
     primary: bool,
+    idx: Option<&crate::catalog::IndexDef>,
 ) -> Vec<Value> {
     let n = columns.len() as i16;
     let int2s = |f: &dyn Fn(usize) -> i16| {
         sqltypes::array::vector(
             DataType::Int2,
-            columns.iter().map(|&c| Value::Int2(f(c))).collect(),
+            (0..columns.len()).map(|i| Value::Int2(f(i))).collect(),
         )
     };
     let oids = |f: &dyn Fn(usize) -> u32| {
-        sqltypes::array::vector(DataType::Oid, columns.iter().map(|&c| Value::Oid(f(c))).collect())
+        sqltypes::array::vector(
+            DataType::Oid,
+            (0..columns.len()).map(|i| Value::Oid(f(i))).collect(),
+        )
     };
-    let ty = |c: usize| tb.columns[c].ty.to_type();
-    let collation = |c: usize| if ty(c).is_string() { 100 } else { 0 };
+    let ty = |i: usize| types[i].clone();
+    let collation = |i: usize| if ty(i).is_string() { 100 } else { 0 };
     let mut row = vec![
         Value::Int8(oid as i64),
         Value::Int8(tb.oid as i64),
@@ -1905,12 +1914,31 @@ fn index_row(
     for b in [false, true, false, true, true, true, false, false] {
         row.push(Value::Bool(b));
     }
-    row.push(int2s(&|c| c as i16 + 1));
+    // indkey: 0 for an expression key, as in PostgreSQL.
+    row.push(int2s(&|i| match columns[i] {
+        crate::catalog::EXPRESSION_KEY => 0,
+        c => c as i16 + 1,
+    }));
     row.push(oids(&collation));
-    row.push(oids(&|c| default_opclass(&ty(c))));
+    row.push(oids(&|i| default_opclass(&ty(i))));
     row.push(int2s(&|_| 0));
-    row.push(Value::Null);
-    row.push(Value::Null);
+    // indexprs and indpred hold SQL text where PostgreSQL has node trees;
+    // pg_get_expr prints them.
+    // (An expression other than a call, and a condition other than a
+    // column, print parenthesized, as PostgreSQL's deparser prints them.)
+    let paren = |e: &String| match crate::func::catalog_info::looks_like_call(e) {
+        true => e.clone(),
+        false => format!("({e})"),
+    };
+    let exprs = idx.filter(|i| !i.exprs.is_empty()).map(|i| {
+        let shown: Vec<String> = i.exprs.iter().map(paren).collect();
+        Value::Text(shown.join(", "))
+    });
+    row.push(exprs.unwrap_or(Value::Null));
+    let bare = |p: &String| p.chars().all(|c| c.is_alphanumeric() || c == '_');
+    let pred =
+        idx.and_then(|i| i.predicate.as_ref()).map(|p| if bare(p) { p.clone() } else { paren(p) });
+    row.push(pred.map_or(Value::Null, Value::Text));
     row
 }
 

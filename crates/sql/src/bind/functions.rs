@@ -66,6 +66,10 @@ impl Binder<'_> {
             .or_else(|| {
                 func::datetime::resolve(name, &types)
                     .map(|r| r.map(|(f, ty, t)| (func::Func::Date(f), ty, t)))
+            })
+            .or_else(|| {
+                func::regex::resolve(name, &types)
+                    .map(|r| r.map(|(f, ty, t)| (func::Func::Regex(f), ty, t)))
             });
         let (func, ty, targets) = match resolved {
             Some(resolved) => resolved?,

@@ -24,15 +24,6 @@ fn column(cur: &TableDef, name: &ast::Ident) -> Result<usize> {
     })
 }
 
-/// A stored CHECK expression, parsed.
-fn parse_check(text: &str) -> Result<ast::Expr> {
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    sqlparser::parser::Parser::new(&dialect)
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_expr())
-        .map_err(|e| err!(DataCorrupted, "stored CHECK expression does not parse: {e}"))
-}
-
 /// The name in `x` if `x` is a reference to column `name`.
 fn column_ref<'a>(x: &'a mut ast::Expr, name: &str) -> Option<&'a mut ast::Ident> {
     let id = match x {
@@ -158,15 +149,18 @@ pub(super) async fn rename_column<T: Txn>(
     if cur.column_index(&to).is_some() {
         bail!(DuplicateColumn, "column \"{to}\" of relation \"{}\" already exists", cur.name);
     }
-    for check in &mut cur.checks {
-        let mut e = parse_check(&check.expr)?;
+    // CHECKs and index expressions name the column in their text.
+    let texts = cur.checks.iter_mut().map(|c| &mut c.expr);
+    let indexes = cur.indexes.iter_mut().flat_map(|i| i.exprs.iter_mut().chain(&mut i.predicate));
+    for text in texts.chain(indexes) {
+        let mut e = catalog::parse_stored(text, "CHECK")?;
         let _ = ast::visit_expressions_mut(&mut e, |x| {
             if let Some(id) = column_ref(x, &from) {
-                *id = ast::Ident::with_quote('"', to.clone());
+                *id = crate::deparse::ident_of(&to);
             }
             ControlFlow::<()>::Continue(())
         });
-        check.expr = crate::deparse::stored_text(cat, &e);
+        *text = crate::deparse::stored_text(cat, &e);
     }
     for s in cat.sequences.values() {
         if s.owned_by.as_ref().is_some_and(|(o, col)| *o == cur.oid && *col == from) {
@@ -206,6 +200,9 @@ pub(super) async fn add_unique<T: Txn>(
         oid: id as u32,
         name: name.clone(),
         columns: cols,
+        exprs: vec![],
+        predicate: None,
+        bound: None,
         unique: true,
         constraint: true,
         storage: id,
@@ -274,7 +271,7 @@ pub(super) async fn drop_column<T: Txn>(
         }
     }
     cur.checks = keep;
-    cur.indexes.retain(|i| !i.columns.contains(&c));
+    cur.indexes.retain(|i| !i.used_columns().contains(&c));
     let own = cur.oid;
     cur.foreign_keys.retain(|f| {
         !(f.columns.contains(&c) || (f.ref_table == own && f.ref_columns.contains(&c)))
@@ -286,7 +283,7 @@ pub(super) async fn drop_column<T: Txn>(
     }
     // Positions after the dropped column move down by one.
     let shift = |v: &mut usize| {
-        if *v > c {
+        if *v > c && *v != catalog::EXPRESSION_KEY {
             *v -= 1;
         }
     };
@@ -406,7 +403,7 @@ pub(super) async fn set_type<T: Txn>(
         let was = crate::deparse::unmodified(&old.columns[c].ty.to_type());
         let scope = crate::select::table_scope(cur, &cur.name, &None);
         for check in &mut cur.checks {
-            let e = parse_check(&check.expr)?;
+            let e = catalog::parse_stored(&check.expr, "CHECK")?;
             if catalog::check_expr(cat, &e, &scope).is_err() {
                 check.expr = crate::deparse::stored_text(cat, &cast_column(e, &cname, &was)?);
             }

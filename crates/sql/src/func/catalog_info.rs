@@ -193,25 +193,76 @@ pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
     None
 }
 
-/// pg_get_indexdef(oid): the CREATE INDEX statement of an index.
-pub fn index_def(cat: &Catalog, oid: u32) -> Option<String> {
+/// pg_get_indexdef(oid [, column, pretty]): the CREATE INDEX statement of
+/// an index, or (column > 0) that key alone. An expression key is
+/// parenthesized unless it is a function call, as PostgreSQL prints it.
+pub fn index_def(cat: &Catalog, oid: u32, column: usize, pretty: bool) -> Option<String> {
     for t in cat.tables.values() {
-        let (name, unique, cols) = if t.pkey_name.is_some() && t.pkey_oid == oid {
-            (t.pkey_name.clone()?, true, t.primary_key.clone())
-        } else if let Some(i) = t.indexes.iter().find(|i| i.oid == oid) {
-            (i.name.clone(), i.unique, i.columns.clone())
-        } else {
-            continue;
+        let pk = t.pkey_name.is_some() && t.pkey_oid == oid;
+        let idx = t.indexes.iter().find(|i| i.oid == oid);
+        let (name, unique, cols) = match (pk, idx) {
+            (true, _) => (t.pkey_name.clone()?, true, t.primary_key.clone()),
+            (false, Some(i)) => (i.name.clone(), i.unique, i.columns.clone()),
+            (false, None) => continue,
         };
-        return Some(format!(
+        let mut exprs = idx.map(|i| i.exprs.iter()).into_iter().flatten();
+        let mut keys = Vec::new();
+        for c in cols {
+            keys.push(match c {
+                crate::catalog::EXPRESSION_KEY => {
+                    let e = crate::deparse::display_expr(cat, exprs.next()?);
+                    let call = looks_like_call(&e);
+                    match (column > 0 || call, pretty) {
+                        (true, _) => e,
+                        (false, true) => format!("({e})"),
+                        (false, false) => format!("(({e}))"),
+                    }
+                }
+                c => quote_ident(&t.columns[c].name),
+            });
+        }
+        if column > 0 {
+            return keys.into_iter().nth(column - 1);
+        }
+        let mut def = format!(
             "CREATE {}INDEX {} ON {} USING btree ({})",
             if unique { "UNIQUE " } else { "" },
             quote_ident(&name),
             qualified_name(cat, t.namespace, &t.name),
-            column_list(t, &cols)
-        ));
+            keys.join(", ")
+        );
+        if let Some(p) = idx.and_then(|i| i.predicate.as_deref()) {
+            let p = crate::deparse::display_expr(cat, p);
+            def.push_str(&if pretty { format!(" WHERE {p}") } else { format!(" WHERE ({p})") });
+        }
+        return Some(def);
     }
     None
+}
+
+/// True if `e` is one function call (`lower(email)`), which an index
+/// definition prints without parentheses of its own.
+pub(crate) fn looks_like_call(e: &str) -> bool {
+    let Some(open) = e.find('(') else { return false };
+    let name = &e[..open];
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+        return false;
+    }
+    // The parenthesis opened after the name closes at the very end.
+    let mut depth = 0;
+    for (i, c) in e.char_indices().skip_while(|&(i, _)| i < open) {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i == e.len() - 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// pg_get_serial_sequence(table, column): the sequence a SERIAL or IDENTITY

@@ -101,7 +101,9 @@ pub fn choose_access(t: &Arc<TableDef>, pred: &Expr) -> Access {
         (score > 0).then_some((score, Access::Range { index, eq: pinned, lo: l, hi: h }))
     };
     let mut best = candidate(None, &t.primary_key);
-    for (i, idx) in t.indexes.iter().enumerate() {
+    // Expression and partial indexes are not read by queries yet (only
+    // maintained and enforced).
+    for (i, idx) in t.indexes.iter().enumerate().filter(|(_, i)| i.is_plain()) {
         if let Some(c) = candidate(Some(i), &idx.columns) {
             if best.as_ref().map(|(s, _)| c.0 > *s).unwrap_or(true) {
                 best = Some(c);

@@ -1,5 +1,6 @@
-//! Functions in FROM: generate_series, unnest (of one or more arrays) and
-//! generate_subscripts, optionally WITH ORDINALITY. Their arguments may read
+//! Functions in FROM: generate_series, unnest (of one or more arrays),
+//! generate_subscripts, the json and regexp set-returning functions and a
+//! few catalog helpers, optionally WITH ORDINALITY. Their arguments may read
 //! the FROM items before them (PostgreSQL's implicit LATERAL); the caller
 //! then runs the function once per row of those items.
 
@@ -42,6 +43,10 @@ pub enum TableFunc {
     /// the first dimension, n counting from 1 (pgjdbc's getPrimaryKeys
     /// reads index keys with it).
     ExpandArray,
+    /// regexp_matches(string, pattern [, flags]): a text[] per match.
+    RegexMatches,
+    /// regexp_split_to_table(string, pattern [, flags]): a text per piece.
+    RegexSplit,
 }
 
 /// One set-returning call of a [`FromFunction`].
@@ -205,6 +210,8 @@ pub fn is_set_returning(name: &str) -> bool {
             | "pg_partition_ancestors"
             | "pg_options_to_table"
             | "_pg_expandarray"
+            | "regexp_matches"
+            | "regexp_split_to_table"
     ) || JSON_FUNCTIONS.contains(&name)
 }
 
@@ -335,6 +342,21 @@ fn bind_call(
             let Some(elem) = t.elem().cloned() else { return Err(no_such(&[(x, t)])) };
             (TableFunc::ExpandArray, vec![x], vec![elem, DataType::Int4])
         }
+        "regexp_matches" | "regexp_split_to_table" => {
+            if !(2..=3).contains(&bound.len()) {
+                return Err(no_such(&bound));
+            }
+            let mut exprs = Vec::new();
+            for (x, t) in bound {
+                exprs.push(b.coerce(x, &t, &DataType::Text)?);
+            }
+            match fname {
+                "regexp_matches" => {
+                    (TableFunc::RegexMatches, exprs, vec![DataType::Text.array_of()])
+                }
+                _ => (TableFunc::RegexSplit, exprs, vec![DataType::Text]),
+            }
+        }
         "pg_partition_ancestors" => {
             let [(x, t)] = <[_; 1]>::try_from(bound).map_err(|b: Vec<_>| no_such(&b))?;
             let reg = DataType::Reg(sqltypes::RegKind::Class);
@@ -359,6 +381,8 @@ impl FromFunction {
             Some(TableFunc::JsonKeys) => "json_object_keys",
             Some(TableFunc::OptionsToTable) => "pg_options_to_table",
             Some(TableFunc::ExpandArray) => "_pg_expandarray",
+            Some(TableFunc::RegexMatches) => "regexp_matches",
+            Some(TableFunc::RegexSplit) => "regexp_split_to_table",
             _ => "generate_subscripts",
         }
     }
@@ -417,6 +441,8 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
                 json_rows(func, vals.into_iter().next().unwrap_or(Value::Null))?
             }
             TableFunc::ExpandArray => expand_array(vals.into_iter().next()),
+            TableFunc::RegexMatches => crate::func::regex::matches_rows(&vals)?,
+            TableFunc::RegexSplit => crate::func::regex::split_rows(&vals)?,
         };
         results.push(match record {
             Some(rt) => rows.into_iter().map(|r| vec![RecordValue::value(rt.clone(), r)]).collect(),
