@@ -153,7 +153,7 @@ pub(super) async fn rename_column<T: Txn>(
     let texts = cur.checks.iter_mut().map(|c| &mut c.expr);
     let indexes = cur.indexes.iter_mut().flat_map(|i| i.exprs.iter_mut().chain(&mut i.predicate));
     for text in texts.chain(indexes) {
-        let mut e = catalog::parse_stored(text, "CHECK")?;
+        let mut e = catalog::parse_stored(text, "CHECK or index")?;
         let _ = ast::visit_expressions_mut(&mut e, |x| {
             if let Some(id) = column_ref(x, &from) {
                 *id = crate::deparse::ident_of(&to);

@@ -133,10 +133,8 @@ pub fn call(f: RegexFunc, args: Vec<Value>) -> Result<Value> {
         }
         F::Match => {
             let flags = no_global(text(2), "regexp_match()", true)?;
-            match compile(pattern, flags)?.captures(s) {
-                Some(c) => groups(&c),
-                None => Value::Null,
-            }
+            let re = compile(pattern, flags)?;
+            matches(s, &re, 0, true).first().map_or(Value::Null, |g| groups_of(s, g))
         }
         F::Like => {
             let flags = no_global(text(2), "regexp_like()", false)?;
@@ -196,15 +194,19 @@ pub fn call(f: RegexFunc, args: Vec<Value>) -> Result<Value> {
     })
 }
 
+/// A set-returning call's (string, pattern, flags); None if one is NULL.
+fn srf_args(args: &[Value]) -> Option<(&str, &str, &str)> {
+    match args {
+        [Value::Text(s), Value::Text(p)] => Some((s, p, "")),
+        [Value::Text(s), Value::Text(p), Value::Text(f)] => Some((s, p, f)),
+        _ => None,
+    }
+}
+
 /// regexp_matches(string, pattern [, flags]): one text[] per match (all of
 /// them with 'g').
 pub fn matches_rows(args: &[Value]) -> Result<Vec<Vec<Value>>> {
-    let [Value::Text(s), Value::Text(p), rest @ ..] = args else { return Ok(vec![]) };
-    let flags = match rest {
-        [Value::Text(f)] => f.as_str(),
-        [] => "",
-        _ => return Ok(vec![]),
-    };
+    let Some((s, p, flags)) = srf_args(args) else { return Ok(vec![]) };
     let (flags, global) = Flags::parse(flags)?;
     let re = compile(p, flags)?;
     let mut out = Vec::new();
@@ -216,12 +218,7 @@ pub fn matches_rows(args: &[Value]) -> Result<Vec<Vec<Value>>> {
 
 /// regexp_split_to_table(string, pattern [, flags]): one row per piece.
 pub fn split_rows(args: &[Value]) -> Result<Vec<Vec<Value>>> {
-    let [Value::Text(s), Value::Text(p), rest @ ..] = args else { return Ok(vec![]) };
-    let flags = match rest {
-        [Value::Text(f)] => f.as_str(),
-        [] => "",
-        _ => return Ok(vec![]),
-    };
+    let Some((s, p, flags)) = srf_args(args) else { return Ok(vec![]) };
     let flags = no_global(flags, "regexp_split_to_table()", false)?;
     Ok(split(s, &compile(p, flags)?).into_iter().map(|p| vec![Value::Text(p)]).collect())
 }
@@ -426,21 +423,9 @@ fn nth_match(s: &str, re: &regex::Regex, from: usize, n: usize) -> Option<Groups
     matches(s, re, from, false).into_iter().nth(n - 1)
 }
 
-/// regexp_match's array: the groups' text (NULL for a group that took no
-/// part), or the whole match when the pattern has no groups.
-fn groups(c: &regex::Captures<'_>) -> Value {
-    let items: Vec<Value> = if c.len() == 1 {
-        vec![Value::Text(c[0].to_string())]
-    } else {
-        c.iter()
-            .skip(1)
-            .map(|m| m.map_or(Value::Null, |m| Value::Text(m.as_str().into())))
-            .collect()
-    };
-    ArrayValue::new(DataType::Text, items).into_value()
-}
-
-/// [`groups`] for a match found by [`matches`].
+/// regexp_match's array for a match found by [`matches`]: the groups'
+/// text (NULL for a group that took no part), or the whole match when the
+/// pattern has no groups.
 fn groups_of(s: &str, g: &Groups) -> Value {
     let text =
         |r: &Option<(usize, usize)>| r.map_or(Value::Null, |(a, b)| Value::Text(s[a..b].into()));
