@@ -361,9 +361,9 @@ impl IndexDef {
     }
 
     /// Each key's type.
-    pub fn key_types(&self, t: &TableDef) -> Vec<DataType> {
+    pub fn key_types(&self, t: &TableDef) -> std::borrow::Cow<'_, [DataType]> {
         match &self.bound {
-            Some(b) => b.types.clone(),
+            Some(b) => std::borrow::Cow::Borrowed(&b.types),
             None => self.columns.iter().map(|&c| t.columns[c].ty.to_type()).collect(),
         }
     }
@@ -552,10 +552,7 @@ pub fn bind_checks(cat: &Catalog, t: &mut TableDef) -> Result<()> {
 
 /// A stored expression (`what` says whose, for the error), parsed.
 pub fn parse_stored(text: &str, what: &str) -> Result<sqlparser::ast::Expr> {
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    sqlparser::parser::Parser::new(&dialect)
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_expr())
+    crate::parse::expr_text(text)
         .map_err(|e| err!(DataCorrupted, "stored {what} expression does not parse: {e}"))
 }
 
@@ -595,37 +592,59 @@ pub fn index_expr(
     scope: &crate::bind::Scope,
     predicate: bool,
 ) -> Result<(crate::expr::Expr, DataType)> {
-    let place = if predicate { "index predicates" } else { "index expressions" };
-    if crate::bind::contains_aggregate(e) {
-        bail!(GroupingError, "aggregate functions are not allowed in {place}");
-    }
-    let mut volatile = None;
-    let _ = sqlparser::ast::visit_expressions(e, |x| {
-        if let sqlparser::ast::Expr::Function(f) = x {
-            let name = f.name.to_string().to_ascii_lowercase();
-            let last = name.rsplit('.').next().unwrap_or_default().to_string();
-            if VOLATILE_OR_STABLE.contains(&last.as_str()) {
-                volatile = Some(last);
+    let place = if predicate { "index predicate" } else { "index expression" };
+    bind_row_expr(cat, e, place, |b| {
+        let mut volatile = false;
+        let _ = sqlparser::ast::visit_expressions(e, |x| {
+            if let sqlparser::ast::Expr::Function(f) = x {
+                let name = f.name.to_string().to_ascii_lowercase();
+                let last = name.rsplit('.').next().unwrap_or_default();
+                volatile |= VOLATILE_OR_STABLE.contains(&last);
             }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+        if volatile {
+            bail!(InvalidObjectDefinition, "functions in {place} must be marked IMMUTABLE");
         }
-        std::ops::ControlFlow::<()>::Continue(())
-    });
-    if volatile.is_some() {
-        let what = if predicate { "index predicate" } else { "index expression" };
-        bail!(InvalidObjectDefinition, "functions in {what} must be marked IMMUTABLE");
+        let (x, t) = b.expr(e, scope)?;
+        match predicate {
+            true => Ok((condition(b, x, &t, "WHERE")?, DataType::Bool)),
+            false => Ok((x, t)),
+        }
+    })
+}
+
+/// Binds `e` where PostgreSQL allows neither an aggregate nor a subquery
+/// (over a table's row), `bind` doing the binding; `place` names the spot
+/// in the errors ("check constraint", "transform expression").
+pub fn bind_row_expr<R>(
+    cat: &Catalog,
+    e: &sqlparser::ast::Expr,
+    place: &str,
+    bind: impl FnOnce(&mut crate::bind::Binder<'_>) -> Result<R>,
+) -> Result<R> {
+    if crate::bind::contains_aggregate(e) {
+        bail!(GroupingError, "aggregate functions are not allowed in {place}s");
     }
     let mut b = crate::bind::Binder::new(cat, vec![]);
-    let (x, t) = b.expr(e, scope)?;
+    let r = bind(&mut b)?;
     if !b.subqueries.is_empty() || !b.correlated.is_empty() {
-        bail!(FeatureNotSupported, "cannot use subquery in {}", &place[..place.len() - 1]);
+        bail!(FeatureNotSupported, "cannot use subquery in {place}");
     }
-    if !predicate {
-        return Ok((x, t));
-    }
+    Ok(r)
+}
+
+/// `x` of type `t` as the boolean condition `what` (CHECK, WHERE) needs.
+fn condition(
+    b: &mut crate::bind::Binder<'_>,
+    x: crate::expr::Expr,
+    t: &DataType,
+    what: &str,
+) -> Result<crate::expr::Expr> {
     if !matches!(t, DataType::Bool | DataType::Unknown) {
-        bail!(DatatypeMismatch, "argument of WHERE must be type boolean, not type {t}");
+        bail!(DatatypeMismatch, "argument of {what} must be type boolean, not type {t}");
     }
-    Ok((b.coerce(x, &t, &DataType::Bool)?, DataType::Bool))
+    b.coerce(x, t, &DataType::Bool)
 }
 
 /// Built-in functions whose result may change between calls or with the
@@ -661,35 +680,18 @@ pub fn check_expr(
     e: &sqlparser::ast::Expr,
     scope: &crate::bind::Scope,
 ) -> Result<crate::expr::Expr> {
-    if crate::bind::contains_aggregate(e) {
-        bail!(GroupingError, "aggregate functions are not allowed in check constraints");
-    }
-    let mut b = crate::bind::Binder::new(cat, vec![]);
-    let (x, t) = b.expr(e, scope)?;
-    if !b.subqueries.is_empty() || !b.correlated.is_empty() {
-        bail!(FeatureNotSupported, "cannot use subquery in check constraint");
-    }
-    if !matches!(t, DataType::Bool | DataType::Unknown) {
-        bail!(DatatypeMismatch, "argument of CHECK must be type boolean, not type {t}");
-    }
-    b.coerce(x, &t, &DataType::Bool)
+    bind_row_expr(cat, e, "check constraint", |b| {
+        let (x, t) = b.expr(e, scope)?;
+        condition(b, x, &t, "CHECK")
+    })
 }
 
 impl ViewDef {
     /// The stored query, parsed.
     pub fn parse(&self) -> Result<sqlparser::ast::Query> {
-        let dialect = sqlparser::dialect::PostgreSqlDialect {};
-        match sqlparser::parser::Parser::new(&dialect)
-            .try_with_sql(&self.query)
-            .and_then(|mut p| p.parse_query())
-        {
-            Ok(q) => Ok(*q),
-            Err(e) => Err(err!(
-                DataCorrupted,
-                "stored query of view \"{}\" does not parse: {e}",
-                self.name
-            )),
-        }
+        crate::parse::query_text(&self.query).map_err(|e| {
+            err!(DataCorrupted, "stored query of view \"{}\" does not parse: {e}", self.name)
+        })
     }
 }
 

@@ -738,10 +738,7 @@ pub fn default_expr(
     text: &str,
     ty: &DataType,
 ) -> Result<crate::expr::Expr> {
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let e = sqlparser::parser::Parser::new(&dialect)
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_expr())
+    let e = crate::parse::expr_text(text)
         .map_err(|e| err!(SyntaxError, "invalid DEFAULT expression: {e}"))?;
     let mut b = Binder::new(cat, vec![]);
     if bind::contains_aggregate(&e) {

@@ -232,11 +232,7 @@ fn regclass_literal(e: &mut Expr) -> Option<&mut String> {
 /// A stored expression as PostgreSQL's deparser prints it to this session:
 /// the schema dropped from names the search path finds.
 pub fn display_expr(cat: &Catalog, text: &str) -> String {
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let parsed = sqlparser::parser::Parser::new(&dialect)
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_expr());
-    let Ok(mut e) = parsed else { return text.to_string() };
+    let Ok(mut e) = crate::parse::expr_text(text) else { return text.to_string() };
     match unqualify(cat, &mut e) {
         true => {
             normalize_casts(&mut e);
@@ -248,11 +244,7 @@ pub fn display_expr(cat: &Catalog, text: &str) -> String {
 
 /// A stored view query as pg_get_viewdef prints it to this session.
 pub fn display_query(cat: &Catalog, text: &str) -> String {
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let parsed = sqlparser::parser::Parser::new(&dialect)
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_query());
-    let Ok(mut q) = parsed else { return text.to_string() };
+    let Ok(mut q) = crate::parse::query_text(text) else { return text.to_string() };
     let mut changed = unqualify(cat, &mut q);
     let _ = ast::visit_relations_mut(&mut q, |name| {
         if let Ok(ObjName { schema: Some(s), name: n }) = crate::bind::obj_name(name) {
@@ -369,11 +361,7 @@ pub fn rename_names<V: ast::VisitMut>(node: &mut V, to: Renaming<'_>) -> bool {
 
 /// Stored expression text with [`rename_names`] applied, if it changed.
 pub fn rename_in_expr(text: &str, to: Renaming<'_>) -> Option<String> {
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let mut e = sqlparser::parser::Parser::new(&dialect)
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_expr())
-        .ok()?;
+    let mut e = crate::parse::expr_text(text).ok()?;
     rename_names(&mut e, to).then(|| e.to_string())
 }
 
@@ -416,11 +404,7 @@ mod tests {
     use super::*;
 
     fn text(sql: &str) -> String {
-        let dialect = sqlparser::dialect::PostgreSqlDialect {};
-        let e = sqlparser::parser::Parser::new(&dialect)
-            .try_with_sql(sql)
-            .and_then(|mut p| p.parse_expr())
-            .expect("expression");
+        let e = crate::parse::expr_text(sql).expect("expression");
         stored_text(&Catalog::default(), &e)
     }
 

@@ -157,6 +157,22 @@ pub struct Parsed {
     pub stmt: Stmt,
 }
 
+/// One expression from SQL text Strata stored or generated (a default, a
+/// CHECK, an index key), without statement splitting or positions.
+pub fn expr_text(text: &str) -> std::result::Result<ast::Expr, ParserError> {
+    Parser::new(&PostgreSqlDialect {}).try_with_sql(text)?.parse_expr()
+}
+
+/// One query from stored SQL text (a view's).
+pub fn query_text(text: &str) -> std::result::Result<ast::Query, ParserError> {
+    Ok(*Parser::new(&PostgreSqlDialect {}).try_with_sql(text)?.parse_query()?)
+}
+
+/// One type name from SQL text.
+pub fn type_text(text: &str) -> std::result::Result<ast::DataType, ParserError> {
+    Parser::new(&PostgreSqlDialect {}).try_with_sql(text)?.parse_data_type()
+}
+
 /// Splits and parses a query string.
 pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
     if sql.len() > MAX_QUERY_BYTES {

@@ -432,13 +432,18 @@ pub fn parse_array_in(elem: &DataType, input: &str, zone: &crate::Zone) -> Resul
 
 /// True if an element's text must be double-quoted in array output.
 fn needs_quotes(s: &[u8]) -> bool {
+    s.eq_ignore_ascii_case(b"null") || quoted_between(s, b'{', b'}')
+}
+
+/// True if a composite's part (an array element between `{` `}`, a record
+/// field between `(` `)`) must be double-quoted in its text form: empty, or
+/// holding a quote, a backslash, a delimiter or white space.
+pub(crate) fn quoted_between(s: &[u8], open: u8, close: u8) -> bool {
     s.is_empty()
-        || s.eq_ignore_ascii_case(b"null")
         || s.iter().any(|&c| {
-            matches!(
-                c,
-                b'"' | b'\\' | b'{' | b'}' | b',' | b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c
-            )
+            c == open
+                || c == close
+                || matches!(c, b'"' | b'\\' | b',' | b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
         })
 }
 

@@ -155,17 +155,6 @@ pub fn decode_record(ty: &Arc<RecordType>, mut b: &[u8]) -> Result<Value> {
     Ok(RecordValue::value(ty.clone(), values))
 }
 
-/// True if a field's text must be double-quoted in record output.
-fn needs_quotes(s: &[u8]) -> bool {
-    s.is_empty()
-        || s.iter().any(|&c| {
-            matches!(
-                c,
-                b'"' | b'\\' | b'(' | b')' | b',' | b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c
-            )
-        })
-}
-
 /// Appends the text form of a record (PostgreSQL's `record_out`): fields
 /// comma-separated in parentheses, NULL as nothing, and a field quoted
 /// when empty or holding a delimiter, with `"` and `\` doubled inside.
@@ -185,7 +174,7 @@ pub fn write_record_in(r: &RecordValue, zone: &crate::Zone, out: &mut Vec<u8>) {
         }
         let mut text = Vec::new();
         crate::text::write_value_in(v, zone, &mut text);
-        if needs_quotes(&text) {
+        if crate::array::quoted_between(&text, b'(', b')') {
             out.push(b'"');
             for &c in &text {
                 if c == b'"' || c == b'\\' {

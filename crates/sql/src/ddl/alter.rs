@@ -36,10 +36,7 @@ fn column_ref<'a>(x: &'a mut ast::Expr, name: &str) -> Option<&'a mut ast::Ident
 
 /// `e` with each reference to column `name` cast to `ty`.
 fn cast_column(mut e: ast::Expr, name: &str, ty: &sqltypes::DataType) -> Result<ast::Expr> {
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let data_type = sqlparser::parser::Parser::new(&dialect)
-        .try_with_sql(&ty.to_string())
-        .and_then(|mut p| p.parse_data_type())
+    let data_type = crate::parse::type_text(&ty.to_string())
         .map_err(|e| err!(InternalError, "type {ty} does not parse: {e}"))?;
     let _ = ast::visit_expressions_mut(&mut e, |x| {
         if column_ref(x, name).is_some() {
@@ -349,30 +346,19 @@ pub(super) async fn set_type<T: Txn>(
     }
     // The conversion, bound over the row as it is.
     let scope = crate::select::table_scope(cur, &cur.name, &None);
-    let mut b = bind::Binder::new(cat, vec![]);
     let convert = match using {
-        Some(e) => {
-            if bind::contains_aggregate(e) {
-                bail!(
-                    GroupingError,
-                    "aggregate functions are not allowed in transform expressions"
-                );
-            }
-            let x = b.assign_with(e, &scope, &ty, |_| {
+        Some(e) => catalog::bind_row_expr(cat, e, "transform expression", |b| {
+            b.assign_with(e, &scope, &ty, |_| {
                 err!(
                     DatatypeMismatch,
                     "result of USING clause for column \"{cname}\" cannot be cast automatically to type {ty}"
                 )
                 .with_hint("You might need to add an explicit cast.")
-            })?;
-            if !b.subqueries.is_empty() || !b.correlated.is_empty() {
-                bail!(FeatureNotSupported, "cannot use subquery in transform expression");
-            }
-            x
-        }
+            })
+        })?,
         None => {
             let e = ast::Expr::Identifier(ast::Ident::with_quote('"', cname.clone()));
-            b.assign_with(&e, &scope, &ty, |_| {
+            bind::Binder::new(cat, vec![]).assign_with(&e, &scope, &ty, |_| {
                 err!(
                     DatatypeMismatch,
                     "column \"{cname}\" cannot be cast automatically to type {ty}"

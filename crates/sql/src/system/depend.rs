@@ -106,11 +106,7 @@ pub fn nextval_names(expr: &str) -> Vec<(usize, String)> {
 
 /// The OIDs of the tables, views and sequences a view's query names.
 fn view_relations(cat: &Catalog, query: &str) -> Vec<u32> {
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let Ok(mut parser) = sqlparser::parser::Parser::new(&dialect).try_with_sql(query) else {
-        return vec![];
-    };
-    let Ok(q) = parser.parse_query() else { return vec![] };
+    let Ok(q) = crate::parse::query_text(query) else { return vec![] };
     let mut out = Vec::new();
     let _ = sqlparser::ast::visit_relations(&q, |name| {
         // User relations only: pg_catalog's are not dependencies pg_dump orders by.
