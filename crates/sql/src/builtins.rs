@@ -217,7 +217,7 @@ mod tests {
         assert_eq!(int4.funcs[0], 42);
         assert_eq!((int4.align.as_str(), int4.storage.as_str()), ("i", "p"));
         // Every function pg_type names has a row.
-        for &oid in sqltypes::SCALAR_TYPE_OIDS.iter().chain(&[2249, 2287]) {
+        for &oid in sqltypes::SCALAR_TYPE_OIDS.iter().chain(&[2249, 2287, 2278]) {
             let io = type_io(oid).unwrap_or_else(|| panic!("no pg_type data for {oid}"));
             for f in io.funcs.iter().filter(|&&f| f != 0) {
                 assert!(proc_by_oid(*f).is_some(), "type {oid}: no pg_proc row {f}");

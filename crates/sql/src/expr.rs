@@ -144,6 +144,10 @@ pub struct EvalContext {
     pub work: Option<std::sync::Arc<Vec<WorkTable>>>,
     /// The session's TimeZone (None: UTC).
     pub zone: Option<std::sync::Arc<sqltypes::Zone>>,
+    /// The session's advisory locks (None outside a session).
+    pub advisory: Option<std::sync::Arc<crate::advisory::SessionLocks>>,
+    /// The session's pid (pg_backend_pid; the BackendKeyData pid).
+    pub pid: i32,
 }
 
 impl EvalContext {

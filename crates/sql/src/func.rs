@@ -10,6 +10,8 @@ use crate::error::Result;
 use crate::expr::EvalContext;
 use crate::{bail, err};
 
+// Advisory lock functions (pg_advisory_lock, ...).
+pub mod advisory;
 // Array functions and operators.
 pub mod arrays;
 // Functions that read the catalog (pg_get_constraintdef, format_type, ...).
@@ -128,6 +130,8 @@ pub enum Func {
     Json(json::JsonFunc),
     /// A regular expression function (func/regex.rs)
     Regex(regex::RegexFunc),
+    /// An advisory lock function (func/advisory.rs)
+    Advisory(advisory::AdvisoryFunc),
     /// gen_random_uuid()
     GenRandomUuid,
     /// chr(code)
@@ -441,6 +445,7 @@ impl Func {
             Func::Date(f) => return datetime::call(f, args, ctx.txn_time, ctx.zone()),
             Func::Json(f) => return json::call(f, args, ctx.zone()),
             Func::Regex(f) => return regex::call(f, args),
+            Func::Advisory(f) => return advisory::call(f, args, ctx),
             _ => {}
         }
         let strict = !matches!(
@@ -727,7 +732,7 @@ impl Func {
                 let first = cat.and_then(|c| c.namespace_name(*c.path.explicit.first()?));
                 first.map(|n| Value::Text(n.to_string())).unwrap_or(Value::Null)
             }
-            Func::BackendPid => Value::Int4(std::process::id() as i32),
+            Func::BackendPid => Value::Int4(ctx.pid),
             Func::CurrentSetting => {
                 let a0 = arg(0);
                 let name = text(&a0)?.to_lowercase();
@@ -757,7 +762,9 @@ impl Func {
                 _ => Value::Null,
             },
             Func::InRecovery => Value::Bool(false),
-            Func::Date(_) | Func::Json(_) | Func::Regex(_) => unreachable!("returned above"),
+            Func::Date(_) | Func::Json(_) | Func::Regex(_) | Func::Advisory(_) => {
+                unreachable!("returned above")
+            }
             Func::GenRandomUuid => Value::Uuid(sqltypes::uuid::v4(rand::random())),
             Func::Chr => {
                 let code = int(&arg(0))?;

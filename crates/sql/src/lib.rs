@@ -14,6 +14,8 @@
 //! opens or continues a transaction, refreshes the snapshot (READ COMMITTED),
 //! and runs the plan ([`exec`], [`dml`], [`ddl`]).
 
+// Advisory locks (pg_advisory_lock and friends).
+pub mod advisory;
 // Name and type resolution.
 pub mod bind;
 // PostgreSQL 15's pg_proc and pg_type data for the built-ins.

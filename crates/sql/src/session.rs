@@ -62,6 +62,8 @@ pub struct Database<K: KvClient> {
     hasher: ddl::PasswordHasher,
     /// Sequence values this process has reserved (see sequence.rs).
     reserved: Arc<sequence::Reserved>,
+    /// The sessions' advisory locks.
+    advisory: Arc<crate::advisory::Table>,
 }
 
 impl<K: KvClient> Database<K> {
@@ -74,6 +76,7 @@ impl<K: KvClient> Database<K> {
             catalog: RwLock::new(Arc::new(Catalog::default())),
             hasher,
             reserved: Arc::default(),
+            advisory: Arc::default(),
         })
     }
 
@@ -272,12 +275,17 @@ pub struct Session<K: KvClient> {
     /// Settings SET LOCAL changed in this transaction block, with the value
     /// each goes back to at COMMIT.
     local_settings: Vec<(String, String)>,
+    /// The advisory locks this session holds.
+    advisory: Arc<crate::advisory::SessionLocks>,
+    /// The pid the client was given in BackendKeyData.
+    pid: i32,
 }
 
 impl<K: KvClient> Session<K> {
     /// Opens a session on `db`.
     pub fn new(db: Arc<Database<K>>) -> Session<K> {
         let catalog = db.catalog.read().clone();
+        let advisory = Arc::new(crate::advisory::SessionLocks::new(db.advisory.clone()));
         Session {
             db,
             settings: Settings::default(),
@@ -309,7 +317,16 @@ impl<K: KvClient> Session<K> {
             set_config: Arc::default(),
             settings_before_txn: None,
             local_settings: Vec::new(),
+            advisory,
+            pid: 0,
         }
+    }
+
+    /// Sets the pid this session reports (pg_backend_pid, pg_locks): the
+    /// one the wire layer gave the client in BackendKeyData.
+    pub fn set_backend_pid(&mut self, pid: i32) {
+        self.pid = pid;
+        self.advisory.set_pid(pid);
     }
 
     /// Installs a newly read shared catalog, with this session's temporary
@@ -608,6 +625,7 @@ impl<K: KvClient> Session<K> {
     pub fn cancelled(&mut self) {
         self.copy = None;
         self.in_statement = false;
+        self.advisory.end_statement();
         self.fail_txn();
     }
 
@@ -621,7 +639,8 @@ impl<K: KvClient> Session<K> {
             return Err(aborted());
         }
         self.in_statement = true;
-        let r = self.execute_with_sequences(portal).await;
+        let r = self.execute_with_retries(portal).await;
+        self.notices.extend(self.advisory.end_statement());
         self.in_statement = false;
         match r {
             Ok(o) => Ok(o),
@@ -632,26 +651,39 @@ impl<K: KvClient> Session<K> {
         }
     }
 
-    /// Runs the statement; when a sequence needs storage work (a new block
-    /// of values, a setval), undoes the attempt, does that work and runs the
-    /// statement again (see sequence.rs).
-    async fn execute_with_sequences(&mut self, portal: &Portal) -> Result<Outcome> {
+    /// Runs the statement; when it must wait or reach storage first (a
+    /// sequence's new block of values or setval, an advisory lock held by
+    /// another session), undoes the attempt, does that and runs the
+    /// statement again (see sequence.rs and advisory.rs).
+    async fn execute_with_retries(&mut self, portal: &Portal) -> Result<Outcome> {
         self.seqs.lock().start_statement();
-        let mut attempts = 0;
+        let mut refills = 0;
         loop {
             let mark = self.txn.as_mut().map(|t| t.savepoint()).unwrap_or(Savepoint(0));
             let r = self.execute_inner(portal).await;
             let request = self.seqs.lock().request.take();
-            let (Err(e), Some(req)) = (&r, request) else { return r };
-            attempts += 1;
-            if attempts > 30 {
-                return Err(e.clone());
+            let wait = self.advisory.take_pending();
+            let Err(e) = &r else { return r };
+            if request.is_none() && wait.is_none() {
+                return r;
+            }
+            if request.is_some() {
+                refills += 1;
+                if refills > 30 {
+                    return Err(e.clone());
+                }
             }
             if let Some(t) = self.txn.as_mut() {
                 t.rollback_to(mark);
             }
             self.seqs.lock().give_back(&self.db.reserved);
-            self.serve_sequence_request(req).await?;
+            self.advisory.undo();
+            if let Some(req) = request {
+                self.serve_sequence_request(req).await?;
+            }
+            if let Some((key, mode)) = wait {
+                self.advisory.wait(key, mode).await?;
+            }
         }
     }
 
@@ -696,6 +728,7 @@ impl<K: KvClient> Session<K> {
     }
 
     fn reset_txn_info(&mut self) {
+        self.advisory.end_transaction();
         self.end_txn_settings(false);
         self.close_transaction_cursors();
         self.fresh.clear();
@@ -714,6 +747,7 @@ impl<K: KvClient> Session<K> {
         let Some(t) = self.txn.take() else { return Ok(()) };
         let ddl = self.ddl;
         let r = t.commit().await.map(|_| ()).map_err(from_kv);
+        self.advisory.end_transaction();
         if r.is_ok() && ddl {
             // The shared part only: temporary tables stay with this session.
             self.db.publish(&self.base);
@@ -894,6 +928,8 @@ impl<K: KvClient> Session<K> {
             set_config: self.set_config.clone(),
             work: None,
             zone: Some(self.settings.zone()),
+            advisory: Some(self.advisory.clone()),
+            pid: self.pid,
         }
     }
 
@@ -1100,6 +1136,10 @@ fn quoted_token(msg: &str) -> Option<String> {
         || msg.starts_with("date/time field value out of range: ");
     if let Some(rest) = msg.strip_prefix("syntax error at or near \"") {
         return rest.strip_suffix('"').map(|t| t.to_string());
+    }
+    // `function f(integer) does not exist` points at the call `f(`.
+    if let Some(call) = msg.strip_prefix("function ").filter(|m| !m.starts_with('"')) {
+        return call.find('(').map(|i| call[..=i].to_string());
     }
     if !(literal
         || msg.starts_with("relation ")

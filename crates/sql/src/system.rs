@@ -12,6 +12,8 @@ use sqltypes::{DataType, Value};
 
 use crate::catalog::{Catalog, ColumnDef, ForeignKeyDef, TableDef, PUBLIC_NAMESPACE_OID};
 
+// pg_locks: the sessions' advisory locks.
+pub mod activity;
 // pg_proc, pg_language and pg_settings.
 pub mod builtin_rows;
 // pg_depend.
@@ -91,6 +93,8 @@ pub enum SystemTable {
     PgTablespace,
     /// pg_catalog.pg_enum (the labels of enum types)
     PgEnum,
+    /// pg_catalog.pg_locks (advisory locks held and awaited)
+    PgLocks,
     /// A catalog of a feature Strata does not have, so always empty
     /// (pg_policy, pg_publication, pg_range, ...): an index into
     /// `EMPTY_CATALOGS`.
@@ -487,6 +491,7 @@ pub const CATALOG_RELATIONS: &[(&str, u32)] = &[
     ("pg_user", 12014),
     ("pg_tables", 12033),
     ("pg_sequences", 12048),
+    ("pg_locks", 12073),
     ("pg_cursors", 12077),
     ("pg_seclabels", 12099),
     ("pg_settings", 12104),
@@ -565,6 +570,7 @@ impl SystemTable {
             (false, "pg_depend") => PgDepend,
             (false, "pg_tablespace") => PgTablespace,
             (false, "pg_enum") => PgEnum,
+            (false, "pg_locks") => PgLocks,
             (false, n) => Empty(EMPTY_CATALOGS.iter().position(|(e, _)| *e == n)?),
             _ => return None,
         })
@@ -616,6 +622,7 @@ impl SystemTable {
             PgDepend => "pg_depend",
             PgTablespace => "pg_tablespace",
             PgEnum => "pg_enum",
+            PgLocks => "pg_locks",
             Empty(i) => EMPTY_CATALOGS[*i].0,
         }
     }
@@ -637,6 +644,7 @@ impl SystemTable {
             PgLanguage => builtin_rows::language_columns(),
             PgSettings => builtin_rows::settings_columns(),
             PgDepend => depend::columns(),
+            PgLocks => activity::lock_columns(),
             PgEnum => vec![
                 ("oid", Oid),
                 ("enumtypid", Oid),
@@ -1196,6 +1204,7 @@ impl SystemTable {
             PgLanguage => rows = builtin_rows::language_rows(),
             PgSettings => rows = builtin_rows::settings_rows(&eval.settings),
             PgDepend => rows = depend::rows(catalog),
+            PgLocks => rows = activity::lock_rows(eval),
             PgEnum => {
                 for (_, e) in catalog.enums.values() {
                     for l in &e.labels {
@@ -1312,7 +1321,7 @@ impl SystemTable {
                         let array = ty.array_of();
                         [(ty, ns), (array, ns)]
                     })
-                    .chain(std::iter::once((DataType::Unknown, builtin)))
+                    .chain([(DataType::Unknown, builtin), (DataType::Void, builtin)])
                 {
                     rows.push(pg_type_row(&ty, ns));
                 }
@@ -1603,7 +1612,7 @@ fn pg_type_row(ty: &DataType, namespace: u32) -> Vec<Value> {
     let base = ty.elem().unwrap_or(ty);
     let string = matches!(base, DataType::Text | DataType::Varchar(_) | DataType::Char(_));
     let typtype = match ty {
-        DataType::Unknown | DataType::Record(_) => "p",
+        DataType::Unknown | DataType::Record(_) | DataType::Void => "p",
         DataType::Array(e) if matches!(**e, DataType::Record(_)) => "p",
         DataType::Enum(_) => "e",
         _ => "b",
@@ -1667,7 +1676,7 @@ fn type_traits(ty: &DataType) -> (&'static str, bool, i64) {
         DataType::Array(e) if matches!(**e, DataType::Record(_)) => ("P", false),
         DataType::Array(_) | DataType::Int2Vector | DataType::OidVector => ("A", false),
         DataType::Enum(_) => ("E", false),
-        DataType::Record(_) => ("P", false),
+        DataType::Record(_) | DataType::Void => ("P", false),
     };
     let array = match ty {
         DataType::Array(_) => 0,
@@ -1711,6 +1720,7 @@ fn sql_type_name(ty: &DataType) -> &'static str {
         DataType::Bytea => "bytea",
         DataType::QChar => "\"char\"",
         DataType::Unknown => "unknown",
+        DataType::Void => "void",
         DataType::Array(_) => "ARRAY",
         DataType::Oid => "oid",
         DataType::Reg(_) => ty.typname(),

@@ -84,6 +84,7 @@ impl<K: KvClient> wire::Backend for SqlNode<K> {
             ));
         }
         let mut session = SqlSession::new(self.db.clone());
+        session.set_backend_pid(startup.pid);
         session.refresh_catalog().await?;
         session.set_user(&startup.user);
         for (k, v) in &startup.params {

@@ -167,6 +167,7 @@ pub fn value(ty: &DataType) -> BoxedStrategy<Value> {
         DataType::Text | DataType::Varchar(_) | DataType::Unknown => {
             text().prop_map(Value::Text).boxed()
         }
+        DataType::Void => Just(Value::Text(String::new())).boxed(),
         DataType::Timestamp => timestamp().prop_map(Value::Timestamp).boxed(),
         DataType::TimestampTz => timestamp().prop_map(Value::TimestampTz).boxed(),
         DataType::Date => date().prop_map(Value::Date).boxed(),

@@ -127,6 +127,8 @@ pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
         DataType::QChar => Value::Text(crate::text::qchar(validate_utf8(b)?)),
         DataType::Array(e) => crate::array::decode_array(e, b)?,
         DataType::Record(t) => crate::record::decode_record(t, b)?,
+        // void_recv reads nothing.
+        DataType::Void => Value::Text(String::new()),
         DataType::Int2Vector | DataType::OidVector => crate::cast::cast(
             crate::array::decode_array(ty.elem().unwrap_or(&DataType::Int2), b)?,
             ty,

@@ -447,9 +447,11 @@ fn decode_body(b: &mut &[u8], ty: &DataType) -> Result<Value> {
             s.extend(std::iter::repeat_n(' ', (*n as usize).saturating_sub(len)));
             Value::Text(s)
         }
-        DataType::Text | DataType::Varchar(_) | DataType::Unknown | DataType::QChar => {
-            Value::Text(String::from_utf8(get_bytes(b)?).map_err(|_| corrupt())?)
-        }
+        DataType::Text
+        | DataType::Varchar(_)
+        | DataType::Unknown
+        | DataType::QChar
+        | DataType::Void => Value::Text(String::from_utf8(get_bytes(b)?).map_err(|_| corrupt())?),
         DataType::Int2Vector | DataType::OidVector => {
             let array = ty.elem().unwrap_or(&DataType::Int2).array_of();
             crate::cast::cast(decode_body(b, &array)?, ty).map_err(|_| corrupt())?

@@ -136,6 +136,10 @@ pub enum DataType {
     Enum(std::sync::Arc<EnumType>),
     /// record (2249): an anonymous row type with these fields
     Record(std::sync::Arc<RecordType>),
+    /// void (2278): what a function that returns nothing returns
+    /// (pg_advisory_lock); its one value is written as an empty string in
+    /// both formats, so it is carried as `Value::Text("")`.
+    Void,
 }
 
 /// The OIDs of the scalar types Strata has (each also has an array type),
@@ -266,6 +270,7 @@ impl DataType {
             DataType::Jsonb => 3802,
             DataType::Enum(t) => t.oid,
             DataType::Record(_) => 2249,
+            DataType::Void => 2278,
         }
     }
 
@@ -321,6 +326,7 @@ impl DataType {
             3802 => DataType::Jsonb,
             2249 => DataType::Record(RecordType::anonymous(vec![])),
             0 | 705 => DataType::Unknown,
+            2278 => DataType::Void,
             _ => {
                 let elem = array::elem_oid(oid).and_then(DataType::from_oid)?;
                 DataType::Array(Box::new(elem))
@@ -347,6 +353,7 @@ impl DataType {
             DataType::TimeTz => 12,
             DataType::Interval | DataType::Uuid => 16,
             DataType::Unknown => -2,
+            DataType::Void => 4,
             _ => -1,
         }
     }
@@ -384,6 +391,7 @@ impl DataType {
             DataType::Bytea => "bytea",
             DataType::QChar => "char",
             DataType::Unknown => "unknown",
+            DataType::Void => "void",
             DataType::Oid => "oid",
             DataType::Reg(RegKind::Class) => "regclass",
             DataType::Reg(RegKind::Type) => "regtype",
@@ -498,6 +506,7 @@ impl fmt::Display for DataType {
             DataType::Jsonb => write!(f, "jsonb"),
             DataType::Enum(t) => write!(f, "{}", t.name),
             DataType::Record(_) => write!(f, "record"),
+            DataType::Void => write!(f, "void"),
         }
     }
 }

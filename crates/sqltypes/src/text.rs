@@ -272,6 +272,8 @@ pub fn parse_text_in(ty: &DataType, s: &str, zone: &crate::Zone) -> Result<Value
         DataType::Bytea => Value::Bytea(parse_bytea(s)?),
         DataType::Array(e) => crate::array::parse_array_in(e, s, zone)?,
         DataType::Record(t) => crate::record::parse_record_in(t, s, zone)?,
+        // void_in accepts any text.
+        DataType::Void => Value::Text(String::new()),
         DataType::Oid => Value::Oid(parse_oid(s)?),
         DataType::Int2Vector | DataType::OidVector => {
             let elem = ty.elem().cloned().unwrap_or(DataType::Int2);

@@ -83,6 +83,11 @@ impl RawClient {
         self.stream.write_all(&m).expect("send");
     }
 
+    /// The pid the server sent in BackendKeyData.
+    pub fn pid(&self) -> i32 {
+        self.key.0
+    }
+
     /// Sends a simple Query.
     pub fn query(&mut self, sql: &str) {
         let mut b = sql.as_bytes().to_vec();

@@ -32,6 +32,9 @@ pub struct StartupInfo {
     pub database: String,
     /// Every other parameter (application_name, client_encoding, options, ...).
     pub params: Vec<(String, String)>,
+    /// The pid the connection is given in BackendKeyData (what
+    /// pg_backend_pid() must return).
+    pub pid: i32,
 }
 
 /// How a connecting user must prove who they are.

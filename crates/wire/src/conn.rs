@@ -70,8 +70,10 @@ pub async fn run<B, IO>(
     let mut t = Transport::new(io);
     let mut out = BytesMut::new();
     let login = startup::login(&*backend, &registry, &mut t, local, &mut out);
-    let Ok(Ok(info)) = tokio::time::timeout(STARTUP_TIMEOUT, login).await else { return };
+    let Ok(Ok(mut info)) = tokio::time::timeout(STARTUP_TIMEOUT, login).await else { return };
     msg::auth_ok(&mut out);
+    let registration = registry.register();
+    info.pid = registration.key().pid;
     let session = match backend.open(&info).await {
         Ok(s) => s,
         Err(e) => {
@@ -79,7 +81,6 @@ pub async fn run<B, IO>(
             return;
         }
     };
-    let registration = registry.register();
     for (k, v) in session.parameter_status() {
         msg::parameter_status(&mut out, &k, &v);
     }

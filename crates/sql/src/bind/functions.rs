@@ -70,6 +70,10 @@ impl Binder<'_> {
             .or_else(|| {
                 func::regex::resolve(name, &types)
                     .map(|r| r.map(|(f, ty, t)| (func::Func::Regex(f), ty, t)))
+            })
+            .or_else(|| {
+                func::advisory::resolve(name, &types)
+                    .map(|r| r.map(|(f, ty, t)| (func::Func::Advisory(f), ty, t)))
             });
         let (func, ty, targets) = match resolved {
             Some(resolved) => resolved?,
