@@ -142,6 +142,28 @@ impl LockTable {
         Acquire::Wait(rx)
     }
 
+    /// Grants `key` in `mode` to `txn` if that needs no wait (the same test
+    /// as [`LockTable::acquire`]'s immediate grant); false otherwise, and
+    /// nothing is queued. NOWAIT and SKIP LOCKED use it.
+    pub fn try_acquire(&mut self, key: &[u8], txn: TxnId, mode: Mode) -> bool {
+        let Some(entry) = self.locks.get_mut(key) else {
+            self.locks.insert(
+                key.to_vec(),
+                Entry { holders: vec![(txn, mode)], waiters: VecDeque::new() },
+            );
+            return true;
+        };
+        if entry.held_by(txn).is_some_and(|m| m >= mode) {
+            return true;
+        }
+        let upgrade = entry.held_by(txn).is_some();
+        if entry.compatible(txn, mode) && (upgrade || entry.waiters.is_empty()) {
+            entry.grant(txn, mode);
+            return true;
+        }
+        false
+    }
+
     /// True if following wait-for edges from `from` leads to `target`.
     fn reaches(&self, from: &[TxnId], target: TxnId) -> bool {
         let mut seen = HashSet::new();
@@ -237,6 +259,20 @@ mod tests {
 
     fn t(i: u64) -> TxnId {
         TxnId(i)
+    }
+
+    #[test]
+    fn try_acquire_never_queues() {
+        let mut lt = LockTable::default();
+        assert!(lt.try_acquire(b"k", t(1), Mode::Shared));
+        assert!(lt.try_acquire(b"k", t(2), Mode::Shared));
+        assert!(!lt.try_acquire(b"k", t(3), Mode::Exclusive));
+        assert!(!lt.try_acquire(b"k", t(1), Mode::Exclusive), "another shared holder");
+        lt.release(b"k", t(2));
+        assert!(lt.try_acquire(b"k", t(1), Mode::Exclusive), "sole holder upgrades");
+        assert!(!lt.try_acquire(b"k", t(2), Mode::Shared));
+        lt.release(b"k", t(1));
+        assert!(lt.is_empty(), "failed tries left nothing behind");
     }
 
     #[test]

@@ -245,6 +245,24 @@ impl EmbeddedTxn {
         Ok(true)
     }
 
+    /// Takes `key` in `mode` if no other transaction is in the way; false
+    /// (and nothing held or queued) otherwise.
+    fn try_lock_one(&mut self, key: &Key, mode: Mode) -> bool {
+        let kb = key.as_bytes();
+        let had = self.held.get(kb).copied();
+        if had.is_some_and(|m| m >= mode) {
+            return true;
+        }
+        if !self.shared.locks.lock().try_acquire(kb, self.id, mode) {
+            return false;
+        }
+        if had.is_none() {
+            self.held_order.push(kb.to_vec());
+        }
+        self.held.insert(kb.to_vec(), mode);
+        true
+    }
+
     /// Checks a batch of keys before locking any of them.
     fn check_lockable(&self, keys: &[Key]) -> Result<()> {
         if self.finished {
@@ -356,6 +374,19 @@ impl Txn for EmbeddedTxn {
             self.lock_one(k, Mode::Shared).await?;
         }
         self.locked_state(keys)
+    }
+
+    async fn try_lock(&mut self, keys: &[Key], shared: bool) -> Result<Vec<Option<Locked>>> {
+        self.check_lockable(keys)?;
+        let mode = if shared { Mode::Shared } else { Mode::Exclusive };
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            out.push(match self.try_lock_one(k, mode) {
+                true => self.locked_state(std::slice::from_ref(k))?.pop(),
+                false => None,
+            });
+        }
+        Ok(out)
     }
 
     async fn lock_shared(&mut self, keys: &[Key]) -> Result<Vec<bool>> {

@@ -196,6 +196,17 @@ pub trait Txn: Send + Sync + 'static {
     /// deleted or re-keyed until the referencing transaction ends.
     fn lock_for_share(&mut self, keys: &[Key]) -> impl Future<Output = Result<Vec<Locked>>> + Send;
 
+    /// Takes row locks on `keys` without waiting: exclusive, or shared
+    /// with `shared` (as [`Txn::lock`] and [`Txn::lock_for_share`]). A key
+    /// another transaction is in the way of gives `None`, and is neither
+    /// held nor queued for; the others give their state as those calls do.
+    /// SQL's NOWAIT and SKIP LOCKED.
+    fn try_lock(
+        &mut self,
+        keys: &[Key],
+        shared: bool,
+    ) -> impl Future<Output = Result<Vec<Option<Locked>>>> + Send;
+
     /// Takes shared locks on `keys`: any number of transactions may hold a
     /// key shared, but not while one holds or waits for it exclusively (FIFO,
     /// so an exclusive waiter is not starved). Table locks use it: writers of

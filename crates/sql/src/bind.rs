@@ -236,6 +236,11 @@ pub struct Binder<'a> {
     /// Set to record what the query names (a view's own query only: a view
     /// it reads is planned with the trace put aside).
     pub trace: Option<Trace>,
+    /// The locking clauses (FOR UPDATE ...) of the query whose select is
+    /// planned next (set by the query, taken by its select).
+    pub row_locks: Vec<ast::LockClause>,
+    /// While a locking select plans its FROM: which tables scan keyed.
+    pub keyed: Option<crate::select::KeyedScans>,
     depth: usize,
 }
 
@@ -414,6 +419,8 @@ impl<'a> Binder<'a> {
             work_tables: 0,
             view_depth: 0,
             trace: None,
+            row_locks: Vec::new(),
+            keyed: None,
             depth: 0,
         }
     }

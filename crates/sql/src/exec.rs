@@ -68,7 +68,18 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                 }
                 out
             }
+            Plan::Scan(scan) if scan.keyed => scan_rows(cx, scan)
+                .await?
+                .into_iter()
+                .map(|(k, mut r)| {
+                    r.push(Value::Bytea(k.into_bytes()));
+                    r
+                })
+                .collect(),
             Plan::Scan(scan) => scan_rows(cx, scan).await?.into_iter().map(|(_, r)| r).collect(),
+            Plan::LockRows(input, spec) => {
+                crate::rowlock::lock_rows(run(input, cx).await?, spec, cx.eval)?
+            }
             Plan::Function(f) => crate::select::functions::rows(f, cx.eval)?,
             Plan::WorkTable(id) => {
                 match cx.eval.work.iter().flat_map(|w| w.iter()).rev().find(|(w, _)| w == id) {

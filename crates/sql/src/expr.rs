@@ -148,6 +148,8 @@ pub struct EvalContext {
     pub advisory: Option<std::sync::Arc<crate::advisory::SessionLocks>>,
     /// The session's pid (pg_backend_pid; the BackendKeyData pid).
     pub pid: i32,
+    /// The row locks of the statement (FOR UPDATE; None outside a session).
+    pub row_locks: Option<std::sync::Arc<crate::rowlock::StatementLocks>>,
 }
 
 impl EvalContext {

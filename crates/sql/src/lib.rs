@@ -50,6 +50,8 @@ pub mod planner;
 pub mod select;
 // Sessions and transactions.
 pub mod session;
+// Row locks of SELECT ... FOR UPDATE / SHARE.
+pub mod rowlock;
 // Sequences, SERIAL and IDENTITY.
 pub mod sequence;
 // Session settings.

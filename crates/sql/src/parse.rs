@@ -301,9 +301,38 @@ fn sql_tokens(piece: &[TokenWithSpan]) -> Vec<TokenWithSpan> {
 /// ONLY keeps a query off a table's inheritance children; Strata has no
 /// inheritance, so the word changes nothing. (ONLY is reserved in
 /// PostgreSQL, so unquoted it can never be the table's own name.)
+///
+/// Also reads the row-lock strengths sqlparser lacks as the ones Strata
+/// has: `FOR NO KEY UPDATE` as `FOR UPDATE` and `FOR KEY SHARE` as
+/// `FOR SHARE`. Strata's row locks are exclusive or shared, so the weaker
+/// strengths lock at least as much as PostgreSQL's: they never allow more,
+/// they may wait where PostgreSQL would not (docs/compatibility.md).
 fn without_only(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let tokens = split_lock_lists(tokens);
     let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
+    let words: Vec<usize> =
+        (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
+    let kw = |i: Option<&usize>, k: Keyword| {
+        i.is_some_and(|&i| {
+            matches!(&tokens[i].token, Token::Word(w) if w.quote_style.is_none() && w.keyword == k)
+        })
+    };
+    let mut skip = std::collections::HashSet::new();
+    for (n, i) in words.iter().enumerate() {
+        if !kw(Some(i), Keyword::FOR) {
+            continue;
+        }
+        let next = |d: usize| words.get(n + d);
+        if kw(next(1), Keyword::NO) && kw(next(2), Keyword::KEY) && kw(next(3), Keyword::UPDATE) {
+            skip.extend([words[n + 1], words[n + 2]]);
+        } else if kw(next(1), Keyword::KEY) && kw(next(2), Keyword::SHARE) {
+            skip.insert(words[n + 1]);
+        }
+    }
     for (i, t) in tokens.iter().enumerate() {
+        if skip.contains(&i) {
+            continue;
+        }
         let prev = out.iter().rev().find(|t| !matches!(t.token, Token::Whitespace(_)));
         let after_from = prev.is_some_and(|p| {
             matches!(&p.token, Token::Word(w) if w.quote_style.is_none()
@@ -316,6 +345,76 @@ fn without_only(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         if !(only && after_from && before_name) {
             out.push(t.clone());
         }
+    }
+    out
+}
+
+/// Splits a locking clause's table list, which sqlparser reads only one
+/// name of: `FOR UPDATE OF a, b NOWAIT` becomes `FOR UPDATE OF a NOWAIT
+/// FOR UPDATE OF b NOWAIT` (what Django's select_for_update(of=...) sends).
+fn split_lock_lists(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let is_kw = |t: &TokenWithSpan, k: Keyword| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.keyword == k);
+    let solid = |i: usize| !matches!(tokens[i].token, Token::Whitespace(_));
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        if !is_kw(&tokens[i], Keyword::FOR) {
+            out.push(tokens[i].clone());
+            i += 1;
+            continue;
+        }
+        // FOR, the strength words, OF: the clause's head, repeated per name.
+        let words: Vec<usize> = (i..tokens.len()).filter(|&j| solid(j)).collect();
+        let of = words.iter().take(5).position(|&j| is_kw(&tokens[j], Keyword::OF));
+        let strength_ok = of.is_some_and(|n| {
+            n >= 2
+                && words[1..n].iter().all(|&j| {
+                    [Keyword::UPDATE, Keyword::SHARE, Keyword::NO, Keyword::KEY]
+                        .iter()
+                        .any(|&k| is_kw(&tokens[j], k))
+                })
+        });
+        let Some(of) = of.filter(|_| strength_ok) else {
+            out.push(tokens[i].clone());
+            i += 1;
+            continue;
+        };
+        let head: Vec<TokenWithSpan> = tokens[i..=words[of]].to_vec();
+        // The names: words, dots and commas.
+        let mut end = of + 1;
+        while end < words.len()
+            && matches!(tokens[words[end]].token, Token::Word(_) | Token::Period | Token::Comma)
+            && !is_kw(&tokens[words[end]], Keyword::NOWAIT)
+            && !is_kw(&tokens[words[end]], Keyword::SKIP)
+            && !is_kw(&tokens[words[end]], Keyword::FOR)
+        {
+            end += 1;
+        }
+        let tail: Vec<TokenWithSpan> = match words.get(end).map(|&j| &tokens[j]) {
+            Some(t) if is_kw(t, Keyword::NOWAIT) => vec![t.clone()],
+            Some(t) if is_kw(t, Keyword::SKIP) => {
+                words.get(end + 1).map(|&j| vec![t.clone(), tokens[j].clone()]).unwrap_or_default()
+            }
+            _ => vec![],
+        };
+        let last = words.get(end).copied().unwrap_or(tokens.len());
+        let space = |t: &TokenWithSpan| TokenWithSpan {
+            token: Token::Whitespace(Whitespace::Space),
+            span: t.span,
+        };
+        out.extend(head.iter().cloned());
+        for t in &tokens[words[of] + 1..last] {
+            if t.token != Token::Comma {
+                out.push(t.clone());
+                continue;
+            }
+            for x in tail.iter().chain(head.iter()) {
+                out.push(space(t));
+                out.push(TokenWithSpan { token: x.token.clone(), span: t.span });
+            }
+            out.push(space(t));
+        }
+        i = last;
     }
     out
 }

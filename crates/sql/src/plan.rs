@@ -78,6 +78,9 @@ pub struct Scan {
     pub access: Access,
     /// Predicate over the table's columns; rows failing it are skipped.
     pub filter: Option<Expr>,
+    /// Each row also carries its storage key, as a trailing bytea column
+    /// (for FOR UPDATE; see rowlock.rs).
+    pub keyed: bool,
 }
 
 /// An aggregate function.
@@ -198,6 +201,9 @@ pub enum Plan {
     Aggregate(Box<Plan>, Vec<Expr>, Vec<AggCall>),
     /// Sorts by the keys.
     Sort(Box<Plan>, Vec<SortKey>),
+    /// FOR UPDATE / SHARE: keeps the input rows whose row keys this
+    /// statement holds locked (see rowlock.rs).
+    LockRows(Box<Plan>, crate::rowlock::RowLocking),
     /// Skips `offset` rows, then returns at most `limit`.
     Limit(Box<Plan>, Option<Expr>, Option<Expr>),
     /// Removes duplicate rows.
@@ -264,6 +270,7 @@ impl Plan {
             | Plan::Project(i, _)
             | Plan::Aggregate(i, _, _)
             | Plan::Sort(i, _)
+            | Plan::LockRows(i, _)
             | Plan::Limit(i, _, _)
             | Plan::Distinct(i)
             | Plan::DistinctOn(i, _)
@@ -323,6 +330,7 @@ impl Plan {
                 }
             }
             Plan::Sort(..) => "Sort".into(),
+            Plan::LockRows(..) => "LockRows".into(),
             Plan::Limit(..) => "Limit".into(),
             Plan::Distinct(..) | Plan::DistinctOn(..) => "Unique".into(),
             Plan::Init(list, _) => format!("InitPlans ({})", list.len()),

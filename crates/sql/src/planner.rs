@@ -409,7 +409,7 @@ fn target_scan(
     let name = table.name.clone();
     let qualifier = alias.as_ref().map(|a| bind::ident(&a.name)).unwrap_or_else(|| name.clone());
     let scope = select::table_scope(&table, &qualifier, alias);
-    let mut scan = Scan { table, access: Access::Full, filter: None };
+    let mut scan = Scan { table, access: Access::Full, filter: None, keyed: false };
     if let Some(w) = selection {
         if bind::contains_aggregate(w) {
             bail!(GroupingError, "aggregate functions are not allowed in WHERE");

@@ -34,8 +34,11 @@ use with::{plan_recursive, plan_view};
 
 /// Plans a query expression.
 pub fn plan_query(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
+    // An enclosing select's locking clause does not reach into this query.
+    let keyed = b.keyed.take();
     b.subq_marks.push(b.subqueries.len());
     let r = plan_query_inner(b, q);
+    b.keyed = keyed;
     let mark = b.subq_marks.pop().unwrap_or(0);
     let (plan, cols) = r?;
     if b.subqueries.len() > mark {
@@ -77,8 +80,24 @@ fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Colum
             b.ctes.push((name, plan, cols));
         }
     }
+    if let (Some(l), false) = (q.locks.first(), matches!(q.body.as_ref(), ast::SetExpr::Select(_)))
+    {
+        match q.body.as_ref() {
+            ast::SetExpr::Values(_) => {
+                bail!(FeatureNotSupported, "{} cannot be applied to VALUES", lock_name(l))
+            }
+            _ => bail!(
+                FeatureNotSupported,
+                "{} is not allowed with UNION/INTERSECT/EXCEPT",
+                lock_name(l)
+            ),
+        }
+    }
     let (plan, cols) = match q.body.as_ref() {
-        ast::SetExpr::Select(s) => plan_select(b, s, q.order_by.as_ref())?,
+        ast::SetExpr::Select(s) => {
+            b.row_locks = q.locks.clone();
+            plan_select(b, s, q.order_by.as_ref())?
+        }
         ast::SetExpr::Values(v) => {
             let (p, c) = plan_values(b, v)?;
             let p = order_simple(b, p, &c, q.order_by.as_ref())?;
@@ -94,8 +113,116 @@ fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Colum
         }
         other => bail!(FeatureNotSupported, "query form not supported yet: {other}"),
     };
-    let plan = limit(b, plan, q.limit_clause.as_ref())?;
+    let mut plan = limit(b, plan, q.limit_clause.as_ref())?;
+    // LockRows locks no more rows than the LIMIT lets through.
+    if let Plan::Limit(inner, l, o) = &mut plan {
+        if let Plan::Project(p, _) = inner.as_mut() {
+            if let Plan::LockRows(_, spec) = p.as_mut() {
+                spec.limit = l.clone();
+                spec.offset = o.clone();
+            }
+        }
+    }
     Ok((plan, cols))
+}
+
+/// `FOR UPDATE` or `FOR SHARE`, as PostgreSQL's errors name a clause.
+fn lock_name(l: &ast::LockClause) -> String {
+    format!("FOR {}", l.lock_type)
+}
+
+/// Which tables of a locking select's FROM scan keyed (see rowlock.rs).
+#[derive(Debug, Default)]
+pub struct KeyedScans {
+    /// The tables the clauses name with OF; None if one names none (then
+    /// it covers every table).
+    names: Option<Vec<String>>,
+    /// Tables scanned keyed: (qualifier, table name).
+    tables: Vec<(String, String)>,
+    /// Views and subqueries met in FROM (their rows cannot be locked).
+    others: Vec<String>,
+}
+
+impl KeyedScans {
+    fn new(clauses: &[ast::LockClause]) -> Result<KeyedScans> {
+        let mut names = Some(Vec::new());
+        for c in clauses {
+            match (&c.of, names.as_mut()) {
+                (Some(n), Some(list)) => list.push(bind::object_name(n)?),
+                (Some(_), None) => {}
+                (None, _) => names = None,
+            }
+        }
+        Ok(KeyedScans { names, ..KeyedScans::default() })
+    }
+
+    fn wants(&self, qualifier: &str) -> bool {
+        self.names.as_ref().is_none_or(|n| n.iter().any(|x| x == qualifier))
+    }
+}
+
+/// The LockRows node for `clauses` over rows of `scope`, whose keyed
+/// tables `keyed` lists.
+fn lock_rows(
+    plan: Plan,
+    scope: &Scope,
+    clauses: &[ast::LockClause],
+    keyed: KeyedScans,
+) -> Result<Plan> {
+    use crate::rowlock::{LockTarget, WaitPolicy};
+    for c in clauses {
+        let Some(of) = &c.of else { continue };
+        let name = bind::object_name(of)?;
+        if keyed.others.contains(&name) {
+            bail!(FeatureNotSupported, "{} of a view or subquery is not supported", lock_name(c));
+        }
+        if !keyed.tables.iter().any(|(q, _)| *q == name) {
+            bail!(
+                UndefinedTable,
+                "relation \"{name}\" in {} clause not found in FROM clause",
+                lock_name(c)
+            );
+        }
+    }
+    if keyed.names.is_none() {
+        if let (Some(other), Some(c)) = (keyed.others.first(), clauses.first()) {
+            bail!(
+                FeatureNotSupported,
+                "{} of a view or subquery (\"{other}\") is not supported",
+                lock_name(c)
+            );
+        }
+    }
+    let mut targets = Vec::new();
+    for (i, col) in scope.cols.iter().enumerate() {
+        if col.name != crate::rowlock::ROW_KEY {
+            continue;
+        }
+        let Some(q) = col.qualifier.as_deref() else { continue };
+        let covers = |c: &&ast::LockClause| match &c.of {
+            Some(n) => bind::object_name(n).is_ok_and(|n| n == q),
+            None => true,
+        };
+        let mine: Vec<&ast::LockClause> = clauses.iter().filter(covers).collect();
+        let Some(first) = mine.first() else { continue };
+        let table = keyed.tables.iter().find(|(k, _)| k == q).map(|(_, t)| t.clone());
+        let wait = match first.nonblock {
+            None => WaitPolicy::Wait,
+            Some(ast::NonBlock::Nowait) => WaitPolicy::NoWait,
+            Some(ast::NonBlock::SkipLocked) => WaitPolicy::SkipLocked,
+        };
+        targets.push(LockTarget {
+            key_col: i,
+            table: table.unwrap_or_else(|| q.to_string()),
+            shared: mine.iter().all(|c| c.lock_type == ast::LockType::Share),
+            wait,
+        });
+    }
+    if targets.is_empty() {
+        return Ok(plan);
+    }
+    let spec = crate::rowlock::RowLocking { targets, limit: None, offset: None };
+    Ok(Plan::LockRows(Box::new(plan), spec))
 }
 
 fn limit(b: &mut Binder<'_>, plan: Plan, clause: Option<&ast::LimitClause>) -> Result<Plan> {
@@ -279,6 +406,10 @@ fn plan_select(
     order: Option<&ast::OrderBy>,
 ) -> Result<(Plan, Vec<Column>)> {
     let keep_unknown = std::mem::take(&mut b.set_op_leaf);
+    let locks = std::mem::take(&mut b.row_locks);
+    if let Some(l) = locks.first() {
+        refuse_locking(s, l)?;
+    }
     // Set-returning calls in the select list run as a hidden FROM item.
     let rewritten;
     let (s, srf_calls) = match srf::extract(&s.projection) {
@@ -292,7 +423,12 @@ fn plan_select(
     // cannot be ours.
     let enclosing_corr = b.corr.take();
     let enclosing_win = b.win.take();
-    let (mut plan, mut scope) = plan_from(b, &s.from)?;
+    if !locks.is_empty() {
+        b.keyed = Some(KeyedScans::new(&locks)?);
+    }
+    let from = plan_from(b, &s.from);
+    let keyed = b.keyed.take();
+    let (mut plan, mut scope) = from?;
     if !srf_calls.is_empty() {
         let grouped = !matches!(&s.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
             || s.having.is_some()
@@ -528,6 +664,9 @@ fn plan_select(
             plan = Plan::Apply(Box::new(plan), subs);
         }
         let calls = b.windows.split_off(wmark);
+        if let (false, Some(l)) = (calls.is_empty(), locks.first()) {
+            bail!(FeatureNotSupported, "{} is not allowed with window functions", lock_name(l));
+        }
         if !calls.is_empty() {
             plan = place_windows(plan, calls, base, &mut outputs, &mut keys, &mut on);
         }
@@ -546,12 +685,39 @@ fn plan_select(
     if !on.is_empty() {
         plan = Plan::DistinctOn(Box::new(plan), on);
     }
+    if let Some(keyed) = keyed {
+        plan = lock_rows(plan, &scope, &locks, keyed)?;
+    }
     let (exprs, cols): (Vec<Expr>, Vec<Column>) = outputs.into_iter().unzip();
     plan = Plan::Project(Box::new(plan), exprs);
     if let Some(ast::Distinct::Distinct) = &s.distinct {
         plan = Plan::Distinct(Box::new(plan));
     }
     Ok((plan, cols))
+}
+
+/// PostgreSQL's refusals of a locking clause on a select whose rows are
+/// not table rows (grouped, distinct, set-returning).
+fn refuse_locking(s: &ast::Select, l: &ast::LockClause) -> Result<()> {
+    let what = if s.distinct.is_some() {
+        "DISTINCT clause"
+    } else if !matches!(&s.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty()) {
+        "GROUP BY clause"
+    } else if s.having.is_some() {
+        "HAVING clause"
+    } else if s.projection.iter().any(|i| match i {
+        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+            bind::contains_aggregate(e)
+        }
+        _ => false,
+    }) {
+        "aggregate functions"
+    } else if srf::extract(&s.projection).is_some() {
+        "set-returning functions in the target list"
+    } else {
+        return Ok(());
+    };
+    bail!(FeatureNotSupported, "{} is not allowed with {what}", lock_name(l))
 }
 
 /// The scope of a derived relation (a CTE or view) read as `qualifier`:
@@ -965,7 +1131,12 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                 t.relations.push(r.oid());
             }
             match found {
-                Some(Ok(Relation::View(v))) => return plan_view(b, &v, &qualifier, alias),
+                Some(Ok(Relation::View(v))) => {
+                    if let Some(k) = b.keyed.as_mut() {
+                        k.others.push(qualifier.clone());
+                    }
+                    return plan_view(b, &v, &qualifier, alias);
+                }
                 Some(Ok(Relation::Sequence(seq))) => {
                     let cols = [("last_value", DataType::Int8), ("log_cnt", DataType::Int8)]
                         .into_iter()
@@ -985,8 +1156,23 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                     return Ok((Plan::Sequence(seq), scope));
                 }
                 Some(Ok(Relation::Table(t))) => {
-                    let scope = table_scope(&t, &qualifier, alias);
-                    let scan = Scan { table: t, access: Access::Full, filter: None };
+                    let mut scope = table_scope(&t, &qualifier, alias);
+                    let keyed = match b.keyed.as_mut().filter(|k| k.wants(&qualifier)) {
+                        Some(k) => {
+                            k.tables.push((qualifier.clone(), t.name.clone()));
+                            scope.cols.push(ScopeCol {
+                                qualifier: Some(qualifier.clone()),
+                                name: crate::rowlock::ROW_KEY.into(),
+                                ty: DataType::Bytea,
+                                table_oid: 0,
+                                column_id: 0,
+                                reach: Reach::System,
+                            });
+                            true
+                        }
+                        None => false,
+                    };
+                    let scan = Scan { table: t, access: Access::Full, filter: None, keyed };
                     return Ok((Plan::Scan(scan), scope));
                 }
                 Some(Err(sys)) => {
@@ -1016,6 +1202,9 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
             Err(err!(UndefinedTable, "relation \"{}\" does not exist", name.to_string()))
         }
         ast::TableFactor::Derived { subquery, alias, lateral: false, .. } => {
+            if let (Some(k), Some(a)) = (b.keyed.as_mut(), alias) {
+                k.others.push(bind::ident(&a.name));
+            }
             let (plan, cols) = b.query(subquery)?;
             let q = alias_name(alias);
             let renames: Vec<String> = alias

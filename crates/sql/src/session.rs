@@ -279,6 +279,8 @@ pub struct Session<K: KvClient> {
     advisory: Arc<crate::advisory::SessionLocks>,
     /// The pid the client was given in BackendKeyData.
     pid: i32,
+    /// The row locks the running statement has decided (FOR UPDATE).
+    row_locks: Arc<crate::rowlock::StatementLocks>,
 }
 
 impl<K: KvClient> Session<K> {
@@ -319,6 +321,7 @@ impl<K: KvClient> Session<K> {
             local_settings: Vec::new(),
             advisory,
             pid: 0,
+            row_locks: Arc::default(),
         }
     }
 
@@ -652,19 +655,22 @@ impl<K: KvClient> Session<K> {
     }
 
     /// Runs the statement; when it must wait or reach storage first (a
-    /// sequence's new block of values or setval, an advisory lock held by
-    /// another session), undoes the attempt, does that and runs the
-    /// statement again (see sequence.rs and advisory.rs).
+    /// sequence's new block of values or setval, rows to lock for FOR
+    /// UPDATE, an advisory lock held by another session), undoes the
+    /// attempt, does that and runs the statement again (see sequence.rs,
+    /// rowlock.rs and advisory.rs).
     async fn execute_with_retries(&mut self, portal: &Portal) -> Result<Outcome> {
         self.seqs.lock().start_statement();
+        self.row_locks.start_statement();
         let mut refills = 0;
         loop {
             let mark = self.txn.as_mut().map(|t| t.savepoint()).unwrap_or(Savepoint(0));
             let r = self.execute_inner(portal).await;
             let request = self.seqs.lock().request.take();
+            let rows = self.row_locks.take_pending();
             let wait = self.advisory.take_pending();
             let Err(e) = &r else { return r };
-            if request.is_none() && wait.is_none() {
+            if request.is_none() && rows.is_empty() && wait.is_none() {
                 return r;
             }
             if request.is_some() {
@@ -680,6 +686,9 @@ impl<K: KvClient> Session<K> {
             self.advisory.undo();
             if let Some(req) = request {
                 self.serve_sequence_request(req).await?;
+            }
+            if let (false, Some(t)) = (rows.is_empty(), self.txn.as_mut()) {
+                crate::rowlock::serve(t, &self.row_locks, rows).await?;
             }
             if let Some((key, mode)) = wait {
                 self.advisory.wait(key, mode).await?;
@@ -930,6 +939,7 @@ impl<K: KvClient> Session<K> {
             zone: Some(self.settings.zone()),
             advisory: Some(self.advisory.clone()),
             pid: self.pid,
+            row_locks: Some(self.row_locks.clone()),
         }
     }
 

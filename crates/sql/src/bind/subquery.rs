@@ -164,6 +164,10 @@ fn visit_exprs(p: &Plan, check: &mut dyn FnMut(&Expr)) {
             visit_exprs(i, check);
         }
         Plan::Distinct(i) => visit_exprs(i, check),
+        Plan::LockRows(i, spec) => {
+            spec.limit.iter().chain(spec.offset.iter()).for_each(&mut *check);
+            visit_exprs(i, check);
+        }
         Plan::WorkTable(_) => {}
         Plan::Recursive { base, step, .. } => {
             visit_exprs(base, check);

@@ -77,6 +77,7 @@ impl<K: KvClient> Session<K> {
             table: table.clone(),
             access: crate::plan::Access::Full,
             filter: None,
+            keyed: false,
         };
         let rows = exec::scan_rows(&cx, &scan).await?;
         let names: Vec<String> = columns.iter().map(|&i| table.columns[i].name.clone()).collect();

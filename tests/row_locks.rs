@@ -1,0 +1,114 @@
+//! SELECT ... FOR UPDATE / NO KEY UPDATE / SHARE / KEY SHARE between
+//! sessions: a locked row makes a conflicting locker wait until the holder
+//! ends, NOWAIT fails with 55P03 instead, SKIP LOCKED passes the row by
+//! (the job-queue pattern), and shared locks do not block each other.
+//! Every test also passes against PostgreSQL (`STRATA_TEST_TARGET=postgres`).
+
+use testkit::{TestServer, SETTLE};
+
+fn setup() -> TestServer {
+    let s = TestServer::start();
+    s.query("create table jobs (id int primary key, state text)");
+    s.query("insert into jobs values (1, 'new'), (2, 'new'), (3, 'new')");
+    s
+}
+
+#[test]
+fn for_update_waits_for_the_holder_and_sees_its_commit() {
+    for strength in ["update", "no key update"] {
+        let s = setup();
+        let mut a = s.run("begin; select * from jobs where id = 1 for update");
+        let mut b = s.send(&format!(
+            "begin; select * from jobs where id = 1 for {strength}; \
+             update jobs set state = state || '+b' where id = 1; commit"
+        ));
+        std::thread::sleep(SETTLE);
+        a.query("update jobs set state = 'a' where id = 1; commit");
+        assert!(a.until_ready().is_empty());
+        assert!(b.until_ready().is_empty(), "FOR {strength} waited and went on");
+        assert_eq!(s.query("select state from jobs where id = 1"), "a+b", "FOR {strength}");
+    }
+}
+
+#[test]
+fn nowait_fails_at_once_on_a_locked_row() {
+    for strength in ["update", "no key update", "share", "key share"] {
+        let s = setup();
+        // A DELETE locks the row against every strength.
+        let mut a = s.run("begin; delete from jobs where id = 2");
+        let mut b = s.send(&format!("select * from jobs where id = 2 for {strength} nowait"));
+        assert_eq!(b.until_ready(), vec!["55P03".to_string()], "FOR {strength} NOWAIT");
+        a.query("rollback");
+        assert!(a.until_ready().is_empty());
+    }
+}
+
+#[test]
+fn skip_locked_hands_each_worker_a_different_job() {
+    let s = setup();
+    let take = "select id from jobs where state = 'new' order by id limit 1 \
+                for no key update skip locked";
+    let mut a = s.run(&format!("begin; {take}"));
+    let mut b = s.run(&format!("begin; {take}"));
+    // a holds job 1 and b job 2: a third worker finds only job 3 free.
+    assert_eq!(s.query("select id from jobs order by id for update skip locked"), "3");
+    assert_eq!(s.query(take), "3");
+    for c in [&mut a, &mut b] {
+        c.query("commit");
+        assert!(c.until_ready().is_empty());
+    }
+    assert_eq!(s.query("select id from jobs order by id for update skip locked"), "1\n2\n3");
+}
+
+#[test]
+fn shared_locks_share_and_block_writers() {
+    for strength in ["share", "key share"] {
+        let s = setup();
+        let mut a = s.run(&format!("begin; select * from jobs where id = 3 for {strength}"));
+        let mut b = s.run(&format!("begin; select * from jobs where id = 3 for {strength}"));
+        let mut w = s.send("delete from jobs where id = 3");
+        std::thread::sleep(SETTLE);
+        for c in [&mut a, &mut b] {
+            c.query("commit");
+            assert!(c.until_ready().is_empty());
+        }
+        assert!(w.until_ready().is_empty(), "the delete waited for both FOR {strength}");
+        assert_eq!(s.query("select count(*) from jobs where id = 3"), "0");
+    }
+}
+
+#[test]
+fn a_locked_row_that_stopped_matching_is_passed_over() {
+    let s = setup();
+    let mut a = s.run("begin; update jobs set state = 'done' where id = 1");
+    // The job-queue statement: take the first new job.
+    let mut b = s.send(
+        "update jobs set state = 'b' where id = \
+         (select id from jobs where state = 'new' order by id limit 1 for update)",
+    );
+    std::thread::sleep(SETTLE);
+    a.query("commit");
+    assert!(a.until_ready().is_empty());
+    assert!(b.until_ready().is_empty());
+    // b waited for job 1, found it done once a committed, and took job 2.
+    assert_eq!(s.query("select id, state from jobs order by id"), "1|done\n2|b\n3|new");
+}
+
+#[test]
+fn for_update_of_locks_only_the_named_table() {
+    let s = setup();
+    s.query("create table workers (id int primary key, job int)");
+    s.query("insert into workers values (10, 1)");
+    let mut a = s.run(
+        "begin; select w.id, j.state from jobs j join workers w on w.job = j.id \
+         where j.id = 1 for update of j",
+    );
+    let mut b = s.send("select * from workers for update nowait");
+    assert!(b.until_ready().is_empty(), "workers rows are not locked");
+    b.query("select * from jobs where id = 1 for update nowait");
+    assert_eq!(b.until_ready(), vec!["55P03".to_string()], "jobs row 1 is");
+    b.query("select * from jobs where id = 2 for update nowait");
+    assert!(b.until_ready().is_empty(), "other jobs rows are not");
+    a.query("commit");
+    assert!(a.until_ready().is_empty());
+}
