@@ -1120,6 +1120,15 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                         found = Some(Err(sys));
                         break;
                     }
+                    if let Some(v) = (ns == crate::catalog::PG_CATALOG_NAMESPACE_OID)
+                        .then(|| crate::system::views::lookup(&obj.name))
+                        .flatten()
+                    {
+                        if let Some(k) = b.keyed.as_mut() {
+                            k.others.push(qualifier.clone());
+                        }
+                        return plan_view(b, &v, &qualifier, alias);
+                    }
                     continue;
                 }
                 if let Some(r) = b.catalog.relation_in(ns, &obj.name) {

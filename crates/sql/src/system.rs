@@ -18,6 +18,8 @@ pub mod activity;
 pub mod builtin_rows;
 // pg_depend.
 pub mod depend;
+// pg_indexes and pg_views: views over the other catalogs, in SQL.
+pub mod views;
 
 /// A system catalog view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -489,7 +491,9 @@ pub const CATALOG_RELATIONS: &[(&str, u32)] = &[
     ("pg_publication_namespace", 6237),
     ("pg_roles", 12000),
     ("pg_user", 12014),
+    ("pg_views", 12028),
     ("pg_tables", 12033),
+    ("pg_indexes", 12043),
     ("pg_sequences", 12048),
     ("pg_locks", 12073),
     ("pg_cursors", 12077),
