@@ -68,6 +68,7 @@ fn shared_locks_share_and_block_writers() {
         let mut b = s.run(&format!("begin; select * from jobs where id = 3 for {strength}"));
         let mut w = s.send("delete from jobs where id = 3");
         std::thread::sleep(SETTLE);
+        assert_eq!(s.query("select count(*) from jobs where id = 3"), "1", "the delete waits");
         for c in [&mut a, &mut b] {
             c.query("commit");
             assert!(c.until_ready().is_empty());

@@ -40,12 +40,9 @@ use parking_lot::Mutex;
 use sqlstate::ErrorReport;
 use tokio::sync::oneshot;
 
+use crate::catalog::DATABASE_OID;
 use crate::err;
 use crate::error::{Result, SqlState};
-
-/// The database OID pg_locks and deadlock reports show (Strata's one
-/// database, `postgres`, as pg_database lists it).
-pub const DATABASE_OID: u32 = 5;
 
 /// Which lock: PostgreSQL's (classid, objid, objsubid) triple.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -627,6 +624,7 @@ mod tests {
         assert!(!b.acquire(k, X, Scope::Session, false).expect("still held once"));
         assert!(a.release(k, X, Scope::Session));
         assert!(!a.release(k, X, Scope::Session));
+        assert!(!b.acquire(k, X, Scope::Session, false).expect("b"), "released at statement end");
         assert_eq!(a.end_statement().len(), 1, "one warning");
         assert!(b.acquire(k, X, Scope::Session, false).expect("free"));
     }

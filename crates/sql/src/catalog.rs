@@ -29,6 +29,9 @@ pub const FIRST_USER_OID: u32 = 16384;
 /// OID of the `public` schema (as in PostgreSQL).
 pub const PUBLIC_NAMESPACE_OID: u32 = 2200;
 
+/// OID of the tenant's one database, `postgres` (pg_database, pg_locks).
+pub const DATABASE_OID: u32 = 5;
+
 /// OID of `pg_catalog` (as in PostgreSQL).
 pub const PG_CATALOG_NAMESPACE_OID: u32 = 11;
 

@@ -271,7 +271,8 @@ fn parse_piece(
         None => {
             let dialect = PostgreSqlDialect {};
             let mut parser = Parser::new(&dialect).with_recursion_limit(MAX_RECURSION);
-            parser = parser.with_tokens_with_locations(without_only(sql_tokens(piece)));
+            parser =
+                parser.with_tokens_with_locations(without_only(lock_clauses(sql_tokens(piece))));
             let stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
             // Anything left over (other than EOF) is a syntax error.
             let next = parser.peek_token();
@@ -301,38 +302,9 @@ fn sql_tokens(piece: &[TokenWithSpan]) -> Vec<TokenWithSpan> {
 /// ONLY keeps a query off a table's inheritance children; Strata has no
 /// inheritance, so the word changes nothing. (ONLY is reserved in
 /// PostgreSQL, so unquoted it can never be the table's own name.)
-///
-/// Also reads the row-lock strengths sqlparser lacks as the ones Strata
-/// has: `FOR NO KEY UPDATE` as `FOR UPDATE` and `FOR KEY SHARE` as
-/// `FOR SHARE`. Strata's row locks are exclusive or shared, so the weaker
-/// strengths lock at least as much as PostgreSQL's: they never allow more,
-/// they may wait where PostgreSQL would not (docs/compatibility.md).
 fn without_only(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let tokens = split_lock_lists(tokens);
     let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
-    let words: Vec<usize> =
-        (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
-    let kw = |i: Option<&usize>, k: Keyword| {
-        i.is_some_and(|&i| {
-            matches!(&tokens[i].token, Token::Word(w) if w.quote_style.is_none() && w.keyword == k)
-        })
-    };
-    let mut skip = std::collections::HashSet::new();
-    for (n, i) in words.iter().enumerate() {
-        if !kw(Some(i), Keyword::FOR) {
-            continue;
-        }
-        let next = |d: usize| words.get(n + d);
-        if kw(next(1), Keyword::NO) && kw(next(2), Keyword::KEY) && kw(next(3), Keyword::UPDATE) {
-            skip.extend([words[n + 1], words[n + 2]]);
-        } else if kw(next(1), Keyword::KEY) && kw(next(2), Keyword::SHARE) {
-            skip.insert(words[n + 1]);
-        }
-    }
     for (i, t) in tokens.iter().enumerate() {
-        if skip.contains(&i) {
-            continue;
-        }
         let prev = out.iter().rev().find(|t| !matches!(t.token, Token::Whitespace(_)));
         let after_from = prev.is_some_and(|p| {
             matches!(&p.token, Token::Word(w) if w.quote_style.is_none()
@@ -349,11 +321,42 @@ fn without_only(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     out
 }
 
+/// True if `t` is keyword `k`, unquoted.
+fn keyword(t: &TokenWithSpan, k: Keyword) -> bool {
+    matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.keyword == k)
+}
+
+/// The row-locking clauses as sqlparser reads them; tokens of a statement
+/// without `FOR` come back untouched. `FOR NO KEY UPDATE` becomes
+/// `FOR UPDATE` and `FOR KEY SHARE` `FOR SHARE`: Strata's row locks are
+/// exclusive or shared, so the weaker strengths lock at least as much as
+/// PostgreSQL's (they never allow more; they may wait where PostgreSQL
+/// would not, docs/compatibility.md). Then `OF` lists are split.
+fn lock_clauses(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let kw = keyword;
+    if !tokens.iter().any(|t| kw(t, Keyword::FOR)) {
+        return tokens;
+    }
+    let words: Vec<usize> =
+        (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
+    let at = |n: usize, k: Keyword| words.get(n).is_some_and(|&i| kw(&tokens[i], k));
+    let mut skip = std::collections::HashSet::new();
+    for n in (0..words.len()).filter(|&n| at(n, Keyword::FOR)) {
+        if at(n + 1, Keyword::NO) && at(n + 2, Keyword::KEY) && at(n + 3, Keyword::UPDATE) {
+            skip.extend([words[n + 1], words[n + 2]]);
+        } else if at(n + 1, Keyword::KEY) && at(n + 2, Keyword::SHARE) {
+            skip.insert(words[n + 1]);
+        }
+    }
+    let kept = tokens.into_iter().enumerate().filter(|(i, _)| !skip.contains(i));
+    split_lock_lists(kept.map(|(_, t)| t).collect())
+}
+
 /// Splits a locking clause's table list, which sqlparser reads only one
 /// name of: `FOR UPDATE OF a, b NOWAIT` becomes `FOR UPDATE OF a NOWAIT
 /// FOR UPDATE OF b NOWAIT` (what Django's select_for_update(of=...) sends).
 fn split_lock_lists(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let is_kw = |t: &TokenWithSpan, k: Keyword| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.keyword == k);
+    let is_kw = keyword;
     let solid = |i: usize| !matches!(tokens[i].token, Token::Whitespace(_));
     let mut out = Vec::with_capacity(tokens.len());
     let mut i = 0;
@@ -369,9 +372,7 @@ fn split_lock_lists(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         let strength_ok = of.is_some_and(|n| {
             n >= 2
                 && words[1..n].iter().all(|&j| {
-                    [Keyword::UPDATE, Keyword::SHARE, Keyword::NO, Keyword::KEY]
-                        .iter()
-                        .any(|&k| is_kw(&tokens[j], k))
+                    is_kw(&tokens[j], Keyword::UPDATE) || is_kw(&tokens[j], Keyword::SHARE)
                 })
         });
         let Some(of) = of.filter(|_| strength_ok) else {
@@ -871,6 +872,20 @@ mod tests {
         let e = parse("create sequence s cycle no cycle").expect_err("fails");
         assert_eq!(e.message, "conflicting or redundant options");
         assert_eq!(e.position, Some(25));
+    }
+
+    #[test]
+    fn lock_clauses_read_as_sqlparser_can() {
+        let p = parse("select * from a, b for no key update of a, b nowait for key share of c")
+            .expect("parses");
+        let Stmt::Sql(s) = &p[0].stmt else { panic!("not SQL") };
+        let ast::Statement::Query(q) = s.as_ref() else { panic!("not a query") };
+        let shown: Vec<String> = q.locks.iter().map(|l| l.to_string()).collect();
+        assert_eq!(
+            shown,
+            ["FOR UPDATE OF a NOWAIT", "FOR UPDATE OF b NOWAIT", "FOR SHARE OF c"]
+                .map(String::from)
+        );
     }
 
     #[test]

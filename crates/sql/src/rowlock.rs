@@ -193,40 +193,46 @@ pub fn lock_rows(
 pub async fn serve<T: Txn>(txn: &mut T, locks: &StatementLocks, reqs: Vec<Request>) -> Result<()> {
     let mut changed = false;
     let mut decided = Vec::with_capacity(reqs.len());
-    let (mut exclusive, mut shared) = (Vec::new(), Vec::new());
-    for r in reqs {
-        match r.wait {
-            WaitPolicy::Wait if r.shared => shared.push(r.key),
-            WaitPolicy::Wait => exclusive.push(r.key),
-            WaitPolicy::NoWait | WaitPolicy::SkipLocked => {
-                let got = txn.try_lock(std::slice::from_ref(&r.key), r.shared).await;
-                match got.map_err(from_kv)?.pop().flatten() {
+    // One batch per (wait or not, shared or not), each taken in one call.
+    for wait in [false, true] {
+        for shared in [false, true] {
+            let batch: Vec<&Request> = reqs
+                .iter()
+                .filter(|r| (r.wait == WaitPolicy::Wait) == wait && r.shared == shared)
+                .collect();
+            if batch.is_empty() {
+                continue;
+            }
+            let keys: Vec<Key> = batch.iter().map(|r| r.key.clone()).collect();
+            let got: Vec<Option<kvapi::Locked>> = match (wait, shared) {
+                (false, _) => txn.try_lock(&keys, shared).await.map_err(from_kv)?,
+                (true, true) => txn
+                    .lock_for_share(&keys)
+                    .await
+                    .map_err(from_kv)?
+                    .into_iter()
+                    .map(Some)
+                    .collect(),
+                (true, false) => {
+                    txn.lock(&keys).await.map_err(from_kv)?.into_iter().map(Some).collect()
+                }
+            };
+            for (r, l) in batch.into_iter().zip(got) {
+                let d = match l {
                     Some(l) => {
                         changed |= l.changed_since_snapshot;
-                        decided.push((r.key, Decision::Locked));
+                        Decision::Locked
                     }
-                    None if r.wait == WaitPolicy::SkipLocked => {
-                        decided.push((r.key, Decision::Skipped))
-                    }
+                    None if r.wait == WaitPolicy::SkipLocked => Decision::Skipped,
                     None => bail!(
                         LockNotAvailable,
                         "could not obtain lock on row in relation \"{}\"",
                         r.table
                     ),
-                }
+                };
+                decided.push((r.key.clone(), d));
             }
         }
-    }
-    for (keys, share) in [(exclusive, false), (shared, true)] {
-        if keys.is_empty() {
-            continue;
-        }
-        let got = match share {
-            true => txn.lock_for_share(&keys).await,
-            false => txn.lock(&keys).await,
-        };
-        changed |= got.map_err(from_kv)?.iter().any(|l| l.changed_since_snapshot);
-        decided.extend(keys.into_iter().map(|k| (k, Decision::Locked)));
     }
     if changed && txn.isolation() == IsolationLevel::ReadCommitted {
         txn.refresh_snapshot();

@@ -118,8 +118,7 @@ fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Colum
     if let Plan::Limit(inner, l, o) = &mut plan {
         if let Plan::Project(p, _) = inner.as_mut() {
             if let Plan::LockRows(_, spec) = p.as_mut() {
-                spec.limit = l.clone();
-                spec.offset = o.clone();
+                (spec.limit, spec.offset) = (l.clone(), o.clone());
             }
         }
     }
@@ -134,9 +133,8 @@ fn lock_name(l: &ast::LockClause) -> String {
 /// Which tables of a locking select's FROM scan keyed (see rowlock.rs).
 #[derive(Debug, Default)]
 pub struct KeyedScans {
-    /// The tables the clauses name with OF; None if one names none (then
-    /// it covers every table).
-    names: Option<Vec<String>>,
+    /// Each clause's OF name (None: the clause covers every table).
+    of: Vec<Option<String>>,
     /// Tables scanned keyed: (qualifier, table name).
     tables: Vec<(String, String)>,
     /// Views and subqueries met in FROM (their rows cannot be locked).
@@ -145,38 +143,40 @@ pub struct KeyedScans {
 
 impl KeyedScans {
     fn new(clauses: &[ast::LockClause]) -> Result<KeyedScans> {
-        let mut names = Some(Vec::new());
-        for c in clauses {
-            match (&c.of, names.as_mut()) {
-                (Some(n), Some(list)) => list.push(bind::object_name(n)?),
-                (Some(_), None) => {}
-                (None, _) => names = None,
-            }
-        }
-        Ok(KeyedScans { names, ..KeyedScans::default() })
+        let of = clauses.iter().map(|c| c.of.as_ref().map(bind::object_name).transpose());
+        Ok(KeyedScans { of: of.collect::<Result<_>>()?, ..KeyedScans::default() })
     }
 
+    /// Whether a clause covers the FROM item read as `qualifier`.
     fn wants(&self, qualifier: &str) -> bool {
-        self.names.as_ref().is_none_or(|n| n.iter().any(|x| x == qualifier))
+        self.of.iter().any(|n| n.as_deref().is_none_or(|n| n == qualifier))
     }
 }
 
 /// The LockRows node for `clauses` over rows of `scope`, whose keyed
 /// tables `keyed` lists.
-fn lock_rows(
+fn plan_lock_rows(
     plan: Plan,
     scope: &Scope,
     clauses: &[ast::LockClause],
     keyed: KeyedScans,
 ) -> Result<Plan> {
     use crate::rowlock::{LockTarget, WaitPolicy};
-    for c in clauses {
-        let Some(of) = &c.of else { continue };
-        let name = bind::object_name(of)?;
-        if keyed.others.contains(&name) {
+    for (c, of) in clauses.iter().zip(&keyed.of) {
+        let Some(name) = of else {
+            if let Some(other) = keyed.others.first() {
+                bail!(
+                    FeatureNotSupported,
+                    "{} of a view or subquery (\"{other}\") is not supported",
+                    lock_name(c)
+                );
+            }
+            continue;
+        };
+        if keyed.others.contains(name) {
             bail!(FeatureNotSupported, "{} of a view or subquery is not supported", lock_name(c));
         }
-        if !keyed.tables.iter().any(|(q, _)| *q == name) {
+        if !keyed.tables.iter().any(|(q, _)| q == name) {
             bail!(
                 UndefinedTable,
                 "relation \"{name}\" in {} clause not found in FROM clause",
@@ -184,26 +184,18 @@ fn lock_rows(
             );
         }
     }
-    if keyed.names.is_none() {
-        if let (Some(other), Some(c)) = (keyed.others.first(), clauses.first()) {
-            bail!(
-                FeatureNotSupported,
-                "{} of a view or subquery (\"{other}\") is not supported",
-                lock_name(c)
-            );
-        }
-    }
     let mut targets = Vec::new();
     for (i, col) in scope.cols.iter().enumerate() {
-        if col.name != crate::rowlock::ROW_KEY {
+        let Some(q) = col.qualifier.as_deref().filter(|_| col.name == crate::rowlock::ROW_KEY)
+        else {
             continue;
-        }
-        let Some(q) = col.qualifier.as_deref() else { continue };
-        let covers = |c: &&ast::LockClause| match &c.of {
-            Some(n) => bind::object_name(n).is_ok_and(|n| n == q),
-            None => true,
         };
-        let mine: Vec<&ast::LockClause> = clauses.iter().filter(covers).collect();
+        let mine: Vec<&ast::LockClause> = clauses
+            .iter()
+            .zip(&keyed.of)
+            .filter(|(_, of)| of.as_deref().is_none_or(|n| n == q))
+            .map(|(c, _)| c)
+            .collect();
         let Some(first) = mine.first() else { continue };
         let table = keyed.tables.iter().find(|(k, _)| k == q).map(|(_, t)| t.clone());
         let wait = match first.nonblock {
@@ -686,7 +678,7 @@ fn plan_select(
         plan = Plan::DistinctOn(Box::new(plan), on);
     }
     if let Some(keyed) = keyed {
-        plan = lock_rows(plan, &scope, &locks, keyed)?;
+        plan = plan_lock_rows(plan, &scope, &locks, keyed)?;
     }
     let (exprs, cols): (Vec<Expr>, Vec<Column>) = outputs.into_iter().unzip();
     plan = Plan::Project(Box::new(plan), exprs);

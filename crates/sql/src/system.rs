@@ -1331,7 +1331,7 @@ impl SystemTable {
                 }
             }
             PgDatabase => rows.push(vec![
-                i8(5),
+                i8(crate::catalog::DATABASE_OID as i64),
                 t("postgres"),
                 i8(10),
                 Value::Int4(6),

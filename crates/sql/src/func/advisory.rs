@@ -66,21 +66,21 @@ pub fn call(f: AdvisoryFunc, args: Vec<Value>, ctx: &EvalContext) -> Result<Valu
     let Some(locks) = ctx.advisory.as_deref() else {
         return Err(err!(FeatureNotSupported, "advisory locks are not available here"));
     };
-    let key = match args.as_slice() {
-        [Value::Int8(k)] => LockKey::single(*k),
-        [Value::Int4(a), Value::Int4(b)] => LockKey::pair(*a, *b),
-        _ => LockKey::single(0),
+    let key = || match args.as_slice() {
+        [Value::Int8(k)] => Ok(LockKey::single(*k)),
+        [Value::Int4(a), Value::Int4(b)] => Ok(LockKey::pair(*a, *b)),
+        _ => Err(err!(InternalError, "advisory lock key of unexpected types")),
     };
     let void = Value::Text(String::new());
     Ok(match f {
         AdvisoryFunc::Lock(mode, scope, true) => {
-            locks.acquire(key, mode, scope, true)?;
+            locks.acquire(key()?, mode, scope, true)?;
             void
         }
         AdvisoryFunc::Lock(mode, scope, false) => {
-            Value::Bool(locks.acquire(key, mode, scope, false)?)
+            Value::Bool(locks.acquire(key()?, mode, scope, false)?)
         }
-        AdvisoryFunc::Unlock(mode) => Value::Bool(locks.release(key, mode, Scope::Session)),
+        AdvisoryFunc::Unlock(mode) => Value::Bool(locks.release(key()?, mode, Scope::Session)),
         AdvisoryFunc::UnlockAll => {
             locks.release_all(Scope::Session);
             void

@@ -7,7 +7,7 @@
 
 use sqltypes::{DataType, Value};
 
-use crate::advisory::DATABASE_OID;
+use crate::catalog::DATABASE_OID;
 use crate::expr::EvalContext;
 
 /// pg_locks' columns (PostgreSQL 15's; transactionid is shown as oid,
