@@ -150,6 +150,16 @@ pub struct EvalContext {
     pub pid: i32,
     /// The row locks of the statement (FOR UPDATE; None outside a session).
     pub row_locks: Option<std::sync::Arc<crate::rowlock::StatementLocks>>,
+    /// The tenant's sessions (pg_stat_activity, pg_cancel_backend; None
+    /// for a session not attached to a connection).
+    pub backends: Option<std::sync::Arc<crate::backends::View>>,
+    /// The session's LISTEN/NOTIFY state (pg_notify; None outside a session).
+    pub listener: Option<std::sync::Arc<crate::notify::Listener>>,
+    /// The statement's waited calls (pg_sleep; None outside a session).
+    pub waits: Option<std::sync::Arc<crate::waits::StatementWaits>>,
+    /// Warnings raised by functions during the statement, which the
+    /// session sends as notices.
+    pub warnings: std::sync::Arc<parking_lot::Mutex<Vec<sqlstate::ErrorReport>>>,
 }
 
 impl EvalContext {

@@ -12,6 +12,8 @@ use crate::{bail, err};
 
 // Advisory lock functions (pg_advisory_lock, ...).
 pub mod advisory;
+// pg_cancel_backend, pg_terminate_backend, pg_notify, pg_sleep.
+pub mod server;
 // Array functions and operators.
 pub mod arrays;
 // Functions that read the catalog (pg_get_constraintdef, format_type, ...).
@@ -132,6 +134,8 @@ pub enum Func {
     Regex(regex::RegexFunc),
     /// An advisory lock function (func/advisory.rs)
     Advisory(advisory::AdvisoryFunc),
+    /// A function on the server's sessions, or a wait (func/server.rs)
+    Server(server::ServerFunc),
     /// gen_random_uuid()
     GenRandomUuid,
     /// chr(code)
@@ -446,6 +450,7 @@ impl Func {
             Func::Json(f) => return json::call(f, args, ctx.zone()),
             Func::Regex(f) => return regex::call(f, args),
             Func::Advisory(f) => return advisory::call(f, args, ctx),
+            Func::Server(f) => return server::call(f, args, ctx),
             _ => {}
         }
         let strict = !matches!(
@@ -762,7 +767,8 @@ impl Func {
                 _ => Value::Null,
             },
             Func::InRecovery => Value::Bool(false),
-            Func::Date(_) | Func::Json(_) | Func::Regex(_) | Func::Advisory(_) => {
+            Func::Date(_) | Func::Json(_) | Func::Regex(_) | Func::Advisory(_)
+            | Func::Server(_) => {
                 unreachable!("returned above")
             }
             Func::GenRandomUuid => Value::Uuid(sqltypes::uuid::v4(rand::random())),

@@ -16,6 +16,8 @@
 
 // Advisory locks (pg_advisory_lock and friends).
 pub mod advisory;
+// The tenant's live sessions (pg_stat_activity, pg_cancel_backend).
+pub mod backends;
 // Name and type resolution.
 pub mod bind;
 // PostgreSQL 15's pg_proc and pg_type data for the built-ins.
@@ -40,6 +42,8 @@ pub mod expr;
 pub mod fk;
 // Built-in scalar functions.
 pub mod func;
+// LISTEN, UNLISTEN and NOTIFY.
+pub mod notify;
 // Query string splitting and parsing.
 pub mod parse;
 // Plan node types.
@@ -58,6 +62,8 @@ pub mod sequence;
 pub mod settings;
 // System catalog views.
 pub mod system;
+// Waits function calls ask for (pg_sleep).
+pub mod waits;
 // Window functions: binding and evaluation.
 pub mod window;
 

@@ -150,7 +150,7 @@ pub struct CopyStmt {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed {
     /// The statement's text.
-    pub text: String,
+    pub text: std::sync::Arc<str>,
     /// 0-based character offset of the text in the whole query string.
     pub offset: usize,
     /// The parsed form.
@@ -201,7 +201,7 @@ pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
         }
     }
     if out.is_empty() {
-        out.push(Parsed { text: String::new(), offset: 0, stmt: Stmt::Empty });
+        out.push(Parsed { text: "".into(), offset: 0, stmt: Stmt::Empty });
     }
     Ok(out)
 }
@@ -243,7 +243,7 @@ fn parse_piece(
     let (Some(first), Some(last)) = (words.first(), words.last()) else { return Ok(None) };
     let b0 = byte_pos(sql, starts, first.span.start.line, first.span.start.column).unwrap_or(0);
     let b1 = byte_pos(sql, starts, last.span.end.line, last.span.end.column).unwrap_or(sql.len());
-    let text = sql.get(b0..b1.max(b0)).unwrap_or("").to_string();
+    let text: std::sync::Arc<str> = sql.get(b0..b1.max(b0)).unwrap_or("").into();
     let offset = sql.get(..b0).map(|s| s.chars().count()).unwrap_or(0);
     check_depth(piece)?;
     if let Some(rewritten) =
@@ -820,7 +820,7 @@ mod tests {
     fn splits_statements_and_keeps_strings() {
         let p = parse("select 'a;b'; select 2;").expect("parses");
         assert_eq!(p.len(), 2);
-        assert_eq!(p[0].text, "select 'a;b'");
+        assert_eq!(&*p[0].text, "select 'a;b'");
         assert_eq!(p[1].offset, 14);
     }
 

@@ -64,6 +64,10 @@ pub struct Database<K: KvClient> {
     reserved: Arc<sequence::Reserved>,
     /// The sessions' advisory locks.
     advisory: Arc<crate::advisory::Table>,
+    /// The live sessions (pg_stat_activity).
+    backends: Arc<crate::backends::Registry>,
+    /// LISTEN/NOTIFY channels.
+    notify: Arc<crate::notify::Hub>,
 }
 
 impl<K: KvClient> Database<K> {
@@ -77,6 +81,8 @@ impl<K: KvClient> Database<K> {
             hasher,
             reserved: Arc::default(),
             advisory: Arc::default(),
+            backends: Arc::default(),
+            notify: Arc::default(),
         })
     }
 
@@ -281,6 +287,21 @@ pub struct Session<K: KvClient> {
     pid: i32,
     /// The row locks the running statement has decided (FOR UPDATE).
     row_locks: Arc<crate::rowlock::StatementLocks>,
+    /// LISTEN/NOTIFY: the channels, the inbox, and what the open
+    /// transaction queued.
+    listener: Arc<crate::notify::Listener>,
+    /// The session's entry in pg_stat_activity (None until
+    /// [`Session::attach`]).
+    registration: Option<crate::backends::Registration>,
+    /// pg_stat_activity as the open transaction sees it.
+    activity: Option<Arc<crate::backends::View>>,
+    /// settings_generation when application_name was last published.
+    published_settings: u64,
+    /// The running statement's waited calls (pg_sleep).
+    waits: Arc<crate::waits::StatementWaits>,
+    /// Warnings functions raise during a statement (a queue for the
+    /// session's life, shared with each statement's context).
+    warnings: Arc<Mutex<Vec<ErrorReport>>>,
 }
 
 impl<K: KvClient> Session<K> {
@@ -288,6 +309,7 @@ impl<K: KvClient> Session<K> {
     pub fn new(db: Arc<Database<K>>) -> Session<K> {
         let catalog = db.catalog.read().clone();
         let advisory = Arc::new(crate::advisory::SessionLocks::new(db.advisory.clone()));
+        let listener = Arc::new(crate::notify::Listener::new(db.notify.clone()));
         Session {
             db,
             settings: Settings::default(),
@@ -322,14 +344,90 @@ impl<K: KvClient> Session<K> {
             advisory,
             pid: 0,
             row_locks: Arc::default(),
+            listener,
+            registration: None,
+            activity: None,
+            published_settings: 0,
+            waits: Arc::default(),
+            warnings: Arc::default(),
         }
     }
 
-    /// Sets the pid this session reports (pg_backend_pid, pg_locks): the
-    /// one the wire layer gave the client in BackendKeyData.
-    pub fn set_backend_pid(&mut self, pid: i32) {
+    /// Gives the session the pid the wire layer gave the client in
+    /// BackendKeyData (pg_backend_pid, pg_locks, NOTIFY) and lists it in
+    /// pg_stat_activity, where pg_cancel_backend and pg_terminate_backend
+    /// reach it through `interrupt`. Call after [`Session::set_user`].
+    pub fn attach(
+        &mut self,
+        pid: i32,
+        client: Option<std::net::SocketAddr>,
+        interrupt: Box<dyn crate::backends::Interrupt>,
+    ) {
         self.pid = pid;
         self.advisory.set_pid(pid);
+        self.listener.set_pid(pid);
+        let reg = self.db.backends.register(pid, client, self.user.clone(), interrupt);
+        self.activity = Some(Arc::new(crate::backends::View::new(reg.registry().clone())));
+        self.registration = Some(reg);
+        self.publish_status(crate::backends::State::Idle, None);
+    }
+
+    /// Updates the session's pg_stat_activity entry: its state, and the
+    /// statement starting now (if `query`).
+    fn publish_status(&mut self, state: crate::backends::State, query: Option<&Arc<str>>) {
+        let Some(reg) = &self.registration else { return };
+        let app = (self.published_settings != self.settings_generation).then(|| {
+            self.settings.value("application_name").unwrap_or_default().to_string()
+        });
+        self.published_settings = self.settings_generation;
+        let now = sqltypes::datetime::now_micros();
+        let xact_start = self.txn.is_some().then_some(self.txn_time);
+        reg.backend().update(|s| {
+            if let Some(app) = app {
+                s.application_name = app;
+            }
+            if let Some(q) = query {
+                s.query = Some(q.clone());
+                s.query_start = Some(now);
+            }
+            if s.state != state || query.is_some() {
+                s.state_change = now;
+            }
+            s.state = state;
+            s.xact_start = match state {
+                crate::backends::State::Idle => None,
+                _ => xact_start.or(s.xact_start).or(Some(now)),
+            };
+            s.wait = None;
+        });
+    }
+
+    /// Notes what the running statement waits for in pg_stat_activity
+    /// (wait_event_type, wait_event), or that it stopped waiting.
+    fn publish_wait(&self, wait: Option<(&'static str, &'static str)>) {
+        if let Some(reg) = &self.registration {
+            reg.backend().update(|s| s.wait = wait);
+        }
+    }
+
+    /// The transaction ended: pg_stat_activity is read afresh next time.
+    fn forget_activity(&self) {
+        if let Some(v) = &self.activity {
+            v.clear();
+        }
+    }
+
+    /// Notifications to deliver now: none while a transaction is open.
+    pub fn take_notifications(&mut self) -> Vec<crate::notify::Note> {
+        if self.state != TxnState::Idle || self.in_statement {
+            return Vec::new();
+        }
+        self.listener.take()
+    }
+
+    /// Resolves when a notification may have arrived for this session.
+    pub async fn notified(&self) {
+        self.listener.notified().await
     }
 
     /// Installs a newly read shared catalog, with this session's temporary
@@ -404,6 +502,9 @@ impl<K: KvClient> Session<K> {
         let _ = self.settings.set("is_superuser", if superuser { "on" } else { "off" });
         // Reported in the startup ParameterStatus messages, not as changes.
         self.settings.take_changed();
+        if let Some(reg) = &self.registration {
+            reg.backend().update(|s| s.user = self.user.clone());
+        }
     }
 
     /// Brings the session's catalog up to date with storage (called when a
@@ -642,9 +743,20 @@ impl<K: KvClient> Session<K> {
             return Err(aborted());
         }
         self.in_statement = true;
+        self.publish_status(crate::backends::State::Active, Some(&portal.prepared.parsed.text));
         let r = self.execute_with_retries(portal).await;
+        self.notices.extend(self.warnings.lock().drain(..));
         self.notices.extend(self.advisory.end_statement());
         self.in_statement = false;
+        let after = match (&r, self.state) {
+            (Err(_), TxnState::Block | TxnState::Failed) | (_, TxnState::Failed) => {
+                crate::backends::State::IdleInTransactionAborted
+            }
+            (_, TxnState::Block) => crate::backends::State::IdleInTransaction,
+            (_, TxnState::Idle) => crate::backends::State::Idle,
+            (_, TxnState::Implicit) => crate::backends::State::Active,
+        };
+        self.publish_status(after, None);
         match r {
             Ok(o) => Ok(o),
             Err(e) => {
@@ -662,15 +774,19 @@ impl<K: KvClient> Session<K> {
     async fn execute_with_retries(&mut self, portal: &Portal) -> Result<Outcome> {
         self.seqs.lock().start_statement();
         self.row_locks.start_statement();
+        self.waits.start_statement();
         let mut refills = 0;
         loop {
             let mark = self.txn.as_mut().map(|t| t.savepoint()).unwrap_or(Savepoint(0));
+            let notify_mark = self.listener.mark();
+            self.waits.start_attempt();
             let r = self.execute_inner(portal).await;
             let request = self.seqs.lock().request.take();
             let rows = self.row_locks.take_pending();
             let wait = self.advisory.take_pending();
+            let call_wait = self.waits.take_pending();
             let Err(e) = &r else { return r };
-            if request.is_none() && rows.is_empty() && wait.is_none() {
+            if request.is_none() && rows.is_empty() && wait.is_none() && call_wait.is_none() {
                 return r;
             }
             if request.is_some() {
@@ -682,16 +798,28 @@ impl<K: KvClient> Session<K> {
             if let Some(t) = self.txn.as_mut() {
                 t.rollback_to(mark);
             }
+            self.listener.rollback_to(notify_mark);
             self.seqs.lock().give_back(&self.db.reserved);
             self.advisory.undo();
             if let Some(req) = request {
                 self.serve_sequence_request(req).await?;
             }
-            if let (false, Some(t)) = (rows.is_empty(), self.txn.as_mut()) {
+            if !rows.is_empty() && self.txn.is_some() {
+                self.publish_wait(Some(("Lock", "transactionid")));
+                let t = self.txn.as_mut().expect("checked above");
                 crate::rowlock::serve(t, &self.row_locks, rows).await?;
+                self.publish_wait(None);
             }
             if let Some((key, mode)) = wait {
+                self.publish_wait(Some(("Lock", "advisory")));
                 self.advisory.wait(key, mode).await?;
+                self.publish_wait(None);
+            }
+            if let Some(w) = call_wait {
+                self.publish_wait(Some(w.event()));
+                let memo = w.run().await;
+                self.waits.done(memo);
+                self.publish_wait(None);
             }
         }
     }
@@ -705,7 +833,9 @@ impl<K: KvClient> Session<K> {
     pub async fn sync(&mut self) -> Result<()> {
         if self.state == TxnState::Implicit {
             self.state = TxnState::Idle;
-            return self.commit_txn().await;
+            let r = self.commit_txn().await;
+            self.publish_status(crate::backends::State::Idle, None);
+            return r;
         }
         Ok(())
     }
@@ -738,6 +868,8 @@ impl<K: KvClient> Session<K> {
 
     fn reset_txn_info(&mut self) {
         self.advisory.end_transaction();
+        self.listener.abort();
+        self.forget_activity();
         self.end_txn_settings(false);
         self.close_transaction_cursors();
         self.fresh.clear();
@@ -753,9 +885,24 @@ impl<K: KvClient> Session<K> {
     }
 
     async fn commit_txn(&mut self) -> Result<()> {
-        let Some(t) = self.txn.take() else { return Ok(()) };
+        let ready = self.listener.pre_commit();
+        let Some(t) = self.txn.take() else {
+            self.listener.commit();
+            return Ok(());
+        };
         let ddl = self.ddl;
-        let r = t.commit().await.map(|_| ()).map_err(from_kv);
+        let r = match ready {
+            Ok(()) => t.commit().await.map(|_| ()).map_err(from_kv),
+            Err(e) => {
+                t.abort();
+                Err(e)
+            }
+        };
+        match r {
+            Ok(()) => self.listener.commit(),
+            Err(_) => self.listener.abort(),
+        }
+        self.forget_activity();
         self.advisory.end_transaction();
         if r.is_ok() && ddl {
             // The shared part only: temporary tables stay with this session.
@@ -923,6 +1070,7 @@ impl<K: KvClient> Session<K> {
     fn eval_ctx(&self, params: &[Value]) -> EvalContext {
         // Changes queued by a statement that failed are dropped.
         self.set_config.lock().clear();
+        self.warnings.lock().clear();
         EvalContext {
             params: params.to_vec(),
             txn_time: self.txn_time,
@@ -940,6 +1088,10 @@ impl<K: KvClient> Session<K> {
             advisory: Some(self.advisory.clone()),
             pid: self.pid,
             row_locks: Some(self.row_locks.clone()),
+            backends: self.activity.clone(),
+            listener: Some(self.listener.clone()),
+            waits: Some(self.waits.clone()),
+            warnings: self.warnings.clone(),
         }
     }
 
@@ -1034,8 +1186,23 @@ impl<K: KvClient> Session<K> {
 
     async fn utility(&mut self, stmt: &ast::Statement) -> Result<Outcome> {
         use ast::Statement as S;
-        if let S::Lock(lock) = stmt {
-            return self.lock_tables(lock).await;
+        match stmt {
+            S::Lock(lock) => return self.lock_tables(lock).await,
+            S::LISTEN { channel } => {
+                self.listener.listen(&crate::bind::ident(channel))?;
+                return Ok(Outcome::Command("LISTEN".into()));
+            }
+            S::UNLISTEN { channel } => {
+                let all = channel.quote_style.is_none() && channel.value == "*";
+                self.listener.unlisten((!all).then(|| crate::bind::ident(channel)).as_deref());
+                return Ok(Outcome::Command("UNLISTEN".into()));
+            }
+            S::NOTIFY { channel, payload } => {
+                let payload = payload.as_deref().unwrap_or("");
+                self.listener.notify(&crate::bind::ident(channel), payload)?;
+                return Ok(Outcome::Command("NOTIFY".into()));
+            }
+            _ => {}
         }
         if !matches!(stmt, S::Analyze(_)) {
             self.lock_catalog().await?;
@@ -1183,6 +1350,7 @@ fn writes(bound: &Bound, stmt: &ast::Statement) -> Option<String> {
     match stmt {
         S::Declare { .. } | S::Fetch { .. } | S::Close { .. } | S::Analyze(_) => None,
         S::Prepare { .. } | S::Execute { .. } | S::Deallocate { .. } => None,
+        S::LISTEN { .. } | S::UNLISTEN { .. } | S::NOTIFY { .. } => None,
         S::Lock(lock) => lock
             .lock_mode
             .as_ref()

@@ -12,7 +12,7 @@ use sqltypes::{DataType, Value};
 
 use crate::catalog::{Catalog, ColumnDef, ForeignKeyDef, TableDef, PUBLIC_NAMESPACE_OID};
 
-// pg_locks: the sessions' advisory locks.
+// pg_locks and pg_stat_activity: the sessions' locks and what they do.
 pub mod activity;
 // pg_proc, pg_language and pg_settings.
 pub mod builtin_rows;
@@ -97,6 +97,8 @@ pub enum SystemTable {
     PgEnum,
     /// pg_catalog.pg_locks (advisory locks held and awaited)
     PgLocks,
+    /// pg_catalog.pg_stat_activity (the tenant's sessions)
+    PgStatActivity,
     /// A catalog of a feature Strata does not have, so always empty
     /// (pg_policy, pg_publication, pg_range, ...): an index into
     /// `EMPTY_CATALOGS`.
@@ -499,6 +501,7 @@ pub const CATALOG_RELATIONS: &[(&str, u32)] = &[
     ("pg_cursors", 12077),
     ("pg_seclabels", 12099),
     ("pg_settings", 12104),
+    ("pg_stat_activity", 12222),
 ];
 
 /// OIDs from here on are views, which have no tableoid.
@@ -575,6 +578,7 @@ impl SystemTable {
             (false, "pg_tablespace") => PgTablespace,
             (false, "pg_enum") => PgEnum,
             (false, "pg_locks") => PgLocks,
+            (false, "pg_stat_activity") => PgStatActivity,
             (false, n) => Empty(EMPTY_CATALOGS.iter().position(|(e, _)| *e == n)?),
             _ => return None,
         })
@@ -627,6 +631,7 @@ impl SystemTable {
             PgTablespace => "pg_tablespace",
             PgEnum => "pg_enum",
             PgLocks => "pg_locks",
+            PgStatActivity => "pg_stat_activity",
             Empty(i) => EMPTY_CATALOGS[*i].0,
         }
     }
@@ -649,6 +654,7 @@ impl SystemTable {
             PgSettings => builtin_rows::settings_columns(),
             PgDepend => depend::columns(),
             PgLocks => activity::lock_columns(),
+            PgStatActivity => activity::activity_columns(),
             PgEnum => vec![
                 ("oid", Oid),
                 ("enumtypid", Oid),
@@ -1209,6 +1215,7 @@ impl SystemTable {
             PgSettings => rows = builtin_rows::settings_rows(&eval.settings),
             PgDepend => rows = depend::rows(catalog),
             PgLocks => rows = activity::lock_rows(eval),
+            PgStatActivity => rows = activity::activity_rows(catalog, eval),
             PgEnum => {
                 for (_, e) in catalog.enums.values() {
                     for l in &e.labels {

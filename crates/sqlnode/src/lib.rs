@@ -84,9 +84,10 @@ impl<K: KvClient> wire::Backend for SqlNode<K> {
             ));
         }
         let mut session = SqlSession::new(self.db.clone());
-        session.set_backend_pid(startup.pid);
         session.refresh_catalog().await?;
         session.set_user(&startup.user);
+        let interrupt = Box::new(Interrupt(startup.control.clone()));
+        session.attach(startup.pid, startup.client_addr, interrupt);
         for (k, v) in &startup.params {
             // Unknown startup parameters are errors in PostgreSQL too, but
             // drivers send a few harmless ones; report only real failures.
@@ -97,6 +98,20 @@ impl<K: KvClient> wire::Backend for SqlNode<K> {
             }
         }
         Ok(NodeSession { inner: session })
+    }
+}
+
+/// pg_cancel_backend and pg_terminate_backend reach a connection through
+/// the wire layer's control.
+struct Interrupt(wire::ConnControl);
+
+impl sql::backends::Interrupt for Interrupt {
+    fn cancel(&self) {
+        self.0.cancel();
+    }
+
+    fn terminate(&self) {
+        self.0.terminate();
     }
 }
 
@@ -338,6 +353,18 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
 
     fn take_notices(&mut self) -> Vec<ErrorReport> {
         self.inner.take_notices()
+    }
+
+    fn take_notifications(&mut self) -> Vec<wire::Notification> {
+        let notes = self.inner.take_notifications();
+        notes
+            .into_iter()
+            .map(|n| wire::Notification { pid: n.pid, channel: n.channel, payload: n.payload })
+            .collect()
+    }
+
+    fn notified(&self) -> impl std::future::Future<Output = ()> + Send + '_ {
+        self.inner.notified()
     }
 
     fn cursor_fields(&self, name: &str) -> Option<Vec<FieldDesc>> {

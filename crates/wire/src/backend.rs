@@ -35,6 +35,22 @@ pub struct StartupInfo {
     /// The pid the connection is given in BackendKeyData (what
     /// pg_backend_pid() must return).
     pub pid: i32,
+    /// The client's address; None for a unix socket.
+    pub client_addr: Option<std::net::SocketAddr>,
+    /// Cancels the connection's statement or ends the connection
+    /// (pg_cancel_backend, pg_terminate_backend).
+    pub control: crate::cancel::ConnControl,
+}
+
+/// An asynchronous notification (NOTIFY) for the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notification {
+    /// The pid of the notifying session.
+    pub pid: i32,
+    /// The channel.
+    pub channel: String,
+    /// The payload ("" when none was given).
+    pub payload: String,
 }
 
 /// How a connecting user must prove who they are.
@@ -219,6 +235,20 @@ pub trait Session: Send + 'static {
     /// Describe of a portal by that name reports. The default: none.
     fn cursor_fields(&self, _name: &str) -> Option<Vec<FieldDesc>> {
         None
+    }
+
+    /// Notifications to deliver now (LISTEN/NOTIFY). The wire layer asks
+    /// before each ReadyForQuery and whenever [`Session::notified`] fires
+    /// while the connection waits for the client; the session returns none
+    /// while a transaction is open. The default: none.
+    fn take_notifications(&mut self) -> Vec<Notification> {
+        Vec::new()
+    }
+
+    /// Resolves when notifications may have arrived (a spurious wake-up is
+    /// harmless). The default never resolves.
+    fn notified(&self) -> impl Future<Output = ()> + Send + '_ {
+        std::future::pending()
     }
 
     /// The connection has ended (Terminate, EOF or a fatal error): release

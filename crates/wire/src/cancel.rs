@@ -8,8 +8,13 @@
 //! PostgreSQL, only a statement running when the signal arrives is
 //! cancelled: a signal to an idle connection is lost, and the requester is
 //! never told whether anything happened.
+//!
+//! The same [`ConnControl`] is handed to the backend in
+//! [`crate::StartupInfo::control`], so SQL can cancel or terminate another
+//! connection (pg_cancel_backend, pg_terminate_backend) without its secret.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -26,11 +31,61 @@ pub struct BackendKey {
     pub secret: i32,
 }
 
-/// Maps each live connection's [`BackendKey`] to its cancel signal. One per
+/// What can interrupt one connection from outside: a cancel of the
+/// statement it is running, or the end of the connection. Cheap to clone;
+/// every clone signals the same connection.
+#[derive(Clone, Default)]
+pub struct ConnControl(Arc<Signals>);
+
+#[derive(Default)]
+struct Signals {
+    cancel: Notify,
+    terminate: Notify,
+    terminated: AtomicBool,
+}
+
+impl std::fmt::Debug for ConnControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnControl").field("terminated", &self.is_terminated()).finish()
+    }
+}
+
+impl ConnControl {
+    /// Cancels the statement the connection is running, if any (a signal to
+    /// an idle connection is lost, as in PostgreSQL).
+    pub fn cancel(&self) {
+        self.0.cancel.notify_waiters();
+    }
+
+    /// Ends the connection: a running statement is cancelled, and the
+    /// client gets FATAL 57P01 whether busy or idle.
+    pub fn terminate(&self) {
+        self.0.terminated.store(true, Ordering::SeqCst);
+        self.0.terminate.notify_waiters();
+    }
+
+    /// True once [`ConnControl::terminate`] was called.
+    pub fn is_terminated(&self) -> bool {
+        self.0.terminated.load(Ordering::SeqCst)
+    }
+
+    /// The cancel signal a running statement races against.
+    pub fn cancel_signal(&self) -> &Notify {
+        &self.0.cancel
+    }
+
+    /// The termination signal. Enable the `Notified` before checking
+    /// [`ConnControl::is_terminated`] so that no signal is missed.
+    pub fn terminate_signal(&self) -> &Notify {
+        &self.0.terminate
+    }
+}
+
+/// Maps each live connection's [`BackendKey`] to its control. One per
 /// server, shared by all connections.
 #[derive(Default)]
 pub struct CancelRegistry {
-    map: Mutex<HashMap<i32, (i32, Arc<Notify>)>>,
+    map: Mutex<HashMap<i32, (i32, ConnControl)>>,
 }
 
 /// A connection's entry in the registry; removed when dropped, so every exit
@@ -38,13 +93,13 @@ pub struct CancelRegistry {
 pub struct Registration {
     registry: Arc<CancelRegistry>,
     key: BackendKey,
-    signal: Arc<Notify>,
+    control: ConnControl,
 }
 
 impl CancelRegistry {
     /// Gives a new connection a fresh key and signal.
     pub fn register(self: &Arc<Self>) -> Registration {
-        let signal = Arc::new(Notify::new());
+        let control = ConnControl::default();
         let mut map = self.map.lock();
         let key = loop {
             let pid = (rand::random::<u32>() >> 1) as i32 | 1;
@@ -52,8 +107,8 @@ impl CancelRegistry {
                 break BackendKey { pid, secret: rand::random() };
             }
         };
-        map.insert(key.pid, (key.secret, signal.clone()));
-        Registration { registry: self.clone(), key, signal }
+        map.insert(key.pid, (key.secret, control.clone()));
+        Registration { registry: self.clone(), key, control }
     }
 
     /// Signals the statement running on `key.pid` if `key.secret` matches;
@@ -61,12 +116,12 @@ impl CancelRegistry {
     /// the protocol gives the requester no answer).
     pub fn cancel(&self, key: BackendKey) -> bool {
         let map = self.map.lock();
-        let Some((secret, signal)) = map.get(&key.pid) else { return false };
+        let Some((secret, control)) = map.get(&key.pid) else { return false };
         if *secret != key.secret {
             tracing::debug!(pid = key.pid, "cancel request with a wrong secret");
             return false;
         }
-        signal.notify_waiters();
+        control.cancel();
         true
     }
 
@@ -87,9 +142,9 @@ impl Registration {
         self.key
     }
 
-    /// The signal a running statement races against.
-    pub fn signal(&self) -> &Notify {
-        &self.signal
+    /// The connection's control (cancel and terminate signals).
+    pub fn control(&self) -> &ConnControl {
+        &self.control
     }
 }
 
@@ -122,7 +177,7 @@ mod tests {
     async fn a_waiting_statement_is_woken() {
         let reg = Arc::new(CancelRegistry::default());
         let r = reg.register();
-        let notified = r.signal().notified();
+        let notified = r.control().cancel_signal().notified();
         assert!(reg.cancel(r.key()));
         notified.await;
     }

@@ -21,7 +21,13 @@
 //! signal and against the socket: on a CancelRequest the future is dropped
 //! and the client gets 57014; if the client disconnects, the future is
 //! dropped and the connection ends. Either way [`Session::cancelled`] undoes
-//! the statement's partial effects.
+//! the statement's partial effects. A terminate signal
+//! (pg_terminate_backend) ends a running statement the same way and then
+//! the connection, with FATAL 57P01; an idle connection ends at once.
+//!
+//! Asynchronous notifications (LISTEN/NOTIFY) are written before each
+//! ReadyForQuery and, while the connection waits for the client, as soon as
+//! the session says some arrived.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -30,12 +36,12 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use sqlstate::{ErrorReport, Severity, SqlState};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
 
 use crate::backend::{
     Backend, ExecOutcome, Format, Portal as _, Session, Statement as _, TxnStatus,
 };
-use crate::cancel::{CancelRegistry, Registration};
+use crate::cancel::{CancelRegistry, ConnControl, Registration};
 use crate::codec::{self, Frontend};
 use crate::messages as msg;
 use crate::output::Output;
@@ -62,6 +68,7 @@ pub async fn run<B, IO>(
     registry: Arc<CancelRegistry>,
     shutdown: watch::Receiver<bool>,
     io: IO,
+    peer: Option<std::net::SocketAddr>,
     local: bool,
 ) where
     B: Backend,
@@ -74,6 +81,8 @@ pub async fn run<B, IO>(
     msg::auth_ok(&mut out);
     let registration = registry.register();
     info.pid = registration.key().pid;
+    info.client_addr = peer;
+    info.control = registration.control().clone();
     let session = match backend.open(&info).await {
         Ok(s) => s,
         Err(e) => {
@@ -127,6 +136,7 @@ struct Conn<S: Session, IO> {
 enum Raced<T> {
     Done(T),
     Cancelled,
+    Terminated,
     ClientGone,
 }
 
@@ -195,29 +205,51 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
     }
 
     /// The next message, or None at EOF. While idle the connection also
-    /// watches for server shutdown, which ends it with FATAL 57P01.
+    /// watches for server shutdown and pg_terminate_backend, which end it
+    /// with FATAL 57P01, and delivers notifications as they arrive.
     async fn next_message(&mut self) -> Result<Option<(u8, Bytes)>, Closed> {
         loop {
             if let Some(f) = self.t.buffered_frame().await? {
                 return Ok(Some(f));
             }
-            let filled = tokio::select! {
-                r = self.t.fill() => Some(r),
-                _ = self.shutdown.wait_for(|down| *down) => None,
+            let woke = {
+                let Conn { t, session, shutdown, registration, .. } = &mut *self;
+                let control = registration.control();
+                let terminate = control.terminate_signal().notified();
+                tokio::pin!(terminate);
+                terminate.as_mut().enable();
+                if control.is_terminated() {
+                    Woke::Down
+                } else {
+                    tokio::select! {
+                        r = t.fill() => Woke::Filled(r),
+                        _ = shutdown.wait_for(|down| *down) => Woke::Down,
+                        _ = &mut terminate => Woke::Down,
+                        _ = session.notified() => Woke::Notified,
+                    }
+                }
             };
-            let Some(filled) = filled else {
-                let e = ErrorReport::fatal(
-                    SqlState::AdminShutdown,
-                    "terminating connection due to administrator command",
-                );
-                return Err(self.close_fatal(&e).await);
-            };
-            match filled {
-                Ok(()) => {}
-                Err(Closed::Eof) => return Ok(None),
-                Err(c) => return Err(c),
+            match woke {
+                Woke::Down => return Err(self.close_fatal(&terminating()).await),
+                Woke::Notified => {
+                    if self.write_notifications() {
+                        self.flush().await?;
+                    }
+                }
+                Woke::Filled(Ok(())) => {}
+                Woke::Filled(Err(Closed::Eof)) => return Ok(None),
+                Woke::Filled(Err(c)) => return Err(c),
             }
         }
+    }
+
+    /// Queues the session's pending notifications; true if there were any.
+    fn write_notifications(&mut self) -> bool {
+        let notes = self.session.take_notifications();
+        for n in &notes {
+            msg::notification(self.out.buffer(), n);
+        }
+        !notes.is_empty()
     }
 
     async fn flush(&mut self) -> Result<(), Closed> {
@@ -264,6 +296,7 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
             msg::parameter_status(self.out.buffer(), &k, &v);
         }
         self.write_notices();
+        self.write_notifications();
         msg::ready(self.out.buffer(), status);
         self.flush().await
     }
@@ -444,7 +477,7 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
     async fn run_portal(&mut self, portal: &mut S::Portal, max: usize) -> Step<ExecOutcome> {
         let Conn { t, out, session, registration, .. } = self;
         let fut = session.execute(portal, max, out);
-        match race(fut, registration.signal(), t).await {
+        match race(fut, registration.control(), t).await {
             Raced::Done(r) => Ok(r),
             Raced::Cancelled => {
                 self.session.cancelled();
@@ -452,6 +485,10 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
                     SqlState::QueryCanceled,
                     "canceling statement due to user request",
                 )))
+            }
+            Raced::Terminated => {
+                self.session.cancelled();
+                Err(self.close_fatal(&terminating()).await)
             }
             Raced::ClientGone => {
                 self.session.cancelled();
@@ -519,25 +556,60 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
     }
 }
 
+/// What woke a connection waiting for the client.
+enum Woke {
+    Filled(Result<(), Closed>),
+    Down,
+    Notified,
+}
+
+/// FATAL 57P01, for server shutdown and pg_terminate_backend.
+fn terminating() -> ErrorReport {
+    ErrorReport::fatal(SqlState::AdminShutdown, "terminating connection due to administrator command")
+}
+
 fn no_portal(name: &str) -> ErrorReport {
     ErrorReport::new(SqlState::InvalidCursorName, format!("portal \"{name}\" does not exist"))
 }
 
-/// Polls `fut` until it finishes, the cancel signal fires, or the client
-/// closes its socket. Bytes the client sends meanwhile (a pipelined next
-/// message) are kept in the read buffer, up to [`FLUSH_AT`] of them.
+/// Polls `fut` until it finishes, the cancel or terminate signal fires, or
+/// the client closes its socket. Bytes the client sends meanwhile (a
+/// pipelined next message) are kept in the read buffer, up to [`FLUSH_AT`]
+/// of them. Both signals are listened for before `fut` first runs, so a
+/// statement that signals its own connection is interrupted too.
 async fn race<F: Future, IO: AsyncRead + AsyncWrite + Unpin>(
     fut: F,
-    cancel: &Notify,
+    control: &ConnControl,
     t: &mut Transport<IO>,
 ) -> Raced<F::Output> {
-    let cancelled = cancel.notified();
-    tokio::pin!(fut, cancelled);
+    let cancelled = control.cancel_signal().notified();
+    let terminated = control.terminate_signal().notified();
+    tokio::pin!(fut, cancelled, terminated);
+    cancelled.as_mut().enable();
+    terminated.as_mut().enable();
+    if control.is_terminated() {
+        return Raced::Terminated;
+    }
     loop {
         let readable = t.rbuf.len() < FLUSH_AT;
         tokio::select! {
-            r = &mut fut => return Raced::Done(r),
+            r = &mut fut => {
+                // A signal sent while the statement ran its last step (its
+                // own pg_cancel_backend, say) still interrupts it.
+                let (c, t) = std::future::poll_fn(|cx| {
+                    let c = cancelled.as_mut().poll(cx).is_ready();
+                    let t = terminated.as_mut().poll(cx).is_ready();
+                    std::task::Poll::Ready((c, t))
+                })
+                .await;
+                return match (c, t) {
+                    (_, true) => Raced::Terminated,
+                    (true, _) => Raced::Cancelled,
+                    _ => Raced::Done(r),
+                };
+            }
             _ = &mut cancelled => return Raced::Cancelled,
+            _ = &mut terminated => return Raced::Terminated,
             r = t.fill(), if readable => {
                 if r.is_err() {
                     return Raced::ClientGone;

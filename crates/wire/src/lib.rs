@@ -45,10 +45,10 @@ pub mod startup;
 pub mod transport;
 
 pub use backend::{
-    AuthMethod, Backend, ExecOutcome, FieldDesc, Format, Oid, Portal, ScramVerifier, Session,
-    StartupInfo, Statement, TxnStatus,
+    AuthMethod, Backend, ExecOutcome, FieldDesc, Format, Notification, Oid, Portal, ScramVerifier,
+    Session, StartupInfo, Statement, TxnStatus,
 };
-pub use cancel::{BackendKey, CancelRegistry};
+pub use cancel::{BackendKey, CancelRegistry, ConnControl};
 pub use output::Output;
 pub use scram::scram_verifier;
 pub use server::{serve, serve_stream, serve_until, Listeners};

@@ -70,6 +70,15 @@ pub fn backend_key(buf: &mut BytesMut, pid: i32, secret: i32) {
     end(buf, at);
 }
 
+/// NotificationResponse.
+pub fn notification(buf: &mut BytesMut, n: &crate::backend::Notification) {
+    let at = begin(buf, b'A');
+    buf.put_i32(n.pid);
+    cstr(buf, &n.channel);
+    cstr(buf, &n.payload);
+    end(buf, at);
+}
+
 /// ReadyForQuery.
 pub fn ready(buf: &mut BytesMut, status: TxnStatus) {
     let at = begin(buf, b'Z');

@@ -113,10 +113,10 @@ pub async fn serve_until<B: Backend>(
         match accepted {
             Ok(Accepted::Tcp(io, peer)) => {
                 let _ = io.set_nodelay(true);
-                tasks.spawn(conn::run(b, r, s, io, peer.ip().is_loopback()));
+                tasks.spawn(conn::run(b, r, s, io, Some(peer), peer.ip().is_loopback()));
             }
             Ok(Accepted::Unix(io)) => {
-                tasks.spawn(conn::run(b, r, s, io, true));
+                tasks.spawn(conn::run(b, r, s, io, None, true));
             }
             Err(e) => {
                 // Usually out of file descriptors: back off instead of spinning.
@@ -151,5 +151,5 @@ pub async fn serve_stream<B, IO>(
     IO: AsyncRead + AsyncWrite + Unpin + Send,
 {
     let (_keep, stopped) = watch::channel(false);
-    conn::run(backend, registry, stopped, io, local).await;
+    conn::run(backend, registry, stopped, io, None, local).await;
 }

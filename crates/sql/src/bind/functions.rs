@@ -74,6 +74,10 @@ impl Binder<'_> {
             .or_else(|| {
                 func::advisory::resolve(name, &types)
                     .map(|r| r.map(|(f, ty, t)| (func::Func::Advisory(f), ty, t)))
+            })
+            .or_else(|| {
+                func::server::resolve(name, &types)
+                    .map(|r| r.map(|(f, ty, t)| (func::Func::Server(f), ty, t)))
             });
         let (func, ty, targets) = match resolved {
             Some(resolved) => resolved?,

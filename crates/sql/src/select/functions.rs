@@ -47,6 +47,8 @@ pub enum TableFunc {
     RegexMatches,
     /// regexp_split_to_table(string, pattern [, flags]): a text per piece.
     RegexSplit,
+    /// pg_listening_channels(): the session's LISTEN channels.
+    ListeningChannels,
 }
 
 /// One set-returning call of a [`FromFunction`].
@@ -212,6 +214,7 @@ pub fn is_set_returning(name: &str) -> bool {
             | "_pg_expandarray"
             | "regexp_matches"
             | "regexp_split_to_table"
+            | "pg_listening_channels"
     ) || JSON_FUNCTIONS.contains(&name)
 }
 
@@ -357,6 +360,9 @@ fn bind_call(
                 _ => (TableFunc::RegexSplit, exprs, vec![DataType::Text]),
             }
         }
+        "pg_listening_channels" if bound.is_empty() => {
+            (TableFunc::ListeningChannels, vec![], vec![DataType::Text])
+        }
         "pg_partition_ancestors" => {
             let [(x, t)] = <[_; 1]>::try_from(bound).map_err(|b: Vec<_>| no_such(&b))?;
             let reg = DataType::Reg(sqltypes::RegKind::Class);
@@ -383,6 +389,7 @@ impl FromFunction {
             Some(TableFunc::ExpandArray) => "_pg_expandarray",
             Some(TableFunc::RegexMatches) => "regexp_matches",
             Some(TableFunc::RegexSplit) => "regexp_split_to_table",
+            Some(TableFunc::ListeningChannels) => "pg_listening_channels",
             _ => "generate_subscripts",
         }
     }
@@ -443,6 +450,10 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
             TableFunc::ExpandArray => expand_array(vals.into_iter().next()),
             TableFunc::RegexMatches => crate::func::regex::matches_rows(&vals)?,
             TableFunc::RegexSplit => crate::func::regex::split_rows(&vals)?,
+            TableFunc::ListeningChannels => match &ctx.listener {
+                Some(l) => l.channels().into_iter().map(|c| vec![Value::Text(c)]).collect(),
+                None => Vec::new(),
+            },
         };
         results.push(match record {
             Some(rt) => rows.into_iter().map(|r| vec![RecordValue::value(rt.clone(), r)]).collect(),

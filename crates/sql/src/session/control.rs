@@ -36,6 +36,8 @@ impl<K: KvClient> Session<K> {
                         self.savepoints.clear();
                         self.fail_txn();
                         self.state = TxnState::Idle;
+                        self.block_isolation = None;
+                        self.block_read_only = None;
                         "ROLLBACK"
                     }
                     TxnState::Block => {

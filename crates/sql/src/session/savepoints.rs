@@ -8,6 +8,8 @@ pub(super) struct SavepointMark {
     name: String,
     /// The KV transaction's write-buffer position.
     at: Savepoint,
+    /// How far LISTEN, UNLISTEN and NOTIFY had queued.
+    notify: crate::notify::Mark,
 }
 
 impl<K: KvClient> Session<K> {
@@ -19,7 +21,8 @@ impl<K: KvClient> Session<K> {
         }
         self.begin_txn().await?;
         let txn = self.txn.as_mut().expect("begin_txn opened a transaction");
-        self.savepoints.push(SavepointMark { name, at: txn.savepoint() });
+        let notify = self.listener.mark();
+        self.savepoints.push(SavepointMark { name, at: txn.savepoint(), notify });
         Ok(Outcome::Command("SAVEPOINT".into()))
     }
 
@@ -59,6 +62,7 @@ impl<K: KvClient> Session<K> {
         let i = self.find_savepoint(name)?;
         self.savepoints.truncate(i + 1);
         let at = self.savepoints[i].at;
+        self.listener.rollback_to(self.savepoints[i].notify);
         let tenant = self.db.tenant;
         let txn = self.txn.as_mut().expect("a block with savepoints has a transaction");
         txn.rollback_to(at);
