@@ -151,6 +151,8 @@ pub struct CopyStmt {
 pub struct Parsed {
     /// The statement's text.
     pub text: std::sync::Arc<str>,
+    /// The whole query string it came from (pg_stat_activity's query).
+    pub source: std::sync::Arc<str>,
     /// 0-based character offset of the text in the whole query string.
     pub offset: usize,
     /// The parsed form.
@@ -201,7 +203,11 @@ pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
         }
     }
     if out.is_empty() {
-        out.push(Parsed { text: "".into(), offset: 0, stmt: Stmt::Empty });
+        out.push(Parsed { text: "".into(), source: "".into(), offset: 0, stmt: Stmt::Empty });
+    }
+    let source: std::sync::Arc<str> = sql.into();
+    for p in &mut out {
+        p.source = source.clone();
     }
     Ok(out)
 }
@@ -244,6 +250,7 @@ fn parse_piece(
     let b0 = byte_pos(sql, starts, first.span.start.line, first.span.start.column).unwrap_or(0);
     let b1 = byte_pos(sql, starts, last.span.end.line, last.span.end.column).unwrap_or(sql.len());
     let text: std::sync::Arc<str> = sql.get(b0..b1.max(b0)).unwrap_or("").into();
+    // `source` is set to the whole string by the caller.
     let offset = sql.get(..b0).map(|s| s.chars().count()).unwrap_or(0);
     check_depth(piece)?;
     if let Some(rewritten) =
@@ -260,7 +267,8 @@ fn parse_piece(
             .try_with_sql(&body)
             .and_then(|mut p| p.parse_statement())
             .map_err(|e| syntax_error(&body, e, None))?;
-        return Ok(Some(Parsed { text, offset, stmt: Stmt::Sql(Box::new(stmt)) }));
+        let stmt = Stmt::Sql(Box::new(stmt));
+        return Ok(Some(Parsed { source: text.clone(), text, offset, stmt }));
     }
     let own = match utility(sql, starts, &words)? {
         Some(s) => Some(s),
@@ -286,7 +294,7 @@ fn parse_piece(
             Stmt::Sql(Box::new(stmt))
         }
     };
-    Ok(Some(Parsed { text, offset, stmt }))
+    Ok(Some(Parsed { source: text.clone(), text, offset, stmt }))
 }
 
 /// The tokens sqlparser reads: single-line comments dropped.

@@ -743,7 +743,7 @@ impl<K: KvClient> Session<K> {
             return Err(aborted());
         }
         self.in_statement = true;
-        self.publish_status(crate::backends::State::Active, Some(&portal.prepared.parsed.text));
+        self.publish_status(crate::backends::State::Active, Some(&portal.prepared.parsed.source));
         let r = self.execute_with_retries(portal).await;
         self.notices.extend(self.warnings.lock().drain(..));
         self.notices.extend(self.advisory.end_statement());

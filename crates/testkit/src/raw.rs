@@ -53,6 +53,14 @@ pub(crate) fn error_code(body: &[u8]) -> Option<String> {
         .map(|f| String::from_utf8_lossy(&f[1..]).into_owned())
 }
 
+/// A NotificationResponse body as (pid, channel, payload).
+fn notification(body: &[u8]) -> (i32, String, String) {
+    let pid = i32::from_be_bytes([body[0], body[1], body[2], body[3]]);
+    let mut parts = body[4..].split(|&b| b == 0).map(|p| String::from_utf8_lossy(p).into_owned());
+    let channel = parts.next().unwrap_or_default();
+    (pid, channel, parts.next().unwrap_or_default())
+}
+
 impl RawClient {
     /// Connects and completes startup as `postgres` (trust auth).
     pub fn connect(port: u16) -> RawClient {
@@ -129,6 +137,43 @@ impl RawClient {
                 return Ok(codes);
             }
         }
+    }
+
+    /// Reads until ReadyForQuery; returns the SQLSTATEs of any errors and
+    /// the NotificationResponses seen, as (pid, channel, payload).
+    pub fn until_ready_notified(&mut self) -> (Vec<String>, Vec<(i32, String, String)>) {
+        let (mut codes, mut notes) = (Vec::new(), Vec::new());
+        loop {
+            let (tag, body) = self.read_message();
+            match tag {
+                b'E' => codes.extend(error_code(&body)),
+                b'A' => notes.push(notification(&body)),
+                b'Z' => return (codes, notes),
+                _ => {}
+            }
+        }
+    }
+
+    /// Reads until the server closes the connection; returns the
+    /// SQLSTATEs of the errors seen before (a FATAL one, usually). Panics
+    /// if ReadyForQuery comes first.
+    pub fn until_closed(&mut self) -> Vec<String> {
+        let mut codes = Vec::new();
+        while let Ok((tag, body)) = read_message(&mut self.stream) {
+            assert_ne!(tag, b'Z', "the connection stayed open; errors so far: {codes:?}");
+            if tag == b'E' {
+                codes.extend(error_code(&body));
+            }
+        }
+        codes
+    }
+
+    /// Waits, without sending anything, for the next message, which must
+    /// be a NotificationResponse: (pid, channel, payload).
+    pub fn next_notification(&mut self) -> (i32, String, String) {
+        let (tag, body) = self.read_message();
+        assert_eq!(tag, b'A', "expected a notification: {}", String::from_utf8_lossy(&body));
+        notification(&body)
     }
 
     /// Sends a CancelRequest for this client's session on a new connection.

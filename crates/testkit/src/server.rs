@@ -473,9 +473,13 @@ impl TestServer {
     }
 
     fn psql_command(&self) -> Command {
+        self.psql_command_as("postgres")
+    }
+
+    fn psql_command_as(&self, user: &str) -> Command {
         let mut c = Command::new("psql");
         c.args(["-X", "-h", "127.0.0.1", "-p", &self.port.to_string()])
-            .args(["-U", "postgres", "-d", "postgres"])
+            .args(["-U", user, "-d", "postgres"])
             .env("PGCONNECT_TIMEOUT", "10")
             .env_remove("PGPASSWORD")
             .env_remove("PGOPTIONS");
@@ -485,6 +489,12 @@ impl TestServer {
     /// Runs psql (`-X`, no psqlrc) with `args` over TCP and returns its output.
     pub fn psql(&self, args: &[&str]) -> Output {
         run_with_timeout(self.psql_command().args(args), None, CLIENT_TIMEOUT)
+    }
+
+    /// Runs `sql` with `psql -Atc` as `user` (who needs no password); its
+    /// output, whether or not it failed.
+    pub fn psql_as(&self, user: &str, sql: &str) -> Output {
+        run_with_timeout(self.psql_command_as(user).args(["-Atc", sql]), None, CLIENT_TIMEOUT)
     }
 
     /// Feeds `sql` to psql's standard input with `-At` (unaligned, tuples

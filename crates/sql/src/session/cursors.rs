@@ -135,7 +135,8 @@ impl<K: KvClient> Session<K> {
                     data_types.iter().map(crate::bind::data_type).collect::<Result<_>>()?;
                 let stmt = Stmt::Sql(statement.clone());
                 let (bound, params) = planner::plan(&self.catalog, &stmt, &declared)?;
-                let parsed = Parsed { text: statement.to_string().into(), offset: 0, stmt };
+                let text: Arc<str> = statement.to_string().into();
+                let parsed = Parsed { source: text.clone(), text, offset: 0, stmt };
                 let prepared = Prepared {
                     columns: statement_columns(&parsed.stmt, &bound),
                     parsed,
