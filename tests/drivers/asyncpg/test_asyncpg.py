@@ -702,3 +702,34 @@ def test_enum_types():
         await conn.execute("drop type mood")
 
     run_check("enum_types", check)
+
+
+def test_listen_notify():
+    async def check(conn):
+        # add_listener sends LISTEN and calls back for each notification,
+        # which arrives only after the sender commits.
+        heard = []
+        got_two = asyncio.Event()
+
+        def on_note(_conn, pid, channel, payload):
+            heard.append((channel, payload, pid))
+            if len(heard) == 2:
+                got_two.set()
+
+        await conn.add_listener("new_jobs", on_note)
+        sender = await connect()
+        try:
+            sender_pid = await sender.fetchval("select pg_backend_pid()")
+            async with sender.transaction():
+                await sender.execute("notify new_jobs, 'job 1'")
+                await sender.execute("select pg_notify($1, $2)", "new_jobs", "job 2")
+                await asyncio.sleep(0.2)
+                assert heard == []
+            await asyncio.wait_for(got_two.wait(), 30)
+            assert heard == [("new_jobs", "job 1", sender_pid), ("new_jobs", "job 2", sender_pid)]
+        finally:
+            await sender.close()
+        await conn.remove_listener("new_jobs", on_note)
+        assert await conn.fetchval("select count(*) from pg_listening_channels()") == 0
+
+    run_check("listen_notify", check)

@@ -366,6 +366,34 @@ check('temporary_table_is_session_local', async (c) => {
   assert.deepEqual((await c.query('select v from scratch')).rows, [{ v: 'mine' }]);
 });
 
+check('listen_notify', async (c) => {
+  // A worker listens; another client queues jobs in a transaction. The
+  // notifications arrive, with payloads and the sender's pid, only after the
+  // commit, while the listener is idle.
+  const heard = [];
+  let wake;
+  c.on('notification', (n) => {
+    heard.push([n.channel, n.payload, n.processId]);
+    if (wake) wake();
+  });
+  await c.query('listen new_jobs');
+  const sender = await connect();
+  try {
+    const senderPid = (await sender.query('select pg_backend_pid() as pid')).rows[0].pid;
+    await sender.query('begin');
+    await sender.query("notify new_jobs, 'job 1'");
+    await sender.query('select pg_notify($1, $2)', ['new_jobs', 'job 2']);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(heard, [], 'nothing before the commit');
+    const arrived = new Promise((r) => { wake = () => heard.length === 2 && r(); });
+    await sender.query('commit');
+    await arrived;
+    assert.deepEqual(heard, [['new_jobs', 'job 1', senderPid], ['new_jobs', 'job 2', senderPid]]);
+  } finally {
+    await sender.end();
+  }
+});
+
 check('pool_concurrent_transactions', async (c) => {
   await c.query('drop table if exists counters');
   await c.query('create table counters (id int4 primary key, n int8 not null)');
