@@ -112,7 +112,9 @@ fn cancel_and_terminate_reach_busy_and_idle_sessions() {
     eventually(&s, &gone, "0");
 
     let out = s.psql_as("postgres", "select pg_cancel_backend(pg_backend_pid())");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("canceling statement due to user request"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("canceling statement due to user request")
+    );
     let out = s.psql_as("postgres", "select pg_terminate_backend(pg_backend_pid())");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("terminating connection due to administrator command"), "{err}");
@@ -142,10 +144,7 @@ fn only_the_owner_or_a_superuser_may_signal() {
     let out = s.psql_as("app_a", &format!("select pg_terminate_backend({pid})"));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("must be a superuser to terminate superuser process"), "{err}");
-    let out = s.psql_as(
-        "app_a",
-        &format!("select query from pg_stat_activity where pid = {pid}"),
-    );
+    let out = s.psql_as("app_a", &format!("select query from pg_stat_activity where pid = {pid}"));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "<insufficient privilege>");
     su.cancel(s.port);
     assert_eq!(su.until_ready(), ["57014"]);

@@ -767,7 +767,10 @@ impl Func {
                 _ => Value::Null,
             },
             Func::InRecovery => Value::Bool(false),
-            Func::Date(_) | Func::Json(_) | Func::Regex(_) | Func::Advisory(_)
+            Func::Date(_)
+            | Func::Json(_)
+            | Func::Regex(_)
+            | Func::Advisory(_)
             | Func::Server(_) => {
                 unreachable!("returned above")
             }

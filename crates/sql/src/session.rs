@@ -376,9 +376,8 @@ impl<K: KvClient> Session<K> {
     /// statement starting now (if `query`).
     fn publish_status(&mut self, state: crate::backends::State, query: Option<&Arc<str>>) {
         let Some(reg) = &self.registration else { return };
-        let app = (self.published_settings != self.settings_generation).then(|| {
-            self.settings.value("application_name").unwrap_or_default().to_string()
-        });
+        let app = (self.published_settings != self.settings_generation)
+            .then(|| self.settings.value("application_name").unwrap_or_default().to_string());
         self.published_settings = self.settings_generation;
         let now = sqltypes::datetime::now_micros();
         let xact_start = self.txn.is_some().then_some(self.txn_time);
@@ -804,10 +803,11 @@ impl<K: KvClient> Session<K> {
             if let Some(req) = request {
                 self.serve_sequence_request(req).await?;
             }
-            if !rows.is_empty() && self.txn.is_some() {
+            if !rows.is_empty() {
                 self.publish_wait(Some(("Lock", "transactionid")));
-                let t = self.txn.as_mut().expect("checked above");
-                crate::rowlock::serve(t, &self.row_locks, rows).await?;
+                if let Some(t) = self.txn.as_mut() {
+                    crate::rowlock::serve(t, &self.row_locks, rows).await?;
+                }
                 self.publish_wait(None);
             }
             if let Some((key, mode)) = wait {

@@ -565,7 +565,10 @@ enum Woke {
 
 /// FATAL 57P01, for server shutdown and pg_terminate_backend.
 fn terminating() -> ErrorReport {
-    ErrorReport::fatal(SqlState::AdminShutdown, "terminating connection due to administrator command")
+    ErrorReport::fatal(
+        SqlState::AdminShutdown,
+        "terminating connection due to administrator command",
+    )
 }
 
 fn no_portal(name: &str) -> ErrorReport {

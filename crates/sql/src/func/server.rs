@@ -37,20 +37,20 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
     let (f, ty, params) = match (name, args.len()) {
         ("pg_cancel_backend", 1) => (ServerFunc::Cancel, Bool, vec![Some(Int4)]),
         ("pg_terminate_backend", 1) => (ServerFunc::Terminate, Bool, vec![Some(Int4)]),
-        ("pg_terminate_backend", 2) => {
-            (ServerFunc::Terminate, Bool, vec![Some(Int4), Some(Int8)])
-        }
+        ("pg_terminate_backend", 2) => (ServerFunc::Terminate, Bool, vec![Some(Int4), Some(Int8)]),
         ("pg_notify", 2) => (ServerFunc::Notify, Void, vec![Some(Text), Some(Text)]),
         ("pg_sleep", 1) => (ServerFunc::Sleep, Void, vec![Some(Float8)]),
         ("pg_sleep_for", 1) => (ServerFunc::SleepFor, Void, vec![Some(Interval)]),
         ("pg_sleep_until", 1) => (ServerFunc::SleepUntil, Void, vec![Some(TimestampTz)]),
         (
-            "pg_cancel_backend" | "pg_terminate_backend" | "pg_notify" | "pg_sleep"
-            | "pg_sleep_for" | "pg_sleep_until",
+            "pg_cancel_backend"
+            | "pg_terminate_backend"
+            | "pg_notify"
+            | "pg_sleep"
+            | "pg_sleep_for"
+            | "pg_sleep_until",
             _,
-        ) => {
-            return Some(Err(super::no_such_function(name, args)))
-        }
+        ) => return Some(Err(super::no_such_function(name, args))),
         _ => return None,
     };
     Some(Ok((f, ty, params)))

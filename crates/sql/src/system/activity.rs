@@ -65,7 +65,7 @@ pub fn activity_rows(catalog: &Catalog, eval: &EvalContext) -> Vec<Vec<Value>> {
                 text(&s.user),
             ];
             if !reader_is_super && *s.user != *eval.user {
-                row.extend(std::iter::repeat(Value::Null).take(14));
+                row.extend(std::iter::repeat_n(Value::Null, 14));
                 row.push(text("<insufficient privilege>"));
                 row.push(Value::Null);
                 return row;
