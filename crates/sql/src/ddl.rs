@@ -104,6 +104,12 @@ fn notice(msg: String) -> ErrorReport {
     ErrorReport { severity: sqlstate::Severity::Notice, ..err!(SuccessfulCompletion, "{msg}") }
 }
 
+/// A NOTICE with a SQLSTATE, as IF NOT EXISTS gives when it skips
+/// (`relation "t" already exists, skipping` is 42P07).
+fn notice_code(code: sqlstate::SqlState, msg: String) -> ErrorReport {
+    ErrorReport { severity: sqlstate::Severity::Notice, ..ErrorReport::new(code, msg) }
+}
+
 /// Locks the catalog version and increments it. Called first by every DDL.
 pub async fn bump_version<T: Txn>(txn: &mut T, tenant: TenantId) -> Result<u64> {
     let key = keys::version(tenant);
@@ -482,6 +488,33 @@ fn index_columns(t: &TableDef, cols: &[ast::IndexColumn]) -> Result<Vec<usize>> 
         .collect()
 }
 
+/// The definition CREATE TABLE ... AS (and SELECT ... INTO) creates: `ct`
+/// without its query, with a column per result column of it. A column of
+/// unknown type (a bare string literal) becomes text, as in PostgreSQL;
+/// pseudo-types cannot be stored.
+pub fn table_as(ct: &ast::CreateTable, cols: &[crate::plan::Column]) -> Result<ast::CreateTable> {
+    let mut def = ct.clone();
+    def.query = None;
+    def.columns = Vec::with_capacity(cols.len());
+    for c in cols {
+        let ty = match &c.ty {
+            DataType::Unknown => DataType::Text,
+            t @ (DataType::Void | DataType::Record(_)) => {
+                bail!(InvalidTableDefinition, "column \"{}\" has pseudo-type {t}", c.name)
+            }
+            t => t.clone(),
+        };
+        let data_type = crate::parse::type_text(&ty.to_string())
+            .map_err(|e| err!(FeatureNotSupported, "a column of type {ty}: {e}"))?;
+        def.columns.push(ast::ColumnDef {
+            name: ast::Ident::with_quote('"', c.name.clone()),
+            data_type,
+            options: vec![],
+        });
+    }
+    Ok(def)
+}
+
 /// CREATE TABLE.
 pub async fn create_table<T: Txn>(
     txn: &mut T,
@@ -493,13 +526,16 @@ pub async fn create_table<T: Txn>(
     if cat.relation_exists(ns, &name) {
         if ct.if_not_exists {
             let mut r = DdlResult::tag("CREATE TABLE");
-            r.notices.push(notice(format!("relation \"{name}\" already exists, skipping")));
+            r.notices.push(notice_code(
+                sqlstate::SqlState::DuplicateTable,
+                format!("relation \"{name}\" already exists, skipping"),
+            ));
             return Ok(r);
         }
         bail!(DuplicateTable, "relation \"{name}\" already exists");
     }
     if ct.query.is_some() {
-        bail!(FeatureNotSupported, "CREATE TABLE AS is not supported yet");
+        bail!(InternalError, "CREATE TABLE AS reached create_table with its query");
     }
     if temporary {
         match &ct.on_commit {
@@ -1125,7 +1161,10 @@ pub async fn create_index<T: Txn>(
     if cat.relation_exists(t.namespace, &iname) {
         if ci.if_not_exists {
             let mut r = DdlResult::tag("CREATE INDEX");
-            r.notices.push(notice(format!("relation \"{iname}\" already exists, skipping")));
+            r.notices.push(notice_code(
+                sqlstate::SqlState::DuplicateTable,
+                format!("relation \"{iname}\" already exists, skipping"),
+            ));
             return Ok(r);
         }
         bail!(DuplicateTable, "relation \"{iname}\" already exists");

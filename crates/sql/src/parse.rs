@@ -170,6 +170,46 @@ pub fn query_text(text: &str) -> std::result::Result<ast::Query, ParserError> {
     Ok(*Parser::new(&PostgreSqlDialect {}).try_with_sql(text)?.parse_query()?)
 }
 
+/// `INSERT INTO table query`, as CREATE TABLE ... AS fills its table.
+pub fn insert_select(table: &ast::ObjectName, query: &ast::Query) -> Result<Stmt> {
+    let template = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql("INSERT INTO t SELECT 1")
+        .and_then(|mut p| p.parse_statement());
+    let Ok(ast::Statement::Insert(mut insert)) = template else {
+        bail!(InternalError, "the INSERT template did not parse");
+    };
+    insert.table = ast::TableObject::TableName(table.clone());
+    insert.source = Some(Box::new(query.clone()));
+    Ok(Stmt::Sql(Box::new(ast::Statement::Insert(insert))))
+}
+
+/// `SELECT ... INTO [TEMP] t FROM ...` is CREATE [TEMP] TABLE t AS SELECT
+/// ... FROM ...: the statement rewritten so, or None for any other.
+fn select_into(stmt: &ast::Statement) -> Result<Option<ast::Statement>> {
+    let ast::Statement::Query(q) = stmt else { return Ok(None) };
+    let ast::SetExpr::Select(sel) = q.body.as_ref() else { return Ok(None) };
+    let Some(into) = sel.into.as_ref() else { return Ok(None) };
+    let name = match into.targets.as_slice() {
+        [ast::Expr::Identifier(i)] => ast::ObjectName::from(vec![i.clone()]),
+        [ast::Expr::CompoundIdentifier(parts)] => ast::ObjectName::from(parts.clone()),
+        _ => bail!(SyntaxError, "SELECT ... INTO takes one table name"),
+    };
+    let mut query = q.clone();
+    if let ast::SetExpr::Select(sel) = query.body.as_mut() {
+        sel.into = None;
+    }
+    let template = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql("CREATE TABLE t AS SELECT 1")
+        .and_then(|mut p| p.parse_statement());
+    let Ok(ast::Statement::CreateTable(mut ct)) = template else {
+        bail!(InternalError, "the CREATE TABLE AS template did not parse");
+    };
+    ct.name = name;
+    ct.temporary = into.temporary;
+    ct.query = Some(query);
+    Ok(Some(ast::Statement::CreateTable(ct)))
+}
+
 /// One type name from SQL text.
 pub fn type_text(text: &str) -> std::result::Result<ast::DataType, ParserError> {
     Parser::new(&PostgreSqlDialect {}).try_with_sql(text)?.parse_data_type()
@@ -281,7 +321,7 @@ fn parse_piece(
             let mut parser = Parser::new(&dialect).with_recursion_limit(MAX_RECURSION);
             parser =
                 parser.with_tokens_with_locations(without_only(lock_clauses(sql_tokens(piece))));
-            let stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
+            let mut stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
             // Anything left over (other than EOF) is a syntax error.
             let next = parser.peek_token();
             if next.token != Token::EOF {
@@ -290,6 +330,9 @@ fn parse_piece(
                     e = e.with_position(p as u32 + 1);
                 }
                 return Err(e);
+            }
+            if let Some(create) = select_into(&stmt)? {
+                stmt = create;
             }
             Stmt::Sql(Box::new(stmt))
         }

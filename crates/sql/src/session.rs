@@ -659,10 +659,19 @@ impl<K: KvClient> Session<K> {
         if let Some(pos) = e.position {
             e.position = Some(pos);
         } else if let Some(tok) = quoted_token(&e.message).filter(|_| {
-            // ALTER TABLE's own errors about its columns carry no position.
-            !(matches!(&p.stmt, Stmt::Sql(s) if matches!(s.as_ref(), ast::Statement::AlterTable(_)))
+            let is = |f: fn(&ast::Statement) -> bool| matches!(&p.stmt, Stmt::Sql(s) if f(s));
+            // ALTER TABLE's own errors about its columns carry no position,
+            // nor do CREATE TABLE's about the columns it is given.
+            let alter = is(|s| matches!(s, ast::Statement::AlterTable(_)))
                 && (e.message.contains(" of relation \"")
-                    || e.message.contains("cannot be cast automatically")))
+                    || e.message.contains("cannot be cast automatically"));
+            let create = is(|s| matches!(s, ast::Statement::CreateTable(_)))
+                && matches!(
+                    e.code,
+                    sqlstate::SqlState::DuplicateColumn
+                        | sqlstate::SqlState::InvalidTableDefinition
+                );
+            !alter && !create
         }) {
             let found = p
                 .text
@@ -1207,6 +1216,10 @@ impl<K: KvClient> Session<K> {
         if !matches!(stmt, S::Analyze(_)) {
             self.lock_catalog().await?;
         }
+        if let S::CreateTable(ast::CreateTable { query: Some(query), .. }) = stmt {
+            let S::CreateTable(ct) = stmt else { unreachable!("matched above") };
+            return self.create_table_as(ct, query).await;
+        }
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
         let txn = self.txn.as_mut().expect("utility statement has a transaction");
@@ -1264,6 +1277,49 @@ impl<K: KvClient> Session<K> {
             ),
         };
         self.finish_ddl(r).await
+    }
+
+    /// CREATE TABLE ... AS query (and SELECT ... INTO): creates the table
+    /// with the query's columns, then fills it as INSERT INTO ... query
+    /// would. The tag is `SELECT n`, as in PostgreSQL.
+    async fn create_table_as(
+        &mut self,
+        ct: &ast::CreateTable,
+        query: &ast::Query,
+    ) -> Result<Outcome> {
+        if ct.with_data.as_ref().is_some_and(|w| w.statistics.is_some()) {
+            bail!(SyntaxError, "syntax error at or near \"AND\"");
+        }
+        let select = Stmt::Sql(Box::new(ast::Statement::Query(Box::new(query.clone()))));
+        let (bound, _) = planner::plan(&self.catalog, &select, &[])?;
+        let Some(cols) = bound.columns() else {
+            bail!(InternalError, "CREATE TABLE AS over a query without columns");
+        };
+        let def = ddl::table_as(ct, &cols)?;
+        let tenant = self.db.tenant;
+        let catalog = self.catalog.clone();
+        let txn = self.txn.as_mut().expect("utility statement has a transaction");
+        let r = ddl::create_table(txn, tenant, &catalog, &def).await?;
+        let Some(&storage) = r.fresh.first() else {
+            // IF NOT EXISTS found the table: nothing is created or filled.
+            self.finish_ddl(r).await?;
+            return Ok(Outcome::Command("CREATE TABLE AS".into()));
+        };
+        self.finish_ddl(r).await?;
+        if ct.with_data.as_ref().is_some_and(|w| !w.data) {
+            return Ok(Outcome::Command("CREATE TABLE AS".into()));
+        }
+        let insert = parse::insert_select(&ct.name, query)?;
+        let (bound, _) = planner::plan(&self.catalog, &insert, &[])?;
+        let Bound::Insert(p) = bound.as_ref() else {
+            bail!(InternalError, "CREATE TABLE AS planned its rows as something else");
+        };
+        debug_assert_eq!(p.table.storage, storage);
+        let ctx = self.eval_ctx(&[]);
+        let catalog = self.catalog.clone();
+        let txn = self.txn.as_mut().expect("utility statement has a transaction");
+        let (n, _) = dml::insert(txn, tenant, p, &ctx, &catalog, true).await?;
+        Ok(Outcome::Command(format!("SELECT {n}")))
     }
 
     /// After a DDL statement: keeps its notices and new storage ids, and

@@ -29,7 +29,10 @@ pub async fn create_schema<T: Txn>(
     let mut r = DdlResult::tag("CREATE SCHEMA");
     if cat.namespace_oid(&name).is_some() && name != "pg_temp" {
         if if_not_exists {
-            r.notices.push(notice(format!("schema \"{name}\" already exists, skipping")));
+            r.notices.push(super::notice_code(
+                sqlstate::SqlState::DuplicateSchema,
+                format!("schema \"{name}\" already exists, skipping"),
+            ));
             return Ok(r);
         }
         bail!(DuplicateSchema, "schema \"{name}\" already exists");

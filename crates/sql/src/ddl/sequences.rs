@@ -82,7 +82,10 @@ pub async fn create_sequence<T: Txn>(
     if cat.relation_exists(namespace, &name) {
         if *if_not_exists {
             let mut r = DdlResult::tag("CREATE SEQUENCE");
-            r.notices.push(notice(format!("relation \"{name}\" already exists, skipping")));
+            r.notices.push(super::notice_code(
+                sqlstate::SqlState::DuplicateTable,
+                format!("relation \"{name}\" already exists, skipping"),
+            ));
             return Ok(r);
         }
         bail!(DuplicateTable, "relation \"{name}\" already exists");

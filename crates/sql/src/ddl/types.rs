@@ -72,7 +72,7 @@ pub async fn alter_type<T: Txn>(
             if def.labels.iter().any(|(_, _, x)| *x == text) {
                 if add.if_not_exists {
                     let msg = format!("enum label \"{text}\" already exists, skipping");
-                    r.notices.push(notice(msg));
+                    r.notices.push(super::notice_code(sqlstate::SqlState::DuplicateObject, msg));
                     return Ok(r);
                 }
                 bail!(DuplicateObject, "enum label \"{text}\" already exists");

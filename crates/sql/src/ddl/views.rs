@@ -23,7 +23,10 @@ pub async fn create_view<T: Txn>(
     if existing.is_some() && !cv.or_replace {
         if cv.if_not_exists {
             let mut r = DdlResult::tag("CREATE VIEW");
-            r.notices.push(notice(format!("relation \"{name}\" already exists, skipping")));
+            r.notices.push(super::notice_code(
+                sqlstate::SqlState::DuplicateTable,
+                format!("relation \"{name}\" already exists, skipping"),
+            ));
             return Ok(r);
         }
         bail!(DuplicateTable, "relation \"{name}\" already exists");
