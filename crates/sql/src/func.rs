@@ -12,6 +12,8 @@ use crate::{bail, err};
 
 // Advisory lock functions (pg_advisory_lock, ...).
 pub mod advisory;
+// md5, sha256 and friends, encode and decode.
+pub mod digests;
 // pg_cancel_backend, pg_terminate_backend, pg_notify, pg_sleep.
 pub mod server;
 // Array functions and operators.
@@ -136,6 +138,8 @@ pub enum Func {
     Advisory(advisory::AdvisoryFunc),
     /// A function on the server's sessions, or a wait (func/server.rs)
     Server(server::ServerFunc),
+    /// A hash or binary encoding (func/digests.rs)
+    Digest(digests::DigestFunc),
     /// gen_random_uuid()
     GenRandomUuid,
     /// chr(code)
@@ -451,6 +455,7 @@ impl Func {
             Func::Regex(f) => return regex::call(f, args),
             Func::Advisory(f) => return advisory::call(f, args, ctx),
             Func::Server(f) => return server::call(f, args, ctx),
+            Func::Digest(f) => return digests::call(f, args),
             _ => {}
         }
         let strict = !matches!(
@@ -771,7 +776,8 @@ impl Func {
             | Func::Json(_)
             | Func::Regex(_)
             | Func::Advisory(_)
-            | Func::Server(_) => {
+            | Func::Server(_)
+            | Func::Digest(_) => {
                 unreachable!("returned above")
             }
             Func::GenRandomUuid => Value::Uuid(sqltypes::uuid::v4(rand::random())),

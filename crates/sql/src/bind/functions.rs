@@ -78,6 +78,10 @@ impl Binder<'_> {
             .or_else(|| {
                 func::server::resolve(name, &types)
                     .map(|r| r.map(|(f, ty, t)| (func::Func::Server(f), ty, t)))
+            })
+            .or_else(|| {
+                func::digests::resolve(name, &types)
+                    .map(|r| r.map(|(f, ty, t)| (func::Func::Digest(f), ty, t)))
             });
         let (func, ty, targets) = match resolved {
             Some(resolved) => resolved?,
