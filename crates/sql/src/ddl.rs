@@ -405,7 +405,7 @@ fn refuse_temporary(t: &TableDef, what: &str) -> Result<()> {
 
 /// Where a table being created goes: (namespace, name). `pg_temp.x`
 /// makes it temporary, as in PostgreSQL.
-fn new_table_name(
+pub(crate) fn new_table_name(
     cat: &Catalog,
     name: &ast::ObjectName,
     temporary: bool,

@@ -1298,6 +1298,17 @@ impl<K: KvClient> Session<K> {
         let def = ddl::table_as(ct, &cols)?;
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
+        // The rows go to the table just made, named with its schema: a
+        // temporary table of the same name must not catch them.
+        let (ns, name, temporary) = ddl::new_table_name(&catalog, &ct.name, ct.temporary)?;
+        let schema = match temporary {
+            true => "pg_temp",
+            false => catalog.namespace_name(ns).unwrap_or("public"),
+        };
+        let target = ast::ObjectName::from(vec![
+            ast::Ident::with_quote('"', schema),
+            ast::Ident::with_quote('"', name),
+        ]);
         let txn = self.txn.as_mut().expect("utility statement has a transaction");
         let r = ddl::create_table(txn, tenant, &catalog, &def).await?;
         let Some(&storage) = r.fresh.first() else {
@@ -1309,12 +1320,14 @@ impl<K: KvClient> Session<K> {
         if ct.with_data.as_ref().is_some_and(|w| !w.data) {
             return Ok(Outcome::Command("CREATE TABLE AS".into()));
         }
-        let insert = parse::insert_select(&ct.name, query)?;
+        let insert = parse::insert_select(&target, query)?;
         let (bound, _) = planner::plan(&self.catalog, &insert, &[])?;
         let Bound::Insert(p) = bound.as_ref() else {
             bail!(InternalError, "CREATE TABLE AS planned its rows as something else");
         };
-        debug_assert_eq!(p.table.storage, storage);
+        if p.table.storage != storage {
+            bail!(InternalError, "CREATE TABLE AS found another table than it made");
+        }
         let ctx = self.eval_ctx(&[]);
         let catalog = self.catalog.clone();
         let txn = self.txn.as_mut().expect("utility statement has a transaction");

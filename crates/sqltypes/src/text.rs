@@ -169,6 +169,12 @@ pub fn parse_bytea(s: &str) -> Result<Vec<u8>> {
     if let Some(hex) = s.strip_prefix("\\x") {
         return parse_bytea_hex(s, hex);
     }
+    parse_bytea_escape(s)
+}
+
+/// Parses bytea's escape format: `\\` is a backslash, `\ooo` an octal
+/// byte, another backslash an error (also decode(s, 'escape')).
+pub fn parse_bytea_escape(s: &str) -> Result<Vec<u8>> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

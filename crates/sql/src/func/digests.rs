@@ -216,28 +216,7 @@ fn decode(s: &str, format: &str) -> Result<Vec<u8>> {
                 }
             }
         }
-        "escape" => {
-            let b = s.as_bytes();
-            let mut out = Vec::with_capacity(b.len());
-            let mut i = 0;
-            while i < b.len() {
-                if b[i] != b'\\' {
-                    out.push(b[i]);
-                    i += 1;
-                } else if b.get(i + 1) == Some(&b'\\') {
-                    out.push(b'\\');
-                    i += 2;
-                } else if let Some(oct) = b.get(i + 1..i + 4).filter(|o| {
-                    matches!(o[0], b'0'..=b'3') && o[1..].iter().all(|d| matches!(d, b'0'..=b'7'))
-                }) {
-                    out.push((oct[0] - b'0') << 6 | (oct[1] - b'0') << 3 | (oct[2] - b'0'));
-                    i += 4;
-                } else {
-                    bail!(InvalidTextRepresentation, "invalid input syntax for type bytea");
-                }
-            }
-            out
-        }
+        "escape" => sqltypes::text::parse_bytea_escape(s)?,
         _ => return Err(unrecognized(format)),
     })
 }
