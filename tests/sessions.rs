@@ -71,6 +71,28 @@ fn pg_stat_activity_shows_what_sessions_do() {
 }
 
 #[test]
+fn lock_waits_show_their_wait_events() {
+    let s = TestServer::start();
+    s.query("create table jobs (id int primary key); insert into jobs values (1)");
+    let mut holder = s.run("begin; select pg_advisory_lock(5); select * from jobs for update");
+    let mut advisory = s.send("select pg_advisory_lock(5)");
+    let mut row = s.send("select * from jobs where id = 1 for update");
+    std::thread::sleep(SETTLE);
+    let events = |pid: i32| {
+        s.query(&format!(
+            "select wait_event_type, wait_event from pg_stat_activity where pid = {pid}"
+        ))
+    };
+    assert_eq!(events(advisory.pid()), "Lock|advisory");
+    assert_eq!(events(row.pid()), "Lock|transactionid");
+    holder.query("commit; select pg_advisory_unlock(5)");
+    assert!(holder.until_ready().is_empty());
+    assert!(row.until_ready().is_empty());
+    assert!(advisory.until_ready().is_empty());
+    assert_eq!(events(row.pid()), "Client|ClientRead", "idle again");
+}
+
+#[test]
 fn a_transaction_sees_one_snapshot_of_activity() {
     let s = TestServer::start();
     let count = "select count(*) from pg_stat_activity where query = 'select ''marker'''";

@@ -43,9 +43,16 @@ pub struct Note {
 }
 
 /// The tenant's listeners, by channel.
-#[derive(Default)]
 pub struct Hub {
     channels: Mutex<HashMap<String, Vec<Arc<Inbox>>>>,
+    /// Undelivered bytes above which an inbox takes nothing more.
+    inbox_limit: usize,
+}
+
+impl Default for Hub {
+    fn default() -> Hub {
+        Hub { channels: Mutex::default(), inbox_limit: INBOX_LIMIT }
+    }
 }
 
 /// Where a session's notifications wait for delivery.
@@ -56,8 +63,8 @@ struct Inbox {
 }
 
 impl Inbox {
-    fn full(&self) -> bool {
-        self.queue.lock().1 > INBOX_LIMIT
+    fn full(&self, limit: usize) -> bool {
+        self.queue.lock().1 > limit
     }
 
     fn push(&self, note: Note) {
@@ -198,7 +205,8 @@ impl Listener {
         }
         let channels = self.hub.channels.lock();
         for (channel, _) in &p.outgoing {
-            if channels.get(channel).is_some_and(|v| v.iter().any(|i| i.full())) {
+            let limit = self.hub.inbox_limit;
+            if channels.get(channel).is_some_and(|v| v.iter().any(|i| i.full(limit))) {
                 bail!(ProgramLimitExceeded, "too many notifications in the NOTIFY queue");
             }
         }
@@ -349,6 +357,24 @@ mod tests {
         b.commit();
         drop(b);
         assert!(a.hub.channels.lock().is_empty());
+    }
+
+    #[test]
+    fn a_full_inbox_fails_the_notifying_commit() {
+        let hub = Arc::new(Hub { channels: Mutex::default(), inbox_limit: 10 });
+        let (a, b) = (Listener::new(hub.clone()), Listener::new(hub));
+        b.listen("ch").expect("valid");
+        b.commit();
+        a.notify("ch", "0123456789").expect("valid");
+        a.pre_commit().expect("room for it");
+        a.commit();
+        a.notify("ch", "more").expect("valid");
+        let e = a.pre_commit().expect_err("b's inbox is over its limit");
+        assert_eq!(e.code, sqlstate::SqlState::ProgramLimitExceeded);
+        a.abort();
+        assert_eq!(b.take().len(), 1, "the failed transaction sent nothing");
+        a.notify("ch", "more").expect("valid");
+        a.pre_commit().expect("b read its inbox: room again");
     }
 
     #[test]

@@ -172,10 +172,7 @@ pub fn query_text(text: &str) -> std::result::Result<ast::Query, ParserError> {
 
 /// `INSERT INTO table query`, as CREATE TABLE ... AS fills its table.
 pub fn insert_select(table: &ast::ObjectName, query: &ast::Query) -> Result<Stmt> {
-    let template = Parser::new(&PostgreSqlDialect {})
-        .try_with_sql("INSERT INTO t SELECT 1")
-        .and_then(|mut p| p.parse_statement());
-    let Ok(ast::Statement::Insert(mut insert)) = template else {
+    let Ok(ast::Statement::Insert(mut insert)) = statement_text("INSERT INTO t SELECT 1") else {
         bail!(InternalError, "the INSERT template did not parse");
     };
     insert.table = ast::TableObject::TableName(table.clone());
@@ -198,16 +195,19 @@ fn select_into(stmt: &ast::Statement) -> Result<Option<ast::Statement>> {
     if let ast::SetExpr::Select(sel) = query.body.as_mut() {
         sel.into = None;
     }
-    let template = Parser::new(&PostgreSqlDialect {})
-        .try_with_sql("CREATE TABLE t AS SELECT 1")
-        .and_then(|mut p| p.parse_statement());
-    let Ok(ast::Statement::CreateTable(mut ct)) = template else {
+    let Ok(ast::Statement::CreateTable(mut ct)) = statement_text("CREATE TABLE t AS SELECT 1")
+    else {
         bail!(InternalError, "the CREATE TABLE AS template did not parse");
     };
     ct.name = name;
     ct.temporary = into.temporary;
     ct.query = Some(query);
     Ok(Some(ast::Statement::CreateTable(ct)))
+}
+
+/// One statement from SQL text Strata generates (a template it fills in).
+fn statement_text(text: &str) -> std::result::Result<ast::Statement, ParserError> {
+    Parser::new(&PostgreSqlDialect {}).try_with_sql(text)?.parse_statement()
 }
 
 /// One type name from SQL text.

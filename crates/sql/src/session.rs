@@ -756,22 +756,24 @@ impl<K: KvClient> Session<K> {
         self.notices.extend(self.warnings.lock().drain(..));
         self.notices.extend(self.advisory.end_statement());
         self.in_statement = false;
-        let after = match (&r, self.state) {
-            (Err(_), TxnState::Block | TxnState::Failed) | (_, TxnState::Failed) => {
-                crate::backends::State::IdleInTransactionAborted
-            }
-            (_, TxnState::Block) => crate::backends::State::IdleInTransaction,
-            (_, TxnState::Idle) => crate::backends::State::Idle,
-            (_, TxnState::Implicit) => crate::backends::State::Active,
-        };
-        self.publish_status(after, None);
-        match r {
+        let r = match r {
             Ok(o) => Ok(o),
             Err(e) => {
                 self.fail_txn();
                 Err(self.position(e, &portal.prepared.parsed))
             }
+        };
+        // An implicit transaction stays active until Sync ends it.
+        let after = match self.state {
+            TxnState::Implicit => None,
+            TxnState::Idle => Some(crate::backends::State::Idle),
+            TxnState::Block => Some(crate::backends::State::IdleInTransaction),
+            TxnState::Failed => Some(crate::backends::State::IdleInTransactionAborted),
+        };
+        if let Some(state) = after {
+            self.publish_status(state, None);
         }
+        r
     }
 
     /// Runs the statement; when it must wait or reach storage first (a
@@ -1216,8 +1218,7 @@ impl<K: KvClient> Session<K> {
         if !matches!(stmt, S::Analyze(_)) {
             self.lock_catalog().await?;
         }
-        if let S::CreateTable(ast::CreateTable { query: Some(query), .. }) = stmt {
-            let S::CreateTable(ct) = stmt else { unreachable!("matched above") };
+        if let S::CreateTable(ct @ ast::CreateTable { query: Some(query), .. }) = stmt {
             return self.create_table_as(ct, query).await;
         }
         let tenant = self.db.tenant;

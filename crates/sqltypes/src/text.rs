@@ -137,6 +137,12 @@ fn char_at(s: &str, i: usize) -> &str {
     s.get(i..end).unwrap_or("")
 }
 
+/// Reads hex digit pairs, blanks allowed between pairs, as bytea's hex
+/// input after `\x` and decode(s, 'hex') do.
+pub fn parse_hex(s: &str) -> Result<Vec<u8>> {
+    parse_bytea_hex(s, s)
+}
+
 fn parse_bytea_hex(s: &str, hex: &str) -> Result<Vec<u8>> {
     let offset = s.len() - hex.len();
     let b = hex.as_bytes();
@@ -530,8 +536,14 @@ fn write_int<O: TextOut + ?Sized>(i: i64, out: &mut O) {
 }
 
 fn write_hex<O: TextOut + ?Sized>(b: &[u8], out: &mut O) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.put(b"\\x");
+    put_hex_digits(b, out);
+}
+
+/// Writes `b` as lower-case hex digit pairs (bytea's hex output without
+/// its `\x`, and encode(b, 'hex')).
+pub fn put_hex_digits<O: TextOut + ?Sized>(b: &[u8], out: &mut O) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut chunk = [0u8; 64];
     for part in b.chunks(32) {
         for (i, &x) in part.iter().enumerate() {

@@ -95,24 +95,7 @@ pub fn call(f: DigestFunc, args: Vec<Value>) -> Result<Value> {
         DigestFunc::Decode => Value::Bytea(decode(&text(&args[0]), &text(&args[1]))?),
         DigestFunc::ConvertFrom => {
             utf8(&text(&args[1]), "source")?;
-            let bytes = data(&args[0]);
-            match String::from_utf8(bytes) {
-                Ok(s) if !s.contains('\0') => Value::Text(s),
-                Ok(_) => bail!(
-                    CharacterNotInRepertoire,
-                    "invalid byte sequence for encoding \"UTF8\": 0x00"
-                ),
-                Err(e) => {
-                    let bad = &e.as_bytes()[e.utf8_error().valid_up_to()..];
-                    let shown: Vec<String> =
-                        bad.iter().take(2).map(|b| format!("0x{b:02x}")).collect();
-                    bail!(
-                        CharacterNotInRepertoire,
-                        "invalid byte sequence for encoding \"UTF8\": {}",
-                        shown.join(" ")
-                    )
-                }
-            }
+            Value::Text(sqltypes::binary::validate_utf8(&data(&args[0]))?.to_string())
         }
         DigestFunc::ConvertTo => {
             utf8(&text(&args[1]), "destination")?;
@@ -138,7 +121,9 @@ fn utf8(name: &str, which: &str) -> Result<()> {
 
 /// Lower-case hex digits.
 pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    let mut out = Vec::with_capacity(bytes.len() * 2);
+    sqltypes::text::put_hex_digits(bytes, &mut out);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 fn unrecognized(format: &str) -> crate::error::Error {
@@ -177,23 +162,7 @@ fn encode(data: &[u8], format: &str) -> Result<String> {
 fn decode(s: &str, format: &str) -> Result<Vec<u8>> {
     let blank = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
     Ok(match format.to_ascii_lowercase().as_str() {
-        "hex" => {
-            let digits: Vec<u8> = s.bytes().filter(|c| !blank(c)).collect();
-            let value = |c: u8| match (c as char).to_digit(16) {
-                Some(v) => Ok(v as u8),
-                None => {
-                    bail!(InvalidParameterValue, "invalid hexadecimal digit: \"{}\"", c as char)
-                }
-            };
-            let mut out = Vec::with_capacity(digits.len() / 2);
-            for pair in digits.chunks(2) {
-                let [hi, lo] = pair else {
-                    bail!(InvalidParameterValue, "invalid hexadecimal data: odd number of digits");
-                };
-                out.push(value(*hi)? << 4 | value(*lo)?);
-            }
-            out
-        }
+        "hex" => sqltypes::text::parse_hex(s)?,
         "base64" => {
             let compact: Vec<u8> = s.bytes().filter(|c| !blank(c)).collect();
             if let Some(&c) = compact
