@@ -84,10 +84,16 @@ pub struct TypeIo {
     pub storage: String,
 }
 
-/// The procedural languages built-in functions are written in (pg_language):
-/// OID, name, trusted, validator function OID.
-pub const LANGUAGES: &[(u32, &str, bool, u32)] =
-    &[(12, "internal", false, 2246), (13, "c", false, 2247), (14, "sql", true, 2248)];
+/// The languages of pg_language: the three built-in functions are written
+/// in, and plpgsql, which every database has (it comes with the plpgsql
+/// extension; Strata does not run it yet). OID, name, procedural, trusted,
+/// and the OIDs of the call handler, inline handler and validator.
+pub const LANGUAGES: &[(u32, &str, bool, bool, [u32; 3])] = &[
+    (12, "internal", false, false, [0, 0, 2246]),
+    (13, "c", false, false, [0, 0, 2247]),
+    (14, "sql", false, true, [0, 0, 2248]),
+    (13563, "plpgsql", true, true, [13560, 13561, 13562]),
+];
 
 /// The pg_proc rows, ordered by name and OID, and their positions by OID
 /// (pg_type's rows look up eight functions each).
@@ -99,10 +105,15 @@ struct ProcTable {
 fn proc_table() -> &'static ProcTable {
     static TABLE: OnceLock<ProcTable> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let rows: Vec<Proc> = rows(PROC_TSV).map(parse_proc).collect();
+        let rows = parse_procs(PROC_TSV);
         let by_oid = rows.iter().enumerate().map(|(i, p)| (p.oid, i)).collect();
         ProcTable { rows, by_oid }
     })
+}
+
+/// The pg_proc rows of a data file in `pg_proc.tsv`'s columns.
+pub(crate) fn parse_procs(tsv: &'static str) -> Vec<Proc> {
+    rows(tsv).map(parse_proc).collect()
 }
 
 /// Every pg_proc row, ordered by name and OID.

@@ -81,6 +81,29 @@ impl std::fmt::Display for ObjName {
     }
 }
 
+/// An extension installed by CREATE EXTENSION (plpgsql, built in, has no
+/// entry; see `extensions.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExtensionDef {
+    /// pg_extension OID. Its member functions take the OIDs after it.
+    pub oid: u32,
+    /// Extension name (`uuid-ossp`).
+    pub name: String,
+    /// The schema its functions live in.
+    pub namespace: u32,
+    /// Owning role's name.
+    pub owner: String,
+    /// The installed version.
+    pub version: String,
+    /// How many of the extension's functions this installation has (OIDs
+    /// `oid + 1 ..= oid + members`, in the order `extensions.rs` lists
+    /// them; a later Strata that lists more leaves these as they are).
+    pub members: u32,
+    /// COMMENT ON EXTENSION text (the extension's own comment to start).
+    #[serde(default)]
+    pub comment: Option<String>,
+}
+
 /// A schema made by CREATE SCHEMA (`public` exists without one).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SchemaDef {
@@ -602,7 +625,9 @@ pub fn index_expr(
             if let sqlparser::ast::Expr::Function(f) = x {
                 let name = f.name.to_string().to_ascii_lowercase();
                 let last = name.rsplit('.').next().unwrap_or_default();
-                volatile |= VOLATILE_OR_STABLE.contains(&last);
+                volatile |= VOLATILE_OR_STABLE.contains(&last)
+                    || crate::extensions::members(cat)
+                        .any(|m| m.proc.name == last && m.proc.volatile != "i");
             }
             std::ops::ControlFlow::<()>::Continue(())
         });
@@ -823,6 +848,8 @@ pub struct Catalog {
     /// Enum types by schema and name: the stored definition and the type
     /// it makes.
     pub enums: BTreeMap<QualName, (Arc<EnumDef>, Arc<EnumType>)>,
+    /// Extensions installed by CREATE EXTENSION, by name.
+    pub extensions: BTreeMap<String, Arc<ExtensionDef>>,
     /// The search_path names are resolved with. The shared catalog carries
     /// the default setting's; a session lays its own over it.
     pub path: SearchPath,
@@ -1148,6 +1175,16 @@ pub mod keys {
     /// All view definitions.
     pub fn views(tenant: TenantId) -> KeyRange {
         KeyRange::prefix(tenant, &[CATALOG, b'w'])
+    }
+
+    /// One installed extension.
+    pub fn extension(tenant: TenantId, oid: u32) -> Key {
+        entry(tenant, b'x', oid)
+    }
+
+    /// All installed extensions.
+    pub fn extensions(tenant: TenantId) -> KeyRange {
+        KeyRange::prefix(tenant, &[CATALOG, b'x'])
     }
 
     /// One schema definition.

@@ -31,6 +31,8 @@ use crate::{bail, err};
 mod alter;
 /// FOREIGN KEY definitions, validation and dependencies.
 mod foreign_keys;
+/// CREATE / DROP / COMMENT ON EXTENSION.
+mod extensions;
 /// Renames and schema moves, which reach stored text.
 mod names;
 /// OWNER TO (checked, not stored).
@@ -47,6 +49,7 @@ mod view_deps;
 /// CREATE/DROP VIEW.
 mod views;
 
+pub use extensions::{create_extension, drop_extensions};
 pub use names::alter_name;
 pub use owner::{alter_owner, owner_only};
 pub use roles::{alter_role, create_role, drop_role};
@@ -204,6 +207,10 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
         let s: catalog::SchemaDef = read_json_entry(&v, "schema")?;
         cat.schemas.insert(s.name.clone(), Arc::new(s));
     }
+    for (_, v) in scan_all(txn, keys::extensions(tenant)).await? {
+        let x: catalog::ExtensionDef = read_json_entry(&v, "extension")?;
+        cat.extensions.insert(x.name.clone(), Arc::new(x));
+    }
     for (_, v) in scan_all(txn, keys::enum_types(tenant)).await? {
         let e: catalog::EnumDef = read_json_entry(&v, "type")?;
         let ty = Arc::new(e.to_type());
@@ -297,6 +304,9 @@ pub async fn comment<T: Txn>(
     }
     if *object_type == ast::CommentObject::Schema {
         return schemas::comment(txn, tenant, cat, name, text.clone()).await;
+    }
+    if *object_type == ast::CommentObject::Extension {
+        return extensions::comment(txn, tenant, cat, name, text.clone()).await;
     }
     let Some(names) =
         name.0.iter().map(|p| p.as_ident().map(bind::ident)).collect::<Option<Vec<String>>>()
@@ -1414,7 +1424,7 @@ pub async fn alter_table<T: Txn>(
                 alter::rename_table(cat, &mut cur, table_name)?;
                 let schema = cat.namespace_name(cur.namespace).unwrap_or_default().to_string();
                 let to = names::one((schema.clone(), old), (schema, cur.name.clone()));
-                names::rename_everywhere(txn, tenant, cat, Some(&mut cur), &to).await?;
+                names::rename_everywhere(txn, tenant, cat, Some(&mut cur), &to, false).await?;
             }
             ast::AlterTableOperation::RenameColumn { old_column_name, new_column_name } => {
                 let c = cur.column_index(&bind::ident(old_column_name));

@@ -36,6 +36,7 @@ pub fn stored_text(cat: &Catalog, e: &Expr) -> String {
     qualify_types(cat, &mut e);
     normalize_casts(&mut e);
     qualify_regclass(cat, &mut e);
+    qualify_functions(cat, &mut e);
     e.to_string()
 }
 
@@ -82,6 +83,7 @@ pub fn stored_query(cat: &Catalog, q: &ast::Query) -> String {
     qualify_types(cat, &mut q);
     normalize_casts(&mut q);
     qualify_regclass(cat, &mut q);
+    qualify_functions(cat, &mut q);
     let ctes = cte_names(&q);
     let _ = ast::visit_relations_mut(&mut q, |name| {
         if let Ok(n) = crate::bind::obj_name(name) {
@@ -153,6 +155,23 @@ fn qualify_types<V: ast::VisitMut>(cat: &Catalog, node: &mut V) {
                             *n = name_of(cat, d.namespace, &d.name);
                         }
                     }
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// Writes calls of installed extensions' functions with their schema.
+fn qualify_functions<V: ast::VisitMut>(cat: &Catalog, node: &mut V) {
+    if cat.extensions.is_empty() {
+        return;
+    }
+    let _ = ast::visit_expressions_mut(node, |x| {
+        if let Expr::Function(f) = x {
+            if let (1, Ok(name)) = (f.name.0.len(), crate::bind::object_name(&f.name)) {
+                if let Some(ns) = crate::extensions::call_schema(cat, &name) {
+                    f.name = name_of(cat, ns, &name);
                 }
             }
         }
@@ -264,11 +283,20 @@ pub fn display_query(cat: &Catalog, text: &str) -> String {
     }
 }
 
-/// Drops the schema from enum casts and regclass constants the search path
-/// finds; true if anything changed.
+/// Drops the schema from enum casts, regclass constants and extension
+/// function calls the search path finds; true if anything changed.
 fn unqualify<V: ast::VisitMut>(cat: &Catalog, node: &mut V) -> bool {
     let mut changed = false;
     let _ = ast::visit_expressions_mut(node, |x| {
+        if let Expr::Function(f) = x {
+            if let Ok(ObjName { schema: Some(s), name }) = crate::bind::obj_name(&f.name) {
+                let found = crate::extensions::call_schema(cat, &name);
+                if found.is_some() && found == cat.namespace_oid(&s) {
+                    f.name = ObjectName::from(vec![ident_of(&name)]);
+                    changed = true;
+                }
+            }
+        }
         if let Some(lit) = regclass_literal(x) {
             if let (Some(s), name) = split_name(lit) {
                 if cat.namespace_oid(&s).is_some_and(|ns| cat.relation_visible(ns, &name)) {
@@ -297,12 +325,14 @@ fn unqualify<V: ast::VisitMut>(cat: &Catalog, node: &mut V) -> bool {
 pub type Renaming<'a> = &'a (dyn Fn(&ObjName) -> Option<(String, String)> + Sync);
 
 /// Renames what stored text names with its schema (module doc): relations
-/// in FROM, regclass constants and enum casts. A relation whose own name
-/// changes keeps the old one as its alias, so the qualified column names of
-/// the query still find it. True if anything changed.
-pub fn rename_names<V: ast::VisitMut>(node: &mut V, to: Renaming<'_>) -> bool {
+/// in FROM, regclass constants and enum casts, and with `functions` (a
+/// schema renamed) the calls of extension functions. A relation whose own
+/// name changes keeps the old one as its alias, so the qualified column
+/// names of the query still find it. True if anything changed.
+pub fn rename_names<V: ast::VisitMut>(node: &mut V, to: Renaming<'_>, functions: bool) -> bool {
     struct Renamer<'a> {
         to: Renaming<'a>,
+        functions: bool,
         changed: bool,
     }
     impl ast::VisitorMut for Renamer<'_> {
@@ -330,6 +360,14 @@ pub fn rename_names<V: ast::VisitMut>(node: &mut V, to: Renaming<'_>) -> bool {
             ControlFlow::Continue(())
         }
         fn pre_visit_expr(&mut self, x: &mut Expr) -> ControlFlow<()> {
+            if let (Expr::Function(f), true) = (&mut *x, self.functions) {
+                if let Ok(old @ ObjName { schema: Some(_), .. }) = crate::bind::obj_name(&f.name) {
+                    if let Some((s, n)) = (self.to)(&old) {
+                        f.name = ObjectName::from(vec![ident_of(&s), ident_of(&n)]);
+                        self.changed = true;
+                    }
+                }
+            }
             if let Some(lit) = regclass_literal(x) {
                 if let (schema @ Some(_), name) = split_name(lit) {
                     if let Some((s, n)) = (self.to)(&ObjName { schema, name }) {
@@ -351,7 +389,7 @@ pub fn rename_names<V: ast::VisitMut>(node: &mut V, to: Renaming<'_>) -> bool {
             ControlFlow::Continue(())
         }
     }
-    let mut r = Renamer { to, changed: false };
+    let mut r = Renamer { to, functions, changed: false };
     let _ = node.visit(&mut r);
     if r.changed {
         normalize_casts(node);
@@ -360,9 +398,9 @@ pub fn rename_names<V: ast::VisitMut>(node: &mut V, to: Renaming<'_>) -> bool {
 }
 
 /// Stored expression text with [`rename_names`] applied, if it changed.
-pub fn rename_in_expr(text: &str, to: Renaming<'_>) -> Option<String> {
+pub fn rename_in_expr(text: &str, to: Renaming<'_>, functions: bool) -> Option<String> {
     let mut e = crate::parse::expr_text(text).ok()?;
-    rename_names(&mut e, to).then(|| e.to_string())
+    rename_names(&mut e, to, functions).then(|| e.to_string())
 }
 
 /// Rewrites every cast in `node` to `operand::typename`.

@@ -28,6 +28,10 @@ pub mod formatting;
 pub mod json;
 // POSIX regular expression functions (regexp_replace, regexp_match, ...).
 pub mod regex;
+// The pgcrypto extension's functions (digest, hmac, crypt, gen_salt, ...).
+pub mod pgcrypto;
+// The uuid-ossp extension's functions (uuid_generate_v1, _v4, ...).
+pub mod uuid_ossp;
 
 /// A resolved built-in scalar function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,6 +144,10 @@ pub enum Func {
     Server(server::ServerFunc),
     /// A hash or binary encoding (func/digests.rs)
     Digest(digests::DigestFunc),
+    /// A function of the uuid-ossp extension (func/uuid_ossp.rs)
+    Uuid(uuid_ossp::UuidFunc),
+    /// A function of the pgcrypto extension (func/pgcrypto.rs)
+    Crypto(pgcrypto::CryptoFunc),
     /// gen_random_uuid()
     GenRandomUuid,
     /// chr(code)
@@ -456,6 +464,8 @@ impl Func {
             Func::Advisory(f) => return advisory::call(f, args, ctx),
             Func::Server(f) => return server::call(f, args, ctx),
             Func::Digest(f) => return digests::call(f, args),
+            Func::Uuid(f) => return uuid_ossp::call(f, args),
+            Func::Crypto(f) => return pgcrypto::call(f, args),
             _ => {}
         }
         let strict = !matches!(
@@ -696,7 +706,7 @@ impl Func {
                 catalog_info::acl_default(cat, &kind, owner)?
             }
             Func::ProcInfo(which) => match arg(0).as_oid() {
-                Some(oid) => catalog_info::proc_info(which, oid),
+                Some(oid) => catalog_info::proc_info(ctx.catalog.as_deref(), which, oid),
                 None => Value::Null,
             },
             // pg_attrdef.adbin holds the expression's text already.
@@ -777,7 +787,9 @@ impl Func {
             | Func::Regex(_)
             | Func::Advisory(_)
             | Func::Server(_)
-            | Func::Digest(_) => {
+            | Func::Digest(_)
+            | Func::Uuid(_)
+            | Func::Crypto(_) => {
                 unreachable!("returned above")
             }
             Func::GenRandomUuid => Value::Uuid(sqltypes::uuid::v4(rand::random())),

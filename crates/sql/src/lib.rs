@@ -32,6 +32,8 @@ pub mod ddl;
 pub mod deparse;
 // INSERT, UPDATE, DELETE.
 pub mod dml;
+// CREATE EXTENSION: the extensions Strata ships and their functions.
+pub mod extensions;
 // Error type and SQLSTATE helpers.
 pub mod error;
 // The executor.

@@ -481,6 +481,12 @@ fn own_syntax(
 ) -> Result<Option<Stmt>> {
     let kw = |i: usize| words.get(i).and_then(|t| word(t)).filter(|_| t_quote(words, i).is_none());
     let (w0, w1, w2) = (kw(0), kw(1), kw(2));
+    if (w0.as_deref(), w1.as_deref()) == (Some("create"), Some("extension")) {
+        let dialect = PostgreSqlDialect {};
+        let mut p = Parser::new(&dialect).with_tokens_with_locations(sql_tokens(piece));
+        let stmt = create_extension(&mut p).map_err(|e| syntax_error(sql, e, semi))?;
+        return Ok(Some(Stmt::Sql(Box::new(stmt))));
+    }
     let create = w0.as_deref() == Some("create")
         && (w1.as_deref() == Some("sequence")
             || (matches!(w1.as_deref(), Some("temp" | "temporary"))
@@ -521,6 +527,44 @@ fn own_syntax(
         Err(sequence::OptionError::Conflict(span)) => Err(sequence::conflict(sql, span)),
         Err(sequence::OptionError::Unsupported(m)) => bail!(FeatureNotSupported, "{m}"),
     }
+}
+
+/// CREATE EXTENSION [IF NOT EXISTS] name [WITH] [SCHEMA s] [VERSION v]
+/// [CASCADE], the options in any order and without WITH, the version a
+/// name or a string (sqlparser wants WITH and a name).
+fn create_extension(p: &mut Parser) -> std::result::Result<ast::Statement, ParserError> {
+    p.expect_keywords(&[Keyword::CREATE, Keyword::EXTENSION])?;
+    let if_not_exists = p.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+    let name = p.parse_identifier()?;
+    let _ = p.parse_keyword(Keyword::WITH);
+    let (mut schema, mut version, mut cascade) = (None, None, false);
+    loop {
+        if p.parse_keyword(Keyword::SCHEMA) {
+            schema = Some(p.parse_identifier()?);
+        } else if p.parse_keyword(Keyword::VERSION) {
+            version = Some(match p.peek_token().token {
+                Token::SingleQuotedString(s) => {
+                    p.next_token();
+                    ast::Ident::with_quote('\'', s)
+                }
+                _ => p.parse_identifier()?,
+            });
+        } else if p.parse_keyword(Keyword::CASCADE) {
+            cascade = true;
+        } else {
+            break;
+        }
+    }
+    if p.peek_token().token != Token::EOF {
+        return p.expected("end of statement", p.peek_token());
+    }
+    Ok(ast::Statement::CreateExtension(ast::CreateExtension {
+        name,
+        if_not_exists,
+        cascade,
+        schema,
+        version,
+    }))
 }
 
 fn t_quote(words: &[&TokenWithSpan], i: usize) -> Option<char> {

@@ -1267,6 +1267,14 @@ impl<K: KvClient> Session<K> {
                 ddl::create_schema(txn, tenant, &catalog, schema_name, *if_not_exists, &user)
                     .await?
             }
+            S::CreateExtension(c) => {
+                let user = self.user.clone();
+                ddl::create_extension(txn, tenant, &catalog, c, &user).await?
+            }
+            S::DropExtension(d) => {
+                let cascade = d.cascade_or_restrict == Some(ast::ReferentialAction::Cascade);
+                ddl::drop_extensions(txn, tenant, &catalog, &d.names, d.if_exists, cascade).await?
+            }
             S::Comment { object_type, object_name, comment, .. } => {
                 ddl::comment(txn, tenant, &catalog, object_type, object_name, comment).await?
             }

@@ -99,6 +99,10 @@ pub enum SystemTable {
     PgLocks,
     /// pg_catalog.pg_stat_activity (the tenant's sessions)
     PgStatActivity,
+    /// pg_catalog.pg_extension (plpgsql and the installed extensions)
+    PgExtension,
+    /// pg_catalog.pg_available_extensions (the extensions Strata ships)
+    PgAvailableExtensions,
     /// A catalog of a feature Strata does not have, so always empty
     /// (pg_policy, pg_publication, pg_range, ...): an index into
     /// `EMPTY_CATALOGS`.
@@ -264,19 +268,6 @@ const EMPTY_CATALOGS: &[(&str, &[(&str, u32)])] = &[
             ("evtfoid", 26),
             ("evtenabled", 18),
             ("evttags", 1009),
-        ],
-    ),
-    (
-        "pg_extension",
-        &[
-            ("oid", 26),
-            ("extname", 25),
-            ("extowner", 26),
-            ("extnamespace", 26),
-            ("extrelocatable", 16),
-            ("extversion", 25),
-            ("extconfig", 1028),
-            ("extcondition", 1009),
         ],
     ),
     (
@@ -501,6 +492,7 @@ pub const CATALOG_RELATIONS: &[(&str, u32)] = &[
     ("pg_cursors", 12077),
     ("pg_seclabels", 12099),
     ("pg_settings", 12104),
+    ("pg_available_extensions", 12081),
     ("pg_stat_activity", 12222),
 ];
 
@@ -509,6 +501,9 @@ const FIRST_VIEW_OID: u32 = 12000;
 
 const PG_CATALOG_OID: i64 = 11;
 
+/// pg_extension's own OID (pg_description.classoid of an extension's
+/// comment).
+const PG_EXTENSION_OID: i64 = 3079;
 /// pg_type's own OID (pg_description.classoid of a type's comment).
 const PG_TYPE_OID: i64 = 1247;
 /// The comment initdb gives the public schema.
@@ -579,6 +574,8 @@ impl SystemTable {
             (false, "pg_enum") => PgEnum,
             (false, "pg_locks") => PgLocks,
             (false, "pg_stat_activity") => PgStatActivity,
+            (false, "pg_extension") => PgExtension,
+            (false, "pg_available_extensions") => PgAvailableExtensions,
             (false, n) => Empty(EMPTY_CATALOGS.iter().position(|(e, _)| *e == n)?),
             _ => return None,
         })
@@ -632,6 +629,8 @@ impl SystemTable {
             PgEnum => "pg_enum",
             PgLocks => "pg_locks",
             PgStatActivity => "pg_stat_activity",
+            PgExtension => "pg_extension",
+            PgAvailableExtensions => "pg_available_extensions",
             Empty(i) => EMPTY_CATALOGS[*i].0,
         }
     }
@@ -650,6 +649,22 @@ impl SystemTable {
                 ]
             }
             PgProc => builtin_rows::proc_columns(),
+            PgExtension => vec![
+                ("oid", Oid),
+                ("extname", Text),
+                ("extowner", Oid),
+                ("extnamespace", Oid),
+                ("extrelocatable", Bool),
+                ("extversion", Text),
+                ("extconfig", Oid.array_of()),
+                ("extcondition", Text.array_of()),
+            ],
+            PgAvailableExtensions => vec![
+                ("name", Text),
+                ("default_version", Text),
+                ("installed_version", Text),
+                ("comment", Text),
+            ],
             PgLanguage => builtin_rows::language_columns(),
             PgSettings => builtin_rows::settings_columns(),
             PgDepend => depend::columns(),
@@ -1146,6 +1161,14 @@ impl SystemTable {
                         rows.push(vec![i8(sc.oid as i64), i8(2615), Value::Int4(0), t(c)]);
                     }
                 }
+                let plpgsql = crate::extensions::find("plpgsql").map(|x| x.comment);
+                let extensions = catalog.extensions.values().map(|x| (x.oid, x.comment.as_deref()));
+                let plpgsql = std::iter::once((crate::extensions::PLPGSQL_OID, plpgsql));
+                for (oid, c) in plpgsql.chain(extensions) {
+                    if let Some(c) = c {
+                        rows.push(vec![i8(oid as i64), i8(PG_EXTENSION_OID), Value::Int4(0), t(c)]);
+                    }
+                }
                 for (e, _) in catalog.enums.values() {
                     if let Some(c) = &e.comment {
                         rows.push(vec![i8(e.oid as i64), i8(PG_TYPE_OID), Value::Int4(0), t(c)]);
@@ -1210,7 +1233,42 @@ impl SystemTable {
                 }
             }
             PgTrigger | Empty(_) => {}
-            PgProc => rows = builtin_rows::proc_rows(),
+            PgProc => rows = builtin_rows::proc_rows(catalog),
+            PgExtension => {
+                rows.push(vec![
+                    i8(crate::extensions::PLPGSQL_OID as i64),
+                    t("plpgsql"),
+                    i8(10),
+                    i8(PG_CATALOG_OID),
+                    Value::Bool(false),
+                    t("1.0"),
+                    Value::Null,
+                    Value::Null,
+                ]);
+                for x in catalog.extensions.values() {
+                    let relocatable = crate::extensions::find(&x.name).is_some_and(|e| e.relocatable);
+                    rows.push(vec![
+                        i8(x.oid as i64),
+                        t(&x.name),
+                        i8(role_oid(catalog, &x.owner) as i64),
+                        i8(x.namespace as i64),
+                        Value::Bool(relocatable),
+                        t(&x.version),
+                        Value::Null,
+                        Value::Null,
+                    ]);
+                }
+            }
+            PgAvailableExtensions => {
+                for x in &crate::extensions::AVAILABLE {
+                    let installed = match x.name {
+                        "plpgsql" => Some(x.version.to_string()),
+                        name => catalog.extensions.get(name).map(|d| d.version.clone()),
+                    };
+                    let installed = installed.map_or(Value::Null, Value::Text);
+                    rows.push(vec![t(x.name), t(x.version), installed, t(x.comment)]);
+                }
+            }
             PgLanguage => rows = builtin_rows::language_rows(),
             PgSettings => rows = builtin_rows::settings_rows(&eval.settings),
             PgDepend => rows = depend::rows(catalog),
@@ -1888,6 +1946,13 @@ fn info_constraint_row(catalog: &Catalog, name: &str, table: &TableDef, kind: &s
         row.push(Value::Text(v.into()));
     }
     row
+}
+
+/// The OID of role `name` (the bootstrap superuser's for a role that is
+/// gone).
+pub fn role_oid(catalog: &Catalog, name: &str) -> u32 {
+    let found = roles_with_oids(catalog).into_iter().find(|(_, r)| r.name == name);
+    found.map_or(10, |(oid, _)| oid as u32)
 }
 
 /// Every role with the OID it is shown with: 10 for the bootstrap

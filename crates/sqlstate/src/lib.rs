@@ -128,6 +128,10 @@ sqlstates! {
     InvalidCatalogName = "3D000",
     /// 3F000
     InvalidSchemaName = "3F000",
+    /// 58P01: a file the server needs is missing
+    UndefinedFile = "58P01",
+    /// 39000
+    ExternalRoutineInvocationException = "39000",
     /// 40001
     SerializationFailure = "40001",
     /// 40P01

@@ -46,7 +46,7 @@ impl Binder<'_> {
         if let Some(r) = enum_function(&name, &bound) {
             return Ok(r);
         }
-        self.call(&name, bound)
+        self.call_named(object_schema(&f.name).as_deref(), &name, bound)
     }
 
     /// Resolves built-in `name` for bound arguments and coerces them to the
@@ -57,40 +57,41 @@ impl Binder<'_> {
         bound: Vec<(Expr, DataType)>,
     ) -> Result<(Expr, DataType)> {
         let types: Vec<DataType> = bound.iter().map(|(_, t)| t.clone()).collect();
-        let resolved = func::arrays::resolve(name, &types)
-            .map(|r| r.map(|(f, ty, t)| (func::Func::Array(f), ty, t)))
-            .or_else(|| {
-                func::json::resolve(name, &types)
-                    .map(|r| r.map(|(f, ty, t)| (func::Func::Json(f), ty, t)))
-            })
-            .or_else(|| {
-                func::datetime::resolve(name, &types)
-                    .map(|r| r.map(|(f, ty, t)| (func::Func::Date(f), ty, t)))
-            })
-            .or_else(|| {
-                func::regex::resolve(name, &types)
-                    .map(|r| r.map(|(f, ty, t)| (func::Func::Regex(f), ty, t)))
-            })
-            .or_else(|| {
-                func::advisory::resolve(name, &types)
-                    .map(|r| r.map(|(f, ty, t)| (func::Func::Advisory(f), ty, t)))
-            })
-            .or_else(|| {
-                func::server::resolve(name, &types)
-                    .map(|r| r.map(|(f, ty, t)| (func::Func::Server(f), ty, t)))
-            })
-            .or_else(|| {
-                func::digests::resolve(name, &types)
-                    .map(|r| r.map(|(f, ty, t)| (func::Func::Digest(f), ty, t)))
-            });
-        let (func, ty, targets) = match resolved {
-            Some(resolved) => resolved?,
-            None => {
-                let (f, ty) = func::resolve(name, &types)?;
-                let targets = (0..types.len()).map(|i| func::arg_target(f, &ty, i)).collect();
-                (f, ty, targets)
-            }
-        };
+        let resolved = builtin(name, &types)?;
+        self.apply(resolved, bound)
+    }
+
+    /// Resolves `schema.name` (schema optional) for bound arguments: a
+    /// built-in function, or one of an installed extension (the built-ins,
+    /// in pg_catalog, come first on the search path), and coerces the
+    /// arguments to its parameter types.
+    fn call_named(
+        &mut self,
+        schema: Option<&str>,
+        name: &str,
+        bound: Vec<(Expr, DataType)>,
+    ) -> Result<(Expr, DataType)> {
+        let types: Vec<DataType> = bound.iter().map(|(_, t)| t.clone()).collect();
+        let cat = self.catalog;
+        let resolved = match schema {
+            Some(s) if s != "pg_catalog" => crate::extensions::resolve(cat, Some(s), name, &types)
+                .unwrap_or_else(|| builtin(name, &types)),
+            _ => match builtin(name, &types) {
+                Err(e) if e.code == sqlstate::SqlState::UndefinedFunction && schema.is_none() => {
+                    crate::extensions::resolve(cat, None, name, &types).unwrap_or(Err(e))
+                }
+                r => r,
+            },
+        }?;
+        self.apply(resolved, bound)
+    }
+
+    /// A resolved call with its arguments coerced to the parameter types.
+    fn apply(
+        &mut self,
+        (func, ty, targets): crate::extensions::Resolved,
+        bound: Vec<(Expr, DataType)>,
+    ) -> Result<(Expr, DataType)> {
         let mut out = Vec::with_capacity(bound.len());
         for (i, (x, t)) in bound.into_iter().enumerate() {
             out.push(match targets.get(i).cloned().flatten() {
@@ -266,6 +267,44 @@ fn avg_type(t: &DataType) -> Result<DataType> {
 }
 
 /// True for the names of aggregate functions.
+/// The built-in function `name` names for arguments of these types.
+fn builtin(name: &str, types: &[DataType]) -> Result<crate::extensions::Resolved> {
+    let resolved = func::arrays::resolve(name, types)
+        .map(|r| r.map(|(f, ty, t)| (func::Func::Array(f), ty, t)))
+        .or_else(|| {
+            func::json::resolve(name, types)
+                .map(|r| r.map(|(f, ty, t)| (func::Func::Json(f), ty, t)))
+        })
+        .or_else(|| {
+            func::datetime::resolve(name, types)
+                .map(|r| r.map(|(f, ty, t)| (func::Func::Date(f), ty, t)))
+        })
+        .or_else(|| {
+            func::regex::resolve(name, types)
+                .map(|r| r.map(|(f, ty, t)| (func::Func::Regex(f), ty, t)))
+        })
+        .or_else(|| {
+            func::advisory::resolve(name, types)
+                .map(|r| r.map(|(f, ty, t)| (func::Func::Advisory(f), ty, t)))
+        })
+        .or_else(|| {
+            func::server::resolve(name, types)
+                .map(|r| r.map(|(f, ty, t)| (func::Func::Server(f), ty, t)))
+        })
+        .or_else(|| {
+            func::digests::resolve(name, types)
+                .map(|r| r.map(|(f, ty, t)| (func::Func::Digest(f), ty, t)))
+        });
+    match resolved {
+        Some(resolved) => resolved,
+        None => {
+            let (f, ty) = func::resolve(name, types)?;
+            let targets = (0..types.len()).map(|i| func::arg_target(f, &ty, i)).collect();
+            Ok((f, ty, targets))
+        }
+    }
+}
+
 pub fn is_aggregate(name: &str) -> bool {
     matches!(
         name,

@@ -14,7 +14,8 @@ use crate::catalog::ObjName;
 use crate::deparse::{rename_in_expr, rename_names, Renaming};
 use crate::parse::{AlterName, NameChange, RelationKind};
 
-/// Applies `to` to every view query, column default and CHECK condition.
+/// Applies `to` to every view query, column default and CHECK condition
+/// (with `functions`, to the extension functions they call too).
 /// `cur`, the definition of a table being altered, is changed in place
 /// (its caller writes it); other tables are written here.
 pub(super) async fn rename_everywhere<T: Txn>(
@@ -23,10 +24,11 @@ pub(super) async fn rename_everywhere<T: Txn>(
     cat: &Catalog,
     mut cur: Option<&mut TableDef>,
     to: Renaming<'_>,
+    functions: bool,
 ) -> Result<()> {
     for v in cat.views.values() {
         let Ok(mut q) = v.parse() else { continue };
-        if rename_names(&mut q, to) {
+        if rename_names(&mut q, to, functions) {
             let view = catalog::ViewDef { query: q.to_string(), ..(**v).clone() };
             put_entry(txn, keys::view(tenant, v.oid), json_entry(&view)).await?;
         }
@@ -39,13 +41,13 @@ pub(super) async fn rename_everywhere<T: Txn>(
         };
         let mut changed = false;
         for c in &mut def.columns {
-            if let Some(d) = c.default.as_deref().and_then(|d| rename_in_expr(d, to)) {
+            if let Some(d) = c.default.as_deref().and_then(|d| rename_in_expr(d, to, functions)) {
                 c.default = Some(d);
                 changed = true;
             }
         }
         for c in &mut def.checks {
-            if let Some(e) = rename_in_expr(&c.expr, to) {
+            if let Some(e) = rename_in_expr(&c.expr, to, functions) {
                 c.expr = e;
                 changed = true;
             }
@@ -189,7 +191,7 @@ pub async fn alter_name<T: Txn>(
                     (ours && names.contains(&n.name)).then(|| (dest.clone(), n.name.clone()))
                 })
             };
-            rename_everywhere(txn, tenant, cat, Some(&mut cur), &to).await?;
+            rename_everywhere(txn, tenant, cat, Some(&mut cur), &to, false).await?;
             for s in owned {
                 let s = SequenceDef { namespace: to_ns, ..(*s).clone() };
                 sequences::write_sequence(txn, tenant, &s).await?;
@@ -197,19 +199,19 @@ pub async fn alter_name<T: Txn>(
             write_table(txn, tenant, &cur).await?;
         }
         Object::Relation(catalog::Relation::View(v)) => {
-            rename_everywhere(txn, tenant, cat, None, &moved).await?;
+            rename_everywhere(txn, tenant, cat, None, &moved, false).await?;
             let v = catalog::ViewDef { namespace: to_ns, name: to_name, ..(*v).clone() };
             put_entry(txn, keys::view(tenant, v.oid), json_entry(&v)).await?;
         }
         Object::Relation(catalog::Relation::Sequence(s)) => {
-            rename_everywhere(txn, tenant, cat, None, &moved).await?;
+            rename_everywhere(txn, tenant, cat, None, &moved, false).await?;
             let s = SequenceDef { namespace: to_ns, ..(*s).clone() };
             sequences::write_sequence(txn, tenant, &s).await?;
         }
         // Not found above: ALTER ... SET SCHEMA does not move an index.
         Object::Relation(catalog::Relation::Index(..)) => {}
         Object::Type(d) => {
-            rename_everywhere(txn, tenant, cat, None, &moved).await?;
+            rename_everywhere(txn, tenant, cat, None, &moved, false).await?;
             let d = catalog::EnumDef { namespace: to_ns, ..(*d).clone() };
             types::put(txn, tenant, &d).await?;
         }

@@ -93,7 +93,7 @@ pub async fn alter_schema<T: Txn>(
                     (n.schema.as_deref() == Some(from.as_str()))
                         .then(|| (to.clone(), n.name.clone()))
                 };
-                names::rename_everywhere(txn, tenant, cat, None, &moved).await?;
+                names::rename_everywhere(txn, tenant, cat, None, &moved, true).await?;
                 def.name = to;
             }
             other => bail!(FeatureNotSupported, "ALTER SCHEMA {other} is not supported yet"),

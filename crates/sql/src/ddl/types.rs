@@ -116,7 +116,7 @@ pub async fn alter_type<T: Txn>(
             bump_version(txn, tenant).await?;
             let schema = cat.namespace_name(def.namespace).unwrap_or_default().to_string();
             let renamed = names::one((schema.clone(), def.name.clone()), (schema, new.clone()));
-            names::rename_everywhere(txn, tenant, cat, None, &renamed).await?;
+            names::rename_everywhere(txn, tenant, cat, None, &renamed, false).await?;
             def.name = new;
         }
     }

@@ -60,7 +60,7 @@ pub fn to_reg(
     };
     let name = match kind {
         _ if oid == 0 => "-".into(),
-        RegKind::Proc => crate::system::builtin_rows::regproc_name(oid),
+        RegKind::Proc => crate::system::builtin_rows::regproc_name(Some(cat), oid),
         RegKind::Class => class_name(cat, oid),
         RegKind::Type => type_name(Some(cat), oid),
         RegKind::Namespace => {
@@ -338,21 +338,30 @@ pub enum ProcInfo {
     IdentityArguments,
     /// pg_get_function_sqlbody: NULL (no built-in has a SQL body)
     SqlBody,
-    /// pg_function_is_visible: true for every function (all are in
-    /// pg_catalog, always on the search path)
+    /// pg_function_is_visible: true for the built-ins (in pg_catalog) and
+    /// for extension functions an unqualified call finds
     Visible,
 }
 
-/// `which` of the function with this OID (NULL if there is none).
-pub fn proc_info(which: ProcInfo, oid: u32) -> Value {
-    let Some(p) = crate::builtins::proc_by_oid(oid) else { return Value::Null };
+/// `which` of the function with this OID (NULL if there is none): a
+/// built-in, or with the catalog an extension's.
+pub fn proc_info(cat: Option<&Catalog>, which: ProcInfo, oid: u32) -> Value {
+    let member = cat.and_then(|c| crate::extensions::member(c, oid));
+    let (p, visible) = match (crate::builtins::proc_by_oid(oid), member) {
+        (Some(p), _) => (p, true),
+        (None, Some(m)) => {
+            let found = cat.and_then(|c| crate::extensions::call_schema(c, &m.proc.name));
+            (m.proc, found == Some(m.ext.namespace))
+        }
+        (None, None) => return Value::Null,
+    };
     let t = |s: &str| Value::Text(s.to_string());
     match which {
         ProcInfo::Result => t(&p.result),
         ProcInfo::Arguments => t(&p.arguments),
         ProcInfo::IdentityArguments => t(&p.identity_arguments),
         ProcInfo::SqlBody => Value::Null,
-        ProcInfo::Visible => Value::Bool(true),
+        ProcInfo::Visible => Value::Bool(visible),
     }
 }
 

@@ -5,6 +5,7 @@
 use sqltypes::{DataType, RegKind, RegValue, Value};
 
 use crate::builtins::{self, Proc};
+use crate::catalog::{Catalog, PG_CATALOG_NAMESPACE_OID};
 
 /// pg_proc's columns (PostgreSQL 15's, in its order).
 pub fn proc_columns() -> Vec<(&'static str, DataType)> {
@@ -43,22 +44,28 @@ pub fn proc_columns() -> Vec<(&'static str, DataType)> {
     ]
 }
 
-/// pg_proc's rows.
-pub fn proc_rows() -> Vec<Vec<Value>> {
-    builtins::procs().iter().map(proc_row).collect()
+/// pg_proc's rows: the built-in functions, then the installed extensions'.
+pub fn proc_rows(cat: &Catalog) -> Vec<Vec<Value>> {
+    let builtin = builtins::procs().iter().map(|p| proc_row(p, p.oid, PG_CATALOG_NAMESPACE_OID, 10));
+    let members = crate::extensions::members(cat).map(|m| {
+        let owner = super::role_oid(cat, &m.ext.owner);
+        proc_row(m.proc, m.oid, m.ext.namespace, owner)
+    });
+    builtin.chain(members).collect()
 }
 
-fn proc_row(p: &Proc) -> Vec<Value> {
+/// The row of `p` with its OID, schema and owner in this database.
+fn proc_row(p: &Proc, oid: u32, namespace: u32, owner: u32) -> Vec<Value> {
     let t = |s: &str| Value::Text(s.to_string());
     let array = |elem: DataType, text: &Option<String>| match text {
         Some(s) => sqltypes::array::parse_array(&elem, s).unwrap_or(Value::Null),
         None => Value::Null,
     };
     vec![
-        Value::Oid(p.oid),
+        Value::Oid(oid),
         t(&p.name),
-        Value::Oid(11),
-        Value::Oid(10),
+        Value::Oid(namespace),
+        Value::Oid(owner),
         Value::Oid(p.lang),
         Value::Float4(p.cost),
         Value::Float4(p.rows),
@@ -90,15 +97,19 @@ fn proc_row(p: &Proc) -> Vec<Value> {
 
 /// A regproc value: the function's name, `-` for 0.
 pub fn regproc(oid: u32) -> Value {
-    Value::Reg(Box::new(RegValue { kind: RegKind::Proc, oid, name: regproc_name(oid) }))
+    Value::Reg(Box::new(RegValue { kind: RegKind::Proc, oid, name: regproc_name(None, oid) }))
 }
 
 /// regproc output: the function's name, `-` for 0, the digits for an OID
-/// that names no function.
-pub fn regproc_name(oid: u32) -> String {
+/// that names no function. With the catalog, extension functions too.
+pub fn regproc_name(cat: Option<&Catalog>, oid: u32) -> String {
+    let member = || cat.and_then(|c| crate::extensions::member(c, oid)).map(|m| m.proc);
     match oid {
         0 => "-".into(),
-        o => builtins::proc_by_oid(o).map(|p| p.name.clone()).unwrap_or_else(|| o.to_string()),
+        o => builtins::proc_by_oid(o)
+            .or_else(member)
+            .map(|p| p.name.clone())
+            .unwrap_or_else(|| o.to_string()),
     }
 }
 
@@ -118,19 +129,19 @@ pub fn language_columns() -> Vec<(&'static str, DataType)> {
     ]
 }
 
-/// pg_language's rows: internal, c and sql.
+/// pg_language's rows: internal, c, sql and plpgsql.
 pub fn language_rows() -> Vec<Vec<Value>> {
     builtins::LANGUAGES
         .iter()
-        .map(|&(oid, name, trusted, validator)| {
+        .map(|&(oid, name, procedural, trusted, [call, inline, validator])| {
             vec![
                 Value::Oid(oid),
                 Value::Text(name.into()),
                 Value::Oid(10),
-                Value::Bool(false),
+                Value::Bool(procedural),
                 Value::Bool(trusted),
-                Value::Oid(0),
-                Value::Oid(0),
+                Value::Oid(call),
+                Value::Oid(inline),
                 Value::Oid(validator),
                 Value::Null,
             ]

@@ -3,7 +3,8 @@
 //! an owned sequence on its column (`a`, or `i` for identity), a column
 //! default on each sequence its nextval() names (`n`), and a view on each
 //! relation its query reads (`n`; PostgreSQL records that through the
-//! view's rewrite rule, which Strata does not have).
+//! view's rewrite rule, which Strata does not have), and what belongs to
+//! an extension (`e`).
 
 use std::ops::ControlFlow;
 
@@ -71,6 +72,44 @@ pub fn rows(cat: &Catalog) -> Vec<Vec<Value>> {
         refs.sort_unstable();
         refs.dedup();
         rows.extend(refs.into_iter().map(|r| row(class, v.oid, r, 0, "n")));
+    }
+    rows.extend(extension_rows(cat));
+    rows
+}
+
+/// Extension membership (`e`), which tells pg_dump to dump an extension's
+/// functions as CREATE EXTENSION: plpgsql's handlers and language, and
+/// each installed extension's functions; and each extension on its schema
+/// (`n`).
+fn extension_rows(cat: &Catalog) -> Vec<Vec<Value>> {
+    const PG_PROC: u32 = 1255;
+    const PG_LANGUAGE: u32 = 2612;
+    const PG_NAMESPACE: u32 = 2615;
+    const PG_EXTENSION: u32 = 3079;
+    let row = |classid: u32, objid: u32, refclassid: u32, refobjid: u32, deptype: &str| {
+        vec![
+            Value::Oid(classid),
+            Value::Oid(objid),
+            Value::Int4(0),
+            Value::Oid(refclassid),
+            Value::Oid(refobjid),
+            Value::Int4(0),
+            Value::Text(deptype.into()),
+        ]
+    };
+    let plpgsql = crate::extensions::PLPGSQL_OID;
+    let mut rows = Vec::new();
+    for &(oid, name, _, _, handlers) in crate::builtins::LANGUAGES {
+        if name == "plpgsql" {
+            rows.extend(handlers.map(|h| row(PG_PROC, h, PG_EXTENSION, plpgsql, "e")));
+            rows.push(row(PG_LANGUAGE, oid, PG_EXTENSION, plpgsql, "e"));
+        }
+    }
+    for x in cat.extensions.values() {
+        rows.push(row(PG_EXTENSION, x.oid, PG_NAMESPACE, x.namespace, "n"));
+    }
+    for m in crate::extensions::members(cat) {
+        rows.push(row(PG_PROC, m.oid, PG_EXTENSION, m.ext.oid, "e"));
     }
     rows
 }
