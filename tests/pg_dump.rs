@@ -13,7 +13,7 @@ use testkit::{run_with_timeout, Target, TestServer, CLIENT_TIMEOUT};
 
 /// The relations compared after the restore.
 const RELATIONS: &[&str] =
-    &["customers", "orders", "big_orders", "shop.items", "shop.sized", "reviews"];
+    &["customers", "orders", "big_orders", "shop.items", "shop.sized", "reviews", "tokens"];
 
 fn dump(s: &TestServer) -> String {
     let mut cmd = Command::new("pg_dump");
@@ -80,6 +80,11 @@ fn compare(source: &TestServer, target: &TestServer) {
     value("select obj_description('shop'::regnamespace, 'pg_namespace')", "the shop");
     violates("insert into reviews values (3, 99, null)", "reviews_item_fkey");
     violates("insert into shop.items (sku) values ('x1')", "items_sku_key");
+    // The extensions came back, with their functions and the defaults
+    // that call them.
+    value("insert into tokens (n) values (3) returning hash", "$1$abcdefgh$IQtUouv7y7Q9dRWkQEPCc.\nINSERT 0 1");
+    value("select count(distinct id) from tokens", "3");
+    value("select obj_description(oid, 'pg_extension') from pg_extension where extname = 'pgcrypto'", "hashes");
 }
 
 fn run(s: &TestServer, script: &str) {
@@ -107,6 +112,13 @@ fn a_dump_restores_into_postgres_with_the_same_data() {
     pos("SET DEFAULT nextval('shop.items_id_seq'::regclass)");
     pos("REFERENCES shop.items(id);");
     assert!(!script.contains("COMMENT ON SCHEMA public"), "{script}");
+    // Extensions are dumped as CREATE EXTENSION, not as their functions;
+    // plpgsql, which came with the database, not at all.
+    pos("CREATE EXTENSION IF NOT EXISTS \"uuid-ossp\" WITH SCHEMA public;");
+    assert!(pos("CREATE SCHEMA shop;") < pos("CREATE EXTENSION IF NOT EXISTS pgcrypto WITH SCHEMA shop;"));
+    pos("COMMENT ON EXTENSION pgcrypto IS 'hashes';");
+    pos("id uuid DEFAULT public.uuid_generate_v4() NOT NULL");
+    assert!(!script.contains("CREATE FUNCTION") && !script.contains("plpgsql"), "{script}");
 
     let target = TestServer::start_target(Target::Postgres);
     run(&target, &script);

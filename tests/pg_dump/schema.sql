@@ -2,7 +2,8 @@
 -- standalone sequence, a unique constraint, a CHECK, a cascading foreign key,
 -- an index, a view, comments, and rows of every type with the values COPY
 -- has to escape (tabs, newlines, backslashes, quotes, NULLs, empty arrays),
--- and an enum type with a label added out of order.
+-- and an enum type with a label added out of order. Extensions, one in a
+-- schema of its own, and defaults that call their functions.
 create type status as enum ('new', 'paid', 'shipped');
 alter type status add value 'held' before 'paid';
 comment on type status is 'order state';
@@ -30,3 +31,9 @@ create table reviews (id int primary key, item int references shop.items(id), bo
 create view shop.sized as select i.sku, i.size from shop.items i where i.size is not null;
 insert into shop.items (sku, size, sizes) values ('x1', 'l', '{s,m}'), ('x2', default, null);
 insert into reviews values (1, 1, 'good'), (2, 2, null);
+-- uuid-ossp in public, pgcrypto in shop, and defaults calling both.
+create extension "uuid-ossp";
+create extension pgcrypto with schema shop;
+comment on extension pgcrypto is 'hashes';
+create table tokens (id uuid primary key default uuid_generate_v4(), n int, hash text default shop.crypt('pw', '$1$abcdefgh'));
+insert into tokens (n) values (1), (2);

@@ -86,6 +86,15 @@ impl Extension {
     }
 }
 
+/// The comment of the installed extension with this OID (plpgsql's
+/// included).
+pub fn comment(cat: &Catalog, oid: u32) -> Option<String> {
+    if oid == PLPGSQL_OID {
+        return find("plpgsql").map(|x| x.comment.to_string());
+    }
+    cat.extensions.values().find(|x| x.oid == oid).and_then(|x| x.comment.clone())
+}
+
 /// A function of an installed extension.
 #[derive(Debug, Clone, Copy)]
 pub struct Member<'a> {

@@ -732,6 +732,9 @@ impl Func {
                     (Func::ObjDescription, Value::Text(c)) if c == "pg_proc" => {
                         crate::builtins::proc_by_oid(oid).and_then(|p| p.description.clone())
                     }
+                    (Func::ObjDescription, Value::Text(c)) if c == "pg_extension" => {
+                        crate::extensions::comment(cat, oid)
+                    }
                     (Func::ObjDescription, Value::Text(c)) if c == "pg_type" => {
                         cat.enum_def(oid).and_then(|d| d.comment.clone())
                     }

@@ -1161,12 +1161,10 @@ impl SystemTable {
                         rows.push(vec![i8(sc.oid as i64), i8(2615), Value::Int4(0), t(c)]);
                     }
                 }
-                let plpgsql = crate::extensions::find("plpgsql").map(|x| x.comment);
-                let extensions = catalog.extensions.values().map(|x| (x.oid, x.comment.as_deref()));
-                let plpgsql = std::iter::once((crate::extensions::PLPGSQL_OID, plpgsql));
-                for (oid, c) in plpgsql.chain(extensions) {
-                    if let Some(c) = c {
-                        rows.push(vec![i8(oid as i64), i8(PG_EXTENSION_OID), Value::Int4(0), t(c)]);
+                let installed = catalog.extensions.values().map(|x| x.oid);
+                for oid in std::iter::once(crate::extensions::PLPGSQL_OID).chain(installed) {
+                    if let Some(c) = crate::extensions::comment(catalog, oid) {
+                        rows.push(vec![i8(oid as i64), i8(PG_EXTENSION_OID), Value::Int4(0), t(&c)]);
                     }
                 }
                 for (e, _) in catalog.enums.values() {

@@ -10,6 +10,7 @@
 use super::*;
 use crate::extensions;
 use catalog::ExtensionDef;
+use crate::func::catalog_info::quote_ident;
 use sqlstate::SqlState;
 
 /// CREATE EXTENSION [IF NOT EXISTS] name [WITH] [SCHEMA s] [VERSION v]
@@ -289,7 +290,11 @@ fn called_function(cat: &Catalog, going: &[Arc<ExtensionDef>], name: &str, nargs
     let args: Vec<String> = m
         .map(|m| m.proc.argtypes.iter().filter_map(|&o| DataType::from_oid(o)).map(|t| t.to_string()).collect())
         .unwrap_or_default();
-    format!("{name}({})", args.join(","))
+    // Named as the search path finds it, like regprocedure output.
+    let visible = m.is_some_and(|m| extensions::call_schema(cat, name) == Some(m.ext.namespace));
+    let schema = m.and_then(|m| cat.namespace_name(m.ext.namespace)).filter(|_| !visible);
+    let schema = schema.map(|s| format!("{}.", quote_ident(s))).unwrap_or_default();
+    format!("{schema}{name}({})", args.join(","))
 }
 
 async fn put<T: Txn>(txn: &mut T, tenant: TenantId, def: &ExtensionDef) -> Result<()> {
