@@ -113,6 +113,9 @@ pub enum Func {
     FormatType,
     /// obj_description(oid [, catalog]): a table's COMMENT
     ObjDescription,
+    /// pg_describe_object(classid, objid, objsubid): an object's name in
+    /// messages
+    DescribeObject,
     /// col_description(table oid, column number): a column's COMMENT
     ColDescription,
     /// shobj_description: NULL (no shared object has a comment)
@@ -285,6 +288,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("quote_nullable", 1) => (Func::QuoteLiteral(true), T::Text),
         ("format_type", 2) => (Func::FormatType, T::Text),
         ("obj_description", 1 | 2) => (Func::ObjDescription, T::Text),
+        ("pg_describe_object", 3) => (Func::DescribeObject, T::Text),
         ("col_description", 2) => (Func::ColDescription, T::Text),
         ("shobj_description", 2) => (Func::Description, T::Text),
         ("pg_get_expr", 2 | 3) => (Func::GetExpr, T::Text),
@@ -383,6 +387,7 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         Func::SerialSequence => Some(DataType::Text),
         Func::FormatType => Some([DataType::Int8, DataType::Int4][i.min(1)].clone()),
         Func::ObjDescription | Func::Description => Some(DataType::Text),
+        Func::DescribeObject => Some([DataType::Int8, DataType::Int8, DataType::Int4][i.min(2)].clone()),
         Func::ColDescription => Some(DataType::Int4),
         Func::GetExpr => Some([DataType::Text, DataType::Int8, DataType::Bool][i.min(2)].clone()),
         Func::Left | Func::Right | Func::LPad | Func::RPad | Func::SplitPart
@@ -714,6 +719,15 @@ impl Func {
                 (Value::Text(t), Some(cat)) => Value::Text(crate::deparse::display_expr(cat, &t)),
                 (other, _) => other,
             },
+            Func::DescribeObject => {
+                let (Some(cat), Some(class), Some(oid), Value::Int4(sub)) =
+                    (&ctx.catalog, arg(0).as_oid(), arg(1).as_oid(), arg(2))
+                else {
+                    return Ok(Value::Null);
+                };
+                let text = catalog_info::describe_object(cat, class, oid, sub);
+                text.map(Value::Text).unwrap_or(Value::Null)
+            }
             Func::ObjDescription | Func::ColDescription => {
                 let (Some(cat), Some(oid)) = (&ctx.catalog, arg(0).as_oid()) else {
                     return Ok(Value::Null);
@@ -734,6 +748,12 @@ impl Func {
                     }
                     (Func::ObjDescription, Value::Text(c)) if c == "pg_extension" => {
                         crate::extensions::comment(cat, oid)
+                    }
+                    // plpgsql's language has its extension's comment.
+                    (Func::ObjDescription, Value::Text(c)) if c == "pg_language" => {
+                        let plpgsql = crate::builtins::LANGUAGES.iter().find(|l| l.1 == "plpgsql");
+                        let ext = crate::extensions::PLPGSQL_OID;
+                        plpgsql.filter(|l| l.0 == oid).and_then(|_| crate::extensions::comment(cat, ext))
                     }
                     (Func::ObjDescription, Value::Text(c)) if c == "pg_type" => {
                         cat.enum_def(oid).and_then(|d| d.comment.clone())

@@ -504,6 +504,8 @@ const PG_CATALOG_OID: i64 = 11;
 /// pg_extension's own OID (pg_description.classoid of an extension's
 /// comment).
 const PG_EXTENSION_OID: i64 = 3079;
+/// pg_language's own OID.
+const PG_LANGUAGE_OID: i64 = 2612;
 /// pg_type's own OID (pg_description.classoid of a type's comment).
 const PG_TYPE_OID: i64 = 1247;
 /// The comment initdb gives the public schema.
@@ -1166,6 +1168,12 @@ impl SystemTable {
                     if let Some(c) = crate::extensions::comment(catalog, oid) {
                         rows.push(vec![i8(oid as i64), i8(PG_EXTENSION_OID), Value::Int4(0), t(&c)]);
                     }
+                }
+                // plpgsql's language has its extension's comment.
+                let plpgsql = crate::builtins::LANGUAGES.iter().find(|l| l.1 == "plpgsql");
+                let comment = crate::extensions::comment(catalog, crate::extensions::PLPGSQL_OID);
+                if let (Some(l), Some(c)) = (plpgsql, comment) {
+                    rows.push(vec![i8(l.0 as i64), i8(PG_LANGUAGE_OID), Value::Int4(0), t(&c)]);
                 }
                 for (e, _) in catalog.enums.values() {
                     if let Some(c) = &e.comment {

@@ -25,7 +25,7 @@ pub fn to_reg(
                 RegKind::Class => class_oid(cat, s),
                 RegKind::Type => type_oid(cat, s),
                 RegKind::Namespace => cat.namespace_oid(&split_name(s).1),
-                RegKind::Proc => proc_oid(s)?,
+                RegKind::Proc => proc_oid(cat, s)?,
             };
             match (found, lenient) {
                 (Some(o), _) => o,
@@ -424,22 +424,39 @@ pub fn column_comment(cat: &Catalog, oid: u32, attnum: i32) -> Option<String> {
 }
 
 /// regproc input: the OID of the one function named `text` (optionally
-/// `pg_catalog.`-qualified); an error if several functions have the name.
-fn proc_oid(text: &str) -> crate::error::Result<Option<u32>> {
+/// schema-qualified; an installed extension's where the search path or
+/// the schema finds one); an error if several functions have the name.
+fn proc_oid(cat: &Catalog, text: &str) -> crate::error::Result<Option<u32>> {
     if let Ok(oid) = text.trim().parse::<u32>() {
         return Ok(Some(oid));
     }
     let (schema, name) = split_name(text);
-    if schema.as_deref().is_some_and(|s| s != "pg_catalog") {
-        return Ok(None);
-    }
-    let mut found = crate::builtins::procs().iter().filter(|p| p.name == name);
-    match (found.next(), found.next()) {
-        (Some(_), Some(_)) => {
-            crate::bail!(AmbiguousFunction, "more than one function named \"{}\"", text.trim())
+    let name = name.as_str();
+    let ns = match schema.as_deref() {
+        Some("pg_catalog") => Some(crate::catalog::PG_CATALOG_NAMESPACE_OID),
+        Some(s) => Some(cat.namespace_oid(s).unwrap_or(0)),
+        None => None,
+    };
+    let builtins = crate::builtins::procs().iter().filter(|p| p.name == name).map(|p| p.oid);
+    let in_ext = |ns: u32| {
+        let members = crate::extensions::members(cat);
+        members.filter(move |m| m.ext.namespace == ns && m.proc.name == name).map(|m| m.oid)
+    };
+    let mut found: Vec<u32> = match ns {
+        Some(crate::catalog::PG_CATALOG_NAMESPACE_OID) => builtins.collect(),
+        Some(ns) => in_ext(ns).collect(),
+        None => {
+            let first: Vec<u32> = builtins.collect();
+            match (first.is_empty(), crate::extensions::call_schema(cat, name)) {
+                (true, Some(ns)) => in_ext(ns).collect(),
+                _ => first,
+            }
         }
-        (one, _) => Ok(one.map(|p| p.oid)),
+    };
+    if found.len() > 1 {
+        crate::bail!(AmbiguousFunction, "more than one function named \"{}\"", text.trim());
     }
+    Ok(found.pop())
 }
 
 /// Splits an optionally schema-qualified, optionally quoted name as
@@ -494,6 +511,64 @@ pub fn class_name(cat: &Catalog, oid: u32) -> String {
         .find(|(o, ..)| *o == oid)
         .map(|(_, ns, n, _)| relation_display_name(cat, ns, n))
         .unwrap_or_else(|| oid.to_string())
+}
+
+/// pg_describe_object(classid, objid, objsubid): what PostgreSQL calls
+/// the object in messages (`function uuid_nil()`, `table t`, `column a of
+/// table t`, `language plpgsql`), names qualified where the search path
+/// does not find them; None for an object Strata does not know.
+pub fn describe_object(cat: &Catalog, classid: u32, oid: u32, sub: i32) -> Option<String> {
+    const PG_TYPE: u32 = 1247;
+    const PG_PROC: u32 = 1255;
+    const PG_CLASS: u32 = 1259;
+    const PG_LANGUAGE: u32 = 2612;
+    const PG_NAMESPACE: u32 = 2615;
+    const PG_EXTENSION: u32 = 3079;
+    Some(match classid {
+        PG_PROC => {
+            let (p, ns) = match crate::builtins::proc_by_oid(oid) {
+                Some(p) => (p, crate::catalog::PG_CATALOG_NAMESPACE_OID),
+                None => crate::extensions::member(cat, oid).map(|m| (m.proc, m.ext.namespace))?,
+            };
+            let visible = ns == crate::catalog::PG_CATALOG_NAMESPACE_OID
+                || crate::extensions::call_schema(cat, &p.name) == Some(ns);
+            let schema = match visible {
+                true => String::new(),
+                false => format!("{}.", quote_ident(cat.namespace_name(ns)?)),
+            };
+            let args: Vec<String> =
+                p.argtypes.iter().map(|&t| format_type(Some(cat), t, None)).collect();
+            format!("function {schema}{}({})", quote_ident(&p.name), args.join(","))
+        }
+        PG_CLASS => {
+            let (.., kind) = cat.relations().find(|(o, ..)| *o == oid)?;
+            let what = match kind {
+                "i" => "index",
+                "v" => "view",
+                "S" => "sequence",
+                _ => "table",
+            };
+            let rel = format!("{what} {}", class_name(cat, oid));
+            if sub == 0 {
+                rel
+            } else {
+                let t = cat.table_by_oid(oid)?;
+                let c = t.columns.get(usize::try_from(sub).ok()?.checked_sub(1)?)?;
+                format!("column {} of {rel}", c.name)
+            }
+        }
+        PG_TYPE => format!("type {}", type_name(Some(cat), oid)),
+        PG_NAMESPACE => format!("schema {}", quote_ident(cat.namespace_name(oid)?)),
+        PG_LANGUAGE => {
+            let (_, name, ..) = crate::builtins::LANGUAGES.iter().find(|l| l.0 == oid)?;
+            format!("language {name}")
+        }
+        PG_EXTENSION => match oid {
+            crate::extensions::PLPGSQL_OID => "extension plpgsql".to_string(),
+            _ => format!("extension {}", cat.extensions.values().find(|x| x.oid == oid)?.name),
+        },
+        _ => return None,
+    })
 }
 
 /// regtype input: the OID of type `text` (None if there is none).

@@ -101,15 +101,25 @@ pub fn regproc(oid: u32) -> Value {
 }
 
 /// regproc output: the function's name, `-` for 0, the digits for an OID
-/// that names no function. With the catalog, extension functions too.
+/// that names no function. With the catalog, extension functions too,
+/// schema-qualified where the search path does not find them.
 pub fn regproc_name(cat: Option<&Catalog>, oid: u32) -> String {
-    let member = || cat.and_then(|c| crate::extensions::member(c, oid)).map(|m| m.proc);
-    match oid {
-        0 => "-".into(),
-        o => builtins::proc_by_oid(o)
-            .or_else(member)
-            .map(|p| p.name.clone())
-            .unwrap_or_else(|| o.to_string()),
+    if oid == 0 {
+        return "-".into();
+    }
+    if let Some(p) = builtins::proc_by_oid(oid) {
+        return p.name.clone();
+    }
+    let Some((cat, m)) = cat.and_then(|c| Some((c, crate::extensions::member(c, oid)?))) else {
+        return oid.to_string();
+    };
+    let quoted = crate::func::catalog_info::quote_ident(&m.proc.name);
+    match crate::extensions::call_schema(cat, &m.proc.name) == Some(m.ext.namespace) {
+        true => quoted,
+        false => {
+            let schema = cat.namespace_name(m.ext.namespace).unwrap_or_default();
+            format!("{}.{quoted}", crate::func::catalog_info::quote_ident(schema))
+        }
     }
 }
 
