@@ -14,8 +14,9 @@
 //! text, so it writes every user object the text names schema-qualified, as
 //! the creating session's search path found it: casts to enum types
 //! (`::public.mood`), regclass constants and the sequence names of
-//! nextval/currval/setval (`'public.t_id_seq'::regclass`), and a view's
-//! relations (`FROM public.t`). [`display_expr`] and [`display_query`] drop
+//! nextval/currval/setval (`'public.t_id_seq'::regclass`), a view's
+//! relations (`FROM public.t`), and calls of extension functions
+//! (`public.uuid_generate_v4()`). [`display_expr`] and [`display_query`] drop
 //! the schema again wherever the reading session's search path finds the
 //! object, as PostgreSQL's deparser prints a name.
 
