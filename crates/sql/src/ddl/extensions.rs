@@ -102,10 +102,24 @@ pub async fn drop_extensions<T: Txn>(
     if going.is_empty() {
         return Ok(r);
     }
-    let users = users(cat, &going);
+    let listed = drop_installed(txn, tenant, cat, &going, cascade).await?;
+    r.notices.extend(view_deps::cascade_notice(&listed));
+    Ok(r)
+}
+
+/// Drops the installed extensions `going` and, with `cascade`, what uses
+/// their functions (else that is an error); returns what went with them,
+/// as DROP's notice lists it.
+pub(super) async fn drop_installed<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    going: &[Arc<ExtensionDef>],
+    cascade: bool,
+) -> Result<Vec<String>> {
+    let users = users(cat, going);
     if !users.is_empty() && !cascade {
-        let detail: Vec<String> =
-            users.iter().map(|u| format!("{} depends on function {}", u.what, u.function)).collect();
+        let detail = user_lines(cat, going);
         let shown: Vec<&str> = going.iter().map(|x| x.name.as_str()).collect();
         return Err(err!(
             DependentObjectsStillExist,
@@ -159,11 +173,17 @@ pub async fn drop_extensions<T: Txn>(
         write_table(txn, tenant, t).await?;
     }
     let listed: Vec<String> = users.iter().map(|u| u.what.clone()).chain(d.cascaded).collect();
-    r.notices.extend(view_deps::cascade_notice(&listed));
-    for x in &going {
+    for x in going {
         delete_key(txn, keys::extension(tenant, x.oid)).await?;
     }
-    Ok(r)
+    Ok(listed)
+}
+
+/// What uses the functions of `going`, as a DROP's DETAIL lists it
+/// (`default value for column id of table t depends on function ...`).
+pub(super) fn user_lines(cat: &Catalog, going: &[Arc<ExtensionDef>]) -> Vec<String> {
+    let users = users(cat, going);
+    users.iter().map(|u| format!("{} depends on function {}", u.what, u.function)).collect()
 }
 
 /// COMMENT ON EXTENSION name IS ... (plpgsql's comment is PostgreSQL's

@@ -1,5 +1,5 @@
 //! CREATE SCHEMA, ALTER SCHEMA (RENAME TO, OWNER TO), DROP SCHEMA [CASCADE]
-//! and COMMENT ON SCHEMA. A schema is one catalog row
+//! (its extensions included) and COMMENT ON SCHEMA. A schema is one catalog row
 //! ([`catalog::SchemaDef`]); `public`, `pg_catalog` and
 //! `information_schema` exist without one. Objects name their schema by
 //! OID, so they need no change when it is renamed, but stored expression
@@ -105,8 +105,9 @@ pub async fn alter_schema<T: Txn>(
 }
 
 /// DROP SCHEMA (IF EXISTS) name, ... (CASCADE): without CASCADE only an
-/// empty schema goes; with it, its views, tables (and the foreign keys
-/// other tables have on them), sequences and types go first.
+/// empty schema goes; with it, its extensions (and what uses their
+/// functions), views, tables (and the foreign keys other tables have on
+/// them), sequences and types go first.
 pub async fn drop_schemas<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
@@ -144,14 +145,21 @@ pub async fn drop_schemas<T: Txn>(
         // PostgreSQL names visible objects.
         let shown: Vec<String> = objects
             .iter()
-            .map(|(_, kind, obj)| match cat.path.relations.contains(&def.oid) {
+            .map(|(_, kind, obj)| match cat.path.relations.contains(&def.oid) || *kind == "extension" {
                 true => format!("{kind} {obj}"),
                 false => format!("{kind} {}.{obj}", def.name),
             })
             .collect();
+        // Its extensions go first, with what uses their functions.
+        let installed: Vec<Arc<catalog::ExtensionDef>> =
+            cat.extensions.values().filter(|x| x.namespace == def.oid).cloned().collect();
+        // Listed after the extensions, as PostgreSQL lists them.
+        let after_extensions = shown.iter().filter(|o| o.starts_with("extension ")).count();
         if !objects.is_empty() && !cascade {
-            let detail: Vec<String> =
+            let mut detail: Vec<String> =
                 shown.iter().map(|o| format!("{o} depends on schema {name}")).collect();
+            let users = extensions::user_lines(cat, &installed);
+            detail.splice(after_extensions..after_extensions, users);
             let detail = detail.join("\n");
             return Err(err!(
                 DependentObjectsStillExist,
@@ -169,6 +177,10 @@ pub async fn drop_schemas<T: Txn>(
                 })
                 .collect()
         };
+        let mut with_extensions = Vec::new();
+        if !installed.is_empty() {
+            with_extensions = extensions::drop_installed(txn, tenant, cat, &installed, true).await?;
+        }
         // Views of other schemas that read its relations, and other
         // schemas' foreign keys on its tables, go too.
         let mut d = Dropping::new(true);
@@ -181,7 +193,13 @@ pub async fn drop_schemas<T: Txn>(
             let table = ast::ObjectType::Table;
             drop_relations(txn, tenant, cat, &table, &names, false, &mut d).await?;
         }
-        let listed: Vec<String> = shown.into_iter().chain(d.cascaded).collect();
+        let mut listed = shown;
+        listed.splice(after_extensions..after_extensions, with_extensions);
+        for c in d.cascaded {
+            if !listed.contains(&c) {
+                listed.push(c);
+            }
+        }
         r.notices.extend(view_deps::cascade_notice(&listed));
         let sequences = qualified("sequence");
         if !sequences.is_empty() {
@@ -249,6 +267,9 @@ fn contents(cat: &Catalog, ns: u32) -> Vec<(u32, &'static str, String)> {
     let tables: Vec<u32> =
         cat.tables.values().filter(|t| t.namespace == ns).map(|t| t.oid).collect();
     let mut out: Vec<(u32, &'static str, String)> = Vec::new();
+    for x in cat.extensions.values().filter(|x| x.namespace == ns) {
+        out.push((x.oid, "extension", x.name.clone()));
+    }
     for (d, _) in cat.enums.values().filter(|(d, _)| d.namespace == ns) {
         out.push((d.oid, "type", d.name.clone()));
     }
