@@ -28,6 +28,8 @@ pub mod formatting;
 pub mod json;
 // POSIX regular expression functions (regexp_replace, regexp_match, ...).
 pub mod regex;
+// has_table_privilege and the other privilege inquiry functions.
+pub mod privileges;
 // The pgcrypto extension's functions (digest, hmac, crypt, gen_salt, ...).
 pub mod pgcrypto;
 // The uuid-ossp extension's functions (uuid_generate_v1, _v4, ...).
@@ -147,6 +149,8 @@ pub enum Func {
     Server(server::ServerFunc),
     /// A hash or binary encoding (func/digests.rs)
     Digest(digests::DigestFunc),
+    /// A privilege inquiry function (func/privileges.rs)
+    Privilege(privileges::PrivilegeFunc),
     /// A function of the uuid-ossp extension (func/uuid_ossp.rs)
     Uuid(uuid_ossp::UuidFunc),
     /// A function of the pgcrypto extension (func/pgcrypto.rs)
@@ -470,6 +474,7 @@ impl Func {
             Func::Server(f) => return server::call(f, args, ctx),
             Func::Digest(f) => return digests::call(f, args),
             Func::Uuid(f) => return uuid_ossp::call(f, args),
+            Func::Privilege(f) => return privileges::call(f, args, ctx),
             Func::Crypto(f) => return pgcrypto::call(f, args),
             _ => {}
         }
@@ -812,6 +817,7 @@ impl Func {
             | Func::Server(_)
             | Func::Digest(_)
             | Func::Uuid(_)
+            | Func::Privilege(_)
             | Func::Crypto(_) => {
                 unreachable!("returned above")
             }
