@@ -352,6 +352,12 @@ impl Txn for EmbeddedTxn {
         self.scan_sync(range, limit, self.snapshot)
     }
 
+    async fn stored_size(&self, range: &KeyRange) -> Result<u64> {
+        self.check_range(range)?;
+        let (start, end) = mvcc::range(range.start.as_bytes(), range.end.as_bytes());
+        self.shared.engine.size(&start, &end)
+    }
+
     async fn scan_latest(&self, range: &KeyRange, limit: usize) -> Result<Vec<(Key, Vec<u8>)>> {
         self.check_range(range)?;
         // Every version up to `visible` is in the engine; the newest

@@ -204,3 +204,32 @@ fn tenant_guard_rejects_foreign_keys() {
     let wide = KeyRange { start: Key::new(TenantId(7), b""), end: Key::new(TenantId(9), b"") };
     assert!(matches!(rt.block_on(t.scan(&wide, 10)), Err(kvapi::Error::TenantViolation(_))));
 }
+
+#[test]
+fn stored_size_counts_committed_versions_of_the_range_only() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let dir = tempfile::tempdir().expect("dir");
+    for node in [kv::KvNode::memory(), kv::KvNode::open(dir.path()).expect("open")] {
+        let client = node.client();
+        let begin = || rt.block_on(client.begin(TenantId(7), IsolationLevel::ReadCommitted));
+        let range = KeyRange { start: key(1), end: key(3) };
+        let size = |t: &kv::EmbeddedTxn| rt.block_on(t.stored_size(&range)).expect("size");
+        let mut t = begin().expect("begin");
+        assert_eq!(size(&t), 0);
+        t.put(key(1), vec![0; 100], LockMode::Private).expect("put");
+        t.put(key(5), vec![0; 1000], LockMode::Private).expect("put");
+        // Uncommitted writes are not stored yet.
+        assert_eq!(size(&t), 0);
+        rt.block_on(t.commit()).expect("commit");
+        let one = size(&begin().expect("begin"));
+        assert!((100..200).contains(&one), "{one}");
+        // A second version is stored beside the first until collected.
+        let mut t = begin().expect("begin");
+        t.put(key(1), vec![0; 100], LockMode::Private).expect("put");
+        rt.block_on(t.commit()).expect("commit");
+        assert!(size(&begin().expect("begin")) > one);
+        let t = begin().expect("begin");
+        let wide = KeyRange { start: key(0), end: Key::new(TenantId(9), b"") };
+        assert!(matches!(rt.block_on(t.stored_size(&wide)), Err(kvapi::Error::TenantViolation(_))));
+    }
+}

@@ -171,6 +171,11 @@ pub trait Txn: Send + Sync + 'static {
         limit: usize,
     ) -> impl Future<Output = Result<Vec<(Key, Vec<u8>)>>> + Send;
 
+    /// The bytes the keys and values in `range` take in storage, every
+    /// stored version counted (what pg_relation_size reports). Not
+    /// transactional: it measures what is stored now.
+    fn stored_size(&self, range: &KeyRange) -> impl Future<Output = Result<u64>> + Send;
+
     /// Takes exclusive row locks on `keys` (in the given order), waiting for
     /// other holders to finish. Locks are held until commit or abort. Errors:
     /// [`RetryReason::Deadlock`] if waiting would deadlock;

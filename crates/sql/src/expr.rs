@@ -157,6 +157,9 @@ pub struct EvalContext {
     pub listener: Option<std::sync::Arc<crate::notify::Listener>>,
     /// The statement's waited calls (pg_sleep; None outside a session).
     pub waits: Option<std::sync::Arc<crate::waits::StatementWaits>>,
+    /// The statement's relation sizes (pg_relation_size; None outside a
+    /// session).
+    pub sizes: Option<std::sync::Arc<crate::sizes::StatementSizes>>,
     /// Warnings raised by functions during the statement, which the
     /// session sends as notices.
     pub warnings: std::sync::Arc<parking_lot::Mutex<Vec<sqlstate::ErrorReport>>>,

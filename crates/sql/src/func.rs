@@ -35,6 +35,21 @@ pub mod pgcrypto;
 // The uuid-ossp extension's functions (uuid_generate_v1, _v4, ...).
 pub mod uuid_ossp;
 
+/// The size functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeFunc {
+    /// pg_relation_size(regclass [, fork]) and pg_table_size(regclass)
+    Relation,
+    /// pg_indexes_size(regclass)
+    Indexes,
+    /// pg_total_relation_size(regclass)
+    Total,
+    /// pg_database_size(name | oid)
+    Database,
+    /// pg_size_pretty(bigint | numeric)
+    Pretty,
+}
+
 /// A resolved built-in scalar function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Func {
@@ -149,6 +164,8 @@ pub enum Func {
     Server(server::ServerFunc),
     /// A hash or binary encoding (func/digests.rs)
     Digest(digests::DigestFunc),
+    /// A size function (measured per statement, see sizes.rs)
+    Size(SizeFunc),
     /// A privilege inquiry function (func/privileges.rs)
     Privilege(privileges::PrivilegeFunc),
     /// A function of the uuid-ossp extension (func/uuid_ossp.rs)
@@ -292,6 +309,11 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("quote_nullable", 1) => (Func::QuoteLiteral(true), T::Text),
         ("format_type", 2) => (Func::FormatType, T::Text),
         ("obj_description", 1 | 2) => (Func::ObjDescription, T::Text),
+        ("pg_relation_size", 1 | 2) | ("pg_table_size", 1) => (Func::Size(SizeFunc::Relation), T::Int8),
+        ("pg_indexes_size", 1) => (Func::Size(SizeFunc::Indexes), T::Int8),
+        ("pg_total_relation_size", 1) => (Func::Size(SizeFunc::Total), T::Int8),
+        ("pg_database_size", 1) => (Func::Size(SizeFunc::Database), T::Int8),
+        ("pg_size_pretty", 1) => (Func::Size(SizeFunc::Pretty), T::Text),
         ("pg_describe_object", 3) => (Func::DescribeObject, T::Text),
         ("col_description", 2) => (Func::ColDescription, T::Text),
         ("shobj_description", 2) => (Func::Description, T::Text),
@@ -392,6 +414,9 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         Func::FormatType => Some([DataType::Int8, DataType::Int4][i.min(1)].clone()),
         Func::ObjDescription | Func::Description => Some(DataType::Text),
         Func::DescribeObject => Some([DataType::Int8, DataType::Int8, DataType::Int4][i.min(2)].clone()),
+        // A relation as it comes (a name is looked up when called); a fork
+        // name as text.
+        Func::Size(SizeFunc::Relation) if i == 1 => Some(DataType::Text),
         Func::ColDescription => Some(DataType::Int4),
         Func::GetExpr => Some([DataType::Text, DataType::Int8, DataType::Bool][i.min(2)].clone()),
         Func::Left | Func::Right | Func::LPad | Func::RPad | Func::SplitPart
@@ -460,6 +485,61 @@ fn float(v: &Value) -> Result<f64> {
         Value::Float8(f) => Ok(f),
         _ => bail!(DatatypeMismatch, "expected a number"),
     }
+}
+
+/// A size function's value (sizes.rs).
+fn size(f: SizeFunc, args: &[Value], ctx: &EvalContext) -> Result<Value> {
+    let Some(cat) = ctx.catalog.as_deref() else { return Ok(Value::Null) };
+    if f == SizeFunc::Pretty {
+        let n: i128 = match &args[0] {
+            Value::Numeric(d) => {
+                // Bytes keep their fraction; larger units drop it first.
+                let text = d.to_string();
+                let whole: i128 = text.split('.').next().unwrap_or_default().parse().unwrap_or_default();
+                if whole.abs() < 10 * 1024 {
+                    return Ok(Value::Text(format!("{text} bytes")));
+                }
+                whole
+            }
+            other => int(other)? as i128,
+        };
+        return Ok(Value::Text(crate::sizes::pretty(n)));
+    }
+    let oid = match (f, &args[0]) {
+        (SizeFunc::Database, Value::Text(name)) if name != "postgres" => {
+            bail!(InvalidCatalogName, "database \"{name}\" does not exist")
+        }
+        (SizeFunc::Database, Value::Text(_)) => crate::catalog::DATABASE_OID,
+        (_, Value::Text(name)) => match catalog_info::class_oid(cat, name) {
+            Some(oid) => oid,
+            None => bail!(UndefinedTable, "relation \"{name}\" does not exist"),
+        },
+        (_, other) => match other.as_oid() {
+            Some(oid) => oid,
+            None => bail!(InternalError, "size of {other:?}"),
+        },
+    };
+    // Only the main fork has data; the others are empty, as a table's are
+    // in PostgreSQL before VACUUM makes its maps.
+    if let Some(Value::Text(fork)) = args.get(1) {
+        match fork.as_str() {
+            "main" => {}
+            "fsm" | "vm" | "init" => return Ok(Value::Int8(0)),
+            _ => return Err(err!(InvalidParameterValue, "invalid fork name")
+                .with_hint("Valid fork names are \"main\", \"fsm\", \"vm\", and \"init\".")),
+        }
+    }
+    let Some(sizes) = &ctx.sizes else { return Ok(Value::Null) };
+    let sizes = sizes.get()?;
+    let bytes = match f {
+        SizeFunc::Database if oid == crate::catalog::DATABASE_OID => Some(sizes.database),
+        SizeFunc::Database => None,
+        SizeFunc::Relation => sizes.relation(oid),
+        SizeFunc::Indexes => sizes.indexes(cat, oid),
+        SizeFunc::Total => sizes.total(cat, oid),
+        SizeFunc::Pretty => unreachable!("returned above"),
+    };
+    Ok(bytes.map_or(Value::Null, |b| Value::Int8(b as i64)))
 }
 
 impl Func {
@@ -724,6 +804,7 @@ impl Func {
                 (Value::Text(t), Some(cat)) => Value::Text(crate::deparse::display_expr(cat, &t)),
                 (other, _) => other,
             },
+            Func::Size(f) => size(f, &args, ctx)?,
             Func::DescribeObject => {
                 let (Some(cat), Some(class), Some(oid), Value::Int4(sub)) =
                     (&ctx.catalog, arg(0).as_oid(), arg(1).as_oid(), arg(2))

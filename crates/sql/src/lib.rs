@@ -62,6 +62,8 @@ pub mod rowlock;
 pub mod sequence;
 // Session settings.
 pub mod settings;
+// pg_relation_size and the other size functions, measured per statement.
+pub mod sizes;
 // System catalog views.
 pub mod system;
 // Waits function calls ask for (pg_sleep).

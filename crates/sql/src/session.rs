@@ -299,6 +299,8 @@ pub struct Session<K: KvClient> {
     published_settings: u64,
     /// The running statement's waited calls (pg_sleep).
     waits: Arc<crate::waits::StatementWaits>,
+    /// The statement's relation sizes, measured when a call asks.
+    sizes: Arc<crate::sizes::StatementSizes>,
     /// Warnings functions raise during a statement (a queue for the
     /// session's life, shared with each statement's context).
     warnings: Arc<Mutex<Vec<ErrorReport>>>,
@@ -349,6 +351,7 @@ impl<K: KvClient> Session<K> {
             activity: None,
             published_settings: 0,
             waits: Arc::default(),
+            sizes: Arc::default(),
             warnings: Arc::default(),
         }
     }
@@ -785,6 +788,7 @@ impl<K: KvClient> Session<K> {
         self.seqs.lock().start_statement();
         self.row_locks.start_statement();
         self.waits.start_statement();
+        self.sizes.start_statement();
         let mut refills = 0;
         loop {
             let mark = self.txn.as_mut().map(|t| t.savepoint()).unwrap_or(Savepoint(0));
@@ -795,8 +799,10 @@ impl<K: KvClient> Session<K> {
             let rows = self.row_locks.take_pending();
             let wait = self.advisory.take_pending();
             let call_wait = self.waits.take_pending();
+            let measure = self.sizes.take_pending();
             let Err(e) = &r else { return r };
-            if request.is_none() && rows.is_empty() && wait.is_none() && call_wait.is_none() {
+            let nothing = request.is_none() && rows.is_empty() && wait.is_none();
+            if nothing && call_wait.is_none() && !measure {
                 return r;
             }
             if request.is_some() {
@@ -831,6 +837,10 @@ impl<K: KvClient> Session<K> {
                 let memo = w.run().await;
                 self.waits.done(memo);
                 self.publish_wait(None);
+            }
+            if measure {
+                let Some(t) = self.txn.as_ref() else { return Err(e.clone()) };
+                self.sizes.measure(t, self.db.tenant, &self.catalog).await?;
             }
         }
     }
@@ -1102,6 +1112,7 @@ impl<K: KvClient> Session<K> {
             backends: self.activity.clone(),
             listener: Some(self.listener.clone()),
             waits: Some(self.waits.clone()),
+            sizes: Some(self.sizes.clone()),
             warnings: self.warnings.clone(),
         }
     }

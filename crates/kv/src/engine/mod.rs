@@ -50,6 +50,17 @@ pub trait Engine: Send + Sync + 'static {
         self.scan(start, end, f)
     }
 
+    /// The bytes of the keys and values with `start <= key < end`. This
+    /// default reads them all; an engine may answer from its metadata.
+    fn size(&self, start: &[u8], end: &[u8]) -> Result<u64> {
+        let mut total = 0u64;
+        self.scan(start, end, &mut |k, v| {
+            total += (k.len() + v.len()) as u64;
+            true
+        })?;
+        Ok(total)
+    }
+
     /// Applies a batch atomically; with `sync` the write-ahead log is synced
     /// before returning.
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<()>;

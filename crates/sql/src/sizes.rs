@@ -1,0 +1,166 @@
+//! Relation and database sizes for pg_relation_size, pg_table_size,
+//! pg_indexes_size, pg_total_relation_size and pg_database_size.
+//!
+//! A size is read from storage (`kvapi::Txn::stored_size`), which
+//! expressions, evaluated synchronously, cannot reach. They use the
+//! statement retry scheme (`Session::execute_with_retries`): the first
+//! size function a statement calls finds no sizes, asks for them and
+//! fails; the session measures every relation of the catalog and the
+//! database once, and runs the statement again, which then reads them.
+//! One retry serves every size call of the statement (psql's `\dt+` asks
+//! for each table's).
+//!
+//! A size is what the rows take in the KV store: keys and values of every
+//! stored version not yet collected. PostgreSQL counts 8 kB pages, so the
+//! numbers differ (a table PostgreSQL shows as `8192 bytes` may be a few
+//! hundred bytes here).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kvapi::{KeyRange, TenantId, Txn};
+use parking_lot::Mutex;
+
+use crate::catalog::{keys, Catalog};
+use crate::error::{from_kv, Result};
+
+/// The measured sizes: each relation's own storage, by OID.
+#[derive(Debug, Default)]
+pub struct Sizes {
+    /// Table, index and sequence OID -> bytes (views and the primary key
+    /// index, which is the table's own storage, are 0).
+    pub relations: HashMap<u32, u64>,
+    /// The whole database (the tenant's keyspace, catalog included).
+    pub database: u64,
+}
+
+impl Sizes {
+    /// pg_relation_size / pg_table_size: the relation's own storage.
+    pub fn relation(&self, oid: u32) -> Option<u64> {
+        self.relations.get(&oid).copied()
+    }
+
+    /// pg_indexes_size: the table's indexes together.
+    pub fn indexes(&self, cat: &Catalog, oid: u32) -> Option<u64> {
+        self.relation(oid)?;
+        let t = cat.table_by_oid(oid);
+        let of = t.iter().flat_map(|t| t.indexes.iter()).map(|i| self.relation(i.oid).unwrap_or(0));
+        Some(of.sum())
+    }
+
+    /// pg_total_relation_size: the table and its indexes.
+    pub fn total(&self, cat: &Catalog, oid: u32) -> Option<u64> {
+        Some(self.relation(oid)? + self.indexes(cat, oid)?)
+    }
+}
+
+/// A statement's sizes: measured once when a call first asks.
+#[derive(Debug, Default)]
+pub struct StatementSizes {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    sizes: Option<Arc<Sizes>>,
+    wanted: bool,
+}
+
+impl StatementSizes {
+    /// Forgets the last statement's sizes.
+    pub fn start_statement(&self) {
+        *self.state.lock() = State::default();
+    }
+
+    /// The sizes, or (the first time) a request for them and the error
+    /// that ends the attempt.
+    pub fn get(&self) -> Result<Arc<Sizes>> {
+        let mut s = self.state.lock();
+        match &s.sizes {
+            Some(sizes) => Ok(sizes.clone()),
+            None => {
+                s.wanted = true;
+                Err(crate::err!(ObjectNotInPrerequisiteState, "relation sizes are not measured yet"))
+            }
+        }
+    }
+
+    /// True (once) if a call asked for the sizes.
+    pub fn take_pending(&self) -> bool {
+        std::mem::take(&mut self.state.lock().wanted)
+    }
+
+    /// Measures every relation of `cat` and the database.
+    pub async fn measure<T: Txn>(&self, txn: &T, tenant: TenantId, cat: &Catalog) -> Result<()> {
+        let mut sizes = Sizes::default();
+        for t in cat.tables.values() {
+            let table = keys::storage(tenant, t.storage);
+            sizes.relations.insert(t.oid, txn.stored_size(&table).await.map_err(from_kv)?);
+            if t.pkey_name.is_some() {
+                sizes.relations.insert(t.pkey_oid, 0);
+            }
+            for i in &t.indexes {
+                let index = keys::storage(tenant, i.storage);
+                sizes.relations.insert(i.oid, txn.stored_size(&index).await.map_err(from_kv)?);
+            }
+        }
+        for s in cat.sequences.values() {
+            let state = keys::sequence_state(tenant, s.oid);
+            let range = KeyRange { start: state.clone(), end: crate::exec::after(&state) };
+            sizes.relations.insert(s.oid, txn.stored_size(&range).await.map_err(from_kv)?);
+        }
+        for v in cat.views.values() {
+            sizes.relations.insert(v.oid, 0);
+        }
+        let all = KeyRange::prefix(tenant, &[]);
+        sizes.database = txn.stored_size(&all).await.map_err(from_kv)?;
+        self.state.lock().sizes = Some(Arc::new(sizes));
+        Ok(())
+    }
+}
+
+/// pg_size_pretty: bytes in the largest unit that keeps the number at or
+/// above 10 (bytes) or 20 (kB and up) of it, rounded half away from zero,
+/// as PostgreSQL 15 prints it.
+pub fn pretty(size: i128) -> String {
+    const UNITS: [&str; 5] = ["kB", "MB", "GB", "TB", "PB"];
+    if size.abs() < 10 * 1024 {
+        return format!("{size} bytes");
+    }
+    let half_rounded = |x: i128| (x + if x < 0 { -1 } else { 1 }) / 2;
+    // One extra bit is kept for the rounding.
+    let mut size = size / (1 << 9);
+    for (i, unit) in UNITS.iter().enumerate() {
+        if size.abs() < 20 * 1024 - 1 || i == UNITS.len() - 1 {
+            return format!("{} {unit}", half_rounded(size));
+        }
+        size /= 1 << 10;
+    }
+    unreachable!("the last unit returns")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// PostgreSQL 15's pg_size_pretty for the same values.
+    #[test]
+    fn sizes_print_as_postgres_prints_them() {
+        let cases = [
+            (0, "0 bytes"),
+            (10239, "10239 bytes"),
+            (10240, "10 kB"),
+            (-10240, "-10 kB"),
+            (20971519, "20 MB"),
+            (10485759, "10 MB"),
+            (20971520, "20 MB"),
+            (1_000_000_000, "954 MB"),
+            (1_000_000_000_000, "931 GB"),
+            (1_000_000_000_000_000, "909 TB"),
+            (i64::MAX as i128, "8192 PB"),
+        ];
+        for (n, want) in cases {
+            assert_eq!(pretty(n), want, "{n}");
+        }
+    }
+}
