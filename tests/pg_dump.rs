@@ -82,9 +82,15 @@ fn compare(source: &TestServer, target: &TestServer) {
     violates("insert into shop.items (sku) values ('x1')", "items_sku_key");
     // The extensions came back, with their functions and the defaults
     // that call them.
-    value("insert into tokens (n) values (3) returning hash", "$1$abcdefgh$IQtUouv7y7Q9dRWkQEPCc.\nINSERT 0 1");
+    value(
+        "insert into tokens (n) values (3) returning hash",
+        "$1$abcdefgh$IQtUouv7y7Q9dRWkQEPCc.\nINSERT 0 1",
+    );
     value("select count(distinct id) from tokens", "3");
-    value("select obj_description(oid, 'pg_extension') from pg_extension where extname = 'pgcrypto'", "hashes");
+    value(
+        "select obj_description(oid, 'pg_extension') from pg_extension where extname = 'pgcrypto'",
+        "hashes",
+    );
 }
 
 fn run(s: &TestServer, script: &str) {
@@ -115,7 +121,10 @@ fn a_dump_restores_into_postgres_with_the_same_data() {
     // Extensions are dumped as CREATE EXTENSION, not as their functions;
     // plpgsql, which came with the database, not at all.
     pos("CREATE EXTENSION IF NOT EXISTS \"uuid-ossp\" WITH SCHEMA public;");
-    assert!(pos("CREATE SCHEMA shop;") < pos("CREATE EXTENSION IF NOT EXISTS pgcrypto WITH SCHEMA shop;"));
+    assert!(
+        pos("CREATE SCHEMA shop;")
+            < pos("CREATE EXTENSION IF NOT EXISTS pgcrypto WITH SCHEMA shop;")
+    );
     pos("COMMENT ON EXTENSION pgcrypto IS 'hashes';");
     pos("id uuid DEFAULT public.uuid_generate_v4() NOT NULL");
     assert!(!script.contains("CREATE FUNCTION") && !script.contains("plpgsql"), "{script}");

@@ -29,10 +29,10 @@ use crate::{bail, err};
 
 /// ALTER TABLE column and name changes.
 mod alter;
-/// FOREIGN KEY definitions, validation and dependencies.
-mod foreign_keys;
 /// CREATE / DROP / COMMENT ON EXTENSION.
 mod extensions;
+/// FOREIGN KEY definitions, validation and dependencies.
+mod foreign_keys;
 /// Renames and schema moves, which reach stored text.
 mod names;
 /// OWNER TO (checked, not stored).

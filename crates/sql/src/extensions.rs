@@ -80,7 +80,8 @@ impl Extension {
     /// Its functions' pg_proc rows, in OID order.
     pub fn procs(&'static self) -> &'static [Proc] {
         static PARSED: OnceLock<Vec<Vec<Proc>>> = OnceLock::new();
-        let all = PARSED.get_or_init(|| AVAILABLE.iter().map(|x| builtins::parse_procs(x.procs)).collect());
+        let all = PARSED
+            .get_or_init(|| AVAILABLE.iter().map(|x| builtins::parse_procs(x.procs)).collect());
         let i = AVAILABLE.iter().position(|x| std::ptr::eq(x, self)).unwrap_or_default();
         &all[i]
     }
@@ -193,16 +194,23 @@ fn params(p: &Proc, args: &[DataType]) -> Option<Vec<DataType>> {
     if p.argtypes.len() != args.len() {
         return None;
     }
-    let params: Vec<DataType> = p.argtypes.iter().map(|&o| DataType::from_oid(o)).collect::<Option<_>>()?;
-    let fits = args.iter().zip(&params).all(|(a, p)| {
-        a == p || *a == DataType::Unknown || sqltypes::cast::can_implicit_cast(a, p)
-    });
+    let params: Vec<DataType> =
+        p.argtypes.iter().map(|&o| DataType::from_oid(o)).collect::<Option<_>>()?;
+    let fits = args
+        .iter()
+        .zip(&params)
+        .all(|(a, p)| a == p || *a == DataType::Unknown || sqltypes::cast::can_implicit_cast(a, p));
     fits.then_some(params)
 }
 
 fn bind(m: Member<'_>, params: Vec<DataType>) -> Result<Resolved> {
     let Some(f) = (m.bind)(&m.proc.src) else {
-        bail!(InternalError, "function {} of extension {} has no implementation", m.proc.name, m.ext.name);
+        bail!(
+            InternalError,
+            "function {} of extension {} has no implementation",
+            m.proc.name,
+            m.ext.name
+        );
     };
     let Some(ret) = DataType::from_oid(m.proc.rettype) else {
         bail!(InternalError, "function {} returns an unknown type", m.proc.name);

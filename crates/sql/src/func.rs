@@ -309,7 +309,9 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("quote_nullable", 1) => (Func::QuoteLiteral(true), T::Text),
         ("format_type", 2) => (Func::FormatType, T::Text),
         ("obj_description", 1 | 2) => (Func::ObjDescription, T::Text),
-        ("pg_relation_size", 1 | 2) | ("pg_table_size", 1) => (Func::Size(SizeFunc::Relation), T::Int8),
+        ("pg_relation_size", 1 | 2) | ("pg_table_size", 1) => {
+            (Func::Size(SizeFunc::Relation), T::Int8)
+        }
         ("pg_indexes_size", 1) => (Func::Size(SizeFunc::Indexes), T::Int8),
         ("pg_total_relation_size", 1) => (Func::Size(SizeFunc::Total), T::Int8),
         ("pg_database_size", 1) => (Func::Size(SizeFunc::Database), T::Int8),
@@ -413,7 +415,9 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         Func::SerialSequence => Some(DataType::Text),
         Func::FormatType => Some([DataType::Int8, DataType::Int4][i.min(1)].clone()),
         Func::ObjDescription | Func::Description => Some(DataType::Text),
-        Func::DescribeObject => Some([DataType::Int8, DataType::Int8, DataType::Int4][i.min(2)].clone()),
+        Func::DescribeObject => {
+            Some([DataType::Int8, DataType::Int8, DataType::Int4][i.min(2)].clone())
+        }
         // A relation as it comes (a name is looked up when called); a fork
         // name as text.
         Func::Size(SizeFunc::Relation) if i == 1 => Some(DataType::Text),
@@ -495,7 +499,8 @@ fn size(f: SizeFunc, args: &[Value], ctx: &EvalContext) -> Result<Value> {
             Value::Numeric(d) => {
                 // Bytes keep their fraction; larger units drop it first.
                 let text = d.to_string();
-                let whole: i128 = text.split('.').next().unwrap_or_default().parse().unwrap_or_default();
+                let whole: i128 =
+                    text.split('.').next().unwrap_or_default().parse().unwrap_or_default();
                 if whole.abs() < 10 * 1024 {
                     return Ok(Value::Text(format!("{text} bytes")));
                 }
@@ -525,8 +530,10 @@ fn size(f: SizeFunc, args: &[Value], ctx: &EvalContext) -> Result<Value> {
         match fork.as_str() {
             "main" => {}
             "fsm" | "vm" | "init" => return Ok(Value::Int8(0)),
-            _ => return Err(err!(InvalidParameterValue, "invalid fork name")
-                .with_hint("Valid fork names are \"main\", \"fsm\", \"vm\", and \"init\".")),
+            _ => {
+                return Err(err!(InvalidParameterValue, "invalid fork name")
+                    .with_hint("Valid fork names are \"main\", \"fsm\", \"vm\", and \"init\"."))
+            }
         }
     }
     let Some(sizes) = &ctx.sizes else { return Ok(Value::Null) };
@@ -839,7 +846,9 @@ impl Func {
                     (Func::ObjDescription, Value::Text(c)) if c == "pg_language" => {
                         let plpgsql = crate::builtins::LANGUAGES.iter().find(|l| l.1 == "plpgsql");
                         let ext = crate::extensions::PLPGSQL_OID;
-                        plpgsql.filter(|l| l.0 == oid).and_then(|_| crate::extensions::comment(cat, ext))
+                        plpgsql
+                            .filter(|l| l.0 == oid)
+                            .and_then(|_| crate::extensions::comment(cat, ext))
                     }
                     (Func::ObjDescription, Value::Text(c)) if c == "pg_type" => {
                         cat.enum_def(oid).and_then(|d| d.comment.clone())

@@ -529,8 +529,8 @@ fn own_syntax(
     }
 }
 
-/// CREATE EXTENSION [IF NOT EXISTS] name [WITH] [SCHEMA s] [VERSION v]
-/// [CASCADE], the options in any order and without WITH, the version a
+/// CREATE EXTENSION \[IF NOT EXISTS\] name \[WITH\] \[SCHEMA s\] \[VERSION v\]
+/// \[CASCADE\], the options in any order and without WITH, the version a
 /// name or a string (sqlparser wants WITH and a name).
 fn create_extension(p: &mut Parser) -> std::result::Result<ast::Statement, ParserError> {
     p.expect_keywords(&[Keyword::CREATE, Keyword::EXTENSION])?;

@@ -80,7 +80,10 @@ impl StatementSizes {
             Some(sizes) => Ok(sizes.clone()),
             None => {
                 s.wanted = true;
-                Err(crate::err!(ObjectNotInPrerequisiteState, "relation sizes are not measured yet"))
+                Err(crate::err!(
+                    ObjectNotInPrerequisiteState,
+                    "relation sizes are not measured yet"
+                ))
             }
         }
     }

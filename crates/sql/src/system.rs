@@ -1166,7 +1166,12 @@ impl SystemTable {
                 let installed = catalog.extensions.values().map(|x| x.oid);
                 for oid in std::iter::once(crate::extensions::PLPGSQL_OID).chain(installed) {
                     if let Some(c) = crate::extensions::comment(catalog, oid) {
-                        rows.push(vec![i8(oid as i64), i8(PG_EXTENSION_OID), Value::Int4(0), t(&c)]);
+                        rows.push(vec![
+                            i8(oid as i64),
+                            i8(PG_EXTENSION_OID),
+                            Value::Int4(0),
+                            t(&c),
+                        ]);
                     }
                 }
                 // plpgsql's language has its extension's comment.
@@ -1252,7 +1257,8 @@ impl SystemTable {
                     Value::Null,
                 ]);
                 for x in catalog.extensions.values() {
-                    let relocatable = crate::extensions::find(&x.name).is_some_and(|e| e.relocatable);
+                    let relocatable =
+                        crate::extensions::find(&x.name).is_some_and(|e| e.relocatable);
                     rows.push(vec![
                         i8(x.oid as i64),
                         t(&x.name),

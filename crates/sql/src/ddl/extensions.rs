@@ -9,12 +9,12 @@
 
 use super::*;
 use crate::extensions;
-use catalog::ExtensionDef;
 use crate::func::catalog_info::quote_ident;
+use catalog::ExtensionDef;
 use sqlstate::SqlState;
 
-/// CREATE EXTENSION [IF NOT EXISTS] name [WITH] [SCHEMA s] [VERSION v]
-/// [CASCADE].
+/// CREATE EXTENSION \[IF NOT EXISTS\] name \[WITH\] \[SCHEMA s\] \[VERSION v\]
+/// \[CASCADE\].
 pub async fn create_extension<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
@@ -75,7 +75,7 @@ pub async fn create_extension<T: Txn>(
     Ok(r)
 }
 
-/// DROP EXTENSION [IF EXISTS] name, ... [CASCADE | RESTRICT].
+/// DROP EXTENSION \[IF EXISTS\] name, ... \[CASCADE | RESTRICT\].
 pub async fn drop_extensions<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
@@ -308,7 +308,14 @@ fn called_function(cat: &Catalog, going: &[Arc<ExtensionDef>], name: &str, nargs
             && going.iter().any(|x| x.oid == m.ext.oid)
     });
     let args: Vec<String> = m
-        .map(|m| m.proc.argtypes.iter().filter_map(|&o| DataType::from_oid(o)).map(|t| t.to_string()).collect())
+        .map(|m| {
+            m.proc
+                .argtypes
+                .iter()
+                .filter_map(|&o| DataType::from_oid(o))
+                .map(|t| t.to_string())
+                .collect()
+        })
         .unwrap_or_default();
     // Named as the search path finds it, like regprocedure output.
     let visible = m.is_some_and(|m| extensions::call_schema(cat, name) == Some(m.ext.namespace));

@@ -145,9 +145,11 @@ pub async fn drop_schemas<T: Txn>(
         // PostgreSQL names visible objects.
         let shown: Vec<String> = objects
             .iter()
-            .map(|(_, kind, obj)| match cat.path.relations.contains(&def.oid) || *kind == "extension" {
-                true => format!("{kind} {obj}"),
-                false => format!("{kind} {}.{obj}", def.name),
+            .map(|(_, kind, obj)| {
+                match cat.path.relations.contains(&def.oid) || *kind == "extension" {
+                    true => format!("{kind} {obj}"),
+                    false => format!("{kind} {}.{obj}", def.name),
+                }
             })
             .collect();
         // Its extensions go first, with what uses their functions.
@@ -179,7 +181,8 @@ pub async fn drop_schemas<T: Txn>(
         };
         let mut with_extensions = Vec::new();
         if !installed.is_empty() {
-            with_extensions = extensions::drop_installed(txn, tenant, cat, &installed, true).await?;
+            with_extensions =
+                extensions::drop_installed(txn, tenant, cat, &installed, true).await?;
         }
         // Views of other schemas that read its relations, and other
         // schemas' foreign keys on its tables, go too.

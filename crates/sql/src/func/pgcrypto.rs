@@ -195,7 +195,10 @@ fn crypt(password: &str, salt: &str) -> Result<String> {
     if let Some(rest) = salt.strip_prefix("$2a$").or_else(|| salt.strip_prefix("$2x$")) {
         if salt.starts_with("$2x$") && !password.is_ascii() {
             // PostgreSQL reproduces an old sign-extension bug for $2x$.
-            bail!(FeatureNotSupported, "crypt: $2x$ hashes of non-ASCII passwords are not supported");
+            bail!(
+                FeatureNotSupported,
+                "crypt: $2x$ hashes of non-ASCII passwords are not supported"
+            );
         }
         return bcrypt(password, &salt[..3], rest);
     }

@@ -146,12 +146,13 @@ fn column_exists(cat: &Catalog, table: &Value, column: &Value) -> Result<bool> {
         },
         other => other.as_oid().unwrap_or(0),
     };
-    let columns: Vec<String> = match (cat.table_by_oid(oid), cat.views.values().find(|v| v.oid == oid)) {
-        (Some(t), _) => t.columns.iter().map(|c| c.name.clone()).collect(),
-        (None, Some(v)) => v.columns.clone(),
-        (None, None) if matches!(table, Value::Text(_)) => return Ok(true),
-        (None, None) => return Ok(false),
-    };
+    let columns: Vec<String> =
+        match (cat.table_by_oid(oid), cat.views.values().find(|v| v.oid == oid)) {
+            (Some(t), _) => t.columns.iter().map(|c| c.name.clone()).collect(),
+            (None, Some(v)) => v.columns.clone(),
+            (None, None) if matches!(table, Value::Text(_)) => return Ok(true),
+            (None, None) => return Ok(false),
+        };
     match column {
         Value::Text(c) => match columns.contains(c) {
             true => Ok(true),
@@ -259,7 +260,11 @@ fn check_privileges(kind: Object, list: &str) -> Result<()> {
             _ => false,
         };
         if !ok {
-            return Err(err!(InvalidParameterValue, "unrecognized privilege type: \"{}\"", item.trim()));
+            return Err(err!(
+                InvalidParameterValue,
+                "unrecognized privilege type: \"{}\"",
+                item.trim()
+            ));
         }
     }
     Ok(())

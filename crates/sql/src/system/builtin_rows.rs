@@ -46,7 +46,8 @@ pub fn proc_columns() -> Vec<(&'static str, DataType)> {
 
 /// pg_proc's rows: the built-in functions, then the installed extensions'.
 pub fn proc_rows(cat: &Catalog) -> Vec<Vec<Value>> {
-    let builtin = builtins::procs().iter().map(|p| proc_row(p, p.oid, PG_CATALOG_NAMESPACE_OID, 10));
+    let builtin =
+        builtins::procs().iter().map(|p| proc_row(p, p.oid, PG_CATALOG_NAMESPACE_OID, 10));
     let members = crate::extensions::members(cat).map(|m| {
         let owner = super::role_oid(cat, &m.ext.owner);
         proc_row(m.proc, m.oid, m.ext.namespace, owner)
