@@ -119,7 +119,7 @@ pub(super) async fn drop_installed<T: Txn>(
 ) -> Result<Vec<String>> {
     let users = users(cat, going);
     if !users.is_empty() && !cascade {
-        let detail = user_lines(cat, going);
+        let detail = lines(&users);
         let shown: Vec<&str> = going.iter().map(|x| x.name.as_str()).collect();
         return Err(err!(
             DependentObjectsStillExist,
@@ -182,7 +182,10 @@ pub(super) async fn drop_installed<T: Txn>(
 /// What uses the functions of `going`, as a DROP's DETAIL lists it
 /// (`default value for column id of table t depends on function ...`).
 pub(super) fn user_lines(cat: &Catalog, going: &[Arc<ExtensionDef>]) -> Vec<String> {
-    let users = users(cat, going);
+    lines(&users(cat, going))
+}
+
+fn lines(users: &[Use]) -> Vec<String> {
     users.iter().map(|u| format!("{} depends on function {}", u.what, u.function)).collect()
 }
 

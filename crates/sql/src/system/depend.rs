@@ -35,19 +35,26 @@ pub fn attrdef_oid(table: u32, index: usize) -> u32 {
     (table << 16) | (index as u32 + 1)
 }
 
+/// One pg_depend row: the object (class, OID) depends on the referenced
+/// one (class, OID, column number or 0).
+fn dep(object: (u32, u32), referenced: (u32, u32, i32), deptype: &str) -> Vec<Value> {
+    vec![
+        Value::Oid(object.0),
+        Value::Oid(object.1),
+        Value::Int4(0),
+        Value::Oid(referenced.0),
+        Value::Oid(referenced.1),
+        Value::Int4(referenced.2),
+        Value::Text(deptype.into()),
+    ]
+}
+
 /// pg_depend's rows.
 pub fn rows(cat: &Catalog) -> Vec<Vec<Value>> {
     let class = super::PG_CLASS_OID as u32;
+    // Dependencies on relations (or their columns).
     let row = |classid: u32, objid: u32, refobjid: u32, refsub: i32, deptype: &str| {
-        vec![
-            Value::Oid(classid),
-            Value::Oid(objid),
-            Value::Int4(0),
-            Value::Oid(class),
-            Value::Oid(refobjid),
-            Value::Int4(refsub),
-            Value::Text(deptype.into()),
-        ]
+        dep((classid, objid), (class, refobjid, refsub), deptype)
     };
     let mut rows = Vec::new();
     for seq in cat.sequences.values() {
@@ -87,15 +94,7 @@ fn extension_rows(cat: &Catalog) -> Vec<Vec<Value>> {
     const PG_NAMESPACE: u32 = 2615;
     const PG_EXTENSION: u32 = 3079;
     let row = |classid: u32, objid: u32, refclassid: u32, refobjid: u32, deptype: &str| {
-        vec![
-            Value::Oid(classid),
-            Value::Oid(objid),
-            Value::Int4(0),
-            Value::Oid(refclassid),
-            Value::Oid(refobjid),
-            Value::Int4(0),
-            Value::Text(deptype.into()),
-        ]
+        dep((classid, objid), (refclassid, refobjid, 0), deptype)
     };
     let plpgsql = crate::extensions::PLPGSQL_OID;
     let mut rows = Vec::new();
