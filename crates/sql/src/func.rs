@@ -30,6 +30,8 @@ pub mod json;
 pub mod regex;
 // has_table_privilege and the other privilege inquiry functions.
 pub mod privileges;
+// format, concat_ws, translate and other string functions.
+pub mod strings;
 // The pgcrypto extension's functions (digest, hmac, crypt, gen_salt, ...).
 pub mod pgcrypto;
 // The uuid-ossp extension's functions (uuid_generate_v1, _v4, ...).
@@ -166,6 +168,8 @@ pub enum Func {
     Digest(digests::DigestFunc),
     /// A size function (measured per statement, see sizes.rs)
     Size(SizeFunc),
+    /// A string function (func/strings.rs)
+    Str(strings::StringFunc),
     /// A privilege inquiry function (func/privileges.rs)
     Privilege(privileges::PrivilegeFunc),
     /// A function of the uuid-ossp extension (func/uuid_ossp.rs)
@@ -562,6 +566,7 @@ impl Func {
             Func::Digest(f) => return digests::call(f, args),
             Func::Uuid(f) => return uuid_ossp::call(f, args),
             Func::Privilege(f) => return privileges::call(f, args, ctx),
+            Func::Str(f) => return strings::call(f, args, ctx),
             Func::Crypto(f) => return pgcrypto::call(f, args),
             _ => {}
         }
@@ -908,6 +913,7 @@ impl Func {
             | Func::Digest(_)
             | Func::Uuid(_)
             | Func::Privilege(_)
+            | Func::Str(_)
             | Func::Crypto(_) => {
                 unreachable!("returned above")
             }
@@ -962,12 +968,12 @@ impl Func {
                 Value::Text(s) => Value::Text(s.trim_end_matches(' ').to_string()),
                 other => other,
             },
+            // Each value as its type's output function writes it (`t`
+            // for true), as PostgreSQL's concat does.
             Func::Concat => {
                 let mut out = String::new();
-                for v in args.into_iter().filter(|v| !v.is_null()) {
-                    if let Value::Text(s) = cast::cast(v, &DataType::Text)? {
-                        out.push_str(&s);
-                    }
+                for v in args.iter().filter(|v| !v.is_null()) {
+                    out.push_str(&sqltypes::text::to_text_in(v, ctx.zone()));
                 }
                 Value::Text(out)
             }
@@ -1080,7 +1086,7 @@ fn simple_case(s: &str, upper: bool) -> String {
 
 /// quote_literal: the text in single quotes, quotes doubled; with a
 /// backslash, doubled too and the literal written E'...'.
-fn quote_literal(s: &str) -> String {
+pub(crate) fn quote_literal(s: &str) -> String {
     let body = s.replace('\'', "''");
     match s.contains('\\') {
         true => format!("E'{}'", body.replace('\\', "\\\\")),

@@ -1,0 +1,221 @@
+//! String functions beyond the basic ones in func.rs: format, concat_ws,
+//! translate, to_hex, bit_length, num_nulls and num_nonnulls, with
+//! PostgreSQL 15's semantics and errors.
+
+use sqltypes::{DataType, Value};
+
+use crate::error::Result;
+use crate::expr::EvalContext;
+use crate::{bail, err};
+
+/// One function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StringFunc {
+    /// format(formatstr, args...)
+    Format,
+    /// concat_ws(separator, args...)
+    ConcatWs,
+    /// translate(string, from, to)
+    Translate,
+    /// to_hex(integer | bigint)
+    ToHex,
+    /// bit_length(text | bytea)
+    BitLength,
+    /// num_nulls(args...) and num_nonnulls(args...) (the flag: nulls)
+    CountNulls(bool),
+}
+
+/// A resolved call: the function, its result type, its argument types.
+pub type Resolved = (StringFunc, DataType, Vec<Option<DataType>>);
+
+/// The function `name` names with these arguments; None if `name` is not
+/// one of them.
+pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
+    use DataType::{Bytea, Int4, Int8, Text};
+    let text = Some(Text);
+    let (f, ty, params) = match (name, args) {
+        ("format", [_, ..]) => {
+            let params = std::iter::once(text).chain(args[1..].iter().map(|_| None)).collect();
+            (StringFunc::Format, Text, params)
+        }
+        ("concat_ws", [_, _, ..]) => {
+            let params = std::iter::once(text).chain(args[1..].iter().map(|_| None)).collect();
+            (StringFunc::ConcatWs, Text, params)
+        }
+        ("translate", [_, _, _]) => (StringFunc::Translate, Text, vec![text.clone(); 3]),
+        ("to_hex", [t]) if matches!(t, Int8) => (StringFunc::ToHex, Text, vec![Some(Int8)]),
+        ("to_hex", [t]) if t.is_numeric() || *t == DataType::Unknown => {
+            (StringFunc::ToHex, Text, vec![Some(Int4)])
+        }
+        ("bit_length", [t]) if *t == Bytea => (StringFunc::BitLength, Int4, vec![Some(Bytea)]),
+        ("bit_length", [_]) => (StringFunc::BitLength, Int4, vec![text]),
+        ("num_nulls" | "num_nonnulls", [_, ..]) => {
+            let nulls = name == "num_nulls";
+            (StringFunc::CountNulls(nulls), Int4, args.iter().map(|_| None).collect())
+        }
+        ("format" | "concat_ws" | "translate" | "to_hex" | "bit_length", _)
+        | ("num_nulls" | "num_nonnulls", _) => {
+            return Some(Err(super::no_such_function(name, args)))
+        }
+        _ => return None,
+    };
+    Some(Ok((f, ty, params)))
+}
+
+/// Evaluates `f`. format, concat_ws and the null counts are not strict.
+pub fn call(f: StringFunc, args: Vec<Value>, ctx: &EvalContext) -> Result<Value> {
+    // Values print as their type's output function writes them (`t` for
+    // true), in the session's time zone.
+    let as_text = |v: &Value| -> Result<String> { Ok(sqltypes::text::to_text_in(v, ctx.zone())) };
+    match f {
+        StringFunc::CountNulls(nulls) => {
+            let n = args.iter().filter(|v| v.is_null() == nulls).count();
+            return Ok(Value::Int4(n as i32));
+        }
+        StringFunc::Format => {
+            let Value::Text(fmt) = &args[0] else { return Ok(Value::Null) };
+            return Ok(Value::Text(format(fmt, &args[1..], &as_text)?));
+        }
+        StringFunc::ConcatWs => {
+            let Value::Text(sep) = &args[0] else { return Ok(Value::Null) };
+            let mut parts = Vec::new();
+            for v in args[1..].iter().filter(|v| !v.is_null()) {
+                parts.push(as_text(v)?);
+            }
+            return Ok(Value::Text(parts.join(sep)));
+        }
+        _ if args.iter().any(Value::is_null) => return Ok(Value::Null),
+        _ => {}
+    }
+    Ok(match (f, args.as_slice()) {
+        (StringFunc::Translate, [Value::Text(s), Value::Text(from), Value::Text(to)]) => {
+            let from: Vec<char> = from.chars().collect();
+            let to: Vec<char> = to.chars().collect();
+            let mapped = s.chars().filter_map(|c| match from.iter().position(|&f| f == c) {
+                Some(i) => to.get(i).copied(),
+                None => Some(c),
+            });
+            Value::Text(mapped.collect())
+        }
+        // Negative numbers print as their two's complement.
+        (StringFunc::ToHex, [Value::Int4(n)]) => Value::Text(format!("{:x}", *n as u32)),
+        (StringFunc::ToHex, [Value::Int8(n)]) => Value::Text(format!("{:x}", *n as u64)),
+        (StringFunc::BitLength, [Value::Text(s)]) => Value::Int4(s.len() as i32 * 8),
+        (StringFunc::BitLength, [Value::Bytea(b)]) => Value::Int4(b.len() as i32 * 8),
+        (f, args) => bail!(InternalError, "{f:?} called with {args:?}"),
+    })
+}
+
+/// format(): `%[n$][-][width]type` with types s, I and L, and `%%`.
+fn format(fmt: &str, args: &[Value], as_text: &dyn Fn(&Value) -> Result<String>) -> Result<String> {
+    let mut out = String::new();
+    let mut chars = fmt.chars().peekable();
+    // The next argument a specifier without a position takes.
+    let mut next = 0usize;
+    let unterminated = || {
+        err!(InvalidParameterValue, "unterminated format() type specifier")
+            .with_hint("For a single \"%\" use \"%%\".")
+    };
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            out.push('%');
+            continue;
+        }
+        // A number is a position when `$` follows it, else a width.
+        let mut position = None;
+        let mut left = false;
+        let mut width: Option<usize> = None;
+        let digits = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| {
+            let mut n: Option<usize> = None;
+            while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+                chars.next();
+                n = Some(n.unwrap_or(0).saturating_mul(10).saturating_add(d as usize));
+            }
+            n
+        };
+        if let Some(n) = digits(&mut chars) {
+            if chars.peek() == Some(&'$') {
+                chars.next();
+                if n == 0 {
+                    bail!(InvalidParameterValue, "format specifies argument 0, but arguments are numbered from 1");
+                }
+                position = Some(n - 1);
+            } else {
+                width = Some(n);
+            }
+        }
+        if width.is_none() {
+            if chars.peek() == Some(&'-') {
+                chars.next();
+                left = true;
+            }
+            if chars.peek() == Some(&'*') {
+                chars.next();
+                // The width comes from an argument (`*` or `*n$`).
+                let at = match digits(&mut chars) {
+                    Some(n) if chars.peek() == Some(&'$') => {
+                        chars.next();
+                        n.checked_sub(1).ok_or_else(unterminated)?
+                    }
+                    Some(_) => return Err(unterminated()),
+                    None => {
+                        next += 1;
+                        next - 1
+                    }
+                };
+                let Some(w) = args.get(at) else {
+                    bail!(InvalidParameterValue, "too few arguments for format()");
+                };
+                let w: i64 = match w {
+                    Value::Null => 0,
+                    v => as_text(v)?.trim().parse().map_err(|_| {
+                        err!(InvalidTextRepresentation, "invalid input syntax for type integer")
+                    })?,
+                };
+                left |= w < 0;
+                width = Some(w.unsigned_abs() as usize);
+            } else {
+                width = digits(&mut chars);
+            }
+        }
+        let Some(kind) = chars.next() else { return Err(unterminated()) };
+        if !matches!(kind, 's' | 'I' | 'L') {
+            return Err(err!(InvalidParameterValue, "unrecognized format() type specifier \"{kind}\"")
+                .with_hint("For a single \"%\" use \"%%\"."));
+        }
+        let at = position.unwrap_or_else(|| {
+            next += 1;
+            next - 1
+        });
+        if position.is_some() {
+            next = at + 1;
+        }
+        let Some(v) = args.get(at) else {
+            bail!(InvalidParameterValue, "too few arguments for format()");
+        };
+        let text = match (kind, v) {
+            ('s', Value::Null) => String::new(),
+            ('L', Value::Null) => "NULL".to_string(),
+            ('I', Value::Null) => {
+                bail!(NullValueNotAllowed, "null values cannot be formatted as an SQL identifier")
+            }
+            ('s', v) => as_text(v)?,
+            ('I', v) => super::catalog_info::quote_ident(&as_text(v)?),
+            (_, v) => super::quote_literal(&as_text(v)?),
+        };
+        let pad = width.unwrap_or(0).saturating_sub(text.chars().count());
+        if left {
+            out.push_str(&text);
+            out.extend(std::iter::repeat_n(' ', pad));
+        } else {
+            out.extend(std::iter::repeat_n(' ', pad));
+            out.push_str(&text);
+        }
+    }
+    Ok(out)
+}
