@@ -121,6 +121,11 @@ pub struct EvalContext {
     pub txn_time: i64,
     /// Statement start time (statement_timestamp()).
     pub stmt_time: i64,
+    /// The transaction's id (txid_current; 0 outside a transaction).
+    pub txid: i64,
+    /// When the SQL process started (pg_postmaster_start_time), in
+    /// microseconds since 2000.
+    pub started: i64,
     /// The enclosing query's current row, for LATERAL subqueries.
     pub outer: Vec<Value>,
     /// The session's user (current_user, session_user).

@@ -184,6 +184,15 @@ pub enum Func {
     EncodingName,
     /// pg_is_in_recovery(): false
     InRecovery,
+    /// txid_current(), pg_current_xact_id(): the transaction's id
+    TxId,
+    /// pg_postmaster_start_time(), pg_conf_load_time(): when the SQL
+    /// process started
+    StartTime,
+    /// pg_client_encoding(): UTF8
+    ClientEncoding,
+    /// timeofday(): the current time as text
+    TimeOfDay,
     /// set_config(name, value, is_local): changes a setting when the
     /// statement finishes (with is_local, until the transaction ends)
     SetConfig,
@@ -366,6 +375,10 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("set_config", 3) => (Func::SetConfig, T::Text),
         // A Strata SQL process is never a recovering standby.
         ("pg_is_in_recovery", 0) => (Func::InRecovery, T::Bool),
+        ("txid_current" | "pg_current_xact_id", 0) => (Func::TxId, T::Int8),
+        ("pg_postmaster_start_time" | "pg_conf_load_time", 0) => (Func::StartTime, T::TimestampTz),
+        ("pg_client_encoding", 0) => (Func::ClientEncoding, T::Text),
+        ("timeofday", 0) => (Func::TimeOfDay, T::Text),
         ("ascii", 1) => (Func::Ascii, T::Int4),
         ("repeat", 2) => (Func::Repeat, T::Text),
         ("replace", 3) => (Func::Replace, T::Text),
@@ -905,6 +918,13 @@ impl Func {
                 _ => Value::Null,
             },
             Func::InRecovery => Value::Bool(false),
+            Func::TxId => Value::Int8(ctx.txid),
+            Func::StartTime => Value::TimestampTz(ctx.started),
+            Func::ClientEncoding => Value::Text("UTF8".into()),
+            Func::TimeOfDay => {
+                let now = sqltypes::datetime::now_micros();
+                Value::Text(sqltypes::datetime::time_of_day(now, ctx.zone()))
+            }
             Func::Date(_)
             | Func::Json(_)
             | Func::Regex(_)

@@ -68,6 +68,9 @@ pub struct Database<K: KvClient> {
     backends: Arc<crate::backends::Registry>,
     /// LISTEN/NOTIFY channels.
     notify: Arc<crate::notify::Hub>,
+    /// When this SQL process started serving the tenant
+    /// (pg_postmaster_start_time), microseconds since 2000.
+    started: i64,
 }
 
 impl<K: KvClient> Database<K> {
@@ -83,6 +86,7 @@ impl<K: KvClient> Database<K> {
             advisory: Arc::default(),
             backends: Arc::default(),
             notify: Arc::default(),
+            started: sqltypes::datetime::now_micros(),
         })
     }
 
@@ -262,6 +266,9 @@ pub struct Session<K: KvClient> {
     /// currval/lastval and pending sequence requests.
     seqs: Arc<Mutex<sequence::SessionSeqs>>,
     txn_time: i64,
+    /// The open transaction's txid_current(): its start snapshot and KV
+    /// transaction id, fixed when it begins (0 outside one).
+    txid: i64,
     notices: Vec<ErrorReport>,
     copy: Option<CopyIn>,
     in_statement: bool,
@@ -333,6 +340,7 @@ impl<K: KvClient> Session<K> {
             savepoints: Vec::new(),
             seqs: Arc::default(),
             txn_time: 0,
+            txid: 0,
             notices: Vec::new(),
             copy: None,
             in_statement: false,
@@ -959,6 +967,9 @@ impl<K: KvClient> Session<K> {
         if self.txn.is_none() {
             let iso = self.isolation()?;
             let t = self.db.client.begin(self.db.tenant, iso).await.map_err(from_kv)?;
+            // Unique per transaction (the KV ids are per node run, the
+            // snapshots grow across restarts) and growing with start order.
+            self.txid = ((t.snapshot().0 << 20) | (t.id().0 & 0xF_FFFF)) as i64;
             self.txn = Some(t);
             self.txn_time = sqltypes::datetime::now_micros();
         }
@@ -1095,6 +1106,8 @@ impl<K: KvClient> Session<K> {
         EvalContext {
             params: params.to_vec(),
             txn_time: self.txn_time,
+            txid: self.txid,
+            started: self.db.started,
             stmt_time: sqltypes::datetime::now_micros(),
             outer: Vec::new(),
             user: self.user.clone(),

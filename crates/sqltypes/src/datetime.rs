@@ -908,6 +908,29 @@ pub fn timestamp_to_date(t: i64) -> i32 {
     }
 }
 
+/// timeofday()'s text: the time `utc` (microseconds since 2000) in `zone`,
+/// as `Mon Nov 23 23:50:16.123456 2026 UTC`.
+pub fn time_of_day(utc: i64, zone: &crate::Zone) -> String {
+    const DAYS: [&str; 7] = ["Sat", "Sun", "Mon", "Tue", "Wed", "Thu", "Fri"];
+    const MONTHS: [&str; 12] =
+        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let local = zone.utc_to_local(utc);
+    let day = local.div_euclid(86_400_000_000);
+    let micros = local.rem_euclid(86_400_000_000);
+    let (y, m, d) = civil_from_days(day);
+    // 2000-01-01 was a Saturday.
+    let weekday = DAYS[day.rem_euclid(7) as usize];
+    let (h, min, sec, us) = (
+        micros / 3_600_000_000,
+        micros / 60_000_000 % 60,
+        micros / 1_000_000 % 60,
+        micros % 1_000_000,
+    );
+    let month = MONTHS[(m as usize).saturating_sub(1).min(11)];
+    let abbrev = zone.abbrev_at(utc);
+    format!("{weekday} {month} {d:02} {h:02}:{min:02}:{sec:02}.{us:06} {y} {abbrev}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

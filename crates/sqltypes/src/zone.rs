@@ -155,11 +155,12 @@ impl Zone {
         }
     }
 
-    /// The zone's abbreviation at a UTC instant (`EST`, `CEST`; for a
-    /// fixed offset, the offset as PostgreSQL prints it).
+    /// The zone's abbreviation at a UTC instant (`EST`, `CEST`, `UTC`; for
+    /// a fixed offset, the offset as PostgreSQL prints it).
     pub fn abbrev_at(&self, utc: i64) -> String {
         match self.at(utc) {
             Some(t) => t.time_zone_designation().to_string(),
+            None if self.is_utc() && self.name == "UTC" => "UTC".to_string(),
             None => {
                 let mut s = String::new();
                 write_offset(self.offset_at(utc), &mut s);
