@@ -13,7 +13,7 @@ use sqltypes::{cast, DataType, Value};
 use crate::catalog::{Catalog, ObjName};
 use crate::error::Result;
 use crate::expr::{BinOp, Expr};
-use crate::plan::{AggCall, AggFunc, Column, Correlated, Plan, SubqKind};
+use crate::plan::{AggCall, AggFunc, Column, Correlated, Plan, Spread, SubqKind};
 use crate::{bail, err, func};
 
 /// Function calls, aggregates and window calls.

@@ -111,9 +111,23 @@ pub enum AggFunc {
     /// json_object_agg(k, v), jsonb_object_agg(k, v): key in `arg`, value
     /// in `extra`
     JsonObjectAgg(bool),
+    /// variance, var_samp, var_pop, stddev, stddev_samp, stddev_pop
+    Spread(Spread),
+    /// bit_and(x), bit_or(x) (the flag: and)
+    Bits(bool),
     /// A value that is the same on every row of a group (a correlated
     /// subquery's result over grouped columns): the first non-null one.
     AnyValue,
+}
+
+/// Which measure of spread a variance or standard deviation aggregate
+/// computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spread {
+    /// Over the population (N) rather than the sample (N - 1).
+    pub population: bool,
+    /// The standard deviation (the variance's square root).
+    pub root: bool,
 }
 
 /// One aggregate computed by an [`Plan::Aggregate`] node.

@@ -360,7 +360,7 @@ impl Numeric {
     }
 
     /// -1, 0 or 1 (0 for NaN).
-    fn sign(&self) -> i32 {
+    pub fn sign(&self) -> i32 {
         match self {
             Numeric::NaN => 0,
             Numeric::PosInf => 1,
@@ -444,6 +444,34 @@ impl Numeric {
                 }
                 let s = sa.max(sb);
                 Ok(Numeric::from_parts(upscale(ia, sa, s) % upscale(ib, sb, s), s))
+            }
+        }
+    }
+
+    /// Square root rounded half up to `rscale` digits after the point;
+    /// 2201F for a negative value (NaN and Infinity map to themselves).
+    pub fn sqrt_scaled(&self, rscale: i64) -> Result<Numeric> {
+        use Numeric::*;
+        match self {
+            NaN | PosInf => Ok(self.clone()),
+            NegInf => Err(err!(
+                InvalidArgumentForPowerFunction,
+                "cannot take square root of a negative number"
+            )),
+            Val(v) => {
+                let (i, s) = parts(v);
+                if i.sign() == num_bigint::Sign::Minus {
+                    return Err(err!(
+                        InvalidArgumentForPowerFunction,
+                        "cannot take square root of a negative number"
+                    ));
+                }
+                // sqrt(i / 10^s) * 10^(rscale+1) = sqrt(i * 10^(2*rscale+2-s)).
+                let shift = 2 * rscale + 2 - s;
+                let radicand = if shift >= 0 { i * pow10(shift) } else { i / pow10(-shift) };
+                let root = radicand.sqrt();
+                let rounded = (root + 5u8) / 10u8;
+                Ok(Numeric::from_parts(rounded, rscale))
             }
         }
     }

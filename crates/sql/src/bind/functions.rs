@@ -217,7 +217,8 @@ impl Binder<'_> {
                 // Aggregate arguments see the raw input row (a window
                 // aggregate over grouped rows: the groups).
                 let (x, t) = self.expr_in(a, scope, over)?;
-                let t = if t == DataType::Unknown { DataType::Text } else { t };
+                let unknown = t == DataType::Unknown;
+                let t = if unknown { DataType::Text } else { t };
                 let (func, ty) = match name {
                     "count" => (AggFunc::Count, DataType::Int8),
                     "sum" => (AggFunc::Sum, sum_type(&t)?),
@@ -226,6 +227,29 @@ impl Binder<'_> {
                     "max" => (AggFunc::Max, t.clone()),
                     "bool_and" | "every" => (AggFunc::BoolAnd, DataType::Bool),
                     "bool_or" => (AggFunc::BoolOr, DataType::Bool),
+                    "variance" | "var_samp" | "var_pop" | "stddev" | "stddev_samp"
+                    | "stddev_pop" => {
+                        let spread = Spread {
+                            population: name.ends_with("_pop"),
+                            root: name.starts_with("stddev"),
+                        };
+                        let ty = match &t {
+                            DataType::Int2 | DataType::Int4 | DataType::Int8 => {
+                                DataType::Numeric(None)
+                            }
+                            DataType::Numeric(_) => DataType::Numeric(None),
+                            DataType::Float4 | DataType::Float8 => DataType::Float8,
+                            // A literal is read as double precision.
+                            _ if unknown => DataType::Float8,
+                            other => {
+                                bail!(UndefinedFunction, "function {name}({other}) does not exist")
+                            }
+                        };
+                        (AggFunc::Spread(spread), ty)
+                    }
+                    "bit_and" | "bit_or" if matches!(t, DataType::Int2 | DataType::Int4 | DataType::Int8) => {
+                        (AggFunc::Bits(name == "bit_and"), t.clone())
+                    }
                     "array_agg" if t.elem().is_none() => {
                         (AggFunc::ArrayAgg, strip_mod(&t).array_of())
                     }
@@ -266,7 +290,6 @@ fn avg_type(t: &DataType) -> Result<DataType> {
     })
 }
 
-/// True for the names of aggregate functions.
 /// The built-in function `name` names for arguments of these types.
 fn builtin(name: &str, types: &[DataType]) -> Result<crate::extensions::Resolved> {
     let resolved = func::arrays::resolve(name, types)
@@ -313,6 +336,7 @@ fn builtin(name: &str, types: &[DataType]) -> Result<crate::extensions::Resolved
     }
 }
 
+/// True for the names of aggregate functions.
 pub fn is_aggregate(name: &str) -> bool {
     matches!(
         name,
@@ -324,6 +348,14 @@ pub fn is_aggregate(name: &str) -> bool {
             | "bool_and"
             | "bool_or"
             | "every"
+            | "variance"
+            | "var_samp"
+            | "var_pop"
+            | "stddev"
+            | "stddev_samp"
+            | "stddev_pop"
+            | "bit_and"
+            | "bit_or"
             | "string_agg"
             | "array_agg"
             | "json_agg"

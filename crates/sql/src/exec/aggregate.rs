@@ -28,6 +28,12 @@ pub(crate) enum AggState {
     /// An aggregate with ORDER BY: its inputs with their sort keys, fed in
     /// order at the end.
     Ordered(Vec<AggInput>),
+    /// Variance and standard deviation over numerics: count, sum and sum
+    /// of squares, exact.
+    Moments(i64, sqltypes::Numeric, sqltypes::Numeric),
+    /// Over floats: count, sum and the sum of squared deviations, updated
+    /// as PostgreSQL's float8_accum does (Youngs-Cramer).
+    FloatMoments(f64, f64, f64),
 }
 
 /// One row's input to an aggregate: argument, extra argument (NULL where
@@ -56,6 +62,11 @@ fn unordered_init(a: &AggCall) -> AggState {
         AggFunc::StringAgg => AggState::Text(None),
         AggFunc::ArrayAgg | AggFunc::JsonAgg(_) => AggState::List(Vec::new()),
         AggFunc::JsonObjectAgg(_) => AggState::Pairs(Vec::new()),
+        AggFunc::Spread(_) if a.ty == DataType::Float8 => AggState::FloatMoments(0.0, 0.0, 0.0),
+        AggFunc::Spread(_) => {
+            AggState::Moments(0, sqltypes::Numeric::from_i64(0), sqltypes::Numeric::from_i64(0))
+        }
+        AggFunc::Bits(_) => AggState::Sum(Value::Null),
     }
 }
 
@@ -114,6 +125,34 @@ pub(crate) fn agg_step(a: &AggCall, st: &mut AggState, input: AggInput) -> Resul
             }
         }
         AggState::Count(n) => *n += 1,
+        AggState::Sum(acc) if matches!(a.func, AggFunc::Bits(_)) => {
+            let and = a.func == AggFunc::Bits(true);
+            *acc = match (&*acc, v) {
+                (Value::Null, v) => v,
+                (Value::Int2(x), Value::Int2(y)) => Value::Int2(if and { x & y } else { x | y }),
+                (Value::Int4(x), Value::Int4(y)) => Value::Int4(if and { x & y } else { x | y }),
+                (Value::Int8(x), Value::Int8(y)) => Value::Int8(if and { x & y } else { x | y }),
+                (_, v) => crate::bail!(InternalError, "bit_and/bit_or over {v:?}"),
+            };
+        }
+        AggState::Moments(n, sum, squares) => {
+            let Value::Numeric(x) = cast::cast(v, &a.ty)? else { return Ok(()) };
+            *n += 1;
+            *squares = squares.add(&x.mul(&x));
+            *sum = sum.add(&x);
+        }
+        AggState::FloatMoments(n, sx, sxx) => {
+            let Value::Float8(x) = cast::cast(v, &DataType::Float8)? else { return Ok(()) };
+            let before = *n;
+            *n += 1.0;
+            *sx += x;
+            if before > 0.0 {
+                let t = x * *n - *sx;
+                *sxx += t * t / (*n * before);
+            } else if !x.is_finite() {
+                *sxx = f64::NAN;
+            }
+        }
         AggState::Sum(acc) => {
             let v = cast::cast(v, &a.ty)?;
             *acc = if acc.is_null() { v } else { ops::add(acc, &v)? };
@@ -180,6 +219,19 @@ pub(crate) fn agg_final(a: &AggCall, st: AggState, zone: &sqltypes::Zone) -> Res
         }
         AggState::Avg(sum, n) => ops::div(&sum, &cast::cast(Value::Int8(n), &a.ty)?)?,
         AggState::Bool(b) => b.map(Value::Bool).unwrap_or(Value::Null),
+        AggState::Moments(n, sum, squares) => {
+            let AggFunc::Spread(spread) = a.func else { return Ok(Value::Null) };
+            spread_numeric(spread, n, &sum, &squares)?
+        }
+        AggState::FloatMoments(n, _, sxx) => {
+            let AggFunc::Spread(spread) = a.func else { return Ok(Value::Null) };
+            let denominator = if spread.population { n } else { n - 1.0 };
+            if denominator <= 0.0 || (spread.population && n == 0.0) {
+                return Ok(Value::Null);
+            }
+            let var = sxx / denominator;
+            Value::Float8(if spread.root { var.sqrt() } else { var })
+        }
         AggState::Text(t) => t.map(Value::Text).unwrap_or(Value::Null),
     })
 }
@@ -243,4 +295,29 @@ pub(super) fn aggregate(
         out.push(row);
     }
     Ok(out)
+}
+
+/// Variance or standard deviation from exact moments, as PostgreSQL's
+/// numeric_stddev_internal computes it: (N * sum(x^2) - sum(x)^2) over
+/// N * (N - 1) (or N * N), with numeric division's scale, and the square
+/// root at that scale. NULL for no rows, or one for the sample measures.
+fn spread_numeric(
+    spread: crate::plan::Spread,
+    n: i64,
+    sum: &sqltypes::Numeric,
+    squares: &sqltypes::Numeric,
+) -> Result<Value> {
+    use sqltypes::Numeric;
+    if n == 0 || (n == 1 && !spread.population) {
+        return Ok(Value::Null);
+    }
+    let count = Numeric::from_i64(n);
+    let numerator = count.mul(squares).sub(&sum.mul(sum));
+    if numerator.sign() <= 0 {
+        return Ok(Value::Numeric(Numeric::from_i64(0)));
+    }
+    let other = if spread.population { n } else { n - 1 };
+    let denominator = count.mul(&Numeric::from_i64(other));
+    let var = numerator.div(&denominator)?;
+    Ok(Value::Numeric(if spread.root { var.sqrt_scaled(var.scale())? } else { var }))
 }
