@@ -30,6 +30,8 @@ pub mod json;
 pub mod regex;
 // has_table_privilege and the other privilege inquiry functions.
 pub mod privileges;
+// exp, ln, log, the trigonometric functions, gcd, width_bucket, ...
+pub mod math;
 // format, concat_ws, translate and other string functions.
 pub mod strings;
 // The pgcrypto extension's functions (digest, hmac, crypt, gen_salt, ...).
@@ -168,6 +170,8 @@ pub enum Func {
     Digest(digests::DigestFunc),
     /// A size function (measured per statement, see sizes.rs)
     Size(SizeFunc),
+    /// A mathematical function (func/math.rs)
+    Math(math::MathFunc),
     /// A string function (func/strings.rs)
     Str(strings::StringFunc),
     /// A privilege inquiry function (func/privileges.rs)
@@ -580,6 +584,7 @@ impl Func {
             Func::Uuid(f) => return uuid_ossp::call(f, args),
             Func::Privilege(f) => return privileges::call(f, args, ctx),
             Func::Str(f) => return strings::call(f, args, ctx),
+            Func::Math(f) => return math::call(f, args),
             Func::Crypto(f) => return pgcrypto::call(f, args),
             _ => {}
         }
@@ -934,6 +939,7 @@ impl Func {
             | Func::Uuid(_)
             | Func::Privilege(_)
             | Func::Str(_)
+            | Func::Math(_)
             | Func::Crypto(_) => {
                 unreachable!("returned above")
             }

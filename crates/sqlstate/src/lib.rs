@@ -84,6 +84,10 @@ sqlstates! {
     SubstringError = "22011",
     /// 2201F
     InvalidArgumentForPowerFunction = "2201F",
+    /// 2201E: log of zero or of a negative number
+    InvalidArgumentForLog = "2201E",
+    /// 2201G: width_bucket's bounds or count
+    InvalidArgumentForWidthBucketFunction = "2201G",
     /// 22008 is above; 2200H
     SequenceGeneratorLimitExceeded = "2200H",
     /// 22021

@@ -325,6 +325,10 @@ fn builtin(name: &str, types: &[DataType]) -> Result<crate::extensions::Resolved
         .or_else(|| {
             func::strings::resolve(name, types)
                 .map(|r| r.map(|(f, ty, t)| (func::Func::Str(f), ty, t)))
+        })
+        .or_else(|| {
+            func::math::resolve(name, types)
+                .map(|r| r.map(|(f, ty, t)| (func::Func::Math(f), ty, t)))
         });
     match resolved {
         Some(resolved) => resolved,
