@@ -115,6 +115,11 @@ pub enum AggFunc {
     Spread(Spread),
     /// bit_and(x), bit_or(x) (the flag: and)
     Bits(bool),
+    /// percentile_cont(f) / percentile_disc(f) WITHIN GROUP (ORDER BY x)
+    /// (the flag: continuous); f in `extra`
+    Percentile(bool),
+    /// mode() WITHIN GROUP (ORDER BY x)
+    Mode,
     /// A value that is the same on every row of a group (a correlated
     /// subquery's result over grouped columns): the first non-null one.
     AnyValue,

@@ -134,8 +134,8 @@ impl Binder<'_> {
         scope: &Scope,
         over: &mut Option<&mut AggState>,
     ) -> Result<AggCall> {
-        if !f.within_group.is_empty() {
-            bail!(FeatureNotSupported, "WITHIN GROUP is not supported yet");
+        if !f.within_group.is_empty() || matches!(name, "percentile_cont" | "percentile_disc" | "mode") {
+            return self.ordered_set_call(f, name, scope, over);
         }
         let mut order = Vec::new();
         if let ast::FunctionArguments::List(l) = &f.args {
@@ -268,6 +268,68 @@ impl Binder<'_> {
     }
 }
 
+impl Binder<'_> {
+    /// An ordered-set aggregate: percentile_cont(f), percentile_disc(f) or
+    /// mode() WITHIN GROUP (ORDER BY x). The rows' values of x are
+    /// aggregated in that order; the fraction, the same for every row of a
+    /// group, rides along as the extra argument.
+    fn ordered_set_call(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        scope: &Scope,
+        over: &mut Option<&mut AggState>,
+    ) -> Result<AggCall> {
+        // PostgreSQL's error names the direct arguments' and the ordering
+        // columns' types.
+        let args = function_args(f)?;
+        let mut types = Vec::new();
+        for a in args.iter().flatten() {
+            types.push(self.expr_in(a, scope, over)?.1);
+        }
+        for k in &f.within_group {
+            types.push(self.expr_in(&k.expr, scope, over)?.1);
+        }
+        let ordered_set = matches!(name, "percentile_cont" | "percentile_disc" | "mode");
+        let [key] = f.within_group.as_slice() else {
+            return Err(func::no_such_function(name, &types));
+        };
+        if !ordered_set {
+            return Err(func::no_such_function(name, &types));
+        }
+        let filter = match &f.filter {
+            Some(w) => {
+                let (x, t) = self.expr_in(w, scope, over)?;
+                Some(self.coerce(x, &t, &DataType::Bool)?)
+            }
+            None => None,
+        };
+        let (x, t) = self.expr_in(&key.expr, scope, over)?;
+        let t = if t == DataType::Unknown { DataType::Text } else { t };
+        let (func, ty, extra, x) = match (name, args.as_slice()) {
+            ("mode", []) => (AggFunc::Mode, t.clone(), None, x),
+            ("percentile_cont" | "percentile_disc", [Some(a)]) => {
+                let (fx, ft) = self.expr_in(a, scope, over)?;
+                if ft.elem().is_some() {
+                    bail!(FeatureNotSupported, "{name} over an array of fractions is not supported yet");
+                }
+                let fraction = Some(self.coerce(fx, &ft, &DataType::Float8)?);
+                match name {
+                    "percentile_disc" => (AggFunc::Percentile(false), t.clone(), fraction, x),
+                    _ if t.is_numeric() => {
+                        let x = self.coerce(x, &t, &DataType::Float8)?;
+                        (AggFunc::Percentile(true), DataType::Float8, fraction, x)
+                    }
+                    _ => return Err(func::no_such_function(name, &types)),
+                }
+            }
+            _ => return Err(func::no_such_function(name, &types)),
+        };
+        let order = vec![crate::select::sort_key(x.clone(), key)];
+        Ok(AggCall { func, arg: Some(x), distinct: false, filter, extra, order, ty })
+    }
+}
+
 fn sum_type(t: &DataType) -> Result<DataType> {
     Ok(match t {
         DataType::Int2 | DataType::Int4 => DataType::Int8,
@@ -360,6 +422,9 @@ pub fn is_aggregate(name: &str) -> bool {
             | "stddev_pop"
             | "bit_and"
             | "bit_or"
+            | "percentile_cont"
+            | "percentile_disc"
+            | "mode"
             | "string_agg"
             | "array_agg"
             | "json_agg"

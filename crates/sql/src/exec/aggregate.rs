@@ -67,6 +67,7 @@ fn unordered_init(a: &AggCall) -> AggState {
             AggState::Moments(0, sqltypes::Numeric::from_i64(0), sqltypes::Numeric::from_i64(0))
         }
         AggFunc::Bits(_) => AggState::Sum(Value::Null),
+        AggFunc::Percentile(_) | AggFunc::Mode => AggState::Pairs(Vec::new()),
     }
 }
 
@@ -203,6 +204,9 @@ pub(crate) fn agg_final(a: &AggCall, st: AggState, zone: &sqltypes::Zone) -> Res
         AggState::List(items) if matches!(a.func, AggFunc::JsonAgg(_)) => {
             crate::func::json::agg_array(&items, a.func == AggFunc::JsonAgg(true), zone)?
         }
+        AggState::Pairs(pairs) if matches!(a.func, AggFunc::Percentile(_) | AggFunc::Mode) => {
+            ordered_set_final(a.func, pairs)?
+        }
         AggState::Pairs(pairs) if pairs.is_empty() => Value::Null,
         AggState::Pairs(pairs) => {
             crate::func::json::agg_object(&pairs, a.func == AggFunc::JsonObjectAgg(true), zone)?
@@ -320,4 +324,56 @@ fn spread_numeric(
     let denominator = count.mul(&Numeric::from_i64(other));
     let var = numerator.div(&denominator)?;
     Ok(Value::Numeric(if spread.root { var.sqrt_scaled(var.scale())? } else { var }))
+}
+
+/// An ordered-set aggregate's value from its (value, fraction) inputs in
+/// the WITHIN GROUP order; NULL values are skipped, no values give NULL.
+fn ordered_set_final(func: AggFunc, pairs: Vec<(Value, Value)>) -> Result<Value> {
+    let fraction = pairs.first().map(|(_, f)| f.clone());
+    let values: Vec<Value> = pairs.into_iter().map(|(v, _)| v).filter(|v| !v.is_null()).collect();
+    if values.is_empty() {
+        return Ok(Value::Null);
+    }
+    let n = values.len();
+    let fraction = match (func, fraction) {
+        (AggFunc::Mode, _) => 0.0,
+        (_, Some(Value::Float8(f))) => {
+            if !(0.0..=1.0).contains(&f) {
+                crate::bail!(NumericValueOutOfRange, "percentile value {f} is not between 0 and 1");
+            }
+            f
+        }
+        _ => return Ok(Value::Null),
+    };
+    Ok(match func {
+        AggFunc::Percentile(false) => {
+            let row = ((fraction * n as f64).ceil() as usize).max(1);
+            values[row.min(n) - 1].clone()
+        }
+        AggFunc::Percentile(true) => {
+            let at = fraction * (n - 1) as f64;
+            let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+            let float = |v: &Value| match v {
+                Value::Float8(x) => *x,
+                _ => f64::NAN,
+            };
+            let (a, b) = (float(&values[lo]), float(&values[hi.min(n - 1)]));
+            Value::Float8(if lo == hi { a } else { a + (at - lo as f64) * (b - a) })
+        }
+        // The most frequent value; of equally frequent ones the first.
+        _ => {
+            let mut best = (0usize, 0usize);
+            let mut start = 0;
+            for i in 1..=n {
+                let run_ends = i == n || ops::compare(&values[i], &values[start])? != Some(std::cmp::Ordering::Equal);
+                if run_ends {
+                    if i - start > best.1 {
+                        best = (start, i - start);
+                    }
+                    start = i;
+                }
+            }
+            values[best.0].clone()
+        }
+    })
 }
