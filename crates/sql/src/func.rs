@@ -195,6 +195,13 @@ pub enum Func {
     StartTime,
     /// pg_client_encoding(): UTF8
     ClientEncoding,
+    /// pg_operator_is_visible and the other *_is_visible functions of
+    /// object kinds Strata does not have: true
+    AlwaysVisible,
+    /// pg_tablespace_location(oid): empty (the built-in tablespaces)
+    TablespaceLocation,
+    /// pg_get_functiondef(oid)
+    FunctionDef,
     /// timeofday(): the current time as text
     TimeOfDay,
     /// set_config(name, value, is_local): changes a setting when the
@@ -347,6 +354,12 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("to_regclass", 1) => {
             (Func::ToReg(sqltypes::RegKind::Class, true), T::Reg(sqltypes::RegKind::Class))
         }
+        ("to_regprocedure", 1) => {
+            (Func::ToReg(sqltypes::RegKind::Procedure, true), T::Reg(sqltypes::RegKind::Procedure))
+        }
+        ("to_regrole", 1) => {
+            (Func::ToReg(sqltypes::RegKind::Role, true), T::Reg(sqltypes::RegKind::Role))
+        }
         ("to_regnamespace", 1) => {
             (Func::ToReg(sqltypes::RegKind::Namespace, true), T::Reg(sqltypes::RegKind::Namespace))
         }
@@ -382,6 +395,17 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("txid_current" | "pg_current_xact_id", 0) => (Func::TxId, T::Int8),
         ("pg_postmaster_start_time" | "pg_conf_load_time", 0) => (Func::StartTime, T::TimestampTz),
         ("pg_client_encoding", 0) => (Func::ClientEncoding, T::Text),
+        // Strata has no objects of these kinds (their catalogs are
+        // empty), so whatever is asked about is visible.
+        (
+            "pg_operator_is_visible" | "pg_opclass_is_visible" | "pg_opfamily_is_visible"
+            | "pg_collation_is_visible" | "pg_conversion_is_visible"
+            | "pg_statistics_obj_is_visible" | "pg_ts_parser_is_visible"
+            | "pg_ts_dict_is_visible" | "pg_ts_template_is_visible" | "pg_ts_config_is_visible",
+            1,
+        ) => (Func::AlwaysVisible, T::Bool),
+        ("pg_tablespace_location", 1) => (Func::TablespaceLocation, T::Text),
+        ("pg_get_functiondef", 1) => (Func::FunctionDef, T::Text),
         ("timeofday", 0) => (Func::TimeOfDay, T::Text),
         ("ascii", 1) => (Func::Ascii, T::Int4),
         ("repeat", 2) => (Func::Repeat, T::Text),
@@ -926,6 +950,14 @@ impl Func {
             Func::TxId => Value::Int8(ctx.txid),
             Func::StartTime => Value::TimestampTz(ctx.started),
             Func::ClientEncoding => Value::Text("UTF8".into()),
+            Func::AlwaysVisible => Value::Bool(true),
+            Func::TablespaceLocation => Value::Text(String::new()),
+            Func::FunctionDef => {
+                let (Some(cat), Some(oid)) = (&ctx.catalog, arg(0).as_oid()) else {
+                    return Ok(Value::Null);
+                };
+                catalog_info::function_def(cat, oid).map_or(Value::Null, Value::Text)
+            }
             Func::TimeOfDay => {
                 let now = sqltypes::datetime::now_micros();
                 Value::Text(sqltypes::datetime::time_of_day(now, ctx.zone()))

@@ -344,6 +344,7 @@ const EMPTY_CATALOGS: &[(&str, &[(&str, u32)])] = &[
         ],
     ),
     ("pg_shdescription", &[("objoid", 26), ("classoid", 26), ("description", 25)]),
+    ("pg_db_role_setting", &[("setdatabase", 26), ("setrole", 26), ("setconfig", 1009)]),
     (
         "pg_subscription",
         &[
@@ -442,6 +443,7 @@ pub const CATALOG_RELATIONS: &[(&str, u32)] = &[
     ("pg_sequence", 2224),
     ("pg_foreign_data_wrapper", 2328),
     ("pg_shdescription", 2396),
+    ("pg_db_role_setting", 2964),
     ("pg_aggregate", 2600),
     ("pg_am", 2601),
     ("pg_amop", 2602),

@@ -112,8 +112,9 @@ pub enum DataType {
     Array(Box<DataType>),
     /// oid (26): an unsigned 32-bit object identifier
     Oid,
-    /// regproc (24), regclass (2205), regtype (2206), regnamespace (4089): an object's
-    /// OID, shown as its name
+    /// regproc (24), regprocedure (2202), regclass (2205), regtype (2206),
+    /// regnamespace (4089), regrole (4096): an object's OID, shown as its
+    /// name
     Reg(RegKind),
     /// int2vector (22): a one-dimensional int2 array with lower bound 0,
     /// shown space-separated (pg_index.indkey)
@@ -146,7 +147,7 @@ pub enum DataType {
 /// in OID order: what pg_type lists besides `unknown` and the arrays.
 pub const SCALAR_TYPE_OIDS: &[u32] = &[
     16, 17, 18, 20, 21, 23, 24, 25, 26, 114, 700, 701, 1042, 1043, 1082, 1083, 1114, 1184, 1186,
-    1266, 1700, 2205, 2206, 2950, 3802, 4089,
+    1266, 1700, 2202, 2205, 2206, 2950, 3802, 4089, 4096,
 ];
 
 static INT2: DataType = DataType::Int2;
@@ -163,6 +164,10 @@ pub enum RegKind {
     Namespace,
     /// regproc: a function (by name alone)
     Proc,
+    /// regprocedure: a function with its argument types
+    Procedure,
+    /// regrole: a role
+    Role,
 }
 
 /// A regclass/regtype value: the OID and the name it was shown as when the
@@ -259,6 +264,8 @@ impl DataType {
             DataType::Reg(RegKind::Class) => 2205,
             DataType::Reg(RegKind::Type) => 2206,
             DataType::Reg(RegKind::Namespace) => 4089,
+            DataType::Reg(RegKind::Procedure) => 2202,
+            DataType::Reg(RegKind::Role) => 4096,
             DataType::Reg(RegKind::Proc) => 24,
             DataType::Int2Vector => 22,
             DataType::OidVector => 30,
@@ -315,6 +322,8 @@ impl DataType {
             2205 => DataType::Reg(RegKind::Class),
             2206 => DataType::Reg(RegKind::Type),
             4089 => DataType::Reg(RegKind::Namespace),
+            2202 => DataType::Reg(RegKind::Procedure),
+            4096 => DataType::Reg(RegKind::Role),
             24 => DataType::Reg(RegKind::Proc),
             22 => DataType::Int2Vector,
             30 => DataType::OidVector,
@@ -396,6 +405,8 @@ impl DataType {
             DataType::Reg(RegKind::Class) => "regclass",
             DataType::Reg(RegKind::Type) => "regtype",
             DataType::Reg(RegKind::Namespace) => "regnamespace",
+            DataType::Reg(RegKind::Procedure) => "regprocedure",
+            DataType::Reg(RegKind::Role) => "regrole",
             DataType::Reg(RegKind::Proc) => "regproc",
             DataType::Int2Vector => "int2vector",
             DataType::OidVector => "oidvector",
@@ -431,6 +442,8 @@ impl DataType {
                 "regclass" => "_regclass",
                 "regtype" => "_regtype",
                 "regnamespace" => "_regnamespace",
+                "regprocedure" => "_regprocedure",
+                "regrole" => "_regrole",
                 "regproc" => "_regproc",
                 "record" => "_record",
                 _ => "???",
@@ -495,6 +508,8 @@ impl fmt::Display for DataType {
             DataType::Reg(RegKind::Class) => write!(f, "regclass"),
             DataType::Reg(RegKind::Type) => write!(f, "regtype"),
             DataType::Reg(RegKind::Namespace) => write!(f, "regnamespace"),
+            DataType::Reg(RegKind::Procedure) => write!(f, "regprocedure"),
+            DataType::Reg(RegKind::Role) => write!(f, "regrole"),
             DataType::Reg(RegKind::Proc) => write!(f, "regproc"),
             DataType::Int2Vector => write!(f, "int2vector"),
             DataType::OidVector => write!(f, "oidvector"),

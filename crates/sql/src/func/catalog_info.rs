@@ -26,6 +26,12 @@ pub fn to_reg(
                 RegKind::Type => type_oid(cat, s),
                 RegKind::Namespace => cat.namespace_oid(&split_name(s).1),
                 RegKind::Proc => proc_oid(cat, s)?,
+                RegKind::Procedure => procedure_oid(cat, s)?,
+                RegKind::Role => {
+                    let name = split_name(s).1;
+                    let roles = crate::system::roles_with_oids(cat);
+                    roles.into_iter().find(|(_, r)| r.name == name).map(|(o, _)| o as u32)
+                }
             };
             match (found, lenient) {
                 (Some(o), _) => o,
@@ -41,8 +47,11 @@ pub fn to_reg(
                         RegKind::Namespace => {
                             crate::err!(InvalidSchemaName, "schema \"{s}\" does not exist")
                         }
-                        RegKind::Proc => {
+                        RegKind::Proc | RegKind::Procedure => {
                             crate::err!(UndefinedFunction, "function \"{s}\" does not exist")
+                        }
+                        RegKind::Role => {
+                            crate::err!(UndefinedObject, "role \"{}\" does not exist", split_name(s).1)
                         }
                     })
                 }
@@ -66,6 +75,11 @@ pub fn to_reg(
         RegKind::Namespace => {
             cat.namespace_name(oid).map(quote_ident).unwrap_or_else(|| oid.to_string())
         }
+        RegKind::Procedure => procedure_name(cat, oid),
+        RegKind::Role => match crate::system::roles_with_oids(cat).into_iter().find(|(o, _)| *o == oid as i64) {
+            Some((_, r)) => quote_ident(&r.name),
+            None => oid.to_string(),
+        },
     };
     Ok(Value::Reg(Box::new(RegValue { kind, oid, name })))
 }
@@ -322,10 +336,28 @@ pub fn format_type(cat: Option<&Catalog>, oid: u32, typmod: Option<i32>) -> Stri
                     base
                 }
             }
-            None => "???".to_string(),
+            None => match PSEUDO_TYPES.iter().find(|(o, _)| *o == oid) {
+                Some((_, name)) => name.to_string(),
+                None => "???".to_string(),
+            },
         },
     }
 }
+
+/// Pseudo-types that functions in pg_proc take or return, which regtype
+/// and format_type know by name: (OID, name).
+const PSEUDO_TYPES: &[(u32, &str)] = &[
+    (2249, "record"),
+    (2287, "record[]"),
+    (2275, "cstring"),
+    (2276, "\"any\""),
+    (2277, "anyarray"),
+    (2279, "trigger"),
+    (3838, "event_trigger"),
+    (2280, "language_handler"),
+    (2281, "internal"),
+    (2283, "anyelement"),
+];
 
 /// What a pg_proc-reading function returns of a function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -459,6 +491,53 @@ fn proc_oid(cat: &Catalog, text: &str) -> crate::error::Result<Option<u32>> {
     Ok(found.pop())
 }
 
+/// regprocedure input: `name(type, ...)`, optionally schema-qualified; the
+/// function with exactly those argument types.
+fn procedure_oid(cat: &Catalog, text: &str) -> crate::error::Result<Option<u32>> {
+    let text = text.trim();
+    if let Ok(oid) = text.parse::<u32>() {
+        return Ok(Some(oid));
+    }
+    let Some((name, args)) = text.split_once('(') else {
+        crate::bail!(InvalidTextRepresentation, "expected a left parenthesis");
+    };
+    let Some(args) = args.trim_end().strip_suffix(')') else {
+        crate::bail!(InvalidTextRepresentation, "expected a right parenthesis");
+    };
+    let mut types = Vec::new();
+    for a in args.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+        match type_oid(cat, a) {
+            Some(t) => types.push(t),
+            None => crate::bail!(UndefinedObject, "type \"{a}\" does not exist"),
+        }
+    }
+    let (schema, name) = split_name(name);
+    let builtin = schema.as_deref().is_none_or(|s| s == "pg_catalog");
+    let found = crate::builtins::procs()
+        .iter()
+        .filter(|p| builtin && p.name == name && p.argtypes == types)
+        .map(|p| p.oid)
+        .chain(crate::extensions::members(cat).filter_map(|m| {
+            let in_schema = match schema.as_deref() {
+                Some(s) => cat.namespace_oid(s) == Some(m.ext.namespace),
+                None => crate::extensions::call_schema(cat, &name) == Some(m.ext.namespace),
+            };
+            (in_schema && m.proc.name == name && m.proc.argtypes == types).then_some(m.oid)
+        }))
+        .next();
+    Ok(found)
+}
+
+/// regprocedure output: `name(type,type)` (digits for an OID that names
+/// no function).
+fn procedure_name(cat: &Catalog, oid: u32) -> String {
+    let proc = crate::builtins::proc_by_oid(oid).or_else(|| crate::extensions::member(cat, oid).map(|m| m.proc));
+    let Some(p) = proc else { return oid.to_string() };
+    let name = crate::system::builtin_rows::regproc_name(Some(cat), oid);
+    let args: Vec<String> = p.argtypes.iter().map(|&t| format_type(Some(cat), t, None)).collect();
+    format!("{name}({})", args.join(","))
+}
+
 /// Splits an optionally schema-qualified, optionally quoted name as
 /// regclass input reads it: (schema, name), unquoted parts folded to lower
 /// case.
@@ -571,17 +650,92 @@ pub fn describe_object(cat: &Catalog, classid: u32, oid: u32, sub: i32) -> Optio
     })
 }
 
+/// pg_get_functiondef: the CREATE OR REPLACE FUNCTION statement of a
+/// built-in or extension function, as PostgreSQL prints it.
+pub fn function_def(cat: &Catalog, oid: u32) -> Option<String> {
+    let (p, ns, probin) = match crate::builtins::proc_by_oid(oid) {
+        Some(p) => (p, crate::catalog::PG_CATALOG_NAMESPACE_OID, None),
+        None => {
+            let m = crate::extensions::member(cat, oid)?;
+            (m.proc, m.ext.namespace, Some(format!("$libdir/{}", m.ext.name)))
+        }
+    };
+    let schema = cat.namespace_name(ns)?;
+    let lang = crate::builtins::LANGUAGES.iter().find(|l| l.0 == p.lang).map_or("internal", |l| l.1);
+    let mut out = format!(
+        "CREATE OR REPLACE FUNCTION {}.{}({})\n RETURNS {}\n LANGUAGE {}\n",
+        quote_ident(schema),
+        quote_ident(&p.name),
+        p.arguments,
+        p.result,
+        quote_ident(lang)
+    );
+    let mut options = String::new();
+    if p.kind == "w" {
+        options.push_str(" WINDOW");
+    }
+    match p.volatile.as_str() {
+        "i" => options.push_str(" IMMUTABLE"),
+        "s" => options.push_str(" STABLE"),
+        _ => {}
+    }
+    match p.parallel.as_str() {
+        "s" => options.push_str(" PARALLEL SAFE"),
+        "r" => options.push_str(" PARALLEL RESTRICTED"),
+        _ => {}
+    }
+    if p.strict {
+        options.push_str(" STRICT");
+    }
+    if p.secdef {
+        options.push_str(" SECURITY DEFINER");
+    }
+    if p.leakproof {
+        options.push_str(" LEAKPROOF");
+    }
+    let default_cost = if matches!(p.lang, 12 | 13) { 1.0 } else { 100.0 };
+    if p.cost != default_cost {
+        options.push_str(&format!(" COST {}", p.cost));
+    }
+    if p.rows > 0.0 && p.rows != 1000.0 {
+        options.push_str(&format!(" ROWS {}", p.rows));
+    }
+    if !options.is_empty() {
+        out.push_str(&options);
+        out.push('\n');
+    }
+    out.push_str("AS ");
+    if let Some(bin) = probin {
+        out.push_str(&quote_literal_text(&bin));
+        out.push_str(", ");
+    }
+    let mut tag = "$function$".to_string();
+    while p.src.contains(&tag) {
+        tag.insert(tag.len() - 1, 'x');
+    }
+    out.push_str(&format!("{tag}{}{tag}\n", p.src));
+    Some(out)
+}
+
+/// A string literal as PostgreSQL quotes it.
+fn quote_literal_text(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
 /// regtype input: the OID of type `text` (None if there is none).
 pub fn type_oid(cat: &Catalog, text: &str) -> Option<u32> {
     if let Ok(oid) = text.trim().parse::<u32>() {
         return Some(oid);
     }
     let text = text.trim();
-    // The pseudo-type record has no DataType of its own to name it.
-    match text.to_ascii_lowercase().trim_start_matches("pg_catalog.") {
-        "record" => return Some(2249),
-        "_record" | "record[]" => return Some(2287),
-        _ => {}
+    // Pseudo-types have no DataType of their own to name them.
+    let lower = text.to_ascii_lowercase();
+    let bare = lower.trim_start_matches("pg_catalog.");
+    if let Some((oid, _)) = PSEUDO_TYPES.iter().find(|(_, n)| *n == bare) {
+        return Some(*oid);
+    }
+    if bare == "_record" {
+        return Some(2287);
     }
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
     let mut parser = sqlparser::parser::Parser::new(&dialect).try_with_sql(text).ok()?;
@@ -598,6 +752,7 @@ pub fn type_oid(cat: &Catalog, text: &str) -> Option<u32> {
 pub fn type_name(cat: Option<&Catalog>, oid: u32) -> String {
     match cat.and_then(|c| c.type_by_oid(oid)).or_else(|| sqltypes::DataType::from_oid(oid)) {
         Some(_) => format_type(cat, oid, None),
+        None if PSEUDO_TYPES.iter().any(|(o, _)| *o == oid) => format_type(cat, oid, None),
         None => oid.to_string(),
     }
 }
