@@ -398,10 +398,16 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         // Strata has no objects of these kinds (their catalogs are
         // empty), so whatever is asked about is visible.
         (
-            "pg_operator_is_visible" | "pg_opclass_is_visible" | "pg_opfamily_is_visible"
-            | "pg_collation_is_visible" | "pg_conversion_is_visible"
-            | "pg_statistics_obj_is_visible" | "pg_ts_parser_is_visible"
-            | "pg_ts_dict_is_visible" | "pg_ts_template_is_visible" | "pg_ts_config_is_visible",
+            "pg_operator_is_visible"
+            | "pg_opclass_is_visible"
+            | "pg_opfamily_is_visible"
+            | "pg_collation_is_visible"
+            | "pg_conversion_is_visible"
+            | "pg_statistics_obj_is_visible"
+            | "pg_ts_parser_is_visible"
+            | "pg_ts_dict_is_visible"
+            | "pg_ts_template_is_visible"
+            | "pg_ts_config_is_visible",
             1,
         ) => (Func::AlwaysVisible, T::Bool),
         ("pg_tablespace_location", 1) => (Func::TablespaceLocation, T::Text),

@@ -134,7 +134,9 @@ impl Binder<'_> {
         scope: &Scope,
         over: &mut Option<&mut AggState>,
     ) -> Result<AggCall> {
-        if !f.within_group.is_empty() || matches!(name, "percentile_cont" | "percentile_disc" | "mode") {
+        if !f.within_group.is_empty()
+            || matches!(name, "percentile_cont" | "percentile_disc" | "mode")
+        {
             return self.ordered_set_call(f, name, scope, over);
         }
         let mut order = Vec::new();
@@ -247,7 +249,9 @@ impl Binder<'_> {
                         };
                         (AggFunc::Spread(spread), ty)
                     }
-                    "bit_and" | "bit_or" if matches!(t, DataType::Int2 | DataType::Int4 | DataType::Int8) => {
+                    "bit_and" | "bit_or"
+                        if matches!(t, DataType::Int2 | DataType::Int4 | DataType::Int8) =>
+                    {
                         (AggFunc::Bits(name == "bit_and"), t.clone())
                     }
                     "array_agg" if t.elem().is_none() => {
@@ -311,7 +315,10 @@ impl Binder<'_> {
             ("percentile_cont" | "percentile_disc", [Some(a)]) => {
                 let (fx, ft) = self.expr_in(a, scope, over)?;
                 if ft.elem().is_some() {
-                    bail!(FeatureNotSupported, "{name} over an array of fractions is not supported yet");
+                    bail!(
+                        FeatureNotSupported,
+                        "{name} over an array of fractions is not supported yet"
+                    );
                 }
                 let fraction = Some(self.coerce(fx, &ft, &DataType::Float8)?);
                 match name {

@@ -365,7 +365,8 @@ fn ordered_set_final(func: AggFunc, pairs: Vec<(Value, Value)>) -> Result<Value>
             let mut best = (0usize, 0usize);
             let mut start = 0;
             for i in 1..=n {
-                let run_ends = i == n || ops::compare(&values[i], &values[start])? != Some(std::cmp::Ordering::Equal);
+                let run_ends = i == n
+                    || ops::compare(&values[i], &values[start])? != Some(std::cmp::Ordering::Equal);
                 if run_ends {
                     if i - start > best.1 {
                         best = (start, i - start);

@@ -51,7 +51,11 @@ pub fn to_reg(
                             crate::err!(UndefinedFunction, "function \"{s}\" does not exist")
                         }
                         RegKind::Role => {
-                            crate::err!(UndefinedObject, "role \"{}\" does not exist", split_name(s).1)
+                            crate::err!(
+                                UndefinedObject,
+                                "role \"{}\" does not exist",
+                                split_name(s).1
+                            )
                         }
                     })
                 }
@@ -76,10 +80,12 @@ pub fn to_reg(
             cat.namespace_name(oid).map(quote_ident).unwrap_or_else(|| oid.to_string())
         }
         RegKind::Procedure => procedure_name(cat, oid),
-        RegKind::Role => match crate::system::roles_with_oids(cat).into_iter().find(|(o, _)| *o == oid as i64) {
-            Some((_, r)) => quote_ident(&r.name),
-            None => oid.to_string(),
-        },
+        RegKind::Role => {
+            match crate::system::roles_with_oids(cat).into_iter().find(|(o, _)| *o == oid as i64) {
+                Some((_, r)) => quote_ident(&r.name),
+                None => oid.to_string(),
+            }
+        }
     };
     Ok(Value::Reg(Box::new(RegValue { kind, oid, name })))
 }
@@ -531,7 +537,8 @@ fn procedure_oid(cat: &Catalog, text: &str) -> crate::error::Result<Option<u32>>
 /// regprocedure output: `name(type,type)` (digits for an OID that names
 /// no function).
 fn procedure_name(cat: &Catalog, oid: u32) -> String {
-    let proc = crate::builtins::proc_by_oid(oid).or_else(|| crate::extensions::member(cat, oid).map(|m| m.proc));
+    let proc = crate::builtins::proc_by_oid(oid)
+        .or_else(|| crate::extensions::member(cat, oid).map(|m| m.proc));
     let Some(p) = proc else { return oid.to_string() };
     let name = crate::system::builtin_rows::regproc_name(Some(cat), oid);
     let args: Vec<String> = p.argtypes.iter().map(|&t| format_type(Some(cat), t, None)).collect();
@@ -661,7 +668,8 @@ pub fn function_def(cat: &Catalog, oid: u32) -> Option<String> {
         }
     };
     let schema = cat.namespace_name(ns)?;
-    let lang = crate::builtins::LANGUAGES.iter().find(|l| l.0 == p.lang).map_or("internal", |l| l.1);
+    let lang =
+        crate::builtins::LANGUAGES.iter().find(|l| l.0 == p.lang).map_or("internal", |l| l.1);
     let mut out = format!(
         "CREATE OR REPLACE FUNCTION {}.{}({})\n RETURNS {}\n LANGUAGE {}\n",
         quote_ident(schema),

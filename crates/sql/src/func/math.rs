@@ -103,10 +103,16 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
         (_, [t]) if unary.is_some() && number(t) => {
             (MathFunc::Unary(unary.unwrap_or(Unary::Exp)), Float8, vec![f8])
         }
-        ("log", [a, b]) if number(a) && number(b) => (MathFunc::LogBase, Float8, vec![f8.clone(), f8]),
-        ("atan2", [a, b]) if number(a) && number(b) => (MathFunc::Atan2, Float8, vec![f8.clone(), f8]),
+        ("log", [a, b]) if number(a) && number(b) => {
+            (MathFunc::LogBase, Float8, vec![f8.clone(), f8])
+        }
+        ("atan2", [a, b]) if number(a) && number(b) => {
+            (MathFunc::Atan2, Float8, vec![f8.clone(), f8])
+        }
         ("pi", []) => (MathFunc::Pi, Float8, vec![]),
-        ("div", [a, b]) if number(a) && number(b) => (MathFunc::Div, Num(None), vec![num.clone(), num]),
+        ("div", [a, b]) if number(a) && number(b) => {
+            (MathFunc::Div, Num(None), vec![num.clone(), num])
+        }
         ("gcd" | "lcm", [a, b]) if integer(a) && integer(b) => {
             let f = if name == "gcd" { MathFunc::Gcd } else { MathFunc::Lcm };
             (f, Int4, vec![Some(Int4), Some(Int4)])
@@ -118,7 +124,9 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
                 _ => (f, Int8, vec![Some(Int8), Some(Int8)]),
             }
         }
-        ("factorial", [t]) if number(t) && !is_float(t) => (MathFunc::Factorial, Num(None), vec![Some(Int8)]),
+        ("factorial", [t]) if number(t) && !is_float(t) => {
+            (MathFunc::Factorial, Num(None), vec![Some(Int8)])
+        }
         ("width_bucket", [a, b, c, d]) if [a, b, c].into_iter().all(number) && number(d) => {
             (MathFunc::WidthBucket, Int4, vec![f8.clone(), f8.clone(), f8, Some(Int4)])
         }
@@ -190,13 +198,18 @@ pub fn call(f: MathFunc, args: Vec<Value>) -> Result<Value> {
             _ => {
                 let (a, b) = (numeric(0)?, numeric(1)?);
                 let (Some(a), Some(b)) = (a.to_i64_round(), b.to_i64_round()) else {
-                    bail!(FeatureNotSupported, "gcd and lcm of non-integral numerics are not supported");
+                    bail!(
+                        FeatureNotSupported,
+                        "gcd and lcm of non-integral numerics are not supported"
+                    );
                 };
                 Value::Numeric(Numeric::from_i64(gcd_lcm(f, a, b)?))
             }
         },
         MathFunc::Factorial => {
-            let Value::Int8(n) = args[0] else { bail!(InternalError, "factorial of {:?}", args[0]) };
+            let Value::Int8(n) = args[0] else {
+                bail!(InternalError, "factorial of {:?}", args[0])
+            };
             if n < 0 {
                 bail!(NumericValueOutOfRange, "factorial of a negative number is undefined");
             }
@@ -305,7 +318,10 @@ fn width_bucket(x: f64, low: f64, high: f64, count: i32) -> Result<i32> {
         bail!(InvalidArgumentForWidthBucketFunction, "count must be greater than zero");
     }
     if x.is_nan() || low.is_nan() || high.is_nan() {
-        bail!(InvalidArgumentForWidthBucketFunction, "operand, lower bound, and upper bound cannot be NaN");
+        bail!(
+            InvalidArgumentForWidthBucketFunction,
+            "operand, lower bound, and upper bound cannot be NaN"
+        );
     }
     if low.is_infinite() || high.is_infinite() {
         bail!(InvalidArgumentForWidthBucketFunction, "lower and upper bounds must be finite");

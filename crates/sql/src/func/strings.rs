@@ -43,7 +43,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
             (StringFunc::ConcatWs, Text, params)
         }
         ("translate", [_, _, _]) => (StringFunc::Translate, Text, vec![text.clone(); 3]),
-        ("to_hex", [t]) if matches!(t, Int8) => (StringFunc::ToHex, Text, vec![Some(Int8)]),
+        ("to_hex", [Int8]) => (StringFunc::ToHex, Text, vec![Some(Int8)]),
         ("to_hex", [t]) if t.is_numeric() || *t == DataType::Unknown => {
             (StringFunc::ToHex, Text, vec![Some(Int4)])
         }
@@ -142,7 +142,10 @@ fn format(fmt: &str, args: &[Value], as_text: &dyn Fn(&Value) -> Result<String>)
             if chars.peek() == Some(&'$') {
                 chars.next();
                 if n == 0 {
-                    bail!(InvalidParameterValue, "format specifies argument 0, but arguments are numbered from 1");
+                    bail!(
+                        InvalidParameterValue,
+                        "format specifies argument 0, but arguments are numbered from 1"
+                    );
                 }
                 position = Some(n - 1);
             } else {
@@ -185,8 +188,11 @@ fn format(fmt: &str, args: &[Value], as_text: &dyn Fn(&Value) -> Result<String>)
         }
         let Some(kind) = chars.next() else { return Err(unterminated()) };
         if !matches!(kind, 's' | 'I' | 'L') {
-            return Err(err!(InvalidParameterValue, "unrecognized format() type specifier \"{kind}\"")
-                .with_hint("For a single \"%\" use \"%%\"."));
+            return Err(err!(
+                InvalidParameterValue,
+                "unrecognized format() type specifier \"{kind}\""
+            )
+            .with_hint("For a single \"%\" use \"%%\"."));
         }
         let at = position.unwrap_or_else(|| {
             next += 1;
