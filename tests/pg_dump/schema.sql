@@ -3,7 +3,8 @@
 -- an index, a view, comments, and rows of every type with the values COPY
 -- has to escape (tabs, newlines, backslashes, quotes, NULLs, empty arrays),
 -- and an enum type with a label added out of order. Extensions, one in a
--- schema of its own, and defaults that call their functions.
+-- schema of its own, and defaults that call their functions. Materialized
+-- views, one populated (with a unique index and a comment), one not.
 create type status as enum ('new', 'paid', 'shipped');
 alter type status add value 'held' before 'paid';
 comment on type status is 'order state';
@@ -37,3 +38,7 @@ create extension pgcrypto with schema shop;
 comment on extension pgcrypto is 'hashes';
 create table tokens (id uuid primary key default uuid_generate_v4(), n int, hash text default shop.crypt('pw', '$1$abcdefgh'));
 insert into tokens (n) values (1), (2);
+create materialized view order_totals as select customer_id, sum(amount) as total, count(*) as n from orders group by customer_id;
+create unique index order_totals_customer on order_totals (customer_id);
+comment on materialized view order_totals is 'per customer';
+create materialized view later_totals (cust, tot) as select customer_id, sum(amount) from orders group by customer_id with no data;

@@ -469,6 +469,18 @@ pub struct TableDef {
     /// COMMENT ON TABLE text.
     #[serde(default)]
     pub comment: Option<String>,
+    /// Set for a materialized view: a table whose rows its query made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matview: Option<MatViewDef>,
+}
+
+/// What makes a table a materialized view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatViewDef {
+    /// The query as SQL text (names schema-qualified, as a view's).
+    pub query: String,
+    /// False after WITH NO DATA: reading it is an error until REFRESH.
+    pub populated: bool,
 }
 
 /// A FOREIGN KEY constraint, stored on the referencing table.
@@ -790,6 +802,7 @@ impl TableDef {
             referenced_by: vec![],
             temporary: false,
             comment: None,
+            matview: None,
         }
     }
 
@@ -940,7 +953,8 @@ impl Catalog {
             let ns = tb.namespace;
             let pk = tb.pkey_name.as_deref().map(|pk| (tb.pkey_oid, ns, pk, "i"));
             let indexes = tb.indexes.iter().map(move |i| (i.oid, ns, i.name.as_str(), "i"));
-            std::iter::once((tb.oid, ns, tb.name.as_str(), "r")).chain(pk).chain(indexes)
+            let kind = if tb.matview.is_some() { "m" } else { "r" };
+            std::iter::once((tb.oid, ns, tb.name.as_str(), kind)).chain(pk).chain(indexes)
         });
         let views = self.views.values().map(|v| (v.oid, v.namespace, v.name.as_str(), "v"));
         let seqs = self.sequences.values().map(|s| (s.oid, s.namespace, s.name.as_str(), "S"));

@@ -314,7 +314,11 @@ pub async fn comment<T: Txn>(
         bail!(SyntaxError, "syntax error at or near \"{name}\"");
     };
     let (table, column) = match (object_type, names.as_slice()) {
-        (ast::CommentObject::Table, [.., _]) if names.len() <= 3 => (name.clone(), None),
+        (ast::CommentObject::Table | ast::CommentObject::MaterializedView, [.., _])
+            if names.len() <= 3 =>
+        {
+            (name.clone(), None)
+        }
         (ast::CommentObject::Column, [.., c]) if (2..=4).contains(&names.len()) => {
             let parts = name.0[..name.0.len() - 1].to_vec();
             (ast::ObjectName(parts), Some(c.as_str()))
@@ -334,6 +338,15 @@ pub async fn comment<T: Txn>(
     let table = bind::obj_name(&table)?;
     let t = cat.must_table(&table)?;
     refuse_temporary(&t, "COMMENT")?;
+    match (object_type, t.matview.is_some()) {
+        (ast::CommentObject::Table, true) => {
+            bail!(WrongObjectType, "\"{}\" is not a table", t.name)
+        }
+        (ast::CommentObject::MaterializedView, false) => {
+            bail!(WrongObjectType, "\"{}\" is not a materialized view", t.name)
+        }
+        _ => {}
+    }
     bump_version(txn, tenant).await?;
     lock_table(txn, tenant, t.oid).await?;
     let mut nt = (*t).clone();
@@ -860,6 +873,7 @@ async fn drop_relations<T: Txn>(
         }
         ast::ObjectType::Type => return drop_types(txn, tenant, cat, names, if_exists).await,
         ast::ObjectType::Table => ("DROP TABLE", "table"),
+        ast::ObjectType::MaterializedView => ("DROP MATERIALIZED VIEW", "materialized view"),
         ast::ObjectType::Index => ("DROP INDEX", "index"),
         other => bail!(FeatureNotSupported, "DROP {other} is not supported yet"),
     };
@@ -874,7 +888,20 @@ async fn drop_relations<T: Txn>(
             continue;
         }
         let rel = match (kind, cat.relation(&name)?) {
-            (ast::ObjectType::Table, Some(catalog::Relation::Table(t))) => Some((t, None)),
+            (ast::ObjectType::Table, Some(catalog::Relation::Table(t))) if t.matview.is_some() => {
+                return Err(err!(WrongObjectType, "\"{}\" is not a table", t.name)
+                    .with_hint("Use DROP MATERIALIZED VIEW to remove a materialized view."));
+            }
+            (ast::ObjectType::MaterializedView, Some(catalog::Relation::Table(t)))
+                if t.matview.is_none() =>
+            {
+                return Err(err!(WrongObjectType, "\"{}\" is not a materialized view", t.name)
+                    .with_hint("Use DROP TABLE to remove a table."));
+            }
+            (
+                ast::ObjectType::Table | ast::ObjectType::MaterializedView,
+                Some(catalog::Relation::Table(t)),
+            ) => Some((t, None)),
             (ast::ObjectType::Index, Some(catalog::Relation::Index(t, i))) => Some((t, Some(i))),
             _ => None,
         };
@@ -928,8 +955,10 @@ async fn drop_relations<T: Txn>(
                 if !refs.is_empty() && !cascade {
                     return Err(foreign_keys::still_referenced(&t, &refs));
                 }
-                let what = format!("table {}", t.name);
+                let kind = if t.matview.is_some() { "materialized view" } else { "table" };
+                let what = format!("{kind} {}", t.name);
                 view_deps::drop_dependents(txn, tenant, cat, (t.oid, None, &what), d).await?;
+                drop_matview_users(txn, tenant, cat, &t, &what, d).await?;
                 for (child, i) in refs {
                     let fk = &child.foreign_keys[i];
                     d.cascaded.push(format!("constraint {} on table {}", fk.name, child.name));
@@ -987,6 +1016,62 @@ async fn drop_relations<T: Txn>(
     Ok(r)
 }
 
+/// Refuses (without CASCADE) or carries out dropping the materialized
+/// views whose query reads `t`, which `what` names (views on those go
+/// with them).
+async fn drop_matview_users<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    t: &TableDef,
+    what: &str,
+    d: &mut Dropping,
+) -> Result<()> {
+    let reads = |query: &str| {
+        let Ok(q) = crate::parse::query_text(query) else { return false };
+        let mut found = false;
+        let _ = ast::visit_relations(&q, |name| {
+            let rel = bind::obj_name(name).ok().and_then(|n| cat.relation(&n).ok().flatten());
+            found |= rel.is_some_and(|r| r.oid() == t.oid);
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+        found
+    };
+    let users: Vec<Arc<TableDef>> = cat
+        .tables
+        .values()
+        .filter(|m| m.oid != t.oid && m.matview.as_ref().is_some_and(|mv| reads(&mv.query)))
+        .cloned()
+        .collect();
+    if users.is_empty() {
+        return Ok(());
+    }
+    if !d.cascade {
+        let detail: Vec<String> = users
+            .iter()
+            .map(|m| format!("materialized view {} depends on {what}", m.name))
+            .collect();
+        return Err(err!(
+            DependentObjectsStillExist,
+            "cannot drop {what} because other objects depend on it"
+        )
+        .with_detail(detail.join("\n"))
+        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+    }
+    for m in users {
+        let name = format!("materialized view {}", m.name);
+        d.cascaded.push(name.clone());
+        view_deps::drop_dependents(txn, tenant, cat, (m.oid, None, &name), d).await?;
+        lock_table(txn, tenant, m.oid).await?;
+        delete_key(txn, keys::table(tenant, m.oid)).await?;
+        txn.delete_range_after_commit(keys::storage(tenant, m.storage)).map_err(from_kv)?;
+        for i in &m.indexes {
+            txn.delete_range_after_commit(keys::storage(tenant, i.storage)).map_err(from_kv)?;
+        }
+    }
+    Ok(())
+}
+
 /// TRUNCATE: switches each table (and its indexes) to fresh, empty storage.
 pub async fn truncate<T: Txn>(
     txn: &mut T,
@@ -999,6 +1084,9 @@ pub async fn truncate<T: Txn>(
     for n in names {
         let t = cat.must_table(&bind::obj_name(n)?)?;
         refuse_temporary(&t, "TRUNCATE")?;
+        if t.matview.is_some() {
+            bail!(WrongObjectType, "\"{}\" is not a table", t.name);
+        }
         tables.push(t);
     }
     let mut r = DdlResult::tag("TRUNCATE TABLE");
@@ -1024,17 +1112,63 @@ pub async fn truncate<T: Txn>(
     }
     for t in tables {
         let mut nt = (*t).clone();
-        let base = alloc(txn, tenant, 1 + nt.indexes.len() as u64).await?;
-        txn.delete_range_after_commit(keys::storage(tenant, nt.storage)).map_err(from_kv)?;
-        nt.storage = base;
-        r.fresh.push(base);
-        for (i, idx) in nt.indexes.iter_mut().enumerate() {
-            txn.delete_range_after_commit(keys::storage(tenant, idx.storage)).map_err(from_kv)?;
-            idx.storage = base + 1 + i as u64;
-            r.fresh.push(idx.storage);
-        }
+        swap_storage(txn, tenant, &mut nt, &mut r).await?;
         write_table(txn, tenant, &nt).await?;
     }
+    Ok(r)
+}
+
+/// Moves `t` and its indexes to fresh, empty storage (the old is deleted
+/// once no snapshot can see it), recording the new ids in `r`.
+async fn swap_storage<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    t: &mut TableDef,
+    r: &mut DdlResult,
+) -> Result<()> {
+    txn.delete_range_after_commit(keys::storage(tenant, t.storage)).map_err(from_kv)?;
+    for idx in &t.indexes {
+        txn.delete_range_after_commit(keys::storage(tenant, idx.storage)).map_err(from_kv)?;
+    }
+    let (_, fresh) = fresh_storage(txn, tenant, t, 0).await?;
+    r.fresh.extend(fresh);
+    Ok(())
+}
+
+/// Makes table `t` a materialized view of `query` (stored text): the last
+/// step of CREATE MATERIALIZED VIEW, which made and filled it as a table.
+pub async fn mark_matview<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    t: &TableDef,
+    query: String,
+    populated: bool,
+) -> Result<DdlResult> {
+    bump_version(txn, tenant).await?;
+    lock_table(txn, tenant, t.oid).await?;
+    let def = TableDef { matview: Some(catalog::MatViewDef { query, populated }), ..t.clone() };
+    write_table(txn, tenant, &def).await?;
+    Ok(DdlResult::tag("CREATE MATERIALIZED VIEW"))
+}
+
+/// REFRESH MATERIALIZED VIEW's storage step: empties the view (fresh
+/// storage, as TRUNCATE) and records whether it will hold rows; the
+/// caller then fills it from its query.
+pub async fn empty_matview<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    t: &TableDef,
+    populated: bool,
+) -> Result<DdlResult> {
+    let mut r = DdlResult::tag("REFRESH MATERIALIZED VIEW");
+    bump_version(txn, tenant).await?;
+    lock_table(txn, tenant, t.oid).await?;
+    let mut def = t.clone();
+    if let Some(m) = &mut def.matview {
+        m.populated = populated;
+    }
+    swap_storage(txn, tenant, &mut def, &mut r).await?;
+    write_table(txn, tenant, &def).await?;
     Ok(r)
 }
 

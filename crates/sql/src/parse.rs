@@ -109,8 +109,24 @@ pub enum Stmt {
     /// ALTER TABLE | VIEW | SEQUENCE | TYPE name SET SCHEMA, ALTER VIEW
     /// name RENAME TO.
     AlterName(AlterName),
+    /// CREATE MATERIALIZED VIEW (sqlparser's view), and whether WITH DATA
+    /// (the default) rather than WITH NO DATA.
+    CreateMatView(Box<ast::CreateView>, bool),
+    /// REFRESH MATERIALIZED VIEW \[CONCURRENTLY\] name \[WITH \[NO\] DATA\].
+    RefreshMatView(RefreshMatView),
     /// Only whitespace and comments.
     Empty,
+}
+
+/// REFRESH MATERIALIZED VIEW.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefreshMatView {
+    /// The materialized view.
+    pub name: ast::ObjectName,
+    /// CONCURRENTLY.
+    pub concurrently: bool,
+    /// WITH DATA (the default) rather than WITH NO DATA.
+    pub data: bool,
 }
 
 /// Data format of a COPY.
@@ -481,6 +497,13 @@ fn own_syntax(
 ) -> Result<Option<Stmt>> {
     let kw = |i: usize| words.get(i).and_then(|t| word(t)).filter(|_| t_quote(words, i).is_none());
     let (w0, w1, w2) = (kw(0), kw(1), kw(2));
+    if (w0.as_deref(), w1.as_deref(), w2.as_deref())
+        == (Some("create"), Some("materialized"), Some("view"))
+        || (w0.as_deref(), w1.as_deref(), w2.as_deref())
+            == (Some("refresh"), Some("materialized"), Some("view"))
+    {
+        return materialized_view(sql, piece, words, semi).map(Some);
+    }
     if (w0.as_deref(), w1.as_deref()) == (Some("create"), Some("extension")) {
         let dialect = PostgreSqlDialect {};
         let mut p = Parser::new(&dialect).with_tokens_with_locations(sql_tokens(piece));
@@ -526,6 +549,65 @@ fn own_syntax(
         Err(sequence::OptionError::Syntax(e)) => Err(syntax_error(sql, e, semi)),
         Err(sequence::OptionError::Conflict(span)) => Err(sequence::conflict(sql, span)),
         Err(sequence::OptionError::Unsupported(m)) => bail!(FeatureNotSupported, "{m}"),
+    }
+}
+
+/// CREATE MATERIALIZED VIEW ... AS query \[WITH \[NO\] DATA\], which
+/// sqlparser reads without its last clause, and REFRESH MATERIALIZED VIEW
+/// \[CONCURRENTLY\] name \[WITH \[NO\] DATA\], which it does not read.
+fn materialized_view(
+    sql: &str,
+    piece: &[TokenWithSpan],
+    words: &[&TokenWithSpan],
+    semi: Option<&TokenWithSpan>,
+) -> Result<Stmt> {
+    let kw = |i: usize| words.get(i).and_then(|t| word(t)).filter(|_| t_quote(words, i).is_none());
+    let n = words.len();
+    // A trailing WITH [NO] DATA.
+    let (data, cut) = match (
+        n.checked_sub(3).and_then(kw),
+        n.checked_sub(2).and_then(kw),
+        n.checked_sub(1).and_then(kw),
+    ) {
+        (Some(w), Some(no), Some(d)) if w == "with" && no == "no" && d == "data" => (false, 3),
+        (_, Some(w), Some(d)) if w == "with" && d == "data" => (true, 2),
+        _ => (true, 0),
+    };
+    let tokens = sql_tokens(piece);
+    let keep = match cut {
+        0 => tokens,
+        _ => {
+            let first_cut = words[n - cut];
+            let stop =
+                tokens.iter().position(|t| t.span == first_cut.span && t.token == first_cut.token);
+            tokens[..stop.unwrap_or(tokens.len())].to_vec()
+        }
+    };
+    let dialect = PostgreSqlDialect {};
+    let mut p =
+        Parser::new(&dialect).with_recursion_limit(MAX_RECURSION).with_tokens_with_locations(keep);
+    if kw(0).as_deref() == Some("refresh") {
+        let r = (|| {
+            p.expect_keywords(&[Keyword::REFRESH, Keyword::MATERIALIZED, Keyword::VIEW])?;
+            let concurrently = p.parse_keyword(Keyword::CONCURRENTLY);
+            let name = p.parse_object_name(false)?;
+            if p.peek_token().token != Token::EOF {
+                return p.expected("end of statement", p.peek_token());
+            }
+            Ok(RefreshMatView { name, concurrently, data })
+        })();
+        return r.map(Stmt::RefreshMatView).map_err(|e| syntax_error(sql, e, semi));
+    }
+    let stmt = p.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
+    if p.peek_token().token != Token::EOF {
+        let next = p.peek_token();
+        return Err(err!(SyntaxError, "syntax error at or near \"{}\"", next.token));
+    }
+    match stmt {
+        ast::Statement::CreateView(cv) if cv.materialized => {
+            Ok(Stmt::CreateMatView(Box::new(cv), data))
+        }
+        _ => bail!(SyntaxError, "syntax error at or near \"MATERIALIZED\""),
     }
 }
 

@@ -1157,6 +1157,14 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                     return Ok((Plan::Sequence(seq), scope));
                 }
                 Some(Ok(Relation::Table(t))) => {
+                    if t.matview.as_ref().is_some_and(|m| !m.populated) {
+                        return Err(err!(
+                            ObjectNotInPrerequisiteState,
+                            "materialized view \"{}\" has not been populated",
+                            t.name
+                        )
+                        .with_hint("Use the REFRESH MATERIALIZED VIEW command."));
+                    }
                     let mut scope = table_scope(&t, &qualifier, alias);
                     let keyed = match b.keyed.as_mut().filter(|k| k.wants(&qualifier)) {
                         Some(k) => {

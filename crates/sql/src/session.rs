@@ -42,6 +42,8 @@ mod control;
 mod copy_in;
 /// DECLARE/FETCH/CLOSE cursors and PREPARE/EXECUTE/DEALLOCATE.
 mod cursors;
+/// CREATE and REFRESH MATERIALIZED VIEW.
+mod matviews;
 /// The DDL Strata parses itself (ALTER SEQUENCE, OWNER TO).
 mod own_ddl;
 /// SAVEPOINT, RELEASE, ROLLBACK TO.
@@ -1140,6 +1142,14 @@ impl<K: KvClient> Session<K> {
                 return Ok(Outcome::Command(tag.to_string()));
             }
             Stmt::Copy(c) => return self.copy(c.clone()).await,
+            Stmt::CreateMatView(cv, data) => {
+                self.start_statement().await?;
+                return self.create_matview(cv, *data).await;
+            }
+            Stmt::RefreshMatView(r) => {
+                self.start_statement().await?;
+                return self.refresh_matview(r).await;
+            }
             own @ (Stmt::AlterSequence(_) | Stmt::AlterOwner(_) | Stmt::AlterName(_)) => {
                 self.start_statement().await?;
                 return self.own_ddl(own).await;
@@ -1163,11 +1173,15 @@ impl<K: KvClient> Session<K> {
                 self.plan_for(&portal.prepared)?
             };
             let target = match bound.as_ref() {
-                Bound::Insert(p) => Some(p.table.oid),
-                Bound::Update(p) => Some(p.scan.table.oid),
-                Bound::Delete(p) => Some(p.scan.table.oid),
+                Bound::Insert(p) => Some(&p.table),
+                Bound::Update(p) => Some(&p.scan.table),
+                Bound::Delete(p) => Some(&p.scan.table),
                 _ => None,
             };
+            if let Some(t) = target.filter(|t| t.matview.is_some()) {
+                bail!(WrongObjectType, "cannot change materialized view \"{}\"", t.name);
+            }
+            let target = target.map(|t| t.oid);
             attempts += 1;
             match target {
                 Some(oid) if self.lock_table_for_write(oid, attempts < 10).await? => {}

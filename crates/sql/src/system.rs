@@ -1142,7 +1142,8 @@ impl SystemTable {
                     .collect();
                 for (oid, ns, name, kind) in catalog.relations() {
                     let key = (ns, name.to_string());
-                    let Some(tb) = catalog.tables.get(&key).filter(|_| kind == "r") else {
+                    let Some(tb) = catalog.tables.get(&key).filter(|_| matches!(kind, "r" | "m"))
+                    else {
                         rows.push(class_row(oid, ns, name, kind, false, "p"));
                         continue;
                     };
@@ -1152,6 +1153,9 @@ impl SystemTable {
                     row[10] = Value::Int2(tb.checks.len() as i16);
                     row[11] = Value::Int2(tb.columns.len() as i16);
                     row[12] = Value::Bool(!tb.foreign_keys.is_empty() || referenced.contains(&oid));
+                    if let Some(mv) = &tb.matview {
+                        row[29] = Value::Bool(mv.populated);
+                    }
                     rows.push(row);
                 }
             }
@@ -1474,7 +1478,7 @@ impl SystemTable {
                 }
             }
             PgTables => {
-                for tb in catalog.tables.values() {
+                for tb in catalog.tables.values().filter(|t| t.matview.is_none()) {
                     let has_index = !tb.primary_key.is_empty() || !tb.indexes.is_empty();
                     rows.push(vec![
                         t(schema_of(catalog, tb.namespace)),
@@ -1484,8 +1488,9 @@ impl SystemTable {
                     ]);
                 }
             }
+            // Materialized views are not in information_schema.
             InfoTables => {
-                for tb in catalog.tables.values() {
+                for tb in catalog.tables.values().filter(|t| t.matview.is_none()) {
                     let kind = if tb.temporary { "LOCAL TEMPORARY" } else { "BASE TABLE" };
                     let schema = schema_of(catalog, tb.namespace);
                     rows.push(vec![t("postgres"), t(schema), t(&tb.name), t(kind)]);
@@ -1523,7 +1528,11 @@ impl SystemTable {
                 }
             }
             InfoColumns => {
-                for (_, namespace, name, columns) in relation_columns(catalog) {
+                let matview =
+                    |oid: u32| catalog.table_by_oid(oid).is_some_and(|t| t.matview.is_some());
+                for (_, namespace, name, columns) in
+                    relation_columns(catalog).into_iter().filter(|(oid, ..)| !matview(*oid))
+                {
                     for (i, c) in columns.iter().enumerate() {
                         let ty = c.ty.to_type();
                         rows.push(vec![
@@ -2084,7 +2093,7 @@ fn class_row(
 ) -> Vec<Value> {
     // Tables use the heap access method and indexes btree (pg_am).
     let am = match kind {
-        "r" => 2,
+        "r" | "m" => 2,
         "i" => 403,
         _ => 0,
     };

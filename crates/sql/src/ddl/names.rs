@@ -14,7 +14,8 @@ use crate::catalog::ObjName;
 use crate::deparse::{rename_in_expr, rename_names, Renaming};
 use crate::parse::{AlterName, NameChange, RelationKind};
 
-/// Applies `to` to every view query, column default and CHECK condition
+/// Applies `to` to every view query (materialized ones too), column
+/// default and CHECK condition
 /// (with `functions`, to the extension functions they call too).
 /// `cur`, the definition of a table being altered, is changed in place
 /// (its caller writes it); other tables are written here.
@@ -40,6 +41,14 @@ pub(super) async fn rename_everywhere<T: Txn>(
             _ => own.insert((**t).clone()),
         };
         let mut changed = false;
+        if let Some(mv) = &mut def.matview {
+            if let Ok(mut q) = crate::parse::query_text(&mv.query) {
+                if rename_names(&mut q, to, functions) {
+                    mv.query = q.to_string();
+                    changed = true;
+                }
+            }
+        }
         for c in &mut def.columns {
             if let Some(d) = c.default.as_deref().and_then(|d| rename_in_expr(d, to, functions)) {
                 c.default = Some(d);

@@ -441,12 +441,17 @@ pub fn user_by_id(cat: &Catalog, oid: u32) -> String {
         .unwrap_or_else(|| format!("unknown (OID={oid})"))
 }
 
-/// pg_get_viewdef: the view's query as PostgreSQL prints it (a leading
-/// space, a trailing `;`), names schema-qualified where the search path
-/// does not find them.
+/// pg_get_viewdef: the query of a view or materialized view as PostgreSQL
+/// prints it (a leading space, a trailing `;`), names schema-qualified
+/// where the search path does not find them.
 pub fn view_def(cat: &Catalog, oid: u32) -> Option<String> {
-    let v = cat.views.values().find(|v| v.oid == oid)?;
-    Some(format!(" {};", crate::deparse::display_query(cat, &v.query)))
+    // A materialized view's query too.
+    let table = cat.table_by_oid(oid);
+    let query = match cat.views.values().find(|v| v.oid == oid) {
+        Some(v) => v.query.as_str(),
+        None => table.as_ref()?.matview.as_ref()?.query.as_str(),
+    };
+    Some(format!(" {};", crate::deparse::display_query(cat, query)))
 }
 
 /// obj_description(oid, 'pg_class'): the table's comment.

@@ -22,6 +22,18 @@ impl<K: KvClient> Session<K> {
             return self.copy_query_out(&c, q).await;
         }
         let mut table = self.catalog.must_table(&c.table)?;
+        if let Some(mv) = &table.matview {
+            if c.from {
+                bail!(WrongObjectType, "cannot copy to materialized view \"{}\"", table.name);
+            }
+            if !mv.populated {
+                bail!(
+                    ObjectNotInPrerequisiteState,
+                    "cannot copy from unpopulated materialized view \"{}\"",
+                    table.name
+                );
+            }
+        }
         if c.from {
             let mut attempts = 1;
             while self.lock_table_for_write(table.oid, attempts < 10).await? {

@@ -74,11 +74,12 @@ pub fn rows(cat: &Catalog) -> Vec<Vec<Value>> {
             }
         }
     }
-    for v in cat.views.values() {
-        let mut refs = view_relations(cat, &v.query);
+    let matviews = cat.tables.values().filter_map(|t| Some((t.oid, &t.matview.as_ref()?.query)));
+    for (oid, query) in cat.views.values().map(|v| (v.oid, &v.query)).chain(matviews) {
+        let mut refs = view_relations(cat, query);
         refs.sort_unstable();
         refs.dedup();
-        rows.extend(refs.into_iter().map(|r| row(class, v.oid, r, 0, "n")));
+        rows.extend(refs.into_iter().map(|r| row(class, oid, r, 0, "n")));
     }
     rows.extend(extension_rows(cat));
     rows

@@ -25,6 +25,24 @@ const VIEWS: &[(&str, u32, &[&str], &str)] = &[
          FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace \
          WHERE c.relkind = 'v'",
     ),
+    (
+        "pg_matviews",
+        12038,
+        &[
+            "schemaname",
+            "matviewname",
+            "matviewowner",
+            "tablespace",
+            "hasindexes",
+            "ispopulated",
+            "definition",
+        ],
+        "SELECT n.nspname, c.relname, pg_get_userbyid(c.relowner), t.spcname, c.relhasindex, \
+         c.relispopulated, pg_get_viewdef(c.oid) \
+         FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace \
+         LEFT JOIN pg_tablespace t ON t.oid = c.reltablespace \
+         WHERE c.relkind = 'm'",
+    ),
 ];
 
 /// The pg_catalog view `name`, if it is one of these.
