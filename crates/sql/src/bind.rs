@@ -757,6 +757,8 @@ impl<'a> Binder<'a> {
                 | "session_user"
                 | "user"
                 | "localtimestamp"
+                | "current_time"
+                | "localtime"
         );
         if q.is_none() && keyword_fn && scope.resolve(None, name).is_err() {
             let (f, ty) = func::resolve(name, &[])?;

@@ -39,6 +39,19 @@ pub mod pgcrypto;
 // The uuid-ossp extension's functions (uuid_generate_v1, _v4, ...).
 pub mod uuid_ossp;
 
+/// The transaction-time values that take a precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// current_timestamp
+    Timestamp,
+    /// localtimestamp
+    LocalTimestamp,
+    /// current_time
+    Time,
+    /// localtime
+    LocalTime,
+}
+
 /// The size functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SizeFunc {
@@ -188,6 +201,12 @@ pub enum Func {
     EncodingName,
     /// pg_is_in_recovery(): false
     InRecovery,
+    /// current_time (with the zone's offset) and localtime: the
+    /// transaction's start time of day in the session's zone
+    CurrentTime(bool),
+    /// current_timestamp(p), localtimestamp(p), current_time(p),
+    /// localtime(p): the value rounded to p fractional digits
+    Precision(Clock),
     /// txid_current(), pg_current_xact_id(): the transaction's id
     TxId,
     /// pg_postmaster_start_time(), pg_conf_load_time(): when the SQL
@@ -273,6 +292,12 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("statement_timestamp", 0) => (Func::StatementTimestamp, T::TimestampTz),
         ("clock_timestamp", 0) => (Func::ClockTimestamp, T::TimestampTz),
         ("current_date", 0) => (Func::CurrentDate, T::Date),
+        ("current_time", 0) => (Func::CurrentTime(true), T::TimeTz),
+        ("localtime", 0) => (Func::CurrentTime(false), T::Time),
+        ("current_timestamp", 1) => (Func::Precision(Clock::Timestamp), T::TimestampTz),
+        ("localtimestamp", 1) => (Func::Precision(Clock::LocalTimestamp), T::Timestamp),
+        ("current_time", 1) => (Func::Precision(Clock::Time), T::TimeTz),
+        ("localtime", 1) => (Func::Precision(Clock::LocalTime), T::Time),
         ("abs", 1) if first.is_numeric() => (Func::Abs, first),
         ("length" | "octet_length", 1) if first == T::Bytea => (Func::OctetLength, T::Int4),
         ("length" | "char_length" | "character_length", 1) => (Func::Length, T::Int4),
@@ -640,6 +665,46 @@ impl Func {
                 Value::Date(ctx.zone().utc_to_local(ctx.txn_time).div_euclid(86_400_000_000) as i32)
             }
             Func::LocalTimestamp => Value::Timestamp(ctx.zone().utc_to_local(ctx.txn_time)),
+            Func::Precision(clock) => {
+                let p = int(&arg(0))?;
+                let name = match clock {
+                    Clock::Timestamp => "TIMESTAMP(%) WITH TIME ZONE",
+                    Clock::LocalTimestamp => "TIMESTAMP(%)",
+                    Clock::Time => "TIME(%) WITH TIME ZONE",
+                    Clock::LocalTime => "TIME(%)",
+                };
+                if p < 0 {
+                    let shown = name.replace('%', &p.to_string());
+                    bail!(InvalidParameterValue, "{shown} precision must not be negative");
+                }
+                if p > 6 {
+                    let shown = name.replace('%', &p.to_string());
+                    let msg = format!("{shown} precision reduced to maximum allowed, 6");
+                    ctx.warnings.lock().push(sqlstate::ErrorReport {
+                        severity: sqlstate::Severity::Warning,
+                        ..err!(InvalidParameterValue, "{msg}")
+                    });
+                }
+                let unit = 10i64.pow(6 - p.clamp(0, 6) as u32);
+                let round = |v: i64| (v + unit / 2).div_euclid(unit) * unit;
+                let utc = round(ctx.txn_time);
+                let local = ctx.zone().utc_to_local(utc);
+                let day = sqltypes::datetime::USECS_PER_DAY;
+                match clock {
+                    Clock::Timestamp => Value::TimestampTz(utc),
+                    Clock::LocalTimestamp => Value::Timestamp(local),
+                    Clock::Time => Value::TimeTz(local.rem_euclid(day), ctx.zone().offset_at(utc)),
+                    Clock::LocalTime => Value::Time(local.rem_euclid(day)),
+                }
+            }
+            Func::CurrentTime(with_zone) => {
+                let local = ctx.zone().utc_to_local(ctx.txn_time);
+                let time = local.rem_euclid(sqltypes::datetime::USECS_PER_DAY);
+                match with_zone {
+                    true => Value::TimeTz(time, ctx.zone().offset_at(ctx.txn_time)),
+                    false => Value::Time(time),
+                }
+            }
             Func::Timezone => {
                 let zone = match arg(0) {
                     Value::Interval(iv) if iv.months == 0 && iv.days == 0 => {
