@@ -120,6 +120,9 @@ pub enum AggFunc {
     Percentile(bool),
     /// mode() WITHIN GROUP (ORDER BY x)
     Mode,
+    /// corr, covar_pop, covar_samp and the regr_* aggregates of (y, x):
+    /// y in `arg`, x in `extra`
+    Regr(Regr),
     /// A value that is the same on every row of a group (a correlated
     /// subquery's result over grouped columns): the first non-null one.
     AnyValue,
@@ -133,6 +136,56 @@ pub struct Spread {
     pub population: bool,
     /// The standard deviation (the variance's square root).
     pub root: bool,
+}
+
+/// The two-variable statistics of (y, x) pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Regr {
+    /// corr: the correlation coefficient
+    Corr,
+    /// covar_pop
+    CovarPop,
+    /// covar_samp
+    CovarSamp,
+    /// regr_count: the pairs with neither value NULL
+    Count,
+    /// regr_avgx
+    AvgX,
+    /// regr_avgy
+    AvgY,
+    /// regr_sxx
+    Sxx,
+    /// regr_syy
+    Syy,
+    /// regr_sxy
+    Sxy,
+    /// regr_slope
+    Slope,
+    /// regr_intercept
+    Intercept,
+    /// regr_r2
+    R2,
+}
+
+impl Regr {
+    /// The aggregate called `name`.
+    pub fn named(name: &str) -> Option<Regr> {
+        Some(match name {
+            "corr" => Regr::Corr,
+            "covar_pop" => Regr::CovarPop,
+            "covar_samp" => Regr::CovarSamp,
+            "regr_count" => Regr::Count,
+            "regr_avgx" => Regr::AvgX,
+            "regr_avgy" => Regr::AvgY,
+            "regr_sxx" => Regr::Sxx,
+            "regr_syy" => Regr::Syy,
+            "regr_sxy" => Regr::Sxy,
+            "regr_slope" => Regr::Slope,
+            "regr_intercept" => Regr::Intercept,
+            "regr_r2" => Regr::R2,
+            _ => return None,
+        })
+    }
 }
 
 /// One aggregate computed by an [`Plan::Aggregate`] node.

@@ -215,6 +215,32 @@ impl Binder<'_> {
                     ty: if jsonb { DataType::Jsonb } else { DataType::Json },
                 }
             }
+            (_, [Some(y), Some(x)]) if crate::plan::Regr::named(name).is_some() => {
+                let regr = crate::plan::Regr::named(name).unwrap_or(crate::plan::Regr::Count);
+                let (yx, yt) = self.expr_in(y, scope, over)?;
+                let (xx, xt) = self.expr_in(x, scope, over)?;
+                for t in [&yt, &xt] {
+                    if !(t.is_numeric() || *t == DataType::Unknown) {
+                        return Err(func::no_such_function(name, &[yt.clone(), xt.clone()]));
+                    }
+                }
+                let y = self.coerce(yx, &yt, &DataType::Float8)?;
+                let x = self.coerce(xx, &xt, &DataType::Float8)?;
+                let ty = if regr == crate::plan::Regr::Count {
+                    DataType::Int8
+                } else {
+                    DataType::Float8
+                };
+                AggCall {
+                    func: AggFunc::Regr(regr),
+                    arg: Some(y),
+                    distinct,
+                    filter,
+                    extra: Some(x),
+                    order,
+                    ty,
+                }
+            }
             (_, [Some(a)]) => {
                 // Aggregate arguments see the raw input row (a window
                 // aggregate over grouped rows: the groups).
@@ -432,6 +458,18 @@ pub fn is_aggregate(name: &str) -> bool {
             | "percentile_cont"
             | "percentile_disc"
             | "mode"
+            | "corr"
+            | "covar_pop"
+            | "covar_samp"
+            | "regr_count"
+            | "regr_avgx"
+            | "regr_avgy"
+            | "regr_sxx"
+            | "regr_syy"
+            | "regr_sxy"
+            | "regr_slope"
+            | "regr_intercept"
+            | "regr_r2"
             | "string_agg"
             | "array_agg"
             | "json_agg"

@@ -34,6 +34,9 @@ pub(crate) enum AggState {
     /// Over floats: count, sum and the sum of squared deviations, updated
     /// as PostgreSQL's float8_accum does (Youngs-Cramer).
     FloatMoments(f64, f64, f64),
+    /// Over (y, x) pairs: N, Sx, Sxx, Sy, Syy, Sxy, updated as
+    /// PostgreSQL's float8_regr_accum does.
+    Regr([f64; 6]),
 }
 
 /// One row's input to an aggregate: argument, extra argument (NULL where
@@ -68,6 +71,7 @@ fn unordered_init(a: &AggCall) -> AggState {
         }
         AggFunc::Bits(_) => AggState::Sum(Value::Null),
         AggFunc::Percentile(_) | AggFunc::Mode => AggState::Pairs(Vec::new()),
+        AggFunc::Regr(_) => AggState::Regr([0.0; 6]),
     }
 }
 
@@ -141,6 +145,23 @@ pub(crate) fn agg_step(a: &AggCall, st: &mut AggState, input: AggInput) -> Resul
             *n += 1;
             *squares = squares.add(&x.mul(&x));
             *sum = sum.add(&x);
+        }
+        AggState::Regr(m) => {
+            let (Value::Float8(y), Value::Float8(x)) = (v, extra) else { return Ok(()) };
+            let [n, sx, sxx, sy, syy, sxy] = m;
+            let before = *n;
+            *n += 1.0;
+            *sx += x;
+            *sy += y;
+            if before > 0.0 {
+                let (tx, ty) = (x * *n - *sx, y * *n - *sy);
+                let scale = 1.0 / (*n * before);
+                *sxx += tx * tx * scale;
+                *syy += ty * ty * scale;
+                *sxy += tx * ty * scale;
+            } else if !x.is_finite() || !y.is_finite() {
+                (*sxx, *syy, *sxy) = (f64::NAN, f64::NAN, f64::NAN);
+            }
         }
         AggState::FloatMoments(n, sx, sxx) => {
             let Value::Float8(x) = cast::cast(v, &DataType::Float8)? else { return Ok(()) };
@@ -226,6 +247,10 @@ pub(crate) fn agg_final(a: &AggCall, st: AggState, zone: &sqltypes::Zone) -> Res
         AggState::Moments(n, sum, squares) => {
             let AggFunc::Spread(spread) = a.func else { return Ok(Value::Null) };
             spread_numeric(spread, n, &sum, &squares)?
+        }
+        AggState::Regr(m) => {
+            let AggFunc::Regr(kind) = a.func else { return Ok(Value::Null) };
+            regr_final(kind, m)
         }
         AggState::FloatMoments(n, _, sxx) => {
             let AggFunc::Spread(spread) = a.func else { return Ok(Value::Null) };
@@ -377,4 +402,38 @@ fn ordered_set_final(func: AggFunc, pairs: Vec<(Value, Value)>) -> Result<Value>
             values[best.0].clone()
         }
     })
+}
+
+/// A two-variable statistic from its moments, as PostgreSQL's
+/// float8_regr_* and float8_corr/covar_* finish them.
+fn regr_final(kind: crate::plan::Regr, m: [f64; 6]) -> Value {
+    use crate::plan::Regr;
+    let [n, sx, sxx, sy, syy, sxy] = m;
+    let f = |x: f64| Value::Float8(x);
+    if kind == Regr::Count {
+        return Value::Int8(n as i64);
+    }
+    if n < 1.0 {
+        return Value::Null;
+    }
+    match kind {
+        Regr::Count => Value::Int8(n as i64),
+        Regr::AvgX => f(sx / n),
+        Regr::AvgY => f(sy / n),
+        Regr::Sxx => f(sxx),
+        Regr::Syy => f(syy),
+        Regr::Sxy => f(sxy),
+        Regr::CovarPop => f(sxy / n),
+        Regr::CovarSamp if n < 2.0 => Value::Null,
+        Regr::CovarSamp => f(sxy / (n - 1.0)),
+        Regr::Corr if sxx == 0.0 || syy == 0.0 => Value::Null,
+        Regr::Corr => f(sxy / (sxx * syy).sqrt()),
+        Regr::R2 if sxx == 0.0 => Value::Null,
+        Regr::R2 if syy == 0.0 => f(1.0),
+        Regr::R2 => f((sxy * sxy) / (sxx * syy)),
+        Regr::Slope if sxx == 0.0 => Value::Null,
+        Regr::Slope => f(sxy / sxx),
+        Regr::Intercept if sxx == 0.0 => Value::Null,
+        Regr::Intercept => f((sy - sx * sxy / sxx) / n),
+    }
 }
