@@ -707,6 +707,62 @@ impl Json {
         Ok(r)
     }
 
+    /// jsonb_insert: `new` put at `path`: before (or with `after` after)
+    /// an array element, or as a new key of an object (a key that exists
+    /// is an error). An array index past either end puts it at that end.
+    pub fn insert_path(&self, path: &[String], new: &Json, after: bool) -> Result<Json> {
+        if matches!(self, Json::Null | Json::Bool(_) | Json::Number(_) | Json::String(_)) {
+            return Err(err!(InvalidParameterValue, "cannot set path in scalar"));
+        }
+        self.insert_rec(path, new, after)
+    }
+
+    fn insert_rec(&self, path: &[String], new: &Json, after: bool) -> Result<Json> {
+        let Some((first, rest)) = path.split_first() else { return Ok(self.clone()) };
+        Ok(match self {
+            Json::Object(pairs) => {
+                let mut pairs = pairs.clone();
+                match pairs.iter().position(|(k, _)| k == first) {
+                    Some(_) if rest.is_empty() => {
+                        return Err(err!(InvalidParameterValue, "cannot replace existing key")
+                            .with_hint("Try using the function jsonb_set to replace key value."));
+                    }
+                    Some(i) => pairs[i].1 = pairs[i].1.insert_rec(rest, new, after)?,
+                    None if rest.is_empty() => {
+                        pairs.push((first.clone(), new.clone()));
+                        canonicalize(&mut pairs);
+                    }
+                    None => {}
+                }
+                Json::Object(pairs)
+            }
+            Json::Array(items) => {
+                let mut items = items.clone();
+                let Ok(i) = first.trim().parse::<i64>() else {
+                    return Err(err!(
+                        InvalidTextRepresentation,
+                        "path element at position {} is not an integer: \"{first}\"",
+                        1
+                    ));
+                };
+                let n = items.len() as i64;
+                let idx = if i < 0 { n + i } else { i };
+                if rest.is_empty() {
+                    let at = match idx {
+                        _ if idx < 0 => 0,
+                        _ if idx >= n => n,
+                        _ => idx + i64::from(after),
+                    };
+                    items.insert(at as usize, new.clone());
+                } else if (0..n).contains(&idx) {
+                    items[idx as usize] = items[idx as usize].insert_rec(rest, new, after)?;
+                }
+                Json::Array(items)
+            }
+            other => other.clone(),
+        })
+    }
+
     fn set_rec(
         &self,
         path: &[String],

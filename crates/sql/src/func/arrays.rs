@@ -45,6 +45,9 @@ pub enum ArrayFunc {
     Ndims,
     /// array_dims(a)
     Dims,
+    /// array_fill(value, dimensions [, lower bounds]), with the element
+    /// type's OID (a NULL value has no type of its own)
+    Fill(u32),
     /// cardinality(a)
     Cardinality,
     /// array_to_string(a, delimiter [, null text])
@@ -110,6 +113,17 @@ fn resolve_known(name: &str, args: &[DataType]) -> Result<Option<Resolved>> {
             (f, T::Int4, vec![Some(a)])
         }
         ("array_dims", 1) => (F::Dims, T::Text, vec![Some(array_arg(name, args, 0)?)]),
+        ("array_fill", 2 | 3) => {
+            let elem = match &args[0] {
+                T::Unknown => T::Text,
+                t if t.elem().is_some() => {
+                    bail!(FeatureNotSupported, "array_fill of arrays is not supported yet")
+                }
+                t => t.clone(),
+            };
+            let ints = Some(T::Int4.array_of());
+            (F::Fill(elem.oid()), elem.array_of(), vec![Some(elem), ints.clone(), ints])
+        }
         ("array_to_string", 2 | 3) => {
             let a = array_arg(name, args, 0)?;
             (F::ToString, T::Text, vec![Some(a), Some(T::Text), Some(T::Text)])
@@ -411,6 +425,75 @@ pub fn call(f: ArrayFunc, args: Vec<Value>) -> Result<Value> {
             ),
             _ => Value::Null,
         },
+        F::Fill(elem_oid) => {
+            let value = next();
+            let (dims, lower) = (next(), next());
+            let bounds = |v: &Value| -> Result<Option<Vec<i64>>> {
+                let Value::Array(a) = v else { return Ok(None) };
+                if a.dims.len() > 1 {
+                    bail!(ArraySubscriptError, "wrong number of array subscripts");
+                }
+                let mut out = Vec::with_capacity(a.items.len());
+                for x in &a.items {
+                    match int(x) {
+                        Some(i) => out.push(i),
+                        None => bail!(NullValueNotAllowed, "dimension values cannot be null"),
+                    }
+                }
+                Ok(Some(out))
+            };
+            let Some(dims) = bounds(&dims)? else {
+                bail!(NullValueNotAllowed, "dimension array or low bound array cannot be null");
+            };
+            let lower = match (&lower, bounds(&lower)?) {
+                (Value::Null, _) => vec![1; dims.len()],
+                (_, Some(l)) if l.len() == dims.len() => l,
+                _ => {
+                    return Err(err!(ArraySubscriptError, "wrong number of array subscripts")
+                        .with_detail("Low bound array has different size than dimensions array."))
+                }
+            };
+            if dims.len() > sqltypes::array::MAXDIM {
+                bail!(
+                    ProgramLimitExceeded,
+                    "number of array dimensions ({}) exceeds the maximum allowed ({})",
+                    dims.len(),
+                    sqltypes::array::MAXDIM
+                );
+            }
+            let elem = value
+                .data_type()
+                .or_else(|| DataType::from_oid(elem_oid))
+                .unwrap_or(DataType::Text);
+            if dims.is_empty() || dims.iter().any(|&d| d <= 0) {
+                return Ok(sqltypes::array::ArrayValue::new(elem, vec![]).into_value());
+            }
+            let total = dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d as usize));
+            match total {
+                Some(n) if n <= sqltypes::array::MAX_ELEMENTS => {
+                    let dims = dims
+                        .iter()
+                        .zip(&lower)
+                        .map(|(&len, &lo)| sqltypes::array::Dim {
+                            len: len as i32,
+                            lower: lo as i32,
+                        })
+                        .collect();
+                    let a = sqltypes::array::ArrayValue {
+                        elem,
+                        dims,
+                        items: vec![value; n],
+                        vector: false,
+                    };
+                    a.into_value()
+                }
+                _ => bail!(
+                    ProgramLimitExceeded,
+                    "array size exceeds the maximum allowed ({})",
+                    sqltypes::array::MAX_ELEMENTS
+                ),
+            }
+        }
         F::Cardinality => match array(next()) {
             Some(a) => Value::Int4(a.items.len() as i32),
             None => Value::Null,

@@ -49,6 +49,11 @@ pub enum JsonFunc {
     ArrayLength,
     /// jsonb_set(target, path, value [, create_missing])
     Set,
+    /// jsonb_insert(target, path, value [, insert_after])
+    Insert,
+    /// json_object / jsonb_object (the flag: jsonb) of one text array of
+    /// keys and values, or of a key array and a value array
+    Object(bool),
     /// jsonb_pretty
     Pretty,
     /// json(b)_strip_nulls
@@ -130,6 +135,19 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
             let mut targets = vec![Some(own.clone())];
             targets.extend(std::iter::repeat_n(Some(T::Text), n - 1));
             (F::Path(as_text), if as_text { T::Text } else { own }, targets)
+        }
+        ("jsonb_insert", 3 | 4) => (
+            F::Insert,
+            T::Jsonb,
+            vec![Some(T::Jsonb), Some(T::Text.array_of()), Some(T::Jsonb), Some(T::Bool)],
+        ),
+        ("json_object" | "jsonb_object", 1 | 2) => {
+            let jsonb = name == "jsonb_object";
+            (
+                F::Object(jsonb),
+                if jsonb { T::Jsonb } else { T::Json },
+                vec![Some(T::Text.array_of()); n],
+            )
         }
         ("jsonb_set", 3 | 4) => (
             F::Set,
@@ -335,6 +353,38 @@ pub fn call(f: JsonFunc, args: Vec<Value>, zone: &Zone) -> Result<Value> {
             let create = !matches!(args.get(3), Some(Value::Bool(false)));
             jsonb(tree(&arg(0), zone)?.set_path(&path, &tree(&arg(2), zone)?, create)?)
         }
+        F::Insert => {
+            let path: Vec<String> = texts(&arg(1)).into_iter().flatten().collect();
+            let after = matches!(args.get(3), Some(Value::Bool(true)));
+            jsonb(tree(&arg(0), zone)?.insert_path(&path, &tree(&arg(2), zone)?, after)?)
+        }
+        F::Object(as_jsonb) => {
+            let pairs = object_pairs(&arg(0), args.get(1))?;
+            let members: Vec<(String, Json)> =
+                pairs.into_iter().map(|(k, v)| (k, v.map_or(Json::Null, Json::String))).collect();
+            match as_jsonb {
+                true => {
+                    let mut members = members;
+                    json::canonicalize(&mut members);
+                    jsonb(Json::Object(members))
+                }
+                // json keeps the pairs as given, written as PostgreSQL
+                // writes json_object's result.
+                false => {
+                    let mut out = String::from("{");
+                    for (i, (k, v)) in members.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        Json::String(k.clone()).render_with(&mut out, ", ", " : ");
+                        out.push_str(" : ");
+                        v.render_with(&mut out, ", ", " : ");
+                    }
+                    out.push('}');
+                    Value::Json(out)
+                }
+            }
+        }
         F::Pretty => Value::Text(tree(&arg(0), zone)?.pretty()),
         F::StripNulls => match arg(0) {
             Value::Json(s) => {
@@ -345,6 +395,42 @@ pub fn call(f: JsonFunc, args: Vec<Value>, zone: &Zone) -> Result<Value> {
             other => jsonb(tree(&other, zone)?.strip_nulls()),
         },
     })
+}
+
+/// json_object's (key, value) pairs: from one one-dimensional array of
+/// alternating keys and values, or a two-dimensional array of pairs, or
+/// from a key array and a value array. Keys may not be NULL.
+fn object_pairs(first: &Value, values: Option<&Value>) -> Result<Vec<(String, Option<String>)>> {
+    let Value::Array(a) = first else { return Ok(Vec::new()) };
+    let text = |v: &Value| match v {
+        Value::Text(s) => Some(s.clone()),
+        _ => None,
+    };
+    let key = |v: &Value| {
+        text(v).ok_or_else(|| err!(NullValueNotAllowed, "null value not allowed for object key"))
+    };
+    if let Some(values) = values {
+        let Value::Array(b) = values else { return Ok(Vec::new()) };
+        if a.dims.len() > 1 || b.dims.len() > 1 {
+            bail!(ArraySubscriptError, "wrong number of array subscripts");
+        }
+        if a.items.len() != b.items.len() {
+            bail!(ArraySubscriptError, "mismatched array dimensions");
+        }
+        return a.items.iter().zip(&b.items).map(|(k, v)| Ok((key(k)?, text(v)))).collect();
+    }
+    match a.dims.as_slice() {
+        [] => Ok(Vec::new()),
+        [d] if d.len % 2 != 0 => {
+            bail!(ArraySubscriptError, "array must have even number of elements")
+        }
+        [_] => a.items.chunks(2).map(|p| Ok((key(&p[0])?, text(&p[1])))).collect(),
+        [_, inner] if inner.len == 2 => {
+            a.items.chunks(2).map(|p| Ok((key(&p[0])?, text(&p[1])))).collect()
+        }
+        [_, _] => bail!(ArraySubscriptError, "array must have two columns"),
+        _ => bail!(ArraySubscriptError, "wrong number of array subscripts"),
+    }
 }
 
 fn jsonb(j: Json) -> Value {
