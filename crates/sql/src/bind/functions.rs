@@ -387,44 +387,27 @@ fn avg_type(t: &DataType) -> Result<DataType> {
 
 /// The built-in function `name` names for arguments of these types.
 fn builtin(name: &str, types: &[DataType]) -> Result<crate::extensions::Resolved> {
-    let resolved = func::arrays::resolve(name, types)
-        .map(|r| r.map(|(f, ty, t)| (func::Func::Array(f), ty, t)))
-        .or_else(|| {
-            func::json::resolve(name, types)
-                .map(|r| r.map(|(f, ty, t)| (func::Func::Json(f), ty, t)))
-        })
-        .or_else(|| {
-            func::datetime::resolve(name, types)
-                .map(|r| r.map(|(f, ty, t)| (func::Func::Date(f), ty, t)))
-        })
-        .or_else(|| {
-            func::regex::resolve(name, types)
-                .map(|r| r.map(|(f, ty, t)| (func::Func::Regex(f), ty, t)))
-        })
-        .or_else(|| {
-            func::advisory::resolve(name, types)
-                .map(|r| r.map(|(f, ty, t)| (func::Func::Advisory(f), ty, t)))
-        })
-        .or_else(|| {
-            func::server::resolve(name, types)
-                .map(|r| r.map(|(f, ty, t)| (func::Func::Server(f), ty, t)))
-        })
-        .or_else(|| {
-            func::digests::resolve(name, types)
-                .map(|r| r.map(|(f, ty, t)| (func::Func::Digest(f), ty, t)))
-        })
-        .or_else(|| {
-            func::privileges::resolve(name, types)
-                .map(|r| r.map(|(f, ty, t)| (func::Func::Privilege(f), ty, t)))
-        })
-        .or_else(|| {
-            func::strings::resolve(name, types)
-                .map(|r| r.map(|(f, ty, t)| (func::Func::Str(f), ty, t)))
-        })
-        .or_else(|| {
-            func::math::resolve(name, types)
-                .map(|r| r.map(|(f, ty, t)| (func::Func::Math(f), ty, t)))
-        });
+    // Each family's resolver answers for its own names only.
+    macro_rules! families {
+        ($($module:ident => $variant:ident),+ $(,)?) => {
+            None $(.or_else(|| {
+                func::$module::resolve(name, types)
+                    .map(|r| r.map(|(f, ty, t)| (func::Func::$variant(f), ty, t)))
+            }))+
+        };
+    }
+    let resolved = families!(
+        arrays => Array,
+        json => Json,
+        datetime => Date,
+        regex => Regex,
+        advisory => Advisory,
+        server => Server,
+        digests => Digest,
+        privileges => Privilege,
+        strings => Str,
+        math => Math,
+    );
     match resolved {
         Some(resolved) => resolved,
         None => {
