@@ -706,6 +706,17 @@ impl<'a> Binder<'a> {
                 let field = (Expr::Const(Value::Text(name)), DataType::Text);
                 self.call("extract", vec![field, src])
             }
+            E::Overlay { expr, overlay_what, overlay_from, overlay_for } => {
+                let mut args = vec![
+                    self.expr_in(expr, scope, agg)?,
+                    self.expr_in(overlay_what, scope, agg)?,
+                    self.expr_in(overlay_from, scope, agg)?,
+                ];
+                if let Some(n) = overlay_for {
+                    args.push(self.expr_in(n, scope, agg)?);
+                }
+                self.call("overlay", args)
+            }
             other => bail!(FeatureNotSupported, "expression not supported yet: {other}"),
         }
     }

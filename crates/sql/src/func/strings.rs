@@ -1,5 +1,5 @@
 //! String functions beyond the basic ones in func.rs: format, concat_ws,
-//! translate, to_hex, bit_length, num_nulls and num_nonnulls, with
+//! translate, to_hex, bit_length, num_nulls, num_nonnulls and overlay, with
 //! PostgreSQL 15's semantics and errors.
 
 use sqltypes::{DataType, Value};
@@ -23,6 +23,9 @@ pub enum StringFunc {
     BitLength,
     /// num_nulls(args...) and num_nonnulls(args...) (the flag: nulls)
     CountNulls(bool),
+    /// overlay(string placing replacement from start [for count]), text
+    /// or bytea
+    Overlay,
 }
 
 /// A resolved call: the function, its result type, its argument types.
@@ -49,6 +52,14 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
         }
         ("bit_length", [t]) if *t == Bytea => (StringFunc::BitLength, Int4, vec![Some(Bytea)]),
         ("bit_length", [_]) => (StringFunc::BitLength, Int4, vec![text]),
+        ("overlay", [s, _, _] | [s, _, _, _]) => {
+            let ty = if *s == Bytea { Bytea } else { Text };
+            let mut params = vec![Some(ty.clone()), Some(ty.clone()), Some(Int4)];
+            if args.len() == 4 {
+                params.push(Some(Int4));
+            }
+            (StringFunc::Overlay, ty, params)
+        }
         ("num_nulls" | "num_nonnulls", [_, ..]) => {
             let nulls = name == "num_nulls";
             (StringFunc::CountNulls(nulls), Int4, args.iter().map(|_| None).collect())
@@ -102,8 +113,43 @@ pub fn call(f: StringFunc, args: Vec<Value>, ctx: &EvalContext) -> Result<Value>
         (StringFunc::ToHex, [Value::Int8(n)]) => Value::Text(format!("{:x}", *n as u64)),
         (StringFunc::BitLength, [Value::Text(s)]) => Value::Int4(s.len() as i32 * 8),
         (StringFunc::BitLength, [Value::Bytea(b)]) => Value::Int4(b.len() as i32 * 8),
+        (StringFunc::Overlay, [Value::Text(s), Value::Text(r), from, rest @ ..]) => {
+            let s: Vec<char> = s.chars().collect();
+            let r: Vec<char> = r.chars().collect();
+            let (head, tail) = overlay_bounds(s.len(), r.len(), from, rest.first())?;
+            Value::Text(s[..head].iter().chain(&r).chain(&s[tail..]).collect())
+        }
+        (StringFunc::Overlay, [Value::Bytea(s), Value::Bytea(r), from, rest @ ..]) => {
+            let (head, tail) = overlay_bounds(s.len(), r.len(), from, rest.first())?;
+            Value::Bytea([&s[..head], r.as_slice(), &s[tail..]].concat())
+        }
         (f, args) => bail!(InternalError, "{f:?} called with {args:?}"),
     })
+}
+
+/// Where overlay() cuts a string of `len` elements: the kept head's
+/// length and where the kept tail starts. The start is 1-based; the count
+/// defaults to the replacement's length.
+fn overlay_bounds(
+    len: usize,
+    replacement: usize,
+    from: &Value,
+    count: Option<&Value>,
+) -> Result<(usize, usize)> {
+    let from = match from {
+        Value::Int4(n) => i64::from(*n),
+        _ => 1,
+    };
+    let count = match count {
+        Some(Value::Int4(n)) => i64::from(*n),
+        _ => replacement as i64,
+    };
+    if from - 1 < 0 {
+        bail!(SubstringError, "negative substring length not allowed");
+    }
+    let head = ((from - 1) as usize).min(len);
+    let tail = (from + count - 1).clamp(0, len as i64) as usize;
+    Ok((head, tail))
 }
 
 /// format(): `%[n$][-][width]type` with types s, I and L, and `%%`.
