@@ -12,6 +12,9 @@ impl Binder<'_> {
         agg: &mut Option<&mut AggState>,
     ) -> Result<(Expr, DataType)> {
         let name = object_name(&f.name)?;
+        if let Some(call) = positional_call(&name, f)? {
+            return self.function(&call, scope, agg);
+        }
         if f.over.is_some() {
             return self.window_function(f, &name, scope, agg);
         }
@@ -463,6 +466,123 @@ pub fn is_aggregate(name: &str) -> bool {
 }
 
 /// The plain arguments of a function call; `*` becomes None.
+/// A call with named arguments (`make_interval(days => 3)`) rewritten
+/// with every argument in its place, as the built-in function's pg_proc
+/// row names and defaults its parameters; None for a call without names.
+fn positional_call(name: &str, f: &ast::Function) -> Result<Option<ast::Function>> {
+    let ast::FunctionArguments::List(list) = &f.args else { return Ok(None) };
+    // `name := value` reaches here as an assignment expression.
+    let assignment = |a: &ast::FunctionArg| match a {
+        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::BinaryOp {
+            left,
+            op: ast::BinaryOperator::Assignment,
+            right,
+        })) => match left.as_ref() {
+            ast::Expr::Identifier(id) => Some((ident(id), right.as_ref().clone())),
+            _ => None,
+        },
+        _ => None,
+    };
+    let named = |a: &ast::FunctionArg| {
+        matches!(a, ast::FunctionArg::Named { .. } | ast::FunctionArg::ExprNamed { .. })
+            || assignment(a).is_some()
+    };
+    if !list.args.iter().any(named) {
+        return Ok(None);
+    }
+    let mut given: Vec<(Option<String>, ast::Expr)> = Vec::new();
+    for a in &list.args {
+        if let Some((key, e)) = assignment(a) {
+            given.push((Some(key), e));
+            continue;
+        }
+        let (key, arg) = match a {
+            ast::FunctionArg::Named { name, arg, .. } => (Some(ident(name)), arg),
+            ast::FunctionArg::ExprNamed { name: ast::Expr::Identifier(id), arg, .. } => {
+                (Some(ident(id)), arg)
+            }
+            ast::FunctionArg::Unnamed(arg) => (None, arg),
+            other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
+        };
+        let ast::FunctionArgExpr::Expr(e) = arg else {
+            bail!(SyntaxError, "syntax error at or near \"*\"")
+        };
+        if key.is_none() && given.iter().any(|(k, _)| k.is_some()) {
+            bail!(SyntaxError, "positional argument cannot follow named argument");
+        }
+        given.push((key, e.clone()));
+    }
+    let keys: Vec<&str> = given.iter().filter_map(|(k, _)| k.as_deref()).collect();
+    let candidate = crate::builtins::procs().iter().find_map(|p| {
+        let names = p.argnames.as_deref()?;
+        let names: Vec<&str> = names.trim_matches(|c| c == '{' || c == '}').split(',').collect();
+        keys.iter().all(|k| names.contains(k)).then_some((p, names))
+    });
+    let Some((p, names)) = candidate else {
+        bail!(
+            UndefinedFunction,
+            "function {name} with named arguments {} does not exist",
+            keys.join(", ")
+        )
+    };
+    let defaults = parameter_defaults(&p.arguments);
+    let mut slots: Vec<Option<ast::Expr>> = vec![None; names.len()];
+    for (i, (key, e)) in given.into_iter().enumerate() {
+        let at = match key {
+            Some(k) => names.iter().position(|n| *n == k).unwrap_or(i),
+            None => i,
+        };
+        if slots[at].is_some() {
+            bail!(SyntaxError, "argument name \"{}\" used more than once", names[at]);
+        }
+        slots[at] = Some(e);
+    }
+    // Up to the last argument given; the gaps take the defaults.
+    let last = slots.iter().rposition(Option::is_some).unwrap_or(0);
+    let mut args = Vec::with_capacity(last + 1);
+    for (i, slot) in slots.into_iter().take(last + 1).enumerate() {
+        let e = match (slot, defaults.get(i).cloned().flatten()) {
+            (Some(e), _) => e,
+            (None, Some(d)) => d,
+            (None, None) => bail!(
+                UndefinedFunction,
+                "function {name} has no default for parameter {}",
+                names[i]
+            ),
+        };
+        args.push(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)));
+    }
+    let mut call = f.clone();
+    call.args = ast::FunctionArguments::List(ast::FunctionArgumentList { args, ..list.clone() });
+    Ok(Some(call))
+}
+
+/// Each parameter's DEFAULT expression in pg_get_function_arguments text
+/// (`years integer DEFAULT 0, ...`), None where it has none.
+fn parameter_defaults(arguments: &str) -> Vec<Option<ast::Expr>> {
+    let mut parts = Vec::new();
+    let (mut depth, mut quoted, mut start) = (0i32, false, 0usize);
+    for (i, c) in arguments.char_indices() {
+        match c {
+            '\'' => quoted = !quoted,
+            '(' if !quoted => depth += 1,
+            ')' if !quoted => depth -= 1,
+            ',' if !quoted && depth == 0 => {
+                parts.push(&arguments[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&arguments[start..]);
+    parts
+        .into_iter()
+        .map(|p| {
+            p.split_once(" DEFAULT ").and_then(|(_, d)| crate::parse::expr_text(d.trim()).ok())
+        })
+        .collect()
+}
+
 pub fn function_args(f: &ast::Function) -> Result<Vec<Option<&ast::Expr>>> {
     match &f.args {
         ast::FunctionArguments::None => Ok(vec![]),
