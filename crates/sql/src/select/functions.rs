@@ -49,6 +49,9 @@ pub enum TableFunc {
     RegexSplit,
     /// pg_listening_channels(): the session's LISTEN channels.
     ListeningChannels,
+    /// pg_get_keywords(): PostgreSQL 15's SQL keywords (word, catcode,
+    /// barelabel, catdesc, baredesc), from `catalog_data/keywords.tsv`.
+    Keywords,
 }
 
 /// One set-returning call of a [`FromFunction`].
@@ -215,6 +218,7 @@ pub fn is_set_returning(name: &str) -> bool {
             | "regexp_matches"
             | "regexp_split_to_table"
             | "pg_listening_channels"
+            | "pg_get_keywords"
     ) || JSON_FUNCTIONS.contains(&name)
 }
 
@@ -239,6 +243,7 @@ fn declared_columns(f: &TableFunc) -> Option<&'static [&'static str]> {
         TableFunc::JsonElements(_) => Some(&["value"]),
         TableFunc::OptionsToTable => Some(&["option_name", "option_value"]),
         TableFunc::ExpandArray => Some(&["x", "n"]),
+        TableFunc::Keywords => Some(&["word", "catcode", "barelabel", "catdesc", "baredesc"]),
         _ => None,
     }
 }
@@ -363,6 +368,10 @@ fn bind_call(
         "pg_listening_channels" if bound.is_empty() => {
             (TableFunc::ListeningChannels, vec![], vec![DataType::Text])
         }
+        "pg_get_keywords" if bound.is_empty() => {
+            use DataType::{Bool, QChar, Text};
+            (TableFunc::Keywords, vec![], vec![Text, QChar, Bool, Text, Text])
+        }
         "pg_partition_ancestors" => {
             let [(x, t)] = <[_; 1]>::try_from(bound).map_err(|b: Vec<_>| no_such(&b))?;
             let reg = DataType::Reg(sqltypes::RegKind::Class);
@@ -390,9 +399,25 @@ impl FromFunction {
             Some(TableFunc::RegexMatches) => "regexp_matches",
             Some(TableFunc::RegexSplit) => "regexp_split_to_table",
             Some(TableFunc::ListeningChannels) => "pg_listening_channels",
+            Some(TableFunc::Keywords) => "pg_get_keywords",
             _ => "generate_subscripts",
         }
     }
+}
+
+/// pg_get_keywords' rows.
+fn keyword_rows() -> Vec<Vec<Value>> {
+    const KEYWORDS: &str = include_str!("../catalog_data/keywords.tsv");
+    let t = |s: &str| Value::Text(s.to_string());
+    KEYWORDS
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            let [word, code, bare, catdesc, baredesc] = f.as_slice() else { return None };
+            Some(vec![t(word), t(code), Value::Bool(*bare == "t"), t(catdesc), t(baredesc)])
+        })
+        .collect()
 }
 
 /// _pg_expandarray's rows: (element, position from 1) over the first
@@ -454,6 +479,7 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
                 Some(l) => l.channels().into_iter().map(|c| vec![Value::Text(c)]).collect(),
                 None => Vec::new(),
             },
+            TableFunc::Keywords => keyword_rows(),
         };
         results.push(match record {
             Some(rt) => rows.into_iter().map(|r| vec![RecordValue::value(rt.clone(), r)]).collect(),
