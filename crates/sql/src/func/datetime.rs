@@ -46,6 +46,8 @@ pub enum DateFunc {
     ToChar,
     /// to_char(number, format) (formatting.rs)
     NumberToChar,
+    /// to_number(text, format) (formatting.rs)
+    ToNumber,
     /// to_date(text, format)
     ToDate,
     /// to_timestamp(text, format)
@@ -153,6 +155,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
         ("to_timestamp", 1) => (F::ToTimestamp, T::TimestampTz, vec![float()]),
         ("to_timestamp", 2) => (F::ParseTimestamp, T::TimestampTz, vec![text(), text()]),
         ("to_date", 2) => (F::ToDate, T::Date, vec![text(), text()]),
+        ("to_number", 2) => (F::ToNumber, T::Numeric(None), vec![text(), text()]),
         ("isfinite", 1) => {
             let t = match first {
                 T::Unknown => T::TimestampTz,
@@ -303,6 +306,12 @@ pub fn call(f: DateFunc, args: Vec<Value>, txn_time: i64, zone: &Zone) -> Result
                 bail!(DatatypeMismatch, "to_char takes a number and a format")
             };
             Value::Text(super::formatting::number_to_char(&n, &fmt)?)
+        }
+        DateFunc::ToNumber => {
+            let (Value::Text(input), Value::Text(fmt)) = (arg(0), arg(1)) else {
+                bail!(DatatypeMismatch, "to_number takes text and a format")
+            };
+            super::formatting::to_number(&input, &fmt)?.map_or(Value::Null, Value::Numeric)
         }
         DateFunc::ToDate | DateFunc::ParseTimestamp => {
             let (Value::Text(input), Value::Text(fmt)) = (arg(0), arg(1)) else {

@@ -115,6 +115,129 @@ fn number_template(fmt: &str) -> Result<(Vec<NumTok>, bool)> {
     Ok((toks, fill))
 }
 
+/// to_number(text, template): the number the template reads from the
+/// text, position by position as PostgreSQL reads it. A digit position
+/// takes a digit (anything else there is passed over); `.`/`D` takes the
+/// decimal point if the text has one there; `,`/`G` a group separator; S,
+/// MI, PL and SG a sign (a `-` before the first digit counts too); PR
+/// angle brackets; literal text skips as many characters. Fractional
+/// digits stop at the template's; more integer digits than it has are a
+/// numeric field overflow. NULL for an empty template.
+pub fn to_number(input: &str, fmt: &str) -> Result<Option<Numeric>> {
+    let (toks, _) = number_template(fmt)?;
+    if toks.is_empty() {
+        return Ok(None);
+    }
+    for (tok, name) in
+        [(NumTok::Exponent, "EEEE"), (NumTok::Roman(true), "RN"), (NumTok::Roman(false), "rn")]
+    {
+        if toks.contains(&tok) {
+            bail!(FeatureNotSupported, "\"{name}\" not supported for input");
+        }
+    }
+    let point_at = toks.iter().position(|t| *t == NumTok::Point);
+    let digits_before = toks
+        .iter()
+        .take(point_at.unwrap_or(toks.len()))
+        .filter(|t| matches!(t, NumTok::Digit(_)))
+        .count();
+    let mut chars: Vec<char> = input.chars().collect();
+    let mut negative = false;
+    // Angle brackets around the number (PR) make it negative.
+    if toks.contains(&NumTok::Brackets) {
+        if let Some(p) = chars.iter().position(|c| !c.is_whitespace()) {
+            if chars[p] == '<' {
+                negative = true;
+                chars.remove(p);
+            }
+        }
+    }
+    let (mut int, mut frac) = (String::new(), String::new());
+    let mut in_frac = false;
+    let mut i = 0;
+    for (k, tok) in toks.iter().enumerate() {
+        let next = chars.get(i).copied();
+        match tok {
+            NumTok::Digit(_) => {
+                while let Some(c) = chars.get(i).copied() {
+                    if c.is_ascii_digit() {
+                        if in_frac {
+                            frac.push(c)
+                        } else {
+                            int.push(c)
+                        }
+                        i += 1;
+                        break;
+                    }
+                    let started = !int.is_empty() || !frac.is_empty();
+                    match c {
+                        '-' if !started => {
+                            negative = true;
+                            i += 1;
+                        }
+                        '+' if !started => i += 1,
+                        // The template's decimal point is still to come.
+                        '.' if !in_frac && point_at.is_some_and(|p| p > k) => break,
+                        _ => {
+                            i += 1;
+                            break;
+                        }
+                    }
+                }
+            }
+            NumTok::Point => {
+                if next == Some('.') {
+                    in_frac = true;
+                    i += 1;
+                }
+            }
+            NumTok::Group => {
+                if next == Some(',') {
+                    i += 1;
+                }
+            }
+            NumTok::Sign | NumTok::Minus | NumTok::Plus | NumTok::SignAt => match next {
+                Some('-') => {
+                    negative = true;
+                    i += 1;
+                }
+                Some('+') => i += 1,
+                _ => {}
+            },
+            NumTok::Brackets => {
+                if next == Some('>') {
+                    i += 1;
+                }
+            }
+            NumTok::Currency => {
+                if next.is_some_and(|c| !c.is_ascii_digit()) {
+                    i += 1;
+                }
+            }
+            NumTok::Ordinal(_) => i += 2,
+            NumTok::Text(t) => i += t.chars().count(),
+            NumTok::Exponent | NumTok::Roman(_) => {}
+        }
+    }
+    if int.is_empty() && frac.is_empty() {
+        let shown = if negative { "-" } else { " " };
+        bail!(InvalidTextRepresentation, "invalid input syntax for type numeric: \"{shown}\"");
+    }
+    if int.len() > digits_before {
+        bail!(NumericValueOutOfRange, "numeric field overflow");
+    }
+    let mut text = String::new();
+    if negative {
+        text.push('-');
+    }
+    text.push_str(if int.is_empty() { "0" } else { &int });
+    if in_frac && !frac.is_empty() {
+        text.push('.');
+        text.push_str(&frac);
+    }
+    Ok(Some(Numeric::parse(&text)?))
+}
+
 /// to_char(number, template).
 pub fn number_to_char(v: &Numeric, fmt: &str) -> Result<String> {
     let (toks, fill) = number_template(fmt)?;
