@@ -152,7 +152,8 @@ pub enum Func {
     DescribeObject,
     /// col_description(table oid, column number): a column's COMMENT
     ColDescription,
-    /// shobj_description: NULL (no shared object has a comment)
+    /// shobj_description: the database's comment (no other shared object
+    /// has one)
     Description,
     /// pg_get_expr(expression, relation [, pretty]): the expression's text
     GetExpr,
@@ -911,7 +912,13 @@ impl Func {
                     Value::Text(catalog_info::format_type(ctx.catalog.as_deref(), oid, typmod))
                 }
             },
-            Func::Description => Value::Null,
+            // The one shared object with a comment: the database.
+            Func::Description => match (arg(0).as_oid(), arg(1)) {
+                (Some(crate::catalog::DATABASE_OID), Value::Text(c)) if c == "pg_database" => {
+                    Value::Text(crate::system::DATABASE_COMMENT.into())
+                }
+                _ => Value::Null,
+            },
             Func::AclDefault => {
                 let (Some(cat), Value::Text(kind), Some(owner)) =
                     (&ctx.catalog, arg(0), arg(1).as_oid())

@@ -101,6 +101,8 @@ pub enum SystemTable {
     PgStatActivity,
     /// pg_catalog.pg_extension (plpgsql and the installed extensions)
     PgExtension,
+    /// pg_catalog.pg_shdescription (the database's comment)
+    PgShDescription,
     /// pg_catalog.pg_available_extensions (the extensions Strata ships)
     PgAvailableExtensions,
     /// A catalog of a feature Strata does not have, so always empty
@@ -343,7 +345,6 @@ const EMPTY_CATALOGS: &[(&str, &[(&str, u32)])] = &[
             ("label", 25),
         ],
     ),
-    ("pg_shdescription", &[("objoid", 26), ("classoid", 26), ("description", 25)]),
     ("pg_db_role_setting", &[("setdatabase", 26), ("setrole", 26), ("setconfig", 1009)]),
     (
         "pg_subscription",
@@ -506,6 +507,10 @@ const PG_CATALOG_OID: i64 = 11;
 /// pg_extension's own OID (pg_description.classoid of an extension's
 /// comment).
 const PG_EXTENSION_OID: i64 = 3079;
+/// pg_database's own OID (pg_shdescription.classoid of its comment).
+const PG_DATABASE_OID: i64 = 1262;
+/// The comment initdb gives the `postgres` database.
+pub const DATABASE_COMMENT: &str = "default administrative connection database";
 /// pg_language's own OID.
 const PG_LANGUAGE_OID: i64 = 2612;
 /// pg_type's own OID (pg_description.classoid of a type's comment).
@@ -579,6 +584,7 @@ impl SystemTable {
             (false, "pg_locks") => PgLocks,
             (false, "pg_stat_activity") => PgStatActivity,
             (false, "pg_extension") => PgExtension,
+            (false, "pg_shdescription") => PgShDescription,
             (false, "pg_available_extensions") => PgAvailableExtensions,
             (false, n) => Empty(EMPTY_CATALOGS.iter().position(|(e, _)| *e == n)?),
             _ => return None,
@@ -634,6 +640,7 @@ impl SystemTable {
             PgLocks => "pg_locks",
             PgStatActivity => "pg_stat_activity",
             PgExtension => "pg_extension",
+            PgShDescription => "pg_shdescription",
             PgAvailableExtensions => "pg_available_extensions",
             Empty(i) => EMPTY_CATALOGS[*i].0,
         }
@@ -663,6 +670,7 @@ impl SystemTable {
                 ("extconfig", Oid.array_of()),
                 ("extcondition", Text.array_of()),
             ],
+            PgShDescription => vec![("objoid", Oid), ("classoid", Oid), ("description", Text)],
             PgAvailableExtensions => vec![
                 ("name", Text),
                 ("default_version", Text),
@@ -1276,6 +1284,10 @@ impl SystemTable {
                         Value::Null,
                     ]);
                 }
+            }
+            PgShDescription => {
+                let db = crate::catalog::DATABASE_OID as i64;
+                rows.push(vec![i8(db), i8(PG_DATABASE_OID), t(DATABASE_COMMENT)]);
             }
             PgAvailableExtensions => {
                 for x in &crate::extensions::AVAILABLE {
