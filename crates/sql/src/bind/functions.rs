@@ -532,6 +532,9 @@ fn positional_call(name: &str, f: &ast::Function) -> Result<Option<ast::Function
             Some(k) => names.iter().position(|n| *n == k).unwrap_or(i),
             None => i,
         };
+        if at >= slots.len() {
+            bail!(UndefinedFunction, "function {name} with {} arguments does not exist", at + 1);
+        }
         if slots[at].is_some() {
             bail!(SyntaxError, "argument name \"{}\" used more than once", names[at]);
         }
