@@ -116,7 +116,7 @@ pub fn members(cat: &Catalog) -> impl Iterator<Item = Member<'_>> + '_ {
         let procs = x.map(Extension::procs).unwrap_or_default();
         let bind = x.map_or((|_| None) as fn(&str) -> Option<Func>, |x| x.bind);
         procs.iter().take(ext.members as usize).enumerate().map(move |(i, proc)| Member {
-            oid: ext.oid + 1 + i as u32,
+            oid: ext.oid.wrapping_add(1 + i as u32),
             ext,
             proc,
             bind,

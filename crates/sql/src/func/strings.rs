@@ -111,8 +111,9 @@ pub fn call(f: StringFunc, args: Vec<Value>, ctx: &EvalContext) -> Result<Value>
         // Negative numbers print as their two's complement.
         (StringFunc::ToHex, [Value::Int4(n)]) => Value::Text(format!("{:x}", *n as u32)),
         (StringFunc::ToHex, [Value::Int8(n)]) => Value::Text(format!("{:x}", *n as u64)),
-        (StringFunc::BitLength, [Value::Text(s)]) => Value::Int4(s.len() as i32 * 8),
-        (StringFunc::BitLength, [Value::Bytea(b)]) => Value::Int4(b.len() as i32 * 8),
+        // int4 arithmetic, wrapping past 256 MB as PostgreSQL's does.
+        (StringFunc::BitLength, [Value::Text(s)]) => Value::Int4((s.len() as i32).wrapping_mul(8)),
+        (StringFunc::BitLength, [Value::Bytea(b)]) => Value::Int4((b.len() as i32).wrapping_mul(8)),
         (StringFunc::Overlay, [Value::Text(s), Value::Text(r), from, rest @ ..]) => {
             let s: Vec<char> = s.chars().collect();
             let r: Vec<char> = r.chars().collect();
@@ -260,6 +261,10 @@ fn format(fmt: &str, args: &[Value], as_text: &dyn Fn(&Value) -> Result<String>)
             ('I', v) => super::catalog_info::quote_ident(&as_text(v)?),
             (_, v) => super::quote_literal(&as_text(v)?),
         };
+        // A width no string may reach (PostgreSQL's 1 GB allocation limit).
+        if width.is_some_and(|w| w > 1 << 30) {
+            bail!(ProgramLimitExceeded, "requested length too large");
+        }
         let pad = width.unwrap_or(0).saturating_sub(text.chars().count());
         if left {
             out.push_str(&text);
