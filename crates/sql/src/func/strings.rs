@@ -221,11 +221,25 @@ fn format(fmt: &str, args: &[Value], as_text: &dyn Fn(&Value) -> Result<String>)
                 let Some(w) = args.get(at) else {
                     bail!(InvalidParameterValue, "too few arguments for format()");
                 };
+                // The width argument is read as an integer (int4).
                 let w: i64 = match w {
                     Value::Null => 0,
-                    v => as_text(v)?.trim().parse().map_err(|_| {
-                        err!(InvalidTextRepresentation, "invalid input syntax for type integer")
-                    })?,
+                    v => {
+                        let text = as_text(v)?;
+                        let wide: i64 = text.trim().parse().map_err(|_| {
+                            err!(
+                                InvalidTextRepresentation,
+                                "invalid input syntax for type integer: \"{text}\""
+                            )
+                        })?;
+                        if i32::try_from(wide).is_err() {
+                            bail!(
+                                NumericValueOutOfRange,
+                                "value \"{text}\" is out of range for type integer"
+                            );
+                        }
+                        wide
+                    }
                 };
                 left |= w < 0;
                 width = Some(w.unsigned_abs() as usize);
@@ -263,7 +277,7 @@ fn format(fmt: &str, args: &[Value], as_text: &dyn Fn(&Value) -> Result<String>)
         };
         // A width no string may reach (PostgreSQL's 1 GB allocation limit).
         if width.is_some_and(|w| w > 1 << 30) {
-            bail!(ProgramLimitExceeded, "requested length too large");
+            bail!(ProgramLimitExceeded, "out of memory");
         }
         let pad = width.unwrap_or(0).saturating_sub(text.chars().count());
         if left {
