@@ -960,6 +960,14 @@ impl<K: KvClient> Session<K> {
         parse_isolation(&self.settings.get("default_transaction_isolation")?)
     }
 
+    /// 25006 for `command` in a read-only transaction.
+    fn refuse_read_only(&self, command: &str) -> Result<()> {
+        if self.read_only() {
+            bail!(ReadOnlySqlTransaction, "cannot execute {command} in a read-only transaction");
+        }
+        Ok(())
+    }
+
     fn read_only(&self) -> bool {
         self.block_read_only
             .unwrap_or_else(|| self.settings.value("default_transaction_read_only") == Some("on"))
@@ -1144,10 +1152,12 @@ impl<K: KvClient> Session<K> {
             Stmt::Copy(c) => return self.copy(c.clone()).await,
             Stmt::CreateMatView(cv, data) => {
                 self.start_statement().await?;
+                self.refuse_read_only("CREATE MATERIALIZED VIEW")?;
                 return self.create_matview(cv, *data).await;
             }
             Stmt::RefreshMatView(r) => {
                 self.start_statement().await?;
+                self.refuse_read_only("REFRESH MATERIALIZED VIEW")?;
                 return self.refresh_matview(r).await;
             }
             own @ (Stmt::AlterSequence(_) | Stmt::AlterOwner(_) | Stmt::AlterName(_)) => {
