@@ -1162,6 +1162,11 @@ impl<K: KvClient> Session<K> {
             }
             own @ (Stmt::AlterSequence(_) | Stmt::AlterOwner(_) | Stmt::AlterName(_)) => {
                 self.start_statement().await?;
+                self.refuse_read_only(match own {
+                    Stmt::AlterOwner(a) => a.kind.tag(),
+                    Stmt::AlterName(a) => a.kind.tag(),
+                    _ => "ALTER SEQUENCE",
+                })?;
                 return self.own_ddl(own).await;
             }
             Stmt::Sql(s) => s.as_ref(),
