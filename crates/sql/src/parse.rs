@@ -335,8 +335,8 @@ fn parse_piece(
         None => {
             let dialect = PostgreSqlDialect {};
             let mut parser = Parser::new(&dialect).with_recursion_limit(MAX_RECURSION);
-            parser =
-                parser.with_tokens_with_locations(without_only(lock_clauses(sql_tokens(piece))));
+            let tokens = top_level_lock_clause(sql_tokens(piece))?;
+            parser = parser.with_tokens_with_locations(without_only(lock_clauses(tokens)));
             let mut stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
             // Anything left over (other than EOF) is a syntax error.
             let next = parser.peek_token();
@@ -391,6 +391,69 @@ fn without_only(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
 /// True if `t` is keyword `k`, unquoted.
 fn keyword(t: &TokenWithSpan, k: Keyword) -> bool {
     matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.keyword == k)
+}
+
+/// A row-locking clause at the top level of a SELECT: after UNION,
+/// INTERSECT or EXCEPT it is 0A000, as in PostgreSQL; in a query without
+/// FROM it locks nothing, and is dropped (sqlparser would read its FOR as
+/// a column alias). Other statements come back as they are.
+fn top_level_lock_clause(tokens: Vec<TokenWithSpan>) -> Result<Vec<TokenWithSpan>> {
+    let kw = keyword;
+    let first = tokens.iter().find(|t| !matches!(t.token, Token::Whitespace(_)));
+    if !first.is_some_and(|t| kw(t, Keyword::SELECT) || kw(t, Keyword::WITH)) {
+        return Ok(tokens);
+    }
+    let solid: Vec<usize> =
+        (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
+    let (mut depth, mut from, mut set_op, mut lock) = (0i32, false, false, None);
+    for (n, &i) in solid.iter().enumerate() {
+        let t = &tokens[i];
+        match &t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ if depth != 0 => {}
+            _ if kw(t, Keyword::FROM) => from = true,
+            _ if kw(t, Keyword::UNION) || kw(t, Keyword::INTERSECT) || kw(t, Keyword::EXCEPT) => {
+                set_op = true
+            }
+            _ if kw(t, Keyword::FOR) && lock.is_none() => {
+                let next = solid.get(n + 1).map(|&j| &tokens[j]);
+                let strength = next.and_then(|t| {
+                    [
+                        (Keyword::UPDATE, "UPDATE"),
+                        (Keyword::SHARE, "SHARE"),
+                        (Keyword::NO, "NO KEY UPDATE"),
+                        (Keyword::KEY, "KEY SHARE"),
+                    ]
+                    .into_iter()
+                    .find(|(k, _)| kw(t, *k))
+                    .map(|(_, s)| s)
+                });
+                if let Some(s) = strength {
+                    lock = Some((i, s));
+                }
+            }
+            _ => {}
+        }
+    }
+    let Some((at, strength)) = lock else { return Ok(tokens) };
+    if set_op {
+        bail!(FeatureNotSupported, "FOR {strength} is not allowed with UNION/INTERSECT/EXCEPT");
+    }
+    if from {
+        return Ok(tokens);
+    }
+    // The clause runs to a LIMIT, OFFSET or FETCH, or to the end.
+    let end = solid
+        .iter()
+        .copied()
+        .filter(|&j| j > at)
+        .find(|&j| {
+            let t = &tokens[j];
+            kw(t, Keyword::LIMIT) || kw(t, Keyword::OFFSET) || kw(t, Keyword::FETCH)
+        })
+        .unwrap_or(tokens.len());
+    Ok(tokens[..at].iter().chain(&tokens[end..]).cloned().collect())
 }
 
 /// The row-locking clauses as sqlparser reads them; tokens of a statement
