@@ -226,14 +226,15 @@ pub fn call_schema(cat: &Catalog, name: &str) -> Option<u32> {
     if cat.extensions.is_empty() || builtins::procs().iter().any(|p| p.name == name) {
         return None;
     }
-    let mut found = members(cat).filter(|m| m.proc.name == name).map(|m| m.ext.namespace);
-    let first = found.next()?;
+    // The first schema of the path that has one.
     let path = &cat.path.types;
-    let best = std::iter::once(first)
-        .chain(found)
-        .filter_map(|ns| path.iter().position(|&p| p == ns).map(|i| (i, ns)))
-        .min();
-    best.map(|(_, ns)| ns)
+    members(cat)
+        .filter(|m| m.proc.name == name)
+        .filter_map(|m| {
+            path.iter().position(|&p| p == m.ext.namespace).map(|i| (i, m.ext.namespace))
+        })
+        .min()
+        .map(|(_, ns)| ns)
 }
 
 #[cfg(test)]

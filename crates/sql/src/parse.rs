@@ -118,6 +118,22 @@ pub enum Stmt {
     Empty,
 }
 
+impl Stmt {
+    /// The command a statement Strata parses itself (DDL, all of it)
+    /// runs, as a read-only transaction's refusal names it; None for the
+    /// others.
+    pub fn own_command(&self) -> Option<&'static str> {
+        Some(match self {
+            Stmt::AlterSequence(_) => "ALTER SEQUENCE",
+            Stmt::AlterOwner(a) => a.kind.tag(),
+            Stmt::AlterName(a) => a.kind.tag(),
+            Stmt::CreateMatView(..) => "CREATE MATERIALIZED VIEW",
+            Stmt::RefreshMatView(_) => "REFRESH MATERIALIZED VIEW",
+            Stmt::Sql(_) | Stmt::Copy(_) | Stmt::Maintenance(_) | Stmt::Empty => return None,
+        })
+    }
+}
+
 /// REFRESH MATERIALIZED VIEW.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RefreshMatView {

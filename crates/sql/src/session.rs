@@ -809,8 +809,9 @@ impl<K: KvClient> Session<K> {
             let rows = self.row_locks.take_pending();
             let wait = self.advisory.take_pending();
             let call_wait = self.waits.take_pending();
-            let measure = self.sizes.take_pending();
             let Err(e) = &r else { return r };
+            // A size call asks only by failing the attempt.
+            let measure = self.sizes.take_pending();
             let nothing = request.is_none() && rows.is_empty() && wait.is_none();
             if nothing && call_wait.is_none() && !measure {
                 return r;
@@ -958,14 +959,6 @@ impl<K: KvClient> Session<K> {
             return Ok(l);
         }
         parse_isolation(&self.settings.get("default_transaction_isolation")?)
-    }
-
-    /// 25006 for `command` in a read-only transaction.
-    fn refuse_read_only(&self, command: &str) -> Result<()> {
-        if self.read_only() {
-            bail!(ReadOnlySqlTransaction, "cannot execute {command} in a read-only transaction");
-        }
-        Ok(())
     }
 
     fn read_only(&self) -> bool {
@@ -1150,24 +1143,23 @@ impl<K: KvClient> Session<K> {
                 return Ok(Outcome::Command(tag.to_string()));
             }
             Stmt::Copy(c) => return self.copy(c.clone()).await,
-            Stmt::CreateMatView(cv, data) => {
+            own @ (Stmt::AlterSequence(_)
+            | Stmt::AlterOwner(_)
+            | Stmt::AlterName(_)
+            | Stmt::CreateMatView(..)
+            | Stmt::RefreshMatView(_)) => {
                 self.start_statement().await?;
-                self.refuse_read_only("CREATE MATERIALIZED VIEW")?;
-                return self.create_matview(cv, *data).await;
-            }
-            Stmt::RefreshMatView(r) => {
-                self.start_statement().await?;
-                self.refuse_read_only("REFRESH MATERIALIZED VIEW")?;
-                return self.refresh_matview(r).await;
-            }
-            own @ (Stmt::AlterSequence(_) | Stmt::AlterOwner(_) | Stmt::AlterName(_)) => {
-                self.start_statement().await?;
-                self.refuse_read_only(match own {
-                    Stmt::AlterOwner(a) => a.kind.tag(),
-                    Stmt::AlterName(a) => a.kind.tag(),
-                    _ => "ALTER SEQUENCE",
-                })?;
-                return self.own_ddl(own).await;
+                if let Some(command) = own.own_command().filter(|_| self.read_only()) {
+                    bail!(
+                        ReadOnlySqlTransaction,
+                        "cannot execute {command} in a read-only transaction"
+                    );
+                }
+                return match own {
+                    Stmt::CreateMatView(cv, data) => self.create_matview(cv, *data).await,
+                    Stmt::RefreshMatView(r) => self.refresh_matview(r).await,
+                    _ => self.own_ddl(own).await,
+                };
             }
             Stmt::Sql(s) => s.as_ref(),
         };
@@ -1352,25 +1344,11 @@ impl<K: KvClient> Session<K> {
         if ct.with_data.as_ref().is_some_and(|w| w.statistics.is_some()) {
             bail!(SyntaxError, "syntax error at or near \"AND\"");
         }
-        let select = Stmt::Sql(Box::new(ast::Statement::Query(Box::new(query.clone()))));
-        let (bound, _) = planner::plan(&self.catalog, &select, &[])?;
-        let Some(cols) = bound.columns() else {
-            bail!(InternalError, "CREATE TABLE AS over a query without columns");
-        };
+        let cols = self.query_columns(query, "CREATE TABLE AS")?;
         let def = ddl::table_as(ct, &cols)?;
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
-        // The rows go to the table just made, named with its schema: a
-        // temporary table of the same name must not catch them.
-        let (ns, name, temporary) = ddl::new_table_name(&catalog, &ct.name, ct.temporary)?;
-        let schema = match temporary {
-            true => "pg_temp",
-            false => catalog.namespace_name(ns).unwrap_or("public"),
-        };
-        let target = ast::ObjectName::from(vec![
-            ast::Ident::with_quote('"', schema),
-            ast::Ident::with_quote('"', name),
-        ]);
+        let (ns, name, _) = ddl::new_table_name(&catalog, &ct.name, ct.temporary)?;
         let txn = self.txn.as_mut().expect("utility statement has a transaction");
         let r = ddl::create_table(txn, tenant, &catalog, &def).await?;
         let Some(&storage) = r.fresh.first() else {
@@ -1382,19 +1360,54 @@ impl<K: KvClient> Session<K> {
         if ct.with_data.as_ref().is_some_and(|w| !w.data) {
             return Ok(Outcome::Command("CREATE TABLE AS".into()));
         }
+        let n = self.fill_from_query(ns, &name, query, storage).await?;
+        Ok(Outcome::Command(format!("SELECT {n}")))
+    }
+
+    /// The columns `query` gives a table made from it (CREATE TABLE AS,
+    /// CREATE MATERIALIZED VIEW, which `what` names).
+    fn query_columns(&self, query: &ast::Query, what: &str) -> Result<Vec<Column>> {
+        let select = Stmt::Sql(Box::new(ast::Statement::Query(Box::new(query.clone()))));
+        let (bound, _) = planner::plan(&self.catalog, &select, &[])?;
+        match bound.columns() {
+            Some(cols) => Ok(cols),
+            None => bail!(InternalError, "{what} over a query without columns"),
+        }
+    }
+
+    /// Fills table `name` of schema `ns`, whose rows this statement just
+    /// gave fresh storage `storage`, with `query`'s rows as INSERT INTO ...
+    /// query would; the number of rows. The table is named with its
+    /// schema: a temporary table of the same name must not catch them.
+    async fn fill_from_query(
+        &mut self,
+        ns: u32,
+        name: &str,
+        query: &ast::Query,
+        storage: u64,
+    ) -> Result<u64> {
+        let schema = match ns {
+            catalog::TEMP_NAMESPACE_OID => "pg_temp",
+            _ => self.catalog.namespace_name(ns).unwrap_or("public"),
+        };
+        let target = ast::ObjectName::from(vec![
+            ast::Ident::with_quote('"', schema),
+            ast::Ident::with_quote('"', name),
+        ]);
         let insert = parse::insert_select(&target, query)?;
         let (bound, _) = planner::plan(&self.catalog, &insert, &[])?;
         let Bound::Insert(p) = bound.as_ref() else {
-            bail!(InternalError, "CREATE TABLE AS planned its rows as something else");
+            bail!(InternalError, "a new table's rows planned as something else");
         };
         if p.table.storage != storage {
-            bail!(InternalError, "CREATE TABLE AS found another table than it made");
+            bail!(InternalError, "a new table's rows went to another table");
         }
         let ctx = self.eval_ctx(&[]);
+        let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
-        let txn = self.txn.as_mut().expect("utility statement has a transaction");
+        let txn = self.txn.as_mut().expect("DDL statement has a transaction");
         let (n, _) = dml::insert(txn, tenant, p, &ctx, &catalog, true).await?;
-        Ok(Outcome::Command(format!("SELECT {n}")))
+        Ok(n)
     }
 
     /// After a DDL statement: keeps its notices and new storage ids, and

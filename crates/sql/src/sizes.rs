@@ -16,6 +16,7 @@
 //! hundred bytes here).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use kvapi::{KeyRange, TenantId, Txn};
@@ -54,43 +55,40 @@ impl Sizes {
     }
 }
 
-/// A statement's sizes: measured once when a call first asks.
+/// A statement's sizes: measured once when a call first asks. Every
+/// statement starts with a check of one flag: statements that call no
+/// size function take no lock here.
 #[derive(Debug, Default)]
 pub struct StatementSizes {
-    state: Mutex<State>,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    sizes: Option<Arc<Sizes>>,
-    wanted: bool,
+    sizes: Mutex<Option<Arc<Sizes>>>,
+    /// A call asked and found no sizes.
+    wanted: AtomicBool,
+    /// `sizes` holds the running (or last) statement's.
+    measured: AtomicBool,
 }
 
 impl StatementSizes {
     /// Forgets the last statement's sizes.
     pub fn start_statement(&self) {
-        *self.state.lock() = State::default();
+        self.wanted.store(false, Ordering::Relaxed);
+        if self.measured.swap(false, Ordering::Relaxed) {
+            *self.sizes.lock() = None;
+        }
     }
 
     /// The sizes, or (the first time) a request for them and the error
     /// that ends the attempt.
     pub fn get(&self) -> Result<Arc<Sizes>> {
-        let mut s = self.state.lock();
-        match &s.sizes {
-            Some(sizes) => Ok(sizes.clone()),
-            None => {
-                s.wanted = true;
-                Err(crate::err!(
-                    ObjectNotInPrerequisiteState,
-                    "relation sizes are not measured yet"
-                ))
-            }
+        if let Some(sizes) = &*self.sizes.lock() {
+            return Ok(sizes.clone());
         }
+        self.wanted.store(true, Ordering::Relaxed);
+        Err(crate::err!(ObjectNotInPrerequisiteState, "relation sizes are not measured yet"))
     }
 
     /// True (once) if a call asked for the sizes.
     pub fn take_pending(&self) -> bool {
-        std::mem::take(&mut self.state.lock().wanted)
+        self.wanted.swap(false, Ordering::Relaxed)
     }
 
     /// Measures every relation of `cat` and the database.
@@ -117,7 +115,8 @@ impl StatementSizes {
         }
         let all = KeyRange::prefix(tenant, &[]);
         sizes.database = txn.stored_size(&all).await.map_err(from_kv)?;
-        self.state.lock().sizes = Some(Arc::new(sizes));
+        *self.sizes.lock() = Some(Arc::new(sizes));
+        self.measured.store(true, Ordering::Relaxed);
         Ok(())
     }
 }

@@ -157,13 +157,7 @@ impl Binder<'_> {
                 }
             }
         }
-        let filter = match &f.filter {
-            Some(w) => {
-                let (x, t) = self.expr_in(w, scope, over)?;
-                Some(self.coerce(x, &t, &DataType::Bool)?)
-            }
-            None => None,
-        };
+        let filter = self.agg_filter(f, scope, over)?;
         let distinct = matches!(&f.args, ast::FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
         let args = function_args(f)?;
         Ok(match (name, args.as_slice()) {
@@ -302,6 +296,18 @@ impl Binder<'_> {
 }
 
 impl Binder<'_> {
+    /// An aggregate call's FILTER condition, bound as a boolean.
+    fn agg_filter(
+        &mut self,
+        f: &ast::Function,
+        scope: &Scope,
+        over: &mut Option<&mut AggState>,
+    ) -> Result<Option<Expr>> {
+        let Some(w) = &f.filter else { return Ok(None) };
+        let (x, t) = self.expr_in(w, scope, over)?;
+        Ok(Some(self.coerce(x, &t, &DataType::Bool)?))
+    }
+
     /// An ordered-set aggregate: percentile_cont(f), percentile_disc(f) or
     /// mode() WITHIN GROUP (ORDER BY x). The rows' values of x are
     /// aggregated in that order; the fraction, the same for every row of a
@@ -330,13 +336,7 @@ impl Binder<'_> {
         if !ordered_set {
             return Err(func::no_such_function(name, &types));
         }
-        let filter = match &f.filter {
-            Some(w) => {
-                let (x, t) = self.expr_in(w, scope, over)?;
-                Some(self.coerce(x, &t, &DataType::Bool)?)
-            }
-            None => None,
-        };
+        let filter = self.agg_filter(f, scope, over)?;
         let (x, t) = self.expr_in(&key.expr, scope, over)?;
         let t = if t == DataType::Unknown { DataType::Text } else { t };
         let (func, ty, extra, x) = match (name, args.as_slice()) {

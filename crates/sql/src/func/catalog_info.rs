@@ -719,7 +719,7 @@ pub fn function_def(cat: &Catalog, oid: u32) -> Option<String> {
     }
     out.push_str("AS ");
     if let Some(bin) = probin {
-        out.push_str(&quote_literal_text(&bin));
+        out.push_str(&crate::func::quote_literal(&bin));
         out.push_str(", ");
     }
     let mut tag = "$function$".to_string();
@@ -728,11 +728,6 @@ pub fn function_def(cat: &Catalog, oid: u32) -> Option<String> {
     }
     out.push_str(&format!("{tag}{}{tag}\n", p.src));
     Some(out)
-}
-
-/// A string literal as PostgreSQL quotes it.
-fn quote_literal_text(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
 }
 
 /// regtype input: the OID of type `text` (None if there is none).

@@ -18,12 +18,7 @@ impl<K: KvClient> Session<K> {
         data: bool,
     ) -> Result<Outcome> {
         self.lock_catalog().await?;
-        let select = Stmt::Sql(Box::new(ast::Statement::Query(cv.query.clone())));
-        let (bound, _) = planner::plan(&self.catalog, &select, &[])?;
-        let Some(cols) = bound.columns() else {
-            bail!(InternalError, "CREATE MATERIALIZED VIEW over a query without columns");
-        };
-        let mut cols = cols.to_vec();
+        let mut cols = self.query_columns(&cv.query, "CREATE MATERIALIZED VIEW")?;
         if cv.columns.len() > cols.len() {
             bail!(SyntaxError, "too many column names were specified");
         }
@@ -112,25 +107,7 @@ impl<K: KvClient> Session<K> {
         };
         let query = parse::query_text(&mv.query)
             .map_err(|e| err!(DataCorrupted, "stored query of \"{}\": {e}", t.name))?;
-        let schema = self.catalog.namespace_name(t.namespace).unwrap_or("public");
-        let target = ast::ObjectName::from(vec![
-            ast::Ident::with_quote('"', schema),
-            ast::Ident::with_quote('"', t.name.clone()),
-        ]);
-        let insert = parse::insert_select(&target, &query)?;
-        let (bound, _) = planner::plan(&self.catalog, &insert, &[])?;
-        let Bound::Insert(p) = bound.as_ref() else {
-            bail!(InternalError, "a materialized view's rows planned as something else");
-        };
-        if p.table.oid != oid {
-            bail!(InternalError, "a materialized view's rows went to another table");
-        }
-        let ctx = self.eval_ctx(&[]);
-        let tenant = self.db.tenant;
-        let catalog = self.catalog.clone();
-        let txn = self.txn.as_mut().expect("DDL statement has a transaction");
-        let (n, _) = dml::insert(txn, tenant, p, &ctx, &catalog, true).await?;
-        Ok(n)
+        self.fill_from_query(t.namespace, &t.name, &query, t.storage).await
     }
 }
 

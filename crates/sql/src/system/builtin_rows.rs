@@ -48,8 +48,11 @@ pub fn proc_columns() -> Vec<(&'static str, DataType)> {
 pub fn proc_rows(cat: &Catalog) -> Vec<Vec<Value>> {
     let builtin =
         builtins::procs().iter().map(|p| proc_row(p, p.oid, PG_CATALOG_NAMESPACE_OID, 10));
+    // Each extension's owner is looked up once, not per function.
+    let owners: std::collections::HashMap<u32, u32> =
+        cat.extensions.values().map(|x| (x.oid, super::role_oid(cat, &x.owner))).collect();
     let members = crate::extensions::members(cat).map(|m| {
-        let owner = super::role_oid(cat, &m.ext.owner);
+        let owner = owners.get(&m.ext.oid).copied().unwrap_or(10);
         proc_row(m.proc, m.oid, m.ext.namespace, owner)
     });
     builtin.chain(members).collect()
