@@ -145,6 +145,23 @@ fn pgbench_invariants_hold_after_kill9() {
     assert_eq!(check_tpcb_invariants(&s), rows);
 }
 
+/// txid_current() keeps growing across a crash: a transaction after the
+/// restart gets an id above every committed transaction's. (A read-only
+/// transaction's id may come again after a crash, in PostgreSQL too.)
+#[test]
+fn transaction_ids_keep_growing_after_kill9() {
+    let mut s = TestServer::start();
+    s.query("create table ids (id bigint)");
+    for _ in 0..3 {
+        s.query("insert into ids values (txid_current())");
+    }
+    let before: i64 = s.query("select max(id) from ids").parse().expect("max txid");
+    s.kill9();
+    s.restart();
+    let after: i64 = s.query("select txid_current()").parse().expect("txid");
+    assert!(after > before, "{after} after {before}");
+}
+
 /// Inserts, updates of an indexed column and deletes in multi-statement
 /// transactions, until the connection breaks.
 async fn index_churn(port: u16, seed: i32) {

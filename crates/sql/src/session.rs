@@ -970,8 +970,9 @@ impl<K: KvClient> Session<K> {
         if self.txn.is_none() {
             let iso = self.isolation()?;
             let t = self.db.client.begin(self.db.tenant, iso).await.map_err(from_kv)?;
-            // Unique per transaction (the KV ids are per node run, the
-            // snapshots grow across restarts) and growing with start order.
+            // Unique while the node runs (its KV ids), growing with start
+            // order, and after a restart above every committed
+            // transaction's (the snapshot is the last commit's).
             self.txid = ((t.snapshot().0 << 20) | (t.id().0 & 0xF_FFFF)) as i64;
             self.txn = Some(t);
             self.txn_time = sqltypes::datetime::now_micros();
