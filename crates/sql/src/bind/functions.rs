@@ -513,7 +513,7 @@ fn positional_call(name: &str, f: &ast::Function) -> Result<Option<ast::Function
         given.push((key, e.clone()));
     }
     let keys: Vec<&str> = given.iter().filter_map(|(k, _)| k.as_deref()).collect();
-    let candidate = crate::builtins::procs().iter().find_map(|p| {
+    let candidate = crate::builtins::procs().iter().filter(|p| p.name == name).find_map(|p| {
         let names = p.argnames.as_deref()?;
         let names: Vec<&str> = names.trim_matches(|c| c == '{' || c == '}').split(',').collect();
         keys.iter().all(|k| names.contains(k)).then_some((p, names))
