@@ -241,6 +241,11 @@ pub struct Binder<'a> {
     pub row_locks: Vec<ast::LockClause>,
     /// While a locking select plans its FROM: which tables scan keyed.
     pub keyed: Option<crate::select::KeyedScans>,
+    /// The privileges the statement needs, checked once it is planned.
+    pub checks: Vec<crate::acl::Check>,
+    /// Whose privileges the relations read now are checked with: the
+    /// owner of the view being expanded, else None (the current user).
+    pub check_as: Option<String>,
     depth: usize,
 }
 
@@ -421,8 +426,15 @@ impl<'a> Binder<'a> {
             trace: None,
             row_locks: Vec::new(),
             keyed: None,
+            checks: Vec::new(),
+            check_as: None,
             depth: 0,
         }
+    }
+
+    /// Records that the statement needs `privs` on `rel`.
+    pub fn require(&mut self, rel: crate::catalog::Relation, privs: u16) {
+        self.checks.push(crate::acl::Check { rel, privs, as_user: self.check_as.clone() });
     }
 
     /// The parameter types, with unknown ones defaulted to text.

@@ -12,6 +12,7 @@
 //! the definition to it, and the old storage is range-deleted once no snapshot
 //! can see it.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use sqltypes::enums::{EnumLabel, EnumType};
 use sqltypes::{DataType, Value};
 
+use crate::acl::{self, Ownership};
 use crate::error::Result;
 use crate::{bail, err};
 
@@ -111,8 +113,9 @@ pub struct SchemaDef {
     pub oid: u32,
     /// Schema name.
     pub name: String,
-    /// Owning role's name.
-    pub owner: String,
+    /// Owner and ACL.
+    #[serde(flatten)]
+    pub access: Ownership,
     /// COMMENT ON SCHEMA text.
     #[serde(default)]
     pub comment: Option<String>,
@@ -193,6 +196,37 @@ impl Relation {
             Relation::Sequence(s) => s.oid,
             Relation::Index(t, None) => t.pkey_oid,
             Relation::Index(t, Some(i)) => t.indexes[*i].oid,
+        }
+    }
+
+    /// Its owner and ACL (an index's are its table's).
+    pub fn access(&self) -> &Ownership {
+        match self {
+            Relation::Table(t) | Relation::Index(t, _) => &t.access,
+            Relation::View(v) => &v.access,
+            Relation::Sequence(s) => &s.access,
+        }
+    }
+
+    /// Its kind of object, for privileges and messages.
+    pub fn kind(&self) -> acl::ObjKind {
+        match self {
+            Relation::Table(t) if t.matview.is_some() => acl::ObjKind::MatView,
+            Relation::Table(_) => acl::ObjKind::Table,
+            Relation::View(_) => acl::ObjKind::View,
+            Relation::Sequence(_) => acl::ObjKind::Sequence,
+            Relation::Index(..) => acl::ObjKind::Index,
+        }
+    }
+
+    /// Its name (an index's own).
+    pub fn name(&self) -> &str {
+        match self {
+            Relation::Table(t) => &t.name,
+            Relation::View(v) => &v.name,
+            Relation::Sequence(s) => &s.name,
+            Relation::Index(t, None) => t.pkey_name.as_deref().unwrap_or(&t.name),
+            Relation::Index(t, Some(i)) => &t.indexes[*i].name,
         }
     }
 
@@ -278,6 +312,9 @@ pub struct EnumDef {
     pub name: String,
     /// (pg_enum OID, sort order, label), in sort order.
     pub labels: Vec<(u32, f32, String)>,
+    /// Owner and ACL.
+    #[serde(flatten)]
+    pub access: Ownership,
     /// COMMENT ON TYPE text.
     #[serde(default)]
     pub comment: Option<String>,
@@ -472,6 +509,9 @@ pub struct TableDef {
     /// Set for a materialized view: a table whose rows its query made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matview: Option<MatViewDef>,
+    /// Owner and ACL (its indexes are the owner's too).
+    #[serde(flatten)]
+    pub access: Ownership,
 }
 
 /// What makes a table a materialized view.
@@ -803,6 +843,7 @@ impl TableDef {
             temporary: false,
             comment: None,
             matview: None,
+            access: Ownership::default(),
         }
     }
 
@@ -834,12 +875,55 @@ pub struct RoleDef {
     pub login: bool,
     /// Stored password verifier (`SCRAM-SHA-256$...`), if any.
     pub password: Option<String>,
+    /// rolinherit: the role has the privileges of the roles it is a
+    /// member of.
+    #[serde(default = "yes")]
+    pub inherit: bool,
+    /// rolcreaterole.
+    #[serde(default)]
+    pub createrole: bool,
+    /// rolcreatedb.
+    #[serde(default)]
+    pub createdb: bool,
+    /// The roles this one is a member of (pg_auth_members), in the order
+    /// granted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub member_of: Vec<Membership>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A role's membership in another (GRANT role TO member).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Membership {
+    /// The role granted.
+    pub role: String,
+    /// Who granted it.
+    pub grantor: String,
+    /// WITH ADMIN OPTION: the member may grant the role on.
+    pub admin: bool,
 }
 
 impl RoleDef {
     /// The built-in superuser.
     pub fn bootstrap() -> RoleDef {
-        RoleDef { name: "postgres".into(), superuser: true, login: true, password: None }
+        RoleDef { superuser: true, login: true, ..RoleDef::new(acl::BOOTSTRAP) }
+    }
+
+    /// A role with PostgreSQL's defaults (NOLOGIN, INHERIT).
+    pub fn new(name: &str) -> RoleDef {
+        RoleDef {
+            name: name.into(),
+            superuser: false,
+            login: false,
+            password: None,
+            inherit: true,
+            createrole: false,
+            createdb: false,
+            member_of: Vec::new(),
+        }
     }
 }
 
@@ -869,6 +953,12 @@ pub struct Catalog {
     /// True once the built-in `public` schema was dropped. A `public` made
     /// again by CREATE SCHEMA is an ordinary entry of `schemas`.
     pub public_dropped: bool,
+    /// The built-in `public` schema's owner and ACL once GRANT, REVOKE or
+    /// OWNER TO changed them (None: PostgreSQL 15's, see
+    /// [`Catalog::public_access`]).
+    pub public_access: Option<Ownership>,
+    /// The database's owner and ACL (datacl).
+    pub database_access: Ownership,
 }
 
 /// A view: a stored query planned again wherever the view is read.
@@ -888,6 +978,10 @@ pub struct ViewDef {
     /// COMMENT ON VIEW text.
     #[serde(default)]
     pub comment: Option<String>,
+    /// Owner and ACL. The tables the view reads are read with its owner's
+    /// privileges.
+    #[serde(flatten)]
+    pub access: Ownership,
 }
 
 impl Catalog {
@@ -898,6 +992,111 @@ impl Catalog {
             None if name == "postgres" => Some(RoleDef::bootstrap()),
             None => None,
         }
+    }
+
+    /// True for a superuser (a role that is gone is none).
+    pub fn is_superuser(&self, name: &str) -> bool {
+        match self.roles.get(name) {
+            Some(r) => r.superuser,
+            None => name == acl::BOOTSTRAP,
+        }
+    }
+
+    /// Every role whose privileges `user` has: itself and, through
+    /// memberships of inheriting roles, the roles it belongs to
+    /// (`pg_database_owner` for the database's owner).
+    pub fn roles_of(&self, user: &str) -> Vec<String> {
+        let mut out = vec![user.to_string()];
+        let mut i = 0;
+        while i < out.len() {
+            if let Some(r) = self.role(&out[i]) {
+                if r.inherit || i == 0 {
+                    for m in &r.member_of {
+                        if !out.contains(&m.role) {
+                            out.push(m.role.clone());
+                        }
+                    }
+                }
+            }
+            i += 1;
+        }
+        if out.iter().any(|r| *r == self.database_access.owner) {
+            out.push(acl::DATABASE_OWNER.into());
+        }
+        out
+    }
+
+    /// True when `user` has the privileges of `role`: it is the role, a
+    /// superuser, or an inheriting member of it.
+    pub fn has_privs_of(&self, user: &str, role: &str) -> bool {
+        user == role || self.is_superuser(user) || self.roles_of(user).iter().any(|r| r == role)
+    }
+
+    /// True when `user` is `role` or a member of it, directly or not,
+    /// whether or not it inherits (SET ROLE needs no more; superusers may
+    /// become anyone).
+    pub fn is_member_of(&self, user: &str, role: &str) -> bool {
+        let mut seen = vec![user.to_string()];
+        let mut i = 0;
+        while i < seen.len() {
+            if seen[i] == role {
+                return true;
+            }
+            for m in self.role(&seen[i]).map(|r| r.member_of).unwrap_or_default() {
+                if !seen.contains(&m.role) {
+                    seen.push(m.role);
+                }
+            }
+            i += 1;
+        }
+        false
+    }
+
+    /// True when `user` may SET ROLE to `role` or give it objects: a
+    /// superuser or a member.
+    pub fn may_become(&self, user: &str, role: &str) -> bool {
+        self.is_superuser(user) || self.is_member_of(user, role)
+    }
+
+    /// The owner and ACL of the schema with this OID (the system schemas
+    /// belong to the bootstrap superuser; their ACL lets everyone use them).
+    pub fn schema_access(&self, oid: u32) -> Option<Cow<'_, Ownership>> {
+        match oid {
+            PUBLIC_NAMESPACE_OID if !self.public_dropped => Some(self.public_access()),
+            PG_CATALOG_NAMESPACE_OID | INFO_SCHEMA_NAMESPACE_OID | TEMP_NAMESPACE_OID => {
+                let mut o = Ownership::default();
+                let mut items = acl::default_acl(acl::ObjKind::Schema, acl::BOOTSTRAP);
+                items.push(acl::AclItem {
+                    grantee: String::new(),
+                    grantor: acl::BOOTSTRAP.into(),
+                    privs: acl::USAGE,
+                    grantable: 0,
+                });
+                o.acl = Some(items);
+                Some(Cow::Owned(o))
+            }
+            _ => self.schemas.values().find(|s| s.oid == oid).map(|s| Cow::Borrowed(&s.access)),
+        }
+    }
+
+    /// The built-in `public` schema's owner and ACL: PostgreSQL 15's
+    /// (owned by pg_database_owner, which may create; everyone may use it)
+    /// until changed.
+    pub fn public_access(&self) -> Cow<'_, Ownership> {
+        if let Some(a) = &self.public_access {
+            return Cow::Borrowed(a);
+        }
+        let owner = acl::DATABASE_OWNER;
+        let mut o = Ownership::new(owner);
+        let mut items = acl::default_acl(acl::ObjKind::Schema, owner);
+        items.push(acl::AclItem {
+            grantee: String::new(),
+            grantor: owner.into(),
+            privs: acl::USAGE,
+            grantable: 0,
+        });
+        o.acl = Some(items);
+        Cow::Owned(o)
     }
 
     /// Every role, bootstrap included, by name.
@@ -1209,6 +1408,11 @@ pub mod keys {
     /// All schema definitions.
     pub fn schemas(tenant: TenantId) -> KeyRange {
         KeyRange::prefix(tenant, &[CATALOG, b'n'])
+    }
+
+    /// The database's owner and ACL (absent until GRANT ... ON DATABASE).
+    pub fn database(tenant: TenantId) -> Key {
+        Key::new(tenant, &[CATALOG, b'd'])
     }
 
     /// Present once the built-in `public` schema was dropped.

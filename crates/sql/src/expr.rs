@@ -128,8 +128,10 @@ pub struct EvalContext {
     pub started: i64,
     /// The enclosing query's current row, for LATERAL subqueries.
     pub outer: Vec<Value>,
-    /// The session's user (current_user, session_user).
+    /// The current user (current_user), whose privileges apply.
     pub user: std::sync::Arc<str>,
+    /// The session user (session_user).
+    pub session_user: std::sync::Arc<str>,
     /// Results of the enclosing query's uncorrelated subqueries.
     pub subq: std::sync::Arc<Vec<SubqValue>>,
     /// The session's settings (current_setting), lower-case names.

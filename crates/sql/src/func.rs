@@ -157,8 +157,8 @@ pub enum Func {
     Description,
     /// pg_get_expr(expression, relation [, pretty]): the expression's text
     GetExpr,
-    /// current_user, session_user, user
-    CurrentUser,
+    /// current_user, user, current_role; session_user (the flag)
+    CurrentUser(bool),
     /// current_schema()
     CurrentSchema,
     /// pg_backend_pid()
@@ -370,9 +370,8 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("col_description", 2) => (Func::ColDescription, T::Text),
         ("shobj_description", 2) => (Func::Description, T::Text),
         ("pg_get_expr", 2 | 3) => (Func::GetExpr, T::Text),
-        ("current_user" | "session_user" | "user" | "current_role", 0) => {
-            (Func::CurrentUser, T::Text)
-        }
+        ("current_user" | "user" | "current_role", 0) => (Func::CurrentUser(false), T::Text),
+        ("session_user", 0) => (Func::CurrentUser(true), T::Text),
         ("current_schema", 0) => (Func::CurrentSchema, T::Text),
         ("pg_backend_pid", 0) => (Func::BackendPid, T::Int4),
         ("current_schemas", 1) => (Func::CurrentSchemas, T::Text.array_of()),
@@ -985,11 +984,10 @@ impl Func {
                 };
                 text.map(Value::Text).unwrap_or(Value::Null)
             }
-            Func::CurrentUser => Value::Text(if ctx.user.is_empty() {
-                "postgres".into()
-            } else {
-                ctx.user.to_string()
-            }),
+            Func::CurrentUser(session) => {
+                let user = if session { &ctx.session_user } else { &ctx.user };
+                Value::Text(if user.is_empty() { "postgres".into() } else { user.to_string() })
+            }
             Func::CurrentSchema => {
                 let cat = ctx.catalog.as_deref();
                 let first = cat.and_then(|c| c.namespace_name(*c.path.explicit.first()?));

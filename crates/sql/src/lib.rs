@@ -14,6 +14,8 @@
 //! opens or continues a transaction, refreshes the snapshot (READ COMMITTED),
 //! and runs the plan ([`exec`], [`dml`], [`ddl`]).
 
+// Owners, access control lists and privilege checks.
+pub mod acl;
 // Advisory locks (pg_advisory_lock and friends).
 pub mod advisory;
 // The tenant's live sessions (pg_stat_activity, pg_cancel_backend).

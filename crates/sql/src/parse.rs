@@ -27,10 +27,12 @@ use crate::error::{Error, Result};
 use crate::{bail, err};
 
 /// ALTER VIEW | SEQUENCE | INDEX ... OWNER TO.
+mod grant;
 mod owner;
 /// CREATE SEQUENCE and ALTER SEQUENCE options in any order.
 mod sequence;
 
+pub use grant::GrantRole;
 pub use owner::{AlterName, AlterOwner, NameChange, RelationKind};
 pub use sequence::{AlterSequence, SequenceOptions};
 
@@ -114,6 +116,8 @@ pub enum Stmt {
     CreateMatView(Box<ast::CreateView>, bool),
     /// REFRESH MATERIALIZED VIEW \[CONCURRENTLY\] name \[WITH \[NO\] DATA\].
     RefreshMatView(RefreshMatView),
+    /// GRANT role TO role, REVOKE role FROM role.
+    GrantRole(grant::GrantRole),
     /// Only whitespace and comments.
     Empty,
 }
@@ -129,6 +133,8 @@ impl Stmt {
             Stmt::AlterName(a) => a.kind.tag(),
             Stmt::CreateMatView(..) => "CREATE MATERIALIZED VIEW",
             Stmt::RefreshMatView(_) => "REFRESH MATERIALIZED VIEW",
+            Stmt::GrantRole(g) if g.grant => "GRANT ROLE",
+            Stmt::GrantRole(_) => "REVOKE ROLE",
             Stmt::Sql(_) | Stmt::Copy(_) | Stmt::Maintenance(_) | Stmt::Empty => return None,
         })
     }
@@ -582,6 +588,30 @@ fn own_syntax(
             == (Some("refresh"), Some("materialized"), Some("view"))
     {
         return materialized_view(sql, piece, words, semi).map(Some);
+    }
+    // A role GRANT or REVOKE names no object (no ON).
+    if matches!(w0.as_deref(), Some("grant" | "revoke"))
+        && !(1..words.len()).any(|i| kw(i).as_deref() == Some("on"))
+    {
+        let dialect = PostgreSqlDialect {};
+        let mut p = Parser::new(&dialect).with_tokens_with_locations(sql_tokens(piece));
+        let g = grant::role_grant(&mut p).map_err(|e| syntax_error(sql, e, semi))?;
+        return Ok(Some(Stmt::GrantRole(g)));
+    }
+    // GRANT TEMP ON DATABASE: sqlparser knows only TEMPORARY.
+    if matches!(w0.as_deref(), Some("grant" | "revoke")) {
+        let on = (1..words.len()).find(|&i| kw(i).as_deref() == Some("on")).unwrap_or(0);
+        if let Some(temp) = (1..on).find(|&i| kw(i).as_deref() == Some("temp")) {
+            let span = words[temp].span;
+            let mut tokens = sql_tokens(piece);
+            for t in tokens.iter_mut().filter(|t| t.span == span) {
+                t.token = Token::make_keyword("TEMPORARY");
+            }
+            let dialect = PostgreSqlDialect {};
+            let mut p = Parser::new(&dialect).with_tokens_with_locations(tokens);
+            let stmt = p.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
+            return Ok(Some(Stmt::Sql(Box::new(stmt))));
+        }
     }
     if (w0.as_deref(), w1.as_deref()) == (Some("create"), Some("extension")) {
         let dialect = PostgreSqlDialect {};

@@ -55,16 +55,19 @@ impl Bound {
 
 /// Plans `stmt` against `catalog`. Returns the plan and the final parameter
 /// types (client-declared ones kept, unknown ones inferred or text).
+/// Fails with 42501 unless `user` holds the privileges the statement needs.
 pub fn plan(
     catalog: &Catalog,
     stmt: &Stmt,
     declared: &[DataType],
+    user: &str,
 ) -> Result<(Arc<Bound>, Vec<DataType>)> {
     let mut b = Binder::new(catalog, declared.to_vec());
     let bound = match stmt {
         Stmt::Sql(s) => plan_sql(&mut b, s)?,
         _ => Bound::Utility,
     };
+    crate::acl::check_all(catalog, user, &b.checks)?;
     Ok((Arc::new(bound), b.final_params()))
 }
 
@@ -173,6 +176,16 @@ fn returning(
 fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
     let table = b.catalog.query_table(&table_name(&ins.table)?)?;
     let name = table.name.clone();
+    let mut privs = crate::acl::INSERT;
+    if ins.returning.is_some() {
+        privs |= crate::acl::SELECT;
+    }
+    if let Some(ast::OnInsert::OnConflict(c)) = &ins.on {
+        if matches!(c.action, ast::OnConflictAction::DoUpdate(_)) {
+            privs |= crate::acl::UPDATE | crate::acl::SELECT;
+        }
+    }
+    b.require(crate::catalog::Relation::Table(table.clone()), privs);
 
     let targets: Vec<usize> = if ins.columns.is_empty() {
         (0..table.columns.len()).collect()
@@ -393,10 +406,13 @@ fn default_or_null(
         .unwrap_or(crate::expr::Expr::Const(sqltypes::Value::Null)))
 }
 
+/// The table an UPDATE or DELETE writes (with privilege `write`), scanned
+/// with its WHERE.
 fn target_scan(
     b: &mut Binder<'_>,
     twj: &ast::TableWithJoins,
     selection: &Option<ast::Expr>,
+    (write, returning, constant_sets): (u16, bool, bool),
 ) -> Result<(Scan, Scope)> {
     if !twj.joins.is_empty() {
         bail!(FeatureNotSupported, "joins in UPDATE/DELETE targets are not supported yet");
@@ -406,6 +422,11 @@ fn target_scan(
         other => bail!(FeatureNotSupported, "UPDATE/DELETE target not supported: {other}"),
     };
     let table = b.catalog.query_table(&name)?;
+    // Reading the rows (a WHERE, RETURNING or SET expression) needs
+    // SELECT too; PostgreSQL asks it per column read, Strata per table.
+    let reads = selection.is_some() || returning || !constant_sets;
+    let privs = write | if reads { crate::acl::SELECT } else { 0 };
+    b.require(crate::catalog::Relation::Table(table.clone()), privs);
     let name = table.name.clone();
     let qualifier = alias.as_ref().map(|a| bind::ident(&a.name)).unwrap_or_else(|| name.clone());
     let scope = select::table_scope(&table, &qualifier, alias);
@@ -425,11 +446,34 @@ fn target_scan(
     Ok((scan, scope))
 }
 
+/// True when `e` may read a column (any identifier outside a subquery
+/// counts).
+fn reads_columns(e: &ast::Expr) -> bool {
+    use sqlparser::ast::Visit;
+    struct Finder(bool);
+    impl ast::Visitor for Finder {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> std::ops::ControlFlow<()> {
+            if matches!(e, ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)) {
+                self.0 = true;
+                return std::ops::ControlFlow::Break(());
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    let mut f = Finder(false);
+    let _ = e.visit(&mut f);
+    f.0
+}
+
 fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
     if u.from.is_some() {
         bail!(FeatureNotSupported, "UPDATE ... FROM is not supported yet");
     }
-    let (scan, scope) = target_scan(b, &u.table, &u.selection)?;
+    let constant_sets =
+        u.assignments.iter().all(|a| is_default(&a.value) || !reads_columns(&a.value));
+    let needs = (crate::acl::UPDATE, u.returning.is_some(), constant_sets);
+    let (scan, scope) = target_scan(b, &u.table, &u.selection, needs)?;
     let table = scan.table.clone();
     let mut sets = Vec::new();
     for a in &u.assignments {
@@ -467,7 +511,8 @@ fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
     let [twj] = from.as_slice() else {
         bail!(FeatureNotSupported, "DELETE from several tables is not supported")
     };
-    let (scan, scope) = target_scan(b, twj, &d.selection)?;
+    let needs = (crate::acl::DELETE, d.returning.is_some(), true);
+    let (scan, scope) = target_scan(b, twj, &d.selection, needs)?;
     let ret = returning(b, &d.returning, &scope)?;
     Ok(DeletePlan { scan, init: b.subqueries.drain(..).collect(), returning: ret })
 }

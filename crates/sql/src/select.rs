@@ -1131,6 +1131,9 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
             if let (Some(t), Some(Ok(r))) = (&mut b.trace, &found) {
                 t.relations.push(r.oid());
             }
+            if let Some(Ok(r)) = &found {
+                b.require(r.clone(), crate::acl::SELECT);
+            }
             match found {
                 Some(Ok(Relation::View(v))) => {
                     if let Some(k) = b.keyed.as_mut() {

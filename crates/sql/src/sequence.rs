@@ -74,6 +74,9 @@ pub struct SequenceDef {
     /// COMMENT ON SEQUENCE text.
     #[serde(default)]
     pub comment: Option<String>,
+    /// Owner and ACL.
+    #[serde(flatten)]
+    pub access: crate::acl::Ownership,
 }
 
 fn public_namespace() -> u32 {
@@ -183,22 +186,35 @@ pub struct SeqContext {
     pub reserved: Arc<Reserved>,
     /// The session's state.
     pub session: Arc<Mutex<SessionSeqs>>,
+    /// The current user, whose privileges on sequences apply.
+    pub user: Arc<str>,
 }
 
 impl SeqContext {
-    fn resolve(&self, text: &str) -> Result<Arc<SequenceDef>> {
+    /// The sequence `text` names, if the user holds one of `privs` on it
+    /// (nextval: USAGE or UPDATE; currval: SELECT or USAGE; setval:
+    /// UPDATE).
+    fn resolve(&self, text: &str, privs: u16) -> Result<Arc<SequenceDef>> {
         let (schema, name) = crate::func::catalog_info::split_name(text);
         let name = crate::catalog::ObjName { schema, name };
-        match self.catalog.relation(&name)? {
-            Some(crate::catalog::Relation::Sequence(s)) => Ok(s),
+        let s = match self.catalog.relation(&name)? {
+            Some(crate::catalog::Relation::Sequence(s)) => s,
             Some(_) => bail!(WrongObjectType, "\"{}\" is not a sequence", name.name),
             None => bail!(UndefinedTable, "relation \"{name}\" does not exist"),
+        };
+        let user = if self.user.is_empty() { crate::acl::BOOTSTRAP } else { &self.user };
+        let kind = crate::acl::ObjKind::Sequence;
+        if !self.catalog.is_superuser(user)
+            && !s.access.allows(&self.catalog, kind, user, privs, true)
+        {
+            bail!(InsufficientPrivilege, "permission denied for sequence {}", s.name);
         }
+        Ok(s)
     }
 
     /// nextval(name).
     pub fn nextval(&self, name: &str) -> Result<i64> {
-        let def = self.resolve(name)?;
+        let def = self.resolve(name, crate::acl::USAGE | crate::acl::UPDATE)?;
         let taken =
             self.reserved.blocks.lock().get_mut(&def.oid).and_then(|b| b.take(def.increment));
         let mut s = self.session.lock();
@@ -216,7 +232,7 @@ impl SeqContext {
 
     /// currval(name): this session's last nextval of the sequence.
     pub fn currval(&self, name: &str) -> Result<i64> {
-        let def = self.resolve(name)?;
+        let def = self.resolve(name, crate::acl::SELECT | crate::acl::USAGE)?;
         match self.session.lock().currval.get(&def.oid) {
             Some(v) => Ok(*v),
             None => bail!(
@@ -239,7 +255,7 @@ impl SeqContext {
 
     /// setval(name, value, is_called).
     pub fn setval(&self, name: &str, value: i64, called: bool) -> Result<i64> {
-        let def = self.resolve(name)?;
+        let def = self.resolve(name, crate::acl::UPDATE)?;
         if value < def.min || value > def.max {
             bail!(
                 NumericValueOutOfRange,
@@ -472,6 +488,7 @@ pub fn define(
     Ok(SequenceDef {
         oid,
         namespace: crate::catalog::PUBLIC_NAMESPACE_OID,
+        access: Default::default(),
         name,
         ty,
         start,

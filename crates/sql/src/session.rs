@@ -213,7 +213,9 @@ pub enum Outcome {
 }
 
 /// What a cached plan was made for: (catalog version, temporary tables' epoch).
-type PlanKey = (u64, u64);
+/// What a cached plan is valid for: the catalog version, the temporary
+/// tables' epoch and the user whose privileges it was checked with.
+type PlanKey = (u64, u64, Arc<str>);
 
 /// Where the session is in PostgreSQL's transaction state machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -503,7 +505,38 @@ impl<K: KvClient> Session<K> {
     /// What cached plans are valid for: the catalog version and the
     /// temporary tables' epoch.
     fn plan_key(&self) -> PlanKey {
-        (self.catalog.version, self.temp_epoch)
+        (self.catalog.version, self.temp_epoch, self.current_user_arc())
+    }
+
+    /// True when a plan made for `k` still holds.
+    fn plan_valid(&self, k: &PlanKey) -> bool {
+        k.0 == self.catalog.version && k.1 == self.temp_epoch && *k.2 == *self.current_user()
+    }
+
+    /// The session user: the authenticated one, or whom SET SESSION
+    /// AUTHORIZATION chose.
+    pub fn session_user(&self) -> &str {
+        self.settings.value("session_authorization").unwrap_or(&self.user)
+    }
+
+    /// The current user, whose privileges statements run with: the role SET
+    /// ROLE chose, else the session user.
+    pub fn current_user(&self) -> &str {
+        match self.settings.value("role") {
+            Some(r) if r != "none" => r,
+            _ => self.session_user(),
+        }
+    }
+
+    /// [`Session::current_user`] as a shared string (the authenticated
+    /// user's own when it is the same, which it mostly is).
+    fn current_user_arc(&self) -> Arc<str> {
+        let cur = self.current_user();
+        if cur == &*self.user {
+            self.user.clone()
+        } else {
+            Arc::from(cur)
+        }
     }
 
     /// Sets the authenticated user (current_user, session_user).
@@ -657,8 +690,13 @@ impl<K: KvClient> Session<K> {
                 return Err(aborted());
             }
             if single {
-                let (bound, params) = planner::plan(&self.catalog, &prepared.parsed.stmt, declared)
-                    .map_err(|e| self.position(e, &prepared.parsed))?;
+                let (bound, params) = planner::plan(
+                    &self.catalog,
+                    &prepared.parsed.stmt,
+                    declared,
+                    self.current_user(),
+                )
+                .map_err(|e| self.position(e, &prepared.parsed))?;
                 prepared.columns = statement_columns(&prepared.parsed.stmt, &bound);
                 prepared.param_types = params;
                 *prepared.plan.lock() = Some((self.plan_key(), bound));
@@ -704,11 +742,12 @@ impl<K: KvClient> Session<K> {
 
     fn plan_for(&self, p: &Prepared) -> Result<Arc<Bound>> {
         if let Some((v, b)) = &*p.plan.lock() {
-            if *v == self.plan_key() {
+            if self.plan_valid(v) {
                 return Ok(b.clone());
             }
         }
-        let (bound, _) = planner::plan(&self.catalog, &p.parsed.stmt, &p.declared)
+        let user = self.current_user();
+        let (bound, _) = planner::plan(&self.catalog, &p.parsed.stmt, &p.declared, user)
             .map_err(|e| self.position(e, &p.parsed))?;
         *p.plan.lock() = Some((self.plan_key(), bound.clone()));
         Ok(bound)
@@ -1086,6 +1125,7 @@ impl<K: KvClient> Session<K> {
             catalog: self.catalog.clone(),
             reserved: self.db.reserved.clone(),
             session: self.seqs.clone(),
+            user: self.current_user_arc(),
         }
     }
 
@@ -1114,7 +1154,8 @@ impl<K: KvClient> Session<K> {
             started: self.db.started,
             stmt_time: sqltypes::datetime::now_micros(),
             outer: Vec::new(),
-            user: self.user.clone(),
+            user: self.current_user_arc(),
+            session_user: Arc::from(self.session_user()),
             subq: Default::default(),
             settings: self.settings_snapshot(),
             seqs: self.seq_context(),
@@ -1148,7 +1189,8 @@ impl<K: KvClient> Session<K> {
             | Stmt::AlterOwner(_)
             | Stmt::AlterName(_)
             | Stmt::CreateMatView(..)
-            | Stmt::RefreshMatView(_)) => {
+            | Stmt::RefreshMatView(_)
+            | Stmt::GrantRole(_)) => {
                 self.start_statement().await?;
                 if let Some(command) = own.own_command().filter(|_| self.read_only()) {
                     bail!(
@@ -1156,6 +1198,7 @@ impl<K: KvClient> Session<K> {
                         "cannot execute {command} in a read-only transaction"
                     );
                 }
+                ddl::authorize(&self.catalog, self.current_user(), own)?;
                 return match own {
                     Stmt::CreateMatView(cv, data) => self.create_matview(cv, *data).await,
                     Stmt::RefreshMatView(r) => self.refresh_matview(r).await,
@@ -1264,20 +1307,24 @@ impl<K: KvClient> Session<K> {
         if !matches!(stmt, S::Analyze(_)) {
             self.lock_catalog().await?;
         }
+        let own = parse::Stmt::Sql(Box::new(stmt.clone()));
+        ddl::authorize(&self.catalog, self.current_user(), &own)?;
         if let S::CreateTable(ct @ ast::CreateTable { query: Some(query), .. }) = stmt {
             return self.create_table_as(ct, query).await;
         }
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
+        let user = self.current_user().to_string();
+        let user = user.as_str();
         let txn = self.txn.as_mut().expect("utility statement has a transaction");
         let r: DdlResult = match stmt {
-            S::CreateTable(ct) => ddl::create_table(txn, tenant, &catalog, ct).await?,
+            S::CreateTable(ct) => ddl::create_table(txn, tenant, &catalog, ct, user).await?,
             S::Drop {
                 object_type: ast::ObjectType::Role | ast::ObjectType::User,
                 if_exists,
                 names,
                 ..
-            } => ddl::drop_role(txn, tenant, &catalog, names, *if_exists).await?,
+            } => ddl::drop_role(txn, tenant, &catalog, names, *if_exists, user).await?,
             S::Drop { object_type: ast::ObjectType::Schema, if_exists, names, cascade, .. } => {
                 ddl::drop_schemas(txn, tenant, &catalog, names, *if_exists, *cascade).await?
             }
@@ -1291,31 +1338,50 @@ impl<K: KvClient> Session<K> {
                 ddl::truncate(txn, tenant, &catalog, &names, cascade).await?
             }
             S::CreateIndex(ci) => ddl::create_index(txn, tenant, &catalog, ci).await?,
-            S::CreateSequence { .. } => ddl::create_sequence(txn, tenant, &catalog, stmt).await?,
-            S::CreateView(cv) => ddl::create_view(txn, tenant, &catalog, cv).await?,
+            S::CreateSequence { .. } => {
+                ddl::create_sequence(txn, tenant, &catalog, stmt, user).await?
+            }
+            S::CreateView(cv) => ddl::create_view(txn, tenant, &catalog, cv, user).await?,
             S::CreateType { name, representation } => {
-                ddl::create_type(txn, tenant, &catalog, name, representation.as_ref()).await?
+                ddl::create_type(txn, tenant, &catalog, name, representation.as_ref(), user).await?
             }
             S::AlterType(at) => ddl::alter_type(txn, tenant, &catalog, at).await?,
             S::CreateRole(cr) => {
-                ddl::create_role(txn, tenant, &catalog, cr, self.db.hasher).await?
+                ddl::create_role(txn, tenant, &catalog, cr, self.db.hasher, user).await?
             }
             S::AlterRole { name, operation } => {
                 ddl::alter_role(txn, tenant, &catalog, name, operation, self.db.hasher).await?
             }
             S::AlterTable(at) => match ddl::owner_only(at) {
-                Some(a) => ddl::alter_owner(&catalog, &a)?,
+                Some(a) => ddl::alter_owner(txn, tenant, &catalog, &a, user).await?,
                 None => ddl::alter_table(txn, tenant, &catalog, at).await?,
             },
-            S::AlterSchema(a) => ddl::alter_schema(txn, tenant, &catalog, a).await?,
+            S::AlterSchema(a) => ddl::alter_schema(txn, tenant, &catalog, a, user).await?,
             S::CreateSchema { schema_name, if_not_exists, .. } => {
-                let user = self.user.clone();
-                ddl::create_schema(txn, tenant, &catalog, schema_name, *if_not_exists, &user)
-                    .await?
+                ddl::create_schema(txn, tenant, &catalog, schema_name, *if_not_exists, user).await?
             }
-            S::CreateExtension(c) => {
-                let user = self.user.clone();
-                ddl::create_extension(txn, tenant, &catalog, c, &user).await?
+            S::CreateExtension(c) => ddl::create_extension(txn, tenant, &catalog, c, user).await?,
+            S::Grant(g) => {
+                let p = ddl::Privileges {
+                    grant: true,
+                    privileges: &g.privileges,
+                    objects: g.objects.as_ref(),
+                    grantees: &g.grantees,
+                    option: g.with_grant_option,
+                    cascade: false,
+                };
+                ddl::privileges(txn, tenant, &catalog, user, &p).await?
+            }
+            S::Revoke(g) => {
+                let p = ddl::Privileges {
+                    grant: false,
+                    privileges: &g.privileges,
+                    objects: g.objects.as_ref(),
+                    grantees: &g.grantees,
+                    option: g.grant_option_for,
+                    cascade: g.cascade == Some(ast::CascadeOption::Cascade),
+                };
+                ddl::privileges(txn, tenant, &catalog, user, &p).await?
             }
             S::DropExtension(d) => {
                 let cascade = d.cascade_or_restrict == Some(ast::ReferentialAction::Cascade);
@@ -1350,8 +1416,9 @@ impl<K: KvClient> Session<K> {
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
         let (ns, name, _) = ddl::new_table_name(&catalog, &ct.name, ct.temporary)?;
+        let user = self.current_user().to_string();
         let txn = self.txn.as_mut().expect("utility statement has a transaction");
-        let r = ddl::create_table(txn, tenant, &catalog, &def).await?;
+        let r = ddl::create_table(txn, tenant, &catalog, &def, &user).await?;
         let Some(&storage) = r.fresh.first() else {
             // IF NOT EXISTS found the table: nothing is created or filled.
             self.finish_ddl(r).await?;
@@ -1369,7 +1436,7 @@ impl<K: KvClient> Session<K> {
     /// CREATE MATERIALIZED VIEW, which `what` names).
     fn query_columns(&self, query: &ast::Query, what: &str) -> Result<Vec<Column>> {
         let select = Stmt::Sql(Box::new(ast::Statement::Query(Box::new(query.clone()))));
-        let (bound, _) = planner::plan(&self.catalog, &select, &[])?;
+        let (bound, _) = planner::plan(&self.catalog, &select, &[], self.current_user())?;
         match bound.columns() {
             Some(cols) => Ok(cols),
             None => bail!(InternalError, "{what} over a query without columns"),
@@ -1396,7 +1463,7 @@ impl<K: KvClient> Session<K> {
             ast::Ident::with_quote('"', name),
         ]);
         let insert = parse::insert_select(&target, query)?;
-        let (bound, _) = planner::plan(&self.catalog, &insert, &[])?;
+        let (bound, _) = planner::plan(&self.catalog, &insert, &[], self.current_user())?;
         let Bound::Insert(p) = bound.as_ref() else {
             bail!(InternalError, "a new table's rows planned as something else");
         };

@@ -62,6 +62,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("standard_conforming_strings", "on"),
     ("is_superuser", "on"),
     ("session_authorization", "postgres"),
+    ("role", "none"),
     ("default_transaction_read_only", "off"),
     ("in_hot_standby", "off"),
     ("search_path", "\"$user\", public"),

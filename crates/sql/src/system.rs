@@ -1105,30 +1105,21 @@ impl SystemTable {
             PgNamespace => {
                 rows.push(vec![i8(PG_CATALOG_OID), t("pg_catalog"), i8(10), Value::Null]);
                 rows.extend((!catalog.public_dropped).then(|| {
+                    let access = catalog.public_access();
                     vec![
                         i8(PUBLIC_NAMESPACE_OID as i64),
                         t("public"),
-                        i8(DATABASE_OWNER_OID),
-                        // PostgreSQL 15's: its owner may create, everyone use.
-                        sqltypes::array::ArrayValue::new(
-                            DataType::Text,
-                            vec![
-                                t("pg_database_owner=UC/pg_database_owner"),
-                                t("=U/pg_database_owner"),
-                            ],
-                        )
-                        .into_value(),
+                        i8(role_oid(catalog, &access.owner) as i64),
+                        access.acl_value(),
                     ]
                 }));
                 rows.push(vec![i8(INFO_SCHEMA_OID), t("information_schema"), i8(10), Value::Null]);
-                let owners = roles_with_oids(catalog);
                 for sc in catalog.schemas.values() {
-                    let owner = owners.iter().find(|(_, r)| r.name == sc.owner).map(|(o, _)| *o);
                     rows.push(vec![
                         i8(sc.oid as i64),
                         t(&sc.name),
-                        i8(owner.unwrap_or(10)),
-                        Value::Null,
+                        i8(role_oid(catalog, &sc.access.owner) as i64),
+                        sc.access.acl_value(),
                     ]);
                 }
                 if catalog.path.relations.contains(&crate::catalog::TEMP_NAMESPACE_OID) {
@@ -1148,11 +1139,23 @@ impl SystemTable {
                     .values()
                     .flat_map(|t| t.foreign_keys.iter().map(|f| f.ref_table))
                     .collect();
+                let roles = roles_with_oids(catalog);
                 for (oid, ns, name, kind) in catalog.relations() {
                     let key = (ns, name.to_string());
+                    // Owner and ACL (an index's owner is its table's; it has
+                    // no ACL of its own).
+                    let owned = |mut row: Vec<Value>| {
+                        if let Some(rel) = catalog.relation_in(ns, name) {
+                            row[4] = i8(role_oid_among(&roles, &rel.access().owner) as i64);
+                            if kind != "i" {
+                                row[27] = rel.access().acl_value();
+                            }
+                        }
+                        row
+                    };
                     let Some(tb) = catalog.tables.get(&key).filter(|_| matches!(kind, "r" | "m"))
                     else {
-                        rows.push(class_row(oid, ns, name, kind, false, "p"));
+                        rows.push(owned(class_row(oid, ns, name, kind, false, "p")));
                         continue;
                     };
                     let has_index = !tb.primary_key.is_empty() || !tb.indexes.is_empty();
@@ -1164,7 +1167,7 @@ impl SystemTable {
                     if let Some(mv) = &tb.matview {
                         row[29] = Value::Bool(mv.populated);
                     }
-                    rows.push(row);
+                    rows.push(owned(row));
                 }
             }
             PgDescription => {
@@ -1255,6 +1258,23 @@ impl SystemTable {
                         locale.clone(),
                         locale,
                     ]);
+                }
+            }
+            Empty(i) if EMPTY_CATALOGS[*i].0 == "pg_auth_members" => {
+                // pg_monitor is a member of three predefined roles.
+                for group in [3374, 3375, 3377] {
+                    rows.push(vec![i8(group), i8(3373), i8(10), Value::Bool(false)]);
+                }
+                let roles = roles_with_oids(catalog);
+                for (oid, r) in &roles {
+                    for m in &r.member_of {
+                        rows.push(vec![
+                            i8(role_oid_among(&roles, &m.role) as i64),
+                            i8(*oid),
+                            i8(role_oid_among(&roles, &m.grantor) as i64),
+                            Value::Bool(m.admin),
+                        ]);
+                    }
                 }
             }
             PgTrigger | Empty(_) => {}
@@ -1352,7 +1372,7 @@ impl SystemTable {
                     rows.push(vec![
                         t(schema_of(catalog, sq.namespace)),
                         t(&sq.name),
-                        t("postgres"),
+                        t(&sq.access.owner),
                         Value::Reg(Box::new(sqltypes::RegValue {
                             kind: sqltypes::RegKind::Type,
                             oid: ty.oid(),
@@ -1424,6 +1444,15 @@ impl SystemTable {
                 {
                     rows.push(pg_type_row(&ty, ns));
                 }
+                let roles = roles_with_oids(catalog);
+                for (d, _) in catalog.enums.values() {
+                    let owner = i8(role_oid_among(&roles, &d.access.owner) as i64);
+                    for row in rows.iter_mut().filter(|r| {
+                        matches!(r[0], Value::Int8(o) if o == d.oid as i64 || o == d.array_oid as i64)
+                    }) {
+                        row[3] = owner.clone();
+                    }
+                }
             }
             PgDatabase => rows.push(vec![
                 i8(crate::catalog::DATABASE_OID as i64),
@@ -1441,20 +1470,19 @@ impl SystemTable {
                 t(crate::settings::COLLATION),
                 Value::Null,
                 Value::Null,
-                Value::Null,
+                catalog.database_access.acl_value(),
             ]),
             PgRoles => {
                 for (oid, r) in roles_with_oids(catalog) {
                     // The bootstrap superuser has every attribute, as
-                    // initdb's does; CREATE ROLE takes only SUPERUSER and
-                    // LOGIN so far.
+                    // initdb's does.
                     let all = r.superuser && oid == 10;
                     rows.push(vec![
                         t(&r.name),
                         Value::Bool(r.superuser),
-                        Value::Bool(true),
-                        Value::Bool(all),
-                        Value::Bool(all),
+                        Value::Bool(r.inherit),
+                        Value::Bool(all || r.createrole),
+                        Value::Bool(all || r.createdb),
                         Value::Bool(r.login),
                         Value::Bool(all),
                         Value::Int4(-1),
@@ -1495,7 +1523,7 @@ impl SystemTable {
                     rows.push(vec![
                         t(schema_of(catalog, tb.namespace)),
                         t(&tb.name),
-                        t("postgres"),
+                        t(&tb.access.owner),
                         Value::Bool(has_index),
                     ]);
                 }
@@ -1518,10 +1546,11 @@ impl SystemTable {
                     ("information_schema", "postgres".to_string()),
                 ];
                 if !catalog.public_dropped {
-                    schemas.push(("public", "pg_database_owner".to_string()));
+                    schemas.push(("public", catalog.public_access().owner.clone()));
                 }
-                schemas
-                    .extend(catalog.schemas.values().map(|s| (s.name.as_str(), s.owner.clone())));
+                schemas.extend(
+                    catalog.schemas.values().map(|s| (s.name.as_str(), s.access.owner.clone())),
+                );
                 schemas.sort();
                 for (name, owner) in schemas {
                     let mut row = vec![t("postgres"), t(name), t(&owner)];
@@ -1986,8 +2015,16 @@ fn info_constraint_row(catalog: &Catalog, name: &str, table: &TableDef, kind: &s
 /// The OID of role `name` (the bootstrap superuser's for a role that is
 /// gone).
 pub fn role_oid(catalog: &Catalog, name: &str) -> u32 {
-    let found = roles_with_oids(catalog).into_iter().find(|(_, r)| r.name == name);
-    found.map_or(10, |(oid, _)| oid as u32)
+    role_oid_among(&roles_with_oids(catalog), name)
+}
+
+/// [`role_oid`] among roles already listed with [`roles_with_oids`] (the
+/// predefined roles included).
+pub fn role_oid_among(roles: &[(i64, crate::catalog::RoleDef)], name: &str) -> u32 {
+    if let Some((_, oid)) = PREDEFINED_ROLES.iter().find(|(n, _)| *n == name) {
+        return *oid;
+    }
+    roles.iter().find(|(_, r)| r.name == name).map_or(10, |(oid, _)| *oid as u32)
 }
 
 /// Every role with the OID it is shown with: 10 for the bootstrap

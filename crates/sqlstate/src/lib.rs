@@ -146,6 +146,9 @@ sqlstates! {
     SyntaxError = "42601",
     /// 42501
     InsufficientPrivilege = "42501",
+    /// 0LP01: a GRANT or REVOKE that cannot be done (a privilege the
+    /// object's kind lacks, a circular role membership).
+    InvalidGrantOperation = "0LP01",
     /// 42602
     InvalidName = "42602",
     /// 42703

@@ -1,23 +1,36 @@
-//! OWNER TO for relations and types.
+//! OWNER TO for relations, types and schemas.
 //!
-//! Strata keeps no owner per object yet: every relation belongs to the
-//! bootstrap superuser (pg_class.relowner 10). OWNER TO therefore checks
-//! what PostgreSQL checks (the relation exists and is of the kind the
-//! statement names, the role exists) and changes nothing, which is what a
-//! restored pg_dump needs: its `ALTER TABLE ... OWNER TO postgres` lines
-//! succeed, and a typo in a role name still fails.
+//! The owner is stored with the object (`acl::Ownership`); its ACL's
+//! entries for the old owner pass to the new one. A user who is not a
+//! superuser must own the object, be a member of the new owner, and the new
+//! owner must be allowed to create in the object's schema, as in
+//! PostgreSQL. A table's owned sequences change owner with it; an index
+//! cannot change owner apart from its table (a warning, as in PostgreSQL).
 
 use super::*;
+use crate::acl::{self, ObjKind, Ownership};
 use crate::parse::{AlterOwner, RelationKind};
 
-/// ALTER TABLE | VIEW | SEQUENCE | INDEX name OWNER TO role.
-pub fn alter_owner(cat: &Catalog, a: &AlterOwner) -> Result<DdlResult> {
+/// ALTER TABLE | VIEW | SEQUENCE | INDEX | TYPE name OWNER TO role.
+pub async fn alter_owner<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    a: &AlterOwner,
+    user: &str,
+) -> Result<DdlResult> {
     let obj = bind::obj_name(&a.name)?;
     let name = &obj.name;
     let mut r = DdlResult::tag(a.kind.tag());
     if a.kind == RelationKind::Type {
-        types::must_get(cat, &obj)?;
-        check_role(cat, &a.owner)?;
+        let def = types::must_get(cat, &obj)?;
+        let new = owner_name(cat, &a.owner, user)?;
+        if let Some(access) =
+            changed(cat, user, &def.access, ObjKind::Type, &def.name, def.namespace, &new)?
+        {
+            bump_version(txn, tenant).await?;
+            types::put(txn, tenant, &catalog::EnumDef { access, ..def }).await?;
+        }
         return Ok(r);
     }
     let Some(rel) = cat.relation(&obj)? else {
@@ -26,7 +39,7 @@ pub fn alter_owner(cat: &Catalog, a: &AlterOwner) -> Result<DdlResult> {
         return Ok(r);
     };
     use catalog::Relation as R;
-    let wrong = match (a.kind, rel) {
+    let wrong = match (a.kind, &rel) {
         (RelationKind::Table | RelationKind::Type, _) => None,
         (RelationKind::View, R::View(_))
         | (RelationKind::Sequence, R::Sequence(_))
@@ -38,8 +51,66 @@ pub fn alter_owner(cat: &Catalog, a: &AlterOwner) -> Result<DdlResult> {
     if let Some(what) = wrong {
         bail!(WrongObjectType, "\"{name}\" is not {what}");
     }
-    check_role(cat, &a.owner)?;
+    let new = owner_name(cat, &a.owner, user)?;
+    if let R::Index(t, _) = &rel {
+        if new != t.access.owner {
+            r.notices.push(
+                ErrorReport::warning(
+                    sqlstate::SqlState::Warning,
+                    format!("cannot change owner of index \"{name}\""),
+                )
+                .with_hint("Change the ownership of the index's table, instead."),
+            );
+        }
+        return Ok(r);
+    }
+    let Some(access) =
+        changed(cat, user, rel.access(), rel.kind(), rel.name(), rel.namespace(), &new)?
+    else {
+        return Ok(r);
+    };
+    bump_version(txn, tenant).await?;
+    if let R::Table(t) = &rel {
+        let owned = cat
+            .sequences
+            .values()
+            .filter(|s| s.owned_by.as_ref().is_some_and(|(o, _)| *o == t.oid));
+        for s in owned {
+            let mut seq_access = s.access.clone();
+            seq_access.set_owner(&new);
+            grants::write_relation_access(txn, tenant, &R::Sequence(s.clone()), seq_access).await?;
+        }
+    }
+    grants::write_relation_access(txn, tenant, &rel, access).await?;
     Ok(r)
+}
+
+/// The object's owner and ACL after OWNER TO `new`, or None when `new`
+/// owns it already; 42501 unless `user` may make the change.
+pub(super) fn changed(
+    cat: &Catalog,
+    user: &str,
+    access: &Ownership,
+    kind: ObjKind,
+    name: &str,
+    namespace: u32,
+    new: &str,
+) -> Result<Option<Ownership>> {
+    if access.owner == new {
+        return Ok(None);
+    }
+    if !cat.is_superuser(user) {
+        access.must_own(cat, user, kind, name)?;
+        authorize::must_be_member(cat, user, new)?;
+        if kind == ObjKind::Schema {
+            acl::database_privilege(cat, user, acl::CREATE)?;
+        } else {
+            acl::schema_privilege(cat, new, namespace, acl::CREATE)?;
+        }
+    }
+    let mut out = access.clone();
+    out.set_owner(new);
+    Ok(Some(out))
 }
 
 /// ALTER TABLE whose only action is OWNER TO, as the relation-generic form:
@@ -56,13 +127,13 @@ pub fn owner_only(at: &ast::AlterTable) -> Option<AlterOwner> {
     })
 }
 
-/// 42704 unless `owner` names an existing role (CURRENT_USER and friends
-/// always do).
-pub(super) fn check_role(cat: &Catalog, owner: &ast::Owner) -> Result<()> {
-    let ast::Owner::Ident(id) = owner else { return Ok(()) };
+/// The role OWNER TO names: 42704 unless it exists (CURRENT_USER and
+/// friends are `user`).
+pub(super) fn owner_name(cat: &Catalog, owner: &ast::Owner, user: &str) -> Result<String> {
+    let ast::Owner::Ident(id) = owner else { return Ok(user.to_string()) };
     let role = bind::ident(id);
     if cat.role(&role).is_none() {
         bail!(UndefinedObject, "role \"{role}\" does not exist");
     }
-    Ok(())
+    Ok(role)
 }

@@ -43,7 +43,8 @@ pub async fn create_schema<T: Txn>(
     }
     bump_version(txn, tenant).await?;
     let oid = alloc(txn, tenant, 1).await? as u32;
-    put(txn, tenant, &SchemaDef { oid, name, owner, comment: None }).await?;
+    let access = crate::acl::Ownership::new(&owner);
+    put(txn, tenant, &SchemaDef { oid, name, access, comment: None }).await?;
     Ok(r)
 }
 
@@ -53,20 +54,21 @@ pub async fn alter_schema<T: Txn>(
     tenant: TenantId,
     cat: &Catalog,
     a: &ast::AlterSchema,
+    user: &str,
 ) -> Result<DdlResult> {
     let name = schema_name(&a.name)?;
     let r = DdlResult::tag("ALTER SCHEMA");
     let mut def = match cat.schemas.get(&name) {
         Some(d) => (**d).clone(),
-        // The built-in schemas have no row: their owner cannot change.
+        // The built-in public schema gets a row once its owner changes.
+        None if cat.namespace_oid(&name) == Some(catalog::PUBLIC_NAMESPACE_OID) => SchemaDef {
+            oid: catalog::PUBLIC_NAMESPACE_OID,
+            name: name.clone(),
+            access: cat.public_access().into_owned(),
+            comment: None,
+        },
         None if cat.namespace_oid(&name).is_some() => {
-            for op in &a.operations {
-                match op {
-                    ast::AlterSchemaOperation::OwnerTo { owner } => owner::check_role(cat, owner)?,
-                    _ => bail!(FeatureNotSupported, "ALTER SCHEMA {name} is not supported"),
-                }
-            }
-            return Ok(r);
+            bail!(FeatureNotSupported, "ALTER SCHEMA {name} is not supported")
         }
         None if a.if_exists => return Ok(r),
         None => bail!(InvalidSchemaName, "schema \"{name}\" does not exist"),
@@ -74,9 +76,11 @@ pub async fn alter_schema<T: Txn>(
     for op in &a.operations {
         match op {
             ast::AlterSchemaOperation::OwnerTo { owner } => {
-                owner::check_role(cat, owner)?;
-                if let ast::Owner::Ident(id) = owner {
-                    def.owner = bind::ident(id);
+                let new = owner::owner_name(cat, owner, user)?;
+                let kind = crate::acl::ObjKind::Schema;
+                if let Some(access) = owner::changed(cat, user, &def.access, kind, &name, 0, &new)?
+                {
+                    def.access = access;
                 }
             }
             ast::AlterSchemaOperation::Rename { name: to } => {
@@ -126,7 +130,7 @@ pub async fn drop_schemas<T: Txn>(
             (None, Some(catalog::PUBLIC_NAMESPACE_OID)) => Arc::new(SchemaDef {
                 oid: catalog::PUBLIC_NAMESPACE_OID,
                 name,
-                owner: "pg_database_owner".into(),
+                access: cat.public_access().into_owned(),
                 comment: None,
             }),
             (None, Some(_)) => bail!(
@@ -232,9 +236,8 @@ pub async fn drop_schemas<T: Txn>(
         bump_version(txn, tenant).await?;
         if def.oid == catalog::PUBLIC_NAMESPACE_OID {
             put_entry(txn, keys::public_dropped(tenant), vec![]).await?;
-        } else {
-            delete_key(txn, keys::schema(tenant, def.oid)).await?;
         }
+        delete_key(txn, keys::schema(tenant, def.oid)).await?;
     }
     Ok(r)
 }
@@ -301,6 +304,6 @@ fn schema_name(n: &ast::ObjectName) -> Result<String> {
     bind::object_name(n)
 }
 
-async fn put<T: Txn>(txn: &mut T, tenant: TenantId, def: &SchemaDef) -> Result<()> {
+pub(super) async fn put<T: Txn>(txn: &mut T, tenant: TenantId, def: &SchemaDef) -> Result<()> {
     put_entry(txn, keys::schema(tenant, def.oid), json_entry(def)).await
 }

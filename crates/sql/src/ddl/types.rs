@@ -16,6 +16,7 @@ pub async fn create_type<T: Txn>(
     cat: &Catalog,
     name: &ast::ObjectName,
     representation: Option<&ast::UserDefinedTypeRepresentation>,
+    owner: &str,
 ) -> Result<DdlResult> {
     let (namespace, name) = new_name(cat, name)?;
     let Some(ast::UserDefinedTypeRepresentation::Enum { labels }) = representation else {
@@ -46,6 +47,7 @@ pub async fn create_type<T: Txn>(
         name,
         labels: labels.collect(),
         comment: None,
+        access: crate::acl::Ownership::new(owner),
     };
     put(txn, tenant, &def).await?;
     Ok(DdlResult::tag("CREATE TYPE"))

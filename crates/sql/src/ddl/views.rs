@@ -11,6 +11,7 @@ pub async fn create_view<T: Txn>(
     tenant: TenantId,
     cat: &Catalog,
     cv: &ast::CreateView,
+    owner: &str,
 ) -> Result<DdlResult> {
     if cv.materialized {
         bail!(FeatureNotSupported, "materialized views are not supported yet");
@@ -66,7 +67,10 @@ pub async fn create_view<T: Txn>(
     view_deps::expand_wildcards(&mut q, &trace);
     let query = crate::deparse::stored_query(cat, &q);
     let comment = existing.as_ref().and_then(|v| v.comment.clone());
-    let view = catalog::ViewDef { oid, namespace, name, query, columns, comment };
+    // OR REPLACE keeps the owner and privileges.
+    let access =
+        existing.as_ref().map_or_else(|| crate::acl::Ownership::new(owner), |v| v.access.clone());
+    let view = catalog::ViewDef { oid, namespace, name, query, columns, comment, access };
     put_entry(txn, keys::view(tenant, oid), json_entry(&view)).await?;
     Ok(DdlResult::tag("CREATE VIEW"))
 }

@@ -4,11 +4,14 @@
 //! has_function_privilege, has_type_privilege, has_language_privilege and
 //! pg_has_role, with an optional role first (by name or OID).
 //!
-//! Strata has no privileges yet: every role may do everything (GRANT and
-//! REVOKE are not supported), so the answer to a well-formed question is
-//! true. What PostgreSQL checks is checked as it does: the role, the
-//! object (a name that names nothing is an error, an OID that names
-//! nothing gives NULL) and the privilege names the object's kind has.
+//! The answer comes from the object's owner and ACL (`acl.rs`), as the
+//! checks statements pass use them: true if the role holds any of the
+//! privileges listed. Functions, types and languages have no ACL in
+//! Strata: everyone may use them, as PostgreSQL's defaults say. The system
+//! catalogs may be read by everyone and changed by superusers. What
+//! PostgreSQL checks is checked as it does: the role, the object (a name
+//! that names nothing is an error, an OID that names nothing gives NULL)
+//! and the privilege names the object's kind has.
 
 use sqltypes::{DataType, Value};
 
@@ -96,9 +99,15 @@ pub fn call(f: PrivilegeFunc, args: Vec<Value>, ctx: &EvalContext) -> Result<Val
     let mut args = args.into_iter();
     // A role OID that names no role has no privileges.
     let mut role_known = true;
+    let mut user =
+        if ctx.user.is_empty() { crate::acl::BOOTSTRAP.to_string() } else { ctx.user.to_string() };
     if f.with_role {
         let role = args.next().unwrap_or(Value::Null);
         role_known = role_exists(cat, &role)?;
+        user = match &role {
+            Value::Text(name) => name.clone(),
+            other => catalog_info::user_by_id(cat, other.as_oid().unwrap_or(0)),
+        };
     }
     let rest: Vec<Value> = args.collect();
     let (object, privileges) = match rest.as_slice() {
@@ -119,8 +128,80 @@ pub fn call(f: PrivilegeFunc, args: Vec<Value>, ctx: &EvalContext) -> Result<Val
             None => bail!(InternalError, "privilege function given {other:?}"),
         },
     };
-    check_privileges(f.object, privileges)?;
-    Ok(if exists { Value::Bool(role_known) } else { Value::Null })
+    let wanted = check_privileges(f.object, privileges)?;
+    if !exists {
+        return Ok(Value::Null);
+    }
+    Ok(Value::Bool(role_known && holds(cat, f.object, object, &user, &wanted)?))
+}
+
+/// True when `user` holds any of `wanted` (privilege, with grant option)
+/// on the object.
+fn holds(
+    cat: &Catalog,
+    kind: Object,
+    object: &Value,
+    user: &str,
+    wanted: &[(String, bool)],
+) -> Result<bool> {
+    use crate::acl::ObjKind;
+    let superuser = cat.is_superuser(user);
+    let (access, acl_kind) = match kind {
+        Object::Table | Object::Column | Object::AnyColumn | Object::Sequence => {
+            let oid = match object {
+                Value::Text(name) => catalog_info::class_oid(cat, name).unwrap_or(0),
+                other => other.as_oid().unwrap_or(0),
+            };
+            let rel = cat
+                .relations()
+                .find(|(o, ..)| *o == oid)
+                .and_then(|(_, ns, name, _)| cat.relation_in(ns, name));
+            match rel {
+                Some(rel) => (std::borrow::Cow::Owned(rel.access().clone()), rel.kind()),
+                // A system catalog: everyone reads, superusers change.
+                None => return Ok(superuser || wanted.iter().all(|(p, _)| p == "select")),
+            }
+        }
+        Object::Schema => {
+            let oid = match object {
+                Value::Text(name) => cat.namespace_oid(name).unwrap_or(0),
+                other => other.as_oid().unwrap_or(0),
+            };
+            match cat.schema_access(oid) {
+                Some(a) => (a, ObjKind::Schema),
+                None => return Ok(superuser),
+            }
+        }
+        Object::Database => (std::borrow::Cow::Borrowed(&cat.database_access), ObjKind::Database),
+        Object::Role => {
+            let role = match object {
+                Value::Text(name) => name.clone(),
+                other => catalog_info::user_by_id(cat, other.as_oid().unwrap_or(0)),
+            };
+            return Ok(wanted.iter().any(|(p, admin)| {
+                let member = match p.as_str() {
+                    "member" => cat.may_become(user, &role),
+                    _ => cat.has_privs_of(user, &role),
+                };
+                let admin_ok = !admin
+                    || superuser
+                    || cat
+                        .role(user)
+                        .is_some_and(|r| r.member_of.iter().any(|m| m.role == role && m.admin));
+                member && admin_ok
+            }));
+        }
+        Object::Function | Object::Type | Object::Language => return Ok(true),
+    };
+    let held = access.held(cat, acl_kind, user);
+    for (p, option) in wanted {
+        let bit = crate::acl::privilege_bit(p)?;
+        let have = if *option { held.grantable } else { held.privs };
+        if have & bit != 0 {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Whether the role exists: an error for a name that names none, false
@@ -233,7 +314,8 @@ fn object_with_oid(cat: &Catalog, kind: Object, oid: u32) -> Result<bool> {
 /// Checks a comma-separated privilege list (each optionally `WITH GRANT
 /// OPTION`, or for roles `WITH ADMIN OPTION`) against the kind's
 /// privileges.
-fn check_privileges(kind: Object, list: &str) -> Result<()> {
+fn check_privileges(kind: Object, list: &str) -> Result<Vec<(String, bool)>> {
+    let mut out = Vec::new();
     let allowed: &[&str] = match kind {
         Object::Table => {
             &["select", "insert", "update", "delete", "truncate", "references", "trigger"]
@@ -259,6 +341,9 @@ fn check_privileges(kind: Object, list: &str) -> Result<()> {
             }
             _ => false,
         };
+        if ok {
+            out.push((words[0].clone(), words.len() > 1));
+        }
         if !ok {
             return Err(err!(
                 InvalidParameterValue,
@@ -267,5 +352,5 @@ fn check_privileges(kind: Object, list: &str) -> Result<()> {
             ));
         }
     }
-    Ok(())
+    Ok(out)
 }

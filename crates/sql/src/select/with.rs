@@ -23,9 +23,12 @@ pub(super) fn plan_view(
     let outer = std::mem::take(&mut b.outer);
     let ctes = std::mem::take(&mut b.ctes);
     let trace = b.trace.take();
+    // The view reads its tables with its owner's privileges.
+    let check_as = std::mem::replace(&mut b.check_as, Some(v.access.owner.clone()));
     b.view_depth += 1;
     let planned = plan_query(b, &q);
     b.view_depth -= 1;
+    b.check_as = check_as;
     b.outer = outer;
     b.ctes = ctes;
     b.trace = trace;

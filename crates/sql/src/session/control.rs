@@ -114,8 +114,12 @@ impl<K: KvClient> Session<K> {
                             e.1 = value;
                         }
                     }
-                    ast::Reset::SessionAuthorization => {}
+                    ast::Reset::SessionAuthorization => {
+                        let user = self.user.to_string();
+                        self.set_session_authorization(&user, false)?;
+                    }
                 }
+                self.report_superuser();
                 Outcome::Command("RESET".into())
             }
             S::Discard { .. } => Outcome::Command("DISCARD ALL".into()),
@@ -159,6 +163,45 @@ impl<K: KvClient> Session<K> {
             None => {}
         }
         Ok(())
+    }
+
+    /// SET [LOCAL] ROLE: the current user becomes `role` (`none`: the
+    /// session user again), which the session user must be a member of.
+    fn set_role(&mut self, role: &str, local: bool) -> Result<()> {
+        if role != "none" {
+            if self.catalog.role(role).is_none() {
+                bail!(UndefinedObject, "role \"{role}\" does not exist");
+            }
+            if !self.catalog.may_become(self.session_user(), role) {
+                bail!(InsufficientPrivilege, "permission denied to set role \"{role}\"");
+            }
+        }
+        self.change_setting("role", role, local, true)?;
+        self.report_superuser();
+        Ok(())
+    }
+
+    /// SET SESSION AUTHORIZATION: only a superuser who logged in may become
+    /// another session user; the current role goes back to none.
+    fn set_session_authorization(&mut self, user: &str, local: bool) -> Result<()> {
+        if user != &*self.user && !self.catalog.is_superuser(&self.user) {
+            bail!(InsufficientPrivilege, "permission denied to set session authorization");
+        }
+        if self.catalog.role(user).is_none() {
+            bail!(UndefinedObject, "role \"{user}\" does not exist");
+        }
+        self.change_setting("session_authorization", user, local, true)?;
+        self.change_setting("role", "none", local, true)?;
+        self.report_superuser();
+        Ok(())
+    }
+
+    /// is_superuser follows the current user.
+    fn report_superuser(&mut self) {
+        let on = self.catalog.is_superuser(self.current_user());
+        if self.settings.value("is_superuser") != Some(if on { "on" } else { "off" }) {
+            let _ = self.settings.set("is_superuser", if on { "on" } else { "off" });
+        }
     }
 
     /// Remembers the settings before this transaction block's first change
@@ -233,6 +276,19 @@ impl<K: KvClient> Session<K> {
                 }
             }
             S::SetNames { .. } | S::SetNamesDefault {} => {}
+            S::SetRole { context_modifier, role_name } => {
+                let local = *context_modifier == Some(ast::ContextModifier::Local);
+                let role = role_name.as_ref().map_or_else(|| "none".into(), crate::bind::ident);
+                self.set_role(&role, local)?;
+            }
+            S::SetSessionAuthorization(p) => {
+                let user = match &p.kind {
+                    ast::SetSessionAuthorizationParamKind::Default => self.user.to_string(),
+                    ast::SetSessionAuthorizationParamKind::User(u) => crate::bind::ident(u),
+                };
+                let local = p.scope == ast::ContextModifier::Local;
+                self.set_session_authorization(&user, local)?;
+            }
             other => bail!(FeatureNotSupported, "SET form not supported yet: {other}"),
         }
         Ok(Outcome::Command("SET".into()))

@@ -101,7 +101,7 @@ impl<K: KvClient> Session<K> {
     /// COPY (query) TO STDOUT.
     async fn copy_query_out(&mut self, c: &CopyStmt, q: &ast::Statement) -> Result<Outcome> {
         let stmt = Stmt::Sql(Box::new(q.clone()));
-        let (bound, _) = planner::plan(&self.catalog, &stmt, &[])?;
+        let (bound, _) = planner::plan(&self.catalog, &stmt, &[], self.current_user())?;
         let Bound::Query(plan, columns) = bound.as_ref() else {
             bail!(FeatureNotSupported, "COPY (statement) supports only queries yet");
         };

@@ -134,7 +134,8 @@ impl<K: KvClient> Session<K> {
                 let declared: Vec<DataType> =
                     data_types.iter().map(crate::bind::data_type).collect::<Result<_>>()?;
                 let stmt = Stmt::Sql(statement.clone());
-                let (bound, params) = planner::plan(&self.catalog, &stmt, &declared)?;
+                let (bound, params) =
+                    planner::plan(&self.catalog, &stmt, &declared, self.current_user())?;
                 let text: Arc<str> = statement.to_string().into();
                 let parsed = Parsed { source: text.clone(), text, offset: 0, stmt };
                 let prepared = Prepared {
@@ -176,7 +177,8 @@ impl<K: KvClient> Session<K> {
             bail!(FeatureNotSupported, "SCROLL cursors are not supported yet");
         }
         let stmt = Stmt::Sql(Box::new(ast::Statement::Query(query.clone())));
-        let (bound, _) = planner::plan(&self.catalog, &stmt, &portal.prepared.param_types)?;
+        let (bound, _) =
+            planner::plan(&self.catalog, &stmt, &portal.prepared.param_types, self.current_user())?;
         let Bound::Query(plan, columns) = bound.as_ref() else {
             bail!(FeatureNotSupported, "DECLARE CURSOR supports only queries");
         };

@@ -31,8 +31,9 @@ impl<K: KvClient> Session<K> {
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
         let (ns, name, _) = ddl::new_table_name(&catalog, &cv.name, false)?;
+        let user = self.current_user().to_string();
         let txn = self.txn.as_mut().expect("DDL statement has a transaction");
-        let r = ddl::create_table(txn, tenant, &catalog, &ct).await?;
+        let r = ddl::create_table(txn, tenant, &catalog, &ct, &user).await?;
         if r.fresh.is_empty() {
             // IF NOT EXISTS found the relation.
             self.finish_ddl(r).await?;

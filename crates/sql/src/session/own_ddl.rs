@@ -10,10 +10,12 @@ impl<K: KvClient> Session<K> {
         self.lock_catalog().await?;
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
+        let user = self.current_user().to_string();
         let txn = self.txn.as_mut().expect("DDL statement has a transaction");
         let mut r = match stmt {
             Stmt::AlterSequence(a) => ddl::alter_sequence(txn, tenant, &catalog, a).await?,
-            Stmt::AlterOwner(a) => ddl::alter_owner(&catalog, a)?,
+            Stmt::AlterOwner(a) => ddl::alter_owner(txn, tenant, &catalog, a, &user).await?,
+            Stmt::GrantRole(g) => ddl::role_membership(txn, tenant, &catalog, &user, g).await?,
             Stmt::AlterName(a) => ddl::alter_name(txn, tenant, &catalog, a).await?,
             _ => bail!(InternalError, "not a statement parsed by Strata"),
         };

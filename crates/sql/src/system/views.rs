@@ -55,5 +55,6 @@ pub fn lookup(name: &str) -> Option<ViewDef> {
         query: query.to_string(),
         columns: columns.iter().map(|c| c.to_string()).collect(),
         comment: None,
+        access: Default::default(),
     })
 }

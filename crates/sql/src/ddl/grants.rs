@@ -1,0 +1,375 @@
+//! GRANT and REVOKE: privileges on tables, views, sequences, schemas and
+//! the database (stored as the object's ACL, see `acl.rs`), and role
+//! membership (GRANT role TO role).
+
+use super::*;
+use crate::acl::{self, ObjKind, Ownership};
+use crate::parse::GrantRole;
+
+/// What a GRANT or REVOKE statement says, whichever it was.
+pub struct Privileges<'a> {
+    /// GRANT (else REVOKE).
+    pub grant: bool,
+    /// The privileges.
+    pub privileges: &'a ast::Privileges,
+    /// The objects.
+    pub objects: Option<&'a ast::GrantObjects>,
+    /// The grantees.
+    pub grantees: &'a [ast::Grantee],
+    /// WITH GRANT OPTION, or GRANT OPTION FOR.
+    pub option: bool,
+    /// REVOKE ... CASCADE.
+    pub cascade: bool,
+}
+
+/// An object a GRANT names, found.
+enum Target {
+    Relation(catalog::Relation),
+    Schema(u32, String),
+    Database,
+}
+
+/// GRANT privileges ON objects TO roles, REVOKE privileges ON objects FROM
+/// roles, made by `user`.
+pub async fn privileges<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    user: &str,
+    g: &Privileges<'_>,
+) -> Result<DdlResult> {
+    let tag = if g.grant { "GRANT" } else { "REVOKE" };
+    let mut r = DdlResult::tag(tag);
+    let Some(objects) = g.objects else {
+        bail!(SyntaxError, "syntax error at or near \"{}\"", if g.grant { "TO" } else { "FROM" });
+    };
+    let grantees = grantees(cat, user, g.grantees)?;
+    let (targets, sequences_only) = targets(cat, objects)?;
+    bump_version(txn, tenant).await?;
+    for target in targets {
+        let (kind, name, mut own) = match &target {
+            Target::Relation(rel) => (rel.kind(), rel.name().to_string(), rel.access().clone()),
+            Target::Schema(ns, name) => {
+                let access = cat.schema_access(*ns).map(|a| a.into_owned()).unwrap_or_default();
+                (ObjKind::Schema, name.clone(), access)
+            }
+            Target::Database => (ObjKind::Database, "postgres".into(), cat.database_access.clone()),
+        };
+        let (privs, dropped) = bits(g.privileges, kind, sequences_only)?;
+        if dropped {
+            r.notices.push(warning(format!(
+                "sequence \"{name}\" only supports USAGE, SELECT, and UPDATE privileges"
+            )));
+        }
+        let change = acl::Change {
+            grant: g.grant,
+            privs,
+            option: g.option,
+            grantees: &grantees,
+            cascade: g.cascade,
+        };
+        if let Some(w) = acl::apply(cat, &mut own, kind, &name, user, &change)? {
+            r.notices.push(warning(w));
+        }
+        write_access(txn, tenant, cat, &target, own).await?;
+    }
+    Ok(r)
+}
+
+fn warning(msg: String) -> ErrorReport {
+    ErrorReport::warning(sqlstate::SqlState::Warning, msg)
+}
+
+/// The roles a GRANT names: "" for PUBLIC; CURRENT_USER and friends are
+/// `user`.
+fn grantees(cat: &Catalog, user: &str, gs: &[ast::Grantee]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for g in gs {
+        if g.grantee_type == ast::GranteesType::Public {
+            out.push(String::new());
+            continue;
+        }
+        let Some(ast::GranteeName::ObjectName(n)) = &g.name else {
+            bail!(SyntaxError, "syntax error at or near \"{g}\"");
+        };
+        let name = role_spec(cat, user, n)?;
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    Ok(out)
+}
+
+/// A role named in GRANT or REVOKE (PUBLIC spelled as a name too).
+fn role_spec(cat: &Catalog, user: &str, n: &ast::ObjectName) -> Result<String> {
+    let ident =
+        n.0.last().and_then(|p| p.as_ident()).cloned().unwrap_or_else(|| ast::Ident::new(""));
+    let name = bind::ident(&ident);
+    if ident.quote_style.is_none() {
+        match name.as_str() {
+            "public" => return Ok(String::new()),
+            "current_user" | "current_role" | "session_user" => return Ok(user.to_string()),
+            _ => {}
+        }
+    }
+    if cat.role(&name).is_none() {
+        bail!(UndefinedObject, "role \"{name}\" does not exist");
+    }
+    Ok(name)
+}
+
+/// The objects a GRANT names, and whether they were named as sequences
+/// (GRANT ... ON SEQUENCE).
+fn targets(cat: &Catalog, objects: &ast::GrantObjects) -> Result<(Vec<Target>, bool)> {
+    use ast::GrantObjects as G;
+    let mut out = Vec::new();
+    let in_schemas = |schemas: &[ast::ObjectName]| -> Result<Vec<u32>> {
+        schemas
+            .iter()
+            .map(|s| {
+                let name = bind::object_name(s)?;
+                cat.namespace_oid(&name)
+                    .ok_or_else(|| err!(InvalidSchemaName, "schema \"{name}\" does not exist"))
+            })
+            .collect()
+    };
+    let sequences = matches!(objects, G::Sequences(_) | G::AllSequencesInSchema { .. });
+    match objects {
+        G::Tables(names) | G::Views(names) | G::Sequences(names) => {
+            for n in names {
+                let obj = bind::obj_name(n)?;
+                let rel = match cat.relation(&obj)? {
+                    Some(catalog::Relation::Index(..)) => {
+                        bail!(WrongObjectType, "\"{}\" is an index", obj.name)
+                    }
+                    Some(r) => r,
+                    None => bail!(UndefinedTable, "relation \"{obj}\" does not exist"),
+                };
+                if sequences && !matches!(rel, catalog::Relation::Sequence(_)) {
+                    bail!(WrongObjectType, "\"{}\" is not a sequence", obj.name);
+                }
+                out.push(Target::Relation(rel));
+            }
+        }
+        G::AllTablesInSchema { schemas } => {
+            for ns in in_schemas(schemas)? {
+                let tables = cat.tables.values().filter(|t| t.namespace == ns && !t.temporary);
+                out.extend(tables.map(|t| Target::Relation(catalog::Relation::Table(t.clone()))));
+                let views = cat.views.values().filter(|v| v.namespace == ns);
+                out.extend(views.map(|v| Target::Relation(catalog::Relation::View(v.clone()))));
+            }
+        }
+        G::AllSequencesInSchema { schemas } => {
+            for ns in in_schemas(schemas)? {
+                let seqs = cat.sequences.values().filter(|s| s.namespace == ns);
+                out.extend(seqs.map(|s| Target::Relation(catalog::Relation::Sequence(s.clone()))));
+            }
+        }
+        G::Schemas(names) => {
+            for (ns, n) in in_schemas(names)?.into_iter().zip(names) {
+                if ns != catalog::PUBLIC_NAMESPACE_OID && !cat.schemas.values().any(|s| s.oid == ns)
+                {
+                    bail!(FeatureNotSupported, "privileges on system schemas cannot be changed");
+                }
+                out.push(Target::Schema(ns, bind::object_name(n)?));
+            }
+        }
+        G::Databases(names) => {
+            for n in names {
+                let name = bind::object_name(n)?;
+                if name != "postgres" {
+                    bail!(InvalidCatalogName, "database \"{name}\" does not exist");
+                }
+                out.push(Target::Database);
+            }
+        }
+        other => bail!(FeatureNotSupported, "GRANT and REVOKE ON {other} are not supported yet"),
+    }
+    Ok((out, sequences))
+}
+
+/// The privilege bits a GRANT names for an object of `kind`. On a
+/// sequence named as a table, privileges sequences lack are dropped (the
+/// flag says so: PostgreSQL warns); named as a sequence, they are an
+/// error.
+fn bits(p: &ast::Privileges, kind: ObjKind, as_sequence: bool) -> Result<(u16, bool)> {
+    let actions = match p {
+        ast::Privileges::All { .. } => return Ok((kind.all(), false)),
+        ast::Privileges::Actions(a) => a,
+    };
+    let mut names = Vec::new();
+    for a in actions {
+        use ast::Action as A;
+        let (name, cols) = match a {
+            A::Select { columns } => ("select", columns.is_some()),
+            A::Insert { columns } => ("insert", columns.is_some()),
+            A::Update { columns } => ("update", columns.is_some()),
+            A::References { columns } => ("references", columns.is_some()),
+            A::Delete => ("delete", false),
+            A::Truncate => ("truncate", false),
+            A::Trigger => ("trigger", false),
+            A::Usage => ("usage", false),
+            A::Create { obj_type: None } => ("create", false),
+            A::Connect => ("connect", false),
+            A::Temporary => ("temporary", false),
+            A::Execute { obj_type: None } => ("execute", false),
+            other => bail!(SyntaxError, "unrecognized privilege type \"{other}\""),
+        };
+        if cols {
+            bail!(FeatureNotSupported, "column privileges are not supported yet");
+        }
+        names.push(name);
+    }
+    if kind != ObjKind::Sequence {
+        return Ok((acl::privilege_bits(&names, kind)?, false));
+    }
+    let mut kept = 0;
+    let mut dropped = false;
+    for n in names {
+        let bit = acl::privilege_bit(n)?;
+        if bit & kind.all() != 0 {
+            kept |= bit;
+        } else if as_sequence {
+            bail!(
+                InvalidGrantOperation,
+                "invalid privilege type {} for sequence",
+                n.to_uppercase()
+            );
+        } else {
+            dropped = true;
+        }
+    }
+    Ok((kept, dropped))
+}
+
+/// Stores an object's changed owner and ACL.
+async fn write_access<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    target: &Target,
+    access: Ownership,
+) -> Result<()> {
+    match target {
+        Target::Relation(rel) => write_relation_access(txn, tenant, rel, access).await,
+        Target::Schema(ns, name) => {
+            let def = match cat.schemas.values().find(|s| s.oid == *ns) {
+                Some(d) => catalog::SchemaDef { access, ..(**d).clone() },
+                None => catalog::SchemaDef { oid: *ns, name: name.clone(), access, comment: None },
+            };
+            schemas::put(txn, tenant, &def).await
+        }
+        Target::Database => put_entry(txn, keys::database(tenant), json_entry(&access)).await,
+    }
+}
+
+/// Stores a relation's changed owner and ACL (an index's are its table's).
+pub(super) async fn write_relation_access<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    rel: &catalog::Relation,
+    access: Ownership,
+) -> Result<()> {
+    match rel {
+        catalog::Relation::Table(t) | catalog::Relation::Index(t, _) => {
+            write_table(txn, tenant, &TableDef { access, ..(**t).clone() }).await
+        }
+        catalog::Relation::View(v) => {
+            let v = catalog::ViewDef { access, ..(**v).clone() };
+            put_entry(txn, keys::view(tenant, v.oid), json_entry(&v)).await
+        }
+        catalog::Relation::Sequence(s) => {
+            let s = SequenceDef { access, ..(**s).clone() };
+            sequences::write_sequence(txn, tenant, &s).await
+        }
+    }
+}
+
+/// GRANT role TO member, REVOKE role FROM member, made by `user`.
+pub async fn role_membership<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    user: &str,
+    g: &GrantRole,
+) -> Result<DdlResult> {
+    let mut r = DdlResult::tag(if g.grant { "GRANT ROLE" } else { "REVOKE ROLE" });
+    let names = |ids: &[ast::Ident]| -> Result<Vec<String>> {
+        ids.iter()
+            .map(|i| {
+                let n = ast::ObjectName(vec![ast::ObjectNamePart::Identifier(i.clone())]);
+                match role_spec(cat, user, &n)? {
+                    p if p.is_empty() => {
+                        bail!(InvalidParameterValue, "role \"public\" does not exist")
+                    }
+                    p => Ok(p),
+                }
+            })
+            .collect()
+    };
+    let roles = names(&g.roles)?;
+    let members = names(&g.members)?;
+    bump_version(txn, tenant).await?;
+    let mut changed: BTreeMap<String, catalog::RoleDef> = BTreeMap::new();
+    for role in &roles {
+        let admin_of = |u: &str| {
+            cat.role(u).is_some_and(|d| d.member_of.iter().any(|m| m.role == *role && m.admin))
+        };
+        let may = cat.is_superuser(user)
+            || (!cat.is_superuser(role) && cat.role(user).is_some_and(|d| d.createrole))
+            || admin_of(user);
+        if !may {
+            if cat.is_superuser(role) {
+                bail!(InsufficientPrivilege, "must be superuser to alter superusers");
+            }
+            bail!(InsufficientPrivilege, "must have admin option on role \"{role}\"");
+        }
+        for member in &members {
+            let mut def = match changed.get(member) {
+                Some(d) => d.clone(),
+                None => cat.role(member).expect("members were checked"),
+            };
+            let at = def.member_of.iter().position(|m| m.role == *role);
+            if g.grant {
+                if cat.is_member_of(role, member) {
+                    bail!(
+                        InvalidGrantOperation,
+                        "role \"{role}\" is a member of role \"{member}\""
+                    );
+                }
+                match at {
+                    Some(i) if def.member_of[i].admin || !g.admin => {
+                        r.notices.push(notice(format!(
+                            "role \"{member}\" is already a member of role \"{role}\""
+                        )));
+                        continue;
+                    }
+                    Some(i) => def.member_of[i].admin = true,
+                    None => def.member_of.push(catalog::Membership {
+                        role: role.clone(),
+                        grantor: user.to_string(),
+                        admin: g.admin,
+                    }),
+                }
+            } else {
+                match at {
+                    None => {
+                        r.notices.push(warning(format!(
+                            "role \"{member}\" is not a member of role \"{role}\""
+                        )));
+                        continue;
+                    }
+                    Some(i) if g.admin => def.member_of[i].admin = false,
+                    Some(i) => {
+                        def.member_of.remove(i);
+                    }
+                }
+            }
+            changed.insert(member.clone(), def);
+        }
+    }
+    for def in changed.values() {
+        roles::write_role(txn, tenant, def).await?;
+    }
+    Ok(r)
+}
