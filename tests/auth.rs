@@ -100,3 +100,36 @@ fn drop_role() {
     // pg_roles also lists PostgreSQL's predefined pg_* roles.
     assert_eq!(s.query("select count(*) from pg_roles where rolname !~ '^pg_'"), "1");
 }
+
+/// The CONNECT privilege is checked at login (PUBLIC holds it until
+/// revoked), and COPY needs SELECT to read a table and INSERT to fill it.
+/// Runs on both targets: both trust loopback logins without a password.
+#[test]
+fn connect_and_copy_privileges() {
+    let s = TestServer::start();
+    s.query("create role reader login; create role stranger login");
+    s.query("create table books (id int, title text); insert into books values (1, 'a')");
+    s.query("grant select on books to reader");
+    let (ok, out, err) = psql_as(&s, "reader", None, "copy books to stdout");
+    assert!(ok, "{err}");
+    assert_eq!(out, "1\ta");
+    let (ok, _, err) = psql_as(&s, "reader", None, "copy books from stdin");
+    assert!(!ok);
+    assert!(err.contains("permission denied for table books"), "{err}");
+    let (ok, _, err) = psql_as(&s, "stranger", None, "copy books to stdout");
+    assert!(!ok);
+    assert!(err.contains("permission denied for table books"), "{err}");
+    // Without CONNECT for PUBLIC, only roles granted it (and superusers)
+    // get in.
+    s.query("revoke connect on database postgres from public");
+    s.query("grant connect on database postgres to reader");
+    let (ok, _, err) = psql_as(&s, "stranger", None, "select 1");
+    assert!(!ok);
+    assert!(err.contains("permission denied for database \"postgres\""), "{err}");
+    assert!(err.contains("User does not have CONNECT privilege."), "{err}");
+    let (ok, out, err) = psql_as(&s, "reader", None, "select current_user");
+    assert!(ok, "{err}");
+    assert_eq!(out, "reader");
+    let (ok, _, err) = psql_as(&s, "postgres", None, "select 1");
+    assert!(ok, "{err}");
+}

@@ -621,7 +621,7 @@ mod tests {
             AclItem { grantee: "c".into(), grantor: "c".into(), privs: INSERT, grantable: 0 },
         ]);
         o.set_owner("c");
-        let texts: Vec<String> = o.acl.unwrap().iter().map(AclItem::to_text).collect();
+        let texts: Vec<String> = o.acl.expect("an ACL").iter().map(AclItem::to_text).collect();
         assert_eq!(texts, ["c=ar*/c", "b=w/c"]);
     }
 
@@ -633,7 +633,7 @@ mod tests {
             AclItem { grantee: "c".into(), grantor: "b".into(), privs: SELECT, grantable: 0 },
         ];
         assert!(revoke(&mut items.clone(), "a", "o", SELECT, false, false).is_err());
-        revoke(&mut items, "a", "o", SELECT, false, true).unwrap();
+        revoke(&mut items, "a", "o", SELECT, false, true).expect("cascades");
         assert!(items.iter().all(|i| i.privs == 0));
     }
 }

@@ -1020,7 +1020,7 @@ impl Catalog {
             }
             i += 1;
         }
-        if out.iter().any(|r| *r == self.database_access.owner) {
+        if out.contains(&self.database_access.owner) {
             out.push(acl::DATABASE_OWNER.into());
         }
         out

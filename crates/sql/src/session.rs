@@ -528,14 +528,23 @@ impl<K: KvClient> Session<K> {
         }
     }
 
-    /// [`Session::current_user`] as a shared string (the authenticated
-    /// user's own when it is the same, which it mostly is).
+    /// [`Session::current_user`] as a shared string.
     fn current_user_arc(&self) -> Arc<str> {
-        let cur = self.current_user();
-        if cur == &*self.user {
+        self.shared_name(self.current_user())
+    }
+
+    /// [`Session::session_user`] as a shared string.
+    fn session_user_arc(&self) -> Arc<str> {
+        self.shared_name(self.session_user())
+    }
+
+    /// `name` as a shared string: the authenticated user's own when it is
+    /// the same (mostly it is), so statements allocate nothing for it.
+    fn shared_name(&self, name: &str) -> Arc<str> {
+        if name == &*self.user {
             self.user.clone()
         } else {
-            Arc::from(cur)
+            Arc::from(name)
         }
     }
 
@@ -550,6 +559,23 @@ impl<K: KvClient> Session<K> {
         if let Some(reg) = &self.registration {
             reg.backend().update(|s| s.user = self.user.clone());
         }
+    }
+
+    /// Fails with 42501 unless the user may connect to the database (the
+    /// CONNECT privilege, which PUBLIC holds until revoked).
+    pub fn check_connect(&self) -> Result<()> {
+        let cat = &self.catalog;
+        if cat.database_access.allows(
+            cat,
+            crate::acl::ObjKind::Database,
+            &self.user,
+            crate::acl::CONNECT,
+            false,
+        ) {
+            return Ok(());
+        }
+        Err(err!(InsufficientPrivilege, "permission denied for database \"postgres\"")
+            .with_detail("User does not have CONNECT privilege."))
     }
 
     /// Brings the session's catalog up to date with storage (called when a
@@ -1155,7 +1181,7 @@ impl<K: KvClient> Session<K> {
             stmt_time: sqltypes::datetime::now_micros(),
             outer: Vec::new(),
             user: self.current_user_arc(),
-            session_user: Arc::from(self.session_user()),
+            session_user: self.session_user_arc(),
             subq: Default::default(),
             settings: self.settings_snapshot(),
             seqs: self.seq_context(),

@@ -86,6 +86,9 @@ impl<K: KvClient> wire::Backend for SqlNode<K> {
         let mut session = SqlSession::new(self.db.clone());
         session.refresh_catalog().await?;
         session.set_user(&startup.user);
+        session
+            .check_connect()
+            .map_err(|e| ErrorReport { severity: sqlstate::Severity::Fatal, ..e })?;
         let interrupt = Box::new(Interrupt(startup.control.clone()));
         session.attach(startup.pid, startup.client_addr, interrupt);
         for (k, v) in &startup.params {

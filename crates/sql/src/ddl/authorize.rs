@@ -42,10 +42,23 @@ fn statement(cat: &Catalog, user: &str, stmt: &ast::Statement) -> Result<()> {
     match stmt {
         S::CreateTable(ct) => {
             if ct.temporary {
-                acl::database_privilege(cat, user, acl::TEMPORARY)
+                acl::database_privilege(cat, user, acl::TEMPORARY)?;
             } else {
-                create_in(cat, user, &ct.name)
+                create_in(cat, user, &ct.name)?;
             }
+            let column_fks =
+                ct.columns.iter().flat_map(|c| &c.options).filter_map(|o| match &o.option {
+                    ast::ColumnOption::ForeignKey(fk) => Some(fk),
+                    _ => None,
+                });
+            let table_fks = ct.constraints.iter().filter_map(|c| match c {
+                ast::TableConstraint::ForeignKey(fk) => Some(fk),
+                _ => None,
+            });
+            for fk in column_fks.chain(table_fks) {
+                relation_privilege(cat, user, &fk.foreign_table, acl::REFERENCES, false)?;
+            }
+            Ok(())
         }
         S::CreateView(cv) => {
             create_in(cat, user, &cv.name)?;
@@ -100,7 +113,19 @@ fn statement(cat: &Catalog, user: &str, stmt: &ast::Statement) -> Result<()> {
             Ok(())
         }
         S::AlterTable(at) if owner::owner_only(at).is_some() => Ok(()),
-        S::AlterTable(at) => own_relation(cat, user, &at.name),
+        S::AlterTable(at) => {
+            own_relation(cat, user, &at.name)?;
+            for op in &at.operations {
+                if let ast::AlterTableOperation::AddConstraint {
+                    constraint: ast::TableConstraint::ForeignKey(fk),
+                    ..
+                } = op
+                {
+                    relation_privilege(cat, user, &fk.foreign_table, acl::REFERENCES, false)?;
+                }
+            }
+            Ok(())
+        }
         S::AlterSchema(a) => {
             let name = bind::object_name(&a.name)?;
             if let Some(access) = cat.namespace_oid(&name).and_then(|ns| cat.schema_access(ns)) {
@@ -159,12 +184,8 @@ fn own_relation(cat: &Catalog, user: &str, name: &ast::ObjectName) -> Result<()>
     let Ok(Some(rel)) = bind::obj_name(name).and_then(|n| cat.relation(&n)) else {
         return Ok(());
     };
-    let kind = match rel.kind() {
-        // An index is owned through its table; PostgreSQL names the index.
-        ObjKind::Index => ObjKind::Index,
-        k => k,
-    };
-    rel.access().must_own(cat, user, kind, rel.name())
+    // An index is owned through its table; PostgreSQL names the index.
+    rel.access().must_own(cat, user, rel.kind(), rel.name())
 }
 
 /// 42501 unless `user` holds `privs` (any one of them with `any`) on

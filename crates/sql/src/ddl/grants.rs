@@ -307,7 +307,19 @@ pub async fn role_membership<T: Txn>(
             })
             .collect()
     };
-    let roles = names(&g.roles)?;
+    // The predefined roles (pg_signal_backend, ...) may be granted too.
+    let predefined = |i: &ast::Ident| {
+        let n = bind::ident(i);
+        crate::system::PREDEFINED_ROLES.iter().any(|(p, _)| *p == n).then_some(n)
+    };
+    let roles = g
+        .roles
+        .iter()
+        .map(|i| {
+            predefined(i)
+                .map_or_else(|| names(std::slice::from_ref(i)).map(|mut v| v.remove(0)), Ok)
+        })
+        .collect::<Result<Vec<String>>>()?;
     let members = names(&g.members)?;
     bump_version(txn, tenant).await?;
     let mut changed: BTreeMap<String, catalog::RoleDef> = BTreeMap::new();

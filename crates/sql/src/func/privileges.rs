@@ -208,12 +208,19 @@ fn holds(
 /// for an OID.
 fn role_exists(cat: &Catalog, role: &Value) -> Result<bool> {
     let roles = crate::system::roles_with_oids(cat);
+    let predefined = crate::system::PREDEFINED_ROLES;
     match role {
-        Value::Text(name) => match roles.iter().any(|(_, r)| r.name == *name) {
-            true => Ok(true),
-            false => bail!(UndefinedObject, "role \"{name}\" does not exist"),
-        },
-        other => Ok(other.as_oid().is_some_and(|o| roles.iter().any(|(oid, _)| *oid == o as i64))),
+        Value::Text(name) => {
+            match roles.iter().any(|(_, r)| r.name == *name)
+                || predefined.iter().any(|(p, _)| p == name)
+            {
+                true => Ok(true),
+                false => bail!(UndefinedObject, "role \"{name}\" does not exist"),
+            }
+        }
+        other => Ok(other.as_oid().is_some_and(|o| {
+            roles.iter().any(|(oid, _)| *oid == o as i64) || predefined.iter().any(|(_, p)| *p == o)
+        })),
     }
 }
 

@@ -147,9 +147,9 @@ fn waits(ctx: &EvalContext) -> Result<&crate::waits::StatementWaits> {
 }
 
 /// Signals session `pid` of this tenant. A missing pid is false with a
-/// warning; a session of another role needs a superuser, and a superuser's
-/// session a superuser too (PostgreSQL's rules, without role membership,
-/// which Strata does not have).
+/// warning; a session of another role needs that role's privileges (or
+/// pg_signal_backend's), and a superuser's session a superuser
+/// (PostgreSQL's rules).
 fn signal(terminate: bool, pid: i32, ctx: &EvalContext) -> Result<Memo> {
     let target = ctx.backends.as_ref().and_then(|b| b.registry().get(pid));
     let Some(target) = target else {
@@ -157,19 +157,20 @@ fn signal(terminate: bool, pid: i32, ctx: &EvalContext) -> Result<Memo> {
         let warning = Some(ErrorReport::warning(SqlState::Warning, msg));
         return Ok(Memo { result: false, warning });
     };
-    let role = |name: &str| ctx.catalog.as_ref().and_then(|c| c.role(name));
-    let me_super = role(&ctx.user).is_some_and(|r| r.superuser);
+    let Some(cat) = ctx.catalog.as_deref() else { return Ok(Memo::ok(false)) };
+    let me_super = cat.is_superuser(&ctx.user);
     let owner = target.status().user;
     let (what, whose) = match terminate {
         true => ("terminate", "process is being terminated"),
         false => ("cancel", "query is being canceled"),
     };
     if !me_super {
-        if role(&owner).is_some_and(|r| r.superuser) {
+        if cat.is_superuser(&owner) {
             let thing = if terminate { "superuser process" } else { "superuser query" };
             return Err(err!(InsufficientPrivilege, "must be a superuser to {what} {thing}"));
         }
-        if *owner != *ctx.user {
+        if !cat.has_privs_of(&ctx.user, &owner) && !cat.has_privs_of(&ctx.user, "pg_signal_backend")
+        {
             return Err(err!(
                 InsufficientPrivilege,
                 "must be a member of the role whose {whose} or member of pg_signal_backend"

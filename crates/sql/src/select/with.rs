@@ -24,7 +24,7 @@ pub(super) fn plan_view(
     let ctes = std::mem::take(&mut b.ctes);
     let trace = b.trace.take();
     // The view reads its tables with its owner's privileges.
-    let check_as = std::mem::replace(&mut b.check_as, Some(v.access.owner.clone()));
+    let check_as = b.check_as.replace(v.access.owner.clone());
     b.view_depth += 1;
     let planned = plan_query(b, &q);
     b.view_depth -= 1;

@@ -34,6 +34,12 @@ impl<K: KvClient> Session<K> {
                 );
             }
         }
+        let check = crate::acl::Check {
+            rel: crate::catalog::Relation::Table(table.clone()),
+            privs: if c.from { crate::acl::INSERT } else { crate::acl::SELECT },
+            as_user: None,
+        };
+        crate::acl::check_all(&self.catalog, self.current_user(), &[check])?;
         if c.from {
             let mut attempts = 1;
             while self.lock_table_for_write(table.oid, attempts < 10).await? {
