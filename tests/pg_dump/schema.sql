@@ -42,3 +42,16 @@ create materialized view order_totals as select customer_id, sum(amount) as tota
 create unique index order_totals_customer on order_totals (customer_id);
 comment on materialized view order_totals is 'per customer';
 create materialized view later_totals (cust, tot) as select customer_id, sum(amount) from orders group by customer_id with no data;
+-- Roles own objects and hold privileges: the dump writes OWNER TO, GRANT
+-- and REVOKE (the roles themselves are made on the target first, as
+-- pg_dumpall --globals-only would).
+create role dump_owner;
+create role dump_reader;
+alter schema shop owner to dump_owner;
+alter table shop.items owner to dump_owner;
+grant usage on schema shop to dump_reader;
+grant select on all tables in schema shop to dump_reader;
+grant select, insert on customers to dump_reader with grant option;
+grant usage on sequence invoice_seq to dump_reader;
+revoke all on big_orders from postgres;
+grant select on big_orders to public;

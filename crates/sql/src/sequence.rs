@@ -521,6 +521,8 @@ pub fn redefine(old: &SequenceDef, options: &[ast::SequenceOptions]) -> Result<S
     let mut def = define(old.oid, old.name.clone(), &old.ty.to_type(), &all)?;
     def.owned_by = old.owned_by.clone();
     def.namespace = old.namespace;
+    def.comment = old.comment.clone();
+    def.access = old.access.clone();
     Ok(def)
 }
 
