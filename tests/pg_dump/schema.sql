@@ -55,3 +55,5 @@ grant select, insert on customers to dump_reader with grant option;
 grant usage on sequence invoice_seq to dump_reader;
 revoke all on big_orders from postgres;
 grant select on big_orders to public;
+alter default privileges for role dump_owner in schema shop grant select on tables to dump_reader;
+alter default privileges grant usage on sequences to dump_reader;

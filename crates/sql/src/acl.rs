@@ -110,6 +110,31 @@ impl ObjKind {
         }
     }
 
+    /// The kind ALTER DEFAULT PRIVILEGES and pg_default_acl name objects
+    /// of this kind by (`r` for tables and views alike).
+    pub fn defacl_code(self) -> char {
+        match self {
+            ObjKind::Table | ObjKind::View | ObjKind::MatView | ObjKind::Index => 'r',
+            ObjKind::Sequence => 'S',
+            ObjKind::Function => 'f',
+            ObjKind::Type => 'T',
+            ObjKind::Schema => 'n',
+            ObjKind::Database => 'd',
+        }
+    }
+
+    /// The kind a pg_default_acl code names.
+    pub fn from_defacl_code(code: char) -> Option<ObjKind> {
+        Some(match code {
+            'r' => ObjKind::Table,
+            'S' => ObjKind::Sequence,
+            'f' => ObjKind::Function,
+            'T' => ObjKind::Type,
+            'n' => ObjKind::Schema,
+            _ => return None,
+        })
+    }
+
     /// The kind's name in messages (`permission denied for table t`).
     pub fn noun(self) -> &'static str {
         match self {
@@ -206,6 +231,12 @@ impl Ownership {
     /// Owned by `owner`, with the default ACL.
     pub fn new(owner: &str) -> Ownership {
         Ownership { owner: owner.to_string(), acl: None }
+    }
+
+    /// A new object's: owned by `owner`, with the ACL ALTER DEFAULT
+    /// PRIVILEGES gives objects of `kind` in schema `ns` (0 for a schema).
+    pub fn created(cat: &Catalog, owner: &str, kind: ObjKind, ns: u32) -> Ownership {
+        Ownership { owner: owner.to_string(), acl: initial_acl(cat, owner, kind, ns) }
     }
 
     /// The ACL in effect: the stored one or the kind's default.
@@ -332,6 +363,38 @@ pub fn default_acl(kind: ObjKind, owner: &str) -> Vec<AclItem> {
     out
 }
 
+/// The ACL a new object of `kind` owned by `owner` in schema `ns` starts
+/// with: None (the default) unless ALTER DEFAULT PRIVILEGES changed it,
+/// else the entry for every schema (or the default) with the schema's
+/// entry added, sorted by grantee as PostgreSQL's get_user_default_acl.
+pub fn initial_acl(cat: &Catalog, owner: &str, kind: ObjKind, ns: u32) -> Option<Vec<AclItem>> {
+    let code = kind.defacl_code();
+    let entry = |n: u32| {
+        cat.default_acls.iter().find(|d| d.role == owner && d.objtype == code && d.namespace == n)
+    };
+    let (global, schema) = (entry(0), if ns == 0 { None } else { entry(ns) });
+    if global.is_none() && schema.is_none() {
+        return None;
+    }
+    let default = default_acl(kind, owner);
+    let mut items = global.map_or_else(|| default.clone(), |g| g.acl.clone());
+    items.extend(schema.iter().flat_map(|s| s.acl.iter().cloned()));
+    merge_duplicates(&mut items);
+    sort_items(cat, &mut items);
+    let mut sorted_default = default;
+    sort_items(cat, &mut sorted_default);
+    (items != sorted_default).then_some(items)
+}
+
+/// Sorts ACL entries by grantee, grantor and privileges, PUBLIC first, as
+/// PostgreSQL's aclitemsort does by role OID.
+pub fn sort_items(cat: &Catalog, items: &mut [AclItem]) {
+    let roles = crate::system::roles_with_oids(cat);
+    let oid =
+        |name: &str| if name.is_empty() { 0 } else { crate::system::role_oid_among(&roles, name) };
+    items.sort_by_key(|i| (oid(&i.grantee), oid(&i.grantor), i.privs, i.grantable));
+}
+
 /// aclitem[] text for `items`.
 pub fn acl_array(items: &[AclItem]) -> Value {
     let items = items.iter().map(|i| Value::Text(i.to_text())).collect();
@@ -450,32 +513,43 @@ pub fn apply(
         });
     }
     let mut items = own.items(kind).into_owned();
+    edit(&mut items, &grantor, effective, change)?;
+    own.acl = Some(items);
+    Ok(warning)
+}
+
+/// Grants or revokes `privs` (of `change`'s) as `grantor` in `items`.
+pub fn edit(
+    items: &mut Vec<AclItem>,
+    grantor: &str,
+    privs: u16,
+    change: &Change<'_>,
+) -> Result<()> {
     for grantee in change.grantees {
         if change.grant {
             if change.option && grantee.is_empty() {
                 bail!(InvalidGrantOperation, "grant options can only be granted to roles");
             }
-            let grantable = if change.option { effective } else { 0 };
+            let grantable = if change.option { privs } else { 0 };
             match items.iter_mut().find(|i| i.grantee == *grantee && i.grantor == grantor) {
                 Some(i) => {
-                    i.privs |= effective;
+                    i.privs |= privs;
                     i.grantable |= grantable;
                 }
-                None if effective != 0 => items.push(AclItem {
+                None if privs != 0 => items.push(AclItem {
                     grantee: grantee.clone(),
-                    grantor: grantor.clone(),
-                    privs: effective,
+                    grantor: grantor.to_string(),
+                    privs,
                     grantable,
                 }),
                 None => {}
             }
         } else {
-            revoke(&mut items, grantee, &grantor, effective, change.option, change.cascade)?;
+            revoke(items, grantee, grantor, privs, change.option, change.cascade)?;
         }
     }
     items.retain(|i| i.privs != 0);
-    own.acl = Some(items);
-    Ok(warning)
+    Ok(())
 }
 
 /// Takes `bits` (their grant options only, with `option_only`) from what
@@ -547,22 +621,14 @@ fn best_grantor(
     best
 }
 
-/// The privilege bits a GRANT or REVOKE names, for an object of `kind`:
-/// PostgreSQL's errors for ones the kind does not have.
-pub fn privilege_bits(names: &[&str], kind: ObjKind) -> Result<u16> {
+/// The privilege bits a GRANT or REVOKE names: 0LP01 (`invalid privilege
+/// type X for <noun>`) for one outside `allowed`.
+pub fn privilege_bits(names: &[&str], allowed: u16, noun: &str) -> Result<u16> {
     let mut bits = 0;
     for n in names {
         let b = privilege_bit(n)?;
-        if kind.all() & b == 0 {
-            bail!(
-                InvalidGrantOperation,
-                "invalid privilege type {} for {}",
-                n.to_uppercase(),
-                match kind {
-                    ObjKind::View | ObjKind::MatView => "relation",
-                    k => k.noun(),
-                }
-            );
+        if allowed & b == 0 {
+            bail!(InvalidGrantOperation, "invalid privilege type {} for {noun}", n.to_uppercase());
         }
         bits |= b;
     }

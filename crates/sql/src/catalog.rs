@@ -106,6 +106,24 @@ pub struct ExtensionDef {
     pub comment: Option<String>,
 }
 
+/// ALTER DEFAULT PRIVILEGES: the privileges objects of one kind get when
+/// `role` creates them (in one schema, or in any).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DefaultAclDef {
+    /// pg_default_acl OID.
+    pub oid: u32,
+    /// The role whose new objects this applies to.
+    pub role: String,
+    /// The schema, or 0 for every schema.
+    pub namespace: u32,
+    /// The kind: `r` tables (and views), `S` sequences, `f` functions, `T`
+    /// types, `n` schemas.
+    pub objtype: char,
+    /// The ACL: for every schema, the one new objects get in place of the
+    /// default; for one schema, entries added to it.
+    pub acl: Vec<acl::AclItem>,
+}
+
 /// A schema made by CREATE SCHEMA (`public` exists without one).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SchemaDef {
@@ -959,6 +977,8 @@ pub struct Catalog {
     pub public_access: Option<Ownership>,
     /// The database's owner and ACL (datacl).
     pub database_access: Ownership,
+    /// ALTER DEFAULT PRIVILEGES entries, by OID.
+    pub default_acls: Vec<Arc<DefaultAclDef>>,
 }
 
 /// A view: a stored query planned again wherever the view is read.
@@ -1408,6 +1428,16 @@ pub mod keys {
     /// All schema definitions.
     pub fn schemas(tenant: TenantId) -> KeyRange {
         KeyRange::prefix(tenant, &[CATALOG, b'n'])
+    }
+
+    /// One ALTER DEFAULT PRIVILEGES entry.
+    pub fn default_acl(tenant: TenantId, oid: u32) -> Key {
+        entry(tenant, b'a', oid)
+    }
+
+    /// All ALTER DEFAULT PRIVILEGES entries.
+    pub fn default_acls(tenant: TenantId) -> KeyRange {
+        KeyRange::prefix(tenant, &[CATALOG, b'a'])
     }
 
     /// The database's owner and ACL (absent until GRANT ... ON DATABASE).

@@ -55,7 +55,7 @@ mod views;
 
 pub use authorize::authorize;
 pub use extensions::{create_extension, drop_extensions};
-pub use grants::{privileges, role_membership, Privileges};
+pub use grants::{default_privileges, privileges, role_membership, Privileges};
 pub use names::alter_name;
 pub use owner::{alter_owner, owner_only};
 pub use roles::{alter_role, create_role, drop_role};
@@ -275,6 +275,9 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
     for mut t in with_checks {
         catalog::bind_checks(&cat, &mut t)?;
         cat.tables.insert(t.qual_name(), Arc::new(t));
+    }
+    for (_, v) in scan_all(txn, keys::default_acls(tenant)).await? {
+        cat.default_acls.push(Arc::new(read_json_entry(&v, "default privileges")?));
     }
     for (_, v) in scan_all(txn, keys::roles(tenant)).await? {
         let role: catalog::RoleDef = read_json_entry(&v, "role")?;
@@ -591,7 +594,7 @@ pub async fn create_table<T: Txn>(
     let mut t = TableDef::new(name.clone());
     t.namespace = ns;
     t.temporary = temporary;
-    t.access = crate::acl::Ownership::new(owner);
+    t.access = crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::Table, ns);
     let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
     let mut fks: Vec<foreign_keys::PendingFk> = Vec::new();
     // CHECK constraints: (name if given, condition, column it was declared on).

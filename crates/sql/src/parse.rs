@@ -32,7 +32,7 @@ mod owner;
 /// CREATE SEQUENCE and ALTER SEQUENCE options in any order.
 mod sequence;
 
-pub use grant::GrantRole;
+pub use grant::{AlterDefaultPrivileges, GrantRole};
 pub use owner::{AlterName, AlterOwner, NameChange, RelationKind};
 pub use sequence::{AlterSequence, SequenceOptions};
 
@@ -118,6 +118,8 @@ pub enum Stmt {
     RefreshMatView(RefreshMatView),
     /// GRANT role TO role, REVOKE role FROM role.
     GrantRole(grant::GrantRole),
+    /// ALTER DEFAULT PRIVILEGES.
+    AlterDefaultPrivileges(grant::AlterDefaultPrivileges),
     /// Only whitespace and comments.
     Empty,
 }
@@ -135,6 +137,7 @@ impl Stmt {
             Stmt::RefreshMatView(_) => "REFRESH MATERIALIZED VIEW",
             Stmt::GrantRole(g) if g.grant => "GRANT ROLE",
             Stmt::GrantRole(_) => "REVOKE ROLE",
+            Stmt::AlterDefaultPrivileges(_) => "ALTER DEFAULT PRIVILEGES",
             Stmt::Sql(_) | Stmt::Copy(_) | Stmt::Maintenance(_) | Stmt::Empty => return None,
         })
     }
@@ -588,6 +591,14 @@ fn own_syntax(
             == (Some("refresh"), Some("materialized"), Some("view"))
     {
         return materialized_view(sql, piece, words, semi).map(Some);
+    }
+    if (w0.as_deref(), w1.as_deref(), w2.as_deref())
+        == (Some("alter"), Some("default"), Some("privileges"))
+    {
+        let dialect = PostgreSqlDialect {};
+        let mut p = Parser::new(&dialect).with_tokens_with_locations(sql_tokens(piece));
+        let a = grant::alter_default_privileges(&mut p).map_err(|e| syntax_error(sql, e, semi))?;
+        return Ok(Some(Stmt::AlterDefaultPrivileges(a)));
     }
     // A role GRANT or REVOKE names no object (no ON).
     if matches!(w0.as_deref(), Some("grant" | "revoke"))

@@ -1216,7 +1216,8 @@ impl<K: KvClient> Session<K> {
             | Stmt::AlterName(_)
             | Stmt::CreateMatView(..)
             | Stmt::RefreshMatView(_)
-            | Stmt::GrantRole(_)) => {
+            | Stmt::GrantRole(_)
+            | Stmt::AlterDefaultPrivileges(_)) => {
                 self.start_statement().await?;
                 if let Some(command) = own.own_command().filter(|_| self.read_only()) {
                     bail!(

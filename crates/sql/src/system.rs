@@ -1277,6 +1277,18 @@ impl SystemTable {
                     }
                 }
             }
+            Empty(i) if EMPTY_CATALOGS[*i].0 == "pg_default_acl" => {
+                let roles = roles_with_oids(catalog);
+                for d in &catalog.default_acls {
+                    rows.push(vec![
+                        i8(d.oid as i64),
+                        i8(role_oid_among(&roles, &d.role) as i64),
+                        i8(d.namespace as i64),
+                        t(&d.objtype.to_string()),
+                        crate::acl::acl_array(&d.acl),
+                    ]);
+                }
+            }
             PgTrigger | Empty(_) => {}
             PgProc => rows = builtin_rows::proc_rows(catalog),
             PgExtension => {
@@ -1447,10 +1459,14 @@ impl SystemTable {
                 let roles = roles_with_oids(catalog);
                 for (d, _) in catalog.enums.values() {
                     let owner = i8(role_oid_among(&roles, &d.access.owner) as i64);
-                    for row in rows.iter_mut().filter(|r| {
-                        matches!(r[0], Value::Int8(o) if o == d.oid as i64 || o == d.array_oid as i64)
-                    }) {
+                    for row in rows
+                        .iter_mut()
+                        .filter(|r| r[0].as_oid().is_some_and(|o| o == d.oid || o == d.array_oid))
+                    {
                         row[3] = owner.clone();
+                        if let Some(acl) = row.last_mut() {
+                            *acl = d.access.acl_value();
+                        }
                     }
                 }
             }

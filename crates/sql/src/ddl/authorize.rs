@@ -32,7 +32,7 @@ pub fn authorize(cat: &Catalog, user: &str, stmt: &Stmt) -> Result<()> {
         Stmt::CreateMatView(cv, _) => create_in(cat, user, &cv.name),
         Stmt::RefreshMatView(r) => own_relation(cat, user, &r.name),
         // OWNER TO and role grants check for themselves.
-        Stmt::AlterOwner(_) | Stmt::GrantRole(_) => Ok(()),
+        Stmt::AlterOwner(_) | Stmt::GrantRole(_) | Stmt::AlterDefaultPrivileges(_) => Ok(()),
         Stmt::Copy(_) | Stmt::Maintenance(_) | Stmt::Empty => Ok(()),
     }
 }

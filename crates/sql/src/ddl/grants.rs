@@ -220,8 +220,15 @@ fn bits(p: &ast::Privileges, kind: ObjKind, as_sequence: bool) -> Result<(u16, b
         }
         names.push(name);
     }
+    let relation = matches!(kind, ObjKind::Table | ObjKind::View | ObjKind::MatView);
+    if relation || (kind == ObjKind::Sequence && !as_sequence) {
+        // GRANT ... ON TABLE checks against what relations of any kind
+        // have first, then against the object's own kind.
+        let any = ObjKind::Table.all() | ObjKind::Sequence.all();
+        acl::privilege_bits(&names, any, "relation")?;
+    }
     if kind != ObjKind::Sequence {
-        return Ok((acl::privilege_bits(&names, kind)?, false));
+        return Ok((acl::privilege_bits(&names, kind.all(), kind.noun())?, false));
     }
     let mut kept = 0;
     let mut dropped = false;
@@ -382,6 +389,107 @@ pub async fn role_membership<T: Txn>(
     }
     for def in changed.values() {
         roles::write_role(txn, tenant, def).await?;
+    }
+    Ok(r)
+}
+
+/// ALTER DEFAULT PRIVILEGES, made by `user`: changes the pg_default_acl
+/// entry of each role (and schema) named, which new objects start from.
+pub async fn default_privileges<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    user: &str,
+    a: &crate::parse::AlterDefaultPrivileges,
+) -> Result<DdlResult> {
+    let r = DdlResult::tag("ALTER DEFAULT PRIVILEGES");
+    let Some(kind) = ObjKind::from_defacl_code(a.objtype) else {
+        bail!(InternalError, "unknown default privileges kind {}", a.objtype);
+    };
+    let spec = |i: &ast::Ident| {
+        let name = ast::ObjectName(vec![ast::ObjectNamePart::Identifier(i.clone())]);
+        role_spec(cat, user, &name)
+    };
+    // PostgreSQL's order of checks: grantees, privileges, target roles,
+    // then schemas.
+    let grantees = a
+        .grantees
+        .iter()
+        .map(|g| g.as_ref().map_or(Ok(String::new()), spec))
+        .collect::<Result<Vec<String>>>()?;
+    let privs = match &a.privileges {
+        None => kind.all(),
+        Some(names) => {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let noun = if kind == ObjKind::Table { "relation" } else { kind.noun() };
+            acl::privilege_bits(&names, kind.all(), noun)?
+        }
+    };
+    let roles = match a.roles.is_empty() {
+        true => vec![user.to_string()],
+        false => a.roles.iter().map(spec).collect::<Result<Vec<_>>>()?,
+    };
+    for role in &roles {
+        authorize::must_be_member(cat, user, role)?;
+    }
+    if kind == ObjKind::Schema && !a.schemas.is_empty() {
+        bail!(
+            InvalidGrantOperation,
+            "cannot use IN SCHEMA clause when using GRANT/REVOKE ON SCHEMAS"
+        );
+    }
+    let namespaces = match a.schemas.is_empty() {
+        true => vec![0],
+        false => a
+            .schemas
+            .iter()
+            .map(|s| {
+                let name = bind::ident(s);
+                cat.namespace_oid(&name)
+                    .ok_or_else(|| err!(InvalidSchemaName, "schema \"{name}\" does not exist"))
+            })
+            .collect::<Result<Vec<u32>>>()?,
+    };
+    let change = acl::Change {
+        grant: a.grant,
+        privs,
+        option: a.option,
+        grantees: &grantees,
+        cascade: a.cascade,
+    };
+    bump_version(txn, tenant).await?;
+    for role in &roles {
+        for &ns in &namespaces {
+            let existing = cat
+                .default_acls
+                .iter()
+                .find(|d| d.role == *role && d.namespace == ns && d.objtype == a.objtype);
+            let default = if ns == 0 { acl::default_acl(kind, role) } else { Vec::new() };
+            let mut items = existing.map_or_else(|| default.clone(), |d| d.acl.clone());
+            acl::edit(&mut items, role, privs, &change)?;
+            acl::sort_items(cat, &mut items);
+            let mut sorted_default = default;
+            acl::sort_items(cat, &mut sorted_default);
+            // Back to the default: the entry goes.
+            if items == sorted_default {
+                if let Some(d) = existing {
+                    delete_key(txn, keys::default_acl(tenant, d.oid)).await?;
+                }
+                continue;
+            }
+            let oid = match existing {
+                Some(d) => d.oid,
+                None => alloc(txn, tenant, 1).await? as u32,
+            };
+            let def = catalog::DefaultAclDef {
+                oid,
+                role: role.clone(),
+                namespace: ns,
+                objtype: a.objtype,
+                acl: items,
+            };
+            put_entry(txn, keys::default_acl(tenant, oid), json_entry(&def)).await?;
+        }
     }
     Ok(r)
 }

@@ -189,7 +189,11 @@ fn role_uses(cat: &Catalog, role: &str) -> Vec<String> {
         objects.push((format!("sequence {}", name_of(s.namespace, &s.name)), &s.access));
     }
     for (d, _) in cat.enums.values() {
-        objects.push((format!("type {}", name_of(d.namespace, &d.name)), &d.access));
+        let name = match cat.type_visible(d.namespace, &d.name) {
+            true => crate::func::catalog_info::quote_ident(&d.name),
+            false => crate::func::catalog_info::qualified_name(cat, d.namespace, &d.name),
+        };
+        objects.push((format!("type {name}"), &d.access));
     }
     let mut owner = Vec::new();
     let mut privileges = Vec::new();
@@ -202,6 +206,24 @@ fn role_uses(cat: &Catalog, role: &str) -> Vec<String> {
     }
     if cat.public_access.as_ref().is_some_and(|a| a.mentions(role)) {
         privileges.push("privileges for schema public".into());
+    }
+    for d in &cat.default_acls {
+        let kind = match d.objtype {
+            'r' => "relations",
+            'S' => "sequences",
+            'f' => "functions",
+            'T' => "types",
+            _ => "schemas",
+        };
+        let mut what = format!("default privileges on new {kind} belonging to role {}", d.role);
+        if let Some(s) = cat.namespace_name(d.namespace).filter(|_| d.namespace != 0) {
+            what.push_str(&format!(" in schema {s}"));
+        }
+        if d.role == role {
+            owner.push(format!("owner of {what}"));
+        } else if d.acl.iter().any(|i| i.grantee == role || i.grantor == role) {
+            owner.push(format!("privileges for {what}"));
+        }
     }
     for x in cat.extensions.values().filter(|x| x.owner == role) {
         owner.push(format!("owner of extension {}", x.name));

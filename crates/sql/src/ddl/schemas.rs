@@ -43,7 +43,7 @@ pub async fn create_schema<T: Txn>(
     }
     bump_version(txn, tenant).await?;
     let oid = alloc(txn, tenant, 1).await? as u32;
-    let access = crate::acl::Ownership::new(&owner);
+    let access = crate::acl::Ownership::created(cat, &owner, crate::acl::ObjKind::Schema, 0);
     put(txn, tenant, &SchemaDef { oid, name, access, comment: None }).await?;
     Ok(r)
 }

@@ -39,7 +39,8 @@ pub(super) async fn owned_sequence<T: Txn>(
     let oid = alloc(txn, tenant, 1).await? as u32;
     let mut seq = sequence::define(oid, name, &t.columns[col].ty.to_type(), options)?;
     seq.namespace = t.namespace;
-    seq.access = crate::acl::Ownership::new(&t.access.owner);
+    let kind = crate::acl::ObjKind::Sequence;
+    seq.access = crate::acl::Ownership::created(cat, &t.access.owner, kind, t.namespace);
     seq.owned_by = Some((t.oid, t.columns[col].name.clone()));
     // Stored schema-qualified, as every name in stored text (deparse.rs).
     let qualified = crate::func::catalog_info::qualified_name(cat, seq.namespace, &seq.name);
@@ -100,7 +101,8 @@ pub async fn create_sequence<T: Txn>(
     let oid = alloc(txn, tenant, 1).await? as u32;
     let mut seq = sequence::define(oid, name, &ty, sequence_options)?;
     seq.namespace = namespace;
-    seq.access = crate::acl::Ownership::new(owner);
+    seq.access =
+        crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::Sequence, namespace);
     if let Some(owner) = owned_by {
         seq.owned_by = sequence_owner(cat, owner)?;
     }

@@ -47,7 +47,7 @@ pub async fn create_type<T: Txn>(
         name,
         labels: labels.collect(),
         comment: None,
-        access: crate::acl::Ownership::new(owner),
+        access: crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::Type, namespace),
     };
     put(txn, tenant, &def).await?;
     Ok(DdlResult::tag("CREATE TYPE"))

@@ -68,8 +68,10 @@ pub async fn create_view<T: Txn>(
     let query = crate::deparse::stored_query(cat, &q);
     let comment = existing.as_ref().and_then(|v| v.comment.clone());
     // OR REPLACE keeps the owner and privileges.
-    let access =
-        existing.as_ref().map_or_else(|| crate::acl::Ownership::new(owner), |v| v.access.clone());
+    let access = existing.as_ref().map_or_else(
+        || crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::View, namespace),
+        |v| v.access.clone(),
+    );
     let view = catalog::ViewDef { oid, namespace, name, query, columns, comment, access };
     put_entry(txn, keys::view(tenant, oid), json_entry(&view)).await?;
     Ok(DdlResult::tag("CREATE VIEW"))

@@ -49,3 +49,102 @@ pub(super) fn role_grant(p: &mut Parser) -> Result<GrantRole, ParserError> {
     }
     Ok(GrantRole { grant, roles, members, admin })
 }
+
+/// ALTER DEFAULT PRIVILEGES \[FOR ROLE r, ...\] \[IN SCHEMA s, ...\] GRANT
+/// privileges ON kind TO roles \[WITH GRANT OPTION\], or REVOKE \[GRANT
+/// OPTION FOR\] privileges ON kind FROM roles \[CASCADE | RESTRICT\].
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlterDefaultPrivileges {
+    /// FOR ROLE: whose new objects (none: the current user's).
+    pub roles: Vec<ast::Ident>,
+    /// IN SCHEMA: new objects in these schemas (none: in any).
+    pub schemas: Vec<ast::Ident>,
+    /// GRANT (else REVOKE).
+    pub grant: bool,
+    /// The privileges named, lower case; None for ALL.
+    pub privileges: Option<Vec<String>>,
+    /// The kind: `r` (TABLES), `S` (SEQUENCES), `f` (FUNCTIONS, ROUTINES),
+    /// `T` (TYPES), `n` (SCHEMAS).
+    pub objtype: char,
+    /// The roles granted to or revoked from; None for PUBLIC.
+    pub grantees: Vec<Option<ast::Ident>>,
+    /// WITH GRANT OPTION, or GRANT OPTION FOR.
+    pub option: bool,
+    /// REVOKE ... CASCADE.
+    pub cascade: bool,
+}
+
+/// Reads ALTER DEFAULT PRIVILEGES (the parser is at ALTER).
+pub(super) fn alter_default_privileges(
+    p: &mut Parser,
+) -> Result<AlterDefaultPrivileges, ParserError> {
+    p.expect_keywords(&[Keyword::ALTER, Keyword::DEFAULT, Keyword::PRIVILEGES])?;
+    let (mut roles, mut schemas) = (Vec::new(), Vec::new());
+    loop {
+        if p.parse_keyword(Keyword::FOR) {
+            p.expect_one_of_keywords(&[Keyword::ROLE, Keyword::USER])?;
+            roles.extend(p.parse_comma_separated(|p| p.parse_identifier())?);
+        } else if p.parse_keywords(&[Keyword::IN, Keyword::SCHEMA]) {
+            schemas.extend(p.parse_comma_separated(|p| p.parse_identifier())?);
+        } else {
+            break;
+        }
+    }
+    let grant = p.parse_keyword(Keyword::GRANT);
+    if !grant {
+        p.expect_keyword(Keyword::REVOKE)?;
+    }
+    let mut option = !grant && p.parse_keywords(&[Keyword::GRANT, Keyword::OPTION, Keyword::FOR]);
+    let privileges = if p.parse_keyword(Keyword::ALL) {
+        let _ = p.parse_keyword(Keyword::PRIVILEGES);
+        None
+    } else {
+        Some(p.parse_comma_separated(|p| Ok(p.parse_identifier()?.value.to_lowercase()))?)
+    };
+    p.expect_keyword(Keyword::ON)?;
+    let kind = p.parse_identifier()?.value.to_lowercase();
+    let objtype = match kind.as_str() {
+        "tables" => 'r',
+        "sequences" => 'S',
+        "functions" | "routines" => 'f',
+        "types" => 'T',
+        "schemas" => 'n',
+        _ => {
+            return p.expected(
+                "TABLES, SEQUENCES, FUNCTIONS, ROUTINES, TYPES or SCHEMAS",
+                p.peek_token(),
+            )
+        }
+    };
+    p.expect_keyword(if grant { Keyword::TO } else { Keyword::FROM })?;
+    let grantees = p.parse_comma_separated(|p| {
+        if p.parse_keyword(Keyword::PUBLIC) {
+            return Ok(None);
+        }
+        let _ = p.parse_keyword(Keyword::GROUP);
+        p.parse_identifier().map(Some)
+    })?;
+    if grant && p.parse_keywords(&[Keyword::WITH, Keyword::GRANT, Keyword::OPTION]) {
+        option = true;
+    }
+    let mut cascade = false;
+    if !grant {
+        cascade = p.parse_keyword(Keyword::CASCADE);
+        if !cascade {
+            let _ = p.parse_keyword(Keyword::RESTRICT);
+        }
+    }
+    if p.peek_token().token != Token::EOF {
+        return p.expected("end of statement", p.peek_token());
+    }
+    Ok(AlterDefaultPrivileges {
+        roles,
+        schemas,
+        grant,
+        privileges,
+        objtype,
+        grantees,
+        option,
+        cascade,
+    })
+}
