@@ -1030,7 +1030,7 @@ impl Catalog {
         let mut i = 0;
         while i < out.len() {
             if let Some(r) = self.role(&out[i]) {
-                if r.inherit || i == 0 {
+                if r.inherit {
                     for m in &r.member_of {
                         if !out.contains(&m.role) {
                             out.push(m.role.clone());

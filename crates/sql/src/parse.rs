@@ -125,6 +125,20 @@ pub enum Stmt {
 }
 
 impl Stmt {
+    /// Where the name of the object a CREATE statement makes starts, for
+    /// errors about the schema it goes to.
+    pub fn created_name(&self) -> Option<sqlparser::tokenizer::Span> {
+        let Stmt::Sql(s) = self else { return None };
+        let name = match s.as_ref() {
+            ast::Statement::CreateTable(ct) => &ct.name,
+            ast::Statement::CreateView(cv) => &cv.name,
+            ast::Statement::CreateSequence { name, .. }
+            | ast::Statement::CreateType { name, .. } => name,
+            _ => return None,
+        };
+        name.0.first().and_then(|p| p.as_ident()).map(|i| i.span)
+    }
+
     /// The command a statement Strata parses itself (DDL, all of it)
     /// runs, as a read-only transaction's refusal names it; None for the
     /// others.
@@ -313,7 +327,7 @@ fn byte_pos(sql: &str, starts: &[usize], line: u64, col: u64) -> Option<usize> {
     }
 }
 
-fn char_pos(sql: &str, line: u64, col: u64) -> Option<usize> {
+pub(crate) fn char_pos(sql: &str, line: u64, col: u64) -> Option<usize> {
     let starts = line_starts(sql);
     let b = byte_pos(sql, &starts, line, col)?;
     Some(sql.get(..b)?.chars().count())

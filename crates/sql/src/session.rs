@@ -735,6 +735,18 @@ impl<K: KvClient> Session<K> {
     fn position(&self, mut e: ErrorReport, p: &Parsed) -> ErrorReport {
         if let Some(pos) = e.position {
             e.position = Some(pos);
+        } else if let Some(schema) = e.message.strip_prefix("permission denied for schema ") {
+            // PostgreSQL points at the name looked up in the schema, or at
+            // the name of the object being made in it.
+            let qualified = p.text.to_ascii_lowercase().find(&format!("{schema}."));
+            let at = match qualified {
+                Some(i) => Some(p.offset + p.text[..i].chars().count()),
+                None => p
+                    .stmt
+                    .created_name()
+                    .and_then(|s| parse::char_pos(&p.source, s.start.line, s.start.column)),
+            };
+            e.position = at.map(|i| i as u32 + 1);
         } else if let Some(tok) = quoted_token(&e.message).filter(|_| {
             let is = |f: fn(&ast::Statement) -> bool| matches!(&p.stmt, Stmt::Sql(s) if f(s));
             // ALTER TABLE's own errors about its columns carry no position,
