@@ -133,3 +133,43 @@ fn connect_and_copy_privileges() {
     let (ok, _, err) = psql_as(&s, "postgres", None, "select 1");
     assert!(ok, "{err}");
 }
+
+/// A role that logged in cannot become another by the settings that say
+/// who the session is: RESET ALL keeps it, and SET role, SET
+/// session_authorization, set_config() and is_superuser are checked or
+/// refused. Runs on both targets.
+#[test]
+fn settings_cannot_change_who_the_session_is() {
+    let s = TestServer::start();
+    s.query("create role plain login");
+    let (ok, out, err) = psql_as(
+        &s,
+        "plain",
+        None,
+        "reset all; select current_user, session_user, current_setting('is_superuser')",
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out, "RESET\nplain|plain|off");
+    for (sql, want) in [
+        (
+            "set session_authorization = 'postgres'",
+            "permission denied to set session authorization",
+        ),
+        ("set session authorization postgres", "permission denied to set session authorization"),
+        ("set role postgres", "permission denied to set role \"postgres\""),
+        ("set role = 'postgres'", "permission denied to set role \"postgres\""),
+        (
+            "select set_config('role', 'postgres', false)",
+            "permission denied to set role \"postgres\"",
+        ),
+        ("set is_superuser = on", "parameter \"is_superuser\" cannot be changed"),
+    ] {
+        let (ok, _, err) = psql_as(&s, "plain", None, sql);
+        assert!(!ok, "{sql} succeeded");
+        assert!(err.contains(want), "{sql}: {err}");
+    }
+    let (ok, out, err) =
+        psql_as(&s, "plain", None, "reset role; reset session authorization; select current_user");
+    assert!(ok, "{err}");
+    assert_eq!(out, "RESET\nRESET\nplain");
+}

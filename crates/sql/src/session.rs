@@ -1298,7 +1298,7 @@ impl<K: KvClient> Session<K> {
                 let changed = std::mem::take(&mut *self.set_config.lock());
                 for (name, value, local) in changed {
                     self.settings_generation += 1;
-                    self.change_setting(&name, &value, local, false)?;
+                    self.set_setting(&name, &value, local, false)?;
                 }
                 Ok(Outcome::Rows(rows, tag))
             }

@@ -104,7 +104,33 @@ impl<K: KvClient> Session<K> {
             S::Reset(r) => {
                 self.settings_changing();
                 match &r.reset {
-                    ast::Reset::ALL => self.settings = Settings::default(),
+                    // Who the session is survives RESET ALL, as in
+                    // PostgreSQL.
+                    ast::Reset::ALL => {
+                        let kept: Vec<(&str, String)> = IDENTITY_SETTINGS
+                            .iter()
+                            .filter_map(|&n| Some((n, self.settings.value(n)?.to_string())))
+                            .collect();
+                        self.settings = Settings::default();
+                        for (n, v) in kept {
+                            self.settings.set(n, &v)?;
+                        }
+                    }
+                    ast::Reset::ConfigurationParameter(n)
+                        if IDENTITY_SETTINGS.contains(&crate::bind::object_name(n)?.as_str()) =>
+                    {
+                        let user = self.user.to_string();
+                        match crate::bind::object_name(n)?.as_str() {
+                            "role" => self.set_role("none", false)?,
+                            "session_authorization" => {
+                                self.set_session_authorization(&user, false)?
+                            }
+                            other => bail!(
+                                CantChangeRuntimeParam,
+                                "parameter \"{other}\" cannot be changed"
+                            ),
+                        }
+                    }
                     ast::Reset::ConfigurationParameter(n) => {
                         let name = crate::bind::object_name(n)?;
                         self.settings.reset(&name)?;
@@ -163,6 +189,25 @@ impl<K: KvClient> Session<K> {
             None => {}
         }
         Ok(())
+    }
+
+    /// SET name = value from SQL or set_config(): the settings that say
+    /// who the session is go through their own checks.
+    pub(super) fn set_setting(
+        &mut self,
+        name: &str,
+        value: &str,
+        local: bool,
+        statement: bool,
+    ) -> Result<()> {
+        match name.to_lowercase().as_str() {
+            "role" => self.set_role(value, local),
+            "session_authorization" => self.set_session_authorization(value, local),
+            "is_superuser" => {
+                bail!(CantChangeRuntimeParam, "parameter \"is_superuser\" cannot be changed")
+            }
+            _ => self.change_setting(name, value, local, statement),
+        }
     }
 
     /// SET [LOCAL] ROLE: the current user becomes `role` (`none`: the
@@ -247,7 +292,7 @@ impl<K: KvClient> Session<K> {
                     }
                     self.change_setting(&name, iso_name(lvl), local, true)?;
                 } else {
-                    self.change_setting(&name, &value, local, true)?;
+                    self.set_setting(&name, &value, local, true)?;
                 }
             }
             S::SetTimeZone { value, local } => {
@@ -294,6 +339,11 @@ impl<K: KvClient> Session<K> {
         Ok(Outcome::Command("SET".into()))
     }
 }
+
+/// The settings that say who the session is: changed only through SET
+/// ROLE and SET SESSION AUTHORIZATION (and their checks), kept by RESET
+/// ALL.
+const IDENTITY_SETTINGS: &[&str] = &["role", "session_authorization", "is_superuser"];
 
 fn set_value(e: &ast::Expr) -> String {
     match e {
