@@ -1043,6 +1043,12 @@ impl Catalog {
         if out.contains(&self.database_access.owner) {
             out.push(acl::DATABASE_OWNER.into());
         }
+        // pg_monitor is a member of three predefined roles.
+        if out.iter().any(|r| r == "pg_monitor") {
+            out.extend(
+                ["pg_read_all_settings", "pg_read_all_stats", "pg_stat_scan_tables"].map(String::from),
+            );
+        }
         out
     }
 

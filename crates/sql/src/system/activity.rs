@@ -42,12 +42,13 @@ pub fn activity_columns() -> Vec<(&'static str, DataType)> {
 }
 
 /// One row per session of the tenant, by pid. As in PostgreSQL, a session
-/// of another role shows only who and where unless the reader is a
-/// superuser; its query reads `<insufficient privilege>`.
+/// of a role whose privileges the reader lacks shows only who and where
+/// (unless the reader has pg_read_all_stats'); its query reads
+/// `<insufficient privilege>`.
 pub fn activity_rows(catalog: &Catalog, eval: &EvalContext) -> Vec<Vec<Value>> {
     let Some(backends) = &eval.backends else { return Vec::new() };
     let roles = super::roles_with_oids(catalog);
-    let reader_is_super = catalog.role(&eval.user).is_some_and(|r| r.superuser);
+    let all_stats = catalog.has_privs_of(&eval.user, "pg_read_all_stats");
     let text = |s: &str| Value::Text(s.to_string());
     let time = |t: Option<i64>| t.map_or(Value::Null, Value::TimestampTz);
     backends
@@ -64,7 +65,7 @@ pub fn activity_rows(catalog: &Catalog, eval: &EvalContext) -> Vec<Vec<Value>> {
                 usesysid.map_or(Value::Null, Value::Oid),
                 text(&s.user),
             ];
-            if !reader_is_super && *s.user != *eval.user {
+            if !all_stats && !catalog.has_privs_of(&eval.user, &s.user) {
                 row.extend(std::iter::repeat_n(Value::Null, 14));
                 row.push(text("<insufficient privilege>"));
                 row.push(Value::Null);
