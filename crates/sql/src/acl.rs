@@ -200,16 +200,6 @@ fn quote_name(name: &str) -> String {
     }
 }
 
-/// Privilege letters (`arwd`) for `bits`, in aclitem order.
-pub fn letters(bits: u16) -> String {
-    LETTERS
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| bits & (1 << i) != 0)
-        .map(|(_, &c)| c as char)
-        .collect()
-}
-
 /// An object's owner and ACL, stored with its definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ownership {
@@ -263,14 +253,15 @@ impl Ownership {
             return Held { privs: all, grantable: all };
         }
         let mut h = Held::default();
+        let roles = cat.roles_of(user);
         for item in self.items(kind).iter() {
-            if item.grantee.is_empty() || cat.has_privs_of(user, &item.grantee) {
+            if item.grantee.is_empty() || roles.contains(&item.grantee) {
                 h.privs |= item.privs;
                 h.grantable |= item.grantable;
             }
         }
         // An owner may grant everything, whatever its own entry says.
-        if self.owned_by(cat, user) {
+        if roles.contains(&self.owner) {
             h.grantable = kind.all();
         }
         h
@@ -674,8 +665,14 @@ mod tests {
             grantable: 0,
         };
         assert_eq!(p.to_text(), "=U/\"Al ice\"");
-        assert_eq!(letters(ObjKind::Table.all()), "arwdDxt");
-        assert_eq!(letters(ObjKind::Database.all()), "CTc");
+        let all = |k: ObjKind| AclItem {
+            grantee: "o".into(),
+            grantor: "o".into(),
+            privs: k.all(),
+            grantable: 0,
+        };
+        assert_eq!(all(ObjKind::Table).to_text(), "o=arwdDxt/o");
+        assert_eq!(all(ObjKind::Database).to_text(), "o=CTc/o");
     }
 
     #[test]

@@ -1046,7 +1046,8 @@ impl Catalog {
         // pg_monitor is a member of three predefined roles.
         if out.iter().any(|r| r == "pg_monitor") {
             out.extend(
-                ["pg_read_all_settings", "pg_read_all_stats", "pg_stat_scan_tables"].map(String::from),
+                ["pg_read_all_settings", "pg_read_all_stats", "pg_stat_scan_tables"]
+                    .map(String::from),
             );
         }
         out

@@ -53,7 +53,7 @@ mod view_deps;
 /// CREATE/DROP VIEW.
 mod views;
 
-pub use authorize::authorize;
+pub use authorize::{authorize, authorize_statement};
 pub use extensions::{create_extension, drop_extensions};
 pub use grants::{default_privileges, privileges, role_membership, Privileges};
 pub use names::alter_name;

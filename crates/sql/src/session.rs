@@ -212,7 +212,6 @@ pub enum Outcome {
     Empty,
 }
 
-/// What a cached plan was made for: (catalog version, temporary tables' epoch).
 /// What a cached plan is valid for: the catalog version, the temporary
 /// tables' epoch and the user whose privileges it was checked with.
 type PlanKey = (u64, u64, Arc<str>);
@@ -502,8 +501,7 @@ impl<K: KvClient> Session<K> {
         }
     }
 
-    /// What cached plans are valid for: the catalog version and the
-    /// temporary tables' epoch.
+    /// What plans made now are valid for.
     fn plan_key(&self) -> PlanKey {
         (self.catalog.version, self.temp_epoch, self.current_user_arc())
     }
@@ -1326,7 +1324,10 @@ impl<K: KvClient> Session<K> {
     async fn utility(&mut self, stmt: &ast::Statement) -> Result<Outcome> {
         use ast::Statement as S;
         match stmt {
-            S::Lock(lock) => return self.lock_tables(lock).await,
+            S::Lock(lock) => {
+                ddl::authorize_statement(&self.catalog, self.current_user(), stmt)?;
+                return self.lock_tables(lock).await;
+            }
             S::LISTEN { channel } => {
                 self.listener.listen(&crate::bind::ident(channel))?;
                 return Ok(Outcome::Command("LISTEN".into()));
@@ -1346,8 +1347,7 @@ impl<K: KvClient> Session<K> {
         if !matches!(stmt, S::Analyze(_)) {
             self.lock_catalog().await?;
         }
-        let own = parse::Stmt::Sql(Box::new(stmt.clone()));
-        ddl::authorize(&self.catalog, self.current_user(), &own)?;
+        ddl::authorize_statement(&self.catalog, self.current_user(), stmt)?;
         if let S::CreateTable(ct @ ast::CreateTable { query: Some(query), .. }) = stmt {
             return self.create_table_as(ct, query).await;
         }

@@ -279,6 +279,7 @@ pub(super) async fn write_relation_access<T: Txn>(
 ) -> Result<()> {
     match rel {
         catalog::Relation::Table(t) | catalog::Relation::Index(t, _) => {
+            refuse_temporary(t, "changing owners and privileges")?;
             write_table(txn, tenant, &TableDef { access, ..(**t).clone() }).await
         }
         catalog::Relation::View(v) => {
