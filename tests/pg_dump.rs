@@ -109,6 +109,10 @@ fn compare(source: &TestServer, target: &TestServer) {
     value(&acl("invoice_seq"), "{postgres=rwU/postgres,dump_reader=U/postgres}|postgres");
     value(&acl("big_orders"), "{=r/postgres}|postgres");
     value(
+        "select typacl from pg_type where typname = 'status'",
+        "{postgres=U/postgres,dump_reader=U/postgres}",
+    );
+    value(
         "select defaclobjtype::text || ' ' || defaclacl::text from pg_default_acl order by 1",
         "S {postgres=rwU/postgres,dump_reader=U/postgres}\nr {dump_reader=r/dump_owner}",
     );
@@ -176,6 +180,7 @@ fn a_dump_restores_into_postgres_with_the_same_data() {
     pos("ALTER TABLE shop.items OWNER TO dump_owner;");
     pos("GRANT SELECT,INSERT ON TABLE public.customers TO dump_reader WITH GRANT OPTION;");
     pos("REVOKE ALL ON TABLE public.big_orders FROM postgres;");
+    pos("REVOKE ALL ON TYPE public.status FROM PUBLIC;");
     pos("ALTER DEFAULT PRIVILEGES FOR ROLE dump_owner IN SCHEMA shop GRANT SELECT ON TABLES  TO dump_reader;");
     pos("ALTER DEFAULT PRIVILEGES FOR ROLE postgres GRANT USAGE ON SEQUENCES  TO dump_reader;");
     assert!(!script.contains("REFRESH MATERIALIZED VIEW public.later_totals"), "{script}");

@@ -57,3 +57,5 @@ revoke all on big_orders from postgres;
 grant select on big_orders to public;
 alter default privileges for role dump_owner in schema shop grant select on tables to dump_reader;
 alter default privileges grant usage on sequences to dump_reader;
+revoke all on type status from public;
+grant usage on type status to dump_reader;

@@ -55,7 +55,7 @@ mod views;
 
 pub use authorize::{authorize, authorize_statement};
 pub use extensions::{create_extension, drop_extensions};
-pub use grants::{default_privileges, privileges, role_membership, Privileges};
+pub use grants::{default_privileges, privileges, role_membership, type_privileges, Privileges};
 pub use names::alter_name;
 pub use owner::{alter_owner, owner_only};
 pub use roles::{alter_role, create_role, drop_role};

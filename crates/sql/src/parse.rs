@@ -32,7 +32,7 @@ mod owner;
 /// CREATE SEQUENCE and ALTER SEQUENCE options in any order.
 mod sequence;
 
-pub use grant::{AlterDefaultPrivileges, GrantRole};
+pub use grant::{AlterDefaultPrivileges, GrantOnType, GrantRole, PrivilegeChange};
 pub use owner::{AlterName, AlterOwner, NameChange, RelationKind};
 pub use sequence::{AlterSequence, SequenceOptions};
 
@@ -120,6 +120,8 @@ pub enum Stmt {
     GrantRole(grant::GrantRole),
     /// ALTER DEFAULT PRIVILEGES.
     AlterDefaultPrivileges(grant::AlterDefaultPrivileges),
+    /// GRANT / REVOKE ... ON TYPE | DOMAIN.
+    GrantOnType(grant::GrantOnType),
     /// Only whitespace and comments.
     Empty,
 }
@@ -152,6 +154,8 @@ impl Stmt {
             Stmt::GrantRole(g) if g.grant => "GRANT ROLE",
             Stmt::GrantRole(_) => "REVOKE ROLE",
             Stmt::AlterDefaultPrivileges(_) => "ALTER DEFAULT PRIVILEGES",
+            Stmt::GrantOnType(g) if g.change.grant => "GRANT",
+            Stmt::GrantOnType(_) => "REVOKE",
             Stmt::Sql(_) | Stmt::Copy(_) | Stmt::Maintenance(_) | Stmt::Empty => return None,
         })
     }
@@ -626,6 +630,12 @@ fn own_syntax(
     // GRANT TEMP ON DATABASE: sqlparser knows only TEMPORARY.
     if matches!(w0.as_deref(), Some("grant" | "revoke")) {
         let on = (1..words.len()).find(|&i| kw(i).as_deref() == Some("on")).unwrap_or(0);
+        if matches!(kw(on + 1).as_deref(), Some("type" | "domain")) {
+            let dialect = PostgreSqlDialect {};
+            let mut p = Parser::new(&dialect).with_tokens_with_locations(sql_tokens(piece));
+            let g = grant::grant_on_type(&mut p).map_err(|e| syntax_error(sql, e, semi))?;
+            return Ok(Some(Stmt::GrantOnType(g)));
+        }
         if let Some(temp) = (1..on).find(|&i| kw(i).as_deref() == Some("temp")) {
             let span = words[temp].span;
             let mut tokens = sql_tokens(piece);

@@ -1227,7 +1227,8 @@ impl<K: KvClient> Session<K> {
             | Stmt::CreateMatView(..)
             | Stmt::RefreshMatView(_)
             | Stmt::GrantRole(_)
-            | Stmt::AlterDefaultPrivileges(_)) => {
+            | Stmt::AlterDefaultPrivileges(_)
+            | Stmt::GrantOnType(_)) => {
                 self.start_statement().await?;
                 if let Some(command) = own.own_command().filter(|_| self.read_only()) {
                     bail!(

@@ -32,7 +32,10 @@ pub fn authorize(cat: &Catalog, user: &str, stmt: &Stmt) -> Result<()> {
         Stmt::CreateMatView(cv, _) => create_in(cat, user, &cv.name),
         Stmt::RefreshMatView(r) => own_relation(cat, user, &r.name),
         // OWNER TO and role grants check for themselves.
-        Stmt::AlterOwner(_) | Stmt::GrantRole(_) | Stmt::AlterDefaultPrivileges(_) => Ok(()),
+        Stmt::AlterOwner(_)
+        | Stmt::GrantRole(_)
+        | Stmt::AlterDefaultPrivileges(_)
+        | Stmt::GrantOnType(_) => Ok(()),
         Stmt::Copy(_) | Stmt::Maintenance(_) | Stmt::Empty => Ok(()),
     }
 }
@@ -62,7 +65,7 @@ pub fn authorize_statement(cat: &Catalog, user: &str, stmt: &ast::Statement) -> 
             for fk in column_fks.chain(table_fks) {
                 relation_privilege(cat, user, &fk.foreign_table, acl::REFERENCES, false)?;
             }
-            Ok(())
+            ct.columns.iter().try_for_each(|c| type_usage(cat, user, &c.data_type))
         }
         S::CreateView(cv) => {
             create_in(cat, user, &cv.name)?;
@@ -209,6 +212,17 @@ fn relation_privilege(
         return Ok(());
     }
     bail!(InsufficientPrivilege, "permission denied for {} {}", rel.kind().noun(), rel.name())
+}
+
+/// 42501 unless `user` may use type `ty` (enum types have privileges).
+fn type_usage(cat: &Catalog, user: &str, ty: &ast::DataType) -> Result<()> {
+    let Ok(t) = bind::catalog_type(cat, ty) else { return Ok(()) };
+    let sqltypes::DataType::Enum(e) = t.elem().unwrap_or(&t) else { return Ok(()) };
+    let Some(def) = cat.enum_def(e.oid) else { return Ok(()) };
+    if def.access.allows(cat, ObjKind::Type, user, acl::USAGE, false) {
+        return Ok(());
+    }
+    bail!(InsufficientPrivilege, "permission denied for type {}", def.name)
 }
 
 /// 42501 unless `user` may act as the owner of extension `name`.

@@ -304,14 +304,11 @@ pub async fn role_membership<T: Txn>(
     let mut r = DdlResult::tag(if g.grant { "GRANT ROLE" } else { "REVOKE ROLE" });
     let names = |ids: &[ast::Ident]| -> Result<Vec<String>> {
         ids.iter()
-            .map(|i| {
-                let n = ast::ObjectName(vec![ast::ObjectNamePart::Identifier(i.clone())]);
-                match role_spec(cat, user, &n)? {
-                    p if p.is_empty() => {
-                        bail!(InvalidParameterValue, "role \"public\" does not exist")
-                    }
-                    p => Ok(p),
+            .map(|i| match role_spec(cat, user, &ident_name(i))? {
+                p if p.is_empty() => {
+                    bail!(InvalidParameterValue, "role \"public\" does not exist")
                 }
+                p => Ok(p),
             })
             .collect()
     };
@@ -407,25 +404,11 @@ pub async fn default_privileges<T: Txn>(
     let Some(kind) = ObjKind::from_defacl_code(a.objtype) else {
         bail!(InternalError, "unknown default privileges kind {}", a.objtype);
     };
-    let spec = |i: &ast::Ident| {
-        let name = ast::ObjectName(vec![ast::ObjectNamePart::Identifier(i.clone())]);
-        role_spec(cat, user, &name)
-    };
     // PostgreSQL's order of checks: grantees, privileges, target roles,
     // then schemas.
-    let grantees = a
-        .grantees
-        .iter()
-        .map(|g| g.as_ref().map_or(Ok(String::new()), spec))
-        .collect::<Result<Vec<String>>>()?;
-    let privs = match &a.privileges {
-        None => kind.all(),
-        Some(names) => {
-            let names: Vec<&str> = names.iter().map(String::as_str).collect();
-            let noun = if kind == ObjKind::Table { "relation" } else { kind.noun() };
-            acl::privilege_bits(&names, kind.all(), noun)?
-        }
-    };
+    let noun = if kind == ObjKind::Table { "relation" } else { kind.noun() };
+    let (grantees, privs) = change_parts(cat, user, &a.change, kind, noun)?;
+    let spec = |i: &ast::Ident| role_spec(cat, user, &ident_name(i));
     let roles = match a.roles.is_empty() {
         true => vec![user.to_string()],
         false => a.roles.iter().map(spec).collect::<Result<Vec<_>>>()?,
@@ -451,13 +434,7 @@ pub async fn default_privileges<T: Txn>(
             })
             .collect::<Result<Vec<u32>>>()?,
     };
-    let change = acl::Change {
-        grant: a.grant,
-        privs,
-        option: a.option,
-        grantees: &grantees,
-        cascade: a.cascade,
-    };
+    let change = acl_change(&a.change, privs, &grantees);
     bump_version(txn, tenant).await?;
     for role in &roles {
         for &ns in &namespaces {
@@ -493,4 +470,79 @@ pub async fn default_privileges<T: Txn>(
         }
     }
     Ok(r)
+}
+
+/// GRANT or REVOKE privileges ON TYPE | DOMAIN, made by `user`: USAGE on
+/// enum types.
+pub async fn type_privileges<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    user: &str,
+    g: &crate::parse::GrantOnType,
+) -> Result<DdlResult> {
+    let mut r = DdlResult::tag(if g.change.grant { "GRANT" } else { "REVOKE" });
+    let (grantees, privs) = change_parts(cat, user, &g.change, ObjKind::Type, "type")?;
+    let change = acl_change(&g.change, privs, &grantees);
+    let mut defs = Vec::new();
+    for n in &g.types {
+        let obj = bind::obj_name(n)?;
+        match cat.enum_named(&obj)? {
+            // Strata has no domains: an enum type is not one.
+            Some((d, _)) if g.domain => {
+                bail!(WrongObjectType, "\"{}\" is not a domain", d.name)
+            }
+            Some((d, _)) => defs.push(d.clone()),
+            None if types::must_get(cat, &obj).is_err() => {
+                bail!(UndefinedObject, "type \"{obj}\" does not exist")
+            }
+            None => bail!(FeatureNotSupported, "privileges of built-in types cannot be changed"),
+        }
+    }
+    bump_version(txn, tenant).await?;
+    for d in defs {
+        let mut own = d.access.clone();
+        if let Some(w) = acl::apply(cat, &mut own, ObjKind::Type, &d.name, user, &change)? {
+            r.notices.push(warning(w));
+        }
+        types::put(txn, tenant, &catalog::EnumDef { access: own, ..(*d).clone() }).await?;
+    }
+    Ok(r)
+}
+
+/// A GRANT's grantees (PUBLIC as "") and privilege bits for an object of
+/// `kind`, whose name in errors is `noun`.
+fn change_parts(
+    cat: &Catalog,
+    user: &str,
+    c: &crate::parse::PrivilegeChange,
+    kind: ObjKind,
+    noun: &str,
+) -> Result<(Vec<String>, u16)> {
+    let grantees = c
+        .grantees
+        .iter()
+        .map(|g| g.as_ref().map_or(Ok(String::new()), |i| role_spec(cat, user, &ident_name(i))))
+        .collect::<Result<Vec<String>>>()?;
+    let privs = match &c.privileges {
+        None => kind.all(),
+        Some(names) => {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            acl::privilege_bits(&names, kind.all(), noun)?
+        }
+    };
+    Ok((grantees, privs))
+}
+
+fn acl_change<'a>(
+    c: &crate::parse::PrivilegeChange,
+    privs: u16,
+    grantees: &'a [String],
+) -> acl::Change<'a> {
+    acl::Change { grant: c.grant, privs, option: c.option, grantees, cascade: c.cascade }
+}
+
+/// A one-part name.
+fn ident_name(i: &ast::Ident) -> ast::ObjectName {
+    ast::ObjectName(vec![ast::ObjectNamePart::Identifier(i.clone())])
 }

@@ -50,6 +50,22 @@ pub(super) fn role_grant(p: &mut Parser) -> Result<GrantRole, ParserError> {
     Ok(GrantRole { grant, roles, members, admin })
 }
 
+/// A GRANT or REVOKE of privileges read here rather than by sqlparser
+/// (PostgreSQL's abbreviated_grant_or_revoke, and GRANT ON TYPE).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrivilegeChange {
+    /// GRANT (else REVOKE).
+    pub grant: bool,
+    /// The privileges named, lower case; None for ALL.
+    pub privileges: Option<Vec<String>>,
+    /// The roles granted to or revoked from; None for PUBLIC.
+    pub grantees: Vec<Option<ast::Ident>>,
+    /// WITH GRANT OPTION, or GRANT OPTION FOR.
+    pub option: bool,
+    /// REVOKE ... CASCADE.
+    pub cascade: bool,
+}
+
 /// ALTER DEFAULT PRIVILEGES \[FOR ROLE r, ...\] \[IN SCHEMA s, ...\] GRANT
 /// privileges ON kind TO roles \[WITH GRANT OPTION\], or REVOKE \[GRANT
 /// OPTION FOR\] privileges ON kind FROM roles \[CASCADE | RESTRICT\].
@@ -59,19 +75,23 @@ pub struct AlterDefaultPrivileges {
     pub roles: Vec<ast::Ident>,
     /// IN SCHEMA: new objects in these schemas (none: in any).
     pub schemas: Vec<ast::Ident>,
-    /// GRANT (else REVOKE).
-    pub grant: bool,
-    /// The privileges named, lower case; None for ALL.
-    pub privileges: Option<Vec<String>>,
     /// The kind: `r` (TABLES), `S` (SEQUENCES), `f` (FUNCTIONS, ROUTINES),
     /// `T` (TYPES), `n` (SCHEMAS).
     pub objtype: char,
-    /// The roles granted to or revoked from; None for PUBLIC.
-    pub grantees: Vec<Option<ast::Ident>>,
-    /// WITH GRANT OPTION, or GRANT OPTION FOR.
-    pub option: bool,
-    /// REVOKE ... CASCADE.
-    pub cascade: bool,
+    /// What is granted or revoked.
+    pub change: PrivilegeChange,
+}
+
+/// GRANT privileges ON TYPE | DOMAIN name, ... TO roles, or REVOKE ...
+/// (sqlparser has no GRANT ON TYPE).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrantOnType {
+    /// ON DOMAIN (else ON TYPE).
+    pub domain: bool,
+    /// The types.
+    pub types: Vec<ast::ObjectName>,
+    /// What is granted or revoked.
+    pub change: PrivilegeChange,
 }
 
 /// Reads ALTER DEFAULT PRIVILEGES (the parser is at ALTER).
@@ -90,6 +110,43 @@ pub(super) fn alter_default_privileges(
             break;
         }
     }
+    let (change, objtype) = privilege_change(p, |p| {
+        let kind = p.parse_identifier()?.value.to_lowercase();
+        Ok(match kind.as_str() {
+            "tables" => 'r',
+            "sequences" => 'S',
+            "functions" | "routines" => 'f',
+            "types" => 'T',
+            "schemas" => 'n',
+            _ => {
+                return p.expected(
+                    "TABLES, SEQUENCES, FUNCTIONS, ROUTINES, TYPES or SCHEMAS",
+                    p.peek_token(),
+                )
+            }
+        })
+    })?;
+    Ok(AlterDefaultPrivileges { roles, schemas, objtype, change })
+}
+
+/// Reads GRANT or REVOKE ... ON TYPE | DOMAIN (the parser is at GRANT or
+/// REVOKE).
+pub(super) fn grant_on_type(p: &mut Parser) -> Result<GrantOnType, ParserError> {
+    let (change, (domain, types)) = privilege_change(p, |p| {
+        let domain =
+            p.expect_one_of_keywords(&[Keyword::TYPE, Keyword::DOMAIN])? == Keyword::DOMAIN;
+        Ok((domain, p.parse_comma_separated(|p| p.parse_object_name(false))?))
+    })?;
+    Ok(GrantOnType { domain, types, change })
+}
+
+/// GRANT privileges ON <objects> TO roles \[WITH GRANT OPTION\] or REVOKE
+/// \[GRANT OPTION FOR\] privileges ON <objects> FROM roles \[CASCADE |
+/// RESTRICT\], to the end; `objects` reads what follows ON.
+fn privilege_change<T>(
+    p: &mut Parser,
+    objects: impl FnOnce(&mut Parser) -> Result<T, ParserError>,
+) -> Result<(PrivilegeChange, T), ParserError> {
     let grant = p.parse_keyword(Keyword::GRANT);
     if !grant {
         p.expect_keyword(Keyword::REVOKE)?;
@@ -102,20 +159,7 @@ pub(super) fn alter_default_privileges(
         Some(p.parse_comma_separated(|p| Ok(p.parse_identifier()?.value.to_lowercase()))?)
     };
     p.expect_keyword(Keyword::ON)?;
-    let kind = p.parse_identifier()?.value.to_lowercase();
-    let objtype = match kind.as_str() {
-        "tables" => 'r',
-        "sequences" => 'S',
-        "functions" | "routines" => 'f',
-        "types" => 'T',
-        "schemas" => 'n',
-        _ => {
-            return p.expected(
-                "TABLES, SEQUENCES, FUNCTIONS, ROUTINES, TYPES or SCHEMAS",
-                p.peek_token(),
-            )
-        }
-    };
+    let on = objects(p)?;
     p.expect_keyword(if grant { Keyword::TO } else { Keyword::FROM })?;
     let grantees = p.parse_comma_separated(|p| {
         if p.parse_keyword(Keyword::PUBLIC) {
@@ -137,14 +181,5 @@ pub(super) fn alter_default_privileges(
     if p.peek_token().token != Token::EOF {
         return p.expected("end of statement", p.peek_token());
     }
-    Ok(AlterDefaultPrivileges {
-        roles,
-        schemas,
-        grant,
-        privileges,
-        objtype,
-        grantees,
-        option,
-        cascade,
-    })
+    Ok((PrivilegeChange { grant, privileges, grantees, option, cascade }, on))
 }

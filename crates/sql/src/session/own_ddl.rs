@@ -16,6 +16,7 @@ impl<K: KvClient> Session<K> {
             Stmt::AlterSequence(a) => ddl::alter_sequence(txn, tenant, &catalog, a).await?,
             Stmt::AlterOwner(a) => ddl::alter_owner(txn, tenant, &catalog, a, &user).await?,
             Stmt::GrantRole(g) => ddl::role_membership(txn, tenant, &catalog, &user, g).await?,
+            Stmt::GrantOnType(g) => ddl::type_privileges(txn, tenant, &catalog, &user, g).await?,
             Stmt::AlterDefaultPrivileges(a) => {
                 ddl::default_privileges(txn, tenant, &catalog, &user, a).await?
             }
