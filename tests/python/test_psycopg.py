@@ -3,6 +3,7 @@ formats for every core type, transactions and SQLSTATE-based errors."""
 
 import datetime
 import decimal
+import ipaddress
 import os
 
 import psycopg
@@ -79,6 +80,8 @@ def test_binary_parameters_each_type(conn):
         ("timestamptz", datetime.datetime(2000, 2, 29, 12, 0, tzinfo=datetime.timezone.utc)),
         ("date", datetime.date(1970, 1, 1)),
         ("bytea", b"\x00binary\xff"),
+        ("inet", ipaddress.ip_interface("192.168.1.5/24")),
+        ("cidr", ipaddress.ip_network("2001:db8::/32")),
     ]
     for binary in (False, True):
         cur = conn.cursor(binary=binary)

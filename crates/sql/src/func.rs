@@ -34,6 +34,8 @@ pub mod privileges;
 pub mod math;
 // format, concat_ws, translate and other string functions.
 pub mod strings;
+// inet and cidr functions and operators.
+pub mod network;
 // The pgcrypto extension's functions (digest, hmac, crypt, gen_salt, ...).
 pub mod pgcrypto;
 // The uuid-ossp extension's functions (uuid_generate_v1, _v4, ...).
@@ -188,6 +190,8 @@ pub enum Func {
     Math(math::MathFunc),
     /// A string function (func/strings.rs)
     Str(strings::StringFunc),
+    /// An inet or cidr function or operator (func/network.rs)
+    Net(network::NetFunc),
     /// A privilege inquiry function (func/privileges.rs)
     Privilege(privileges::PrivilegeFunc),
     /// A function of the uuid-ossp extension (func/uuid_ossp.rs)
@@ -639,6 +643,7 @@ impl Func {
             Func::Uuid(f) => return uuid_ossp::call(f, args),
             Func::Privilege(f) => return privileges::call(f, args, ctx),
             Func::Str(f) => return strings::call(f, args, ctx),
+            Func::Net(f) => return network::call(f, args, ctx),
             Func::Math(f) => return math::call(f, args),
             Func::Crypto(f) => return pgcrypto::call(f, args),
             _ => {}
@@ -1047,6 +1052,7 @@ impl Func {
             | Func::Uuid(_)
             | Func::Privilege(_)
             | Func::Str(_)
+            | Func::Net(_)
             | Func::Math(_)
             | Func::Crypto(_) => {
                 unreachable!("returned above")

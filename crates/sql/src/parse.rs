@@ -379,7 +379,8 @@ fn parse_piece(
             let dialect = PostgreSqlDialect {};
             let mut parser = Parser::new(&dialect).with_recursion_limit(MAX_RECURSION);
             let tokens = top_level_lock_clause(sql_tokens(piece))?;
-            parser = parser.with_tokens_with_locations(without_only(lock_clauses(tokens)));
+            let tokens = typed_literals(without_only(lock_clauses(tokens)));
+            parser = parser.with_tokens_with_locations(tokens);
             let mut stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
             // Anything left over (other than EOF) is a syntax error.
             let next = parser.peek_token();
@@ -406,6 +407,40 @@ fn sql_tokens(piece: &[TokenWithSpan]) -> Vec<TokenWithSpan> {
         .filter(|t| !matches!(t.token, Token::Whitespace(Whitespace::SingleLineComment { .. })))
         .cloned()
         .collect()
+}
+
+/// Rewrites `inet '...'` and `cidr '...'` as `'...'::inet`: sqlparser
+/// reads a type name before a string literal only for the types it knows.
+fn typed_literals(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let solid = |t: &TokenWithSpan| !matches!(t.token, Token::Whitespace(_));
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = &tokens[i];
+        let is_type = matches!(&t.token, Token::Word(w) if w.quote_style.is_none()
+            && (w.value.eq_ignore_ascii_case("inet") || w.value.eq_ignore_ascii_case("cidr")));
+        let prev = out.iter().rev().find(|t| solid(t));
+        // Not a name after `::`, `.` or AS (a cast or an alias).
+        let after_name_context = prev.is_some_and(|p| {
+            matches!(p.token, Token::DoubleColon | Token::Period)
+                || matches!(&p.token, Token::Word(w) if w.keyword == Keyword::AS)
+        });
+        let next = tokens[i + 1..].iter().position(solid).map(|j| i + 1 + j);
+        let literal = next.filter(|&j| matches!(tokens[j].token, Token::SingleQuotedString(_)));
+        match literal {
+            Some(j) if is_type && !after_name_context => {
+                out.push(tokens[j].clone());
+                out.push(TokenWithSpan { token: Token::DoubleColon, span: t.span });
+                out.push(t.clone());
+                i = j + 1;
+            }
+            _ => {
+                out.push(t.clone());
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// Drops `ONLY` where it precedes a table name after FROM, JOIN or UPDATE.

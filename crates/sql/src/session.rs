@@ -1562,6 +1562,7 @@ fn quoted_token(msg: &str) -> Option<String> {
         return Some(format!("'{}'", &msg[1..end]));
     }
     let literal = msg.starts_with("invalid input syntax for type ")
+        || msg.starts_with("invalid cidr value: ")
         || msg.starts_with("date/time field value out of range: ");
     if let Some(rest) = msg.strip_prefix("syntax error at or near \"") {
         return rest.strip_suffix('"').map(|t| t.to_string());

@@ -41,6 +41,8 @@ fn scalar_type() -> impl Strategy<Value = DataType> {
         Just(DataType::TimeTz),
         Just(DataType::Interval),
         Just(DataType::Uuid),
+        Just(DataType::Inet),
+        Just(DataType::Cidr),
         // json has no ordering (nor equality) in PostgreSQL; its codecs
         // are those of text.
         Just(DataType::Jsonb),
@@ -152,6 +154,19 @@ pub fn value(ty: &DataType) -> BoxedStrategy<Value> {
             })
             .boxed(),
         DataType::Uuid => any::<[u8; 16]>().prop_map(Value::Uuid).boxed(),
+        DataType::Inet | DataType::Cidr => {
+            let cidr = *ty == DataType::Cidr;
+            (any::<bool>(), any::<[u8; 16]>(), any::<u8>())
+                .prop_map(move |(v6, b, bits)| {
+                    let (addr, max) = match v6 {
+                        true => (std::net::IpAddr::from(b), 128),
+                        false => (std::net::IpAddr::from([b[0], b[1], b[2], b[3]]), 32),
+                    };
+                    let v = crate::inet::Inet { addr, bits: bits % (max + 1), cidr: false };
+                    Value::Inet(if cidr { v.network() } else { v })
+                })
+                .boxed()
+        }
         DataType::Json => json().prop_map(|j| Value::Json(j.to_text())).boxed(),
         DataType::Jsonb => json().prop_map(|j| Value::Jsonb(Box::new(j))).boxed(),
         DataType::Numeric(_) => numeric().prop_map(Value::Numeric).boxed(),

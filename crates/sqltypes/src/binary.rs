@@ -92,6 +92,8 @@ pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
             })
         }
         DataType::Uuid => Value::Uuid(fixed(b)?),
+        DataType::Inet => Value::Inet(crate::inet::Inet::from_binary(b, false)?),
+        DataType::Cidr => Value::Inet(crate::inet::Inet::from_binary(b, true)?),
         DataType::Json => {
             let s = validate_utf8(b)?;
             crate::json::validate_json(s)?;
@@ -253,6 +255,11 @@ pub fn write_binary(v: &Value, buf: &mut BytesMut) {
             buf.put_i32(iv.months);
         }
         Value::Uuid(u) => buf.put_slice(u),
+        Value::Inet(i) => {
+            let mut b = Vec::with_capacity(20);
+            i.to_binary(&mut b);
+            buf.put_slice(&b);
+        }
         Value::Json(s) => buf.put_slice(s.as_bytes()),
         Value::Jsonb(j) => {
             buf.put_u8(1);

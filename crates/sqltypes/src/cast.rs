@@ -47,6 +47,7 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
                 (T::Date | T::Timestamp, T::TimestampTz)
                 | (T::TimestampTz, T::Date | T::Timestamp) => Some(T::TimestampTz),
                 (T::Time, T::TimeTz) | (T::TimeTz, T::Time) => Some(T::TimeTz),
+                (T::Inet, T::Cidr) | (T::Cidr, T::Inet) => Some(T::Inet),
                 _ if a.oid() == b.oid() => Some(strip(a)),
                 _ => None,
             },
@@ -311,6 +312,8 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
             Value::Text(t)
         }
         (Value::Text(s), _) => parse_text(to, &s)?,
+        // inet and cidr cast to text as text() writes them: with the length.
+        (Value::Inet(i), T::Text | T::Varchar(_) | T::Char(_)) => cast(Value::Text(i.text()), to)?,
         (v, T::Text | T::Varchar(_) | T::Char(_)) => {
             let s = to_text(&v);
             // char(n) output of another type is not padded; bool to text is "true"/"false".
@@ -334,6 +337,9 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
         }
         (Value::Date(d), T::Timestamp) => Value::Timestamp(datetime::date_to_timestamp(d)?),
         (Value::Date(d), T::TimestampTz) => Value::TimestampTz(datetime::date_to_timestamp(d)?),
+        // inet to cidr keeps the network; cidr to inet the whole value.
+        (Value::Inet(i), T::Cidr) => Value::Inet(i.network()),
+        (Value::Inet(i), T::Inet) => Value::Inet(crate::inet::Inet { cidr: false, ..i }),
         (
             v @ (Value::Timestamp(_)
             | Value::TimestampTz(_)

@@ -176,6 +176,7 @@ pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(&(span as u64).to_be_bytes());
         }
         Value::Uuid(u) => out.extend_from_slice(u),
+        Value::Inet(i) => i.key(out),
         Value::Json(s) => put_bytes(s.as_bytes(), out),
         Value::Jsonb(j) => put_json(j, out),
         Value::Numeric(n) => put_numeric(n, out),
@@ -438,6 +439,22 @@ fn decode_body(b: &mut &[u8], ty: &DataType) -> Result<Value> {
             Value::Interval(crate::Interval { months: months as i32, days: days as i32, micros })
         }
         DataType::Uuid => Value::Uuid(<[u8; 16]>::try_from(take(b, 16)?).map_err(|_| corrupt())?),
+        DataType::Inet | DataType::Cidr => {
+            // family, masked address, bits, address (Inet::key).
+            let len = match take(b, 1)?[0] {
+                4 => 4,
+                6 => 16,
+                _ => return Err(corrupt()),
+            };
+            take(b, len)?;
+            let bits = take(b, 1)?[0];
+            let bytes = take(b, len)?;
+            let addr = match len {
+                4 => std::net::IpAddr::from(<[u8; 4]>::try_from(bytes).map_err(|_| corrupt())?),
+                _ => std::net::IpAddr::from(<[u8; 16]>::try_from(bytes).map_err(|_| corrupt())?),
+            };
+            Value::Inet(crate::inet::Inet { addr, bits, cidr: *ty == DataType::Cidr })
+        }
         DataType::Json => Value::Json(String::from_utf8(get_bytes(b)?).map_err(|_| corrupt())?),
         DataType::Jsonb => Value::Jsonb(Box::new(get_json(b, 0)?)),
         DataType::Bytea => Value::Bytea(get_bytes(b)?),

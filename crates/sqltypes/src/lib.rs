@@ -30,6 +30,8 @@ pub mod datetime;
 pub mod enums;
 // The interval type and timestamp arithmetic with intervals.
 pub mod interval;
+// inet and cidr.
+pub mod inet;
 // json and jsonb.
 pub mod json;
 // Order-preserving encoding of values into key bytes.
@@ -129,6 +131,10 @@ pub enum DataType {
     Interval,
     /// uuid (2950)
     Uuid,
+    /// inet (869): a host address with an optional netmask length
+    Inet,
+    /// cidr (650): a network address
+    Cidr,
     /// json (114): the text as given, validated
     Json,
     /// jsonb (3802): a parsed, canonical document
@@ -147,7 +153,7 @@ pub enum DataType {
 /// in OID order: what pg_type lists besides `unknown` and the arrays.
 pub const SCALAR_TYPE_OIDS: &[u32] = &[
     16, 17, 18, 20, 21, 23, 24, 25, 26, 114, 700, 701, 1042, 1043, 1082, 1083, 1114, 1184, 1186,
-    1266, 1700, 2202, 2205, 2206, 2950, 3802, 4089, 4096,
+    1266, 1700, 2202, 2205, 2206, 2950, 3802, 4089, 4096, 869, 650,
 ];
 
 static INT2: DataType = DataType::Int2;
@@ -226,6 +232,8 @@ pub enum Value {
     Interval(Interval),
     /// uuid
     Uuid([u8; 16]),
+    /// inet or cidr (the value says which)
+    Inet(inet::Inet),
     /// json: the text as given
     Json(String),
     /// jsonb (boxed: a tree)
@@ -273,6 +281,8 @@ impl DataType {
             DataType::TimeTz => 1266,
             DataType::Interval => 1186,
             DataType::Uuid => 2950,
+            DataType::Inet => 869,
+            DataType::Cidr => 650,
             DataType::Json => 114,
             DataType::Jsonb => 3802,
             DataType::Enum(t) => t.oid,
@@ -331,6 +341,8 @@ impl DataType {
             1266 => DataType::TimeTz,
             1186 => DataType::Interval,
             2950 => DataType::Uuid,
+            869 => DataType::Inet,
+            650 => DataType::Cidr,
             114 => DataType::Json,
             3802 => DataType::Jsonb,
             2249 => DataType::Record(RecordType::anonymous(vec![])),
@@ -414,6 +426,8 @@ impl DataType {
             DataType::TimeTz => "timetz",
             DataType::Interval => "interval",
             DataType::Uuid => "uuid",
+            DataType::Inet => "inet",
+            DataType::Cidr => "cidr",
             DataType::Json => "json",
             DataType::Jsonb => "jsonb",
             DataType::Array(e) => match e.typname() {
@@ -427,6 +441,8 @@ impl DataType {
                 "timetz" => "_timetz",
                 "interval" => "_interval",
                 "uuid" => "_uuid",
+                "inet" => "_inet",
+                "cidr" => "_cidr",
                 "json" => "_json",
                 "jsonb" => "_jsonb",
                 "numeric" => "_numeric",
@@ -517,6 +533,8 @@ impl fmt::Display for DataType {
             DataType::TimeTz => write!(f, "time with time zone"),
             DataType::Interval => write!(f, "interval"),
             DataType::Uuid => write!(f, "uuid"),
+            DataType::Inet => write!(f, "inet"),
+            DataType::Cidr => write!(f, "cidr"),
             DataType::Json => write!(f, "json"),
             DataType::Jsonb => write!(f, "jsonb"),
             DataType::Enum(t) => write!(f, "{}", t.name),
@@ -560,6 +578,8 @@ impl Value {
             Value::TimeTz(..) => DataType::TimeTz,
             Value::Interval(_) => DataType::Interval,
             Value::Uuid(_) => DataType::Uuid,
+            Value::Inet(i) if i.cidr => DataType::Cidr,
+            Value::Inet(_) => DataType::Inet,
             Value::Json(_) => DataType::Json,
             Value::Jsonb(_) => DataType::Jsonb,
             Value::Enum(e) => enums::data_type(e),

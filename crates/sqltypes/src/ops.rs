@@ -71,6 +71,7 @@ fn same_type_cmp(a: &Value, b: &Value) -> Option<Ordering> {
         }
         (Value::Interval(x), Value::Interval(y)) => x.span().cmp(&y.span()),
         (Value::Uuid(x), Value::Uuid(y)) => x.cmp(y),
+        (Value::Inet(x), Value::Inet(y)) => x.compare(y),
         (Value::Enum(x), Value::Enum(y)) if x.ty == y.ty => {
             float_cmp(x.sort() as f64, y.sort() as f64)
         }
@@ -473,6 +474,8 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
         Value::TimeTz(t, z) => (12u8, t - *z as i64 * 1_000_000, z).hash(h),
         Value::Interval(iv) => (13u8, iv.span()).hash(h),
         Value::Uuid(u) => (14u8, u).hash(h),
+        // inet and cidr of the same address and length are equal.
+        Value::Inet(i) => (17u8, i.addr, i.bits).hash(h),
         Value::Json(s) => (15u8, s.as_bytes()).hash(h),
         Value::Jsonb(j) => {
             16u8.hash(h);

@@ -135,6 +135,13 @@ fn put_value(v: &Value, out: &mut Vec<u8>) {
             put_varint(16, out);
             out.extend_from_slice(u);
         }
+        Value::Inet(i) => {
+            let mut b = Vec::with_capacity(20);
+            i.to_binary(&mut b);
+            out.push(T_BYTES);
+            put_varint(b.len() as u64, out);
+            out.extend_from_slice(&b);
+        }
         Value::Json(s) => {
             out.push(T_TEXT);
             put_varint(s.len() as u64, out);
@@ -252,6 +259,12 @@ impl<'a> Reader<'a> {
             }
             (T_BYTES, DataType::Uuid) => {
                 Value::Uuid(<[u8; 16]>::try_from(self.bytes()?).map_err(|_| corrupt())?)
+            }
+            (T_BYTES, DataType::Inet | DataType::Cidr) => {
+                let cidr = *ty == DataType::Cidr;
+                Value::Inet(
+                    crate::inet::Inet::from_binary(self.bytes()?, cidr).map_err(|_| corrupt())?,
+                )
             }
             (T_TEXT, DataType::Json) => {
                 Value::Json(std::str::from_utf8(self.bytes()?).map_err(|_| corrupt())?.to_string())

@@ -263,6 +263,8 @@ pub fn parse_text_in(ty: &DataType, s: &str, zone: &crate::Zone) -> Result<Value
         }
         DataType::Interval => Value::Interval(crate::interval::parse_interval(s)?),
         DataType::Uuid => Value::Uuid(crate::uuid::parse_uuid(s)?),
+        DataType::Inet => Value::Inet(crate::inet::Inet::parse(s, false)?),
+        DataType::Cidr => Value::Inet(crate::inet::Inet::parse(s, true)?),
         DataType::Json => {
             crate::json::validate_json(s)?;
             Value::Json(s.to_string())
@@ -576,6 +578,7 @@ pub fn write_value_in<O: TextOut + ?Sized>(v: &Value, zone: &crate::Zone, out: &
         Value::TimeTz(t, z) => crate::timeofday::write_timetz(*t, *z, out),
         Value::Interval(iv) => crate::interval::write_interval(iv, out),
         Value::Uuid(u) => crate::uuid::write_uuid(u, out),
+        Value::Inet(i) => out.put(i.to_string().as_bytes()),
         Value::Json(s) => out.put(s.as_bytes()),
         Value::Enum(e) => out.put(e.label().as_bytes()),
         Value::Jsonb(j) => crate::json::write_jsonb(j, out),

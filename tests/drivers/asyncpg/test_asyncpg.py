@@ -10,6 +10,7 @@ known-failure convention (KNOWN_FAILURES below)."""
 
 import asyncio
 import datetime
+import ipaddress
 import decimal
 import json
 import math
@@ -439,6 +440,13 @@ BINARY_CASES = {
         ],
     ),
     "uuid": ("uuid", [UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), UUID("00000000-0000-0000-0000-000000000000")]),
+    # asyncpg reads inet as an address or an interface, cidr as a network.
+    "inet": (
+        "inet",
+        [ipaddress.ip_address("192.168.1.5"), ipaddress.ip_interface("10.1.2.3/8"), ipaddress.ip_interface("2001:db8::1/64")],
+    ),
+    "cidr": ("cidr", [ipaddress.ip_network("10.0.0.0/8"), ipaddress.ip_network("::/0")]),
+    "inet_array": ("inet[]", [[ipaddress.ip_address("::1"), None, ipaddress.ip_interface("1.2.3.4/16")]]),
     # json and jsonb go as text (jsonb's binary format is a version byte and
     # the text); json keeps its text, jsonb normalizes it.
     "json": ("json", ['{"b": 1,  "a": [1, 2]}', '"héllo ☃"', "null"]),

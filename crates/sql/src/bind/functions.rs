@@ -409,6 +409,7 @@ fn builtin(name: &str, types: &[DataType]) -> Result<crate::extensions::Resolved
         digests => Digest,
         privileges => Privilege,
         strings => Str,
+        network => Net,
         math => Math,
     );
     match resolved {

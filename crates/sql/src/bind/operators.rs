@@ -271,6 +271,21 @@ impl Binder<'_> {
             }
             return Err(no_operator(&lt, sym, &rt));
         }
+        // inet containment: << <<= >> >>= (&& below).
+        let net_sym = match op {
+            O::PGBitwiseShiftLeft => Some("<<"),
+            O::PGBitwiseShiftRight => Some(">>"),
+            O::Custom(s) if s == "<<=" || s == ">>=" => Some(s.as_str()),
+            _ => None,
+        };
+        if let Some(sym) = net_sym {
+            let l = self.expr_in(l, scope, agg)?;
+            let r = self.expr_in(r, scope, agg)?;
+            if let Some(found) = self.network_operator(sym, l.clone(), r.clone())? {
+                return Ok(found);
+            }
+            return Err(no_operator(&l.1, sym, &r.1));
+        }
         if matches!(op, O::StringConcat | O::AtArrow | O::ArrowAt | O::PGOverlap) {
             let l = self.expr_in(l, scope, agg)?;
             let r = self.expr_in(r, scope, agg)?;
@@ -281,6 +296,9 @@ impl Binder<'_> {
                 _ => "&&",
             };
             if let Some(found) = self.json_operator(sym, l.0.clone(), &l.1, r.0.clone(), &r.1)? {
+                return Ok(found);
+            }
+            if let Some(found) = self.network_operator(sym, l.clone(), r.clone())? {
                 return Ok(found);
             }
             if let Some(found) = self.array_operator(op, l.clone(), r.clone())? {
@@ -334,6 +352,21 @@ impl Binder<'_> {
         let lx = coerce(self, lx, lt, 0)?;
         let rx = coerce(self, rx, rt, 1)?;
         Ok(Some((Expr::Func(func::Func::Json(f), vec![lx, rx]), ty)))
+    }
+
+    /// An inet containment operator call when an operand is inet or cidr
+    /// (None otherwise); an untyped literal beside it is inet.
+    fn network_operator(
+        &mut self,
+        sym: &str,
+        (lx, lt): (Expr, DataType),
+        (rx, rt): (Expr, DataType),
+    ) -> Result<Option<(Expr, DataType)>> {
+        let Some((f, swap)) = func::network::operator(sym, &lt, &rt) else { return Ok(None) };
+        let lx = self.coerce(lx, &lt, &DataType::Inet)?;
+        let rx = self.coerce(rx, &rt, &DataType::Inet)?;
+        let args = if swap { vec![rx, lx] } else { vec![lx, rx] };
+        Ok(Some((Expr::Func(func::Func::Net(f), args), DataType::Bool)))
     }
 
     /// Types and coerces the operands of a binary operator.
