@@ -1402,26 +1402,10 @@ impl<K: KvClient> Session<K> {
             }
             S::CreateExtension(c) => ddl::create_extension(txn, tenant, &catalog, c, user).await?,
             S::Grant(g) => {
-                let p = ddl::Privileges {
-                    grant: true,
-                    privileges: &g.privileges,
-                    objects: g.objects.as_ref(),
-                    grantees: &g.grantees,
-                    option: g.with_grant_option,
-                    cascade: false,
-                };
-                ddl::privileges(txn, tenant, &catalog, user, &p).await?
+                ddl::privileges(txn, tenant, &catalog, user, &ddl::Privileges::of_grant(g)).await?
             }
-            S::Revoke(g) => {
-                let p = ddl::Privileges {
-                    grant: false,
-                    privileges: &g.privileges,
-                    objects: g.objects.as_ref(),
-                    grantees: &g.grantees,
-                    option: g.grant_option_for,
-                    cascade: g.cascade == Some(ast::CascadeOption::Cascade),
-                };
-                ddl::privileges(txn, tenant, &catalog, user, &p).await?
+            S::Revoke(r) => {
+                ddl::privileges(txn, tenant, &catalog, user, &ddl::Privileges::of_revoke(r)).await?
             }
             S::DropExtension(d) => {
                 let cascade = d.cascade_or_restrict == Some(ast::ReferentialAction::Cascade);

@@ -22,6 +22,32 @@ pub struct Privileges<'a> {
     pub cascade: bool,
 }
 
+impl<'a> Privileges<'a> {
+    /// A GRANT statement's.
+    pub fn of_grant(g: &'a ast::Grant) -> Privileges<'a> {
+        Privileges {
+            grant: true,
+            privileges: &g.privileges,
+            objects: g.objects.as_ref(),
+            grantees: &g.grantees,
+            option: g.with_grant_option,
+            cascade: false,
+        }
+    }
+
+    /// A REVOKE statement's.
+    pub fn of_revoke(r: &'a ast::Revoke) -> Privileges<'a> {
+        Privileges {
+            grant: false,
+            privileges: &r.privileges,
+            objects: r.objects.as_ref(),
+            grantees: &r.grantees,
+            option: r.grant_option_for,
+            cascade: r.cascade == Some(ast::CascadeOption::Cascade),
+        }
+    }
+}
+
 /// An object a GRANT names, found.
 enum Target {
     Relation(catalog::Relation),
@@ -305,9 +331,7 @@ pub async fn role_membership<T: Txn>(
     let names = |ids: &[ast::Ident]| -> Result<Vec<String>> {
         ids.iter()
             .map(|i| match role_spec(cat, user, &ident_name(i))? {
-                p if p.is_empty() => {
-                    bail!(InvalidParameterValue, "role \"public\" does not exist")
-                }
+                p if p.is_empty() => bail!(UndefinedObject, "role \"public\" does not exist"),
                 p => Ok(p),
             })
             .collect()
@@ -342,9 +366,10 @@ pub async fn role_membership<T: Txn>(
             bail!(InsufficientPrivilege, "must have admin option on role \"{role}\"");
         }
         for member in &members {
-            let mut def = match changed.get(member) {
-                Some(d) => d.clone(),
-                None => cat.role(member).expect("members were checked"),
+            let mut def = match changed.get(member).cloned().or_else(|| cat.role(member)) {
+                Some(d) => d,
+                // CURRENT_USER whose role another session dropped.
+                None => bail!(UndefinedObject, "role \"{member}\" does not exist"),
             };
             let at = def.member_of.iter().position(|m| m.role == *role);
             if g.grant {

@@ -79,7 +79,10 @@ pub async fn create_role<T: Txn>(
         // ROLE m / ADMIN m: m becomes a member of the new role.
         let members = cr.role.iter().chain(&cr.user).map(|m| (m, false));
         for (m, admin) in members.chain(cr.admin.iter().map(|m| (m, true))) {
-            let mut def = cat.role(&existing_role(cat, m)?).expect("checked");
+            let name = existing_role(cat, m)?;
+            let Some(mut def) = cat.role(&name) else {
+                bail!(UndefinedObject, "role \"{name}\" does not exist")
+            };
             def.member_of.push(catalog::Membership {
                 role: name.clone(),
                 grantor: user.into(),
