@@ -532,6 +532,19 @@ impl<'a> Binder<'a> {
                         Ok((Expr::Neg(Box::new(x)), ty))
                     }
                     ast::UnaryOperator::Plus => Ok((x, ty)),
+                    // ~x is x # -1.
+                    ast::UnaryOperator::BitwiseNot => {
+                        let (to, ones) = match &ty {
+                            DataType::Int2 => (DataType::Int2, Value::Int2(-1)),
+                            DataType::Int8 => (DataType::Int8, Value::Int8(-1)),
+                            DataType::Int4 | DataType::Unknown => (DataType::Int4, Value::Int4(-1)),
+                            other => bail!(UndefinedFunction, "operator does not exist: ~ {other}"),
+                        };
+                        let x = self.coerce(x, &ty, &to)?;
+                        let ty = to;
+                        let op = crate::expr::BinOp::Bit(sqltypes::ops::BitOp::Xor);
+                        Ok((Expr::Binary(op, Box::new(x), Box::new(Expr::Const(ones))), ty))
+                    }
                     other => bail!(FeatureNotSupported, "operator {other} is not supported"),
                 }
             }

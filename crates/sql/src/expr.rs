@@ -43,6 +43,8 @@ pub enum BinOp {
     Or,
     /// `||`
     Concat,
+    /// `&`, `|`, `#`, `<<`, `>>` on integers
+    Bit(ops::BitOp),
 }
 
 impl BinOp {
@@ -466,6 +468,7 @@ fn eval_binary(op: BinOp, l: &Expr, r: &Expr, row: &[Value], ctx: &EvalContext) 
         BinOp::Div => ops::div(&lv, &rv)?,
         BinOp::Mod => ops::rem(&lv, &rv)?,
         BinOp::Concat => ops::concat(&lv, &rv)?,
+        BinOp::Bit(b) => ops::bit(b, &lv, &rv)?,
         cmp => {
             let Some(ord) = ops::compare(&lv, &rv)? else { return Ok(Value::Null) };
             Value::Bool(cmp.holds(ord))

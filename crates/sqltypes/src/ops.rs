@@ -413,6 +413,80 @@ pub fn rem(a: &Value, b: &Value) -> Result<Value> {
     arith(Arith::Rem, a, b)
 }
 
+/// An integer bitwise operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BitOp {
+    /// `&`
+    And,
+    /// `|`
+    Or,
+    /// `#`
+    Xor,
+    /// `<<` (the count is int4)
+    Shl,
+    /// `>>` (arithmetic)
+    Shr,
+}
+
+impl BitOp {
+    /// The operator as written.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BitOp::And => "&",
+            BitOp::Or => "|",
+            BitOp::Xor => "#",
+            BitOp::Shl => "<<",
+            BitOp::Shr => ">>",
+        }
+    }
+}
+
+/// `a & b`, `a | b`, `a # b` on integers of one type, `a << n`, `a >> n`
+/// (shift counts wrap as PostgreSQL's C shifts do on x86-64).
+pub fn bit(op: BitOp, a: &Value, b: &Value) -> Result<Value> {
+    macro_rules! on {
+        ($x:expr, $y:expr, $n:expr) => {
+            match op {
+                BitOp::And => $x & $y,
+                BitOp::Or => $x | $y,
+                BitOp::Xor => $x ^ $y,
+                BitOp::Shl => $x.wrapping_shl($n as u32),
+                BitOp::Shr => $x.wrapping_shr($n as u32),
+            }
+        };
+    }
+    let count = |v: &Value| match v {
+        Value::Int4(n) => *n as i64,
+        Value::Int2(n) => *n as i64,
+        Value::Int8(n) => *n,
+        _ => 0,
+    };
+    Ok(match (a, b) {
+        (Value::Int2(x), Value::Int2(y)) => Value::Int2(on!(x, y, *y)),
+        (Value::Int4(x), Value::Int4(y)) => Value::Int4(on!(x, y, *y)),
+        (Value::Int8(x), Value::Int8(y)) => Value::Int8(on!(x, y, *y)),
+        (Value::Int2(x), n) if matches!(op, BitOp::Shl | BitOp::Shr) => {
+            Value::Int2(on!(x, x, count(n)))
+        }
+        (Value::Int8(x), n) if matches!(op, BitOp::Shl | BitOp::Shr) => {
+            Value::Int8(on!(x, x, count(n)))
+        }
+        (Value::Int4(x), n) if matches!(op, BitOp::Shl | BitOp::Shr) => {
+            Value::Int4(on!(x, x, count(n)))
+        }
+        _ => {
+            let t = |v: &Value| v.data_type().map(|t| t.to_string()).unwrap_or_default();
+            return Err(err!(
+                UndefinedFunction,
+                "operator does not exist: {} {} {}",
+                t(a),
+                op.symbol(),
+                t(b)
+            ));
+        }
+    })
+}
+
 /// `-a`
 pub fn neg(a: &Value) -> Result<Value> {
     Ok(match a {

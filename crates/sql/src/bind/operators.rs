@@ -3,6 +3,7 @@
 //! explicit casts, and the binary operators with their type rules.
 
 use super::*;
+use sqltypes::ops::BitOp;
 
 impl Binder<'_> {
     /// The common type two operands are converted to.
@@ -284,7 +285,13 @@ impl Binder<'_> {
             if let Some(found) = self.network_operator(sym, l.clone(), r.clone())? {
                 return Ok(found);
             }
-            return Err(no_operator(&l.1, sym, &r.1));
+            // On integers, << and >> shift.
+            let shift = match sym {
+                "<<" => BinOp::Bit(BitOp::Shl),
+                ">>" => BinOp::Bit(BitOp::Shr),
+                _ => return Err(no_operator(&l.1, sym, &r.1)),
+            };
+            return self.bind_binop(shift, l.0, l.1, r.0, r.1);
         }
         if matches!(op, O::StringConcat | O::AtArrow | O::ArrowAt | O::PGOverlap) {
             let l = self.expr_in(l, scope, agg)?;
@@ -426,6 +433,28 @@ impl Binder<'_> {
                 return Ok((Expr::Binary(op, Box::new(lx), Box::new(rx)), T::Int4));
             }
         }
+        // Integer bit operators: one integer type (a shift's count is int4).
+        if let BinOp::Bit(b) = op {
+            let int = |t: &DataType| matches!(t, T::Int2 | T::Int4 | T::Int8);
+            let known = |t: &DataType, other: &DataType| match t {
+                T::Unknown if int(other) => other.clone(),
+                T::Unknown => T::Int4,
+                t => t.clone(),
+            };
+            let (l2, r2) = match b {
+                BitOp::Shl | BitOp::Shr => (known(&lt, &T::Int4), T::Int4),
+                _ => {
+                    let t = self.unify(&known(&lt, &rt), &known(&rt, &lt)).map_err(|_| no_op())?;
+                    (t.clone(), t)
+                }
+            };
+            if !int(&l2) || !int(&rt) && rt != T::Unknown {
+                return Err(no_op());
+            }
+            let lx = self.coerce(lx, &lt, &l2)?;
+            let rx = self.coerce(rx, &rt, &r2)?;
+            return Ok((Expr::Binary(op, Box::new(lx), Box::new(rx)), l2));
+        }
         let (operand, result) = match op {
             BinOp::And | BinOp::Or => (T::Bool, T::Bool),
             BinOp::Concat => {
@@ -538,12 +567,16 @@ pub(super) fn bin_op(op: &ast::BinaryOperator) -> Option<BinOp> {
         O::And => BinOp::And,
         O::Or => BinOp::Or,
         O::StringConcat => BinOp::Concat,
+        O::BitwiseAnd => BinOp::Bit(BitOp::And),
+        O::BitwiseOr => BinOp::Bit(BitOp::Or),
+        O::PGBitwiseXor => BinOp::Bit(BitOp::Xor),
         _ => return None,
     })
 }
 
 fn op_symbol(op: BinOp) -> &'static str {
     match op {
+        BinOp::Bit(b) => b.symbol(),
         BinOp::Add => "+",
         BinOp::Sub => "-",
         BinOp::Mul => "*",
