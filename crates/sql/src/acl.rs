@@ -48,6 +48,17 @@ pub const TEMPORARY: u16 = 1 << 10;
 /// CONNECT (`c`).
 pub const CONNECT: u16 = 1 << 11;
 
+/// A table's privileges with their SQL names, in bit order.
+pub const TABLE_PRIVILEGES: [(u16, &str); 7] = [
+    (INSERT, "INSERT"),
+    (SELECT, "SELECT"),
+    (UPDATE, "UPDATE"),
+    (DELETE, "DELETE"),
+    (TRUNCATE, "TRUNCATE"),
+    (REFERENCES, "REFERENCES"),
+    (TRIGGER, "TRIGGER"),
+];
+
 /// The letters aclitem text uses, in bit order.
 const LETTERS: &[u8; 12] = b"arwdDxtXUCTc";
 

@@ -52,6 +52,9 @@ pub enum SystemTable {
     InfoSchemata,
     /// information_schema.views
     InfoViews,
+    /// information_schema.table_privileges, or role_table_grants (true):
+    /// the ACLs of tables and views, one row per privilege
+    InfoTablePrivileges(bool),
     /// pg_catalog.pg_am (heap and btree)
     PgAm,
     /// pg_catalog.pg_cursors (the session's open SQL cursors)
@@ -560,6 +563,8 @@ impl SystemTable {
             (true, "tables") => InfoTables,
             (true, "schemata") => InfoSchemata,
             (true, "views") => InfoViews,
+            (true, "table_privileges") => InfoTablePrivileges(false),
+            (true, "role_table_grants") => InfoTablePrivileges(true),
             (true, "columns") => InfoColumns,
             (false, "pg_constraint") => PgConstraint,
             (false, "pg_am") => PgAm,
@@ -616,6 +621,8 @@ impl SystemTable {
             InfoTables => "tables",
             InfoSchemata => "schemata",
             InfoViews => "views",
+            InfoTablePrivileges(false) => "table_privileges",
+            InfoTablePrivileges(true) => "role_table_grants",
             InfoColumns => "columns",
             PgConstraint => "pg_constraint",
             PgAm => "pg_am",
@@ -875,6 +882,16 @@ impl SystemTable {
                 ("table_schema", Text),
                 ("table_name", Text),
                 ("table_type", Text),
+            ],
+            InfoTablePrivileges(_) => vec![
+                ("grantor", Text),
+                ("grantee", Text),
+                ("table_catalog", Text),
+                ("table_schema", Text),
+                ("table_name", Text),
+                ("privilege_type", Text),
+                ("is_grantable", Text),
+                ("with_hierarchy", Text),
             ],
             InfoSchemata => vec![
                 ("catalog_name", Text),
@@ -1572,6 +1589,48 @@ impl SystemTable {
                     let mut row = vec![t("postgres"), t(name), t(&owner)];
                     row.extend([Value::Null, Value::Null, Value::Null, Value::Null]);
                     rows.push(row);
+                }
+            }
+            InfoTablePrivileges(role_grants) => {
+                let user: &str = if eval.user.is_empty() { "postgres" } else { &eval.user };
+                // Grants of or to roles whose privileges the user has (a
+                // superuser has every role's); table_privileges shows grants
+                // to PUBLIC too.
+                let shown = |item: &crate::acl::AclItem| {
+                    let to_public = item.grantee.is_empty();
+                    (to_public && !role_grants)
+                        || catalog.has_privs_of(user, &item.grantor)
+                        || !to_public && catalog.has_privs_of(user, &item.grantee)
+                };
+                let tables = catalog.tables.values().filter(|t| t.matview.is_none());
+                let tables = tables.map(|t| (t.namespace, &t.name, &t.access));
+                let views = catalog.views.values().map(|v| (v.namespace, &v.name, &v.access));
+                for (ns, name, access) in tables.chain(views) {
+                    let schema = schema_of(catalog, ns);
+                    for item in access.items(crate::acl::ObjKind::Table).iter().filter(|i| shown(i))
+                    {
+                        for (bit, privilege) in crate::acl::TABLE_PRIVILEGES {
+                            if item.privs & bit == 0 {
+                                continue;
+                            }
+                            let grantee =
+                                if item.grantee.is_empty() { "PUBLIC" } else { &item.grantee };
+                            let yes_no = |b: bool| t(if b { "YES" } else { "NO" });
+                            let owner_like = !item.grantee.is_empty()
+                                && catalog.has_privs_of(&item.grantee, &access.owner);
+                            let grantable = item.grantable & bit != 0 || owner_like;
+                            rows.push(vec![
+                                t(&item.grantor),
+                                t(grantee),
+                                t("postgres"),
+                                t(schema),
+                                t(name),
+                                t(privilege),
+                                yes_no(grantable),
+                                yes_no(bit == crate::acl::SELECT),
+                            ]);
+                        }
+                    }
                 }
             }
             InfoViews => {
