@@ -39,6 +39,8 @@ mod foreign_keys;
 mod grants;
 /// Renames and schema moves, which reach stored text.
 mod names;
+/// REASSIGN OWNED and DROP OWNED.
+mod owned;
 /// OWNER TO.
 mod owner;
 /// CREATE/ALTER/DROP ROLE.
@@ -57,6 +59,7 @@ pub use authorize::{authorize, authorize_statement};
 pub use extensions::{create_extension, drop_extensions};
 pub use grants::{default_privileges, privileges, role_membership, type_privileges, Privileges};
 pub use names::alter_name;
+pub use owned::{owned_objects, owned_roles, reassign_owned, revoke_owned, OwnedKind};
 pub use owner::{alter_owner, owner_only};
 pub use roles::{alter_role, create_role, drop_role};
 pub use schemas::{alter_schema, create_schema, drop_schemas};

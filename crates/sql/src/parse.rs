@@ -32,7 +32,7 @@ mod owner;
 /// CREATE SEQUENCE and ALTER SEQUENCE options in any order.
 mod sequence;
 
-pub use grant::{AlterDefaultPrivileges, GrantOnType, GrantRole, PrivilegeChange};
+pub use grant::{AlterDefaultPrivileges, GrantOnType, GrantRole, Owned, PrivilegeChange};
 pub use owner::{AlterName, AlterOwner, NameChange, RelationKind};
 pub use sequence::{AlterSequence, SequenceOptions};
 
@@ -122,6 +122,8 @@ pub enum Stmt {
     AlterDefaultPrivileges(grant::AlterDefaultPrivileges),
     /// GRANT / REVOKE ... ON TYPE | DOMAIN.
     GrantOnType(grant::GrantOnType),
+    /// REASSIGN OWNED, DROP OWNED.
+    Owned(grant::Owned),
     /// Only whitespace and comments.
     Empty,
 }
@@ -156,6 +158,8 @@ impl Stmt {
             Stmt::AlterDefaultPrivileges(_) => "ALTER DEFAULT PRIVILEGES",
             Stmt::GrantOnType(g) if g.change.grant => "GRANT",
             Stmt::GrantOnType(_) => "REVOKE",
+            Stmt::Owned(o) if o.to.is_some() => "REASSIGN OWNED",
+            Stmt::Owned(_) => "DROP OWNED",
             Stmt::Sql(_) | Stmt::Copy(_) | Stmt::Maintenance(_) | Stmt::Empty => return None,
         })
     }
@@ -652,6 +656,12 @@ fn own_syntax(
         let mut p = Parser::new(&dialect).with_tokens_with_locations(sql_tokens(piece));
         let a = grant::alter_default_privileges(&mut p).map_err(|e| syntax_error(sql, e, semi))?;
         return Ok(Some(Stmt::AlterDefaultPrivileges(a)));
+    }
+    if matches!((w0.as_deref(), w1.as_deref()), (Some("reassign" | "drop"), Some("owned"))) {
+        let dialect = PostgreSqlDialect {};
+        let mut p = Parser::new(&dialect).with_tokens_with_locations(sql_tokens(piece));
+        let o = grant::owned(&mut p).map_err(|e| syntax_error(sql, e, semi))?;
+        return Ok(Some(Stmt::Owned(o)));
     }
     // A role GRANT or REVOKE names no object (no ON).
     if matches!(w0.as_deref(), Some("grant" | "revoke"))

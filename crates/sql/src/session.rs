@@ -1228,7 +1228,8 @@ impl<K: KvClient> Session<K> {
             | Stmt::RefreshMatView(_)
             | Stmt::GrantRole(_)
             | Stmt::AlterDefaultPrivileges(_)
-            | Stmt::GrantOnType(_)) => {
+            | Stmt::GrantOnType(_)
+            | Stmt::Owned(_)) => {
                 self.start_statement().await?;
                 if let Some(command) = own.own_command().filter(|_| self.read_only()) {
                     bail!(
@@ -1240,6 +1241,7 @@ impl<K: KvClient> Session<K> {
                 return match own {
                     Stmt::CreateMatView(cv, data) => self.create_matview(cv, *data).await,
                     Stmt::RefreshMatView(r) => self.refresh_matview(r).await,
+                    Stmt::Owned(o) if o.to.is_none() => self.drop_owned(o).await,
                     _ => self.own_ddl(own).await,
                 };
             }

@@ -35,7 +35,8 @@ pub fn authorize(cat: &Catalog, user: &str, stmt: &Stmt) -> Result<()> {
         Stmt::AlterOwner(_)
         | Stmt::GrantRole(_)
         | Stmt::AlterDefaultPrivileges(_)
-        | Stmt::GrantOnType(_) => Ok(()),
+        | Stmt::GrantOnType(_)
+        | Stmt::Owned(_) => Ok(()),
         Stmt::Copy(_) | Stmt::Maintenance(_) | Stmt::Empty => Ok(()),
     }
 }

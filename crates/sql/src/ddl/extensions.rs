@@ -327,6 +327,6 @@ fn called_function(cat: &Catalog, going: &[Arc<ExtensionDef>], name: &str, nargs
     format!("{schema}{name}({})", args.join(","))
 }
 
-async fn put<T: Txn>(txn: &mut T, tenant: TenantId, def: &ExtensionDef) -> Result<()> {
+pub(super) async fn put<T: Txn>(txn: &mut T, tenant: TenantId, def: &ExtensionDef) -> Result<()> {
     put_entry(txn, keys::extension(tenant, def.oid), json_entry(def)).await
 }

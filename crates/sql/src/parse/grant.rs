@@ -183,3 +183,43 @@ fn privilege_change<T>(
     }
     Ok((PrivilegeChange { grant, privileges, grantees, option, cascade }, on))
 }
+
+/// REASSIGN OWNED BY role, ... TO role, or DROP OWNED BY role, ...
+/// \[CASCADE | RESTRICT\].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Owned {
+    /// The roles whose objects (and privileges) are meant.
+    pub roles: Vec<ast::Ident>,
+    /// REASSIGN's new owner; None for DROP OWNED.
+    pub to: Option<ast::Ident>,
+    /// DROP OWNED ... CASCADE.
+    pub cascade: bool,
+}
+
+/// Reads REASSIGN OWNED or DROP OWNED (the parser is at its first word).
+pub(super) fn owned(p: &mut Parser) -> Result<Owned, ParserError> {
+    // REASSIGN is no sqlparser keyword.
+    let reassign = matches!(&p.peek_token().token,
+        Token::Word(w) if w.value.eq_ignore_ascii_case("reassign"));
+    if reassign {
+        p.next_token();
+    } else {
+        p.expect_keyword(Keyword::DROP)?;
+    }
+    p.expect_keywords(&[Keyword::OWNED, Keyword::BY])?;
+    let roles = p.parse_comma_separated(|p| p.parse_identifier())?;
+    let (mut to, mut cascade) = (None, false);
+    if reassign {
+        p.expect_keyword(Keyword::TO)?;
+        to = Some(p.parse_identifier()?);
+    } else {
+        cascade = p.parse_keyword(Keyword::CASCADE);
+        if !cascade {
+            let _ = p.parse_keyword(Keyword::RESTRICT);
+        }
+    }
+    if p.peek_token().token != Token::EOF {
+        return p.expected("end of statement", p.peek_token());
+    }
+    Ok(Owned { roles, to, cascade })
+}

@@ -17,6 +17,13 @@ impl<K: KvClient> Session<K> {
             Stmt::AlterOwner(a) => ddl::alter_owner(txn, tenant, &catalog, a, &user).await?,
             Stmt::GrantRole(g) => ddl::role_membership(txn, tenant, &catalog, &user, g).await?,
             Stmt::GrantOnType(g) => ddl::type_privileges(txn, tenant, &catalog, &user, g).await?,
+            Stmt::Owned(o) => {
+                let roles = ddl::owned_roles(&catalog, &user, o)?;
+                let Some(to) = &o.to else {
+                    bail!(InternalError, "DROP OWNED reached REASSIGN OWNED");
+                };
+                ddl::reassign_owned(txn, tenant, &catalog, &user, &roles, to).await?
+            }
             Stmt::AlterDefaultPrivileges(a) => {
                 ddl::default_privileges(txn, tenant, &catalog, &user, a).await?
             }
@@ -32,5 +39,40 @@ impl<K: KvClient> Session<K> {
             }
         }
         self.finish_ddl(r).await
+    }
+
+    /// DROP OWNED BY roles \[CASCADE\]: revokes what was granted to them,
+    /// then drops what they own, one kind at a time (each DROP reads the
+    /// catalog the previous one left).
+    pub(super) async fn drop_owned(&mut self, o: &parse::Owned) -> Result<Outcome> {
+        self.lock_catalog().await?;
+        let tenant = self.db.tenant;
+        let user = self.current_user().to_string();
+        let roles = ddl::owned_roles(&self.catalog, &user, o)?;
+        let catalog = self.catalog.clone();
+        let txn = self.txn.as_mut().expect("DDL statement has a transaction");
+        let r = ddl::revoke_owned(txn, tenant, &catalog, &roles).await?;
+        self.finish_ddl(r).await?;
+        // Each pass drops one kind; cascades only take objects away.
+        for _ in 0..8 {
+            let Some(kind) = ddl::owned_objects(&self.catalog, &roles).into_iter().next() else {
+                break;
+            };
+            let catalog = self.catalog.clone();
+            let txn = self.txn.as_mut().expect("DDL statement has a transaction");
+            let r = match &kind {
+                ddl::OwnedKind::Objects(k, names) => {
+                    ddl::drop(txn, tenant, &catalog, k, names, true, o.cascade).await?
+                }
+                ddl::OwnedKind::Extensions(names) => {
+                    ddl::drop_extensions(txn, tenant, &catalog, names, true, o.cascade).await?
+                }
+                ddl::OwnedKind::Schemas(names) => {
+                    ddl::drop_schemas(txn, tenant, &catalog, names, true, o.cascade).await?
+                }
+            };
+            self.finish_ddl(r).await?;
+        }
+        Ok(Outcome::Command("DROP OWNED".into()))
     }
 }
