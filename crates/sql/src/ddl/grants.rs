@@ -285,13 +285,7 @@ async fn write_access<T: Txn>(
 ) -> Result<()> {
     match target {
         Target::Relation(rel) => write_relation_access(txn, tenant, rel, access).await,
-        Target::Schema(ns, name) => {
-            let def = match cat.schemas.values().find(|s| s.oid == *ns) {
-                Some(d) => catalog::SchemaDef { access, ..(**d).clone() },
-                None => catalog::SchemaDef { oid: *ns, name: name.clone(), access, comment: None },
-            };
-            schemas::put(txn, tenant, &def).await
-        }
+        Target::Schema(ns, _) => schemas::put_access(txn, tenant, cat, *ns, access).await,
         Target::Database => put_entry(txn, keys::database(tenant), json_entry(&access)).await,
     }
 }

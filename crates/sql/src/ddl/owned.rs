@@ -53,45 +53,14 @@ pub async fn reassign_owned<T: Txn>(
         bail!(InsufficientPrivilege, "permission denied to reassign objects");
     }
     bump_version(txn, tenant).await?;
-    let theirs = |a: &Ownership| roles.contains(&a.owner);
     let given = |a: &Ownership| {
-        let mut a = a.clone();
-        a.set_owner(&to);
-        a
+        roles.contains(&a.owner).then(|| {
+            let mut a = a.clone();
+            a.set_owner(&to);
+            a
+        })
     };
-    for t in cat.tables.values().filter(|t| !t.temporary && theirs(&t.access)) {
-        write_table(txn, tenant, &TableDef { access: given(&t.access), ..(**t).clone() }).await?;
-    }
-    for v in cat.views.values().filter(|v| theirs(&v.access)) {
-        let v = catalog::ViewDef { access: given(&v.access), ..(**v).clone() };
-        put_entry(txn, keys::view(tenant, v.oid), json_entry(&v)).await?;
-    }
-    for s in cat.sequences.values().filter(|s| theirs(&s.access)) {
-        let s = SequenceDef { access: given(&s.access), ..(**s).clone() };
-        sequences::write_sequence(txn, tenant, &s).await?;
-    }
-    for (d, _) in cat.enums.values().filter(|(d, _)| theirs(&d.access)) {
-        types::put(txn, tenant, &catalog::EnumDef { access: given(&d.access), ..(**d).clone() })
-            .await?;
-    }
-    for s in cat.schemas.values().filter(|s| theirs(&s.access)) {
-        schemas::put(
-            txn,
-            tenant,
-            &catalog::SchemaDef { access: given(&s.access), ..(**s).clone() },
-        )
-        .await?;
-    }
-    if cat.public_access.as_ref().is_some_and(theirs) {
-        let access = given(&cat.public_access());
-        let def = catalog::SchemaDef {
-            oid: catalog::PUBLIC_NAMESPACE_OID,
-            name: "public".into(),
-            access,
-            comment: None,
-        };
-        schemas::put(txn, tenant, &def).await?;
-    }
+    rewrite_access(txn, tenant, cat, &given).await?;
     for x in cat.extensions.values().filter(|x| roles.contains(&x.owner)) {
         extensions::put(txn, tenant, &catalog::ExtensionDef { owner: to.clone(), ..(**x).clone() })
             .await?;
@@ -121,45 +90,7 @@ pub async fn revoke_owned<T: Txn>(
             .collect();
         Some(Ownership { owner: a.owner.clone(), acl: Some(kept) })
     };
-    for t in cat.tables.values().filter(|t| !t.temporary) {
-        if let Some(access) = cleaned(&t.access) {
-            write_table(txn, tenant, &TableDef { access, ..(**t).clone() }).await?;
-        }
-    }
-    for v in cat.views.values() {
-        if let Some(access) = cleaned(&v.access) {
-            let v = catalog::ViewDef { access, ..(**v).clone() };
-            put_entry(txn, keys::view(tenant, v.oid), json_entry(&v)).await?;
-        }
-    }
-    for s in cat.sequences.values() {
-        if let Some(access) = cleaned(&s.access) {
-            sequences::write_sequence(txn, tenant, &SequenceDef { access, ..(**s).clone() })
-                .await?;
-        }
-    }
-    for (d, _) in cat.enums.values() {
-        if let Some(access) = cleaned(&d.access) {
-            types::put(txn, tenant, &catalog::EnumDef { access, ..(**d).clone() }).await?;
-        }
-    }
-    for s in cat.schemas.values() {
-        if let Some(access) = cleaned(&s.access) {
-            schemas::put(txn, tenant, &catalog::SchemaDef { access, ..(**s).clone() }).await?;
-        }
-    }
-    if let Some(access) = cleaned(&cat.public_access()) {
-        let def = catalog::SchemaDef {
-            oid: catalog::PUBLIC_NAMESPACE_OID,
-            name: "public".into(),
-            access,
-            comment: None,
-        };
-        schemas::put(txn, tenant, &def).await?;
-    }
-    if let Some(access) = cleaned(&cat.database_access) {
-        put_entry(txn, keys::database(tenant), json_entry(&access)).await?;
-    }
+    rewrite_access(txn, tenant, cat, &cleaned).await?;
     for d in &cat.default_acls {
         let mentioned = d.acl.iter().any(|i| roles.contains(&i.grantee));
         if roles.contains(&d.role) {
@@ -171,6 +102,51 @@ pub async fn revoke_owned<T: Txn>(
         }
     }
     Ok(DdlResult::tag("DROP OWNED"))
+}
+
+/// Writes the owner and ACL `f` gives each object (None: unchanged):
+/// tables (not temporary ones), views, sequences, types, schemas, the
+/// built-in public schema and the database.
+async fn rewrite_access<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    f: &(dyn Fn(&Ownership) -> Option<Ownership> + Sync),
+) -> Result<()> {
+    for t in cat.tables.values().filter(|t| !t.temporary) {
+        if let Some(access) = f(&t.access) {
+            write_table(txn, tenant, &TableDef { access, ..(**t).clone() }).await?;
+        }
+    }
+    for v in cat.views.values() {
+        if let Some(access) = f(&v.access) {
+            let v = catalog::ViewDef { access, ..(**v).clone() };
+            put_entry(txn, keys::view(tenant, v.oid), json_entry(&v)).await?;
+        }
+    }
+    for s in cat.sequences.values() {
+        if let Some(access) = f(&s.access) {
+            sequences::write_sequence(txn, tenant, &SequenceDef { access, ..(**s).clone() })
+                .await?;
+        }
+    }
+    for (d, _) in cat.enums.values() {
+        if let Some(access) = f(&d.access) {
+            types::put(txn, tenant, &catalog::EnumDef { access, ..(**d).clone() }).await?;
+        }
+    }
+    let public =
+        (!cat.public_dropped).then(|| (catalog::PUBLIC_NAMESPACE_OID, cat.public_access()));
+    let others = cat.schemas.values().map(|s| (s.oid, std::borrow::Cow::Borrowed(&s.access)));
+    for (ns, access) in public.into_iter().chain(others) {
+        if let Some(access) = f(&access) {
+            schemas::put_access(txn, tenant, cat, ns, access).await?;
+        }
+    }
+    if let Some(access) = f(&cat.database_access) {
+        put_entry(txn, keys::database(tenant), json_entry(&access)).await?;
+    }
+    Ok(())
 }
 
 /// Objects of one kind that roles own, named as DROP names them.

@@ -304,6 +304,22 @@ fn schema_name(n: &ast::ObjectName) -> Result<String> {
     bind::object_name(n)
 }
 
+/// Stores schema `ns`'s changed owner and ACL (the built-in public
+/// schema, which has no definition, gets a row for them).
+pub(super) async fn put_access<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    ns: u32,
+    access: crate::acl::Ownership,
+) -> Result<()> {
+    let def = match cat.schemas.values().find(|s| s.oid == ns) {
+        Some(d) => SchemaDef { access, ..(**d).clone() },
+        None => SchemaDef { oid: ns, name: "public".into(), access, comment: None },
+    };
+    put(txn, tenant, &def).await
+}
+
 pub(super) async fn put<T: Txn>(txn: &mut T, tenant: TenantId, def: &SchemaDef) -> Result<()> {
     put_entry(txn, keys::schema(tenant, def.oid), json_entry(def)).await
 }
