@@ -1172,6 +1172,8 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                     let keyed = match b.keyed.as_mut().filter(|k| k.wants(&qualifier)) {
                         Some(k) => {
                             k.tables.push((qualifier.clone(), t.name.clone()));
+                            // Locking rows needs UPDATE, as in PostgreSQL.
+                            b.require(Relation::Table(t.clone()), crate::acl::UPDATE);
                             scope.cols.push(ScopeCol {
                                 qualifier: Some(qualifier.clone()),
                                 name: crate::rowlock::ROW_KEY.into(),
