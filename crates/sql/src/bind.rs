@@ -548,6 +548,16 @@ impl<'a> Binder<'a> {
                     other => bail!(FeatureNotSupported, "operator {other} is not supported"),
                 }
             }
+            // x IS [NOT] [form] NORMALIZED: is_normalized(x, form).
+            E::IsNormalized { expr, form, negated } => {
+                let (x, ty) = self.expr_in(expr, scope, agg)?;
+                let x = self.coerce(x, &ty, &DataType::Text)?;
+                let form = form.map_or_else(|| "NFC".to_string(), |f| f.to_string());
+                let f = func::Func::Str(func::strings::StringFunc::IsNormalized);
+                let test = Expr::Func(f, vec![x, Expr::Const(Value::Text(form))]);
+                let test = if *negated { Expr::Not(Box::new(test)) } else { test };
+                Ok((test, DataType::Bool))
+            }
             E::IsNull(x) | E::IsNotNull(x) => {
                 let (x, _) = self.expr_in(x, scope, agg)?;
                 Ok((Expr::IsNull(Box::new(x), matches!(e, E::IsNotNull(_))), DataType::Bool))

@@ -836,6 +836,7 @@ pub fn derive_name(e: &ast::Expr) -> String {
             _ => "?column?".into(),
         },
         ast::Expr::Exists { .. } => "exists".into(),
+        ast::Expr::IsNormalized { negated: false, .. } => "is_normalized".into(),
         ast::Expr::Position { .. } => "position".into(),
         ast::Expr::Trim { trim_where, .. } => match trim_where {
             Some(ast::TrimWhereField::Leading) => "ltrim".into(),

@@ -15,6 +15,17 @@ impl Binder<'_> {
         if let Some(call) = positional_call(&name, f)? {
             return self.function(&call, scope, agg);
         }
+        let normalized;
+        let f = match name.as_str() {
+            "normalize" => match normalize_call(f)? {
+                Some(call) => {
+                    normalized = call;
+                    &normalized
+                }
+                None => f,
+            },
+            _ => f,
+        };
         if f.over.is_some() {
             return self.window_function(f, &name, scope, agg);
         }
@@ -585,6 +596,27 @@ fn parameter_defaults(arguments: &str) -> Vec<Option<ast::Expr>> {
             p.split_once(" DEFAULT ").and_then(|(_, d)| crate::parse::expr_text(d.trim()).ok())
         })
         .collect()
+}
+
+/// normalize(s, NFKC): the form is a keyword in PostgreSQL's grammar, read
+/// here as the text `'NFKC'`; anything else there is a syntax error. None
+/// for normalize(s).
+fn normalize_call(f: &ast::Function) -> Result<Option<ast::Function>> {
+    let args = function_args(f)?;
+    let [Some(_), Some(form)] = args.as_slice() else { return Ok(None) };
+    let word = match form {
+        ast::Expr::Identifier(i) if i.quote_style.is_none() => i.value.to_ascii_uppercase(),
+        other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
+    };
+    if !matches!(word.as_str(), "NFC" | "NFD" | "NFKC" | "NFKD") {
+        bail!(SyntaxError, "syntax error at or near \"{form}\"");
+    }
+    let mut call = f.clone();
+    if let ast::FunctionArguments::List(list) = &mut call.args {
+        let text = ast::Expr::Value(ast::Value::SingleQuotedString(word).into());
+        list.args[1] = ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(text));
+    }
+    Ok(Some(call))
 }
 
 pub fn function_args(f: &ast::Function) -> Result<Vec<Option<&ast::Expr>>> {

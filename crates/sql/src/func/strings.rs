@@ -26,6 +26,12 @@ pub enum StringFunc {
     /// overlay(string placing replacement from start [for count]), text
     /// or bytea
     Overlay,
+    /// normalize(text, form) (the binder turns `NFC` ... into text)
+    Normalize,
+    /// `text IS [form] NORMALIZED`
+    IsNormalized,
+    /// unistr(text): Unicode escapes decoded
+    Unistr,
 }
 
 /// A resolved call: the function, its result type, its argument types.
@@ -60,11 +66,19 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
             }
             (StringFunc::Overlay, ty, params)
         }
+        ("normalize", [_] | [_, _]) => {
+            (StringFunc::Normalize, Text, args.iter().map(|_| text.clone()).collect())
+        }
+        ("is_normalized", [_] | [_, _]) => {
+            (StringFunc::IsNormalized, DataType::Bool, args.iter().map(|_| text.clone()).collect())
+        }
+        ("unistr", [_]) => (StringFunc::Unistr, Text, vec![text.clone()]),
         ("num_nulls" | "num_nonnulls", [_, ..]) => {
             let nulls = name == "num_nulls";
             (StringFunc::CountNulls(nulls), Int4, args.iter().map(|_| None).collect())
         }
         ("format" | "concat_ws" | "translate" | "to_hex" | "bit_length", _)
+        | ("normalize" | "is_normalized" | "unistr", _)
         | ("num_nulls" | "num_nonnulls", _) => {
             return Some(Err(super::no_such_function(name, args)))
         }
@@ -75,6 +89,25 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
 
 /// Evaluates `f`. format, concat_ws and the null counts are not strict.
 pub fn call(f: StringFunc, args: Vec<Value>, ctx: &EvalContext) -> Result<Value> {
+    if matches!(f, StringFunc::Normalize | StringFunc::IsNormalized | StringFunc::Unistr) {
+        let [Value::Text(s), rest @ ..] = args.as_slice() else { return Ok(Value::Null) };
+        return match (f, rest) {
+            (StringFunc::Unistr, _) => Ok(Value::Text(unistr(s)?)),
+            (_, [] | [Value::Text(_)]) => {
+                // The form defaults to NFC.
+                let form = match rest {
+                    [Value::Text(f)] => f.as_str(),
+                    _ => "NFC",
+                };
+                let normal = normalize(s, form)?;
+                Ok(match f {
+                    StringFunc::Normalize => Value::Text(normal),
+                    _ => Value::Bool(normal == *s),
+                })
+            }
+            _ => Ok(Value::Null),
+        };
+    }
     // Values print as their type's output function writes them (`t` for
     // true), in the session's time zone.
     let as_text = |v: &Value| -> Result<String> { Ok(sqltypes::text::to_text_in(v, ctx.zone())) };
@@ -287,6 +320,76 @@ fn format(fmt: &str, args: &[Value], as_text: &dyn Fn(&Value) -> Result<String>)
             out.extend(std::iter::repeat_n(' ', pad));
             out.push_str(&text);
         }
+    }
+    Ok(out)
+}
+
+/// `s` in Unicode normalization form `form` (NFC, NFD, NFKC, NFKD).
+fn normalize(s: &str, form: &str) -> Result<String> {
+    use unicode_normalization::UnicodeNormalization;
+    Ok(match form.to_ascii_uppercase().as_str() {
+        "NFC" => s.nfc().collect(),
+        "NFD" => s.nfd().collect(),
+        "NFKC" => s.nfkc().collect(),
+        "NFKD" => s.nfkd().collect(),
+        _ => bail!(InvalidParameterValue, "invalid normalization form: {form}"),
+    })
+}
+
+/// unistr(): `\XXXX`, `\+XXXXXX`, `\uXXXX` and `\UXXXXXXXX` escapes (UTF-16
+/// surrogate pairs joined) and `\\` decoded, as PostgreSQL's unistr.
+fn unistr(s: &str) -> Result<String> {
+    let invalid = || {
+        err!(SyntaxError, "invalid Unicode escape")
+            .with_hint("Unicode escapes must be \\XXXX, \\+XXXXXX, \\uXXXX, or \\UXXXXXXXX.")
+    };
+    let mut out = String::with_capacity(s.len());
+    let mut pending_high: Option<u32> = None;
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        if c != '\\' {
+            if pending_high.is_some() {
+                bail!(SyntaxError, "invalid Unicode surrogate pair");
+            }
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        let after = &rest[1..];
+        let (digits, skip) = match after.chars().next() {
+            Some('\\') => {
+                out.push('\\');
+                rest = &after[1..];
+                continue;
+            }
+            Some('+') => (6, 2),
+            Some('u') => (4, 2),
+            Some('U') => (8, 2),
+            _ => (4, 1),
+        };
+        let hex = rest.get(skip..skip + digits).ok_or_else(invalid)?;
+        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(invalid());
+        }
+        let code = u32::from_str_radix(hex, 16).map_err(|_| invalid())?;
+        rest = &rest[skip + digits..];
+        match (pending_high.take(), code) {
+            (None, 0xD800..=0xDBFF) => pending_high = Some(code),
+            (Some(high), 0xDC00..=0xDFFF) => {
+                let joined = 0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00);
+                out.push(char::from_u32(joined).ok_or_else(invalid)?);
+            }
+            (Some(_), _) | (None, 0xDC00..=0xDFFF) => {
+                bail!(SyntaxError, "invalid Unicode surrogate pair")
+            }
+            (None, c) if c > 0x10FFFF => {
+                bail!(InvalidParameterValue, "invalid Unicode code point: {hex}")
+            }
+            (None, c) => out.push(char::from_u32(c).ok_or_else(invalid)?),
+        }
+    }
+    if pending_high.is_some() {
+        bail!(SyntaxError, "invalid Unicode surrogate pair");
     }
     Ok(out)
 }
