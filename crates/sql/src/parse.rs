@@ -663,6 +663,9 @@ fn own_syntax(
         let o = grant::owned(&mut p).map_err(|e| syntax_error(sql, e, semi))?;
         return Ok(Some(Stmt::Owned(o)));
     }
+    if let Some(stmt) = table_as_with_names(sql, piece, words, semi)? {
+        return Ok(Some(stmt));
+    }
     // A role GRANT or REVOKE names no object (no ON).
     if matches!(w0.as_deref(), Some("grant" | "revoke"))
         && !(1..words.len()).any(|i| kw(i).as_deref() == Some("on"))
@@ -798,6 +801,88 @@ fn materialized_view(
         }
         _ => bail!(SyntaxError, "syntax error at or near \"MATERIALIZED\""),
     }
+}
+
+/// CREATE \[TEMP\] TABLE name (a, b, ...) AS query: column names without
+/// types, which sqlparser does not read. The list is taken out, the rest
+/// parsed, and the names put back as columns of no type (the session
+/// names the query's columns with them).
+fn table_as_with_names(
+    sql: &str,
+    piece: &[TokenWithSpan],
+    words: &[&TokenWithSpan],
+    semi: Option<&TokenWithSpan>,
+) -> Result<Option<Stmt>> {
+    let kw = |i: usize| words.get(i).and_then(|t| word(t)).filter(|_| t_quote(words, i).is_none());
+    if kw(0).as_deref() != Some("create") {
+        return Ok(None);
+    }
+    let mut i = 1;
+    while matches!(kw(i).as_deref(), Some("temp" | "temporary" | "unlogged" | "global" | "local")) {
+        i += 1;
+    }
+    if kw(i).as_deref() != Some("table") {
+        return Ok(None);
+    }
+    i += 1;
+    if (kw(i).as_deref(), kw(i + 1).as_deref(), kw(i + 2).as_deref())
+        == (Some("if"), Some("not"), Some("exists"))
+    {
+        i += 3;
+    }
+    // The (possibly qualified) name.
+    while words.get(i).is_some_and(|t| matches!(t.token, Token::Word(_)))
+        && words.get(i + 1).is_some_and(|t| t.token == Token::Period)
+    {
+        i += 2;
+    }
+    i += 1;
+    if words.get(i).map(|t| &t.token) != Some(&Token::LParen) {
+        return Ok(None);
+    }
+    let open = i;
+    let mut names = Vec::new();
+    loop {
+        i += 1;
+        let Some(Token::Word(w)) = words.get(i).map(|t| &t.token) else { return Ok(None) };
+        names.push(ast::Ident {
+            value: w.value.clone(),
+            quote_style: w.quote_style,
+            span: words[i].span,
+        });
+        i += 1;
+        match words.get(i).map(|t| &t.token) {
+            Some(Token::Comma) => continue,
+            Some(Token::RParen) => break,
+            _ => return Ok(None),
+        }
+    }
+    if kw(i + 1).as_deref() != Some("as") {
+        return Ok(None);
+    }
+    let (from, to) = (words[open].span, words[i].span);
+    let tokens: Vec<TokenWithSpan> = sql_tokens(piece)
+        .into_iter()
+        .filter(|t| t.span.start < from.start || t.span.end > to.end)
+        .collect();
+    let dialect = PostgreSqlDialect {};
+    let mut p = Parser::new(&dialect)
+        .with_recursion_limit(MAX_RECURSION)
+        .with_tokens_with_locations(tokens);
+    let stmt = p.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
+    if p.peek_token().token != Token::EOF {
+        let next = p.peek_token();
+        return Err(err!(SyntaxError, "syntax error at or near \"{}\"", next.token));
+    }
+    let ast::Statement::CreateTable(mut ct) = stmt else { return Ok(None) };
+    if ct.query.is_none() {
+        return Ok(None);
+    }
+    ct.columns = names
+        .into_iter()
+        .map(|name| ast::ColumnDef { name, data_type: ast::DataType::Unspecified, options: vec![] })
+        .collect();
+    Ok(Some(Stmt::Sql(Box::new(ast::Statement::CreateTable(ct)))))
 }
 
 /// CREATE EXTENSION \[IF NOT EXISTS\] name \[WITH\] \[SCHEMA s\] \[VERSION v\]

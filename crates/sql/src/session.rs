@@ -1437,7 +1437,9 @@ impl<K: KvClient> Session<K> {
         if ct.with_data.as_ref().is_some_and(|w| w.statistics.is_some()) {
             bail!(SyntaxError, "syntax error at or near \"AND\"");
         }
-        let cols = self.query_columns(query, "CREATE TABLE AS")?;
+        // CREATE TABLE t (a, b) AS ...: the names only (parse.rs).
+        let names: Vec<String> = ct.columns.iter().map(|c| crate::bind::ident(&c.name)).collect();
+        let cols = self.query_columns(query, &names, "CREATE TABLE AS")?;
         let def = ddl::table_as(ct, &cols)?;
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
@@ -1459,14 +1461,26 @@ impl<K: KvClient> Session<K> {
     }
 
     /// The columns `query` gives a table made from it (CREATE TABLE AS,
-    /// CREATE MATERIALIZED VIEW, which `what` names).
-    fn query_columns(&self, query: &ast::Query, what: &str) -> Result<Vec<Column>> {
+    /// CREATE MATERIALIZED VIEW, which `what` names), the first ones named
+    /// `names` if the statement lists any.
+    fn query_columns(
+        &self,
+        query: &ast::Query,
+        names: &[String],
+        what: &str,
+    ) -> Result<Vec<Column>> {
         let select = Stmt::Sql(Box::new(ast::Statement::Query(Box::new(query.clone()))));
         let (bound, _) = planner::plan(&self.catalog, &select, &[], self.current_user())?;
-        match bound.columns() {
-            Some(cols) => Ok(cols),
-            None => bail!(InternalError, "{what} over a query without columns"),
+        let Some(mut cols) = bound.columns() else {
+            bail!(InternalError, "{what} over a query without columns")
+        };
+        if names.len() > cols.len() {
+            bail!(SyntaxError, "too many column names were specified");
         }
+        for (c, name) in cols.iter_mut().zip(names) {
+            c.name = name.clone();
+        }
+        Ok(cols)
     }
 
     /// Fills table `name` of schema `ns`, whose rows this statement just

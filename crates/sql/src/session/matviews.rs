@@ -18,13 +18,8 @@ impl<K: KvClient> Session<K> {
         data: bool,
     ) -> Result<Outcome> {
         self.lock_catalog().await?;
-        let mut cols = self.query_columns(&cv.query, "CREATE MATERIALIZED VIEW")?;
-        if cv.columns.len() > cols.len() {
-            bail!(SyntaxError, "too many column names were specified");
-        }
-        for (c, named) in cols.iter_mut().zip(&cv.columns) {
-            c.name = crate::bind::ident(&named.name);
-        }
+        let names: Vec<String> = cv.columns.iter().map(|c| crate::bind::ident(&c.name)).collect();
+        let cols = self.query_columns(&cv.query, &names, "CREATE MATERIALIZED VIEW")?;
         let builder = ast::helpers::stmt_create_table::CreateTableBuilder::new(cv.name.clone())
             .if_not_exists(cv.if_not_exists);
         let ct = ddl::table_as(&builder.build(), &cols)?;
