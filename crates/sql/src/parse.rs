@@ -632,6 +632,20 @@ fn split_lock_lists(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     out
 }
 
+/// Runs Strata's reader `read` over `tokens`, errors in PostgreSQL's form.
+fn read_own<T>(
+    sql: &str,
+    tokens: Vec<TokenWithSpan>,
+    semi: Option<&TokenWithSpan>,
+    read: impl FnOnce(&mut Parser) -> std::result::Result<T, ParserError>,
+) -> Result<T> {
+    let dialect = PostgreSqlDialect {};
+    let mut p = Parser::new(&dialect)
+        .with_recursion_limit(MAX_RECURSION)
+        .with_tokens_with_locations(tokens);
+    read(&mut p).map_err(|e| syntax_error(sql, e, semi))
+}
+
 /// The statements read by Strata's own code rather than sqlparser's
 /// (module doc); `Ok(None)` for everything else.
 fn own_syntax(
@@ -652,15 +666,11 @@ fn own_syntax(
     if (w0.as_deref(), w1.as_deref(), w2.as_deref())
         == (Some("alter"), Some("default"), Some("privileges"))
     {
-        let dialect = PostgreSqlDialect {};
-        let mut p = Parser::new(&dialect).with_tokens_with_locations(sql_tokens(piece));
-        let a = grant::alter_default_privileges(&mut p).map_err(|e| syntax_error(sql, e, semi))?;
+        let a = read_own(sql, sql_tokens(piece), semi, grant::alter_default_privileges)?;
         return Ok(Some(Stmt::AlterDefaultPrivileges(a)));
     }
     if matches!((w0.as_deref(), w1.as_deref()), (Some("reassign" | "drop"), Some("owned"))) {
-        let dialect = PostgreSqlDialect {};
-        let mut p = Parser::new(&dialect).with_tokens_with_locations(sql_tokens(piece));
-        let o = grant::owned(&mut p).map_err(|e| syntax_error(sql, e, semi))?;
+        let o = read_own(sql, sql_tokens(piece), semi, grant::owned)?;
         return Ok(Some(Stmt::Owned(o)));
     }
     if let Some(stmt) = table_as_with_names(sql, piece, words, semi)? {
@@ -670,18 +680,14 @@ fn own_syntax(
     if matches!(w0.as_deref(), Some("grant" | "revoke"))
         && !(1..words.len()).any(|i| kw(i).as_deref() == Some("on"))
     {
-        let dialect = PostgreSqlDialect {};
-        let mut p = Parser::new(&dialect).with_tokens_with_locations(sql_tokens(piece));
-        let g = grant::role_grant(&mut p).map_err(|e| syntax_error(sql, e, semi))?;
+        let g = read_own(sql, sql_tokens(piece), semi, grant::role_grant)?;
         return Ok(Some(Stmt::GrantRole(g)));
     }
     // GRANT TEMP ON DATABASE: sqlparser knows only TEMPORARY.
     if matches!(w0.as_deref(), Some("grant" | "revoke")) {
         let on = (1..words.len()).find(|&i| kw(i).as_deref() == Some("on")).unwrap_or(0);
         if matches!(kw(on + 1).as_deref(), Some("type" | "domain")) {
-            let dialect = PostgreSqlDialect {};
-            let mut p = Parser::new(&dialect).with_tokens_with_locations(sql_tokens(piece));
-            let g = grant::grant_on_type(&mut p).map_err(|e| syntax_error(sql, e, semi))?;
+            let g = read_own(sql, sql_tokens(piece), semi, grant::grant_on_type)?;
             return Ok(Some(Stmt::GrantOnType(g)));
         }
         if let Some(temp) = (1..on).find(|&i| kw(i).as_deref() == Some("temp")) {
@@ -690,16 +696,12 @@ fn own_syntax(
             for t in tokens.iter_mut().filter(|t| t.span == span) {
                 t.token = Token::make_keyword("TEMPORARY");
             }
-            let dialect = PostgreSqlDialect {};
-            let mut p = Parser::new(&dialect).with_tokens_with_locations(tokens);
-            let stmt = p.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
+            let stmt = read_own(sql, tokens, semi, |p| p.parse_statement())?;
             return Ok(Some(Stmt::Sql(Box::new(stmt))));
         }
     }
     if (w0.as_deref(), w1.as_deref()) == (Some("create"), Some("extension")) {
-        let dialect = PostgreSqlDialect {};
-        let mut p = Parser::new(&dialect).with_tokens_with_locations(sql_tokens(piece));
-        let stmt = create_extension(&mut p).map_err(|e| syntax_error(sql, e, semi))?;
+        let stmt = read_own(sql, sql_tokens(piece), semi, create_extension)?;
         return Ok(Some(Stmt::Sql(Box::new(stmt))));
     }
     let create = w0.as_deref() == Some("create")
@@ -865,15 +867,13 @@ fn table_as_with_names(
         .into_iter()
         .filter(|t| t.span.start < from.start || t.span.end > to.end)
         .collect();
-    let dialect = PostgreSqlDialect {};
-    let mut p = Parser::new(&dialect)
-        .with_recursion_limit(MAX_RECURSION)
-        .with_tokens_with_locations(tokens);
-    let stmt = p.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
-    if p.peek_token().token != Token::EOF {
-        let next = p.peek_token();
-        return Err(err!(SyntaxError, "syntax error at or near \"{}\"", next.token));
-    }
+    let stmt = read_own(sql, tokens, semi, |p| {
+        let stmt = p.parse_statement()?;
+        match p.peek_token().token {
+            Token::EOF => Ok(stmt),
+            _ => p.expected("end of statement", p.peek_token()),
+        }
+    })?;
     let ast::Statement::CreateTable(mut ct) = stmt else { return Ok(None) };
     if ct.query.is_none() {
         return Ok(None);
