@@ -74,9 +74,13 @@ pub enum OnConflict {
 /// A planned UPDATE.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpdatePlan {
-    /// Finds the target rows (its filter is the WHERE clause).
+    /// Finds the target rows (its filter is the WHERE clause, unless the
+    /// statement has FROM items).
     pub scan: Scan,
-    /// (column, new value expression over the old row).
+    /// UPDATE ... FROM: the items the target rows join.
+    pub join: Option<Joined>,
+    /// (column, new value expression over the old row, followed by the
+    /// joined item's row with FROM).
     pub sets: Vec<(usize, Expr)>,
     /// Uncorrelated subqueries of SET and WHERE, run once first.
     pub init: Vec<(Plan, SubqKind)>,
@@ -84,11 +88,25 @@ pub struct UpdatePlan {
     pub returning: Option<Returning>,
 }
 
+/// The FROM items of UPDATE ... FROM (USING of DELETE ... USING): each
+/// target row is joined with the first item row for which the WHERE
+/// clause holds over the target row followed by the item row, as
+/// PostgreSQL joins them (which matching row is unspecified there).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Joined {
+    /// The items, cross-joined, as a query.
+    pub plan: Plan,
+    /// The WHERE clause over target row ++ item row.
+    pub filter: Option<Expr>,
+}
+
 /// A planned DELETE.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeletePlan {
     /// Finds the target rows.
     pub scan: Scan,
+    /// DELETE ... USING: the items the target rows join.
+    pub join: Option<Joined>,
     /// Uncorrelated subqueries of WHERE, run once first.
     pub init: Vec<(Plan, SubqKind)>,
     /// RETURNING, if any.
@@ -439,7 +457,7 @@ pub async fn insert<T: Txn>(
     if !table.foreign_keys.is_empty() {
         fk::check_references(txn, tenant, catalog, table, &rows, None).await?;
     }
-    let returned = returning_rows(plan.returning.as_ref(), &rows, eval)?;
+    let returned = returning_rows(plan.returning.as_ref(), &rows, &[], eval)?;
     Ok((rows.len() as u64, returned))
 }
 
@@ -517,19 +535,96 @@ async fn upsert<T: Txn>(
         fk::referenced_rows_changed(txn, tenant, catalog, table, &olds, Some(news.as_slice()), 0)
             .await?;
     }
-    let returned = returning_rows(plan.returning.as_ref(), &written, eval)?;
+    let returned = returning_rows(plan.returning.as_ref(), &written, &[], eval)?;
     Ok((written.len() as u64, returned))
 }
 
-fn returning_rows(ret: Option<&Returning>, rows: &[Row], eval: &EvalContext) -> Result<Vec<Row>> {
+/// RETURNING over each row, followed by the item row it joined (with
+/// FROM or USING items; `items` is empty or one per row).
+fn returning_rows(
+    ret: Option<&Returning>,
+    rows: &[Row],
+    items: &[Row],
+    eval: &EvalContext,
+) -> Result<Vec<Row>> {
     let Some(ret) = ret else { return Ok(vec![]) };
     let mut out = Vec::with_capacity(rows.len());
-    for r in rows {
+    for (i, r) in rows.iter().enumerate() {
+        let joined;
+        let r = match items.get(i).filter(|it| !it.is_empty()) {
+            Some(item) => {
+                joined = [r.as_slice(), item.as_slice()].concat();
+                &joined
+            }
+            None => r,
+        };
         let mut o = Vec::with_capacity(ret.exprs.len());
         for e in &ret.exprs {
             o.push(e.eval(r, eval)?);
         }
         out.push(o);
+    }
+    Ok(out)
+}
+
+/// Finds, locks and re-checks the target rows of an UPDATE or DELETE,
+/// with the item row each joins (empty without FROM items). Returns
+/// (key, newest row, item row) for rows that still qualify.
+async fn lock_joined<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    scan: &Scan,
+    join: Option<&Joined>,
+    eval: &EvalContext,
+    catalog: &crate::catalog::Catalog,
+) -> Result<Vec<(Key, Row, Row)>> {
+    let Some(join) = join else {
+        let targets = lock_targets(txn, tenant, scan, eval, catalog).await?;
+        return Ok(targets.into_iter().map(|(k, r)| (k, r, Vec::new())).collect());
+    };
+    let (found, items) = {
+        let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
+        (scan_rows(&cx, scan).await?, exec::run(&join.plan, &cx).await?)
+    };
+    // The first item row the target row joins.
+    let matching = |row: &[Value]| -> Result<Option<Row>> {
+        for item in &items {
+            let mut both = row.to_vec();
+            both.extend(item.iter().cloned());
+            let holds = match &join.filter {
+                Some(f) => f.eval_pred(&both, eval)?,
+                None => true,
+            };
+            if holds {
+                return Ok(Some(item.clone()));
+            }
+        }
+        Ok(None)
+    };
+    let mut joined = Vec::new();
+    for (key, row) in found {
+        if let Some(item) = matching(&row)? {
+            joined.push((key, row, item));
+        }
+    }
+    if joined.is_empty() {
+        return Ok(vec![]);
+    }
+    let keys: Vec<Key> = joined.iter().map(|(k, _, _)| k.clone()).collect();
+    let locked = txn.lock(&keys).await.map_err(from_kv)?;
+    let types = scan.table.types();
+    let mut out = Vec::with_capacity(joined.len());
+    for ((key, row, item), l) in joined.into_iter().zip(locked) {
+        if !l.changed_since_snapshot {
+            out.push((key, row, item));
+            continue;
+        }
+        // Changed since the snapshot: the newest version joins again.
+        let Some(bytes) = l.latest else { continue };
+        let newest = rowcodec::decode_row(&bytes, &types)?;
+        if let Some(item) = matching(&newest)? {
+            out.push((key, newest, item));
+        }
     }
     Ok(out)
 }
@@ -592,21 +687,31 @@ pub async fn update<T: Txn>(
         }
     };
     let table = &plan.scan.table;
-    let targets = lock_targets(txn, tenant, &plan.scan, eval, catalog).await?;
+    let targets = lock_joined(txn, tenant, &plan.scan, plan.join.as_ref(), eval, catalog).await?;
     let pk_cols: HashSet<usize> = table.primary_key.iter().copied().collect();
     let pk_changes = plan.sets.iter().any(|(c, _)| pk_cols.contains(c));
     let mut written = Vec::with_capacity(targets.len());
     let mut olds = Vec::new();
-    for (key, old) in targets {
+    let mut items = Vec::new();
+    for (key, old, item) in targets {
         let mut new = old.clone();
+        let with_item;
+        let source: &[Value] = match item.is_empty() {
+            true => &old,
+            false => {
+                with_item = [old.as_slice(), item.as_slice()].concat();
+                &with_item
+            }
+        };
         for (c, e) in &plan.sets {
-            new[*c] = e.eval(&old, eval)?;
+            new[*c] = e.eval(source, eval)?;
         }
         check_row(table, &mut new)?;
         written.push(update_row(txn, tenant, table, key, &old, new, pk_changes).await?);
         if table.has_foreign_keys() {
             olds.push(old);
         }
+        items.push(item);
     }
     if table.has_foreign_keys() {
         fk::check_references(txn, tenant, catalog, table, &written, Some(olds.as_slice())).await?;
@@ -621,7 +726,7 @@ pub async fn update<T: Txn>(
         )
         .await?;
     }
-    let returned = returning_rows(plan.returning.as_ref(), &written, eval)?;
+    let returned = returning_rows(plan.returning.as_ref(), &written, &items, eval)?;
     Ok((written.len() as u64, returned))
 }
 
@@ -694,15 +799,17 @@ pub async fn delete<T: Txn>(
         }
     };
     let table = &plan.scan.table;
-    let targets = lock_targets(txn, tenant, &plan.scan, eval, catalog).await?;
+    let targets = lock_joined(txn, tenant, &plan.scan, plan.join.as_ref(), eval, catalog).await?;
     let mut deleted = Vec::with_capacity(targets.len());
-    for (key, old) in targets {
+    let mut items = Vec::with_capacity(targets.len());
+    for (key, old, item) in targets {
         delete_row(txn, tenant, table, key, &old).await?;
         deleted.push(old);
+        items.push(item);
     }
     if !table.referenced_by.is_empty() {
         fk::referenced_rows_changed(txn, tenant, catalog, table, &deleted, None, 0).await?;
     }
-    let returned = returning_rows(plan.returning.as_ref(), &deleted, eval)?;
+    let returned = returning_rows(plan.returning.as_ref(), &deleted, &items, eval)?;
     Ok((deleted.len() as u64, returned))
 }

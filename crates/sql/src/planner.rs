@@ -142,9 +142,23 @@ fn returning(
     let mut exprs = Vec::new();
     let mut columns = Vec::new();
     for item in items {
+        // `*` is every column; `t.*` those of t (with FROM items).
+        let wildcard = match item {
+            ast::SelectItem::Wildcard(_) => Some(None),
+            ast::SelectItem::QualifiedWildcard(
+                ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                _,
+            ) => Some(Some(bind::object_name(n)?)),
+            _ => None,
+        };
         match item {
-            ast::SelectItem::Wildcard(_) => {
-                for (i, c) in scope.cols.iter().enumerate() {
+            _ if wildcard.is_some() => {
+                let q = wildcard.flatten();
+                let of = |c: &bind::ScopeCol| q.is_none() || c.qualifier.as_deref() == q.as_deref();
+                if let Some(q) = q.as_deref().filter(|_| !scope.cols.iter().any(of)) {
+                    bail!(UndefinedTable, "missing FROM-clause entry for table \"{q}\"");
+                }
+                for (i, c) in scope.cols.iter().enumerate().filter(|(_, c)| of(c)) {
                     exprs.push(crate::expr::Expr::Column(i));
                     columns.push(Column {
                         name: c.name.clone(),
@@ -407,13 +421,15 @@ fn default_or_null(
 }
 
 /// The table an UPDATE or DELETE writes (with privilege `write`), scanned
-/// with its WHERE.
+/// with its WHERE; with FROM (USING) `items`, the join with them, whose
+/// columns follow the table's in the scope.
 fn target_scan(
     b: &mut Binder<'_>,
     twj: &ast::TableWithJoins,
     selection: &Option<ast::Expr>,
+    items: Option<&[ast::TableWithJoins]>,
     (write, returning, constant_sets): (u16, bool, bool),
-) -> Result<(Scan, Scope)> {
+) -> Result<(Scan, Scope, Option<crate::dml::Joined>)> {
     if !twj.joins.is_empty() {
         bail!(FeatureNotSupported, "joins in UPDATE/DELETE targets are not supported yet");
     }
@@ -431,6 +447,26 @@ fn target_scan(
     let qualifier = alias.as_ref().map(|a| bind::ident(&a.name)).unwrap_or_else(|| name.clone());
     let scope = select::table_scope(&table, &qualifier, alias);
     let mut scan = Scan { table, access: Access::Full, filter: None, keyed: false };
+    if let Some(items) = items {
+        // FROM / USING: the WHERE clause joins the target with the items.
+        let (plan, item_scope) = select::plan_from(b, items)?;
+        if item_scope.cols.iter().any(|c| c.qualifier.as_deref() == Some(qualifier.as_str())) {
+            bail!(DuplicateAlias, "table name \"{qualifier}\" specified more than once");
+        }
+        let mut scope = scope;
+        scope.cols.extend(item_scope.cols);
+        let filter = match selection {
+            Some(w) => {
+                if bind::contains_aggregate(w) {
+                    bail!(GroupingError, "aggregate functions are not allowed in WHERE");
+                }
+                let (pred, t) = b.expr(w, &scope)?;
+                Some(b.coerce(pred, &t, &DataType::Bool)?)
+            }
+            None => None,
+        };
+        return Ok((scan, scope, Some(crate::dml::Joined { plan, filter })));
+    }
     if let Some(w) = selection {
         if bind::contains_aggregate(w) {
             bail!(GroupingError, "aggregate functions are not allowed in WHERE");
@@ -443,7 +479,7 @@ fn target_scan(
             unreachable!("push_filter keeps a scan a scan");
         }
     }
-    Ok((scan, scope))
+    Ok((scan, scope, None))
 }
 
 /// True when `e` may read a column (any identifier outside a subquery
@@ -467,13 +503,17 @@ fn reads_columns(e: &ast::Expr) -> bool {
 }
 
 fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
-    if u.from.is_some() {
-        bail!(FeatureNotSupported, "UPDATE ... FROM is not supported yet");
-    }
+    let items = match &u.from {
+        Some(ast::UpdateTableFromKind::AfterSet(items)) => Some(items.as_slice()),
+        Some(ast::UpdateTableFromKind::BeforeSet(_)) => {
+            bail!(SyntaxError, "syntax error at or near \"FROM\"")
+        }
+        None => None,
+    };
     let constant_sets =
         u.assignments.iter().all(|a| is_default(&a.value) || !reads_columns(&a.value));
     let needs = (crate::acl::UPDATE, u.returning.is_some(), constant_sets);
-    let (scan, scope) = target_scan(b, &u.table, &u.selection, needs)?;
+    let (scan, scope, join) = target_scan(b, &u.table, &u.selection, items, needs)?;
     let table = scan.table.clone();
     let mut sets = Vec::new();
     for a in &u.assignments {
@@ -498,13 +538,10 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
         sets.push((i, e));
     }
     let ret = returning(b, &u.returning, &scope)?;
-    Ok(UpdatePlan { scan, sets, init: b.subqueries.drain(..).collect(), returning: ret })
+    Ok(UpdatePlan { scan, join, sets, init: b.subqueries.drain(..).collect(), returning: ret })
 }
 
 fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
-    if d.using.is_some() {
-        bail!(FeatureNotSupported, "DELETE ... USING is not supported yet");
-    }
     let from = match &d.from {
         ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
     };
@@ -512,7 +549,8 @@ fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
         bail!(FeatureNotSupported, "DELETE from several tables is not supported")
     };
     let needs = (crate::acl::DELETE, d.returning.is_some(), true);
-    let (scan, scope) = target_scan(b, twj, &d.selection, needs)?;
+    let items = d.using.as_deref();
+    let (scan, scope, join) = target_scan(b, twj, &d.selection, items, needs)?;
     let ret = returning(b, &d.returning, &scope)?;
-    Ok(DeletePlan { scan, init: b.subqueries.drain(..).collect(), returning: ret })
+    Ok(DeletePlan { scan, join, init: b.subqueries.drain(..).collect(), returning: ret })
 }

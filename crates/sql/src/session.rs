@@ -1572,6 +1572,7 @@ fn quoted_token(msg: &str) -> Option<String> {
         return call.find('(').map(|i| call[..=i].to_string());
     }
     if !(literal
+        || msg.starts_with("missing FROM-clause entry for table ")
         || msg.starts_with("relation ")
         || msg.starts_with("column ")
         || msg.starts_with("function "))

@@ -146,6 +146,8 @@ sqlstates! {
     SyntaxError = "42601",
     /// 42501
     InsufficientPrivilege = "42501",
+    /// 42712: a table name or alias given twice in one FROM.
+    DuplicateAlias = "42712",
     /// 0LP01: a GRANT or REVOKE that cannot be done (a privilege the
     /// object's kind lacks, a circular role membership).
     InvalidGrantOperation = "0LP01",
