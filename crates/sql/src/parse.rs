@@ -398,6 +398,20 @@ fn parse_piece(
             if let Some(create) = select_into(&stmt)? {
                 stmt = create;
             }
+            // CREATE TABLE t (a int) AS ...: PostgreSQL takes only names
+            // there (table_as_with_names); sqlparser also reads types.
+            if let ast::Statement::CreateTable(ct) = &stmt {
+                if ct.query.is_some() && !ct.columns.is_empty() {
+                    let at = words.iter().find(|t| keyword(t, Keyword::AS));
+                    let mut e = err!(SyntaxError, "syntax error at or near \"as\"");
+                    let pos =
+                        at.and_then(|t| char_pos(sql, t.span.start.line, t.span.start.column));
+                    if let Some(p) = pos {
+                        e = e.with_position(p as u32 + 1);
+                    }
+                    return Err(e);
+                }
+            }
             Stmt::Sql(Box::new(stmt))
         }
     };

@@ -1377,7 +1377,7 @@ impl<K: KvClient> Session<K> {
                 let names: Vec<ast::ObjectName> =
                     t.table_names.iter().map(|n| n.name.clone()).collect();
                 let cascade = t.cascade == Some(ast::CascadeOption::Cascade);
-                ddl::truncate(txn, tenant, &catalog, &names, cascade).await?
+                ddl::truncate(txn, tenant, &catalog, &names, cascade, user).await?
             }
             S::CreateIndex(ci) => ddl::create_index(txn, tenant, &catalog, ci).await?,
             S::CreateSequence { .. } => {
