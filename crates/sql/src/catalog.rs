@@ -1022,24 +1022,29 @@ impl Catalog {
         }
     }
 
-    /// Every role whose privileges `user` has: itself and, through
-    /// memberships of inheriting roles, the roles it belongs to
-    /// (`pg_database_owner` for the database's owner).
-    pub fn roles_of(&self, user: &str) -> Vec<String> {
+    /// `user` and the roles it is a member of, directly or not; with
+    /// `inheriting`, only through roles that inherit (whose privileges
+    /// pass on). The bootstrap superuser belongs to no role.
+    fn member_closure(&self, user: &str, inheriting: bool) -> Vec<String> {
         let mut out = vec![user.to_string()];
         let mut i = 0;
         while i < out.len() {
-            if let Some(r) = self.role(&out[i]) {
-                if r.inherit {
-                    for m in &r.member_of {
-                        if !out.contains(&m.role) {
-                            out.push(m.role.clone());
-                        }
-                    }
+            let role = self.roles.get(&out[i]).filter(|r| r.inherit || !inheriting);
+            for m in role.iter().flat_map(|r| &r.member_of) {
+                if !out.contains(&m.role) {
+                    out.push(m.role.clone());
                 }
             }
             i += 1;
         }
+        out
+    }
+
+    /// Every role whose privileges `user` has: itself and, through
+    /// memberships of inheriting roles, the roles it belongs to
+    /// (`pg_database_owner` for the database's owner).
+    pub fn roles_of(&self, user: &str) -> Vec<String> {
+        let mut out = self.member_closure(user, true);
         if out.contains(&self.database_access.owner) {
             out.push(acl::DATABASE_OWNER.into());
         }
@@ -1063,20 +1068,7 @@ impl Catalog {
     /// whether or not it inherits (SET ROLE needs no more; superusers may
     /// become anyone).
     pub fn is_member_of(&self, user: &str, role: &str) -> bool {
-        let mut seen = vec![user.to_string()];
-        let mut i = 0;
-        while i < seen.len() {
-            if seen[i] == role {
-                return true;
-            }
-            for m in self.role(&seen[i]).map(|r| r.member_of).unwrap_or_default() {
-                if !seen.contains(&m.role) {
-                    seen.push(m.role);
-                }
-            }
-            i += 1;
-        }
-        false
+        self.member_closure(user, false).iter().any(|r| r == role)
     }
 
     /// True when `user` may SET ROLE to `role` or give it objects: a

@@ -569,7 +569,10 @@ fn returning_rows(
 
 /// Finds, locks and re-checks the target rows of an UPDATE or DELETE,
 /// with the item row each joins (empty without FROM items). Returns
-/// (key, newest row, item row) for rows that still qualify.
+/// (key, newest row, item row) for rows that still qualify: a row a
+/// transaction committed after our snapshot changed is checked (joined)
+/// again in its newest version, and dropped if it is gone or no longer
+/// matches.
 async fn lock_joined<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
@@ -578,19 +581,30 @@ async fn lock_joined<T: Txn>(
     eval: &EvalContext,
     catalog: &crate::catalog::Catalog,
 ) -> Result<Vec<(Key, Row, Row)>> {
-    let Some(join) = join else {
-        let targets = lock_targets(txn, tenant, scan, eval, catalog).await?;
-        return Ok(targets.into_iter().map(|(k, r)| (k, r, Vec::new())).collect());
-    };
     let (found, items) = {
         let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
-        (scan_rows(&cx, scan).await?, exec::run(&join.plan, &cx).await?)
+        let found = scan_rows(&cx, scan).await?;
+        let items = match join {
+            Some(j) => exec::run(&j.plan, &cx).await?,
+            None => Vec::new(),
+        };
+        (found, items)
     };
-    // The first item row the target row joins.
+    // The item row `row` joins, or None; without FROM items the scan's
+    // WHERE decides and the item is empty.
     let matching = |row: &[Value]| -> Result<Option<Row>> {
+        let Some(join) = join else {
+            let holds = match &scan.filter {
+                Some(f) => f.eval_pred(row, eval)?,
+                None => true,
+            };
+            return Ok(holds.then(Vec::new));
+        };
+        let mut both = Vec::with_capacity(row.len() + items.first().map_or(0, Vec::len));
         for item in &items {
-            let mut both = row.to_vec();
-            both.extend(item.iter().cloned());
+            both.clear();
+            both.extend_from_slice(row);
+            both.extend_from_slice(item);
             let holds = match &join.filter {
                 Some(f) => f.eval_pred(&both, eval)?,
                 None => true,
@@ -601,69 +615,33 @@ async fn lock_joined<T: Txn>(
         }
         Ok(None)
     };
-    let mut joined = Vec::new();
+    let mut candidates = Vec::with_capacity(found.len());
     for (key, row) in found {
-        if let Some(item) = matching(&row)? {
-            joined.push((key, row, item));
+        // Without FROM items the scan applied the WHERE clause already.
+        let item = match join {
+            None => Some(Vec::new()),
+            Some(_) => matching(&row)?,
+        };
+        if let Some(item) = item {
+            candidates.push((key, row, item));
         }
     }
-    if joined.is_empty() {
+    if candidates.is_empty() {
         return Ok(vec![]);
     }
-    let keys: Vec<Key> = joined.iter().map(|(k, _, _)| k.clone()).collect();
+    let keys: Vec<Key> = candidates.iter().map(|(k, _, _)| k.clone()).collect();
     let locked = txn.lock(&keys).await.map_err(from_kv)?;
     let types = scan.table.types();
-    let mut out = Vec::with_capacity(joined.len());
-    for ((key, row, item), l) in joined.into_iter().zip(locked) {
+    let mut out = Vec::with_capacity(candidates.len());
+    for ((key, row, item), l) in candidates.into_iter().zip(locked) {
         if !l.changed_since_snapshot {
             out.push((key, row, item));
             continue;
         }
-        // Changed since the snapshot: the newest version joins again.
         let Some(bytes) = l.latest else { continue };
         let newest = rowcodec::decode_row(&bytes, &types)?;
         if let Some(item) = matching(&newest)? {
             out.push((key, newest, item));
-        }
-    }
-    Ok(out)
-}
-
-/// Finds, locks and re-checks the target rows of an UPDATE or DELETE.
-/// Returns (key, newest row) for rows that still qualify.
-async fn lock_targets<T: Txn>(
-    txn: &mut T,
-    tenant: TenantId,
-    scan: &Scan,
-    eval: &EvalContext,
-    catalog: &crate::catalog::Catalog,
-) -> Result<Vec<(Key, Row)>> {
-    let found = {
-        let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
-        scan_rows(&cx, scan).await?
-    };
-    if found.is_empty() {
-        return Ok(vec![]);
-    }
-    let keys: Vec<Key> = found.iter().map(|(k, _)| k.clone()).collect();
-    let locked = txn.lock(&keys).await.map_err(from_kv)?;
-    let types = scan.table.types();
-    let mut out = Vec::with_capacity(found.len());
-    for ((key, row), l) in found.into_iter().zip(locked) {
-        if !l.changed_since_snapshot {
-            out.push((key, row));
-            continue;
-        }
-        // Changed by a transaction that committed after our snapshot:
-        // re-check the newest version (it may be gone or no longer match).
-        let Some(bytes) = l.latest else { continue };
-        let newest = rowcodec::decode_row(&bytes, &types)?;
-        let still = match &scan.filter {
-            Some(f) => f.eval_pred(&newest, eval)?,
-            None => true,
-        };
-        if still {
-            out.push((key, newest));
         }
     }
     Ok(out)

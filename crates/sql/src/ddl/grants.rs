@@ -322,28 +322,20 @@ pub async fn role_membership<T: Txn>(
     g: &GrantRole,
 ) -> Result<DdlResult> {
     let mut r = DdlResult::tag(if g.grant { "GRANT ROLE" } else { "REVOKE ROLE" });
-    let names = |ids: &[ast::Ident]| -> Result<Vec<String>> {
-        ids.iter()
-            .map(|i| match role_spec(cat, user, &ident_name(i))? {
-                p if p.is_empty() => bail!(UndefinedObject, "role \"public\" does not exist"),
-                p => Ok(p),
-            })
-            .collect()
-    };
-    // The predefined roles (pg_signal_backend, ...) may be granted too.
-    let predefined = |i: &ast::Ident| {
+    // A role, never PUBLIC; the granted ones may be predefined roles
+    // (pg_signal_backend, ...) too.
+    let role_named = |i: &ast::Ident, predefined_ok: bool| -> Result<String> {
         let n = bind::ident(i);
-        crate::system::PREDEFINED_ROLES.iter().any(|(p, _)| *p == n).then_some(n)
+        if predefined_ok && crate::system::PREDEFINED_ROLES.iter().any(|(p, _)| *p == n) {
+            return Ok(n);
+        }
+        match role_spec(cat, user, &ident_name(i))? {
+            p if p.is_empty() => bail!(UndefinedObject, "role \"public\" does not exist"),
+            p => Ok(p),
+        }
     };
-    let roles = g
-        .roles
-        .iter()
-        .map(|i| {
-            predefined(i)
-                .map_or_else(|| names(std::slice::from_ref(i)).map(|mut v| v.remove(0)), Ok)
-        })
-        .collect::<Result<Vec<String>>>()?;
-    let members = names(&g.members)?;
+    let roles = g.roles.iter().map(|i| role_named(i, true)).collect::<Result<Vec<_>>>()?;
+    let members = g.members.iter().map(|i| role_named(i, false)).collect::<Result<Vec<_>>>()?;
     bump_version(txn, tenant).await?;
     let mut changed: BTreeMap<String, catalog::RoleDef> = BTreeMap::new();
     for role in &roles {

@@ -119,17 +119,11 @@ impl<K: KvClient> Session<K> {
                     ast::Reset::ConfigurationParameter(n)
                         if IDENTITY_SETTINGS.contains(&crate::bind::object_name(n)?.as_str()) =>
                     {
-                        let user = self.user.to_string();
-                        match crate::bind::object_name(n)?.as_str() {
-                            "role" => self.set_role("none", false)?,
-                            "session_authorization" => {
-                                self.set_session_authorization(&user, false)?
-                            }
-                            other => bail!(
-                                CantChangeRuntimeParam,
-                                "parameter \"{other}\" cannot be changed"
-                            ),
-                        }
+                        // RESET is SET to the value the session began with.
+                        let name = crate::bind::object_name(n)?;
+                        let value =
+                            if name == "role" { "none".into() } else { self.user.to_string() };
+                        self.set_setting(&name, &value, false, true)?;
                     }
                     ast::Reset::ConfigurationParameter(n) => {
                         let name = crate::bind::object_name(n)?;
