@@ -202,8 +202,8 @@ impl AclItem {
 }
 
 /// A role name as aclitem text writes it: double-quoted unless it is all
-/// ASCII letters, digits and underscores.
-fn quote_name(name: &str) -> String {
+/// ASCII letters, digits and underscores (not as an SQL identifier is).
+pub fn quote_name(name: &str) -> String {
     if name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
         name.to_string()
     } else {

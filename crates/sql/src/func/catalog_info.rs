@@ -420,7 +420,7 @@ pub fn acl_default(cat: &Catalog, kind: &str, owner: u32) -> crate::error::Resul
         "p" => ("sA", ""),
         other => crate::bail!(InternalError, "unrecognized object type abbreviation: {other}"),
     };
-    let name = quote_ident(&user_by_id(cat, owner));
+    let name = crate::acl::quote_name(&user_by_id(cat, owner));
     let mut items = Vec::new();
     if !public.is_empty() {
         items.push(Value::Text(format!("={public}/{name}")));
