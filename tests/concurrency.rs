@@ -214,3 +214,50 @@ fn abandoned_transactions_roll_back() {
     }
     assert_eq!(s.query("select bal from acct where id = 1"), "102");
 }
+
+/// An UPDATE ... FROM that waits for rows a concurrent transaction changes
+/// joins their newest versions, as PostgreSQL re-evaluates it: the
+/// committed change is not lost, and a row that no longer matches the
+/// WHERE clause is left alone. DELETE ... USING locks the same way.
+#[test]
+fn update_from_joins_the_newest_row_version() {
+    let s = TestServer::start();
+    s.query(
+        "create table acc (id int primary key, n int not null); \
+         create table bonus (id int, amount int); \
+         insert into acc values (1, 0), (2, 0), (3, 0); \
+         insert into bonus values (1, 10), (2, 20), (3, 30)",
+    );
+    runtime().block_on(async {
+        let a = testkit::connect(s.port).await.expect("connect");
+        let b = testkit::connect(s.port).await.expect("connect");
+        a.batch_execute(
+            "begin; update acc set n = 5 where id = 1; update acc set n = -1 where id = 2",
+        )
+        .await
+        .expect("first transaction");
+        let waiting = tokio::spawn(async move {
+            let n = b
+                .execute(
+                    "update acc set n = acc.n + bonus.amount from bonus \
+                     where acc.id = bonus.id and acc.n >= 0",
+                    &[],
+                )
+                .await;
+            (b, n)
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        a.batch_execute("commit").await.expect("commit");
+        let (b, n) = waiting.await.expect("update task");
+        assert_eq!(n.expect("update from"), 2, "rows 1 and 3 updated");
+        let deleted = b
+            .execute(
+                "delete from acc using bonus where acc.id = bonus.id and bonus.amount > 15",
+                &[],
+            )
+            .await
+            .expect("delete using");
+        assert_eq!(deleted, 2);
+    });
+    assert_eq!(s.query("select id, n from acc order by id"), "1|15");
+}

@@ -153,6 +153,73 @@ fn missing_pids_and_bad_timeouts() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"timeout\" must not be negative"));
 }
 
+/// Starts `select pg_sleep(60)` in a psql session of `role`; returns the
+/// thread (which yields psql's stderr) and the session's pid once
+/// pg_stat_activity shows it.
+fn sleep_as(s: &TestServer, role: &str) -> (std::thread::JoinHandle<String>, String) {
+    let sleeps = std::thread::spawn({
+        let (port, role) = (s.port, role.to_string());
+        move || {
+            let out = std::process::Command::new("psql")
+                .args(["-X", "-h", "127.0.0.1", "-p", &port.to_string(), "-U", &role])
+                .args(["-d", "postgres", "-Atc", "select pg_sleep(60)"])
+                .env_remove("PGPASSWORD")
+                .output()
+                .expect("psql runs");
+            String::from_utf8_lossy(&out.stderr).into_owned()
+        }
+    });
+    let find = format!(
+        "select pid from pg_stat_activity where usename = '{role}' and query like '%pg_sleep%'"
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let pid = loop {
+        let p = s.query(&find);
+        if !p.is_empty() {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "{role}'s session never showed up");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(SETTLE);
+    (sleeps, pid)
+}
+
+/// Membership passes the right to watch and signal a role's sessions on,
+/// and so do pg_read_all_stats and pg_signal_backend.
+#[test]
+fn members_and_predefined_roles_may_watch_and_signal() {
+    let s = TestServer::start();
+    s.query("create role app_b login; create role app_a login; create role ops login");
+    let (b_sleeps, pid) = sleep_as(&s, "app_b");
+    let query = format!("select query from pg_stat_activity where pid = {pid}");
+    let out = s.psql_as("ops", &query);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "<insufficient privilege>");
+    s.query("grant pg_read_all_stats to ops");
+    let out = s.psql_as("ops", &query);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "select pg_sleep(60)");
+    let cancel = format!("select pg_cancel_backend({pid})");
+    let out = s.psql_as("app_a", &cancel);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("must be a member of the role whose query is being canceled"), "{err}");
+    s.query("grant app_b to app_a");
+    let out = s.psql_as("app_a", &cancel);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "t");
+    let err = b_sleeps.join().expect("the psql thread");
+    assert!(err.contains("canceling statement due to user request"), "{err}");
+
+    let (b_sleeps, pid) = sleep_as(&s, "app_b");
+    let cancel = format!("select pg_cancel_backend({pid})");
+    let out = s.psql_as("ops", &cancel);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("must be a member of the role whose query is being canceled"), "{err}");
+    s.query("grant pg_signal_backend to ops");
+    let out = s.psql_as("ops", &cancel);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "t");
+    let err = b_sleeps.join().expect("the psql thread");
+    assert!(err.contains("canceling statement due to user request"), "{err}");
+}
+
 #[test]
 fn only_the_owner_or_a_superuser_may_signal() {
     let s = TestServer::start();
@@ -172,29 +239,7 @@ fn only_the_owner_or_a_superuser_may_signal() {
     assert_eq!(su.until_ready(), ["57014"]);
 
     // Another ordinary role's session: not without membership...
-    let b_sleeps = std::thread::spawn({
-        let port = s.port;
-        move || {
-            let out = std::process::Command::new("psql")
-                .args(["-X", "-h", "127.0.0.1", "-p", &port.to_string(), "-U", "app_b"])
-                .args(["-d", "postgres", "-Atc", "select pg_sleep(60)"])
-                .env_remove("PGPASSWORD")
-                .output()
-                .expect("psql runs");
-            String::from_utf8_lossy(&out.stderr).into_owned()
-        }
-    });
-    let b_pid = "select pid from pg_stat_activity where usename = 'app_b'";
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let pid = loop {
-        let p = s.query(b_pid);
-        if !p.is_empty() {
-            break p;
-        }
-        assert!(Instant::now() < deadline, "app_b's session never showed up");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    std::thread::sleep(SETTLE);
+    let (b_sleeps, pid) = sleep_as(&s, "app_b");
     let out = s.psql_as("app_a", &format!("select pg_cancel_backend({pid})"));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("must be a member of the role whose query is being canceled"), "{err}");
