@@ -86,6 +86,11 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// The columns' types, in row order.
+    pub fn types(&self) -> Vec<DataType> {
+        self.cols.iter().map(|c| c.ty.clone()).collect()
+    }
+
     fn resolve(&self, qualifier: Option<&str>, name: &str) -> Result<usize> {
         let mut found = None;
         for (i, c) in self.cols.iter().enumerate() {

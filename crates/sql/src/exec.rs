@@ -21,7 +21,7 @@ use crate::catalog::{keys, Catalog, TableDef};
 use crate::error::{from_kv, Result};
 use crate::expr::{in_list, EvalContext, Expr, SubqValue};
 use crate::plan::{
-    Access, Correlated, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey, SubqKind,
+    Access, Correlated, Join, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey, SubqKind,
 };
 use aggregate::aggregate;
 pub(crate) use aggregate::{agg_final, agg_init, agg_input, agg_step, AggState};
@@ -129,10 +129,10 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                 }
                 out
             }
-            Plan::Join(l, r, kind, on, width) => {
-                let left = run(l, cx).await?;
-                let right = run(r, cx).await?;
-                join(left, right, *kind, on.as_ref(), *width, cx.eval)?
+            Plan::Join(j) => {
+                let left = run(&j.left, cx).await?;
+                let right = run(&j.right, cx).await?;
+                join(left, right, j, cx.eval)?
             }
             Plan::Lateral(l, r, kind, width) => {
                 let left = run(l, cx).await?;
@@ -468,23 +468,41 @@ async fn scan_range<T: Txn>(
     }
 }
 
-fn join(
-    left: Vec<Row>,
-    right: Vec<Row>,
-    kind: JoinKind,
-    on: Option<&Expr>,
-    width: usize,
-    ctx: &EvalContext,
-) -> Result<Vec<Row>> {
+fn join(left: Vec<Row>, right: Vec<Row>, j: &Join, ctx: &EvalContext) -> Result<Vec<Row>> {
+    // A hash join tries each left row with the right rows of its key only.
+    let table = match &j.hash {
+        Some(keys) => {
+            let mut table: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
+            for (i, r) in right.iter().enumerate() {
+                if let Some(k) = keys.key(&keys.right, r, ctx)? {
+                    table.entry(k).or_default().push(i);
+                }
+            }
+            Some(table)
+        }
+        None => None,
+    };
+    let all: Vec<usize> = match table {
+        Some(_) => Vec::new(),
+        None => (0..right.len()).collect(),
+    };
     let mut out = Vec::new();
     let mut right_matched = vec![false; right.len()];
+    let mut row = Vec::new();
     for l in &left {
+        let candidates: &[usize] = match (&table, &j.hash) {
+            (Some(t), Some(keys)) => match keys.key(&keys.left, l, ctx)? {
+                Some(k) => t.get(&k).map(Vec::as_slice).unwrap_or(&[]),
+                None => &[],
+            },
+            _ => &all,
+        };
         let mut matched = false;
-        for (ri, r) in right.iter().enumerate() {
-            let mut row = Vec::with_capacity(l.len() + r.len());
+        for &ri in candidates {
+            row.clear();
             row.extend_from_slice(l);
-            row.extend_from_slice(r);
-            let hit = match on {
+            row.extend_from_slice(&right[ri]);
+            let hit = match &j.on {
                 Some(p) => p.eval_pred(&row, ctx)?,
                 None => true,
             };
@@ -494,16 +512,16 @@ fn join(
                 }
                 matched = true;
                 right_matched[ri] = true;
-                out.push(row);
+                out.push(row.clone());
             }
         }
-        if !matched && matches!(kind, JoinKind::Left | JoinKind::Full(_)) {
+        if !matched && matches!(j.kind, JoinKind::Left | JoinKind::Full(_)) {
             let mut row = l.clone();
-            row.extend(std::iter::repeat_n(Value::Null, width));
+            row.extend(std::iter::repeat_n(Value::Null, j.width));
             out.push(row);
         }
     }
-    if let JoinKind::Right(lw) | JoinKind::Full(lw) = kind {
+    if let JoinKind::Right(lw) | JoinKind::Full(lw) = j.kind {
         for (r, seen) in right.into_iter().zip(right_matched) {
             if !seen {
                 let mut row: Row = std::iter::repeat_n(Value::Null, lw).collect();

@@ -231,6 +231,23 @@ pub enum JoinKind {
     Full(usize),
 }
 
+/// A join of two inputs: a hash join when it has keys, else a nested loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Join {
+    /// The left input.
+    pub left: Box<Plan>,
+    /// The right input.
+    pub right: Box<Plan>,
+    /// Inner or outer.
+    pub kind: JoinKind,
+    /// The join condition, checked on every pair of rows tried.
+    pub on: Option<Expr>,
+    /// The right input's width (NULL padding for LEFT and FULL joins).
+    pub width: usize,
+    /// Equality keys that narrow the pairs tried (see select/joins.rs).
+    pub hash: Option<crate::select::HashKeys>,
+}
+
 /// A node of the operator tree.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Plan {
@@ -255,8 +272,8 @@ pub enum Plan {
     Filter(Box<Plan>, Expr),
     /// Computes one output column per expression.
     Project(Box<Plan>, Vec<Expr>),
-    /// Nested-loop join; output = left columns ++ right columns.
-    Join(Box<Plan>, Box<Plan>, JoinKind, Option<Expr>, usize),
+    /// A join; output = left columns ++ right columns.
+    Join(Join),
     /// For each left row, runs the right plan with that row as its outer
     /// row (LATERAL); output = left columns ++ right columns. A left join
     /// keeps left rows with no right rows, padded with `usize` NULLs.
@@ -347,7 +364,8 @@ impl Plan {
             | Plan::Distinct(i)
             | Plan::DistinctOn(i, _)
             | Plan::Window(i, _) => vec![i],
-            Plan::Join(l, r, ..) | Plan::Lateral(l, r, ..) | Plan::SetOp(_, _, l, r) => vec![l, r],
+            Plan::Join(j) => vec![&j.left, &j.right],
+            Plan::Lateral(l, r, ..) | Plan::SetOp(_, _, l, r) => vec![l, r],
             Plan::Recursive { base, step, .. } => vec![base, step],
             Plan::Apply(i, subs) => {
                 std::iter::once(&**i).chain(subs.iter().map(|c| &c.plan)).collect()
@@ -391,8 +409,18 @@ impl Plan {
             Plan::Lateral(..) => "Nested Loop (lateral)".into(),
             Plan::Apply(_, subs) => format!("SubPlans ({}, per row)", subs.len()),
             Plan::Window(..) => "WindowAgg".into(),
-            Plan::Join(_, _, k, _, _) => {
-                format!("Nested Loop{}", if *k == JoinKind::Left { " Left Join" } else { "" })
+            Plan::Join(j) => {
+                let kind = match j.kind {
+                    JoinKind::Inner => "",
+                    JoinKind::Left => " Left",
+                    JoinKind::Right(_) => " Right",
+                    JoinKind::Full(_) => " Full",
+                };
+                match (&j.hash, j.kind) {
+                    (Some(_), _) => format!("Hash{kind} Join"),
+                    (None, JoinKind::Inner) => "Nested Loop".into(),
+                    (None, _) => format!("Nested Loop{kind} Join"),
+                }
             }
             Plan::Aggregate(_, g, _) => {
                 if g.is_empty() {

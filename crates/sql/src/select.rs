@@ -23,6 +23,8 @@ mod access;
 // Functions in FROM (generate_series, unnest, generate_subscripts).
 pub mod functions;
 // Set-returning functions in the select list.
+/// Join conditions and hash joins.
+mod joins;
 mod srf;
 /// Views and WITH RECURSIVE.
 mod with;
@@ -30,6 +32,7 @@ mod with;
 use crate::{bail, err};
 use access::filter_with_subqueries;
 pub use access::{choose_access, push_filter};
+pub use joins::HashKeys;
 use with::{plan_recursive, plan_view};
 
 /// Plans a query expression.
@@ -454,7 +457,7 @@ fn plan_select(
         let (pred, t) = bound?;
         let pred = b.coerce(pred, &t, &DataType::Bool)?;
         let subs = b.correlated.split_off(mark);
-        plan = filter_with_subqueries(plan, pred, subs, width);
+        plan = filter_with_subqueries(plan, pred, subs, &scope.types());
     }
     // Expand the select list.
     let mut items = Vec::new();
@@ -945,10 +948,11 @@ fn lateral(
 }
 
 fn cross(left: (Plan, Scope), right: (Plan, Scope)) -> (Plan, Scope) {
-    let width = right.1.cols.len();
+    let lw = left.1.cols.len();
     let mut scope = left.1;
     scope.cols.extend(right.1.cols);
-    (Plan::Join(Box::new(left.0), Box::new(right.0), JoinKind::Inner, None, width), scope)
+    let plan = joins::make_join(left.0, right.0, JoinKind::Inner, None, &scope.types(), lw);
+    (plan, scope)
 }
 
 fn join(
@@ -967,7 +971,6 @@ fn join(
         J::CrossJoin(c) => (JoinKind::Inner, c),
         other => bail!(FeatureNotSupported, "join type not supported yet: {other:?}"),
     };
-    let width = right.1.cols.len();
     let using = match constraint {
         ast::JoinConstraint::Using(names) => {
             let names = names.iter().map(bind::object_name).collect::<Result<Vec<_>>>()?;
@@ -997,7 +1000,8 @@ fn join(
         }
         _ => None,
     };
-    Ok((Plan::Join(Box::new(left.0), Box::new(right.0), kind, on, width), scope))
+    let plan = joins::make_join(left.0, right.0, kind, on, &scope.types(), left_width);
+    Ok((plan, scope))
 }
 
 /// `JOIN ... USING (names)` and NATURAL JOIN: the join on equal named
@@ -1068,11 +1072,12 @@ fn join_using(
             reach: Reach::Full,
         });
     }
-    let join = Plan::Join(Box::new(left.0), Box::new(right.0), kind, on, width);
-    merged_exprs.extend((0..left_width + width).map(Expr::Column));
     let mut scope = Scope { cols: merged_cols };
     scope.cols.extend(lscope.cols);
     scope.cols.extend(rscope.cols);
+    let inner_types = scope.types().split_off(names.len());
+    let join = joins::make_join(left.0, right.0, kind, on, &inner_types, left_width);
+    merged_exprs.extend((0..left_width + width).map(Expr::Column));
     Ok((Plan::Project(Box::new(join), merged_exprs), scope))
 }
 

@@ -139,12 +139,13 @@ fn visit_exprs(p: &Plan, check: &mut dyn FnMut(&Expr)) {
             es.iter().for_each(&mut *check);
             visit_exprs(i, check);
         }
-        Plan::Join(l, r, _, on, _) => {
-            if let Some(on) = on {
-                check(on);
+        Plan::Join(j) => {
+            j.on.iter().for_each(&mut *check);
+            if let Some(h) = &j.hash {
+                h.left.iter().chain(&h.right).for_each(&mut *check);
             }
-            visit_exprs(l, check);
-            visit_exprs(r, check);
+            visit_exprs(&j.left, check);
+            visit_exprs(&j.right, check);
         }
         Plan::Lateral(l, r, _, _) | Plan::SetOp(_, _, l, r) => {
             visit_exprs(l, check);

@@ -22,18 +22,19 @@ pub fn push_filter(plan: Plan, pred: Expr) -> Plan {
     }
 }
 
-/// Filters `plan` by `pred`, where `pred` may read the results of correlated
-/// subqueries `subs` as columns `width..`. Conjuncts that do not are pushed
+/// Filters `plan` (of columns `types`) by `pred`, where `pred` may read the
+/// results of correlated subqueries `subs` as the columns after those. Conjuncts that do not are pushed
 /// down as usual; the rest are checked above a [`Plan::Apply`] that runs the
 /// subqueries per row, and the appended columns are projected away again.
 pub(super) fn filter_with_subqueries(
     plan: Plan,
     pred: Expr,
     subs: Vec<Correlated>,
-    width: usize,
+    types: &[DataType],
 ) -> Plan {
+    let width = types.len();
     if subs.is_empty() {
-        return push_filter(plan, pred);
+        return super::joins::filter(plan, pred, types);
     }
     let mut parts = Vec::new();
     conjuncts(pred, &mut parts);
@@ -43,7 +44,7 @@ pub(super) fn filter_with_subqueries(
         reads
     });
     let mut plan = match and_all(early) {
-        Some(e) => push_filter(plan, e),
+        Some(e) => super::joins::filter(plan, e, types),
         None => plan,
     };
     plan = Plan::Apply(Box::new(plan), subs);
