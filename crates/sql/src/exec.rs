@@ -19,7 +19,7 @@ use crate::bail;
 mod aggregate;
 use crate::catalog::{keys, Catalog, TableDef};
 use crate::error::{from_kv, Result};
-use crate::expr::{in_list, EvalContext, Expr, SubqValue};
+use crate::expr::{and_all, in_list, BinOp, EvalContext, Expr, SubqValue};
 use crate::plan::{
     Access, Correlated, Join, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey, SubqKind,
 };
@@ -131,7 +131,16 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
             }
             Plan::Join(j) => {
                 let left = run(&j.left, cx).await?;
-                let right = run(&j.right, cx).await?;
+                let right = match lookups(j, &left, cx.eval)? {
+                    Some(scans) => {
+                        let mut rows = Vec::new();
+                        for s in &scans {
+                            rows.extend(run(s, cx).await?);
+                        }
+                        rows
+                    }
+                    None => run(&j.right, cx).await?,
+                };
                 join(left, right, j, cx.eval)?
             }
             Plan::Lateral(l, r, kind, width) => {
@@ -266,6 +275,19 @@ fn key_values(exprs: &[Expr], types: &[DataType], ctx: &EvalContext) -> Result<O
     Ok(Some(vals))
 }
 
+/// The values of an [`Access::In`]: the list's, or the array's elements.
+fn in_values(values: &[Expr], array: bool, ctx: &EvalContext) -> Result<Vec<Value>> {
+    let mut out = Vec::new();
+    for e in values {
+        match (e.eval(&[], ctx)?, array) {
+            (Value::Array(a), true) => out.extend(a.items),
+            (_, true) => {}
+            (v, false) => out.push(v),
+        }
+    }
+    Ok(out)
+}
+
 /// Reads the rows of a scan, with their keys, applying its filter.
 pub async fn scan_rows<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<KeyedRow>> {
     let t = &scan.table;
@@ -292,6 +314,51 @@ pub async fn scan_rows<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<K
         }
         Access::Full => {
             scan_range(cx, keys::storage(cx.tenant, t.storage), &types, &keep, &mut out).await?;
+        }
+        Access::In { index, values, array } => {
+            let (storage, key_type) = match index {
+                None => (t.storage, t.pk_types().into_iter().next()),
+                Some(i) => {
+                    let idx = &t.indexes[*i];
+                    (idx.storage, idx.columns.first().map(|&c| t.columns[c].ty.to_type()))
+                }
+            };
+            let Some(key_type) = key_type else { return Ok(out) };
+            // Each value's key prefix, in key order, once.
+            let mut prefixes = Vec::new();
+            for v in in_values(values, *array, cx.eval)? {
+                let Some(v) =
+                    key_values(&[Expr::Const(v)], std::slice::from_ref(&key_type), cx.eval)?
+                else {
+                    continue;
+                };
+                let mut prefix = keys::storage_prefix(storage);
+                keycode::encode_key(&v, std::slice::from_ref(&key_type), &mut prefix);
+                prefixes.push(prefix);
+            }
+            prefixes.sort();
+            prefixes.dedup();
+            if index.is_none() && t.primary_key.len() == 1 {
+                // Whole primary keys: one multi-get.
+                let keys: Vec<Key> = prefixes.iter().map(|p| Key::new(cx.tenant, p)).collect();
+                let found = cx.txn.multi_get(&keys).await.map_err(from_kv)?;
+                for (key, bytes) in keys.into_iter().zip(found) {
+                    if let Some(bytes) = bytes {
+                        let row = rowcodec::decode_row(&bytes, &types)?;
+                        if keep(&row)? {
+                            out.push((key, row));
+                        }
+                    }
+                }
+            } else {
+                for prefix in prefixes {
+                    let range = KeyRange::prefix(cx.tenant, &prefix);
+                    match index {
+                        None => scan_range(cx, range, &types, &keep, &mut out).await?,
+                        Some(_) => scan_index(cx, range, &types, &keep, &mut out).await?,
+                    }
+                }
+            }
         }
         Access::Range { index, eq, lo, hi } => {
             let (storage, key_types) = match index {
@@ -466,6 +533,45 @@ async fn scan_range<T: Txn>(
             _ => return Ok(()),
         }
     }
+}
+
+/// At most this many distinct keys on the left of a hash join make the
+/// right table read by key instead of whole.
+const LOOKUP_KEYS: usize = 32;
+
+/// For an inner or left hash join whose right input is a table scan: when
+/// the left rows have few distinct keys and the table has a key or index
+/// for them, one narrowed scan per key instead of the whole table (each
+/// right row has one key, so the scans' rows are those of the whole scan
+/// that can match). None to scan the right input whole.
+fn lookups(j: &Join, left: &[Row], ctx: &EvalContext) -> Result<Option<Vec<Plan>>> {
+    let (Some(keys), Plan::Scan(scan)) = (&j.hash, &*j.right) else { return Ok(None) };
+    if !matches!(j.kind, JoinKind::Inner | JoinKind::Left) {
+        return Ok(None);
+    }
+    let mut seen = HashSet::new();
+    let mut scans = Vec::new();
+    for l in left {
+        let Some(k) = keys.key(&keys.left, l, ctx)? else { continue };
+        if !seen.insert(k) {
+            continue;
+        }
+        if seen.len() > LOOKUP_KEYS {
+            return Ok(None);
+        }
+        let mut parts: Vec<Expr> = scan.filter.iter().cloned().collect();
+        for (le, re) in keys.left.iter().zip(&keys.right) {
+            let v = Expr::Const(le.eval(l, ctx)?);
+            parts.push(Expr::Binary(BinOp::Eq, Box::new(re.clone()), Box::new(v)));
+        }
+        let filter = and_all(parts).expect("a hash join has keys");
+        let access = crate::select::choose_access(&scan.table, &filter);
+        if access == Access::Full {
+            return Ok(None);
+        }
+        scans.push(Plan::Scan(Scan { access, filter: Some(filter), ..scan.clone() }));
+    }
+    Ok(Some(scans))
 }
 
 fn join(left: Vec<Row>, right: Vec<Row>, j: &Join, ctx: &EvalContext) -> Result<Vec<Row>> {

@@ -308,6 +308,14 @@ impl Expr {
         indep
     }
 
+    /// True if the expression reads no column of its input row (it may
+    /// read the enclosing query's row).
+    pub fn reads_no_column(&self) -> bool {
+        let mut none = true;
+        self.walk(&mut |e| none &= !matches!(e, Expr::Column(_)));
+        none
+    }
+
     /// Calls `f` on every node, parents first.
     pub fn walk(&self, f: &mut impl FnMut(&Expr)) {
         f(self);

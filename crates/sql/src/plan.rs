@@ -58,6 +58,16 @@ pub enum Access {
         /// Upper bound on the next key column.
         hi: Option<KeyBound>,
     },
+    /// `first key column IN (list)` or `= ANY(array)`: the rows whose key
+    /// (primary when `index` is None) starts with one of the values.
+    In {
+        /// None: the primary key; Some(i): `TableDef.indexes[i]`.
+        index: Option<usize>,
+        /// The values (row-independent), or with `array` one array of them.
+        values: Vec<Expr>,
+        /// `values` is one array expression (`= ANY`).
+        array: bool,
+    },
 }
 
 /// One end of a key range.
@@ -392,7 +402,8 @@ impl Plan {
                     Access::Full => "Seq Scan".to_string(),
                     Access::Point(_) => "Primary Key Lookup".to_string(),
                     Access::Range { index: None, .. } => "Primary Key Range Scan".to_string(),
-                    Access::Range { index: Some(i), .. } => {
+                    Access::In { index: None, .. } => "Primary Key Lookups".to_string(),
+                    Access::Range { index: Some(i), .. } | Access::In { index: Some(i), .. } => {
                         format!("Index Scan using {}", s.table.indexes[*i].name)
                     }
                 };

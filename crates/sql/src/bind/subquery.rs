@@ -126,6 +126,7 @@ fn visit_exprs(p: &Plan, check: &mut dyn FnMut(&Expr)) {
                     eq.iter().for_each(&mut *check);
                     lo.iter().chain(hi.iter()).for_each(|b| check(&b.value));
                 }
+                crate::plan::Access::In { values, .. } => values.iter().for_each(&mut *check),
                 crate::plan::Access::Full => {}
             }
         }

@@ -5,6 +5,7 @@
 //! again, so a path may find a superset of the rows, never miss one.
 
 use super::*;
+use crate::func::{arrays::ArrayFunc, Func};
 
 /// Adds a filter, pushing it into a table scan and choosing its access path.
 pub fn push_filter(plan: Plan, pred: Expr) -> Plan {
@@ -65,15 +66,31 @@ pub fn choose_access(t: &Arc<TableDef>, pred: &Expr) -> Access {
     let mut eq: Vec<Option<Expr>> = vec![None; n];
     let mut lo: Vec<Option<KeyBound>> = vec![None; n];
     let mut hi: Vec<Option<KeyBound>> = vec![None; n];
+    // `col IN (values)` / `col = ANY(array)`: (values, is an array).
+    let mut any: Vec<Option<(Vec<Expr>, bool)>> = vec![None; n];
     for p in &parts {
+        if let Some((col, values, array)) = in_values(t, p) {
+            any[col] = Some((values, array));
+            continue;
+        }
         let Expr::Binary(op, l, r) = p else { continue };
         // Normalize to `column op value`.
+        // The value may read the enclosing query's row (a correlated
+        // subquery's `b.x = a.x`): it is fixed for one run of the scan.
         let (col, val, op) = match (key_column(t, l), key_column(t, r)) {
-            (Some(c), None) if r.is_row_independent() => (c, r.as_ref(), *op),
-            (None, Some(c)) if l.is_row_independent() => (c, l.as_ref(), flip(*op)),
+            (Some(c), None) if r.reads_no_column() => (c, r.as_ref(), *op),
+            (None, Some(c)) if l.reads_no_column() => (c, l.as_ref(), flip(*op)),
             _ => continue,
         };
-        if col >= n || !is_key_compatible(val, &t.columns[col].ty.to_type()) {
+        if col >= n {
+            continue;
+        }
+        // An outer column's value has the type the binder compared it as:
+        // the column's own, up to a modifier or the text family, so the
+        // key lookup's cast keeps every equal value equal (a bound could
+        // round past one).
+        let outer_eq = op == BinOp::Eq && matches!(val, Expr::Outer(_));
+        if !outer_eq && !is_key_compatible(val, &t.columns[col].ty.to_type()) {
             continue;
         }
         let bound = |inclusive| Some(KeyBound { value: val.clone(), inclusive });
@@ -111,7 +128,55 @@ pub fn choose_access(t: &Arc<TableDef>, pred: &Expr) -> Access {
             }
         }
     }
+    // A list of values for the first column of a key beats a range that
+    // pins no column.
+    if best.as_ref().is_none_or(|(score, _)| *score < 2) {
+        let keys = std::iter::once((None, t.primary_key.as_slice())).chain(
+            t.indexes
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| i.is_plain())
+                .map(|(i, idx)| (Some(i), idx.columns.as_slice())),
+        );
+        for (index, cols) in keys {
+            if let Some((values, array)) = cols.first().and_then(|&c| any[c].clone()) {
+                return Access::In { index, values, array };
+            }
+        }
+    }
     best.map(|(_, a)| a).unwrap_or(Access::Full)
+}
+
+/// `col IN (values)` or `col = ANY(array)` over a table column, with values
+/// a key lookup can use: (column, values, whether they are one array).
+fn in_values(t: &TableDef, p: &Expr) -> Option<(usize, Vec<Expr>, bool)> {
+    match p {
+        Expr::InList(e, list, false) => {
+            let col = key_column(t, e).filter(|&c| c < t.columns.len())?;
+            let ty = t.columns[col].ty.to_type();
+            let ok = list.iter().all(|v| v.reads_no_column() && is_key_compatible(v, &ty));
+            ok.then(|| (col, list.clone(), false))
+        }
+        Expr::Func(Func::Array(ArrayFunc::AnyAll(BinOp::Eq, false)), args) => {
+            let [e, arr] = args.as_slice() else { return None };
+            let col = key_column(t, e).filter(|&c| c < t.columns.len())?;
+            let ty = t.columns[col].ty.to_type();
+            let ok = arr.reads_no_column()
+                && match arr {
+                    Expr::Param(_) | Expr::Outer(_) => true,
+                    Expr::Const(Value::Array(a)) => a
+                        .items
+                        .iter()
+                        .all(|v| v.is_null() || is_key_compatible(&Expr::Const(v.clone()), &ty)),
+                    Expr::Cast(_, DataType::Array(elem)) => {
+                        bind::strip_mod(elem) == bind::strip_mod(&ty)
+                    }
+                    _ => false,
+                };
+            ok.then(|| (col, vec![arr.clone()], true))
+        }
+        _ => None,
+    }
 }
 
 /// The table column `e` reads, directly or through a cast that keeps equal
