@@ -17,6 +17,7 @@ use crate::bail;
 
 // Aggregates: grouping and the aggregate functions' states.
 mod aggregate;
+pub mod memo;
 use crate::catalog::{keys, Catalog, TableDef};
 use crate::error::{from_kv, Result};
 use crate::expr::{and_all, in_list, BinOp, EvalContext, Expr, SubqValue};
@@ -146,10 +147,11 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
             Plan::Lateral(l, r, kind, width) => {
                 let left = run(l, cx).await?;
                 let mut out = Vec::new();
+                let memo = memo::fresh();
                 for row in left {
                     // The enclosing query's row, then this row (see `select::lateral`).
                     let outer = cx.eval.outer.iter().chain(&row).cloned().collect();
-                    let eval = EvalContext { outer, ..cx.eval.clone() };
+                    let eval = EvalContext { outer, memo: memo.clone(), ..cx.eval.clone() };
                     let inner = ExecCtx {
                         txn: cx.txn,
                         tenant: cx.tenant,
@@ -288,8 +290,21 @@ fn in_values(values: &[Expr], array: bool, ctx: &EvalContext) -> Result<Vec<Valu
     Ok(out)
 }
 
-/// Reads the rows of a scan, with their keys, applying its filter.
+/// Reads the rows of a scan, with their keys, applying its filter (from
+/// the hashed scans of a correlated run where they serve).
 pub async fn scan_rows<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<KeyedRow>> {
+    if let Some(m) = &cx.eval.memo {
+        if scan.access == Access::Full {
+            if let Some(rows) = memo::scan(cx, scan, m).await? {
+                return Ok(rows);
+            }
+        }
+    }
+    scan_plain(cx, scan).await
+}
+
+/// Reads the rows of a scan by its access path.
+async fn scan_plain<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<KeyedRow>> {
     let t = &scan.table;
     let types = t.types();
     let mut out = Vec::new();
@@ -776,8 +791,9 @@ async fn apply<T: Txn>(
     cx: &ExecCtx<'_, T>,
 ) -> Result<Vec<Row>> {
     let mut out = Vec::with_capacity(rows.len());
+    let memo = memo::fresh();
     for mut row in rows {
-        let eval = EvalContext { outer: row.clone(), ..cx.eval.clone() };
+        let eval = EvalContext { outer: row.clone(), memo: memo.clone(), ..cx.eval.clone() };
         let inner = ExecCtx { txn: cx.txn, tenant: cx.tenant, eval: &eval, catalog: cx.catalog };
         for c in subs {
             let value = match subquery_value(c.kind, run(&c.plan, &inner).await?)? {

@@ -169,6 +169,9 @@ pub struct EvalContext {
     /// The statement's relation sizes (pg_relation_size; None outside a
     /// session).
     pub sizes: Option<std::sync::Arc<crate::sizes::StatementSizes>>,
+    /// Hashed scans shared by the runs of a correlated subquery or
+    /// LATERAL item (see exec/memo.rs; None elsewhere).
+    pub memo: Option<std::sync::Arc<crate::exec::memo::ScanMemo>>,
     /// Warnings raised by functions during the statement, which the
     /// session sends as notices.
     pub warnings: std::sync::Arc<parking_lot::Mutex<Vec<sqlstate::ErrorReport>>>,

@@ -31,8 +31,8 @@ mod with;
 
 use crate::{bail, err};
 use access::filter_with_subqueries;
-pub use access::{choose_access, push_filter};
-pub use joins::HashKeys;
+pub use access::{choose_access, key_column, push_filter};
+pub use joins::{fits_class, hash_class, hash_key, HashKeys};
 use with::{plan_recursive, plan_view};
 
 /// Plans a query expression.
@@ -871,6 +871,11 @@ pub fn plan_from(b: &mut Binder<'_>, from: &[ast::TableWithJoins]) -> Result<(Pl
                 let call = call?;
                 lateral(b, left, None, |b| functions::plan_function(b, &call))?
             }
+            (Some(left), _)
+                if matches!(&twj.relation, ast::TableFactor::Derived { lateral: true, .. }) =>
+            {
+                lateral(b, left, None, |b| lateral_subquery(b, &twj.relation))?
+            }
             (left, _) => {
                 let cur = plan_factor(b, &twj.relation)?;
                 match left {
@@ -880,12 +885,9 @@ pub fn plan_from(b: &mut Binder<'_>, from: &[ast::TableWithJoins]) -> Result<(Pl
             }
         };
         for j in &twj.joins {
-            if let ast::TableFactor::Derived { lateral: true, subquery, alias, .. } = &j.relation {
-                cur = lateral(b, cur, Some(&j.join_operator), |b| {
-                    let (plan, cols) = b.query(subquery)?;
-                    let q = alias_name(alias).unwrap_or_default();
-                    Ok((plan, derived_scope(cols, &[], &q, alias)))
-                })?;
+            if let ast::TableFactor::Derived { lateral: true, .. } = &j.relation {
+                cur =
+                    lateral(b, cur, Some(&j.join_operator), |b| lateral_subquery(b, &j.relation))?;
                 continue;
             }
             if let Some(call) = functions::call_of(&j.relation) {
@@ -903,6 +905,17 @@ pub fn plan_from(b: &mut Binder<'_>, from: &[ast::TableWithJoins]) -> Result<(Pl
         acc = Some(cur);
     }
     Ok(acc.unwrap_or((Plan::Values(vec![vec![]]), Scope::default())))
+}
+
+/// A `LATERAL (subquery) alias` item, planned with the items before it
+/// visible as outer columns.
+fn lateral_subquery(b: &mut Binder<'_>, item: &ast::TableFactor) -> Result<(Plan, Scope)> {
+    let ast::TableFactor::Derived { subquery, alias, .. } = item else {
+        bail!(InternalError, "not a LATERAL subquery")
+    };
+    let (plan, cols) = b.query(subquery)?;
+    let q = alias_name(alias).unwrap_or_default();
+    Ok((plan, derived_scope(cols, &[], &q, alias)))
 }
 
 /// The join of a LATERAL item: inner for a comma, CROSS JOIN or JOIN

@@ -1207,6 +1207,7 @@ impl<K: KvClient> Session<K> {
             listener: Some(self.listener.clone()),
             waits: Some(self.waits.clone()),
             sizes: Some(self.sizes.clone()),
+            memo: None,
             warnings: self.warnings.clone(),
         }
     }

@@ -184,7 +184,7 @@ fn in_values(t: &TableDef, p: &Expr) -> Option<(usize, Vec<Expr>, bool)> {
 /// the column can find the rows; the predicate is re-checked on every row
 /// found, so the lookup may return a superset (char padding, a truncated
 /// varchar) but never miss a row.
-pub(super) fn key_column(t: &TableDef, e: &Expr) -> Option<usize> {
+pub fn key_column(t: &TableDef, e: &Expr) -> Option<usize> {
     match e {
         Expr::Column(c) => Some(*c),
         Expr::Cast(inner, to) => {

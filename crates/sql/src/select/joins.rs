@@ -49,17 +49,36 @@ impl HashKeys {
     ) -> crate::error::Result<Option<Vec<u8>>> {
         let mut vals = Vec::with_capacity(exprs.len());
         for e in exprs {
-            let v = match e.eval(row, ctx)? {
-                Value::Null => return Ok(None),
-                Value::Int2(i) => Value::Int8(i.into()),
-                Value::Int4(i) => Value::Int8(i.into()),
-                v => v,
-            };
-            vals.push(v);
+            vals.push(e.eval(row, ctx)?);
         }
-        let mut out = Vec::new();
-        sqltypes::keycode::encode_key(&vals, &self.types, &mut out);
-        Ok(Some(out))
+        Ok(hash_key(vals, &self.types))
+    }
+}
+
+/// The hash key of `vals` as `classes` (see [`hash_class`]), or None when a
+/// value is NULL (a NULL key equals nothing).
+pub fn hash_key(vals: Vec<Value>, classes: &[DataType]) -> Option<Vec<u8>> {
+    let mut norm = Vec::with_capacity(vals.len());
+    for v in vals {
+        norm.push(match v {
+            Value::Null => return None,
+            Value::Int2(i) => Value::Int8(i.into()),
+            Value::Int4(i) => Value::Int8(i.into()),
+            v => v,
+        });
+    }
+    let mut out = Vec::new();
+    sqltypes::keycode::encode_key(&norm, classes, &mut out);
+    Some(out)
+}
+
+/// Whether value `v` (not NULL) hashes as `class` (a [`hash_class`]).
+pub fn fits_class(v: &Value, class: &DataType) -> bool {
+    match v {
+        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => *class == DataType::Int8,
+        Value::Text(_) => *class == DataType::Text,
+        Value::Numeric(_) => matches!(class, DataType::Numeric(_)),
+        _ => v.data_type().and_then(|t| hash_class(&t)).as_ref() == Some(class),
     }
 }
 
@@ -360,7 +379,7 @@ fn static_type<'a>(e: &'a Expr, types: &'a [DataType]) -> Option<&'a DataType> {
 /// exactly when their key encodings are equal (integers all as int8, so
 /// int4 = int8 can hash); None for the others (floats with their zeros and
 /// NaNs, blank-padded char, intervals, json, arrays, ...).
-fn hash_class(t: &DataType) -> Option<DataType> {
+pub fn hash_class(t: &DataType) -> Option<DataType> {
     Some(match t {
         DataType::Int2 | DataType::Int4 | DataType::Int8 => DataType::Int8,
         DataType::Text | DataType::Varchar(_) => DataType::Text,
