@@ -27,7 +27,7 @@ use crate::error::{from_kv, Result};
 use crate::exec::{self, row_key, scan_rows, ExecCtx, Row};
 use crate::expr::{EvalContext, Expr};
 use crate::fk;
-use crate::plan::{Column, Plan, Scan, SubqKind};
+use crate::plan::{Column, Correlated, Plan, Scan, SubqKind};
 use crate::{bail, err};
 
 /// RETURNING clause: expressions over the written row.
@@ -84,8 +84,22 @@ pub struct UpdatePlan {
     pub sets: Vec<(usize, Expr)>,
     /// Uncorrelated subqueries of SET and WHERE, run once first.
     pub init: Vec<(Plan, SubqKind)>,
+    /// Correlated subqueries of WHERE and SET, run per target row.
+    pub per_row: PerRow,
     /// RETURNING, if any.
     pub returning: Option<Returning>,
+}
+
+/// The correlated subqueries of an UPDATE's or DELETE's WHERE and SET:
+/// run per target row (followed by its FROM item row), their values
+/// follow that row for the rest of the WHERE clause and the SET
+/// expressions.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PerRow {
+    /// The subqueries.
+    pub subs: Vec<Correlated>,
+    /// The WHERE conjuncts that read their values.
+    pub filter: Option<Expr>,
 }
 
 /// The FROM items of UPDATE ... FROM (USING of DELETE ... USING): each
@@ -109,6 +123,8 @@ pub struct DeletePlan {
     pub join: Option<Joined>,
     /// Uncorrelated subqueries of WHERE, run once first.
     pub init: Vec<(Plan, SubqKind)>,
+    /// Correlated subqueries of WHERE, run per target row.
+    pub per_row: PerRow,
     /// RETURNING, if any.
     pub returning: Option<Returning>,
 }
@@ -578,9 +594,11 @@ async fn lock_joined<T: Txn>(
     tenant: TenantId,
     scan: &Scan,
     join: Option<&Joined>,
+    per_row: &PerRow,
     eval: &EvalContext,
     catalog: &crate::catalog::Catalog,
 ) -> Result<Vec<(Key, Row, Row)>> {
+    let memo = crate::exec::memo::fresh();
     let (found, items) = {
         let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
         let found = scan_rows(&cx, scan).await?;
@@ -590,40 +608,15 @@ async fn lock_joined<T: Txn>(
         };
         (found, items)
     };
-    // The item row `row` joins, or None; without FROM items the scan's
-    // WHERE decides and the item is empty.
-    let matching = |row: &[Value]| -> Result<Option<Row>> {
-        let Some(join) = join else {
-            let holds = match &scan.filter {
-                Some(f) => f.eval_pred(row, eval)?,
-                None => true,
-            };
-            return Ok(holds.then(Vec::new));
-        };
-        let mut both = Vec::with_capacity(row.len() + items.first().map_or(0, Vec::len));
-        for item in &items {
-            both.clear();
-            both.extend_from_slice(row);
-            both.extend_from_slice(item);
-            let holds = match &join.filter {
-                Some(f) => f.eval_pred(&both, eval)?,
-                None => true,
-            };
-            if holds {
-                return Ok(Some(item.clone()));
-            }
-        }
-        Ok(None)
-    };
     let mut candidates = Vec::with_capacity(found.len());
-    for (key, row) in found {
-        // Without FROM items the scan applied the WHERE clause already.
-        let item = match join {
-            None => Some(Vec::new()),
-            Some(_) => matching(&row)?,
-        };
-        if let Some(item) = item {
-            candidates.push((key, row, item));
+    {
+        let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
+        let rows = Rows { scan, join, items: &items, per_row, memo: &memo };
+        for (key, row) in found {
+            // Without FROM items the scan applied the WHERE clause already.
+            if let Some(item) = rows.qualify(&row, join.is_some(), &cx).await? {
+                candidates.push((key, row, item));
+            }
         }
     }
     if candidates.is_empty() {
@@ -632,6 +625,7 @@ async fn lock_joined<T: Txn>(
     let keys: Vec<Key> = candidates.iter().map(|(k, _, _)| k.clone()).collect();
     let locked = txn.lock(&keys).await.map_err(from_kv)?;
     let types = scan.table.types();
+    let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
     let mut out = Vec::with_capacity(candidates.len());
     for ((key, row, item), l) in candidates.into_iter().zip(locked) {
         if !l.changed_since_snapshot {
@@ -640,11 +634,83 @@ async fn lock_joined<T: Txn>(
         }
         let Some(bytes) = l.latest else { continue };
         let newest = rowcodec::decode_row(&bytes, &types)?;
-        if let Some(item) = matching(&newest)? {
+        let rows = Rows { scan, join, items: &items, per_row, memo: &memo };
+        if let Some(item) = rows.qualify(&newest, true, &cx).await? {
             out.push((key, newest, item));
         }
     }
     Ok(out)
+}
+
+/// What decides whether an UPDATE's or DELETE's target row is written.
+struct Rows<'a> {
+    scan: &'a Scan,
+    join: Option<&'a Joined>,
+    items: &'a [Row],
+    per_row: &'a PerRow,
+    memo: &'a Option<std::sync::Arc<crate::exec::memo::ScanMemo>>,
+}
+
+impl Rows<'_> {
+    /// The row the SET and RETURNING expressions read after target row
+    /// `row`, when the WHERE clause holds for it: the first FROM item row
+    /// it holds with, followed by the correlated subqueries' values. With
+    /// `check_scan` false the scan has applied its filter already.
+    async fn qualify<T: Txn>(
+        &self,
+        row: &[Value],
+        check_scan: bool,
+        cx: &ExecCtx<'_, T>,
+    ) -> Result<Option<Row>> {
+        let Some(join) = self.join else {
+            if check_scan {
+                if let Some(f) = &self.scan.filter {
+                    if !f.eval_pred(row, cx.eval)? {
+                        return Ok(None);
+                    }
+                }
+            }
+            return with_per_row(row, Vec::new(), self.per_row, self.memo, cx).await;
+        };
+        let mut both = Vec::with_capacity(row.len() + self.items.first().map_or(0, Vec::len));
+        for item in self.items {
+            both.clear();
+            both.extend_from_slice(row);
+            both.extend_from_slice(item);
+            if let Some(f) = &join.filter {
+                if !f.eval_pred(&both, cx.eval)? {
+                    continue;
+                }
+            }
+            if let Some(ext) = with_per_row(row, item.clone(), self.per_row, self.memo, cx).await? {
+                return Ok(Some(ext));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// `item` followed by the values of the correlated subqueries over `row`
+/// and `item`, or None when the WHERE conjuncts reading them do not hold.
+async fn with_per_row<T: Txn>(
+    row: &[Value],
+    item: Row,
+    per_row: &PerRow,
+    memo: &Option<std::sync::Arc<crate::exec::memo::ScanMemo>>,
+    cx: &ExecCtx<'_, T>,
+) -> Result<Option<Row>> {
+    if per_row.subs.is_empty() {
+        return Ok(Some(item));
+    }
+    let mut ext = [row, item.as_slice()].concat();
+    let values = exec::correlated_values(&ext, &per_row.subs, memo, cx).await?;
+    ext.extend(values);
+    if let Some(f) = &per_row.filter {
+        if !f.eval_pred(&ext, cx.eval)? {
+            return Ok(None);
+        }
+    }
+    Ok(Some(ext.split_off(row.len())))
 }
 
 /// Runs an UPDATE.
@@ -665,7 +731,8 @@ pub async fn update<T: Txn>(
         }
     };
     let table = &plan.scan.table;
-    let targets = lock_joined(txn, tenant, &plan.scan, plan.join.as_ref(), eval, catalog).await?;
+    let join = plan.join.as_ref();
+    let targets = lock_joined(txn, tenant, &plan.scan, join, &plan.per_row, eval, catalog).await?;
     let pk_cols: HashSet<usize> = table.primary_key.iter().copied().collect();
     let pk_changes = plan.sets.iter().any(|(c, _)| pk_cols.contains(c));
     let mut written = Vec::with_capacity(targets.len());
@@ -777,7 +844,8 @@ pub async fn delete<T: Txn>(
         }
     };
     let table = &plan.scan.table;
-    let targets = lock_joined(txn, tenant, &plan.scan, plan.join.as_ref(), eval, catalog).await?;
+    let join = plan.join.as_ref();
+    let targets = lock_joined(txn, tenant, &plan.scan, join, &plan.per_row, eval, catalog).await?;
     let mut deleted = Vec::with_capacity(targets.len());
     let mut items = Vec::with_capacity(targets.len());
     for (key, old, item) in targets {

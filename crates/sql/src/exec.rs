@@ -793,21 +793,35 @@ async fn apply<T: Txn>(
     let mut out = Vec::with_capacity(rows.len());
     let memo = memo::fresh();
     for mut row in rows {
-        let eval = EvalContext { outer: row.clone(), memo: memo.clone(), ..cx.eval.clone() };
-        let inner = ExecCtx { txn: cx.txn, tenant: cx.tenant, eval: &eval, catalog: cx.catalog };
-        for c in subs {
-            let value = match subquery_value(c.kind, run(&c.plan, &inner).await?)? {
-                SubqValue::Value(v) => v,
-                SubqValue::List(list) => {
-                    let Some((probe, negated)) = &c.probe else {
-                        bail!(InternalError, "IN subquery without its left operand")
-                    };
-                    in_list(&probe.eval(&row, cx.eval)?, &list, *negated)?
-                }
-            };
-            row.push(value);
-        }
+        let values = correlated_values(&row, subs, &memo, cx).await?;
+        row.extend(values);
         out.push(row);
+    }
+    Ok(out)
+}
+
+/// Runs correlated subqueries `subs` with `row` as their outer row: each
+/// one's value, EXISTS's boolean or the IN test's result. The runs of one
+/// statement share `memo`.
+pub async fn correlated_values<T: Txn>(
+    row: &[Value],
+    subs: &[Correlated],
+    memo: &Option<std::sync::Arc<memo::ScanMemo>>,
+    cx: &ExecCtx<'_, T>,
+) -> Result<Vec<Value>> {
+    let eval = EvalContext { outer: row.to_vec(), memo: memo.clone(), ..cx.eval.clone() };
+    let inner = ExecCtx { txn: cx.txn, tenant: cx.tenant, eval: &eval, catalog: cx.catalog };
+    let mut out = Vec::with_capacity(subs.len());
+    for c in subs {
+        out.push(match subquery_value(c.kind, run(&c.plan, &inner).await?)? {
+            SubqValue::Value(v) => v,
+            SubqValue::List(list) => {
+                let Some((probe, negated)) = &c.probe else {
+                    bail!(InternalError, "IN subquery without its left operand")
+                };
+                in_list(&probe.eval(row, cx.eval)?, &list, *negated)?
+            }
+        });
     }
     Ok(out)
 }

@@ -14,6 +14,7 @@ use crate::bind::{self, Binder, Reach, Scope};
 use crate::catalog::{Catalog, TableDef};
 use crate::dml::{DeletePlan, InsertPlan, OnConflict, Returning, UpdatePlan};
 use crate::error::Result;
+use crate::expr::Expr;
 use crate::parse::Stmt;
 use crate::plan::{Access, Column, Plan, Scan};
 use crate::select;
@@ -429,7 +430,7 @@ fn target_scan(
     selection: &Option<ast::Expr>,
     items: Option<&[ast::TableWithJoins]>,
     (write, returning, constant_sets): (u16, bool, bool),
-) -> Result<(Scan, Scope, Option<crate::dml::Joined>)> {
+) -> Result<(Scan, Scope, Option<crate::dml::Joined>, Option<Expr>)> {
     if !twj.joins.is_empty() {
         bail!(FeatureNotSupported, "joins in UPDATE/DELETE targets are not supported yet");
     }
@@ -455,31 +456,60 @@ fn target_scan(
         }
         let mut scope = scope;
         scope.cols.extend(item_scope.cols);
-        let filter = match selection {
-            Some(w) => {
-                if bind::contains_aggregate(w) {
-                    bail!(GroupingError, "aggregate functions are not allowed in WHERE");
-                }
-                let (pred, t) = b.expr(w, &scope)?;
-                Some(b.coerce(pred, &t, &DataType::Bool)?)
-            }
-            None => None,
-        };
-        return Ok((scan, scope, Some(crate::dml::Joined { plan, filter })));
+        allow_correlated(b, &scope);
+        let (filter, late) = where_clause(b, selection, &scope)?;
+        return Ok((scan, scope, Some(crate::dml::Joined { plan, filter }), late));
     }
-    if let Some(w) = selection {
-        if bind::contains_aggregate(w) {
-            bail!(GroupingError, "aggregate functions are not allowed in WHERE");
-        }
-        let (pred, t) = b.expr(w, &scope)?;
-        let pred = b.coerce(pred, &t, &DataType::Bool)?;
+    allow_correlated(b, &scope);
+    let (pred, late) = where_clause(b, selection, &scope)?;
+    if let Some(pred) = pred {
         if let Plan::Scan(s) = select::push_filter(Plan::Scan(scan), pred) {
             scan = s;
         } else {
             unreachable!("push_filter keeps a scan a scan");
         }
     }
-    Ok((scan, scope, None))
+    Ok((scan, scope, None, late))
+}
+
+/// Lets the WHERE and SET clauses of an UPDATE or DELETE over `scope` hold
+/// correlated subqueries (their values follow the scope's columns), until
+/// [`correlated_subqueries`] collects them.
+fn allow_correlated(b: &mut Binder<'_>, scope: &Scope) {
+    b.corr = Some(bind::CorrCtx { mark: b.correlated.len(), width: scope.cols.len() });
+}
+
+/// The correlated subqueries bound since [`allow_correlated`], with the
+/// WHERE conjuncts that read them; later clauses (RETURNING) may not hold
+/// any.
+fn correlated_subqueries(b: &mut Binder<'_>, late: Option<Expr>) -> crate::dml::PerRow {
+    let Some(ctx) = b.corr.take() else { return crate::dml::PerRow::default() };
+    crate::dml::PerRow { subs: b.correlated.split_off(ctx.mark), filter: late }
+}
+
+/// An UPDATE's or DELETE's WHERE clause over `scope`, split into the
+/// conjuncts a scan can check and those that read correlated subqueries'
+/// values (columns after the scope's).
+fn where_clause(
+    b: &mut Binder<'_>,
+    selection: &Option<ast::Expr>,
+    scope: &Scope,
+) -> Result<(Option<Expr>, Option<Expr>)> {
+    let Some(w) = selection else { return Ok((None, None)) };
+    if bind::contains_aggregate(w) {
+        bail!(GroupingError, "aggregate functions are not allowed in WHERE");
+    }
+    let (pred, t) = b.expr(w, scope)?;
+    let pred = b.coerce(pred, &t, &DataType::Bool)?;
+    let width = scope.cols.len();
+    let mut parts = Vec::new();
+    crate::expr::conjuncts(pred, &mut parts);
+    let (late, early): (Vec<Expr>, Vec<Expr>) = parts.into_iter().partition(|p| {
+        let mut reads = false;
+        p.walk(&mut |x| reads |= x.as_column().is_some_and(|c| c >= width));
+        reads
+    });
+    Ok((crate::expr::and_all(early), crate::expr::and_all(late)))
 }
 
 /// True when `e` may read a column (any identifier outside a subquery
@@ -513,7 +543,7 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
     let constant_sets =
         u.assignments.iter().all(|a| is_default(&a.value) || !reads_columns(&a.value));
     let needs = (crate::acl::UPDATE, u.returning.is_some(), constant_sets);
-    let (scan, scope, join) = target_scan(b, &u.table, &u.selection, items, needs)?;
+    let (scan, scope, join, late) = target_scan(b, &u.table, &u.selection, items, needs)?;
     let table = scan.table.clone();
     let mut sets = Vec::new();
     for a in &u.assignments {
@@ -537,8 +567,10 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
         };
         sets.push((i, e));
     }
+    let per_row = correlated_subqueries(b, late);
     let ret = returning(b, &u.returning, &scope)?;
-    Ok(UpdatePlan { scan, join, sets, init: b.subqueries.drain(..).collect(), returning: ret })
+    let init = b.subqueries.drain(..).collect();
+    Ok(UpdatePlan { scan, join, sets, init, per_row, returning: ret })
 }
 
 fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
@@ -550,7 +582,9 @@ fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
     };
     let needs = (crate::acl::DELETE, d.returning.is_some(), true);
     let items = d.using.as_deref();
-    let (scan, scope, join) = target_scan(b, twj, &d.selection, items, needs)?;
+    let (scan, scope, join, late) = target_scan(b, twj, &d.selection, items, needs)?;
+    let per_row = correlated_subqueries(b, late);
     let ret = returning(b, &d.returning, &scope)?;
-    Ok(DeletePlan { scan, join, init: b.subqueries.drain(..).collect(), returning: ret })
+    let init = b.subqueries.drain(..).collect();
+    Ok(DeletePlan { scan, join, init, per_row, returning: ret })
 }

@@ -49,7 +49,7 @@ impl Binder<'_> {
         let Some(ctx) = self.corr else {
             bail!(
                 FeatureNotSupported,
-                "correlated subqueries are supported only in WHERE, the select list, HAVING and ORDER BY"
+                "correlated subqueries are supported only in WHERE, the select list, HAVING, ORDER BY and SET"
             );
         };
         if let Some(state) = agg.as_deref() {

@@ -147,6 +147,6 @@ fn reads_outer_only(e: &Expr) -> bool {
 }
 
 /// The memo to hand the runs of a correlated plan.
-pub(super) fn fresh() -> Option<Arc<ScanMemo>> {
+pub fn fresh() -> Option<Arc<ScanMemo>> {
     Some(Arc::new(ScanMemo::default()))
 }
