@@ -20,7 +20,7 @@ mod aggregate;
 pub mod memo;
 use crate::catalog::{keys, Catalog, TableDef};
 use crate::error::{from_kv, Result};
-use crate::expr::{and_all, in_list, BinOp, EvalContext, Expr, SubqValue};
+use crate::expr::{and_all, BinOp, EvalContext, Expr, SubqValue};
 use crate::plan::{
     Access, Correlated, Join, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey, SubqKind,
 };
@@ -761,7 +761,8 @@ fn subquery_value(kind: SubqKind, rows: Vec<Row>) -> Result<SubqValue> {
     Ok(match kind {
         SubqKind::Exists => SubqValue::Value(Value::Bool(!rows.is_empty())),
         SubqKind::List => {
-            SubqValue::List(rows.into_iter().filter_map(|r| r.into_iter().next()).collect())
+            let values = rows.into_iter().filter_map(|r| r.into_iter().next()).collect();
+            SubqValue::List(crate::expr::ValueList::new(values))
         }
         SubqKind::Array => {
             let items: Vec<Value> = rows.into_iter().filter_map(|r| r.into_iter().next()).collect();
@@ -819,7 +820,7 @@ pub async fn correlated_values<T: Txn>(
                 let Some((probe, negated)) = &c.probe else {
                     bail!(InternalError, "IN subquery without its left operand")
                 };
-                in_list(&probe.eval(row, cx.eval)?, &list, *negated)?
+                list.test(&probe.eval(row, cx.eval)?, *negated)?
             }
         });
     }

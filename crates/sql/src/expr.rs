@@ -206,7 +206,68 @@ pub enum SubqValue {
     /// A scalar subquery's value, or EXISTS's boolean.
     Value(Value),
     /// The first column of every row (for IN).
-    List(Vec<Value>),
+    List(ValueList),
+}
+
+/// The values of an `IN (subquery)`, hashed when there are many of one
+/// hashable kind, so each test is one lookup instead of a pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValueList {
+    values: Vec<Value>,
+    /// (the values' hash class, their hash keys, whether one is NULL).
+    hashed: Option<(DataType, std::collections::HashSet<Vec<u8>>, bool)>,
+}
+
+impl ValueList {
+    /// Lists at least this long are hashed.
+    const HASH_FROM: usize = 16;
+
+    /// The list of `values`.
+    pub fn new(values: Vec<Value>) -> ValueList {
+        let hashed = (values.len() >= Self::HASH_FROM).then(|| Self::hash(&values)).flatten();
+        ValueList { values, hashed }
+    }
+
+    fn hash(values: &[Value]) -> Option<(DataType, std::collections::HashSet<Vec<u8>>, bool)> {
+        let class = values.iter().find(|v| !v.is_null()).and_then(value_class)?;
+        let mut set = std::collections::HashSet::with_capacity(values.len());
+        let mut has_null = false;
+        for v in values {
+            if v.is_null() {
+                has_null = true;
+            } else if !crate::select::fits_class(v, &class) {
+                return None;
+            } else {
+                set.insert(crate::select::hash_key(vec![v.clone()], std::slice::from_ref(&class))?);
+            }
+        }
+        Some((class, set, has_null))
+    }
+
+    /// `v [NOT] IN` the list, with SQL's NULL rules.
+    pub fn test(&self, v: &Value, negated: bool) -> Result<Value> {
+        if let Some((class, set, has_null)) = &self.hashed {
+            if !v.is_null() && crate::select::fits_class(v, class) {
+                let key = crate::select::hash_key(vec![v.clone()], std::slice::from_ref(class));
+                return Ok(match key.is_some_and(|k| set.contains(&k)) {
+                    true => Value::Bool(!negated),
+                    false if *has_null => Value::Null,
+                    false => Value::Bool(negated),
+                });
+            }
+        }
+        in_list(v, &self.values, negated)
+    }
+}
+
+/// The class a value hashes as (see `select::joins::hash_class`), if any.
+fn value_class(v: &Value) -> Option<DataType> {
+    match v {
+        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => Some(DataType::Int8),
+        Value::Text(_) => Some(DataType::Text),
+        Value::Numeric(_) => Some(DataType::Numeric(None)),
+        _ => v.data_type().and_then(|t| crate::select::hash_class(&t)),
+    }
 }
 
 impl Expr {
@@ -232,7 +293,7 @@ impl Expr {
             Expr::InSubquery(e, i, negated) => {
                 let v = e.eval(row, ctx)?;
                 let Some(SubqValue::List(list)) = ctx.subq.get(*i) else { return Ok(Value::Null) };
-                in_list(&v, list, *negated)?
+                list.test(&v, *negated)?
             }
             Expr::Binary(op, l, r) => return eval_binary(*op, l, r, row, ctx),
             Expr::Not(e) => match e.eval(row, ctx)? {
