@@ -30,9 +30,13 @@ pub struct ScanMemo {
 }
 
 /// One scan's rows by key: `inner[i]` (over the table's row) equals
-/// `outer[i]` (over the outer row), compared as `classes[i]`.
+/// `outer[i]` (over the outer row), compared as `classes[i]`. The scan is
+/// known by its node's address; its storage and filter are kept to check
+/// that an address met again is the same scan.
 #[derive(Debug)]
 struct Hashed {
+    storage: u64,
+    filter: Option<Expr>,
     outer: Vec<Expr>,
     classes: Vec<DataType>,
     rows: HashMap<Vec<u8>, Vec<KeyedRow>>,
@@ -57,6 +61,9 @@ pub(super) async fn scan<T: Txn>(
         }
     };
     let Some(h) = hashed else { return Ok(None) };
+    if h.storage != scan.table.storage || h.filter != scan.filter {
+        return Ok(None);
+    }
     let mut vals = Vec::with_capacity(h.outer.len());
     for (e, class) in h.outer.iter().zip(&h.classes) {
         let v = e.eval(&[], cx.eval)?;
@@ -131,7 +138,8 @@ async fn build<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Option<Hashed
             rows.entry(key).or_default().push((k, row));
         }
     }
-    Ok(Some(Hashed { outer, classes, rows }))
+    let (storage, filter) = (scan.table.storage, scan.filter.clone());
+    Ok(Some(Hashed { storage, filter, outer, classes, rows }))
 }
 
 /// True for an expression of the outer row alone: it reads an outer

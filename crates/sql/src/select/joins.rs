@@ -162,13 +162,15 @@ pub fn distribute(plan: Plan, pred: Expr, types: &[DataType]) -> Plan {
         }
         // A projection of columns and expressions over them (JOIN ...
         // USING's): the condition reads what the projection computes from.
-        Plan::Project(input, exprs) => match input_types(&exprs, types) {
-            Some(inner) => {
-                let pred = pred.remap_columns(&|c| exprs[c].clone());
-                Plan::Project(Box::new(distribute(*input, pred, &inner)), exprs)
+        Plan::Project(input, exprs) => {
+            match input_types(&exprs, types).filter(|inner| width(&input) == Some(inner.len())) {
+                Some(inner) => {
+                    let pred = pred.remap_columns(&|c| exprs[c].clone());
+                    Plan::Project(Box::new(distribute(*input, pred, &inner)), exprs)
+                }
+                None => Plan::Filter(Box::new(Plan::Project(input, exprs)), pred),
             }
-            None => Plan::Filter(Box::new(Plan::Project(input, exprs)), pred),
-        },
+        }
         other => push_filter(other, pred),
     }
 }
@@ -295,6 +297,17 @@ fn reorder(leaves: Vec<(Plan, Vec<DataType>)>, conds: Vec<Expr>, types: &[DataTy
     Plan::Project(Box::new(plan), (0..types.len()).map(|c| Expr::Column(moved(c))).collect())
 }
 
+/// The number of columns `plan` yields, where evident.
+fn width(plan: &Plan) -> Option<usize> {
+    match plan {
+        Plan::Scan(s) => Some(s.table.columns.len() + usize::from(s.keyed)),
+        Plan::Join(j) => Some(width(&j.left)? + j.width),
+        Plan::Project(_, exprs) => Some(exprs.len()),
+        Plan::Filter(input, _) => width(input),
+        _ => None,
+    }
+}
+
 /// Whether `e` reads columns of the left input (below `lw`) and of the
 /// right one.
 fn sides(e: &Expr, lw: usize) -> (bool, bool) {
@@ -317,9 +330,10 @@ fn shift(e: &Expr, lw: usize) -> Expr {
 }
 
 /// The column types under a projection whose outputs have `types`, when
-/// each input column is also an output of its own (JOIN ... USING's
-/// projection lists every input column after the merged ones) and the
-/// other outputs compute without side effects from them.
+/// each input column up to the last one read is also an output of its own
+/// (JOIN ... USING's projection lists every input column after the merged
+/// ones) and the other outputs compute without side effects from them; the
+/// caller checks that the input is no wider.
 fn input_types(exprs: &[Expr], types: &[DataType]) -> Option<Vec<DataType>> {
     let mut inner: Vec<Option<DataType>> = Vec::new();
     for (e, t) in exprs.iter().zip(types) {
