@@ -24,6 +24,8 @@ mod operators;
 mod subquery;
 // ARRAY[...], subscripts, ANY/ALL, array operators.
 mod arrays;
+/// Calls of SQL functions (CREATE FUNCTION ... LANGUAGE sql).
+pub(crate) mod user_functions;
 
 pub use functions::{contains_aggregate, function_args, is_aggregate};
 

@@ -106,6 +106,82 @@ pub struct ExtensionDef {
     pub comment: Option<String>,
 }
 
+/// A function made by CREATE FUNCTION ... LANGUAGE sql (one JSON row). A
+/// call is planned by putting the body in the caller's query (see
+/// bind/user_functions.rs), so the body is kept as SQL text and read with
+/// the caller's search path, as PostgreSQL reads a SQL function's body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionDef {
+    /// pg_proc OID.
+    pub oid: u32,
+    /// Its schema's OID.
+    pub namespace: u32,
+    /// Function name.
+    pub name: String,
+    /// The input parameters.
+    pub args: Vec<FunctionArg>,
+    /// What a call returns.
+    pub returns: FunctionReturns,
+    /// The body as given (pg_proc.prosrc): the query text of `AS '...'`,
+    /// or the expression of `RETURN expr`.
+    pub body: String,
+    /// True when the body is `RETURN expr` (`body` is the expression).
+    pub returns_expr: bool,
+    /// pg_proc.provolatile: `i`, `s` or `v`.
+    pub volatility: char,
+    /// STRICT (RETURNS NULL ON NULL INPUT).
+    pub strict: bool,
+    /// Owner and ACL.
+    #[serde(flatten)]
+    pub access: Ownership,
+    /// COMMENT ON FUNCTION text.
+    #[serde(default)]
+    pub comment: Option<String>,
+}
+
+/// An input parameter of a [`FunctionDef`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionArg {
+    /// Its name, if it has one.
+    pub name: Option<String>,
+    /// Its type.
+    pub ty: TypeDef,
+    /// Its type as SQL text that names it under any search path
+    /// (`integer`, `public.mood`).
+    pub type_sql: String,
+    /// Its DEFAULT expression as SQL text.
+    pub default: Option<String>,
+}
+
+/// What a [`FunctionDef`] returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FunctionReturns {
+    /// One value of a type (its SQL text beside it).
+    Value(TypeDef, String),
+    /// Rows of one column (SETOF type).
+    SetOf(TypeDef, String),
+    /// Rows of named columns: RETURNS TABLE (...), or SETOF a table's row
+    /// type (`row_type` is that table's OID).
+    Rows {
+        /// (name, type, type as SQL text) per column.
+        columns: Vec<(String, TypeDef, String)>,
+        /// The table whose row type this is, for SETOF table.
+        row_type: Option<u32>,
+    },
+}
+
+impl FunctionDef {
+    /// The parameter types, in order.
+    pub fn arg_types(&self) -> Vec<DataType> {
+        self.args.iter().map(|a| a.ty.to_type()).collect()
+    }
+
+    /// True if a call yields rows (SETOF or TABLE).
+    pub fn returns_set(&self) -> bool {
+        !matches!(self.returns, FunctionReturns::Value(..))
+    }
+}
+
 /// ALTER DEFAULT PRIVILEGES: the privileges objects of one kind get when
 /// `role` creates them (in one schema, or in any).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -979,6 +1055,8 @@ pub struct Catalog {
     pub database_access: Ownership,
     /// ALTER DEFAULT PRIVILEGES entries, by OID.
     pub default_acls: Vec<Arc<DefaultAclDef>>,
+    /// SQL functions by schema and name (the overloads of one name).
+    pub functions: BTreeMap<QualName, Vec<Arc<FunctionDef>>>,
 }
 
 /// A view: a stored query planned again wherever the view is read.
@@ -1437,6 +1515,16 @@ pub mod keys {
     /// All ALTER DEFAULT PRIVILEGES entries.
     pub fn default_acls(tenant: TenantId) -> KeyRange {
         KeyRange::prefix(tenant, &[CATALOG, b'a'])
+    }
+
+    /// One SQL function.
+    pub fn function(tenant: TenantId, oid: u32) -> Key {
+        entry(tenant, b'f', oid)
+    }
+
+    /// All SQL functions.
+    pub fn functions(tenant: TenantId) -> KeyRange {
+        KeyRange::prefix(tenant, &[CATALOG, b'f'])
     }
 
     /// The database's owner and ACL (absent until GRANT ... ON DATABASE).

@@ -35,6 +35,8 @@ mod authorize;
 mod extensions;
 /// FOREIGN KEY definitions, validation and dependencies.
 mod foreign_keys;
+/// CREATE FUNCTION ... LANGUAGE sql and DROP FUNCTION.
+mod functions;
 /// GRANT and REVOKE.
 mod grants;
 /// Renames and schema moves, which reach stored text.
@@ -57,6 +59,7 @@ mod views;
 
 pub use authorize::{authorize, authorize_statement};
 pub use extensions::{create_extension, drop_extensions};
+pub use functions::{create_function, drop_function};
 pub use grants::{default_privileges, privileges, role_membership, type_privileges, Privileges};
 pub use names::alter_name;
 pub use owned::{owned_objects, owned_roles, reassign_owned, revoke_owned, OwnedKind};
@@ -278,6 +281,10 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
     for mut t in with_checks {
         catalog::bind_checks(&cat, &mut t)?;
         cat.tables.insert(t.qual_name(), Arc::new(t));
+    }
+    for (_, v) in scan_all(txn, keys::functions(tenant)).await? {
+        let f: catalog::FunctionDef = read_json_entry(&v, "function")?;
+        cat.functions.entry((f.namespace, f.name.clone())).or_default().push(Arc::new(f));
     }
     for (_, v) in scan_all(txn, keys::default_acls(tenant)).await? {
         cat.default_acls.push(Arc::new(read_json_entry(&v, "default privileges")?));

@@ -867,6 +867,10 @@ pub fn plan_from(b: &mut Binder<'_>, from: &[ast::TableWithJoins]) -> Result<(Pl
     for twj in from {
         // A function after a comma may read the items before it.
         let mut cur = match (acc.take(), functions::call_of(&twj.relation)) {
+            // A SQL function reads the items before it (planned in plan_factor).
+            (Some(left), Some(_)) if b.is_sql_function_item(&twj.relation) => {
+                lateral(b, left, None, |b| plan_factor(b, &twj.relation))?
+            }
             (Some(left), Some(call)) => {
                 let call = call?;
                 lateral(b, left, None, |b| functions::plan_function(b, &call))?
@@ -888,6 +892,10 @@ pub fn plan_from(b: &mut Binder<'_>, from: &[ast::TableWithJoins]) -> Result<(Pl
             if let ast::TableFactor::Derived { lateral: true, .. } = &j.relation {
                 cur =
                     lateral(b, cur, Some(&j.join_operator), |b| lateral_subquery(b, &j.relation))?;
+                continue;
+            }
+            if b.is_sql_function_item(&j.relation) && lateral_kind(Some(&j.join_operator)).is_ok() {
+                cur = lateral(b, cur, Some(&j.join_operator), |b| plan_factor(b, &j.relation))?;
                 continue;
             }
             if let Some(call) = functions::call_of(&j.relation) {
@@ -1099,6 +1107,9 @@ fn alias_name(alias: &Option<ast::TableAlias>) -> Option<String> {
 }
 
 fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)> {
+    if let Some(derived) = b.sql_function_item(f)? {
+        return plan_factor(b, &derived);
+    }
     if let Some(call) = functions::call_of(f) {
         return functions::plan_function(b, &call?);
     }

@@ -758,7 +758,15 @@ impl<K: KvClient> Session<K> {
                     sqlstate::SqlState::DuplicateColumn
                         | sqlstate::SqlState::InvalidTableDefinition
                 );
-            !alter && !create
+            // CREATE/DROP FUNCTION point only into the body, at a name
+            // it reads.
+            let function = is(|s| {
+                matches!(s, ast::Statement::CreateFunction(_) | ast::Statement::DropFunction(_))
+            }) && !matches!(
+                e.code,
+                sqlstate::SqlState::UndefinedColumn | sqlstate::SqlState::UndefinedTable
+            );
+            !alter && !create && !function
         }) {
             let found = p
                 .text
@@ -1389,6 +1397,8 @@ impl<K: KvClient> Session<K> {
                 ddl::create_type(txn, tenant, &catalog, name, representation.as_ref(), user).await?
             }
             S::AlterType(at) => ddl::alter_type(txn, tenant, &catalog, at).await?,
+            S::CreateFunction(cf) => ddl::create_function(txn, tenant, &catalog, cf, user).await?,
+            S::DropFunction(df) => ddl::drop_function(txn, tenant, &catalog, df, user).await?,
             S::CreateRole(cr) => {
                 ddl::create_role(txn, tenant, &catalog, cr, self.db.hasher, user).await?
             }

@@ -163,6 +163,10 @@ sqlstates! {
     UndefinedFunction = "42883",
     /// 42725: several functions match a name
     AmbiguousFunction = "42725",
+    /// 42723: a function of that name and argument types exists
+    DuplicateFunction = "42723",
+    /// 42P13: a function definition that cannot work
+    InvalidFunctionDefinition = "42P13",
     /// 42P02
     UndefinedParameter = "42P02",
     /// 42P07

@@ -50,6 +50,9 @@ impl Binder<'_> {
             let (_, t) = self.expr_in(a, scope, agg)?;
             return Ok((Expr::Const(Value::Text(t.to_string())), DataType::Text));
         }
+        if let Some(r) = self.sql_function_call(f, &args, scope, agg)? {
+            return Ok(r);
+        }
         let mut bound = Vec::with_capacity(args.len());
         for a in &args {
             match a {

@@ -76,6 +76,7 @@ pub fn authorize_statement(cat: &Catalog, user: &str, stmt: &ast::Statement) -> 
             Ok(())
         }
         S::CreateSequence { name, .. } | S::CreateType { name, .. } => create_in(cat, user, name),
+        S::CreateFunction(cf) => create_in(cat, user, &cf.name),
         S::CreateIndex(ci) => own_relation(cat, user, &ci.table_name),
         S::CreateSchema { schema_name, .. } => {
             acl::database_privilege(cat, user, acl::CREATE)?;

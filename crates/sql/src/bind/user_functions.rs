@@ -1,0 +1,557 @@
+//! Calls of SQL functions (CREATE FUNCTION ... LANGUAGE sql).
+//!
+//! A call is planned as part of the caller's query, as PostgreSQL inlines
+//! simple SQL functions:
+//!
+//! - A scalar function whose body is one expression (`RETURN expr`, or
+//!   `SELECT expr` and nothing else) becomes that expression with each
+//!   parameter replaced by its argument cast to the parameter's type, cast
+//!   to the result type: `add1(x)` is `CAST((CAST(x AS integer)) + 1 AS
+//!   integer)`. It works wherever an expression does.
+//! - Any other scalar function becomes a scalar subquery: the body, whose
+//!   SELECTs each read the arguments from a one-row derived table named
+//!   after the function put first in their FROM (`(SELECT CAST(x AS
+//!   integer) AS "$1") AS f`), limited to its first row (a SQL function
+//!   returns the first row of its query) and cast to the result type. It
+//!   runs where a subquery can.
+//! - A function in FROM becomes `(SELECT CAST("$body".c1 AS t1) AS a, ...
+//!   FROM (body) AS "$body"(c1, ...))`, read laterally after the items
+//!   before it.
+//!
+//! In the body, `$n` and `f.p` name the parameters; a bare parameter name
+//! does too unless a table the body reads has a column of that name, which
+//! wins as in PostgreSQL. A `*` in the body stands for its own FROM items'
+//! columns. STRICT functions return NULL (no rows in FROM) when an
+//! argument is NULL. Argument expressions are substituted, so a volatile
+//! argument used twice by an inlined body runs twice.
+
+use std::sync::Arc;
+
+use sqlparser::ast::{self, VisitMut, VisitorMut};
+
+use super::*;
+use crate::catalog::{FunctionDef, FunctionReturns};
+
+/// The body's hidden alias in the FROM form.
+const BODY: &str = "$body";
+
+impl Binder<'_> {
+    /// The SQL functions a call's name may mean, in search path order
+    /// (none for a pg_catalog name).
+    pub(crate) fn sql_functions(&self, name: &ast::ObjectName) -> Result<Vec<Arc<FunctionDef>>> {
+        let n = obj_name(name)?;
+        if self.catalog.functions.is_empty() || n.schema.as_deref() == Some("pg_catalog") {
+            return Ok(Vec::new());
+        }
+        let path = self.catalog.lookup_path(&n, false)?;
+        let mut out = Vec::new();
+        for ns in path.iter() {
+            if let Some(fs) = self.catalog.functions.get(&(*ns, n.name.clone())) {
+                out.extend(fs.iter().cloned());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Binds a call of a SQL function in an expression, or None when no
+    /// SQL function of its name takes its arguments.
+    pub(super) fn sql_function_call(
+        &mut self,
+        f: &ast::Function,
+        args: &[Option<&ast::Expr>],
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<Option<(Expr, DataType)>> {
+        let candidates = self.sql_functions(&f.name)?;
+        if candidates.is_empty() {
+            return Ok(None);
+        }
+        let mut types = Vec::with_capacity(args.len());
+        for a in args {
+            let Some(a) = a else { return Ok(None) };
+            types.push(self.expr_in(a, scope, agg)?.1);
+        }
+        let Some(def) = choose(&candidates, &types)? else { return Ok(None) };
+        if def.returns_set() {
+            bail!(
+                FeatureNotSupported,
+                "set-returning SQL functions are supported only in FROM so far: {}()",
+                def.name
+            );
+        }
+        let args: Vec<ast::Expr> = args.iter().flatten().map(|a| (*a).clone()).collect();
+        let call = self.expand_scalar(&def, with_defaults(&def, args)?)?;
+        let (x, t) = self.expr_in(&call, scope, agg)?;
+        Ok(Some((x, t)))
+    }
+
+    /// True if `item` calls a function in FROM whose name SQL functions
+    /// have.
+    pub(crate) fn is_sql_function_item(&self, item: &ast::TableFactor) -> bool {
+        match item {
+            ast::TableFactor::Table { name, args: Some(_), .. } => {
+                self.sql_functions(name).is_ok_and(|c| !c.is_empty())
+            }
+            _ => false,
+        }
+    }
+
+    /// A SQL function call in FROM as the derived table it is planned as,
+    /// or None when `item` is no such call.
+    pub(crate) fn sql_function_item(
+        &mut self,
+        item: &ast::TableFactor,
+    ) -> Result<Option<ast::TableFactor>> {
+        let ast::TableFactor::Table { name, alias, args: Some(fargs), .. } = item else {
+            return Ok(None);
+        };
+        let candidates = self.sql_functions(name)?;
+        if candidates.is_empty() {
+            return Ok(None);
+        }
+        let mut args = Vec::with_capacity(fargs.args.len());
+        for a in &fargs.args {
+            match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e.clone()),
+                _ => return Ok(None),
+            }
+        }
+        // Argument types, read where the item's arguments are read (items
+        // before it are visible as outer columns).
+        let mut types = Vec::with_capacity(args.len());
+        for a in &args {
+            types.push(self.expr(a, &Scope::default())?.1);
+        }
+        let Some(def) = choose(&candidates, &types)? else { return Ok(None) };
+        let query = self.expand_rows(&def, with_defaults(&def, args)?)?;
+        let alias = alias.clone().unwrap_or_else(|| ast::TableAlias {
+            explicit: true,
+            name: ast::Ident::new(def.name.clone()),
+            columns: Vec::new(),
+            at: None,
+        });
+        Ok(Some(ast::TableFactor::Derived {
+            lateral: false,
+            subquery: Box::new(query),
+            alias: Some(alias),
+            sample: None,
+        }))
+    }
+}
+
+/// The function a call with argument types `types` means among
+/// `candidates`: one whose parameters (after those defaults fill) take
+/// the types exactly, else the one that takes them by implicit casts
+/// with the most exact matches; None when none takes them.
+fn choose(candidates: &[Arc<FunctionDef>], types: &[DataType]) -> Result<Option<Arc<FunctionDef>>> {
+    let fits = |d: &FunctionDef| {
+        let defaults = d.args.iter().rev().take_while(|a| a.default.is_some()).count();
+        types.len() <= d.args.len() && types.len() + defaults >= d.args.len()
+    };
+    let mut best: Vec<(usize, &Arc<FunctionDef>)> = Vec::new();
+    for d in candidates.iter().filter(|d| fits(d)) {
+        let params = d.arg_types();
+        let mut exact = 0;
+        let mut ok = true;
+        for (t, p) in types.iter().zip(&params) {
+            if t.oid() == p.oid() {
+                exact += 1;
+            } else if !implicit(t, p) {
+                ok = false;
+                break;
+            }
+        }
+        if ok {
+            best.push((exact, d));
+        }
+    }
+    let Some(top) = best.iter().map(|(e, _)| *e).max() else { return Ok(None) };
+    let mut tops = best.into_iter().filter(|(e, _)| *e == top);
+    let first = tops.next().map(|(_, d)| d.clone());
+    if tops.next().is_some() && top < types.len() {
+        let name = first.as_ref().map(|d| d.name.clone()).unwrap_or_default();
+        let list: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+        return Err(err!(AmbiguousFunction, "function {name}({}) is not unique", list.join(", "))
+            .with_hint(
+                "Could not choose a best candidate function. You might need to add explicit type casts.",
+            ));
+    }
+    Ok(first)
+}
+
+/// True if a value of type `from` passes to a parameter of type `to`
+/// without an explicit cast.
+fn implicit(from: &DataType, to: &DataType) -> bool {
+    if *from == DataType::Unknown || from.oid() == to.oid() {
+        return true;
+    }
+    match sqltypes::cast::common_type(from, to) {
+        Some(c) => c.oid() == to.oid(),
+        None => false,
+    }
+}
+
+/// The arguments with the parameters' defaults after them.
+fn with_defaults(def: &FunctionDef, mut args: Vec<ast::Expr>) -> Result<Vec<ast::Expr>> {
+    for a in &def.args[args.len()..] {
+        let Some(text) = &a.default else {
+            bail!(InternalError, "function {} lacks a default", def.name)
+        };
+        args.push(crate::parse::expr_text(text).map_err(|e| err!(InternalError, "{e}"))?);
+    }
+    Ok(args)
+}
+
+/// The name of parameter `i` as a column of the arguments' row.
+fn param_column(i: usize) -> String {
+    format!("${}", i + 1)
+}
+
+fn parse_type(text: &str) -> Result<ast::DataType> {
+    crate::parse::type_text(text).map_err(|e| err!(InternalError, "type {text}: {e}"))
+}
+
+fn cast(e: ast::Expr, type_sql: &str) -> Result<ast::Expr> {
+    Ok(ast::Expr::Cast {
+        kind: ast::CastKind::Cast,
+        expr: Box::new(ast::Expr::Nested(Box::new(e))),
+        data_type: parse_type(type_sql)?,
+        format: None,
+    })
+}
+
+fn ident(name: &str) -> ast::Ident {
+    ast::Ident::with_quote('"', name)
+}
+
+fn internal(e: sqlparser::parser::ParserError) -> crate::error::ErrorReport {
+    err!(InternalError, "{e}")
+}
+
+/// The body as a query: `AS 'query'`, or `SELECT expr` for `RETURN expr`.
+fn body_query(def: &FunctionDef) -> Result<ast::Query> {
+    let text = match def.returns_expr {
+        true => format!("SELECT {}", def.body),
+        false => def.body.clone(),
+    };
+    crate::parse::query_text(&text).map_err(|e| err!(SyntaxError, "{e}"))
+}
+
+/// Rewrites the body's parameter references. With `args`, each becomes its
+/// argument (the inlined form); without, the column of the arguments' row
+/// (`f."$1"`). `$n` and `f.p` always name a parameter; a bare name does
+/// unless a table the body reads has a column of that name (`columns`),
+/// which wins as in PostgreSQL.
+struct Params<'a> {
+    def: &'a FunctionDef,
+    args: Option<&'a [ast::Expr]>,
+    columns: &'a std::collections::HashSet<String>,
+}
+
+impl VisitorMut for Params<'_> {
+    type Break = ();
+
+    fn post_visit_expr(&mut self, e: &mut ast::Expr) -> std::ops::ControlFlow<()> {
+        let def = self.def;
+        let named = |n: &str| def.args.iter().position(|a| a.name.as_deref() == Some(n));
+        let index = match &*e {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Placeholder(p) => p
+                    .strip_prefix('$')
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|n| *n >= 1 && *n <= def.args.len())
+                    .map(|n| n - 1),
+                _ => None,
+            },
+            ast::Expr::Identifier(id) => {
+                let n = super::ident(id);
+                if self.columns.contains(&n) {
+                    None
+                } else {
+                    named(&n)
+                }
+            }
+            ast::Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
+                let (q, n) = (super::ident(&parts[0]), super::ident(&parts[1]));
+                if q == def.name {
+                    named(&n)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        if let Some(i) = index {
+            *e = match self.args {
+                Some(args) => ast::Expr::Nested(Box::new(args[i].clone())),
+                None => {
+                    ast::Expr::CompoundIdentifier(vec![ident(&def.name), ident(&param_column(i))])
+                }
+            };
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+}
+
+/// The column names of the tables and views `q` reads.
+fn read_columns(cat: &Catalog, q: &ast::Query) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    let _ = ast::visit_relations(q, |name| {
+        if let Ok(n) = obj_name(name) {
+            match cat.relation(&n) {
+                Ok(Some(crate::catalog::Relation::Table(t))) => {
+                    out.extend(t.columns.iter().map(|c| c.name.clone()))
+                }
+                Ok(Some(crate::catalog::Relation::View(v))) => {
+                    out.extend(v.columns.iter().cloned())
+                }
+                _ => {}
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    out
+}
+
+/// The one expression of a body that is `SELECT expr` and nothing else,
+/// with no subquery and no aggregate.
+fn simple_expression(q: &ast::Query) -> Option<ast::Expr> {
+    if q.with.is_some() || q.order_by.is_some() || q.limit_clause.is_some() || q.fetch.is_some() {
+        return None;
+    }
+    let ast::SetExpr::Select(s) = &*q.body else { return None };
+    let plain = s.from.is_empty()
+        && s.selection.is_none()
+        && s.having.is_none()
+        && s.distinct.is_none()
+        && matches!(&s.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty());
+    let [item] = s.projection.as_slice() else { return None };
+    let e = match item {
+        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => e,
+        _ => return None,
+    };
+    if !plain || contains_query(e) || contains_aggregate(e) {
+        return None;
+    }
+    Some(e.clone())
+}
+
+fn contains_query(e: &ast::Expr) -> bool {
+    use sqlparser::ast::Visit;
+    struct Q;
+    impl ast::Visitor for Q {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &ast::Query) -> std::ops::ControlFlow<()> {
+            std::ops::ControlFlow::Break(())
+        }
+    }
+    e.visit(&mut Q).is_break()
+}
+
+/// `CASE WHEN a IS NULL OR ... THEN NULL ELSE e END` for a STRICT
+/// function with arguments `args`.
+fn strict(def: &FunctionDef, args: &[ast::Expr], e: ast::Expr) -> ast::Expr {
+    match any_null(def, args) {
+        Some(cond) => ast::Expr::Case {
+            case_token: sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+            end_token: sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+            operand: None,
+            conditions: vec![ast::CaseWhen {
+                condition: cond,
+                result: ast::Expr::value(ast::Value::Null),
+            }],
+            else_result: Some(Box::new(e)),
+        },
+        None => e,
+    }
+}
+
+/// `a IS NULL OR ...` over a STRICT function's arguments (None if the
+/// function is not strict or takes none).
+fn any_null(def: &FunctionDef, args: &[ast::Expr]) -> Option<ast::Expr> {
+    if !def.strict {
+        return None;
+    }
+    let mut cond: Option<ast::Expr> = None;
+    for a in args {
+        let test = ast::Expr::IsNull(Box::new(ast::Expr::Nested(Box::new(a.clone()))));
+        cond = Some(match cond {
+            None => test,
+            Some(c) => ast::Expr::BinaryOp {
+                left: Box::new(c),
+                op: ast::BinaryOperator::Or,
+                right: Box::new(test),
+            },
+        });
+    }
+    cond
+}
+
+/// The body with its parameters read from a one-row derived table of the
+/// arguments (`casted`), put first in the FROM of each of its SELECTs; a
+/// `*` there becomes each of its own items' `.*`.
+fn body_with_args(cat: &Catalog, def: &FunctionDef, casted: &[ast::Expr]) -> Result<ast::Query> {
+    let mut body = body_query(def)?;
+    if casted.is_empty() {
+        return Ok(body);
+    }
+    let columns = read_columns(cat, &body);
+    // LIMIT and OFFSET read no columns: they get the arguments themselves.
+    let none = std::collections::HashSet::new();
+    let mut direct = Params { def, args: Some(casted), columns: &none };
+    if let Some(ast::LimitClause::LimitOffset { limit, offset, .. }) = &mut body.limit_clause {
+        let _ = limit.visit(&mut direct);
+        let _ = offset.visit(&mut direct);
+    }
+    let _ = body.visit(&mut Params { def, args: None, columns: &columns });
+    let items: Vec<String> = casted
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("{a} AS {}", ident(&param_column(i))))
+        .collect();
+    let text = format!("SELECT 1 FROM (SELECT {}) AS {}", items.join(", "), ident(&def.name));
+    let q = crate::parse::query_text(&text).map_err(internal)?;
+    let ast::SetExpr::Select(s) = *q.body else { bail!(InternalError, "not a select") };
+    let Some(item) = s.from.into_iter().next() else { bail!(InternalError, "no FROM") };
+    inject(&mut body.body, &item)?;
+    Ok(body)
+}
+
+fn inject(body: &mut ast::SetExpr, item: &ast::TableWithJoins) -> Result<()> {
+    match body {
+        ast::SetExpr::Select(s) => {
+            let mut own = Vec::new();
+            for twj in &s.from {
+                item_names(&twj.relation, &mut own);
+                for j in &twj.joins {
+                    item_names(&j.relation, &mut own);
+                }
+            }
+            let mut projection = Vec::with_capacity(s.projection.len());
+            for p in std::mem::take(&mut s.projection) {
+                match p {
+                    ast::SelectItem::Wildcard(opts) => {
+                        for n in &own {
+                            projection.push(ast::SelectItem::QualifiedWildcard(
+                                ast::SelectItemQualifiedWildcardKind::ObjectName(n.clone()),
+                                opts.clone(),
+                            ));
+                        }
+                    }
+                    other => projection.push(other),
+                }
+            }
+            s.projection = projection;
+            s.from.insert(0, item.clone());
+            Ok(())
+        }
+        ast::SetExpr::SetOperation { left, right, .. } => {
+            inject(left, item)?;
+            inject(right, item)
+        }
+        ast::SetExpr::Query(q) => inject(&mut q.body, item),
+        _ => bail!(FeatureNotSupported, "this form of SQL function body is not supported yet"),
+    }
+}
+
+/// The names `.*` of a FROM item takes (each table of a join).
+fn item_names(f: &ast::TableFactor, out: &mut Vec<ast::ObjectName>) {
+    match f {
+        ast::TableFactor::Table { name, alias, .. } => out.push(match alias {
+            Some(a) => ast::ObjectName::from(vec![a.name.clone()]),
+            None => name.clone(),
+        }),
+        ast::TableFactor::Derived { alias: Some(a), .. } => {
+            out.push(ast::ObjectName::from(vec![a.name.clone()]))
+        }
+        ast::TableFactor::NestedJoin { table_with_joins, .. } => {
+            item_names(&table_with_joins.relation, out);
+            for j in &table_with_joins.joins {
+                item_names(&j.relation, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The arguments cast to their parameters' types.
+fn casted(def: &FunctionDef, args: &[ast::Expr]) -> Result<Vec<ast::Expr>> {
+    args.iter().zip(&def.args).map(|(a, p)| cast(a.clone(), &p.type_sql)).collect()
+}
+
+impl Binder<'_> {
+    /// The expression a scalar call stands for (see the module comment).
+    fn expand_scalar(&self, def: &FunctionDef, args: Vec<ast::Expr>) -> Result<ast::Expr> {
+        let FunctionReturns::Value(_, result_sql) = &def.returns else {
+            bail!(InternalError, "{} returns rows", def.name)
+        };
+        let casted = casted(def, &args)?;
+        let body = body_query(def)?;
+        if let Some(mut e) = simple_expression(&body) {
+            let none = std::collections::HashSet::new();
+            let _ = e.visit(&mut Params { def, args: Some(&casted), columns: &none });
+            return Ok(strict(def, &casted, cast(e, result_sql)?));
+        }
+        let mut body = body_with_args(self.catalog, def, &casted)?;
+        first_row(&mut body);
+        let value = cast(ast::Expr::Subquery(Box::new(body)), result_sql)?;
+        Ok(strict(def, &casted, value))
+    }
+
+    /// The query a call in FROM stands for (see the module comment).
+    fn expand_rows(&self, def: &FunctionDef, args: Vec<ast::Expr>) -> Result<ast::Query> {
+        let casted = casted(def, &args)?;
+        let mut body = body_with_args(self.catalog, def, &casted)?;
+        let columns: Vec<(String, String)> = match &def.returns {
+            FunctionReturns::Value(_, t) => {
+                first_row(&mut body);
+                vec![(def.name.clone(), t.clone())]
+            }
+            FunctionReturns::SetOf(_, t) => vec![(def.name.clone(), t.clone())],
+            FunctionReturns::Rows { columns, .. } => {
+                columns.iter().map(|(n, _, t)| (n.clone(), t.clone())).collect()
+            }
+        };
+        let inner: Vec<String> = (1..=columns.len()).map(|i| format!("c{i}")).collect();
+        let mut list = Vec::with_capacity(columns.len());
+        for (i, (name, t)) in columns.iter().enumerate() {
+            let col = ast::Expr::CompoundIdentifier(vec![ident(BODY), ident(&inner[i])]);
+            list.push(format!("{} AS {}", cast(col, t)?, ident(name)));
+        }
+        let mut select = format!(
+            "SELECT {} FROM ({body}) AS {}({})",
+            list.join(", "),
+            ident(BODY),
+            inner.join(", ")
+        );
+        if let Some(cond) = any_null(def, &casted) {
+            select.push_str(&format!(" WHERE NOT ({cond})"));
+        }
+        crate::parse::query_text(&select).map_err(internal)
+    }
+}
+
+/// Limits a scalar function's body to its first row, unless it has a
+/// LIMIT of its own.
+fn first_row(q: &mut ast::Query) {
+    if q.limit_clause.is_none() && q.fetch.is_none() {
+        q.limit_clause = Some(ast::LimitClause::LimitOffset {
+            limit: Some(ast::Expr::value(ast::Value::Number("1".into(), false))),
+            offset: None,
+            limit_by: Vec::new(),
+        });
+    }
+}
+
+/// The body's output columns' types, bound with each parameter a NULL of
+/// its type (CREATE FUNCTION's check; no row is read).
+pub(crate) fn body_types(cat: &Catalog, def: &FunctionDef) -> Result<Vec<DataType>> {
+    let nulls: Vec<ast::Expr> = def
+        .args
+        .iter()
+        .map(|a| cast(ast::Expr::value(ast::Value::Null), &a.type_sql))
+        .collect::<Result<_>>()?;
+    let body = body_with_args(cat, def, &nulls)?;
+    let (_, cols) = Binder::new(cat, vec![]).query(&body)?;
+    Ok(cols.into_iter().map(|c| c.ty).collect())
+}

@@ -1,0 +1,390 @@
+//! CREATE [OR REPLACE] FUNCTION ... LANGUAGE sql and DROP FUNCTION. A
+//! function is one catalog row ([`catalog::FunctionDef`]); its body is
+//! checked here by binding it with its parameters, and bound again into
+//! each calling query (bind/user_functions.rs).
+
+use super::*;
+use crate::bind::user_functions::body_types;
+use crate::catalog::{FunctionArg, FunctionDef, FunctionReturns};
+
+/// CREATE [OR REPLACE] FUNCTION.
+pub async fn create_function<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    cf: &ast::CreateFunction,
+    owner: &str,
+) -> Result<DdlResult> {
+    let (namespace, name) = new_name(cat, &cf.name)?;
+    let mut def = definition(cat, cf, namespace, name, owner)?;
+    let same_args =
+        |d: &FunctionDef| d.args.iter().map(|a| a.ty.oid).eq(def.args.iter().map(|a| a.ty.oid));
+    let existing = cat
+        .functions
+        .get(&(namespace, def.name.clone()))
+        .and_then(|fs| fs.iter().find(|d| same_args(d)).cloned());
+    if let Some(old) = &existing {
+        if !cf.or_replace {
+            bail!(
+                DuplicateFunction,
+                "function \"{}\" already exists with same argument types",
+                def.name
+            );
+        }
+        old.access.must_own(cat, owner, crate::acl::ObjKind::Function, &def.name)?;
+        if old.returns != def.returns {
+            return Err(err!(
+                InvalidFunctionDefinition,
+                "cannot change return type of existing function"
+            )
+            .with_hint(format!("Use DROP FUNCTION {} first.", signature(cat, old))));
+        }
+        for (o, n) in old.args.iter().zip(&def.args) {
+            if o.name.is_some() && o.name != n.name {
+                return Err(err!(
+                    InvalidFunctionDefinition,
+                    "cannot change name of input parameter \"{}\"",
+                    o.name.as_deref().unwrap_or_default()
+                )
+                .with_hint(format!("Use DROP FUNCTION {} first.", signature(cat, old))));
+            }
+        }
+        def.oid = old.oid;
+        def.access = old.access.clone();
+        def.comment = old.comment.clone();
+    }
+    check_body(cat, &def)?;
+    bump_version(txn, tenant).await?;
+    if existing.is_none() {
+        def.oid = alloc(txn, tenant, 1).await? as u32;
+    }
+    put_entry(txn, keys::function(tenant, def.oid), json_entry(&def)).await?;
+    Ok(DdlResult::tag("CREATE FUNCTION"))
+}
+
+/// The definition CREATE FUNCTION describes (OID 0), checked for what
+/// Strata runs: LANGUAGE sql with one query or RETURN expression.
+fn definition(
+    cat: &Catalog,
+    cf: &ast::CreateFunction,
+    namespace: u32,
+    name: String,
+    owner: &str,
+) -> Result<FunctionDef> {
+    let language = match &cf.language {
+        Some(l) => bind::ident(l),
+        None => bail!(InvalidFunctionDefinition, "no language specified"),
+    };
+    match language.as_str() {
+        "sql" => {}
+        "plpgsql" => {
+            bail!(FeatureNotSupported, "functions in language plpgsql are not supported yet")
+        }
+        "internal" | "c" => {
+            bail!(FeatureNotSupported, "functions in language {language} cannot be created")
+        }
+        other => bail!(UndefinedObject, "language \"{other}\" does not exist"),
+    }
+    if cf.temporary || cf.or_alter || cf.if_not_exists {
+        bail!(SyntaxError, "syntax error at or near \"FUNCTION\"");
+    }
+    if !cf.set_params.is_empty() {
+        bail!(FeatureNotSupported, "SET clauses of functions are not supported yet");
+    }
+    if matches!(cf.security, Some(ast::FunctionSecurity::Definer)) {
+        bail!(FeatureNotSupported, "SECURITY DEFINER functions are not supported yet");
+    }
+    let mut args = Vec::new();
+    for a in cf.args.iter().flatten() {
+        if matches!(a.mode, Some(ast::ArgMode::Out | ast::ArgMode::InOut | ast::ArgMode::Variadic))
+        {
+            bail!(FeatureNotSupported, "OUT, INOUT and VARIADIC parameters are not supported yet");
+        }
+        let arg_name = a.name.as_ref().map(bind::ident);
+        if let Some(n) = &arg_name {
+            if args.iter().any(|x: &FunctionArg| x.name.as_ref() == Some(n)) {
+                bail!(InvalidFunctionDefinition, "parameter name \"{n}\" used more than once");
+            }
+        }
+        let ty = bind::catalog_type(cat, &a.data_type)?;
+        let default = match &a.default_expr {
+            Some(e) => {
+                let mut b = Binder::new(cat, vec![]);
+                let x = b.assign(e, &Scope::default(), &ty).map_err(|e| {
+                    if e.code == sqlstate::SqlState::UndefinedColumn {
+                        err!(
+                            InvalidColumnReference,
+                            "cannot use column reference in DEFAULT expression"
+                        )
+                    } else {
+                        e
+                    }
+                })?;
+                let _ = x;
+                Some(crate::deparse::stored_text(cat, e))
+            }
+            None if args.iter().any(|x: &FunctionArg| x.default.is_some()) => bail!(
+                InvalidFunctionDefinition,
+                "input parameters after one with a default value must also have defaults"
+            ),
+            None => None,
+        };
+        args.push(FunctionArg {
+            name: arg_name,
+            type_sql: type_sql(cat, &ty),
+            ty: TypeDef::from_type(&ty),
+            default,
+        });
+    }
+    let returns = match &cf.return_type {
+        None => bail!(InvalidFunctionDefinition, "function result type must be specified"),
+        Some(ast::FunctionReturnType::DataType(ast::DataType::Table(Some(cols)))) => {
+            let mut columns = Vec::new();
+            for c in cols {
+                let ty = bind::catalog_type(cat, &c.data_type)?;
+                columns.push((bind::ident(&c.name), TypeDef::from_type(&ty), type_sql(cat, &ty)));
+            }
+            FunctionReturns::Rows { columns, row_type: None }
+        }
+        Some(ast::FunctionReturnType::DataType(t)) => {
+            if row_type(cat, t)?.is_some() {
+                bail!(
+                    FeatureNotSupported,
+                    "functions returning a composite value are not supported yet"
+                );
+            }
+            if is_void(t) {
+                bail!(FeatureNotSupported, "functions returning void are not supported yet");
+            }
+            let ty = bind::catalog_type(cat, t)?;
+            FunctionReturns::Value(TypeDef::from_type(&ty), type_sql(cat, &ty))
+        }
+        Some(ast::FunctionReturnType::SetOf(t)) => match row_type(cat, t)? {
+            Some(table) => FunctionReturns::Rows {
+                columns: table
+                    .columns
+                    .iter()
+                    .map(|c| (c.name.clone(), c.ty.clone(), type_sql(cat, &c.ty.to_type())))
+                    .collect(),
+                row_type: Some(table.oid),
+            },
+            None => {
+                let ty = bind::catalog_type(cat, t)?;
+                FunctionReturns::SetOf(TypeDef::from_type(&ty), type_sql(cat, &ty))
+            }
+        },
+    };
+    let (body, returns_expr) = match &cf.function_body {
+        Some(ast::CreateFunctionBody::AsBeforeOptions { body, link_symbol: None })
+        | Some(ast::CreateFunctionBody::AsAfterOptions(body)) => match body {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::SingleQuotedString(s) => (s.clone(), false),
+                ast::Value::DollarQuotedString(d) => (d.value.clone(), false),
+                _ => {
+                    bail!(InvalidFunctionDefinition, "only one AS item needed for language \"sql\"")
+                }
+            },
+            _ => bail!(InvalidFunctionDefinition, "only one AS item needed for language \"sql\""),
+        },
+        Some(ast::CreateFunctionBody::Return(e)) => (e.to_string(), true),
+        Some(_) => bail!(InvalidFunctionDefinition, "only one AS item needed for language \"sql\""),
+        None => bail!(InvalidFunctionDefinition, "no function body specified"),
+    };
+    let volatility = match cf.behavior {
+        Some(ast::FunctionBehavior::Immutable) => 'i',
+        Some(ast::FunctionBehavior::Stable) => 's',
+        _ => 'v',
+    };
+    let strict = matches!(
+        cf.called_on_null,
+        Some(ast::FunctionCalledOnNull::Strict | ast::FunctionCalledOnNull::ReturnsNullOnNullInput)
+    );
+    Ok(FunctionDef {
+        oid: 0,
+        namespace,
+        access: crate::acl::Ownership::created(
+            cat,
+            owner,
+            crate::acl::ObjKind::Function,
+            namespace,
+        ),
+        name,
+        args,
+        returns,
+        body,
+        returns_expr,
+        volatility,
+        strict,
+        comment: None,
+    })
+}
+
+fn is_void(t: &ast::DataType) -> bool {
+    matches!(t, ast::DataType::Custom(n, m) if m.is_empty() && bind::object_name(n).is_ok_and(|n| n == "void"))
+}
+
+/// The table whose row type `t` names, if it names one.
+fn row_type(cat: &Catalog, t: &ast::DataType) -> Result<Option<Arc<TableDef>>> {
+    let ast::DataType::Custom(n, m) = t else { return Ok(None) };
+    if !m.is_empty() {
+        return Ok(None);
+    }
+    Ok(match cat.relation(&bind::obj_name(n)?)? {
+        Some(catalog::Relation::Table(t)) => Some(t),
+        _ => None,
+    })
+}
+
+/// `ty` as SQL text that names it under any search path.
+fn type_sql(cat: &Catalog, ty: &DataType) -> String {
+    match ty.elem().unwrap_or(ty) {
+        DataType::Enum(e) => {
+            let array = if ty.elem().is_some() { "[]" } else { "" };
+            match cat.enum_def(e.oid) {
+                Some(d) => format!(
+                    "{}{array}",
+                    crate::func::catalog_info::qualified_name(cat, d.namespace, &d.name)
+                ),
+                None => ty.to_string(),
+            }
+        }
+        _ => ty.to_string(),
+    }
+}
+
+/// Checks that the body reads what it may and returns what the function
+/// declares, with PostgreSQL's messages.
+fn check_body(cat: &Catalog, def: &FunctionDef) -> Result<()> {
+    let context = format!("SQL function \"{}\"", def.name);
+    let types = body_types(cat, def)?;
+    let declared: Vec<DataType> = match &def.returns {
+        FunctionReturns::Value(t, _) | FunctionReturns::SetOf(t, _) => vec![t.to_type()],
+        FunctionReturns::Rows { columns, .. } => {
+            columns.iter().map(|(_, t, _)| t.to_type()).collect()
+        }
+    };
+    let shown = match &def.returns {
+        FunctionReturns::Value(_, t) | FunctionReturns::SetOf(_, t) => t.clone(),
+        FunctionReturns::Rows { row_type: Some(_), .. } => def.name.clone(),
+        FunctionReturns::Rows { .. } => "record".into(),
+    };
+    let mismatch = |detail: String| {
+        let e = err!(
+            InvalidFunctionDefinition,
+            "return type mismatch in function declared to return {shown}"
+        );
+        with_context(e.with_detail(detail), &context)
+    };
+    if declared.len() == 1 && types.len() != 1 {
+        return Err(mismatch("Final statement must return exactly one column.".into()));
+    }
+    if types.len() != declared.len() {
+        return Err(mismatch(format!(
+            "Final statement returns {} {} instead of {}.",
+            if types.len() < declared.len() { "too few" } else { "too many" },
+            "columns",
+            declared.len()
+        )));
+    }
+    for (t, d) in types.iter().zip(&declared) {
+        if !sqltypes::cast::can_assign(t, d) {
+            return Err(mismatch(format!("Actual return type is {t}.")));
+        }
+    }
+    Ok(())
+}
+
+fn with_context(mut e: ErrorReport, context: &str) -> ErrorReport {
+    e.context = Some(context.to_string());
+    e
+}
+
+/// `name(type, ...)` as DROP FUNCTION's HINT writes a function.
+fn signature(cat: &Catalog, d: &FunctionDef) -> String {
+    let types: Vec<String> = d.args.iter().map(|a| a.ty.to_type().to_string()).collect();
+    let _ = cat;
+    format!("{}({})", d.name, types.join(", "))
+}
+
+/// DROP FUNCTION [IF EXISTS] name [(types)], ... [CASCADE | RESTRICT].
+pub async fn drop_function<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    df: &ast::DropFunction,
+    user: &str,
+) -> Result<DdlResult> {
+    let mut r = DdlResult::tag("DROP FUNCTION");
+    let mut doomed: Vec<Arc<FunctionDef>> = Vec::new();
+    for desc in &df.func_desc {
+        let n = bind::obj_name(&desc.name)?;
+        let path = cat.lookup_path(&n, false)?;
+        let named: Vec<Arc<FunctionDef>> = path
+            .iter()
+            .filter_map(|ns| cat.functions.get(&(*ns, n.name.clone())))
+            .flatten()
+            .cloned()
+            .collect();
+        let found = match &desc.args {
+            None => {
+                if named.len() > 1 {
+                    return Err(err!(AmbiguousFunction, "function name \"{n}\" is not unique")
+                        .with_hint(
+                            "Specify the argument list to select the function unambiguously.",
+                        ));
+                }
+                if named.is_empty() && !df.if_exists {
+                    bail!(UndefinedFunction, "could not find a function named \"{n}\"");
+                }
+                named.into_iter().next()
+            }
+            Some(args) => {
+                let mut oids = Vec::new();
+                for a in args {
+                    if matches!(a.mode, Some(ast::ArgMode::Out)) {
+                        continue;
+                    }
+                    oids.push(bind::catalog_type(cat, &a.data_type)?.oid());
+                }
+                let hit = named
+                    .into_iter()
+                    .find(|d| d.args.iter().map(|a| a.ty.oid).eq(oids.iter().copied()));
+                if hit.is_none() && !df.if_exists {
+                    let types: Vec<String> = args
+                        .iter()
+                        .map(|a| bind::catalog_type(cat, &a.data_type).map(|t| t.to_string()))
+                        .collect::<Result<_>>()?;
+                    bail!(UndefinedFunction, "function {n}({}) does not exist", types.join(", "));
+                }
+                hit
+            }
+        };
+        match found {
+            Some(d) => {
+                d.access.must_own(cat, user, crate::acl::ObjKind::Function, &d.name)?;
+                doomed.push(d);
+            }
+            None => {
+                let types: Vec<String> = match &desc.args {
+                    Some(args) => args
+                        .iter()
+                        .map(|a| bind::catalog_type(cat, &a.data_type).map(|t| t.to_string()))
+                        .collect::<Result<_>>()?,
+                    None => Vec::new(),
+                };
+                r.notices.push(notice(format!(
+                    "function {n}({}) does not exist, skipping",
+                    types.join(", ")
+                )));
+            }
+        }
+    }
+    if doomed.is_empty() {
+        return Ok(r);
+    }
+    bump_version(txn, tenant).await?;
+    for d in doomed {
+        delete_key(txn, keys::function(tenant, d.oid)).await?;
+    }
+    Ok(r)
+}
