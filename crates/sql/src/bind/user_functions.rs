@@ -89,7 +89,8 @@ impl Binder<'_> {
     /// have.
     pub(crate) fn is_sql_function_item(&self, item: &ast::TableFactor) -> bool {
         match item {
-            ast::TableFactor::Table { name, args: Some(_), .. } => {
+            ast::TableFactor::Table { name, args: Some(_), .. }
+            | ast::TableFactor::Function { name, .. } => {
                 self.sql_functions(name).is_ok_and(|c| !c.is_empty())
             }
             _ => false,
@@ -102,15 +103,19 @@ impl Binder<'_> {
         &mut self,
         item: &ast::TableFactor,
     ) -> Result<Option<ast::TableFactor>> {
-        let ast::TableFactor::Table { name, alias, args: Some(fargs), .. } = item else {
-            return Ok(None);
+        let (name, alias, fargs) = match item {
+            ast::TableFactor::Table {
+                name, alias, args: Some(a), with_ordinality: false, ..
+            } => (name, alias, a.args.as_slice()),
+            ast::TableFactor::Function { name, alias, args, .. } => (name, alias, args.as_slice()),
+            _ => return Ok(None),
         };
         let candidates = self.sql_functions(name)?;
         if candidates.is_empty() {
             return Ok(None);
         }
-        let mut args = Vec::with_capacity(fargs.args.len());
-        for a in &fargs.args {
+        let mut args = Vec::with_capacity(fargs.len());
+        for a in fargs {
             match a {
                 ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e.clone()),
                 _ => return Ok(None),
@@ -124,12 +129,18 @@ impl Binder<'_> {
         }
         let Some(def) = choose(&candidates, &types)? else { return Ok(None) };
         let query = self.expand_rows(&def, with_defaults(&def, args)?)?;
-        let alias = alias.clone().unwrap_or_else(|| ast::TableAlias {
+        let mut alias = alias.clone().unwrap_or_else(|| ast::TableAlias {
             explicit: true,
             name: ast::Ident::new(def.name.clone()),
             columns: Vec::new(),
             at: None,
         });
+        // A function of one value's column is named by the alias.
+        if !matches!(def.returns, FunctionReturns::Rows { .. }) && alias.columns.is_empty() {
+            alias
+                .columns
+                .push(ast::TableAliasColumnDef { name: alias.name.clone(), data_type: None });
+        }
         Ok(Some(ast::TableFactor::Derived {
             lateral: false,
             subquery: Box::new(query),
