@@ -59,3 +59,8 @@ alter default privileges for role dump_owner in schema shop grant select on tabl
 alter default privileges grant usage on sequences to dump_reader;
 revoke all on type status from public;
 grant usage on type status to dump_reader;
+-- SQL functions, one called by a view and one in FROM of another view.
+create function order_tax(amount numeric) returns numeric language sql immutable as $$ select round(amount * 0.2, 2) $$;
+create function shop.items_of(lo int) returns table (id int, sku text) language sql stable as $$ select id, sku from shop.items where id >= lo order by id $$;
+create view taxed as select id, order_tax(amount) as tax from orders;
+create view item_list as select * from shop.items_of(1);

@@ -253,6 +253,11 @@ pub struct Binder<'a> {
     /// Whose privileges the relations read now are checked with: the
     /// owner of the view being expanded, else None (the current user).
     pub check_as: Option<String>,
+    /// Binding an expression the catalog stores (a default, CHECK or index
+    /// key), which may not call SQL functions: it is bound again at every
+    /// catalog load, and a function changed or dropped later would break
+    /// that.
+    pub stored: bool,
     depth: usize,
 }
 
@@ -435,6 +440,7 @@ impl<'a> Binder<'a> {
             keyed: None,
             checks: Vec::new(),
             check_as: None,
+            stored: false,
             depth: 0,
         }
     }

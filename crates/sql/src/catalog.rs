@@ -801,6 +801,7 @@ pub fn bind_row_expr<R>(
         bail!(GroupingError, "aggregate functions are not allowed in {place}s");
     }
     let mut b = crate::bind::Binder::new(cat, vec![]);
+    b.stored = true;
     let r = bind(&mut b)?;
     if !b.subqueries.is_empty() || !b.correlated.is_empty() {
         bail!(FeatureNotSupported, "cannot use subquery in {place}");
@@ -1083,6 +1084,17 @@ pub struct ViewDef {
 }
 
 impl Catalog {
+    /// The SQL function with this OID.
+    pub fn function_by_oid(&self, oid: u32) -> Option<&Arc<FunctionDef>> {
+        self.functions.values().flatten().find(|f| f.oid == oid)
+    }
+
+    /// True if an unqualified call finds SQL function `f`'s schema first.
+    pub fn function_visible(&self, f: &FunctionDef) -> bool {
+        let has = |ns: &&u32| self.functions.contains_key(&(**ns, f.name.clone()));
+        self.path.relations.iter().find(has) == Some(&f.namespace)
+    }
+
     /// Looks a role up, including the implicit bootstrap superuser.
     pub fn role(&self, name: &str) -> Option<RoleDef> {
         match self.roles.get(name) {

@@ -59,7 +59,7 @@ mod views;
 
 pub use authorize::{authorize, authorize_statement};
 pub use extensions::{create_extension, drop_extensions};
-pub use functions::{create_function, drop_function};
+pub use functions::{alter_function, create_function, drop_function};
 pub use grants::{default_privileges, privileges, role_membership, type_privileges, Privileges};
 pub use names::alter_name;
 pub use owned::{owned_objects, owned_roles, reassign_owned, revoke_owned, OwnedKind};
@@ -829,6 +829,7 @@ pub fn default_expr(
     let e = crate::parse::expr_text(text)
         .map_err(|e| err!(SyntaxError, "invalid DEFAULT expression: {e}"))?;
     let mut b = Binder::new(cat, vec![]);
+    b.stored = true;
     if bind::contains_aggregate(&e) {
         bail!(GroupingError, "aggregate functions are not allowed in DEFAULT expressions");
     }

@@ -96,7 +96,33 @@ pub fn stored_query(cat: &Catalog, q: &ast::Query) -> String {
         }
         ControlFlow::<()>::Continue(())
     });
+    qualify_from_functions(cat, &mut q);
     q.to_string()
+}
+
+/// Writes SQL functions called in FROM (`FROM pairs(1)`) schema-qualified.
+fn qualify_from_functions(cat: &Catalog, q: &mut ast::Query) {
+    if cat.functions.is_empty() {
+        return;
+    }
+    struct V<'a>(&'a Catalog);
+    impl ast::VisitorMut for V<'_> {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, f: &mut ast::TableFactor) -> ControlFlow<()> {
+            let name = match f {
+                ast::TableFactor::Table { name, args: Some(_), .. }
+                | ast::TableFactor::Function { name, .. } => name,
+                _ => return ControlFlow::Continue(()),
+            };
+            if let (1, Ok(n)) = (name.0.len(), crate::bind::object_name(name)) {
+                if let Some(ns) = call_schema(self.0, &n) {
+                    *name = name_of(self.0, ns, &n);
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = ast::VisitMut::visit(q, &mut V(cat));
 }
 
 /// The names of the CTEs a query defines (at any level): its relations of
@@ -165,19 +191,35 @@ fn qualify_types<V: ast::VisitMut>(cat: &Catalog, node: &mut V) {
 
 /// Writes calls of installed extensions' functions with their schema.
 fn qualify_functions<V: ast::VisitMut>(cat: &Catalog, node: &mut V) {
-    if cat.extensions.is_empty() {
+    if cat.extensions.is_empty() && cat.functions.is_empty() {
         return;
     }
     let _ = ast::visit_expressions_mut(node, |x| {
         if let Expr::Function(f) = x {
             if let (1, Ok(name)) = (f.name.0.len(), crate::bind::object_name(&f.name)) {
-                if let Some(ns) = crate::extensions::call_schema(cat, &name) {
+                if let Some(ns) = call_schema(cat, &name) {
                     f.name = name_of(cat, ns, &name);
                 }
             }
         }
         ControlFlow::<()>::Continue(())
     });
+}
+
+/// The schema an unqualified call of `name` finds: an installed
+/// extension's function, else a SQL function's (built-ins come first, and
+/// are never qualified).
+fn call_schema(cat: &Catalog, name: &str) -> Option<u32> {
+    crate::extensions::call_schema(cat, name).or_else(|| {
+        if crate::builtins::procs().iter().any(|p| p.name == name) {
+            return None;
+        }
+        cat.path
+            .relations
+            .iter()
+            .copied()
+            .find(|ns| cat.functions.contains_key(&(*ns, name.to_string())))
+    })
 }
 
 /// Writes regclass constants, and the sequence names nextval, currval and
@@ -268,7 +310,12 @@ pub fn display_query(cat: &Catalog, text: &str) -> String {
     let mut changed = unqualify(cat, &mut q);
     let _ = ast::visit_relations_mut(&mut q, |name| {
         if let Ok(ObjName { schema: Some(s), name: n }) = crate::bind::obj_name(name) {
-            if cat.namespace_oid(&s).is_some_and(|ns| cat.relation_visible(ns, &n)) {
+            let visible = |ns: u32| {
+                cat.relation_visible(ns, &n)
+                    || (cat.functions.contains_key(&(ns, n.clone()))
+                        && call_schema(cat, &n) == Some(ns))
+            };
+            if cat.namespace_oid(&s).is_some_and(visible) {
                 *name = ObjectName::from(vec![ident_of(&n)]);
                 changed = true;
             }
@@ -291,7 +338,7 @@ fn unqualify<V: ast::VisitMut>(cat: &Catalog, node: &mut V) -> bool {
     let _ = ast::visit_expressions_mut(node, |x| {
         if let Expr::Function(f) = x {
             if let Ok(ObjName { schema: Some(s), name }) = crate::bind::obj_name(&f.name) {
-                let found = crate::extensions::call_schema(cat, &name);
+                let found = call_schema(cat, &name);
                 if found.is_some() && found == cat.namespace_oid(&s) {
                     f.name = ObjectName::from(vec![ident_of(&name)]);
                     changed = true;

@@ -1397,8 +1397,15 @@ impl<K: KvClient> Session<K> {
                 ddl::create_type(txn, tenant, &catalog, name, representation.as_ref(), user).await?
             }
             S::AlterType(at) => ddl::alter_type(txn, tenant, &catalog, at).await?,
-            S::CreateFunction(cf) => ddl::create_function(txn, tenant, &catalog, cf, user).await?,
+            S::CreateFunction(cf) => {
+                let check = !matches!(
+                    self.settings.get("check_function_bodies")?.as_str(),
+                    "off" | "false" | "no" | "0"
+                );
+                ddl::create_function(txn, tenant, &catalog, cf, user, check).await?
+            }
             S::DropFunction(df) => ddl::drop_function(txn, tenant, &catalog, df, user).await?,
+            S::AlterFunction(af) => ddl::alter_function(txn, tenant, &catalog, af, user).await?,
             S::CreateRole(cr) => {
                 ddl::create_role(txn, tenant, &catalog, cr, self.db.hasher, user).await?
             }

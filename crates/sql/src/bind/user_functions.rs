@@ -66,12 +66,26 @@ impl Binder<'_> {
         if candidates.is_empty() {
             return Ok(None);
         }
+        if self.stored {
+            bail!(
+                FeatureNotSupported,
+                "SQL functions in defaults, CHECK constraints and index expressions are not supported yet"
+            );
+        }
         let mut types = Vec::with_capacity(args.len());
         for a in args {
             let Some(a) = a else { return Ok(None) };
             types.push(self.expr_in(a, scope, agg)?.1);
         }
         let Some(def) = choose(&candidates, &types)? else { return Ok(None) };
+        if self.trace.is_some() {
+            // A view's definition is analysed as PostgreSQL does, without
+            // the bodies of the functions it calls: its type is enough.
+            if let FunctionReturns::Value(t, _) = &def.returns {
+                let t = t.to_type();
+                return Ok(Some((Expr::Cast(Box::new(Expr::Const(Value::Null)), t.clone()), t)));
+            }
+        }
         if def.returns_set() {
             bail!(
                 FeatureNotSupported,
@@ -128,7 +142,10 @@ impl Binder<'_> {
             types.push(self.expr(a, &Scope::default())?.1);
         }
         let Some(def) = choose(&candidates, &types)? else { return Ok(None) };
-        let query = self.expand_rows(&def, with_defaults(&def, args)?)?;
+        let query = match self.trace.is_some() {
+            true => signature_rows(&def)?,
+            false => self.expand_rows(&def, with_defaults(&def, args)?)?,
+        };
         let mut alias = alias.clone().unwrap_or_else(|| ast::TableAlias {
             explicit: true,
             name: ast::Ident::new(def.name.clone()),
@@ -540,6 +557,24 @@ impl Binder<'_> {
         }
         crate::parse::query_text(&select).map_err(internal)
     }
+}
+
+/// No rows of a FROM function's declared columns: how a view's definition
+/// sees the function without reading its body.
+fn signature_rows(def: &FunctionDef) -> Result<ast::Query> {
+    let columns: Vec<(String, String)> = match &def.returns {
+        FunctionReturns::Value(_, t) | FunctionReturns::SetOf(_, t) => {
+            vec![(def.name.clone(), t.clone())]
+        }
+        FunctionReturns::Rows { columns, .. } => {
+            columns.iter().map(|(n, _, t)| (n.clone(), t.clone())).collect()
+        }
+    };
+    let mut list = Vec::with_capacity(columns.len());
+    for (name, t) in &columns {
+        list.push(format!("{} AS {}", cast(ast::Expr::value(ast::Value::Null), t)?, ident(name)));
+    }
+    crate::parse::query_text(&format!("SELECT {} LIMIT 0", list.join(", "))).map_err(internal)
 }
 
 /// Limits a scalar function's body to its first row, unless it has a

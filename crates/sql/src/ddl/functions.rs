@@ -7,13 +7,15 @@ use super::*;
 use crate::bind::user_functions::body_types;
 use crate::catalog::{FunctionArg, FunctionDef, FunctionReturns};
 
-/// CREATE [OR REPLACE] FUNCTION.
+/// CREATE [OR REPLACE] FUNCTION (the body checked unless
+/// check_function_bodies is off).
 pub async fn create_function<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
     cat: &Catalog,
     cf: &ast::CreateFunction,
     owner: &str,
+    check_bodies: bool,
 ) -> Result<DdlResult> {
     let (namespace, name) = new_name(cat, &cf.name)?;
     let mut def = definition(cat, cf, namespace, name, owner)?;
@@ -53,7 +55,11 @@ pub async fn create_function<T: Txn>(
         def.access = old.access.clone();
         def.comment = old.comment.clone();
     }
-    check_body(cat, &def)?;
+    // pg_dump turns the check off: its functions come before the tables
+    // their bodies read.
+    if check_bodies {
+        check_body(cat, &def)?;
+    }
     bump_version(txn, tenant).await?;
     if existing.is_none() {
         def.oid = alloc(txn, tenant, 1).await? as u32;
@@ -294,6 +300,37 @@ fn check_body(cat: &Catalog, def: &FunctionDef) -> Result<()> {
     Ok(())
 }
 
+/// Fails while a view or materialized view calls `d` (their stored text
+/// names it schema-qualified); CASCADE, which would drop them, is not
+/// supported yet.
+fn refuse_dependents(cat: &Catalog, d: &FunctionDef, cascade: bool) -> Result<()> {
+    let Some((kind, name)) = dependent(cat, d) else { return Ok(()) };
+    if cascade {
+        bail!(FeatureNotSupported, "DROP FUNCTION ... CASCADE is not supported yet");
+    }
+    let sig = signature(cat, d);
+    Err(err!(
+        DependentObjectsStillExist,
+        "cannot drop function {sig} because other objects depend on it"
+    )
+    .with_detail(format!("{kind} {name} depends on function {sig}"))
+    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."))
+}
+
+/// A view or materialized view that calls `d` (kind, name), if any.
+fn dependent<'a>(cat: &'a Catalog, d: &FunctionDef) -> Option<(&'static str, &'a String)> {
+    use crate::func::catalog_info::quote_ident;
+    let schema = cat.namespace_name(d.namespace).unwrap_or_default();
+    let call = format!("{}.{}(", quote_ident(schema), quote_ident(&d.name));
+    let views = cat.views.values().filter(|v| v.query.contains(&call)).map(|v| ("view", &v.name));
+    let matviews = cat
+        .tables
+        .values()
+        .filter(|t| t.matview.as_ref().is_some_and(|m| m.query.contains(&call)))
+        .map(|t| ("materialized view", &t.name));
+    views.chain(matviews).next()
+}
+
 fn with_context(mut e: ErrorReport, context: &str) -> ErrorReport {
     e.context = Some(context.to_string());
     e
@@ -304,6 +341,113 @@ fn signature(cat: &Catalog, d: &FunctionDef) -> String {
     let types: Vec<String> = d.args.iter().map(|a| a.ty.to_type().to_string()).collect();
     let _ = cat;
     format!("{}({})", d.name, types.join(", "))
+}
+
+/// The function `desc` names (with its argument types, or by name alone
+/// when one function has it); None when there is none and `if_exists`.
+fn resolve(
+    cat: &Catalog,
+    desc: &ast::FunctionDesc,
+    if_exists: bool,
+) -> Result<Option<Arc<FunctionDef>>> {
+    let n = bind::obj_name(&desc.name)?;
+    let path = cat.lookup_path(&n, false)?;
+    let named: Vec<Arc<FunctionDef>> = path
+        .iter()
+        .filter_map(|ns| cat.functions.get(&(*ns, n.name.clone())))
+        .flatten()
+        .cloned()
+        .collect();
+    let Some(args) = &desc.args else {
+        if named.len() > 1 {
+            return Err(err!(AmbiguousFunction, "function name \"{n}\" is not unique")
+                .with_hint("Specify the argument list to select the function unambiguously."));
+        }
+        if named.is_empty() && !if_exists {
+            bail!(UndefinedFunction, "could not find a function named \"{n}\"");
+        }
+        return Ok(named.into_iter().next());
+    };
+    let mut oids = Vec::new();
+    for a in args.iter().filter(|a| !matches!(a.mode, Some(ast::ArgMode::Out))) {
+        oids.push(bind::catalog_type(cat, &a.data_type)?.oid());
+    }
+    let same = |d: &&Arc<FunctionDef>| d.args.iter().map(|a| a.ty.oid).eq(oids.iter().copied());
+    let hit = named.iter().find(same).cloned();
+    if hit.is_none() && !if_exists {
+        let types = arg_type_names(cat, desc)?;
+        bail!(UndefinedFunction, "function {n}({}) does not exist", types.join(", "));
+    }
+    Ok(hit)
+}
+
+/// The argument types a function description lists, as format_type names.
+fn arg_type_names(cat: &Catalog, desc: &ast::FunctionDesc) -> Result<Vec<String>> {
+    let args = desc.args.iter().flatten().filter(|a| !matches!(a.mode, Some(ast::ArgMode::Out)));
+    args.map(|a| bind::catalog_type(cat, &a.data_type).map(|t| t.to_string())).collect()
+}
+
+/// ALTER FUNCTION name[(types)] OWNER TO role | RENAME TO name.
+pub async fn alter_function<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    af: &ast::AlterFunction,
+    user: &str,
+) -> Result<DdlResult> {
+    if af.kind != ast::AlterFunctionKind::Function {
+        bail!(FeatureNotSupported, "ALTER {} is not supported", af.kind);
+    }
+    let Some(def) = resolve(cat, &af.function, false)? else {
+        bail!(UndefinedFunction, "function does not exist");
+    };
+    let mut new = (*def).clone();
+    match &af.operation {
+        ast::AlterFunctionOperation::OwnerTo(o) => {
+            let owner = super::owner::owner_name(cat, o, user)?;
+            let kind = crate::acl::ObjKind::Function;
+            let Some(access) = super::owner::changed(
+                cat,
+                user,
+                &def.access,
+                kind,
+                &def.name,
+                def.namespace,
+                &owner,
+            )?
+            else {
+                return Ok(DdlResult::tag("ALTER FUNCTION"));
+            };
+            new.access = access;
+        }
+        ast::AlterFunctionOperation::RenameTo { new_name } => {
+            def.access.must_own(cat, user, crate::acl::ObjKind::Function, &def.name)?;
+            new.name = bind::ident(new_name);
+            let clash = cat.functions.get(&(def.namespace, new.name.clone())).is_some_and(|fs| {
+                fs.iter()
+                    .any(|f| f.args.iter().map(|a| a.ty.oid).eq(def.args.iter().map(|a| a.ty.oid)))
+            });
+            if clash {
+                let schema = cat.namespace_name(def.namespace).unwrap_or_default();
+                bail!(
+                    DuplicateFunction,
+                    "function {} already exists in schema \"{schema}\"",
+                    signature(cat, &new)
+                );
+            }
+            if let Some((kind, name)) = dependent(cat, &def) {
+                bail!(
+                    FeatureNotSupported,
+                    "cannot rename function {} while {kind} {name} calls it (not supported yet)",
+                    def.name
+                );
+            }
+        }
+        _ => bail!(FeatureNotSupported, "this form of ALTER FUNCTION is not supported yet"),
+    }
+    bump_version(txn, tenant).await?;
+    put_entry(txn, keys::function(tenant, new.oid), json_entry(&new)).await?;
+    Ok(DdlResult::tag("ALTER FUNCTION"))
 }
 
 /// DROP FUNCTION [IF EXISTS] name [(types)], ... [CASCADE | RESTRICT].
@@ -317,61 +461,14 @@ pub async fn drop_function<T: Txn>(
     let mut r = DdlResult::tag("DROP FUNCTION");
     let mut doomed: Vec<Arc<FunctionDef>> = Vec::new();
     for desc in &df.func_desc {
-        let n = bind::obj_name(&desc.name)?;
-        let path = cat.lookup_path(&n, false)?;
-        let named: Vec<Arc<FunctionDef>> = path
-            .iter()
-            .filter_map(|ns| cat.functions.get(&(*ns, n.name.clone())))
-            .flatten()
-            .cloned()
-            .collect();
-        let found = match &desc.args {
-            None => {
-                if named.len() > 1 {
-                    return Err(err!(AmbiguousFunction, "function name \"{n}\" is not unique")
-                        .with_hint(
-                            "Specify the argument list to select the function unambiguously.",
-                        ));
-                }
-                if named.is_empty() && !df.if_exists {
-                    bail!(UndefinedFunction, "could not find a function named \"{n}\"");
-                }
-                named.into_iter().next()
-            }
-            Some(args) => {
-                let mut oids = Vec::new();
-                for a in args {
-                    if matches!(a.mode, Some(ast::ArgMode::Out)) {
-                        continue;
-                    }
-                    oids.push(bind::catalog_type(cat, &a.data_type)?.oid());
-                }
-                let hit = named
-                    .into_iter()
-                    .find(|d| d.args.iter().map(|a| a.ty.oid).eq(oids.iter().copied()));
-                if hit.is_none() && !df.if_exists {
-                    let types: Vec<String> = args
-                        .iter()
-                        .map(|a| bind::catalog_type(cat, &a.data_type).map(|t| t.to_string()))
-                        .collect::<Result<_>>()?;
-                    bail!(UndefinedFunction, "function {n}({}) does not exist", types.join(", "));
-                }
-                hit
-            }
-        };
-        match found {
+        match resolve(cat, desc, df.if_exists)? {
             Some(d) => {
                 d.access.must_own(cat, user, crate::acl::ObjKind::Function, &d.name)?;
                 doomed.push(d);
             }
             None => {
-                let types: Vec<String> = match &desc.args {
-                    Some(args) => args
-                        .iter()
-                        .map(|a| bind::catalog_type(cat, &a.data_type).map(|t| t.to_string()))
-                        .collect::<Result<_>>()?,
-                    None => Vec::new(),
-                };
+                let n = bind::obj_name(&desc.name)?;
+                let types = arg_type_names(cat, desc)?;
                 r.notices.push(notice(format!(
                     "function {n}({}) does not exist, skipping",
                     types.join(", ")
@@ -381,6 +478,9 @@ pub async fn drop_function<T: Txn>(
     }
     if doomed.is_empty() {
         return Ok(r);
+    }
+    for d in &doomed {
+        refuse_dependents(cat, d, df.drop_behavior == Some(ast::DropBehavior::Cascade))?;
     }
     bump_version(txn, tenant).await?;
     for d in doomed {

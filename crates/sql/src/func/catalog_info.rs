@@ -385,13 +385,20 @@ pub enum ProcInfo {
 /// built-in, or with the catalog an extension's.
 pub fn proc_info(cat: Option<&Catalog>, which: ProcInfo, oid: u32) -> Value {
     let member = cat.and_then(|c| crate::extensions::member(c, oid));
+    let user;
     let (p, visible) = match (crate::builtins::proc_by_oid(oid), member) {
         (Some(p), _) => (p, true),
         (None, Some(m)) => {
             let found = cat.and_then(|c| crate::extensions::call_schema(c, &m.proc.name));
             (m.proc, found == Some(m.ext.namespace))
         }
-        (None, None) => return Value::Null,
+        (None, None) => match cat.and_then(|c| Some((c, c.function_by_oid(oid)?))) {
+            Some((c, f)) => {
+                user = crate::system::builtin_rows::sql_function_proc(c, f);
+                (&user, c.function_visible(f))
+            }
+            None => return Value::Null,
+        },
     };
     let t = |s: &str| Value::Text(s.to_string());
     match which {
@@ -496,10 +503,31 @@ fn proc_oid(cat: &Catalog, text: &str) -> crate::error::Result<Option<u32>> {
             }
         }
     };
+    if found.is_empty() && ns != Some(crate::catalog::PG_CATALOG_NAMESPACE_OID) {
+        found = sql_functions_named(cat, schema.as_deref(), name).map(|f| f.oid).collect();
+    }
     if found.len() > 1 {
         crate::bail!(AmbiguousFunction, "more than one function named \"{}\"", text.trim());
     }
     Ok(found.pop())
+}
+
+/// The SQL functions named `name` in `schema`, or in the first schema on
+/// the search path that has some.
+fn sql_functions_named<'a>(
+    cat: &'a Catalog,
+    schema: Option<&str>,
+    name: &str,
+) -> impl Iterator<Item = &'a std::sync::Arc<crate::catalog::FunctionDef>> {
+    let namespaces: Vec<u32> = match schema {
+        Some(s) => cat.namespace_oid(s).into_iter().collect(),
+        None => cat.path.relations.clone(),
+    };
+    namespaces
+        .into_iter()
+        .find_map(|ns| cat.functions.get(&(ns, name.to_string())))
+        .into_iter()
+        .flatten()
 }
 
 /// regprocedure input: `name(type, ...)`, optionally schema-qualified; the
@@ -535,6 +563,11 @@ fn procedure_oid(cat: &Catalog, text: &str) -> crate::error::Result<Option<u32>>
             };
             (in_schema && m.proc.name == name && m.proc.argtypes == types).then_some(m.oid)
         }))
+        .chain(
+            sql_functions_named(cat, schema.as_deref(), &name)
+                .filter(|f| f.args.iter().map(|a| a.ty.oid).eq(types.iter().copied()))
+                .map(|f| f.oid),
+        )
         .next();
     Ok(found)
 }
@@ -542,8 +575,11 @@ fn procedure_oid(cat: &Catalog, text: &str) -> crate::error::Result<Option<u32>>
 /// regprocedure output: `name(type,type)` (digits for an OID that names
 /// no function).
 fn procedure_name(cat: &Catalog, oid: u32) -> String {
+    let user =
+        cat.function_by_oid(oid).map(|f| crate::system::builtin_rows::sql_function_proc(cat, f));
     let proc = crate::builtins::proc_by_oid(oid)
-        .or_else(|| crate::extensions::member(cat, oid).map(|m| m.proc));
+        .or_else(|| crate::extensions::member(cat, oid).map(|m| m.proc))
+        .or(user.as_ref());
     let Some(p) = proc else { return oid.to_string() };
     let name = crate::system::builtin_rows::regproc_name(Some(cat), oid);
     let args: Vec<String> = p.argtypes.iter().map(|&t| format_type(Some(cat), t, None)).collect();
@@ -617,12 +653,21 @@ pub fn describe_object(cat: &Catalog, classid: u32, oid: u32, sub: i32) -> Optio
     const PG_EXTENSION: u32 = 3079;
     Some(match classid {
         PG_PROC => {
-            let (p, ns) = match crate::builtins::proc_by_oid(oid) {
-                Some(p) => (p, crate::catalog::PG_CATALOG_NAMESPACE_OID),
-                None => crate::extensions::member(cat, oid).map(|m| (m.proc, m.ext.namespace))?,
+            let user;
+            let (p, ns, visible) = match crate::builtins::proc_by_oid(oid) {
+                Some(p) => (p, crate::catalog::PG_CATALOG_NAMESPACE_OID, true),
+                None => match crate::extensions::member(cat, oid) {
+                    Some(m) => {
+                        let ns = m.ext.namespace;
+                        (m.proc, ns, crate::extensions::call_schema(cat, &m.proc.name) == Some(ns))
+                    }
+                    None => {
+                        let f = cat.function_by_oid(oid)?;
+                        user = crate::system::builtin_rows::sql_function_proc(cat, f);
+                        (&user, f.namespace, cat.function_visible(f))
+                    }
+                },
             };
-            let visible = ns == crate::catalog::PG_CATALOG_NAMESPACE_OID
-                || crate::extensions::call_schema(cat, &p.name) == Some(ns);
             let schema = match visible {
                 true => String::new(),
                 false => format!("{}.", quote_ident(cat.namespace_name(ns)?)),
@@ -665,12 +710,17 @@ pub fn describe_object(cat: &Catalog, classid: u32, oid: u32, sub: i32) -> Optio
 /// pg_get_functiondef: the CREATE OR REPLACE FUNCTION statement of a
 /// built-in or extension function, as PostgreSQL prints it.
 pub fn function_def(cat: &Catalog, oid: u32) -> Option<String> {
+    let user;
     let (p, ns, probin) = match crate::builtins::proc_by_oid(oid) {
         Some(p) => (p, crate::catalog::PG_CATALOG_NAMESPACE_OID, None),
-        None => {
-            let m = crate::extensions::member(cat, oid)?;
-            (m.proc, m.ext.namespace, Some(format!("$libdir/{}", m.ext.name)))
-        }
+        None => match crate::extensions::member(cat, oid) {
+            Some(m) => (m.proc, m.ext.namespace, Some(format!("$libdir/{}", m.ext.name))),
+            None => {
+                let f = cat.function_by_oid(oid)?;
+                user = crate::system::builtin_rows::sql_function_proc(cat, f);
+                (&user, f.namespace, None)
+            }
+        },
     };
     let schema = cat.namespace_name(ns)?;
     let lang =

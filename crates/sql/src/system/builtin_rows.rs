@@ -55,7 +55,100 @@ pub fn proc_rows(cat: &Catalog) -> Vec<Vec<Value>> {
         let owner = owners.get(&m.ext.oid).copied().unwrap_or(10);
         proc_row(m.proc, m.oid, m.ext.namespace, owner)
     });
-    builtin.chain(members).collect()
+    let user = cat.functions.values().flatten().map(|f| {
+        let owner = super::role_oid(cat, &f.access.owner);
+        proc_row(&sql_function_proc(cat, f), f.oid, f.namespace, owner)
+    });
+    builtin.chain(members).chain(user).collect()
+}
+
+/// The pg_proc facts of a SQL function (CREATE FUNCTION ... LANGUAGE sql),
+/// as PostgreSQL records and prints them.
+pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc {
+    use crate::catalog::FunctionReturns;
+    use crate::func::catalog_info::{format_type, quote_ident};
+    let type_name = |t: &crate::catalog::TypeDef| format_type(Some(cat), t.oid, Some(t.typmod));
+    let arg = |a: &crate::catalog::FunctionArg, defaults: bool| {
+        let mut s = match &a.name {
+            Some(n) => format!("{} {}", quote_ident(n), type_name(&a.ty)),
+            None => type_name(&a.ty),
+        };
+        if let (true, Some(d)) = (defaults, &a.default) {
+            s.push_str(&format!(" DEFAULT {d}"));
+        }
+        s
+    };
+    let list =
+        |defaults: bool| f.args.iter().map(|a| arg(a, defaults)).collect::<Vec<_>>().join(", ");
+    let (rettype, retset, result) = match &f.returns {
+        FunctionReturns::Value(t, _) => (t.oid, false, type_name(t)),
+        FunctionReturns::SetOf(t, _) => (t.oid, true, format!("SETOF {}", type_name(t))),
+        FunctionReturns::Rows { row_type: Some(oid), .. } => {
+            let name = cat.table_by_oid(*oid).map(|t| quote_ident(&t.name)).unwrap_or_default();
+            (2249, true, format!("SETOF {name}"))
+        }
+        FunctionReturns::Rows { columns, .. } => {
+            let cols: Vec<String> = columns
+                .iter()
+                .map(|(n, t, _)| format!("{} {}", quote_ident(n), type_name(t)))
+                .collect();
+            (2249, true, format!("TABLE({})", cols.join(", ")))
+        }
+    };
+    let table_columns = match &f.returns {
+        FunctionReturns::Rows { columns, row_type: None } => columns.as_slice(),
+        _ => &[],
+    };
+    let quote_elem = |n: &str| match n.is_empty() || n.contains([',', '{', '}', '"', ' ', '\\']) {
+        true => format!("\"{}\"", n.replace('\\', "\\\\").replace('"', "\\\"")),
+        false => n.to_string(),
+    };
+    let mut names: Vec<String> =
+        f.args.iter().map(|a| quote_elem(a.name.as_deref().unwrap_or(""))).collect();
+    names.extend(table_columns.iter().map(|(n, ..)| quote_elem(n)));
+    let any_named = f.args.iter().any(|a| a.name.is_some()) || !table_columns.is_empty();
+    let (allargtypes, argmodes) = match table_columns.is_empty() {
+        true => (None, None),
+        false => {
+            let oids =
+                f.args.iter().map(|a| a.ty.oid).chain(table_columns.iter().map(|(_, t, _)| t.oid));
+            let modes = f.args.iter().map(|_| "i").chain(table_columns.iter().map(|_| "t"));
+            (
+                Some(format!("{{{}}}", oids.map(|o| o.to_string()).collect::<Vec<_>>().join(","))),
+                Some(format!("{{{}}}", modes.collect::<Vec<_>>().join(","))),
+            )
+        }
+    };
+    Proc {
+        oid: f.oid,
+        name: f.name.clone(),
+        kind: "f".into(),
+        retset,
+        volatile: f.volatility.to_string(),
+        strict: f.strict,
+        nargs: f.args.len() as i16,
+        nargdefaults: f.args.iter().filter(|a| a.default.is_some()).count() as i16,
+        rettype,
+        argtypes: f.args.iter().map(|a| a.ty.oid).collect(),
+        allargtypes,
+        argmodes,
+        argnames: any_named.then(|| format!("{{{}}}", names.join(","))),
+        src: match f.returns_expr {
+            true => format!("SELECT {}", f.body),
+            false => f.body.clone(),
+        },
+        result,
+        arguments: list(true),
+        identity_arguments: list(false),
+        description: f.comment.clone(),
+        lang: 14,
+        parallel: "u".into(),
+        secdef: false,
+        leakproof: false,
+        variadic: 0,
+        cost: 100.0,
+        rows: if retset { 1000.0 } else { 0.0 },
+    }
 }
 
 /// The row of `p` with its OID, schema and owner in this database.
@@ -113,6 +206,16 @@ pub fn regproc_name(cat: Option<&Catalog>, oid: u32) -> String {
     }
     if let Some(p) = builtins::proc_by_oid(oid) {
         return p.name.clone();
+    }
+    if let Some((c, f)) = cat.and_then(|c| Some((c, c.function_by_oid(oid)?))) {
+        let quoted = crate::func::catalog_info::quote_ident(&f.name);
+        return match c.function_visible(f) {
+            true => quoted,
+            false => {
+                let schema = c.namespace_name(f.namespace).unwrap_or_default();
+                format!("{}.{quoted}", crate::func::catalog_info::quote_ident(schema))
+            }
+        };
     }
     let Some((cat, m)) = cat.and_then(|c| Some((c, crate::extensions::member(c, oid)?))) else {
         return oid.to_string();
