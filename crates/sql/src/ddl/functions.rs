@@ -127,7 +127,7 @@ fn definition(
                     }
                 })?;
                 let _ = x;
-                Some(crate::deparse::stored_text(cat, e))
+                Some(crate::deparse::stored_default(cat, e, &ty))
             }
             None if args.iter().any(|x: &FunctionArg| x.default.is_some()) => bail!(
                 InvalidFunctionDefinition,

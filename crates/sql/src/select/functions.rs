@@ -378,7 +378,7 @@ fn bind_call(
             let x = b.coerce(x, &t, &reg)?;
             (TableFunc::PartitionAncestors, vec![x], vec![reg])
         }
-        _ => bail!(UndefinedFunction, "function {fname} does not exist"),
+        _ => return Err(no_such(&bound)),
     };
     Ok((func, exprs, types))
 }
