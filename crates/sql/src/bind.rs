@@ -258,6 +258,8 @@ pub struct Binder<'a> {
     /// catalog load, and a function changed or dropped later would break
     /// that.
     pub stored: bool,
+    /// SQL function calls being expanded, one inside another.
+    pub fn_depth: usize,
     depth: usize,
 }
 
@@ -441,6 +443,7 @@ impl<'a> Binder<'a> {
             checks: Vec::new(),
             check_as: None,
             stored: false,
+            fn_depth: 0,
             depth: 0,
         }
     }

@@ -35,6 +35,20 @@ use crate::catalog::{FunctionDef, FunctionReturns};
 /// The body's hidden alias in the FROM form.
 const BODY: &str = "$body";
 
+/// How many SQL function calls may be expanded one inside another. A
+/// recursive SQL function would expand without end (PostgreSQL runs it
+/// until its stack depth limit); Strata plans calls into the query, so it
+/// stops here with an error instead.
+const MAX_NESTING: usize = 12;
+
+fn too_deep(def: &FunctionDef) -> crate::error::ErrorReport {
+    err!(
+        StatementTooComplex,
+        "SQL function \"{}\" calls SQL functions nested more than {MAX_NESTING} deep (recursive SQL functions are not supported)",
+        def.name
+    )
+}
+
 impl Binder<'_> {
     /// The SQL functions a call's name may mean, in search path order
     /// (none for a pg_catalog name).
@@ -95,8 +109,19 @@ impl Binder<'_> {
         }
         let args: Vec<ast::Expr> = args.iter().flatten().map(|a| (*a).clone()).collect();
         let call = self.expand_scalar(&def, with_defaults(&def, args)?)?;
-        let (x, t) = self.expr_in(&call, scope, agg)?;
-        Ok(Some((x, t)))
+        self.enter_function(&def)?;
+        let r = self.expr_in(&call, scope, agg);
+        self.fn_depth -= 1;
+        Ok(Some(r?))
+    }
+
+    /// Counts one more SQL function expansion inside the current ones.
+    fn enter_function(&mut self, def: &FunctionDef) -> Result<()> {
+        if self.fn_depth >= MAX_NESTING {
+            return Err(too_deep(def));
+        }
+        self.fn_depth += 1;
+        Ok(())
     }
 
     /// True if `item` calls a function in FROM whose name SQL functions
@@ -144,7 +169,14 @@ impl Binder<'_> {
         let Some(def) = choose(&candidates, &types)? else { return Ok(None) };
         let query = match self.trace.is_some() {
             true => signature_rows(&def)?,
-            false => self.expand_rows(&def, with_defaults(&def, args)?)?,
+            false => {
+                // The body is bound when the caller plans the derived
+                // table; it counts against the nesting limit from here.
+                if self.fn_depth >= MAX_NESTING {
+                    return Err(too_deep(&def));
+                }
+                self.expand_rows(&def, with_defaults(&def, args)?)?
+            }
         };
         let mut alias = alias.clone().unwrap_or_else(|| ast::TableAlias {
             explicit: true,
