@@ -448,8 +448,8 @@ fn any_null(def: &FunctionDef, args: &[ast::Expr]) -> Option<ast::Expr> {
 }
 
 /// The body with its parameters read from a one-row derived table of the
-/// arguments (`casted`), put first in the FROM of each of its SELECTs; a
-/// `*` there becomes each of its own items' `.*`.
+/// arguments (`casted`), put first in the FROM of each of its SELECTs (and
+/// its CTEs'); a `*` there becomes each of its own items' `.*`.
 fn body_with_args(cat: &Catalog, def: &FunctionDef, casted: &[ast::Expr]) -> Result<ast::Query> {
     let mut body = body_query(def)?;
     if casted.is_empty() {
@@ -474,6 +474,12 @@ fn body_with_args(cat: &Catalog, def: &FunctionDef, casted: &[ast::Expr]) -> Res
     let ast::SetExpr::Select(s) = *q.body else { bail!(InternalError, "not a select") };
     let Some(item) = s.from.into_iter().next() else { bail!(InternalError, "no FROM") };
     inject(&mut body.body, &item)?;
+    // A CTE's query reads the parameters too.
+    if let Some(with) = &mut body.with {
+        for cte in &mut with.cte_tables {
+            inject(&mut cte.query.body, &item)?;
+        }
+    }
     Ok(body)
 }
 
