@@ -55,16 +55,20 @@ pub fn stored_default(cat: &Catalog, e: &Expr, ty: &DataType) -> String {
     if !literal || plain {
         return text;
     }
-    match ty.elem().unwrap_or(ty) {
-        DataType::Enum(t) => {
+    format!("{text}::{}", type_sql(cat, &unmodified(ty)))
+}
+
+/// `ty` as SQL text that names it under any search path: an enum type
+/// schema-qualified (`public.mood[]`), the others as format_type writes
+/// them (`integer`, `character varying(10)`).
+pub fn type_sql(cat: &Catalog, ty: &DataType) -> String {
+    if let DataType::Enum(t) = ty.elem().unwrap_or(ty) {
+        if let Some(d) = cat.enum_def(t.oid) {
             let array = if ty.elem().is_some() { "[]" } else { "" };
-            match cat.enum_def(t.oid) {
-                Some(d) => format!("{text}::{}{array}", qualified_name(cat, d.namespace, &d.name)),
-                None => format!("{text}::{}", unmodified(ty)),
-            }
+            return format!("{}{array}", qualified_name(cat, d.namespace, &d.name));
         }
-        _ => format!("{text}::{}", unmodified(ty)),
     }
+    ty.to_string()
 }
 
 /// `ty` without its modifier (`character varying`, not `(10)`), as a

@@ -591,19 +591,18 @@ fn lookups(j: &Join, left: &[Row], ctx: &EvalContext) -> Result<Option<Vec<Plan>
 
 fn join(left: Vec<Row>, right: Vec<Row>, j: &Join, ctx: &EvalContext) -> Result<Vec<Row>> {
     // A hash join tries each left row with the right rows of its key only.
-    let table = match &j.hash {
-        Some(keys) => {
-            let mut table: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
-            for (i, r) in right.iter().enumerate() {
-                if let Some(k) = keys.key(&keys.right, r, ctx)? {
-                    table.entry(k).or_default().push(i);
-                }
+    let mut hashed = None;
+    if let Some(keys) = &j.hash {
+        let mut table: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
+        for (i, r) in right.iter().enumerate() {
+            if let Some(k) = keys.key(&keys.right, r, ctx)? {
+                table.entry(k).or_default().push(i);
             }
-            Some(table)
         }
-        None => None,
-    };
-    let all: Vec<usize> = match table {
+        hashed = Some((keys, table));
+    }
+    // A nested loop tries every right row.
+    let all: Vec<usize> = match hashed {
         Some(_) => Vec::new(),
         None => (0..right.len()).collect(),
     };
@@ -611,12 +610,12 @@ fn join(left: Vec<Row>, right: Vec<Row>, j: &Join, ctx: &EvalContext) -> Result<
     let mut right_matched = vec![false; right.len()];
     let mut row = Vec::new();
     for l in &left {
-        let candidates: &[usize] = match (&table, &j.hash) {
-            (Some(t), Some(keys)) => match keys.key(&keys.left, l, ctx)? {
-                Some(k) => t.get(&k).map(Vec::as_slice).unwrap_or(&[]),
+        let candidates: &[usize] = match &hashed {
+            Some((keys, t)) => match keys.key(&keys.left, l, ctx)? {
+                Some(k) => t.get(&k).map_or(&[], Vec::as_slice),
                 None => &[],
             },
-            _ => &all,
+            None => &all,
         };
         let mut matched = false;
         for &ri in candidates {
@@ -869,4 +868,83 @@ fn sort(rows: Vec<Row>, keys: &[SortKey], ctx: &EvalContext) -> Result<Vec<Row>>
     }
     keyed.sort_by(|(a, _), (b, _)| compare_keys(keys, a, b));
     Ok(keyed.into_iter().map(|(_, r)| r).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{ColumnDef, TypeDef};
+    use crate::select::HashKeys;
+
+    /// `b (id int primary key, a_id int)` scanned whole, joined on
+    /// `left.0 = b.<col>` by hash.
+    fn join_on(col: usize, kind: JoinKind) -> Join {
+        let column = |name: &str| ColumnDef {
+            name: name.into(),
+            ty: TypeDef::from_type(&DataType::Int4),
+            nullable: name != "id",
+            default: None,
+            identity: None,
+            comment: None,
+        };
+        let mut t = TableDef::new("b".into());
+        t.columns = vec![column("id"), column("a_id")];
+        t.primary_key = vec![0];
+        let scan = Scan {
+            table: std::sync::Arc::new(t),
+            access: Access::Full,
+            filter: None,
+            keyed: false,
+        };
+        let on =
+            Expr::Binary(BinOp::Eq, Box::new(Expr::Column(0)), Box::new(Expr::Column(1 + col)));
+        Join {
+            left: Box::new(Plan::Values(vec![])),
+            right: Box::new(Plan::Scan(scan)),
+            kind,
+            on: Some(on),
+            width: 2,
+            hash: Some(HashKeys {
+                left: vec![Expr::Column(0)],
+                right: vec![Expr::Column(col)],
+                types: vec![DataType::Int8],
+            }),
+        }
+    }
+
+    fn rows(keys: impl IntoIterator<Item = i32>) -> Vec<Row> {
+        keys.into_iter().map(|k| vec![Value::Int4(k)]).collect()
+    }
+
+    #[test]
+    fn few_left_keys_read_the_right_table_by_key() {
+        let ctx = EvalContext::default();
+        let j = join_on(0, JoinKind::Inner);
+        let scans = lookups(&j, &rows([1, 2, 2]), &ctx).expect("lookups").expect("read by key");
+        assert_eq!(scans.len(), 2, "one lookup per distinct key");
+        for s in &scans {
+            let Plan::Scan(s) = s else { panic!("not a scan: {s:?}") };
+            assert!(matches!(s.access, Access::Point(_)), "{:?}", s.access);
+        }
+        // NULL keys match nothing and need no lookup.
+        let mut with_null = rows([3]);
+        with_null.push(vec![Value::Null]);
+        assert_eq!(lookups(&j, &with_null, &ctx).expect("lookups").map(|s| s.len()), Some(1));
+        let left = lookups(&join_on(0, JoinKind::Left), &rows([1]), &ctx).expect("lookups");
+        assert!(left.is_some(), "a left join reads by key too");
+    }
+
+    #[test]
+    fn many_keys_no_key_or_outer_right_read_the_table_whole() {
+        let ctx = EvalContext::default();
+        let many = rows(0..=LOOKUP_KEYS as i32);
+        assert!(lookups(&join_on(0, JoinKind::Inner), &many, &ctx).expect("lookups").is_none());
+        // b.a_id has no key or index.
+        assert!(lookups(&join_on(1, JoinKind::Inner), &rows([1]), &ctx)
+            .expect("lookups")
+            .is_none());
+        // A right or full join needs every right row.
+        let right = join_on(0, JoinKind::Right(1));
+        assert!(lookups(&right, &rows([1]), &ctx).expect("lookups").is_none());
+    }
 }

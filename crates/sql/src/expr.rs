@@ -229,7 +229,7 @@ impl ValueList {
     }
 
     fn hash(values: &[Value]) -> Option<(DataType, std::collections::HashSet<Vec<u8>>, bool)> {
-        let class = values.iter().find(|v| !v.is_null()).and_then(value_class)?;
+        let class = values.iter().find(|v| !v.is_null()).and_then(crate::select::value_class)?;
         let mut set = std::collections::HashSet::with_capacity(values.len());
         let mut has_null = false;
         for v in values {
@@ -257,16 +257,6 @@ impl ValueList {
             }
         }
         in_list(v, &self.values, negated)
-    }
-}
-
-/// The class a value hashes as (see `select::joins::hash_class`), if any.
-fn value_class(v: &Value) -> Option<DataType> {
-    match v {
-        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => Some(DataType::Int8),
-        Value::Text(_) => Some(DataType::Text),
-        Value::Numeric(_) => Some(DataType::Numeric(None)),
-        _ => v.data_type().and_then(|t| crate::select::hash_class(&t)),
     }
 }
 

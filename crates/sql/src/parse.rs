@@ -668,7 +668,7 @@ fn own_syntax(
     words: &[&TokenWithSpan],
     semi: Option<&TokenWithSpan>,
 ) -> Result<Option<Stmt>> {
-    let kw = |i: usize| words.get(i).and_then(|t| word(t)).filter(|_| t_quote(words, i).is_none());
+    let kw = |i: usize| unquoted_word(words, i);
     let (w0, w1, w2) = (kw(0), kw(1), kw(2));
     if (w0.as_deref(), w1.as_deref(), w2.as_deref())
         == (Some("create"), Some("materialized"), Some("view"))
@@ -769,7 +769,7 @@ fn materialized_view(
     words: &[&TokenWithSpan],
     semi: Option<&TokenWithSpan>,
 ) -> Result<Stmt> {
-    let kw = |i: usize| words.get(i).and_then(|t| word(t)).filter(|_| t_quote(words, i).is_none());
+    let kw = |i: usize| unquoted_word(words, i);
     let n = words.len();
     // A trailing WITH [NO] DATA.
     let (data, cut) = match (
@@ -829,7 +829,7 @@ fn table_as_with_names(
     words: &[&TokenWithSpan],
     semi: Option<&TokenWithSpan>,
 ) -> Result<Option<Stmt>> {
-    let kw = |i: usize| words.get(i).and_then(|t| word(t)).filter(|_| t_quote(words, i).is_none());
+    let kw = |i: usize| unquoted_word(words, i);
     if kw(0).as_deref() != Some("create") {
         return Ok(None);
     }
@@ -935,6 +935,12 @@ fn create_extension(p: &mut Parser) -> std::result::Result<ast::Statement, Parse
         schema,
         version,
     }))
+}
+
+/// The `i`-th word, lower-cased, when it is an unquoted word (a keyword
+/// can be); None otherwise.
+fn unquoted_word(words: &[&TokenWithSpan], i: usize) -> Option<String> {
+    words.get(i).and_then(|t| word(t)).filter(|_| t_quote(words, i).is_none())
 }
 
 fn t_quote(words: &[&TokenWithSpan], i: usize) -> Option<char> {

@@ -86,11 +86,10 @@ impl Binder<'_> {
                 "SQL functions in defaults, CHECK constraints and index expressions are not supported yet"
             );
         }
-        let mut types = Vec::with_capacity(args.len());
-        for a in args {
-            let Some(a) = a else { return Ok(None) };
-            types.push(self.expr_in(a, scope, agg)?.1);
-        }
+        let Some(args) = args.iter().copied().collect::<Option<Vec<&ast::Expr>>>() else {
+            return Ok(None);
+        };
+        let types = self.arg_types(&args, scope, agg)?;
         let Some(def) = choose(&candidates, &types)? else { return Ok(None) };
         if self.trace.is_some() {
             // A view's definition is analysed as PostgreSQL does, without
@@ -107,12 +106,29 @@ impl Binder<'_> {
                 def.name
             );
         }
-        let args: Vec<ast::Expr> = args.iter().flatten().map(|a| (*a).clone()).collect();
+        let args: Vec<ast::Expr> = args.into_iter().cloned().collect();
         let call = self.expand_scalar(&def, with_defaults(&def, args)?)?;
         self.enter_function(&def)?;
         let r = self.expr_in(&call, scope, agg);
         self.fn_depth -= 1;
         Ok(Some(r?))
+    }
+
+    /// The types of a call's arguments. They are bound again where the
+    /// expansion puts them, so the subqueries this binding registers are
+    /// dropped (kept, they would run twice).
+    fn arg_types(
+        &mut self,
+        args: &[&ast::Expr],
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<Vec<DataType>> {
+        let (subqueries, correlated) = (self.subqueries.len(), self.correlated.len());
+        let types: Result<Vec<DataType>> =
+            args.iter().map(|a| Ok(self.expr_in(a, scope, agg)?.1)).collect();
+        self.subqueries.truncate(subqueries);
+        self.correlated.truncate(correlated);
+        types
     }
 
     /// Counts one more SQL function expansion inside the current ones.
@@ -162,10 +178,8 @@ impl Binder<'_> {
         }
         // Argument types, read where the item's arguments are read (items
         // before it are visible as outer columns).
-        let mut types = Vec::with_capacity(args.len());
-        for a in &args {
-            types.push(self.expr(a, &Scope::default())?.1);
-        }
+        let refs: Vec<&ast::Expr> = args.iter().collect();
+        let types = self.arg_types(&refs, &Scope::default(), &mut None)?;
         let Some(def) = choose(&candidates, &types)? else { return Ok(None) };
         let query = match self.trace.is_some() {
             true => signature_rows(&def)?,

@@ -39,7 +39,7 @@ pub async fn create_function<T: Txn>(
                 InvalidFunctionDefinition,
                 "cannot change return type of existing function"
             )
-            .with_hint(format!("Use DROP FUNCTION {} first.", signature(cat, old))));
+            .with_hint(format!("Use DROP FUNCTION {} first.", signature(old))));
         }
         for (o, n) in old.args.iter().zip(&def.args) {
             if o.name.is_some() && o.name != n.name {
@@ -48,7 +48,7 @@ pub async fn create_function<T: Txn>(
                     "cannot change name of input parameter \"{}\"",
                     o.name.as_deref().unwrap_or_default()
                 )
-                .with_hint(format!("Use DROP FUNCTION {} first.", signature(cat, old))));
+                .with_hint(format!("Use DROP FUNCTION {} first.", signature(old))));
             }
         }
         def.oid = old.oid;
@@ -115,8 +115,8 @@ fn definition(
         let ty = bind::catalog_type(cat, &a.data_type)?;
         let default = match &a.default_expr {
             Some(e) => {
-                let mut b = Binder::new(cat, vec![]);
-                let x = b.assign(e, &Scope::default(), &ty).map_err(|e| {
+                // Checked only: the text is bound again at each call.
+                Binder::new(cat, vec![]).assign(e, &Scope::default(), &ty).map_err(|e| {
                     if e.code == sqlstate::SqlState::UndefinedColumn {
                         err!(
                             InvalidColumnReference,
@@ -126,7 +126,6 @@ fn definition(
                         e
                     }
                 })?;
-                let _ = x;
                 Some(crate::deparse::stored_default(cat, e, &ty))
             }
             None if args.iter().any(|x: &FunctionArg| x.default.is_some()) => bail!(
@@ -137,7 +136,7 @@ fn definition(
         };
         args.push(FunctionArg {
             name: arg_name,
-            type_sql: type_sql(cat, &ty),
+            type_sql: crate::deparse::type_sql(cat, &ty),
             ty: TypeDef::from_type(&ty),
             default,
         });
@@ -148,7 +147,11 @@ fn definition(
             let mut columns = Vec::new();
             for c in cols {
                 let ty = bind::catalog_type(cat, &c.data_type)?;
-                columns.push((bind::ident(&c.name), TypeDef::from_type(&ty), type_sql(cat, &ty)));
+                columns.push((
+                    bind::ident(&c.name),
+                    TypeDef::from_type(&ty),
+                    crate::deparse::type_sql(cat, &ty),
+                ));
             }
             FunctionReturns::Rows { columns, row_type: None }
         }
@@ -163,20 +166,26 @@ fn definition(
                 bail!(FeatureNotSupported, "functions returning void are not supported yet");
             }
             let ty = bind::catalog_type(cat, t)?;
-            FunctionReturns::Value(TypeDef::from_type(&ty), type_sql(cat, &ty))
+            FunctionReturns::Value(TypeDef::from_type(&ty), crate::deparse::type_sql(cat, &ty))
         }
         Some(ast::FunctionReturnType::SetOf(t)) => match row_type(cat, t)? {
             Some(table) => FunctionReturns::Rows {
                 columns: table
                     .columns
                     .iter()
-                    .map(|c| (c.name.clone(), c.ty.clone(), type_sql(cat, &c.ty.to_type())))
+                    .map(|c| {
+                        (
+                            c.name.clone(),
+                            c.ty.clone(),
+                            crate::deparse::type_sql(cat, &c.ty.to_type()),
+                        )
+                    })
                     .collect(),
                 row_type: Some(table.oid),
             },
             None => {
                 let ty = bind::catalog_type(cat, t)?;
-                FunctionReturns::SetOf(TypeDef::from_type(&ty), type_sql(cat, &ty))
+                FunctionReturns::SetOf(TypeDef::from_type(&ty), crate::deparse::type_sql(cat, &ty))
             }
         },
     };
@@ -241,23 +250,6 @@ fn row_type(cat: &Catalog, t: &ast::DataType) -> Result<Option<Arc<TableDef>>> {
     })
 }
 
-/// `ty` as SQL text that names it under any search path.
-fn type_sql(cat: &Catalog, ty: &DataType) -> String {
-    match ty.elem().unwrap_or(ty) {
-        DataType::Enum(e) => {
-            let array = if ty.elem().is_some() { "[]" } else { "" };
-            match cat.enum_def(e.oid) {
-                Some(d) => format!(
-                    "{}{array}",
-                    crate::func::catalog_info::qualified_name(cat, d.namespace, &d.name)
-                ),
-                None => ty.to_string(),
-            }
-        }
-        _ => ty.to_string(),
-    }
-}
-
 /// Checks that the body reads what it may and returns what the function
 /// declares, with PostgreSQL's messages.
 fn check_body(cat: &Catalog, def: &FunctionDef) -> Result<()> {
@@ -308,7 +300,7 @@ fn refuse_dependents(cat: &Catalog, d: &FunctionDef, cascade: bool) -> Result<()
     if cascade {
         bail!(FeatureNotSupported, "DROP FUNCTION ... CASCADE is not supported yet");
     }
-    let sig = signature(cat, d);
+    let sig = signature(d);
     Err(err!(
         DependentObjectsStillExist,
         "cannot drop function {sig} because other objects depend on it"
@@ -337,9 +329,8 @@ fn with_context(mut e: ErrorReport, context: &str) -> ErrorReport {
 }
 
 /// `name(type, ...)` as DROP FUNCTION's HINT writes a function.
-fn signature(cat: &Catalog, d: &FunctionDef) -> String {
+fn signature(d: &FunctionDef) -> String {
     let types: Vec<String> = d.args.iter().map(|a| a.ty.to_type().to_string()).collect();
-    let _ = cat;
     format!("{}({})", d.name, types.join(", "))
 }
 
@@ -432,7 +423,7 @@ pub async fn alter_function<T: Txn>(
                 bail!(
                     DuplicateFunction,
                     "function {} already exists in schema \"{schema}\"",
-                    signature(cat, &new)
+                    signature(&new)
                 );
             }
             if let Some((kind, name)) = dependent(cat, &def) {

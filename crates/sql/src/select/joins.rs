@@ -72,14 +72,19 @@ pub fn hash_key(vals: Vec<Value>, classes: &[DataType]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Whether value `v` (not NULL) hashes as `class` (a [`hash_class`]).
-pub fn fits_class(v: &Value, class: &DataType) -> bool {
+/// The class value `v` (not NULL) hashes as (see [`hash_class`]), if any.
+pub fn value_class(v: &Value) -> Option<DataType> {
     match v {
-        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => *class == DataType::Int8,
-        Value::Text(_) => *class == DataType::Text,
-        Value::Numeric(_) => matches!(class, DataType::Numeric(_)),
-        _ => v.data_type().and_then(|t| hash_class(&t)).as_ref() == Some(class),
+        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => Some(DataType::Int8),
+        Value::Text(_) => Some(DataType::Text),
+        Value::Numeric(_) => Some(DataType::Numeric(None)),
+        _ => v.data_type().and_then(|t| hash_class(&t)),
     }
+}
+
+/// Whether value `v` (not NULL) hashes as `class`.
+pub fn fits_class(v: &Value, class: &DataType) -> bool {
+    value_class(v).as_ref() == Some(class)
 }
 
 /// Builds a join of `left` (the first `lw` columns of the joined row) and
@@ -181,18 +186,14 @@ pub fn distribute(plan: Plan, pred: Expr, types: &[DataType]) -> Plan {
 /// the ones before it, where the WHERE clause allows (left-deep, keeping the
 /// written order among equals); then [`distribute`] places the conditions.
 pub fn filter(plan: Plan, pred: Expr, types: &[DataType]) -> Plan {
-    let mut leaves = Vec::new();
-    let mut parts = Vec::new();
-    conjuncts(pred, &mut parts);
     match plan {
         Plan::Join(j) if j.kind == JoinKind::Inner => {
+            let (mut leaves, mut parts) = (Vec::new(), Vec::new());
+            conjuncts(pred, &mut parts);
             flatten(Plan::Join(j), types, 0, &mut leaves, &mut parts);
             reorder(leaves, parts, types)
         }
-        other => match and_all(parts) {
-            Some(p) => distribute(other, p, types),
-            None => other,
-        },
+        other => distribute(other, pred, types),
     }
 }
 
