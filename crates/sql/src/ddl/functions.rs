@@ -263,7 +263,9 @@ fn check_body(cat: &Catalog, def: &FunctionDef) -> Result<()> {
     };
     let shown = match &def.returns {
         FunctionReturns::Value(_, t) | FunctionReturns::SetOf(_, t) => t.clone(),
-        FunctionReturns::Rows { row_type: Some(_), .. } => def.name.clone(),
+        FunctionReturns::Rows { row_type: Some(oid), .. } => {
+            cat.table_by_oid(*oid).map_or_else(|| "record".into(), |t| t.name.clone())
+        }
         FunctionReturns::Rows { .. } => "record".into(),
     };
     let mismatch = |detail: String| {
@@ -277,12 +279,8 @@ fn check_body(cat: &Catalog, def: &FunctionDef) -> Result<()> {
         return Err(mismatch("Final statement must return exactly one column.".into()));
     }
     if types.len() != declared.len() {
-        return Err(mismatch(format!(
-            "Final statement returns {} {} instead of {}.",
-            if types.len() < declared.len() { "too few" } else { "too many" },
-            "columns",
-            declared.len()
-        )));
+        let which = if types.len() < declared.len() { "few" } else { "many" };
+        return Err(mismatch(format!("Final statement returns too {which} columns.")));
     }
     for (t, d) in types.iter().zip(&declared) {
         if !sqltypes::cast::can_assign(t, d) {
