@@ -207,6 +207,67 @@ pub fn scan_at(
     }
 }
 
+/// Like [`scan_at`], in descending key order. Each key's versions arrive
+/// oldest first here, so a key's visible version is known only when the
+/// next (smaller) key begins.
+pub fn scan_at_rev(
+    engine: &dyn Engine,
+    start: &[u8],
+    end: &[u8],
+    ts: u64,
+    f: &mut dyn FnMut(Vec<u8>, Option<Vec<u8>>) -> bool,
+) -> Result<()> {
+    let (s, e) = range(start, end);
+    // The key being read and its newest stored value at or below `ts`.
+    let mut cur: Option<(Vec<u8>, Option<Vec<u8>>)> = None;
+    let mut err = None;
+    let mut stopped = false;
+    let mut emit = |key: Vec<u8>, stored: Option<Vec<u8>>, err: &mut Option<Error>| -> bool {
+        let Some(stored) = stored else { return true };
+        match decode_value(&stored) {
+            Ok(val) => f(key, val),
+            Err(e) => {
+                *err = Some(e);
+                false
+            }
+        }
+    };
+    engine.scan_rev(&s, &e, &mut |k, v| {
+        let (key, t) = match decode(k) {
+            Ok(x) => x,
+            Err(e) => {
+                err = Some(e);
+                return false;
+            }
+        };
+        if cur.as_ref().is_none_or(|(c, _)| *c != key) {
+            if let Some((done, stored)) = cur.take() {
+                if !emit(done, stored, &mut err) {
+                    stopped = true;
+                    return false;
+                }
+            }
+            cur = Some((key, None));
+        }
+        if t <= ts {
+            if let Some((_, stored)) = cur.as_mut() {
+                *stored = Some(v.to_vec());
+            }
+        }
+        true
+    })?;
+    if let Some(e) = err {
+        return Err(e);
+    }
+    if let (false, Some((key, stored))) = (stopped, cur) {
+        emit(key, stored, &mut err);
+    }
+    match err {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +316,41 @@ mod tests {
                 prop_assert_eq!(encode(&a, ta).cmp(&encode(&b, tb)), tb.cmp(&ta));
             }
             prop_assert_eq!(decode(&encode(&a, ta)).ok(), Some((a.clone(), ta)));
+        }
+
+        #[test]
+        fn reverse_scan_is_the_forward_scan_reversed(
+            writes in proptest::collection::vec((0u8..5, 1u64..8, proptest::option::of(any::<u8>())), 0..30),
+            ts in 0u64..9,
+            stop in 0usize..6,
+        ) {
+            let e = MemEngine::new();
+            let mut b = WriteBatch::default();
+            for (k, t, v) in &writes {
+                let v = v.map(|v| vec![v]);
+                b.puts.push((encode(&[b'k', *k], *t), encode_value(v.as_deref())));
+            }
+            e.write(b, false).expect("write");
+            let mut fwd = Vec::new();
+            scan_at(&e, b"k", b"l", ts, &mut |k, v| {
+                fwd.push((k, v));
+                true
+            }).expect("scan");
+            let mut rev = Vec::new();
+            scan_at_rev(&e, b"k", b"l", ts, &mut |k, v| {
+                rev.push((k, v));
+                true
+            }).expect("scan");
+            rev.reverse();
+            prop_assert_eq!(&rev, &fwd);
+            // Stopping early visits a prefix of the reversed order.
+            let mut part = Vec::new();
+            scan_at_rev(&e, b"k", b"l", ts, &mut |k, v| {
+                part.push((k, v));
+                part.len() < stop.max(1)
+            }).expect("scan");
+            let want: Vec<_> = fwd.iter().rev().take(stop.max(1)).cloned().collect();
+            prop_assert_eq!(part, want);
         }
 
         #[test]

@@ -114,44 +114,65 @@ impl EmbeddedTxn {
             .and_then(|(_, v)| v))
     }
 
-    /// Scans `range` at timestamp `at`, merged with our own writes.
-    fn scan_sync(&self, range: &KeyRange, limit: usize, at: u64) -> Result<Vec<(Key, Vec<u8>)>> {
+    /// Scans `range` at timestamp `at`, merged with our own writes, in key
+    /// order or (`reverse`) descending.
+    fn scan_sync(
+        &self,
+        range: &KeyRange,
+        limit: usize,
+        at: u64,
+        reverse: bool,
+    ) -> Result<Vec<(Key, Vec<u8>)>> {
         let mut out = Vec::new();
         if limit == 0 {
             return Ok(out);
         }
-        let end = range.end.as_bytes().to_vec();
-        let mut cursor = range.start.as_bytes().to_vec();
+        // The part of the range not read yet: [lo, hi).
+        let mut lo = range.start.as_bytes().to_vec();
+        let mut hi = range.end.as_bytes().to_vec();
         loop {
             let mut committed: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
             let want = limit - out.len();
-            mvcc::scan_at(self.shared.engine.as_ref(), &cursor, &end, at, &mut |k, v| {
+            let mut collect = |k, v: Option<Vec<u8>>| {
                 if let Some(v) = v {
                     committed.push((k, v));
                 }
                 committed.len() < want
-            })?;
+            };
+            let engine = self.shared.engine.as_ref();
+            match reverse {
+                false => mvcc::scan_at(engine, &lo, &hi, at, &mut collect)?,
+                true => mvcc::scan_at_rev(engine, &lo, &hi, at, &mut collect)?,
+            }
             let hit_limit = committed.len() >= want;
-            let upper = match (hit_limit, committed.last()) {
+            // The part this round read completely: all of [lo, hi), or up
+            // to and including the last committed key returned.
+            let (from, to) = match (hit_limit, committed.last()) {
+                (true, Some((k, _))) if reverse => (k.clone(), hi.clone()),
                 (true, Some((k, _))) => {
                     let mut u = k.clone();
                     u.push(0);
-                    u
+                    (lo.clone(), u)
                 }
-                _ => end.clone(),
+                _ => (lo.clone(), hi.clone()),
             };
-            // Merge committed rows with our own writes in [cursor, upper).
-            let mut own = self
+            // Merge committed rows with our own writes in [from, to).
+            let own = self
                 .writes
-                .range::<[u8], _>((Bound::Included(&cursor[..]), Bound::Excluded(&upper[..])))
-                .peekable();
+                .range::<[u8], _>((Bound::Included(&from[..]), Bound::Excluded(&to[..])));
+            let own: Box<dyn Iterator<Item = (&Vec<u8>, &Buffered)>> =
+                if reverse { Box::new(own.rev()) } else { Box::new(own) };
+            let mut own = own.peekable();
             let mut comm = committed.into_iter().peekable();
             loop {
                 let take_own = match (own.peek(), comm.peek()) {
                     (None, None) => break,
                     (Some(_), None) => true,
                     (None, Some(_)) => false,
-                    (Some((ok, _)), Some((ck, _))) => ok.as_slice() <= ck.as_slice(),
+                    (Some((ok, _)), Some((ck, _))) => match reverse {
+                        false => ok.as_slice() <= ck.as_slice(),
+                        true => ok.as_slice() >= ck.as_slice(),
+                    },
                 };
                 let (k, v) = if take_own {
                     let (k, v) = own.next().expect("peeked");
@@ -173,7 +194,10 @@ impl EmbeddedTxn {
             if !hit_limit {
                 return Ok(out);
             }
-            cursor = upper;
+            match reverse {
+                false => lo = to,
+                true => hi = from,
+            }
         }
     }
 
@@ -349,7 +373,12 @@ impl Txn for EmbeddedTxn {
 
     async fn scan(&self, range: &KeyRange, limit: usize) -> Result<Vec<(Key, Vec<u8>)>> {
         self.check_range(range)?;
-        self.scan_sync(range, limit, self.snapshot)
+        self.scan_sync(range, limit, self.snapshot, false)
+    }
+
+    async fn scan_reverse(&self, range: &KeyRange, limit: usize) -> Result<Vec<(Key, Vec<u8>)>> {
+        self.check_range(range)?;
+        self.scan_sync(range, limit, self.snapshot, true)
     }
 
     async fn stored_size(&self, range: &KeyRange) -> Result<u64> {
@@ -363,7 +392,7 @@ impl Txn for EmbeddedTxn {
         // Every version up to `visible` is in the engine; the newest
         // version of a key is never collected, so reading above our
         // registered snapshot is safe.
-        self.scan_sync(range, limit, self.shared.visible.load(Ordering::Acquire))
+        self.scan_sync(range, limit, self.shared.visible.load(Ordering::Acquire), false)
     }
 
     async fn lock(&mut self, keys: &[Key]) -> Result<Vec<Locked>> {

@@ -15,6 +15,7 @@ enum Op {
     Delete(usize, u8),
     Get(usize, u8),
     Scan(usize),
+    ScanReverse(usize),
     Commit(usize),
     Abort(usize),
 }
@@ -28,6 +29,7 @@ fn op() -> impl Strategy<Value = Op> {
         (t.clone(), k.clone()).prop_map(|(t, k)| Op::Delete(t, k)),
         (t.clone(), k).prop_map(|(t, k)| Op::Get(t, k)),
         t.clone().prop_map(Op::Scan),
+        t.clone().prop_map(Op::ScanReverse),
         t.clone().prop_map(Op::Commit),
         t.prop_map(Op::Abort),
     ]
@@ -118,6 +120,31 @@ fn run(node: kv::KvNode, ops: Vec<Op>) -> Result<(), TestCaseError> {
                         }
                     }
                     let want: Vec<(u8, u8)> = o.view().into_iter().collect();
+                    prop_assert_eq!(got, want);
+                }
+            }
+            Op::ScanReverse(t) => {
+                if let Some(o) = open[t].as_ref() {
+                    let range = KeyRange::prefix(TenantId(7), b"k");
+                    let mut got = Vec::new();
+                    let mut end = range.end.clone();
+                    loop {
+                        let batch = rt
+                            .block_on(o.txn.scan_reverse(
+                                &KeyRange { start: range.start.clone(), end: end.clone() },
+                                2,
+                            ))
+                            .expect("scan");
+                        let n = batch.len();
+                        for (k, v) in &batch {
+                            got.push((k.rest()[1], v[0]));
+                        }
+                        match batch.last() {
+                            Some((k, _)) if n == 2 => end = k.clone(),
+                            _ => break,
+                        }
+                    }
+                    let want: Vec<(u8, u8)> = o.view().into_iter().rev().collect();
                     prop_assert_eq!(got, want);
                 }
             }

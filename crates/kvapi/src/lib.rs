@@ -171,6 +171,15 @@ pub trait Txn: Send + Sync + 'static {
         limit: usize,
     ) -> impl Future<Output = Result<Vec<(Key, Vec<u8>)>>> + Send;
 
+    /// Like [`Txn::scan`], in descending key order: the up to `limit` largest
+    /// live keys of `range`, largest first. To continue, scan again with the
+    /// range ending at the last key returned (the end is exclusive).
+    fn scan_reverse(
+        &self,
+        range: &KeyRange,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<(Key, Vec<u8>)>>> + Send;
+
     /// The bytes the keys and values in `range` take in storage, every
     /// stored version counted (what pg_relation_size reports). Not
     /// transactional: it measures what is stored now.

@@ -22,7 +22,8 @@ use crate::catalog::{keys, Catalog, TableDef};
 use crate::error::{from_kv, Result};
 use crate::expr::{and_all, BinOp, EvalContext, Expr, SubqValue};
 use crate::plan::{
-    Access, Correlated, Join, JoinKind, KeyBound, Plan, Scan, SetOpKind, SortKey, SubqKind,
+    Access, Correlated, Join, JoinKind, KeyBound, KeyOrder, Plan, Scan, SetOpKind, SortKey,
+    SubqKind,
 };
 use aggregate::aggregate;
 pub(crate) use aggregate::{agg_final, agg_init, agg_input, agg_step, AggState};
@@ -209,21 +210,8 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
             }
             Plan::Limit(input, limit, offset) => {
                 let rows = run(input, cx).await?;
-                let count = |e: &Option<Expr>| -> Result<Option<usize>> {
-                    match e {
-                        None => Ok(None),
-                        Some(e) => match e.eval(&[], cx.eval)? {
-                            Value::Null => Ok(None),
-                            Value::Int8(n) if n >= 0 => Ok(Some(n as usize)),
-                            Value::Int8(_) => {
-                                bail!(InvalidRowCountInLimitClause, "LIMIT must not be negative")
-                            }
-                            other => bail!(DatatypeMismatch, "invalid LIMIT value {other:?}"),
-                        },
-                    }
-                };
-                let off = count(offset)?.unwrap_or(0);
-                let lim = count(limit)?.unwrap_or(usize::MAX);
+                let off = row_count(offset.as_ref(), cx.eval)?.unwrap_or(0);
+                let lim = row_count(limit.as_ref(), cx.eval)?.unwrap_or(usize::MAX);
                 rows.into_iter().skip(off).take(lim).collect()
             }
             Plan::Distinct(input) => {
@@ -239,6 +227,68 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
             }
         })
     })
+}
+
+/// A LIMIT or OFFSET count; None when absent or NULL (no limit).
+fn row_count(e: Option<&Expr>, ctx: &EvalContext) -> Result<Option<usize>> {
+    let Some(e) = e else { return Ok(None) };
+    match e.eval(&[], ctx)? {
+        Value::Null => Ok(None),
+        Value::Int8(n) if n >= 0 => Ok(Some(n as usize)),
+        Value::Int8(_) => bail!(InvalidRowCountInLimitClause, "LIMIT must not be negative"),
+        other => bail!(DatatypeMismatch, "invalid LIMIT value {other:?}"),
+    }
+}
+
+/// How many rows a scan may stop after: its cap's LIMIT plus OFFSET, or
+/// `usize::MAX`.
+pub(crate) fn scan_cap(scan: &Scan, ctx: &EvalContext) -> Result<usize> {
+    let Some(cap) = &scan.cap else { return Ok(usize::MAX) };
+    let Some(limit) = row_count(Some(&cap.limit), ctx)? else { return Ok(usize::MAX) };
+    let offset = row_count(cap.offset.as_ref(), ctx)?.unwrap_or(0);
+    Ok(limit.saturating_add(offset))
+}
+
+/// How a range of keys is read: the direction, and the rows to stop after.
+#[derive(Clone, Copy)]
+struct Reading {
+    reverse: bool,
+    cap: usize,
+}
+
+impl Reading {
+    /// Rows to ask the KV layer for next, `have` rows kept so far and
+    /// `batch` asked last time (0 at first). Without a filter every row
+    /// read is kept, so a cap asks for exactly what is missing; with one,
+    /// the batches grow.
+    fn next_batch(&self, have: usize, batch: usize, filtered: bool) -> usize {
+        let missing = self.cap.saturating_sub(have).max(1);
+        match (filtered, batch) {
+            (false, _) | (true, 0) => missing.min(SCAN_BATCH),
+            (true, b) => (b * 4).min(SCAN_BATCH),
+        }
+    }
+
+    /// The rest of `range` after reading up to `last`.
+    fn rest(&self, range: &KeyRange, last: &Key) -> KeyRange {
+        match self.reverse {
+            false => KeyRange { start: after(last), end: range.end.clone() },
+            true => KeyRange { start: range.start.clone(), end: last.clone() },
+        }
+    }
+
+    async fn scan<T: Txn>(
+        &self,
+        cx: &ExecCtx<'_, T>,
+        range: &KeyRange,
+        n: usize,
+    ) -> Result<Vec<(Key, Vec<u8>)>> {
+        let r = match self.reverse {
+            false => cx.txn.scan(range, n).await,
+            true => cx.txn.scan_reverse(range, n).await,
+        };
+        r.map_err(from_kv)
+    }
 }
 
 /// Encodes values as a canonical byte string for hashing and equality.
@@ -314,6 +364,12 @@ async fn scan_plain<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<Keye
             None => Ok(true),
         }
     };
+    let how =
+        Reading { reverse: scan.order == KeyOrder::Descending, cap: scan_cap(scan, cx.eval)? };
+    if how.cap == 0 {
+        return Ok(out);
+    }
+    let filtered = scan.filter.is_some();
     match &scan.access {
         Access::Point(exprs) => {
             let Some(vals) = key_values(exprs, &t.pk_types(), cx.eval)? else {
@@ -328,7 +384,8 @@ async fn scan_plain<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<Keye
             }
         }
         Access::Full => {
-            scan_range(cx, keys::storage(cx.tenant, t.storage), &types, &keep, &mut out).await?;
+            let range = keys::storage(cx.tenant, t.storage);
+            scan_range(cx, range, &types, &keep, how, filtered, &mut out).await?;
         }
         Access::In { index, values, array } => {
             let (storage, key_type) = match index {
@@ -366,13 +423,19 @@ async fn scan_plain<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<Keye
                     }
                 }
             } else {
+                let all = Reading { cap: usize::MAX, ..how };
                 for prefix in prefixes {
                     let range = KeyRange::prefix(cx.tenant, &prefix);
                     match index {
-                        None => scan_range(cx, range, &types, &keep, &mut out).await?,
-                        Some(_) => scan_index(cx, range, &types, &keep, &mut out).await?,
+                        None => {
+                            scan_range(cx, range, &types, &keep, all, filtered, &mut out).await?
+                        }
+                        Some(_) => {
+                            scan_index(cx, range, &types, &keep, all, filtered, &mut out).await?
+                        }
                     }
                 }
+                out.truncate(how.cap);
             }
         }
         Access::Range { index, eq, lo, hi } => {
@@ -388,8 +451,27 @@ async fn scan_plain<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<Keye
                 return Ok(out);
             };
             match index {
-                None => scan_range(cx, range, &types, &keep, &mut out).await?,
-                Some(_) => scan_index(cx, range, &types, &keep, &mut out).await?,
+                None => scan_range(cx, range, &types, &keep, how, filtered, &mut out).await?,
+                Some(_) if scan.nulls_moved => {
+                    // The entries whose next column is NULL, and the others
+                    // after them; read values first forwards, NULLs first
+                    // backwards.
+                    let ty = &key_types[eq.len()..][..1];
+                    let mut null = range.start.rest().to_vec();
+                    keycode::encode_key(&[Value::Null], ty, &mut null);
+                    let nulls = KeyRange::prefix(cx.tenant, &null);
+                    let values = KeyRange { start: nulls.end.clone(), end: range.end };
+                    let parts = match how.reverse {
+                        false => [values, nulls],
+                        true => [nulls, values],
+                    };
+                    for part in parts {
+                        let cap = how.cap - out.len();
+                        let how = Reading { cap, ..how };
+                        scan_index(cx, part, &types, &keep, how, filtered, &mut out).await?;
+                    }
+                }
+                Some(_) => scan_index(cx, range, &types, &keep, how, filtered, &mut out).await?,
             }
         }
     }
@@ -483,18 +565,21 @@ enum Edge {
 /// Scans secondary-index entries in `range` and fetches their rows.
 async fn scan_index<T: Txn>(
     cx: &ExecCtx<'_, T>,
-    range: KeyRange,
+    mut range: KeyRange,
     types: &[DataType],
     keep: &impl Fn(&Row) -> Result<bool>,
+    how: Reading,
+    filtered: bool,
     out: &mut Vec<KeyedRow>,
 ) -> Result<()> {
-    let mut start = range.start.clone();
+    let first = out.len();
+    let mut batch = 0;
     loop {
-        if start >= range.end {
+        if range.start >= range.end || out.len() - first >= how.cap {
             return Ok(());
         }
-        let r = KeyRange { start, end: range.end.clone() };
-        let entries = cx.txn.scan(&r, SCAN_BATCH).await.map_err(from_kv)?;
+        batch = how.next_batch(out.len() - first, batch, filtered);
+        let entries = how.scan(cx, &range, batch).await?;
         let row_keys: Vec<Key> = entries.iter().map(|(_, v)| Key::new(cx.tenant, v)).collect();
         let fetched = cx.txn.multi_get(&row_keys).await.map_err(from_kv)?;
         for (k, v) in row_keys.into_iter().zip(fetched) {
@@ -502,10 +587,13 @@ async fn scan_index<T: Txn>(
             let row = rowcodec::decode_row(&bytes, types)?;
             if keep(&row)? {
                 out.push((k, row));
+                if out.len() - first >= how.cap {
+                    return Ok(());
+                }
             }
         }
         match entries.last() {
-            Some((k, _)) if entries.len() == SCAN_BATCH => start = after(k),
+            Some((k, _)) if entries.len() == batch => range = how.rest(&range, k),
             _ => return Ok(()),
         }
     }
@@ -518,20 +606,27 @@ pub fn after(k: &Key) -> Key {
     Key::new(k.tenant(), &rest)
 }
 
+/// Reads the rows stored in `range`.
 async fn scan_range<T: Txn>(
     cx: &ExecCtx<'_, T>,
-    range: KeyRange,
+    mut range: KeyRange,
     types: &[DataType],
     keep: &impl Fn(&Row) -> Result<bool>,
+    how: Reading,
+    filtered: bool,
     out: &mut Vec<KeyedRow>,
 ) -> Result<()> {
-    let mut start = range.start.clone();
+    let first = out.len();
+    let mut batch = 0;
     loop {
-        let r = KeyRange { start, end: range.end.clone() };
-        let batch = cx.txn.scan(&r, SCAN_BATCH).await.map_err(from_kv)?;
-        let n = batch.len();
+        if out.len() - first >= how.cap {
+            return Ok(());
+        }
+        batch = how.next_batch(out.len() - first, batch, filtered);
+        let rows = how.scan(cx, &range, batch).await?;
+        let n = rows.len();
         let mut last = None;
-        for (k, bytes) in batch {
+        for (k, bytes) in rows {
             let row = rowcodec::decode_row(&bytes, types)?;
             if keep(&row)? {
                 if out.len() >= MAX_ROWS {
@@ -539,12 +634,15 @@ async fn scan_range<T: Txn>(
                 }
                 last = Some(k.clone());
                 out.push((k, row));
+                if out.len() - first >= how.cap {
+                    return Ok(());
+                }
             } else {
                 last = Some(k);
             }
         }
         match last {
-            Some(k) if n == SCAN_BATCH => start = after(&k),
+            Some(k) if n == batch => range = how.rest(&range, &k),
             _ => return Ok(()),
         }
     }
@@ -890,12 +988,7 @@ mod tests {
         let mut t = TableDef::new("b".into());
         t.columns = vec![column("id"), column("a_id")];
         t.primary_key = vec![0];
-        let scan = Scan {
-            table: std::sync::Arc::new(t),
-            access: Access::Full,
-            filter: None,
-            keyed: false,
-        };
+        let scan = Scan::full(std::sync::Arc::new(t), false);
         let on =
             Expr::Binary(BinOp::Eq, Box::new(Expr::Column(0)), Box::new(Expr::Column(1 + col)));
         Join {

@@ -91,6 +91,54 @@ pub struct Scan {
     /// Each row also carries its storage key, as a trailing bytea column
     /// (for FOR UPDATE; see rowlock.rs).
     pub keyed: bool,
+    /// The order the rows must come in: set when an ORDER BY is served by
+    /// the access path's key order instead of a sort (select/order.rs).
+    pub order: KeyOrder,
+    /// With `order`, for an index range whose first ordered column may be
+    /// NULL: its NULL entries are read after the others forwards and before
+    /// them backwards (`ASC NULLS LAST`, `DESC NULLS FIRST`), where keys
+    /// order NULL below every value.
+    pub nulls_moved: bool,
+    /// Stop after this many rows pass the filter (a LIMIT pushed down).
+    pub cap: Option<RowCap>,
+}
+
+impl Scan {
+    /// A scan of every row of `table`, in no particular order.
+    pub fn full(table: Arc<TableDef>, keyed: bool) -> Scan {
+        Scan {
+            table,
+            access: Access::Full,
+            filter: None,
+            keyed,
+            order: KeyOrder::Any,
+            nulls_moved: false,
+            cap: None,
+        }
+    }
+}
+
+/// The order a [`Scan`] returns its rows in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KeyOrder {
+    /// Whatever order the access path reads in (no one depends on it).
+    #[default]
+    Any,
+    /// Ascending key order (of the primary key or the index read).
+    Ascending,
+    /// Descending key order.
+    Descending,
+}
+
+/// A LIMIT pushed into a scan: the scan may stop once `limit` plus
+/// `offset` rows passed its filter, because nothing above it drops rows
+/// before the LIMIT counts them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowCap {
+    /// The LIMIT's count.
+    pub limit: Expr,
+    /// The OFFSET's count.
+    pub offset: Option<Expr>,
 }
 
 /// An aggregate function.
@@ -398,17 +446,21 @@ impl Plan {
         let line = match self {
             Plan::Values(rows) => format!("Values ({} rows)", rows.len()),
             Plan::Scan(s) => {
-                let how = match &s.access {
-                    Access::Full => "Seq Scan".to_string(),
-                    Access::Point(_) => "Primary Key Lookup".to_string(),
-                    Access::Range { index: None, .. } => "Primary Key Range Scan".to_string(),
-                    Access::In { index: None, .. } => "Primary Key Lookups".to_string(),
+                let (how, using) = match &s.access {
+                    Access::Full if s.order == KeyOrder::Any => ("Seq Scan", None),
+                    Access::Full => ("Primary Key Scan", None),
+                    Access::Point(_) => ("Primary Key Lookup", None),
+                    Access::Range { index: None, .. } => ("Primary Key Range Scan", None),
+                    Access::In { index: None, .. } => ("Primary Key Lookups", None),
                     Access::Range { index: Some(i), .. } | Access::In { index: Some(i), .. } => {
-                        format!("Index Scan using {}", s.table.indexes[*i].name)
+                        ("Index Scan", Some(&s.table.indexes[*i].name))
                     }
                 };
+                let back = if s.order == KeyOrder::Descending { " Backward" } else { "" };
+                let using = using.map(|n| format!(" using {n}")).unwrap_or_default();
                 let f = if s.filter.is_some() { " (filtered)" } else { "" };
-                format!("{how} on {}{f}", s.table.name)
+                let cap = if s.cap.is_some() { " (limited)" } else { "" };
+                format!("{how}{back}{using} on {}{f}{cap}", s.table.name)
             }
             Plan::Function(f) => format!("Function Scan on {}", f.name()),
             Plan::WorkTable(_) => "WorkTable Scan".into(),

@@ -16,7 +16,7 @@ use crate::dml::{DeletePlan, InsertPlan, OnConflict, Returning, UpdatePlan};
 use crate::error::Result;
 use crate::expr::Expr;
 use crate::parse::Stmt;
-use crate::plan::{Access, Column, Plan, Scan};
+use crate::plan::{Column, Plan, Scan};
 use crate::select;
 use crate::{bail, err};
 
@@ -447,7 +447,7 @@ fn target_scan(
     let name = table.name.clone();
     let qualifier = alias.as_ref().map(|a| bind::ident(&a.name)).unwrap_or_else(|| name.clone());
     let scope = select::table_scope(&table, &qualifier, alias);
-    let mut scan = Scan { table, access: Access::Full, filter: None, keyed: false };
+    let mut scan = Scan::full(table, false);
     if let Some(items) = items {
         // FROM / USING: the WHERE clause joins the target with the items.
         let (plan, item_scope) = select::plan_from(b, items)?;

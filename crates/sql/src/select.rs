@@ -22,9 +22,11 @@ use crate::window::WINDOW_BASE;
 mod access;
 // Functions in FROM (generate_series, unnest, generate_subscripts).
 pub mod functions;
-// Set-returning functions in the select list.
 /// Join conditions and hash joins.
 mod joins;
+/// ORDER BY and LIMIT served by key order.
+mod order;
+// Set-returning functions in the select list.
 mod srf;
 /// Views and WITH RECURSIVE.
 mod with;
@@ -125,6 +127,7 @@ fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Colum
             }
         }
     }
+    order::use_key_order(&mut plan);
     Ok((plan, cols))
 }
 
@@ -926,40 +929,53 @@ fn lateral_subquery(b: &mut Binder<'_>, item: &ast::TableFactor) -> Result<(Plan
     Ok((plan, derived_scope(cols, &[], &q, alias)))
 }
 
-/// The join of a LATERAL item: inner for a comma, CROSS JOIN or JOIN
-/// without condition; left for `LEFT JOIN ... ON <constant>`.
-fn lateral_kind(op: Option<&ast::JoinOperator>) -> Result<JoinKind> {
+/// The join of a LATERAL item and its ON condition: inner for a comma,
+/// CROSS JOIN or [INNER] JOIN, left for LEFT JOIN.
+fn lateral_kind(op: Option<&ast::JoinOperator>) -> Result<(JoinKind, Option<&ast::Expr>)> {
+    use ast::JoinConstraint as C;
     use ast::JoinOperator as J;
     Ok(match op {
-        None
-        | Some(J::CrossJoin(_))
-        | Some(J::Join(ast::JoinConstraint::None))
-        | Some(J::Inner(ast::JoinConstraint::None)) => JoinKind::Inner,
-        Some(J::Left(c) | J::LeftOuter(c))
-            if matches!(c, ast::JoinConstraint::On(ast::Expr::Value(_)))
-                || matches!(c, ast::JoinConstraint::None) =>
-        {
-            JoinKind::Left
+        None | Some(J::CrossJoin(_)) => (JoinKind::Inner, None),
+        Some(J::Join(c) | J::Inner(c)) if matches!(c, C::None | C::On(_)) => {
+            (JoinKind::Inner, on_of(c))
+        }
+        Some(J::Left(c) | J::LeftOuter(c)) if matches!(c, C::None | C::On(_)) => {
+            (JoinKind::Left, on_of(c))
         }
         Some(other) => bail!(FeatureNotSupported, "LATERAL join form not supported yet: {other:?}"),
     })
 }
 
-/// `left [CROSS|LEFT] JOIN LATERAL item`: the item (planned by `right`)
-/// sees the left side's columns as outer references and runs per left row.
+/// A join constraint's ON condition.
+fn on_of(c: &ast::JoinConstraint) -> Option<&ast::Expr> {
+    match c {
+        ast::JoinConstraint::On(e) => Some(e),
+        _ => None,
+    }
+}
+
+/// `left [CROSS|LEFT] JOIN LATERAL item [ON cond]`: the item (planned by
+/// `right`) sees the left side's columns as outer references and runs per
+/// left row; the ON condition filters its rows (so a left row whose item
+/// rows all fail it is kept once, NULL-padded, by a LEFT JOIN).
 fn lateral(
     b: &mut Binder<'_>,
     left: (Plan, Scope),
     op: Option<&ast::JoinOperator>,
     right: impl FnOnce(&mut Binder<'_>) -> Result<(Plan, Scope)>,
 ) -> Result<(Plan, Scope)> {
-    let kind = lateral_kind(op)?;
+    let (kind, on) = lateral_kind(op)?;
     // The item sees the enclosing query's row too (a correlated subquery's
     // FROM): its outer row is that row followed by the left side's.
     let mut outer = b.outer.last().cloned().unwrap_or_default();
     outer.cols.extend(left.1.cols.iter().cloned());
     b.outer.push(outer);
-    let r = right(b);
+    let r = right(b).and_then(|(plan, rscope)| {
+        let Some(on) = on else { return Ok((plan, rscope)) };
+        let (x, t) = b.expr(on, &rscope)?;
+        let cond = b.coerce(x, &t, &DataType::Bool)?;
+        Ok((Plan::Filter(Box::new(plan), cond), rscope))
+    });
     b.outer.pop();
     let (plan, rscope) = r?;
     let width = rscope.cols.len();
@@ -1216,7 +1232,7 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                         }
                         None => false,
                     };
-                    let scan = Scan { table: t, access: Access::Full, filter: None, keyed };
+                    let scan = Scan::full(t, keyed);
                     return Ok((Plan::Scan(scan), scope));
                 }
                 Some(Err(sys)) => {

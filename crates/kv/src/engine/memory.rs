@@ -44,6 +44,24 @@ impl Engine for MemEngine {
         Ok(())
     }
 
+    fn scan_rev(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        if start >= end {
+            return Ok(());
+        }
+        let data = self.data.read();
+        for (k, v) in data.range::<[u8], _>((Bound::Included(start), Bound::Excluded(end))).rev() {
+            if !f(k, v) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     fn write(&self, batch: WriteBatch, _sync: bool) -> Result<()> {
         let mut data = self.data.write();
         for (s, e) in batch.delete_ranges {

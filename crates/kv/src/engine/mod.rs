@@ -38,6 +38,16 @@ pub trait Engine: Send + Sync + 'static {
     fn scan(&self, start: &[u8], end: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool)
         -> Result<()>;
 
+    /// Like [`Engine::scan`], in descending key order: calls `f` on every
+    /// pair with `start <= key < end`, largest key first, until it returns
+    /// false.
+    fn scan_rev(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()>;
+
     /// Like [`Engine::scan`], for a range that lies inside one MVCC key's
     /// versions (`start` and `end` share the user-key prefix up to its
     /// terminator): engines may use prefix bloom filters to skip files.

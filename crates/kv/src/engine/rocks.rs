@@ -143,6 +143,31 @@ impl Engine for RocksEngine {
         self.iterate(Seek::TotalOrder, start, end, f)
     }
 
+    fn scan_rev(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        if start >= end {
+            return Ok(());
+        }
+        let mut ro = ReadOptions::default();
+        ro.set_iterate_lower_bound(start.to_vec());
+        ro.set_iterate_upper_bound(end.to_vec());
+        ro.set_total_order_seek(true);
+        let mut it = self.db.raw_iterator_opt(ro);
+        it.seek_to_last();
+        while it.valid() {
+            let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
+            if !f(k, v) {
+                return Ok(());
+            }
+            it.prev();
+        }
+        it.status().map_err(io)
+    }
+
     fn scan_versions(
         &self,
         start: &[u8],

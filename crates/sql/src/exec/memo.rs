@@ -20,7 +20,7 @@ use sqltypes::DataType;
 use super::{scan_plain, ExecCtx, KeyedRow};
 use crate::error::Result;
 use crate::expr::{and_all, conjuncts, BinOp, Expr};
-use crate::plan::{Access, Scan};
+use crate::plan::{Access, KeyOrder, Scan};
 use crate::select::{choose_access, fits_class, hash_class, hash_key, key_column};
 
 /// The hashed scans of one Apply or Lateral run, by scan node.
@@ -74,7 +74,17 @@ pub(super) async fn scan<T: Txn>(
     }
     let Some(key) = hash_key(vals, &h.classes) else { return Ok(Some(Vec::new())) };
     let mut out = Vec::new();
-    for (k, row) in h.rows.get(&key).map(Vec::as_slice).unwrap_or(&[]) {
+    let cap = super::scan_cap(scan, cx.eval)?;
+    let rows = h.rows.get(&key).map(Vec::as_slice).unwrap_or(&[]);
+    // The rows are in primary key order (see `build`).
+    let rows: Box<dyn Iterator<Item = &KeyedRow>> = match scan.order {
+        KeyOrder::Descending => Box::new(rows.iter().rev()),
+        _ => Box::new(rows.iter()),
+    };
+    for (k, row) in rows {
+        if out.len() >= cap {
+            break;
+        }
         let keep = match &scan.filter {
             Some(f) => f.eval_pred(row, cx.eval)?,
             None => true,
@@ -126,8 +136,20 @@ async fn build<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Option<Hashed
         return Ok(None);
     }
     let filter = and_all(rest);
-    let access = filter.as_ref().map(|f| choose_access(t, f)).unwrap_or(Access::Full);
-    let whole = Scan { access, filter, ..scan.clone() };
+    let mut access = filter.as_ref().map(|f| choose_access(t, f)).unwrap_or(Access::Full);
+    // A scan in key order is served from rows hashed in primary key order:
+    // never read them by a secondary index then.
+    if scan.order != KeyOrder::Any && !matches!(access, Access::Range { index: None, .. }) {
+        access = Access::Full;
+    }
+    let whole = Scan {
+        access,
+        filter,
+        order: KeyOrder::Any,
+        nulls_moved: false,
+        cap: None,
+        ..scan.clone()
+    };
     let mut rows: HashMap<Vec<u8>, Vec<KeyedRow>> = HashMap::new();
     for (k, row) in scan_plain(cx, &whole).await? {
         let mut vals = Vec::with_capacity(inner.len());

@@ -165,6 +165,25 @@ pub fn distribute(plan: Plan, pred: Expr, types: &[DataType]) -> Plan {
                 None => plan,
             }
         }
+        // LATERAL: the conjuncts that read only the left side filter it
+        // before the right side runs per left row (inner or left, the left
+        // side is the preserved one).
+        Plan::Lateral(left, right, kind, rw) if rw <= types.len() => {
+            let lw = types.len() - rw;
+            let mut parts = Vec::new();
+            conjuncts(pred, &mut parts);
+            let (to_left, above): (Vec<Expr>, Vec<Expr>) =
+                parts.into_iter().partition(|p| !sides(p, lw).1);
+            let left = match and_all(to_left) {
+                Some(p) => distribute(*left, p, &types[..lw]),
+                None => *left,
+            };
+            let plan = Plan::Lateral(Box::new(left), right, kind, rw);
+            match and_all(above) {
+                Some(p) => Plan::Filter(Box::new(plan), p),
+                None => plan,
+            }
+        }
         // A projection of columns and expressions over them (JOIN ...
         // USING's): the condition reads what the projection computes from.
         Plan::Project(input, exprs) => {

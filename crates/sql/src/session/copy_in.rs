@@ -91,12 +91,7 @@ impl<K: KvClient> Session<K> {
         let txn = self.txn.as_ref().expect("statement has a transaction");
         let ctx = self.eval_ctx(&[]);
         let cx = ExecCtx { txn, tenant: self.db.tenant, eval: &ctx, catalog: &self.catalog };
-        let scan = crate::plan::Scan {
-            table: table.clone(),
-            access: crate::plan::Access::Full,
-            filter: None,
-            keyed: false,
-        };
+        let scan = crate::plan::Scan::full(table.clone(), false);
         let rows = exec::scan_rows(&cx, &scan).await?;
         let names: Vec<String> = columns.iter().map(|&i| table.columns[i].name.clone()).collect();
         let rows =
