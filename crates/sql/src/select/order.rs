@@ -7,7 +7,9 @@
 //! 20` reads 20 rows backwards instead of reading and sorting the table,
 //! and `WHERE user_id = $1 ORDER BY created_at DESC LIMIT 20` over an
 //! index on `(user_id, created_at)` reads 20 index entries. A LIMIT alone
-//! caps the scan the same way when nothing between them drops rows.
+//! caps the scan the same way when nothing between them drops rows, and a
+//! lone `min(col)` or `max(col)` without GROUP BY reads the one row that
+//! holds it.
 //!
 //! Keys encode NULL below every value, so a nullable key column reads as
 //! `ASC NULLS FIRST` forwards and `DESC NULLS LAST` backwards. For the
@@ -20,7 +22,7 @@
 
 use super::*;
 use crate::catalog::EXPRESSION_KEY;
-use crate::plan::{KeyOrder, RowCap};
+use crate::plan::{AggFunc, KeyOrder, RowCap};
 
 /// Serves the query's ORDER BY by key order where it can and pushes its
 /// LIMIT into the scan (`plan` is a query's plan with its LIMIT placed).
@@ -50,6 +52,24 @@ fn descend(plan: &mut Plan, cap: Option<RowCap>) {
             let input = std::mem::replace(input.as_mut(), Plan::Values(Vec::new()));
             *plan = input;
             read_in_order(plan, read, cap);
+        }
+        Plan::Aggregate(input, group, aggs) if group.is_empty() => {
+            let [agg] = aggs.as_slice() else { return };
+            let desc = match agg.func {
+                AggFunc::Max => true,
+                AggFunc::Min => false,
+                _ => return,
+            };
+            if agg.distinct || agg.filter.is_some() || !agg.order.is_empty() {
+                return;
+            }
+            let Some(expr) = agg.arg.clone() else { return };
+            // The first row in the order `col DESC|ASC NULLS LAST` holds
+            // the aggregate's value (a NULL only when every value is).
+            let key = SortKey { expr, desc, nulls_first: false };
+            let Some(read) = served(input, &[key], true) else { return };
+            let one = RowCap { limit: Expr::Const(Value::Int8(1)), offset: None };
+            read_in_order(input, read, Some(one));
         }
         Plan::Scan(scan) if !matches!(scan.access, Access::Point(_)) => scan.cap = cap,
         _ => {}
