@@ -638,6 +638,13 @@ pub struct ForeignKeyDef {
     /// MATCH FULL (else MATCH SIMPLE).
     #[serde(default)]
     pub match_full: bool,
+    /// DEFERRABLE: SET CONSTRAINTS may move its checks to COMMIT.
+    #[serde(default)]
+    pub deferrable: bool,
+    /// INITIALLY DEFERRED: its checks wait for COMMIT unless SET
+    /// CONSTRAINTS says otherwise (see deferred.rs).
+    #[serde(default)]
+    pub initially_deferred: bool,
 }
 
 /// What happens to referencing rows when the referenced key goes away.

@@ -471,7 +471,8 @@ pub async fn insert<T: Txn>(
         insert_rows(txn, tenant, table, chunk, private).await?;
     }
     if !table.foreign_keys.is_empty() {
-        fk::check_references(txn, tenant, catalog, table, &rows, None).await?;
+        let defer = eval.deferred.as_deref();
+        fk::check_references(txn, tenant, catalog, table, &rows, None, defer).await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &rows, &[], eval)?;
     Ok((rows.len() as u64, returned))
@@ -546,10 +547,11 @@ async fn upsert<T: Txn>(
                 None => inserted.push(row.clone()),
             }
         }
-        fk::check_references(txn, tenant, catalog, table, &inserted, None).await?;
-        fk::check_references(txn, tenant, catalog, table, &news, Some(olds.as_slice())).await?;
-        fk::referenced_rows_changed(txn, tenant, catalog, table, &olds, Some(news.as_slice()), 0)
-            .await?;
+        let defer = eval.deferred.as_deref();
+        fk::check_references(txn, tenant, catalog, table, &inserted, None, defer).await?;
+        fk::check_references(txn, tenant, catalog, table, &news, Some(&olds), defer).await?;
+        let news = Some(news.as_slice());
+        fk::referenced_rows_changed(txn, tenant, catalog, table, &olds, news, 0, defer).await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &written, &[], eval)?;
     Ok((written.len() as u64, returned))
@@ -759,17 +761,11 @@ pub async fn update<T: Txn>(
         items.push(item);
     }
     if table.has_foreign_keys() {
-        fk::check_references(txn, tenant, catalog, table, &written, Some(olds.as_slice())).await?;
-        fk::referenced_rows_changed(
-            txn,
-            tenant,
-            catalog,
-            table,
-            &olds,
-            Some(written.as_slice()),
-            0,
-        )
-        .await?;
+        let defer = eval.deferred.as_deref();
+        fk::check_references(txn, tenant, catalog, table, &written, Some(olds.as_slice()), defer)
+            .await?;
+        let news = Some(written.as_slice());
+        fk::referenced_rows_changed(txn, tenant, catalog, table, &olds, news, 0, defer).await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &written, &items, eval)?;
     Ok((written.len() as u64, returned))
@@ -854,7 +850,8 @@ pub async fn delete<T: Txn>(
         items.push(item);
     }
     if !table.referenced_by.is_empty() {
-        fk::referenced_rows_changed(txn, tenant, catalog, table, &deleted, None, 0).await?;
+        let defer = eval.deferred.as_deref();
+        fk::referenced_rows_changed(txn, tenant, catalog, table, &deleted, None, 0, defer).await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &deleted, &items, eval)?;
     Ok((deleted.len() as u64, returned))

@@ -175,6 +175,9 @@ pub struct EvalContext {
     /// Warnings raised by functions during the statement, which the
     /// session sends as notices.
     pub warnings: std::sync::Arc<parking_lot::Mutex<Vec<sqlstate::ErrorReport>>>,
+    /// The transaction's deferred constraint checks (None outside a
+    /// session: every check runs at once).
+    pub deferred: Option<std::sync::Arc<crate::deferred::Deferred>>,
 }
 
 impl EvalContext {

@@ -30,6 +30,7 @@ use kvapi::{Key, KeyRange, TenantId, Txn};
 use sqltypes::{cast, keycode, rowcodec, DataType, Value};
 
 use crate::catalog::{keys, Catalog, FkAction, ForeignKeyDef, TableDef};
+use crate::deferred::{Deferred, Pending};
 use crate::dml::{self, check_row};
 use crate::error::{from_kv, Error, Result};
 use crate::exec::{after, row_key, Row, SCAN_BATCH};
@@ -178,7 +179,8 @@ fn not_present(child: &TableDef, fk: &ForeignKeyDef, parent: &TableDef, row: &[V
 /// Checks that `rows`, just written to `child`, reference existing parent
 /// rows, and holds those parents shared until the transaction ends. With
 /// `old` (the rows' previous versions, pairwise), rows whose referencing
-/// columns did not change are not checked again.
+/// columns did not change are not checked again. The checks of foreign
+/// keys deferred in `defer` are queued for COMMIT instead.
 pub async fn check_references<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
@@ -186,49 +188,87 @@ pub async fn check_references<T: Txn>(
     child: &TableDef,
     rows: &[Row],
     old: Option<&[Row]>,
+    defer: Option<&Deferred>,
 ) -> Result<()> {
     for fk in &child.foreign_keys {
-        let parent = referenced_table(cat, fk)?;
-        let target = target(&parent, fk)?;
-        let mut keys = Vec::new();
-        let mut from = Vec::new();
-        let mut seen = HashSet::new();
-        for (i, row) in rows.iter().enumerate() {
-            if let Some(old) = old {
-                if fk.columns.iter().all(|&c| dml::same_value(&old[i][c], &row[c])) {
-                    continue;
-                }
-            }
-            let vals: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
-            let nulls = vals.iter().filter(|v| v.is_null()).count();
-            if nulls == vals.len() {
-                continue;
-            }
-            if nulls > 0 {
-                if !fk.match_full {
-                    continue; // MATCH SIMPLE: any NULL satisfies the constraint
-                }
-                let detail = "MATCH FULL does not allow mixing of null and nonnull key values.";
-                return Err(violation(child_message(child, fk), child, fk, detail.into()));
-            }
-            match parent_key(tenant, &parent, fk, &target, &vals)? {
-                Some(k) => {
-                    if seen.insert(k.as_bytes().to_vec()) {
-                        keys.push(k);
-                        from.push(i);
+        match defer.filter(|d| d.is_deferred(child, fk)) {
+            Some(d) => {
+                for (i, row) in rows.iter().enumerate() {
+                    if old.is_some_and(|old| unchanged(&fk.columns, &old[i], row)) {
+                        continue;
                     }
+                    let values: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
+                    if values.iter().all(Value::is_null) {
+                        continue;
+                    }
+                    let key = (!child.primary_key.is_empty()).then(|| {
+                        let pk: Vec<Value> =
+                            child.primary_key.iter().map(|&c| row[c].clone()).collect();
+                        row_key(tenant, child, &pk)
+                    });
+                    let (table, fk) = (child.oid, fk.name.clone());
+                    d.push(Pending::Reference { table, fk, key, values });
                 }
-                None => return Err(not_present(child, fk, &parent, row)),
             }
+            None => check_one(txn, tenant, cat, child, fk, rows, old).await?,
         }
-        if keys.is_empty() {
+    }
+    Ok(())
+}
+
+/// Whether `row` has the same values as `old` in `columns`.
+fn unchanged(columns: &[usize], old: &[Value], row: &[Value]) -> bool {
+    columns.iter().all(|&c| dml::same_value(&old[c], &row[c]))
+}
+
+/// [`check_references`] for foreign key `fk` of `child`, now.
+pub async fn check_one<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    child: &TableDef,
+    fk: &ForeignKeyDef,
+    rows: &[Row],
+    old: Option<&[Row]>,
+) -> Result<()> {
+    let parent = referenced_table(cat, fk)?;
+    let target = target(&parent, fk)?;
+    let mut keys = Vec::new();
+    let mut from = Vec::new();
+    let mut seen = HashSet::new();
+    for (i, row) in rows.iter().enumerate() {
+        if old.is_some_and(|old| unchanged(&fk.columns, &old[i], row)) {
             continue;
         }
-        let locked = txn.lock_for_share(&keys).await.map_err(from_kv)?;
-        for (l, &i) in locked.iter().zip(&from) {
-            if l.latest.is_none() {
-                return Err(not_present(child, fk, &parent, &rows[i]));
+        let vals: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
+        let nulls = vals.iter().filter(|v| v.is_null()).count();
+        if nulls == vals.len() {
+            continue;
+        }
+        if nulls > 0 {
+            if !fk.match_full {
+                continue; // MATCH SIMPLE: any NULL satisfies the constraint
             }
+            let detail = "MATCH FULL does not allow mixing of null and nonnull key values.";
+            return Err(violation(child_message(child, fk), child, fk, detail.into()));
+        }
+        match parent_key(tenant, &parent, fk, &target, &vals)? {
+            Some(k) => {
+                if seen.insert(k.as_bytes().to_vec()) {
+                    keys.push(k);
+                    from.push(i);
+                }
+            }
+            None => return Err(not_present(child, fk, &parent, row)),
+        }
+    }
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let locked = txn.lock_for_share(&keys).await.map_err(from_kv)?;
+    for (l, &i) in locked.iter().zip(&from) {
+        if l.latest.is_none() {
+            return Err(not_present(child, fk, &parent, &rows[i]));
         }
     }
     Ok(())
@@ -261,8 +301,9 @@ fn encode(vals: &[Value], types: &[DataType]) -> Option<Vec<u8>> {
 /// Applies the foreign keys that reference `table` after a statement
 /// removed some of its keys: `old` rows were deleted (`new` is None) or
 /// updated to `new` (pairwise). NO ACTION and RESTRICT fail if referencing
-/// rows remain; CASCADE, SET NULL and SET DEFAULT rewrite them, which may
-/// cascade further.
+/// rows remain (NO ACTION at COMMIT when `defer` defers it); CASCADE, SET
+/// NULL and SET DEFAULT rewrite them, which may cascade further.
+#[allow(clippy::too_many_arguments)]
 pub fn referenced_rows_changed<'a, T: Txn>(
     txn: &'a mut T,
     tenant: TenantId,
@@ -271,6 +312,7 @@ pub fn referenced_rows_changed<'a, T: Txn>(
     old: &'a [Row],
     new: Option<&'a [Row]>,
     depth: u32,
+    defer: Option<&'a Deferred>,
 ) -> Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>> {
     Box::pin(async move {
         if table.referenced_by.is_empty() || old.is_empty() {
@@ -286,80 +328,129 @@ pub fn referenced_rows_changed<'a, T: Txn>(
             let child = cat.table_at(child_name)?;
             let fk = &child.foreign_keys[*i];
             let action = if new.is_some() { fk.on_update } else { fk.on_delete };
-            let parent_types: Vec<DataType> =
-                fk.ref_columns.iter().map(|&c| table.columns[c].ty.to_type()).collect();
-            let mut gone: Vec<Gone> = Vec::new();
-            let mut by_key: HashMap<Vec<u8>, usize> = HashMap::new();
-            for (r, row) in old.iter().enumerate() {
-                let ov: Vec<Value> = fk.ref_columns.iter().map(|&c| row[c].clone()).collect();
-                let nv: Option<Vec<Value>> =
-                    new.map(|n| fk.ref_columns.iter().map(|&c| n[r][c].clone()).collect());
-                if let Some(nv) = &nv {
-                    if ov.iter().zip(nv).all(|(a, b): (&Value, &Value)| dml::same_value(a, b)) {
+            let deferred = defer.filter(|d| d.is_deferred(&child, fk));
+            if let (FkAction::NoAction, Some(d)) = (action, deferred) {
+                for (r, row) in old.iter().enumerate() {
+                    if new.is_some_and(|n| unchanged(&fk.ref_columns, row, &n[r])) {
                         continue;
                     }
+                    let (t, f, parent) = (child.oid, fk.name.clone(), table.oid);
+                    d.push(Pending::Removed { table: t, fk: f, parent, old: row.clone() });
                 }
-                let Some(enc) = encode(&ov, &parent_types) else { continue };
-                if by_key.contains_key(&enc) {
-                    continue;
-                }
-                by_key.insert(enc.clone(), gone.len());
-                gone.push(Gone { old: ov, new: nv, enc });
-            }
-            if action == FkAction::NoAction && !gone.is_empty() {
-                // A key that still exists (re-inserted, or moved back to by
-                // the same statement) is still satisfied.
-                let target = target(table, fk)?;
-                let mut ks = Vec::new();
-                let mut enc_of = Vec::new();
-                for (enc, &g) in &by_key {
-                    if let Some(k) = parent_key(tenant, table, fk, &target, &gone[g].old)? {
-                        ks.push(k);
-                        enc_of.push(enc.clone());
-                    }
-                }
-                let locked = txn.lock_for_share(&ks).await.map_err(from_kv)?;
-                for (l, enc) in locked.iter().zip(enc_of) {
-                    if l.latest.is_some() {
-                        by_key.remove(&enc);
-                    }
-                }
-            }
-            if by_key.is_empty() {
                 continue;
             }
-            let found =
-                find_referencing(txn, tenant, &child, fk, &parent_types, &gone, &by_key).await?;
-            if found.is_empty() {
-                continue;
-            }
-            match action {
-                FkAction::NoAction | FkAction::Restrict => {
-                    // Also when the referencing row committed after a
-                    // REPEATABLE READ snapshot, as PostgreSQL reports it.
-                    return Err(still_referenced(table, fk, &child, &gone[found[0].2].old));
-                }
-                _ => {
-                    act(
-                        txn,
-                        table,
-                        tenant,
-                        cat,
-                        &child,
-                        fk,
-                        action,
-                        &gone,
-                        &parent_types,
-                        &by_key,
-                        found,
-                        depth,
-                    )
-                    .await?
-                }
-            }
+            let change = Change { old, new, action, depth, defer };
+            key_change(txn, tenant, cat, table, &child, fk, change).await?;
         }
         Ok(())
     })
+}
+
+/// Referenced keys of a parent that went away, and what to do about them.
+struct Change<'a> {
+    /// The parent rows before the statement.
+    old: &'a [Row],
+    /// The rows they were updated to (pairwise), or None for a delete.
+    new: Option<&'a [Row]>,
+    /// The foreign key's action for this kind of change.
+    action: FkAction,
+    /// How deep in cascading actions this is.
+    depth: u32,
+    /// The transaction's deferred checks.
+    defer: Option<&'a Deferred>,
+}
+
+/// Checks, at COMMIT, a deferred NO ACTION foreign key `fk` of `child`
+/// whose referenced keys `old` (rows of `parent`) went away: no row may
+/// reference one of them unless it exists again.
+pub async fn removed_keys<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    parent: &TableDef,
+    child: &TableDef,
+    fk: &ForeignKeyDef,
+    old: &[Row],
+) -> Result<()> {
+    let change = Change { old, new: None, action: FkAction::NoAction, depth: 0, defer: None };
+    key_change(txn, tenant, cat, parent, child, fk, change).await
+}
+
+/// Applies foreign key `fk` of `child` to the keys of `table` that `c`
+/// changed (see [`referenced_rows_changed`]).
+async fn key_change<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    table: &TableDef,
+    child: &TableDef,
+    fk: &ForeignKeyDef,
+    c: Change<'_>,
+) -> Result<()> {
+    let parent_types: Vec<DataType> =
+        fk.ref_columns.iter().map(|&c| table.columns[c].ty.to_type()).collect();
+    let mut gone: Vec<Gone> = Vec::new();
+    let mut by_key: HashMap<Vec<u8>, usize> = HashMap::new();
+    for (r, row) in c.old.iter().enumerate() {
+        let ov: Vec<Value> = fk.ref_columns.iter().map(|&c| row[c].clone()).collect();
+        let nv: Option<Vec<Value>> =
+            c.new.map(|n| fk.ref_columns.iter().map(|&c| n[r][c].clone()).collect());
+        if let Some(nv) = &nv {
+            if ov.iter().zip(nv).all(|(a, b): (&Value, &Value)| dml::same_value(a, b)) {
+                continue;
+            }
+        }
+        let Some(enc) = encode(&ov, &parent_types) else { continue };
+        if by_key.contains_key(&enc) {
+            continue;
+        }
+        by_key.insert(enc.clone(), gone.len());
+        gone.push(Gone { old: ov, new: nv, enc });
+    }
+    if c.action == FkAction::NoAction && !gone.is_empty() {
+        // A key that still exists (re-inserted, or moved back to by
+        // the same statement) is still satisfied.
+        let target = target(table, fk)?;
+        let mut ks = Vec::new();
+        let mut enc_of = Vec::new();
+        for (enc, &g) in &by_key {
+            if let Some(k) = parent_key(tenant, table, fk, &target, &gone[g].old)? {
+                ks.push(k);
+                enc_of.push(enc.clone());
+            }
+        }
+        let locked = txn.lock_for_share(&ks).await.map_err(from_kv)?;
+        for (l, enc) in locked.iter().zip(enc_of) {
+            if l.latest.is_some() {
+                by_key.remove(&enc);
+            }
+        }
+    }
+    if by_key.is_empty() {
+        return Ok(());
+    }
+    let found = find_referencing(txn, tenant, child, fk, &parent_types, &gone, &by_key).await?;
+    if found.is_empty() {
+        return Ok(());
+    }
+    match c.action {
+        FkAction::NoAction | FkAction::Restrict => {
+            // Also when the referencing row committed after a
+            // REPEATABLE READ snapshot, as PostgreSQL reports it.
+            Err(still_referenced(table, fk, child, &gone[found[0].2].old))
+        }
+        action => {
+            let keys = Keys { gone: &gone, parent_types: &parent_types, by_key: &by_key };
+            act(txn, table, tenant, cat, child, fk, action, keys, found, c.depth, c.defer).await
+        }
+    }
+}
+
+/// The keys that went away, as [`act`] matches referencing rows to them.
+struct Keys<'a> {
+    gone: &'a [Gone],
+    parent_types: &'a [DataType],
+    by_key: &'a HashMap<Vec<u8>, usize>,
 }
 
 /// CASCADE, SET NULL or SET DEFAULT on the referencing rows `found`.
@@ -372,12 +463,12 @@ async fn act<T: Txn>(
     child: &TableDef,
     fk: &ForeignKeyDef,
     action: FkAction,
-    gone: &[Gone],
-    parent_types: &[DataType],
-    by_key: &HashMap<Vec<u8>, usize>,
+    k: Keys<'_>,
     found: Vec<(Key, Row, usize)>,
     depth: u32,
+    defer: Option<&Deferred>,
 ) -> Result<()> {
+    let Keys { gone, parent_types, by_key } = k;
     let keys: Vec<Key> = found.iter().map(|(k, _, _)| k.clone()).collect();
     let locked = txn.lock(&keys).await.map_err(from_kv)?;
     let types = child.types();
@@ -435,13 +526,15 @@ async fn act<T: Txn>(
         return Ok(());
     }
     if news.is_empty() {
-        return referenced_rows_changed(txn, tenant, cat, child, &olds, None, depth + 1).await;
+        return referenced_rows_changed(txn, tenant, cat, child, &olds, None, depth + 1, defer)
+            .await;
     }
     if action == FkAction::SetDefault {
         // Every default must exist, even one equal to the key that went away.
-        check_references(txn, tenant, cat, child, &news, None).await?;
+        check_one(txn, tenant, cat, child, fk, &news, None).await?;
     }
-    referenced_rows_changed(txn, tenant, cat, child, &olds, Some(news.as_slice()), depth + 1).await
+    let news = Some(news.as_slice());
+    referenced_rows_changed(txn, tenant, cat, child, &olds, news, depth + 1, defer).await
 }
 
 /// The rows of `child` (newest committed state plus our own writes) whose

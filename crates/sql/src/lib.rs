@@ -30,6 +30,8 @@ pub mod catalog;
 pub mod copy;
 // CREATE, DROP, TRUNCATE, ALTER.
 pub mod ddl;
+// Deferred constraint checks and SET CONSTRAINTS.
+pub mod deferred;
 // Expression text kept in the catalog, as PostgreSQL deparses it.
 pub mod deparse;
 // INSERT, UPDATE, DELETE.

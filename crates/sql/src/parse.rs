@@ -124,6 +124,9 @@ pub enum Stmt {
     GrantOnType(grant::GrantOnType),
     /// REASSIGN OWNED, DROP OWNED.
     Owned(grant::Owned),
+    /// SET CONSTRAINTS { ALL | name \[, ...\] } { DEFERRED | IMMEDIATE }:
+    /// the names (None for ALL) and DEFERRED.
+    SetConstraints(Option<Vec<crate::catalog::ObjName>>, bool),
     /// Only whitespace and comments.
     Empty,
 }
@@ -160,7 +163,11 @@ impl Stmt {
             Stmt::GrantOnType(_) => "REVOKE",
             Stmt::Owned(o) if o.to.is_some() => "REASSIGN OWNED",
             Stmt::Owned(_) => "DROP OWNED",
-            Stmt::Sql(_) | Stmt::Copy(_) | Stmt::Maintenance(_) | Stmt::Empty => return None,
+            Stmt::Sql(_)
+            | Stmt::Copy(_)
+            | Stmt::Maintenance(_)
+            | Stmt::SetConstraints(..)
+            | Stmt::Empty => return None,
         })
     }
 }
@@ -1072,7 +1079,61 @@ fn utility(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Result<Opti
     if is_kw(words.first(), "copy") {
         return copy(sql, starts, words).map(Some);
     }
+    if is_kw(words.first(), "set") && is_kw(words.get(1), "constraints") {
+        return set_constraints(sql, words).map(Some);
+    }
     Ok(None)
+}
+
+/// SET CONSTRAINTS { ALL | name \[, ...\] } { DEFERRED | IMMEDIATE }.
+fn set_constraints(sql: &str, words: &[&TokenWithSpan]) -> Result<Stmt> {
+    let syntax = |t: Option<&&TokenWithSpan>| {
+        let mut e = match t {
+            Some(t) => err!(SyntaxError, "syntax error at or near \"{}\"", t.token),
+            None => err!(SyntaxError, "syntax error at end of input"),
+        };
+        if let Some(p) = t.and_then(|t| char_pos(sql, t.span.start.line, t.span.start.column)) {
+            e = e.with_position(p as u32 + 1);
+        }
+        e
+    };
+    let deferred = match words.last() {
+        Some(t) if is_kw(Some(t), "deferred") => true,
+        Some(t) if is_kw(Some(t), "immediate") => false,
+        last => return Err(syntax(if words.len() > 2 { last } else { None })),
+    };
+    let list = &words[2..words.len() - 1];
+    if list.len() == 1 && is_kw(list.first(), "all") {
+        return Ok(Stmt::SetConstraints(None, deferred));
+    }
+    let mut names = Vec::new();
+    let mut i = 0;
+    loop {
+        let mut parts = Vec::new();
+        loop {
+            match list.get(i).and_then(|t| word(t)) {
+                Some(w) => parts.push(w),
+                None => return Err(syntax(list.get(i).or(words.last()))),
+            }
+            i += 1;
+            match list.get(i).map(|t| &t.token) {
+                Some(Token::Period) => i += 1,
+                _ => break,
+            }
+        }
+        let name = parts.pop().unwrap_or_default();
+        match parts.len() {
+            0 => names.push(crate::catalog::ObjName { schema: None, name }),
+            1 => names.push(crate::catalog::ObjName { schema: parts.pop(), name }),
+            _ => return Err(syntax(list.get(i.saturating_sub(1)))),
+        }
+        match list.get(i).map(|t| &t.token) {
+            None => break,
+            Some(Token::Comma) => i += 1,
+            Some(_) => return Err(syntax(list.get(i))),
+        }
+    }
+    Ok(Stmt::SetConstraints(Some(names), deferred))
 }
 
 fn copy(sql: &str, starts: &[usize], w: &[&TokenWithSpan]) -> Result<Stmt> {

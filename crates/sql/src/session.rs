@@ -297,6 +297,8 @@ pub struct Session<K: KvClient> {
     pid: i32,
     /// The row locks the running statement has decided (FOR UPDATE).
     row_locks: Arc<crate::rowlock::StatementLocks>,
+    /// The transaction's deferred constraint checks and SET CONSTRAINTS.
+    deferred: Arc<crate::deferred::Deferred>,
     /// LISTEN/NOTIFY: the channels, the inbox, and what the open
     /// transaction queued.
     listener: Arc<crate::notify::Listener>,
@@ -357,6 +359,7 @@ impl<K: KvClient> Session<K> {
             advisory,
             pid: 0,
             row_locks: Arc::default(),
+            deferred: Arc::default(),
             listener,
             registration: None,
             activity: None,
@@ -886,6 +889,7 @@ impl<K: KvClient> Session<K> {
         loop {
             let mark = self.txn.as_mut().map(|t| t.savepoint()).unwrap_or(Savepoint(0));
             let notify_mark = self.listener.mark();
+            let deferred_mark = self.deferred.mark();
             self.waits.start_attempt();
             let r = self.execute_inner(portal).await;
             let request = self.seqs.lock().request.take();
@@ -909,6 +913,7 @@ impl<K: KvClient> Session<K> {
                 t.rollback_to(mark);
             }
             self.listener.rollback_to(notify_mark);
+            self.deferred.rollback_to(deferred_mark);
             self.seqs.lock().give_back(&self.db.reserved);
             self.advisory.undo();
             if let Some(req) = request {
@@ -982,6 +987,7 @@ impl<K: KvClient> Session<K> {
     }
 
     fn reset_txn_info(&mut self) {
+        self.deferred.reset();
         self.advisory.end_transaction();
         self.listener.abort();
         self.forget_activity();
@@ -1001,11 +1007,18 @@ impl<K: KvClient> Session<K> {
 
     async fn commit_txn(&mut self) -> Result<()> {
         let ready = self.listener.pre_commit();
-        let Some(t) = self.txn.take() else {
+        let Some(mut t) = self.txn.take() else {
+            self.deferred.reset();
             self.listener.commit();
             return Ok(());
         };
         let ddl = self.ddl;
+        // Deferred constraint checks run last, and a violation fails the COMMIT.
+        let ready = match ready {
+            Ok(()) => self.deferred.run(&mut t, self.db.tenant, &self.catalog, &|_, _| true).await,
+            e => e,
+        };
+        self.deferred.reset();
         let r = match ready {
             Ok(()) => t.commit().await.map(|_| ()).map_err(from_kv),
             Err(e) => {
@@ -1217,6 +1230,7 @@ impl<K: KvClient> Session<K> {
             sizes: Some(self.sizes.clone()),
             memo: None,
             warnings: self.warnings.clone(),
+            deferred: Some(self.deferred.clone()),
         }
     }
 
@@ -1230,6 +1244,9 @@ impl<K: KvClient> Session<K> {
                 return Ok(Outcome::Command(tag.to_string()));
             }
             Stmt::Copy(c) => return self.copy(c.clone()).await,
+            Stmt::SetConstraints(names, deferred) => {
+                return self.set_constraints(names.as_deref(), *deferred).await
+            }
             own @ (Stmt::AlterSequence(_)
             | Stmt::AlterOwner(_)
             | Stmt::AlterName(_)

@@ -1690,8 +1690,8 @@ impl SystemTable {
                         t(&c.name),
                         i8(c.table.namespace as i64),
                         t(c.kind),
-                        Value::Bool(false),
-                        Value::Bool(false),
+                        Value::Bool(fk.is_some_and(|f| f.deferrable)),
+                        Value::Bool(fk.is_some_and(|f| f.initially_deferred)),
                         Value::Bool(true),
                         i8(c.table.oid as i64),
                         i8(c.index_oid as i64),
@@ -1717,7 +1717,11 @@ impl SystemTable {
                         "u" => "UNIQUE",
                         _ => "FOREIGN KEY",
                     };
-                    rows.push(info_constraint_row(catalog, &c.name, c.table, kind));
+                    let mut row = info_constraint_row(catalog, &c.name, c.table, kind);
+                    let yes_no = |b: bool| t(if b { "YES" } else { "NO" });
+                    row[7] = yes_no(c.fk.is_some_and(|f| f.deferrable));
+                    row[8] = yes_no(c.fk.is_some_and(|f| f.initially_deferred));
+                    rows.push(row);
                 }
                 // PostgreSQL lists each NOT NULL column as a CHECK constraint.
                 for tb in catalog.tables.values() {

@@ -323,7 +323,8 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
         if stmts.is_empty() {
             msg::empty(self.out.buffer(), b'I');
         }
-        for stmt in stmts {
+        let last = stmts.len().saturating_sub(1);
+        for (i, stmt) in stmts.into_iter().enumerate() {
             let mut portal = match self.session.bind(&stmt, &[], &[], &[]) {
                 Ok(p) => p,
                 Err(e) => return Ok(Err(e)),
@@ -331,7 +332,10 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
             if let Some(f) = portal.fields() {
                 msg::row_description(self.out.buffer(), &f);
             }
-            if let Err(e) = self.execute(&mut portal, 0).await? {
+            // The last statement's implicit transaction commits before its
+            // CommandComplete, as in PostgreSQL: a failing COMMIT (a deferred
+            // constraint) is then the statement's only outcome.
+            if let Err(e) = self.execute(&mut portal, 0, i == last).await? {
                 return Ok(Err(e));
             }
             if self.out.len() > FLUSH_AT {
@@ -438,7 +442,7 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
     /// stored (a failed one is dropped, as its transaction failed).
     async fn execute_portal(&mut self, name: String, max: usize) -> Step {
         let Some(mut portal) = self.portals.remove(&name) else { return Ok(Err(no_portal(&name))) };
-        let r = self.execute(&mut portal, max).await?;
+        let r = self.execute(&mut portal, max, false).await?;
         if r.is_ok() {
             self.portals.insert(name, portal);
         }
@@ -446,8 +450,9 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
     }
 
     /// Runs a portal and writes how it ended (CommandComplete,
-    /// PortalSuspended, EmptyQueryResponse, or the whole COPY IN exchange).
-    async fn execute(&mut self, portal: &mut S::Portal, max: usize) -> Step {
+    /// PortalSuspended, EmptyQueryResponse, or the whole COPY IN exchange);
+    /// with `commit`, ends the implicit transaction before CommandComplete.
+    async fn execute(&mut self, portal: &mut S::Portal, max: usize, commit: bool) -> Step {
         let outcome = self.run_portal(portal, max).await?;
         self.write_notices();
         let tag = match outcome {
@@ -468,6 +473,11 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
             }
             Err(e) => return Ok(Err(e)),
         };
+        if commit {
+            if let Err(e) = self.session.sync().await {
+                return Ok(Err(e));
+            }
+        }
         msg::command_complete(self.out.buffer(), &tag);
         Ok(Ok(()))
     }

@@ -100,11 +100,19 @@ pub(super) async fn define<T: Txn>(
     oid: u32,
 ) -> Result<ForeignKeyDef> {
     let (name, columns, c) = pending;
-    if let Some(ch) = &c.characteristics {
-        if ch.initially == Some(ast::DeferrableInitial::Deferred) {
-            bail!(FeatureNotSupported, "deferred foreign key constraints are not supported yet");
+    let (deferrable, initially_deferred) = match &c.characteristics {
+        Some(ch) => {
+            let deferred = ch.initially == Some(ast::DeferrableInitial::Deferred);
+            if deferred && ch.deferrable == Some(false) {
+                bail!(SyntaxError, "constraint declared INITIALLY DEFERRED must be DEFERRABLE");
+            }
+            if ch.enforced == Some(false) {
+                bail!(FeatureNotSupported, "FOREIGN KEY constraints cannot be marked NOT ENFORCED");
+            }
+            (deferred || ch.deferrable == Some(true), deferred)
         }
-    }
+        None => (false, false),
+    };
     let match_full = match c.match_kind {
         Some(ast::ConstraintReferenceMatchKind::Full) => true,
         Some(ast::ConstraintReferenceMatchKind::Partial) => {
@@ -180,6 +188,8 @@ pub(super) async fn define<T: Txn>(
         on_delete: action(&c.on_delete),
         on_update: action(&c.on_update),
         match_full,
+        deferrable,
+        initially_deferred,
     };
     crate::fk::target(&parent, &def)?;
     if parent.oid != t.oid {
@@ -208,7 +218,7 @@ pub(super) async fn validate<T: Txn>(
         let (batch, n) = super::table_batch(txn, tenant, t, start).await?;
         next = n;
         let rows: Vec<_> = batch.into_iter().map(|(_, r)| r).collect();
-        crate::fk::check_references(txn, tenant, &with, &only, &rows, None).await?;
+        crate::fk::check_references(txn, tenant, &with, &only, &rows, None, None).await?;
     }
     Ok(())
 }

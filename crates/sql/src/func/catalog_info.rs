@@ -207,6 +207,12 @@ pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
             if f.on_delete != FkAction::NoAction {
                 s.push_str(&format!(" ON DELETE {}", f.on_delete.sql()));
             }
+            if f.deferrable {
+                s.push_str(" DEFERRABLE");
+            }
+            if f.initially_deferred {
+                s.push_str(" INITIALLY DEFERRED");
+            }
             return Some(s);
         }
     }

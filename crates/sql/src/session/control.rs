@@ -412,3 +412,76 @@ fn on_off(b: bool) -> &'static str {
         "off"
     }
 }
+
+impl<K: KvClient> Session<K> {
+    /// SET CONSTRAINTS { ALL | names } { DEFERRED | IMMEDIATE }: sets when
+    /// the named deferrable constraints are checked for the rest of the
+    /// transaction; IMMEDIATE also runs their checks queued so far.
+    pub(super) async fn set_constraints(
+        &mut self,
+        names: Option<&[crate::catalog::ObjName]>,
+        deferred: bool,
+    ) -> Result<Outcome> {
+        let tag = || Ok(Outcome::Command("SET CONSTRAINTS".into()));
+        if self.state != TxnState::Block {
+            self.notices.push(ErrorReport::warning(
+                sqlstate::SqlState::NoActiveSqlTransaction,
+                "SET CONSTRAINTS can only be used in transaction blocks",
+            ));
+            return tag();
+        }
+        self.start_statement().await?;
+        let mut chosen = Vec::new();
+        match names {
+            None => self.deferred.set_all(deferred),
+            Some(names) => {
+                for n in names {
+                    for (table, name) in deferrable_constraints(&self.catalog, n)? {
+                        self.deferred.set_one(table, &name, deferred);
+                        chosen.push((table, name));
+                    }
+                }
+            }
+        }
+        if !deferred {
+            let which =
+                |t: u32, n: &str| names.is_none() || chosen.iter().any(|c| c.0 == t && c.1 == n);
+            let (tenant, cat, defer) =
+                (self.db.tenant, self.catalog.clone(), self.deferred.clone());
+            let txn = self.txn.as_mut().expect("start_statement opened a transaction");
+            defer.run(txn, tenant, &cat, &which).await?;
+        }
+        tag()
+    }
+}
+
+/// The constraints SET CONSTRAINTS `n` names, as (table OID, name): in its
+/// schema, or in the first schema of the search path that has one. 42704
+/// if none does, 42809 if one of them is not deferrable.
+fn deferrable_constraints(
+    cat: &crate::catalog::Catalog,
+    n: &crate::catalog::ObjName,
+) -> Result<Vec<(u32, String)>> {
+    for &ns in cat.lookup_path(n, false)?.iter() {
+        let tables = cat.tables.values().filter(|t| t.namespace == ns);
+        let mut found = Vec::new();
+        for t in tables {
+            let fk = t.foreign_keys.iter().find(|f| f.name == n.name);
+            let other = t.pkey_name.as_deref() == Some(n.name.as_str())
+                || t.checks.iter().any(|c| c.name == n.name)
+                || t.indexes.iter().any(|i| i.constraint && i.name == n.name);
+            let not_deferrable =
+                || err!(WrongObjectType, "constraint \"{}\" is not deferrable", n.name);
+            match fk {
+                Some(f) if f.deferrable => found.push((t.oid, f.name.clone())),
+                Some(_) => return Err(not_deferrable()),
+                None if other => return Err(not_deferrable()),
+                None => {}
+            }
+        }
+        if !found.is_empty() {
+            return Ok(found);
+        }
+    }
+    bail!(UndefinedObject, "constraint \"{}\" does not exist", n.name)
+}

@@ -173,7 +173,9 @@ impl<K: KvClient> Session<K> {
         // Checked per batch: a parent row arriving in a later batch of the
         // same COPY does not satisfy a reference (PostgreSQL checks at the end).
         if !table.foreign_keys.is_empty() {
-            crate::fk::check_references(txn, tenant, &self.catalog, &table, &rows, None).await?;
+            let defer = Some(&*self.deferred);
+            crate::fk::check_references(txn, tenant, &self.catalog, &table, &rows, None, defer)
+                .await?;
         }
         Ok(())
     }

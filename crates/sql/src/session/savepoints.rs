@@ -10,6 +10,8 @@ pub(super) struct SavepointMark {
     at: Savepoint,
     /// How far LISTEN, UNLISTEN and NOTIFY had queued.
     notify: crate::notify::Mark,
+    /// How many deferred constraint checks were queued.
+    deferred: usize,
 }
 
 impl<K: KvClient> Session<K> {
@@ -22,7 +24,8 @@ impl<K: KvClient> Session<K> {
         self.begin_txn().await?;
         let txn = self.txn.as_mut().expect("begin_txn opened a transaction");
         let notify = self.listener.mark();
-        self.savepoints.push(SavepointMark { name, at: txn.savepoint(), notify });
+        let deferred = self.deferred.mark();
+        self.savepoints.push(SavepointMark { name, at: txn.savepoint(), notify, deferred });
         Ok(Outcome::Command("SAVEPOINT".into()))
     }
 
@@ -63,6 +66,7 @@ impl<K: KvClient> Session<K> {
         self.savepoints.truncate(i + 1);
         let at = self.savepoints[i].at;
         self.listener.rollback_to(self.savepoints[i].notify);
+        self.deferred.rollback_to(self.savepoints[i].deferred);
         let tenant = self.db.tenant;
         let txn = self.txn.as_mut().expect("a block with savepoints has a transaction");
         txn.rollback_to(at);
