@@ -190,6 +190,39 @@ pub struct AggState {
 }
 
 impl AggState {
+    /// Groups also by the columns that grouping by a table's primary key
+    /// determines (PostgreSQL's functional dependency): every column of a
+    /// FROM item over a table whose primary key columns are all grouped
+    /// may appear outside an aggregate. They become extra group keys,
+    /// which split no group.
+    pub fn add_dependent_columns(&mut self, catalog: &Catalog, scope: &Scope) {
+        let grouped = |i: usize| self.group.iter().any(|(g, _)| *g == Expr::Column(i));
+        let mut extra = Vec::new();
+        for (i, col) in scope.cols.iter().enumerate() {
+            if col.table_oid == 0 || grouped(i) {
+                continue;
+            }
+            let Some(t) = catalog.table_by_oid(col.table_oid) else { continue };
+            let same = |c: &ScopeCol| c.table_oid == col.table_oid && c.qualifier == col.qualifier;
+            let pk_grouped = !t.primary_key.is_empty()
+                && t.primary_key.iter().all(|&pk| {
+                    scope
+                        .cols
+                        .iter()
+                        .enumerate()
+                        .any(|(j, c)| same(c) && c.column_id as usize == pk + 1 && grouped(j))
+                });
+            if pk_grouped {
+                extra.push((Expr::Column(i), col.ty.clone()));
+            }
+        }
+        for (x, ty) in extra {
+            let marker = format!("\u{0}dependent column {}", self.group.len());
+            self.group_asts.push(ast::Expr::Identifier(ast::Ident::with_quote('"', marker)));
+            self.group.push((x, ty));
+        }
+    }
+
     /// Adds an aggregate that no SQL text names (it never matches a
     /// written aggregate); returns its position among the aggregates.
     pub fn add_hidden(&mut self, call: AggCall) -> usize {
@@ -857,6 +890,12 @@ impl<'a> Binder<'a> {
             }
         };
         Self::traced(&mut self.trace, span, &scope.cols[i]);
+        if let Some(state) = agg.as_deref() {
+            // A grouped column, however it was spelled in GROUP BY.
+            if let Some(k) = state.group.iter().position(|(g, _)| *g == Expr::Column(i)) {
+                return Ok((Expr::Column(k), state.group[k].1.clone()));
+            }
+        }
         if agg.is_some() {
             // PostgreSQL names the column with its relation (`m.t`).
             let shown = match q.or(scope.cols[i].qualifier.as_deref()) {

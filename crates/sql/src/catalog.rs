@@ -469,6 +469,11 @@ pub struct IndexDef {
     /// CHECKs ([`bind_checks`]), never stored. None for a plain index.
     #[serde(skip)]
     pub bound: Option<Arc<BoundIndex>>,
+    /// Per key, pg_index.indoption's bits: 1 = DESC, 2 = NULLS FIRST
+    /// (empty: all 0). Only described: entries are stored in ascending
+    /// key order whatever it says, and read either way (select/order.rs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<i16>,
     /// True for UNIQUE indexes.
     pub unique: bool,
     /// True if the index implements a UNIQUE constraint (declared in

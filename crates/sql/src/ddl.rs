@@ -525,6 +525,23 @@ fn index_keys(
     Ok((columns, exprs, names))
 }
 
+/// CREATE INDEX's ASC/DESC and NULLS FIRST/LAST per key, as
+/// pg_index.indoption bits (empty when all are the defaults).
+fn index_options(cols: &[ast::IndexColumn]) -> Vec<i16> {
+    let options: Vec<i16> = cols
+        .iter()
+        .map(|c| {
+            let desc = matches!(c.column.options.sort, Some(ast::OrderBySort::Desc));
+            let nulls_first = c.column.options.nulls_first.unwrap_or(desc);
+            i16::from(desc) | (i16::from(nulls_first) << 1)
+        })
+        .collect();
+    if options.iter().all(|&o| o == 0) {
+        return Vec::new();
+    }
+    options
+}
+
 fn index_columns(t: &TableDef, cols: &[ast::IndexColumn]) -> Result<Vec<usize>> {
     cols.iter()
         .map(|c| match &c.column.expr {
@@ -732,6 +749,7 @@ pub async fn create_table<T: Txn>(
             exprs: vec![],
             predicate: None,
             bound: None,
+            options: vec![],
             unique: true,
             constraint: true,
             storage: id,
@@ -1361,6 +1379,7 @@ pub async fn create_index<T: Txn>(
         exprs,
         predicate,
         bound: None,
+        options: index_options(&ci.columns),
         unique: ci.unique,
         constraint: false,
         storage: id,

@@ -543,6 +543,9 @@ fn plan_select(
             state.group_asts.push(resolved);
             state.group.push(bound);
         }
+        if !state.group.is_empty() {
+            state.add_dependent_columns(b.catalog, &scope);
+        }
         // Correlated subqueries of the select list, HAVING and ORDER BY run
         // on the input rows, below the aggregation.
         let mark = b.correlated.len();
@@ -557,9 +560,21 @@ fn plan_select(
                     (x, Column::computed(alias.clone().unwrap_or_else(|| derive_name(e)), t))
                 }
                 Item::Column(c) => {
-                    let e = ast::Expr::Identifier(ast::Ident::new(scope.cols[*c].name.clone()));
+                    // `*` of a grouped query: the column by its qualified
+                    // name (grouped, or the error names it so).
+                    let sc = &scope.cols[*c];
+                    let name = ast::Ident::with_quote('"', sc.name.clone());
+                    let e = match &sc.qualifier {
+                        Some(q) => {
+                            let q = ast::Ident::with_quote('"', q.clone());
+                            ast::Expr::CompoundIdentifier(vec![q, name])
+                        }
+                        None => ast::Expr::Identifier(name),
+                    };
                     let (x, t) = b.expr_in(&e, &scope, &mut Some(&mut state))?;
-                    (x, Column::computed(scope.cols[*c].name.clone(), t))
+                    let col =
+                        Column { ty: t, ..Column::computed(sc.name.clone(), DataType::Unknown) };
+                    (x, Column { table_oid: sc.table_oid, column_id: sc.column_id, ..col })
                 }
             });
         }

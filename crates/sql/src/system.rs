@@ -2162,7 +2162,7 @@ fn index_row(
     }));
     row.push(oids(&collation));
     row.push(oids(&|i| default_opclass(&ty(i))));
-    row.push(int2s(&|_| 0));
+    row.push(int2s(&|i| idx.and_then(|x| x.options.get(i).copied()).unwrap_or(0)));
     // indexprs and indpred hold SQL text where PostgreSQL has node trees;
     // pg_get_expr prints them.
     // (An expression other than a call, and a condition other than a

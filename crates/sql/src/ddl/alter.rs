@@ -200,6 +200,7 @@ pub(super) async fn add_unique<T: Txn>(
         exprs: vec![],
         predicate: None,
         bound: None,
+        options: vec![],
         unique: true,
         constraint: true,
         storage: id,

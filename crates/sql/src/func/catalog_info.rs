@@ -246,6 +246,19 @@ pub fn index_def(cat: &Catalog, oid: u32, column: usize, pretty: bool) -> Option
                 }
                 c => quote_ident(&t.columns[c].name),
             });
+            // ASC NULLS LAST and DESC NULLS FIRST are the defaults; a
+            // single key is shown without them.
+            let option = match column {
+                0 => idx.and_then(|i| i.options.get(keys.len() - 1)).copied().unwrap_or(0),
+                _ => 0,
+            };
+            let last = keys.last_mut()?;
+            match (option & 1 != 0, option & 2 != 0) {
+                (true, true) => last.push_str(" DESC"),
+                (true, false) => last.push_str(" DESC NULLS LAST"),
+                (false, true) => last.push_str(" NULLS FIRST"),
+                (false, false) => {}
+            }
         }
         if column > 0 {
             return keys.into_iter().nth(column - 1);
