@@ -160,7 +160,8 @@ fn a_dump_restores_into_postgres_with_the_same_data() {
     assert!(pos("CREATE SCHEMA shop;") < pos("CREATE TYPE shop.size AS ENUM"));
     pos("size shop.size DEFAULT 'm'::shop.size");
     pos("SET DEFAULT nextval('shop.items_id_seq'::regclass)");
-    pos("REFERENCES shop.items(id);");
+    pos("REFERENCES shop.items(id) DEFERRABLE INITIALLY DEFERRED;");
+    pos("(customer_id, d DESC NULLS LAST);");
     assert!(!script.contains("COMMENT ON SCHEMA public"), "{script}");
     // Extensions are dumped as CREATE EXTENSION, not as their functions;
     // plpgsql, which came with the database, not at all.
