@@ -194,7 +194,12 @@ pub async fn check_references<T: Txn>(
         match defer.filter(|d| d.is_deferred(child, fk)) {
             Some(d) => {
                 for (i, row) in rows.iter().enumerate() {
-                    if old.is_some_and(|old| unchanged(&fk.columns, &old[i], row)) {
+                    // A queued check finds its row by key: a row that
+                    // changed its key is queued again.
+                    let same = |o: &Row| {
+                        unchanged(&fk.columns, o, row) && unchanged(&child.primary_key, o, row)
+                    };
+                    if old.is_some_and(|old| same(&old[i])) {
                         continue;
                     }
                     let values: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();

@@ -21,6 +21,25 @@ impl MemEngine {
     }
 }
 
+impl MemEngine {
+    /// Calls `f` on the pairs of `[start, end)` in key order (or
+    /// descending) until it returns false.
+    fn visit(&self, start: &[u8], end: &[u8], rev: bool, f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
+        if start >= end {
+            return;
+        }
+        let data = self.data.read();
+        let range = data.range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)));
+        let pairs: Box<dyn Iterator<Item = (&Vec<u8>, &Vec<u8>)>> =
+            if rev { Box::new(range.rev()) } else { Box::new(range) };
+        for (k, v) in pairs {
+            if !f(k, v) {
+                break;
+            }
+        }
+    }
+}
+
 impl Engine for MemEngine {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self.data.read().get(key).cloned())
@@ -32,15 +51,7 @@ impl Engine for MemEngine {
         end: &[u8],
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        if start >= end {
-            return Ok(());
-        }
-        let data = self.data.read();
-        for (k, v) in data.range::<[u8], _>((Bound::Included(start), Bound::Excluded(end))) {
-            if !f(k, v) {
-                break;
-            }
-        }
+        self.visit(start, end, false, f);
         Ok(())
     }
 
@@ -50,15 +61,7 @@ impl Engine for MemEngine {
         end: &[u8],
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        if start >= end {
-            return Ok(());
-        }
-        let data = self.data.read();
-        for (k, v) in data.range::<[u8], _>((Bound::Included(start), Bound::Excluded(end))).rev() {
-            if !f(k, v) {
-                break;
-            }
-        }
+        self.visit(start, end, true, f);
         Ok(())
     }
 

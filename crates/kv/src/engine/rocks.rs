@@ -26,6 +26,8 @@ enum Seek {
     TotalOrder,
     /// Use them: the scan stays within one user key's versions.
     SamePrefix,
+    /// Ignore them, and visit the range from its last key down.
+    Backward,
 }
 
 /// A RocksDB database.
@@ -149,23 +151,7 @@ impl Engine for RocksEngine {
         end: &[u8],
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        if start >= end {
-            return Ok(());
-        }
-        let mut ro = ReadOptions::default();
-        ro.set_iterate_lower_bound(start.to_vec());
-        ro.set_iterate_upper_bound(end.to_vec());
-        ro.set_total_order_seek(true);
-        let mut it = self.db.raw_iterator_opt(ro);
-        it.seek_to_last();
-        while it.valid() {
-            let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
-            if !f(k, v) {
-                return Ok(());
-            }
-            it.prev();
-        }
-        it.status().map_err(io)
+        self.iterate(Seek::Backward, start, end, f)
     }
 
     fn scan_versions(
@@ -211,15 +197,26 @@ impl RocksEngine {
         match seek {
             Seek::TotalOrder => ro.set_total_order_seek(true),
             Seek::SamePrefix => ro.set_prefix_same_as_start(true),
+            Seek::Backward => {
+                ro.set_total_order_seek(true);
+                ro.set_iterate_lower_bound(start.to_vec());
+            }
         }
+        let backward = matches!(seek, Seek::Backward);
         let mut it = self.db.raw_iterator_opt(ro);
-        it.seek(start);
+        match backward {
+            false => it.seek(start),
+            true => it.seek_to_last(),
+        }
         while it.valid() {
             let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
             if !f(k, v) {
                 return Ok(());
             }
-            it.next();
+            match backward {
+                false => it.next(),
+                true => it.prev(),
+            }
         }
         it.status().map_err(io)
     }
