@@ -169,6 +169,34 @@ pub fn get_at(engine: &dyn Engine, key: &[u8], ts: u64) -> Result<Option<(u64, O
     }
 }
 
+/// A visitor of stored versions: (user key, version, stored value) to
+/// whether to go on.
+type VersionVisitor<'a> = dyn FnMut(Vec<u8>, u64, &[u8]) -> Result<bool> + 'a;
+
+/// Runs an engine scan of `[start, end)` (descending with `rev`) and calls
+/// `f` with each entry's user key, version and stored value until it
+/// returns false; the first error (a corrupt key, or `f`'s) stops it.
+fn visit_versions(
+    engine: &dyn Engine,
+    (start, end): (&[u8], &[u8]),
+    rev: bool,
+    f: &mut VersionVisitor<'_>,
+) -> Result<()> {
+    let mut err = None;
+    let mut visit = |k: &[u8], v: &[u8]| match decode(k).and_then(|(key, t)| f(key, t, v)) {
+        Ok(go) => go,
+        Err(e) => {
+            err = Some(e);
+            false
+        }
+    };
+    match rev {
+        false => engine.scan(start, end, &mut visit)?,
+        true => engine.scan_rev(start, end, &mut visit)?,
+    }
+    err.map_or(Ok(()), Err)
+}
+
 /// Visits the newest version at or below `ts` of each key in `[start, end)`,
 /// in key order (deleted keys included as None), until `f` returns false.
 pub fn scan_at(
@@ -180,31 +208,13 @@ pub fn scan_at(
 ) -> Result<()> {
     let (s, e) = range(start, end);
     let mut last: Option<Vec<u8>> = None;
-    let mut err = None;
-    engine.scan(&s, &e, &mut |k, v| {
-        let (key, t) = match decode(k) {
-            Ok(x) => x,
-            Err(e) => {
-                err = Some(e);
-                return false;
-            }
-        };
+    visit_versions(engine, (&s, &e), false, &mut |key, t, v| {
         if t > ts || last.as_deref() == Some(&key[..]) {
-            return true;
+            return Ok(true);
         }
         last = Some(key.clone());
-        match decode_value(v) {
-            Ok(val) => f(key, val),
-            Err(e) => {
-                err = Some(e);
-                false
-            }
-        }
-    })?;
-    match err {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+        Ok(f(key, decode_value(v)?))
+    })
 }
 
 /// Like [`scan_at`], in descending key order. Each key's versions arrive
@@ -218,53 +228,36 @@ pub fn scan_at_rev(
     f: &mut dyn FnMut(Vec<u8>, Option<Vec<u8>>) -> bool,
 ) -> Result<()> {
     let (s, e) = range(start, end);
-    // The key being read and its newest stored value at or below `ts`.
-    let mut cur: Option<(Vec<u8>, Option<Vec<u8>>)> = None;
-    let mut err = None;
-    let mut stopped = false;
-    let mut emit = |key: Vec<u8>, stored: Option<Vec<u8>>, err: &mut Option<Error>| -> bool {
-        let Some(stored) = stored else { return true };
-        match decode_value(&stored) {
-            Ok(val) => f(key, val),
-            Err(e) => {
-                *err = Some(e);
-                false
-            }
+    // Calls `f` with a finished key's visible version, if it has one.
+    let emit = |f: &mut dyn FnMut(Vec<u8>, Option<Vec<u8>>) -> bool,
+                key: Vec<u8>,
+                stored: Option<Vec<u8>>|
+     -> Result<bool> {
+        match stored {
+            Some(b) => Ok(f(key, decode_value(&b)?)),
+            None => Ok(true),
         }
     };
-    engine.scan_rev(&s, &e, &mut |k, v| {
-        let (key, t) = match decode(k) {
-            Ok(x) => x,
-            Err(e) => {
-                err = Some(e);
-                return false;
-            }
-        };
+    // The key being read and its newest stored value at or below `ts`.
+    let mut cur: Option<(Vec<u8>, Option<Vec<u8>>)> = None;
+    let mut stopped = false;
+    visit_versions(engine, (&s, &e), true, &mut |key, t, v| {
         if cur.as_ref().is_none_or(|(c, _)| *c != key) {
-            if let Some((done, stored)) = cur.take() {
-                if !emit(done, stored, &mut err) {
+            if let Some((done, stored)) = cur.replace((key, None)) {
+                if !emit(f, done, stored)? {
                     stopped = true;
-                    return false;
+                    return Ok(false);
                 }
             }
-            cur = Some((key, None));
         }
-        if t <= ts {
-            if let Some((_, stored)) = cur.as_mut() {
-                *stored = Some(v.to_vec());
-            }
+        if let (true, Some((_, stored))) = (t <= ts, cur.as_mut()) {
+            *stored = Some(v.to_vec());
         }
-        true
+        Ok(true)
     })?;
-    if let Some(e) = err {
-        return Err(e);
-    }
-    if let (false, Some((key, stored))) = (stopped, cur) {
-        emit(key, stored, &mut err);
-    }
-    match err {
-        Some(e) => Err(e),
-        None => Ok(()),
+    match (stopped, cur) {
+        (false, Some((key, stored))) => emit(f, key, stored).map(|_| ()),
+        _ => Ok(()),
     }
 }
 

@@ -249,11 +249,13 @@ pub(crate) fn scan_cap(scan: &Scan, ctx: &EvalContext) -> Result<usize> {
     Ok(limit.saturating_add(offset))
 }
 
-/// How a range of keys is read: the direction, and the rows to stop after.
+/// How a range of keys is read: the direction, the rows to stop after,
+/// and whether a filter may drop rows read.
 #[derive(Clone, Copy)]
 struct Reading {
     reverse: bool,
     cap: usize,
+    filtered: bool,
 }
 
 impl Reading {
@@ -261,9 +263,9 @@ impl Reading {
     /// `batch` asked last time (0 at first). Without a filter every row
     /// read is kept, so a cap asks for exactly what is missing; with one,
     /// the batches grow.
-    fn next_batch(&self, have: usize, batch: usize, filtered: bool) -> usize {
+    fn next_batch(&self, have: usize, batch: usize) -> usize {
         let missing = self.cap.saturating_sub(have).max(1);
-        match (filtered, batch) {
+        match (self.filtered, batch) {
             (false, _) | (true, 0) => missing.min(SCAN_BATCH),
             (true, b) => (b * 4).min(SCAN_BATCH),
         }
@@ -364,12 +366,14 @@ async fn scan_plain<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<Keye
             None => Ok(true),
         }
     };
-    let how =
-        Reading { reverse: scan.order == KeyOrder::Descending, cap: scan_cap(scan, cx.eval)? };
+    let how = Reading {
+        reverse: scan.order == KeyOrder::Descending,
+        cap: scan_cap(scan, cx.eval)?,
+        filtered: scan.filter.is_some(),
+    };
     if how.cap == 0 {
         return Ok(out);
     }
-    let filtered = scan.filter.is_some();
     match &scan.access {
         Access::Point(exprs) => {
             let Some(vals) = key_values(exprs, &t.pk_types(), cx.eval)? else {
@@ -385,7 +389,7 @@ async fn scan_plain<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<Keye
         }
         Access::Full => {
             let range = keys::storage(cx.tenant, t.storage);
-            scan_range(cx, range, &types, &keep, how, filtered, &mut out).await?;
+            read_range(cx, range, &types, &keep, how, false, &mut out).await?;
         }
         Access::In { index, values, array } => {
             let (storage, key_type) = match index {
@@ -426,14 +430,7 @@ async fn scan_plain<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<Keye
                 let all = Reading { cap: usize::MAX, ..how };
                 for prefix in prefixes {
                     let range = KeyRange::prefix(cx.tenant, &prefix);
-                    match index {
-                        None => {
-                            scan_range(cx, range, &types, &keep, all, filtered, &mut out).await?
-                        }
-                        Some(_) => {
-                            scan_index(cx, range, &types, &keep, all, filtered, &mut out).await?
-                        }
-                    }
+                    read_range(cx, range, &types, &keep, all, index.is_some(), &mut out).await?;
                 }
                 out.truncate(how.cap);
             }
@@ -451,7 +448,6 @@ async fn scan_plain<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<Keye
                 return Ok(out);
             };
             match index {
-                None => scan_range(cx, range, &types, &keep, how, filtered, &mut out).await?,
                 Some(_) if scan.nulls_moved => {
                     // The entries whose next column is NULL, and the others
                     // after them; read values first forwards, NULLs first
@@ -466,12 +462,11 @@ async fn scan_plain<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<Keye
                         true => [nulls, values],
                     };
                     for part in parts {
-                        let cap = how.cap - out.len();
-                        let how = Reading { cap, ..how };
-                        scan_index(cx, part, &types, &keep, how, filtered, &mut out).await?;
+                        let how = Reading { cap: how.cap - out.len(), ..how };
+                        read_range(cx, part, &types, &keep, how, true, &mut out).await?;
                     }
                 }
-                Some(_) => scan_index(cx, range, &types, &keep, how, filtered, &mut out).await?,
+                _ => read_range(cx, range, &types, &keep, how, index.is_some(), &mut out).await?,
             }
         }
     }
@@ -562,43 +557,6 @@ enum Edge {
     Empty,
 }
 
-/// Scans secondary-index entries in `range` and fetches their rows.
-async fn scan_index<T: Txn>(
-    cx: &ExecCtx<'_, T>,
-    mut range: KeyRange,
-    types: &[DataType],
-    keep: &impl Fn(&Row) -> Result<bool>,
-    how: Reading,
-    filtered: bool,
-    out: &mut Vec<KeyedRow>,
-) -> Result<()> {
-    let first = out.len();
-    let mut batch = 0;
-    loop {
-        if range.start >= range.end || out.len() - first >= how.cap {
-            return Ok(());
-        }
-        batch = how.next_batch(out.len() - first, batch, filtered);
-        let entries = how.scan(cx, &range, batch).await?;
-        let row_keys: Vec<Key> = entries.iter().map(|(_, v)| Key::new(cx.tenant, v)).collect();
-        let fetched = cx.txn.multi_get(&row_keys).await.map_err(from_kv)?;
-        for (k, v) in row_keys.into_iter().zip(fetched) {
-            let Some(bytes) = v else { continue };
-            let row = rowcodec::decode_row(&bytes, types)?;
-            if keep(&row)? {
-                out.push((k, row));
-                if out.len() - first >= how.cap {
-                    return Ok(());
-                }
-            }
-        }
-        match entries.last() {
-            Some((k, _)) if entries.len() == batch => range = how.rest(&range, k),
-            _ => return Ok(()),
-        }
-    }
-}
-
 /// The smallest key greater than `k`.
 pub fn after(k: &Key) -> Key {
     let mut rest = k.rest().to_vec();
@@ -606,39 +564,44 @@ pub fn after(k: &Key) -> Key {
     Key::new(k.tenant(), &rest)
 }
 
-/// Reads the rows stored in `range`.
-async fn scan_range<T: Txn>(
+/// Reads the rows in `range` of a table's storage, or with `index` of a
+/// secondary index's (whose entries hold row keys, fetched in batches),
+/// keeping those `keep` holds, until `how.cap` are kept.
+async fn read_range<T: Txn>(
     cx: &ExecCtx<'_, T>,
     mut range: KeyRange,
     types: &[DataType],
     keep: &impl Fn(&Row) -> Result<bool>,
     how: Reading,
-    filtered: bool,
+    index: bool,
     out: &mut Vec<KeyedRow>,
 ) -> Result<()> {
     let first = out.len();
     let mut batch = 0;
-    loop {
-        if out.len() - first >= how.cap {
-            return Ok(());
-        }
-        batch = how.next_batch(out.len() - first, batch, filtered);
-        let rows = how.scan(cx, &range, batch).await?;
-        let n = rows.len();
-        let mut last = None;
+    while range.start < range.end && out.len() - first < how.cap {
+        batch = how.next_batch(out.len() - first, batch);
+        let entries = how.scan(cx, &range, batch).await?;
+        let (n, last) = (entries.len(), entries.last().map(|(k, _)| k.clone()));
+        let rows: Vec<(Key, Option<Vec<u8>>)> = if index {
+            let keys: Vec<Key> =
+                entries.into_iter().map(|(_, v)| Key::new(cx.tenant, &v)).collect();
+            let fetched = cx.txn.multi_get(&keys).await.map_err(from_kv)?;
+            keys.into_iter().zip(fetched).collect()
+        } else {
+            entries.into_iter().map(|(k, v)| (k, Some(v))).collect()
+        };
         for (k, bytes) in rows {
+            let Some(bytes) = bytes else { continue };
             let row = rowcodec::decode_row(&bytes, types)?;
-            if keep(&row)? {
-                if out.len() >= MAX_ROWS {
-                    bail!(ProgramLimitExceeded, "query result exceeds {MAX_ROWS} rows");
-                }
-                last = Some(k.clone());
-                out.push((k, row));
-                if out.len() - first >= how.cap {
-                    return Ok(());
-                }
-            } else {
-                last = Some(k);
+            if !keep(&row)? {
+                continue;
+            }
+            if out.len() >= MAX_ROWS {
+                bail!(ProgramLimitExceeded, "query result exceeds {MAX_ROWS} rows");
+            }
+            out.push((k, row));
+            if out.len() - first >= how.cap {
+                return Ok(());
             }
         }
         match last {
@@ -646,6 +609,7 @@ async fn scan_range<T: Txn>(
             _ => return Ok(()),
         }
     }
+    Ok(())
 }
 
 /// At most this many distinct keys on the left of a hash join make the

@@ -191,7 +191,7 @@ pub async fn check_references<T: Txn>(
     defer: Option<&Deferred>,
 ) -> Result<()> {
     for fk in &child.foreign_keys {
-        match defer.filter(|d| d.is_deferred(child, fk)) {
+        match defer.filter(|d| d.is_deferred(fk)) {
             Some(d) => {
                 for (i, row) in rows.iter().enumerate() {
                     // A queued check finds its row by key: a row that
@@ -211,8 +211,7 @@ pub async fn check_references<T: Txn>(
                             child.primary_key.iter().map(|&c| row[c].clone()).collect();
                         row_key(tenant, child, &pk)
                     });
-                    let (table, fk) = (child.oid, fk.name.clone());
-                    d.push(Pending::Reference { table, fk, key, values });
+                    d.push(Pending::Reference { table: child.oid, fk: fk.oid, key, values });
                 }
             }
             None => check_one(txn, tenant, cat, child, fk, rows, old).await?,
@@ -333,13 +332,13 @@ pub fn referenced_rows_changed<'a, T: Txn>(
             let child = cat.table_at(child_name)?;
             let fk = &child.foreign_keys[*i];
             let action = if new.is_some() { fk.on_update } else { fk.on_delete };
-            let deferred = defer.filter(|d| d.is_deferred(&child, fk));
+            let deferred = defer.filter(|d| d.is_deferred(fk));
             if let (FkAction::NoAction, Some(d)) = (action, deferred) {
                 for (r, row) in old.iter().enumerate() {
                     if new.is_some_and(|n| unchanged(&fk.ref_columns, row, &n[r])) {
                         continue;
                     }
-                    let (t, f, parent) = (child.oid, fk.name.clone(), table.oid);
+                    let (t, f, parent) = (child.oid, fk.oid, table.oid);
                     d.push(Pending::Removed { table: t, fk: f, parent, old: row.clone() });
                 }
                 continue;

@@ -572,9 +572,8 @@ fn plan_select(
                         None => ast::Expr::Identifier(name),
                     };
                     let (x, t) = b.expr_in(&e, &scope, &mut Some(&mut state))?;
-                    let col =
-                        Column { ty: t, ..Column::computed(sc.name.clone(), DataType::Unknown) };
-                    (x, Column { table_oid: sc.table_oid, column_id: sc.column_id, ..col })
+                    let (table_oid, column_id) = (sc.table_oid, sc.column_id);
+                    (x, Column { name: sc.name.clone(), ty: t, table_oid, column_id })
                 }
             });
         }

@@ -1015,7 +1015,7 @@ impl<K: KvClient> Session<K> {
         let ddl = self.ddl;
         // Deferred constraint checks run last, and a violation fails the COMMIT.
         let ready = match ready {
-            Ok(()) => self.deferred.run(&mut t, self.db.tenant, &self.catalog, &|_, _| true).await,
+            Ok(()) => self.deferred.run(&mut t, self.db.tenant, &self.catalog, &|_| true).await,
             e => e,
         };
         self.deferred.reset();

@@ -436,16 +436,15 @@ impl<K: KvClient> Session<K> {
             None => self.deferred.set_all(deferred),
             Some(names) => {
                 for n in names {
-                    for (table, name) in deferrable_constraints(&self.catalog, n)? {
-                        self.deferred.set_one(table, &name, deferred);
-                        chosen.push((table, name));
+                    for fk in deferrable_constraints(&self.catalog, n)? {
+                        self.deferred.set_one(fk, deferred);
+                        chosen.push(fk);
                     }
                 }
             }
         }
         if !deferred {
-            let which =
-                |t: u32, n: &str| names.is_none() || chosen.iter().any(|c| c.0 == t && c.1 == n);
+            let which = |fk: u32| names.is_none() || chosen.contains(&fk);
             let (tenant, cat, defer) =
                 (self.db.tenant, self.catalog.clone(), self.deferred.clone());
             let txn = self.txn.as_mut().expect("start_statement opened a transaction");
@@ -455,13 +454,13 @@ impl<K: KvClient> Session<K> {
     }
 }
 
-/// The constraints SET CONSTRAINTS `n` names, as (table OID, name): in its
+/// The constraints SET CONSTRAINTS `n` names, as OIDs: in its
 /// schema, or in the first schema of the search path that has one. 42704
 /// if none does, 42809 if one of them is not deferrable.
 fn deferrable_constraints(
     cat: &crate::catalog::Catalog,
     n: &crate::catalog::ObjName,
-) -> Result<Vec<(u32, String)>> {
+) -> Result<Vec<u32>> {
     for &ns in cat.lookup_path(n, false)?.iter() {
         let tables = cat.tables.values().filter(|t| t.namespace == ns);
         let mut found = Vec::new();
@@ -473,7 +472,7 @@ fn deferrable_constraints(
             let not_deferrable =
                 || err!(WrongObjectType, "constraint \"{}\" is not deferrable", n.name);
             match fk {
-                Some(f) if f.deferrable => found.push((t.oid, f.name.clone())),
+                Some(f) if f.deferrable => found.push(f.oid),
                 Some(_) => return Err(not_deferrable()),
                 None if other => return Err(not_deferrable()),
                 None => {}
