@@ -178,6 +178,9 @@ pub struct EvalContext {
     /// The transaction's deferred constraint checks (None outside a
     /// session: every check runs at once).
     pub deferred: Option<std::sync::Arc<crate::deferred::Deferred>>,
+    /// The session's parsed PL/pgSQL bodies (None outside a session: each
+    /// call parses its body).
+    pub pl: Option<std::sync::Arc<crate::plpgsql::Cache>>,
 }
 
 impl EvalContext {

@@ -54,6 +54,8 @@ pub mod notify;
 pub mod parse;
 // Plan node types.
 pub mod plan;
+/// PL/pgSQL: DO blocks, functions and trigger functions.
+pub mod plpgsql;
 // Statement planning entry point.
 pub mod planner;
 // Query planning (SELECT).

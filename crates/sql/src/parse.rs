@@ -127,6 +127,8 @@ pub enum Stmt {
     /// SET CONSTRAINTS { ALL | name \[, ...\] } { DEFERRED | IMMEDIATE }:
     /// the names (None for ALL) and DEFERRED.
     SetConstraints(Option<Vec<crate::catalog::ObjName>>, bool),
+    /// DO: a PL/pgSQL block's code.
+    Do(String),
     /// Only whitespace and comments.
     Empty,
 }
@@ -167,6 +169,7 @@ impl Stmt {
             | Stmt::Copy(_)
             | Stmt::Maintenance(_)
             | Stmt::SetConstraints(..)
+            | Stmt::Do(_)
             | Stmt::Empty => return None,
         })
     }
@@ -1082,7 +1085,49 @@ fn utility(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Result<Opti
     if is_kw(words.first(), "set") && is_kw(words.get(1), "constraints") {
         return set_constraints(sql, words).map(Some);
     }
+    if is_kw(words.first(), "do") {
+        return do_block(words).map(Some);
+    }
     Ok(None)
+}
+
+/// DO \[LANGUAGE name\] code \[LANGUAGE name\]: the code of a PL/pgSQL
+/// block.
+fn do_block(words: &[&TokenWithSpan]) -> Result<Stmt> {
+    let mut code = None;
+    let mut language = None;
+    let mut i = 1;
+    while let Some(t) = words.get(i) {
+        match &t.token {
+            Token::SingleQuotedString(s) | Token::EscapedStringLiteral(s) if code.is_none() => {
+                code = Some(s.clone())
+            }
+            Token::DollarQuotedString(d) if code.is_none() => code = Some(d.value.clone()),
+            _ if is_kw(Some(t), "language") && language.is_none() => {
+                i += 1;
+                let name = words.get(i).and_then(|t| match &t.token {
+                    Token::SingleQuotedString(s) => Some(s.to_lowercase()),
+                    _ => word(t),
+                });
+                match name {
+                    Some(n) => language = Some(n),
+                    None => bail!(SyntaxError, "syntax error at or near \"{}\"", t.token),
+                }
+            }
+            other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
+        }
+        i += 1;
+    }
+    let Some(code) = code else {
+        bail!(SyntaxError, "no inline code specified");
+    };
+    match language.as_deref().unwrap_or("plpgsql") {
+        "plpgsql" => Ok(Stmt::Do(code)),
+        l @ ("sql" | "internal" | "c") => {
+            bail!(FeatureNotSupported, "language \"{l}\" does not support inline code execution")
+        }
+        l => bail!(UndefinedObject, "language \"{l}\" does not exist"),
+    }
 }
 
 /// SET CONSTRAINTS { ALL | name \[, ...\] } { DEFERRED | IMMEDIATE }.

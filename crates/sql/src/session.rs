@@ -46,6 +46,8 @@ mod cursors;
 mod matviews;
 /// The DDL Strata parses itself (ALTER SEQUENCE, OWNER TO).
 mod own_ddl;
+/// DO blocks.
+mod plpgsql;
 /// SAVEPOINT, RELEASE, ROLLBACK TO.
 mod savepoints;
 
@@ -316,6 +318,8 @@ pub struct Session<K: KvClient> {
     /// Warnings functions raise during a statement (a queue for the
     /// session's life, shared with each statement's context).
     warnings: Arc<Mutex<Vec<ErrorReport>>>,
+    /// PL/pgSQL bodies parsed once for the session's life.
+    pl_cache: Arc<crate::plpgsql::Cache>,
 }
 
 impl<K: KvClient> Session<K> {
@@ -367,6 +371,7 @@ impl<K: KvClient> Session<K> {
             waits: Arc::default(),
             sizes: Arc::default(),
             warnings: Arc::default(),
+            pl_cache: Arc::default(),
         }
     }
 
@@ -1231,6 +1236,7 @@ impl<K: KvClient> Session<K> {
             memo: None,
             warnings: self.warnings.clone(),
             deferred: Some(self.deferred.clone()),
+            pl: Some(self.pl_cache.clone()),
         }
     }
 
@@ -1246,6 +1252,10 @@ impl<K: KvClient> Session<K> {
             Stmt::Copy(c) => return self.copy(c.clone()).await,
             Stmt::SetConstraints(names, deferred) => {
                 return self.set_constraints(names.as_deref(), *deferred).await
+            }
+            Stmt::Do(code) => {
+                self.start_statement().await?;
+                return self.run_do(code).await;
             }
             own @ (Stmt::AlterSequence(_)
             | Stmt::AlterOwner(_)

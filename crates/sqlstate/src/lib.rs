@@ -14,17 +14,59 @@ macro_rules! sqlstates {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum SqlState {
             $($(#[$doc])* $name,)*
+            /// Any other five-character code, as a PL/pgSQL RAISE may
+            /// give (`ERRCODE = 'U0001'`).
+            Custom([u8; 5]),
         }
 
         impl SqlState {
             /// The five-character code sent to clients.
-            pub fn code(self) -> &'static str {
+            pub fn code(&self) -> &str {
                 match self {
                     $(SqlState::$name => $code,)*
+                    SqlState::Custom(c) => std::str::from_utf8(c).unwrap_or("XX000"),
                 }
+            }
+
+            /// The state with this code: a named one, or a custom one if
+            /// the code is five digits or upper-case letters.
+            pub fn from_code(code: &str) -> Option<SqlState> {
+                match code {
+                    $($code => Some(SqlState::$name),)*
+                    _ => {
+                        let b: [u8; 5] = code.as_bytes().try_into().ok()?;
+                        b.iter()
+                            .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+                            .then_some(SqlState::Custom(b))
+                    }
+                }
+            }
+
+            /// The state PL/pgSQL's condition name stands for
+            /// (`unique_violation`; the variant's name in snake case).
+            pub fn from_condition(name: &str) -> Option<SqlState> {
+                $(if snake_is(stringify!($name), name) {
+                    return Some(SqlState::$name);
+                })*
+                None
             }
         }
     };
+}
+
+/// True if `snake` is `camel` (`UniqueViolation`) in snake case
+/// (`unique_violation`).
+fn snake_is(camel: &str, snake: &str) -> bool {
+    let mut want = snake.bytes();
+    for (i, c) in camel.bytes().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 && want.next() != Some(b'_') {
+            return false;
+        }
+        if want.next() != Some(c.to_ascii_lowercase()) {
+            return false;
+        }
+    }
+    want.next().is_none()
 }
 
 sqlstates! {
@@ -229,6 +271,22 @@ sqlstates! {
     InternalError = "XX000",
     /// XX001
     DataCorrupted = "XX001",
+    /// 20000: a PL/pgSQL CASE without a matching arm or ELSE.
+    CaseNotFound = "20000",
+    /// 2F005: a PL/pgSQL function ended without RETURN.
+    FunctionExecutedNoReturnStatement = "2F005",
+    /// 39P01: a trigger function returned something a trigger cannot.
+    TriggerProtocolViolated = "39P01",
+    /// 09000: a trigger failed.
+    TriggeredActionException = "09000",
+    /// P0001: RAISE EXCEPTION's default.
+    RaiseException = "P0001",
+    /// P0002: SELECT INTO STRICT found no row.
+    NoDataFound = "P0002",
+    /// P0003: SELECT INTO STRICT found more than one row.
+    TooManyRows = "P0003",
+    /// P0004: ASSERT failed.
+    AssertFailure = "P0004",
 }
 
 /// How serious a report is, as PostgreSQL's severity field spells it.
@@ -369,5 +427,19 @@ mod tests {
             assert_eq!(s.code().len(), 5);
         }
         assert_eq!(SqlState::UniqueViolation.code(), "23505");
+    }
+
+    #[test]
+    fn codes_and_condition_names() {
+        assert_eq!(SqlState::from_code("23505"), Some(SqlState::UniqueViolation));
+        assert_eq!(
+            SqlState::from_code("U0001").map(|s| s.code().to_string()),
+            Some("U0001".into())
+        );
+        assert_eq!(SqlState::from_code("abc"), None);
+        assert_eq!(SqlState::from_condition("unique_violation"), Some(SqlState::UniqueViolation));
+        assert_eq!(SqlState::from_condition("raise_exception"), Some(SqlState::RaiseException));
+        assert_eq!(SqlState::from_condition("uniqueviolation"), None);
+        assert_eq!(SqlState::from_condition("unique_violation_"), None);
     }
 }

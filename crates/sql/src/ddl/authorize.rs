@@ -37,7 +37,11 @@ pub fn authorize(cat: &Catalog, user: &str, stmt: &Stmt) -> Result<()> {
         | Stmt::AlterDefaultPrivileges(_)
         | Stmt::GrantOnType(_)
         | Stmt::Owned(_) => Ok(()),
-        Stmt::Copy(_) | Stmt::Maintenance(_) | Stmt::SetConstraints(..) | Stmt::Empty => Ok(()),
+        Stmt::Copy(_)
+        | Stmt::Maintenance(_)
+        | Stmt::SetConstraints(..)
+        | Stmt::Do(_)
+        | Stmt::Empty => Ok(()),
     }
 }
 

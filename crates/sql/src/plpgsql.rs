@@ -1,0 +1,107 @@
+//! PL/pgSQL: DO blocks, functions written in it, and trigger functions.
+//!
+//! A body is parsed once into a statement tree ([`parse`]) and run by an
+//! interpreter ([`run`]). As in PostgreSQL, every expression and SQL
+//! statement in the body is ordinary SQL: the interpreter replaces the
+//! variables it names with parameters (`NEW.email` becomes `$1`, typed as
+//! the variable is), plans it with the SQL planner and runs it. Plans are
+//! kept per statement and parameter types for as long as the catalog they
+//! were made against stays current.
+//!
+//! The interpreter reaches the database through [`Spi`] (PostgreSQL's
+//! "server programming interface"): the session's own statement path for
+//! a DO block (which may also run DDL), or a transaction directly for a
+//! trigger fired by a DML statement or a function called from a query
+//! ([`spi::TxnSpi`]).
+
+pub mod parse;
+pub mod run;
+pub mod spi;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use sqlparser::ast;
+use sqltypes::{DataType, Value};
+
+use crate::catalog::Catalog;
+use crate::error::Result;
+use crate::expr::EvalContext;
+use crate::planner::Bound;
+
+/// A boxed future: the interpreter, DML and triggers call each other.
+pub type BoxFut<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
+
+/// A statement ready to run: its parsed form, its plan and its parameters.
+pub struct Statement<'a> {
+    /// The statement as parsed (the variables replaced by `$n`).
+    pub ast: &'a ast::Statement,
+    /// Its plan (`Bound::Utility` for DDL and other utility statements).
+    pub bound: Arc<Bound>,
+    /// The parameters' types.
+    pub types: &'a [DataType],
+    /// The parameters' values.
+    pub params: Vec<Value>,
+}
+
+/// What a statement did: the rows it returned and how many rows it
+/// processed (ROW_COUNT).
+pub struct Done {
+    /// Rows returned (a query's, or a DML statement's RETURNING).
+    pub rows: Vec<Vec<Value>>,
+    /// Rows processed.
+    pub count: u64,
+    /// The statement was INSERT, UPDATE or DELETE (whose RETURNING INTO
+    /// must find at most one row).
+    pub dml: bool,
+}
+
+/// How the interpreter reaches the database.
+pub trait Spi: Send {
+    /// The catalog statements are planned against (it changes after DDL).
+    fn catalog(&self) -> Arc<Catalog>;
+    /// The context expressions are evaluated in: the clocks, the user,
+    /// the session's settings. Parameters are set per statement.
+    fn context(&self) -> &EvalContext;
+    /// Runs one statement.
+    fn execute<'a>(&'a mut self, s: Statement<'a>) -> BoxFut<'a, Done>;
+    /// Opens a subtransaction (a block with an EXCEPTION clause).
+    fn subtransaction(&mut self) -> BoxFut<'_, usize>;
+    /// Undoes everything since the subtransaction opened and closes it.
+    fn rollback_subtransaction(&mut self, mark: usize) -> BoxFut<'_, ()>;
+    /// Sends a RAISE NOTICE/WARNING/INFO to the client.
+    fn notice(&mut self, report: sqlstate::ErrorReport);
+}
+
+/// Bodies parsed once per session and the plans of their statements.
+#[derive(Default)]
+pub struct Cache {
+    bodies: Mutex<HashMap<u32, Arc<run::Compiled>>>,
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("plpgsql::Cache")
+    }
+}
+
+impl Cache {
+    /// Function `oid`'s parsed body (`body` is checked: a replaced
+    /// function is parsed again).
+    pub fn body(&self, oid: u32, body: &str) -> Result<Arc<run::Compiled>> {
+        if let Some(c) = self.bodies.lock().get(&oid).filter(|c| c.source == body) {
+            return Ok(c.clone());
+        }
+        let c = Arc::new(run::Compiled::new(body)?);
+        self.bodies.lock().insert(oid, c.clone());
+        Ok(c)
+    }
+}
+
+/// Checks a body's syntax (CREATE FUNCTION ... LANGUAGE plpgsql).
+pub fn check(body: &str) -> Result<()> {
+    run::Compiled::new(body).map(|_| ())
+}

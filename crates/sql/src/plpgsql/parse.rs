@@ -1,0 +1,1294 @@
+//! The PL/pgSQL block parser: turns a function body or DO block into a
+//! tree of [`Stmt`]s. Only the procedural structure is parsed here; the
+//! SQL expressions and statements inside it are kept as text fragments
+//! ([`Sql`]) for the SQL parser, as PostgreSQL's own PL/pgSQL grammar
+//! hands them to the main parser.
+
+use sqlstate::ErrorReport;
+
+use crate::error::Result;
+
+/// A SQL expression or statement inside the body, as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sql {
+    /// Its text.
+    pub text: String,
+    /// The body line it starts on (1-based).
+    pub line: usize,
+}
+
+/// `[<<label>>] [DECLARE ...] BEGIN ... [EXCEPTION ...] END [label]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    /// The block's label.
+    pub label: Option<String>,
+    /// Its variable declarations.
+    pub decls: Vec<Decl>,
+    /// Its statements.
+    pub body: Vec<Stmt>,
+    /// Its EXCEPTION clauses (None without EXCEPTION: no subtransaction).
+    pub handlers: Option<Vec<Handler>>,
+}
+
+/// One variable declaration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decl {
+    /// Variable name (lower-cased unless quoted).
+    pub name: String,
+    /// Its type, or what it aliases.
+    pub kind: DeclKind,
+    /// CONSTANT.
+    pub constant: bool,
+    /// NOT NULL.
+    pub not_null: bool,
+    /// Its DEFAULT / := initial value.
+    pub default: Option<Sql>,
+}
+
+/// What a declaration declares.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeclKind {
+    /// A variable of the type written here (`integer`, `t%ROWTYPE`,
+    /// `t.c%TYPE`, `record`).
+    Type(String),
+    /// `name ALIAS FOR $n | other`.
+    Alias(String),
+}
+
+/// `WHEN condition [OR ...] THEN statements`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Handler {
+    /// The conditions it catches.
+    pub conditions: Vec<Condition>,
+    /// What runs when one is caught.
+    pub body: Vec<Stmt>,
+}
+
+/// An error condition: a name from PostgreSQL's list or an SQLSTATE.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Condition {
+    /// `division_by_zero`, `others`, ...
+    Name(String),
+    /// `SQLSTATE '22012'`.
+    Sqlstate(String),
+}
+
+/// An assignment or INTO target: a variable, or a field of a record
+/// variable (`new.updated_at`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// The name's parts, lower-cased unless quoted.
+    pub parts: Vec<String>,
+}
+
+/// `INTO [STRICT] target [, ...]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Into {
+    /// STRICT: exactly one row.
+    pub strict: bool,
+    /// Where the row's columns go.
+    pub targets: Vec<Target>,
+}
+
+/// Where a FOR loop or RETURN QUERY reads rows from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// A query written in the body.
+    Query(Sql),
+    /// `EXECUTE command [USING args]`.
+    Execute(Dynamic),
+}
+
+/// `EXECUTE command [USING arg, ...]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dynamic {
+    /// The expression giving the command's text.
+    pub command: Sql,
+    /// The values of its `$n` parameters.
+    pub using: Vec<Sql>,
+}
+
+/// RAISE's severity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// DEBUG
+    Debug,
+    /// LOG
+    Log,
+    /// INFO
+    Info,
+    /// NOTICE
+    Notice,
+    /// WARNING
+    Warning,
+    /// EXCEPTION (the default)
+    Exception,
+}
+
+/// A RAISE statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Raise {
+    /// Its level.
+    pub level: Level,
+    /// `RAISE [level] condition` or `SQLSTATE '...'`.
+    pub condition: Option<Condition>,
+    /// The format string (`%` takes the next argument).
+    pub format: Option<String>,
+    /// The format's arguments.
+    pub args: Vec<Sql>,
+    /// `USING option = expr` (lower-case option names).
+    pub options: Vec<(String, Sql)>,
+}
+
+/// A PL/pgSQL statement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stmt {
+    /// A nested block.
+    Block(Block),
+    /// `target := expr`.
+    Assign(Target, Sql),
+    /// `IF c THEN ... ELSIF c THEN ... ELSE ... END IF`.
+    If(Vec<(Sql, Vec<Stmt>)>, Option<Vec<Stmt>>),
+    /// `CASE [subject] WHEN v[, v] THEN ... ELSE ... END CASE`: the
+    /// subject, each arm's value list (or condition), the ELSE.
+    Case(Option<Sql>, Vec<(Sql, Vec<Stmt>)>, Option<Vec<Stmt>>),
+    /// `[<<label>>] LOOP ... END LOOP`.
+    Loop(Option<String>, Vec<Stmt>),
+    /// `WHILE cond LOOP ... END LOOP`.
+    While(Option<String>, Sql, Vec<Stmt>),
+    /// `FOR i IN [REVERSE] lo .. hi [BY step] LOOP`.
+    ForRange(Box<ForRange>),
+    /// `FOR target IN query | EXECUTE ... LOOP`.
+    ForQuery(Option<String>, Vec<Target>, Source, Vec<Stmt>),
+    /// `FOREACH target [SLICE n] IN ARRAY expr LOOP`.
+    Foreach(Option<String>, Target, u32, Sql, Vec<Stmt>),
+    /// `EXIT [label] [WHEN cond]`, or CONTINUE (true).
+    Exit(Option<String>, Option<Sql>, bool),
+    /// `RETURN [expr]`.
+    Return(Option<Sql>),
+    /// `RETURN NEXT [expr]`.
+    ReturnNext(Option<Sql>),
+    /// `RETURN QUERY ...`.
+    ReturnQuery(Source),
+    /// `RAISE ...` (None: `RAISE;`, re-raise the caught error).
+    Raise(Option<Box<Raise>>),
+    /// `PERFORM query` (its text with PERFORM replaced by SELECT).
+    Perform(Sql),
+    /// A SQL statement, maybe with INTO.
+    Sql(Sql, Option<Into>),
+    /// `EXECUTE command [INTO ...] [USING ...]`.
+    Execute(Dynamic, Option<Into>),
+    /// `GET [CURRENT | STACKED] DIAGNOSTICS target = item, ...`.
+    GetDiagnostics(bool, Vec<(Target, String)>),
+    /// `ASSERT cond [, message]`.
+    Assert(Sql, Option<Sql>),
+    /// `NULL;`.
+    Null,
+}
+
+/// The parts of an integer FOR loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForRange {
+    /// Its label.
+    pub label: Option<String>,
+    /// The loop variable (declared by the loop, integer).
+    pub var: String,
+    /// REVERSE.
+    pub reverse: bool,
+    /// Lower (or with REVERSE, upper) bound.
+    pub from: Sql,
+    /// The other bound.
+    pub to: Sql,
+    /// BY step.
+    pub step: Option<Sql>,
+    /// The loop body.
+    pub body: Vec<Stmt>,
+}
+
+/// Parses a function body or DO block: one block, optionally followed by
+/// a semicolon.
+pub fn parse(src: &str) -> Result<Block> {
+    let tokens = lex(src)?;
+    let mut p = Parser { src, tokens, pos: 0 };
+    let label = p.label()?;
+    let block = p.block(label)?;
+    p.eat_sym(";");
+    if let Some(t) = p.peek() {
+        return Err(p.syntax(Some(t)));
+    }
+    Ok(block)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    /// An identifier or key word: lower-cased unless quoted (true).
+    Word(String, bool),
+    /// A string constant, dollar-quoted or not: its value.
+    Str(String),
+    /// A number.
+    Num,
+    /// `$n`.
+    Param,
+    /// An operator or punctuation.
+    Sym(String),
+}
+
+#[derive(Debug, Clone)]
+struct Token {
+    kind: Kind,
+    start: usize,
+    end: usize,
+}
+
+impl Token {
+    fn is_word(&self, w: &str) -> bool {
+        matches!(&self.kind, Kind::Word(s, false) if s == w)
+    }
+    fn is_sym(&self, s: &str) -> bool {
+        matches!(&self.kind, Kind::Sym(x) if x == s)
+    }
+}
+
+fn syntax_at(src: &str, t: Option<&Token>) -> ErrorReport {
+    match t {
+        Some(t) => crate::err!(
+            SyntaxError,
+            "syntax error at or near \"{}\"",
+            src.get(t.start..t.end).unwrap_or_default()
+        ),
+        None => crate::err!(SyntaxError, "syntax error at end of input"),
+    }
+}
+
+/// Splits the body into tokens (comments and white space dropped).
+fn lex(src: &str) -> Result<Vec<Token>> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let at = |i: usize| b.get(i).copied().unwrap_or(0);
+    while i < b.len() {
+        let c = at(i);
+        let start = i;
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == b'-' && at(i + 1) == b'-' {
+            while i < b.len() && at(i) != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == b'/' && at(i + 1) == b'*' {
+            let mut depth = 0;
+            while i < b.len() {
+                if at(i) == b'/' && at(i + 1) == b'*' {
+                    depth += 1;
+                    i += 2;
+                } else if at(i) == b'*' && at(i + 1) == b'/' {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            if depth != 0 {
+                return Err(crate::err!(SyntaxError, "unterminated /* comment"));
+            }
+            continue;
+        }
+        let kind = if c == b'\'' || ((c == b'e' || c == b'E') && at(i + 1) == b'\'') {
+            let escapes = c != b'\'';
+            i += if escapes { 2 } else { 1 };
+            let mut value = String::new();
+            loop {
+                let Some(ch) = src.get(i..).and_then(|s| s.chars().next()) else {
+                    return Err(crate::err!(
+                        SyntaxError,
+                        "unterminated quoted string at or near \"{}\"",
+                        src.get(start..).unwrap_or_default()
+                    ));
+                };
+                i += ch.len_utf8();
+                if ch == '\'' {
+                    if at(i) == b'\'' {
+                        value.push('\'');
+                        i += 1;
+                        continue;
+                    }
+                    break;
+                }
+                if ch == '\\' && escapes {
+                    if let Some(n) = src.get(i..).and_then(|s| s.chars().next()) {
+                        i += n.len_utf8();
+                        value.push(match n {
+                            'n' => '\n',
+                            't' => '\t',
+                            'r' => '\r',
+                            other => other,
+                        });
+                    }
+                    continue;
+                }
+                value.push(ch);
+            }
+            Kind::Str(value)
+        } else if c == b'$' && at(i + 1).is_ascii_digit() {
+            i += 1;
+            while at(i).is_ascii_digit() {
+                i += 1;
+            }
+            Kind::Param
+        } else if c == b'$' {
+            // A dollar quote: $tag$ ... $tag$.
+            let mut j = i + 1;
+            while at(j).is_ascii_alphanumeric() || at(j) == b'_' {
+                j += 1;
+            }
+            if at(j) != b'$' {
+                return Err(crate::err!(SyntaxError, "syntax error at or near \"$\""));
+            }
+            let tag = src.get(i..=j).unwrap_or_default();
+            let body_start = j + 1;
+            let Some(len) = src.get(body_start..).and_then(|s| s.find(tag)) else {
+                return Err(crate::err!(
+                    SyntaxError,
+                    "unterminated dollar-quoted string at or near \"{}\"",
+                    src.get(start..).unwrap_or_default()
+                ));
+            };
+            i = body_start + len + tag.len();
+            Kind::Str(src.get(body_start..body_start + len).unwrap_or_default().to_string())
+        } else if c == b'"' {
+            i += 1;
+            let mut name = String::new();
+            loop {
+                let Some(ch) = src.get(i..).and_then(|s| s.chars().next()) else {
+                    return Err(crate::err!(
+                        SyntaxError,
+                        "unterminated quoted identifier at or near \"{}\"",
+                        src.get(start..).unwrap_or_default()
+                    ));
+                };
+                i += ch.len_utf8();
+                if ch == '"' {
+                    if at(i) == b'"' {
+                        name.push('"');
+                        i += 1;
+                        continue;
+                    }
+                    break;
+                }
+                name.push(ch);
+            }
+            Kind::Word(name, true)
+        } else if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 {
+            while i < b.len() && (at(i).is_ascii_alphanumeric() || at(i) == b'_' || at(i) == b'$')
+                || at(i) >= 0x80
+            {
+                i += 1;
+            }
+            Kind::Word(src.get(start..i).unwrap_or_default().to_lowercase(), false)
+        } else if c.is_ascii_digit() || (c == b'.' && at(i + 1).is_ascii_digit()) {
+            while at(i).is_ascii_digit() {
+                i += 1;
+            }
+            if at(i) == b'.' && at(i + 1) != b'.' {
+                i += 1;
+                while at(i).is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            if (at(i) == b'e' || at(i) == b'E')
+                && (at(i + 1).is_ascii_digit()
+                    || ((at(i + 1) == b'+' || at(i + 1) == b'-') && at(i + 2).is_ascii_digit()))
+            {
+                i += 2;
+                while at(i).is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            Kind::Num
+        } else {
+            const TWO: [&str; 11] =
+                [":=", "..", "<<", ">>", "::", "<=", ">=", "<>", "!=", "||", "=>"];
+            let two = src.get(i..i + 2).filter(|s| TWO.contains(s));
+            match two {
+                Some(s) => {
+                    i += 2;
+                    Kind::Sym(s.to_string())
+                }
+                None => {
+                    let ch = src.get(i..).and_then(|s| s.chars().next()).unwrap_or(' ');
+                    i += ch.len_utf8();
+                    Kind::Sym(ch.to_string())
+                }
+            }
+        };
+        out.push(Token { kind, start, end: i });
+    }
+    Ok(out)
+}
+
+struct Parser<'a> {
+    src: &'a str,
+    tokens: Vec<Token>,
+    pos: usize,
+}
+
+/// Words that end a statement list.
+const LIST_ENDS: &[&str] = &["end", "else", "elsif", "elseif", "when", "exception"];
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&Token> {
+        self.tokens.get(self.pos)
+    }
+
+    fn peek_at(&self, n: usize) -> Option<&Token> {
+        self.tokens.get(self.pos + n)
+    }
+
+    fn syntax(&self, t: Option<&Token>) -> ErrorReport {
+        syntax_at(self.src, t)
+    }
+
+    fn error_here(&self) -> ErrorReport {
+        self.syntax(self.peek())
+    }
+
+    fn at_word(&self, w: &str) -> bool {
+        self.peek().is_some_and(|t| t.is_word(w))
+    }
+
+    fn eat_word(&mut self, w: &str) -> bool {
+        let yes = self.at_word(w);
+        if yes {
+            self.pos += 1;
+        }
+        yes
+    }
+
+    fn eat_sym(&mut self, s: &str) -> bool {
+        let yes = self.peek().is_some_and(|t| t.is_sym(s));
+        if yes {
+            self.pos += 1;
+        }
+        yes
+    }
+
+    fn expect_word(&mut self, w: &str) -> Result<()> {
+        if self.eat_word(w) {
+            Ok(())
+        } else {
+            Err(self.error_here())
+        }
+    }
+
+    fn expect_sym(&mut self, s: &str) -> Result<()> {
+        if self.eat_sym(s) {
+            Ok(())
+        } else {
+            Err(self.error_here())
+        }
+    }
+
+    /// An identifier (any word, quoted or not).
+    fn name(&mut self) -> Result<String> {
+        match self.peek().map(|t| &t.kind) {
+            Some(Kind::Word(w, _)) => {
+                let w = w.clone();
+                self.pos += 1;
+                Ok(w)
+            }
+            _ => Err(self.error_here()),
+        }
+    }
+
+    fn line_of(&self, offset: usize) -> usize {
+        1 + self.src.get(..offset).unwrap_or_default().matches('\n').count()
+    }
+
+    /// `<<label>>` if one comes next.
+    fn label(&mut self) -> Result<Option<String>> {
+        if !self.eat_sym("<<") {
+            return Ok(None);
+        }
+        let l = self.name()?;
+        self.expect_sym(">>")?;
+        Ok(Some(l))
+    }
+
+    /// The text of the tokens from here up to (not including) the first
+    /// one, outside parentheses, brackets and CASE ... END, that `stop`
+    /// accepts; an error if that is empty or the body ends first.
+    fn fragment(&mut self, stop: impl Fn(&Token) -> bool) -> Result<Sql> {
+        let first = self.pos;
+        let mut depth = 0i32;
+        let mut cases = 0i32;
+        loop {
+            let Some(t) = self.peek() else {
+                return Err(self.syntax(None));
+            };
+            if depth == 0 && cases == 0 && stop(t) {
+                break;
+            }
+            match &t.kind {
+                Kind::Sym(s) if s == "(" || s == "[" => depth += 1,
+                Kind::Sym(s) if s == ")" || s == "]" => depth -= 1,
+                Kind::Word(w, false) if w == "case" => cases += 1,
+                Kind::Word(w, false) if w == "end" && cases > 0 => cases -= 1,
+                _ => {}
+            }
+            self.pos += 1;
+        }
+        if self.pos == first {
+            return Err(self.error_here());
+        }
+        Ok(self.text(first, self.pos))
+    }
+
+    /// The source text of tokens `from..to`.
+    fn text(&self, from: usize, to: usize) -> Sql {
+        let start = self.tokens.get(from).map_or(0, |t| t.start);
+        let end = to.checked_sub(1).and_then(|i| self.tokens.get(i)).map_or(start, |t| t.end);
+        Sql {
+            text: self.src.get(start..end).unwrap_or_default().to_string(),
+            line: self.line_of(start),
+        }
+    }
+
+    /// An expression up to `;`.
+    fn expr_to_semi(&mut self) -> Result<Sql> {
+        let e = self.fragment(|t| t.is_sym(";"))?;
+        self.expect_sym(";")?;
+        Ok(e)
+    }
+
+    /// An expression up to one of the key words.
+    fn expr_to(&mut self, words: &[&str]) -> Result<Sql> {
+        self.fragment(|t| words.iter().any(|w| t.is_word(w)))
+    }
+
+    fn block(&mut self, label: Option<String>) -> Result<Block> {
+        let mut decls = Vec::new();
+        while self.eat_word("declare") {
+            while !self.at_word("begin") && !self.at_word("declare") {
+                decls.push(self.decl()?);
+            }
+        }
+        self.expect_word("begin")?;
+        let body = self.stmts()?;
+        let handlers = if self.eat_word("exception") {
+            let mut hs = Vec::new();
+            while self.eat_word("when") {
+                let mut conditions = vec![self.condition()?];
+                while self.eat_word("or") {
+                    conditions.push(self.condition()?);
+                }
+                self.expect_word("then")?;
+                hs.push(Handler { conditions, body: self.stmts()? });
+            }
+            if hs.is_empty() {
+                return Err(self.error_here());
+            }
+            Some(hs)
+        } else {
+            None
+        };
+        self.expect_word("end")?;
+        self.end_label(&label)?;
+        Ok(Block { label, decls, body, handlers })
+    }
+
+    /// The optional label after END / END LOOP, which must match.
+    fn end_label(&mut self, label: &Option<String>) -> Result<()> {
+        if let Some(Kind::Word(w, _)) = self.peek().map(|t| &t.kind) {
+            if !LIST_ENDS.contains(&w.as_str()) || label.as_deref() == Some(w.as_str()) {
+                let w = w.clone();
+                if label.as_deref() != Some(w.as_str()) {
+                    return Err(crate::err!(
+                        SyntaxError,
+                        "end label \"{w}\" differs from block's label \"{}\"",
+                        label.as_deref().unwrap_or_default()
+                    ));
+                }
+                self.pos += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn condition(&mut self) -> Result<Condition> {
+        if self.eat_word("sqlstate") {
+            return match self.peek().map(|t| &t.kind) {
+                Some(Kind::Str(s)) => {
+                    let s = s.clone();
+                    self.pos += 1;
+                    Ok(Condition::Sqlstate(s))
+                }
+                _ => Err(self.error_here()),
+            };
+        }
+        Ok(Condition::Name(self.name()?))
+    }
+
+    fn decl(&mut self) -> Result<Decl> {
+        let name = self.name()?;
+        if self.eat_word("alias") {
+            self.expect_word("for")?;
+            let target = match self.peek() {
+                Some(t) if matches!(t.kind, Kind::Param | Kind::Word(..)) => {
+                    let s = match &t.kind {
+                        Kind::Word(w, _) => w.clone(),
+                        _ => self.src.get(t.start..t.end).unwrap_or_default().to_string(),
+                    };
+                    self.pos += 1;
+                    s
+                }
+                _ => return Err(self.error_here()),
+            };
+            self.expect_sym(";")?;
+            return Ok(Decl {
+                name,
+                kind: DeclKind::Alias(target),
+                constant: false,
+                not_null: false,
+                default: None,
+            });
+        }
+        let constant = self.eat_word("constant");
+        if self.at_word("cursor") || (self.at_word("no") || self.at_word("scroll")) {
+            return Err(crate::err!(
+                FeatureNotSupported,
+                "PL/pgSQL cursor variables are not supported"
+            ));
+        }
+        let ty = self.fragment(|t| {
+            t.is_sym(";")
+                || t.is_sym(":=")
+                || t.is_sym("=")
+                || t.is_word("default")
+                || t.is_word("not")
+                || t.is_word("collate")
+        })?;
+        if self.eat_word("collate") {
+            self.name()?;
+        }
+        let not_null = if self.eat_word("not") {
+            self.expect_word("null")?;
+            true
+        } else {
+            false
+        };
+        let default = if self.eat_sym(":=") || self.eat_sym("=") || self.eat_word("default") {
+            Some(self.fragment(|t| t.is_sym(";"))?)
+        } else {
+            None
+        };
+        self.expect_sym(";")?;
+        if (constant || not_null) && default.is_none() {
+            return Err(if constant {
+                crate::err!(
+                    SyntaxError,
+                    "variable \"{name}\" must have a default value, since it's declared CONSTANT"
+                )
+            } else {
+                crate::err!(
+                    SyntaxError,
+                    "variable \"{name}\" must have a default value, since it's declared NOT NULL"
+                )
+            });
+        }
+        Ok(Decl { name, kind: DeclKind::Type(ty.text), constant, not_null, default })
+    }
+
+    /// Statements up to one of [`LIST_ENDS`].
+    fn stmts(&mut self) -> Result<Vec<Stmt>> {
+        let mut out = Vec::new();
+        loop {
+            match self.peek() {
+                None => return Err(self.syntax(None)),
+                Some(t) if LIST_ENDS.iter().any(|w| t.is_word(w)) => {
+                    // `END IF`/`END LOOP`/`END CASE`/`END;` end the list;
+                    // so does a `WHEN` of CASE or EXCEPTION.
+                    return Ok(out);
+                }
+                Some(_) => out.push(self.stmt()?),
+            }
+        }
+    }
+
+    fn stmt(&mut self) -> Result<Stmt> {
+        let label = self.label()?;
+        let Some(first) = self.peek().cloned() else {
+            return Err(self.syntax(None));
+        };
+        let word = match &first.kind {
+            Kind::Word(w, false) => w.clone(),
+            Kind::Word(..) => String::new(),
+            Kind::Sym(s) if s == ";" => {
+                // An empty statement is a syntax error in PL/pgSQL.
+                return Err(self.error_here());
+            }
+            _ => return Err(self.error_here()),
+        };
+        let looping = matches!(word.as_str(), "loop" | "while" | "for" | "foreach");
+        if label.is_some() && !looping && word != "begin" && word != "declare" {
+            return Err(self.error_here());
+        }
+        // `x := ...` / `x.f = ...`: an assignment whatever x is called.
+        if matches!(self.peek_at(1).map(|t| &t.kind), Some(Kind::Sym(s)) if s == ":=" || s == "=" || s == "." || s == "[")
+            && !matches!(word.as_str(), "select" | "perform")
+        {
+            return self.assignment();
+        }
+        match word.as_str() {
+            "begin" | "declare" => {
+                let b = self.block(label)?;
+                self.expect_sym(";")?;
+                Ok(Stmt::Block(b))
+            }
+            "if" => self.if_stmt(),
+            "case" => self.case_stmt(),
+            "loop" => {
+                self.pos += 1;
+                let body = self.loop_body(&label)?;
+                Ok(Stmt::Loop(label, body))
+            }
+            "while" => {
+                self.pos += 1;
+                let cond = self.expr_to(&["loop"])?;
+                self.expect_word("loop")?;
+                let body = self.loop_body(&label)?;
+                Ok(Stmt::While(label, cond, body))
+            }
+            "for" => self.for_stmt(label),
+            "foreach" => {
+                self.pos += 1;
+                let target = self.target()?;
+                let slice = if self.eat_word("slice") {
+                    let t = self.peek().cloned();
+                    self.pos += 1;
+                    t.and_then(|t| self.src.get(t.start..t.end)?.parse().ok())
+                        .ok_or_else(|| self.syntax(t_or(&self.tokens, self.pos - 1)))?
+                } else {
+                    0
+                };
+                self.expect_word("in")?;
+                self.expect_word("array")?;
+                let array = self.expr_to(&["loop"])?;
+                self.expect_word("loop")?;
+                let body = self.loop_body(&label)?;
+                Ok(Stmt::Foreach(label, target, slice, array, body))
+            }
+            "exit" | "continue" => {
+                self.pos += 1;
+                let name = match self.peek().map(|t| &t.kind) {
+                    Some(Kind::Word(w, q)) if *q || w != "when" => {
+                        let w = w.clone();
+                        self.pos += 1;
+                        Some(w)
+                    }
+                    _ => None,
+                };
+                let cond = if self.eat_word("when") {
+                    Some(self.expr_to_semi()?)
+                } else {
+                    self.expect_sym(";")?;
+                    None
+                };
+                Ok(Stmt::Exit(name, cond, word == "continue"))
+            }
+            "return" => self.return_stmt(),
+            "raise" => self.raise(),
+            "perform" => {
+                self.pos += 1;
+                let rest = self.expr_to_semi()?;
+                Ok(Stmt::Perform(Sql { text: format!("SELECT {}", rest.text), line: rest.line }))
+            }
+            "execute" => {
+                self.pos += 1;
+                let command =
+                    self.fragment(|t| t.is_sym(";") || t.is_word("into") || t.is_word("using"))?;
+                let mut into = None;
+                let mut using = Vec::new();
+                loop {
+                    if self.eat_word("into") {
+                        into = Some(self.into_clause()?);
+                    } else if self.eat_word("using") {
+                        using = self.expr_list(&["into"])?;
+                    } else {
+                        break;
+                    }
+                }
+                self.expect_sym(";")?;
+                Ok(Stmt::Execute(Dynamic { command, using }, into))
+            }
+            "get" => {
+                self.pos += 1;
+                let stacked = if self.eat_word("stacked") {
+                    true
+                } else {
+                    self.eat_word("current");
+                    false
+                };
+                self.expect_word("diagnostics")?;
+                let mut items = Vec::new();
+                loop {
+                    let target = self.target()?;
+                    if !self.eat_sym("=") {
+                        self.expect_sym(":=")?;
+                    }
+                    items.push((target, self.name()?));
+                    if !self.eat_sym(",") {
+                        break;
+                    }
+                }
+                self.expect_sym(";")?;
+                Ok(Stmt::GetDiagnostics(stacked, items))
+            }
+            "assert" => {
+                self.pos += 1;
+                let cond = self.fragment(|t| t.is_sym(";") || t.is_sym(","))?;
+                let message = if self.eat_sym(",") {
+                    Some(self.expr_to_semi()?)
+                } else {
+                    self.expect_sym(";")?;
+                    None
+                };
+                Ok(Stmt::Assert(cond, message))
+            }
+            "null" => {
+                self.pos += 1;
+                self.expect_sym(";")?;
+                Ok(Stmt::Null)
+            }
+            "open" | "fetch" | "move" | "close" => Err(crate::err!(
+                FeatureNotSupported,
+                "PL/pgSQL cursor statements ({}) are not supported",
+                word.to_uppercase()
+            )),
+            "commit" | "rollback" => Err(crate::err!(
+                FeatureNotSupported,
+                "transaction control in PL/pgSQL is not supported"
+            )),
+            _ => self.sql_stmt(),
+        }
+    }
+
+    fn assignment(&mut self) -> Result<Stmt> {
+        let target = self.target()?;
+        if self.at_sym("[") {
+            return Err(crate::err!(
+                FeatureNotSupported,
+                "assignment to array elements in PL/pgSQL is not supported"
+            ));
+        }
+        if !self.eat_sym(":=") {
+            self.expect_sym("=")?;
+        }
+        Ok(Stmt::Assign(target, self.expr_to_semi()?))
+    }
+
+    fn at_sym(&self, s: &str) -> bool {
+        self.peek().is_some_and(|t| t.is_sym(s))
+    }
+
+    /// `name[.name...]`.
+    fn target(&mut self) -> Result<Target> {
+        let mut parts = vec![self.name()?];
+        while self.eat_sym(".") {
+            parts.push(self.name()?);
+        }
+        Ok(Target { parts })
+    }
+
+    fn into_clause(&mut self) -> Result<Into> {
+        let strict = self.eat_word("strict");
+        let mut targets = vec![self.target()?];
+        while self.eat_sym(",") {
+            targets.push(self.target()?);
+        }
+        Ok(Into { strict, targets })
+    }
+
+    /// `e1, e2, ...` up to `;` or one of `words`.
+    fn expr_list(&mut self, words: &[&str]) -> Result<Vec<Sql>> {
+        let mut out = Vec::new();
+        loop {
+            out.push(self.fragment(|t| {
+                t.is_sym(";") || t.is_sym(",") || words.iter().any(|w| t.is_word(w))
+            })?);
+            if !self.eat_sym(",") {
+                return Ok(out);
+            }
+        }
+    }
+
+    fn loop_body(&mut self, label: &Option<String>) -> Result<Vec<Stmt>> {
+        let body = self.stmts()?;
+        self.expect_word("end")?;
+        self.expect_word("loop")?;
+        self.end_label(label)?;
+        self.expect_sym(";")?;
+        Ok(body)
+    }
+
+    fn if_stmt(&mut self) -> Result<Stmt> {
+        self.pos += 1;
+        let mut arms = Vec::new();
+        let mut otherwise = None;
+        loop {
+            let cond = self.expr_to(&["then"])?;
+            self.expect_word("then")?;
+            arms.push((cond, self.stmts()?));
+            if self.eat_word("elsif") || self.eat_word("elseif") {
+                continue;
+            }
+            if self.eat_word("else") {
+                otherwise = Some(self.stmts()?);
+            }
+            break;
+        }
+        self.expect_word("end")?;
+        self.expect_word("if")?;
+        self.expect_sym(";")?;
+        Ok(Stmt::If(arms, otherwise))
+    }
+
+    fn case_stmt(&mut self) -> Result<Stmt> {
+        self.pos += 1;
+        let subject = if self.at_word("when") { None } else { Some(self.expr_to(&["when"])?) };
+        let mut arms = Vec::new();
+        while self.eat_word("when") {
+            let v = self.expr_to(&["then"])?;
+            self.expect_word("then")?;
+            arms.push((v, self.stmts()?));
+        }
+        if arms.is_empty() {
+            return Err(self.error_here());
+        }
+        let otherwise = if self.eat_word("else") { Some(self.stmts()?) } else { None };
+        self.expect_word("end")?;
+        self.expect_word("case")?;
+        self.expect_sym(";")?;
+        Ok(Stmt::Case(subject, arms, otherwise))
+    }
+
+    fn for_stmt(&mut self, label: Option<String>) -> Result<Stmt> {
+        self.pos += 1;
+        let mut targets = vec![self.target()?];
+        while self.eat_sym(",") {
+            targets.push(self.target()?);
+        }
+        self.expect_word("in")?;
+        if self.eat_word("execute") {
+            let command = self.fragment(|t| t.is_word("loop") || t.is_word("using"))?;
+            let using =
+                if self.eat_word("using") { self.expr_list(&["loop"])? } else { Vec::new() };
+            self.expect_word("loop")?;
+            let body = self.loop_body(&label)?;
+            return Ok(Stmt::ForQuery(
+                label,
+                targets,
+                Source::Execute(Dynamic { command, using }),
+                body,
+            ));
+        }
+        let reverse = self.eat_word("reverse");
+        let start = self.pos;
+        // An integer range has `..` before LOOP, outside parentheses.
+        let mut depth = 0;
+        let mut range = false;
+        for t in &self.tokens[self.pos..] {
+            match &t.kind {
+                Kind::Sym(s) if s == "(" || s == "[" => depth += 1,
+                Kind::Sym(s) if s == ")" || s == "]" => depth -= 1,
+                Kind::Sym(s) if s == ".." && depth == 0 => {
+                    range = true;
+                    break;
+                }
+                Kind::Word(w, false) if w == "loop" && depth == 0 => break,
+                _ => {}
+            }
+        }
+        self.pos = start;
+        if range {
+            let [target] = targets.as_slice() else { return Err(self.error_here()) };
+            let [var] = target.parts.as_slice() else { return Err(self.error_here()) };
+            let var = var.clone();
+            let from = self.fragment(|t| t.is_sym(".."))?;
+            self.expect_sym("..")?;
+            let to = self.expr_to(&["loop", "by"])?;
+            let step = if self.eat_word("by") { Some(self.expr_to(&["loop"])?) } else { None };
+            self.expect_word("loop")?;
+            let body = self.loop_body(&label)?;
+            return Ok(Stmt::ForRange(Box::new(ForRange {
+                label,
+                var,
+                reverse,
+                from,
+                to,
+                step,
+                body,
+            })));
+        }
+        if reverse {
+            return Err(self.error_here());
+        }
+        let query = self.expr_to(&["loop"])?;
+        self.expect_word("loop")?;
+        let body = self.loop_body(&label)?;
+        Ok(Stmt::ForQuery(label, targets, Source::Query(query), body))
+    }
+
+    fn return_stmt(&mut self) -> Result<Stmt> {
+        self.pos += 1;
+        if self.eat_word("next") {
+            if self.eat_sym(";") {
+                return Ok(Stmt::ReturnNext(None));
+            }
+            return Ok(Stmt::ReturnNext(Some(self.expr_to_semi()?)));
+        }
+        if self.eat_word("query") {
+            if self.eat_word("execute") {
+                let command = self.fragment(|t| t.is_sym(";") || t.is_word("using"))?;
+                let using = if self.eat_word("using") { self.expr_list(&[])? } else { Vec::new() };
+                self.expect_sym(";")?;
+                return Ok(Stmt::ReturnQuery(Source::Execute(Dynamic { command, using })));
+            }
+            return Ok(Stmt::ReturnQuery(Source::Query(self.expr_to_semi()?)));
+        }
+        if self.eat_sym(";") {
+            return Ok(Stmt::Return(None));
+        }
+        Ok(Stmt::Return(Some(self.expr_to_semi()?)))
+    }
+
+    fn raise(&mut self) -> Result<Stmt> {
+        self.pos += 1;
+        if self.eat_sym(";") {
+            return Ok(Stmt::Raise(None));
+        }
+        let levels = [
+            ("debug", Level::Debug),
+            ("log", Level::Log),
+            ("info", Level::Info),
+            ("notice", Level::Notice),
+            ("warning", Level::Warning),
+            ("exception", Level::Exception),
+        ];
+        let mut level = Level::Exception;
+        for (w, l) in levels {
+            if self.eat_word(w) {
+                level = l;
+                break;
+            }
+        }
+        let mut r =
+            Raise { level, condition: None, format: None, args: Vec::new(), options: Vec::new() };
+        match self.peek().map(|t| t.kind.clone()) {
+            Some(Kind::Str(s)) => {
+                self.pos += 1;
+                r.format = Some(s);
+                while self.eat_sym(",") {
+                    r.args.push(
+                        self.fragment(|t| t.is_sym(";") || t.is_sym(",") || t.is_word("using"))?,
+                    );
+                }
+            }
+            Some(Kind::Word(w, _)) if w != "using" => {
+                r.condition = Some(self.condition()?);
+            }
+            _ => {}
+        }
+        if self.eat_word("using") {
+            loop {
+                let opt = self.name()?;
+                if !self.eat_sym("=") {
+                    self.expect_sym(":=")?;
+                }
+                let v = self.fragment(|t| t.is_sym(";") || t.is_sym(","))?;
+                r.options.push((opt, v));
+                if !self.eat_sym(",") {
+                    break;
+                }
+            }
+        }
+        self.expect_sym(";")?;
+        Ok(Stmt::Raise(Some(Box::new(r))))
+    }
+
+    /// A SQL statement up to `;`, with its INTO clause taken out.
+    fn sql_stmt(&mut self) -> Result<Stmt> {
+        let first = self.pos;
+        let lead = match self.peek().map(|t| &t.kind) {
+            Some(Kind::Word(w, false)) => w.clone(),
+            _ => String::new(),
+        };
+        let mut depth = 0i32;
+        let mut returning = false;
+        let mut into_at = None;
+        let mut i = self.pos;
+        loop {
+            let Some(t) = self.tokens.get(i) else { return Err(self.syntax(None)) };
+            match &t.kind {
+                Kind::Sym(s) if s == "(" || s == "[" => depth += 1,
+                Kind::Sym(s) if s == ")" || s == "]" => depth -= 1,
+                Kind::Sym(s) if s == ";" && depth == 0 => break,
+                Kind::Word(w, false) if depth == 0 && w == "returning" => returning = true,
+                Kind::Word(w, false) if depth == 0 && w == "into" && into_at.is_none() => {
+                    // INSERT INTO / MERGE INTO name the target table; a
+                    // DML statement's INTO follows its RETURNING.
+                    let dml = matches!(lead.as_str(), "insert" | "update" | "delete" | "merge");
+                    if (!dml || returning)
+                        && matches!(
+                            lead.as_str(),
+                            "select" | "with" | "insert" | "update" | "delete" | "merge"
+                        )
+                    {
+                        into_at = Some(i);
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        let end = i;
+        let Some(at) = into_at else {
+            let sql = self.text(first, end);
+            self.pos = end + 1;
+            return Ok(Stmt::Sql(sql, None));
+        };
+        self.pos = at + 1;
+        let into = self.into_clause()?;
+        let after = self.pos;
+        let head = self.text(first, at);
+        let tail = if after < end { self.text(after, end).text } else { String::new() };
+        self.pos = end + 1;
+        Ok(Stmt::Sql(Sql { text: format!("{} {}", head.text, tail), line: head.line }, Some(into)))
+    }
+}
+
+fn t_or(tokens: &[Token], i: usize) -> Option<&Token> {
+    tokens.get(i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(src: &str) -> Vec<Stmt> {
+        match parse(src) {
+            Ok(b) => b.body,
+            Err(e) => panic!("{src}: {}", e.message),
+        }
+    }
+
+    #[test]
+    fn declarations_and_assignments() {
+        let b = parse(
+            "declare a int := 1; b constant text = 'x'; c t%rowtype; d int not null default 2;
+             begin a := a + 1; new.x = lower(new.x); end",
+        )
+        .map_err(|e| e.message)
+        .expect("parses");
+        assert_eq!(b.decls.len(), 4);
+        assert_eq!(b.decls[0].default.as_ref().map(|s| s.text.as_str()), Some("1"));
+        assert!(b.decls[1].constant);
+        assert_eq!(b.decls[2].kind, DeclKind::Type("t%rowtype".into()));
+        assert!(b.decls[3].not_null);
+        assert_eq!(
+            b.body[1],
+            Stmt::Assign(
+                Target { parts: vec!["new".into(), "x".into()] },
+                Sql { text: "lower(new.x)".into(), line: 2 }
+            )
+        );
+    }
+
+    #[test]
+    fn control_structures() {
+        let s = body(
+            "begin
+               if a > 1 then null; elsif a = 0 then return 1; else return case when a then 1 end; end if;
+               <<outer>> for i in reverse 10 .. 1 by 2 loop exit outer when i < 3; end loop outer;
+               for r in select * from t loop continue; end loop;
+               while x loop x := false; end loop;
+               case a when 1, 2 then null; else null; end case;
+               foreach v in array arr loop null; end loop;
+             end;",
+        );
+        assert_eq!(s.len(), 6);
+        assert!(matches!(&s[0], Stmt::If(arms, Some(_)) if arms.len() == 2));
+        let Stmt::ForRange(f) = &s[1] else { panic!("{:?}", s[1]) };
+        assert!(f.reverse && f.label.as_deref() == Some("outer"));
+        assert_eq!((f.from.text.as_str(), f.to.text.as_str()), ("10", "1"));
+        assert!(
+            matches!(&s[2], Stmt::ForQuery(None, _, Source::Query(q), _) if q.text == "select * from t")
+        );
+    }
+
+    #[test]
+    fn sql_with_into() {
+        let s = body(
+            "begin select a, b into strict x, y from t where id = 1;
+             insert into t values (1) returning id into z;
+             insert into t select 1; perform f(1);
+             execute 'select $1' into v using 3; end",
+        );
+        assert_eq!(
+            s[0],
+            Stmt::Sql(
+                Sql { text: "select a, b  from t where id = 1".into(), line: 1 },
+                Some(Into {
+                    strict: true,
+                    targets: vec![
+                        Target { parts: vec!["x".into()] },
+                        Target { parts: vec!["y".into()] }
+                    ]
+                })
+            )
+        );
+        assert!(
+            matches!(&s[1], Stmt::Sql(q, Some(_)) if q.text == "insert into t values (1) returning id ")
+        );
+        assert!(matches!(&s[2], Stmt::Sql(q, None) if q.text == "insert into t select 1"));
+        assert!(matches!(&s[3], Stmt::Perform(q) if q.text == "SELECT f(1)"));
+        assert!(matches!(&s[4], Stmt::Execute(d, Some(_)) if d.using.len() == 1));
+    }
+
+    #[test]
+    fn raise_and_handlers() {
+        let b = parse(
+            "begin raise notice 'x % y', 1, 2; raise exception using errcode = '22012', message = 'm';
+             raise unique_violation; raise;
+             exception when division_by_zero or sqlstate '23505' then null; when others then raise; end",
+        )
+        .map_err(|e| e.message)
+        .expect("parses");
+        let Stmt::Raise(Some(r)) = &b.body[0] else { panic!() };
+        assert_eq!((r.level, r.args.len()), (Level::Notice, 2));
+        let Stmt::Raise(Some(r)) = &b.body[1] else { panic!() };
+        assert_eq!(r.options.len(), 2);
+        assert_eq!(b.handlers.as_ref().map(Vec::len), Some(2));
+    }
+
+    #[test]
+    fn syntax_errors() {
+        for (src, near) in [
+            ("begin x := ; end", "\";\""),
+            ("begin if x then null; end", "end of input"),
+            ("begin select 1 end", "end of input"),
+            ("begin null; end; x", "\"x\""),
+        ] {
+            match parse(src) {
+                Ok(_) => panic!("{src} parsed"),
+                Err(e) => assert!(e.message.contains(near), "{src}: {}", e.message),
+            }
+        }
+    }
+}

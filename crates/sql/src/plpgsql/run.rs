@@ -1,0 +1,1581 @@
+//! The PL/pgSQL interpreter: runs a parsed body against an [`Spi`].
+//!
+//! Variables live on one stack; a block pushes its declarations and pops
+//! them when it ends, so every name in a body always resolves to the same
+//! stack slot and a statement's variable references are resolved once
+//! ([`Compiled`] keeps them with the statement's parsed SQL). Each time a
+//! statement runs, its variables' current types key its plan, and their
+//! values are its parameters.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use sqlparser::ast::{self, VisitMut};
+use sqlstate::{ErrorReport, Severity, SqlState};
+use sqltypes::record::{RecordType, RecordValue};
+use sqltypes::{DataType, Value};
+
+use super::parse::{self, Block, Condition, Dynamic, Level, Source, Sql, Stmt, Target};
+use super::{BoxFut, Done, Spi, Statement};
+use crate::catalog::{Catalog, FunctionDef, FunctionReturns};
+use crate::error::Result;
+use crate::parse::Stmt as ParsedStmt;
+use crate::planner::Bound;
+use crate::{bail, err};
+
+/// A parsed body, with the parsed SQL of its statements and their plans.
+pub struct Compiled {
+    /// The body's text.
+    pub source: String,
+    /// Its statement tree.
+    pub block: Block,
+    fragments: Mutex<HashMap<usize, Arc<Fragment>>>,
+    plans: Mutex<HashMap<(usize, Vec<DataType>), PlanEntry>>,
+    /// The tests of simple CASE arms (`subject IN (values)`), by the
+    /// values' fragment.
+    case_arms: Mutex<HashMap<usize, Arc<Sql>>>,
+}
+
+/// One expression or statement of the body, parsed, with its variables
+/// replaced by `$1`, `$2`, ... (`refs` says which variable each is).
+struct Fragment {
+    stmt: ParsedStmt,
+    refs: Vec<VarRef>,
+    /// The text as run (`SELECT expr` for an expression), for errors.
+    text: String,
+}
+
+struct PlanEntry {
+    catalog: Arc<Catalog>,
+    user: Arc<str>,
+    bound: Arc<Bound>,
+}
+
+/// A variable, or a field of a record variable.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct VarRef {
+    slot: usize,
+    field: Option<String>,
+}
+
+impl Compiled {
+    /// Parses a body; the SQL inside it is parsed too, so that a syntax
+    /// error anywhere shows when the function is created.
+    pub fn new(source: &str) -> Result<Compiled> {
+        let block = parse::parse(source)?;
+        check_block(&block)?;
+        Ok(Compiled {
+            source: source.to_string(),
+            block,
+            fragments: Mutex::default(),
+            plans: Mutex::default(),
+            case_arms: Mutex::default(),
+        })
+    }
+}
+
+/// Parses every SQL fragment of a block (for its syntax errors).
+fn check_block(b: &Block) -> Result<()> {
+    for d in &b.decls {
+        if let Some(e) = &d.default {
+            check_sql(e, true)?;
+        }
+    }
+    check_stmts(&b.body)?;
+    for h in b.handlers.iter().flatten() {
+        check_stmts(&h.body)?;
+    }
+    Ok(())
+}
+
+fn check_sql(s: &Sql, expr: bool) -> Result<()> {
+    let text = if expr { format!("SELECT {}", s.text) } else { s.text.clone() };
+    crate::parse::parse(&text).map(|_| ())
+}
+
+fn check_source(s: &Source) -> Result<()> {
+    match s {
+        Source::Query(q) => check_sql(q, false),
+        Source::Execute(d) => check_dynamic(d),
+    }
+}
+
+fn check_dynamic(d: &Dynamic) -> Result<()> {
+    check_sql(&d.command, true)?;
+    d.using.iter().try_for_each(|u| check_sql(u, true))
+}
+
+fn check_stmts(stmts: &[Stmt]) -> Result<()> {
+    for s in stmts {
+        match s {
+            Stmt::Block(b) => check_block(b)?,
+            Stmt::Assign(_, e) | Stmt::Perform(e) => check_sql(e, !matches!(s, Stmt::Perform(_)))?,
+            Stmt::If(arms, otherwise) | Stmt::Case(None, arms, otherwise) => {
+                for (c, body) in arms {
+                    check_sql(c, true)?;
+                    check_stmts(body)?;
+                }
+                check_stmts(otherwise.as_deref().unwrap_or_default())?;
+            }
+            Stmt::Case(Some(subject), arms, otherwise) => {
+                check_sql(subject, true)?;
+                for (c, body) in arms {
+                    check_sql(&Sql { text: format!("1 IN ({})", c.text), line: c.line }, true)?;
+                    check_stmts(body)?;
+                }
+                check_stmts(otherwise.as_deref().unwrap_or_default())?;
+            }
+            Stmt::Loop(_, body) => check_stmts(body)?,
+            Stmt::While(_, c, body) | Stmt::Foreach(_, _, _, c, body) => {
+                check_sql(c, true)?;
+                check_stmts(body)?;
+            }
+            Stmt::ForRange(f) => {
+                check_sql(&f.from, true)?;
+                check_sql(&f.to, true)?;
+                if let Some(s) = &f.step {
+                    check_sql(s, true)?;
+                }
+                check_stmts(&f.body)?;
+            }
+            Stmt::ForQuery(_, _, src, body) => {
+                check_source(src)?;
+                check_stmts(body)?;
+            }
+            Stmt::Exit(_, Some(c), _) => check_sql(c, true)?,
+            Stmt::Return(Some(e)) | Stmt::ReturnNext(Some(e)) => check_sql(e, true)?,
+            Stmt::ReturnQuery(src) => check_source(src)?,
+            Stmt::Raise(Some(r)) => {
+                for a in r.args.iter().chain(r.options.iter().map(|(_, v)| v)) {
+                    check_sql(a, true)?;
+                }
+            }
+            Stmt::Sql(q, _) => check_sql(q, false)?,
+            Stmt::Execute(d, _) => check_dynamic(d)?,
+            Stmt::Assert(c, m) => {
+                check_sql(c, true)?;
+                if let Some(m) = m {
+                    check_sql(m, true)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// What kind of variable a slot holds.
+#[derive(Debug, Clone)]
+enum VarType {
+    Scalar(DataType),
+    /// A row: of a known type (`t%ROWTYPE`, NEW, OLD), or `record`, which
+    /// takes the type of whatever is assigned to it.
+    Record(Option<Arc<RecordType>>),
+}
+
+#[derive(Debug, Clone)]
+struct Var {
+    name: String,
+    ty: VarType,
+    value: Value,
+    constant: bool,
+    not_null: bool,
+}
+
+struct Scope {
+    label: Option<String>,
+    first: usize,
+}
+
+/// How a statement list ended.
+enum Flow {
+    Normal,
+    Exit(Option<String>),
+    Continue(Option<String>),
+    Return,
+}
+
+/// What a body is run as.
+pub enum Call<'a> {
+    /// A DO block.
+    Do,
+    /// A function call with its argument values.
+    Function(&'a FunctionDef, Vec<Value>),
+    /// A trigger firing.
+    Trigger(&'a TriggerCall),
+}
+
+/// A trigger firing, as TG_* variables, NEW and OLD show it.
+pub struct TriggerCall {
+    /// TG_NAME.
+    pub name: String,
+    /// TG_WHEN: BEFORE, AFTER or INSTEAD OF.
+    pub when: &'static str,
+    /// TG_LEVEL: ROW or STATEMENT.
+    pub level: &'static str,
+    /// TG_OP: INSERT, UPDATE, DELETE or TRUNCATE.
+    pub op: &'static str,
+    /// TG_RELID.
+    pub relid: u32,
+    /// TG_TABLE_NAME.
+    pub table: String,
+    /// TG_TABLE_SCHEMA.
+    pub schema: String,
+    /// TG_ARGV.
+    pub args: Vec<String>,
+    /// The table's row type.
+    pub row_type: Arc<RecordType>,
+    /// NEW (INSERT and UPDATE row triggers).
+    pub new: Option<Vec<Value>>,
+    /// OLD (UPDATE and DELETE row triggers).
+    pub old: Option<Vec<Value>>,
+}
+
+/// What a run returned.
+pub enum Returned {
+    /// A function's value (NULL for void), or a trigger's row (a record,
+    /// or NULL).
+    Value(Value),
+    /// A set-returning function's rows.
+    Rows(Vec<Vec<Value>>),
+}
+
+/// Runs a body.
+pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Result<Returned> {
+    let mut i = Interp {
+        spi,
+        code: code.clone(),
+        vars: Vec::new(),
+        scopes: Vec::new(),
+        caught: Vec::new(),
+        result: Value::Null,
+        rows: Vec::new(),
+        returns: Returns::None,
+        row_count: 0,
+        out_vars: Vec::new(),
+    };
+    // FOUND lives in the outermost scope, with the parameters.
+    let label = match &call {
+        Call::Function(def, _) => Some(def.name.clone()),
+        _ => None,
+    };
+    i.scopes.push(Scope { label, first: 0 });
+    i.declare("found", VarType::Scalar(DataType::Bool), Value::Bool(false));
+    match call {
+        Call::Do => {}
+        Call::Function(def, args) => {
+            for (n, (a, v)) in def.args.iter().zip(args).enumerate() {
+                let name = a.name.clone().unwrap_or_else(|| format!("${}", n + 1));
+                i.declare(&name, VarType::Scalar(a.ty.to_type()), v);
+            }
+            i.returns = match &def.returns {
+                FunctionReturns::Value(t, _) if t.oid == 2278 => Returns::Void,
+                FunctionReturns::Value(t, _) => Returns::Value(t.to_type()),
+                FunctionReturns::SetOf(t, _) => Returns::SetOf(vec![t.to_type()], false),
+                FunctionReturns::Rows { columns, row_type } => {
+                    let types: Vec<DataType> = columns.iter().map(|c| c.1.to_type()).collect();
+                    if row_type.is_none() {
+                        // RETURNS TABLE's columns are variables RETURN NEXT
+                        // reads.
+                        for (name, t, _) in columns {
+                            let slot = i.vars.len();
+                            i.declare(name, VarType::Scalar(t.to_type()), Value::Null);
+                            i.out_vars.push(slot);
+                        }
+                    }
+                    Returns::SetOf(types, true)
+                }
+            };
+        }
+        Call::Trigger(t) => {
+            let rt = t.row_type.clone();
+            let row = |v: &Option<Vec<Value>>| match v {
+                Some(vals) => RecordValue::value(rt.clone(), vals.clone()),
+                None => Value::Null,
+            };
+            i.declare("new", VarType::Record(Some(rt.clone())), row(&t.new));
+            i.declare("old", VarType::Record(Some(rt.clone())), row(&t.old));
+            let text = |s: &str| Value::Text(s.to_string());
+            i.declare("tg_name", VarType::Scalar(DataType::Text), text(&t.name));
+            i.declare("tg_when", VarType::Scalar(DataType::Text), text(t.when));
+            i.declare("tg_level", VarType::Scalar(DataType::Text), text(t.level));
+            i.declare("tg_op", VarType::Scalar(DataType::Text), text(t.op));
+            i.declare("tg_relid", VarType::Scalar(DataType::Oid), Value::Oid(t.relid));
+            i.declare("tg_relname", VarType::Scalar(DataType::Text), text(&t.table));
+            i.declare("tg_table_name", VarType::Scalar(DataType::Text), text(&t.table));
+            i.declare("tg_table_schema", VarType::Scalar(DataType::Text), text(&t.schema));
+            i.declare(
+                "tg_nargs",
+                VarType::Scalar(DataType::Int4),
+                Value::Int4(t.args.len() as i32),
+            );
+            let argv = t.args.iter().map(|a| Value::Text(a.clone())).collect();
+            let argv = sqltypes::array::ArrayValue::new(DataType::Text, argv).into_value();
+            i.declare("tg_argv", VarType::Scalar(DataType::Array(Box::new(DataType::Text))), argv);
+            i.returns = Returns::Trigger;
+        }
+    }
+    let flow = i.block(&code.block).await?;
+    match (&i.returns, flow) {
+        (Returns::SetOf(..), _) => Ok(Returned::Rows(std::mem::take(&mut i.rows))),
+        (Returns::Void, _) => Ok(Returned::Value(Value::Text(String::new()))),
+        (_, Flow::Return) => Ok(Returned::Value(std::mem::replace(&mut i.result, Value::Null))),
+        (Returns::Trigger, _) => bail!(
+            FunctionExecutedNoReturnStatement,
+            "control reached end of trigger procedure without RETURN"
+        ),
+        (Returns::Value(_), _) => {
+            bail!(
+                FunctionExecutedNoReturnStatement,
+                "control reached end of function without RETURN"
+            )
+        }
+        (Returns::None, _) => Ok(Returned::Value(Value::Null)),
+    }
+}
+
+enum Returns {
+    /// A DO block.
+    None,
+    Void,
+    Value(DataType),
+    /// Rows of these columns; true if they are named (a row type, or
+    /// RETURNS TABLE).
+    SetOf(Vec<DataType>, bool),
+    Trigger,
+}
+
+struct Interp<'s, S: Spi> {
+    spi: &'s mut S,
+    code: Arc<Compiled>,
+    vars: Vec<Var>,
+    scopes: Vec<Scope>,
+    /// The errors being handled, innermost last (`RAISE;`, SQLSTATE,
+    /// GET STACKED DIAGNOSTICS).
+    caught: Vec<ErrorReport>,
+    /// RETURN's value.
+    result: Value,
+    /// RETURN NEXT / RETURN QUERY's rows.
+    rows: Vec<Vec<Value>>,
+    returns: Returns,
+    /// GET DIAGNOSTICS ROW_COUNT.
+    row_count: u64,
+    /// RETURNS TABLE's column variables.
+    out_vars: Vec<usize>,
+}
+
+fn custom(code: &str, message: String) -> ErrorReport {
+    ErrorReport::new(SqlState::from_code(code).unwrap_or(SqlState::InternalError), message)
+}
+
+/// A record variable that holds no row yet.
+fn unassigned(name: &str) -> ErrorReport {
+    err!(ObjectNotInPrerequisiteState, "record \"{name}\" is not assigned yet")
+        .with_detail("The tuple structure of a not-yet-assigned record is indeterminate.")
+}
+
+impl<S: Spi> Interp<'_, S> {
+    fn declare(&mut self, name: &str, ty: VarType, value: Value) {
+        self.vars.push(Var { name: name.to_string(), ty, value, constant: false, not_null: false });
+    }
+
+    /// The slot of the variable `name` (innermost first), and whether it
+    /// is a record.
+    fn lookup(&self, name: &str) -> Option<usize> {
+        self.vars.iter().rposition(|v| v.name == name)
+    }
+
+    /// The variable a name in the body means: `v`, `rec.field`,
+    /// `label.v`, `label.rec.field`.
+    fn resolve(&self, parts: &[String]) -> Option<VarRef> {
+        let is_record =
+            |slot: usize| matches!(self.vars.get(slot).map(|v| &v.ty), Some(VarType::Record(_)));
+        match parts {
+            [v] => self.lookup(v).map(|slot| VarRef { slot, field: None }),
+            [a, b] => {
+                if let Some(slot) = self.lookup(a).filter(|s| is_record(*s)) {
+                    return Some(VarRef { slot, field: Some(b.clone()) });
+                }
+                self.in_label(a, b).map(|slot| VarRef { slot, field: None })
+            }
+            [l, r, f] => self
+                .in_label(l, r)
+                .filter(|s| is_record(*s))
+                .map(|slot| VarRef { slot, field: Some(f.clone()) }),
+            _ => None,
+        }
+    }
+
+    /// Variable `name` declared in the block labelled `label`.
+    fn in_label(&self, label: &str, name: &str) -> Option<usize> {
+        let i = self.scopes.iter().rposition(|s| s.label.as_deref() == Some(label))?;
+        let first = self.scopes[i].first;
+        let end = self.scopes.get(i + 1).map_or(self.vars.len(), |s| s.first);
+        (first..end).rev().find(|&s| self.vars.get(s).is_some_and(|v| v.name == name))
+    }
+
+    fn target(&self, t: &Target) -> Result<VarRef> {
+        match self.resolve(&t.parts) {
+            Some(r) => Ok(r),
+            None => bail!(SyntaxError, "\"{}\" is not a known variable", t.parts.join(".")),
+        }
+    }
+
+    fn block<'a>(&'a mut self, b: &'a Block) -> BoxFut<'a, Flow> {
+        Box::pin(async move {
+            let depth = self.vars.len();
+            self.scopes.push(Scope { label: b.label.clone(), first: depth });
+            let r = self.block_inner(b).await;
+            self.vars.truncate(depth);
+            self.scopes.pop();
+            match r? {
+                Flow::Exit(Some(l)) if b.label.as_deref() == Some(l.as_str()) => Ok(Flow::Normal),
+                f => Ok(f),
+            }
+        })
+    }
+
+    async fn block_inner(&mut self, b: &Block) -> Result<Flow> {
+        for d in &b.decls {
+            self.declare_var(d).await?;
+        }
+        let Some(handlers) = &b.handlers else {
+            return self.stmts(&b.body).await;
+        };
+        let mark = self.spi.subtransaction().await?;
+        let e = match self.stmts(&b.body).await {
+            Ok(f) => return Ok(f),
+            Err(e) => e,
+        };
+        let Some(h) = handlers.iter().find(|h| h.conditions.iter().any(|c| catches(c, &e))) else {
+            return Err(e);
+        };
+        self.spi.rollback_subtransaction(mark).await?;
+        let depth = self.vars.len();
+        self.scopes.push(Scope { label: None, first: depth });
+        self.declare(
+            "sqlstate",
+            VarType::Scalar(DataType::Text),
+            Value::Text(e.code.code().to_string()),
+        );
+        self.declare("sqlerrm", VarType::Scalar(DataType::Text), Value::Text(e.message.clone()));
+        self.caught.push(e);
+        let r = self.stmts(&h.body).await;
+        self.caught.pop();
+        self.vars.truncate(depth);
+        self.scopes.pop();
+        r
+    }
+
+    async fn declare_var(&mut self, d: &parse::Decl) -> Result<()> {
+        let ty = match &d.kind {
+            parse::DeclKind::Alias(target) => {
+                let slot = match target.strip_prefix('$').and_then(|n| n.parse::<usize>().ok()) {
+                    Some(n) => n,
+                    None => self.target(&Target { parts: vec![target.clone()] })?.slot,
+                };
+                let Some(v) = self.vars.get(slot).cloned() else {
+                    bail!(SyntaxError, "\"{target}\" is not a known variable");
+                };
+                // An alias is a second name for the same value; copied,
+                // as nothing in a body tells them apart except writes,
+                // which PostgreSQL forbids for parameters' aliases rarely.
+                self.vars.push(Var { name: d.name.clone(), ..v });
+                return Ok(());
+            }
+            parse::DeclKind::Type(t) => self.var_type(t)?,
+        };
+        let slot = self.vars.len();
+        self.vars.push(Var {
+            name: d.name.clone(),
+            ty,
+            value: Value::Null,
+            constant: false,
+            not_null: false,
+        });
+        if let Some(e) = &d.default {
+            let v = self.eval(e).await?;
+            self.assign(&VarRef { slot, field: None }, v)?;
+        } else if d.not_null {
+            bail!(
+                NullValueNotAllowed,
+                "variable \"{}\" must have a default value, since it's declared NOT NULL",
+                d.name
+            );
+        }
+        if let Some(v) = self.vars.get_mut(slot) {
+            v.constant = d.constant;
+            v.not_null = d.not_null;
+        }
+        Ok(())
+    }
+
+    /// A declared type: a SQL type name, `record`, `t%ROWTYPE` or
+    /// `t.c%TYPE` / `v%TYPE`.
+    fn var_type(&self, text: &str) -> Result<VarType> {
+        let t = text.trim();
+        let lower = t.to_ascii_lowercase();
+        if lower == "record" {
+            return Ok(VarType::Record(None));
+        }
+        let cat = self.spi.catalog();
+        if let Some(name) = lower.strip_suffix("%rowtype") {
+            let table = table_named(&cat, name.trim())?;
+            return Ok(VarType::Record(Some(row_type(&table))));
+        }
+        if let Some(name) = lower.strip_suffix("%type") {
+            let parts: Vec<String> = name.trim().split('.').map(|s| s.trim().to_string()).collect();
+            if let Some(r) = self.resolve(&parts) {
+                return Ok(match self.ref_type(&r)? {
+                    DataType::Record(rt) => VarType::Record(Some(rt)),
+                    t => VarType::Scalar(t),
+                });
+            }
+            if let [table @ .., col] = parts.as_slice() {
+                let table = table_named(&cat, &table.join("."))?;
+                if let Some(c) = table.columns.iter().find(|c| &c.name == col) {
+                    return Ok(VarType::Scalar(c.ty.to_type()));
+                }
+                bail!(
+                    UndefinedColumn,
+                    "column \"{col}\" of relation \"{}\" does not exist",
+                    table.name
+                );
+            }
+        }
+        let parsed = crate::parse::expr_text(&format!("CAST(NULL AS {t})"))
+            .map_err(|_| err!(SyntaxError, "syntax error at or near \"{t}\""))?;
+        let ast::Expr::Cast { data_type, .. } = parsed else {
+            bail!(SyntaxError, "syntax error at or near \"{t}\"");
+        };
+        if let Some(table) = custom_row_type(&cat, &data_type) {
+            return Ok(VarType::Record(Some(table)));
+        }
+        Ok(VarType::Scalar(crate::bind::catalog_type(&cat, &data_type)?))
+    }
+
+    /// The type a reference has now.
+    fn ref_type(&self, r: &VarRef) -> Result<DataType> {
+        let Some(v) = self.vars.get(r.slot) else {
+            bail!(InternalError, "PL/pgSQL variable slot {} out of range", r.slot)
+        };
+        let rt = match (&v.ty, &v.value) {
+            (VarType::Scalar(t), _) => {
+                if r.field.is_some() {
+                    bail!(SyntaxError, "\"{}\" is not a record variable", v.name);
+                }
+                return Ok(t.clone());
+            }
+            (VarType::Record(_), Value::Record(rv)) => rv.ty.clone(),
+            (VarType::Record(Some(rt)), _) => rt.clone(),
+            (VarType::Record(None), _) => return Err(unassigned(&v.name)),
+        };
+        match &r.field {
+            None => Ok(DataType::Record(rt)),
+            Some(f) => match rt.field(f) {
+                Some(i) => Ok(rt.fields[i].1.clone()),
+                None => bail!(UndefinedColumn, "record \"{}\" has no field \"{f}\"", v.name),
+            },
+        }
+    }
+
+    /// A reference's current value.
+    fn ref_value(&self, r: &VarRef) -> Result<Value> {
+        let Some(v) = self.vars.get(r.slot) else {
+            bail!(InternalError, "PL/pgSQL variable slot {} out of range", r.slot)
+        };
+        let Some(f) = &r.field else { return Ok(v.value.clone()) };
+        match &v.value {
+            Value::Record(rv) => match rv.ty.field(f) {
+                Some(i) => Ok(rv.values.get(i).cloned().unwrap_or(Value::Null)),
+                None => bail!(UndefinedColumn, "record \"{}\" has no field \"{f}\"", v.name),
+            },
+            _ => match &v.ty {
+                VarType::Record(Some(rt)) if rt.field(f).is_some() => Ok(Value::Null),
+                VarType::Record(Some(_)) => {
+                    bail!(UndefinedColumn, "record \"{}\" has no field \"{f}\"", v.name)
+                }
+                _ => Err(unassigned(&v.name)),
+            },
+        }
+    }
+
+    /// Stores a value into a variable or field, converted to its type.
+    fn assign(&mut self, r: &VarRef, value: Value) -> Result<()> {
+        let zone = self.spi.context().zone.clone();
+        let zone = zone.as_deref().unwrap_or(sqltypes::Zone::utc_ref());
+        let Some(var) = self.vars.get_mut(r.slot) else {
+            bail!(InternalError, "PL/pgSQL variable slot {} out of range", r.slot)
+        };
+        if var.constant {
+            return Err(custom("22005", format!("variable \"{}\" is declared CONSTANT", var.name)));
+        }
+        match (&var.ty, &r.field) {
+            (VarType::Scalar(t), None) => {
+                if value.is_null() && var.not_null {
+                    bail!(
+                        NullValueNotAllowed,
+                        "null value cannot be assigned to variable \"{}\" declared NOT NULL",
+                        var.name
+                    );
+                }
+                var.value = convert(value, t, zone)?;
+            }
+            (VarType::Scalar(_), Some(_)) => {
+                bail!(SyntaxError, "\"{}\" is not a record variable", var.name)
+            }
+            (VarType::Record(fixed), None) => {
+                var.value = match (value, fixed) {
+                    (Value::Null, _) => Value::Null,
+                    (Value::Record(rv), None) => Value::Record(rv),
+                    (Value::Record(rv), Some(rt)) => {
+                        let vals = conform(rv.values, rt, zone)?;
+                        RecordValue::value(rt.clone(), vals)
+                    }
+                    (other, _) => bail!(
+                        DatatypeMismatch,
+                        "cannot assign non-composite value to a record variable{}",
+                        if other.is_null() { "" } else { "" }
+                    ),
+                };
+            }
+            (VarType::Record(fixed), Some(f)) => {
+                let rt = match (&var.value, fixed) {
+                    (Value::Record(rv), _) => rv.ty.clone(),
+                    (_, Some(rt)) => rt.clone(),
+                    (_, None) => return Err(unassigned(&var.name)),
+                };
+                let Some(i) = rt.field(f) else {
+                    bail!(UndefinedColumn, "record \"{}\" has no field \"{f}\"", var.name)
+                };
+                let v = convert(value, &rt.fields[i].1, zone)?;
+                if !matches!(var.value, Value::Record(_)) {
+                    var.value = RecordValue::value(rt.clone(), vec![Value::Null; rt.fields.len()]);
+                }
+                if let Value::Record(rv) = &mut var.value {
+                    if let Some(slot) = rv.values.get_mut(i) {
+                        *slot = v;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn set_found(&mut self, found: bool) {
+        if let Some(v) = self.vars.first_mut() {
+            v.value = Value::Bool(found);
+        }
+    }
+
+    /// Parses (once) a fragment with its variables made parameters.
+    fn fragment(&self, sql: &Sql, expr: bool) -> Result<Arc<Fragment>> {
+        let key = sql as *const Sql as usize;
+        if let Some(f) = self.code.fragments.lock().get(&key) {
+            return Ok(f.clone());
+        }
+        let text = if expr { format!("SELECT {}", sql.text) } else { sql.text.clone() };
+        let mut parsed = crate::parse::parse(&text)?;
+        if parsed.len() != 1 {
+            bail!(SyntaxError, "syntax error at or near \";\"");
+        }
+        let mut stmt = parsed.remove(0).stmt;
+        let mut refs = Vec::new();
+        if let ParsedStmt::Sql(s) = &mut stmt {
+            if is_transaction_control(s) {
+                bail!(FeatureNotSupported, "unsupported transaction command in PL/pgSQL");
+            }
+            if plannable(s) {
+                self.substitute(s, &mut refs)?;
+            }
+        } else {
+            bail!(FeatureNotSupported, "this statement is not supported in PL/pgSQL: {}", sql.text);
+        }
+        let f = Arc::new(Fragment { stmt, refs, text });
+        self.code.fragments.lock().insert(key, f.clone());
+        Ok(f)
+    }
+
+    /// Replaces the variables a statement names with `$n` parameters.
+    fn substitute(&self, s: &mut ast::Statement, refs: &mut Vec<VarRef>) -> Result<()> {
+        let mut problem = None;
+        let _ = s.visit(&mut SubstituteVars { interp: self, refs, problem: &mut problem });
+        match problem {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Plans and runs a fragment.
+    async fn query(&mut self, sql: &Sql, expr: bool) -> Result<(Done, Vec<crate::plan::Column>)> {
+        let frag = self.fragment(sql, expr)?;
+        let types = frag.refs.iter().map(|r| self.ref_type(r)).collect::<Result<Vec<_>>>()?;
+        let params = frag.refs.iter().map(|r| self.ref_value(r)).collect::<Result<Vec<_>>>()?;
+        let key = (sql as *const Sql as usize, types.clone());
+        let bound = self.plan(&frag.stmt, key)?;
+        let mut columns = bound.columns().unwrap_or_default();
+        if !matches!(*bound, Bound::Query(..)) && columns.is_empty() {
+            columns = Vec::new();
+        }
+        let ParsedStmt::Sql(ast) = &frag.stmt else {
+            bail!(InternalError, "PL/pgSQL fragment is not a SQL statement");
+        };
+        let dml = matches!(*bound, Bound::Insert(_) | Bound::Update(_) | Bound::Delete(_));
+        let done = self.spi.execute(Statement { ast, bound, types: &types, params }).await;
+        let done = done.map_err(|e| {
+            if e.code == SqlState::SyntaxError && e.position.is_some() {
+                // Positions point into the fragment, not the query.
+                ErrorReport { position: None, ..e }
+            } else {
+                e
+            }
+        })?;
+        let _ = &frag.text;
+        Ok((Done { dml, ..done }, columns))
+    }
+
+    /// The plan of a fragment for these parameter types (cached while
+    /// the catalog and user stay the same).
+    fn plan(&self, stmt: &ParsedStmt, key: (usize, Vec<DataType>)) -> Result<Arc<Bound>> {
+        let cat = self.spi.catalog();
+        let user = self.spi.context().user.clone();
+        if let Some(e) = self.code.plans.lock().get(&key) {
+            if Arc::ptr_eq(&e.catalog, &cat) && e.user == user {
+                return Ok(e.bound.clone());
+            }
+        }
+        let (bound, _) = crate::planner::plan(&cat, stmt, &key.1, &user)?;
+        self.code.plans.lock().insert(key, PlanEntry { catalog: cat, user, bound: bound.clone() });
+        Ok(bound)
+    }
+
+    /// An expression's value.
+    async fn eval(&mut self, e: &Sql) -> Result<Value> {
+        let (done, cols) = self.query(e, true).await?;
+        if cols.len() != 1 {
+            bail!(SyntaxError, "query \"SELECT {}\" returned {} columns", e.text, cols.len());
+        }
+        if done.rows.len() > 1 {
+            bail!(CardinalityViolation, "query \"SELECT {}\" returned more than one row", e.text);
+        }
+        Ok(done.rows.into_iter().next().and_then(|r| r.into_iter().next()).unwrap_or(Value::Null))
+    }
+
+    async fn eval_bool(&mut self, e: &Sql) -> Result<bool> {
+        Ok(match self.eval(e).await? {
+            Value::Bool(b) => b,
+            Value::Null => false,
+            other => matches!(sqltypes::cast::cast(other, &DataType::Bool)?, Value::Bool(true)),
+        })
+    }
+
+    async fn eval_int(&mut self, e: &Sql) -> Result<Option<i64>> {
+        Ok(match sqltypes::cast::cast(self.eval(e).await?, &DataType::Int8)? {
+            Value::Int8(n) => Some(n),
+            _ => None,
+        })
+    }
+
+    fn stmts<'a>(&'a mut self, stmts: &'a [Stmt]) -> BoxFut<'a, Flow> {
+        Box::pin(async move {
+            for s in stmts {
+                match self.stmt(s).await? {
+                    Flow::Normal => {}
+                    other => return Ok(other),
+                }
+            }
+            Ok(Flow::Normal)
+        })
+    }
+
+    async fn stmt(&mut self, s: &Stmt) -> Result<Flow> {
+        match s {
+            Stmt::Block(b) => return self.block(b).await,
+            Stmt::Null => {}
+            Stmt::Assign(t, e) => {
+                let r = self.target(t)?;
+                let v = self.eval(e).await?;
+                self.assign(&r, v)?;
+            }
+            Stmt::If(arms, otherwise) => {
+                for (cond, body) in arms {
+                    if self.eval_bool(cond).await? {
+                        return self.stmts(body).await;
+                    }
+                }
+                if let Some(body) = otherwise {
+                    return self.stmts(body).await;
+                }
+            }
+            Stmt::Case(subject, arms, otherwise) => {
+                return self.case(subject.as_ref(), arms, otherwise).await
+            }
+            Stmt::Loop(label, body) => loop {
+                match self.stmts(body).await? {
+                    Flow::Normal => {}
+                    f => match loop_exit(f, label) {
+                        Some(out) => return Ok(out),
+                        None => continue,
+                    },
+                }
+            },
+            Stmt::While(label, cond, body) => {
+                while self.eval_bool(cond).await? {
+                    if let Some(out) = self.iteration(body, label).await? {
+                        return Ok(out);
+                    }
+                }
+            }
+            Stmt::ForRange(f) => return self.for_range(f).await,
+            Stmt::ForQuery(label, targets, source, body) => {
+                let (done, cols) = self.source_rows(source).await?;
+                self.set_found(!done.rows.is_empty());
+                let depth = self.vars.len();
+                self.scopes.push(Scope { label: None, first: depth });
+                let r = async {
+                    let refs = self.loop_targets(targets, &cols)?;
+                    for row in done.rows {
+                        self.store_row(&refs, &cols, row)?;
+                        if let Some(out) = self.iteration(body, label).await? {
+                            return Ok(out);
+                        }
+                    }
+                    Ok(Flow::Normal)
+                }
+                .await;
+                self.vars.truncate(depth);
+                self.scopes.pop();
+                return r;
+            }
+            Stmt::Foreach(label, target, slice, array, body) => {
+                if *slice != 0 {
+                    bail!(FeatureNotSupported, "FOREACH ... SLICE is not supported");
+                }
+                let items = match self.eval(array).await? {
+                    Value::Array(a) => a.items,
+                    Value::Null => {
+                        bail!(NullValueNotAllowed, "FOREACH expression must not be null")
+                    }
+                    _ => {
+                        bail!(DatatypeMismatch, "FOREACH expression must yield an array, not type")
+                    }
+                };
+                let r = self.target(target)?;
+                for v in items {
+                    self.assign(&r, v)?;
+                    if let Some(out) = self.iteration(body, label).await? {
+                        return Ok(out);
+                    }
+                }
+            }
+            Stmt::Exit(label, cond, cont) => {
+                if let Some(c) = cond {
+                    if !self.eval_bool(c).await? {
+                        return Ok(Flow::Normal);
+                    }
+                }
+                return Ok(if *cont {
+                    Flow::Continue(label.clone())
+                } else {
+                    Flow::Exit(label.clone())
+                });
+            }
+            Stmt::Return(e) => return self.ret(e.as_ref()).await,
+            Stmt::ReturnNext(e) => self.return_next(e.as_ref()).await?,
+            Stmt::ReturnQuery(source) => {
+                let Returns::SetOf(types, _) = &self.returns else {
+                    bail!(SyntaxError, "cannot use RETURN QUERY in a non-SETOF function");
+                };
+                let types = types.clone();
+                let (done, _) = self.source_rows(source).await?;
+                self.row_count = done.rows.len() as u64;
+                self.set_found(!done.rows.is_empty());
+                for row in done.rows {
+                    let row = self.conform_row(row, &types)?;
+                    self.rows.push(row);
+                }
+            }
+            Stmt::Raise(r) => self.raise(r.as_deref()).await?,
+            Stmt::Perform(q) => {
+                let (done, _) = self.query(q, false).await?;
+                self.row_count = done.rows.len() as u64;
+                self.set_found(!done.rows.is_empty());
+            }
+            Stmt::Sql(q, into) => {
+                let (done, cols) = self.query(q, false).await?;
+                self.finish_sql(done, &cols, into.as_ref(), false)?;
+            }
+            Stmt::Execute(d, into) => {
+                let (done, cols) = self.dynamic(d).await?;
+                self.finish_sql(done, &cols, into.as_ref(), true)?;
+            }
+            Stmt::GetDiagnostics(stacked, items) => self.diagnostics(*stacked, items)?,
+            Stmt::Assert(cond, message) => {
+                if !self.eval_bool(cond).await? {
+                    let msg = match message {
+                        Some(m) => match self.eval(m).await? {
+                            Value::Null => "assertion failed".to_string(),
+                            v => self.text(&v),
+                        },
+                        None => "assertion failed".to_string(),
+                    };
+                    return Err(ErrorReport::new(SqlState::AssertFailure, msg));
+                }
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// Runs a loop body once; Some(flow) if the loop ends with it.
+    async fn iteration(&mut self, body: &[Stmt], label: &Option<String>) -> Result<Option<Flow>> {
+        match self.stmts(body).await? {
+            Flow::Normal => Ok(None),
+            f => Ok(loop_exit(f, label)),
+        }
+    }
+
+    async fn case(
+        &mut self,
+        subject: Option<&Sql>,
+        arms: &[(Sql, Vec<Stmt>)],
+        otherwise: &Option<Vec<Stmt>>,
+    ) -> Result<Flow> {
+        let depth = self.vars.len();
+        self.scopes.push(Scope { label: None, first: depth });
+        let r = async {
+            if let Some(s) = subject {
+                let v = self.eval(s).await?;
+                let ty = v.data_type().unwrap_or(DataType::Text);
+                self.declare(CASE_SUBJECT, VarType::Scalar(ty), v);
+            }
+            for (cond, body) in arms {
+                let hit = match subject {
+                    Some(_) => {
+                        let arm = self.case_arm(cond);
+                        self.eval_bool(&arm).await?
+                    }
+                    None => self.eval_bool(cond).await?,
+                };
+                if hit {
+                    return self.stmts(body).await;
+                }
+            }
+            match otherwise {
+                Some(body) => self.stmts(body).await,
+                None => Err(ErrorReport::new(SqlState::CaseNotFound, "case not found")
+                    .with_hint("CASE statement is missing ELSE part.")),
+            }
+        }
+        .await;
+        self.vars.truncate(depth);
+        self.scopes.pop();
+        r
+    }
+
+    /// The test of a simple CASE arm, `subject IN (values)`, kept in the
+    /// compiled body so its plan is cached like any other fragment's.
+    fn case_arm(&self, values: &Sql) -> Arc<Sql> {
+        let key = values as *const Sql as usize;
+        let mut arms = self.code.case_arms.lock();
+        arms.entry(key)
+            .or_insert_with(|| {
+                let text = format!("\"{CASE_SUBJECT}\" IN ({})", values.text);
+                Arc::new(Sql { text, line: values.line })
+            })
+            .clone()
+    }
+
+    async fn for_range(&mut self, f: &parse::ForRange) -> Result<Flow> {
+        let from = self.eval_int(&f.from).await?;
+        let to = self.eval_int(&f.to).await?;
+        let step = match &f.step {
+            Some(s) => self.eval_int(s).await?,
+            None => Some(1),
+        };
+        let (Some(from), Some(to), Some(step)) = (from, to, step) else {
+            bail!(NullValueNotAllowed, "lower bound of FOR loop cannot be null");
+        };
+        if step <= 0 {
+            bail!(InvalidParameterValue, "BY value of FOR loop must be greater than zero");
+        }
+        let depth = self.vars.len();
+        self.scopes.push(Scope { label: None, first: depth });
+        self.declare(&f.var, VarType::Scalar(DataType::Int4), Value::Null);
+        let r = async {
+            let mut i = from;
+            let mut ran = false;
+            while if f.reverse { i >= to } else { i <= to } {
+                ran = true;
+                if let Some(v) = self.vars.get_mut(depth) {
+                    v.value = Value::Int4(
+                        i32::try_from(i)
+                            .map_err(|_| err!(NumericValueOutOfRange, "integer out of range"))?,
+                    );
+                }
+                if let Some(out) = self.iteration(&f.body, &f.label).await? {
+                    self.set_found(true);
+                    return Ok(out);
+                }
+                i = if f.reverse { i - step } else { i + step };
+            }
+            self.set_found(ran);
+            Ok(Flow::Normal)
+        }
+        .await;
+        self.vars.truncate(depth);
+        self.scopes.pop();
+        r
+    }
+
+    /// The rows a FOR loop or RETURN QUERY reads.
+    async fn source_rows(&mut self, s: &Source) -> Result<(Done, Vec<crate::plan::Column>)> {
+        match s {
+            Source::Query(q) => self.query(q, false).await,
+            Source::Execute(d) => self.dynamic(d).await,
+        }
+    }
+
+    /// Runs EXECUTE's command text with its USING values as `$n`.
+    async fn dynamic(&mut self, d: &Dynamic) -> Result<(Done, Vec<crate::plan::Column>)> {
+        let command = match self.eval(&d.command).await? {
+            Value::Null => bail!(NullValueNotAllowed, "query string argument of EXECUTE is null"),
+            v => self.text(&v),
+        };
+        let mut params = Vec::with_capacity(d.using.len());
+        let mut types = Vec::with_capacity(d.using.len());
+        for u in &d.using {
+            let v = self.eval(u).await?;
+            types.push(v.data_type().unwrap_or(DataType::Text));
+            params.push(v);
+        }
+        let mut parsed = crate::parse::parse(&command)?;
+        if parsed.len() > 1 {
+            bail!(SyntaxError, "cannot insert multiple commands into a prepared statement");
+        }
+        let Some(p) = parsed.pop() else {
+            bail!(SyntaxError, "cannot execute an empty query string");
+        };
+        let ParsedStmt::Sql(ast) = &p.stmt else {
+            bail!(FeatureNotSupported, "this statement is not supported in EXECUTE: {command}");
+        };
+        if is_transaction_control(ast) {
+            bail!(FeatureNotSupported, "EXECUTE of transaction commands is not implemented");
+        }
+        let cat = self.spi.catalog();
+        let user = self.spi.context().user.clone();
+        let (bound, _) = crate::planner::plan(&cat, &p.stmt, &types, &user)?;
+        let columns = bound.columns().unwrap_or_default();
+        let done = self.spi.execute(Statement { ast, bound, types: &types, params }).await?;
+        Ok((done, columns))
+    }
+
+    /// Sets FOUND and ROW_COUNT after a statement (EXECUTE, `dynamic`,
+    /// leaves FOUND alone), and stores its row in the INTO targets.
+    fn finish_sql(
+        &mut self,
+        done: Done,
+        cols: &[crate::plan::Column],
+        into: Option<&parse::Into>,
+        dynamic: bool,
+    ) -> Result<()> {
+        let Some(into) = into else {
+            if !dynamic && !cols.is_empty() {
+                return Err(err!(SyntaxError, "query has no destination for result data")
+                    .with_hint(
+                        "If you want to discard the results of a SELECT, use PERFORM instead.",
+                    ));
+            }
+            self.row_count = done.count;
+            if !dynamic {
+                self.set_found(done.count > 0);
+            }
+            return Ok(());
+        };
+        let n = done.rows.len();
+        if n == 0 && into.strict {
+            bail!(NoDataFound, "query returned no rows");
+        }
+        if n > 1 && (into.strict || done.dml) {
+            bail!(TooManyRows, "query returned more than one row");
+        }
+        let refs = self.loop_targets(&into.targets, cols)?;
+        let row_count = if done.dml { done.count } else { n.min(1) as u64 };
+        let row = done.rows.into_iter().next();
+        let found = row.is_some();
+        let row = row.unwrap_or_else(|| vec![Value::Null; cols.len()]);
+        self.store_row(&refs, cols, row)?;
+        self.row_count = row_count;
+        if !dynamic {
+            self.set_found(found);
+        }
+        Ok(())
+    }
+
+    fn loop_targets(
+        &self,
+        targets: &[Target],
+        _cols: &[crate::plan::Column],
+    ) -> Result<Vec<VarRef>> {
+        targets.iter().map(|t| self.target(t)).collect()
+    }
+
+    /// Stores a row into targets: one record variable takes the whole row;
+    /// otherwise the columns go to the targets in order.
+    fn store_row(
+        &mut self,
+        refs: &[VarRef],
+        cols: &[crate::plan::Column],
+        row: Vec<Value>,
+    ) -> Result<()> {
+        if let [r] = refs {
+            let is_record = r.field.is_none()
+                && matches!(self.vars.get(r.slot).map(|v| &v.ty), Some(VarType::Record(_)));
+            if is_record {
+                let rt = Arc::new(RecordType {
+                    fields: cols.iter().map(|c| (c.name.clone(), c.ty.clone())).collect(),
+                });
+                return self.assign(r, RecordValue::value(rt, row));
+            }
+        }
+        let mut values = row.into_iter();
+        for r in refs {
+            self.assign(r, values.next().unwrap_or(Value::Null))?;
+        }
+        Ok(())
+    }
+
+    /// A row converted to a set-returning function's column types.
+    fn conform_row(&self, row: Vec<Value>, types: &[DataType]) -> Result<Vec<Value>> {
+        if row.len() != types.len() {
+            bail!(DatatypeMismatch, "structure of query does not match function result type");
+        }
+        let zone = self.spi.context().zone.clone();
+        let zone = zone.as_deref().unwrap_or(sqltypes::Zone::utc_ref());
+        row.into_iter().zip(types).map(|(v, t)| convert(v, t, zone)).collect()
+    }
+
+    async fn ret(&mut self, e: Option<&Sql>) -> Result<Flow> {
+        match &self.returns {
+            Returns::SetOf(..) => {
+                if e.is_some() {
+                    bail!(SyntaxError, "RETURN cannot have a parameter in function returning set");
+                }
+            }
+            Returns::Void | Returns::None => {
+                if e.is_some() {
+                    bail!(
+                        DatatypeMismatch,
+                        "RETURN cannot have a parameter in function returning void"
+                    );
+                }
+            }
+            Returns::Value(t) => {
+                let t = t.clone();
+                let v = match e {
+                    Some(e) => self.eval(e).await?,
+                    None => bail!(SyntaxError, "missing expression at or near \";\""),
+                };
+                let zone = self.spi.context().zone.clone();
+                self.result = convert(v, &t, zone.as_deref().unwrap_or(sqltypes::Zone::utc_ref()))?;
+            }
+            Returns::Trigger => {
+                let v = match e {
+                    Some(e) => self.eval(e).await?,
+                    None => bail!(SyntaxError, "missing expression at or near \";\""),
+                };
+                if !matches!(v, Value::Null | Value::Record(_)) {
+                    bail!(
+                        DatatypeMismatch,
+                        "cannot return non-composite value from function returning composite type"
+                    );
+                }
+                self.result = v;
+            }
+        }
+        Ok(Flow::Return)
+    }
+
+    async fn return_next(&mut self, e: Option<&Sql>) -> Result<()> {
+        let Returns::SetOf(types, named) = &self.returns else {
+            bail!(SyntaxError, "cannot use RETURN NEXT in a non-SETOF function");
+        };
+        let (types, named) = (types.clone(), *named);
+        let row = match e {
+            None => {
+                if self.out_vars.is_empty() {
+                    bail!(SyntaxError, "RETURN NEXT must have a parameter");
+                }
+                let slots = self.out_vars.clone();
+                slots
+                    .iter()
+                    .map(|s| self.vars.get(*s).map_or(Value::Null, |v| v.value.clone()))
+                    .collect()
+            }
+            Some(e) => {
+                if !self.out_vars.is_empty() {
+                    bail!(
+                        SyntaxError,
+                        "RETURN NEXT cannot have a parameter in function with OUT parameters"
+                    );
+                }
+                match self.eval(e).await? {
+                    Value::Record(rv) if named => rv.values,
+                    Value::Null if named => vec![Value::Null; types.len()],
+                    v => vec![v],
+                }
+            }
+        };
+        let row = self.conform_row(row, &types)?;
+        self.rows.push(row);
+        Ok(())
+    }
+
+    /// A value as text (RAISE's `%`, EXECUTE's command).
+    fn text(&self, v: &Value) -> String {
+        match v {
+            Value::Text(s) => s.clone(),
+            v => {
+                let zone = self.spi.context().zone.clone();
+                sqltypes::text::to_text_in(v, zone.as_deref().unwrap_or(sqltypes::Zone::utc_ref()))
+            }
+        }
+    }
+
+    async fn raise(&mut self, r: Option<&parse::Raise>) -> Result<()> {
+        let Some(r) = r else {
+            return match self.caught.last() {
+                Some(e) => Err(e.clone()),
+                None => Err(custom(
+                    "0Z002",
+                    "RAISE without parameters cannot be used outside an exception handler".into(),
+                )),
+            };
+        };
+        let mut message = None;
+        if let Some(f) = &r.format {
+            let mut args = Vec::with_capacity(r.args.len());
+            for a in &r.args {
+                args.push(match self.eval(a).await? {
+                    Value::Null => "<NULL>".to_string(),
+                    v => self.text(&v),
+                });
+            }
+            let mut out = String::new();
+            let mut it = args.into_iter();
+            let mut chars = f.chars().peekable();
+            let mut placeholders = 0;
+            while let Some(c) = chars.next() {
+                if c == '%' {
+                    if chars.peek() == Some(&'%') {
+                        chars.next();
+                        out.push('%');
+                        continue;
+                    }
+                    placeholders += 1;
+                    match it.next() {
+                        Some(a) => out.push_str(&a),
+                        None => bail!(SyntaxError, "too few parameters specified for RAISE"),
+                    }
+                } else {
+                    out.push(c);
+                }
+            }
+            if placeholders < r.args.len() {
+                bail!(SyntaxError, "too many parameters specified for RAISE");
+            }
+            message = Some(out);
+        }
+        let mut code = match &r.condition {
+            Some(Condition::Name(n)) => Some(condition_code(n)?),
+            Some(Condition::Sqlstate(s)) => Some(sqlstate_code(s)?),
+            None => None,
+        };
+        let (mut detail, mut hint) = (None, None);
+        let mut fields: Vec<(String, String)> = Vec::new();
+        for (opt, e) in &r.options {
+            let v = match self.eval(e).await? {
+                Value::Null => bail!(NullValueNotAllowed, "RAISE statement option cannot be null"),
+                v => self.text(&v),
+            };
+            match opt.as_str() {
+                "errcode" => {
+                    if code.is_some() {
+                        bail!(SyntaxError, "RAISE option already specified: ERRCODE");
+                    }
+                    code = Some(match SqlState::from_code(&v) {
+                        Some(c) if v.len() == 5 && !v.chars().any(|c| c.is_ascii_lowercase()) => c,
+                        _ => condition_code(&v)?,
+                    });
+                }
+                "message" => {
+                    if message.is_some() {
+                        bail!(SyntaxError, "RAISE option already specified: MESSAGE");
+                    }
+                    message = Some(v);
+                }
+                "detail" => detail = Some(v),
+                "hint" => hint = Some(v),
+                "column" | "constraint" | "datatype" | "table" | "schema" => {
+                    fields.push((opt.clone(), v))
+                }
+                other => bail!(SyntaxError, "unrecognized RAISE statement option \"{other}\""),
+            }
+        }
+        let message = match (message, &r.condition) {
+            (Some(m), _) => m,
+            (None, Some(Condition::Name(n))) => n.clone(),
+            (None, Some(Condition::Sqlstate(s))) => s.clone(),
+            (None, None) => code.map(|c| c.code().to_string()).unwrap_or_else(|| "P0001".into()),
+        };
+        let default = match r.level {
+            Level::Exception => SqlState::RaiseException,
+            Level::Warning => SqlState::Warning,
+            _ => SqlState::SuccessfulCompletion,
+        };
+        let mut report = ErrorReport::new(code.unwrap_or(default), message);
+        report.detail = detail;
+        report.hint = hint;
+        for (k, v) in fields {
+            match k.as_str() {
+                "column" => report.column = Some(v),
+                "constraint" => report.constraint = Some(v),
+                "table" => report.table = Some(v),
+                "schema" => report.schema = Some(v),
+                _ => {}
+            }
+        }
+        match r.level {
+            Level::Exception => Err(report),
+            Level::Debug | Level::Log => Ok(()),
+            Level::Warning => {
+                report.severity = Severity::Warning;
+                self.spi.notice(report);
+                Ok(())
+            }
+            Level::Info | Level::Notice => {
+                report.severity = Severity::Notice;
+                self.spi.notice(report);
+                Ok(())
+            }
+        }
+    }
+
+    fn diagnostics(&mut self, stacked: bool, items: &[(Target, String)]) -> Result<()> {
+        for (t, item) in items {
+            let r = self.target(t)?;
+            let v = if stacked {
+                let Some(e) = self.caught.last() else {
+                    return Err(custom(
+                        "0Z002",
+                        "GET STACKED DIAGNOSTICS cannot be used outside an exception handler"
+                            .into(),
+                    ));
+                };
+                let text = |s: &Option<String>| Value::Text(s.clone().unwrap_or_default());
+                match item.as_str() {
+                    "returned_sqlstate" => Value::Text(e.code.code().to_string()),
+                    "message_text" => Value::Text(e.message.clone()),
+                    "pg_exception_detail" => text(&e.detail),
+                    "pg_exception_hint" => text(&e.hint),
+                    "pg_exception_context" => text(&e.context),
+                    "column_name" => text(&e.column),
+                    "constraint_name" => text(&e.constraint),
+                    "table_name" => text(&e.table),
+                    "schema_name" => text(&e.schema),
+                    "pg_datatype_name" => Value::Text(String::new()),
+                    other => bail!(SyntaxError, "unrecognized GET DIAGNOSTICS item \"{other}\""),
+                }
+            } else {
+                match item.as_str() {
+                    "row_count" => Value::Int8(self.row_count as i64),
+                    "pg_context" => Value::Text(String::new()),
+                    other => bail!(SyntaxError, "unrecognized GET DIAGNOSTICS item \"{other}\""),
+                }
+            };
+            self.assign(&r, v)?;
+        }
+        Ok(())
+    }
+}
+
+/// The hidden variable a simple CASE's subject is kept in.
+const CASE_SUBJECT: &str = "pl$case";
+
+/// What ends a loop: EXIT or CONTINUE without a label or with its label
+/// (CONTINUE goes on looping: None); anything else leaves it.
+fn loop_exit(f: Flow, label: &Option<String>) -> Option<Flow> {
+    let mine = |l: &Option<String>| l.is_none() || l == label;
+    match f {
+        Flow::Exit(l) if mine(&l) => Some(Flow::Normal),
+        Flow::Continue(l) if mine(&l) => None,
+        other => Some(other),
+    }
+}
+
+/// True for the statements the planner plans (the others are utility
+/// statements, run as written, without variables).
+fn plannable(s: &ast::Statement) -> bool {
+    use ast::Statement as S;
+    matches!(s, S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_))
+}
+
+fn is_transaction_control(s: &ast::Statement) -> bool {
+    use ast::Statement as S;
+    matches!(
+        s,
+        S::StartTransaction { .. }
+            | S::Commit { .. }
+            | S::Rollback { .. }
+            | S::Savepoint { .. }
+            | S::ReleaseSavepoint { .. }
+    )
+}
+
+/// The SQLSTATE a condition name stands for.
+fn condition_code(name: &str) -> Result<SqlState> {
+    SqlState::from_condition(&name.to_ascii_lowercase())
+        .ok_or_else(|| err!(UndefinedObject, "unrecognized exception condition \"{name}\""))
+}
+
+fn sqlstate_code(code: &str) -> Result<SqlState> {
+    match SqlState::from_code(code) {
+        Some(c) if code != "00000" => Ok(c),
+        _ => bail!(SyntaxError, "invalid SQLSTATE code"),
+    }
+}
+
+/// True if an EXCEPTION clause's condition catches the error.
+fn catches(c: &Condition, e: &ErrorReport) -> bool {
+    let code = e.code.code();
+    let matches = |want: &str| {
+        // A class's code (`22000`) catches every error of the class.
+        want == code || (want.ends_with("000") && want.get(..2) == code.get(..2))
+    };
+    match c {
+        Condition::Name(n) if n == "others" => {
+            !matches!(e.code, SqlState::QueryCanceled | SqlState::AssertFailure)
+        }
+        Condition::Name(n) => SqlState::from_condition(n).is_some_and(|s| matches(s.code())),
+        Condition::Sqlstate(s) => matches(s),
+    }
+}
+
+/// Converts a value to a variable's type as PL/pgSQL assigns.
+fn convert(v: Value, ty: &DataType, zone: &sqltypes::Zone) -> Result<Value> {
+    if v.is_null() {
+        return Ok(v);
+    }
+    if matches!(ty, DataType::Record(_)) {
+        return Ok(v);
+    }
+    let cast = match &v {
+        Value::Text(s)
+            if !matches!(ty, DataType::Text | DataType::Varchar(_) | DataType::Char(_)) =>
+        {
+            sqltypes::text::parse_text_in(ty, s, zone)?
+        }
+        _ => sqltypes::cast::cast_in(v, ty, zone)?,
+    };
+    crate::dml::enforce_type(cast, ty)
+}
+
+/// A row's values converted to a row type, by position.
+fn conform(values: Vec<Value>, rt: &RecordType, zone: &sqltypes::Zone) -> Result<Vec<Value>> {
+    let mut out = Vec::with_capacity(rt.fields.len());
+    let mut it = values.into_iter();
+    for (_, t) in &rt.fields {
+        out.push(convert(it.next().unwrap_or(Value::Null), t, zone)?);
+    }
+    Ok(out)
+}
+
+/// A table's row type (NEW, OLD, `t%ROWTYPE`).
+pub fn row_type(t: &crate::catalog::TableDef) -> Arc<RecordType> {
+    Arc::new(RecordType {
+        fields: t.columns.iter().map(|c| (c.name.clone(), c.ty.to_type())).collect(),
+    })
+}
+
+fn table_named(cat: &Catalog, name: &str) -> Result<Arc<crate::catalog::TableDef>> {
+    let (schema, table) = match name.rsplit_once('.') {
+        Some((s, t)) => (Some(s.trim().trim_matches('"').to_string()), t.trim().trim_matches('"')),
+        None => (None, name.trim().trim_matches('"')),
+    };
+    let n = crate::catalog::ObjName { schema, name: table.to_string() };
+    match cat.table(&n)? {
+        Some(t) => Ok(t),
+        None => bail!(UndefinedTable, "relation \"{name}\" does not exist"),
+    }
+}
+
+/// A variable declared with a table's name as its type has its row type.
+fn custom_row_type(cat: &Catalog, t: &ast::DataType) -> Option<Arc<RecordType>> {
+    let ast::DataType::Custom(name, mods) = t else { return None };
+    if !mods.is_empty() {
+        return None;
+    }
+    let n = crate::bind::obj_name(name).ok()?;
+    cat.table(&n).ok().flatten().map(|t| row_type(&t))
+}
+
+/// The visitor that turns variable names into `$n` parameters.
+struct SubstituteVars<'a, 'i, S: Spi> {
+    interp: &'a Interp<'i, S>,
+    refs: &'a mut Vec<VarRef>,
+    problem: &'a mut Option<ErrorReport>,
+}
+
+impl<S: Spi> SubstituteVars<'_, '_, S> {
+    fn param(&mut self, r: VarRef) -> ast::Expr {
+        let n = match self.refs.iter().position(|x| *x == r) {
+            Some(i) => i + 1,
+            None => {
+                self.refs.push(r);
+                self.refs.len()
+            }
+        };
+        ast::Expr::Value(ast::Value::Placeholder(format!("${n}")).into())
+    }
+}
+
+impl<S: Spi> ast::VisitorMut for SubstituteVars<'_, '_, S> {
+    type Break = ();
+
+    fn post_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<()> {
+        let name = |i: &ast::Ident| match i.quote_style {
+            Some(_) => i.value.clone(),
+            None => i.value.to_lowercase(),
+        };
+        let r = match e {
+            ast::Expr::Identifier(i) => self.interp.resolve(&[name(i)]),
+            ast::Expr::CompoundIdentifier(parts) => {
+                let parts: Vec<String> = parts.iter().map(name).collect();
+                self.interp.resolve(&parts)
+            }
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Placeholder(p) => {
+                    // `$n` in a function body is its n-th parameter (slot
+                    // n: slot 0 is FOUND).
+                    match p.strip_prefix('$').and_then(|n| n.parse::<usize>().ok()) {
+                        Some(n) if n >= 1 && self.interp.vars.get(n).is_some() => {
+                            Some(VarRef { slot: n, field: None })
+                        }
+                        _ => {
+                            *self.problem =
+                                Some(err!(UndefinedParameter, "there is no parameter {p}"));
+                            return ControlFlow::Break(());
+                        }
+                    }
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(r) = r {
+            *e = self.param(r);
+        }
+        ControlFlow::Continue(())
+    }
+}
