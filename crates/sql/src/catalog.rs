@@ -127,6 +127,9 @@ pub struct FunctionDef {
     pub body: String,
     /// True when the body is `RETURN expr` (`body` is the expression).
     pub returns_expr: bool,
+    /// LANGUAGE plpgsql (else sql).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plpgsql: bool,
     /// pg_proc.provolatile: `i`, `s` or `v`.
     pub volatility: char,
     /// STRICT (RETURNS NULL ON NULL INPUT).
@@ -138,6 +141,9 @@ pub struct FunctionDef {
     #[serde(default)]
     pub comment: Option<String>,
 }
+
+/// The OID of the pseudo-type `trigger`, which trigger functions return.
+pub const TRIGGER_TYPE_OID: u32 = 2279;
 
 /// An input parameter of a [`FunctionDef`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -174,6 +180,11 @@ impl FunctionDef {
     /// The parameter types, in order.
     pub fn arg_types(&self) -> Vec<DataType> {
         self.args.iter().map(|a| a.ty.to_type()).collect()
+    }
+
+    /// True for a trigger function (RETURNS trigger).
+    pub fn returns_trigger(&self) -> bool {
+        matches!(&self.returns, FunctionReturns::Value(t, _) if t.oid == TRIGGER_TYPE_OID)
     }
 
     /// True if a call yields rows (SETOF or TABLE).

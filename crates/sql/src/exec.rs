@@ -83,6 +83,7 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                 crate::rowlock::lock_rows(run(input, cx).await?, spec, cx.eval)?
             }
             Plan::Function(f) => crate::select::functions::rows(f, cx.eval)?,
+            Plan::PlCall(c) => crate::plpgsql::call(c, cx).await?,
             Plan::WorkTable(id) => {
                 match cx.eval.work.iter().flat_map(|w| w.iter()).rev().find(|(w, _)| w == id) {
                     Some((_, rows)) => rows.as_ref().clone(),

@@ -181,6 +181,9 @@ pub struct EvalContext {
     /// The session's parsed PL/pgSQL bodies (None outside a session: each
     /// call parses its body).
     pub pl: Option<std::sync::Arc<crate::plpgsql::Cache>>,
+    /// How many PL/pgSQL calls and trigger firings this statement runs
+    /// inside (see [`crate::plpgsql::MAX_DEPTH`]).
+    pub depth: u32,
 }
 
 impl EvalContext {

@@ -306,6 +306,17 @@ pub struct Join {
     pub hash: Option<crate::select::HashKeys>,
 }
 
+/// A PL/pgSQL function call in FROM (a call in an expression is planned
+/// as a scalar subquery reading one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlCall {
+    /// The function.
+    pub def: std::sync::Arc<crate::catalog::FunctionDef>,
+    /// Its arguments, of its parameters' types (they read only outer
+    /// columns).
+    pub args: Vec<Expr>,
+}
+
 /// A node of the operator tree.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Plan {
@@ -315,6 +326,9 @@ pub enum Plan {
     Scan(Scan),
     /// A set-returning function in FROM (generate_series, unnest, ...).
     Function(crate::select::functions::FromFunction),
+    /// A call of a PL/pgSQL function: its rows (one for a function
+    /// returning a value).
+    PlCall(Box<PlCall>),
     /// The rows of recursive CTE `id`'s previous iteration (its work table).
     WorkTable(usize),
     /// WITH RECURSIVE: the base rows, then the recursive step run again and
@@ -410,6 +424,7 @@ impl Plan {
             Plan::Values(_)
             | Plan::Scan(_)
             | Plan::Function(..)
+            | Plan::PlCall(_)
             | Plan::System(_)
             | Plan::Sequence(_)
             | Plan::WorkTable(_) => vec![],
@@ -463,6 +478,7 @@ impl Plan {
                 format!("{how}{back}{using} on {}{f}{cap}", s.table.name)
             }
             Plan::Function(f) => format!("Function Scan on {}", f.name()),
+            Plan::PlCall(c) => format!("Function Scan on {}", c.def.name),
             Plan::WorkTable(_) => "WorkTable Scan".into(),
             Plan::Recursive { .. } => "Recursive Union".into(),
             Plan::System(t) => format!("System Scan on {}", t.name()),

@@ -101,7 +101,59 @@ impl Cache {
     }
 }
 
-/// Checks a body's syntax (CREATE FUNCTION ... LANGUAGE plpgsql).
-pub fn check(body: &str) -> Result<()> {
-    run::Compiled::new(body).map(|_| ())
+/// How deep PL/pgSQL calls and trigger firings may nest. Each level runs
+/// the interpreter and the executor once more on the same stack, so a
+/// runaway recursion stops here with PostgreSQL's error instead of
+/// overflowing it.
+pub const MAX_DEPTH: u32 = 48;
+
+/// The context one level deeper, or PostgreSQL's error past
+/// [`MAX_DEPTH`].
+pub fn deeper(ctx: &EvalContext) -> Result<EvalContext> {
+    if ctx.depth >= MAX_DEPTH {
+        return Err(crate::err!(StatementTooComplex, "stack depth limit exceeded").with_hint(
+            "Increase the configuration parameter \"max_stack_depth\" (currently 2048kB), after ensuring the platform's stack depth limit is adequate.",
+        ));
+    }
+    Ok(EvalContext { depth: ctx.depth + 1, ..ctx.clone() })
+}
+
+/// A function's parsed body: the session's cached one, or parsed now.
+pub fn body(ctx: &EvalContext, def: &crate::catalog::FunctionDef) -> Result<Arc<run::Compiled>> {
+    match &ctx.pl {
+        Some(c) => c.body(def.oid, &def.body),
+        None => Ok(Arc::new(run::Compiled::new(&def.body)?)),
+    }
+}
+
+/// Runs a PL/pgSQL function call in FROM: its rows. A query can only
+/// read, so the function's own writes fail (see [`spi::Access::Read`]).
+pub async fn call<T: kvapi::Txn>(
+    c: &crate::plan::PlCall,
+    cx: &crate::exec::ExecCtx<'_, T>,
+) -> Result<Vec<Vec<Value>>> {
+    if c.def.returns_trigger() {
+        crate::bail!(FeatureNotSupported, "trigger functions can only be called as triggers");
+    }
+    let args = c.args.iter().map(|e| e.eval(&[], cx.eval)).collect::<Result<Vec<_>>>()?;
+    if c.def.strict && args.iter().any(Value::is_null) {
+        return Ok(match c.def.returns_set() {
+            true => Vec::new(),
+            false => vec![vec![Value::Null]],
+        });
+    }
+    let ctx = deeper(cx.eval)?;
+    let code = body(&ctx, &c.def)?;
+    let mut spi = spi::TxnSpi::new(spi::Access::Read(cx.txn), cx.tenant, cx.catalog, &ctx);
+    Ok(match run::run(&mut spi, code, run::Call::Function(&c.def, args)).await? {
+        run::Returned::Value(v) => vec![vec![v]],
+        run::Returned::Rows(rows) => rows,
+    })
+}
+
+/// Checks a function's body: its syntax, the SQL inside it, and its
+/// RETURN statements (CREATE FUNCTION ... LANGUAGE plpgsql).
+pub fn check(def: &crate::catalog::FunctionDef) -> Result<()> {
+    let c = run::Compiled::new(&def.body)?;
+    run::check_returns(&c.block, def)
 }

@@ -1137,8 +1137,14 @@ fn alias_name(alias: &Option<ast::TableAlias>) -> Option<String> {
 }
 
 fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)> {
-    if let Some(derived) = b.sql_function_item(f)? {
-        return plan_factor(b, &derived);
+    match b.sql_function_item(f)? {
+        Some(crate::bind::user_functions::FunctionItem::Derived(derived)) => {
+            return plan_factor(b, &derived)
+        }
+        Some(crate::bind::user_functions::FunctionItem::Planned(plan, scope)) => {
+            return Ok((plan, scope))
+        }
+        None => {}
     }
     if let Some(call) = functions::call_of(f) {
         return functions::plan_function(b, &call?);

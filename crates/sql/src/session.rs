@@ -1237,6 +1237,7 @@ impl<K: KvClient> Session<K> {
             warnings: self.warnings.clone(),
             deferred: Some(self.deferred.clone()),
             pl: Some(self.pl_cache.clone()),
+            depth: 0,
         }
     }
 

@@ -131,6 +131,7 @@ fn visit_exprs(p: &Plan, check: &mut dyn FnMut(&Expr)) {
             }
         }
         Plan::Function(f) => f.calls.iter().flat_map(|c| &c.args).for_each(&mut *check),
+        Plan::PlCall(c) => c.args.iter().for_each(&mut *check),
         Plan::System(_) | Plan::Sequence(_) => {}
         Plan::Filter(i, e) => {
             check(e);

@@ -107,6 +107,15 @@ impl Binder<'_> {
             );
         }
         let args: Vec<ast::Expr> = args.into_iter().cloned().collect();
+        if def.plpgsql {
+            if def.returns_trigger() {
+                bail!(FeatureNotSupported, "trigger functions can only be called as triggers");
+            }
+            // `(SELECT f FROM f(args) AS f)`: the call runs where a
+            // subquery does, once per row when its arguments read one.
+            let call = plpgsql_subquery(&f.name, with_defaults(&def, args)?)?;
+            return self.expr_in(&call, scope, agg).map(Some);
+        }
         let call = self.expand_scalar(&def, with_defaults(&def, args)?)?;
         self.enter_function(&def)?;
         let r = self.expr_in(&call, scope, agg);
@@ -153,11 +162,12 @@ impl Binder<'_> {
     }
 
     /// A SQL function call in FROM as the derived table it is planned as,
-    /// or None when `item` is no such call.
+    /// or a PL/pgSQL function call as its plan; None when `item` is no
+    /// such call.
     pub(crate) fn sql_function_item(
         &mut self,
         item: &ast::TableFactor,
-    ) -> Result<Option<ast::TableFactor>> {
+    ) -> Result<Option<FunctionItem>> {
         let (name, alias, fargs) = match item {
             ast::TableFactor::Table {
                 name, alias, args: Some(a), with_ordinality: false, ..
@@ -181,6 +191,10 @@ impl Binder<'_> {
         let refs: Vec<&ast::Expr> = args.iter().collect();
         let types = self.arg_types(&refs, &Scope::default(), &mut None)?;
         let Some(def) = choose(&candidates, &types)? else { return Ok(None) };
+        if def.plpgsql && self.trace.is_none() {
+            let args = with_defaults(&def, args)?;
+            return self.plpgsql_item(def, args, alias).map(Some);
+        }
         let query = match self.trace.is_some() {
             true => signature_rows(&def)?,
             false => {
@@ -204,13 +218,83 @@ impl Binder<'_> {
                 .columns
                 .push(ast::TableAliasColumnDef { name: alias.name.clone(), data_type: None });
         }
-        Ok(Some(ast::TableFactor::Derived {
+        Ok(Some(FunctionItem::Derived(ast::TableFactor::Derived {
             lateral: false,
             subquery: Box::new(query),
             alias: Some(alias),
             sample: None,
-        }))
+        })))
     }
+
+    /// A PL/pgSQL function call in FROM: a [`PlCall`] with its arguments
+    /// bound (they read items before it as outer columns) and cast to the
+    /// parameters' types, and its columns as the alias names them.
+    fn plpgsql_item(
+        &mut self,
+        def: Arc<FunctionDef>,
+        args: Vec<ast::Expr>,
+        alias: &Option<ast::TableAlias>,
+    ) -> Result<FunctionItem> {
+        let mut bound = Vec::with_capacity(args.len());
+        for (a, p) in args.iter().zip(&def.args) {
+            bound.push(self.assign(a, &Scope::default(), &p.ty.to_type())?);
+        }
+        let qualifier =
+            alias.as_ref().map(|a| crate::bind::ident(&a.name)).unwrap_or_else(|| def.name.clone());
+        let columns: Vec<(String, DataType)> = match &def.returns {
+            FunctionReturns::Value(t, _) | FunctionReturns::SetOf(t, _) => {
+                let ty = if t.oid == DataType::Void.oid() { DataType::Void } else { t.to_type() };
+                vec![(qualifier.clone(), ty)]
+            }
+            FunctionReturns::Rows { columns, .. } => {
+                columns.iter().map(|(n, t, _)| (n.clone(), t.to_type())).collect()
+            }
+        };
+        let renames: Vec<String> = alias
+            .as_ref()
+            .map(|a| a.columns.iter().map(|c| crate::bind::ident(&c.name)).collect())
+            .unwrap_or_default();
+        let cols = columns
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, ty))| ScopeCol {
+                qualifier: Some(qualifier.clone()),
+                name: renames.get(i).cloned().unwrap_or(name),
+                ty,
+                table_oid: 0,
+                column_id: 0,
+                reach: Reach::Full,
+            })
+            .collect();
+        let plan = Plan::PlCall(Box::new(crate::plan::PlCall { def, args: bound }));
+        Ok(FunctionItem::Planned(plan, Scope { cols }))
+    }
+}
+
+/// What a FROM item calling a user-defined function is planned as.
+pub(crate) enum FunctionItem {
+    /// A SQL function: a derived table (its body).
+    Derived(ast::TableFactor),
+    /// A PL/pgSQL function: its call.
+    Planned(Plan, Scope),
+}
+
+/// `(SELECT "$pl" FROM name(args) AS "$pl")`: a scalar PL/pgSQL call as
+/// a subquery over its FROM form.
+fn plpgsql_subquery(name: &ast::ObjectName, args: Vec<ast::Expr>) -> Result<ast::Expr> {
+    let mut q = crate::parse::query_text(r#"SELECT "$pl" FROM f() AS "$pl""#).map_err(internal)?;
+    if let ast::SetExpr::Select(s) = q.body.as_mut() {
+        if let Some(ast::TableFactor::Table { name: n, args: Some(a), .. }) =
+            s.from.first_mut().map(|t| &mut t.relation)
+        {
+            *n = name.clone();
+            a.args = args
+                .into_iter()
+                .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)))
+                .collect();
+        }
+    }
+    Ok(ast::Expr::Subquery(Box::new(q)))
 }
 
 /// The function a call with argument types `types` means among

@@ -57,7 +57,10 @@ pub async fn create_function<T: Txn>(
     }
     // pg_dump turns the check off: its functions come before the tables
     // their bodies read.
-    if check_bodies {
+    if def.plpgsql {
+        // Parsed, not bound: PL/pgSQL checks names when a statement runs.
+        crate::plpgsql::check(&def)?;
+    } else if check_bodies {
         check_body(cat, &def)?;
     }
     bump_version(txn, tenant).await?;
@@ -81,16 +84,14 @@ fn definition(
         Some(l) => bind::ident(l),
         None => bail!(InvalidFunctionDefinition, "no language specified"),
     };
-    match language.as_str() {
-        "sql" => {}
-        "plpgsql" => {
-            bail!(FeatureNotSupported, "functions in language plpgsql are not supported yet")
-        }
+    let plpgsql = match language.as_str() {
+        "sql" => false,
+        "plpgsql" => true,
         "internal" | "c" => {
             bail!(FeatureNotSupported, "functions in language {language} cannot be created")
         }
         other => bail!(UndefinedObject, "language \"{other}\" does not exist"),
-    }
+    };
     if cf.temporary || cf.or_alter || cf.if_not_exists {
         bail!(SyntaxError, "syntax error at or near \"FUNCTION\"");
     }
@@ -105,6 +106,15 @@ fn definition(
         if matches!(a.mode, Some(ast::ArgMode::Out | ast::ArgMode::InOut | ast::ArgMode::Variadic))
         {
             bail!(FeatureNotSupported, "OUT, INOUT and VARIADIC parameters are not supported yet");
+        }
+        if is_named(&a.data_type, "trigger") {
+            match plpgsql {
+                true => bail!(FeatureNotSupported, "PL/pgSQL functions cannot accept type trigger"),
+                false => bail!(
+                    InvalidFunctionDefinition,
+                    "SQL functions cannot have arguments of type trigger"
+                ),
+            }
         }
         let arg_name = a.name.as_ref().map(bind::ident);
         if let Some(n) = &arg_name {
@@ -162,11 +172,24 @@ fn definition(
                     "functions returning a composite value are not supported yet"
                 );
             }
-            if is_void(t) {
-                bail!(FeatureNotSupported, "functions returning void are not supported yet");
+            if is_named(t, "trigger") {
+                if !plpgsql {
+                    bail!(InvalidFunctionDefinition, "SQL functions cannot return type trigger");
+                }
+                let trigger = TypeDef::builtin(catalog::TRIGGER_TYPE_OID, -1);
+                FunctionReturns::Value(trigger, "trigger".into())
+            } else if is_named(t, "void") {
+                if !plpgsql {
+                    bail!(
+                        FeatureNotSupported,
+                        "SQL functions returning void are not supported yet"
+                    );
+                }
+                FunctionReturns::Value(TypeDef::from_type(&DataType::Void), "void".into())
+            } else {
+                let ty = bind::catalog_type(cat, t)?;
+                FunctionReturns::Value(TypeDef::from_type(&ty), crate::deparse::type_sql(cat, &ty))
             }
-            let ty = bind::catalog_type(cat, t)?;
-            FunctionReturns::Value(TypeDef::from_type(&ty), crate::deparse::type_sql(cat, &ty))
         }
         Some(ast::FunctionReturnType::SetOf(t)) => match row_type(cat, t)? {
             Some(table) => FunctionReturns::Rows {
@@ -201,7 +224,7 @@ fn definition(
             },
             _ => bail!(InvalidFunctionDefinition, "only one AS item needed for language \"sql\""),
         },
-        Some(ast::CreateFunctionBody::Return(e)) => (e.to_string(), true),
+        Some(ast::CreateFunctionBody::Return(e)) if !plpgsql => (e.to_string(), true),
         Some(_) => bail!(InvalidFunctionDefinition, "only one AS item needed for language \"sql\""),
         None => bail!(InvalidFunctionDefinition, "no function body specified"),
     };
@@ -228,14 +251,16 @@ fn definition(
         returns,
         body,
         returns_expr,
+        plpgsql,
         volatility,
         strict,
         comment: None,
     })
 }
 
-fn is_void(t: &ast::DataType) -> bool {
-    matches!(t, ast::DataType::Custom(n, m) if m.is_empty() && bind::object_name(n).is_ok_and(|n| n == "void"))
+/// True if `t` is the (pseudo-)type `name` (`void`, `trigger`).
+fn is_named(t: &ast::DataType, name: &str) -> bool {
+    matches!(t, ast::DataType::Custom(n, m) if m.is_empty() && bind::object_name(n).is_ok_and(|n| n == name))
 }
 
 /// The table whose row type `t` names, if it names one.

@@ -205,6 +205,39 @@ pub struct ForRange {
     pub body: Vec<Stmt>,
 }
 
+/// Calls `f` for each statement of a list and of every list nested in it
+/// (blocks, branches, loop bodies, handlers), parents first.
+pub fn walk(stmts: &[Stmt], f: &mut impl FnMut(&Stmt) -> Result<()>) -> Result<()> {
+    for s in stmts {
+        f(s)?;
+        match s {
+            Stmt::Block(b) => walk_block(b, f)?,
+            Stmt::If(arms, otherwise) | Stmt::Case(_, arms, otherwise) => {
+                for (_, body) in arms {
+                    walk(body, f)?;
+                }
+                walk(otherwise.as_deref().unwrap_or_default(), f)?;
+            }
+            Stmt::Loop(_, body)
+            | Stmt::While(_, _, body)
+            | Stmt::ForQuery(_, _, _, body)
+            | Stmt::Foreach(_, _, _, _, body) => walk(body, f)?,
+            Stmt::ForRange(r) => walk(&r.body, f)?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// [`walk`] over a block's statements and its handlers'.
+pub fn walk_block(b: &Block, f: &mut impl FnMut(&Stmt) -> Result<()>) -> Result<()> {
+    walk(&b.body, f)?;
+    for h in b.handlers.iter().flatten() {
+        walk(&h.body, f)?;
+    }
+    Ok(())
+}
+
 /// Parses a function body or DO block: one block, optionally followed by
 /// a semicolon.
 pub fn parse(src: &str) -> Result<Block> {

@@ -83,11 +83,53 @@ fn check_block(b: &Block) -> Result<()> {
             check_sql(e, true)?;
         }
     }
-    check_stmts(&b.body)?;
-    for h in b.handlers.iter().flatten() {
-        check_stmts(&h.body)?;
-    }
-    Ok(())
+    parse::walk_block(b, &mut |s| {
+        match s {
+            Stmt::Block(inner) => {
+                for d in &inner.decls {
+                    if let Some(e) = &d.default {
+                        check_sql(e, true)?;
+                    }
+                }
+            }
+            Stmt::Assign(_, e) | Stmt::While(_, e, _) | Stmt::Foreach(_, _, _, e, _) => {
+                check_sql(e, true)?
+            }
+            Stmt::Perform(q) | Stmt::Sql(q, _) => check_sql(q, false)?,
+            Stmt::If(arms, _) | Stmt::Case(None, arms, _) => {
+                arms.iter().try_for_each(|(c, _)| check_sql(c, true))?
+            }
+            Stmt::Case(Some(subject), arms, _) => {
+                check_sql(subject, true)?;
+                for (c, _) in arms {
+                    check_sql(&Sql { text: format!("1 IN ({})", c.text), line: c.line }, true)?;
+                }
+            }
+            Stmt::ForRange(f) => {
+                for e in [Some(&f.from), Some(&f.to), f.step.as_ref()].into_iter().flatten() {
+                    check_sql(e, true)?;
+                }
+            }
+            Stmt::ForQuery(_, _, src, _) | Stmt::ReturnQuery(src) => check_source(src)?,
+            Stmt::Exit(_, Some(e), _) | Stmt::Return(Some(e)) | Stmt::ReturnNext(Some(e)) => {
+                check_sql(e, true)?
+            }
+            Stmt::Raise(Some(r)) => {
+                for a in r.args.iter().chain(r.options.iter().map(|(_, v)| v)) {
+                    check_sql(a, true)?;
+                }
+            }
+            Stmt::Execute(d, _) => check_dynamic(d)?,
+            Stmt::Assert(c, m) => {
+                check_sql(c, true)?;
+                if let Some(m) = m {
+                    check_sql(m, true)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    })
 }
 
 fn check_sql(s: &Sql, expr: bool) -> Result<()> {
@@ -107,63 +149,37 @@ fn check_dynamic(d: &Dynamic) -> Result<()> {
     d.using.iter().try_for_each(|u| check_sql(u, true))
 }
 
-fn check_stmts(stmts: &[Stmt]) -> Result<()> {
-    for s in stmts {
+/// Checks the RETURN statements of a function's body against what it
+/// returns, as PostgreSQL does when the function is created.
+pub fn check_returns(b: &Block, def: &FunctionDef) -> Result<()> {
+    let set = def.returns_set();
+    let void =
+        matches!(&def.returns, FunctionReturns::Value(t, _) if t.oid == DataType::Void.oid());
+    parse::walk_block(b, &mut |s| {
         match s {
-            Stmt::Block(b) => check_block(b)?,
-            Stmt::Assign(_, e) | Stmt::Perform(e) => check_sql(e, !matches!(s, Stmt::Perform(_)))?,
-            Stmt::If(arms, otherwise) | Stmt::Case(None, arms, otherwise) => {
-                for (c, body) in arms {
-                    check_sql(c, true)?;
-                    check_stmts(body)?;
-                }
-                check_stmts(otherwise.as_deref().unwrap_or_default())?;
+            Stmt::Return(Some(_)) if set => {
+                return Err(err!(
+                    DatatypeMismatch,
+                    "RETURN cannot have a parameter in function returning set"
+                )
+                .with_hint("Use RETURN NEXT or RETURN QUERY."))
             }
-            Stmt::Case(Some(subject), arms, otherwise) => {
-                check_sql(subject, true)?;
-                for (c, body) in arms {
-                    check_sql(&Sql { text: format!("1 IN ({})", c.text), line: c.line }, true)?;
-                    check_stmts(body)?;
-                }
-                check_stmts(otherwise.as_deref().unwrap_or_default())?;
+            Stmt::Return(Some(_)) if void => {
+                bail!(DatatypeMismatch, "RETURN cannot have a parameter in function returning void")
             }
-            Stmt::Loop(_, body) => check_stmts(body)?,
-            Stmt::While(_, c, body) | Stmt::Foreach(_, _, _, c, body) => {
-                check_sql(c, true)?;
-                check_stmts(body)?;
+            Stmt::Return(None) if !set && !void => {
+                bail!(SyntaxError, "missing expression at or near \";\"")
             }
-            Stmt::ForRange(f) => {
-                check_sql(&f.from, true)?;
-                check_sql(&f.to, true)?;
-                if let Some(s) = &f.step {
-                    check_sql(s, true)?;
-                }
-                check_stmts(&f.body)?;
+            Stmt::ReturnNext(_) if !set => {
+                bail!(DatatypeMismatch, "cannot use RETURN NEXT in a non-SETOF function")
             }
-            Stmt::ForQuery(_, _, src, body) => {
-                check_source(src)?;
-                check_stmts(body)?;
-            }
-            Stmt::Exit(_, Some(c), _) => check_sql(c, true)?,
-            Stmt::Return(Some(e)) | Stmt::ReturnNext(Some(e)) => check_sql(e, true)?,
-            Stmt::ReturnQuery(src) => check_source(src)?,
-            Stmt::Raise(Some(r)) => {
-                for a in r.args.iter().chain(r.options.iter().map(|(_, v)| v)) {
-                    check_sql(a, true)?;
-                }
-            }
-            Stmt::Sql(q, _) => check_sql(q, false)?,
-            Stmt::Execute(d, _) => check_dynamic(d)?,
-            Stmt::Assert(c, m) => {
-                check_sql(c, true)?;
-                if let Some(m) = m {
-                    check_sql(m, true)?;
-                }
+            Stmt::ReturnQuery(_) if !set => {
+                bail!(DatatypeMismatch, "cannot use RETURN QUERY in a non-SETOF function")
             }
             _ => {}
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// What kind of variable a slot holds.

@@ -141,7 +141,7 @@ pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc
         arguments: list(true),
         identity_arguments: list(false),
         description: f.comment.clone(),
-        lang: 14,
+        lang: if f.plpgsql { 13563 } else { 14 },
         parallel: "u".into(),
         secdef: false,
         leakproof: false,
