@@ -442,8 +442,9 @@ pub async fn insert<T: Txn>(
     private: bool,
 ) -> Result<(u64, Vec<Row>)> {
     let source = {
+        let once = crate::plpgsql::run_calls(&plan.source, txn, tenant, catalog, eval).await?;
         let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
-        crate::exec::run(&plan.source, &cx).await?
+        crate::exec::run(once.as_ref().unwrap_or(&plan.source), &cx).await?
     };
     let table = &plan.table;
     let mut rows = Vec::with_capacity(source.len());
@@ -476,6 +477,32 @@ pub async fn insert<T: Txn>(
     }
     let returned = returning_rows(plan.returning.as_ref(), &rows, &[], eval)?;
     Ok((rows.len() as u64, returned))
+}
+
+/// Runs UPDATE's or DELETE's uncorrelated subqueries (the PL/pgSQL calls
+/// in them first, as they may write); returns the context that sees them.
+async fn init_plans<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    init: &[(Plan, crate::plan::SubqKind)],
+    eval: &EvalContext,
+    catalog: &crate::catalog::Catalog,
+) -> Result<EvalContext> {
+    let mut ran = Vec::new();
+    for (i, (p, kind)) in init.iter().enumerate() {
+        if let Some(once) = crate::plpgsql::run_calls(p, txn, tenant, catalog, eval).await? {
+            ran.push((i, (once, *kind)));
+        }
+    }
+    let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
+    if ran.is_empty() {
+        return exec::with_init_plans(init, &cx).await;
+    }
+    let mut list = init.to_vec();
+    for (i, p) in ran {
+        list[i] = p;
+    }
+    exec::with_init_plans(&list, &cx).await
 }
 
 /// INSERT ... ON CONFLICT: row by row, lock the key, then insert, skip or
@@ -727,8 +754,7 @@ pub async fn update<T: Txn>(
     let eval = match plan.init.is_empty() {
         true => eval,
         false => {
-            let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
-            with_subqueries = exec::with_init_plans(&plan.init, &cx).await?;
+            with_subqueries = init_plans(txn, tenant, &plan.init, eval, catalog).await?;
             &with_subqueries
         }
     };
@@ -834,8 +860,7 @@ pub async fn delete<T: Txn>(
     let eval = match plan.init.is_empty() {
         true => eval,
         false => {
-            let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
-            with_subqueries = exec::with_init_plans(&plan.init, &cx).await?;
+            with_subqueries = init_plans(txn, tenant, &plan.init, eval, catalog).await?;
             &with_subqueries
         }
     };

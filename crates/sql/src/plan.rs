@@ -449,6 +449,37 @@ impl Plan {
         }
     }
 
+    /// [`Plan::children`], mutable.
+    pub fn children_mut(&mut self) -> Vec<&mut Plan> {
+        match self {
+            Plan::Values(_)
+            | Plan::Scan(_)
+            | Plan::Function(..)
+            | Plan::PlCall(_)
+            | Plan::System(_)
+            | Plan::Sequence(_)
+            | Plan::WorkTable(_) => vec![],
+            Plan::Filter(i, _)
+            | Plan::Project(i, _)
+            | Plan::Aggregate(i, _, _)
+            | Plan::Sort(i, _)
+            | Plan::LockRows(i, _)
+            | Plan::Limit(i, _, _)
+            | Plan::Distinct(i)
+            | Plan::DistinctOn(i, _)
+            | Plan::Window(i, _) => vec![i],
+            Plan::Join(j) => vec![&mut j.left, &mut j.right],
+            Plan::Lateral(l, r, ..) | Plan::SetOp(_, _, l, r) => vec![l, r],
+            Plan::Recursive { base, step, .. } => vec![base, step],
+            Plan::Apply(i, subs) => {
+                std::iter::once(&mut **i).chain(subs.iter_mut().map(|c| &mut c.plan)).collect()
+            }
+            Plan::Init(list, i) => {
+                list.iter_mut().map(|(p, _)| p).chain(std::iter::once(&mut **i)).collect()
+            }
+        }
+    }
+
     /// True if this plan or any plan under it satisfies `f`.
     pub fn any(&self, f: &impl Fn(&Plan) -> bool) -> bool {
         f(self) || self.children().into_iter().any(|c| c.any(f))

@@ -127,28 +127,111 @@ pub fn body(ctx: &EvalContext, def: &crate::catalog::FunctionDef) -> Result<Arc<
 }
 
 /// Runs a PL/pgSQL function call in FROM: its rows. A query can only
-/// read, so the function's own writes fail (see [`spi::Access::Read`]).
+/// read, so the function's own writes fail (see [`run_calls`] for the
+/// calls that may write).
 pub async fn call<T: kvapi::Txn>(
     c: &crate::plan::PlCall,
     cx: &crate::exec::ExecCtx<'_, T>,
 ) -> Result<Vec<Vec<Value>>> {
+    invoke(c, spi::Access::Read(cx.txn), cx.tenant, cx.catalog, cx.eval).await
+}
+
+/// Evaluates a call's arguments and runs the function.
+async fn invoke<T: kvapi::Txn>(
+    c: &crate::plan::PlCall,
+    access: spi::Access<'_, T>,
+    tenant: kvapi::TenantId,
+    catalog: &Catalog,
+    ctx: &EvalContext,
+) -> Result<Vec<Vec<Value>>> {
     if c.def.returns_trigger() {
         crate::bail!(FeatureNotSupported, "trigger functions can only be called as triggers");
     }
-    let args = c.args.iter().map(|e| e.eval(&[], cx.eval)).collect::<Result<Vec<_>>>()?;
+    let args = c.args.iter().map(|e| e.eval(&[], ctx)).collect::<Result<Vec<_>>>()?;
     if c.def.strict && args.iter().any(Value::is_null) {
         return Ok(match c.def.returns_set() {
             true => Vec::new(),
             false => vec![vec![Value::Null]],
         });
     }
-    let ctx = deeper(cx.eval)?;
+    let ctx = deeper(ctx)?;
     let code = body(&ctx, &c.def)?;
-    let mut spi = spi::TxnSpi::new(spi::Access::Read(cx.txn), cx.tenant, cx.catalog, &ctx);
+    let mut spi = spi::TxnSpi::new(access, tenant, catalog, &ctx);
     Ok(match run::run(&mut spi, code, run::Call::Function(&c.def, args)).await? {
         run::Returned::Value(v) => vec![vec![v]],
         run::Returned::Rows(rows) => rows,
     })
+}
+
+/// Runs the PL/pgSQL calls of a plan that run once per statement (in an
+/// uncorrelated subquery or the statement's own FROM, with arguments that
+/// read no row) before the plan, where they may write, and returns the
+/// plan with their results in their place; None if it has no such call.
+/// A function called for each row of a query runs inside the query's
+/// execution, which only reads ([`call`]).
+pub async fn run_calls<T: kvapi::Txn>(
+    plan: &crate::plan::Plan,
+    txn: &mut T,
+    tenant: kvapi::TenantId,
+    catalog: &Catalog,
+    ctx: &EvalContext,
+) -> Result<Option<crate::plan::Plan>> {
+    if !plan.any(&|p| matches!(p, crate::plan::Plan::PlCall(_))) {
+        return Ok(None);
+    }
+    let mut plan = plan.clone();
+    let mut once = Once { txn, tenant, catalog, ctx };
+    once.run(&mut plan).await?;
+    Ok(Some(plan))
+}
+
+/// True if an argument reads neither a row nor a subquery's result, so
+/// it can be evaluated before the statement runs.
+fn standalone(e: &crate::expr::Expr) -> bool {
+    use crate::expr::Expr;
+    let mut ok = true;
+    e.walk(&mut |x| ok &= !matches!(x, Expr::Outer(_) | Expr::Subquery(_) | Expr::InSubquery(..)));
+    ok
+}
+
+/// [`run_calls`]'s walk.
+struct Once<'a, T: kvapi::Txn> {
+    txn: &'a mut T,
+    tenant: kvapi::TenantId,
+    catalog: &'a Catalog,
+    ctx: &'a EvalContext,
+}
+
+impl<T: kvapi::Txn> Once<'_, T> {
+    fn run<'p>(&'p mut self, p: &'p mut crate::plan::Plan) -> BoxFut<'p, ()> {
+        use crate::plan::Plan;
+        Box::pin(async move {
+            match p {
+                Plan::PlCall(c) if c.args.iter().all(standalone) => {
+                    let rows = self.call(c).await?;
+                    let rows = rows
+                        .into_iter()
+                        .map(|r| r.into_iter().map(crate::expr::Expr::Const).collect());
+                    *p = Plan::Values(rows.collect());
+                }
+                // These run their right side, step or subqueries per row.
+                Plan::Lateral(l, ..) => self.run(l).await?,
+                Plan::Apply(i, _) => self.run(i).await?,
+                Plan::Recursive { base, .. } => self.run(base).await?,
+                other => {
+                    for c in other.children_mut() {
+                        self.run(c).await?;
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    async fn call(&mut self, c: &crate::plan::PlCall) -> Result<Vec<Vec<Value>>> {
+        let access = spi::Access::Write(&mut *self.txn);
+        invoke(c, access, self.tenant, self.catalog, self.ctx).await
+    }
 }
 
 /// Checks a function's body: its syntax, the SQL inside it, and its

@@ -1330,8 +1330,10 @@ impl<K: KvClient> Session<K> {
         let txn = self.txn.as_mut().expect("statement has a transaction");
         match bound.as_ref() {
             Bound::Query(plan, _) => {
+                // PL/pgSQL calls that run once may write: they run first.
+                let once = crate::plpgsql::run_calls(plan, txn, tenant, &catalog, &ctx).await?;
                 let cx = ExecCtx { txn: &*txn, tenant, eval: &ctx, catalog: &catalog };
-                let rows = exec::run(plan, &cx).await?;
+                let rows = exec::run(once.as_ref().unwrap_or(plan), &cx).await?;
                 let tag = format!("SELECT {}", rows.len());
                 let changed = std::mem::take(&mut *self.set_config.lock());
                 for (name, value, local) in changed {

@@ -722,19 +722,6 @@ impl Parser<'_> {
             None
         };
         self.expect_sym(";")?;
-        if (constant || not_null) && default.is_none() {
-            return Err(if constant {
-                crate::err!(
-                    SyntaxError,
-                    "variable \"{name}\" must have a default value, since it's declared CONSTANT"
-                )
-            } else {
-                crate::err!(
-                    SyntaxError,
-                    "variable \"{name}\" must have a default value, since it's declared NOT NULL"
-                )
-            });
-        }
         Ok(Decl { name, kind: DeclKind::Type(ty.text), constant, not_null, default })
     }
 

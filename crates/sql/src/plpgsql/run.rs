@@ -1556,8 +1556,72 @@ impl<S: Spi> SubstituteVars<'_, '_, S> {
     }
 }
 
+impl<S: Spi> SubstituteVars<'_, '_, S> {
+    /// The fields of the record variable `name.*` names, as `name.field`
+    /// expressions (None if `name` is no assigned record variable).
+    fn star_fields(&self, name: &ast::ObjectName) -> Option<Vec<(ast::Expr, ast::Ident)>> {
+        let [part] = name.0.as_slice() else { return None };
+        let var = part.as_ident()?;
+        let slot = self.interp.lookup(&crate::bind::ident(var))?;
+        let Ok(DataType::Record(rt)) = self.interp.ref_type(&VarRef { slot, field: None }) else {
+            return None;
+        };
+        let fields = rt.fields.iter().map(|(f, _)| {
+            let field = ast::Ident::with_quote('"', f.clone());
+            (ast::Expr::CompoundIdentifier(vec![var.clone(), field.clone()]), field)
+        });
+        Some(fields.collect())
+    }
+}
+
 impl<S: Spi> ast::VisitorMut for SubstituteVars<'_, '_, S> {
     type Break = ();
+
+    /// `rec.*` in a select list or a VALUES row stands for the record
+    /// variable's fields.
+    fn pre_visit_query(&mut self, q: &mut ast::Query) -> ControlFlow<()> {
+        match q.body.as_mut() {
+            ast::SetExpr::Select(sel) => {
+                let mut items = Vec::with_capacity(sel.projection.len());
+                for item in std::mem::take(&mut sel.projection) {
+                    let fields = match &item {
+                        ast::SelectItem::QualifiedWildcard(
+                            ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                            _,
+                        ) => self.star_fields(n),
+                        _ => None,
+                    };
+                    match fields {
+                        Some(fields) => {
+                            items.extend(fields.into_iter().map(|(expr, alias)| {
+                                ast::SelectItem::ExprWithAlias { expr, alias }
+                            }))
+                        }
+                        None => items.push(item),
+                    }
+                }
+                sel.projection = items;
+            }
+            ast::SetExpr::Values(v) => {
+                for row in &mut v.rows {
+                    let mut out = Vec::with_capacity(row.len());
+                    for e in std::mem::take(&mut row.content) {
+                        let fields = match &e {
+                            ast::Expr::QualifiedWildcard(n, _) => self.star_fields(n),
+                            _ => None,
+                        };
+                        match fields {
+                            Some(fields) => out.extend(fields.into_iter().map(|(e, _)| e)),
+                            None => out.push(e),
+                        }
+                    }
+                    row.content = out;
+                }
+            }
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
 
     fn post_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<()> {
         let name = |i: &ast::Ident| match i.quote_style {

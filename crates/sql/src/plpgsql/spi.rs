@@ -69,8 +69,9 @@ pub async fn run_bound<T: Txn>(
 ) -> Result<Done> {
     let (count, rows) = match bound {
         Bound::Query(plan, _) => {
+            let once = super::run_calls(plan, txn, tenant, catalog, ctx).await?;
             let cx = ExecCtx { txn: &*txn, tenant, eval: ctx, catalog };
-            let rows = exec::run(plan, &cx).await?;
+            let rows = exec::run(once.as_ref().unwrap_or(plan), &cx).await?;
             (rows.len() as u64, rows)
         }
         Bound::Insert(p) => crate::dml::insert(txn, tenant, p, ctx, catalog, false).await?,
@@ -102,7 +103,7 @@ impl<T: Txn> Spi for TxnSpi<'_, T> {
     fn execute<'b>(&'b mut self, s: Statement<'b>) -> BoxFut<'b, Done> {
         Box::pin(async move {
             let ctx = EvalContext { params: s.params, ..self.ctx.clone() };
-            if let Bound::Query(plan, _) = &*s.bound {
+            if let (Bound::Query(plan, _), Access::Read(_)) = (&*s.bound, &self.txn) {
                 let cx = ExecCtx {
                     txn: self.reader(),
                     tenant: self.tenant,
