@@ -619,9 +619,60 @@ pub struct TableDef {
     /// Set for a materialized view: a table whose rows its query made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matview: Option<MatViewDef>,
+    /// Its triggers, in name order (the order they fire in).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<TriggerDef>,
     /// Owner and ACL (its indexes are the owner's too).
     #[serde(flatten)]
     pub access: Ownership,
+}
+
+/// A trigger (CREATE TRIGGER), stored on its table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TriggerDef {
+    /// pg_trigger OID.
+    pub oid: u32,
+    /// Trigger name (unique per table).
+    pub name: String,
+    /// pg_trigger.tgtype: the bits [`TriggerDef::ROW`], `BEFORE`, `INSERT`,
+    /// `DELETE`, `UPDATE`, `TRUNCATE` and `INSTEAD`.
+    pub tgtype: i16,
+    /// UPDATE OF: the columns (positions) whose assignment fires it
+    /// (empty: any UPDATE).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub columns: Vec<usize>,
+    /// The WHEN condition as SQL text (reading NEW and OLD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
+    /// The trigger function's OID.
+    pub function: u32,
+    /// The arguments given to it (TG_ARGV).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// pg_trigger.tgenabled: `O` (fires) or `D` (disabled).
+    pub enabled: char,
+}
+
+impl TriggerDef {
+    /// Fires once per row (else once per statement).
+    pub const ROW: i16 = 1;
+    /// Fires before the event (else after).
+    pub const BEFORE: i16 = 2;
+    /// Fires on INSERT.
+    pub const INSERT: i16 = 4;
+    /// Fires on DELETE.
+    pub const DELETE: i16 = 8;
+    /// Fires on UPDATE.
+    pub const UPDATE: i16 = 16;
+    /// Fires on TRUNCATE.
+    pub const TRUNCATE: i16 = 32;
+    /// Fires instead of the event (views).
+    pub const INSTEAD: i16 = 64;
+
+    /// True if every bit of `bits` is set.
+    pub fn has(&self, bits: i16) -> bool {
+        self.tgtype & bits == bits
+    }
 }
 
 /// What makes a table a materialized view.
@@ -961,6 +1012,7 @@ impl TableDef {
             temporary: false,
             comment: None,
             matview: None,
+            triggers: vec![],
             access: Ownership::default(),
         }
     }

@@ -52,6 +52,8 @@ mod schemas;
 mod sequences;
 /// CREATE/ALTER/DROP TYPE (enums).
 mod types;
+/// CREATE / DROP TRIGGER.
+mod triggers;
 /// What views depend on; keeping them right through DDL.
 mod view_deps;
 /// CREATE/DROP VIEW.
@@ -60,6 +62,7 @@ mod views;
 pub use authorize::{authorize, authorize_statement};
 pub use extensions::{create_extension, drop_extensions};
 pub use functions::{alter_function, create_function, drop_function};
+pub use triggers::{create_trigger, drop_trigger};
 pub use grants::{default_privileges, privileges, role_membership, type_privileges, Privileges};
 pub use names::alter_name;
 pub use owned::{owned_objects, owned_roles, reassign_owned, revoke_owned, OwnedKind};
@@ -1693,6 +1696,12 @@ pub async fn alter_table<T: Txn>(
                     FeatureNotSupported,
                     "OWNER TO beside other ALTER TABLE actions is not supported yet"
                 )
+            }
+            ast::AlterTableOperation::EnableTrigger { name } => {
+                triggers::set_enabled(&mut cur, name, true)?
+            }
+            ast::AlterTableOperation::DisableTrigger { name } => {
+                triggers::set_enabled(&mut cur, name, false)?
             }
             other => bail!(FeatureNotSupported, "ALTER TABLE operation not supported yet: {other}"),
         }

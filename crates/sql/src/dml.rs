@@ -28,6 +28,7 @@ use crate::exec::{self, row_key, scan_rows, ExecCtx, Row};
 use crate::expr::{EvalContext, Expr};
 use crate::fk;
 use crate::plan::{Column, Correlated, Plan, Scan, SubqKind};
+use crate::triggers::{self, Event, RowEvent};
 use crate::{bail, err};
 
 /// RETURNING clause: expressions over the written row.
@@ -441,12 +442,26 @@ pub async fn insert<T: Txn>(
     catalog: &crate::catalog::Catalog,
     private: bool,
 ) -> Result<(u64, Vec<Row>)> {
+    let table = &plan.table;
+    let triggered = !table.triggers.is_empty();
+    let upsert_sets: Vec<usize> = match &plan.on_conflict {
+        Some(OnConflict::DoUpdate { sets, .. }) => sets.iter().map(|(c, _)| *c).collect(),
+        _ => Vec::new(),
+    };
+    let updates = matches!(plan.on_conflict, Some(OnConflict::DoUpdate { .. }));
+    if triggered {
+        let mut f = firing(txn, tenant, catalog, eval, table, &upsert_sets);
+        f.statement(Event::Insert, true).await?;
+        if updates {
+            f.statement(Event::Update, true).await?;
+        }
+    }
     let source = {
         let once = crate::plpgsql::run_calls(&plan.source, txn, tenant, catalog, eval).await?;
         let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
         crate::exec::run(once.as_ref().unwrap_or(&plan.source), &cx).await?
     };
-    let table = &plan.table;
+    let before = triggers::has_row(table, Event::Insert, true);
     let mut rows = Vec::with_capacity(source.len());
     for src in source {
         let mut row = vec![Value::Null; table.columns.len()];
@@ -462,11 +477,27 @@ pub async fn insert<T: Txn>(
                 }
             }
         }
+        if before {
+            let mut f = firing(txn, tenant, catalog, eval, table, &[]);
+            match f.before_row(Event::Insert, None, Some(row)).await? {
+                Some(r) => row = r,
+                None => continue,
+            }
+        }
         check_row(table, &mut row)?;
         rows.push(row);
     }
     if let Some(oc) = &plan.on_conflict {
-        return upsert(txn, tenant, plan, oc, rows, eval, catalog).await;
+        let r = upsert(txn, tenant, plan, oc, rows, eval, catalog).await?;
+        if triggered {
+            let mut f = firing(txn, tenant, catalog, eval, table, &upsert_sets);
+            f.after_rows(r.2).await?;
+            f.statement(Event::Insert, false).await?;
+            if updates {
+                f.statement(Event::Update, false).await?;
+            }
+        }
+        return Ok((r.0, r.1));
     }
     for chunk in rows.chunks(1024) {
         insert_rows(txn, tenant, table, chunk, private).await?;
@@ -476,7 +507,30 @@ pub async fn insert<T: Txn>(
         fk::check_references(txn, tenant, catalog, table, &rows, None, defer).await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &rows, &[], eval)?;
+    if triggered {
+        let mut f = firing(txn, tenant, catalog, eval, table, &[]);
+        if triggers::has_row(table, Event::Insert, false) {
+            let events = rows
+                .iter()
+                .map(|r| RowEvent { event: Event::Insert, old: None, new: Some(r.clone()) })
+                .collect();
+            f.after_rows(events).await?;
+        }
+        f.statement(Event::Insert, false).await?;
+    }
     Ok((rows.len() as u64, returned))
+}
+
+/// The trigger firing context of a statement on `table`.
+fn firing<'a, T: Txn>(
+    txn: &'a mut T,
+    tenant: TenantId,
+    catalog: &'a crate::catalog::Catalog,
+    ctx: &'a EvalContext,
+    table: &'a TableDef,
+    set_cols: &'a [usize],
+) -> triggers::Firing<'a, T> {
+    triggers::Firing { txn, tenant, catalog, ctx, table, set_cols }
 }
 
 /// Runs UPDATE's or DELETE's uncorrelated subqueries (the PL/pgSQL calls
@@ -506,7 +560,8 @@ async fn init_plans<T: Txn>(
 }
 
 /// INSERT ... ON CONFLICT: row by row, lock the key, then insert, skip or
-/// update the existing row.
+/// update the existing row. Returns the count, the RETURNING rows and the
+/// changes for the AFTER ROW triggers (if the table has any).
 async fn upsert<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
@@ -515,8 +570,12 @@ async fn upsert<T: Txn>(
     rows: Vec<Row>,
     eval: &EvalContext,
     catalog: &crate::catalog::Catalog,
-) -> Result<(u64, Vec<Row>)> {
+) -> Result<(u64, Vec<Row>, Vec<RowEvent>)> {
     let table = &plan.table;
+    let after = triggers::has_row(table, Event::Insert, false)
+        || triggers::has_row(table, Event::Update, false);
+    let before_update = triggers::has_row(table, Event::Update, true);
+    let mut events = Vec::new();
     let types = table.types();
     let mut written = Vec::new();
     let mut updated_keys = HashSet::new();
@@ -529,6 +588,9 @@ async fn upsert<T: Txn>(
         let Some(existing) = locked.into_iter().next().and_then(|l| l.latest) else {
             insert_rows(txn, tenant, table, std::slice::from_ref(&row), false).await?;
             updated_keys.insert(key.as_bytes().to_vec());
+            if after {
+                events.push(RowEvent { event: Event::Insert, old: None, new: Some(row.clone()) });
+            }
             written.push(row);
             continue;
         };
@@ -549,6 +611,14 @@ async fn upsert<T: Txn>(
         for (c, e) in sets {
             new[*c] = e.eval(&pair, eval)?;
         }
+        if before_update {
+            let set_cols: Vec<usize> = sets.iter().map(|(c, _)| *c).collect();
+            let mut f = firing(txn, tenant, catalog, eval, table, &set_cols);
+            match f.before_row(Event::Update, Some(&old), Some(new)).await? {
+                Some(r) => new = r,
+                None => continue,
+            }
+        }
         check_row(table, &mut new)?;
         if table.primary_key.iter().any(|&c| {
             ops::compare(&old[c], &new[c]).ok().flatten() != Some(std::cmp::Ordering::Equal)
@@ -556,6 +626,10 @@ async fn upsert<T: Txn>(
             bail!(FeatureNotSupported, "ON CONFLICT DO UPDATE cannot change the primary key yet");
         }
         written.push(update_row(txn, tenant, table, key, &old, new, false).await?);
+        if after {
+            let new = written.last().cloned();
+            events.push(RowEvent { event: Event::Update, old: Some(old.clone()), new });
+        }
         if table.has_foreign_keys() {
             replaced.push((written.len() - 1, old));
         }
@@ -581,7 +655,7 @@ async fn upsert<T: Txn>(
         fk::referenced_rows_changed(txn, tenant, catalog, table, &olds, news, 0, defer).await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &written, &[], eval)?;
-    Ok((written.len() as u64, returned))
+    Ok((written.len() as u64, returned, events))
 }
 
 /// RETURNING over each row, followed by the item row it joined (with
@@ -750,6 +824,15 @@ pub async fn update<T: Txn>(
     eval: &EvalContext,
     catalog: &crate::catalog::Catalog,
 ) -> Result<(u64, Vec<Row>)> {
+    let table = &plan.scan.table;
+    let triggered = !table.triggers.is_empty();
+    let set_cols: Vec<usize> = match triggered {
+        true => plan.sets.iter().map(|(c, _)| *c).collect(),
+        false => Vec::new(),
+    };
+    if triggered {
+        firing(txn, tenant, catalog, eval, table, &set_cols).statement(Event::Update, true).await?;
+    }
     let with_subqueries;
     let eval = match plan.init.is_empty() {
         true => eval,
@@ -758,9 +841,11 @@ pub async fn update<T: Txn>(
             &with_subqueries
         }
     };
-    let table = &plan.scan.table;
     let join = plan.join.as_ref();
     let targets = lock_joined(txn, tenant, &plan.scan, join, &plan.per_row, eval, catalog).await?;
+    let before = triggers::has_row(table, Event::Update, true);
+    let after = triggers::has_row(table, Event::Update, false);
+    let mut events = Vec::new();
     let pk_cols: HashSet<usize> = table.primary_key.iter().copied().collect();
     let pk_changes = plan.sets.iter().any(|(c, _)| pk_cols.contains(c));
     let mut written = Vec::with_capacity(targets.len());
@@ -779,8 +864,21 @@ pub async fn update<T: Txn>(
         for (c, e) in &plan.sets {
             new[*c] = e.eval(source, eval)?;
         }
+        if before {
+            let mut f = firing(txn, tenant, catalog, eval, table, &set_cols);
+            match f.before_row(Event::Update, Some(&old), Some(new)).await? {
+                Some(r) => new = r,
+                None => continue,
+            }
+        }
         check_row(table, &mut new)?;
-        written.push(update_row(txn, tenant, table, key, &old, new, pk_changes).await?);
+        // A BEFORE trigger may change the key too.
+        let moves = pk_changes || before;
+        written.push(update_row(txn, tenant, table, key, &old, new, moves).await?);
+        if after {
+            let new = written.last().cloned();
+            events.push(RowEvent { event: Event::Update, old: Some(old.clone()), new });
+        }
         if table.has_foreign_keys() {
             olds.push(old);
         }
@@ -794,6 +892,11 @@ pub async fn update<T: Txn>(
         fk::referenced_rows_changed(txn, tenant, catalog, table, &olds, news, 0, defer).await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &written, &items, eval)?;
+    if triggered {
+        let mut f = firing(txn, tenant, catalog, eval, table, &set_cols);
+        f.after_rows(events).await?;
+        f.statement(Event::Update, false).await?;
+    }
     Ok((written.len() as u64, returned))
 }
 
@@ -856,6 +959,11 @@ pub async fn delete<T: Txn>(
     eval: &EvalContext,
     catalog: &crate::catalog::Catalog,
 ) -> Result<(u64, Vec<Row>)> {
+    let table = &plan.scan.table;
+    let triggered = !table.triggers.is_empty();
+    if triggered {
+        firing(txn, tenant, catalog, eval, table, &[]).statement(Event::Delete, true).await?;
+    }
     let with_subqueries;
     let eval = match plan.init.is_empty() {
         true => eval,
@@ -864,12 +972,18 @@ pub async fn delete<T: Txn>(
             &with_subqueries
         }
     };
-    let table = &plan.scan.table;
     let join = plan.join.as_ref();
     let targets = lock_joined(txn, tenant, &plan.scan, join, &plan.per_row, eval, catalog).await?;
+    let before = triggers::has_row(table, Event::Delete, true);
     let mut deleted = Vec::with_capacity(targets.len());
     let mut items = Vec::with_capacity(targets.len());
     for (key, old, item) in targets {
+        if before {
+            let mut f = firing(txn, tenant, catalog, eval, table, &[]);
+            if f.before_row(Event::Delete, Some(&old), None).await?.is_none() {
+                continue;
+            }
+        }
         delete_row(txn, tenant, table, key, &old).await?;
         deleted.push(old);
         items.push(item);
@@ -879,5 +993,16 @@ pub async fn delete<T: Txn>(
         fk::referenced_rows_changed(txn, tenant, catalog, table, &deleted, None, 0, defer).await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &deleted, &items, eval)?;
+    if triggered {
+        let mut f = firing(txn, tenant, catalog, eval, table, &[]);
+        if triggers::has_row(table, Event::Delete, false) {
+            let events = deleted
+                .iter()
+                .map(|r| RowEvent { event: Event::Delete, old: Some(r.clone()), new: None })
+                .collect();
+            f.after_rows(events).await?;
+        }
+        f.statement(Event::Delete, false).await?;
+    }
     Ok((deleted.len() as u64, returned))
 }

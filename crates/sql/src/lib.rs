@@ -72,6 +72,8 @@ pub mod settings;
 pub mod sizes;
 // System catalog views.
 pub mod system;
+/// Firing triggers for INSERT, UPDATE and DELETE.
+pub mod triggers;
 // Waits function calls ask for (pg_sleep).
 pub mod waits;
 // Window functions: binding and evaluation.

@@ -129,6 +129,8 @@ pub enum Stmt {
     SetConstraints(Option<Vec<crate::catalog::ObjName>>, bool),
     /// DO: a PL/pgSQL block's code.
     Do(String),
+    /// CREATE TRIGGER and the arguments of its function call.
+    CreateTrigger(Box<ast::CreateTrigger>, Vec<String>),
     /// Only whitespace and comments.
     Empty,
 }
@@ -165,6 +167,7 @@ impl Stmt {
             Stmt::GrantOnType(_) => "REVOKE",
             Stmt::Owned(o) if o.to.is_some() => "REASSIGN OWNED",
             Stmt::Owned(_) => "DROP OWNED",
+            Stmt::CreateTrigger(..) => "CREATE TRIGGER",
             Stmt::Sql(_)
             | Stmt::Copy(_)
             | Stmt::Maintenance(_)
@@ -1088,7 +1091,65 @@ fn utility(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Result<Opti
     if is_kw(words.first(), "do") {
         return do_block(words).map(Some);
     }
+    if is_kw(words.first(), "create") && words.iter().take(5).any(|w| is_kw(Some(w), "trigger")) {
+        return create_trigger(sql, starts, words).map(Some);
+    }
     Ok(None)
+}
+
+/// CREATE TRIGGER: sqlparser's statement, with the arguments of EXECUTE
+/// FUNCTION name(args) taken out first (sqlparser reads them as parameter
+/// declarations, which string and number arguments are not).
+fn create_trigger(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Result<Stmt> {
+    let pos = |t: &TokenWithSpan, end: bool| {
+        let at = if end { t.span.end } else { t.span.start };
+        byte_pos(sql, starts, at.line, at.column)
+    };
+    let (Some(first), Some(last)) = (words.first(), words.last()) else {
+        bail!(SyntaxError, "syntax error at end of input");
+    };
+    let (start, end) = (pos(first, false).unwrap_or(0), pos(last, true).unwrap_or(sql.len()));
+    let execute = words.iter().rposition(|w| is_kw(Some(w), "execute"));
+    let open = execute.and_then(|e| {
+        words.iter().skip(e).position(|w| w.token == Token::LParen).map(|i| i + e)
+    });
+    let close = open.and_then(|o| {
+        words.iter().skip(o).position(|w| w.token == Token::RParen).map(|i| i + o)
+    });
+    let (Some(open), Some(close)) = (open, close) else {
+        return plain_trigger(sql.get(start..end).unwrap_or_default(), Vec::new());
+    };
+    let mut args = Vec::new();
+    for (i, t) in words[open + 1..close].iter().enumerate() {
+        if i % 2 == 1 {
+            if t.token != Token::Comma {
+                bail!(SyntaxError, "syntax error at or near \"{}\"", t.token);
+            }
+            continue;
+        }
+        args.push(match &t.token {
+            Token::SingleQuotedString(s) | Token::EscapedStringLiteral(s) => s.clone(),
+            Token::Number(n, _) => n.clone(),
+            Token::Word(_) => word(t).unwrap_or_default(),
+            other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
+        });
+    }
+    let (Some(o), Some(c)) = (pos(words[open], true), pos(words[close], false)) else {
+        bail!(SyntaxError, "syntax error at or near \"(\"");
+    };
+    let text = format!("{}{}", sql.get(start..o).unwrap_or_default(), sql.get(c..end).unwrap_or_default());
+    plain_trigger(&text, args)
+}
+
+fn plain_trigger(text: &str, args: Vec<String>) -> Result<Stmt> {
+    let stmt = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_statement())
+        .map_err(|e| syntax_error(text, e, None))?;
+    match stmt {
+        ast::Statement::CreateTrigger(ct) => Ok(Stmt::CreateTrigger(Box::new(ct), args)),
+        _ => bail!(SyntaxError, "syntax error at or near \"TRIGGER\""),
+    }
 }
 
 /// DO \[LANGUAGE name\] code \[LANGUAGE name\]: the code of a PL/pgSQL

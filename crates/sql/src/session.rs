@@ -1266,6 +1266,7 @@ impl<K: KvClient> Session<K> {
             | Stmt::GrantRole(_)
             | Stmt::AlterDefaultPrivileges(_)
             | Stmt::GrantOnType(_)
+            | Stmt::CreateTrigger(..)
             | Stmt::Owned(_)) => {
                 self.start_statement().await?;
                 if let Some(command) = own.own_command().filter(|_| self.read_only()) {
@@ -1435,6 +1436,7 @@ impl<K: KvClient> Session<K> {
                 ddl::create_function(txn, tenant, &catalog, cf, user, check).await?
             }
             S::DropFunction(df) => ddl::drop_function(txn, tenant, &catalog, df, user).await?,
+            S::DropTrigger(dt) => ddl::drop_trigger(txn, tenant, &catalog, dt).await?,
             S::AlterFunction(af) => ddl::alter_function(txn, tenant, &catalog, af, user).await?,
             S::CreateRole(cr) => {
                 ddl::create_role(txn, tenant, &catalog, cr, self.db.hasher, user).await?

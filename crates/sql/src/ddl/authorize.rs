@@ -30,6 +30,7 @@ pub fn authorize(cat: &Catalog, user: &str, stmt: &Stmt) -> Result<()> {
             }
         }
         Stmt::CreateMatView(cv, _) => create_in(cat, user, &cv.name),
+        Stmt::CreateTrigger(ct, _) => own_relation(cat, user, &ct.table_name),
         Stmt::RefreshMatView(r) => own_relation(cat, user, &r.name),
         // OWNER TO and role grants check for themselves.
         Stmt::AlterOwner(_)
@@ -82,6 +83,10 @@ pub fn authorize_statement(cat: &Catalog, user: &str, stmt: &ast::Statement) -> 
         S::CreateSequence { name, .. } | S::CreateType { name, .. } => create_in(cat, user, name),
         S::CreateFunction(cf) => create_in(cat, user, &cf.name),
         S::CreateIndex(ci) => own_relation(cat, user, &ci.table_name),
+        S::DropTrigger(dt) => match &dt.table_name {
+            Some(t) => own_relation(cat, user, t),
+            None => Ok(()),
+        },
         S::CreateSchema { schema_name, .. } => {
             acl::database_privilege(cat, user, acl::CREATE)?;
             let owner = match schema_name {

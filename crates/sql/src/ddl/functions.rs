@@ -260,7 +260,13 @@ fn definition(
 
 /// True if `t` is the (pseudo-)type `name` (`void`, `trigger`).
 fn is_named(t: &ast::DataType, name: &str) -> bool {
-    matches!(t, ast::DataType::Custom(n, m) if m.is_empty() && bind::object_name(n).is_ok_and(|n| n == name))
+    match t {
+        ast::DataType::Trigger => name == "trigger",
+        ast::DataType::Custom(n, m) => {
+            m.is_empty() && bind::object_name(n).is_ok_and(|n| n == name)
+        }
+        _ => false,
+    }
 }
 
 /// The table whose row type `t` names, if it names one.
@@ -319,6 +325,18 @@ fn check_body(cat: &Catalog, def: &FunctionDef) -> Result<()> {
 /// names it schema-qualified); CASCADE, which would drop them, is not
 /// supported yet.
 fn refuse_dependents(cat: &Catalog, d: &FunctionDef, cascade: bool) -> Result<()> {
+    if let Some((trigger, table)) = super::triggers::triggers_calling(cat, d.oid).first() {
+        if cascade {
+            bail!(FeatureNotSupported, "DROP FUNCTION ... CASCADE is not supported yet");
+        }
+        let sig = signature(d);
+        return Err(err!(
+            DependentObjectsStillExist,
+            "cannot drop function {sig} because other objects depend on it"
+        )
+        .with_detail(format!("trigger {trigger} on table {table} depends on function {sig}"))
+        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+    }
     let Some((kind, name)) = dependent(cat, d) else { return Ok(()) };
     if cascade {
         bail!(FeatureNotSupported, "DROP FUNCTION ... CASCADE is not supported yet");

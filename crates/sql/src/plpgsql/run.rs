@@ -221,6 +221,9 @@ pub enum Call<'a> {
     Function(&'a FunctionDef, Vec<Value>),
     /// A trigger firing.
     Trigger(&'a TriggerCall),
+    /// A trigger's WHEN condition (a body returning it), with the
+    /// firing's NEW and OLD.
+    Condition(&'a TriggerCall),
 }
 
 /// A trigger firing, as TG_* variables, NEW and OLD show it.
@@ -305,7 +308,7 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
                 }
             };
         }
-        Call::Trigger(t) => {
+        Call::Trigger(t) | Call::Condition(t) => {
             let rt = t.row_type.clone();
             let row = |v: &Option<Vec<Value>>| match v {
                 Some(vals) => RecordValue::value(rt.clone(), vals.clone()),
@@ -328,9 +331,15 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
                 Value::Int4(t.args.len() as i32),
             );
             let argv = t.args.iter().map(|a| Value::Text(a.clone())).collect();
-            let argv = sqltypes::array::ArrayValue::new(DataType::Text, argv).into_value();
+            // TG_ARGV counts from 0.
+            let mut argv = sqltypes::array::ArrayValue::new(DataType::Text, argv);
+            argv.dims.iter_mut().for_each(|d| d.lower = 0);
+            let argv = argv.into_value();
             i.declare("tg_argv", VarType::Scalar(DataType::Array(Box::new(DataType::Text))), argv);
-            i.returns = Returns::Trigger;
+            i.returns = match call {
+                Call::Condition(_) => Returns::Value(DataType::Bool),
+                _ => Returns::Trigger,
+            };
         }
     }
     let flow = i.block(&code.block).await?;

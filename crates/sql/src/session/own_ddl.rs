@@ -28,6 +28,9 @@ impl<K: KvClient> Session<K> {
                 ddl::default_privileges(txn, tenant, &catalog, &user, a).await?
             }
             Stmt::AlterName(a) => ddl::alter_name(txn, tenant, &catalog, a).await?,
+            Stmt::CreateTrigger(ct, args) => {
+                ddl::create_trigger(txn, tenant, &catalog, ct, args).await?
+            }
             _ => bail!(InternalError, "not a statement parsed by Strata"),
         };
         if let Some((def, restart)) = r.sequence.take() {

@@ -1,0 +1,240 @@
+//! CREATE TRIGGER, DROP TRIGGER and ALTER TABLE ... ENABLE | DISABLE
+//! TRIGGER. A trigger is stored on its table ([`catalog::TriggerDef`]);
+//! triggers.rs fires them.
+
+use super::*;
+use crate::catalog::TriggerDef;
+
+/// CREATE [OR REPLACE] TRIGGER, with its function's arguments.
+pub async fn create_trigger<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    ct: &ast::CreateTrigger,
+    args: &[String],
+) -> Result<DdlResult> {
+    let name = bind::object_name(&ct.name)?;
+    if ct.is_constraint {
+        bail!(FeatureNotSupported, "constraint triggers are not supported");
+    }
+    if !ct.referencing.is_empty() {
+        bail!(FeatureNotSupported, "transition tables (REFERENCING) are not supported");
+    }
+    let tname = bind::obj_name(&ct.table_name)?;
+    let table = match cat.relation(&tname)? {
+        Some(catalog::Relation::Table(t)) if t.matview.is_none() => t,
+        Some(catalog::Relation::View(_)) => {
+            bail!(FeatureNotSupported, "triggers on views (INSTEAD OF) are not supported")
+        }
+        Some(_) => {
+            return Err(err!(WrongObjectType, "\"{}\" is not a table or view", tname.name)
+                .with_detail("This operation is not supported for this kind of relation."))
+        }
+        None => bail!(UndefinedTable, "relation \"{tname}\" does not exist"),
+    };
+    refuse_temporary(&table, "CREATE TRIGGER")?;
+    let mut tgtype = match ct.period {
+        Some(ast::TriggerPeriod::Before) => TriggerDef::BEFORE,
+        Some(ast::TriggerPeriod::After) => 0,
+        Some(ast::TriggerPeriod::InsteadOf) => {
+            return Err(err!(WrongObjectType, "\"{}\" is a table", table.name)
+                .with_detail("Tables cannot have INSTEAD OF triggers."))
+        }
+        _ => bail!(SyntaxError, "syntax error at or near \"ON\""),
+    };
+    let row = matches!(
+        ct.trigger_object,
+        Some(ast::TriggerObjectKind::ForEach(ast::TriggerObject::Row))
+            | Some(ast::TriggerObjectKind::For(ast::TriggerObject::Row))
+    );
+    if row {
+        tgtype |= TriggerDef::ROW;
+    }
+    let mut columns = Vec::new();
+    for e in &ct.events {
+        tgtype |= match e {
+            ast::TriggerEvent::Insert => TriggerDef::INSERT,
+            ast::TriggerEvent::Delete => TriggerDef::DELETE,
+            ast::TriggerEvent::Update(cols) => {
+                for c in cols {
+                    let c = bind::ident(c);
+                    match table.columns.iter().position(|x| x.name == c) {
+                        Some(i) if !columns.contains(&i) => columns.push(i),
+                        Some(_) => {}
+                        None => bail!(
+                            UndefinedColumn,
+                            "column \"{c}\" of relation \"{}\" does not exist",
+                            table.name
+                        ),
+                    }
+                }
+                TriggerDef::UPDATE
+            }
+            ast::TriggerEvent::Truncate => {
+                bail!(FeatureNotSupported, "TRUNCATE triggers are not supported")
+            }
+        };
+    }
+    let when = match &ct.condition {
+        Some(c) => Some(check_when(c, tgtype)?),
+        None => None,
+    };
+    let Some(exec) = &ct.exec_body else {
+        bail!(SyntaxError, "syntax error at or near \"EXECUTE\"");
+    };
+    let function = trigger_function(cat, &exec.func_desc.name)?;
+    let mut def = TriggerDef {
+        oid: 0,
+        name: name.clone(),
+        tgtype,
+        columns,
+        when,
+        function,
+        args: args.to_vec(),
+        enabled: 'O',
+    };
+    let mut cur = (*table).clone();
+    bump_version(txn, tenant).await?;
+    match cur.triggers.iter().position(|t| t.name == name) {
+        Some(i) if ct.or_replace => {
+            def.oid = cur.triggers[i].oid;
+            cur.triggers[i] = def;
+        }
+        Some(_) => bail!(
+            DuplicateObject,
+            "trigger \"{name}\" for relation \"{}\" already exists",
+            table.name
+        ),
+        None => {
+            def.oid = alloc(txn, tenant, 1).await? as u32;
+            cur.triggers.push(def);
+            cur.triggers.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+    }
+    lock_table(txn, tenant, cur.oid).await?;
+    write_table(txn, tenant, &cur).await?;
+    Ok(DdlResult::tag("CREATE TRIGGER"))
+}
+
+/// The OID of the trigger function `name()`, which must return trigger.
+fn trigger_function(cat: &Catalog, name: &ast::ObjectName) -> Result<u32> {
+    let n = bind::obj_name(name)?;
+    let path = cat.lookup_path(&n, false)?;
+    for ns in path.iter() {
+        let found = cat.functions.get(&(*ns, n.name.clone())).into_iter().flatten();
+        if let Some(f) = found.into_iter().find(|f| f.args.is_empty()) {
+            if !f.returns_trigger() {
+                bail!(InvalidObjectDefinition, "function {} must return type trigger", n.name);
+            }
+            return Ok(f.oid);
+        }
+    }
+    bail!(UndefinedFunction, "function {n}() does not exist")
+}
+
+/// Checks a WHEN condition's references to NEW and OLD against the
+/// trigger's level and events, and returns its text.
+fn check_when(cond: &ast::Expr, tgtype: i16) -> Result<String> {
+    use sqlparser::ast::Visit;
+    let (mut new, mut old) = (false, false);
+    let _ = cond.visit(&mut RecordRefs { new: &mut new, old: &mut old });
+    if (new || old) && tgtype & TriggerDef::ROW == 0 {
+        bail!(InvalidObjectDefinition, "statement trigger's WHEN condition cannot reference column values");
+    }
+    if old && tgtype & TriggerDef::INSERT != 0 {
+        bail!(InvalidObjectDefinition, "INSERT trigger's WHEN condition cannot reference OLD values");
+    }
+    if new && tgtype & TriggerDef::DELETE != 0 {
+        bail!(InvalidObjectDefinition, "DELETE trigger's WHEN condition cannot reference NEW values");
+    }
+    Ok(cond.to_string())
+}
+
+/// Notes whether an expression names NEW or OLD.
+struct RecordRefs<'a> {
+    new: &'a mut bool,
+    old: &'a mut bool,
+}
+
+impl ast::Visitor for RecordRefs<'_> {
+    type Break = ();
+
+    fn pre_visit_expr(&mut self, e: &ast::Expr) -> std::ops::ControlFlow<()> {
+        let first = match e {
+            ast::Expr::CompoundIdentifier(parts) => parts.first().map(bind::ident),
+            ast::Expr::Identifier(i) => Some(bind::ident(i)),
+            _ => None,
+        };
+        match first.as_deref() {
+            Some("new") => *self.new = true,
+            Some("old") => *self.old = true,
+            _ => {}
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+}
+
+/// DROP TRIGGER [IF EXISTS] name ON table.
+pub async fn drop_trigger<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    dt: &ast::DropTrigger,
+) -> Result<DdlResult> {
+    let mut r = DdlResult::tag("DROP TRIGGER");
+    let name = bind::object_name(&dt.trigger_name)?;
+    let Some(tname) = &dt.table_name else {
+        bail!(SyntaxError, "syntax error at end of input");
+    };
+    let tname = bind::obj_name(tname)?;
+    let table = match cat.table(&tname)? {
+        Some(t) => t,
+        None if dt.if_exists => {
+            r.notices.push(notice(format!("relation \"{tname}\" does not exist, skipping")));
+            return Ok(r);
+        }
+        None => bail!(UndefinedTable, "relation \"{tname}\" does not exist"),
+    };
+    let Some(i) = table.triggers.iter().position(|t| t.name == name) else {
+        if dt.if_exists {
+            r.notices.push(notice(format!(
+                "trigger \"{name}\" for relation \"{}\" does not exist, skipping",
+                table.name
+            )));
+            return Ok(r);
+        }
+        bail!(UndefinedObject, "trigger \"{name}\" for table \"{}\" does not exist", table.name);
+    };
+    let mut cur = (*table).clone();
+    cur.triggers.remove(i);
+    bump_version(txn, tenant).await?;
+    lock_table(txn, tenant, cur.oid).await?;
+    write_table(txn, tenant, &cur).await?;
+    Ok(r)
+}
+
+/// ALTER TABLE ... ENABLE | DISABLE TRIGGER name | ALL | USER, on the
+/// table definition being altered.
+pub fn set_enabled(t: &mut TableDef, name: &ast::Ident, enabled: bool) -> Result<()> {
+    let n = bind::ident(name);
+    let state = if enabled { 'O' } else { 'D' };
+    if !name.quote_style.is_some() && (n == "all" || n == "user") {
+        t.triggers.iter_mut().for_each(|tr| tr.enabled = state);
+        return Ok(());
+    }
+    match t.triggers.iter_mut().find(|tr| tr.name == n) {
+        Some(tr) => {
+            tr.enabled = state;
+            Ok(())
+        }
+        None => bail!(UndefinedObject, "trigger \"{n}\" for table \"{}\" does not exist", t.name),
+    }
+}
+
+/// The triggers that call function `oid`, as (trigger, table) names.
+pub fn triggers_calling(cat: &Catalog, oid: u32) -> Vec<(String, String)> {
+    cat.tables
+        .values()
+        .flat_map(|t| t.triggers.iter().filter(|tr| tr.function == oid).map(|tr| (tr.name.clone(), t.name.clone())))
+        .collect()
+}

@@ -1,0 +1,235 @@
+//! Firing triggers: which of a table's triggers an INSERT, UPDATE or
+//! DELETE fires, and running their functions (PL/pgSQL, over the
+//! statement's transaction).
+//!
+//! As in PostgreSQL: BEFORE STATEMENT triggers fire before the statement
+//! reads anything; BEFORE ROW triggers fire for each row before it is
+//! checked and written, in name order, each seeing the row the previous
+//! one returned (NULL skips the row); AFTER ROW triggers fire once the
+//! statement has written every row, row by row in the order they were
+//! written; AFTER STATEMENT triggers fire last. UPDATE OF fires when a
+//! listed column is assigned, WHEN when its condition holds.
+
+use std::sync::Arc;
+
+use kvapi::{TenantId, Txn};
+use sqltypes::Value;
+
+use crate::catalog::{Catalog, TableDef, TriggerDef};
+use crate::error::Result;
+use crate::expr::EvalContext;
+use crate::plpgsql::{self, run, spi};
+use crate::{bail, err};
+
+/// The event a DML statement fires triggers for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// INSERT (and the inserting half of ON CONFLICT).
+    Insert,
+    /// UPDATE (and ON CONFLICT DO UPDATE).
+    Update,
+    /// DELETE.
+    Delete,
+}
+
+impl Event {
+    fn bit(self) -> i16 {
+        match self {
+            Event::Insert => TriggerDef::INSERT,
+            Event::Update => TriggerDef::UPDATE,
+            Event::Delete => TriggerDef::DELETE,
+        }
+    }
+
+    fn op(self) -> &'static str {
+        match self {
+            Event::Insert => "INSERT",
+            Event::Update => "UPDATE",
+            Event::Delete => "DELETE",
+        }
+    }
+}
+
+/// One row's change, queued for the AFTER ROW triggers.
+pub struct RowEvent {
+    /// What happened to it.
+    pub event: Event,
+    /// The row before (UPDATE, DELETE).
+    pub old: Option<Vec<Value>>,
+    /// The row after (INSERT, UPDATE).
+    pub new: Option<Vec<Value>>,
+}
+
+/// Where triggers run: the statement's transaction and context.
+pub struct Firing<'a, T: Txn> {
+    /// The transaction the statement writes in.
+    pub txn: &'a mut T,
+    /// Its tenant.
+    pub tenant: TenantId,
+    /// The catalog the statement was planned against.
+    pub catalog: &'a Catalog,
+    /// The statement's context.
+    pub ctx: &'a EvalContext,
+    /// The table written.
+    pub table: &'a TableDef,
+    /// The columns an UPDATE assigns (UPDATE OF).
+    pub set_cols: &'a [usize],
+}
+
+/// The table's enabled triggers for an event at a timing and level, in
+/// name order.
+fn selected<'t>(
+    table: &'t TableDef,
+    event: Event,
+    before: bool,
+    row: bool,
+    set_cols: &'t [usize],
+) -> impl Iterator<Item = &'t TriggerDef> {
+    table.triggers.iter().filter(move |t| {
+        t.enabled != 'D'
+            && t.has(event.bit())
+            && t.has(TriggerDef::BEFORE) == before
+            && t.has(TriggerDef::ROW) == row
+            && (event != Event::Update
+                || t.columns.is_empty()
+                || t.columns.iter().any(|c| set_cols.contains(c)))
+    })
+}
+
+/// True if the table has enabled ROW triggers for the event, BEFORE or
+/// AFTER it.
+pub fn has_row(table: &TableDef, event: Event, before: bool) -> bool {
+    table.triggers.iter().any(|t| {
+        t.enabled != 'D'
+            && t.has(event.bit() | TriggerDef::ROW)
+            && t.has(TriggerDef::BEFORE) == before
+    })
+}
+
+impl<T: Txn> Firing<'_, T> {
+    /// Fires the statement-level triggers of an event.
+    pub async fn statement(&mut self, event: Event, before: bool) -> Result<()> {
+        let table = self.table;
+        if table.triggers.is_empty() {
+            return Ok(());
+        }
+        let set_cols = self.set_cols;
+        for t in selected(table, event, before, false, set_cols) {
+            self.fire(t, event, None, None).await?;
+        }
+        Ok(())
+    }
+
+    /// Fires the BEFORE ROW triggers for one row: the row to write (as
+    /// the triggers left it), or None if one of them skipped it. For a
+    /// DELETE the row returned is `old`.
+    pub async fn before_row(
+        &mut self,
+        event: Event,
+        old: Option<&[Value]>,
+        new: Option<Vec<Value>>,
+    ) -> Result<Option<Vec<Value>>> {
+        let table = self.table;
+        let set_cols = self.set_cols;
+        let mut new = new;
+        for t in selected(table, event, true, true, set_cols) {
+            let Some(v) = self.fire(t, event, old, new.as_deref()).await? else { continue };
+            match v {
+                Value::Null => return Ok(None),
+                Value::Record(rv) => {
+                    if event == Event::Delete {
+                        continue;
+                    }
+                    if rv.values.len() != table.columns.len() {
+                        bail!(
+                            DatatypeMismatch,
+                            "returned row structure does not match the structure of the triggering table"
+                        );
+                    }
+                    new = Some(rv.values);
+                }
+                _ => bail!(
+                    TriggerProtocolViolated,
+                    "trigger function {} returned a value that is not a row",
+                    t.name
+                ),
+            }
+        }
+        Ok(match event {
+            Event::Delete => old.map(<[Value]>::to_vec),
+            _ => new,
+        })
+    }
+
+    /// Fires the AFTER ROW triggers for the rows a statement changed, in
+    /// order.
+    pub async fn after_rows(&mut self, rows: Vec<RowEvent>) -> Result<()> {
+        let table = self.table;
+        let set_cols = self.set_cols;
+        for r in rows {
+            for t in selected(table, r.event, false, true, set_cols) {
+                self.fire(t, r.event, r.old.as_deref(), r.new.as_deref()).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs one trigger's function (if its WHEN condition holds): what it
+    /// returned, or None when the condition skipped it.
+    async fn fire(
+        &mut self,
+        t: &TriggerDef,
+        event: Event,
+        old: Option<&[Value]>,
+        new: Option<&[Value]>,
+    ) -> Result<Option<Value>> {
+        let table = self.table;
+        let Some(def) = self.catalog.function_by_oid(t.function).cloned() else {
+            bail!(UndefinedFunction, "function with OID {} does not exist", t.function);
+        };
+        let call = run::TriggerCall {
+            name: t.name.clone(),
+            when: if t.has(TriggerDef::BEFORE) { "BEFORE" } else { "AFTER" },
+            level: if t.has(TriggerDef::ROW) { "ROW" } else { "STATEMENT" },
+            op: event.op(),
+            relid: table.oid,
+            table: table.name.clone(),
+            schema: self.catalog.namespace_name(table.namespace).unwrap_or_default().to_string(),
+            args: t.args.clone(),
+            row_type: run::row_type(table),
+            new: new.map(<[Value]>::to_vec),
+            old: old.map(<[Value]>::to_vec),
+        };
+        let ctx = plpgsql::deeper(self.ctx)?;
+        if let Some(w) = &t.when {
+            let code = condition(&ctx, t.oid, w)?;
+            let access = spi::Access::Write(&mut *self.txn);
+            let mut s = spi::TxnSpi::new(access, self.tenant, self.catalog, &ctx);
+            match run::run(&mut s, code, run::Call::Condition(&call)).await? {
+                run::Returned::Value(Value::Bool(true)) => {}
+                _ => return Ok(None),
+            }
+        }
+        let code = plpgsql::body(&ctx, &def)?;
+        let access = spi::Access::Write(&mut *self.txn);
+        let mut s = spi::TxnSpi::new(access, self.tenant, self.catalog, &ctx);
+        match run::run(&mut s, code, run::Call::Trigger(&call)).await? {
+            run::Returned::Value(v) => Ok(Some(v)),
+            run::Returned::Rows(_) => Err(err!(
+                TriggerProtocolViolated,
+                "trigger function {} returned a set",
+                def.name
+            )),
+        }
+    }
+}
+
+/// A WHEN condition as a body that returns it (cached by the trigger's
+/// OID).
+fn condition(ctx: &EvalContext, oid: u32, when: &str) -> Result<Arc<run::Compiled>> {
+    let src = format!("BEGIN RETURN {when}; END");
+    match &ctx.pl {
+        Some(c) => c.body(oid, &src),
+        None => Ok(Arc::new(run::Compiled::new(&src)?)),
+    }
+}
