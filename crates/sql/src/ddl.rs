@@ -50,10 +50,10 @@ mod roles;
 mod schemas;
 /// CREATE/DROP SEQUENCE and owned sequences.
 mod sequences;
-/// CREATE/ALTER/DROP TYPE (enums).
-mod types;
 /// CREATE / DROP TRIGGER.
 mod triggers;
+/// CREATE/ALTER/DROP TYPE (enums).
+mod types;
 /// What views depend on; keeping them right through DDL.
 mod view_deps;
 /// CREATE/DROP VIEW.
@@ -62,7 +62,6 @@ mod views;
 pub use authorize::{authorize, authorize_statement};
 pub use extensions::{create_extension, drop_extensions};
 pub use functions::{alter_function, create_function, drop_function};
-pub use triggers::{create_trigger, drop_trigger};
 pub use grants::{default_privileges, privileges, role_membership, type_privileges, Privileges};
 pub use names::alter_name;
 pub use owned::{owned_objects, owned_roles, reassign_owned, revoke_owned, OwnedKind};
@@ -71,6 +70,7 @@ pub use roles::{alter_role, create_role, drop_role};
 pub use schemas::{alter_schema, create_schema, drop_schemas};
 pub use sequences::{alter_sequence, create_sequence};
 use sequences::{delete_sequence, drop_sequences, owned_sequence, serial_type};
+pub use triggers::{create_trigger, drop_trigger};
 pub use types::{alter_type, create_type};
 use types::{comment_type, drop_types};
 pub use views::create_view;

@@ -461,7 +461,9 @@ pub async fn insert<T: Txn>(
         let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
         crate::exec::run(once.as_ref().unwrap_or(&plan.source), &cx).await?
     };
-    let before = triggers::has_row(table, Event::Insert, true);
+    // ON CONFLICT fires BEFORE INSERT row by row, with its conflicts.
+    let upserting = plan.on_conflict.is_some();
+    let before = triggers::has_row(table, Event::Insert, true) && !upserting;
     let mut rows = Vec::with_capacity(source.len());
     for src in source {
         let mut row = vec![Value::Null; table.columns.len()];
@@ -484,7 +486,9 @@ pub async fn insert<T: Txn>(
                 None => continue,
             }
         }
-        check_row(table, &mut row)?;
+        if !upserting {
+            check_row(table, &mut row)?;
+        }
         rows.push(row);
     }
     if let Some(oc) = &plan.on_conflict {
@@ -575,6 +579,7 @@ async fn upsert<T: Txn>(
     let after = triggers::has_row(table, Event::Insert, false)
         || triggers::has_row(table, Event::Update, false);
     let before_update = triggers::has_row(table, Event::Update, true);
+    let before_insert = triggers::has_row(table, Event::Insert, true);
     let mut events = Vec::new();
     let types = table.types();
     let mut written = Vec::new();
@@ -582,7 +587,15 @@ async fn upsert<T: Txn>(
     // Rows replaced by DO UPDATE, pairwise with their new versions in
     // `written`, for the foreign-key checks.
     let mut replaced: Vec<(usize, Row)> = Vec::new();
-    for row in rows {
+    for mut row in rows {
+        if before_insert {
+            let mut f = firing(txn, tenant, catalog, eval, table, &[]);
+            match f.before_row(Event::Insert, None, Some(row)).await? {
+                Some(r) => row = r,
+                None => continue,
+            }
+        }
+        check_row(table, &mut row)?;
         let key = key_for(tenant, table, &row);
         let locked = txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
         let Some(existing) = locked.into_iter().next().and_then(|l| l.latest) else {
@@ -652,7 +665,8 @@ async fn upsert<T: Txn>(
         fk::check_references(txn, tenant, catalog, table, &inserted, None, defer).await?;
         fk::check_references(txn, tenant, catalog, table, &news, Some(&olds), defer).await?;
         let news = Some(news.as_slice());
-        fk::referenced_rows_changed(txn, tenant, catalog, table, &olds, news, 0, defer).await?;
+        fk::referenced_rows_changed(txn, tenant, catalog, table, &olds, news, 0, Some(eval))
+            .await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &written, &[], eval)?;
     Ok((written.len() as u64, returned, events))
@@ -889,7 +903,8 @@ pub async fn update<T: Txn>(
         fk::check_references(txn, tenant, catalog, table, &written, Some(olds.as_slice()), defer)
             .await?;
         let news = Some(written.as_slice());
-        fk::referenced_rows_changed(txn, tenant, catalog, table, &olds, news, 0, defer).await?;
+        fk::referenced_rows_changed(txn, tenant, catalog, table, &olds, news, 0, Some(eval))
+            .await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &written, &items, eval)?;
     if triggered {
@@ -989,8 +1004,8 @@ pub async fn delete<T: Txn>(
         items.push(item);
     }
     if !table.referenced_by.is_empty() {
-        let defer = eval.deferred.as_deref();
-        fk::referenced_rows_changed(txn, tenant, catalog, table, &deleted, None, 0, defer).await?;
+        fk::referenced_rows_changed(txn, tenant, catalog, table, &deleted, None, 0, Some(eval))
+            .await?;
     }
     let returned = returning_rows(plan.returning.as_ref(), &deleted, &items, eval)?;
     if triggered {

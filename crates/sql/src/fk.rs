@@ -34,6 +34,8 @@ use crate::deferred::{Deferred, Pending};
 use crate::dml::{self, check_row};
 use crate::error::{from_kv, Error, Result};
 use crate::exec::{after, row_key, Row, SCAN_BATCH};
+use crate::expr::EvalContext;
+use crate::triggers::{Event, Firing, RowEvent};
 use crate::{bail, err};
 
 /// How deep ON DELETE/UPDATE actions may cascade through tables.
@@ -316,9 +318,10 @@ pub fn referenced_rows_changed<'a, T: Txn>(
     old: &'a [Row],
     new: Option<&'a [Row]>,
     depth: u32,
-    defer: Option<&'a Deferred>,
+    ctx: Option<&'a EvalContext>,
 ) -> Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>> {
     Box::pin(async move {
+        let defer = ctx.and_then(|c| c.deferred.as_deref());
         if table.referenced_by.is_empty() || old.is_empty() {
             return Ok(());
         }
@@ -343,7 +346,7 @@ pub fn referenced_rows_changed<'a, T: Txn>(
                 }
                 continue;
             }
-            let change = Change { old, new, action, depth, defer };
+            let change = Change { old, new, action, depth, ctx };
             key_change(txn, tenant, cat, table, &child, fk, change).await?;
         }
         Ok(())
@@ -360,8 +363,9 @@ struct Change<'a> {
     action: FkAction,
     /// How deep in cascading actions this is.
     depth: u32,
-    /// The transaction's deferred checks.
-    defer: Option<&'a Deferred>,
+    /// The statement's context (its deferred checks, and what the
+    /// referencing table's triggers run with).
+    ctx: Option<&'a EvalContext>,
 }
 
 /// Checks, at COMMIT, a deferred NO ACTION foreign key `fk` of `child`
@@ -376,7 +380,7 @@ pub async fn removed_keys<T: Txn>(
     fk: &ForeignKeyDef,
     old: &[Row],
 ) -> Result<()> {
-    let change = Change { old, new: None, action: FkAction::NoAction, depth: 0, defer: None };
+    let change = Change { old, new: None, action: FkAction::NoAction, depth: 0, ctx: None };
     key_change(txn, tenant, cat, parent, child, fk, change).await
 }
 
@@ -445,7 +449,7 @@ async fn key_change<T: Txn>(
         }
         action => {
             let keys = Keys { gone: &gone, parent_types: &parent_types, by_key: &by_key };
-            act(txn, table, tenant, cat, child, fk, action, keys, found, c.depth, c.defer).await
+            act(txn, table, tenant, cat, child, fk, action, keys, found, c.depth, c.ctx).await
         }
     }
 }
@@ -470,9 +474,13 @@ async fn act<T: Txn>(
     k: Keys<'_>,
     found: Vec<(Key, Row, usize)>,
     depth: u32,
-    defer: Option<&Deferred>,
+    ctx: Option<&EvalContext>,
 ) -> Result<()> {
     let Keys { gone, parent_types, by_key } = k;
+    // The referencing table's row triggers fire for the rows changed.
+    let fires = ctx.filter(|_| !child.triggers.is_empty());
+    let set_cols = fk.columns.clone();
+    let mut events = Vec::new();
     let keys: Vec<Key> = found.iter().map(|(k, _, _)| k.clone()).collect();
     let locked = txn.lock(&keys).await.map_err(from_kv)?;
     let types = child.types();
@@ -506,6 +514,20 @@ async fn act<T: Txn>(
         let vals: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
         let Some(&g) = encode(&vals, parent_types).and_then(|e| by_key.get(&e)) else { continue };
         if action == FkAction::Cascade && gone[g].new.is_none() {
+            if let Some(ctx) = fires {
+                let mut f = Firing {
+                    txn: &mut *txn,
+                    tenant,
+                    catalog: cat,
+                    ctx,
+                    table: child,
+                    set_cols: &set_cols,
+                };
+                if f.before_row(Event::Delete, Some(&row), None).await?.is_none() {
+                    continue;
+                }
+                events.push(RowEvent { event: Event::Delete, old: Some(row.clone()), new: None });
+            }
             dml::delete_row(txn, tenant, child, key, &row).await?;
             olds.push(row);
             continue;
@@ -522,23 +544,45 @@ async fn act<T: Txn>(
                 _ => Value::Null,
             };
         }
+        if let Some(ctx) = fires {
+            let mut f = Firing {
+                txn: &mut *txn,
+                tenant,
+                catalog: cat,
+                ctx,
+                table: child,
+                set_cols: &set_cols,
+            };
+            match f.before_row(Event::Update, Some(&row), Some(updated)).await? {
+                Some(r) => updated = r,
+                None => continue,
+            }
+        }
         check_row(child, &mut updated)?;
         news.push(dml::update_row(txn, tenant, child, key, &row, updated, true).await?);
+        if fires.is_some() {
+            let new = news.last().cloned();
+            events.push(RowEvent { event: Event::Update, old: Some(row.clone()), new });
+        }
         olds.push(row);
+    }
+    if let Some(ctx) = fires {
+        let mut f =
+            Firing { txn: &mut *txn, tenant, catalog: cat, ctx, table: child, set_cols: &set_cols };
+        f.after_rows(events).await?;
     }
     if olds.is_empty() {
         return Ok(());
     }
     if news.is_empty() {
-        return referenced_rows_changed(txn, tenant, cat, child, &olds, None, depth + 1, defer)
-            .await;
+        return referenced_rows_changed(txn, tenant, cat, child, &olds, None, depth + 1, ctx).await;
     }
     if action == FkAction::SetDefault {
         // Every default must exist, even one equal to the key that went away.
         check_one(txn, tenant, cat, child, fk, &news, None).await?;
     }
     let news = Some(news.as_slice());
-    referenced_rows_changed(txn, tenant, cat, child, &olds, news, depth + 1, defer).await
+    referenced_rows_changed(txn, tenant, cat, child, &olds, news, depth + 1, ctx).await
 }
 
 /// The rows of `child` (newest committed state plus our own writes) whose

@@ -147,6 +147,8 @@ pub enum Func {
     ProcInfo(catalog_info::ProcInfo),
     /// format_type(type oid, typmod)
     FormatType,
+    /// pg_get_triggerdef(oid [, pretty])
+    TriggerDef,
     /// obj_description(oid [, catalog]): a table's COMMENT
     ObjDescription,
     /// pg_describe_object(classid, objid, objsubid): an object's name in
@@ -392,11 +394,10 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("to_regnamespace", 1) => {
             (Func::ToReg(sqltypes::RegKind::Namespace, true), T::Reg(sqltypes::RegKind::Namespace))
         }
-        // Objects Strata does not have (statistics objects, triggers):
-        // pg_trigger and pg_statistic_ext are empty, so these never meet one.
-        ("pg_get_statisticsobjdef_columns", 1) | ("pg_get_triggerdef", 1 | 2) => {
-            (Func::Description, T::Text)
-        }
+        // Statistics objects Strata does not have: pg_statistic_ext is
+        // empty, so this never meets one.
+        ("pg_get_statisticsobjdef_columns", 1) => (Func::Description, T::Text),
+        ("pg_get_triggerdef", 1 | 2) => (Func::TriggerDef, T::Text),
         ("pg_get_function_result", 1) => (Func::ProcInfo(catalog_info::ProcInfo::Result), T::Text),
         ("pg_get_function_arguments", 1) => {
             (Func::ProcInfo(catalog_info::ProcInfo::Arguments), T::Text)
@@ -931,6 +932,13 @@ impl Func {
                 };
                 catalog_info::acl_default(cat, &kind, owner)?
             }
+            Func::TriggerDef => match (arg(0).as_oid(), &ctx.catalog) {
+                (Some(oid), Some(cat)) => {
+                    let pretty = matches!(arg(1), Value::Bool(true));
+                    catalog_info::trigger_def(cat, oid, pretty).map_or(Value::Null, Value::Text)
+                }
+                _ => Value::Null,
+            },
             Func::ProcInfo(which) => match arg(0).as_oid() {
                 Some(oid) => catalog_info::proc_info(ctx.catalog.as_deref(), which, oid),
                 None => Value::Null,

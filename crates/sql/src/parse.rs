@@ -1110,12 +1110,10 @@ fn create_trigger(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Resu
     };
     let (start, end) = (pos(first, false).unwrap_or(0), pos(last, true).unwrap_or(sql.len()));
     let execute = words.iter().rposition(|w| is_kw(Some(w), "execute"));
-    let open = execute.and_then(|e| {
-        words.iter().skip(e).position(|w| w.token == Token::LParen).map(|i| i + e)
-    });
-    let close = open.and_then(|o| {
-        words.iter().skip(o).position(|w| w.token == Token::RParen).map(|i| i + o)
-    });
+    let open = execute
+        .and_then(|e| words.iter().skip(e).position(|w| w.token == Token::LParen).map(|i| i + e));
+    let close = open
+        .and_then(|o| words.iter().skip(o).position(|w| w.token == Token::RParen).map(|i| i + o));
     let (Some(open), Some(close)) = (open, close) else {
         return plain_trigger(sql.get(start..end).unwrap_or_default(), Vec::new());
     };
@@ -1137,7 +1135,8 @@ fn create_trigger(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Resu
     let (Some(o), Some(c)) = (pos(words[open], true), pos(words[close], false)) else {
         bail!(SyntaxError, "syntax error at or near \"(\"");
     };
-    let text = format!("{}{}", sql.get(start..o).unwrap_or_default(), sql.get(c..end).unwrap_or_default());
+    let text =
+        format!("{}{}", sql.get(start..o).unwrap_or_default(), sql.get(c..end).unwrap_or_default());
     plain_trigger(&text, args)
 }
 

@@ -52,6 +52,10 @@ pub enum SystemTable {
     InfoSchemata,
     /// information_schema.views
     InfoViews,
+    /// information_schema.triggers (one row per trigger and event)
+    InfoTriggers,
+    /// information_schema.triggered_update_columns (UPDATE OF columns)
+    InfoTriggeredUpdateColumns,
     /// information_schema.table_privileges, or role_table_grants (true):
     /// the ACLs of tables and views, one row per privilege
     InfoTablePrivileges(bool),
@@ -76,7 +80,7 @@ pub enum SystemTable {
     InfoConstraintColumnUsage,
     /// pg_catalog.pg_collation (default, C and POSIX)
     PgCollation,
-    /// pg_catalog.pg_trigger (always empty: foreign keys are not triggers here)
+    /// pg_catalog.pg_trigger (foreign keys are not triggers here)
     PgTrigger,
     /// pg_catalog.pg_sequence
     PgSequence,
@@ -563,6 +567,8 @@ impl SystemTable {
             (true, "tables") => InfoTables,
             (true, "schemata") => InfoSchemata,
             (true, "views") => InfoViews,
+            (true, "triggers") => InfoTriggers,
+            (true, "triggered_update_columns") => InfoTriggeredUpdateColumns,
             (true, "table_privileges") => InfoTablePrivileges(false),
             (true, "role_table_grants") => InfoTablePrivileges(true),
             (true, "columns") => InfoColumns,
@@ -621,6 +627,8 @@ impl SystemTable {
             InfoTables => "tables",
             InfoSchemata => "schemata",
             InfoViews => "views",
+            InfoTriggers => "triggers",
+            InfoTriggeredUpdateColumns => "triggered_update_columns",
             InfoTablePrivileges(false) => "table_privileges",
             InfoTablePrivileges(true) => "role_table_grants",
             InfoColumns => "columns",
@@ -1005,6 +1013,42 @@ impl SystemTable {
                 ("tgconstrrelid", Oid),
                 ("tgconstrindid", Oid),
                 ("tgconstraint", Oid),
+                ("tgdeferrable", Bool),
+                ("tginitdeferred", Bool),
+                ("tgnargs", Int2),
+                ("tgattr", DataType::Int2Vector),
+                ("tgargs", DataType::Bytea),
+                ("tgqual", Text),
+                ("tgoldtable", Text),
+                ("tgnewtable", Text),
+            ],
+            InfoTriggers => vec![
+                ("trigger_catalog", Text),
+                ("trigger_schema", Text),
+                ("trigger_name", Text),
+                ("event_manipulation", Text),
+                ("event_object_catalog", Text),
+                ("event_object_schema", Text),
+                ("event_object_table", Text),
+                ("action_order", Int4),
+                ("action_condition", Text),
+                ("action_statement", Text),
+                ("action_orientation", Text),
+                ("action_timing", Text),
+                ("action_reference_old_table", Text),
+                ("action_reference_new_table", Text),
+                ("action_reference_old_row", Text),
+                ("action_reference_new_row", Text),
+                ("created", DataType::TimestampTz),
+            ],
+            InfoTriggeredUpdateColumns => vec![
+                ("trigger_catalog", Text),
+                ("trigger_schema", Text),
+                ("trigger_name", Text),
+                ("event_object_catalog", Text),
+                ("event_object_schema", Text),
+                ("event_object_table", Text),
+                ("event_object_column", Text),
             ],
             PgDescription => {
                 vec![("objoid", Oid), ("classoid", Oid), ("objsubid", Int4), ("description", Text)]
@@ -1306,7 +1350,46 @@ impl SystemTable {
                     ]);
                 }
             }
-            PgTrigger | Empty(_) => {}
+            PgTrigger => {
+                for table in catalog.tables.values() {
+                    for tr in &table.triggers {
+                        let mut args = Vec::new();
+                        for a in &tr.args {
+                            args.extend_from_slice(a.as_bytes());
+                            args.push(0);
+                        }
+                        let attr = tr.columns.iter().map(|&c| Value::Int2(c as i16 + 1)).collect();
+                        let mut attr = sqltypes::array::ArrayValue::new(DataType::Int2, attr);
+                        attr.vector = true;
+                        attr.dims.iter_mut().for_each(|d| d.lower = 0);
+                        rows.push(vec![
+                            i8(tr.oid as i64),
+                            i8(table.oid as i64),
+                            i8(0),
+                            t(&tr.name),
+                            i8(tr.function as i64),
+                            Value::Int2(tr.tgtype),
+                            Value::Text(tr.enabled.to_string()),
+                            Value::Bool(false),
+                            i8(0),
+                            i8(0),
+                            i8(0),
+                            Value::Bool(false),
+                            Value::Bool(false),
+                            Value::Int2(tr.args.len() as i16),
+                            attr.into_value(),
+                            Value::Bytea(args),
+                            tr.when.as_ref().map_or(Value::Null, |w| t(w)),
+                            Value::Null,
+                            Value::Null,
+                        ]);
+                    }
+                }
+            }
+            InfoTriggers | InfoTriggeredUpdateColumns => {
+                rows = crate::func::catalog_info::trigger_rows(catalog, *self == InfoTriggers);
+            }
+            Empty(_) => {}
             PgProc => rows = builtin_rows::proc_rows(catalog),
             PgExtension => {
                 rows.push(vec![

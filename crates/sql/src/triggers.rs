@@ -215,11 +215,9 @@ impl<T: Txn> Firing<'_, T> {
         let mut s = spi::TxnSpi::new(access, self.tenant, self.catalog, &ctx);
         match run::run(&mut s, code, run::Call::Trigger(&call)).await? {
             run::Returned::Value(v) => Ok(Some(v)),
-            run::Returned::Rows(_) => Err(err!(
-                TriggerProtocolViolated,
-                "trigger function {} returned a set",
-                def.name
-            )),
+            run::Returned::Rows(_) => {
+                Err(err!(TriggerProtocolViolated, "trigger function {} returned a set", def.name))
+            }
         }
     }
 }

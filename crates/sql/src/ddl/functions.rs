@@ -327,7 +327,8 @@ fn check_body(cat: &Catalog, def: &FunctionDef) -> Result<()> {
 fn refuse_dependents(cat: &Catalog, d: &FunctionDef, cascade: bool) -> Result<()> {
     if let Some((trigger, table)) = super::triggers::triggers_calling(cat, d.oid).first() {
         if cascade {
-            bail!(FeatureNotSupported, "DROP FUNCTION ... CASCADE is not supported yet");
+            // drop_function drops the triggers.
+            return Ok(());
         }
         let sig = signature(d);
         return Err(err!(
@@ -515,6 +516,27 @@ pub async fn drop_function<T: Txn>(
         refuse_dependents(cat, d, df.drop_behavior == Some(ast::DropBehavior::Cascade))?;
     }
     bump_version(txn, tenant).await?;
+    if df.drop_behavior == Some(ast::DropBehavior::Cascade) {
+        let oids: Vec<u32> = doomed.iter().map(|d| d.oid).collect();
+        for t in cat.tables.values() {
+            if !t.triggers.iter().any(|tr| oids.contains(&tr.function)) {
+                continue;
+            }
+            let mut cur = (**t).clone();
+            cur.triggers.retain(|tr| {
+                let keep = !oids.contains(&tr.function);
+                if !keep {
+                    r.notices.push(notice(format!(
+                        "drop cascades to trigger {} on table {}",
+                        tr.name, t.name
+                    )));
+                }
+                keep
+            });
+            lock_table(txn, tenant, cur.oid).await?;
+            write_table(txn, tenant, &cur).await?;
+        }
+    }
     for d in doomed {
         delete_key(txn, keys::function(tenant, d.oid)).await?;
     }

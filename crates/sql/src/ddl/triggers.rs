@@ -23,8 +23,14 @@ pub async fn create_trigger<T: Txn>(
     let tname = bind::obj_name(&ct.table_name)?;
     let table = match cat.relation(&tname)? {
         Some(catalog::Relation::Table(t)) if t.matview.is_none() => t,
+        Some(catalog::Relation::View(_))
+            if !matches!(ct.period, Some(ast::TriggerPeriod::InsteadOf)) =>
+        {
+            return Err(err!(WrongObjectType, "\"{}\" is a view", tname.name)
+                .with_detail("Views cannot have row-level BEFORE or AFTER triggers."))
+        }
         Some(catalog::Relation::View(_)) => {
-            bail!(FeatureNotSupported, "triggers on views (INSTEAD OF) are not supported")
+            bail!(FeatureNotSupported, "INSTEAD OF triggers on views are not supported")
         }
         Some(_) => {
             return Err(err!(WrongObjectType, "\"{}\" is not a table or view", tname.name)
@@ -139,15 +145,28 @@ fn check_when(cond: &ast::Expr, tgtype: i16) -> Result<String> {
     let (mut new, mut old) = (false, false);
     let _ = cond.visit(&mut RecordRefs { new: &mut new, old: &mut old });
     if (new || old) && tgtype & TriggerDef::ROW == 0 {
-        bail!(InvalidObjectDefinition, "statement trigger's WHEN condition cannot reference column values");
+        bail!(
+            InvalidObjectDefinition,
+            "statement trigger's WHEN condition cannot reference column values"
+        );
     }
     if old && tgtype & TriggerDef::INSERT != 0 {
-        bail!(InvalidObjectDefinition, "INSERT trigger's WHEN condition cannot reference OLD values");
+        bail!(
+            InvalidObjectDefinition,
+            "INSERT trigger's WHEN condition cannot reference OLD values"
+        );
     }
     if new && tgtype & TriggerDef::DELETE != 0 {
-        bail!(InvalidObjectDefinition, "DELETE trigger's WHEN condition cannot reference NEW values");
+        bail!(
+            InvalidObjectDefinition,
+            "DELETE trigger's WHEN condition cannot reference NEW values"
+        );
     }
-    Ok(cond.to_string())
+    // WHEN's own parentheses are not part of the condition.
+    match cond {
+        ast::Expr::Nested(inner) => Ok(inner.to_string()),
+        c => Ok(c.to_string()),
+    }
 }
 
 /// Notes whether an expression names NEW or OLD.
@@ -235,6 +254,11 @@ pub fn set_enabled(t: &mut TableDef, name: &ast::Ident, enabled: bool) -> Result
 pub fn triggers_calling(cat: &Catalog, oid: u32) -> Vec<(String, String)> {
     cat.tables
         .values()
-        .flat_map(|t| t.triggers.iter().filter(|tr| tr.function == oid).map(|tr| (tr.name.clone(), t.name.clone())))
+        .flat_map(|t| {
+            t.triggers
+                .iter()
+                .filter(|tr| tr.function == oid)
+                .map(|tr| (tr.name.clone(), t.name.clone()))
+        })
         .collect()
 }

@@ -833,3 +833,116 @@ pub fn type_name(cat: Option<&Catalog>, oid: u32) -> String {
         None => oid.to_string(),
     }
 }
+
+/// The events of a trigger type, in PostgreSQL's order.
+fn trigger_events(tgtype: i16) -> Vec<&'static str> {
+    use crate::catalog::TriggerDef as T;
+    [(T::INSERT, "INSERT"), (T::DELETE, "DELETE"), (T::UPDATE, "UPDATE"), (T::TRUNCATE, "TRUNCATE")]
+        .into_iter()
+        .filter(|(bit, _)| tgtype & bit != 0)
+        .map(|(_, name)| name)
+        .collect()
+}
+
+/// `EXECUTE FUNCTION f('arg', ...)`.
+fn trigger_action(cat: &Catalog, tr: &crate::catalog::TriggerDef) -> String {
+    let name = match cat.function_by_oid(tr.function) {
+        Some(f) if cat.function_visible(f) => quote_ident(&f.name),
+        Some(f) => qualified_name(cat, f.namespace, &f.name),
+        None => tr.function.to_string(),
+    };
+    let args: Vec<String> =
+        tr.args.iter().map(|a| format!("'{}'", a.replace('\'', "''"))).collect();
+    format!("EXECUTE FUNCTION {name}({})", args.join(", "))
+}
+
+/// pg_get_triggerdef(oid [, pretty]): the CREATE TRIGGER statement.
+pub fn trigger_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
+    use crate::catalog::TriggerDef as T;
+    let (table, tr) = cat
+        .tables
+        .values()
+        .find_map(|t| t.triggers.iter().find(|tr| tr.oid == oid).map(|tr| (t, tr)))?;
+    let events: Vec<String> = trigger_events(tr.tgtype)
+        .into_iter()
+        .map(|e| match (e, tr.columns.is_empty()) {
+            ("UPDATE", false) => {
+                let cols: Vec<String> =
+                    tr.columns.iter().map(|&c| quote_ident(&table.columns[c].name)).collect();
+                format!("UPDATE OF {}", cols.join(", "))
+            }
+            (e, _) => e.to_string(),
+        })
+        .collect();
+    let timing = if tr.has(T::BEFORE) { "BEFORE" } else { "AFTER" };
+    let level = if tr.has(T::ROW) { "ROW" } else { "STATEMENT" };
+    let on = match pretty && cat.relation_visible(table.namespace, &table.name) {
+        true => quote_ident(&table.name),
+        false => qualified_name(cat, table.namespace, &table.name),
+    };
+    let when = match &tr.when {
+        Some(w) if pretty => format!(" WHEN ({w})"),
+        Some(w) => format!(" WHEN (({w}))"),
+        None => String::new(),
+    };
+    Some(format!(
+        "CREATE TRIGGER {} {timing} {} ON {on} FOR EACH {level}{when} {}",
+        quote_ident(&tr.name),
+        events.join(" OR "),
+        trigger_action(cat, tr)
+    ))
+}
+
+/// information_schema.triggers rows (one per trigger and event), or
+/// triggered_update_columns rows (`triggers` false).
+pub fn trigger_rows(cat: &Catalog, triggers: bool) -> Vec<Vec<Value>> {
+    use crate::catalog::TriggerDef as T;
+    let t = |s: &str| Value::Text(s.to_string());
+    let mut rows = Vec::new();
+    for table in cat.tables.values() {
+        let schema = cat.namespace_name(table.namespace).unwrap_or_default();
+        for tr in &table.triggers {
+            let head = [t("postgres"), t(schema), t(&tr.name)];
+            let object = [t("postgres"), t(schema), t(&table.name)];
+            if !triggers {
+                for &c in &tr.columns {
+                    let mut row = head.to_vec();
+                    row.extend(object.iter().cloned());
+                    row.push(t(&table.columns[c].name));
+                    rows.push(row);
+                }
+                continue;
+            }
+            for e in trigger_events(tr.tgtype) {
+                let bit = match e {
+                    "INSERT" => T::INSERT,
+                    "DELETE" => T::DELETE,
+                    "UPDATE" => T::UPDATE,
+                    _ => T::TRUNCATE,
+                };
+                // The trigger's place among those that fire with it.
+                let same = |o: &&T| {
+                    o.has(bit)
+                        && (o.tgtype & (T::ROW | T::BEFORE)) == (tr.tgtype & (T::ROW | T::BEFORE))
+                };
+                let order =
+                    table.triggers.iter().filter(same).take_while(|o| o.name <= tr.name).count();
+                let row_level = tr.has(T::ROW);
+                let mut row = head.to_vec();
+                row.push(t(e));
+                row.extend(object.iter().cloned());
+                row.push(Value::Int4(order as i32));
+                row.push(tr.when.as_ref().map_or(Value::Null, |w| t(&format!("({w})"))));
+                row.push(t(&trigger_action(cat, tr)));
+                row.push(t(if row_level { "ROW" } else { "STATEMENT" }));
+                row.push(t(if tr.has(T::BEFORE) { "BEFORE" } else { "AFTER" }));
+                row.extend([Value::Null, Value::Null]);
+                row.push(if row_level { t("OLD") } else { Value::Null });
+                row.push(if row_level { t("NEW") } else { Value::Null });
+                row.push(Value::Null);
+                rows.push(row);
+            }
+        }
+    }
+    rows
+}
