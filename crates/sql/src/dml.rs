@@ -28,7 +28,7 @@ use crate::exec::{self, row_key, scan_rows, ExecCtx, Row};
 use crate::expr::{EvalContext, Expr};
 use crate::fk;
 use crate::plan::{Column, Correlated, Plan, Scan, SubqKind};
-use crate::triggers::{self, Event, RowEvent};
+use crate::triggers::{self, Event, Firing, RowEvent};
 use crate::{bail, err};
 
 /// RETURNING clause: expressions over the written row.
@@ -450,7 +450,7 @@ pub async fn insert<T: Txn>(
     };
     let updates = matches!(plan.on_conflict, Some(OnConflict::DoUpdate { .. }));
     if triggered {
-        let mut f = firing(txn, tenant, catalog, eval, table, &upsert_sets);
+        let mut f = Firing::new(txn, tenant, catalog, eval, table, &upsert_sets);
         f.statement(Event::Insert, true).await?;
         if updates {
             f.statement(Event::Update, true).await?;
@@ -480,7 +480,7 @@ pub async fn insert<T: Txn>(
             }
         }
         if before {
-            let mut f = firing(txn, tenant, catalog, eval, table, &[]);
+            let mut f = Firing::new(txn, tenant, catalog, eval, table, &[]);
             match f.before_row(Event::Insert, None, Some(row)).await? {
                 Some(r) => row = r,
                 None => continue,
@@ -494,7 +494,7 @@ pub async fn insert<T: Txn>(
     if let Some(oc) = &plan.on_conflict {
         let r = upsert(txn, tenant, plan, oc, rows, eval, catalog).await?;
         if triggered {
-            let mut f = firing(txn, tenant, catalog, eval, table, &upsert_sets);
+            let mut f = Firing::new(txn, tenant, catalog, eval, table, &upsert_sets);
             f.after_rows(r.2).await?;
             f.statement(Event::Insert, false).await?;
             if updates {
@@ -512,7 +512,7 @@ pub async fn insert<T: Txn>(
     }
     let returned = returning_rows(plan.returning.as_ref(), &rows, &[], eval)?;
     if triggered {
-        let mut f = firing(txn, tenant, catalog, eval, table, &[]);
+        let mut f = Firing::new(txn, tenant, catalog, eval, table, &[]);
         if triggers::has_row(table, Event::Insert, false) {
             let events = rows
                 .iter()
@@ -523,18 +523,6 @@ pub async fn insert<T: Txn>(
         f.statement(Event::Insert, false).await?;
     }
     Ok((rows.len() as u64, returned))
-}
-
-/// The trigger firing context of a statement on `table`.
-fn firing<'a, T: Txn>(
-    txn: &'a mut T,
-    tenant: TenantId,
-    catalog: &'a crate::catalog::Catalog,
-    ctx: &'a EvalContext,
-    table: &'a TableDef,
-    set_cols: &'a [usize],
-) -> triggers::Firing<'a, T> {
-    triggers::Firing { txn, tenant, catalog, ctx, table, set_cols }
 }
 
 /// Runs UPDATE's or DELETE's uncorrelated subqueries (the PL/pgSQL calls
@@ -589,7 +577,7 @@ async fn upsert<T: Txn>(
     let mut replaced: Vec<(usize, Row)> = Vec::new();
     for mut row in rows {
         if before_insert {
-            let mut f = firing(txn, tenant, catalog, eval, table, &[]);
+            let mut f = Firing::new(txn, tenant, catalog, eval, table, &[]);
             match f.before_row(Event::Insert, None, Some(row)).await? {
                 Some(r) => row = r,
                 None => continue,
@@ -626,7 +614,7 @@ async fn upsert<T: Txn>(
         }
         if before_update {
             let set_cols: Vec<usize> = sets.iter().map(|(c, _)| *c).collect();
-            let mut f = firing(txn, tenant, catalog, eval, table, &set_cols);
+            let mut f = Firing::new(txn, tenant, catalog, eval, table, &set_cols);
             match f.before_row(Event::Update, Some(&old), Some(new)).await? {
                 Some(r) => new = r,
                 None => continue,
@@ -845,7 +833,9 @@ pub async fn update<T: Txn>(
         false => Vec::new(),
     };
     if triggered {
-        firing(txn, tenant, catalog, eval, table, &set_cols).statement(Event::Update, true).await?;
+        Firing::new(txn, tenant, catalog, eval, table, &set_cols)
+            .statement(Event::Update, true)
+            .await?;
     }
     let with_subqueries;
     let eval = match plan.init.is_empty() {
@@ -879,7 +869,7 @@ pub async fn update<T: Txn>(
             new[*c] = e.eval(source, eval)?;
         }
         if before {
-            let mut f = firing(txn, tenant, catalog, eval, table, &set_cols);
+            let mut f = Firing::new(txn, tenant, catalog, eval, table, &set_cols);
             match f.before_row(Event::Update, Some(&old), Some(new)).await? {
                 Some(r) => new = r,
                 None => continue,
@@ -908,7 +898,7 @@ pub async fn update<T: Txn>(
     }
     let returned = returning_rows(plan.returning.as_ref(), &written, &items, eval)?;
     if triggered {
-        let mut f = firing(txn, tenant, catalog, eval, table, &set_cols);
+        let mut f = Firing::new(txn, tenant, catalog, eval, table, &set_cols);
         f.after_rows(events).await?;
         f.statement(Event::Update, false).await?;
     }
@@ -977,7 +967,7 @@ pub async fn delete<T: Txn>(
     let table = &plan.scan.table;
     let triggered = !table.triggers.is_empty();
     if triggered {
-        firing(txn, tenant, catalog, eval, table, &[]).statement(Event::Delete, true).await?;
+        Firing::new(txn, tenant, catalog, eval, table, &[]).statement(Event::Delete, true).await?;
     }
     let with_subqueries;
     let eval = match plan.init.is_empty() {
@@ -994,7 +984,7 @@ pub async fn delete<T: Txn>(
     let mut items = Vec::with_capacity(targets.len());
     for (key, old, item) in targets {
         if before {
-            let mut f = firing(txn, tenant, catalog, eval, table, &[]);
+            let mut f = Firing::new(txn, tenant, catalog, eval, table, &[]);
             if f.before_row(Event::Delete, Some(&old), None).await?.is_none() {
                 continue;
             }
@@ -1009,7 +999,7 @@ pub async fn delete<T: Txn>(
     }
     let returned = returning_rows(plan.returning.as_ref(), &deleted, &items, eval)?;
     if triggered {
-        let mut f = firing(txn, tenant, catalog, eval, table, &[]);
+        let mut f = Firing::new(txn, tenant, catalog, eval, table, &[]);
         if triggers::has_row(table, Event::Delete, false) {
             let events = deleted
                 .iter()

@@ -515,14 +515,7 @@ async fn act<T: Txn>(
         let Some(&g) = encode(&vals, parent_types).and_then(|e| by_key.get(&e)) else { continue };
         if action == FkAction::Cascade && gone[g].new.is_none() {
             if let Some(ctx) = fires {
-                let mut f = Firing {
-                    txn: &mut *txn,
-                    tenant,
-                    catalog: cat,
-                    ctx,
-                    table: child,
-                    set_cols: &set_cols,
-                };
+                let mut f = Firing::new(&mut *txn, tenant, cat, ctx, child, &set_cols);
                 if f.before_row(Event::Delete, Some(&row), None).await?.is_none() {
                     continue;
                 }
@@ -545,14 +538,7 @@ async fn act<T: Txn>(
             };
         }
         if let Some(ctx) = fires {
-            let mut f = Firing {
-                txn: &mut *txn,
-                tenant,
-                catalog: cat,
-                ctx,
-                table: child,
-                set_cols: &set_cols,
-            };
+            let mut f = Firing::new(&mut *txn, tenant, cat, ctx, child, &set_cols);
             match f.before_row(Event::Update, Some(&row), Some(updated)).await? {
                 Some(r) => updated = r,
                 None => continue,
@@ -567,8 +553,7 @@ async fn act<T: Txn>(
         olds.push(row);
     }
     if let Some(ctx) = fires {
-        let mut f =
-            Firing { txn: &mut *txn, tenant, catalog: cat, ctx, table: child, set_cols: &set_cols };
+        let mut f = Firing::new(&mut *txn, tenant, cat, ctx, child, &set_cols);
         f.after_rows(events).await?;
     }
     if olds.is_empty() {

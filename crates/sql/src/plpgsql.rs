@@ -1,18 +1,19 @@
 //! PL/pgSQL: DO blocks, functions written in it, and trigger functions.
 //!
-//! A body is parsed once into a statement tree ([`parse`]) and run by an
-//! interpreter ([`run`]). As in PostgreSQL, every expression and SQL
+//! A body is parsed once into a statement tree
+//! ([`parse`](crate::plpgsql::parse)) and run by an interpreter
+//! ([`run`](crate::plpgsql::run)). As in PostgreSQL, every expression and SQL
 //! statement in the body is ordinary SQL: the interpreter replaces the
 //! variables it names with parameters (`NEW.email` becomes `$1`, typed as
 //! the variable is), plans it with the SQL planner and runs it. Plans are
 //! kept per statement and parameter types for as long as the catalog they
 //! were made against stays current.
 //!
-//! The interpreter reaches the database through [`Spi`] (PostgreSQL's
+//! The interpreter reaches the database through [`Spi`](crate::plpgsql::Spi) (PostgreSQL's
 //! "server programming interface"): the session's own statement path for
 //! a DO block (which may also run DDL), or a transaction directly for a
 //! trigger fired by a DML statement or a function called from a query
-//! ([`spi::TxnSpi`]).
+//! ([`TxnSpi`](crate::plpgsql::spi::TxnSpi)).
 
 pub mod parse;
 pub mod run;

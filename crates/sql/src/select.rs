@@ -1142,7 +1142,7 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
             return plan_factor(b, &derived)
         }
         Some(crate::bind::user_functions::FunctionItem::Planned(plan, scope)) => {
-            return Ok((plan, scope))
+            return Ok((*plan, scope))
         }
         None => {}
     }

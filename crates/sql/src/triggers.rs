@@ -106,7 +106,20 @@ pub fn has_row(table: &TableDef, event: Event, before: bool) -> bool {
     })
 }
 
-impl<T: Txn> Firing<'_, T> {
+impl<'a, T: Txn> Firing<'a, T> {
+    /// Triggers of `table` fired by a statement running in `txn` with
+    /// `ctx`; `set_cols` are the columns an UPDATE assigns.
+    pub fn new(
+        txn: &'a mut T,
+        tenant: TenantId,
+        catalog: &'a Catalog,
+        ctx: &'a EvalContext,
+        table: &'a TableDef,
+        set_cols: &'a [usize],
+    ) -> Self {
+        Firing { txn, tenant, catalog, ctx, table, set_cols }
+    }
+
     /// Fires the statement-level triggers of an event.
     pub async fn statement(&mut self, event: Event, before: bool) -> Result<()> {
         let table = self.table;

@@ -218,12 +218,12 @@ impl Binder<'_> {
                 .columns
                 .push(ast::TableAliasColumnDef { name: alias.name.clone(), data_type: None });
         }
-        Ok(Some(FunctionItem::Derived(ast::TableFactor::Derived {
+        Ok(Some(FunctionItem::Derived(Box::new(ast::TableFactor::Derived {
             lateral: false,
             subquery: Box::new(query),
             alias: Some(alias),
             sample: None,
-        })))
+        }))))
     }
 
     /// A PL/pgSQL function call in FROM: a [`PlCall`] with its arguments
@@ -267,16 +267,16 @@ impl Binder<'_> {
             })
             .collect();
         let plan = Plan::PlCall(Box::new(crate::plan::PlCall { def, args: bound }));
-        Ok(FunctionItem::Planned(plan, Scope { cols }))
+        Ok(FunctionItem::Planned(Box::new(plan), Scope { cols }))
     }
 }
 
 /// What a FROM item calling a user-defined function is planned as.
 pub(crate) enum FunctionItem {
     /// A SQL function: a derived table (its body).
-    Derived(ast::TableFactor),
+    Derived(Box<ast::TableFactor>),
     /// A PL/pgSQL function: its call.
-    Planned(Plan, Scope),
+    Planned(Box<Plan>, Scope),
 }
 
 /// `(SELECT "$pl" FROM name(args) AS "$pl")`: a scalar PL/pgSQL call as

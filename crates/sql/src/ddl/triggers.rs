@@ -237,7 +237,7 @@ pub async fn drop_trigger<T: Txn>(
 pub fn set_enabled(t: &mut TableDef, name: &ast::Ident, enabled: bool) -> Result<()> {
     let n = bind::ident(name);
     let state = if enabled { 'O' } else { 'D' };
-    if !name.quote_style.is_some() && (n == "all" || n == "user") {
+    if name.quote_style.is_none() && (n == "all" || n == "user") {
         t.triggers.iter_mut().for_each(|tr| tr.enabled = state);
         return Ok(());
     }

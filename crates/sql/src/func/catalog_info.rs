@@ -867,8 +867,12 @@ pub fn trigger_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
         .into_iter()
         .map(|e| match (e, tr.columns.is_empty()) {
             ("UPDATE", false) => {
-                let cols: Vec<String> =
-                    tr.columns.iter().map(|&c| quote_ident(&table.columns[c].name)).collect();
+                let cols: Vec<String> = tr
+                    .columns
+                    .iter()
+                    .filter_map(|&c| table.columns.get(c))
+                    .map(|c| quote_ident(&c.name))
+                    .collect();
                 format!("UPDATE OF {}", cols.join(", "))
             }
             (e, _) => e.to_string(),
@@ -905,10 +909,10 @@ pub fn trigger_rows(cat: &Catalog, triggers: bool) -> Vec<Vec<Value>> {
             let head = [t("postgres"), t(schema), t(&tr.name)];
             let object = [t("postgres"), t(schema), t(&table.name)];
             if !triggers {
-                for &c in &tr.columns {
+                for c in tr.columns.iter().filter_map(|&c| table.columns.get(c)) {
                     let mut row = head.to_vec();
                     row.extend(object.iter().cloned());
-                    row.push(t(&table.columns[c].name));
+                    row.push(t(&c.name));
                     rows.push(row);
                 }
                 continue;

@@ -837,7 +837,7 @@ impl Parser<'_> {
                 let mut using = Vec::new();
                 loop {
                     if self.eat_word("into") {
-                        into = Some(self.into_clause()?);
+                        into = Some(self.targets_of_into()?);
                     } else if self.eat_word("using") {
                         using = self.expr_list(&["into"])?;
                     } else {
@@ -926,7 +926,7 @@ impl Parser<'_> {
         Ok(Target { parts })
     }
 
-    fn into_clause(&mut self) -> Result<Into> {
+    fn targets_of_into(&mut self) -> Result<Into> {
         let strict = self.eat_word("strict");
         let mut targets = vec![self.target()?];
         while self.eat_sym(",") {
@@ -1184,7 +1184,7 @@ impl Parser<'_> {
             return Ok(Stmt::Sql(sql, None));
         };
         self.pos = at + 1;
-        let into = self.into_clause()?;
+        let into = self.targets_of_into()?;
         let after = self.pos;
         let head = self.text(first, at);
         let tail = if after < end { self.text(after, end).text } else { String::new() };
@@ -1263,7 +1263,7 @@ mod tests {
         assert_eq!(
             s[0],
             Stmt::Sql(
-                Sql { text: "select a, b  from t where id = 1".into(), line: 1 },
+                Sql { text: "select a, b from t where id = 1".into(), line: 1 },
                 Some(Into {
                     strict: true,
                     targets: vec![

@@ -659,10 +659,9 @@ impl<S: Spi> Interp<'_, S> {
                         let vals = conform(rv.values, rt, zone)?;
                         RecordValue::value(rt.clone(), vals)
                     }
-                    (other, _) => bail!(
+                    (_, _) => bail!(
                         DatatypeMismatch,
-                        "cannot assign non-composite value to a record variable{}",
-                        if other.is_null() { "" } else { "" }
+                        "cannot assign non-composite value to a record variable"
                     ),
                 };
             }
