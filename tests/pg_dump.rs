@@ -172,7 +172,15 @@ fn a_dump_restores_into_postgres_with_the_same_data() {
     );
     pos("COMMENT ON EXTENSION pgcrypto IS 'hashes';");
     pos("id uuid DEFAULT public.uuid_generate_v4() NOT NULL");
-    assert!(!script.contains("plpgsql"), "{script}");
+    assert!(!script.contains("EXTENSION IF NOT EXISTS plpgsql"), "{script}");
+    // A PL/pgSQL trigger function comes before the tables, its triggers
+    // after them (a disabled one disabled again).
+    assert!(
+        pos("CREATE FUNCTION public.touch_order() RETURNS trigger\n    LANGUAGE plpgsql")
+            < pos("CREATE TABLE public.orders")
+    );
+    pos("CREATE TRIGGER orders_touch BEFORE INSERT OR UPDATE OF amount ON public.orders FOR EACH ROW WHEN ((new.amount IS NULL)) EXECUTE FUNCTION public.touch_order();");
+    pos("EXECUTE FUNCTION public.touch_order('a', 'b');\n\nALTER TABLE public.orders DISABLE TRIGGER orders_note;");
     // SQL functions are dumped before the views that call them.
     assert!(
         pos("CREATE FUNCTION public.order_tax(amount numeric) RETURNS numeric")

@@ -65,3 +65,14 @@ create function order_tax(amount numeric) returns numeric language sql immutable
 create function shop.items_of(lo int) returns table (id int, sku text) language sql stable as $$ select id, sku from shop.items where id >= lo order by id $$;
 create view taxed as select id, order_tax(amount) as tax from orders;
 create view item_list as select * from shop.items_of(1);
+-- A PL/pgSQL trigger function and triggers (one with a WHEN condition and
+-- arguments, one disabled).
+create function touch_order() returns trigger language plpgsql as $$
+begin
+  new.amount := coalesce(new.amount, 0);
+  return new;
+end
+$$;
+create trigger orders_touch before insert or update of amount on orders for each row when (new.amount is null) execute function touch_order();
+create trigger orders_note after delete on orders for each statement execute function touch_order('a', 'b');
+alter table orders disable trigger orders_note;

@@ -1224,7 +1224,9 @@ impl SystemTable {
                     let mut row = class_row(oid, ns, name, kind, has_index, persistence);
                     row[10] = Value::Int2(tb.checks.len() as i16);
                     row[11] = Value::Int2(tb.columns.len() as i16);
-                    row[12] = Value::Bool(!tb.foreign_keys.is_empty() || referenced.contains(&oid));
+                    // Foreign keys are triggers in PostgreSQL.
+                    let fks = !tb.foreign_keys.is_empty() || referenced.contains(&oid);
+                    row[12] = Value::Bool(fks || !tb.triggers.is_empty());
                     if let Some(mv) = &tb.matview {
                         row[29] = Value::Bool(mv.populated);
                     }

@@ -300,6 +300,8 @@ pub enum Severity {
     Warning,
     /// Informational, sent as a NoticeResponse.
     Notice,
+    /// Informational and always sent (PL/pgSQL's RAISE INFO).
+    Info,
 }
 
 impl Severity {
@@ -310,6 +312,7 @@ impl Severity {
             Severity::Fatal => "FATAL",
             Severity::Warning => "WARNING",
             Severity::Notice => "NOTICE",
+            Severity::Info => "INFO",
         }
     }
 }

@@ -162,11 +162,13 @@ fn check_when(cond: &ast::Expr, tgtype: i16) -> Result<String> {
             "DELETE trigger's WHEN condition cannot reference NEW values"
         );
     }
-    // WHEN's own parentheses are not part of the condition.
-    match cond {
-        ast::Expr::Nested(inner) => Ok(inner.to_string()),
-        c => Ok(c.to_string()),
+    // WHEN's own parentheses are not part of the condition (nor are the
+    // extra ones pg_get_triggerdef prints, which a restored dump has).
+    let mut c = cond;
+    while let ast::Expr::Nested(inner) = c {
+        c = inner;
     }
+    Ok(c.to_string())
 }
 
 /// Notes whether an expression names NEW or OLD.

@@ -1379,7 +1379,10 @@ impl<S: Spi> Interp<'_, S> {
                 Ok(())
             }
             Level::Info | Level::Notice => {
-                report.severity = Severity::Notice;
+                report.severity = match r.level {
+                    Level::Info => Severity::Info,
+                    _ => Severity::Notice,
+                };
                 self.spi.notice(report);
                 Ok(())
             }
