@@ -789,6 +789,13 @@ async fn recursive<T: Txn>(
     Ok(out)
 }
 
+/// Yields to the scheduler once, so a long computation without KV calls
+/// lets other sessions run and can be cancelled (a dropped future stops at
+/// its next await).
+pub(crate) async fn yield_now() {
+    YieldNow(false).await
+}
+
 /// A future that returns Pending once, so the task yields to the scheduler.
 struct YieldNow(bool);
 

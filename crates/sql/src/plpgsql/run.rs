@@ -274,6 +274,7 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
         returns: Returns::None,
         row_count: 0,
         out_vars: Vec::new(),
+        iterations: 0,
     };
     // FOUND lives in the outermost scope, with the parameters.
     let label = match &call {
@@ -389,6 +390,8 @@ struct Interp<'s, S: Spi> {
     row_count: u64,
     /// RETURNS TABLE's column variables.
     out_vars: Vec<usize>,
+    /// Loop iterations run (see [`Interp::iteration`]).
+    iterations: u64,
 }
 
 fn custom(code: &str, message: String) -> ErrorReport {
@@ -837,12 +840,8 @@ impl<S: Spi> Interp<'_, S> {
                 return self.case(subject.as_ref(), arms, otherwise).await
             }
             Stmt::Loop(label, body) => loop {
-                match self.stmts(body).await? {
-                    Flow::Normal => {}
-                    f => match loop_exit(f, label) {
-                        Some(out) => return Ok(out),
-                        None => continue,
-                    },
+                if let Some(out) = self.iteration(body, label).await? {
+                    return Ok(out);
                 }
             },
             Stmt::While(label, cond, body) => {
@@ -954,6 +953,12 @@ impl<S: Spi> Interp<'_, S> {
 
     /// Runs a loop body once; Some(flow) if the loop ends with it.
     async fn iteration(&mut self, body: &[Stmt], label: &Option<String>) -> Result<Option<Flow>> {
+        // A loop that runs no SQL never awaits: yield now and then, so
+        // it neither holds a worker thread nor escapes cancellation.
+        self.iterations += 1;
+        if self.iterations % 256 == 0 {
+            crate::exec::yield_now().await;
+        }
         match self.stmts(body).await? {
             Flow::Normal => Ok(None),
             f => Ok(loop_exit(f, label)),
