@@ -956,7 +956,7 @@ impl<S: Spi> Interp<'_, S> {
         // A loop that runs no SQL never awaits: yield now and then, so
         // it neither holds a worker thread nor escapes cancellation.
         self.iterations += 1;
-        if self.iterations % 256 == 0 {
+        if self.iterations.is_multiple_of(256) {
             crate::exec::yield_now().await;
         }
         match self.stmts(body).await? {
