@@ -444,8 +444,8 @@ pub async fn insert<T: Txn>(
 ) -> Result<(u64, Vec<Row>)> {
     let table = &plan.table;
     let triggered = !table.triggers.is_empty();
-    let upsert_sets: Vec<usize> = match &plan.on_conflict {
-        Some(OnConflict::DoUpdate { sets, .. }) => sets.iter().map(|(c, _)| *c).collect(),
+    let upsert_sets = match (&plan.on_conflict, triggered) {
+        (Some(OnConflict::DoUpdate { sets, .. }), true) => set_columns(sets),
         _ => Vec::new(),
     };
     let updates = matches!(plan.on_conflict, Some(OnConflict::DoUpdate { .. }));
@@ -525,6 +525,11 @@ pub async fn insert<T: Txn>(
     Ok((rows.len() as u64, returned))
 }
 
+/// The columns SET assigns (UPDATE OF triggers fire on them).
+fn set_columns(sets: &[(usize, Expr)]) -> Vec<usize> {
+    sets.iter().map(|(c, _)| *c).collect()
+}
+
 /// Runs UPDATE's or DELETE's uncorrelated subqueries (the PL/pgSQL calls
 /// in them first, as they may write); returns the context that sees them.
 async fn init_plans<T: Txn>(
@@ -568,6 +573,10 @@ async fn upsert<T: Txn>(
         || triggers::has_row(table, Event::Update, false);
     let before_update = triggers::has_row(table, Event::Update, true);
     let before_insert = triggers::has_row(table, Event::Insert, true);
+    let set_cols = match (oc, before_update) {
+        (OnConflict::DoUpdate { sets, .. }, true) => set_columns(sets),
+        _ => Vec::new(),
+    };
     let mut events = Vec::new();
     let types = table.types();
     let mut written = Vec::new();
@@ -613,7 +622,6 @@ async fn upsert<T: Txn>(
             new[*c] = e.eval(&pair, eval)?;
         }
         if before_update {
-            let set_cols: Vec<usize> = sets.iter().map(|(c, _)| *c).collect();
             let mut f = Firing::new(txn, tenant, catalog, eval, table, &set_cols);
             match f.before_row(Event::Update, Some(&old), Some(new)).await? {
                 Some(r) => new = r,
@@ -828,8 +836,8 @@ pub async fn update<T: Txn>(
 ) -> Result<(u64, Vec<Row>)> {
     let table = &plan.scan.table;
     let triggered = !table.triggers.is_empty();
-    let set_cols: Vec<usize> = match triggered {
-        true => plan.sets.iter().map(|(c, _)| *c).collect(),
+    let set_cols = match triggered {
+        true => set_columns(&plan.sets),
         false => Vec::new(),
     };
     if triggered {

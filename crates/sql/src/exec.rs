@@ -775,7 +775,7 @@ async fn recursive<T: Txn>(
     let mut work = out.clone();
     while !work.is_empty() {
         // Let a cancel or a closed connection stop an endless recursion.
-        YieldNow(false).await;
+        yield_now().await;
         let mut tables = cx.eval.work.as_deref().cloned().unwrap_or_default();
         tables.push((id, std::sync::Arc::new(work)));
         let eval = EvalContext { work: Some(std::sync::Arc::new(tables)), ..cx.eval.clone() };

@@ -80,7 +80,9 @@ pub trait Spi: Send {
 /// Bodies parsed once per session and the plans of their statements.
 #[derive(Default)]
 pub struct Cache {
-    bodies: Mutex<HashMap<u32, Arc<run::Compiled>>>,
+    /// By function or trigger OID: the text the body was made from (a
+    /// function's body, a trigger's WHEN condition) and the parsed body.
+    bodies: Mutex<HashMap<u32, (String, Arc<run::Compiled>)>>,
 }
 
 impl std::fmt::Debug for Cache {
@@ -89,17 +91,25 @@ impl std::fmt::Debug for Cache {
     }
 }
 
-impl Cache {
-    /// Function `oid`'s parsed body (`body` is checked: a replaced
-    /// function is parsed again).
-    pub fn body(&self, oid: u32, body: &str) -> Result<Arc<run::Compiled>> {
-        if let Some(c) = self.bodies.lock().get(&oid).filter(|c| c.source == body) {
-            return Ok(c.clone());
-        }
-        let c = Arc::new(run::Compiled::new(body)?);
-        self.bodies.lock().insert(oid, c.clone());
-        Ok(c)
+/// The parsed body of object `oid` (a function, or a trigger's WHEN
+/// condition) made from `text`: the session's cached one while `text` is
+/// the same (a replaced function is parsed again), else parsed from
+/// `source(text)` now.
+pub fn compiled(
+    ctx: &EvalContext,
+    oid: u32,
+    text: &str,
+    source: impl FnOnce(&str) -> String,
+) -> Result<Arc<run::Compiled>> {
+    let Some(cache) = &ctx.pl else {
+        return Ok(Arc::new(run::Compiled::new(&source(text))?));
+    };
+    if let Some((_, c)) = cache.bodies.lock().get(&oid).filter(|(t, _)| t == text) {
+        return Ok(c.clone());
     }
+    let c = Arc::new(run::Compiled::new(&source(text))?);
+    cache.bodies.lock().insert(oid, (text.to_string(), c.clone()));
+    Ok(c)
 }
 
 /// How deep PL/pgSQL calls and trigger firings may nest. Each level runs
@@ -121,10 +131,7 @@ pub fn deeper(ctx: &EvalContext) -> Result<EvalContext> {
 
 /// A function's parsed body: the session's cached one, or parsed now.
 pub fn body(ctx: &EvalContext, def: &crate::catalog::FunctionDef) -> Result<Arc<run::Compiled>> {
-    match &ctx.pl {
-        Some(c) => c.body(def.oid, &def.body),
-        None => Ok(Arc::new(run::Compiled::new(&def.body)?)),
-    }
+    compiled(ctx, def.oid, &def.body, str::to_string)
 }
 
 /// Runs a PL/pgSQL function call in FROM: its rows. A query can only

@@ -238,9 +238,5 @@ impl<'a, T: Txn> Firing<'a, T> {
 /// A WHEN condition as a body that returns it (cached by the trigger's
 /// OID).
 fn condition(ctx: &EvalContext, oid: u32, when: &str) -> Result<Arc<run::Compiled>> {
-    let src = format!("BEGIN RETURN {when}; END");
-    match &ctx.pl {
-        Some(c) => c.body(oid, &src),
-        None => Ok(Arc::new(run::Compiled::new(&src)?)),
-    }
+    plpgsql::compiled(ctx, oid, when, |w| format!("BEGIN RETURN {w}; END"))
 }

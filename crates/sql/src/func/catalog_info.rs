@@ -834,14 +834,12 @@ pub fn type_name(cat: Option<&Catalog>, oid: u32) -> String {
     }
 }
 
-/// The events of a trigger type, in PostgreSQL's order.
-fn trigger_events(tgtype: i16) -> Vec<&'static str> {
+/// The events of a trigger type (bit, name), in PostgreSQL's order.
+fn trigger_events(tgtype: i16) -> impl Iterator<Item = (i16, &'static str)> {
     use crate::catalog::TriggerDef as T;
     [(T::INSERT, "INSERT"), (T::DELETE, "DELETE"), (T::UPDATE, "UPDATE"), (T::TRUNCATE, "TRUNCATE")]
         .into_iter()
-        .filter(|(bit, _)| tgtype & bit != 0)
-        .map(|(_, name)| name)
-        .collect()
+        .filter(move |(bit, _)| tgtype & bit != 0)
 }
 
 /// `EXECUTE FUNCTION f('arg', ...)`.
@@ -864,8 +862,7 @@ pub fn trigger_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
         .values()
         .find_map(|t| t.triggers.iter().find(|tr| tr.oid == oid).map(|tr| (t, tr)))?;
     let events: Vec<String> = trigger_events(tr.tgtype)
-        .into_iter()
-        .map(|e| match (e, tr.columns.is_empty()) {
+        .map(|(_, e)| match (e, tr.columns.is_empty()) {
             ("UPDATE", false) => {
                 let cols: Vec<String> = tr
                     .columns
@@ -917,13 +914,7 @@ pub fn trigger_rows(cat: &Catalog, triggers: bool) -> Vec<Vec<Value>> {
                 }
                 continue;
             }
-            for e in trigger_events(tr.tgtype) {
-                let bit = match e {
-                    "INSERT" => T::INSERT,
-                    "DELETE" => T::DELETE,
-                    "UPDATE" => T::UPDATE,
-                    _ => T::TRUNCATE,
-                };
+            for (bit, e) in trigger_events(tr.tgtype) {
                 // The trigger's place among those that fire with it.
                 let same = |o: &&T| {
                     o.has(bit)

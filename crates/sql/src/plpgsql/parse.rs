@@ -336,39 +336,7 @@ fn lex(src: &str) -> Result<Vec<Token>> {
         let kind = if c == b'\'' || ((c == b'e' || c == b'E') && at(i + 1) == b'\'') {
             let escapes = c != b'\'';
             i += if escapes { 2 } else { 1 };
-            let mut value = String::new();
-            loop {
-                let Some(ch) = src.get(i..).and_then(|s| s.chars().next()) else {
-                    return Err(crate::err!(
-                        SyntaxError,
-                        "unterminated quoted string at or near \"{}\"",
-                        src.get(start..).unwrap_or_default()
-                    ));
-                };
-                i += ch.len_utf8();
-                if ch == '\'' {
-                    if at(i) == b'\'' {
-                        value.push('\'');
-                        i += 1;
-                        continue;
-                    }
-                    break;
-                }
-                if ch == '\\' && escapes {
-                    if let Some(n) = src.get(i..).and_then(|s| s.chars().next()) {
-                        i += n.len_utf8();
-                        value.push(match n {
-                            'n' => '\n',
-                            't' => '\t',
-                            'r' => '\r',
-                            other => other,
-                        });
-                    }
-                    continue;
-                }
-                value.push(ch);
-            }
-            Kind::Str(value)
+            Kind::Str(quoted(src, start, &mut i, '\'', escapes, "quoted string")?)
         } else if c == b'$' && at(i + 1).is_ascii_digit() {
             i += 1;
             while at(i).is_ascii_digit() {
@@ -397,26 +365,7 @@ fn lex(src: &str) -> Result<Vec<Token>> {
             Kind::Str(src.get(body_start..body_start + len).unwrap_or_default().to_string())
         } else if c == b'"' {
             i += 1;
-            let mut name = String::new();
-            loop {
-                let Some(ch) = src.get(i..).and_then(|s| s.chars().next()) else {
-                    return Err(crate::err!(
-                        SyntaxError,
-                        "unterminated quoted identifier at or near \"{}\"",
-                        src.get(start..).unwrap_or_default()
-                    ));
-                };
-                i += ch.len_utf8();
-                if ch == '"' {
-                    if at(i) == b'"' {
-                        name.push('"');
-                        i += 1;
-                        continue;
-                    }
-                    break;
-                }
-                name.push(ch);
-            }
+            let name = quoted(src, start, &mut i, '"', false, "quoted identifier")?;
             Kind::Word(name, true)
         } else if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 {
             while i < b.len() && (at(i).is_ascii_alphanumeric() || at(i) == b'_' || at(i) == b'$')
@@ -464,6 +413,53 @@ fn lex(src: &str) -> Result<Vec<Token>> {
         out.push(Token { kind, start, end: i });
     }
     Ok(out)
+}
+
+/// The rest of a quoted token from `*i` (after its opening quote) to its
+/// closing `quote`, a doubled quote standing for one; with `escapes` (an
+/// E'' string) backslash escapes too. `what` names the token in the
+/// error when the body ends first.
+fn quoted(
+    src: &str,
+    start: usize,
+    i: &mut usize,
+    quote: char,
+    escapes: bool,
+    what: &str,
+) -> Result<String> {
+    let mut value = String::new();
+    let next = |i: usize| src.get(i..).and_then(|s| s.chars().next());
+    loop {
+        let Some(ch) = next(*i) else {
+            return Err(crate::err!(
+                SyntaxError,
+                "unterminated {what} at or near \"{}\"",
+                src.get(start..).unwrap_or_default()
+            ));
+        };
+        *i += ch.len_utf8();
+        if ch == quote {
+            if next(*i) == Some(quote) {
+                value.push(quote);
+                *i += 1;
+                continue;
+            }
+            return Ok(value);
+        }
+        if ch == '\\' && escapes {
+            if let Some(n) = next(*i) {
+                *i += n.len_utf8();
+                value.push(match n {
+                    'n' => '\n',
+                    't' => '\t',
+                    'r' => '\r',
+                    other => other,
+                });
+            }
+            continue;
+        }
+        value.push(ch);
+    }
 }
 
 struct Parser<'a> {
@@ -793,7 +789,7 @@ impl Parser<'_> {
                     let t = self.peek().cloned();
                     self.pos += 1;
                     t.and_then(|t| self.src.get(t.start..t.end)?.parse().ok())
-                        .ok_or_else(|| self.syntax(t_or(&self.tokens, self.pos - 1)))?
+                        .ok_or_else(|| self.syntax(self.tokens.get(self.pos - 1)))?
                 } else {
                     0
                 };
@@ -1191,10 +1187,6 @@ impl Parser<'_> {
         self.pos = end + 1;
         Ok(Stmt::Sql(Sql { text: format!("{} {}", head.text, tail), line: head.line }, Some(into)))
     }
-}
-
-fn t_or(tokens: &[Token], i: usize) -> Option<&Token> {
-    tokens.get(i)
 }
 
 #[cfg(test)]

@@ -27,8 +27,6 @@ use crate::{bail, err};
 
 /// A parsed body, with the parsed SQL of its statements and their plans.
 pub struct Compiled {
-    /// The body's text.
-    pub source: String,
     /// Its statement tree.
     pub block: Block,
     fragments: Mutex<HashMap<usize, Arc<Fragment>>>,
@@ -43,8 +41,6 @@ pub struct Compiled {
 struct Fragment {
     stmt: ParsedStmt,
     refs: Vec<VarRef>,
-    /// The text as run (`SELECT expr` for an expression), for errors.
-    text: String,
 }
 
 struct PlanEntry {
@@ -67,7 +63,6 @@ impl Compiled {
         let block = parse::parse(source)?;
         check_block(&block)?;
         Ok(Compiled {
-            source: source.to_string(),
             block,
             fragments: Mutex::default(),
             plans: Mutex::default(),
@@ -78,20 +73,13 @@ impl Compiled {
 
 /// Parses every SQL fragment of a block (for its syntax errors).
 fn check_block(b: &Block) -> Result<()> {
-    for d in &b.decls {
-        if let Some(e) = &d.default {
-            check_sql(e, true)?;
-        }
-    }
+    let defaults = |b: &Block| {
+        b.decls.iter().filter_map(|d| d.default.as_ref()).try_for_each(|e| check_sql(e, true))
+    };
+    defaults(b)?;
     parse::walk_block(b, &mut |s| {
         match s {
-            Stmt::Block(inner) => {
-                for d in &inner.decls {
-                    if let Some(e) = &d.default {
-                        check_sql(e, true)?;
-                    }
-                }
-            }
+            Stmt::Block(inner) => defaults(inner)?,
             Stmt::Assign(_, e) | Stmt::While(_, e, _) | Stmt::Foreach(_, _, _, e, _) => {
                 check_sql(e, true)?
             }
@@ -507,9 +495,8 @@ impl<S: Spi> Interp<'_, S> {
                 let Some(v) = self.vars.get(slot).cloned() else {
                     bail!(SyntaxError, "\"{target}\" is not a known variable");
                 };
-                // An alias is a second name for the same value; copied,
-                // as nothing in a body tells them apart except writes,
-                // which PostgreSQL forbids for parameters' aliases rarely.
+                // The alias is a copy: a write through it does not reach
+                // the original (in PostgreSQL both names share one value).
                 self.vars.push(Var { name: d.name.clone(), ..v });
                 return Ok(());
             }
@@ -720,7 +707,7 @@ impl<S: Spi> Interp<'_, S> {
         } else {
             bail!(FeatureNotSupported, "this statement is not supported in PL/pgSQL: {}", sql.text);
         }
-        let f = Arc::new(Fragment { stmt, refs, text });
+        let f = Arc::new(Fragment { stmt, refs });
         self.code.fragments.lock().insert(key, f.clone());
         Ok(f)
     }
@@ -742,10 +729,7 @@ impl<S: Spi> Interp<'_, S> {
         let params = frag.refs.iter().map(|r| self.ref_value(r)).collect::<Result<Vec<_>>>()?;
         let key = (sql as *const Sql as usize, types.clone());
         let bound = self.plan(&frag.stmt, key)?;
-        let mut columns = bound.columns().unwrap_or_default();
-        if !matches!(*bound, Bound::Query(..)) && columns.is_empty() {
-            columns = Vec::new();
-        }
+        let columns = bound.columns().unwrap_or_default();
         let ParsedStmt::Sql(ast) = &frag.stmt else {
             bail!(InternalError, "PL/pgSQL fragment is not a SQL statement");
         };
@@ -759,7 +743,6 @@ impl<S: Spi> Interp<'_, S> {
                 e
             }
         })?;
-        let _ = &frag.text;
         Ok((Done { dml, ..done }, columns))
     }
 
@@ -858,7 +841,7 @@ impl<S: Spi> Interp<'_, S> {
                 let depth = self.vars.len();
                 self.scopes.push(Scope { label: None, first: depth });
                 let r = async {
-                    let refs = self.loop_targets(targets, &cols)?;
+                    let refs = self.targets(targets)?;
                     for row in done.rows {
                         self.store_row(&refs, &cols, row)?;
                         if let Some(out) = self.iteration(body, label).await? {
@@ -1129,7 +1112,7 @@ impl<S: Spi> Interp<'_, S> {
         if n > 1 && (into.strict || done.dml) {
             bail!(TooManyRows, "query returned more than one row");
         }
-        let refs = self.loop_targets(&into.targets, cols)?;
+        let refs = self.targets(&into.targets)?;
         let row_count = if done.dml { done.count } else { n.min(1) as u64 };
         let row = done.rows.into_iter().next();
         let found = row.is_some();
@@ -1142,11 +1125,7 @@ impl<S: Spi> Interp<'_, S> {
         Ok(())
     }
 
-    fn loop_targets(
-        &self,
-        targets: &[Target],
-        _cols: &[crate::plan::Column],
-    ) -> Result<Vec<VarRef>> {
+    fn targets(&self, targets: &[Target]) -> Result<Vec<VarRef>> {
         targets.iter().map(|t| self.target(t)).collect()
     }
 
