@@ -118,8 +118,12 @@ pub struct FunctionDef {
     pub namespace: u32,
     /// Function name.
     pub name: String,
-    /// The input parameters.
+    /// The input parameters (IN and INOUT).
     pub args: Vec<FunctionArg>,
+    /// The OUT parameters, each with its place among all the parameters
+    /// as declared (INOUT ones are in `args`; both kinds are outputs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outs: Vec<(usize, FunctionArg)>,
     /// What a call returns.
     pub returns: FunctionReturns,
     /// The body as given (pg_proc.prosrc): the query text of `AS '...'`,
@@ -130,6 +134,11 @@ pub struct FunctionDef {
     /// LANGUAGE plpgsql (else sql).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub plpgsql: bool,
+    /// A procedure (CREATE PROCEDURE, run by CALL): its OUT parameters
+    /// are in `args` too, as CALL passes them, and it returns nothing or
+    /// one row of its outputs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub procedure: bool,
     /// pg_proc.provolatile: `i`, `s` or `v`.
     pub volatility: char,
     /// STRICT (RETURNS NULL ON NULL INPUT).
@@ -157,6 +166,38 @@ pub struct FunctionArg {
     pub type_sql: String,
     /// Its DEFAULT expression as SQL text.
     pub default: Option<String>,
+    /// IN, OUT or INOUT.
+    #[serde(default, skip_serializing_if = "ParamMode::is_in")]
+    pub mode: ParamMode,
+}
+
+/// How a [`FunctionArg`] passes its value (pg_proc.proargmodes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ParamMode {
+    /// IN: an input.
+    #[default]
+    In,
+    /// OUT: an output, not part of the call's arguments.
+    Out,
+    /// INOUT: both.
+    InOut,
+}
+
+impl ParamMode {
+    /// True for IN.
+    pub fn is_in(&self) -> bool {
+        *self == ParamMode::In
+    }
+
+    /// The keyword before the parameter's name, if any, and its
+    /// proargmodes letter.
+    pub fn keyword(&self) -> (&'static str, &'static str) {
+        match self {
+            ParamMode::In => ("", "i"),
+            ParamMode::Out => ("OUT ", "o"),
+            ParamMode::InOut => ("INOUT ", "b"),
+        }
+    }
 }
 
 /// What a [`FunctionDef`] returns.
@@ -173,6 +214,10 @@ pub enum FunctionReturns {
         columns: Vec<(String, TypeDef, String)>,
         /// The table whose row type this is, for SETOF table.
         row_type: Option<u32>,
+        /// One row, not a set: a function with several OUT parameters and
+        /// no SETOF.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        single: bool,
     },
 }
 
@@ -189,7 +234,31 @@ impl FunctionDef {
 
     /// True if a call yields rows (SETOF or TABLE).
     pub fn returns_set(&self) -> bool {
-        !matches!(self.returns, FunctionReturns::Value(..))
+        !matches!(
+            self.returns,
+            FunctionReturns::Value(..) | FunctionReturns::Rows { single: true, .. }
+        )
+    }
+
+    /// True if a call yields one row of several columns (OUT
+    /// parameters without SETOF).
+    pub fn returns_row(&self) -> bool {
+        matches!(self.returns, FunctionReturns::Rows { single: true, .. })
+    }
+
+    /// Every parameter in declared order: the inputs with the OUT ones
+    /// in their places.
+    pub fn all_params(&self) -> Vec<&FunctionArg> {
+        let mut out: Vec<&FunctionArg> = self.args.iter().collect();
+        for (at, a) in &self.outs {
+            out.insert((*at).min(out.len()), a);
+        }
+        out
+    }
+
+    /// The output parameters (OUT and INOUT) in declared order.
+    pub fn outputs(&self) -> Vec<&FunctionArg> {
+        self.all_params().into_iter().filter(|a| !a.mode.is_in()).collect()
     }
 }
 

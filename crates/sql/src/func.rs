@@ -461,6 +461,12 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
 /// PostgreSQL's 42883 for a call no function matches.
 pub fn no_such_function(name: &str, args: &[DataType]) -> crate::error::Error {
     let list: Vec<String> = args.iter().map(|t| t.to_string()).collect();
+    no_such_call(name, &list)
+}
+
+/// 42883 for a call whose arguments are shown as `list` (types, or
+/// `name => type`).
+pub fn no_such_call(name: &str, list: &[String]) -> crate::error::Error {
     err!(UndefinedFunction, "function {name}({}) does not exist", list.join(", ")).with_hint(
         "No function matches the given name and argument types. You might need to add explicit type casts.",
     )

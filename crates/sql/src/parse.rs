@@ -131,6 +131,9 @@ pub enum Stmt {
     Do(String),
     /// CREATE TRIGGER and the arguments of its function call.
     CreateTrigger(Box<ast::CreateTrigger>, Vec<String>),
+    /// CREATE \[OR REPLACE\] PROCEDURE, read as the CREATE FUNCTION it
+    /// spells but for its keyword and RETURNS.
+    CreateProcedure(Box<ast::CreateFunction>),
     /// Only whitespace and comments.
     Empty,
 }
@@ -168,6 +171,7 @@ impl Stmt {
             Stmt::Owned(o) if o.to.is_some() => "REASSIGN OWNED",
             Stmt::Owned(_) => "DROP OWNED",
             Stmt::CreateTrigger(..) => "CREATE TRIGGER",
+            Stmt::CreateProcedure(_) => "CREATE PROCEDURE",
             Stmt::Sql(_)
             | Stmt::Copy(_)
             | Stmt::Maintenance(_)
@@ -1094,6 +1098,11 @@ fn utility(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Result<Opti
     if is_kw(words.first(), "create") && words.iter().take(5).any(|w| is_kw(Some(w), "trigger")) {
         return create_trigger(sql, starts, words).map(Some);
     }
+    let or_replace = is_kw(words.get(1), "or") && is_kw(words.get(2), "replace");
+    let at = if or_replace { 3 } else { 1 };
+    if is_kw(words.first(), "create") && is_kw(words.get(at), "procedure") {
+        return create_procedure(sql, starts, words, at).map(Some);
+    }
     Ok(None)
 }
 
@@ -1148,6 +1157,46 @@ fn plain_trigger(text: &str, args: Vec<String>) -> Result<Stmt> {
     match stmt {
         ast::Statement::CreateTrigger(ct) => Ok(Stmt::CreateTrigger(Box::new(ct), args)),
         _ => bail!(SyntaxError, "syntax error at or near \"TRIGGER\""),
+    }
+}
+
+/// CREATE PROCEDURE: the statement with FUNCTION for PROCEDURE, parsed
+/// as the CREATE FUNCTION it then is.
+fn create_procedure(
+    sql: &str,
+    starts: &[usize],
+    words: &[&TokenWithSpan],
+    at: usize,
+) -> Result<Stmt> {
+    let pos = |t: &TokenWithSpan, end: bool| {
+        let p = if end { t.span.end } else { t.span.start };
+        byte_pos(sql, starts, p.line, p.column)
+    };
+    let (Some(first), Some(last), Some(kw)) = (words.first(), words.last(), words.get(at)) else {
+        bail!(SyntaxError, "syntax error at end of input");
+    };
+    let (Some(start), Some(end), Some(ks), Some(ke)) =
+        (pos(first, false), pos(last, true), pos(kw, false), pos(kw, true))
+    else {
+        bail!(SyntaxError, "syntax error at or near \"PROCEDURE\"");
+    };
+    let text = format!(
+        "{}FUNCTION{}",
+        sql.get(start..ks).unwrap_or_default(),
+        sql.get(ke..end).unwrap_or_default()
+    );
+    let stmt = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(&text)
+        .and_then(|mut p| p.parse_statement())
+        .map_err(|e| syntax_error(&text, e, None))?;
+    match stmt {
+        ast::Statement::CreateFunction(cf) if cf.return_type.is_none() => {
+            Ok(Stmt::CreateProcedure(Box::new(cf)))
+        }
+        ast::Statement::CreateFunction(_) => {
+            bail!(SyntaxError, "syntax error at or near \"RETURNS\"")
+        }
+        _ => bail!(SyntaxError, "syntax error at or near \"PROCEDURE\""),
     }
 }
 

@@ -37,6 +37,9 @@ pub enum Bound {
     Utility,
     /// FETCH from a cursor, whose columns the session knew at bind time.
     Fetch(Vec<Column>),
+    /// CALL: the procedure with its arguments, and the columns of the row
+    /// it returns (None when it has no output parameters).
+    Call(crate::plan::PlCall, Option<Vec<Column>>),
 }
 
 impl Bound {
@@ -50,6 +53,7 @@ impl Bound {
             Bound::Explain(_) => Some(vec![Column::computed("QUERY PLAN", DataType::Text)]),
             Bound::Utility => None,
             Bound::Fetch(c) => Some(c.clone()),
+            Bound::Call(_, c) => c.clone(),
         }
     }
 }
@@ -89,6 +93,10 @@ fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
         }
         ast::Statement::Update(u) => Bound::Update(plan_update(b, u)?),
         ast::Statement::Delete(d) => Bound::Delete(plan_delete(b, d)?),
+        ast::Statement::Call(f) => {
+            let (call, columns) = b.procedure_call(f)?;
+            Bound::Call(call, columns)
+        }
         ast::Statement::Explain { statement, analyze, .. } => {
             if *analyze {
                 bail!(FeatureNotSupported, "EXPLAIN ANALYZE is not supported yet");
@@ -246,6 +254,11 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                 Plan::Values(rows)
             }
             _ => {
+                // As in PostgreSQL, the select list's untyped literals
+                // (`NULL`, `'1'`) take the target columns' types instead
+                // of text.
+                b.set_op_leaf =
+                    q.with.is_none() && matches!(q.body.as_ref(), ast::SetExpr::Select(_));
                 let (p, cols) = b.query(q)?;
                 if cols.len() > targets.len() {
                     bail!(SyntaxError, "INSERT has more expressions than target columns");

@@ -75,6 +75,20 @@ pub trait Spi: Send {
     fn rollback_subtransaction(&mut self, mark: usize) -> BoxFut<'_, ()>;
     /// Sends a RAISE NOTICE/WARNING/INFO to the client.
     fn notice(&mut self, report: sqlstate::ErrorReport);
+    /// Closes a subtransaction whose block ended without an error.
+    fn release_subtransaction(&mut self, _mark: usize) {}
+    /// COMMIT (true) or ROLLBACK in a procedure or DO block, which then
+    /// goes on in a new transaction. Only a CALL or DO run by itself,
+    /// outside a transaction block and a subtransaction, may.
+    fn end_transaction(&mut self, _commit: bool) -> BoxFut<'_, ()> {
+        Box::pin(async { Err(invalid_termination()) })
+    }
+}
+
+/// PostgreSQL's 2D000 for COMMIT or ROLLBACK where a body may not end its
+/// transaction.
+pub fn invalid_termination() -> crate::error::ErrorReport {
+    crate::err!(InvalidTransactionTermination, "invalid transaction termination")
 }
 
 /// Bodies parsed once per session and the plans of their statements.
@@ -131,7 +145,34 @@ pub fn deeper(ctx: &EvalContext) -> Result<EvalContext> {
 
 /// A function's parsed body: the session's cached one, or parsed now.
 pub fn body(ctx: &EvalContext, def: &crate::catalog::FunctionDef) -> Result<Arc<run::Compiled>> {
-    compiled(ctx, def.oid, &def.body, str::to_string)
+    match def.plpgsql {
+        true => compiled(ctx, def.oid, &def.body, str::to_string),
+        false => compiled(ctx, def.oid, &def.body, sql_block),
+    }
+}
+
+/// A SQL procedure's statements as the PL/pgSQL block that runs them, its
+/// parameters as variables; a query's rows are read and dropped.
+fn sql_block(body: &str) -> String {
+    let mut out = String::from("BEGIN\n");
+    match crate::parse::parse(body) {
+        Ok(stmts) => {
+            for p in stmts {
+                match &p.stmt {
+                    crate::parse::Stmt::Empty => continue,
+                    crate::parse::Stmt::Sql(s) if matches!(**s, ast::Statement::Query(_)) => {
+                        out.push_str(&format!("PERFORM * FROM ({}) AS \"$q\"", p.text))
+                    }
+                    _ => out.push_str(&p.text),
+                }
+                out.push_str(";\n");
+            }
+        }
+        // Compiling the block reports the error.
+        Err(_) => out.push_str(&format!("{body};\n")),
+    }
+    out.push_str("END");
+    out
 }
 
 /// Runs a PL/pgSQL function call in FROM: its rows. A query can only
@@ -157,9 +198,12 @@ async fn invoke<T: kvapi::Txn>(
     }
     let args = c.args.iter().map(|e| e.eval(&[], ctx)).collect::<Result<Vec<_>>>()?;
     if c.def.strict && args.iter().any(Value::is_null) {
-        return Ok(match c.def.returns_set() {
-            true => Vec::new(),
-            false => vec![vec![Value::Null]],
+        return Ok(match &c.def.returns {
+            _ if c.def.returns_set() => Vec::new(),
+            crate::catalog::FunctionReturns::Rows { columns, .. } => {
+                vec![vec![Value::Null; columns.len()]]
+            }
+            _ => vec![vec![Value::Null]],
         });
     }
     let ctx = deeper(ctx)?;
@@ -245,6 +289,12 @@ impl<T: kvapi::Txn> Once<'_, T> {
 /// Checks a function's body: its syntax, the SQL inside it, and its
 /// RETURN statements (CREATE FUNCTION ... LANGUAGE plpgsql).
 pub fn check(def: &crate::catalog::FunctionDef) -> Result<()> {
-    let c = run::Compiled::new(&def.body)?;
+    let c = match def.plpgsql {
+        true => run::Compiled::new(&def.body)?,
+        false => {
+            crate::parse::parse(&def.body)?;
+            run::Compiled::new(&sql_block(&def.body))?
+        }
+    };
     run::check_returns(&c.block, def)
 }

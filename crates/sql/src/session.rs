@@ -320,6 +320,9 @@ pub struct Session<K: KvClient> {
     warnings: Arc<Mutex<Vec<ErrorReport>>>,
     /// PL/pgSQL bodies parsed once for the session's life.
     pl_cache: Arc<crate::plpgsql::Cache>,
+    /// True while a DO block or procedure runs a statement where a CALL or
+    /// DO it starts may not COMMIT or ROLLBACK (see session/plpgsql.rs).
+    pl_atomic: bool,
 }
 
 impl<K: KvClient> Session<K> {
@@ -372,6 +375,7 @@ impl<K: KvClient> Session<K> {
             sizes: Arc::default(),
             warnings: Arc::default(),
             pl_cache: Arc::default(),
+            pl_atomic: false,
         }
     }
 
@@ -769,12 +773,25 @@ impl<K: KvClient> Session<K> {
             // CREATE/DROP FUNCTION point only into the body, at a name
             // it reads.
             let function = is(|s| {
-                matches!(s, ast::Statement::CreateFunction(_) | ast::Statement::DropFunction(_))
+                matches!(
+                    s,
+                    ast::Statement::CreateFunction(_)
+                        | ast::Statement::DropFunction(_)
+                        | ast::Statement::DropProcedure { .. }
+                )
             }) && !matches!(
                 e.code,
                 sqlstate::SqlState::UndefinedColumn | sqlstate::SqlState::UndefinedTable
             );
-            !alter && !create && !function
+            // Nor do errors about a name already taken.
+            let taken = matches!(
+                e.code,
+                sqlstate::SqlState::DuplicateTable
+                    | sqlstate::SqlState::DuplicateObject
+                    | sqlstate::SqlState::DuplicateSchema
+                    | sqlstate::SqlState::DuplicateFunction
+            );
+            !alter && !create && !function && !taken
         }) {
             let found = p
                 .text
@@ -1267,6 +1284,7 @@ impl<K: KvClient> Session<K> {
             | Stmt::AlterDefaultPrivileges(_)
             | Stmt::GrantOnType(_)
             | Stmt::CreateTrigger(..)
+            | Stmt::CreateProcedure(_)
             | Stmt::Owned(_)) => {
                 self.start_statement().await?;
                 if let Some(command) = own.own_command().filter(|_| self.read_only()) {
@@ -1325,6 +1343,9 @@ impl<K: KvClient> Session<K> {
                 );
             }
         }
+        if let Bound::Call(call, _) = bound.as_ref() {
+            return self.run_call(call, &portal.params).await;
+        }
         let ctx = self.eval_ctx(&portal.params);
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
@@ -1361,7 +1382,16 @@ impl<K: KvClient> Session<K> {
                 Ok(Outcome::Rows(rows, "EXPLAIN".into()))
             }
             Bound::Utility | Bound::Fetch(_) => self.utility(stmt).await,
+            Bound::Call(..) => bail!(InternalError, "CALL reached the executor"),
         }
+    }
+
+    /// The check_function_bodies setting.
+    pub(super) fn check_function_bodies(&self) -> Result<bool> {
+        Ok(!matches!(
+            self.settings.get("check_function_bodies")?.as_str(),
+            "off" | "false" | "no" | "0"
+        ))
     }
 
     async fn utility(&mut self, stmt: &ast::Statement) -> Result<Outcome> {
@@ -1398,6 +1428,7 @@ impl<K: KvClient> Session<K> {
         let catalog = self.catalog.clone();
         let user = self.current_user().to_string();
         let user = user.as_str();
+        let check_bodies = self.check_function_bodies()?;
         let txn = self.txn.as_mut().expect("utility statement has a transaction");
         let r: DdlResult = match stmt {
             S::CreateTable(ct) => ddl::create_table(txn, tenant, &catalog, ct, user).await?,
@@ -1429,13 +1460,19 @@ impl<K: KvClient> Session<K> {
             }
             S::AlterType(at) => ddl::alter_type(txn, tenant, &catalog, at).await?,
             S::CreateFunction(cf) => {
-                let check = !matches!(
-                    self.settings.get("check_function_bodies")?.as_str(),
-                    "off" | "false" | "no" | "0"
-                );
-                ddl::create_function(txn, tenant, &catalog, cf, user, check).await?
+                ddl::create_function(txn, tenant, &catalog, cf, user, check_bodies, false).await?
             }
-            S::DropFunction(df) => ddl::drop_function(txn, tenant, &catalog, df, user).await?,
+            S::DropFunction(df) => {
+                ddl::drop_function(txn, tenant, &catalog, df, user, false).await?
+            }
+            S::DropProcedure { if_exists, proc_desc, drop_behavior } => {
+                let df = ast::DropFunction {
+                    if_exists: *if_exists,
+                    func_desc: proc_desc.clone(),
+                    drop_behavior: *drop_behavior,
+                };
+                ddl::drop_function(txn, tenant, &catalog, &df, user, true).await?
+            }
             S::DropTrigger(dt) => ddl::drop_trigger(txn, tenant, &catalog, dt).await?,
             S::AlterFunction(af) => ddl::alter_function(txn, tenant, &catalog, af, user).await?,
             S::CreateRole(cr) => {
@@ -1617,9 +1654,14 @@ fn quoted_token(msg: &str) -> Option<String> {
     if let Some(rest) = msg.strip_prefix("syntax error at or near \"") {
         return rest.strip_suffix('"').map(|t| t.to_string());
     }
-    // `function f(integer) does not exist` points at the call `f(`.
-    if let Some(call) = msg.strip_prefix("function ").filter(|m| !m.starts_with('"')) {
+    // `function f(integer) does not exist` points at the call `f(`, as do
+    // the errors about calling a procedure as a function and back.
+    let call = msg.strip_prefix("function ").or_else(|| msg.strip_prefix("procedure "));
+    if let Some(call) = call.filter(|m| !m.starts_with('"')) {
         return call.find('(').map(|i| call[..=i].to_string());
+    }
+    if msg.ends_with(") is a procedure") || msg.ends_with(") is not a procedure") {
+        return msg.find('(').map(|i| msg[..=i].to_string());
     }
     if !(literal
         || msg.starts_with("missing FROM-clause entry for table ")

@@ -82,6 +82,9 @@ sqlstates! {
     InFailedSqlTransaction = "25P02",
     /// 25006
     ReadOnlySqlTransaction = "25006",
+    /// 2D000: COMMIT or ROLLBACK in a body that may not end its
+    /// transaction.
+    InvalidTransactionTermination = "2D000",
     /// 42P20: a window function where none is allowed, or a bad frame.
     WindowingError = "42P20",
     /// 2BP01: DROP of an object others depend on (without CASCADE).

@@ -12,8 +12,31 @@ impl Binder<'_> {
         agg: &mut Option<&mut AggState>,
     ) -> Result<(Expr, DataType)> {
         let name = object_name(&f.name)?;
+        if let ast::FunctionArguments::List(list) = &f.args {
+            if let Some(args) = self.named_user_call(&f.name, &list.args)? {
+                let mut call = f.clone();
+                call.args = ast::FunctionArguments::List(ast::FunctionArgumentList {
+                    args,
+                    ..list.clone()
+                });
+                return self.function(&call, scope, agg);
+            }
+        }
         if let Some(call) = positional_call(&name, f)? {
             return self.function(&call, scope, agg);
+        }
+        if let ast::FunctionArguments::List(list) = &f.args {
+            if let Some(given) = named_args(&list.args)? {
+                let mut shown = Vec::with_capacity(given.len());
+                for (key, e) in &given {
+                    let t = self.expr_in(e, scope, agg)?.1;
+                    shown.push(match key {
+                        Some(k) => format!("{k} => {t}"),
+                        None => t.to_string(),
+                    });
+                }
+                return Err(crate::func::no_such_call(&name, &shown));
+            }
         }
         let normalized;
         let f = match name.as_str() {
@@ -480,12 +503,73 @@ pub fn is_aggregate(name: &str) -> bool {
     )
 }
 
-/// The plain arguments of a function call; `*` becomes None.
 /// A call with named arguments (`make_interval(days => 3)`) rewritten
 /// with every argument in its place, as the built-in function's pg_proc
 /// row names and defaults its parameters; None for a call without names.
 fn positional_call(name: &str, f: &ast::Function) -> Result<Option<ast::Function>> {
     let ast::FunctionArguments::List(list) = &f.args else { return Ok(None) };
+    let Some(given) = named_args(&list.args)? else { return Ok(None) };
+    let keys: Vec<&str> = given.iter().filter_map(|(k, _)| k.as_deref()).collect();
+    let candidate = crate::builtins::procs().iter().filter(|p| p.name == name).find_map(|p| {
+        let names = p.argnames.as_deref()?;
+        let names: Vec<&str> = names.trim_matches(|c| c == '{' || c == '}').split(',').collect();
+        keys.iter().all(|k| names.contains(k)).then_some((p, names))
+    });
+    let Some((p, names)) = candidate else { return Ok(None) };
+    let defaults = parameter_defaults(&p.arguments);
+    let args = place_args(name, &names, &defaults, given)?
+        .into_iter()
+        .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)))
+        .collect();
+    let mut call = f.clone();
+    call.args = ast::FunctionArguments::List(ast::FunctionArgumentList { args, ..list.clone() });
+    Ok(Some(call))
+}
+
+/// The arguments of a call with named ones (`named_args`) in their
+/// parameters' places, up to the last one given; a gap takes its
+/// parameter's default.
+pub(crate) fn place_args(
+    name: &str,
+    names: &[&str],
+    defaults: &[Option<ast::Expr>],
+    given: Vec<(Option<String>, ast::Expr)>,
+) -> Result<Vec<ast::Expr>> {
+    let mut slots: Vec<Option<ast::Expr>> = vec![None; names.len()];
+    for (i, (key, e)) in given.into_iter().enumerate() {
+        let at = match key {
+            Some(k) => names.iter().position(|n| *n == k).unwrap_or(i),
+            None => i,
+        };
+        if at >= slots.len() {
+            bail!(UndefinedFunction, "function {name} with {} arguments does not exist", at + 1);
+        }
+        if slots[at].is_some() {
+            bail!(SyntaxError, "argument name \"{}\" used more than once", names[at]);
+        }
+        slots[at] = Some(e);
+    }
+    let last = slots.iter().rposition(Option::is_some).unwrap_or(0);
+    let mut args = Vec::with_capacity(last + 1);
+    for (i, slot) in slots.into_iter().take(last + 1).enumerate() {
+        args.push(match (slot, defaults.get(i).cloned().flatten()) {
+            (Some(e), _) => e,
+            (None, Some(d)) => d,
+            (None, None) => bail!(
+                UndefinedFunction,
+                "function {name} has no default for parameter {}",
+                names[i]
+            ),
+        });
+    }
+    Ok(args)
+}
+
+/// A call's arguments as (name, value) when at least one is named
+/// (`f(1, b => 2)`, or `b := 2`); None when none is.
+pub(crate) fn named_args(
+    args: &[ast::FunctionArg],
+) -> Result<Option<Vec<(Option<String>, ast::Expr)>>> {
     // `name := value` reaches here as an assignment expression.
     let assignment = |a: &ast::FunctionArg| match a {
         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::BinaryOp {
@@ -502,11 +586,11 @@ fn positional_call(name: &str, f: &ast::Function) -> Result<Option<ast::Function
         matches!(a, ast::FunctionArg::Named { .. } | ast::FunctionArg::ExprNamed { .. })
             || assignment(a).is_some()
     };
-    if !list.args.iter().any(named) {
+    if !args.iter().any(named) {
         return Ok(None);
     }
     let mut given: Vec<(Option<String>, ast::Expr)> = Vec::new();
-    for a in &list.args {
+    for a in args {
         if let Some((key, e)) = assignment(a) {
             given.push((Some(key), e));
             continue;
@@ -525,54 +609,14 @@ fn positional_call(name: &str, f: &ast::Function) -> Result<Option<ast::Function
         if key.is_none() && given.iter().any(|(k, _)| k.is_some()) {
             bail!(SyntaxError, "positional argument cannot follow named argument");
         }
+        if let Some(k) = &key {
+            if given.iter().any(|(g, _)| g.as_ref() == Some(k)) {
+                bail!(SyntaxError, "argument name \"{k}\" used more than once");
+            }
+        }
         given.push((key, e.clone()));
     }
-    let keys: Vec<&str> = given.iter().filter_map(|(k, _)| k.as_deref()).collect();
-    let candidate = crate::builtins::procs().iter().filter(|p| p.name == name).find_map(|p| {
-        let names = p.argnames.as_deref()?;
-        let names: Vec<&str> = names.trim_matches(|c| c == '{' || c == '}').split(',').collect();
-        keys.iter().all(|k| names.contains(k)).then_some((p, names))
-    });
-    let Some((p, names)) = candidate else {
-        bail!(
-            UndefinedFunction,
-            "function {name} with named arguments {} does not exist",
-            keys.join(", ")
-        )
-    };
-    let defaults = parameter_defaults(&p.arguments);
-    let mut slots: Vec<Option<ast::Expr>> = vec![None; names.len()];
-    for (i, (key, e)) in given.into_iter().enumerate() {
-        let at = match key {
-            Some(k) => names.iter().position(|n| *n == k).unwrap_or(i),
-            None => i,
-        };
-        if at >= slots.len() {
-            bail!(UndefinedFunction, "function {name} with {} arguments does not exist", at + 1);
-        }
-        if slots[at].is_some() {
-            bail!(SyntaxError, "argument name \"{}\" used more than once", names[at]);
-        }
-        slots[at] = Some(e);
-    }
-    // Up to the last argument given; the gaps take the defaults.
-    let last = slots.iter().rposition(Option::is_some).unwrap_or(0);
-    let mut args = Vec::with_capacity(last + 1);
-    for (i, slot) in slots.into_iter().take(last + 1).enumerate() {
-        let e = match (slot, defaults.get(i).cloned().flatten()) {
-            (Some(e), _) => e,
-            (None, Some(d)) => d,
-            (None, None) => bail!(
-                UndefinedFunction,
-                "function {name} has no default for parameter {}",
-                names[i]
-            ),
-        };
-        args.push(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)));
-    }
-    let mut call = f.clone();
-    call.args = ast::FunctionArguments::List(ast::FunctionArgumentList { args, ..list.clone() });
-    Ok(Some(call))
+    Ok(Some(given))
 }
 
 /// Each parameter's DEFAULT expression in pg_get_function_arguments text
@@ -622,6 +666,7 @@ fn normalize_call(f: &ast::Function) -> Result<Option<ast::Function>> {
     Ok(Some(call))
 }
 
+/// The plain arguments of a function call; `*` becomes None.
 pub fn function_args(f: &ast::Function) -> Result<Vec<Option<&ast::Expr>>> {
     match &f.args {
         ast::FunctionArguments::None => Ok(vec![]),

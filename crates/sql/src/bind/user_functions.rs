@@ -67,6 +67,99 @@ impl Binder<'_> {
         Ok(out)
     }
 
+    /// A call of a user-defined function with named arguments
+    /// (`f(1, b => 2)`) with each argument in its parameter's place and the
+    /// gaps filled by defaults; None when the call names no argument or no
+    /// function of its name takes the names.
+    pub(crate) fn named_user_call(
+        &self,
+        name: &ast::ObjectName,
+        args: &[ast::FunctionArg],
+    ) -> Result<Option<Vec<ast::FunctionArg>>> {
+        let Some(given) = super::functions::named_args(args)? else { return Ok(None) };
+        let keys: Vec<&str> = given.iter().filter_map(|(k, _)| k.as_deref()).collect();
+        let positional = given.len() - keys.len();
+        for def in self.sql_functions(name)? {
+            let names: Vec<&str> =
+                def.args.iter().map(|a| a.name.as_deref().unwrap_or("")).collect();
+            let at = |k: &&str| names.iter().position(|n| n == k);
+            let fits = given.len() <= names.len()
+                && keys.iter().all(|k| at(k).is_some_and(|i| i >= positional))
+                && def.args.iter().enumerate().all(|(i, a)| {
+                    i < positional || keys.contains(&names[i]) || a.default.is_some()
+                });
+            if !fits {
+                continue;
+            }
+            let defaults = def
+                .args
+                .iter()
+                .map(|a| a.default.as_deref().map(parse_expr).transpose())
+                .collect::<Result<Vec<_>>>()?;
+            let placed = super::functions::place_args(&def.name, &names, &defaults, given)?;
+            return Ok(Some(
+                placed
+                    .into_iter()
+                    .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)))
+                    .collect(),
+            ));
+        }
+        Ok(None)
+    }
+
+    /// CALL's procedure and its arguments, bound and cast to the
+    /// parameters' types, with the columns of the row it returns.
+    pub(crate) fn procedure_call(
+        &mut self,
+        f: &ast::Function,
+    ) -> Result<(crate::plan::PlCall, Option<Vec<Column>>)> {
+        let name = obj_name(&f.name)?;
+        let given = match &f.args {
+            ast::FunctionArguments::List(l) => l.args.clone(),
+            ast::FunctionArguments::None => Vec::new(),
+            ast::FunctionArguments::Subquery(_) => {
+                bail!(SyntaxError, "syntax error at or near \"(\"")
+            }
+        };
+        let given = self.named_user_call(&f.name, &given)?.unwrap_or(given);
+        let mut args = Vec::with_capacity(given.len());
+        for a in given {
+            match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e),
+                other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
+            }
+        }
+        let refs: Vec<&ast::Expr> = args.iter().collect();
+        let types = self.arg_types(&refs, &Scope::default(), &mut None)?;
+        let shown = || types.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
+        let Some(def) = choose(&self.sql_functions(&f.name)?, &types)? else {
+            if crate::builtins::procs().iter().any(|p| p.name == name.name) {
+                return Err(err!(WrongObjectType, "{}({}) is not a procedure", name.name, shown())
+                    .with_hint("To call a function, use SELECT."));
+            }
+            return Err(err!(UndefinedFunction, "procedure {}({}) does not exist", name.name, shown())
+                .with_hint(
+                    "No procedure matches the given name and argument types. You might need to add explicit type casts.",
+                ));
+        };
+        if !def.procedure {
+            return Err(err!(WrongObjectType, "{}({}) is not a procedure", name.name, shown())
+                .with_hint("To call a function, use SELECT."));
+        }
+        let args = with_defaults(&def, args)?;
+        let mut bound = Vec::with_capacity(args.len());
+        for (a, p) in args.iter().zip(&def.args) {
+            bound.push(self.assign(a, &Scope::default(), &p.ty.to_type())?);
+        }
+        let columns = match &def.returns {
+            FunctionReturns::Rows { columns, .. } => Some(
+                columns.iter().map(|(n, t, _)| Column::computed(n.clone(), t.to_type())).collect(),
+            ),
+            _ => None,
+        };
+        Ok((crate::plan::PlCall { def, args: bound }, columns))
+    }
+
     /// Binds a call of a SQL function in an expression, or None when no
     /// SQL function of its name takes its arguments.
     pub(super) fn sql_function_call(
@@ -91,6 +184,7 @@ impl Binder<'_> {
         };
         let types = self.arg_types(&args, scope, agg)?;
         let Some(def) = choose(&candidates, &types)? else { return Ok(None) };
+        refuse_procedure(&def, &types)?;
         if self.trace.is_some() {
             // A view's definition is analysed as PostgreSQL does, without
             // the bodies of the functions it calls: its type is enough.
@@ -107,13 +201,15 @@ impl Binder<'_> {
             );
         }
         let args: Vec<ast::Expr> = args.into_iter().cloned().collect();
-        if def.plpgsql {
+        if def.plpgsql || def.returns_row() {
             if def.returns_trigger() {
                 bail!(FeatureNotSupported, "trigger functions can only be called as triggers");
             }
             // `(SELECT f FROM f(args) AS f)`: the call runs where a
-            // subquery does, once per row when its arguments read one.
-            let call = plpgsql_subquery(&f.name, with_defaults(&def, args)?)?;
+            // subquery does, once per row when its arguments read one. A
+            // function returning a row (OUT parameters) gives it as one
+            // record.
+            let call = call_subquery(&f.name, with_defaults(&def, args)?, def.returns_row())?;
             return self.expr_in(&call, scope, agg).map(Some);
         }
         let call = self.expand_scalar(&def, with_defaults(&def, args)?)?;
@@ -179,6 +275,14 @@ impl Binder<'_> {
         if candidates.is_empty() {
             return Ok(None);
         }
+        let placed;
+        let fargs = match self.named_user_call(name, fargs)? {
+            Some(a) => {
+                placed = a;
+                placed.as_slice()
+            }
+            None => fargs,
+        };
         let mut args = Vec::with_capacity(fargs.len());
         for a in fargs {
             match a {
@@ -191,6 +295,7 @@ impl Binder<'_> {
         let refs: Vec<&ast::Expr> = args.iter().collect();
         let types = self.arg_types(&refs, &Scope::default(), &mut None)?;
         let Some(def) = choose(&candidates, &types)? else { return Ok(None) };
+        refuse_procedure(&def, &types)?;
         if def.plpgsql && self.trace.is_none() {
             let args = with_defaults(&def, args)?;
             return self.plpgsql_item(def, args, alias).map(Some);
@@ -212,11 +317,14 @@ impl Binder<'_> {
             columns: Vec::new(),
             at: None,
         });
-        // A function of one value's column is named by the alias.
+        // A function of one value's column is named by its OUT parameter,
+        // else by the alias.
         if !matches!(def.returns, FunctionReturns::Rows { .. }) && alias.columns.is_empty() {
-            alias
-                .columns
-                .push(ast::TableAliasColumnDef { name: alias.name.clone(), data_type: None });
+            let name = match out_name(&def) {
+                Some(n) => ident(n),
+                None => alias.name.clone(),
+            };
+            alias.columns.push(ast::TableAliasColumnDef { name, data_type: None });
         }
         Ok(Some(FunctionItem::Derived(Box::new(ast::TableFactor::Derived {
             lateral: false,
@@ -244,7 +352,7 @@ impl Binder<'_> {
         let columns: Vec<(String, DataType)> = match &def.returns {
             FunctionReturns::Value(t, _) | FunctionReturns::SetOf(t, _) => {
                 let ty = if t.oid == DataType::Void.oid() { DataType::Void } else { t.to_type() };
-                vec![(qualifier.clone(), ty)]
+                vec![(out_name(&def).unwrap_or(&qualifier).to_string(), ty)]
             }
             FunctionReturns::Rows { columns, .. } => {
                 columns.iter().map(|(n, t, _)| (n.clone(), t.to_type())).collect()
@@ -271,6 +379,25 @@ impl Binder<'_> {
     }
 }
 
+/// 42809 for a procedure called as a function.
+fn refuse_procedure(def: &FunctionDef, types: &[DataType]) -> Result<()> {
+    if !def.procedure {
+        return Ok(());
+    }
+    let shown: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+    Err(err!(WrongObjectType, "{}({}) is a procedure", def.name, shown.join(", "))
+        .with_hint("To call a procedure, use CALL."))
+}
+
+/// The name of a function's one output parameter, which names its
+/// column in FROM.
+fn out_name(def: &FunctionDef) -> Option<&str> {
+    match def.outputs().as_slice() {
+        [one] => one.name.as_deref(),
+        _ => None,
+    }
+}
+
 /// What a FROM item calling a user-defined function is planned as.
 pub(crate) enum FunctionItem {
     /// A SQL function: a derived table (its body).
@@ -279,10 +406,16 @@ pub(crate) enum FunctionItem {
     Planned(Box<Plan>, Scope),
 }
 
-/// `(SELECT "$pl" FROM name(args) AS "$pl")`: a scalar PL/pgSQL call as
-/// a subquery over its FROM form.
-fn plpgsql_subquery(name: &ast::ObjectName, args: Vec<ast::Expr>) -> Result<ast::Expr> {
-    let mut q = crate::parse::query_text(r#"SELECT "$pl" FROM f() AS "$pl""#).map_err(internal)?;
+/// `(SELECT "$pl" FROM name(args) AS "$pl")`: a scalar PL/pgSQL call, or
+/// a call returning a row, as a subquery over its FROM form.
+fn call_subquery(name: &ast::ObjectName, args: Vec<ast::Expr>, row: bool) -> Result<ast::Expr> {
+    // A row is the item's whole row; a value is its one column, which an
+    // OUT parameter would otherwise name.
+    let text = match row {
+        true => r#"SELECT "$pl" FROM f() AS "$pl""#,
+        false => r#"SELECT "$pl" FROM f() AS "$pl"("$pl")"#,
+    };
+    let mut q = crate::parse::query_text(text).map_err(internal)?;
     if let ast::SetExpr::Select(s) = q.body.as_mut() {
         if let Some(ast::TableFactor::Table { name: n, args: Some(a), .. }) =
             s.from.first_mut().map(|t| &mut t.relation)
@@ -355,7 +488,7 @@ fn with_defaults(def: &FunctionDef, mut args: Vec<ast::Expr>) -> Result<Vec<ast:
         let Some(text) = &a.default else {
             bail!(InternalError, "function {} lacks a default", def.name)
         };
-        args.push(crate::parse::expr_text(text).map_err(|e| err!(InternalError, "{e}"))?);
+        args.push(parse_expr(text)?);
     }
     Ok(args)
 }
@@ -363,6 +496,11 @@ fn with_defaults(def: &FunctionDef, mut args: Vec<ast::Expr>) -> Result<Vec<ast:
 /// The name of parameter `i` as a column of the arguments' row.
 fn param_column(i: usize) -> String {
     format!("${}", i + 1)
+}
+
+/// A stored expression (a parameter's default).
+fn parse_expr(text: &str) -> Result<ast::Expr> {
+    crate::parse::expr_text(text).map_err(|e| err!(InternalError, "{e}"))
 }
 
 fn parse_type(text: &str) -> Result<ast::DataType> {
@@ -672,7 +810,10 @@ impl Binder<'_> {
                 vec![(def.name.clone(), t.clone())]
             }
             FunctionReturns::SetOf(_, t) => vec![(def.name.clone(), t.clone())],
-            FunctionReturns::Rows { columns, .. } => {
+            FunctionReturns::Rows { columns, single, .. } => {
+                if *single {
+                    first_row(&mut body);
+                }
                 columns.iter().map(|(n, _, t)| (n.clone(), t.clone())).collect()
             }
         };

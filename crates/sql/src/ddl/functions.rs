@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::bind::user_functions::body_types;
-use crate::catalog::{FunctionArg, FunctionDef, FunctionReturns};
+use crate::catalog::{FunctionArg, FunctionDef, FunctionReturns, ParamMode};
 
 /// CREATE [OR REPLACE] FUNCTION (the body checked unless
 /// check_function_bodies is off).
@@ -16,9 +16,10 @@ pub async fn create_function<T: Txn>(
     cf: &ast::CreateFunction,
     owner: &str,
     check_bodies: bool,
+    procedure: bool,
 ) -> Result<DdlResult> {
     let (namespace, name) = new_name(cat, &cf.name)?;
-    let mut def = definition(cat, cf, namespace, name, owner)?;
+    let mut def = definition(cat, cf, namespace, name, owner, procedure)?;
     let same_args =
         |d: &FunctionDef| d.args.iter().map(|a| a.ty.oid).eq(def.args.iter().map(|a| a.ty.oid));
     let existing = cat
@@ -34,6 +35,11 @@ pub async fn create_function<T: Txn>(
             );
         }
         old.access.must_own(cat, owner, crate::acl::ObjKind::Function, &def.name)?;
+        if old.procedure != def.procedure {
+            let kind = if old.procedure { "procedure" } else { "function" };
+            return Err(err!(WrongObjectType, "cannot change routine kind")
+                .with_detail(format!("\"{}\" is a {kind}.", def.name)));
+        }
         if old.returns != def.returns {
             return Err(err!(
                 InvalidFunctionDefinition,
@@ -57,7 +63,7 @@ pub async fn create_function<T: Txn>(
     }
     // pg_dump turns the check off: its functions come before the tables
     // their bodies read.
-    if def.plpgsql {
+    if def.plpgsql || def.procedure {
         // Parsed, not bound: PL/pgSQL checks names when a statement runs.
         crate::plpgsql::check(&def)?;
     } else if check_bodies {
@@ -68,7 +74,7 @@ pub async fn create_function<T: Txn>(
         def.oid = alloc(txn, tenant, 1).await? as u32;
     }
     put_entry(txn, keys::function(tenant, def.oid), json_entry(&def)).await?;
-    Ok(DdlResult::tag("CREATE FUNCTION"))
+    Ok(DdlResult::tag(if procedure { "CREATE PROCEDURE" } else { "CREATE FUNCTION" }))
 }
 
 /// The definition CREATE FUNCTION describes (OID 0), checked for what
@@ -79,6 +85,7 @@ fn definition(
     namespace: u32,
     name: String,
     owner: &str,
+    procedure: bool,
 ) -> Result<FunctionDef> {
     let language = match &cf.language {
         Some(l) => bind::ident(l),
@@ -101,12 +108,16 @@ fn definition(
     if matches!(cf.security, Some(ast::FunctionSecurity::Definer)) {
         bail!(FeatureNotSupported, "SECURITY DEFINER functions are not supported yet");
     }
-    let mut args = Vec::new();
+    let mut params: Vec<FunctionArg> = Vec::new();
     for a in cf.args.iter().flatten() {
-        if matches!(a.mode, Some(ast::ArgMode::Out | ast::ArgMode::InOut | ast::ArgMode::Variadic))
-        {
-            bail!(FeatureNotSupported, "OUT, INOUT and VARIADIC parameters are not supported yet");
-        }
+        let mode = match a.mode {
+            None | Some(ast::ArgMode::In) => ParamMode::In,
+            Some(ast::ArgMode::Out) => ParamMode::Out,
+            Some(ast::ArgMode::InOut) => ParamMode::InOut,
+            Some(ast::ArgMode::Variadic) => {
+                bail!(FeatureNotSupported, "VARIADIC parameters are not supported yet")
+            }
+        };
         if is_named(&a.data_type, "trigger") {
             match plpgsql {
                 true => bail!(FeatureNotSupported, "PL/pgSQL functions cannot accept type trigger"),
@@ -118,12 +129,17 @@ fn definition(
         }
         let arg_name = a.name.as_ref().map(bind::ident);
         if let Some(n) = &arg_name {
-            if args.iter().any(|x: &FunctionArg| x.name.as_ref() == Some(n)) {
+            if params.iter().any(|x| x.name.as_ref() == Some(n)) {
                 bail!(InvalidFunctionDefinition, "parameter name \"{n}\" used more than once");
             }
         }
         let ty = bind::catalog_type(cat, &a.data_type)?;
+        let inputs_defaulted =
+            params.iter().any(|x| x.mode != ParamMode::Out && x.default.is_some());
         let default = match &a.default_expr {
+            Some(_) if mode == ParamMode::Out => {
+                bail!(InvalidFunctionDefinition, "only input parameters can have default values")
+            }
             Some(e) => {
                 // Checked only: the text is bound again at each call.
                 Binder::new(cat, vec![]).assign(e, &Scope::default(), &ty).map_err(|e| {
@@ -138,20 +154,95 @@ fn definition(
                 })?;
                 Some(crate::deparse::stored_default(cat, e, &ty))
             }
-            None if args.iter().any(|x: &FunctionArg| x.default.is_some()) => bail!(
+            None if inputs_defaulted && mode != ParamMode::Out => bail!(
                 InvalidFunctionDefinition,
                 "input parameters after one with a default value must also have defaults"
             ),
             None => None,
         };
-        args.push(FunctionArg {
+        params.push(FunctionArg {
             name: arg_name,
             type_sql: crate::deparse::type_sql(cat, &ty),
             ty: TypeDef::from_type(&ty),
             default,
+            mode,
         });
     }
-    let returns = match &cf.return_type {
+    let outputs: Vec<&FunctionArg> = params.iter().filter(|a| !a.mode.is_in()).collect();
+    let returns = match (procedure, outputs.is_empty()) {
+        // A procedure returns nothing, or one row of its outputs.
+        (true, true) => FunctionReturns::Value(TypeDef::from_type(&DataType::Void), "void".into()),
+        (true, false) => {
+            FunctionReturns::Rows { columns: out_columns(&outputs), row_type: None, single: true }
+        }
+        (false, true) => declared_returns(cat, cf, plpgsql)?,
+        (false, false) => out_returns(cat, cf, &outputs)?,
+    };
+    let mut args = Vec::new();
+    let mut outs = Vec::new();
+    for (at, a) in params.into_iter().enumerate() {
+        match a.mode {
+            // CALL passes a procedure's OUT parameters too.
+            ParamMode::Out if !procedure => outs.push((at, a)),
+            _ => args.push(a),
+        }
+    }
+    let (body, returns_expr) = match &cf.function_body {
+        Some(ast::CreateFunctionBody::AsBeforeOptions { body, link_symbol: None })
+        | Some(ast::CreateFunctionBody::AsAfterOptions(body)) => match body {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::SingleQuotedString(s) => (s.clone(), false),
+                ast::Value::DollarQuotedString(d) => (d.value.clone(), false),
+                _ => {
+                    bail!(InvalidFunctionDefinition, "only one AS item needed for language \"sql\"")
+                }
+            },
+            _ => bail!(InvalidFunctionDefinition, "only one AS item needed for language \"sql\""),
+        },
+        Some(ast::CreateFunctionBody::Return(e)) if !plpgsql => (e.to_string(), true),
+        Some(_) => bail!(InvalidFunctionDefinition, "only one AS item needed for language \"sql\""),
+        None => bail!(InvalidFunctionDefinition, "no function body specified"),
+    };
+    let volatility = match cf.behavior {
+        Some(ast::FunctionBehavior::Immutable) => 'i',
+        Some(ast::FunctionBehavior::Stable) => 's',
+        _ => 'v',
+    };
+    let strict = matches!(
+        cf.called_on_null,
+        Some(ast::FunctionCalledOnNull::Strict | ast::FunctionCalledOnNull::ReturnsNullOnNullInput)
+    );
+    Ok(FunctionDef {
+        oid: 0,
+        namespace,
+        access: crate::acl::Ownership::created(
+            cat,
+            owner,
+            crate::acl::ObjKind::Function,
+            namespace,
+        ),
+        name,
+        args,
+        outs,
+        returns,
+        body,
+        returns_expr,
+        plpgsql,
+        procedure,
+        volatility,
+        strict,
+        comment: None,
+    })
+}
+
+/// What a function without output parameters returns, as its RETURNS
+/// clause says.
+fn declared_returns(
+    cat: &Catalog,
+    cf: &ast::CreateFunction,
+    plpgsql: bool,
+) -> Result<FunctionReturns> {
+    Ok(match &cf.return_type {
         None => bail!(InvalidFunctionDefinition, "function result type must be specified"),
         Some(ast::FunctionReturnType::DataType(ast::DataType::Table(Some(cols)))) => {
             let mut columns = Vec::new();
@@ -163,7 +254,7 @@ fn definition(
                     crate::deparse::type_sql(cat, &ty),
                 ));
             }
-            FunctionReturns::Rows { columns, row_type: None }
+            FunctionReturns::Rows { columns, row_type: None, single: false }
         }
         Some(ast::FunctionReturnType::DataType(t)) => {
             if row_type(cat, t)?.is_some() {
@@ -205,57 +296,72 @@ fn definition(
                     })
                     .collect(),
                 row_type: Some(table.oid),
+                single: false,
             },
             None => {
                 let ty = bind::catalog_type(cat, t)?;
                 FunctionReturns::SetOf(TypeDef::from_type(&ty), crate::deparse::type_sql(cat, &ty))
             }
         },
-    };
-    let (body, returns_expr) = match &cf.function_body {
-        Some(ast::CreateFunctionBody::AsBeforeOptions { body, link_symbol: None })
-        | Some(ast::CreateFunctionBody::AsAfterOptions(body)) => match body {
-            ast::Expr::Value(v) => match &v.value {
-                ast::Value::SingleQuotedString(s) => (s.clone(), false),
-                ast::Value::DollarQuotedString(d) => (d.value.clone(), false),
-                _ => {
-                    bail!(InvalidFunctionDefinition, "only one AS item needed for language \"sql\"")
-                }
-            },
-            _ => bail!(InvalidFunctionDefinition, "only one AS item needed for language \"sql\""),
-        },
-        Some(ast::CreateFunctionBody::Return(e)) if !plpgsql => (e.to_string(), true),
-        Some(_) => bail!(InvalidFunctionDefinition, "only one AS item needed for language \"sql\""),
-        None => bail!(InvalidFunctionDefinition, "no function body specified"),
-    };
-    let volatility = match cf.behavior {
-        Some(ast::FunctionBehavior::Immutable) => 'i',
-        Some(ast::FunctionBehavior::Stable) => 's',
-        _ => 'v',
-    };
-    let strict = matches!(
-        cf.called_on_null,
-        Some(ast::FunctionCalledOnNull::Strict | ast::FunctionCalledOnNull::ReturnsNullOnNullInput)
-    );
-    Ok(FunctionDef {
-        oid: 0,
-        namespace,
-        access: crate::acl::Ownership::created(
-            cat,
-            owner,
-            crate::acl::ObjKind::Function,
-            namespace,
-        ),
-        name,
-        args,
-        returns,
-        body,
-        returns_expr,
-        plpgsql,
-        volatility,
-        strict,
-        comment: None,
     })
+}
+
+/// What a function with output parameters (OUT, INOUT) returns: the one
+/// output's type, or a row of them (`record`); its RETURNS clause, if
+/// any, must say the same.
+fn out_returns(
+    cat: &Catalog,
+    cf: &ast::CreateFunction,
+    outputs: &[&FunctionArg],
+) -> Result<FunctionReturns> {
+    let (setof, declared) = match &cf.return_type {
+        None => (false, None),
+        Some(ast::FunctionReturnType::SetOf(t)) => (true, Some(t)),
+        Some(ast::FunctionReturnType::DataType(ast::DataType::Table(_))) => bail!(
+            InvalidFunctionDefinition,
+            "OUT and INOUT arguments aren't allowed in TABLE functions"
+        ),
+        Some(ast::FunctionReturnType::DataType(t)) => (false, Some(t)),
+    };
+    if let [one] = outputs {
+        if let Some(t) = declared {
+            if is_named(t, "record") || bind::catalog_type(cat, t)?.oid() != one.ty.oid {
+                bail!(
+                    InvalidFunctionDefinition,
+                    "function result type must be {} because of OUT parameters",
+                    crate::func::catalog_info::format_type(
+                        Some(cat),
+                        one.ty.oid,
+                        Some(one.ty.typmod)
+                    )
+                );
+            }
+        }
+        return Ok(match setof {
+            true => FunctionReturns::SetOf(one.ty.clone(), one.type_sql.clone()),
+            false => FunctionReturns::Value(one.ty.clone(), one.type_sql.clone()),
+        });
+    }
+    if declared.is_some_and(|t| !is_named(t, "record")) {
+        bail!(
+            InvalidFunctionDefinition,
+            "function result type must be record because of OUT parameters"
+        );
+    }
+    Ok(FunctionReturns::Rows { columns: out_columns(outputs), row_type: None, single: !setof })
+}
+
+/// The columns of a row of output parameters (unnamed ones are
+/// `columnN`).
+fn out_columns(outputs: &[&FunctionArg]) -> Vec<(String, TypeDef, String)> {
+    outputs
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let name = o.name.clone().unwrap_or_else(|| format!("column{}", i + 1));
+            (name, o.ty.clone(), o.type_sql.clone())
+        })
+        .collect()
 }
 
 /// True if `t` is the (pseudo-)type `name` (`void`, `trigger`).
@@ -382,6 +488,7 @@ fn resolve(
     cat: &Catalog,
     desc: &ast::FunctionDesc,
     if_exists: bool,
+    procedure: Option<bool>,
 ) -> Result<Option<Arc<FunctionDef>>> {
     let n = bind::obj_name(&desc.name)?;
     let path = cat.lookup_path(&n, false)?;
@@ -392,12 +499,16 @@ fn resolve(
         .cloned()
         .collect();
     let Some(args) = &desc.args else {
+        // By name alone, only routines of the kind the statement drops.
+        let named: Vec<_> =
+            named.into_iter().filter(|d| procedure.is_none_or(|p| d.procedure == p)).collect();
         if named.len() > 1 {
             return Err(err!(AmbiguousFunction, "function name \"{n}\" is not unique")
                 .with_hint("Specify the argument list to select the function unambiguously."));
         }
         if named.is_empty() && !if_exists {
-            bail!(UndefinedFunction, "could not find a function named \"{n}\"");
+            let kind = if procedure == Some(true) { "procedure" } else { "function" };
+            bail!(UndefinedFunction, "could not find a {kind} named \"{n}\"");
         }
         return Ok(named.into_iter().next());
     };
@@ -431,7 +542,7 @@ pub async fn alter_function<T: Txn>(
     if af.kind != ast::AlterFunctionKind::Function {
         bail!(FeatureNotSupported, "ALTER {} is not supported", af.kind);
     }
-    let Some(def) = resolve(cat, &af.function, false)? else {
+    let Some(def) = resolve(cat, &af.function, false, None)? else {
         bail!(UndefinedFunction, "function does not exist");
     };
     let mut new = (*def).clone();
@@ -490,12 +601,17 @@ pub async fn drop_function<T: Txn>(
     cat: &Catalog,
     df: &ast::DropFunction,
     user: &str,
+    procedure: bool,
 ) -> Result<DdlResult> {
-    let mut r = DdlResult::tag("DROP FUNCTION");
+    let kind = if procedure { "procedure" } else { "function" };
+    let mut r = DdlResult::tag(&format!("DROP {}", kind.to_uppercase()));
     let mut doomed: Vec<Arc<FunctionDef>> = Vec::new();
     for desc in &df.func_desc {
-        match resolve(cat, desc, df.if_exists)? {
+        match resolve(cat, desc, df.if_exists, Some(procedure))? {
             Some(d) => {
+                if d.procedure != procedure {
+                    bail!(WrongObjectType, "{} is not a {kind}", signature(&d));
+                }
                 d.access.must_own(cat, user, crate::acl::ObjKind::Function, &d.name)?;
                 doomed.push(d);
             }
@@ -503,7 +619,7 @@ pub async fn drop_function<T: Txn>(
                 let n = bind::obj_name(&desc.name)?;
                 let types = arg_type_names(cat, desc)?;
                 r.notices.push(notice(format!(
-                    "function {n}({}) does not exist, skipping",
+                    "{kind} {n}({}) does not exist, skipping",
                     types.join(", ")
                 )));
             }

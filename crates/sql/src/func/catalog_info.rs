@@ -421,6 +421,7 @@ pub fn proc_info(cat: Option<&Catalog>, which: ProcInfo, oid: u32) -> Value {
     };
     let t = |s: &str| Value::Text(s.to_string());
     match which {
+        ProcInfo::Result if p.kind == "p" => Value::Null,
         ProcInfo::Result => t(&p.result),
         ProcInfo::Arguments => t(&p.arguments),
         ProcInfo::IdentityArguments => t(&p.identity_arguments),
@@ -744,14 +745,18 @@ pub fn function_def(cat: &Catalog, oid: u32) -> Option<String> {
     let schema = cat.namespace_name(ns)?;
     let lang =
         crate::builtins::LANGUAGES.iter().find(|l| l.0 == p.lang).map_or("internal", |l| l.1);
+    let procedure = p.kind == "p";
     let mut out = format!(
-        "CREATE OR REPLACE FUNCTION {}.{}({})\n RETURNS {}\n LANGUAGE {}\n",
+        "CREATE OR REPLACE {} {}.{}({})\n",
+        if procedure { "PROCEDURE" } else { "FUNCTION" },
         quote_ident(schema),
         quote_ident(&p.name),
         p.arguments,
-        p.result,
-        quote_ident(lang)
     );
+    if !procedure {
+        out.push_str(&format!(" RETURNS {}\n", p.result));
+    }
+    out.push_str(&format!(" LANGUAGE {}\n", quote_ident(lang)));
     let mut options = String::new();
     if p.kind == "w" {
         options.push_str(" WINDOW");
@@ -791,7 +796,7 @@ pub fn function_def(cat: &Catalog, oid: u32) -> Option<String> {
         out.push_str(&crate::func::quote_literal(&bin));
         out.push_str(", ");
     }
-    let mut tag = "$function$".to_string();
+    let mut tag = if procedure { "$procedure$" } else { "$function$" }.to_string();
     while p.src.contains(&tag) {
         tag.insert(tag.len() - 1, 'x');
     }

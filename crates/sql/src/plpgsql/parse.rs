@@ -184,6 +184,9 @@ pub enum Stmt {
     Assert(Sql, Option<Sql>),
     /// `NULL;`.
     Null,
+    /// `COMMIT;` (true) or `ROLLBACK;`, each optionally `AND [NO] CHAIN`
+    /// (a procedure's or DO block's own transaction control).
+    EndTransaction(bool),
 }
 
 /// The parts of an integer FOR loop.
@@ -887,10 +890,15 @@ impl Parser<'_> {
                 "PL/pgSQL cursor statements ({}) are not supported",
                 word.to_uppercase()
             )),
-            "commit" | "rollback" => Err(crate::err!(
-                FeatureNotSupported,
-                "transaction control in PL/pgSQL is not supported"
-            )),
+            "commit" | "rollback" => {
+                self.pos += 1;
+                if self.eat_word("and") {
+                    self.eat_word("no");
+                    self.expect_word("chain")?;
+                }
+                self.expect_sym(";")?;
+                Ok(Stmt::EndTransaction(word == "commit"))
+            }
             _ => self.sql_stmt(),
         }
     }

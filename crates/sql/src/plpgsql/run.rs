@@ -19,7 +19,7 @@ use sqltypes::{DataType, Value};
 
 use super::parse::{self, Block, Condition, Dynamic, Level, Source, Sql, Stmt, Target};
 use super::{BoxFut, Done, Spi, Statement};
-use crate::catalog::{Catalog, FunctionDef, FunctionReturns};
+use crate::catalog::{Catalog, FunctionDef, FunctionReturns, ParamMode};
 use crate::error::Result;
 use crate::parse::Stmt as ParsedStmt;
 use crate::planner::Bound;
@@ -141,6 +141,7 @@ fn check_dynamic(d: &Dynamic) -> Result<()> {
 /// returns, as PostgreSQL does when the function is created.
 pub fn check_returns(b: &Block, def: &FunctionDef) -> Result<()> {
     let set = def.returns_set();
+    let outs = !def.outputs().is_empty();
     let void =
         matches!(&def.returns, FunctionReturns::Value(t, _) if t.oid == DataType::Void.oid());
     parse::walk_block(b, &mut |s| {
@@ -152,10 +153,18 @@ pub fn check_returns(b: &Block, def: &FunctionDef) -> Result<()> {
                 )
                 .with_hint("Use RETURN NEXT or RETURN QUERY."))
             }
+            Stmt::Return(Some(_)) if outs => bail!(
+                DatatypeMismatch,
+                "RETURN cannot have a parameter in function with OUT parameters"
+            ),
+            Stmt::ReturnNext(Some(_)) if outs && set => bail!(
+                DatatypeMismatch,
+                "RETURN NEXT cannot have a parameter in function with OUT parameters"
+            ),
             Stmt::Return(Some(_)) if void => {
                 bail!(DatatypeMismatch, "RETURN cannot have a parameter in function returning void")
             }
-            Stmt::Return(None) if !set && !void => {
+            Stmt::Return(None) if !set && !void && !outs => {
                 bail!(SyntaxError, "missing expression at or near \";\"")
             }
             Stmt::ReturnNext(_) if !set => {
@@ -274,17 +283,32 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
     match call {
         Call::Do => {}
         Call::Function(def, args) => {
-            for (n, (a, v)) in def.args.iter().zip(args).enumerate() {
+            // Every parameter is a variable, in declared order ($n counts
+            // them all); the outputs' ones make the result.
+            let mut args = args.into_iter();
+            for (n, a) in def.all_params().into_iter().enumerate() {
                 let name = a.name.clone().unwrap_or_else(|| format!("${}", n + 1));
+                let v = match a.mode {
+                    // CALL passes a procedure's OUT parameters, unread.
+                    ParamMode::Out if def.procedure => args.next().map(|_| Value::Null),
+                    ParamMode::Out => None,
+                    _ => args.next(),
+                };
+                let v = v.unwrap_or(Value::Null);
+                if !a.mode.is_in() {
+                    i.out_vars.push(i.vars.len());
+                }
                 i.declare(&name, VarType::Scalar(a.ty.to_type()), v);
             }
+            let outs = !i.out_vars.is_empty();
             i.returns = match &def.returns {
                 FunctionReturns::Value(t, _) if t.oid == 2278 => Returns::Void,
+                FunctionReturns::Value(t, _) if outs => Returns::Out(vec![t.to_type()], false),
                 FunctionReturns::Value(t, _) => Returns::Value(t.to_type()),
-                FunctionReturns::SetOf(t, _) => Returns::SetOf(vec![t.to_type()], false),
-                FunctionReturns::Rows { columns, row_type } => {
+                FunctionReturns::SetOf(t, _) => Returns::SetOf(vec![t.to_type()], outs),
+                FunctionReturns::Rows { columns, row_type, single } => {
                     let types: Vec<DataType> = columns.iter().map(|c| c.1.to_type()).collect();
-                    if row_type.is_none() {
+                    if row_type.is_none() && !outs {
                         // RETURNS TABLE's columns are variables RETURN NEXT
                         // reads.
                         for (name, t, _) in columns {
@@ -293,7 +317,10 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
                             i.out_vars.push(slot);
                         }
                     }
-                    Returns::SetOf(types, true)
+                    match single {
+                        true => Returns::Out(types, true),
+                        false => Returns::SetOf(types, true),
+                    }
                 }
             };
         }
@@ -334,6 +361,14 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
     let flow = i.block(&code.block).await?;
     match (&i.returns, flow) {
         (Returns::SetOf(..), _) => Ok(Returned::Rows(std::mem::take(&mut i.rows))),
+        (Returns::Out(types, row), _) => {
+            let (types, row) = (types.clone(), *row);
+            let mut values = i.conform_row(i.out_values(), &types)?;
+            match row {
+                true => Ok(Returned::Rows(vec![values])),
+                false => Ok(Returned::Value(values.pop().unwrap_or(Value::Null))),
+            }
+        }
         (Returns::Void, _) => Ok(Returned::Value(Value::Text(String::new()))),
         (_, Flow::Return) => Ok(Returned::Value(std::mem::replace(&mut i.result, Value::Null))),
         (Returns::Trigger, _) => bail!(
@@ -358,6 +393,9 @@ enum Returns {
     /// Rows of these columns; true if they are named (a row type, or
     /// RETURNS TABLE).
     SetOf(Vec<DataType>, bool),
+    /// The output parameters' values: one row of them (true), or the one
+    /// output's value.
+    Out(Vec<DataType>, bool),
     Trigger,
 }
 
@@ -462,7 +500,10 @@ impl<S: Spi> Interp<'_, S> {
         };
         let mark = self.spi.subtransaction().await?;
         let e = match self.stmts(&b.body).await {
-            Ok(f) => return Ok(f),
+            Ok(f) => {
+                self.spi.release_subtransaction(mark);
+                return Ok(f);
+            }
             Err(e) => e,
         };
         let Some(h) = handlers.iter().find(|h| h.conditions.iter().any(|c| catches(c, &e))) else {
@@ -729,11 +770,21 @@ impl<S: Spi> Interp<'_, S> {
         let params = frag.refs.iter().map(|r| self.ref_value(r)).collect::<Result<Vec<_>>>()?;
         let key = (sql as *const Sql as usize, types.clone());
         let bound = self.plan(&frag.stmt, key)?;
-        let columns = bound.columns().unwrap_or_default();
+        // A CALL's row goes to its output arguments, not to a destination.
+        let columns = match &*bound {
+            Bound::Call(..) => Vec::new(),
+            b => b.columns().unwrap_or_default(),
+        };
         let ParsedStmt::Sql(ast) = &frag.stmt else {
             bail!(InternalError, "PL/pgSQL fragment is not a SQL statement");
         };
         let dml = matches!(*bound, Bound::Insert(_) | Bound::Update(_) | Bound::Delete(_));
+        // A CALL's output parameters are assigned to the variables given
+        // for them.
+        let targets = match (&*bound, ast.as_ref()) {
+            (Bound::Call(c, Some(_)), ast::Statement::Call(f)) => call_targets(c, f, &frag.refs)?,
+            _ => Vec::new(),
+        };
         let done = self.spi.execute(Statement { ast, bound, types: &types, params }).await;
         let done = done.map_err(|e| {
             if e.code == SqlState::SyntaxError && e.position.is_some() {
@@ -743,6 +794,11 @@ impl<S: Spi> Interp<'_, S> {
                 e
             }
         })?;
+        if let Some(row) = done.rows.first().filter(|_| !targets.is_empty()) {
+            for (t, v) in targets.iter().zip(row) {
+                self.assign(t, v.clone())?;
+            }
+        }
         Ok((Done { dml, ..done }, columns))
     }
 
@@ -804,6 +860,7 @@ impl<S: Spi> Interp<'_, S> {
         match s {
             Stmt::Block(b) => return self.block(b).await,
             Stmt::Null => {}
+            Stmt::EndTransaction(commit) => self.spi.end_transaction(*commit).await?,
             Stmt::Assign(t, e) => {
                 let r = self.target(t)?;
                 let v = self.eval(e).await?;
@@ -1171,6 +1228,14 @@ impl<S: Spi> Interp<'_, S> {
                     bail!(SyntaxError, "RETURN cannot have a parameter in function returning set");
                 }
             }
+            Returns::Out(..) => {
+                if e.is_some() {
+                    bail!(
+                        DatatypeMismatch,
+                        "RETURN cannot have a parameter in function with OUT parameters"
+                    );
+                }
+            }
             Returns::Void | Returns::None => {
                 if e.is_some() {
                     bail!(
@@ -1205,6 +1270,15 @@ impl<S: Spi> Interp<'_, S> {
         Ok(Flow::Return)
     }
 
+    /// The output variables' values (OUT parameters, RETURNS TABLE's
+    /// columns).
+    fn out_values(&self) -> Vec<Value> {
+        self.out_vars
+            .iter()
+            .map(|s| self.vars.get(*s).map_or(Value::Null, |v| v.value.clone()))
+            .collect()
+    }
+
     async fn return_next(&mut self, e: Option<&Sql>) -> Result<()> {
         let Returns::SetOf(types, named) = &self.returns else {
             bail!(SyntaxError, "cannot use RETURN NEXT in a non-SETOF function");
@@ -1215,11 +1289,7 @@ impl<S: Spi> Interp<'_, S> {
                 if self.out_vars.is_empty() {
                     bail!(SyntaxError, "RETURN NEXT must have a parameter");
                 }
-                let slots = self.out_vars.clone();
-                slots
-                    .iter()
-                    .map(|s| self.vars.get(*s).map_or(Value::Null, |v| v.value.clone()))
-                    .collect()
+                self.out_values()
             }
             Some(e) => {
                 if !self.out_vars.is_empty() {
@@ -1429,7 +1499,56 @@ fn loop_exit(f: Flow, label: &Option<String>) -> Option<Flow> {
 /// statements, run as written, without variables).
 fn plannable(s: &ast::Statement) -> bool {
     use ast::Statement as S;
-    matches!(s, S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_))
+    matches!(s, S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) | S::Call(_))
+}
+
+/// The variables a CALL's output parameters go back to: the argument in
+/// each one's place (by name or position) must be a variable, now a `$n`
+/// parameter of the statement.
+fn call_targets(
+    c: &crate::plan::PlCall,
+    f: &ast::Function,
+    refs: &[VarRef],
+) -> Result<Vec<VarRef>> {
+    let ast::FunctionArguments::List(list) = &f.args else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    for (i, p) in c.def.args.iter().enumerate() {
+        if p.mode.is_in() {
+            continue;
+        }
+        let named = list.args.iter().find_map(|a| match a {
+            ast::FunctionArg::Named { name, arg: ast::FunctionArgExpr::Expr(e), .. }
+            | ast::FunctionArg::ExprNamed {
+                name: ast::Expr::Identifier(name),
+                arg: ast::FunctionArgExpr::Expr(e),
+                ..
+            } if p.name.as_deref() == Some(crate::bind::ident(name).as_str()) => Some(e),
+            _ => None,
+        });
+        let arg = named.or_else(|| match list.args.get(i) {
+            Some(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))) => Some(e),
+            _ => None,
+        });
+        let var = match arg {
+            Some(ast::Expr::Value(v)) => match &v.value {
+                ast::Value::Placeholder(n) => n
+                    .strip_prefix('$')
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .and_then(|n| refs.get(n.wrapping_sub(1))),
+                _ => None,
+            },
+            _ => None,
+        };
+        match var {
+            Some(r) => out.push(r.clone()),
+            None => bail!(
+                SyntaxError,
+                "procedure parameter \"{}\" is an output parameter but corresponding argument is not writable",
+                p.name.as_deref().unwrap_or_default()
+            ),
+        }
+    }
+    Ok(out)
 }
 
 fn is_transaction_control(s: &ast::Statement) -> bool {

@@ -82,7 +82,7 @@ pub async fn run_bound<T: Txn>(
                 lines.iter().map(|l| vec![sqltypes::Value::Text(l.clone())]).collect();
             (rows.len() as u64, rows)
         }
-        Bound::Utility | Bound::Fetch(_) => bail!(
+        Bound::Utility | Bound::Fetch(_) | Bound::Call(..) => bail!(
             FeatureNotSupported,
             "utility statements are not supported in triggers or in functions called from a query"
         ),

@@ -11,8 +11,12 @@ impl<K: KvClient> Session<K> {
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
         let user = self.current_user().to_string();
+        let check_bodies = self.check_function_bodies()?;
         let txn = self.txn.as_mut().expect("DDL statement has a transaction");
         let mut r = match stmt {
+            Stmt::CreateProcedure(cf) => {
+                ddl::create_function(txn, tenant, &catalog, cf, &user, check_bodies, true).await?
+            }
             Stmt::AlterSequence(a) => ddl::alter_sequence(txn, tenant, &catalog, a).await?,
             Stmt::AlterOwner(a) => ddl::alter_owner(txn, tenant, &catalog, a, &user).await?,
             Stmt::GrantRole(g) => ddl::role_membership(txn, tenant, &catalog, &user, g).await?,

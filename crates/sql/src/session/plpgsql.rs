@@ -15,7 +15,18 @@ struct Mark {
 struct SessionSpi<'s, K: KvClient> {
     s: &'s mut Session<K>,
     ctx: EvalContext,
+    /// The open subtransactions, innermost last.
     marks: Vec<Mark>,
+    /// True when the body may not end its transaction: it runs inside a
+    /// transaction block, or inside a subtransaction of an outer body.
+    atomic: bool,
+}
+
+impl<'s, K: KvClient> SessionSpi<'s, K> {
+    fn new(s: &'s mut Session<K>, ctx: EvalContext) -> Self {
+        let atomic = s.state == TxnState::Block || s.pl_atomic;
+        SessionSpi { s, ctx, marks: Vec::new(), atomic }
+    }
 }
 
 /// The row count a command tag ends with (`INSERT 0 5`, `UPDATE 2`).
@@ -49,7 +60,12 @@ impl<K: KvClient> Spi for SessionSpi<'_, K> {
                 plan: Mutex::new(Some((self.s.plan_key(), st.bound.clone()))),
             });
             let portal = Portal { prepared, bound: st.bound, params: st.params };
+            // A CALL or DO this statement runs may end the transaction only
+            // if this body may, outside its subtransactions.
+            let outer =
+                std::mem::replace(&mut self.s.pl_atomic, self.atomic || !self.marks.is_empty());
             let r = self.s.execute_inner(&portal).await;
+            self.s.pl_atomic = outer;
             let warnings: Vec<_> = self.s.warnings.lock().drain(..).collect();
             self.s.notices.extend(warnings);
             Ok(match r? {
@@ -96,6 +112,38 @@ impl<K: KvClient> Spi for SessionSpi<'_, K> {
     fn notice(&mut self, report: ErrorReport) {
         self.s.notices.push(report);
     }
+
+    fn release_subtransaction(&mut self, mark: usize) {
+        self.marks.truncate(mark);
+    }
+
+    fn end_transaction(&mut self, commit: bool) -> BoxFut<'_, ()> {
+        Box::pin(async move {
+            if self.atomic {
+                return Err(plpgsql::invalid_termination());
+            }
+            if !self.marks.is_empty() {
+                let what = if commit { "commit" } else { "roll back" };
+                bail!(
+                    InvalidTransactionTermination,
+                    "cannot {what} while a subtransaction is active"
+                );
+            }
+            if commit {
+                let committed = self.s.commit_txn().await;
+                self.s.end_txn_settings(committed.is_ok());
+                committed?;
+            } else {
+                if let Some(t) = self.s.txn.take() {
+                    t.abort();
+                }
+                self.s.reset_txn_info();
+            }
+            // The body goes on in a new transaction, which the statement's
+            // end commits.
+            self.s.begin_txn().await
+        })
+    }
 }
 
 impl<K: KvClient> Session<K> {
@@ -103,8 +151,27 @@ impl<K: KvClient> Session<K> {
     pub(super) async fn run_do(&mut self, code: &str) -> Result<Outcome> {
         let compiled = Arc::new(plpgsql::run::Compiled::new(code)?);
         let ctx = self.eval_ctx(&[]);
-        let mut spi = SessionSpi { s: self, ctx, marks: Vec::new() };
+        let mut spi = SessionSpi::new(self, ctx);
         plpgsql::run::run(&mut spi, compiled, plpgsql::run::Call::Do).await?;
         Ok(Outcome::Command("DO".into()))
+    }
+
+    /// CALL: runs a procedure, whose statements take the session's path
+    /// as a DO block's do; its output parameters come back as one row.
+    pub(super) async fn run_call(
+        &mut self,
+        call: &crate::plan::PlCall,
+        params: &[Value],
+    ) -> Result<Outcome> {
+        let ctx = self.eval_ctx(params);
+        let args = call.args.iter().map(|e| e.eval(&[], &ctx)).collect::<Result<Vec<_>>>()?;
+        let ctx = plpgsql::deeper(&ctx)?;
+        let code = plpgsql::body(&ctx, &call.def)?;
+        let mut spi = SessionSpi::new(self, ctx);
+        let run = plpgsql::run::Call::Function(&call.def, args);
+        Ok(match plpgsql::run::run(&mut spi, code, run).await? {
+            plpgsql::run::Returned::Rows(rows) => Outcome::Rows(rows, "CALL".into()),
+            plpgsql::run::Returned::Value(_) => Outcome::Command("CALL".into()),
+        })
     }
 }

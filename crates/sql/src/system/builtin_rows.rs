@@ -69,23 +69,36 @@ pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc
     use crate::func::catalog_info::{format_type, quote_ident};
     let type_name = |t: &crate::catalog::TypeDef| format_type(Some(cat), t.oid, Some(t.typmod));
     let arg = |a: &crate::catalog::FunctionArg, defaults: bool| {
-        let mut s = match &a.name {
-            Some(n) => format!("{} {}", quote_ident(n), type_name(&a.ty)),
-            None => type_name(&a.ty),
+        // A procedure's IN parameters say so.
+        let mut s = match (f.procedure, a.mode) {
+            (true, crate::catalog::ParamMode::In) => "IN ".to_string(),
+            _ => a.mode.keyword().0.to_string(),
         };
+        if let Some(n) = &a.name {
+            s.push_str(&quote_ident(n));
+            s.push(' ');
+        }
+        s.push_str(&type_name(&a.ty));
         if let (true, Some(d)) = (defaults, &a.default) {
             s.push_str(&format!(" DEFAULT {d}"));
         }
         s
     };
+    let params = f.all_params();
+    // pg_get_function_arguments lists every parameter with its defaults,
+    // pg_get_function_identity_arguments without.
     let list =
-        |defaults: bool| f.args.iter().map(|a| arg(a, defaults)).collect::<Vec<_>>().join(", ");
+        |defaults: bool| params.iter().map(|a| arg(a, defaults)).collect::<Vec<_>>().join(", ");
     let (rettype, retset, result) = match &f.returns {
         FunctionReturns::Value(t, _) => (t.oid, false, type_name(t)),
         FunctionReturns::SetOf(t, _) => (t.oid, true, format!("SETOF {}", type_name(t))),
         FunctionReturns::Rows { row_type: Some(oid), .. } => {
             let name = cat.table_by_oid(*oid).map(|t| quote_ident(&t.name)).unwrap_or_default();
             (2249, true, format!("SETOF {name}"))
+        }
+        FunctionReturns::Rows { single: true, .. } => (2249, false, "record".into()),
+        FunctionReturns::Rows { .. } if !f.outputs().is_empty() => {
+            (2249, true, "SETOF record".into())
         }
         FunctionReturns::Rows { columns, .. } => {
             let cols: Vec<String> = columns
@@ -96,7 +109,9 @@ pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc
         }
     };
     let table_columns = match &f.returns {
-        FunctionReturns::Rows { columns, row_type: None } => columns.as_slice(),
+        FunctionReturns::Rows { columns, row_type: None, .. } if f.outputs().is_empty() => {
+            columns.as_slice()
+        }
         _ => &[],
     };
     let quote_elem = |n: &str| match n.is_empty() || n.contains([',', '{', '}', '"', ' ', '\\']) {
@@ -104,15 +119,17 @@ pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc
         false => n.to_string(),
     };
     let mut names: Vec<String> =
-        f.args.iter().map(|a| quote_elem(a.name.as_deref().unwrap_or(""))).collect();
+        params.iter().map(|a| quote_elem(a.name.as_deref().unwrap_or(""))).collect();
     names.extend(table_columns.iter().map(|(n, ..)| quote_elem(n)));
-    let any_named = f.args.iter().any(|a| a.name.is_some()) || !table_columns.is_empty();
-    let (allargtypes, argmodes) = match table_columns.is_empty() {
+    let any_named = params.iter().any(|a| a.name.is_some()) || !table_columns.is_empty();
+    let all_in = params.iter().all(|a| a.mode.is_in());
+    let (allargtypes, argmodes) = match table_columns.is_empty() && all_in {
         true => (None, None),
         false => {
             let oids =
-                f.args.iter().map(|a| a.ty.oid).chain(table_columns.iter().map(|(_, t, _)| t.oid));
-            let modes = f.args.iter().map(|_| "i").chain(table_columns.iter().map(|_| "t"));
+                params.iter().map(|a| a.ty.oid).chain(table_columns.iter().map(|(_, t, _)| t.oid));
+            let modes =
+                params.iter().map(|a| a.mode.keyword().1).chain(table_columns.iter().map(|_| "t"));
             (
                 Some(format!("{{{}}}", oids.map(|o| o.to_string()).collect::<Vec<_>>().join(","))),
                 Some(format!("{{{}}}", modes.collect::<Vec<_>>().join(","))),
@@ -122,7 +139,7 @@ pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc
     Proc {
         oid: f.oid,
         name: f.name.clone(),
-        kind: "f".into(),
+        kind: if f.procedure { "p" } else { "f" }.into(),
         retset,
         volatile: f.volatility.to_string(),
         strict: f.strict,
