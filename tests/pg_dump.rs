@@ -187,6 +187,10 @@ fn a_dump_restores_into_postgres_with_the_same_data() {
             < pos("CREATE VIEW public.taxed")
     );
     assert!(pos("CREATE FUNCTION shop.items_of(lo integer)") < pos("FROM shop.items_of(1)"));
+    pos("CREATE PROCEDURE public.add_order(IN cust integer, IN amt numeric DEFAULT 0, INOUT n integer DEFAULT NULL::integer)\n    LANGUAGE plpgsql");
+    pos("COMMENT ON PROCEDURE public.add_order(IN cust integer, IN amt numeric, INOUT n integer) IS 'adds an order';");
+    pos("CREATE FUNCTION public.order_stats(cust integer, OUT total numeric, OUT cnt bigint) RETURNS record\n    LANGUAGE sql STABLE");
+    pos("COMMENT ON FUNCTION public.order_stats(cust integer, OUT total numeric, OUT cnt bigint) IS 'totals';");
     // Materialized views are made empty, then refreshed after the data,
     // except the one that was never populated.
     assert!(

@@ -76,3 +76,13 @@ $$;
 create trigger orders_touch before insert or update of amount on orders for each row when (new.amount is null) execute function touch_order();
 create trigger orders_note after delete on orders for each statement execute function touch_order('a', 'b');
 alter table orders disable trigger orders_note;
+-- A procedure and a function with OUT parameters, with comments.
+create procedure add_order(cust int, amt numeric default 0, inout n int default null) language plpgsql as $$
+begin
+  insert into orders (customer_id, amount) values (cust, amt);
+  select count(*) into n from orders where customer_id = cust;
+end
+$$;
+create function order_stats(cust int, out total numeric, out cnt bigint) language sql stable as $$ select sum(amount), count(*) from orders where customer_id = cust $$;
+comment on procedure add_order(int, numeric, int) is 'adds an order';
+comment on function order_stats(int) is 'totals';

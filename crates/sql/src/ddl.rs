@@ -61,7 +61,7 @@ mod views;
 
 pub use authorize::{authorize, authorize_statement};
 pub use extensions::{create_extension, drop_extensions};
-pub use functions::{alter_function, create_function, drop_function};
+pub use functions::{alter_function, comment_function, create_function, drop_function};
 pub use grants::{default_privileges, privileges, role_membership, type_privileges, Privileges};
 pub use names::alter_name;
 pub use owned::{owned_objects, owned_roles, reassign_owned, revoke_owned, OwnedKind};

@@ -980,7 +980,10 @@ impl Func {
                         cat.schemas.values().find(|s| s.oid == oid).and_then(|s| s.comment.clone())
                     }
                     (Func::ObjDescription, Value::Text(c)) if c == "pg_proc" => {
-                        crate::builtins::proc_by_oid(oid).and_then(|p| p.description.clone())
+                        match crate::builtins::proc_by_oid(oid) {
+                            Some(p) => p.description.clone(),
+                            None => cat.function_by_oid(oid).and_then(|f| f.comment.clone()),
+                        }
                     }
                     (Func::ObjDescription, Value::Text(c)) if c == "pg_extension" => {
                         crate::extensions::comment(cat, oid)

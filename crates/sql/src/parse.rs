@@ -134,6 +134,9 @@ pub enum Stmt {
     /// CREATE \[OR REPLACE\] PROCEDURE, read as the CREATE FUNCTION it
     /// spells but for its keyword and RETURNS.
     CreateProcedure(Box<ast::CreateFunction>),
+    /// COMMENT ON FUNCTION | PROCEDURE (true) name\[(types)\] IS text
+    /// (None for NULL).
+    CommentOnFunction(Box<ast::FunctionDesc>, bool, Option<String>),
     /// Only whitespace and comments.
     Empty,
 }
@@ -172,6 +175,7 @@ impl Stmt {
             Stmt::Owned(_) => "DROP OWNED",
             Stmt::CreateTrigger(..) => "CREATE TRIGGER",
             Stmt::CreateProcedure(_) => "CREATE PROCEDURE",
+            Stmt::CommentOnFunction(..) => "COMMENT",
             Stmt::Sql(_)
             | Stmt::Copy(_)
             | Stmt::Maintenance(_)
@@ -1103,6 +1107,16 @@ fn utility(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Result<Opti
     if is_kw(words.first(), "create") && is_kw(words.get(at), "procedure") {
         return create_procedure(sql, starts, words, at).map(Some);
     }
+    // ALTER and COMMENT ON a procedure act as on a function.
+    if is_kw(words.first(), "alter") && is_kw(words.get(1), "procedure") {
+        return Ok(Some(Stmt::Sql(Box::new(as_function(sql, starts, words, 1)?))));
+    }
+    if is_kw(words.first(), "comment")
+        && is_kw(words.get(1), "on")
+        && (is_kw(words.get(2), "procedure") || is_kw(words.get(2), "function"))
+    {
+        return comment_on_function(sql, starts, words).map(Some);
+    }
     Ok(None)
 }
 
@@ -1160,14 +1174,14 @@ fn plain_trigger(text: &str, args: Vec<String>) -> Result<Stmt> {
     }
 }
 
-/// CREATE PROCEDURE: the statement with FUNCTION for PROCEDURE, parsed
-/// as the CREATE FUNCTION it then is.
-fn create_procedure(
+/// The statement's text with the key word at `words[at]` replaced by
+/// FUNCTION, parsed (PROCEDURE statements are FUNCTION ones to sqlparser).
+fn as_function(
     sql: &str,
     starts: &[usize],
     words: &[&TokenWithSpan],
     at: usize,
-) -> Result<Stmt> {
+) -> Result<ast::Statement> {
     let pos = |t: &TokenWithSpan, end: bool| {
         let p = if end { t.span.end } else { t.span.start };
         byte_pos(sql, starts, p.line, p.column)
@@ -1185,11 +1199,61 @@ fn create_procedure(
         sql.get(start..ks).unwrap_or_default(),
         sql.get(ke..end).unwrap_or_default()
     );
-    let stmt = Parser::new(&PostgreSqlDialect {})
+    Parser::new(&PostgreSqlDialect {})
         .try_with_sql(&text)
         .and_then(|mut p| p.parse_statement())
-        .map_err(|e| syntax_error(&text, e, None))?;
+        .map_err(|e| syntax_error(&text, e, None))
+}
+
+/// COMMENT ON FUNCTION | PROCEDURE name\[(types)\] IS text: the routine
+/// is read as DROP FUNCTION would read it.
+fn comment_on_function(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Result<Stmt> {
+    let procedure = is_kw(words.get(2), "procedure");
+    let n = words.len();
+    let (Some(is), Some(value)) = (n.checked_sub(2), words.last()) else {
+        bail!(SyntaxError, "syntax error at end of input");
+    };
+    if n < 5 || !is_kw(words.get(is), "is") {
+        bail!(SyntaxError, "syntax error at or near \"{}\"", value.token);
+    }
+    let text = match &value.token {
+        Token::SingleQuotedString(s) | Token::EscapedStringLiteral(s) => Some(s.clone()),
+        Token::DollarQuotedString(d) => Some(d.value.clone()),
+        Token::Word(w) if w.value.eq_ignore_ascii_case("null") => None,
+        other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
+    };
+    let pos = |t: &TokenWithSpan, end: bool| {
+        let p = if end { t.span.end } else { t.span.start };
+        byte_pos(sql, starts, p.line, p.column)
+    };
+    let (Some(from), Some(to)) = (pos(words[2], true), pos(words[is], false)) else {
+        bail!(SyntaxError, "syntax error at or near \"IS\"");
+    };
+    let desc = format!("DROP FUNCTION {}", sql.get(from..to).unwrap_or_default());
+    let stmt = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(&desc)
+        .and_then(|mut p| p.parse_statement())
+        .map_err(|e| syntax_error(&desc, e, None))?;
     match stmt {
+        ast::Statement::DropFunction(df) if df.func_desc.len() == 1 => {
+            let Some(d) = df.func_desc.into_iter().next() else {
+                bail!(SyntaxError, "syntax error at or near \"IS\"");
+            };
+            Ok(Stmt::CommentOnFunction(Box::new(d), procedure, text))
+        }
+        _ => bail!(SyntaxError, "syntax error at or near \",\""),
+    }
+}
+
+/// CREATE PROCEDURE: parsed as the CREATE FUNCTION it spells but for its
+/// key word and the RETURNS it lacks.
+fn create_procedure(
+    sql: &str,
+    starts: &[usize],
+    words: &[&TokenWithSpan],
+    at: usize,
+) -> Result<Stmt> {
+    match as_function(sql, starts, words, at)? {
         ast::Statement::CreateFunction(cf) if cf.return_type.is_none() => {
             Ok(Stmt::CreateProcedure(Box::new(cf)))
         }

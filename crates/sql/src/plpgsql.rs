@@ -147,22 +147,43 @@ pub fn deeper(ctx: &EvalContext) -> Result<EvalContext> {
 pub fn body(ctx: &EvalContext, def: &crate::catalog::FunctionDef) -> Result<Arc<run::Compiled>> {
     match def.plpgsql {
         true => compiled(ctx, def.oid, &def.body, str::to_string),
-        false => compiled(ctx, def.oid, &def.body, sql_block),
+        false => compiled(ctx, def.oid, &def.body, |b| sql_block(b, def)),
     }
 }
 
 /// A SQL procedure's statements as the PL/pgSQL block that runs them, its
-/// parameters as variables; a query's rows are read and dropped.
-fn sql_block(body: &str) -> String {
+/// parameters as variables. A query's rows are read and dropped, but for
+/// the last one's first row, which goes to the output parameters.
+fn sql_block(body: &str, def: &crate::catalog::FunctionDef) -> String {
+    let outputs: Vec<String> = def
+        .all_params()
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| !a.mode.is_in())
+        .map(|(i, a)| match &a.name {
+            Some(n) => format!("\"{}\"", n.replace('"', "\"\"")),
+            None => format!("${}", i + 1),
+        })
+        .collect();
     let mut out = String::from("BEGIN\n");
     match crate::parse::parse(body) {
         Ok(stmts) => {
-            for p in stmts {
+            let stmts: Vec<_> = stmts
+                .into_iter()
+                .filter(|p| !matches!(p.stmt, crate::parse::Stmt::Empty))
+                .collect();
+            let last = stmts.len().saturating_sub(1);
+            for (i, p) in stmts.iter().enumerate() {
                 match &p.stmt {
-                    crate::parse::Stmt::Empty => continue,
-                    crate::parse::Stmt::Sql(s) if matches!(**s, ast::Statement::Query(_)) => {
-                        out.push_str(&format!("PERFORM * FROM ({}) AS \"$q\"", p.text))
-                    }
+                    crate::parse::Stmt::Sql(s) if matches!(**s, ast::Statement::Query(_)) => out
+                        .push_str(&match i == last && !outputs.is_empty() {
+                            true => format!(
+                                "SELECT * INTO {} FROM ({}) AS \"$q\" LIMIT 1",
+                                outputs.join(", "),
+                                p.text
+                            ),
+                            false => format!("PERFORM * FROM ({}) AS \"$q\"", p.text),
+                        }),
                     _ => out.push_str(&p.text),
                 }
                 out.push_str(";\n");
@@ -293,7 +314,7 @@ pub fn check(def: &crate::catalog::FunctionDef) -> Result<()> {
         true => run::Compiled::new(&def.body)?,
         false => {
             crate::parse::parse(&def.body)?;
-            run::Compiled::new(&sql_block(&def.body))?
+            run::Compiled::new(&sql_block(&def.body, def))?
         }
     };
     run::check_returns(&c.block, def)

@@ -410,7 +410,7 @@ fn plan_select(
     }
     // Set-returning calls in the select list run as a hidden FROM item.
     let rewritten;
-    let (s, srf_calls) = match srf::extract(&s.projection) {
+    let (s, srf_calls) = match srf::extract(&s.projection, &|n| b.is_user_srf(n)) {
         Some((projection, calls)) => {
             rewritten = ast::Select { projection, ..s.clone() };
             (&rewritten, calls)
@@ -724,7 +724,7 @@ fn refuse_locking(s: &ast::Select, l: &ast::LockClause) -> Result<()> {
         _ => false,
     }) {
         "aggregate functions"
-    } else if srf::extract(&s.projection).is_some() {
+    } else if srf::extract(&s.projection, &|_| false).is_some() {
         "set-returning functions in the target list"
     } else {
         return Ok(());

@@ -791,7 +791,8 @@ impl<K: KvClient> Session<K> {
                     | sqlstate::SqlState::DuplicateSchema
                     | sqlstate::SqlState::DuplicateFunction
             );
-            !alter && !create && !function && !taken
+            let comment = matches!(p.stmt, Stmt::CommentOnFunction(..));
+            !alter && !create && !function && !taken && !comment
         }) {
             let found = p
                 .text
@@ -1285,6 +1286,7 @@ impl<K: KvClient> Session<K> {
             | Stmt::GrantOnType(_)
             | Stmt::CreateTrigger(..)
             | Stmt::CreateProcedure(_)
+            | Stmt::CommentOnFunction(..)
             | Stmt::Owned(_)) => {
                 self.start_statement().await?;
                 if let Some(command) = own.own_command().filter(|_| self.read_only()) {

@@ -522,6 +522,7 @@ pub const DATABASE_COMMENT: &str = "default administrative connection database";
 const PG_LANGUAGE_OID: i64 = 2612;
 /// pg_type's own OID (pg_description.classoid of a type's comment).
 const PG_TYPE_OID: i64 = 1247;
+const PG_PROC_OID: i64 = 1255;
 /// The comment initdb gives the public schema.
 pub const PUBLIC_SCHEMA_COMMENT: &str = "standard public schema";
 /// pg_class's own OID (pg_description.classoid of tables and columns).
@@ -1263,6 +1264,11 @@ impl SystemTable {
                 for (e, _) in catalog.enums.values() {
                     if let Some(c) = &e.comment {
                         rows.push(vec![i8(e.oid as i64), i8(PG_TYPE_OID), Value::Int4(0), t(c)]);
+                    }
+                }
+                for f in catalog.functions.values().flatten() {
+                    if let Some(c) = &f.comment {
+                        rows.push(vec![i8(f.oid as i64), i8(PG_PROC_OID), Value::Int4(0), t(c)]);
                     }
                 }
                 for (oid, c) in catalog.relation_comments() {

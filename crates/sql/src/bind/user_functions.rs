@@ -245,6 +245,11 @@ impl Binder<'_> {
         Ok(())
     }
 
+    /// True if `name` names a user-defined set-returning function.
+    pub(crate) fn is_user_srf(&self, name: &ast::ObjectName) -> bool {
+        self.sql_functions(name).is_ok_and(|fs| fs.iter().any(|f| f.returns_set()))
+    }
+
     /// True if `item` calls a function in FROM whose name SQL functions
     /// have.
     pub(crate) fn is_sql_function_item(&self, item: &ast::TableFactor) -> bool {

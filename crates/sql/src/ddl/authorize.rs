@@ -32,6 +32,8 @@ pub fn authorize(cat: &Catalog, user: &str, stmt: &Stmt) -> Result<()> {
         Stmt::CreateMatView(cv, _) => create_in(cat, user, &cv.name),
         Stmt::CreateTrigger(ct, _) => own_relation(cat, user, &ct.table_name),
         Stmt::CreateProcedure(cf) => create_in(cat, user, &cf.name),
+        // It checks ownership itself.
+        Stmt::CommentOnFunction(..) => Ok(()),
         Stmt::RefreshMatView(r) => own_relation(cat, user, &r.name),
         // OWNER TO and role grants check for themselves.
         Stmt::AlterOwner(_)

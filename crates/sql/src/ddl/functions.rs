@@ -152,7 +152,13 @@ fn definition(
                         e
                     }
                 })?;
-                Some(crate::deparse::stored_default(cat, e, &ty))
+                // PostgreSQL keeps a NULL default's type: `NULL::integer`.
+                Some(match e {
+                    ast::Expr::Value(v) if matches!(v.value, ast::Value::Null) => {
+                        format!("NULL::{}", crate::deparse::type_sql(cat, &ty))
+                    }
+                    e => crate::deparse::stored_default(cat, e, &ty),
+                })
             }
             None if inputs_defaulted && mode != ParamMode::Out => bail!(
                 InvalidFunctionDefinition,
@@ -513,14 +519,32 @@ fn resolve(
         return Ok(named.into_iter().next());
     };
     let mut oids = Vec::new();
-    for a in args.iter().filter(|a| !matches!(a.mode, Some(ast::ArgMode::Out))) {
-        oids.push(bind::catalog_type(cat, &a.data_type)?.oid());
+    let mut inputs = Vec::new();
+    for a in args {
+        let oid = bind::catalog_type(cat, &a.data_type)?.oid();
+        oids.push(oid);
+        if !matches!(a.mode, Some(ast::ArgMode::Out)) {
+            inputs.push(oid);
+        }
     }
-    let same = |d: &&Arc<FunctionDef>| d.args.iter().map(|a| a.ty.oid).eq(oids.iter().copied());
+    // A function is named by its inputs; a procedure by all its
+    // parameters (as CALL passes them), or by its inputs.
+    let same = |d: &&Arc<FunctionDef>| {
+        let mine = || d.args.iter().map(|a| a.ty.oid);
+        mine().eq(inputs.iter().copied())
+            || (d.procedure && mine().eq(oids.iter().copied()))
+            || (d.procedure
+                && d.args
+                    .iter()
+                    .filter(|a| a.mode != ParamMode::Out)
+                    .map(|a| a.ty.oid)
+                    .eq(inputs.iter().copied()))
+    };
     let hit = named.iter().find(same).cloned();
     if hit.is_none() && !if_exists {
         let types = arg_type_names(cat, desc)?;
-        bail!(UndefinedFunction, "function {n}({}) does not exist", types.join(", "));
+        let kind = if procedure == Some(true) { "procedure" } else { "function" };
+        bail!(UndefinedFunction, "{kind} {n}({}) does not exist", types.join(", "));
     }
     Ok(hit)
 }
@@ -529,6 +553,27 @@ fn resolve(
 fn arg_type_names(cat: &Catalog, desc: &ast::FunctionDesc) -> Result<Vec<String>> {
     let args = desc.args.iter().flatten().filter(|a| !matches!(a.mode, Some(ast::ArgMode::Out)));
     args.map(|a| bind::catalog_type(cat, &a.data_type).map(|t| t.to_string())).collect()
+}
+
+/// COMMENT ON FUNCTION | PROCEDURE name\[(types)\] IS text | NULL.
+pub async fn comment_function<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    desc: &ast::FunctionDesc,
+    procedure: bool,
+    text: Option<String>,
+    user: &str,
+) -> Result<DdlResult> {
+    let Some(def) = resolve(cat, desc, false, Some(procedure))? else {
+        bail!(UndefinedFunction, "function does not exist");
+    };
+    def.access.must_own(cat, user, crate::acl::ObjKind::Function, &def.name)?;
+    let mut new = (*def).clone();
+    new.comment = text.filter(|t| !t.is_empty());
+    bump_version(txn, tenant).await?;
+    put_entry(txn, keys::function(tenant, new.oid), json_entry(&new)).await?;
+    Ok(DdlResult::tag("COMMENT"))
 }
 
 /// ALTER FUNCTION name[(types)] OWNER TO role | RENAME TO name.
@@ -560,7 +605,7 @@ pub async fn alter_function<T: Txn>(
                 &owner,
             )?
             else {
-                return Ok(DdlResult::tag("ALTER FUNCTION"));
+                return Ok(DdlResult::tag(alter_tag(&def)));
             };
             new.access = access;
         }
@@ -591,7 +636,7 @@ pub async fn alter_function<T: Txn>(
     }
     bump_version(txn, tenant).await?;
     put_entry(txn, keys::function(tenant, new.oid), json_entry(&new)).await?;
-    Ok(DdlResult::tag("ALTER FUNCTION"))
+    Ok(DdlResult::tag(alter_tag(&def)))
 }
 
 /// DROP FUNCTION [IF EXISTS] name [(types)], ... [CASCADE | RESTRICT].
@@ -657,4 +702,13 @@ pub async fn drop_function<T: Txn>(
         delete_key(txn, keys::function(tenant, d.oid)).await?;
     }
     Ok(r)
+}
+
+/// ALTER FUNCTION's or ALTER PROCEDURE's tag, as the routine is.
+fn alter_tag(def: &FunctionDef) -> &'static str {
+    if def.procedure {
+        "ALTER PROCEDURE"
+    } else {
+        "ALTER FUNCTION"
+    }
 }

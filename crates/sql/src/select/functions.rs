@@ -173,6 +173,20 @@ pub fn plan_zipped(
     calls: &[(String, Vec<ast::Expr>)],
     qualifier: &str,
 ) -> Result<(Plan, Scope)> {
+    let user = |name: &str| {
+        let n = ast::ObjectName::from(vec![ast::Ident::with_quote('"', name)]);
+        b.is_user_srf(&n).then_some(n)
+    };
+    if let [(name, args)] = calls {
+        if let Some(n) = user(name) {
+            return user_srf(b, n, args, qualifier);
+        }
+    } else if let Some(name) = calls.iter().map(|(n, _)| n).find(|n| user(n).is_some()) {
+        bail!(
+            FeatureNotSupported,
+            "{name} with other set-returning functions in a select list is not supported yet"
+        );
+    }
     let mut bound = Vec::new();
     let mut cols = Vec::new();
     for (name, args) in calls {
@@ -203,6 +217,45 @@ pub fn plan_zipped(
     }
     let plan = Plan::Function(FromFunction { calls: bound, ordinality: false });
     Ok((plan, Scope { cols }))
+}
+
+/// A user-defined set-returning function alone in a select list: its FROM
+/// form, whose one column (or a record of its columns) is the value.
+fn user_srf(
+    b: &mut Binder<'_>,
+    name: ast::ObjectName,
+    args: &[ast::Expr],
+    qualifier: &str,
+) -> Result<(Plan, Scope)> {
+    let item = ast::TableFactor::Function {
+        lateral: true,
+        name,
+        args: args
+            .iter()
+            .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e.clone())))
+            .collect(),
+        with_ordinality: false,
+        alias: None,
+    };
+    let (plan, scope) = super::plan_factor(b, &item)?;
+    let (expr, ty) = match scope.cols.as_slice() {
+        [one] => (Expr::Column(0), one.ty.clone()),
+        cols => {
+            let fields = cols.iter().map(|c| (c.name.clone(), c.ty.clone())).collect();
+            let rt = Arc::new(RecordType { fields });
+            let values = (0..cols.len()).map(Expr::Column).collect();
+            (Expr::Row(rt.clone(), values), DataType::Record(rt))
+        }
+    };
+    let col = ScopeCol {
+        qualifier: Some(qualifier.to_string()),
+        name: "c0".into(),
+        ty,
+        table_oid: 0,
+        column_id: 0,
+        reach: Reach::Full,
+    };
+    Ok((Plan::Project(Box::new(plan), vec![expr]), Scope { cols: vec![col] }))
 }
 
 /// True for the set-returning functions Strata has.

@@ -17,12 +17,14 @@ pub const QUALIFIER: &str = "\u{0}srf";
 /// A set-returning call taken out of a select list: name and arguments.
 pub type SrfCall = (String, Vec<ast::Expr>);
 
-struct Extract {
+struct Extract<'a> {
     depth: usize,
     calls: Vec<SrfCall>,
+    /// True for a user-defined set-returning function's name.
+    user: &'a dyn Fn(&ast::ObjectName) -> bool,
 }
 
-impl VisitorMut for Extract {
+impl VisitorMut for Extract<'_> {
     type Break = ();
 
     fn pre_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
@@ -41,7 +43,8 @@ impl VisitorMut for Extract {
         }
         let ast::Expr::Function(f) = e else { return ControlFlow::Continue(()) };
         let Ok(name) = bind::object_name(&f.name) else { return ControlFlow::Continue(()) };
-        if f.over.is_some() || !super::functions::is_set_returning(&name) {
+        if f.over.is_some() || !(super::functions::is_set_returning(&name) || (self.user)(&f.name))
+        {
             return ControlFlow::Continue(());
         }
         let ast::FunctionArguments::List(list) = &f.args else {
@@ -68,8 +71,11 @@ impl VisitorMut for Extract {
 /// Takes the set-returning calls out of a select list: the rewritten list
 /// (unaliased items that had such calls keep the name they would have had)
 /// and the calls, in order. None if there are none.
-pub fn extract(projection: &[ast::SelectItem]) -> Option<(Vec<ast::SelectItem>, Vec<SrfCall>)> {
-    let mut v = Extract { depth: 0, calls: Vec::new() };
+pub fn extract(
+    projection: &[ast::SelectItem],
+    user: &dyn Fn(&ast::ObjectName) -> bool,
+) -> Option<(Vec<ast::SelectItem>, Vec<SrfCall>)> {
+    let mut v = Extract { depth: 0, calls: Vec::new(), user };
     let mut out = Vec::with_capacity(projection.len());
     for item in projection {
         let before = v.calls.len();

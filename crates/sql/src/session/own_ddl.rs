@@ -14,6 +14,10 @@ impl<K: KvClient> Session<K> {
         let check_bodies = self.check_function_bodies()?;
         let txn = self.txn.as_mut().expect("DDL statement has a transaction");
         let mut r = match stmt {
+            Stmt::CommentOnFunction(desc, procedure, text) => {
+                ddl::comment_function(txn, tenant, &catalog, desc, *procedure, text.clone(), &user)
+                    .await?
+            }
             Stmt::CreateProcedure(cf) => {
                 ddl::create_function(txn, tenant, &catalog, cf, &user, check_bodies, true).await?
             }

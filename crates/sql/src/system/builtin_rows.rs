@@ -85,6 +85,10 @@ pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc
         s
     };
     let params = f.all_params();
+    // proargtypes leaves out a procedure's OUT parameters, which CALL
+    // passes all the same.
+    let inputs: Vec<_> =
+        f.args.iter().filter(|a| a.mode != crate::catalog::ParamMode::Out).collect();
     // pg_get_function_arguments lists every parameter with its defaults,
     // pg_get_function_identity_arguments without.
     let list =
@@ -143,10 +147,10 @@ pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc
         retset,
         volatile: f.volatility.to_string(),
         strict: f.strict,
-        nargs: f.args.len() as i16,
+        nargs: inputs.len() as i16,
         nargdefaults: f.args.iter().filter(|a| a.default.is_some()).count() as i16,
         rettype,
-        argtypes: f.args.iter().map(|a| a.ty.oid).collect(),
+        argtypes: inputs.iter().map(|a| a.ty.oid).collect(),
         allargtypes,
         argmodes,
         argnames: any_named.then(|| format!("{{{}}}", names.join(","))),
