@@ -1,6 +1,6 @@
 -- PL/pgSQL as psql shows it: RAISE messages at their levels, a DO block,
--- and \d listing a table's triggers (enabled and disabled). (Errors
--- raised in PL/pgSQL lack PostgreSQL's CONTEXT line, so none is here.)
+-- and \d listing a table's triggers (enabled and disabled). Errors and
+-- their CONTEXT lines are in routines.sql.
 create table acct (id int primary key, email text, version int default 0);
 create function norm() returns trigger language plpgsql as $$
 begin

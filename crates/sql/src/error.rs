@@ -45,3 +45,58 @@ pub fn from_kv(e: kvapi::Error) -> Error {
         K::Unavailable(m) => err!(AdminShutdown, "storage unavailable: {m}"),
     }
 }
+
+/// The text an error about a name or literal points at in the statement:
+/// the quoted name, the literal, or the call (None if the message names
+/// nothing to point at).
+pub(crate) fn quoted_token(msg: &str) -> Option<String> {
+    // Points the caret at the first quoted name in messages such as
+    // `relation "x" does not exist` or `column "y" does not exist`, and at the
+    // literal in `invalid input syntax for type integer: "x"`.
+    if msg.starts_with("ON CONFLICT DO UPDATE requires") {
+        return Some("on conflict".into());
+    }
+    if msg.starts_with('"') && msg.contains("\" is out of range for type ") {
+        let end = msg[1..].find('"')? + 1;
+        return Some(format!("'{}'", &msg[1..end]));
+    }
+    let literal = msg.starts_with("invalid input syntax for type ")
+        || msg.starts_with("invalid cidr value: ")
+        || msg.starts_with("date/time field value out of range: ");
+    if let Some(rest) = msg.strip_prefix("syntax error at or near \"") {
+        return rest.strip_suffix('"').map(|t| t.to_string());
+    }
+    // `function f(integer) does not exist` points at the call `f(`, as do
+    // the errors about calling a procedure as a function and back.
+    let call = msg.strip_prefix("function ").or_else(|| msg.strip_prefix("procedure "));
+    if let Some(call) = call.filter(|m| !m.starts_with('"')) {
+        return call.find('(').map(|i| call[..=i].to_string());
+    }
+    if msg.ends_with(") is a procedure") || msg.ends_with(") is not a procedure") {
+        return msg.find('(').map(|i| msg[..=i].to_string());
+    }
+    if !(literal
+        || msg.starts_with("missing FROM-clause entry for table ")
+        || msg.starts_with("relation ")
+        || msg.starts_with("column ")
+        || msg.starts_with("function "))
+    {
+        return None;
+    }
+    let start = msg.find('"')? + 1;
+    let end = start + msg[start..].find('"')?;
+    let tok = &msg[start..end];
+    Some(if literal { format!("'{tok}'") } else { tok.to_string() })
+}
+
+/// The 1-based character position of `tok` (from [`quoted_token`]) in
+/// `text`, matched exactly or else case-blind; a literal's at its opening
+/// quote.
+pub(crate) fn token_position(text: &str, tok: &str) -> Option<u32> {
+    let mut i =
+        text.find(tok).or_else(|| text.to_ascii_lowercase().find(&tok.to_ascii_lowercase()))?;
+    if text[..i].ends_with('\'') {
+        i -= 1;
+    }
+    Some(text[..i].chars().count() as u32 + 1)
+}

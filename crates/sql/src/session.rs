@@ -743,8 +743,8 @@ impl<K: KvClient> Session<K> {
     }
 
     fn position(&self, mut e: ErrorReport, p: &Parsed) -> ErrorReport {
-        if let Some(pos) = e.position {
-            e.position = Some(pos);
+        if e.position.is_some() || e.internal_query.is_some() {
+            // Placed already, or in a PL/pgSQL statement's own text.
         } else if let Some(schema) = e.message.strip_prefix("permission denied for schema ") {
             // PostgreSQL points at the name looked up in the schema, or at
             // the name of the object being made in it.
@@ -757,7 +757,7 @@ impl<K: KvClient> Session<K> {
                     .and_then(|s| parse::char_pos(&p.source, s.start.line, s.start.column)),
             };
             e.position = at.map(|i| i as u32 + 1);
-        } else if let Some(tok) = quoted_token(&e.message).filter(|_| {
+        } else if let Some(tok) = crate::error::quoted_token(&e.message).filter(|_| {
             let is = |f: fn(&ast::Statement) -> bool| matches!(&p.stmt, Stmt::Sql(s) if f(s));
             // ALTER TABLE's own errors about its columns carry no position,
             // nor do CREATE TABLE's about the columns it is given.
@@ -794,17 +794,8 @@ impl<K: KvClient> Session<K> {
             let comment = matches!(p.stmt, Stmt::CommentOnFunction(..));
             !alter && !create && !function && !taken && !comment
         }) {
-            let found = p
-                .text
-                .find(&tok)
-                .or_else(|| p.text.to_ascii_lowercase().find(&tok.to_ascii_lowercase()));
-            if let Some(mut i) = found {
-                // A literal's error points at its opening quote.
-                if p.text[..i].ends_with('\'') {
-                    i -= 1;
-                }
-                let chars = p.text[..i].chars().count();
-                e.position = Some((p.offset + chars + 1) as u32);
+            if let Some(at) = crate::error::token_position(&p.text, &tok) {
+                e.position = Some(p.offset as u32 + at);
             }
         }
         e
@@ -1637,46 +1628,6 @@ fn aborted() -> ErrorReport {
         InFailedSqlTransaction,
         "current transaction is aborted, commands ignored until end of transaction block"
     )
-}
-
-fn quoted_token(msg: &str) -> Option<String> {
-    // Points the caret at the first quoted name in messages such as
-    // `relation "x" does not exist` or `column "y" does not exist`, and at the
-    // literal in `invalid input syntax for type integer: "x"`.
-    if msg.starts_with("ON CONFLICT DO UPDATE requires") {
-        return Some("on conflict".into());
-    }
-    if msg.starts_with('"') && msg.contains("\" is out of range for type ") {
-        let end = msg[1..].find('"')? + 1;
-        return Some(format!("'{}'", &msg[1..end]));
-    }
-    let literal = msg.starts_with("invalid input syntax for type ")
-        || msg.starts_with("invalid cidr value: ")
-        || msg.starts_with("date/time field value out of range: ");
-    if let Some(rest) = msg.strip_prefix("syntax error at or near \"") {
-        return rest.strip_suffix('"').map(|t| t.to_string());
-    }
-    // `function f(integer) does not exist` points at the call `f(`, as do
-    // the errors about calling a procedure as a function and back.
-    let call = msg.strip_prefix("function ").or_else(|| msg.strip_prefix("procedure "));
-    if let Some(call) = call.filter(|m| !m.starts_with('"')) {
-        return call.find('(').map(|i| call[..=i].to_string());
-    }
-    if msg.ends_with(") is a procedure") || msg.ends_with(") is not a procedure") {
-        return msg.find('(').map(|i| msg[..=i].to_string());
-    }
-    if !(literal
-        || msg.starts_with("missing FROM-clause entry for table ")
-        || msg.starts_with("relation ")
-        || msg.starts_with("column ")
-        || msg.starts_with("function "))
-    {
-        return None;
-    }
-    let start = msg.find('"')? + 1;
-    let end = start + msg[start..].find('"')?;
-    let tok = &msg[start..end];
-    Some(if literal { format!("'{tok}'") } else { tok.to_string() })
 }
 
 fn first_words(s: &str) -> String {

@@ -202,6 +202,11 @@ impl<'a, T: Txn> Firing<'a, T> {
         };
         let call = run::TriggerCall {
             name: t.name.clone(),
+            function: self
+                .catalog
+                .function_by_oid(t.function)
+                .map(|f| f.name.clone())
+                .unwrap_or_default(),
             when: if t.has(TriggerDef::BEFORE) { "BEFORE" } else { "AFTER" },
             level: if t.has(TriggerDef::ROW) { "ROW" } else { "STATEMENT" },
             op: event.op(),

@@ -346,6 +346,11 @@ pub struct ErrorReport {
     pub constraint: Option<String>,
     /// CONTEXT line (where the error happened, e.g. a COPY line).
     pub context: Option<String>,
+    /// The internally generated query the error is in (a PL/pgSQL
+    /// statement), which `internal_position` points into.
+    pub internal_query: Option<String>,
+    /// 1-based character position in `internal_query`.
+    pub internal_position: Option<u32>,
 }
 
 impl ErrorReport {
@@ -363,7 +368,18 @@ impl ErrorReport {
             column: None,
             constraint: None,
             context: None,
+            internal_query: None,
+            internal_position: None,
         }
+    }
+
+    /// Adds a CONTEXT line after those already there (innermost first).
+    pub fn push_context(&mut self, line: impl Into<String>) {
+        let line = line.into();
+        self.context = Some(match self.context.take() {
+            Some(c) => format!("{c}\n{line}"),
+            None => line,
+        });
     }
 
     /// A FATAL report: the connection closes after it is sent.

@@ -192,6 +192,14 @@ pub fn error(buf: &mut BytesMut, e: &ErrorReport) {
         buf.put_u8(b'P');
         cstr(buf, &p.to_string());
     }
+    if let Some(p) = e.internal_position {
+        buf.put_u8(b'p');
+        cstr(buf, &p.to_string());
+    }
+    if let Some(q) = &e.internal_query {
+        buf.put_u8(b'q');
+        cstr(buf, q);
+    }
     for (code, v) in opt {
         if let Some(v) = v {
             buf.put_u8(code);

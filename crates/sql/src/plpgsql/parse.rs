@@ -244,15 +244,33 @@ pub fn walk_block(b: &Block, f: &mut impl FnMut(&Stmt) -> Result<()>) -> Result<
 /// Parses a function body or DO block: one block, optionally followed by
 /// a semicolon.
 pub fn parse(src: &str) -> Result<Block> {
+    parse_with_places(src).map(|(b, _)| b)
+}
+
+/// Where a statement is in the body: its 1-based line and its text
+/// (without the semicolon), for error CONTEXT lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Place {
+    /// The line it starts on.
+    pub line: u32,
+    /// Its text.
+    pub text: String,
+}
+
+/// [`parse`], with the place of the outermost block followed by each
+/// statement's in [`walk_block`] order.
+pub fn parse_with_places(src: &str) -> Result<(Block, Vec<Place>)> {
     let tokens = lex(src)?;
-    let mut p = Parser { src, tokens, pos: 0 };
+    let mut p = Parser { src, tokens, pos: 0, places: Vec::new() };
+    let at = p.place_start();
     let label = p.label()?;
     let block = p.block(label)?;
+    p.place_end(at);
     p.eat_sym(";");
     if let Some(t) = p.peek() {
         return Err(p.syntax(Some(t)));
     }
-    Ok(block)
+    Ok((block, p.places))
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -469,6 +487,8 @@ struct Parser<'a> {
     src: &'a str,
     tokens: Vec<Token>,
     pos: usize,
+    /// Each statement's place, in the order statements start.
+    places: Vec<Place>,
 }
 
 /// Words that end a statement list.
@@ -735,9 +755,34 @@ impl Parser<'_> {
                     // so does a `WHEN` of CASE or EXCEPTION.
                     return Ok(out);
                 }
-                Some(_) => out.push(self.stmt()?),
+                Some(_) => {
+                    let at = self.place_start();
+                    out.push(self.stmt()?);
+                    self.place_end(at);
+                }
             }
         }
+    }
+
+    /// Records where the statement starting at the next token is; its
+    /// text is filled in by [`Self::place_end`] with what this returns.
+    fn place_start(&mut self) -> (usize, usize) {
+        let start = self.peek().map_or(self.src.len(), |t| t.start).min(self.src.len());
+        let line = self.line_of(start) as u32;
+        self.places.push(Place { line, text: String::new() });
+        (self.places.len() - 1, start)
+    }
+
+    /// Completes a statement's text: up to the last token it read, less a
+    /// final semicolon.
+    fn place_end(&mut self, (at, start): (usize, usize)) {
+        let mut end = self.pos;
+        if end > 0 && self.tokens.get(end - 1).is_some_and(|t| t.is_sym(";")) {
+            end -= 1;
+        }
+        let stop = end.checked_sub(1).and_then(|i| self.tokens.get(i)).map_or(start, |t| t.end);
+        let Some(place) = self.places.get_mut(at) else { return };
+        place.text = self.src.get(start..stop.max(start)).unwrap_or_default().to_string();
     }
 
     fn stmt(&mut self) -> Result<Stmt> {
@@ -1190,10 +1235,19 @@ impl Parser<'_> {
         self.pos = at + 1;
         let into = self.targets_of_into()?;
         let after = self.pos;
-        let head = self.text(first, at);
-        let tail = if after < end { self.text(after, end).text } else { String::new() };
+        // The INTO clause is blanked out, as PostgreSQL does, so the text
+        // keeps its length and its other words their places.
+        let mut sql = self.text(first, end);
+        let base = self.tokens.get(first).map_or(0, |t| t.start);
+        let from = self.tokens.get(at).map_or(base, |t| t.start) - base;
+        let to =
+            after.checked_sub(1).and_then(|i| self.tokens.get(i)).map_or(base, |t| t.end) - base;
+        if let Some(clause) = sql.text.get(from..to) {
+            let blank = " ".repeat(clause.chars().count());
+            sql.text.replace_range(from..to, &blank);
+        }
         self.pos = end + 1;
-        Ok(Stmt::Sql(Sql { text: format!("{} {}", head.text, tail), line: head.line }, Some(into)))
+        Ok(Stmt::Sql(sql, Some(into)))
     }
 }
 

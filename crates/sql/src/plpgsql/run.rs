@@ -29,6 +29,10 @@ use crate::{bail, err};
 pub struct Compiled {
     /// Its statement tree.
     pub block: Block,
+    /// Where the outermost block starts.
+    top: parse::Place,
+    /// Where each statement (and nested block) is, by its address.
+    places: HashMap<usize, parse::Place>,
     fragments: Mutex<HashMap<usize, Arc<Fragment>>>,
     plans: Mutex<HashMap<(usize, Vec<DataType>), PlanEntry>>,
     /// The tests of simple CASE arms (`subject IN (values)`), by the
@@ -60,10 +64,27 @@ impl Compiled {
     /// Parses a body; the SQL inside it is parsed too, so that a syntax
     /// error anywhere shows when the function is created.
     pub fn new(source: &str) -> Result<Compiled> {
-        let block = parse::parse(source)?;
+        let (block, places) = parse::parse_with_places(source)?;
         check_block(&block)?;
+        // The places come in the order walk_block visits the statements.
+        // The statements' addresses stay put: they live in the lists'
+        // heap buffers, which moving the block does not move.
+        let mut places = places.into_iter();
+        let top = places.next().unwrap_or(parse::Place { line: 1, text: String::new() });
+        let mut at = HashMap::new();
+        parse::walk_block(&block, &mut |s| {
+            if let Some(p) = places.next() {
+                if let Stmt::Block(b) = s {
+                    at.insert(b as *const Block as usize, p.clone());
+                }
+                at.insert(s as *const Stmt as usize, p);
+            }
+            Ok(())
+        })?;
         Ok(Compiled {
             block,
+            top,
+            places: at,
             fragments: Mutex::default(),
             plans: Mutex::default(),
             case_arms: Mutex::default(),
@@ -227,6 +248,8 @@ pub enum Call<'a> {
 pub struct TriggerCall {
     /// TG_NAME.
     pub name: String,
+    /// The trigger function's name (for error CONTEXT lines).
+    pub function: String,
     /// TG_WHEN: BEFORE, AFTER or INSTEAD OF.
     pub when: &'static str,
     /// TG_LEVEL: ROW or STATEMENT.
@@ -272,6 +295,25 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
         row_count: 0,
         out_vars: Vec::new(),
         iterations: 0,
+        sig: None,
+        annotated: false,
+    };
+    i.sig = match &call {
+        Call::Do => Some("inline_code_block".to_string()),
+        Call::Function(def, _) => {
+            let cat = i.spi.catalog();
+            let types: Vec<String> = def
+                .args
+                .iter()
+                .map(|a| {
+                    crate::func::catalog_info::format_type(Some(&cat), a.ty.oid, Some(a.ty.typmod))
+                })
+                .collect();
+            Some(format!("{}({})", def.name, types.join(",")))
+        }
+        Call::Trigger(t) => Some(format!("{}()", t.function)),
+        // A WHEN condition is no function of its own.
+        Call::Condition(_) => None,
     };
     // FOUND lives in the outermost scope, with the parameters.
     let label = match &call {
@@ -358,30 +400,49 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
             };
         }
     }
-    let flow = i.block(&code.block).await?;
-    match (&i.returns, flow) {
-        (Returns::SetOf(..), _) => Ok(Returned::Rows(std::mem::take(&mut i.rows))),
-        (Returns::Out(types, row), _) => {
-            let (types, row) = (types.clone(), *row);
-            let mut values = i.conform_row(i.out_values(), &types)?;
-            match row {
-                true => Ok(Returned::Rows(vec![values])),
-                false => Ok(Returned::Value(values.pop().unwrap_or(Value::Null))),
+    let sig = i.sig.clone();
+    let end = |mut e: ErrorReport, annotated: bool| {
+        // An error outside any statement names the function alone.
+        if let (false, Some(sig)) = (annotated, &sig) {
+            e.push_context(format!("PL/pgSQL function {sig}"));
+        }
+        e
+    };
+    let flow = match i.block(&code.block).await {
+        Ok(f) => f,
+        Err(e) => return Err(end(e, i.annotated)),
+    };
+    i.finish(flow).map_err(|e| end(e, false))
+}
+
+impl<S: Spi> Interp<'_, S> {
+    /// What the body returned, once it ended with `flow`.
+    fn finish(&mut self, flow: Flow) -> Result<Returned> {
+        let i = self;
+        match (&i.returns, flow) {
+            (Returns::SetOf(..), _) => Ok(Returned::Rows(std::mem::take(&mut i.rows))),
+            (Returns::Out(types, row), _) => {
+                let (types, row) = (types.clone(), *row);
+                let mut values = i.conform_row(i.out_values(), &types)?;
+                match row {
+                    true => Ok(Returned::Rows(vec![values])),
+                    false => Ok(Returned::Value(values.pop().unwrap_or(Value::Null))),
+                }
             }
-        }
-        (Returns::Void, _) => Ok(Returned::Value(Value::Text(String::new()))),
-        (_, Flow::Return) => Ok(Returned::Value(std::mem::replace(&mut i.result, Value::Null))),
-        (Returns::Trigger, _) => bail!(
-            FunctionExecutedNoReturnStatement,
-            "control reached end of trigger procedure without RETURN"
-        ),
-        (Returns::Value(_), _) => {
-            bail!(
+            (Returns::Void, _) => Ok(Returned::Value(Value::Text(String::new()))),
+            (_, Flow::Return) => Ok(Returned::Value(std::mem::replace(&mut i.result, Value::Null))),
+            (Returns::Trigger, _) => bail!(
                 FunctionExecutedNoReturnStatement,
-                "control reached end of function without RETURN"
-            )
+                "control reached end of trigger procedure without RETURN"
+            ),
+            (Returns::Value(_), _) => {
+                bail!(
+                    FunctionExecutedNoReturnStatement,
+                    "control reached end of function without RETURN"
+                )
+            }
+            (Returns::None, _) => Ok(Returned::Value(Value::Null)),
         }
-        (Returns::None, _) => Ok(Returned::Value(Value::Null)),
     }
 }
 
@@ -418,6 +479,13 @@ struct Interp<'s, S: Spi> {
     out_vars: Vec<usize>,
     /// Loop iterations run (see [`Interp::iteration`]).
     iterations: u64,
+    /// How error CONTEXT lines name the body (`f(integer)`,
+    /// `inline_code_block`); None for a trigger's WHEN condition.
+    sig: Option<String>,
+    /// True once the error on its way out has this body's CONTEXT line
+    /// (the innermost statement's; an exception handler that catches it
+    /// clears this).
+    annotated: bool,
 }
 
 fn custom(code: &str, message: String) -> ErrorReport {
@@ -493,7 +561,17 @@ impl<S: Spi> Interp<'_, S> {
 
     async fn block_inner(&mut self, b: &Block) -> Result<Flow> {
         for d in &b.decls {
-            self.declare_var(d).await?;
+            if let Err(e) = self.declare_var(d).await {
+                let place = match std::ptr::eq(b, &self.code.block) {
+                    true => Some(&self.code.top),
+                    false => self.code.places.get(&(b as *const Block as usize)),
+                };
+                let line = place.map_or(0, |p| p.line);
+                return Err(self.note(
+                    e,
+                    format!("line {line} during statement block local variable initialization"),
+                ));
+            }
         }
         let Some(handlers) = &b.handlers else {
             return self.stmts(&b.body).await;
@@ -509,6 +587,7 @@ impl<S: Spi> Interp<'_, S> {
         let Some(h) = handlers.iter().find(|h| h.conditions.iter().any(|c| catches(c, &e))) else {
             return Err(e);
         };
+        self.annotated = false;
         self.spi.rollback_subtransaction(mark).await?;
         let depth = self.vars.len();
         self.scopes.push(Scope { label: None, first: depth });
@@ -765,11 +844,13 @@ impl<S: Spi> Interp<'_, S> {
 
     /// Plans and runs a fragment.
     async fn query(&mut self, sql: &Sql, expr: bool) -> Result<(Done, Vec<crate::plan::Column>)> {
-        let frag = self.fragment(sql, expr)?;
+        let shift = if expr { "SELECT ".len() as u32 } else { 0 };
+        let frag = self.fragment(sql, expr).map_err(|e| self.locate(e, &sql.text, expr, shift))?;
         let types = frag.refs.iter().map(|r| self.ref_type(r)).collect::<Result<Vec<_>>>()?;
         let params = frag.refs.iter().map(|r| self.ref_value(r)).collect::<Result<Vec<_>>>()?;
         let key = (sql as *const Sql as usize, types.clone());
-        let bound = self.plan(&frag.stmt, key)?;
+        let bound =
+            self.plan(&frag.stmt, key).map_err(|e| self.locate(e, &sql.text, expr, shift))?;
         // A CALL's row goes to its output arguments, not to a destination.
         let columns = match &*bound {
             Bound::Call(..) => Vec::new(),
@@ -786,13 +867,12 @@ impl<S: Spi> Interp<'_, S> {
             _ => Vec::new(),
         };
         let done = self.spi.execute(Statement { ast, bound, types: &types, params }).await;
-        let done = done.map_err(|e| {
-            if e.code == SqlState::SyntaxError && e.position.is_some() {
-                // Positions point into the fragment, not the query.
-                ErrorReport { position: None, ..e }
-            } else {
-                e
-            }
+        let done = done.map_err(|e| match expr && simple_runtime(&frag) {
+            // PostgreSQL runs a simple expression outside SPI, so an error
+            // there gets no line of its own (a constant one fails while
+            // it is planned, and does).
+            true => ErrorReport { position: None, ..e },
+            false => self.locate(e, &sql.text, expr, shift),
         })?;
         if let Some(row) = done.rows.first().filter(|_| !targets.is_empty()) {
             for (t, v) in targets.iter().zip(row) {
@@ -844,12 +924,79 @@ impl<S: Spi> Interp<'_, S> {
         })
     }
 
+    /// Adds this body's CONTEXT line for an error in statement `s`
+    /// (`PL/pgSQL function f(integer) line 3 at RAISE`), once.
+    fn annotate(&mut self, mut e: ErrorReport, s: &Stmt) -> ErrorReport {
+        if self.annotated {
+            return e;
+        }
+        let place = self.code.places.get(&(s as *const Stmt as usize));
+        if let (Stmt::Assign(_, expr), Some(p)) = (s, place) {
+            // An assignment's expression is shown as the whole assignment.
+            let shown = format!("SQL expression \"{}\"", expr.text);
+            if let Some(c) = &mut e.context {
+                if c.starts_with(&shown) {
+                    c.replace_range(..shown.len(), &format!("PL/pgSQL assignment \"{}\"", p.text));
+                }
+            }
+            if e.internal_query.as_deref() == Some(expr.text.as_str()) {
+                let shift = p.text.len().saturating_sub(expr.text.len());
+                let shift = p.text[..shift].chars().count() as u32;
+                e.internal_position = e.internal_position.map(|n| n + shift);
+                e.internal_query = Some(p.text.clone());
+            }
+        }
+        let line = place.map_or(0, |p| p.line);
+        self.note(e, format!("line {line} at {}", stmt_kind(s)))
+    }
+
+    /// Adds `PL/pgSQL function <sig> <what>` to an error's CONTEXT, once.
+    fn note(&mut self, mut e: ErrorReport, what: String) -> ErrorReport {
+        if let (false, Some(sig)) = (self.annotated, &self.sig) {
+            e.push_context(format!("PL/pgSQL function {sig} {what}"));
+            self.annotated = true;
+        }
+        e
+    }
+
+    /// Says where in a statement of this body an error from running its
+    /// SQL (`text`, an expression if `expr`) happened: a position in the
+    /// text becomes the internal query's (psql's QUERY line), else the
+    /// text is a CONTEXT line. `shift` is what precedes the text in the
+    /// parsed form (`SELECT ` of an expression).
+    fn locate(&self, mut e: ErrorReport, text: &str, expr: bool, shift: u32) -> ErrorReport {
+        if self.sig.is_none() {
+            // Positions point into the fragment, not the query.
+            e.position = None;
+            return e;
+        }
+        let nested = e.context.is_some() || e.internal_query.is_some();
+        let at = match e.position.take() {
+            Some(p) if !nested => Some(p.saturating_sub(shift).max(1)),
+            _ if nested => None,
+            _ => crate::error::quoted_token(&e.message)
+                .and_then(|t| crate::error::token_position(text, &t)),
+        };
+        match at {
+            Some(p) => {
+                e.internal_query = Some(text.to_string());
+                e.internal_position = Some(p);
+            }
+            None => {
+                let kind = if expr { "expression" } else { "statement" };
+                e.push_context(format!("SQL {kind} \"{text}\""));
+            }
+        }
+        e
+    }
+
     fn stmts<'a>(&'a mut self, stmts: &'a [Stmt]) -> BoxFut<'a, Flow> {
         Box::pin(async move {
             for s in stmts {
-                match self.stmt(s).await? {
-                    Flow::Normal => {}
-                    other => return Ok(other),
+                match self.stmt(s).await {
+                    Ok(Flow::Normal) => {}
+                    Ok(other) => return Ok(other),
+                    Err(e) => return Err(self.annotate(e, s)),
                 }
             }
             Ok(Flow::Normal)
@@ -1119,7 +1266,19 @@ impl<S: Spi> Interp<'_, S> {
             types.push(v.data_type().unwrap_or(DataType::Text));
             params.push(v);
         }
-        let mut parsed = crate::parse::parse(&command)?;
+        self.run_dynamic(&command, params, types)
+            .await
+            .map_err(|e| self.locate(e, &command, false, 0))
+    }
+
+    /// Runs EXECUTE's command with its USING values.
+    async fn run_dynamic(
+        &mut self,
+        command: &str,
+        params: Vec<Value>,
+        types: Vec<DataType>,
+    ) -> Result<(Done, Vec<crate::plan::Column>)> {
+        let mut parsed = crate::parse::parse(command)?;
         if parsed.len() > 1 {
             bail!(SyntaxError, "cannot insert multiple commands into a prepared statement");
         }
@@ -1497,6 +1656,67 @@ fn loop_exit(f: Flow, label: &Option<String>) -> Option<Flow> {
 
 /// True for the statements the planner plans (the others are utility
 /// statements, run as written, without variables).
+/// True for an expression PostgreSQL would evaluate as a simple one at
+/// run time: no FROM, no subquery, and not constant (it reads a variable
+/// or calls a function).
+fn simple_runtime(frag: &Fragment) -> bool {
+    let ParsedStmt::Sql(s) = &frag.stmt else { return false };
+    let ast::Statement::Query(q) = s.as_ref() else { return false };
+    let ast::SetExpr::Select(sel) = q.body.as_ref() else { return false };
+    if !sel.from.is_empty() || q.with.is_some() {
+        return false;
+    }
+    let mut subquery = false;
+    let mut call = false;
+    let _ = ast::visit_expressions(&sel.projection, |e| {
+        match e {
+            ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::InSubquery { .. } => {
+                subquery = true
+            }
+            ast::Expr::Function(_) => call = true,
+            _ => {}
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    !subquery && (call || !frag.refs.is_empty())
+}
+
+/// How an error CONTEXT line names a statement, as PostgreSQL does.
+fn stmt_kind(s: &Stmt) -> &'static str {
+    match s {
+        Stmt::Block(_) => "statement block",
+        Stmt::Assign(..) => "assignment",
+        Stmt::If(..) => "IF",
+        Stmt::Case(..) => "CASE",
+        Stmt::Loop(..) => "LOOP",
+        Stmt::While(..) => "WHILE",
+        Stmt::ForRange(_) => "FOR with integer loop variable",
+        Stmt::ForQuery(_, _, Source::Query(_), _) => "FOR over SELECT rows",
+        Stmt::ForQuery(..) => "FOR over EXECUTE statement",
+        Stmt::Foreach(..) => "FOREACH over array",
+        Stmt::Exit(_, _, false) => "EXIT",
+        Stmt::Exit(_, _, true) => "CONTINUE",
+        Stmt::Return(_) => "RETURN",
+        Stmt::ReturnNext(_) => "RETURN NEXT",
+        Stmt::ReturnQuery(_) => "RETURN QUERY",
+        Stmt::Raise(_) => "RAISE",
+        Stmt::Perform(_) => "PERFORM",
+        Stmt::Sql(q, _)
+            if q.text.trim_start().get(..4).is_some_and(|w| w.eq_ignore_ascii_case("call")) =>
+        {
+            "CALL"
+        }
+        Stmt::Sql(..) => "SQL statement",
+        Stmt::Execute(..) => "EXECUTE",
+        Stmt::GetDiagnostics(true, _) => "GET STACKED DIAGNOSTICS",
+        Stmt::GetDiagnostics(false, _) => "GET DIAGNOSTICS",
+        Stmt::Assert(..) => "ASSERT",
+        Stmt::Null => "NULL",
+        Stmt::EndTransaction(true) => "COMMIT",
+        Stmt::EndTransaction(false) => "ROLLBACK",
+    }
+}
+
 fn plannable(s: &ast::Statement) -> bool {
     use ast::Statement as S;
     matches!(s, S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) | S::Call(_))
