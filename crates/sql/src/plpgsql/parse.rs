@@ -1307,6 +1307,33 @@ mod tests {
     }
 
     #[test]
+    fn places_follow_walk_order() {
+        let src = "\ndeclare v int;\nbegin\n  v := 1;\n  if v > 0 then\n    raise notice 'x';\n  end if;\n  begin\n    null;\n  exception when others then\n    perform 1;\n  end;\nend";
+        let (b, places) = parse_with_places(src).expect("parses");
+        let mut kinds = Vec::new();
+        walk_block(&b, &mut |s| {
+            kinds.push(std::mem::discriminant(s));
+            Ok(())
+        })
+        .expect("walks");
+        // The outermost block, then each statement as walk_block visits it.
+        assert_eq!(places.len(), kinds.len() + 1);
+        let lines: Vec<(u32, &str)> = places.iter().map(|p| (p.line, p.text.as_str())).collect();
+        assert_eq!(lines[0].0, 2);
+        assert_eq!(
+            &lines[1..],
+            &[
+                (4, "v := 1"),
+                (5, "if v > 0 then\n    raise notice 'x';\n  end if"),
+                (6, "raise notice 'x'"),
+                (8, "begin\n    null;\n  exception when others then\n    perform 1;\n  end"),
+                (9, "null"),
+                (11, "perform 1"),
+            ]
+        );
+    }
+
+    #[test]
     fn sql_with_into() {
         let s = body(
             "begin select a, b into strict x, y from t where id = 1;
@@ -1317,7 +1344,11 @@ mod tests {
         assert_eq!(
             s[0],
             Stmt::Sql(
-                Sql { text: "select a, b from t where id = 1".into(), line: 1 },
+                // The INTO clause is blanked out, keeping the length.
+                Sql {
+                    text: format!("select a, b {} from t where id = 1", " ".repeat(16)),
+                    line: 1
+                },
                 Some(Into {
                     strict: true,
                     targets: vec![
@@ -1328,7 +1359,7 @@ mod tests {
             )
         );
         assert!(
-            matches!(&s[1], Stmt::Sql(q, Some(_)) if q.text == "insert into t values (1) returning id ")
+            matches!(&s[1], Stmt::Sql(q, Some(_)) if q.text == format!("insert into t values (1) returning id {}", " ".repeat(6)))
         );
         assert!(matches!(&s[2], Stmt::Sql(q, None) if q.text == "insert into t select 1"));
         assert!(matches!(&s[3], Stmt::Perform(q) if q.text == "SELECT f(1)"));
