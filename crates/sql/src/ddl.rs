@@ -70,7 +70,7 @@ pub use roles::{alter_role, create_role, drop_role};
 pub use schemas::{alter_schema, create_schema, drop_schemas};
 pub use sequences::{alter_sequence, create_sequence};
 use sequences::{delete_sequence, drop_sequences, owned_sequence, serial_type};
-pub use triggers::{create_trigger, drop_trigger};
+pub use triggers::{create_trigger, drop_trigger, rename_trigger};
 pub use types::{alter_type, create_type};
 use types::{comment_type, drop_types};
 pub use views::create_view;

@@ -134,6 +134,8 @@ pub enum Stmt {
     /// CREATE \[OR REPLACE\] PROCEDURE, read as the CREATE FUNCTION it
     /// spells but for its keyword and RETURNS.
     CreateProcedure(Box<ast::CreateFunction>),
+    /// ALTER TRIGGER name ON table RENAME TO new_name.
+    RenameTrigger(RenameTrigger),
     /// COMMENT ON FUNCTION | PROCEDURE (true) name\[(types)\] IS text
     /// (None for NULL).
     CommentOnFunction(Box<ast::FunctionDesc>, bool, Option<String>),
@@ -176,6 +178,7 @@ impl Stmt {
             Stmt::CreateTrigger(..) => "CREATE TRIGGER",
             Stmt::CreateProcedure(_) => "CREATE PROCEDURE",
             Stmt::CommentOnFunction(..) => "COMMENT",
+            Stmt::RenameTrigger(_) => "ALTER TRIGGER",
             Stmt::Sql(_)
             | Stmt::Copy(_)
             | Stmt::Maintenance(_)
@@ -184,6 +187,17 @@ impl Stmt {
             | Stmt::Empty => return None,
         })
     }
+}
+
+/// ALTER TRIGGER name ON table RENAME TO new_name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenameTrigger {
+    /// The trigger.
+    pub name: String,
+    /// Its table.
+    pub table: ast::ObjectName,
+    /// Its new name.
+    pub new_name: String,
 }
 
 /// REFRESH MATERIALIZED VIEW.
@@ -1107,6 +1121,9 @@ fn utility(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Result<Opti
     if is_kw(words.first(), "create") && is_kw(words.get(at), "procedure") {
         return create_procedure(sql, starts, words, at).map(Some);
     }
+    if is_kw(words.first(), "alter") && is_kw(words.get(1), "trigger") {
+        return rename_trigger(sql, starts, words).map(Some);
+    }
     // ALTER and COMMENT ON a procedure act as on a function.
     if is_kw(words.first(), "alter") && is_kw(words.get(1), "procedure") {
         return Ok(Some(Stmt::Sql(Box::new(as_function(sql, starts, words, 1)?))));
@@ -1203,6 +1220,38 @@ fn as_function(
         .try_with_sql(&text)
         .and_then(|mut p| p.parse_statement())
         .map_err(|e| syntax_error(&text, e, None))
+}
+
+/// ALTER TRIGGER name ON table RENAME TO new_name (PostgreSQL's only
+/// ALTER TRIGGER but for DEPENDS ON EXTENSION).
+fn rename_trigger(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Result<Stmt> {
+    let n = words.len();
+    let near = |i: usize| match words.get(i) {
+        Some(t) => err!(SyntaxError, "syntax error at or near \"{}\"", t.token),
+        None => err!(SyntaxError, "syntax error at end of input"),
+    };
+    if !is_kw(words.get(3), "on") {
+        return Err(near(3));
+    }
+    if n < 8 || !is_kw(words.get(n - 3), "rename") || !is_kw(words.get(n - 2), "to") {
+        return Err(near(n.saturating_sub(3)));
+    }
+    let (Some(name), Some(new_name)) = (word(words[2]), word(words[n - 1])) else {
+        return Err(near(2));
+    };
+    let pos = |t: &TokenWithSpan, end: bool| {
+        let p = if end { t.span.end } else { t.span.start };
+        byte_pos(sql, starts, p.line, p.column)
+    };
+    let (Some(from), Some(to)) = (pos(words[3], true), pos(words[n - 3], false)) else {
+        return Err(near(4));
+    };
+    let text = sql.get(from..to).unwrap_or_default();
+    let table = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_object_name(false))
+        .map_err(|e| syntax_error(text, e, None))?;
+    Ok(Stmt::RenameTrigger(RenameTrigger { name, table, new_name }))
 }
 
 /// COMMENT ON FUNCTION | PROCEDURE name\[(types)\] IS text: the routine

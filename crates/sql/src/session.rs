@@ -791,7 +791,7 @@ impl<K: KvClient> Session<K> {
                     | sqlstate::SqlState::DuplicateSchema
                     | sqlstate::SqlState::DuplicateFunction
             );
-            let comment = matches!(p.stmt, Stmt::CommentOnFunction(..));
+            let comment = matches!(p.stmt, Stmt::CommentOnFunction(..) | Stmt::RenameTrigger(_));
             !alter && !create && !function && !taken && !comment
         }) {
             if let Some(at) = crate::error::token_position(&p.text, &tok) {
@@ -1278,6 +1278,7 @@ impl<K: KvClient> Session<K> {
             | Stmt::CreateTrigger(..)
             | Stmt::CreateProcedure(_)
             | Stmt::CommentOnFunction(..)
+            | Stmt::RenameTrigger(_)
             | Stmt::Owned(_)) => {
                 self.start_statement().await?;
                 if let Some(command) = own.own_command().filter(|_| self.read_only()) {

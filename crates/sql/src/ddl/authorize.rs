@@ -34,6 +34,7 @@ pub fn authorize(cat: &Catalog, user: &str, stmt: &Stmt) -> Result<()> {
         Stmt::CreateProcedure(cf) => create_in(cat, user, &cf.name),
         // It checks ownership itself.
         Stmt::CommentOnFunction(..) => Ok(()),
+        Stmt::RenameTrigger(r) => own_relation(cat, user, &r.table),
         Stmt::RefreshMatView(r) => own_relation(cat, user, &r.name),
         // OWNER TO and role grants check for themselves.
         Stmt::AlterOwner(_)

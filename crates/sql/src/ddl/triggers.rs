@@ -234,6 +234,41 @@ pub async fn drop_trigger<T: Txn>(
     Ok(r)
 }
 
+/// ALTER TRIGGER name ON table RENAME TO new_name.
+pub async fn rename_trigger<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    r: &crate::parse::RenameTrigger,
+) -> Result<DdlResult> {
+    let tname = bind::obj_name(&r.table)?;
+    let Some(table) = cat.table(&tname)? else {
+        bail!(UndefinedTable, "relation \"{tname}\" does not exist")
+    };
+    let Some(i) = table.triggers.iter().position(|t| t.name == r.name) else {
+        bail!(
+            UndefinedObject,
+            "trigger \"{}\" for table \"{}\" does not exist",
+            r.name,
+            table.name
+        );
+    };
+    if table.triggers.iter().any(|t| t.name == r.new_name) {
+        bail!(
+            DuplicateObject,
+            "trigger \"{}\" for relation \"{}\" already exists",
+            r.new_name,
+            table.name
+        );
+    }
+    let mut cur = (*table).clone();
+    cur.triggers[i].name = r.new_name.clone();
+    bump_version(txn, tenant).await?;
+    lock_table(txn, tenant, cur.oid).await?;
+    write_table(txn, tenant, &cur).await?;
+    Ok(DdlResult::tag("ALTER TRIGGER"))
+}
+
 /// ALTER TABLE ... ENABLE | DISABLE TRIGGER name | ALL | USER, on the
 /// table definition being altered.
 pub fn set_enabled(t: &mut TableDef, name: &ast::Ident, enabled: bool) -> Result<()> {

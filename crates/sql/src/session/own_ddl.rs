@@ -14,6 +14,7 @@ impl<K: KvClient> Session<K> {
         let check_bodies = self.check_function_bodies()?;
         let txn = self.txn.as_mut().expect("DDL statement has a transaction");
         let mut r = match stmt {
+            Stmt::RenameTrigger(r) => ddl::rename_trigger(txn, tenant, &catalog, r).await?,
             Stmt::CommentOnFunction(desc, procedure, text) => {
                 ddl::comment_function(txn, tenant, &catalog, desc, *procedure, text.clone(), &user)
                     .await?
