@@ -1141,10 +1141,7 @@ fn utility(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Result<Opti
 /// FUNCTION name(args) taken out first (sqlparser reads them as parameter
 /// declarations, which string and number arguments are not).
 fn create_trigger(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Result<Stmt> {
-    let pos = |t: &TokenWithSpan, end: bool| {
-        let at = if end { t.span.end } else { t.span.start };
-        byte_pos(sql, starts, at.line, at.column)
-    };
+    let pos = |t: &TokenWithSpan, end: bool| token_pos(sql, starts, t, end);
     let (Some(first), Some(last)) = (words.first(), words.last()) else {
         bail!(SyntaxError, "syntax error at end of input");
     };
@@ -1181,14 +1178,23 @@ fn create_trigger(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Resu
 }
 
 fn plain_trigger(text: &str, args: Vec<String>) -> Result<Stmt> {
-    let stmt = Parser::new(&PostgreSqlDialect {})
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_statement())
-        .map_err(|e| syntax_error(text, e, None))?;
+    let stmt = rewritten_statement(text)?;
     match stmt {
         ast::Statement::CreateTrigger(ct) => Ok(Stmt::CreateTrigger(Box::new(ct), args)),
         _ => bail!(SyntaxError, "syntax error at or near \"TRIGGER\""),
     }
+}
+
+/// Where token `t` starts (or ends) in `sql`, as a byte offset.
+fn token_pos(sql: &str, starts: &[usize], t: &TokenWithSpan, end: bool) -> Option<usize> {
+    let at = if end { t.span.end } else { t.span.start };
+    byte_pos(sql, starts, at.line, at.column)
+}
+
+/// One statement of text Strata put together from a statement it reads
+/// itself, parsed by sqlparser; a syntax error points into that text.
+fn rewritten_statement(text: &str) -> Result<ast::Statement> {
+    statement_text(text).map_err(|e| syntax_error(text, e, None))
 }
 
 /// The statement's text with the key word at `words[at]` replaced by
@@ -1199,10 +1205,7 @@ fn as_function(
     words: &[&TokenWithSpan],
     at: usize,
 ) -> Result<ast::Statement> {
-    let pos = |t: &TokenWithSpan, end: bool| {
-        let p = if end { t.span.end } else { t.span.start };
-        byte_pos(sql, starts, p.line, p.column)
-    };
+    let pos = |t: &TokenWithSpan, end: bool| token_pos(sql, starts, t, end);
     let (Some(first), Some(last), Some(kw)) = (words.first(), words.last(), words.get(at)) else {
         bail!(SyntaxError, "syntax error at end of input");
     };
@@ -1216,10 +1219,7 @@ fn as_function(
         sql.get(start..ks).unwrap_or_default(),
         sql.get(ke..end).unwrap_or_default()
     );
-    Parser::new(&PostgreSqlDialect {})
-        .try_with_sql(&text)
-        .and_then(|mut p| p.parse_statement())
-        .map_err(|e| syntax_error(&text, e, None))
+    rewritten_statement(&text)
 }
 
 /// ALTER TRIGGER name ON table RENAME TO new_name (PostgreSQL's only
@@ -1239,10 +1239,7 @@ fn rename_trigger(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Resu
     let (Some(name), Some(new_name)) = (word(words[2]), word(words[n - 1])) else {
         return Err(near(2));
     };
-    let pos = |t: &TokenWithSpan, end: bool| {
-        let p = if end { t.span.end } else { t.span.start };
-        byte_pos(sql, starts, p.line, p.column)
-    };
+    let pos = |t: &TokenWithSpan, end: bool| token_pos(sql, starts, t, end);
     let (Some(from), Some(to)) = (pos(words[3], true), pos(words[n - 3], false)) else {
         return Err(near(4));
     };
@@ -1271,18 +1268,12 @@ fn comment_on_function(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) ->
         Token::Word(w) if w.value.eq_ignore_ascii_case("null") => None,
         other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
     };
-    let pos = |t: &TokenWithSpan, end: bool| {
-        let p = if end { t.span.end } else { t.span.start };
-        byte_pos(sql, starts, p.line, p.column)
-    };
+    let pos = |t: &TokenWithSpan, end: bool| token_pos(sql, starts, t, end);
     let (Some(from), Some(to)) = (pos(words[2], true), pos(words[is], false)) else {
         bail!(SyntaxError, "syntax error at or near \"IS\"");
     };
     let desc = format!("DROP FUNCTION {}", sql.get(from..to).unwrap_or_default());
-    let stmt = Parser::new(&PostgreSqlDialect {})
-        .try_with_sql(&desc)
-        .and_then(|mut p| p.parse_statement())
-        .map_err(|e| syntax_error(&desc, e, None))?;
+    let stmt = rewritten_statement(&desc)?;
     match stmt {
         ast::Statement::DropFunction(df) if df.func_desc.len() == 1 => {
             let Some(d) = df.func_desc.into_iter().next() else {

@@ -533,7 +533,7 @@ pub(crate) fn place_args(
     name: &str,
     names: &[&str],
     defaults: &[Option<ast::Expr>],
-    given: Vec<(Option<String>, ast::Expr)>,
+    given: NamedArgs,
 ) -> Result<Vec<ast::Expr>> {
     let mut slots: Vec<Option<ast::Expr>> = vec![None; names.len()];
     for (i, (key, e)) in given.into_iter().enumerate() {
@@ -565,11 +565,12 @@ pub(crate) fn place_args(
     Ok(args)
 }
 
+/// A call's arguments, each with its name if it is given one.
+pub(crate) type NamedArgs = Vec<(Option<String>, ast::Expr)>;
+
 /// A call's arguments as (name, value) when at least one is named
 /// (`f(1, b => 2)`, or `b := 2`); None when none is.
-pub(crate) fn named_args(
-    args: &[ast::FunctionArg],
-) -> Result<Option<Vec<(Option<String>, ast::Expr)>>> {
+pub(crate) fn named_args(args: &[ast::FunctionArg]) -> Result<Option<NamedArgs>> {
     // `name := value` reaches here as an assignment expression.
     let assignment = |a: &ast::FunctionArg| match a {
         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::BinaryOp {
@@ -589,7 +590,7 @@ pub(crate) fn named_args(
     if !args.iter().any(named) {
         return Ok(None);
     }
-    let mut given: Vec<(Option<String>, ast::Expr)> = Vec::new();
+    let mut given: NamedArgs = Vec::new();
     for a in args {
         if let Some((key, e)) = assignment(a) {
             given.push((Some(key), e));

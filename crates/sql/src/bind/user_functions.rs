@@ -132,13 +132,16 @@ impl Binder<'_> {
         let refs: Vec<&ast::Expr> = args.iter().collect();
         let types = self.arg_types(&refs, &Scope::default(), &mut None)?;
         let shown = || types.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
+        let not_procedure = || {
+            err!(WrongObjectType, "{}({}) is not a procedure", name.name, shown())
+                .with_hint("To call a function, use SELECT.")
+        };
         // CALL matches a function's OUT parameters too, so a function
         // with any is never the one called without them.
         let found = choose(&self.sql_functions(&f.name)?, &types)?;
         let Some(def) = found.filter(|d| d.procedure || d.outs.is_empty()) else {
             if crate::builtins::procs().iter().any(|p| p.name == name.name) {
-                return Err(err!(WrongObjectType, "{}({}) is not a procedure", name.name, shown())
-                    .with_hint("To call a function, use SELECT."));
+                return Err(not_procedure());
             }
             return Err(err!(UndefinedFunction, "procedure {}({}) does not exist", name.name, shown())
                 .with_hint(
@@ -146,8 +149,7 @@ impl Binder<'_> {
                 ));
         };
         if !def.procedure {
-            return Err(err!(WrongObjectType, "{}({}) is not a procedure", name.name, shown())
-                .with_hint("To call a function, use SELECT."));
+            return Err(not_procedure());
         }
         let args = with_defaults(&def, args)?;
         let mut bound = Vec::with_capacity(args.len());

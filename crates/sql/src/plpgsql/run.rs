@@ -33,6 +33,9 @@ pub struct Compiled {
     top: parse::Place,
     /// Where each statement (and nested block) is, by its address.
     places: HashMap<usize, parse::Place>,
+    /// How error CONTEXT lines name the function (`f(integer)`), made at
+    /// its first call.
+    sig: Mutex<Option<Arc<str>>>,
     fragments: Mutex<HashMap<usize, Arc<Fragment>>>,
     plans: Mutex<HashMap<(usize, Vec<DataType>), PlanEntry>>,
     /// The tests of simple CASE arms (`subject IN (values)`), by the
@@ -85,6 +88,7 @@ impl Compiled {
             block,
             top,
             places: at,
+            sig: Mutex::default(),
             fragments: Mutex::default(),
             plans: Mutex::default(),
             case_arms: Mutex::default(),
@@ -272,6 +276,20 @@ pub struct TriggerCall {
     pub old: Option<Vec<Value>>,
 }
 
+/// The function's name in CONTEXT lines, kept with its parsed body (made
+/// again if the function was renamed since).
+fn signature(code: &Compiled, name: &str, make: impl FnOnce() -> String) -> Arc<str> {
+    let mut sig = code.sig.lock();
+    match &*sig {
+        Some(s) if s.strip_prefix(name).is_some_and(|r| r.starts_with('(')) => s.clone(),
+        _ => {
+            let s: Arc<str> = make().into();
+            *sig = Some(s.clone());
+            s
+        }
+    }
+}
+
 /// What a run returned.
 pub enum Returned {
     /// A function's value (NULL for void), or a trigger's row (a record,
@@ -299,8 +317,8 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
         annotated: false,
     };
     i.sig = match &call {
-        Call::Do => Some("inline_code_block".to_string()),
-        Call::Function(def, _) => {
+        Call::Do => Some("inline_code_block".into()),
+        Call::Function(def, _) => Some(signature(&code, &def.name, || {
             let cat = i.spi.catalog();
             let types: Vec<String> = def
                 .args
@@ -309,9 +327,9 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
                     crate::func::catalog_info::format_type(Some(&cat), a.ty.oid, Some(a.ty.typmod))
                 })
                 .collect();
-            Some(format!("{}({})", def.name, types.join(",")))
-        }
-        Call::Trigger(t) => Some(format!("{}()", t.function)),
+            format!("{}({})", def.name, types.join(","))
+        })),
+        Call::Trigger(t) => Some(signature(&code, &t.function, || format!("{}()", t.function))),
         // A WHEN condition is no function of its own.
         Call::Condition(_) => None,
     };
@@ -481,7 +499,7 @@ struct Interp<'s, S: Spi> {
     iterations: u64,
     /// How error CONTEXT lines name the body (`f(integer)`,
     /// `inline_code_block`); None for a trigger's WHEN condition.
-    sig: Option<String>,
+    sig: Option<Arc<str>>,
     /// True once the error on its way out has this body's CONTEXT line
     /// (the innermost statement's; an exception handler that catches it
     /// clears this).
@@ -939,9 +957,11 @@ impl<S: Spi> Interp<'_, S> {
                     c.replace_range(..shown.len(), &format!("PL/pgSQL assignment \"{}\"", p.text));
                 }
             }
-            if e.internal_query.as_deref() == Some(expr.text.as_str()) {
-                let shift = p.text.len().saturating_sub(expr.text.len());
-                let shift = p.text[..shift].chars().count() as u32;
+            let before = p.text.strip_suffix(expr.text.as_str());
+            if let (true, Some(before)) =
+                (e.internal_query.as_deref() == Some(expr.text.as_str()), before)
+            {
+                let shift = before.chars().count() as u32;
                 e.internal_position = e.internal_position.map(|n| n + shift);
                 e.internal_query = Some(p.text.clone());
             }
