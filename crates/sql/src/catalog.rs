@@ -248,17 +248,23 @@ impl FunctionDef {
 
     /// Every parameter in declared order: the inputs with the OUT ones
     /// in their places.
-    pub fn all_params(&self) -> Vec<&FunctionArg> {
-        let mut out: Vec<&FunctionArg> = self.args.iter().collect();
-        for (at, a) in &self.outs {
-            out.insert((*at).min(out.len()), a);
-        }
-        out
+    pub fn all_params(&self) -> impl Iterator<Item = &FunctionArg> {
+        let mut inputs = self.args.iter();
+        let mut outs = self.outs.iter().peekable();
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let next = match outs.next_if(|(p, _)| *p == at) {
+                Some((_, a)) => Some(a),
+                None => inputs.next().or_else(|| outs.next().map(|(_, a)| a)),
+            };
+            at += 1;
+            next
+        })
     }
 
     /// The output parameters (OUT and INOUT) in declared order.
-    pub fn outputs(&self) -> Vec<&FunctionArg> {
-        self.all_params().into_iter().filter(|a| !a.mode.is_in()).collect()
+    pub fn outputs(&self) -> impl Iterator<Item = &FunctionArg> {
+        self.all_params().filter(|a| !a.mode.is_in())
     }
 }
 

@@ -157,11 +157,10 @@ pub fn body(ctx: &EvalContext, def: &crate::catalog::FunctionDef) -> Result<Arc<
 fn sql_block(body: &str, def: &crate::catalog::FunctionDef) -> String {
     let outputs: Vec<String> = def
         .all_params()
-        .iter()
         .enumerate()
         .filter(|(_, a)| !a.mode.is_in())
         .map(|(i, a)| match &a.name {
-            Some(n) => format!("\"{}\"", n.replace('"', "\"\"")),
+            Some(n) => crate::func::catalog_info::quote_ident(n),
             None => format!("${}", i + 1),
         })
         .collect();

@@ -402,8 +402,9 @@ fn refuse_procedure(def: &FunctionDef, types: &[DataType]) -> Result<()> {
 /// The name of a function's one output parameter, which names its
 /// column in FROM.
 fn out_name(def: &FunctionDef) -> Option<&str> {
-    match def.outputs().as_slice() {
-        [one] => one.name.as_deref(),
+    let mut outputs = def.outputs();
+    match (outputs.next(), outputs.next()) {
+        (Some(one), None) => one.name.as_deref(),
         _ => None,
     }
 }

@@ -109,6 +109,8 @@ fn definition(
         bail!(FeatureNotSupported, "SECURITY DEFINER functions are not supported yet");
     }
     let mut params: Vec<FunctionArg> = Vec::new();
+    // Whether an input parameter before this one has a default.
+    let mut defaulted = false;
     for a in cf.args.iter().flatten() {
         let mode = match a.mode {
             None | Some(ast::ArgMode::In) => ParamMode::In,
@@ -134,8 +136,6 @@ fn definition(
             }
         }
         let ty = bind::catalog_type(cat, &a.data_type)?;
-        let inputs_defaulted =
-            params.iter().any(|x| x.mode != ParamMode::Out && x.default.is_some());
         let default = match &a.default_expr {
             Some(_) if mode == ParamMode::Out => {
                 bail!(InvalidFunctionDefinition, "only input parameters can have default values")
@@ -160,12 +160,13 @@ fn definition(
                     e => crate::deparse::stored_default(cat, e, &ty),
                 })
             }
-            None if inputs_defaulted && mode != ParamMode::Out => bail!(
+            None if defaulted && mode != ParamMode::Out => bail!(
                 InvalidFunctionDefinition,
                 "input parameters after one with a default value must also have defaults"
             ),
             None => None,
         };
+        defaulted |= default.is_some();
         params.push(FunctionArg {
             name: arg_name,
             type_sql: crate::deparse::type_sql(cat, &ty),

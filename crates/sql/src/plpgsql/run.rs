@@ -166,7 +166,7 @@ fn check_dynamic(d: &Dynamic) -> Result<()> {
 /// returns, as PostgreSQL does when the function is created.
 pub fn check_returns(b: &Block, def: &FunctionDef) -> Result<()> {
     let set = def.returns_set();
-    let outs = !def.outputs().is_empty();
+    let outs = def.outputs().next().is_some();
     let void =
         matches!(&def.returns, FunctionReturns::Value(t, _) if t.oid == DataType::Void.oid());
     parse::walk_block(b, &mut |s| {
@@ -346,7 +346,7 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
             // Every parameter is a variable, in declared order ($n counts
             // them all); the outputs' ones make the result.
             let mut args = args.into_iter();
-            for (n, a) in def.all_params().into_iter().enumerate() {
+            for (n, a) in def.all_params().enumerate() {
                 let name = a.name.clone().unwrap_or_else(|| format!("${}", n + 1));
                 let v = match a.mode {
                     // CALL passes a procedure's OUT parameters, unread.

@@ -84,7 +84,8 @@ pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc
         }
         s
     };
-    let params = f.all_params();
+    let params: Vec<_> = f.all_params().collect();
+    let has_outputs = params.iter().any(|a| !a.mode.is_in());
     // proargtypes leaves out a procedure's OUT parameters, which CALL
     // passes all the same.
     let inputs: Vec<_> =
@@ -101,9 +102,7 @@ pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc
             (2249, true, format!("SETOF {name}"))
         }
         FunctionReturns::Rows { single: true, .. } => (2249, false, "record".into()),
-        FunctionReturns::Rows { .. } if !f.outputs().is_empty() => {
-            (2249, true, "SETOF record".into())
-        }
+        FunctionReturns::Rows { .. } if has_outputs => (2249, true, "SETOF record".into()),
         FunctionReturns::Rows { columns, .. } => {
             let cols: Vec<String> = columns
                 .iter()
@@ -113,9 +112,7 @@ pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc
         }
     };
     let table_columns = match &f.returns {
-        FunctionReturns::Rows { columns, row_type: None, .. } if f.outputs().is_empty() => {
-            columns.as_slice()
-        }
+        FunctionReturns::Rows { columns, row_type: None, .. } if !has_outputs => columns.as_slice(),
         _ => &[],
     };
     let quote_elem = |n: &str| match n.is_empty() || n.contains([',', '{', '}', '"', ' ', '\\']) {
