@@ -113,15 +113,15 @@ pub fn compiled(
     ctx: &EvalContext,
     oid: u32,
     text: &str,
-    source: impl FnOnce(&str) -> String,
+    source: impl FnOnce(&str) -> Result<String>,
 ) -> Result<Arc<run::Compiled>> {
     let Some(cache) = &ctx.pl else {
-        return Ok(Arc::new(run::Compiled::new(&source(text))?));
+        return Ok(Arc::new(run::Compiled::new(&source(text)?)?));
     };
     if let Some((_, c)) = cache.bodies.lock().get(&oid).filter(|(t, _)| t == text) {
         return Ok(c.clone());
     }
-    let c = Arc::new(run::Compiled::new(&source(text))?);
+    let c = Arc::new(run::Compiled::new(&source(text)?)?);
     cache.bodies.lock().insert(oid, (text.to_string(), c.clone()));
     Ok(c)
 }
@@ -146,7 +146,7 @@ pub fn deeper(ctx: &EvalContext) -> Result<EvalContext> {
 /// A function's parsed body: the session's cached one, or parsed now.
 pub fn body(ctx: &EvalContext, def: &crate::catalog::FunctionDef) -> Result<Arc<run::Compiled>> {
     match def.plpgsql {
-        true => compiled(ctx, def.oid, &def.body, str::to_string),
+        true => compiled(ctx, def.oid, &def.body, |b| Ok(b.to_string())),
         false => compiled(ctx, def.oid, &def.body, |b| sql_block(b, def)),
     }
 }
@@ -154,7 +154,7 @@ pub fn body(ctx: &EvalContext, def: &crate::catalog::FunctionDef) -> Result<Arc<
 /// A SQL procedure's statements as the PL/pgSQL block that runs them, its
 /// parameters as variables. A query's rows are read and dropped, but for
 /// the last one's first row, which goes to the output parameters.
-fn sql_block(body: &str, def: &crate::catalog::FunctionDef) -> String {
+fn sql_block(body: &str, def: &crate::catalog::FunctionDef) -> Result<String> {
     let outputs: Vec<String> = def
         .all_params()
         .enumerate()
@@ -164,35 +164,30 @@ fn sql_block(body: &str, def: &crate::catalog::FunctionDef) -> String {
             None => format!("${}", i + 1),
         })
         .collect();
+    let stmts: Vec<_> = crate::parse::parse(body)?
+        .into_iter()
+        .filter(|p| !matches!(p.stmt, crate::parse::Stmt::Empty))
+        .collect();
+    let last = stmts.len().saturating_sub(1);
     let mut out = String::from("BEGIN\n");
-    match crate::parse::parse(body) {
-        Ok(stmts) => {
-            let stmts: Vec<_> = stmts
-                .into_iter()
-                .filter(|p| !matches!(p.stmt, crate::parse::Stmt::Empty))
-                .collect();
-            let last = stmts.len().saturating_sub(1);
-            for (i, p) in stmts.iter().enumerate() {
-                match &p.stmt {
-                    crate::parse::Stmt::Sql(s) if matches!(**s, ast::Statement::Query(_)) => out
-                        .push_str(&match i == last && !outputs.is_empty() {
-                            true => format!(
-                                "SELECT * INTO {} FROM ({}) AS \"$q\" LIMIT 1",
-                                outputs.join(", "),
-                                p.text
-                            ),
-                            false => format!("PERFORM * FROM ({}) AS \"$q\"", p.text),
-                        }),
-                    _ => out.push_str(&p.text),
-                }
-                out.push_str(";\n");
+    for (i, p) in stmts.iter().enumerate() {
+        match &p.stmt {
+            crate::parse::Stmt::Sql(s) if matches!(**s, ast::Statement::Query(_)) => {
+                out.push_str(&match i == last && !outputs.is_empty() {
+                    true => format!(
+                        "SELECT * INTO {} FROM ({}) AS \"$q\" LIMIT 1",
+                        outputs.join(", "),
+                        p.text
+                    ),
+                    false => format!("PERFORM * FROM ({}) AS \"$q\"", p.text),
+                })
             }
+            _ => out.push_str(&p.text),
         }
-        // Compiling the block reports the error.
-        Err(_) => out.push_str(&format!("{body};\n")),
+        out.push_str(";\n");
     }
     out.push_str("END");
-    out
+    Ok(out)
 }
 
 /// Runs a PL/pgSQL function call in FROM: its rows. A query can only
@@ -311,10 +306,7 @@ impl<T: kvapi::Txn> Once<'_, T> {
 pub fn check(def: &crate::catalog::FunctionDef) -> Result<()> {
     let c = match def.plpgsql {
         true => run::Compiled::new(&def.body)?,
-        false => {
-            crate::parse::parse(&def.body)?;
-            run::Compiled::new(&sql_block(&def.body, def))?
-        }
+        false => run::Compiled::new(&sql_block(&def.body, def)?)?,
     };
     run::check_returns(&c.block, def)
 }

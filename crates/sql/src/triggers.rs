@@ -243,5 +243,5 @@ impl<'a, T: Txn> Firing<'a, T> {
 /// A WHEN condition as a body that returns it (cached by the trigger's
 /// OID).
 fn condition(ctx: &EvalContext, oid: u32, when: &str) -> Result<Arc<run::Compiled>> {
-    plpgsql::compiled(ctx, oid, when, |w| format!("BEGIN RETURN {w}; END"))
+    plpgsql::compiled(ctx, oid, when, |w| Ok(format!("BEGIN RETURN {w}; END")))
 }

@@ -4,6 +4,21 @@
 use super::*;
 
 impl<K: KvClient> Session<K> {
+    /// Ends the transaction: commits it (its SET LOCALs end, and a
+    /// failed commit reports its error), or rolls it back.
+    pub(super) async fn end_txn(&mut self, commit: bool) -> Result<()> {
+        if commit {
+            let committed = self.commit_txn().await;
+            self.end_txn_settings(committed.is_ok());
+            return committed;
+        }
+        if let Some(t) = self.txn.take() {
+            t.abort();
+        }
+        self.reset_txn_info();
+        Ok(())
+    }
+
     /// Transaction control and session commands that do not need a
     /// transaction. Returns None for other statements.
     pub(super) async fn control(&mut self, stmt: &ast::Statement) -> Result<Option<Outcome>> {
@@ -44,9 +59,7 @@ impl<K: KvClient> Session<K> {
                         self.state = TxnState::Idle;
                         self.block_isolation = None;
                         self.block_read_only = None;
-                        let committed = self.commit_txn().await;
-                        self.end_txn_settings(committed.is_ok());
-                        committed?;
+                        self.end_txn(true).await?;
                         "COMMIT"
                     }
                     _ => {
@@ -66,10 +79,7 @@ impl<K: KvClient> Session<K> {
                         "there is no transaction in progress",
                     ));
                 }
-                if let Some(t) = self.txn.take() {
-                    t.abort();
-                }
-                self.reset_txn_info();
+                self.end_txn(false).await?;
                 self.state = TxnState::Idle;
                 self.block_isolation = None;
                 self.block_read_only = None;

@@ -129,16 +129,7 @@ impl<K: KvClient> Spi for SessionSpi<'_, K> {
                     "cannot {what} while a subtransaction is active"
                 );
             }
-            if commit {
-                let committed = self.s.commit_txn().await;
-                self.s.end_txn_settings(committed.is_ok());
-                committed?;
-            } else {
-                if let Some(t) = self.s.txn.take() {
-                    t.abort();
-                }
-                self.s.reset_txn_info();
-            }
+            self.s.end_txn(commit).await?;
             // The body goes on in a new transaction, which the statement's
             // end commits.
             self.s.begin_txn().await
