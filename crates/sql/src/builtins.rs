@@ -60,6 +60,8 @@ pub struct Proc {
     pub parallel: String,
     /// prosecdef
     pub secdef: bool,
+    /// proconfig: the SET clauses' settings, by name
+    pub config: Vec<(String, String)>,
     /// proleakproof
     pub leakproof: bool,
     /// provariadic
@@ -192,6 +194,7 @@ fn parse_proc(f: Vec<Option<String>>) -> Proc {
         lang: f.num(18),
         parallel: f.text(20),
         secdef: f.flag(21),
+        config: Vec::new(),
         leakproof: f.flag(22),
         variadic: f.num(23),
         cost: f.num(24),

@@ -139,10 +139,23 @@ pub struct FunctionDef {
     /// one row of its outputs.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub procedure: bool,
+    /// A SQL function whose body is not one query to inline (several
+    /// statements, INSERT/UPDATE/DELETE, or a void result): it runs as a
+    /// PL/pgSQL block of its statements.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub block: bool,
     /// pg_proc.provolatile: `i`, `s` or `v`.
     pub volatility: char,
     /// STRICT (RETURNS NULL ON NULL INPUT).
     pub strict: bool,
+    /// SECURITY DEFINER: the body runs as the function's owner
+    /// (pg_proc.prosecdef).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub security_definer: bool,
+    /// The settings a call runs under, from its SET clauses, by canonical
+    /// name (pg_proc.proconfig).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub config: Vec<(String, String)>,
     /// Owner and ACL.
     #[serde(flatten)]
     pub access: Ownership,
@@ -238,6 +251,19 @@ impl FunctionDef {
             self.returns,
             FunctionReturns::Value(..) | FunctionReturns::Rows { single: true, .. }
         )
+    }
+
+    /// True if a call must run apart from its caller, under its own user
+    /// or settings (SECURITY DEFINER or SET clauses): a SQL function's
+    /// body is then not inlined.
+    pub fn runs_apart(&self) -> bool {
+        self.security_definer || !self.config.is_empty()
+    }
+
+    /// True if a call runs the body through the PL/pgSQL interpreter, not
+    /// inlined into the calling query.
+    pub fn interpreted(&self) -> bool {
+        self.plpgsql || self.block || self.runs_apart()
     }
 
     /// True if a call yields one row of several columns (OUT

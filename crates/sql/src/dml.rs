@@ -457,7 +457,10 @@ pub async fn insert<T: Txn>(
         }
     }
     let source = {
-        let once = crate::plpgsql::run_calls(&plan.source, txn, tenant, catalog, eval).await?;
+        let once = {
+            let mut calls = crate::plpgsql::TxnCalls { txn: &mut *txn, tenant, catalog, ctx: eval };
+            crate::plpgsql::run_calls(&plan.source, &mut calls).await?
+        };
         let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
         crate::exec::run(once.as_ref().unwrap_or(&plan.source), &cx).await?
     };
@@ -541,7 +544,8 @@ async fn init_plans<T: Txn>(
 ) -> Result<EvalContext> {
     let mut ran = Vec::new();
     for (i, (p, kind)) in init.iter().enumerate() {
-        if let Some(once) = crate::plpgsql::run_calls(p, txn, tenant, catalog, eval).await? {
+        let mut calls = crate::plpgsql::TxnCalls { txn: &mut *txn, tenant, catalog, ctx: eval };
+        if let Some(once) = crate::plpgsql::run_calls(p, &mut calls).await? {
             ran.push((i, (once, *kind)));
         }
     }

@@ -46,6 +46,18 @@ pub fn from_kv(e: kvapi::Error) -> Error {
     }
 }
 
+/// True for an error about a name already taken, which PostgreSQL gives
+/// without a position.
+pub(crate) fn name_taken(code: &sqlstate::SqlState) -> bool {
+    matches!(
+        code,
+        sqlstate::SqlState::DuplicateTable
+            | sqlstate::SqlState::DuplicateObject
+            | sqlstate::SqlState::DuplicateSchema
+            | sqlstate::SqlState::DuplicateFunction
+    )
+}
+
 /// The text an error about a name or literal points at in the statement:
 /// the quoted name, the literal, or the call (None if the message names
 /// nothing to point at).

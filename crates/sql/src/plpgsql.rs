@@ -97,6 +97,18 @@ pub struct Cache {
     /// By function or trigger OID: the text the body was made from (a
     /// function's body, a trigger's WHEN condition) and the parsed body.
     bodies: Mutex<HashMap<u32, (String, Arc<run::Compiled>)>>,
+    /// The last catalog a function's own search path was laid over (see
+    /// [`function_context`]).
+    path: Mutex<Option<PathEntry>>,
+}
+
+/// A catalog with a function's search path over it: the catalog it was
+/// made from, the setting and user it was resolved for, and the result.
+struct PathEntry {
+    base: Arc<Catalog>,
+    setting: String,
+    user: Arc<str>,
+    made: Arc<Catalog>,
 }
 
 impl std::fmt::Debug for Cache {
@@ -151,10 +163,19 @@ pub fn body(ctx: &EvalContext, def: &crate::catalog::FunctionDef) -> Result<Arc<
     }
 }
 
-/// A SQL procedure's statements as the PL/pgSQL block that runs them, its
-/// parameters as variables. A query's rows are read and dropped, but for
-/// the last one's first row, which goes to the output parameters.
+/// A SQL routine's statements as the PL/pgSQL block that runs them, its
+/// parameters as variables: a procedure's, or a function's that is not
+/// inlined into its callers ([`FunctionDef::interpreted`]). Rows are read
+/// and dropped, but for the last statement's, which are the function's
+/// result (its first row, or all of them for a set-returning function),
+/// or go to the output parameters.
+///
+/// [`FunctionDef::interpreted`]: crate::catalog::FunctionDef::interpreted
 fn sql_block(body: &str, def: &crate::catalog::FunctionDef) -> Result<String> {
+    use crate::catalog::FunctionReturns;
+    if def.returns_expr {
+        return Ok(format!("BEGIN\nRETURN {body};\nEND"));
+    }
     let outputs: Vec<String> = def
         .all_params()
         .enumerate()
@@ -164,30 +185,77 @@ fn sql_block(body: &str, def: &crate::catalog::FunctionDef) -> Result<String> {
             None => format!("${}", i + 1),
         })
         .collect();
+    // The type of a function's one value, unless it returns nothing.
+    let value = match &def.returns {
+        FunctionReturns::Value(t, sql) if t.oid != sqltypes::DataType::Void.oid() => {
+            Some(sql.as_str())
+        }
+        _ => None,
+    };
     let stmts: Vec<_> = crate::parse::parse(body)?
         .into_iter()
         .filter(|p| !matches!(p.stmt, crate::parse::Stmt::Empty))
         .collect();
     let last = stmts.len().saturating_sub(1);
-    let mut out = String::from("BEGIN\n");
+    let mut declare = "";
+    let mut out = String::new();
     for (i, p) in stmts.iter().enumerate() {
-        match &p.stmt {
-            crate::parse::Stmt::Sql(s) if matches!(**s, ast::Statement::Query(_)) => {
-                out.push_str(&match i == last && !outputs.is_empty() {
-                    true => format!(
-                        "SELECT * INTO {} FROM ({}) AS \"$q\" LIMIT 1",
-                        outputs.join(", "),
-                        p.text
-                    ),
-                    false => format!("PERFORM * FROM ({}) AS \"$q\"", p.text),
-                })
+        let text = &p.text;
+        let sql = match &p.stmt {
+            crate::parse::Stmt::Sql(s) => Some(&**s),
+            _ => None,
+        };
+        let query = matches!(sql, Some(ast::Statement::Query(_)));
+        let returning = matches!(
+            sql,
+            Some(
+                ast::Statement::Insert(ast::Insert { returning: Some(_), .. })
+                    | ast::Statement::Update(ast::Update { returning: Some(_), .. })
+                    | ast::Statement::Delete(ast::Delete { returning: Some(_), .. })
+            )
+        );
+        let result = i == last && !def.procedure && (!outputs.is_empty() || value.is_some());
+        out.push_str(&match (query, returning) {
+            _ if i == last && (query || returning) && def.returns_set() => {
+                if !query {
+                    crate::bail!(
+                        FeatureNotSupported,
+                        "set-returning SQL functions ending in INSERT, UPDATE or DELETE are not supported yet"
+                    );
+                }
+                format!("RETURN QUERY {text}")
             }
-            _ => out.push_str(&p.text),
-        }
+            (true, _) if i == last && !outputs.is_empty() => format!(
+                "SELECT * INTO {} FROM ({text}) AS \"$q\" LIMIT 1",
+                outputs.join(", ")
+            ),
+            (true, _) if result => format!("RETURN (SELECT * FROM ({text}) AS \"$q\" LIMIT 1)"),
+            (true, _) => format!("PERFORM * FROM ({text}) AS \"$q\""),
+            (false, true) if result && outputs.is_empty() => {
+                declare = "DECLARE \"$r\" ";
+                format!("{text} INTO \"$r\";\nRETURN \"$r\"")
+            }
+            (false, true) if result => format!("{text} INTO {}", outputs.join(", ")),
+            _ if result || (i == last && def.returns_set()) => {
+                let mut e = crate::err!(
+                    InvalidFunctionDefinition,
+                    "return type mismatch in function declared to return {}",
+                    value.unwrap_or("record")
+                )
+                .with_detail(
+                    "Function's final statement must be SELECT or INSERT/UPDATE/DELETE RETURNING.",
+                );
+                e.push_context(format!("SQL function \"{}\"", def.name));
+                return Err(e);
+            }
+            _ => text.to_string(),
+        });
         out.push_str(";\n");
     }
-    out.push_str("END");
-    Ok(out)
+    Ok(match declare {
+        "" => format!("BEGIN\n{out}END"),
+        d => format!("{d}{};\nBEGIN\n{out}END", value.unwrap_or_default()),
+    })
 }
 
 /// Runs a PL/pgSQL function call in FROM: its rows. A query can only
@@ -197,16 +265,68 @@ pub async fn call<T: kvapi::Txn>(
     c: &crate::plan::PlCall,
     cx: &crate::exec::ExecCtx<'_, T>,
 ) -> Result<Vec<Vec<Value>>> {
-    invoke(c, spi::Access::Read(cx.txn), cx.tenant, cx.catalog, cx.eval).await
+    let access = spi::Access::Read(cx.txn);
+    invoke(c, cx.eval, |ctx| spi::TxnSpi::new(access, cx.tenant, cx.catalog, &ctx)).await
 }
 
-/// Evaluates a call's arguments and runs the function.
-async fn invoke<T: kvapi::Txn>(
+/// The context a function that runs apart from its caller
+/// ([`FunctionDef::runs_apart`](crate::catalog::FunctionDef::runs_apart))
+/// runs in: as its owner if SECURITY DEFINER, with the settings of its SET
+/// clauses, and its catalog resolving names under its search path. Any
+/// other function runs in its caller's.
+pub fn function_context(
+    mut ctx: EvalContext,
+    def: &crate::catalog::FunctionDef,
+) -> Result<EvalContext> {
+    if !def.runs_apart() {
+        return Ok(ctx);
+    }
+    if def.security_definer {
+        ctx.user = Arc::from(def.access.owner.as_str());
+    }
+    if !def.config.is_empty() {
+        let mut settings = (*ctx.settings).clone();
+        for (name, value) in &def.config {
+            let key = name.to_lowercase();
+            if key == "timezone" {
+                ctx.zone = Some(sqltypes::Zone::lookup(value)?);
+            }
+            settings.insert(key, value.clone());
+        }
+        ctx.settings = Arc::new(settings);
+    }
+    let Some(base) = ctx.catalog.clone() else { return Ok(ctx) };
+    let setting =
+        ctx.settings.get("search_path").map_or(crate::catalog::DEFAULT_SEARCH_PATH, |s| s);
+    let cache = ctx.pl.clone();
+    let mut cached = cache.as_ref().map(|c| c.path.lock());
+    if let Some(Some(e)) = cached.as_deref() {
+        if Arc::ptr_eq(&e.base, &base) && e.setting == setting && e.user == ctx.user {
+            ctx.catalog = Some(e.made.clone());
+            return Ok(ctx);
+        }
+    }
+    let path = base.resolve_path(setting, &ctx.user);
+    let made = match path == base.path {
+        true => base.clone(),
+        false => Arc::new(Catalog { path, ..(*base).clone() }),
+    };
+    if let Some(slot) = cached.as_deref_mut() {
+        let entry = PathEntry { base, setting: setting.to_string(), user: ctx.user.clone(), made };
+        ctx.catalog = Some(entry.made.clone());
+        *slot = Some(entry);
+    } else {
+        ctx.catalog = Some(made);
+    }
+    Ok(ctx)
+}
+
+/// Evaluates a call's arguments in `ctx` and runs the function through
+/// the interpreter `spi` makes from the context one level deeper.
+pub async fn invoke<S: Spi>(
     c: &crate::plan::PlCall,
-    access: spi::Access<'_, T>,
-    tenant: kvapi::TenantId,
-    catalog: &Catalog,
     ctx: &EvalContext,
+    spi: impl FnOnce(EvalContext) -> S,
 ) -> Result<Vec<Vec<Value>>> {
     if c.def.returns_trigger() {
         crate::bail!(FeatureNotSupported, "trigger functions can only be called as triggers");
@@ -221,34 +341,60 @@ async fn invoke<T: kvapi::Txn>(
             _ => vec![vec![Value::Null]],
         });
     }
-    let ctx = deeper(ctx)?;
+    let ctx = function_context(deeper(ctx)?, &c.def)?;
     let code = body(&ctx, &c.def)?;
-    let mut spi = spi::TxnSpi::new(access, tenant, catalog, &ctx);
+    let mut spi = spi(ctx);
     Ok(match run::run(&mut spi, code, run::Call::Function(&c.def, args)).await? {
         run::Returned::Value(v) => vec![vec![v]],
         run::Returned::Rows(rows) => rows,
     })
 }
 
+/// Runs one of the calls [`run_calls`] finds: its rows.
+pub trait RunCall: Send {
+    /// Runs call `c`.
+    fn run_call<'a>(&'a mut self, c: &'a crate::plan::PlCall) -> BoxFut<'a, Vec<Vec<Value>>>;
+}
+
+/// Runs calls in a transaction, without a session: their statements may
+/// write, but not run utility statements (DML's queries, and the
+/// queries of bodies that themselves run in a transaction).
+pub struct TxnCalls<'a, T: kvapi::Txn> {
+    /// The transaction the statements run in.
+    pub txn: &'a mut T,
+    /// The tenant whose data they read and write.
+    pub tenant: kvapi::TenantId,
+    /// The catalog they are planned against.
+    pub catalog: &'a Catalog,
+    /// The statement's context, where the arguments are evaluated.
+    pub ctx: &'a EvalContext,
+}
+
+impl<T: kvapi::Txn> RunCall for TxnCalls<'_, T> {
+    fn run_call<'a>(&'a mut self, c: &'a crate::plan::PlCall) -> BoxFut<'a, Vec<Vec<Value>>> {
+        Box::pin(async move {
+            let (tenant, catalog) = (self.tenant, self.catalog);
+            let access = spi::Access::Write(&mut *self.txn);
+            invoke(c, self.ctx, |ctx| spi::TxnSpi::new(access, tenant, catalog, &ctx)).await
+        })
+    }
+}
+
 /// Runs the PL/pgSQL calls of a plan that run once per statement (in an
 /// uncorrelated subquery or the statement's own FROM, with arguments that
-/// read no row) before the plan, where they may write, and returns the
-/// plan with their results in their place; None if it has no such call.
-/// A function called for each row of a query runs inside the query's
-/// execution, which only reads ([`call`]).
-pub async fn run_calls<T: kvapi::Txn>(
+/// read no row) before the plan, through `calls`, where they may write,
+/// and returns the plan with their results in their place; None if it has
+/// no such call. A function called for each row of a query runs inside
+/// the query's execution, which only reads ([`call`]).
+pub async fn run_calls(
     plan: &crate::plan::Plan,
-    txn: &mut T,
-    tenant: kvapi::TenantId,
-    catalog: &Catalog,
-    ctx: &EvalContext,
+    calls: &mut impl RunCall,
 ) -> Result<Option<crate::plan::Plan>> {
     if !plan.any(&|p| matches!(p, crate::plan::Plan::PlCall(_))) {
         return Ok(None);
     }
     let mut plan = plan.clone();
-    let mut once = Once { txn, tenant, catalog, ctx };
-    once.run(&mut plan).await?;
+    once(&mut plan, calls).await?;
     Ok(Some(plan))
 }
 
@@ -262,43 +408,28 @@ fn standalone(e: &crate::expr::Expr) -> bool {
 }
 
 /// [`run_calls`]'s walk.
-struct Once<'a, T: kvapi::Txn> {
-    txn: &'a mut T,
-    tenant: kvapi::TenantId,
-    catalog: &'a Catalog,
-    ctx: &'a EvalContext,
-}
-
-impl<T: kvapi::Txn> Once<'_, T> {
-    fn run<'p>(&'p mut self, p: &'p mut crate::plan::Plan) -> BoxFut<'p, ()> {
-        use crate::plan::Plan;
-        Box::pin(async move {
-            match p {
-                Plan::PlCall(c) if c.args.iter().all(standalone) => {
-                    let rows = self.call(c).await?;
-                    let rows = rows
-                        .into_iter()
-                        .map(|r| r.into_iter().map(crate::expr::Expr::Const).collect());
-                    *p = Plan::Values(rows.collect());
-                }
-                // These run their right side, step or subqueries per row.
-                Plan::Lateral(l, ..) => self.run(l).await?,
-                Plan::Apply(i, _) => self.run(i).await?,
-                Plan::Recursive { base, .. } => self.run(base).await?,
-                other => {
-                    for c in other.children_mut() {
-                        self.run(c).await?;
-                    }
+fn once<'p, R: RunCall>(p: &'p mut crate::plan::Plan, calls: &'p mut R) -> BoxFut<'p, ()> {
+    use crate::plan::Plan;
+    Box::pin(async move {
+        match p {
+            Plan::PlCall(c) if c.args.iter().all(standalone) => {
+                let rows = calls.run_call(c).await?;
+                let rows =
+                    rows.into_iter().map(|r| r.into_iter().map(crate::expr::Expr::Const).collect());
+                *p = Plan::Values(rows.collect());
+            }
+            // These run their right side, step or subqueries per row.
+            Plan::Lateral(l, ..) => once(l, calls).await?,
+            Plan::Apply(i, _) => once(i, calls).await?,
+            Plan::Recursive { base, .. } => once(base, calls).await?,
+            other => {
+                for c in other.children_mut() {
+                    once(c, calls).await?;
                 }
             }
-            Ok(())
-        })
-    }
-
-    async fn call(&mut self, c: &crate::plan::PlCall) -> Result<Vec<Vec<Value>>> {
-        let access = spi::Access::Write(&mut *self.txn);
-        invoke(c, access, self.tenant, self.catalog, self.ctx).await
-    }
+        }
+        Ok(())
+    })
 }
 
 /// Checks a function's body: its syntax, the SQL inside it, and its

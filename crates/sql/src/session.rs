@@ -323,6 +323,13 @@ pub struct Session<K: KvClient> {
     /// True while a DO block or procedure runs a statement where a CALL or
     /// DO it starts may not COMMIT or ROLLBACK (see session/plpgsql.rs).
     pl_atomic: bool,
+    /// How deep in PL/pgSQL bodies the session's statements run: a DO
+    /// block's or procedure's statement starts its context here, so
+    /// recursion through CALL and DO meets the depth limit.
+    pl_depth: u32,
+    /// The owner of the SECURITY DEFINER function whose statements run,
+    /// who is the current user meanwhile.
+    definer: Option<Arc<str>>,
 }
 
 impl<K: KvClient> Session<K> {
@@ -376,6 +383,8 @@ impl<K: KvClient> Session<K> {
             warnings: Arc::default(),
             pl_cache: Arc::default(),
             pl_atomic: false,
+            pl_depth: 0,
+            definer: None,
         }
     }
 
@@ -529,9 +538,13 @@ impl<K: KvClient> Session<K> {
         self.settings.value("session_authorization").unwrap_or(&self.user)
     }
 
-    /// The current user, whose privileges statements run with: the role SET
-    /// ROLE chose, else the session user.
+    /// The current user, whose privileges statements run with: the owner
+    /// of the SECURITY DEFINER function running, else the role SET ROLE
+    /// chose, else the session user.
     pub fn current_user(&self) -> &str {
+        if let Some(owner) = &self.definer {
+            return owner;
+        }
         match self.settings.value("role") {
             Some(r) if r != "none" => r,
             _ => self.session_user(),
@@ -784,13 +797,7 @@ impl<K: KvClient> Session<K> {
                 sqlstate::SqlState::UndefinedColumn | sqlstate::SqlState::UndefinedTable
             );
             // Nor do errors about a name already taken.
-            let taken = matches!(
-                e.code,
-                sqlstate::SqlState::DuplicateTable
-                    | sqlstate::SqlState::DuplicateObject
-                    | sqlstate::SqlState::DuplicateSchema
-                    | sqlstate::SqlState::DuplicateFunction
-            );
+            let taken = crate::error::name_taken(&e.code);
             let comment = matches!(p.stmt, Stmt::CommentOnFunction(..) | Stmt::RenameTrigger(_));
             !alter && !create && !function && !taken && !comment
         }) {
@@ -1246,7 +1253,7 @@ impl<K: KvClient> Session<K> {
             warnings: self.warnings.clone(),
             deferred: Some(self.deferred.clone()),
             pl: Some(self.pl_cache.clone()),
-            depth: 0,
+            depth: self.pl_depth,
         }
     }
 
@@ -1343,11 +1350,15 @@ impl<K: KvClient> Session<K> {
         let ctx = self.eval_ctx(&portal.params);
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
+        // PL/pgSQL calls that run once run first, through the session: they
+        // may write and run utility statements.
+        let once = match bound.as_ref() {
+            Bound::Query(plan, _) => self.run_calls(plan, &ctx).await?,
+            _ => None,
+        };
         let txn = self.txn.as_mut().expect("statement has a transaction");
         match bound.as_ref() {
             Bound::Query(plan, _) => {
-                // PL/pgSQL calls that run once may write: they run first.
-                let once = crate::plpgsql::run_calls(plan, txn, tenant, &catalog, &ctx).await?;
                 let cx = ExecCtx { txn: &*txn, tenant, eval: &ctx, catalog: &catalog };
                 let rows = exec::run(once.as_ref().unwrap_or(plan), &cx).await?;
                 let tag = format!("SELECT {}", rows.len());
@@ -1378,14 +1389,6 @@ impl<K: KvClient> Session<K> {
             Bound::Utility | Bound::Fetch(_) => self.utility(stmt).await,
             Bound::Call(..) => bail!(InternalError, "CALL reached the executor"),
         }
-    }
-
-    /// The check_function_bodies setting.
-    pub(super) fn check_function_bodies(&self) -> Result<bool> {
-        Ok(!matches!(
-            self.settings.get("check_function_bodies")?.as_str(),
-            "off" | "false" | "no" | "0"
-        ))
     }
 
     async fn utility(&mut self, stmt: &ast::Statement) -> Result<Outcome> {
@@ -1422,7 +1425,6 @@ impl<K: KvClient> Session<K> {
         let catalog = self.catalog.clone();
         let user = self.current_user().to_string();
         let user = user.as_str();
-        let check_bodies = self.check_function_bodies()?;
         let txn = self.txn.as_mut().expect("utility statement has a transaction");
         let r: DdlResult = match stmt {
             S::CreateTable(ct) => ddl::create_table(txn, tenant, &catalog, ct, user).await?,
@@ -1454,7 +1456,8 @@ impl<K: KvClient> Session<K> {
             }
             S::AlterType(at) => ddl::alter_type(txn, tenant, &catalog, at).await?,
             S::CreateFunction(cf) => {
-                ddl::create_function(txn, tenant, &catalog, cf, user, check_bodies, false).await?
+                let settings = &self.settings;
+                ddl::create_function(txn, tenant, &catalog, cf, user, settings, false).await?
             }
             S::DropFunction(df) => {
                 ddl::drop_function(txn, tenant, &catalog, df, user, false).await?
@@ -1468,7 +1471,9 @@ impl<K: KvClient> Session<K> {
                 ddl::drop_function(txn, tenant, &catalog, &df, user, true).await?
             }
             S::DropTrigger(dt) => ddl::drop_trigger(txn, tenant, &catalog, dt).await?,
-            S::AlterFunction(af) => ddl::alter_function(txn, tenant, &catalog, af, user).await?,
+            S::AlterFunction(af) => {
+                ddl::alter_function(txn, tenant, &catalog, af, user, &self.settings).await?
+            }
             S::CreateRole(cr) => {
                 ddl::create_role(txn, tenant, &catalog, cr, self.db.hasher, user).await?
             }

@@ -7,6 +7,10 @@
 
 use std::collections::BTreeMap;
 
+use sqlparser::ast;
+
+use crate::func::catalog_info::quote_ident;
+
 use crate::error::Result;
 use crate::{bail, err};
 
@@ -109,6 +113,40 @@ const DEFAULTS: &[(&str, &str)] = &[
 /// A setting's built-in default, by lower-case name.
 pub fn default_value(key: &str) -> Option<&'static str> {
     DEFAULTS.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| *v)
+}
+
+/// Settings whose value is a list of names, each quoted as an identifier
+/// when it needs quotes (PostgreSQL's GUC_LIST_QUOTE).
+const LIST_QUOTE: &[&str] = &["search_path", "temp_tablespaces"];
+
+/// True if `key` (lower case) names a setting whose value is a list of
+/// quoted names.
+pub fn is_name_list(key: &str) -> bool {
+    LIST_QUOTE.contains(&key)
+}
+
+/// The value `SET name TO values` gives the setting, as PostgreSQL
+/// spells it (`"$user", public`); None for `TO DEFAULT`.
+pub fn assigned(name: &str, values: &[ast::Expr]) -> Option<String> {
+    if let [ast::Expr::Identifier(i)] = values {
+        if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default") {
+            return None;
+        }
+    }
+    let list = is_name_list(&name.to_lowercase());
+    let one = |e: &ast::Expr| match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) if list => quote_ident(s),
+            ast::Value::SingleQuotedString(s) => s.clone(),
+            ast::Value::Number(n, _) => n.clone(),
+            ast::Value::Boolean(b) => if *b { "on" } else { "off" }.into(),
+            other => other.to_string(),
+        },
+        ast::Expr::Identifier(i) if list => quote_ident(&crate::bind::ident(i)),
+        ast::Expr::Identifier(i) => i.value.clone(),
+        other => other.to_string(),
+    };
+    Some(values.iter().map(one).collect::<Vec<_>>().join(", "))
 }
 
 /// Checks a default_table_access_method value against pg_am: `heap` is the
@@ -263,6 +301,12 @@ impl Settings {
             .into_iter()
             .filter_map(|n| self.values.get(&n.to_lowercase()).map(|v| (n, v.clone())))
             .collect()
+    }
+
+    /// The check_function_bodies setting: CREATE FUNCTION checks the
+    /// SQL in a body unless it is off.
+    pub fn check_function_bodies(&self) -> bool {
+        !matches!(self.value("check_function_bodies"), Some("off" | "false" | "no" | "0"))
     }
 
     /// A shareable copy of every setting (for current_setting()).

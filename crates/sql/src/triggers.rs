@@ -228,6 +228,7 @@ impl<'a, T: Txn> Firing<'a, T> {
                 _ => return Ok(None),
             }
         }
+        let ctx = plpgsql::function_context(ctx, &def)?;
         let code = plpgsql::body(&ctx, &def)?;
         let access = spi::Access::Write(&mut *self.txn);
         let mut s = spi::TxnSpi::new(access, self.tenant, self.catalog, &ctx);

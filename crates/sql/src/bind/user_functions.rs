@@ -206,7 +206,7 @@ impl Binder<'_> {
             );
         }
         let args: Vec<ast::Expr> = args.into_iter().cloned().collect();
-        if def.plpgsql || def.returns_row() {
+        if def.interpreted() || def.returns_row() {
             if def.returns_trigger() {
                 bail!(FeatureNotSupported, "trigger functions can only be called as triggers");
             }
@@ -306,7 +306,9 @@ impl Binder<'_> {
         let types = self.arg_types(&refs, &Scope::default(), &mut None)?;
         let Some(def) = choose(&candidates, &types)? else { return Ok(None) };
         refuse_procedure(&def, &types)?;
-        if def.plpgsql && self.trace.is_none() {
+        // A SQL function that runs apart from its caller, or whose body
+        // is no one query, runs as a PL/pgSQL body does, not inlined.
+        if def.interpreted() && self.trace.is_none() {
             let args = with_defaults(&def, args)?;
             return self.plpgsql_item(def, args, alias).map(Some);
         }

@@ -6,6 +6,7 @@
 use super::*;
 use crate::bind::user_functions::body_types;
 use crate::catalog::{FunctionArg, FunctionDef, FunctionReturns, ParamMode};
+use crate::parse::Stmt;
 
 /// CREATE [OR REPLACE] FUNCTION (the body checked unless
 /// check_function_bodies is off).
@@ -15,11 +16,12 @@ pub async fn create_function<T: Txn>(
     cat: &Catalog,
     cf: &ast::CreateFunction,
     owner: &str,
-    check_bodies: bool,
+    settings: &crate::settings::Settings,
     procedure: bool,
 ) -> Result<DdlResult> {
     let (namespace, name) = new_name(cat, &cf.name)?;
     let mut def = definition(cat, cf, namespace, name, owner, procedure)?;
+    set_clauses(&cf.set_params, settings, &mut def.config)?;
     let same_args =
         |d: &FunctionDef| d.args.iter().map(|a| a.ty.oid).eq(def.args.iter().map(|a| a.ty.oid));
     let existing = cat
@@ -63,10 +65,10 @@ pub async fn create_function<T: Txn>(
     }
     // pg_dump turns the check off: its functions come before the tables
     // their bodies read.
-    if def.plpgsql || def.procedure {
+    if def.plpgsql || def.procedure || def.block {
         // Parsed, not bound: PL/pgSQL checks names when a statement runs.
         crate::plpgsql::check(&def)?;
-    } else if check_bodies {
+    } else if settings.check_function_bodies() {
         check_body(cat, &def)?;
     }
     bump_version(txn, tenant).await?;
@@ -101,12 +103,6 @@ fn definition(
     };
     if cf.temporary || cf.or_alter || cf.if_not_exists {
         bail!(SyntaxError, "syntax error at or near \"FUNCTION\"");
-    }
-    if !cf.set_params.is_empty() {
-        bail!(FeatureNotSupported, "SET clauses of functions are not supported yet");
-    }
-    if matches!(cf.security, Some(ast::FunctionSecurity::Definer)) {
-        bail!(FeatureNotSupported, "SECURITY DEFINER functions are not supported yet");
     }
     let mut params: Vec<FunctionArg> = Vec::new();
     // Whether an input parameter before this one has a default.
@@ -219,6 +215,7 @@ fn definition(
         cf.called_on_null,
         Some(ast::FunctionCalledOnNull::Strict | ast::FunctionCalledOnNull::ReturnsNullOnNullInput)
     );
+    let block = !plpgsql && !procedure && !returns_expr && !one_query(&body, &returns)?;
     Ok(FunctionDef {
         oid: 0,
         namespace,
@@ -238,8 +235,50 @@ fn definition(
         procedure,
         volatility,
         strict,
+        block,
+        security_definer: matches!(cf.security, Some(ast::FunctionSecurity::Definer)),
+        config: Vec::new(),
         comment: None,
     })
+}
+
+/// True if a SQL function's body is one query whose result is the
+/// function's, which callers inline.
+fn one_query(body: &str, returns: &FunctionReturns) -> Result<bool> {
+    let void = matches!(returns, FunctionReturns::Value(t, _) if t.oid == DataType::Void.oid());
+    let mut stmts =
+        crate::parse::parse(body)?.into_iter().filter(|p| !matches!(p.stmt, Stmt::Empty));
+    Ok(match (stmts.next(), stmts.next()) {
+        (Some(p), None) => {
+            !void && matches!(&p.stmt, Stmt::Sql(s) if matches!(**s, ast::Statement::Query(_)))
+        }
+        _ => false,
+    })
+}
+
+/// Applies a function's SET clauses to its settings, each checked as SET
+/// checks it: a later clause for a name replaces an earlier one, and
+/// `TO DEFAULT` removes it. FROM CURRENT takes the value in `current`.
+fn set_clauses(
+    params: &[ast::FunctionDefinitionSetParam],
+    current: &crate::settings::Settings,
+    config: &mut Vec<(String, String)>,
+) -> Result<()> {
+    for p in params {
+        let name = bind::object_name(&p.name)?;
+        let value = match &p.value {
+            ast::FunctionSetValue::Default => None,
+            ast::FunctionSetValue::FromCurrent => Some(current.get(&name)?),
+            ast::FunctionSetValue::Values(v) => crate::settings::assigned(&name, v),
+        };
+        let key = crate::settings::Settings::canonical(&name);
+        config.retain(|(n, _)| *n != key);
+        if let Some(v) = value {
+            current.clone().set(&name, &v)?;
+            config.push((key, v));
+        }
+    }
+    Ok(())
 }
 
 /// What a function without output parameters returns, as its RETURNS
@@ -277,12 +316,6 @@ fn declared_returns(
                 let trigger = TypeDef::builtin(catalog::TRIGGER_TYPE_OID, -1);
                 FunctionReturns::Value(trigger, "trigger".into())
             } else if is_named(t, "void") {
-                if !plpgsql {
-                    bail!(
-                        FeatureNotSupported,
-                        "SQL functions returning void are not supported yet"
-                    );
-                }
                 FunctionReturns::Value(TypeDef::from_type(&DataType::Void), "void".into())
             } else {
                 let ty = bind::catalog_type(cat, t)?;
@@ -584,6 +617,7 @@ pub async fn alter_function<T: Txn>(
     cat: &Catalog,
     af: &ast::AlterFunction,
     user: &str,
+    settings: &crate::settings::Settings,
 ) -> Result<DdlResult> {
     if af.kind != ast::AlterFunctionKind::Function {
         bail!(FeatureNotSupported, "ALTER {} is not supported", af.kind);
@@ -631,6 +665,12 @@ pub async fn alter_function<T: Txn>(
                     "cannot rename function {} while {kind} {name} calls it (not supported yet)",
                     def.name
                 );
+            }
+        }
+        ast::AlterFunctionOperation::Actions { actions, .. } => {
+            def.access.must_own(cat, user, crate::acl::ObjKind::Function, &def.name)?;
+            for a in actions {
+                alter_action(&mut new, a, settings)?;
             }
         }
         _ => bail!(FeatureNotSupported, "this form of ALTER FUNCTION is not supported yet"),
@@ -712,4 +752,37 @@ fn alter_tag(def: &FunctionDef) -> &'static str {
     } else {
         "ALTER FUNCTION"
     }
+}
+
+/// One action of `ALTER FUNCTION f action ...` applied to `def`. COST,
+/// ROWS, PARALLEL, LEAKPROOF and SUPPORT have no effect in Strata.
+fn alter_action(
+    def: &mut FunctionDef,
+    a: &ast::AlterFunctionAction,
+    settings: &crate::settings::Settings,
+) -> Result<()> {
+    use ast::AlterFunctionAction as A;
+    match a {
+        A::CalledOnNull(c) => {
+            def.strict = !matches!(c, ast::FunctionCalledOnNull::CalledOnNullInput);
+        }
+        A::Behavior(b) => {
+            def.volatility = match b {
+                ast::FunctionBehavior::Immutable => 'i',
+                ast::FunctionBehavior::Stable => 's',
+                ast::FunctionBehavior::Volatile => 'v',
+            };
+        }
+        A::Security { security, .. } => {
+            def.security_definer = matches!(security, ast::FunctionSecurity::Definer);
+        }
+        A::Set(p) => set_clauses(std::slice::from_ref(p), settings, &mut def.config)?,
+        A::Reset(ast::ResetConfig::ALL) => def.config.clear(),
+        A::Reset(ast::ResetConfig::ConfigName(n)) => {
+            let key = crate::settings::Settings::canonical(&bind::object_name(n)?);
+            def.config.retain(|(k, _)| *k != key);
+        }
+        A::Leakproof(_) | A::Parallel(_) | A::Cost(_) | A::Rows(_) | A::Support(_) => {}
+    }
+    Ok(())
 }

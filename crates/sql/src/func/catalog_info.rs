@@ -727,6 +727,19 @@ pub fn describe_object(cat: &Catalog, classid: u32, oid: u32, sub: i32) -> Optio
     })
 }
 
+/// A function setting's value as pg_get_functiondef prints it: a list of
+/// names as one literal per name, any other value as one literal.
+fn setting_literal(name: &str, value: &str) -> String {
+    if !crate::settings::is_name_list(&name.to_lowercase()) {
+        return crate::func::quote_literal(value);
+    }
+    let names = crate::catalog::search_path_names(value, "$user");
+    match names.is_empty() {
+        true => "''".into(),
+        false => names.iter().map(|n| crate::func::quote_literal(n)).collect::<Vec<_>>().join(", "),
+    }
+}
+
 /// pg_get_functiondef: the CREATE OR REPLACE FUNCTION statement of a
 /// built-in or extension function, as PostgreSQL prints it.
 pub fn function_def(cat: &Catalog, oid: u32) -> Option<String> {
@@ -790,6 +803,9 @@ pub fn function_def(cat: &Catalog, oid: u32) -> Option<String> {
     if !options.is_empty() {
         out.push_str(&options);
         out.push('\n');
+    }
+    for (name, value) in &p.config {
+        out.push_str(&format!(" SET {} TO {}\n", quote_ident(name), setting_literal(name, value)));
     }
     out.push_str("AS ");
     if let Some(bin) = probin {

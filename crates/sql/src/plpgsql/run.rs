@@ -993,7 +993,7 @@ impl<S: Spi> Interp<'_, S> {
         let nested = e.context.is_some() || e.internal_query.is_some();
         let at = match e.position.take() {
             Some(p) if !nested => Some(p.saturating_sub(shift).max(1)),
-            _ if nested => None,
+            _ if nested || crate::error::name_taken(&e.code) => None,
             _ => crate::error::quoted_token(&e.message)
                 .and_then(|t| crate::error::token_position(text, &t)),
         };

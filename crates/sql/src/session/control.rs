@@ -286,7 +286,9 @@ impl<K: KvClient> Session<K> {
         match set {
             S::SingleAssignment { variable, values, scope, .. } => {
                 let name = crate::bind::object_name(variable)?;
-                let value = values.iter().map(set_value).collect::<Vec<_>>().join(", ");
+                let value = crate::settings::assigned(&name, values).unwrap_or_else(|| {
+                    crate::settings::default_value(&name).unwrap_or_default().to_string()
+                });
                 let local = *scope == Some(ast::ContextModifier::Local);
                 if name == "transaction_isolation" || name == "default_transaction_isolation" {
                     let lvl = parse_isolation(&value)?;

@@ -11,7 +11,6 @@ impl<K: KvClient> Session<K> {
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
         let user = self.current_user().to_string();
-        let check_bodies = self.check_function_bodies()?;
         let txn = self.txn.as_mut().expect("DDL statement has a transaction");
         let mut r = match stmt {
             Stmt::RenameTrigger(r) => ddl::rename_trigger(txn, tenant, &catalog, r).await?,
@@ -20,7 +19,8 @@ impl<K: KvClient> Session<K> {
                     .await?
             }
             Stmt::CreateProcedure(cf) => {
-                ddl::create_function(txn, tenant, &catalog, cf, &user, check_bodies, true).await?
+                let settings = &self.settings;
+                ddl::create_function(txn, tenant, &catalog, cf, &user, settings, true).await?
             }
             Stmt::AlterSequence(a) => ddl::alter_sequence(txn, tenant, &catalog, a).await?,
             Stmt::AlterOwner(a) => ddl::alter_owner(txn, tenant, &catalog, a, &user).await?,

@@ -45,7 +45,9 @@ impl<K: KvClient> Spi for SessionSpi<'_, K> {
 
     fn execute<'a>(&'a mut self, st: Statement<'a>) -> BoxFut<'a, Done> {
         Box::pin(async move {
-            let text: Arc<str> = st.ast.to_string().into();
+            // The session's path reads only the statement; its text
+            // places errors, which this body's interpreter does itself.
+            let text: Arc<str> = Arc::from("");
             let dml = matches!(*st.bound, Bound::Insert(_) | Bound::Update(_) | Bound::Delete(_));
             let prepared = Arc::new(Prepared {
                 parsed: Parsed {
@@ -64,8 +66,10 @@ impl<K: KvClient> Spi for SessionSpi<'_, K> {
             // if this body may, outside its subtransactions.
             let outer =
                 std::mem::replace(&mut self.s.pl_atomic, self.atomic || !self.marks.is_empty());
+            let depth = std::mem::replace(&mut self.s.pl_depth, self.ctx.depth);
             let r = self.s.execute_inner(&portal).await;
             self.s.pl_atomic = outer;
+            self.s.pl_depth = depth;
             let warnings: Vec<_> = self.s.warnings.lock().drain(..).collect();
             self.s.notices.extend(warnings);
             Ok(match r? {
@@ -137,11 +141,96 @@ impl<K: KvClient> Spi for SessionSpi<'_, K> {
     }
 }
 
+/// Runs a query's once-per-statement PL/pgSQL calls through the session.
+struct SessionCalls<'s, K: KvClient> {
+    s: &'s mut Session<K>,
+    ctx: &'s EvalContext,
+}
+
+impl<K: KvClient> plpgsql::RunCall for SessionCalls<'_, K> {
+    fn run_call<'a>(&'a mut self, c: &'a crate::plan::PlCall) -> BoxFut<'a, Vec<Vec<Value>>> {
+        Box::pin(async move {
+            let s = &mut *self.s;
+            let apart = s.enter_function(&c.def)?;
+            let r = plpgsql::invoke(c, self.ctx, |ctx| {
+                let mut spi = SessionSpi::new(s, ctx);
+                // A function may not end the transaction of the query
+                // that calls it.
+                spi.atomic = true;
+                spi
+            })
+            .await;
+            self.s.leave_function(apart);
+            r
+        })
+    }
+}
+
+/// What a call of a function that runs apart changed in the session, to
+/// be put back when it returns: the settings its SET clauses changed, with
+/// their values before, and the SECURITY DEFINER owner before.
+pub(super) struct Apart {
+    settings: Vec<(String, String)>,
+    definer: Option<Arc<str>>,
+}
+
 impl<K: KvClient> Session<K> {
+    /// Makes the session run `def`'s statements as PostgreSQL runs a
+    /// SECURITY DEFINER function or one with SET clauses: as its owner,
+    /// under its settings (and the search path they name). None when
+    /// `def` runs in its caller's state.
+    pub(super) fn enter_function(
+        &mut self,
+        def: &crate::catalog::FunctionDef,
+    ) -> Result<Option<Apart>> {
+        if !def.runs_apart() {
+            return Ok(None);
+        }
+        let mut apart = Apart { settings: Vec::new(), definer: self.definer.clone() };
+        if def.security_definer {
+            self.definer = Some(Arc::from(def.access.owner.as_str()));
+        }
+        for (name, value) in &def.config {
+            let before = self.settings.get(name).unwrap_or_default();
+            if let Err(e) = self.settings.set(name, value) {
+                self.leave_function(Some(apart));
+                return Err(e);
+            }
+            apart.settings.push((name.to_string(), before));
+        }
+        self.settings_generation += 1;
+        self.sync_search_path();
+        Ok(Some(apart))
+    }
+
+    /// Puts back what [`Session::enter_function`] changed.
+    pub(super) fn leave_function(&mut self, apart: Option<Apart>) {
+        let Some(apart) = apart else { return };
+        for (name, value) in apart.settings.iter().rev() {
+            // The value was accepted before; it is accepted again.
+            let _ = self.settings.set(name, value);
+        }
+        self.definer = apart.definer;
+        self.settings_generation += 1;
+        self.sync_search_path();
+    }
+
+    /// Runs the PL/pgSQL calls of a query's plan that run once per
+    /// statement, before the rest of it, and returns the plan with their
+    /// rows in their place (see [`plpgsql::run_calls`]). Their statements
+    /// take the session's path, so DDL, SET and table locks work in them.
+    pub(super) async fn run_calls(
+        &mut self,
+        plan: &crate::plan::Plan,
+        ctx: &EvalContext,
+    ) -> Result<Option<crate::plan::Plan>> {
+        plpgsql::run_calls(plan, &mut SessionCalls { s: self, ctx }).await
+    }
+
     /// DO: runs a PL/pgSQL block.
     pub(super) async fn run_do(&mut self, code: &str) -> Result<Outcome> {
         let compiled = Arc::new(plpgsql::run::Compiled::new(code)?);
-        let ctx = self.eval_ctx(&[]);
+        let ctx = plpgsql::deeper(&self.eval_ctx(&[]))?;
         let mut spi = SessionSpi::new(self, ctx);
         plpgsql::run::run(&mut spi, compiled, plpgsql::run::Call::Do).await?;
         Ok(Outcome::Command("DO".into()))
@@ -156,11 +245,14 @@ impl<K: KvClient> Session<K> {
     ) -> Result<Outcome> {
         let ctx = self.eval_ctx(params);
         let args = call.args.iter().map(|e| e.eval(&[], &ctx)).collect::<Result<Vec<_>>>()?;
-        let ctx = plpgsql::deeper(&ctx)?;
+        let ctx = plpgsql::function_context(plpgsql::deeper(&ctx)?, &call.def)?;
         let code = plpgsql::body(&ctx, &call.def)?;
+        let apart = self.enter_function(&call.def)?;
         let mut spi = SessionSpi::new(self, ctx);
         let run = plpgsql::run::Call::Function(&call.def, args);
-        Ok(match plpgsql::run::run(&mut spi, code, run).await? {
+        let r = plpgsql::run::run(&mut spi, code, run).await;
+        self.leave_function(apart);
+        Ok(match r? {
             plpgsql::run::Returned::Rows(rows) => Outcome::Rows(rows, "CALL".into()),
             plpgsql::run::Returned::Value(_) => Outcome::Command("CALL".into()),
         })

@@ -161,7 +161,8 @@ pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc
         description: f.comment.clone(),
         lang: if f.plpgsql { 13563 } else { 14 },
         parallel: "u".into(),
-        secdef: false,
+        secdef: f.security_definer,
+        config: f.config.clone(),
         leakproof: false,
         variadic: 0,
         cost: 100.0,
@@ -205,7 +206,13 @@ fn proc_row(p: &Proc, oid: u32, namespace: u32, owner: u32) -> Vec<Value> {
         t(&p.src),
         Value::Null,
         Value::Null,
-        Value::Null,
+        match p.config.is_empty() {
+            true => Value::Null,
+            false => {
+                let items = p.config.iter().map(|(k, v)| Value::Text(format!("{k}={v}")));
+                sqltypes::array::ArrayValue::new(DataType::Text, items.collect()).into_value()
+            }
+        },
         Value::Null,
     ]
 }
