@@ -419,6 +419,7 @@ fn parse_piece(
             let mut parser = Parser::new(&dialect).with_recursion_limit(MAX_RECURSION);
             let tokens = top_level_lock_clause(sql_tokens(piece))?;
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
+            let tokens = type_references(tokens);
             parser = parser.with_tokens_with_locations(tokens);
             let mut stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
             // Anything left over (other than EOF) is a syntax error.
@@ -1194,7 +1195,76 @@ fn token_pos(sql: &str, starts: &[usize], t: &TokenWithSpan, end: bool) -> Optio
 /// One statement of text Strata put together from a statement it reads
 /// itself, parsed by sqlparser; a syntax error points into that text.
 fn rewritten_statement(text: &str) -> Result<ast::Statement> {
-    statement_text(text).map_err(|e| syntax_error(text, e, None))
+    let parse = || {
+        let tokens = Tokenizer::new(&PostgreSqlDialect {}, text).tokenize_with_location()?;
+        Parser::new(&PostgreSqlDialect {})
+            .with_tokens_with_locations(type_references(tokens))
+            .parse_statement()
+    };
+    parse().map_err(|e| syntax_error(text, e, None))
+}
+
+/// Rewrites `table.column%TYPE` (the table maybe schema-qualified) in
+/// CREATE FUNCTION and CREATE PROCEDURE as one quoted name of the column,
+/// case-folded and ending in `%TYPE`, which ddl/functions.rs resolves to
+/// the column's type: sqlparser reads no %TYPE.
+fn type_references(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let solid: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_) | Token::EOF))
+        .collect();
+    let word = |k: usize| match solid.get(k).map(|&i| &tokens[i].token) {
+        Some(Token::Word(w)) => Some(w),
+        _ => None,
+    };
+    let is = |k: usize, kw: &str| {
+        word(k).is_some_and(|w| w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw))
+    };
+    let mut first = 1 + usize::from(is(1, "or") && is(2, "replace")) * 2;
+    if !is(0, "create") || !(is(first, "function") || is(first, "procedure")) {
+        return tokens;
+    }
+    first += 1;
+    let mut out = Vec::with_capacity(tokens.len());
+    let (mut i, mut k) = (0, 0);
+    while i < tokens.len() {
+        let at_solid = solid.get(k) == Some(&i);
+        // name (. name){1,2} % TYPE, from solid token k.
+        let mut parts = Vec::new();
+        let mut m = k;
+        while at_solid && k >= first && parts.len() < 3 {
+            let Some(w) = word(m) else { break };
+            parts.push(match w.quote_style {
+                Some(_) => w.value.clone(),
+                None => w.value.to_lowercase(),
+            });
+            if solid.get(m + 1).map(|&j| &tokens[j].token) != Some(&Token::Period) {
+                break;
+            }
+            m += 2;
+        }
+        let percent = solid.get(m + 1).map(|&j| &tokens[j].token) == Some(&Token::Mod);
+        if parts.len() >= 2 && percent && is(m + 2, "type") {
+            let (start, end) = (tokens[i].span.start, tokens[solid[m + 2]].span.end);
+            let name = format!("{}%TYPE", parts.join("."));
+            out.push(TokenWithSpan {
+                token: Token::Word(sqlparser::tokenizer::Word {
+                    value: name,
+                    quote_style: Some('"'),
+                    keyword: Keyword::NoKeyword,
+                }),
+                span: sqlparser::tokenizer::Span::new(start, end),
+            });
+            k = m + 3;
+            i = solid[m + 2] + 1;
+            continue;
+        }
+        out.push(tokens[i].clone());
+        if at_solid {
+            k += 1;
+        }
+        i += 1;
+    }
+    out
 }
 
 /// The statement's text with the key word at `words[at]` replaced by

@@ -76,7 +76,9 @@ pub async fn create_function<T: Txn>(
         def.oid = alloc(txn, tenant, 1).await? as u32;
     }
     put_entry(txn, keys::function(tenant, def.oid), json_entry(&def)).await?;
-    Ok(DdlResult::tag(if procedure { "CREATE PROCEDURE" } else { "CREATE FUNCTION" }))
+    let mut done = DdlResult::tag(if procedure { "CREATE PROCEDURE" } else { "CREATE FUNCTION" });
+    done.notices = type_reference_notices(cat, cf)?;
+    Ok(done)
 }
 
 /// The definition CREATE FUNCTION describes (OID 0), checked for what
@@ -131,7 +133,7 @@ fn definition(
                 bail!(InvalidFunctionDefinition, "parameter name \"{n}\" used more than once");
             }
         }
-        let ty = bind::catalog_type(cat, &a.data_type)?;
+        let ty = param_type(cat, &a.data_type)?;
         let default = match &a.default_expr {
             Some(_) if mode == ParamMode::Out => {
                 bail!(InvalidFunctionDefinition, "only input parameters can have default values")
@@ -242,6 +244,59 @@ fn definition(
     })
 }
 
+/// A parameter's or result's type: a `table.column%TYPE` reference (as
+/// parse.rs passes it) is the column's type, without its modifier, as in
+/// PostgreSQL.
+fn param_type(cat: &Catalog, t: &ast::DataType) -> Result<DataType> {
+    match type_reference(cat, t)? {
+        Some((_, ty)) => Ok(ty),
+        None => bind::catalog_type(cat, t),
+    }
+}
+
+/// The column a `table.column%TYPE` reference names: the reference as
+/// PostgreSQL prints it, and the column's type; None for another type.
+fn type_reference(cat: &Catalog, t: &ast::DataType) -> Result<Option<(String, DataType)>> {
+    let ast::DataType::Custom(name, mods) = t else { return Ok(None) };
+    let [ast::ObjectNamePart::Identifier(id)] = name.0.as_slice() else { return Ok(None) };
+    let Some(path) = id.value.strip_suffix("%TYPE").filter(|_| mods.is_empty()) else {
+        return Ok(None);
+    };
+    let parts: Vec<&str> = path.split('.').collect();
+    let (table, column) = match parts.as_slice() {
+        [t, c] => (catalog::ObjName::bare(t), *c),
+        [s, t, c] => (catalog::ObjName { schema: Some(s.to_string()), name: t.to_string() }, *c),
+        _ => return Ok(None),
+    };
+    let def = cat.query_table(&table)?;
+    let Some(col) = def.columns.iter().find(|c| c.name == column) else {
+        bail!(UndefinedColumn, "column \"{column}\" of relation \"{}\" does not exist", table.name);
+    };
+    let ty = match col.ty.to_type() {
+        DataType::Numeric(_) => DataType::Numeric(None),
+        DataType::Varchar(_) => DataType::Varchar(None),
+        other => other,
+    };
+    Ok(Some((id.value.clone(), ty)))
+}
+
+/// The notices CREATE FUNCTION gives for the `%TYPE` references among its
+/// parameter and result types.
+fn type_reference_notices(cat: &Catalog, cf: &ast::CreateFunction) -> Result<Vec<ErrorReport>> {
+    let result = match &cf.return_type {
+        Some(ast::FunctionReturnType::DataType(t) | ast::FunctionReturnType::SetOf(t)) => Some(t),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for t in cf.args.iter().flatten().map(|a| &a.data_type).chain(result) {
+        if let Some((name, ty)) = type_reference(cat, t)? {
+            let ty = crate::deparse::type_sql(cat, &ty);
+            out.push(notice(format!("type reference {name} converted to {ty}")));
+        }
+    }
+    Ok(out)
+}
+
 /// True if a SQL function's body is one query whose result is the
 /// function's, which callers inline.
 fn one_query(body: &str, returns: &FunctionReturns) -> Result<bool> {
@@ -293,7 +348,7 @@ fn declared_returns(
         Some(ast::FunctionReturnType::DataType(ast::DataType::Table(Some(cols)))) => {
             let mut columns = Vec::new();
             for c in cols {
-                let ty = bind::catalog_type(cat, &c.data_type)?;
+                let ty = param_type(cat, &c.data_type)?;
                 columns.push((
                     bind::ident(&c.name),
                     TypeDef::from_type(&ty),
@@ -318,7 +373,7 @@ fn declared_returns(
             } else if is_named(t, "void") {
                 FunctionReturns::Value(TypeDef::from_type(&DataType::Void), "void".into())
             } else {
-                let ty = bind::catalog_type(cat, t)?;
+                let ty = param_type(cat, t)?;
                 FunctionReturns::Value(TypeDef::from_type(&ty), crate::deparse::type_sql(cat, &ty))
             }
         }
@@ -339,7 +394,7 @@ fn declared_returns(
                 single: false,
             },
             None => {
-                let ty = bind::catalog_type(cat, t)?;
+                let ty = param_type(cat, t)?;
                 FunctionReturns::SetOf(TypeDef::from_type(&ty), crate::deparse::type_sql(cat, &ty))
             }
         },
@@ -365,7 +420,7 @@ fn out_returns(
     };
     if let [one] = outputs {
         if let Some(t) = declared {
-            if is_named(t, "record") || bind::catalog_type(cat, t)?.oid() != one.ty.oid {
+            if is_named(t, "record") || param_type(cat, t)?.oid() != one.ty.oid {
                 bail!(
                     InvalidFunctionDefinition,
                     "function result type must be {} because of OUT parameters",
@@ -555,7 +610,7 @@ fn resolve(
     let mut oids = Vec::new();
     let mut inputs = Vec::new();
     for a in args {
-        let oid = bind::catalog_type(cat, &a.data_type)?.oid();
+        let oid = param_type(cat, &a.data_type)?.oid();
         oids.push(oid);
         if !matches!(a.mode, Some(ast::ArgMode::Out)) {
             inputs.push(oid);
@@ -586,7 +641,7 @@ fn resolve(
 /// The argument types a function description lists, as format_type names.
 fn arg_type_names(cat: &Catalog, desc: &ast::FunctionDesc) -> Result<Vec<String>> {
     let args = desc.args.iter().flatten().filter(|a| !matches!(a.mode, Some(ast::ArgMode::Out)));
-    args.map(|a| bind::catalog_type(cat, &a.data_type).map(|t| t.to_string())).collect()
+    args.map(|a| param_type(cat, &a.data_type).map(|t| t.to_string())).collect()
 }
 
 /// COMMENT ON FUNCTION | PROCEDURE name\[(types)\] IS text | NULL.
