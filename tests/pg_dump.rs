@@ -205,6 +205,9 @@ fn a_dump_restores_into_postgres_with_the_same_data() {
     pos("ALTER DEFAULT PRIVILEGES FOR ROLE dump_owner IN SCHEMA shop GRANT SELECT ON TABLES  TO dump_reader;");
     pos("ALTER DEFAULT PRIVILEGES FOR ROLE postgres GRANT USAGE ON SEQUENCES  TO dump_reader;");
     assert!(!script.contains("REFRESH MATERIALIZED VIEW public.later_totals"), "{script}");
+    pos("CREATE FUNCTION public.join_skus(sep text, VARIADIC skus text[]) RETURNS text");
+    pos("LANGUAGE plpgsql STABLE SECURITY DEFINER\n    SET search_path TO 'shop', 'public'\n    SET work_mem TO '8MB'");
+    pos("CREATE FUNCTION public.log_amount(a numeric) RETURNS void");
 
     let target = TestServer::start_target(Target::Postgres);
     restore(&target, &script);

@@ -86,3 +86,11 @@ $$;
 create function order_stats(cust int, out total numeric, out cnt bigint) language sql stable as $$ select sum(amount), count(*) from orders where customer_id = cust $$;
 comment on procedure add_order(int, numeric, int) is 'adds an order';
 comment on function order_stats(int) is 'totals';
+-- A SECURITY DEFINER function with SET clauses and a VARIADIC parameter,
+-- and a void SQL function whose body is an INSERT, typed by %TYPE.
+create function join_skus(sep text, variadic skus text[]) returns text language plpgsql stable security definer set search_path = shop, public set work_mem = '8MB' as $$
+begin
+  return array_to_string(skus, sep);
+end
+$$;
+create function log_amount(a orders.amount%type) returns void language sql as $$ insert into orders (customer_id, amount) values (1, a) $$;

@@ -180,7 +180,7 @@ pub struct FunctionArg {
     /// Its DEFAULT expression as SQL text.
     pub default: Option<String>,
     /// IN, OUT or INOUT.
-    #[serde(default, skip_serializing_if = "ParamMode::is_in")]
+    #[serde(default, skip_serializing_if = "ParamMode::is_plain")]
     pub mode: ParamMode,
 }
 
@@ -194,11 +194,18 @@ pub enum ParamMode {
     Out,
     /// INOUT: both.
     InOut,
+    /// VARIADIC: an input array that takes the call's last arguments.
+    Variadic,
 }
 
 impl ParamMode {
-    /// True for IN.
+    /// True for an input only (IN or VARIADIC).
     pub fn is_in(&self) -> bool {
+        matches!(self, ParamMode::In | ParamMode::Variadic)
+    }
+
+    /// True for plain IN, the mode a parameter has unless it says.
+    pub fn is_plain(&self) -> bool {
         *self == ParamMode::In
     }
 
@@ -209,6 +216,7 @@ impl ParamMode {
             ParamMode::In => ("", "i"),
             ParamMode::Out => ("OUT ", "o"),
             ParamMode::InOut => ("INOUT ", "b"),
+            ParamMode::Variadic => ("VARIADIC ", "v"),
         }
     }
 }
@@ -258,6 +266,18 @@ impl FunctionDef {
     /// body is then not inlined.
     pub fn runs_apart(&self) -> bool {
         self.security_definer || !self.config.is_empty()
+    }
+
+    /// The element type of the VARIADIC parameter, which takes the call's
+    /// last arguments as one array; None if the function has none.
+    pub fn variadic(&self) -> Option<DataType> {
+        match self.args.last() {
+            Some(a) if a.mode == ParamMode::Variadic => match a.ty.to_type() {
+                DataType::Array(e) => Some(*e),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// True if a call runs the body through the PL/pgSQL interpreter, not

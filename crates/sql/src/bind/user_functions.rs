@@ -214,7 +214,13 @@ impl Binder<'_> {
             // subquery does, once per row when its arguments read one. A
             // function returning a row (OUT parameters) gives it as one
             // record.
-            let call = call_subquery(&f.name, with_defaults(&def, args)?, def.returns_row())?;
+            // The subquery's call is bound again, where the variadic
+            // arguments are packed.
+            let args = match def.variadic() {
+                Some(_) => args,
+                None => with_defaults(&def, args)?,
+            };
+            let call = call_subquery(&f.name, args, def.returns_row())?;
             return self.expr_in(&call, scope, agg).map(Some);
         }
         let call = self.expand_scalar(&def, with_defaults(&def, args)?)?;
@@ -450,11 +456,19 @@ fn call_subquery(name: &ast::ObjectName, args: Vec<ast::Expr>, row: bool) -> Res
 fn choose(candidates: &[Arc<FunctionDef>], types: &[DataType]) -> Result<Option<Arc<FunctionDef>>> {
     let fits = |d: &FunctionDef| {
         let defaults = d.args.iter().rev().take_while(|a| a.default.is_some()).count();
-        types.len() <= d.args.len() && types.len() + defaults >= d.args.len()
+        match d.variadic() {
+            Some(_) => types.len() >= d.args.len(),
+            None => types.len() <= d.args.len() && types.len() + defaults >= d.args.len(),
+        }
     };
     let mut best: Vec<(usize, &Arc<FunctionDef>)> = Vec::new();
     for d in candidates.iter().filter(|d| fits(d)) {
-        let params = d.arg_types();
+        let mut params = d.arg_types();
+        if let Some(elem) = d.variadic() {
+            // The last arguments are the variadic array's elements.
+            params.pop();
+            params.resize(types.len(), elem);
+        }
         let mut exact = 0;
         let mut ok = true;
         for (t, p) in types.iter().zip(&params) {
@@ -497,7 +511,12 @@ fn implicit(from: &DataType, to: &DataType) -> bool {
 
 /// The arguments with the parameters' defaults after them.
 fn with_defaults(def: &FunctionDef, mut args: Vec<ast::Expr>) -> Result<Vec<ast::Expr>> {
-    for a in &def.args[args.len()..] {
+    if def.variadic().is_some() && args.len() >= def.args.len() {
+        // The last arguments become the variadic parameter's array.
+        let elems = args.split_off(def.args.len() - 1);
+        args.push(ast::Expr::Array(ast::Array { elem: elems, named: true }));
+    }
+    for a in def.args.iter().skip(args.len()) {
         let Some(text) = &a.default else {
             bail!(InternalError, "function {} lacks a default", def.name)
         };

@@ -114,9 +114,7 @@ fn definition(
             None | Some(ast::ArgMode::In) => ParamMode::In,
             Some(ast::ArgMode::Out) => ParamMode::Out,
             Some(ast::ArgMode::InOut) => ParamMode::InOut,
-            Some(ast::ArgMode::Variadic) => {
-                bail!(FeatureNotSupported, "VARIADIC parameters are not supported yet")
-            }
+            Some(ast::ArgMode::Variadic) => ParamMode::Variadic,
         };
         if is_named(&a.data_type, "trigger") {
             match plpgsql {
@@ -134,6 +132,12 @@ fn definition(
             }
         }
         let ty = param_type(cat, &a.data_type)?;
+        if mode == ParamMode::Variadic && !matches!(ty, DataType::Array(_)) {
+            bail!(InvalidFunctionDefinition, "VARIADIC parameter must be an array");
+        }
+        if mode.is_in() && params.iter().any(|p| p.mode == ParamMode::Variadic) {
+            bail!(InvalidFunctionDefinition, "VARIADIC parameter must be the last input parameter");
+        }
         let default = match &a.default_expr {
             Some(_) if mode == ParamMode::Out => {
                 bail!(InvalidFunctionDefinition, "only input parameters can have default values")

@@ -123,7 +123,7 @@ pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc
         params.iter().map(|a| quote_elem(a.name.as_deref().unwrap_or(""))).collect();
     names.extend(table_columns.iter().map(|(n, ..)| quote_elem(n)));
     let any_named = params.iter().any(|a| a.name.is_some()) || !table_columns.is_empty();
-    let all_in = params.iter().all(|a| a.mode.is_in());
+    let all_in = params.iter().all(|a| a.mode.is_plain());
     let (allargtypes, argmodes) = match table_columns.is_empty() && all_in {
         true => (None, None),
         false => {
@@ -164,7 +164,7 @@ pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc
         secdef: f.security_definer,
         config: f.config.clone(),
         leakproof: false,
-        variadic: 0,
+        variadic: f.variadic().map_or(0, |t| t.oid()),
         cost: 100.0,
         rows: if retset { 1000.0 } else { 0.0 },
     }
