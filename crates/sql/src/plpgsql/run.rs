@@ -318,17 +318,35 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
     };
     i.sig = match &call {
         Call::Do => Some("inline_code_block".into()),
-        Call::Function(def, _) => Some(signature(&code, &def.name, || {
+        Call::Function(def, _) => {
+            // Qualified where the search path would not find it, as
+            // PostgreSQL's format_procedure writes it.
             let cat = i.spi.catalog();
-            let types: Vec<String> = def
-                .args
-                .iter()
-                .map(|a| {
-                    crate::func::catalog_info::format_type(Some(&cat), a.ty.oid, Some(a.ty.typmod))
-                })
-                .collect();
-            format!("{}({})", def.name, types.join(","))
-        })),
+            let name = match cat.function_visible(def) {
+                true => def.name.clone(),
+                false => format!(
+                    "{}.{}",
+                    crate::func::catalog_info::quote_ident(
+                        cat.namespace_name(def.namespace).unwrap_or_default()
+                    ),
+                    crate::func::catalog_info::quote_ident(&def.name)
+                ),
+            };
+            Some(signature(&code, &name, || {
+                let types: Vec<String> = def
+                    .args
+                    .iter()
+                    .map(|a| {
+                        crate::func::catalog_info::format_type(
+                            Some(&cat),
+                            a.ty.oid,
+                            Some(a.ty.typmod),
+                        )
+                    })
+                    .collect();
+                format!("{name}({})", types.join(","))
+            }))
+        }
         Call::Trigger(t) => Some(signature(&code, &t.function, || format!("{}()", t.function))),
         // A WHEN condition is no function of its own.
         Call::Condition(_) => None,
