@@ -286,6 +286,11 @@ impl FunctionDef {
         self.plpgsql || self.block || self.runs_apart()
     }
 
+    /// True if the function returns void.
+    pub fn returns_void(&self) -> bool {
+        matches!(&self.returns, FunctionReturns::Value(t, _) if t.oid == DataType::Void.oid())
+    }
+
     /// True if a call yields one row of several columns (OUT
     /// parameters without SETOF).
     pub fn returns_row(&self) -> bool {

@@ -345,6 +345,10 @@ pub async fn invoke<S: Spi>(
     let code = body(&ctx, &c.def)?;
     let mut spi = spi(ctx);
     Ok(match run::run(&mut spi, code, run::Call::Function(&c.def, args)).await? {
+        // A SQL function returns NULL for void; PL/pgSQL, an empty value.
+        run::Returned::Value(_) if !c.def.plpgsql && c.def.returns_void() => {
+            vec![vec![Value::Null]]
+        }
         run::Returned::Value(v) => vec![vec![v]],
         run::Returned::Rows(rows) => rows,
     })

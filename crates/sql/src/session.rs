@@ -162,7 +162,12 @@ impl Portal {
 fn statement_columns(stmt: &Stmt, bound: &Bound) -> Option<Vec<Column>> {
     match stmt {
         Stmt::Sql(s) if matches!(s.as_ref(), ast::Statement::ShowVariable { .. }) => {
-            Some(vec![Column::computed(show_name(s), DataType::Text)])
+            Some(match show_name(s).as_str() {
+                "all" => ["name", "setting", "description"]
+                    .map(|n| Column::computed(n.to_string(), DataType::Text))
+                    .to_vec(),
+                name => vec![Column::computed(name.to_string(), DataType::Text)],
+            })
         }
         _ => bound.columns(),
     }
@@ -171,14 +176,12 @@ fn statement_columns(stmt: &Stmt, bound: &Bound) -> Option<Vec<Column>> {
 fn show_name(s: &ast::Statement) -> String {
     match s {
         ast::Statement::ShowVariable { variable } => {
-            let parts: Vec<String> = variable.iter().map(crate::bind::ident).collect();
-            let joined = parts.join(" ");
-            if joined == "all" {
-                "name".into()
-            } else {
-                Settings::canonical(
+            let joined = crate::settings::shown_name(variable);
+            match joined.as_str() {
+                "all" => joined,
+                _ => Settings::canonical(
                     &joined.replace("transaction isolation level", "transaction_isolation"),
-                )
+                ),
             }
         }
         _ => "?column?".into(),

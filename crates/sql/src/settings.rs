@@ -125,6 +125,25 @@ pub fn is_name_list(key: &str) -> bool {
     LIST_QUOTE.contains(&key)
 }
 
+/// A setting's name as written: a custom one is dotted (`app.user`).
+pub fn setting_name(n: &ast::ObjectName) -> String {
+    let parts: Vec<String> =
+        n.0.iter().map(|p| p.as_ident().map(crate::bind::ident).unwrap_or_default()).collect();
+    parts.join(".")
+}
+
+/// The setting `SHOW` names by its words: `SHOW TIME ZONE` is TimeZone,
+/// `SHOW app.user` (which comes as two words) a custom setting.
+pub fn shown_name(words: &[ast::Ident]) -> String {
+    let words: Vec<String> = words.iter().map(crate::bind::ident).collect();
+    match words.join(" ").as_str() {
+        "time zone" => "timezone".into(),
+        "session authorization" => "session_authorization".into(),
+        _ if words.len() == 2 => words.join("."),
+        spaced => spaced.to_string(),
+    }
+}
+
 /// The value `SET name TO values` gives the setting, as PostgreSQL
 /// spells it (`"$user", public`); None for `TO DEFAULT`.
 pub fn assigned(name: &str, values: &[ast::Expr]) -> Option<String> {
@@ -281,6 +300,8 @@ impl Settings {
         let key = name.to_lowercase();
         match default_value(&key) {
             Some(v) => self.set(&key, v),
+            // A custom setting's default is empty.
+            None if key.contains('.') => self.set(&key, ""),
             None => bail!(UndefinedObject, "unrecognized configuration parameter \"{name}\""),
         }
     }

@@ -69,7 +69,14 @@ pub async fn create_function<T: Txn>(
         // Parsed, not bound: PL/pgSQL checks names when a statement runs.
         crate::plpgsql::check(&def)?;
     } else if settings.check_function_bodies() {
-        check_body(cat, &def)?;
+        // Names in the body resolve under the function's own search path.
+        match def.config.iter().find(|(n, _)| n == "search_path") {
+            Some((_, path)) => {
+                let path = cat.resolve_path(path, owner);
+                check_body(&Catalog { path, ..cat.clone() }, &def)?
+            }
+            None => check_body(cat, &def)?,
+        }
     }
     bump_version(txn, tenant).await?;
     if existing.is_none() {
@@ -324,7 +331,7 @@ fn set_clauses(
     config: &mut Vec<(String, String)>,
 ) -> Result<()> {
     for p in params {
-        let name = bind::object_name(&p.name)?;
+        let name = crate::settings::setting_name(&p.name);
         let value = match &p.value {
             ast::FunctionSetValue::Default => None,
             ast::FunctionSetValue::FromCurrent => Some(current.get(&name)?),
@@ -576,7 +583,7 @@ fn with_context(mut e: ErrorReport, context: &str) -> ErrorReport {
 }
 
 /// `name(type, ...)` as DROP FUNCTION's HINT writes a function.
-fn signature(d: &FunctionDef) -> String {
+pub(super) fn signature(d: &FunctionDef) -> String {
     let types: Vec<String> = d.args.iter().map(|a| a.ty.to_type().to_string()).collect();
     format!("{}({})", d.name, types.join(", "))
 }
@@ -838,7 +845,7 @@ fn alter_action(
         A::Set(p) => set_clauses(std::slice::from_ref(p), settings, &mut def.config)?,
         A::Reset(ast::ResetConfig::ALL) => def.config.clear(),
         A::Reset(ast::ResetConfig::ConfigName(n)) => {
-            let key = crate::settings::Settings::canonical(&bind::object_name(n)?);
+            let key = crate::settings::Settings::canonical(&crate::settings::setting_name(n));
             def.config.retain(|(k, _)| *k != key);
         }
         A::Leakproof(_) | A::Parallel(_) | A::Cost(_) | A::Rows(_) | A::Support(_) => {}

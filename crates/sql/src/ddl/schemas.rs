@@ -233,6 +233,23 @@ pub async fn drop_schemas<T: Txn>(
             }
             delete_key(txn, keys::enum_type(tenant, e.oid)).await?;
         }
+        for (oid, kind, sig) in &objects {
+            if !matches!(*kind, "function" | "procedure") {
+                continue;
+            }
+            // Triggers on its own tables went with them.
+            if let Some((trigger, table)) = super::triggers::triggers_calling(cat, *oid)
+                .into_iter()
+                .find(|(_, t)| !objects.iter().any(|(_, k, n)| *k == "table" && n == t))
+            {
+                bail!(
+                    FeatureNotSupported,
+                    "cannot drop {kind} {}.{sig}: trigger {trigger} on table {table} calls it (not supported yet)",
+                    def.name
+                );
+            }
+            delete_key(txn, keys::function(tenant, *oid)).await?;
+        }
         bump_version(txn, tenant).await?;
         if def.oid == catalog::PUBLIC_NAMESPACE_OID {
             put_entry(txn, keys::public_dropped(tenant), vec![]).await?;
@@ -291,6 +308,10 @@ fn contents(cat: &Catalog, ns: u32) -> Vec<(u32, &'static str, String)> {
     };
     for s in cat.sequences.values().filter(|s| s.namespace == ns && !owned_here(s)) {
         out.push((s.oid, "sequence", s.name.clone()));
+    }
+    for f in cat.functions.values().flatten().filter(|f| f.namespace == ns) {
+        let kind = if f.procedure { "procedure" } else { "function" };
+        out.push((f.oid, kind, super::functions::signature(f)));
     }
     out.sort_by_key(|(oid, ..)| *oid);
     out

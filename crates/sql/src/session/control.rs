@@ -92,18 +92,21 @@ impl<K: KvClient> Session<K> {
             }
             S::Set(set) => self.set(set)?,
             S::ShowVariable { variable } => {
-                let name: Vec<String> = variable.iter().map(crate::bind::ident).collect();
-                let name = name.join(" ");
+                let name = crate::settings::shown_name(variable);
                 let v = match name.as_str() {
                     "transaction isolation level" | "transaction_isolation" => {
                         iso_name(self.isolation()?).to_string()
                     }
                     "transaction_read_only" => on_off(self.read_only()).to_string(),
                     "all" => {
+                        // name, setting, description (Strata keeps none).
                         let rows = self
                             .settings
                             .all()
-                            .map(|(k, v)| vec![Value::Text(k.clone()), Value::Text(v.clone())])
+                            .map(|(k, v)| {
+                                let name = Value::Text(Settings::canonical(k));
+                                vec![name, Value::Text(v.clone()), Value::Text(String::new())]
+                            })
                             .collect();
                         return Ok(Some(Outcome::Rows(rows, "SHOW".into())));
                     }
@@ -127,16 +130,17 @@ impl<K: KvClient> Session<K> {
                         }
                     }
                     ast::Reset::ConfigurationParameter(n)
-                        if IDENTITY_SETTINGS.contains(&crate::bind::object_name(n)?.as_str()) =>
+                        if IDENTITY_SETTINGS
+                            .contains(&crate::settings::setting_name(n).as_str()) =>
                     {
                         // RESET is SET to the value the session began with.
-                        let name = crate::bind::object_name(n)?;
+                        let name = crate::settings::setting_name(n);
                         let value =
                             if name == "role" { "none".into() } else { self.user.to_string() };
                         self.set_setting(&name, &value, false, true)?;
                     }
                     ast::Reset::ConfigurationParameter(n) => {
-                        let name = crate::bind::object_name(n)?;
+                        let name = crate::settings::setting_name(n);
                         self.settings.reset(&name)?;
                         // Like a session-wide SET: what COMMIT keeps.
                         let value = self.settings.get(&name)?;
@@ -285,7 +289,7 @@ impl<K: KvClient> Session<K> {
         use ast::Set as S;
         match set {
             S::SingleAssignment { variable, values, scope, .. } => {
-                let name = crate::bind::object_name(variable)?;
+                let name = crate::settings::setting_name(variable);
                 let value = crate::settings::assigned(&name, values).unwrap_or_else(|| {
                     crate::settings::default_value(&name).unwrap_or_default().to_string()
                 });
