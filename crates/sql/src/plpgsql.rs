@@ -187,9 +187,7 @@ fn sql_block(body: &str, def: &crate::catalog::FunctionDef) -> Result<String> {
         .collect();
     // The type of a function's one value, unless it returns nothing.
     let value = match &def.returns {
-        FunctionReturns::Value(t, sql) if t.oid != sqltypes::DataType::Void.oid() => {
-            Some(sql.as_str())
-        }
+        FunctionReturns::Value(_, sql) if !def.returns_void() => Some(sql.as_str()),
         _ => None,
     };
     let stmts: Vec<_> = crate::parse::parse(body)?
