@@ -242,6 +242,13 @@ pub enum FunctionReturns {
     },
 }
 
+impl FunctionReturns {
+    /// True for RETURNS void.
+    pub fn is_void(&self) -> bool {
+        matches!(self, FunctionReturns::Value(t, _) if t.oid == DataType::Void.oid())
+    }
+}
+
 impl FunctionDef {
     /// The parameter types, in order.
     pub fn arg_types(&self) -> Vec<DataType> {
@@ -288,7 +295,7 @@ impl FunctionDef {
 
     /// True if the function returns void.
     pub fn returns_void(&self) -> bool {
-        matches!(&self.returns, FunctionReturns::Value(t, _) if t.oid == DataType::Void.oid())
+        self.returns.is_void()
     }
 
     /// True if a call yields one row of several columns (OUT

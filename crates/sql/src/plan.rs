@@ -417,7 +417,6 @@ pub enum SubqKind {
 }
 
 impl Plan {
-    /// Describes the plan as an indented tree (EXPLAIN output).
     /// The plans this one runs directly (inputs and subplans).
     pub fn children(&self) -> Vec<&Plan> {
         match self {

@@ -154,18 +154,29 @@ pub fn assigned(name: &str, values: &[ast::Expr]) -> Option<String> {
     }
     let list = is_name_list(&name.to_lowercase());
     let one = |e: &ast::Expr| match e {
+        ast::Expr::Value(v) if list => match &v.value {
+            ast::Value::SingleQuotedString(s) => quote_ident(s),
+            _ => value_text(e),
+        },
+        ast::Expr::Identifier(i) if list => quote_ident(&crate::bind::ident(i)),
+        _ => value_text(e),
+    };
+    Some(values.iter().map(one).collect::<Vec<_>>().join(", "))
+}
+
+/// One value of a SET statement as the setting's text: a string's
+/// contents, a number's digits, `on`/`off`, a word as written.
+pub fn value_text(e: &ast::Expr) -> String {
+    match e {
         ast::Expr::Value(v) => match &v.value {
-            ast::Value::SingleQuotedString(s) if list => quote_ident(s),
             ast::Value::SingleQuotedString(s) => s.clone(),
             ast::Value::Number(n, _) => n.clone(),
             ast::Value::Boolean(b) => if *b { "on" } else { "off" }.into(),
             other => other.to_string(),
         },
-        ast::Expr::Identifier(i) if list => quote_ident(&crate::bind::ident(i)),
         ast::Expr::Identifier(i) => i.value.clone(),
         other => other.to_string(),
-    };
-    Some(values.iter().map(one).collect::<Vec<_>>().join(", "))
+    }
 }
 
 /// Checks a default_table_access_method value against pg_am: `heap` is the

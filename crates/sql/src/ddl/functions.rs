@@ -311,7 +311,7 @@ fn type_reference_notices(cat: &Catalog, cf: &ast::CreateFunction) -> Result<Vec
 /// True if a SQL function's body is one query whose result is the
 /// function's, which callers inline.
 fn one_query(body: &str, returns: &FunctionReturns) -> Result<bool> {
-    let void = matches!(returns, FunctionReturns::Value(t, _) if t.oid == DataType::Void.oid());
+    let void = returns.is_void();
     let mut stmts =
         crate::parse::parse(body)?.into_iter().filter(|p| !matches!(p.stmt, Stmt::Empty));
     Ok(match (stmts.next(), stmts.next()) {

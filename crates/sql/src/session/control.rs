@@ -306,7 +306,7 @@ impl<K: KvClient> Session<K> {
                 }
             }
             S::SetTimeZone { value, local } => {
-                self.change_setting("timezone", &set_value(value), *local, true)?
+                self.change_setting("timezone", &crate::settings::value_text(value), *local, true)?
             }
             S::SetTransaction { modes, session, .. } => {
                 let (iso, read_only) = txn_modes(modes)?;
@@ -354,25 +354,6 @@ impl<K: KvClient> Session<K> {
 /// ROLE and SET SESSION AUTHORIZATION (and their checks), kept by RESET
 /// ALL.
 const IDENTITY_SETTINGS: &[&str] = &["role", "session_authorization", "is_superuser"];
-
-fn set_value(e: &ast::Expr) -> String {
-    match e {
-        ast::Expr::Value(v) => match &v.value {
-            ast::Value::SingleQuotedString(s) => s.clone(),
-            ast::Value::Number(n, _) => n.clone(),
-            ast::Value::Boolean(b) => {
-                if *b {
-                    "on".into()
-                } else {
-                    "off".into()
-                }
-            }
-            other => other.to_string(),
-        },
-        ast::Expr::Identifier(i) => i.value.clone(),
-        other => other.to_string(),
-    }
-}
 
 pub(super) fn parse_isolation(s: &str) -> Result<IsolationLevel> {
     Ok(match s.to_lowercase().replace(['_', '-'], " ").trim() {
