@@ -1068,6 +1068,28 @@ pub fn check_expr(
     })
 }
 
+/// A view's WITH CHECK OPTION.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckOption {
+    /// LOCAL: this view's condition, and those of the views below that
+    /// have a check option of their own.
+    Local,
+    /// CASCADED (the default): the conditions of this view and of every
+    /// view below it.
+    Cascaded,
+}
+
+impl CheckOption {
+    /// The reloption value and information_schema's spelling, lower case.
+    pub fn name(self) -> &'static str {
+        match self {
+            CheckOption::Local => "local",
+            CheckOption::Cascaded => "cascaded",
+        }
+    }
+}
+
 impl ViewDef {
     /// The stored query, parsed.
     pub fn parse(&self) -> Result<sqlparser::ast::Query> {
@@ -1285,6 +1307,10 @@ pub struct ViewDef {
     /// COMMENT ON VIEW text.
     #[serde(default)]
     pub comment: Option<String>,
+    /// WITH \[LOCAL | CASCADED\] CHECK OPTION: rows written through the view
+    /// must be visible in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_option: Option<CheckOption>,
     /// Owner and ACL. The tables the view reads are read with its owner's
     /// privileges.
     #[serde(flatten)]

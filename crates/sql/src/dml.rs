@@ -55,6 +55,34 @@ pub struct InsertPlan {
     pub returning: Option<Returning>,
     /// ON CONFLICT (on the primary key), if any.
     pub on_conflict: Option<OnConflict>,
+    /// Through a view WITH CHECK OPTION: what each new row must satisfy.
+    pub checks: Vec<ViewCheck>,
+}
+
+/// A condition of a view WITH CHECK OPTION on the rows written through
+/// it, over the table's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewCheck {
+    /// The view whose condition it is.
+    pub view: String,
+    /// The condition.
+    pub pred: Expr,
+}
+
+/// 44000 unless every condition holds on `row` (NULL fails, as in
+/// PostgreSQL).
+fn check_views(checks: &[ViewCheck], row: &[Value], eval: &EvalContext) -> Result<()> {
+    for c in checks {
+        if !c.pred.eval_pred(row, eval)? {
+            return Err(err!(
+                WithCheckOptionViolation,
+                "new row violates check option for view \"{}\"",
+                c.view
+            )
+            .with_detail(format!("Failing row contains ({}).", row_text(row))));
+        }
+    }
+    Ok(())
 }
 
 /// What INSERT does when a row's primary key already exists.
@@ -89,6 +117,8 @@ pub struct UpdatePlan {
     pub per_row: PerRow,
     /// RETURNING, if any.
     pub returning: Option<Returning>,
+    /// Through a view WITH CHECK OPTION: what each new row must satisfy.
+    pub checks: Vec<ViewCheck>,
 }
 
 /// The correlated subqueries of an UPDATE's or DELETE's WHERE and SET:
@@ -101,6 +131,9 @@ pub struct PerRow {
     pub subs: Vec<Correlated>,
     /// The WHERE conjuncts that read their values.
     pub filter: Option<Expr>,
+    /// Through a view: the view's columns over the table's row, which the
+    /// subqueries read in place of the table's.
+    pub view: Vec<Expr>,
 }
 
 /// The FROM items of UPDATE ... FROM (USING of DELETE ... USING): each
@@ -509,6 +542,11 @@ pub async fn insert<T: Txn>(
     for chunk in rows.chunks(1024) {
         insert_rows(txn, tenant, table, chunk, private).await?;
     }
+    // As in PostgreSQL, a view's check comes after the table's
+    // constraints and unique indexes.
+    for row in rows.iter().filter(|_| !plan.checks.is_empty()) {
+        check_views(&plan.checks, row, eval)?;
+    }
     if !table.foreign_keys.is_empty() {
         let defer = eval.deferred.as_deref();
         fk::check_references(txn, tenant, catalog, table, &rows, None, defer).await?;
@@ -820,7 +858,15 @@ async fn with_per_row<T: Txn>(
         return Ok(Some(item));
     }
     let mut ext = [row, item.as_slice()].concat();
-    let values = exec::correlated_values(&ext, &per_row.subs, memo, cx).await?;
+    let values = match per_row.view.is_empty() {
+        true => exec::correlated_values(&ext, &per_row.subs, memo, cx).await?,
+        false => {
+            let mut seen =
+                per_row.view.iter().map(|e| e.eval(row, cx.eval)).collect::<Result<Vec<_>>>()?;
+            seen.extend(item.iter().cloned());
+            exec::correlated_values(&seen, &per_row.subs, memo, cx).await?
+        }
+    };
     ext.extend(values);
     if let Some(f) = &per_row.filter {
         if !f.eval_pred(&ext, cx.eval)? {
@@ -891,6 +937,9 @@ pub async fn update<T: Txn>(
         // A BEFORE trigger may change the key too.
         let moves = pk_changes || before;
         written.push(update_row(txn, tenant, table, key, &old, new, moves).await?);
+        if let Some(new) = written.last().filter(|_| !plan.checks.is_empty()) {
+            check_views(&plan.checks, new, eval)?;
+        }
         if after {
             let new = written.last().cloned();
             events.push(RowEvent { event: Event::Update, old: Some(old.clone()), new });

@@ -420,8 +420,19 @@ fn parse_piece(
             let tokens = top_level_lock_clause(sql_tokens(piece))?;
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
             let tokens = type_references(tokens);
+            let (tokens, check_option) = view_check_option(tokens);
             parser = parser.with_tokens_with_locations(tokens);
             let mut stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
+            if let (Some(option), ast::Statement::CreateView(cv)) = (check_option, &mut stmt) {
+                let kv = ast::SqlOption::KeyValue {
+                    key: ast::Ident::new("check_option"),
+                    value: ast::Expr::value(ast::Value::SingleQuotedString(option.into())),
+                };
+                match &mut cv.options {
+                    ast::CreateTableOptions::With(v) => v.push(kv),
+                    other => *other = ast::CreateTableOptions::With(vec![kv]),
+                }
+            }
             // Anything left over (other than EOF) is a syntax error.
             let next = parser.peek_token();
             if next.token != Token::EOF {
@@ -1265,6 +1276,32 @@ fn type_references(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         i += 1;
     }
     out
+}
+
+/// Takes a trailing `WITH [CASCADED | LOCAL] CHECK OPTION` off CREATE
+/// VIEW, which sqlparser does not read; the caller puts it among the
+/// view's options as `check_option`, where PostgreSQL keeps it too.
+fn view_check_option(mut tokens: Vec<TokenWithSpan>) -> (Vec<TokenWithSpan>, Option<&'static str>) {
+    let solid: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_) | Token::EOF))
+        .collect();
+    let is = |k: usize, kw: &str| {
+        matches!(solid.get(k).map(|&i| &tokens[i].token),
+            Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw))
+    };
+    let view = (1..5).any(|k| is(k, "view"));
+    let n = solid.len();
+    if !is(0, "create") || !view || n < 4 || !is(n - 1, "option") || !is(n - 2, "check") {
+        return (tokens, None);
+    }
+    let (with, option) = match () {
+        _ if is(n - 3, "with") => (n - 3, "cascaded"),
+        _ if is(n - 4, "with") && is(n - 3, "cascaded") => (n - 4, "cascaded"),
+        _ if is(n - 4, "with") && is(n - 3, "local") => (n - 4, "local"),
+        _ => return (tokens, None),
+    };
+    tokens.truncate(solid[with]);
+    (tokens, Some(option))
 }
 
 /// The statement's text with the key word at `words[at]` replaced by

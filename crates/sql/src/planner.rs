@@ -20,6 +20,8 @@ use crate::plan::{Column, Plan, Scan};
 use crate::select;
 use crate::{bail, err};
 
+pub(crate) mod views;
+
 /// A planned statement.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Bound {
@@ -197,8 +199,7 @@ fn returning(
 }
 
 fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
-    let table = b.catalog.query_table(&table_name(&ins.table)?)?;
-    let name = table.name.clone();
+    let target = table_name(&ins.table)?;
     let mut privs = crate::acl::INSERT;
     if ins.returning.is_some() {
         privs |= crate::acl::SELECT;
@@ -208,15 +209,38 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
             privs |= crate::acl::UPDATE | crate::acl::SELECT;
         }
     }
-    b.require(crate::catalog::Relation::Table(table.clone()), privs);
-
-    let targets: Vec<usize> = if ins.columns.is_empty() {
-        (0..table.columns.len()).collect()
+    let view = match views::named_view(b, &target) {
+        Some(v) => Some(views::resolve(b, &v, views::Op::Insert, privs)?),
+        None => None,
+    };
+    let table = match &view {
+        Some(v) => v.table.clone(),
+        None => {
+            let t = b.catalog.query_table(&target)?;
+            b.require(crate::catalog::Relation::Table(t.clone()), privs);
+            t
+        }
+    };
+    if view.is_some() && ins.on.is_some() {
+        bail!(FeatureNotSupported, "ON CONFLICT through a view is not supported yet");
+    }
+    // The relation's columns as the statement names them (a view's, or
+    // the table's), and the table column each one writes.
+    let (name, names) = match &view {
+        Some(v) => (v.view.name.clone(), v.view.columns.clone()),
+        None => (table.name.clone(), table.columns.iter().map(|c| c.name.clone()).collect()),
+    };
+    let to_table = |j: usize| match &view {
+        Some(v) => v.column(j, &names[j], views::Op::Insert),
+        None => Ok(j),
+    };
+    let named: Vec<usize> = if ins.columns.is_empty() {
+        (0..names.len()).collect()
     } else {
         let mut v = Vec::new();
         for c in &ins.columns {
             let cn = bind::object_name(c)?;
-            let i = table.column_index(&cn).ok_or_else(|| {
+            let i = names.iter().position(|n| *n == cn).ok_or_else(|| {
                 err!(UndefinedColumn, "column \"{cn}\" of relation \"{name}\" does not exist")
             })?;
             if v.contains(&i) {
@@ -226,7 +250,16 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         }
         v
     };
+    // A view column that is not a table column may not be given a value;
+    // those after the values given are not written.
+    let given = |n: usize| named.iter().take(n).map(|&j| to_table(j)).collect::<Result<Vec<_>>>();
+    let values_width = match ins.source.as_ref().map(|q| q.body.as_ref()) {
+        Some(ast::SetExpr::Values(v)) => v.rows.iter().map(|r| r.content.len()).max(),
+        _ => None,
+    };
+    let targets = given(named.len().min(values_width.unwrap_or(0)))?;
     let types = table.types();
+    let mut query_targets = None;
     let source = match &ins.source {
         None => Plan::Values(vec![vec![]]),
         Some(q) => match q.body.as_ref() {
@@ -234,10 +267,10 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                 let empty = Scope::default();
                 let mut rows = Vec::with_capacity(v.rows.len());
                 for row in &v.rows {
-                    if row.content.len() > targets.len() {
+                    if row.content.len() > named.len() {
                         bail!(SyntaxError, "INSERT has more expressions than target columns");
                     }
-                    if row.content.len() < targets.len() && !ins.columns.is_empty() {
+                    if row.content.len() < named.len() && !ins.columns.is_empty() {
                         bail!(SyntaxError, "INSERT has more target columns than expressions");
                     }
                     let mut r = Vec::with_capacity(row.content.len());
@@ -260,9 +293,10 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                 b.set_op_leaf =
                     q.with.is_none() && matches!(q.body.as_ref(), ast::SetExpr::Select(_));
                 let (p, cols) = b.query(q)?;
-                if cols.len() > targets.len() {
+                if cols.len() > named.len() {
                     bail!(SyntaxError, "INSERT has more expressions than target columns");
                 }
+                let targets = given(cols.len())?;
                 for &t in targets.iter().take(cols.len()) {
                     check_not_generated_always(&table, t)?;
                 }
@@ -283,13 +317,17 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                         &types[t],
                     )?);
                 }
+                query_targets = Some(targets);
                 Plan::Project(Box::new(p), exprs)
             }
         },
     };
-    let targets = match &source {
-        Plan::Values(rows) => targets[..rows.first().map(|r| r.len()).unwrap_or(0)].to_vec(),
-        _ => targets,
+    let targets = match (&source, query_targets) {
+        (_, Some(t)) => t,
+        (Plan::Values(rows), None) => {
+            targets[..rows.first().map(|r| r.len()).unwrap_or(0)].to_vec()
+        }
+        (_, None) => targets,
     };
     let defaults = table
         .columns
@@ -298,13 +336,28 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         .collect::<Result<Vec<_>>>()?;
     let qualifier =
         ins.table_alias.as_ref().map(|a| bind::ident(&a.alias)).unwrap_or_else(|| name.clone());
-    let scope = select::table_scope(&table, &qualifier, &None);
+    let scope = match &view {
+        Some(v) => v.scope(&qualifier, &None),
+        None => select::table_scope(&table, &qualifier, &None),
+    };
     let on_conflict = match &ins.on {
         None => None,
         Some(on) => Some(plan_on_conflict(b, &table, &scope, on)?),
     };
-    let ret = returning(b, &ins.returning, &scope)?;
-    Ok(InsertPlan { table, targets, source, defaults, returning: ret, on_conflict })
+    let mut ret = returning(b, &ins.returning, &scope)?;
+    let mut checks = Vec::new();
+    if let Some(v) = &view {
+        over_table(v, &mut ret);
+        checks = v.checks.clone();
+    }
+    Ok(InsertPlan { table, targets, source, defaults, returning: ret, on_conflict, checks })
+}
+
+/// RETURNING bound over a view's columns, rewritten over its table's row.
+fn over_table(v: &views::ViewTarget, ret: &mut Option<Returning>) {
+    for e in ret.iter_mut().flat_map(|r| r.exprs.iter_mut()) {
+        *e = v.to_table(e);
+    }
 }
 
 fn plan_on_conflict(
@@ -434,6 +487,13 @@ fn default_or_null(
         .unwrap_or(crate::expr::Expr::Const(sqltypes::Value::Null)))
 }
 
+/// What [`target_scan`] finds: the scan of the table written, the scope
+/// of the statement's clauses, the FROM items' join, the WHERE conjuncts
+/// that read correlated subqueries, and the view written through (then
+/// the clauses are bound over the view's columns, and the scan's filter
+/// and join already rewritten over the table's row).
+type Target = (Scan, Scope, Option<crate::dml::Joined>, Option<Expr>, Option<views::ViewTarget>);
+
 /// The table an UPDATE or DELETE writes (with privilege `write`), scanned
 /// with its WHERE; with FROM (USING) `items`, the join with them, whose
 /// columns follow the table's in the scope.
@@ -443,7 +503,7 @@ fn target_scan(
     selection: &Option<ast::Expr>,
     items: Option<&[ast::TableWithJoins]>,
     (write, returning, constant_sets): (u16, bool, bool),
-) -> Result<(Scan, Scope, Option<crate::dml::Joined>, Option<Expr>)> {
+) -> Result<Target> {
     if !twj.joins.is_empty() {
         bail!(FeatureNotSupported, "joins in UPDATE/DELETE targets are not supported yet");
     }
@@ -451,15 +511,34 @@ fn target_scan(
         ast::TableFactor::Table { name, alias, args: None, .. } => (bind::obj_name(name)?, alias),
         other => bail!(FeatureNotSupported, "UPDATE/DELETE target not supported: {other}"),
     };
-    let table = b.catalog.query_table(&name)?;
     // Reading the rows (a WHERE, RETURNING or SET expression) needs
     // SELECT too; PostgreSQL asks it per column read, Strata per table.
     let reads = selection.is_some() || returning || !constant_sets;
     let privs = write | if reads { crate::acl::SELECT } else { 0 };
-    b.require(crate::catalog::Relation::Table(table.clone()), privs);
-    let name = table.name.clone();
+    let op = if write == crate::acl::UPDATE { views::Op::Update } else { views::Op::Delete };
+    let view = match views::named_view(b, &name) {
+        Some(v) => Some(views::resolve(b, &v, op, privs)?),
+        None => None,
+    };
+    let table = match &view {
+        Some(v) => v.table.clone(),
+        None => {
+            let t = b.catalog.query_table(&name)?;
+            b.require(crate::catalog::Relation::Table(t.clone()), privs);
+            t
+        }
+    };
+    let name = view.as_ref().map_or_else(|| table.name.clone(), |v| v.view.name.clone());
     let qualifier = alias.as_ref().map(|a| bind::ident(&a.name)).unwrap_or_else(|| name.clone());
-    let scope = select::table_scope(&table, &qualifier, alias);
+    let scope = match &view {
+        Some(v) => v.scope(&qualifier, alias),
+        None => select::table_scope(&table, &qualifier, alias),
+    };
+    let over = |e: Option<Expr>| match &view {
+        Some(v) => e.map(|e| v.to_table(&e)),
+        None => e,
+    };
+    let viewed = view.as_ref().and_then(|v| v.filter.clone());
     let mut scan = Scan::full(table, false);
     if let Some(items) = items {
         // FROM / USING: the WHERE clause joins the target with the items.
@@ -471,10 +550,13 @@ fn target_scan(
         scope.cols.extend(item_scope.cols);
         allow_correlated(b, &scope);
         let (filter, late) = where_clause(b, selection, &scope)?;
-        return Ok((scan, scope, Some(crate::dml::Joined { plan, filter }), late));
+        let filter = crate::expr::and_all(viewed.into_iter().chain(over(filter)).collect());
+        let joined = crate::dml::Joined { plan, filter };
+        return Ok((scan, scope, Some(joined), over(late), view));
     }
     allow_correlated(b, &scope);
     let (pred, late) = where_clause(b, selection, &scope)?;
+    let pred = crate::expr::and_all(viewed.into_iter().chain(over(pred)).collect());
     if let Some(pred) = pred {
         if let Plan::Scan(s) = select::push_filter(Plan::Scan(scan), pred) {
             scan = s;
@@ -482,7 +564,7 @@ fn target_scan(
             unreachable!("push_filter keeps a scan a scan");
         }
     }
-    Ok((scan, scope, None, late))
+    Ok((scan, scope, None, over(late), view))
 }
 
 /// Lets the WHERE and SET clauses of an UPDATE or DELETE over `scope` hold
@@ -495,9 +577,19 @@ fn allow_correlated(b: &mut Binder<'_>, scope: &Scope) {
 /// The correlated subqueries bound since [`allow_correlated`], with the
 /// WHERE conjuncts that read them; later clauses (RETURNING) may not hold
 /// any.
-fn correlated_subqueries(b: &mut Binder<'_>, late: Option<Expr>) -> crate::dml::PerRow {
+fn correlated_subqueries(
+    b: &mut Binder<'_>,
+    late: Option<Expr>,
+    view: Option<&views::ViewTarget>,
+) -> crate::dml::PerRow {
     let Some(ctx) = b.corr.take() else { return crate::dml::PerRow::default() };
-    crate::dml::PerRow { subs: b.correlated.split_off(ctx.mark), filter: late }
+    let subs = b.correlated.split_off(ctx.mark);
+    // Through a view, the subqueries read the view's columns.
+    let view = match view {
+        Some(v) if !subs.is_empty() => v.exprs.clone(),
+        _ => Vec::new(),
+    };
+    crate::dml::PerRow { subs, filter: late, view }
 }
 
 /// An UPDATE's or DELETE's WHERE clause over `scope`, split into the
@@ -556,7 +648,7 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
     let constant_sets =
         u.assignments.iter().all(|a| is_default(&a.value) || !reads_columns(&a.value));
     let needs = (crate::acl::UPDATE, u.returning.is_some(), constant_sets);
-    let (scan, scope, join, late) = target_scan(b, &u.table, &u.selection, items, needs)?;
+    let (scan, scope, join, late, view) = target_scan(b, &u.table, &u.selection, items, needs)?;
     let table = scan.table.clone();
     let mut sets = Vec::new();
     for a in &u.assignments {
@@ -566,8 +658,17 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
                 bail!(FeatureNotSupported, "multi-column SET is not supported yet")
             }
         };
-        let Some(i) = table.column_index(&cn) else {
-            bail!(UndefinedColumn, "column \"{cn}\" of relation \"{}\" does not exist", table.name);
+        // Through a view: its column, and the table column that is.
+        let found = match &view {
+            Some(v) => match v.view.columns.iter().position(|c| *c == cn) {
+                Some(j) => Some(v.column(j, &cn, views::Op::Update)?),
+                None => None,
+            },
+            None => table.column_index(&cn),
+        };
+        let Some(i) = found else {
+            let name = view.as_ref().map_or(&table.name, |v| &v.view.name);
+            bail!(UndefinedColumn, "column \"{cn}\" of relation \"{name}\" does not exist");
         };
         if sets.iter().any(|(c, _)| *c == i) {
             bail!(DuplicateColumn, "multiple assignments to same column \"{cn}\"");
@@ -576,14 +677,19 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
         let e = if is_default(&a.value) {
             default_or_null(b.catalog, &table, i)?
         } else {
-            b.assign(&a.value, &scope, &ty)?
+            let e = b.assign(&a.value, &scope, &ty)?;
+            view.as_ref().map_or(e.clone(), |v| v.to_table(&e))
         };
         sets.push((i, e));
     }
-    let per_row = correlated_subqueries(b, late);
-    let ret = returning(b, &u.returning, &scope)?;
+    let per_row = correlated_subqueries(b, late, view.as_ref());
+    let mut ret = returning(b, &u.returning, &scope)?;
+    let checks = view.as_ref().map(|v| v.checks.clone()).unwrap_or_default();
+    if let Some(v) = &view {
+        over_table(v, &mut ret);
+    }
     let init = b.subqueries.drain(..).collect();
-    Ok(UpdatePlan { scan, join, sets, init, per_row, returning: ret })
+    Ok(UpdatePlan { scan, join, sets, init, per_row, returning: ret, checks })
 }
 
 fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
@@ -595,9 +701,12 @@ fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
     };
     let needs = (crate::acl::DELETE, d.returning.is_some(), true);
     let items = d.using.as_deref();
-    let (scan, scope, join, late) = target_scan(b, twj, &d.selection, items, needs)?;
-    let per_row = correlated_subqueries(b, late);
-    let ret = returning(b, &d.returning, &scope)?;
+    let (scan, scope, join, late, view) = target_scan(b, twj, &d.selection, items, needs)?;
+    let per_row = correlated_subqueries(b, late, view.as_ref());
+    let mut ret = returning(b, &d.returning, &scope)?;
+    if let Some(v) = &view {
+        over_table(v, &mut ret);
+    }
     let init = b.subqueries.drain(..).collect();
     Ok(DeletePlan { scan, join, init, per_row, returning: ret })
 }

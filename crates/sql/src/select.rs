@@ -27,7 +27,7 @@ mod joins;
 /// ORDER BY and LIMIT served by key order.
 mod order;
 // Set-returning functions in the select list.
-mod srf;
+pub(crate) mod srf;
 /// Views and WITH RECURSIVE.
 mod with;
 
@@ -762,7 +762,7 @@ fn derived_scope(
 }
 
 /// True if `e` calls a window function (`f(...) OVER ...`) anywhere.
-fn contains_window(e: &ast::Expr) -> bool {
+pub(crate) fn contains_window(e: &ast::Expr) -> bool {
     let found = ast::visit_expressions(e, |x| match x {
         ast::Expr::Function(f) if f.over.is_some() => std::ops::ControlFlow::Break(()),
         _ => std::ops::ControlFlow::Continue(()),

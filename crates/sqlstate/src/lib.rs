@@ -165,6 +165,8 @@ sqlstates! {
     ForeignKeyViolation = "23503",
     /// 23514
     CheckViolation = "23514",
+    /// 44000: a row written through a view WITH CHECK OPTION falls outside it.
+    WithCheckOptionViolation = "44000",
     /// 26000
     InvalidSqlStatementName = "26000",
     /// 34000

@@ -32,6 +32,16 @@ pub async fn create_view<T: Txn>(
         }
         bail!(DuplicateTable, "relation \"{name}\" already exists");
     }
+    let check_option = check_option(cv)?;
+    if check_option.is_some() {
+        if let Some(why) = crate::planner::views::not_updatable(&cv.query) {
+            return Err(err!(
+                FeatureNotSupported,
+                "WITH CHECK OPTION is supported only on automatically updatable views"
+            )
+            .with_hint(why));
+        }
+    }
     let (cols, trace) = view_deps::trace(cat, &cv.query)?;
     if cv.columns.len() > cols.len() {
         bail!(SyntaxError, "CREATE VIEW specifies more column names than columns");
@@ -72,9 +82,40 @@ pub async fn create_view<T: Txn>(
         || crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::View, namespace),
         |v| v.access.clone(),
     );
-    let view = catalog::ViewDef { oid, namespace, name, query, columns, comment, access };
+    let view =
+        catalog::ViewDef { oid, namespace, name, query, columns, comment, check_option, access };
     put_entry(txn, keys::view(tenant, oid), json_entry(&view)).await?;
     Ok(DdlResult::tag("CREATE VIEW"))
+}
+
+/// The view's `check_option` (from `WITH (check_option = ...)` or a
+/// trailing WITH CHECK OPTION); other options are accepted and ignored.
+fn check_option(cv: &ast::CreateView) -> Result<Option<catalog::CheckOption>> {
+    let ast::CreateTableOptions::With(options) = &cv.options else { return Ok(None) };
+    let mut found = None;
+    for o in options {
+        let ast::SqlOption::KeyValue { key, value } = o else { continue };
+        if bind::ident(key) != "check_option" {
+            continue;
+        }
+        let text = match value {
+            ast::Expr::Identifier(i) => i.value.to_lowercase(),
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::SingleQuotedString(s) => s.to_lowercase(),
+                other => other.to_string(),
+            },
+            other => other.to_string(),
+        };
+        found = Some(match text.as_str() {
+            "local" => catalog::CheckOption::Local,
+            "cascaded" => catalog::CheckOption::Cascaded,
+            _ => bail!(
+                InvalidParameterValue,
+                "invalid value for enum option \"check_option\": {text}"
+            ),
+        });
+    }
+    Ok(found)
 }
 
 /// DROP VIEW: refused while other views read one (unless CASCADE drops

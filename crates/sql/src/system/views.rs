@@ -55,6 +55,7 @@ pub fn lookup(name: &str) -> Option<ViewDef> {
         query: query.to_string(),
         columns: columns.iter().map(|c| c.to_string()).collect(),
         comment: None,
+        check_option: None,
         access: Default::default(),
     })
 }
