@@ -1090,7 +1090,60 @@ impl CheckOption {
     }
 }
 
+/// A relation with triggers: a table or a view.
+pub struct TriggerHost<'a> {
+    /// Its pg_class OID.
+    pub oid: u32,
+    /// Its schema.
+    pub namespace: u32,
+    /// Its name.
+    pub name: &'a str,
+    /// Its column names (what UPDATE OF positions index).
+    pub columns: Vec<&'a str>,
+    /// Its triggers, in name order.
+    pub triggers: &'a [TriggerDef],
+}
+
+impl Catalog {
+    /// Every table and view that has triggers.
+    pub fn trigger_hosts(&self) -> impl Iterator<Item = TriggerHost<'_>> {
+        let tables = self.tables.values().map(|t| TriggerHost {
+            oid: t.oid,
+            namespace: t.namespace,
+            name: &t.name,
+            columns: t.columns.iter().map(|c| c.name.as_str()).collect(),
+            triggers: &t.triggers,
+        });
+        let views = self.views.values().map(|v| TriggerHost {
+            oid: v.oid,
+            namespace: v.namespace,
+            name: &v.name,
+            columns: v.columns.iter().map(String::as_str).collect(),
+            triggers: &v.triggers,
+        });
+        tables.chain(views).filter(|h| !h.triggers.is_empty())
+    }
+}
+
 impl ViewDef {
+    /// The view as a table with its columns and triggers and no storage:
+    /// what its triggers fire on.
+    pub fn trigger_shell(&self, cat: &Catalog) -> TableDef {
+        TableDef {
+            oid: self.oid,
+            namespace: self.namespace,
+            columns: cat.view_columns(self),
+            triggers: self.triggers.clone(),
+            ..TableDef::new(self.name.clone())
+        }
+    }
+
+    /// True if it has an INSTEAD OF trigger for `event` (a
+    /// [`TriggerDef`] event bit), enabled or not.
+    pub fn has_instead(&self, event: i16) -> bool {
+        self.triggers.iter().any(|t| t.has(TriggerDef::INSTEAD | event))
+    }
+
     /// The stored query, parsed.
     pub fn parse(&self) -> Result<sqlparser::ast::Query> {
         crate::parse::query_text(&self.query).map_err(|e| {
@@ -1311,6 +1364,10 @@ pub struct ViewDef {
     /// must be visible in it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check_option: Option<CheckOption>,
+    /// Its triggers (INSTEAD OF row triggers, BEFORE/AFTER statement
+    /// triggers), in name order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<TriggerDef>,
     /// Owner and ACL. The tables the view reads are read with its owner's
     /// privileges.
     #[serde(flatten)]

@@ -57,6 +57,9 @@ pub struct InsertPlan {
     pub on_conflict: Option<OnConflict>,
     /// Through a view WITH CHECK OPTION: what each new row must satisfy.
     pub checks: Vec<ViewCheck>,
+    /// The table is a view's trigger shell, whose INSTEAD OF INSERT
+    /// triggers take the rows.
+    pub instead: bool,
 }
 
 /// A condition of a view WITH CHECK OPTION on the rows written through
@@ -119,6 +122,10 @@ pub struct UpdatePlan {
     pub returning: Option<Returning>,
     /// Through a view WITH CHECK OPTION: what each new row must satisfy.
     pub checks: Vec<ViewCheck>,
+    /// Of a view with INSTEAD OF UPDATE triggers (the scan's table is its
+    /// trigger shell): the view's rows to update, each followed by the
+    /// values SET reads.
+    pub instead: Option<Plan>,
 }
 
 /// The correlated subqueries of an UPDATE's or DELETE's WHERE and SET:
@@ -161,6 +168,9 @@ pub struct DeletePlan {
     pub per_row: PerRow,
     /// RETURNING, if any.
     pub returning: Option<Returning>,
+    /// Of a view with INSTEAD OF DELETE triggers (the scan's table is its
+    /// trigger shell): the view's rows to delete.
+    pub instead: Option<Plan>,
 }
 
 /// Hands out unique row ids for tables without a primary key: microseconds
@@ -527,6 +537,16 @@ pub async fn insert<T: Txn>(
         }
         rows.push(row);
     }
+    if plan.instead {
+        let mut done = Vec::with_capacity(rows.len());
+        for row in rows {
+            let mut f = Firing::new(txn, tenant, catalog, eval, table, &[]);
+            done.extend(f.instead_row(Event::Insert, None, Some(row)).await?);
+        }
+        let returned = returning_rows(plan.returning.as_ref(), &done, &[], eval)?;
+        Firing::new(txn, tenant, catalog, eval, table, &[]).statement(Event::Insert, false).await?;
+        return Ok((done.len() as u64, returned));
+    }
     if let Some(oc) = &plan.on_conflict {
         let r = upsert(txn, tenant, plan, oc, rows, eval, catalog).await?;
         if triggered {
@@ -876,6 +896,51 @@ async fn with_per_row<T: Txn>(
     Ok(Some(ext.split_off(row.len())))
 }
 
+/// UPDATE or DELETE of a view through its INSTEAD OF triggers: each row
+/// of `rows` (the view's columns, then the values `sets` read) goes to
+/// them; the rows they do not skip count, and RETURNING reads them as
+/// the triggers left them.
+async fn instead_of<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    catalog: &crate::catalog::Catalog,
+    eval: &EvalContext,
+    table: &TableDef,
+    event: Event,
+    (rows, sets, returning): (&Plan, &[(usize, Expr)], Option<&Returning>),
+) -> Result<(u64, Vec<Row>)> {
+    let set_cols = set_columns(sets);
+    Firing::new(txn, tenant, catalog, eval, table, &set_cols).statement(event, true).await?;
+    let rows = {
+        let once = {
+            let mut calls = crate::plpgsql::TxnCalls { txn: &mut *txn, tenant, catalog, ctx: eval };
+            crate::plpgsql::run_calls(rows, &mut calls).await?
+        };
+        let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
+        crate::exec::run(once.as_ref().unwrap_or(rows), &cx).await?
+    };
+    let n = table.columns.len();
+    let mut done = Vec::new();
+    for row in rows {
+        let old = &row[..n.min(row.len())];
+        let new = match event {
+            Event::Delete => None,
+            _ => {
+                let mut new = old.to_vec();
+                for (c, e) in sets {
+                    new[*c] = enforce_type(e.eval(&row, eval)?, &table.columns[*c].ty.to_type())?;
+                }
+                Some(new)
+            }
+        };
+        let mut f = Firing::new(txn, tenant, catalog, eval, table, &set_cols);
+        done.extend(f.instead_row(event, Some(old), new).await?);
+    }
+    let returned = returning_rows(returning, &done, &[], eval)?;
+    Firing::new(txn, tenant, catalog, eval, table, &set_cols).statement(event, false).await?;
+    Ok((done.len() as u64, returned))
+}
+
 /// Runs an UPDATE.
 pub async fn update<T: Txn>(
     txn: &mut T,
@@ -885,6 +950,10 @@ pub async fn update<T: Txn>(
     catalog: &crate::catalog::Catalog,
 ) -> Result<(u64, Vec<Row>)> {
     let table = &plan.scan.table;
+    if let Some(rows) = &plan.instead {
+        let what = (rows, plan.sets.as_slice(), plan.returning.as_ref());
+        return instead_of(txn, tenant, catalog, eval, table, Event::Update, what).await;
+    }
     let triggered = !table.triggers.is_empty();
     let set_cols = match triggered {
         true => set_columns(&plan.sets),
@@ -1026,6 +1095,10 @@ pub async fn delete<T: Txn>(
     catalog: &crate::catalog::Catalog,
 ) -> Result<(u64, Vec<Row>)> {
     let table = &plan.scan.table;
+    if let Some(rows) = &plan.instead {
+        let what = (rows, &[][..], plan.returning.as_ref());
+        return instead_of(txn, tenant, catalog, eval, table, Event::Delete, what).await;
+    }
     let triggered = !table.triggers.is_empty();
     if triggered {
         Firing::new(txn, tenant, catalog, eval, table, &[]).statement(Event::Delete, true).await?;

@@ -209,19 +209,28 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
             privs |= crate::acl::UPDATE | crate::acl::SELECT;
         }
     }
-    let view = match views::named_view(b, &target) {
-        Some(v) => Some(views::resolve(b, &v, views::Op::Insert, privs)?),
-        None => None,
+    // A view with an INSTEAD OF INSERT trigger takes the rows as a
+    // table would (its triggers see them); another view writes its table.
+    let named = views::named_view(b, &target);
+    let instead = named.as_ref().filter(|v| v.has_instead(crate::catalog::TriggerDef::INSERT));
+    let view = match (&named, instead) {
+        (Some(v), None) => Some(views::resolve(b, v, views::Op::Insert, privs)?),
+        _ => None,
     };
-    let table = match &view {
-        Some(v) => v.table.clone(),
-        None => {
+    let table = match (&view, instead) {
+        (Some(v), _) => v.table.clone(),
+        (None, Some(v)) => {
+            b.require(crate::catalog::Relation::View(v.clone()), privs);
+            Arc::new(v.trigger_shell(b.catalog))
+        }
+        (None, None) => {
             let t = b.catalog.query_table(&target)?;
             b.require(crate::catalog::Relation::Table(t.clone()), privs);
             t
         }
     };
-    if view.is_some() && ins.on.is_some() {
+    let instead = instead.is_some();
+    if (view.is_some() || instead) && ins.on.is_some() {
         bail!(FeatureNotSupported, "ON CONFLICT through a view is not supported yet");
     }
     // The relation's columns as the statement names them (a view's, or
@@ -350,7 +359,16 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         over_table(v, &mut ret);
         checks = v.checks.clone();
     }
-    Ok(InsertPlan { table, targets, source, defaults, returning: ret, on_conflict, checks })
+    Ok(InsertPlan {
+        table,
+        targets,
+        source,
+        defaults,
+        returning: ret,
+        on_conflict,
+        checks,
+        instead,
+    })
 }
 
 /// RETURNING bound over a view's columns, rewritten over its table's row.
@@ -648,6 +666,22 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
     let constant_sets =
         u.assignments.iter().all(|a| is_default(&a.value) || !reads_columns(&a.value));
     let needs = (crate::acl::UPDATE, u.returning.is_some(), constant_sets);
+    let from = (&u.table, items.unwrap_or_default(), &u.selection);
+    let update = crate::catalog::TriggerDef::UPDATE;
+    let privs = crate::acl::UPDATE | crate::acl::SELECT;
+    if let Some(i) = views::instead(b, from, &u.assignments, update, privs)? {
+        let ret = returning(b, &u.returning, &i.scope)?;
+        return Ok(UpdatePlan {
+            scan: Scan::full(i.shell, false),
+            join: None,
+            sets: i.sets,
+            init: Vec::new(),
+            per_row: Default::default(),
+            returning: ret,
+            checks: Vec::new(),
+            instead: Some(i.rows),
+        });
+    }
     let (scan, scope, join, late, view) = target_scan(b, &u.table, &u.selection, items, needs)?;
     let table = scan.table.clone();
     let mut sets = Vec::new();
@@ -689,7 +723,7 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
         over_table(v, &mut ret);
     }
     let init = b.subqueries.drain(..).collect();
-    Ok(UpdatePlan { scan, join, sets, init, per_row, returning: ret, checks })
+    Ok(UpdatePlan { scan, join, sets, init, per_row, returning: ret, checks, instead: None })
 }
 
 fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
@@ -701,6 +735,20 @@ fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
     };
     let needs = (crate::acl::DELETE, d.returning.is_some(), true);
     let items = d.using.as_deref();
+    let from = (twj, items.unwrap_or_default(), &d.selection);
+    let delete = crate::catalog::TriggerDef::DELETE;
+    let privs = crate::acl::DELETE | crate::acl::SELECT;
+    if let Some(i) = views::instead(b, from, &[], delete, privs)? {
+        let ret = returning(b, &d.returning, &i.scope)?;
+        return Ok(DeletePlan {
+            scan: Scan::full(i.shell, false),
+            join: None,
+            init: Vec::new(),
+            per_row: Default::default(),
+            returning: ret,
+            instead: Some(i.rows),
+        });
+    }
     let (scan, scope, join, late, view) = target_scan(b, twj, &d.selection, items, needs)?;
     let per_row = correlated_subqueries(b, late, view.as_ref());
     let mut ret = returning(b, &d.returning, &scope)?;
@@ -708,5 +756,5 @@ fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
         over_table(v, &mut ret);
     }
     let init = b.subqueries.drain(..).collect();
-    Ok(DeletePlan { scan, join, init, per_row, returning: ret })
+    Ok(DeletePlan { scan, join, init, per_row, returning: ret, instead: None })
 }

@@ -1217,7 +1217,17 @@ impl SystemTable {
                     };
                     let Some(tb) = catalog.tables.get(&key).filter(|_| matches!(kind, "r" | "m"))
                     else {
-                        rows.push(owned(class_row(oid, ns, name, kind, false, "p")));
+                        let mut row = class_row(oid, ns, name, kind, false, "p");
+                        if let Some(v) = catalog.views.get(&key).filter(|_| kind == "v") {
+                            row[12] = Value::Bool(!v.triggers.is_empty());
+                            if let Some(c) = v.check_option {
+                                let option = Value::Text(format!("check_option={}", c.name()));
+                                row[26] =
+                                    sqltypes::array::ArrayValue::new(DataType::Text, vec![option])
+                                        .into_value();
+                            }
+                        }
+                        rows.push(owned(row));
                         continue;
                     };
                     let has_index = !tb.primary_key.is_empty() || !tb.indexes.is_empty();
@@ -1359,8 +1369,8 @@ impl SystemTable {
                 }
             }
             PgTrigger => {
-                for table in catalog.tables.values() {
-                    for tr in &table.triggers {
+                for table in catalog.trigger_hosts() {
+                    for tr in table.triggers {
                         let mut args = Vec::new();
                         for a in &tr.args {
                             args.extend_from_slice(a.as_bytes());

@@ -76,19 +76,55 @@ pub struct Firing<'a, T: Txn> {
     pub set_cols: &'a [usize],
 }
 
+/// When a trigger fires, relative to its event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timing {
+    Before,
+    After,
+    /// In place of the event (a view's INSTEAD OF triggers).
+    Instead,
+}
+
+impl Timing {
+    fn of(t: &TriggerDef) -> Timing {
+        match () {
+            _ if t.has(TriggerDef::INSTEAD) => Timing::Instead,
+            _ if t.has(TriggerDef::BEFORE) => Timing::Before,
+            _ => Timing::After,
+        }
+    }
+
+    fn before(before: bool) -> Timing {
+        if before {
+            Timing::Before
+        } else {
+            Timing::After
+        }
+    }
+
+    /// TG_WHEN.
+    fn name(self) -> &'static str {
+        match self {
+            Timing::Before => "BEFORE",
+            Timing::After => "AFTER",
+            Timing::Instead => "INSTEAD OF",
+        }
+    }
+}
+
 /// The table's enabled triggers for an event at a timing and level, in
 /// name order.
 fn selected<'t>(
     table: &'t TableDef,
     event: Event,
-    before: bool,
+    timing: Timing,
     row: bool,
     set_cols: &'t [usize],
 ) -> impl Iterator<Item = &'t TriggerDef> {
     table.triggers.iter().filter(move |t| {
         t.enabled != 'D'
             && t.has(event.bit())
-            && t.has(TriggerDef::BEFORE) == before
+            && Timing::of(t) == timing
             && t.has(TriggerDef::ROW) == row
             && (event != Event::Update
                 || t.columns.is_empty()
@@ -102,7 +138,7 @@ pub fn has_row(table: &TableDef, event: Event, before: bool) -> bool {
     table.triggers.iter().any(|t| {
         t.enabled != 'D'
             && t.has(event.bit() | TriggerDef::ROW)
-            && t.has(TriggerDef::BEFORE) == before
+            && Timing::of(t) == Timing::before(before)
     })
 }
 
@@ -127,7 +163,7 @@ impl<'a, T: Txn> Firing<'a, T> {
             return Ok(());
         }
         let set_cols = self.set_cols;
-        for t in selected(table, event, before, false, set_cols) {
+        for t in selected(table, event, Timing::before(before), false, set_cols) {
             self.fire(t, event, None, None).await?;
         }
         Ok(())
@@ -142,10 +178,32 @@ impl<'a, T: Txn> Firing<'a, T> {
         old: Option<&[Value]>,
         new: Option<Vec<Value>>,
     ) -> Result<Option<Vec<Value>>> {
+        self.row_triggers(event, Timing::Before, old, new).await
+    }
+
+    /// Fires a view's INSTEAD OF triggers for one row, which do the
+    /// event's work: the row as they left it (`old` for a DELETE), or None
+    /// if one of them returned NULL (the row does not count as changed).
+    pub async fn instead_row(
+        &mut self,
+        event: Event,
+        old: Option<&[Value]>,
+        new: Option<Vec<Value>>,
+    ) -> Result<Option<Vec<Value>>> {
+        self.row_triggers(event, Timing::Instead, old, new).await
+    }
+
+    async fn row_triggers(
+        &mut self,
+        event: Event,
+        timing: Timing,
+        old: Option<&[Value]>,
+        new: Option<Vec<Value>>,
+    ) -> Result<Option<Vec<Value>>> {
         let table = self.table;
         let set_cols = self.set_cols;
         let mut new = new;
-        for t in selected(table, event, true, true, set_cols) {
+        for t in selected(table, event, timing, true, set_cols) {
             let Some(v) = self.fire(t, event, old, new.as_deref()).await? else { continue };
             match v {
                 Value::Null => return Ok(None),
@@ -180,7 +238,7 @@ impl<'a, T: Txn> Firing<'a, T> {
         let table = self.table;
         let set_cols = self.set_cols;
         for r in rows {
-            for t in selected(table, r.event, false, true, set_cols) {
+            for t in selected(table, r.event, Timing::After, true, set_cols) {
                 self.fire(t, r.event, r.old.as_deref(), r.new.as_deref()).await?;
             }
         }
@@ -207,7 +265,7 @@ impl<'a, T: Txn> Firing<'a, T> {
                 .function_by_oid(t.function)
                 .map(|f| f.name.clone())
                 .unwrap_or_default(),
-            when: if t.has(TriggerDef::BEFORE) { "BEFORE" } else { "AFTER" },
+            when: Timing::of(t).name(),
             level: if t.has(TriggerDef::ROW) { "ROW" } else { "STATEMENT" },
             op: event.op(),
             relid: table.oid,

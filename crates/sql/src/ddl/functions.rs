@@ -804,6 +804,23 @@ pub async fn drop_function<T: Txn>(
             lock_table(txn, tenant, cur.oid).await?;
             write_table(txn, tenant, &cur).await?;
         }
+        for v in cat.views.values() {
+            if !v.triggers.iter().any(|tr| oids.contains(&tr.function)) {
+                continue;
+            }
+            let mut cur = (**v).clone();
+            cur.triggers.retain(|tr| {
+                let keep = !oids.contains(&tr.function);
+                if !keep {
+                    r.notices.push(notice(format!(
+                        "drop cascades to trigger {} on view {}",
+                        tr.name, v.name
+                    )));
+                }
+                keep
+            });
+            put_entry(txn, keys::view(tenant, cur.oid), json_entry(&cur)).await?;
+        }
     }
     for d in doomed {
         delete_key(txn, keys::function(tenant, d.oid)).await?;

@@ -1,9 +1,61 @@
 //! CREATE TRIGGER, DROP TRIGGER and ALTER TABLE ... ENABLE | DISABLE
-//! TRIGGER. A trigger is stored on its table ([`catalog::TriggerDef`]);
-//! triggers.rs fires them.
+//! TRIGGER. A trigger is stored on its table or view
+//! ([`catalog::TriggerDef`]); triggers.rs fires them.
 
 use super::*;
 use crate::catalog::TriggerDef;
+
+/// The relation a trigger is on: a table, or a view (INSTEAD OF row
+/// triggers, statement triggers).
+enum On {
+    Table(Arc<TableDef>),
+    View(Arc<catalog::ViewDef>),
+}
+
+impl On {
+    /// The table or view `n` names, if it names one.
+    fn find(cat: &Catalog, n: &catalog::ObjName) -> Result<Option<On>> {
+        Ok(match cat.relation(n)? {
+            Some(catalog::Relation::Table(t)) if t.matview.is_none() => Some(On::Table(t)),
+            Some(catalog::Relation::View(v)) => Some(On::View(v)),
+            _ => None,
+        })
+    }
+
+    fn name(&self) -> &str {
+        match self {
+            On::Table(t) => &t.name,
+            On::View(v) => &v.name,
+        }
+    }
+
+    fn triggers(&self) -> &[TriggerDef] {
+        match self {
+            On::Table(t) => &t.triggers,
+            On::View(v) => &v.triggers,
+        }
+    }
+
+    /// Stores the relation with `triggers` in place of its own.
+    async fn store<T: Txn>(
+        &self,
+        txn: &mut T,
+        tenant: TenantId,
+        triggers: Vec<TriggerDef>,
+    ) -> Result<()> {
+        bump_version(txn, tenant).await?;
+        match self {
+            On::Table(t) => {
+                lock_table(txn, tenant, t.oid).await?;
+                write_table(txn, tenant, &TableDef { triggers, ..(**t).clone() }).await
+            }
+            On::View(v) => {
+                let view = catalog::ViewDef { triggers, ..(**v).clone() };
+                put_entry(txn, keys::view(tenant, v.oid), json_entry(&view)).await
+            }
+        }
+    }
+}
 
 /// CREATE [OR REPLACE] TRIGGER, with its function's arguments.
 pub async fn create_trigger<T: Txn>(
@@ -21,38 +73,48 @@ pub async fn create_trigger<T: Txn>(
         bail!(FeatureNotSupported, "transition tables (REFERENCING) are not supported");
     }
     let tname = bind::obj_name(&ct.table_name)?;
-    let table = match cat.relation(&tname)? {
-        Some(catalog::Relation::Table(t)) if t.matview.is_none() => t,
-        Some(catalog::Relation::View(_))
-            if !matches!(ct.period, Some(ast::TriggerPeriod::InsteadOf)) =>
-        {
-            return Err(err!(WrongObjectType, "\"{}\" is a view", tname.name)
-                .with_detail("Views cannot have row-level BEFORE or AFTER triggers."))
-        }
-        Some(catalog::Relation::View(_)) => {
-            bail!(FeatureNotSupported, "INSTEAD OF triggers on views are not supported")
-        }
-        Some(_) => {
+    let Some(on) = On::find(cat, &tname)? else {
+        if cat.relation(&tname)?.is_some() {
             return Err(err!(WrongObjectType, "\"{}\" is not a table or view", tname.name)
-                .with_detail("This operation is not supported for this kind of relation."))
+                .with_detail("This operation is not supported for this kind of relation."));
         }
-        None => bail!(UndefinedTable, "relation \"{tname}\" does not exist"),
+        bail!(UndefinedTable, "relation \"{tname}\" does not exist")
     };
-    refuse_temporary(&table, "CREATE TRIGGER")?;
-    let mut tgtype = match ct.period {
-        Some(ast::TriggerPeriod::Before) => TriggerDef::BEFORE,
-        Some(ast::TriggerPeriod::After) => 0,
-        Some(ast::TriggerPeriod::InsteadOf) => {
-            return Err(err!(WrongObjectType, "\"{}\" is a table", table.name)
-                .with_detail("Tables cannot have INSTEAD OF triggers."))
-        }
-        _ => bail!(SyntaxError, "syntax error at or near \"ON\""),
-    };
+    let instead = matches!(ct.period, Some(ast::TriggerPeriod::InsteadOf));
     let row = matches!(
         ct.trigger_object,
         Some(ast::TriggerObjectKind::ForEach(ast::TriggerObject::Row))
             | Some(ast::TriggerObjectKind::For(ast::TriggerObject::Row))
     );
+    let truncate = ct.events.iter().any(|e| matches!(e, ast::TriggerEvent::Truncate));
+    // PostgreSQL's checks, in its order.
+    let columns_named: Vec<String> = match &on {
+        On::Table(t) => {
+            refuse_temporary(t, "CREATE TRIGGER")?;
+            if instead {
+                return Err(err!(WrongObjectType, "\"{}\" is a table", t.name)
+                    .with_detail("Tables cannot have INSTEAD OF triggers."));
+            }
+            t.columns.iter().map(|c| c.name.clone()).collect()
+        }
+        On::View(v) => {
+            if !instead && row {
+                return Err(err!(WrongObjectType, "\"{}\" is a view", v.name)
+                    .with_detail("Views cannot have row-level BEFORE or AFTER triggers."));
+            }
+            if truncate {
+                return Err(err!(WrongObjectType, "\"{}\" is a view", v.name)
+                    .with_detail("Views cannot have TRUNCATE triggers."));
+            }
+            v.columns.clone()
+        }
+    };
+    let mut tgtype = match ct.period {
+        Some(ast::TriggerPeriod::Before) => TriggerDef::BEFORE,
+        Some(ast::TriggerPeriod::After) => 0,
+        Some(ast::TriggerPeriod::InsteadOf) => TriggerDef::INSTEAD,
+        _ => bail!(SyntaxError, "syntax error at or near \"ON\""),
+    };
     if row {
         tgtype |= TriggerDef::ROW;
     }
@@ -64,13 +126,13 @@ pub async fn create_trigger<T: Txn>(
             ast::TriggerEvent::Update(cols) => {
                 for c in cols {
                     let c = bind::ident(c);
-                    match table.columns.iter().position(|x| x.name == c) {
+                    match columns_named.iter().position(|x| *x == c) {
                         Some(i) if !columns.contains(&i) => columns.push(i),
                         Some(_) => {}
                         None => bail!(
                             UndefinedColumn,
                             "column \"{c}\" of relation \"{}\" does not exist",
-                            table.name
+                            on.name()
                         ),
                     }
                 }
@@ -80,6 +142,17 @@ pub async fn create_trigger<T: Txn>(
                 bail!(FeatureNotSupported, "TRUNCATE triggers are not supported")
             }
         };
+    }
+    if instead {
+        if !row {
+            bail!(FeatureNotSupported, "INSTEAD OF triggers must be FOR EACH ROW");
+        }
+        if ct.condition.is_some() {
+            bail!(FeatureNotSupported, "INSTEAD OF triggers cannot have WHEN conditions");
+        }
+        if !columns.is_empty() {
+            bail!(FeatureNotSupported, "INSTEAD OF triggers cannot have column lists");
+        }
     }
     let when = match &ct.condition {
         Some(c) => Some(check_when(c, tgtype)?),
@@ -99,26 +172,24 @@ pub async fn create_trigger<T: Txn>(
         args: args.to_vec(),
         enabled: 'O',
     };
-    let mut cur = (*table).clone();
-    bump_version(txn, tenant).await?;
-    match cur.triggers.iter().position(|t| t.name == name) {
+    let mut triggers = on.triggers().to_vec();
+    match triggers.iter().position(|t| t.name == name) {
         Some(i) if ct.or_replace => {
-            def.oid = cur.triggers[i].oid;
-            cur.triggers[i] = def;
+            def.oid = triggers[i].oid;
+            triggers[i] = def;
         }
         Some(_) => bail!(
             DuplicateObject,
             "trigger \"{name}\" for relation \"{}\" already exists",
-            table.name
+            on.name()
         ),
         None => {
             def.oid = alloc(txn, tenant, 1).await? as u32;
-            cur.triggers.push(def);
-            cur.triggers.sort_by(|a, b| a.name.cmp(&b.name));
+            triggers.push(def);
+            triggers.sort_by(|a, b| a.name.cmp(&b.name));
         }
     }
-    lock_table(txn, tenant, cur.oid).await?;
-    write_table(txn, tenant, &cur).await?;
+    on.store(txn, tenant, triggers).await?;
     Ok(DdlResult::tag("CREATE TRIGGER"))
 }
 
@@ -208,29 +279,27 @@ pub async fn drop_trigger<T: Txn>(
         bail!(SyntaxError, "syntax error at end of input");
     };
     let tname = bind::obj_name(tname)?;
-    let table = match cat.table(&tname)? {
-        Some(t) => t,
+    let on = match On::find(cat, &tname)? {
+        Some(on) => on,
         None if dt.if_exists => {
             r.notices.push(notice(format!("relation \"{tname}\" does not exist, skipping")));
             return Ok(r);
         }
         None => bail!(UndefinedTable, "relation \"{tname}\" does not exist"),
     };
-    let Some(i) = table.triggers.iter().position(|t| t.name == name) else {
+    let Some(i) = on.triggers().iter().position(|t| t.name == name) else {
         if dt.if_exists {
             r.notices.push(notice(format!(
                 "trigger \"{name}\" for relation \"{}\" does not exist, skipping",
-                table.name
+                on.name()
             )));
             return Ok(r);
         }
-        bail!(UndefinedObject, "trigger \"{name}\" for table \"{}\" does not exist", table.name);
+        bail!(UndefinedObject, "trigger \"{name}\" for table \"{}\" does not exist", on.name());
     };
-    let mut cur = (*table).clone();
-    cur.triggers.remove(i);
-    bump_version(txn, tenant).await?;
-    lock_table(txn, tenant, cur.oid).await?;
-    write_table(txn, tenant, &cur).await?;
+    let mut triggers = on.triggers().to_vec();
+    triggers.remove(i);
+    on.store(txn, tenant, triggers).await?;
     Ok(r)
 }
 
@@ -242,30 +311,24 @@ pub async fn rename_trigger<T: Txn>(
     r: &crate::parse::RenameTrigger,
 ) -> Result<DdlResult> {
     let tname = bind::obj_name(&r.table)?;
-    let Some(table) = cat.table(&tname)? else {
+    let Some(on) = On::find(cat, &tname)? else {
         bail!(UndefinedTable, "relation \"{tname}\" does not exist")
     };
-    let Some(i) = table.triggers.iter().position(|t| t.name == r.name) else {
-        bail!(
-            UndefinedObject,
-            "trigger \"{}\" for table \"{}\" does not exist",
-            r.name,
-            table.name
-        );
+    let Some(i) = on.triggers().iter().position(|t| t.name == r.name) else {
+        bail!(UndefinedObject, "trigger \"{}\" for table \"{}\" does not exist", r.name, on.name());
     };
-    if table.triggers.iter().any(|t| t.name == r.new_name) {
+    if on.triggers().iter().any(|t| t.name == r.new_name) {
         bail!(
             DuplicateObject,
             "trigger \"{}\" for relation \"{}\" already exists",
             r.new_name,
-            table.name
+            on.name()
         );
     }
-    let mut cur = (*table).clone();
-    cur.triggers[i].name = r.new_name.clone();
-    bump_version(txn, tenant).await?;
-    lock_table(txn, tenant, cur.oid).await?;
-    write_table(txn, tenant, &cur).await?;
+    let mut triggers = on.triggers().to_vec();
+    triggers[i].name = r.new_name.clone();
+    triggers.sort_by(|a, b| a.name.cmp(&b.name));
+    on.store(txn, tenant, triggers).await?;
     Ok(DdlResult::tag("ALTER TRIGGER"))
 }
 
@@ -289,13 +352,12 @@ pub fn set_enabled(t: &mut TableDef, name: &ast::Ident, enabled: bool) -> Result
 
 /// The triggers that call function `oid`, as (trigger, table) names.
 pub fn triggers_calling(cat: &Catalog, oid: u32) -> Vec<(String, String)> {
-    cat.tables
-        .values()
-        .flat_map(|t| {
-            t.triggers
-                .iter()
-                .filter(|tr| tr.function == oid)
-                .map(|tr| (tr.name.clone(), t.name.clone()))
+    let tables = cat.tables.values().map(|t| (&t.triggers, &t.name));
+    let views = cat.views.values().map(|v| (&v.triggers, &v.name));
+    tables
+        .chain(views)
+        .flat_map(|(triggers, on)| {
+            triggers.iter().filter(|tr| tr.function == oid).map(|tr| (tr.name.clone(), on.clone()))
         })
         .collect()
 }

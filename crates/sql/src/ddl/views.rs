@@ -82,8 +82,19 @@ pub async fn create_view<T: Txn>(
         || crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::View, namespace),
         |v| v.access.clone(),
     );
-    let view =
-        catalog::ViewDef { oid, namespace, name, query, columns, comment, check_option, access };
+    // OR REPLACE keeps the triggers.
+    let triggers = existing.as_ref().map(|v| v.triggers.clone()).unwrap_or_default();
+    let view = catalog::ViewDef {
+        oid,
+        namespace,
+        name,
+        query,
+        columns,
+        comment,
+        check_option,
+        triggers,
+        access,
+    };
     put_entry(txn, keys::view(tenant, oid), json_entry(&view)).await?;
     Ok(DdlResult::tag("CREATE VIEW"))
 }

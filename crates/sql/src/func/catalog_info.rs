@@ -879,8 +879,7 @@ fn trigger_action(cat: &Catalog, tr: &crate::catalog::TriggerDef) -> String {
 pub fn trigger_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
     use crate::catalog::TriggerDef as T;
     let (table, tr) = cat
-        .tables
-        .values()
+        .trigger_hosts()
         .find_map(|t| t.triggers.iter().find(|tr| tr.oid == oid).map(|tr| (t, tr)))?;
     let events: Vec<String> = trigger_events(tr.tgtype)
         .map(|(_, e)| match (e, tr.columns.is_empty()) {
@@ -889,18 +888,18 @@ pub fn trigger_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
                     .columns
                     .iter()
                     .filter_map(|&c| table.columns.get(c))
-                    .map(|c| quote_ident(&c.name))
+                    .map(|c| quote_ident(c))
                     .collect();
                 format!("UPDATE OF {}", cols.join(", "))
             }
             (e, _) => e.to_string(),
         })
         .collect();
-    let timing = if tr.has(T::BEFORE) { "BEFORE" } else { "AFTER" };
+    let timing = trigger_timing(tr);
     let level = if tr.has(T::ROW) { "ROW" } else { "STATEMENT" };
-    let on = match pretty && cat.relation_visible(table.namespace, &table.name) {
-        true => quote_ident(&table.name),
-        false => qualified_name(cat, table.namespace, &table.name),
+    let on = match pretty && cat.relation_visible(table.namespace, table.name) {
+        true => quote_ident(table.name),
+        false => qualified_name(cat, table.namespace, table.name),
     };
     let when = match &tr.when {
         Some(w) if pretty => format!(" WHEN ({w})"),
@@ -915,32 +914,40 @@ pub fn trigger_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
     ))
 }
 
+/// BEFORE, AFTER or INSTEAD OF.
+fn trigger_timing(tr: &crate::catalog::TriggerDef) -> &'static str {
+    use crate::catalog::TriggerDef as T;
+    match () {
+        _ if tr.has(T::INSTEAD) => "INSTEAD OF",
+        _ if tr.has(T::BEFORE) => "BEFORE",
+        _ => "AFTER",
+    }
+}
+
 /// information_schema.triggers rows (one per trigger and event), or
 /// triggered_update_columns rows (`triggers` false).
 pub fn trigger_rows(cat: &Catalog, triggers: bool) -> Vec<Vec<Value>> {
     use crate::catalog::TriggerDef as T;
     let t = |s: &str| Value::Text(s.to_string());
     let mut rows = Vec::new();
-    for table in cat.tables.values() {
+    for table in cat.trigger_hosts() {
         let schema = cat.namespace_name(table.namespace).unwrap_or_default();
-        for tr in &table.triggers {
+        for tr in table.triggers {
             let head = [t("postgres"), t(schema), t(&tr.name)];
-            let object = [t("postgres"), t(schema), t(&table.name)];
+            let object = [t("postgres"), t(schema), t(table.name)];
             if !triggers {
                 for c in tr.columns.iter().filter_map(|&c| table.columns.get(c)) {
                     let mut row = head.to_vec();
                     row.extend(object.iter().cloned());
-                    row.push(t(&c.name));
+                    row.push(t(c));
                     rows.push(row);
                 }
                 continue;
             }
             for (bit, e) in trigger_events(tr.tgtype) {
                 // The trigger's place among those that fire with it.
-                let same = |o: &&T| {
-                    o.has(bit)
-                        && (o.tgtype & (T::ROW | T::BEFORE)) == (tr.tgtype & (T::ROW | T::BEFORE))
-                };
+                let timing = T::ROW | T::BEFORE | T::INSTEAD;
+                let same = |o: &&T| o.has(bit) && (o.tgtype & timing) == (tr.tgtype & timing);
                 let order =
                     table.triggers.iter().filter(same).take_while(|o| o.name <= tr.name).count();
                 let row_level = tr.has(T::ROW);
@@ -951,7 +958,7 @@ pub fn trigger_rows(cat: &Catalog, triggers: bool) -> Vec<Vec<Value>> {
                 row.push(tr.when.as_ref().map_or(Value::Null, |w| t(&format!("({w})"))));
                 row.push(t(&trigger_action(cat, tr)));
                 row.push(t(if row_level { "ROW" } else { "STATEMENT" }));
-                row.push(t(if tr.has(T::BEFORE) { "BEFORE" } else { "AFTER" }));
+                row.push(t(trigger_timing(tr)));
                 row.extend([Value::Null, Value::Null]);
                 row.push(if row_level { t("OLD") } else { Value::Null });
                 row.push(if row_level { t("NEW") } else { Value::Null });

@@ -320,3 +320,92 @@ fn resolve_in(
     let filter = crate::expr::and_all(below.into_iter().chain(filter).collect());
     Ok(ViewTarget { view: v.clone(), table, exprs, types, columns, filter, checks })
 }
+
+/// An UPDATE or DELETE of a view with INSTEAD OF triggers for it: the
+/// rows it hands them.
+pub(super) struct Instead {
+    /// The view as its triggers see it.
+    pub shell: Arc<TableDef>,
+    /// The view's rows the statement picks (its FROM items and WHERE
+    /// clause), each followed by the values SET assigns.
+    pub rows: crate::plan::Plan,
+    /// (view column, its new value over a row of `rows`).
+    pub sets: Vec<(usize, Expr)>,
+    /// The view's columns, for RETURNING.
+    pub scope: Scope,
+}
+
+/// Plans an UPDATE (`assignments`) or DELETE of `twj` when it is a view
+/// with an INSTEAD OF trigger for `event` (a [`TriggerDef`] bit); None
+/// when it is not.
+///
+/// [`TriggerDef`]: crate::catalog::TriggerDef
+pub(super) fn instead(
+    b: &mut Binder<'_>,
+    (twj, items, selection): (&ast::TableWithJoins, &[ast::TableWithJoins], &Option<ast::Expr>),
+    assignments: &[ast::Assignment],
+    event: i16,
+    privs: u16,
+) -> Result<Option<Instead>> {
+    let ast::TableFactor::Table { name, alias, args: None, .. } = &twj.relation else {
+        return Ok(None);
+    };
+    let Some(v) = named_view(b, &bind::obj_name(name)?) else { return Ok(None) };
+    if !v.has_instead(event) || !twj.joins.is_empty() {
+        return Ok(None);
+    }
+    b.require(Relation::View(v.clone()), privs);
+    let shell = Arc::new(v.trigger_shell(b.catalog));
+    let qualifier = alias.as_ref().map(|a| a.name.clone()).unwrap_or(ast::Ident::new(&v.name));
+    let mut targets = Vec::new();
+    let mut projection = vec![ast::SelectItem::QualifiedWildcard(
+        ast::SelectItemQualifiedWildcardKind::ObjectName(ast::ObjectName::from(vec![
+            qualifier.clone()
+        ])),
+        ast::WildcardAdditionalOptions::default(),
+    )];
+    for a in assignments {
+        let cn = match &a.target {
+            ast::AssignmentTarget::ColumnName(n) => bind::object_name(n)?,
+            ast::AssignmentTarget::Tuple(_) => {
+                bail!(FeatureNotSupported, "multi-column SET is not supported yet")
+            }
+        };
+        let Some(i) = shell.column_index(&cn) else {
+            bail!(UndefinedColumn, "column \"{cn}\" of relation \"{}\" does not exist", v.name);
+        };
+        if targets.contains(&i) {
+            bail!(DuplicateColumn, "multiple assignments to same column \"{cn}\"");
+        }
+        targets.push(i);
+        // A view column's default is NULL.
+        let value = match super::is_default(&a.value) {
+            true => ast::Expr::value(ast::Value::Null),
+            false => a.value.clone(),
+        };
+        projection.push(ast::SelectItem::UnnamedExpr(value));
+    }
+    let mut q = crate::parse::query_text("SELECT 1")
+        .map_err(|e| err!(InternalError, "query template does not parse: {e}"))?;
+    if let ast::SetExpr::Select(s) = q.body.as_mut() {
+        s.projection = projection;
+        s.from = std::iter::once(twj.clone()).chain(items.iter().cloned()).collect();
+        s.selection = selection.clone();
+    }
+    let (rows, cols) = b.query(&q)?;
+    let n = shell.columns.len();
+    let mut sets = Vec::with_capacity(targets.len());
+    for (k, &i) in targets.iter().enumerate() {
+        let from = match &cols[n + k].ty {
+            DataType::Unknown => DataType::Text,
+            t => t.clone(),
+        };
+        sets.push((
+            i,
+            b.coerce_assigned(Expr::Column(n + k), &from, &shell.columns[i].ty.to_type())?,
+        ));
+    }
+    let qualifier = bind::ident(&qualifier);
+    let scope = crate::select::table_scope(&shell, &qualifier, alias);
+    Ok(Some(Instead { shell, rows, sets, scope }))
+}

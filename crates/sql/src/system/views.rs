@@ -56,6 +56,7 @@ pub fn lookup(name: &str) -> Option<ViewDef> {
         columns: columns.iter().map(|c| c.to_string()).collect(),
         comment: None,
         check_option: None,
+        triggers: Vec::new(),
         access: Default::default(),
     })
 }
