@@ -659,6 +659,7 @@ async fn upsert<T: Txn>(
         let locked = txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
         let Some(existing) = locked.into_iter().next().and_then(|l| l.latest) else {
             insert_rows(txn, tenant, table, std::slice::from_ref(&row), false).await?;
+            check_views(&plan.checks, &row, eval)?;
             updated_keys.insert(key.as_bytes().to_vec());
             if after {
                 events.push(RowEvent { event: Event::Insert, old: None, new: Some(row.clone()) });
@@ -697,6 +698,9 @@ async fn upsert<T: Txn>(
             bail!(FeatureNotSupported, "ON CONFLICT DO UPDATE cannot change the primary key yet");
         }
         written.push(update_row(txn, tenant, table, key, &old, new, false).await?);
+        if let Some(new) = written.last() {
+            check_views(&plan.checks, new, eval)?;
+        }
         if after {
             let new = written.last().cloned();
             events.push(RowEvent { event: Event::Update, old: Some(old.clone()), new });

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use sqlparser::ast;
 use sqltypes::DataType;
 
-use crate::bind::{self, Binder, Reach, Scope};
+use crate::bind::{self, Binder, Scope};
 use crate::catalog::{Catalog, TableDef};
 use crate::dml::{DeletePlan, InsertPlan, OnConflict, Returning, UpdatePlan};
 use crate::error::Result;
@@ -20,7 +20,7 @@ use crate::plan::{Column, Plan, Scan};
 use crate::select;
 use crate::{bail, err};
 
-pub(crate) mod views;
+pub mod views;
 
 /// A planned statement.
 #[derive(Debug, Clone, PartialEq)]
@@ -230,8 +230,11 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         }
     };
     let instead = instead.is_some();
-    if (view.is_some() || instead) && ins.on.is_some() {
-        bail!(FeatureNotSupported, "ON CONFLICT through a view is not supported yet");
+    if instead && ins.on.is_some() {
+        bail!(
+            FeatureNotSupported,
+            "ON CONFLICT on a view with INSTEAD OF triggers is not supported yet"
+        );
     }
     // The relation's columns as the statement names them (a view's, or
     // the table's), and the table column each one writes.
@@ -351,7 +354,7 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
     };
     let on_conflict = match &ins.on {
         None => None,
-        Some(on) => Some(plan_on_conflict(b, &table, &scope, on)?),
+        Some(on) => Some(plan_on_conflict(b, (&table, view.as_ref()), &scope, on)?),
     };
     let mut ret = returning(b, &ins.returning, &scope)?;
     let mut checks = Vec::new();
@@ -378,12 +381,20 @@ fn over_table(v: &views::ViewTarget, ret: &mut Option<Returning>) {
     }
 }
 
+/// ON CONFLICT of an INSERT into `table`, or through view `view` (then its
+/// column names and `scope` are the view's, and the expressions are
+/// rewritten over the existing and proposed table rows).
 fn plan_on_conflict(
     b: &mut Binder<'_>,
-    table: &crate::catalog::TableDef,
+    (table, view): (&crate::catalog::TableDef, Option<&views::ViewTarget>),
     scope: &Scope,
     on: &ast::OnInsert,
 ) -> Result<OnConflict> {
+    // The table column a name the statement uses stands for.
+    let column = |name: &str| match view {
+        Some(v) => v.view.columns.iter().position(|c| c == name).and_then(|j| v.columns[j]),
+        None => table.column_index(name),
+    };
     let ast::OnInsert::OnConflict(oc) = on else {
         bail!(FeatureNotSupported, "ON DUPLICATE KEY UPDATE is MySQL syntax; use ON CONFLICT");
     };
@@ -398,7 +409,7 @@ fn plan_on_conflict(
         Some(ast::ConflictTarget::Columns(cols)) => {
             let mut want: Vec<usize> = Vec::new();
             for c in cols {
-                want.push(table.column_index(&bind::ident(c)).ok_or_else(no_match)?);
+                want.push(column(&bind::ident(c)).ok_or_else(no_match)?);
             }
             let mut pk = table.primary_key.clone();
             want.sort_unstable();
@@ -433,16 +444,23 @@ fn plan_on_conflict(
             }
             // Existing row's columns, then the proposed row's as `excluded`.
             let mut pair = scope.clone();
-            for (i, c) in table.columns.iter().enumerate() {
-                pair.cols.push(crate::bind::ScopeCol {
-                    qualifier: Some("excluded".into()),
-                    name: c.name.clone(),
-                    ty: c.ty.to_type(),
-                    table_oid: table.oid,
-                    column_id: i as i16 + 1,
-                    reach: Reach::Full,
-                });
-            }
+            let excluded = match view {
+                Some(v) => v.scope("excluded", &None),
+                None => select::table_scope(table, "excluded", &None),
+            };
+            pair.cols.extend(excluded.cols);
+            // Through a view: over the existing table row, then the
+            // proposed one.
+            let over = |e: Expr| match view {
+                None => e,
+                Some(v) => {
+                    let (n, w) = (v.exprs.len(), table.columns.len());
+                    e.remap_columns(&|i| match i < n {
+                        true => v.exprs[i].clone(),
+                        false => v.exprs[i - n].remap_columns(&|c| Expr::Column(c + w)),
+                    })
+                }
+            };
             let mut sets = Vec::new();
             for a in &du.assignments {
                 let cn = match &a.target {
@@ -451,20 +469,24 @@ fn plan_on_conflict(
                         bail!(FeatureNotSupported, "multi-column SET is not supported yet")
                     }
                 };
-                let Some(i) = table.column_index(&cn) else {
-                    bail!(
-                        UndefinedColumn,
-                        "column \"{cn}\" of relation \"{}\" does not exist",
-                        table.name
-                    );
+                let found = match view {
+                    Some(v) => match v.view.columns.iter().position(|c| *c == cn) {
+                        Some(j) => Some(v.column(j, &cn, views::Op::Update)?),
+                        None => None,
+                    },
+                    None => table.column_index(&cn),
+                };
+                let Some(i) = found else {
+                    let name = view.map_or(&table.name, |v| &v.view.name);
+                    bail!(UndefinedColumn, "column \"{cn}\" of relation \"{name}\" does not exist");
                 };
                 let ty = table.columns[i].ty.to_type();
-                sets.push((i, b.assign(&a.value, &pair, &ty)?));
+                sets.push((i, over(b.assign(&a.value, &pair, &ty)?)));
             }
             let filter = match &du.selection {
                 Some(w) => {
                     let (x, t) = b.expr(w, &pair)?;
-                    Some(b.coerce(x, &t, &DataType::Bool)?)
+                    Some(over(b.coerce(x, &t, &DataType::Bool)?))
                 }
                 None => None,
             };

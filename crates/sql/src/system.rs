@@ -891,6 +891,7 @@ impl SystemTable {
                 ("table_schema", Text),
                 ("table_name", Text),
                 ("table_type", Text),
+                ("is_insertable_into", Text),
             ],
             InfoTablePrivileges(_) => vec![
                 ("grantor", Text),
@@ -1667,11 +1668,13 @@ impl SystemTable {
                 for tb in catalog.tables.values().filter(|t| t.matview.is_none()) {
                     let kind = if tb.temporary { "LOCAL TEMPORARY" } else { "BASE TABLE" };
                     let schema = schema_of(catalog, tb.namespace);
-                    rows.push(vec![t("postgres"), t(schema), t(&tb.name), t(kind)]);
+                    rows.push(vec![t("postgres"), t(schema), t(&tb.name), t(kind), t("YES")]);
                 }
                 for v in catalog.views.values() {
                     let schema = schema_of(catalog, v.namespace);
-                    rows.push(vec![t("postgres"), t(schema), t(&v.name), t("VIEW")]);
+                    let insertable = view_updatable(catalog, v);
+                    let row = [t("postgres"), t(schema), t(&v.name), t("VIEW"), yes_no(insertable)];
+                    rows.push(row.to_vec());
                 }
             }
             InfoSchemata => {
@@ -1740,17 +1743,32 @@ impl SystemTable {
                     let def = crate::func::catalog_info::view_def(catalog, v.oid);
                     let mut row = vec![t("postgres"), t(schema), t(&v.name)];
                     row.push(def.map(|d| t(&d)).unwrap_or(Value::Null));
-                    row.extend(["NONE", "NO", "NO", "NO", "NO", "NO"].map(t));
+                    let check = v.check_option.map_or("NONE".into(), |c| c.name().to_uppercase());
+                    let updatable = yes_no(view_updatable(catalog, v));
+                    let instead = |bit| yes_no(v.has_instead(bit));
+                    use crate::catalog::TriggerDef as T;
+                    row.extend([t(&check), updatable.clone(), updatable]);
+                    row.extend([instead(T::UPDATE), instead(T::DELETE), instead(T::INSERT)]);
                     rows.push(row);
                 }
             }
             InfoColumns => {
                 let matview =
                     |oid: u32| catalog.table_by_oid(oid).is_some_and(|t| t.matview.is_some());
-                for (_, namespace, name, columns) in
+                for (oid, namespace, name, columns) in
                     relation_columns(catalog).into_iter().filter(|(oid, ..)| !matview(*oid))
                 {
+                    // A view's columns that are its table's can be assigned.
+                    let assignable = catalog
+                        .views
+                        .values()
+                        .find(|v| v.oid == oid)
+                        .map(|v| crate::planner::views::auto_updatable(catalog, v));
                     for (i, c) in columns.iter().enumerate() {
+                        let updatable = match &assignable {
+                            Some(cols) => cols.as_ref().is_some_and(|c| c.get(i) == Some(&true)),
+                            None => true,
+                        };
                         let ty = c.ty.to_type();
                         rows.push(vec![
                             t("postgres"),
@@ -1778,7 +1796,7 @@ impl SystemTable {
                             Some(_) => t("BY DEFAULT"),
                             None => Value::Null,
                         });
-                        row.extend([t("NEVER"), t("YES")]);
+                        row.extend([t("NEVER"), yes_no(updatable)]);
                     }
                 }
             }
@@ -2013,6 +2031,17 @@ fn relation_columns(cat: &Catalog) -> Vec<(u32, u32, &str, Cow<'_, [ColumnDef]>)
         .values()
         .map(|v| (v.oid, v.namespace, v.name.as_str(), Cow::Owned(cat.view_columns(v))));
     tables.chain(views).collect()
+}
+
+fn yes_no(b: bool) -> Value {
+    Value::Text(if b { "YES" } else { "NO" }.into())
+}
+
+/// True if INSERT and UPDATE can write through view `v` without
+/// triggers: it is automatically updatable, with a column that is its
+/// table's (information_schema's is_updatable and is_insertable_into).
+fn view_updatable(cat: &Catalog, v: &std::sync::Arc<crate::catalog::ViewDef>) -> bool {
+    crate::planner::views::auto_updatable(cat, v).is_some_and(|c| c.contains(&true))
 }
 
 /// The SQL-standard type name information_schema.columns.data_type shows

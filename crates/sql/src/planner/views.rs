@@ -409,3 +409,12 @@ pub(super) fn instead(
     let scope = crate::select::table_scope(&shell, &qualifier, alias);
     Ok(Some(Instead { shell, rows, sets, scope }))
 }
+
+/// Which of view `v`'s columns an INSERT or UPDATE through it may assign,
+/// or None when it is not automatically updatable (what
+/// information_schema reports).
+pub fn auto_updatable(cat: &crate::catalog::Catalog, v: &Arc<ViewDef>) -> Option<Vec<bool>> {
+    let mut b = Binder::new(cat, Vec::new());
+    let target = resolve(&mut b, v, Op::Delete, 0).ok()?;
+    Some(target.columns.iter().map(Option::is_some).collect())
+}
