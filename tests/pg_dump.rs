@@ -208,6 +208,8 @@ fn a_dump_restores_into_postgres_with_the_same_data() {
     pos("CREATE FUNCTION public.join_skus(sep text, VARIADIC skus text[]) RETURNS text");
     pos("LANGUAGE plpgsql STABLE SECURITY DEFINER\n    SET search_path TO 'shop', 'public'\n    SET work_mem TO '8MB'");
     pos("CREATE FUNCTION public.log_amount(a numeric) RETURNS void");
+    assert!(pos("CREATE VIEW public.positive_orders AS") < pos("  WITH LOCAL CHECK OPTION;"));
+    pos("CREATE TRIGGER order_view_ins INSTEAD OF INSERT ON public.big_orders FOR EACH ROW EXECUTE FUNCTION public.order_view_ins();");
 
     let target = TestServer::start_target(Target::Postgres);
     restore(&target, &script);

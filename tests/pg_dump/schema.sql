@@ -94,3 +94,12 @@ begin
 end
 $$;
 create function log_amount(a orders.amount%type) returns void language sql as $$ insert into orders (customer_id, amount) values (1, a) $$;
+-- A view WITH CHECK OPTION, and a join view with an INSTEAD OF trigger.
+create view positive_orders as select id, customer_id, amount from orders where amount > 0 with local check option;
+create function order_view_ins() returns trigger language plpgsql as $$
+begin
+  insert into orders (customer_id, amount) values (new.customer_id, new.amount);
+  return new;
+end
+$$;
+create trigger order_view_ins instead of insert on big_orders for each row execute function order_view_ins();
