@@ -293,6 +293,10 @@ pub struct Binder<'a> {
     pub stored: bool,
     /// SQL function calls being expanded, one inside another.
     pub fn_depth: usize,
+    /// Set while a VOLATILE function's call is bound as a subquery: that
+    /// subquery runs for every row of the enclosing query, as the call
+    /// would, even when its arguments read no column.
+    pub per_row_call: bool,
     depth: usize,
 }
 
@@ -470,6 +474,7 @@ impl<'a> Binder<'a> {
             in_window: false,
             work_tables: 0,
             view_depth: 0,
+            per_row_call: false,
             trace: None,
             row_locks: Vec::new(),
             keyed: None,

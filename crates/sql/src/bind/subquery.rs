@@ -22,10 +22,14 @@ impl Binder<'_> {
         agg: &mut Option<&mut AggState>,
         probe: Option<(Expr, DataType, bool)>,
     ) -> Result<(Expr, Vec<Column>)> {
+        let per_row = std::mem::take(&mut self.per_row_call);
         self.outer.push(scope.clone());
         let r = self.query(q);
         self.outer.pop();
         let (plan, cols) = r?;
+        // A volatile call runs per row where the query has rows (and where
+        // a correlated subquery may be).
+        let per_row = per_row && self.corr.is_some() && !scope.cols.is_empty();
         let probe = match probe {
             Some((x, xt, negated)) => {
                 if cols.len() != 1 {
@@ -36,7 +40,7 @@ impl Binder<'_> {
             }
             None => None,
         };
-        if !plan_reads_outer(&plan) {
+        if !plan_reads_outer(&plan) && !per_row {
             let mark = self.subq_marks.last().copied().unwrap_or(0);
             self.subqueries.push((plan, kind));
             let i = self.subqueries.len() - 1 - mark;

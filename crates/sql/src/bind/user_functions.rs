@@ -221,7 +221,10 @@ impl Binder<'_> {
                 None => with_defaults(&def, args)?,
             };
             let call = call_subquery(&f.name, args, def.returns_row())?;
-            return self.expr_in(&call, scope, agg).map(Some);
+            self.per_row_call = def.volatility == 'v' && !def.may_write();
+            let r = self.expr_in(&call, scope, agg);
+            self.per_row_call = false;
+            return r.map(Some);
         }
         let call = self.expand_scalar(&def, with_defaults(&def, args)?)?;
         self.enter_function(&def)?;
