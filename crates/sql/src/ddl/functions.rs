@@ -787,39 +787,17 @@ pub async fn drop_function<T: Txn>(
     if df.drop_behavior == Some(ast::DropBehavior::Cascade) {
         let oids: Vec<u32> = doomed.iter().map(|d| d.oid).collect();
         for t in cat.tables.values() {
-            if !t.triggers.iter().any(|tr| oids.contains(&tr.function)) {
-                continue;
-            }
             let mut cur = (**t).clone();
-            cur.triggers.retain(|tr| {
-                let keep = !oids.contains(&tr.function);
-                if !keep {
-                    r.notices.push(notice(format!(
-                        "drop cascades to trigger {} on table {}",
-                        tr.name, t.name
-                    )));
-                }
-                keep
-            });
-            lock_table(txn, tenant, cur.oid).await?;
-            write_table(txn, tenant, &cur).await?;
+            if drop_calling(&mut cur.triggers, &oids, &format!("table {}", t.name), &mut r) {
+                lock_table(txn, tenant, cur.oid).await?;
+                write_table(txn, tenant, &cur).await?;
+            }
         }
         for v in cat.views.values() {
-            if !v.triggers.iter().any(|tr| oids.contains(&tr.function)) {
-                continue;
-            }
             let mut cur = (**v).clone();
-            cur.triggers.retain(|tr| {
-                let keep = !oids.contains(&tr.function);
-                if !keep {
-                    r.notices.push(notice(format!(
-                        "drop cascades to trigger {} on view {}",
-                        tr.name, v.name
-                    )));
-                }
-                keep
-            });
-            put_entry(txn, keys::view(tenant, cur.oid), json_entry(&cur)).await?;
+            if drop_calling(&mut cur.triggers, &oids, &format!("view {}", v.name), &mut r) {
+                put_entry(txn, keys::view(tenant, cur.oid), json_entry(&cur)).await?;
+            }
         }
     }
     for d in doomed {
@@ -868,4 +846,24 @@ fn alter_action(
         A::Leakproof(_) | A::Parallel(_) | A::Cost(_) | A::Rows(_) | A::Support(_) => {}
     }
     Ok(())
+}
+
+/// Drops the triggers (of `on`, "table t" or "view v") that call one of
+/// the functions `oids`, with DROP ... CASCADE's notices; true if there
+/// were any.
+fn drop_calling(
+    triggers: &mut Vec<crate::catalog::TriggerDef>,
+    oids: &[u32],
+    on: &str,
+    r: &mut DdlResult,
+) -> bool {
+    let before = triggers.len();
+    triggers.retain(|tr| {
+        let keep = !oids.contains(&tr.function);
+        if !keep {
+            r.notices.push(notice(format!("drop cascades to trigger {} on {on}", tr.name)));
+        }
+        keep
+    });
+    triggers.len() < before
 }

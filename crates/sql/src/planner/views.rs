@@ -237,7 +237,8 @@ fn resolve_in(
         return Err(refuse(why));
     }
     let ast::SetExpr::Select(s) = q.body.as_ref() else { return Err(refuse("")) };
-    let ast::TableFactor::Table { name, alias, .. } = &s.from[0].relation else {
+    let Some(ast::TableFactor::Table { name, alias, .. }) = s.from.first().map(|f| &f.relation)
+    else {
         return Err(refuse(""));
     };
     let name = bind::obj_name(name)?;
