@@ -830,6 +830,16 @@ impl TriggerDef {
     pub fn has(&self, bits: i16) -> bool {
         self.tgtype & bits == bits
     }
+
+    /// When it fires: BEFORE, AFTER or INSTEAD OF (TG_WHEN, and
+    /// pg_get_triggerdef's and information_schema's spelling).
+    pub fn timing(&self) -> &'static str {
+        match () {
+            _ if self.has(Self::INSTEAD) => "INSTEAD OF",
+            _ if self.has(Self::BEFORE) => "BEFORE",
+            _ => "AFTER",
+        }
+    }
 }
 
 /// What makes a table a materialized view.

@@ -499,14 +499,7 @@ pub async fn insert<T: Txn>(
             f.statement(Event::Update, true).await?;
         }
     }
-    let source = {
-        let once = {
-            let mut calls = crate::plpgsql::TxnCalls { txn: &mut *txn, tenant, catalog, ctx: eval };
-            crate::plpgsql::run_calls(&plan.source, &mut calls).await?
-        };
-        let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
-        crate::exec::run(once.as_ref().unwrap_or(&plan.source), &cx).await?
-    };
+    let source = run_rows(txn, tenant, catalog, eval, &plan.source).await?;
     // ON CONFLICT fires BEFORE INSERT row by row, with its conflicts.
     let upserting = plan.on_conflict.is_some();
     let before = triggers::has_row(table, Event::Insert, true) && !upserting;
@@ -564,7 +557,7 @@ pub async fn insert<T: Txn>(
     }
     // As in PostgreSQL, a view's check comes after the table's
     // constraints and unique indexes.
-    for row in rows.iter().filter(|_| !plan.checks.is_empty()) {
+    for row in &rows {
         check_views(&plan.checks, row, eval)?;
     }
     if !table.foreign_keys.is_empty() {
@@ -900,6 +893,24 @@ async fn with_per_row<T: Txn>(
     Ok(Some(ext.split_off(row.len())))
 }
 
+/// Runs a query a statement writes from (INSERT's source, the view rows
+/// of INSTEAD OF triggers): its PL/pgSQL calls that run once first, in
+/// the statement's transaction, where they may write.
+async fn run_rows<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    catalog: &crate::catalog::Catalog,
+    eval: &EvalContext,
+    plan: &Plan,
+) -> Result<Vec<Row>> {
+    let once = {
+        let mut calls = crate::plpgsql::TxnCalls { txn: &mut *txn, tenant, catalog, ctx: eval };
+        crate::plpgsql::run_calls(plan, &mut calls).await?
+    };
+    let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
+    crate::exec::run(once.as_ref().unwrap_or(plan), &cx).await
+}
+
 /// UPDATE or DELETE of a view through its INSTEAD OF triggers: each row
 /// of `rows` (the view's columns, then the values `sets` read) goes to
 /// them; the rows they do not skip count, and RETURNING reads them as
@@ -915,14 +926,7 @@ async fn instead_of<T: Txn>(
 ) -> Result<(u64, Vec<Row>)> {
     let set_cols = set_columns(sets);
     Firing::new(txn, tenant, catalog, eval, table, &set_cols).statement(event, true).await?;
-    let rows = {
-        let once = {
-            let mut calls = crate::plpgsql::TxnCalls { txn: &mut *txn, tenant, catalog, ctx: eval };
-            crate::plpgsql::run_calls(rows, &mut calls).await?
-        };
-        let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
-        crate::exec::run(once.as_ref().unwrap_or(rows), &cx).await?
-    };
+    let rows = run_rows(txn, tenant, catalog, eval, rows).await?;
     let n = table.columns.len();
     let mut done = Vec::new();
     for row in rows {
@@ -1010,7 +1014,7 @@ pub async fn update<T: Txn>(
         // A BEFORE trigger may change the key too.
         let moves = pk_changes || before;
         written.push(update_row(txn, tenant, table, key, &old, new, moves).await?);
-        if let Some(new) = written.last().filter(|_| !plan.checks.is_empty()) {
+        if let Some(new) = written.last() {
             check_views(&plan.checks, new, eval)?;
         }
         if after {

@@ -265,17 +265,14 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
     // A view column that is not a table column may not be given a value;
     // those after the values given are not written.
     let given = |n: usize| named.iter().take(n).map(|&j| to_table(j)).collect::<Result<Vec<_>>>();
-    let values_width = match ins.source.as_ref().map(|q| q.body.as_ref()) {
-        Some(ast::SetExpr::Values(v)) => v.rows.iter().map(|r| r.content.len()).max(),
-        _ => None,
-    };
-    let targets = given(named.len().min(values_width.unwrap_or(0)))?;
     let types = table.types();
-    let mut query_targets = None;
-    let source = match &ins.source {
-        None => Plan::Values(vec![vec![]]),
+    // The rows to insert, and the table column each of their values goes to.
+    let (source, targets) = match &ins.source {
+        None => (Plan::Values(vec![vec![]]), Vec::new()),
         Some(q) => match q.body.as_ref() {
             ast::SetExpr::Values(v) if q.order_by.is_none() && q.limit_clause.is_none() => {
+                let width = v.rows.iter().map(|r| r.content.len()).max().unwrap_or(0);
+                let targets = given(named.len().min(width))?;
                 let empty = Scope::default();
                 let mut rows = Vec::with_capacity(v.rows.len());
                 for row in &v.rows {
@@ -296,7 +293,8 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                     }
                     rows.push(r);
                 }
-                Plan::Values(rows)
+                let first = rows.first().map_or(0, Vec::len);
+                (Plan::Values(rows), targets[..first].to_vec())
             }
             _ => {
                 // As in PostgreSQL, the select list's untyped literals
@@ -309,7 +307,7 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                     bail!(SyntaxError, "INSERT has more expressions than target columns");
                 }
                 let targets = given(cols.len())?;
-                for &t in targets.iter().take(cols.len()) {
+                for &t in &targets {
                     check_not_generated_always(&table, t)?;
                 }
                 let mut exprs = Vec::new();
@@ -329,17 +327,9 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                         &types[t],
                     )?);
                 }
-                query_targets = Some(targets);
-                Plan::Project(Box::new(p), exprs)
+                (Plan::Project(Box::new(p), exprs), targets)
             }
         },
-    };
-    let targets = match (&source, query_targets) {
-        (_, Some(t)) => t,
-        (Plan::Values(rows), None) => {
-            targets[..rows.first().map(|r| r.len()).unwrap_or(0)].to_vec()
-        }
-        (_, None) => targets,
     };
     let defaults = table
         .columns
@@ -372,6 +362,16 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         checks,
         instead,
     })
+}
+
+/// The column a SET assignment names.
+fn assigned_column(a: &ast::Assignment) -> Result<String> {
+    match &a.target {
+        ast::AssignmentTarget::ColumnName(n) => bind::object_name(n),
+        ast::AssignmentTarget::Tuple(_) => {
+            bail!(FeatureNotSupported, "multi-column SET is not supported yet")
+        }
+    }
 }
 
 /// RETURNING bound over a view's columns, rewritten over its table's row.
@@ -463,17 +463,9 @@ fn plan_on_conflict(
             };
             let mut sets = Vec::new();
             for a in &du.assignments {
-                let cn = match &a.target {
-                    ast::AssignmentTarget::ColumnName(n) => bind::object_name(n)?,
-                    ast::AssignmentTarget::Tuple(_) => {
-                        bail!(FeatureNotSupported, "multi-column SET is not supported yet")
-                    }
-                };
+                let cn = assigned_column(a)?;
                 let found = match view {
-                    Some(v) => match v.view.columns.iter().position(|c| *c == cn) {
-                        Some(j) => Some(v.column(j, &cn, views::Op::Update)?),
-                        None => None,
-                    },
+                    Some(v) => v.assigned(&cn, views::Op::Update)?,
                     None => table.column_index(&cn),
                 };
                 let Some(i) = found else {
@@ -708,18 +700,10 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
     let table = scan.table.clone();
     let mut sets = Vec::new();
     for a in &u.assignments {
-        let cn = match &a.target {
-            ast::AssignmentTarget::ColumnName(n) => bind::object_name(n)?,
-            ast::AssignmentTarget::Tuple(_) => {
-                bail!(FeatureNotSupported, "multi-column SET is not supported yet")
-            }
-        };
+        let cn = assigned_column(a)?;
         // Through a view: its column, and the table column that is.
         let found = match &view {
-            Some(v) => match v.view.columns.iter().position(|c| *c == cn) {
-                Some(j) => Some(v.column(j, &cn, views::Op::Update)?),
-                None => None,
-            },
+            Some(v) => v.assigned(&cn, views::Op::Update)?,
             None => table.column_index(&cn),
         };
         let Some(i) = found else {
@@ -734,7 +718,10 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
             default_or_null(b.catalog, &table, i)?
         } else {
             let e = b.assign(&a.value, &scope, &ty)?;
-            view.as_ref().map_or(e.clone(), |v| v.to_table(&e))
+            match &view {
+                Some(v) => v.to_table(&e),
+                None => e,
+            }
         };
         sets.push((i, e));
     }

@@ -1719,7 +1719,6 @@ impl SystemTable {
                             }
                             let grantee =
                                 if item.grantee.is_empty() { "PUBLIC" } else { &item.grantee };
-                            let yes_no = |b: bool| t(if b { "YES" } else { "NO" });
                             let owner_like = !item.grantee.is_empty()
                                 && catalog.has_privs_of(&item.grantee, &access.owner);
                             let grantable = item.grantable & bit != 0 || owner_like;
@@ -1755,17 +1754,18 @@ impl SystemTable {
             InfoColumns => {
                 let matview =
                     |oid: u32| catalog.table_by_oid(oid).is_some_and(|t| t.matview.is_some());
+                // A view's columns that are its table's can be assigned.
+                let assignable: std::collections::HashMap<u32, Option<Vec<bool>>> = catalog
+                    .views
+                    .values()
+                    .map(|v| (v.oid, crate::planner::views::auto_updatable(catalog, v)))
+                    .collect();
                 for (oid, namespace, name, columns) in
                     relation_columns(catalog).into_iter().filter(|(oid, ..)| !matview(*oid))
                 {
-                    // A view's columns that are its table's can be assigned.
-                    let assignable = catalog
-                        .views
-                        .values()
-                        .find(|v| v.oid == oid)
-                        .map(|v| crate::planner::views::auto_updatable(catalog, v));
+                    let assignable = assignable.get(&oid);
                     for (i, c) in columns.iter().enumerate() {
-                        let updatable = match &assignable {
+                        let updatable = match assignable {
                             Some(cols) => cols.as_ref().is_some_and(|c| c.get(i) == Some(&true)),
                             None => true,
                         };
@@ -1776,7 +1776,7 @@ impl SystemTable {
                             t(name),
                             t(&c.name),
                             Value::Int4(i as i32 + 1),
-                            t(if c.nullable { "YES" } else { "NO" }),
+                            yes_no(c.nullable),
                             t(sql_type_name(&ty)),
                             c.default.as_deref().map(t).unwrap_or(Value::Null),
                         ]);
@@ -1790,7 +1790,7 @@ impl SystemTable {
                             _ => "pg_catalog",
                         };
                         row.extend([t("postgres"), t(schema), t(&ty.name())]);
-                        row.push(t(if c.identity.is_some() { "YES" } else { "NO" }));
+                        row.push(yes_no(c.identity.is_some()));
                         row.push(match c.identity {
                             Some('a') => t("ALWAYS"),
                             Some(_) => t("BY DEFAULT"),
@@ -1837,7 +1837,6 @@ impl SystemTable {
                         _ => "FOREIGN KEY",
                     };
                     let mut row = info_constraint_row(catalog, &c.name, c.table, kind);
-                    let yes_no = |b: bool| t(if b { "YES" } else { "NO" });
                     row[7] = yes_no(c.fk.is_some_and(|f| f.deferrable));
                     row[8] = yes_no(c.fk.is_some_and(|f| f.initially_deferred));
                     rows.push(row);

@@ -101,15 +101,6 @@ impl Timing {
             Timing::After
         }
     }
-
-    /// TG_WHEN.
-    fn name(self) -> &'static str {
-        match self {
-            Timing::Before => "BEFORE",
-            Timing::After => "AFTER",
-            Timing::Instead => "INSTEAD OF",
-        }
-    }
 }
 
 /// The table's enabled triggers for an event at a timing and level, in
@@ -265,7 +256,7 @@ impl<'a, T: Txn> Firing<'a, T> {
                 .function_by_oid(t.function)
                 .map(|f| f.name.clone())
                 .unwrap_or_default(),
-            when: Timing::of(t).name(),
+            when: t.timing(),
             level: if t.has(TriggerDef::ROW) { "ROW" } else { "STATEMENT" },
             op: event.op(),
             relid: table.oid,

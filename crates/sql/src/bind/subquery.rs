@@ -27,9 +27,8 @@ impl Binder<'_> {
         let r = self.query(q);
         self.outer.pop();
         let (plan, cols) = r?;
-        // A volatile call runs per row where the query has rows (and where
-        // a correlated subquery may be).
-        let per_row = per_row && self.corr.is_some() && !scope.cols.is_empty();
+        // A volatile call runs per row where a correlated subquery may be.
+        let per_row = per_row && self.corr.is_some();
         let probe = match probe {
             Some((x, xt, negated)) => {
                 if cols.len() != 1 {

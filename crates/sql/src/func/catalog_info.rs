@@ -895,7 +895,7 @@ pub fn trigger_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
             (e, _) => e.to_string(),
         })
         .collect();
-    let timing = trigger_timing(tr);
+    let timing = tr.timing();
     let level = if tr.has(T::ROW) { "ROW" } else { "STATEMENT" };
     let on = match pretty && cat.relation_visible(table.namespace, table.name) {
         true => quote_ident(table.name),
@@ -912,16 +912,6 @@ pub fn trigger_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
         events.join(" OR "),
         trigger_action(cat, tr)
     ))
-}
-
-/// BEFORE, AFTER or INSTEAD OF.
-fn trigger_timing(tr: &crate::catalog::TriggerDef) -> &'static str {
-    use crate::catalog::TriggerDef as T;
-    match () {
-        _ if tr.has(T::INSTEAD) => "INSTEAD OF",
-        _ if tr.has(T::BEFORE) => "BEFORE",
-        _ => "AFTER",
-    }
 }
 
 /// information_schema.triggers rows (one per trigger and event), or
@@ -958,7 +948,7 @@ pub fn trigger_rows(cat: &Catalog, triggers: bool) -> Vec<Vec<Value>> {
                 row.push(tr.when.as_ref().map_or(Value::Null, |w| t(&format!("({w})"))));
                 row.push(t(&trigger_action(cat, tr)));
                 row.push(t(if row_level { "ROW" } else { "STATEMENT" }));
-                row.push(t(trigger_timing(tr)));
+                row.push(t(tr.timing()));
                 row.extend([Value::Null, Value::Null]);
                 row.push(if row_level { t("OLD") } else { Value::Null });
                 row.push(if row_level { t("NEW") } else { Value::Null });

@@ -116,6 +116,15 @@ impl ViewTarget {
             )
         })
     }
+
+    /// The table column an assignment to view column `name` writes: None
+    /// if the view has no such column, 0A000 for a computed one.
+    pub fn assigned(&self, name: &str, op: Op) -> Result<Option<usize>> {
+        match self.view.columns.iter().position(|c| c == name) {
+            Some(j) => self.column(j, name, op).map(Some),
+            None => Ok(None),
+        }
+    }
 }
 
 /// The view `name` names, if it names one.
@@ -366,12 +375,7 @@ pub(super) fn instead(
         ast::WildcardAdditionalOptions::default(),
     )];
     for a in assignments {
-        let cn = match &a.target {
-            ast::AssignmentTarget::ColumnName(n) => bind::object_name(n)?,
-            ast::AssignmentTarget::Tuple(_) => {
-                bail!(FeatureNotSupported, "multi-column SET is not supported yet")
-            }
-        };
+        let cn = super::assigned_column(a)?;
         let Some(i) = shell.column_index(&cn) else {
             bail!(UndefinedColumn, "column \"{cn}\" of relation \"{}\" does not exist", v.name);
         };
