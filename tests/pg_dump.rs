@@ -87,6 +87,9 @@ fn compare(source: &TestServer, target: &TestServer) {
     violates("insert into orders (customer_id, amount) values (99, 1)", "orders_customer_id_fkey");
     value("delete from customers where id = 1; select count(*) from orders", "DELETE 1\n2");
     value("select nextval('shop.items_id_seq') > 2", "t");
+    let view_default = "select pg_get_expr(adbin, adrelid) from pg_attrdef \
+                        where adrelid = 'positive_orders'::regclass";
+    value(view_default, "1");
     value("select obj_description('shop'::regnamespace, 'pg_namespace')", "the shop");
     violates("insert into reviews values (3, 99, null)", "reviews_item_fkey");
     violates("insert into shop.items (sku) values ('x1')", "items_sku_key");
@@ -209,6 +212,10 @@ fn a_dump_restores_into_postgres_with_the_same_data() {
     pos("LANGUAGE plpgsql STABLE SECURITY DEFINER\n    SET search_path TO 'shop', 'public'\n    SET work_mem TO '8MB'");
     pos("CREATE FUNCTION public.log_amount(a numeric) RETURNS void");
     assert!(pos("CREATE VIEW public.positive_orders AS") < pos("  WITH LOCAL CHECK OPTION;"));
+    assert!(
+        pos("CREATE VIEW public.positive_orders AS")
+            < pos("ALTER TABLE ONLY public.positive_orders ALTER COLUMN amount SET DEFAULT 1;")
+    );
     pos("CREATE TRIGGER order_view_ins INSTEAD OF INSERT ON public.big_orders FOR EACH ROW EXECUTE FUNCTION public.order_view_ins();");
 
     let target = TestServer::start_target(Target::Postgres);

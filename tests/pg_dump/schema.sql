@@ -96,6 +96,8 @@ $$;
 create function log_amount(a orders.amount%type) returns void language sql as $$ insert into orders (customer_id, amount) values (1, a) $$;
 -- A view WITH CHECK OPTION, and a join view with an INSTEAD OF trigger.
 create view positive_orders as select id, customer_id, amount from orders where amount > 0 with local check option;
+-- A view column default (pg_dump writes it as ALTER TABLE ONLY ... SET DEFAULT).
+alter view positive_orders alter column amount set default 1;
 create function order_view_ins() returns trigger language plpgsql as $$
 begin
   insert into orders (customer_id, amount) values (new.customer_id, new.amount);

@@ -547,6 +547,12 @@ impl<'a> Binder<'a> {
             return self.at_time_zone(ts, zone, scope, agg);
         }
         match e {
+            // INSERT's VALUES and UPDATE's SET read DEFAULT before here.
+            E::Identifier(i)
+                if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default") =>
+            {
+                bail!(SyntaxError, "DEFAULT is not allowed in this context")
+            }
             E::Identifier(i) => self.column(None, &ident(i), i.span, scope, agg),
             E::CompoundIdentifier(parts) => {
                 let names: Vec<String> = parts.iter().map(ident).collect();

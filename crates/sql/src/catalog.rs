@@ -1200,8 +1200,8 @@ impl Catalog {
     }
 
     /// The columns of view `v` as its query yields them now: nullable,
-    /// without defaults. (A view whose query no longer binds shows text
-    /// columns.)
+    /// with the view's defaults. (A view whose query no longer binds shows
+    /// text columns.)
     pub fn view_columns(&self, v: &ViewDef) -> Vec<ColumnDef> {
         let cols = v
             .parse()
@@ -1216,7 +1216,7 @@ impl Catalog {
                 name: name.clone(),
                 ty: TypeDef::from_type(&ty(i)),
                 nullable: true,
-                default: None,
+                default: v.defaults.get(i).cloned().flatten(),
                 identity: None,
                 comment: None,
             })
@@ -1402,6 +1402,12 @@ pub struct ViewDef {
     /// triggers), in name order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub triggers: Vec<TriggerDef>,
+    /// Column DEFAULTs (ALTER VIEW ... ALTER COLUMN ... SET DEFAULT) as SQL
+    /// text, by column position (shorter than the columns when the last
+    /// have none). INSERT and UPDATE through the view use them before the
+    /// table's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defaults: Vec<Option<String>>,
     /// Owner and ACL. The tables the view reads are read with its owner's
     /// privileges.
     #[serde(flatten)]

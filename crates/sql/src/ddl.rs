@@ -73,8 +73,8 @@ use sequences::{delete_sequence, drop_sequences, owned_sequence, serial_type};
 pub use triggers::{create_trigger, drop_trigger, rename_trigger};
 pub use types::{alter_type, create_type};
 use types::{comment_type, drop_types};
-pub use views::create_view;
 use views::drop_views;
+pub use views::{alter_view, create_view};
 
 /// What a DDL statement did: its command tag, notices, and the storage ids it
 /// created (bulk loads into those may skip row locks).
@@ -854,12 +854,30 @@ pub fn default_expr(
     if bind::contains_aggregate(&e) {
         bail!(GroupingError, "aggregate functions are not allowed in DEFAULT expressions");
     }
+    let subquery = ast::visit_expressions(&e, |x| match x {
+        ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::InSubquery { .. } => {
+            std::ops::ControlFlow::Break(())
+        }
+        _ => std::ops::ControlFlow::Continue(()),
+    });
+    if subquery.is_break() {
+        bail!(FeatureNotSupported, "cannot use subquery in DEFAULT expression");
+    }
     b.assign_with(&e, &Scope::default(), ty, |t| {
         err!(
             DatatypeMismatch,
             "column \"{column}\" is of type {ty} but default expression is of type {t}"
         )
         .with_hint("You will need to rewrite or cast the expression.")
+    })
+    .map_err(|e| {
+        // There are no columns to read.
+        let column = e.code == sqlstate::SqlState::UndefinedColumn
+            || e.message.starts_with("missing FROM-clause entry");
+        match column {
+            true => err!(FeatureNotSupported, "cannot use column reference in DEFAULT expression"),
+            false => e,
+        }
     })
 }
 
@@ -920,7 +938,8 @@ async fn drop_relations<T: Txn>(
     let cascade = d.cascade;
     let (tag, what) = match kind {
         ast::ObjectType::Sequence => {
-            return drop_sequences(txn, tenant, cat, names, if_exists).await
+            return drop_sequences(txn, tenant, cat, names, if_exists, (cascade, &HashSet::new()))
+                .await
         }
         ast::ObjectType::Type => return drop_types(txn, tenant, cat, names, if_exists).await,
         ast::ObjectType::Table => ("DROP TABLE", "table"),
@@ -1440,6 +1459,9 @@ pub async fn alter_table<T: Txn>(
     at: &ast::AlterTable,
 ) -> Result<DdlResult> {
     let oname = bind::obj_name(&at.name)?;
+    if let Some(catalog::Relation::View(v)) = cat.relation(&oname)? {
+        return views::alter_columns(txn, tenant, cat, &v, at, "ALTER TABLE").await;
+    }
     let Some(t) = cat.table(&oname)? else {
         let tname = oname.to_string();
         if at.if_exists {

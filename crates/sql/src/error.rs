@@ -68,6 +68,9 @@ pub(crate) fn quoted_token(msg: &str) -> Option<String> {
     if msg.starts_with("ON CONFLICT DO UPDATE requires") {
         return Some("on conflict".into());
     }
+    if msg == "DEFAULT is not allowed in this context" {
+        return Some("default".into());
+    }
     if msg.starts_with('"') && msg.contains("\" is out of range for type ") {
         let end = msg[1..].find('"')? + 1;
         return Some(format!("'{}'", &msg[1..end]));

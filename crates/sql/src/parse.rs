@@ -111,6 +111,9 @@ pub enum Stmt {
     /// ALTER TABLE | VIEW | SEQUENCE | TYPE name SET SCHEMA, ALTER VIEW
     /// name RENAME TO.
     AlterName(AlterName),
+    /// ALTER VIEW name ALTER COLUMN ... SET/DROP DEFAULT, RENAME COLUMN:
+    /// ALTER TABLE's actions, under ALTER VIEW's name.
+    AlterView(Box<ast::AlterTable>),
     /// CREATE MATERIALIZED VIEW (sqlparser's view), and whether WITH DATA
     /// (the default) rather than WITH NO DATA.
     CreateMatView(Box<ast::CreateView>, bool),
@@ -166,6 +169,7 @@ impl Stmt {
             Stmt::AlterSequence(_) => "ALTER SEQUENCE",
             Stmt::AlterOwner(a) => a.kind.tag(),
             Stmt::AlterName(a) => a.kind.tag(),
+            Stmt::AlterView(_) => "ALTER VIEW",
             Stmt::CreateMatView(..) => "CREATE MATERIALIZED VIEW",
             Stmt::RefreshMatView(_) => "REFRESH MATERIALIZED VIEW",
             Stmt::GrantRole(g) if g.grant => "GRANT ROLE",

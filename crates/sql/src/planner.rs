@@ -285,7 +285,7 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                     let mut r = Vec::with_capacity(row.content.len());
                     for (e, &t) in row.content.iter().zip(&targets) {
                         if is_default(e) {
-                            r.push(default_or_null(b.catalog, &table, t)?);
+                            r.push(default_value(b.catalog, &table, view.as_ref(), t)?);
                         } else {
                             check_not_generated_always(&table, t)?;
                             r.push(b.assign(e, &empty, &types[t])?);
@@ -331,11 +331,25 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
             }
         },
     };
-    let defaults = table
+    let mut defaults = table
         .columns
         .iter()
         .map(|c| crate::ddl::column_default(b.catalog, c))
         .collect::<Result<Vec<_>>>()?;
+    if let Some(v) = &view {
+        // The views' defaults go before the table's; one on a computed
+        // column the statement leaves out cannot be written.
+        for (j, d) in v.view.defaults.iter().enumerate() {
+            if d.is_some() && !named[..targets.len().min(named.len())].contains(&j) {
+                to_table(j)?;
+            }
+        }
+        for (d, vd) in defaults.iter_mut().zip(&v.defaults) {
+            if vd.is_some() {
+                d.clone_from(vd);
+            }
+        }
+    }
     let qualifier =
         ins.table_alias.as_ref().map(|a| bind::ident(&a.alias)).unwrap_or_else(|| name.clone());
     let scope = match &view {
@@ -473,7 +487,11 @@ fn plan_on_conflict(
                     bail!(UndefinedColumn, "column \"{cn}\" of relation \"{name}\" does not exist");
                 };
                 let ty = table.columns[i].ty.to_type();
-                sets.push((i, over(b.assign(&a.value, &pair, &ty)?)));
+                let e = match is_default(&a.value) {
+                    true => set_default(b.catalog, table, view, &cn, i)?,
+                    false => over(b.assign(&a.value, &pair, &ty)?),
+                };
+                sets.push((i, e));
             }
             let filter = match &du.selection {
                 Some(w) => {
@@ -510,11 +528,32 @@ fn is_default(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
 }
 
-fn default_or_null(
+/// What `SET name = DEFAULT` writes to column `col` of table `t`: through
+/// `view`, the view column's own default or NULL.
+fn set_default(
     cat: &Catalog,
     t: &crate::catalog::TableDef,
+    view: Option<&views::ViewTarget>,
+    name: &str,
     col: usize,
 ) -> Result<crate::expr::Expr> {
+    match view {
+        Some(v) => v.default(cat, name),
+        None => default_value(cat, t, None, col),
+    }
+}
+
+/// What DEFAULT writes to column `col` of table `t`, written through
+/// `view` if one: the view's default for it, else the table's, else NULL.
+fn default_value(
+    cat: &Catalog,
+    t: &crate::catalog::TableDef,
+    view: Option<&views::ViewTarget>,
+    col: usize,
+) -> Result<crate::expr::Expr> {
+    if let Some(Some(d)) = view.and_then(|v| v.defaults.get(col)) {
+        return Ok(d.clone());
+    }
     Ok(crate::ddl::column_default(cat, &t.columns[col])?
         .unwrap_or(crate::expr::Expr::Const(sqltypes::Value::Null)))
 }
@@ -715,7 +754,7 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
         }
         let ty = table.columns[i].ty.to_type();
         let e = if is_default(&a.value) {
-            default_or_null(b.catalog, &table, i)?
+            set_default(b.catalog, &table, view.as_ref(), &cn, i)?
         } else {
             let e = b.assign(&a.value, &scope, &ty)?;
             match &view {

@@ -777,9 +777,11 @@ impl<K: KvClient> Session<K> {
             let is = |f: fn(&ast::Statement) -> bool| matches!(&p.stmt, Stmt::Sql(s) if f(s));
             // ALTER TABLE's own errors about its columns carry no position,
             // nor do CREATE TABLE's about the columns it is given.
-            let alter = is(|s| matches!(s, ast::Statement::AlterTable(_)))
+            let alter = (is(|s| matches!(s, ast::Statement::AlterTable(_)))
+                || matches!(p.stmt, Stmt::AlterView(_)))
                 && (e.message.contains(" of relation \"")
-                    || e.message.contains("cannot be cast automatically"));
+                    || e.message.contains("cannot be cast automatically")
+                    || e.message.starts_with("invalid input syntax for type "));
             let create = is(|s| matches!(s, ast::Statement::CreateTable(_)))
                 && matches!(
                     e.code,
@@ -1280,6 +1282,7 @@ impl<K: KvClient> Session<K> {
             own @ (Stmt::AlterSequence(_)
             | Stmt::AlterOwner(_)
             | Stmt::AlterName(_)
+            | Stmt::AlterView(_)
             | Stmt::CreateMatView(..)
             | Stmt::RefreshMatView(_)
             | Stmt::GrantRole(_)

@@ -1295,12 +1295,12 @@ impl SystemTable {
                 }
             }
             PgAttrdef => {
-                for tb in catalog.tables.values() {
-                    for (i, col) in tb.columns.iter().enumerate() {
+                for (rel, _, _, columns) in relation_columns(catalog) {
+                    for (i, col) in columns.iter().enumerate() {
                         if let Some(d) = &col.default {
-                            let oid = depend::attrdef_oid(tb.oid, i) as i64;
+                            let oid = depend::attrdef_oid(rel, i) as i64;
                             let n = Value::Int2(i as i16 + 1);
-                            rows.push(vec![i8(oid), i8(tb.oid as i64), n, t(d)]);
+                            rows.push(vec![i8(oid), i8(rel as i64), n, t(d)]);
                         }
                     }
                 }

@@ -210,7 +210,10 @@ pub async fn drop_schemas<T: Txn>(
         r.notices.extend(view_deps::cascade_notice(&listed));
         let sequences = qualified("sequence");
         if !sequences.is_empty() {
-            drop_sequences(txn, tenant, cat, &sequences, false).await?;
+            // Defaults outside the schema that use its sequences go too.
+            let dropped: HashSet<u32> =
+                objects.iter().map(|(oid, ..)| *oid).chain(d.views.iter().copied()).collect();
+            drop_sequences(txn, tenant, cat, &sequences, false, (true, &dropped)).await?;
         }
         for (oid, kind, type_name) in &objects {
             if *kind != "type" {

@@ -185,16 +185,22 @@ pub(super) fn sequence_owner(
     }
 }
 
-/// DROP SEQUENCE.
+/// DROP SEQUENCE: refused while a column default (of a table or view
+/// this statement does not drop, by OID in `dropped`) calls nextval on
+/// it; with `cascade`, those defaults go.
 pub(super) async fn drop_sequences<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
     cat: &Catalog,
     names: &[ast::ObjectName],
     if_exists: bool,
+    (cascade, dropped): (bool, &HashSet<u32>),
 ) -> Result<DdlResult> {
     let mut r = DdlResult::tag("DROP SEQUENCE");
     let mut bumped = false;
+    let mut tables: BTreeMap<u32, TableDef> = BTreeMap::new();
+    let mut views: BTreeMap<u32, catalog::ViewDef> = BTreeMap::new();
+    let mut cascaded = Vec::new();
     for n in names {
         let obj = bind::obj_name(n)?;
         let Some(catalog::Relation::Sequence(seq)) = cat.relation(&obj)? else {
@@ -203,27 +209,70 @@ pub(super) async fn drop_sequences<T: Txn>(
             continue;
         };
         let name = &seq.name;
-        if let Some((t, c)) = &seq.owned_by {
-            let owner = cat.table_by_oid(*t);
-            let used = owner.as_ref().is_some_and(|x| {
-                x.columns.iter().any(|col| col.name == *c && col.default.is_some())
-            });
-            if used {
-                let table = owner.as_ref().map_or("?", |x| x.name.as_str());
-                return Err(err!(
-                    DependentObjectsStillExist,
-                    "cannot drop sequence {name} because other objects depend on it"
-                )
-                .with_detail(format!(
-                    "default value for column {c} of table {table} depends on sequence {name}"
-                ))
-                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+        let users = default_users(cat, seq.oid, dropped);
+        if !users.is_empty() && !cascade {
+            let detail: Vec<String> = users
+                .iter()
+                .map(|(.., what)| format!("{what} depends on sequence {name}"))
+                .collect();
+            return Err(err!(
+                DependentObjectsStillExist,
+                "cannot drop sequence {name} because other objects depend on it"
+            )
+            .with_detail(detail.join("\n"))
+            .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+        }
+        for (oid, column, what) in users {
+            if let Some(t) = cat.table_by_oid(oid) {
+                let t = tables.entry(oid).or_insert_with(|| (*t).clone());
+                t.columns[column].default = None;
+            } else if let Some(v) = cat.views.values().find(|v| v.oid == oid) {
+                let v = views.entry(oid).or_insert_with(|| (**v).clone());
+                v.defaults[column] = None;
             }
+            cascaded.push(what);
         }
         bump_once(txn, tenant, &mut bumped).await?;
         delete_sequence(txn, tenant, seq.oid).await?;
     }
+    for t in tables.values() {
+        write_table(txn, tenant, t).await?;
+    }
+    for v in views.values() {
+        put_entry(txn, keys::view(tenant, v.oid), json_entry(v)).await?;
+    }
+    r.notices.extend(view_deps::cascade_notice(&cascaded));
     Ok(r)
+}
+
+/// The column defaults that call nextval on sequence `seq`, but for those
+/// of relations in `dropped`: (table or view OID, column position, how
+/// PostgreSQL names the default).
+fn default_users(cat: &Catalog, seq: u32, dropped: &HashSet<u32>) -> Vec<(u32, usize, String)> {
+    let calls = |d: Option<&String>| {
+        d.is_some_and(|d| {
+            crate::system::depend::nextval_names(d)
+                .iter()
+                .any(|(_, n)| crate::func::catalog_info::class_oid(cat, n) == Some(seq))
+        })
+    };
+    let tables = cat.tables.values().flat_map(|t| {
+        let what = move |c: &str| format!("default value for column {c} of table {}", t.name);
+        t.columns
+            .iter()
+            .enumerate()
+            .map(move |(i, c)| (t.oid, i, c.default.as_ref(), what(&c.name)))
+    });
+    let views = cat.views.values().flat_map(|v| {
+        let what = move |c: &str| format!("default value for column {c} of view {}", v.name);
+        let columns = v.columns.iter().zip(&v.defaults).enumerate();
+        columns.map(move |(i, (c, d))| (v.oid, i, d.as_ref(), what(c)))
+    });
+    tables
+        .chain(views)
+        .filter(|(oid, _, d, _)| !dropped.contains(oid) && calls(*d))
+        .map(|(oid, i, _, what)| (oid, i, what))
+        .collect()
 }
 
 pub(super) async fn delete_sequence<T: Txn>(txn: &mut T, tenant: TenantId, oid: u32) -> Result<()> {

@@ -112,6 +112,12 @@ pub(super) fn column_user(cat: &Catalog, oid: u32, column: i16) -> Option<Arc<Vi
     direct.into_iter().next().map(|d| d.view)
 }
 
+/// The first view that reads relation `oid` (a table or view).
+pub(super) fn relation_user(cat: &Catalog, oid: u32) -> Option<Arc<ViewDef>> {
+    let views = traced_views(cat);
+    views.into_iter().find(|(_, _, t)| t.relations.contains(&oid)).map(|(v, _, _)| v)
+}
+
 /// The error for dropping `what` while views depend on it.
 fn still_used(what: &str, deps: &[Dependent]) -> ErrorReport {
     let detail: Vec<String> =

@@ -1,5 +1,6 @@
-//! CREATE [OR REPLACE] VIEW and DROP VIEW: a view is its query's text,
-//! planned again wherever it is read (select.rs).
+//! CREATE [OR REPLACE] VIEW, ALTER VIEW's column actions and DROP VIEW: a
+//! view is its query's text, planned again wherever it is read
+//! (select.rs).
 
 use super::*;
 
@@ -82,8 +83,9 @@ pub async fn create_view<T: Txn>(
         || crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::View, namespace),
         |v| v.access.clone(),
     );
-    // OR REPLACE keeps the triggers.
+    // OR REPLACE keeps the triggers and column defaults.
     let triggers = existing.as_ref().map(|v| v.triggers.clone()).unwrap_or_default();
+    let defaults = existing.as_ref().map(|v| v.defaults.clone()).unwrap_or_default();
     let view = catalog::ViewDef {
         oid,
         namespace,
@@ -93,10 +95,142 @@ pub async fn create_view<T: Txn>(
         comment,
         check_option,
         triggers,
+        defaults,
         access,
     };
     put_entry(txn, keys::view(tenant, oid), json_entry(&view)).await?;
     Ok(DdlResult::tag("CREATE VIEW"))
+}
+
+/// ALTER VIEW name ALTER COLUMN ... SET/DROP DEFAULT, RENAME COLUMN.
+pub async fn alter_view<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    at: &ast::AlterTable,
+) -> Result<DdlResult> {
+    let name = bind::obj_name(&at.name)?;
+    match cat.relation(&name)? {
+        Some(catalog::Relation::View(v)) => {
+            alter_columns(txn, tenant, cat, &v, at, "ALTER VIEW").await
+        }
+        Some(_) => bail!(WrongObjectType, "\"{}\" is not a view", name.name),
+        None if at.if_exists => {
+            let mut r = DdlResult::tag("ALTER VIEW");
+            r.notices.push(notice(format!("relation \"{name}\" does not exist, skipping")));
+            Ok(r)
+        }
+        None => bail!(UndefinedTable, "relation \"{name}\" does not exist"),
+    }
+}
+
+/// The actions of ALTER VIEW, or of an ALTER TABLE (`tag`) that names view
+/// `v`: a column's DEFAULT (what INSERT and UPDATE through the view use
+/// before the table's), RENAME COLUMN and RENAME TO. PostgreSQL refuses
+/// the others on a view.
+pub(super) async fn alter_columns<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    v: &Arc<catalog::ViewDef>,
+    at: &ast::AlterTable,
+    tag: &'static str,
+) -> Result<DdlResult> {
+    if let [ast::AlterTableOperation::RenameTable { table_name }] = at.operations.as_slice() {
+        let (ast::RenameTableNameKind::As(n) | ast::RenameTableNameKind::To(n)) = table_name;
+        let Some(to) = n.0.last().and_then(|p| p.as_ident()) else {
+            bail!(SyntaxError, "invalid name \"{n}\"");
+        };
+        let a = crate::parse::AlterName {
+            kind: crate::parse::RelationKind::View,
+            name: at.name.clone(),
+            if_exists: at.if_exists,
+            change: crate::parse::NameChange::Rename(to.clone()),
+        };
+        let r = super::alter_name(txn, tenant, cat, &a).await?;
+        return Ok(DdlResult { tag: tag.into(), ..r });
+    }
+    bump_version(txn, tenant).await?;
+    let mut cur = (**v).clone();
+    let columns = cat.view_columns(v);
+    let column = |cur: &catalog::ViewDef, n: &ast::Ident| {
+        let n = bind::ident(n);
+        cur.columns.iter().position(|c| *c == n).ok_or_else(|| {
+            err!(UndefinedColumn, "column \"{n}\" of relation \"{}\" does not exist", v.name)
+        })
+    };
+    for op in &at.operations {
+        match op {
+            ast::AlterTableOperation::AlterColumn { column_name, op } => {
+                let i = column(&cur, column_name)?;
+                let text = match op {
+                    ast::AlterColumnOperation::SetDefault { value } => {
+                        let ty = columns[i].ty.to_type();
+                        let text = crate::deparse::stored_default(cat, value, &ty);
+                        default_expr(cat, &cur.columns[i], &text, &ty)?;
+                        Some(text)
+                    }
+                    ast::AlterColumnOperation::DropDefault => None,
+                    other => {
+                        let action = match other {
+                            ast::AlterColumnOperation::SetNotNull => "SET NOT NULL",
+                            ast::AlterColumnOperation::DropNotNull => "DROP NOT NULL",
+                            ast::AlterColumnOperation::SetDataType { .. } => "SET DATA TYPE",
+                            _ => "",
+                        };
+                        return Err(not_for_views(&format!("ALTER COLUMN ... {action}"), v));
+                    }
+                };
+                cur.defaults.resize(cur.columns.len(), None);
+                cur.defaults[i] = text;
+                while cur.defaults.last() == Some(&None) {
+                    cur.defaults.pop();
+                }
+            }
+            ast::AlterTableOperation::RenameColumn { old_column_name, new_column_name } => {
+                let i = column(&cur, old_column_name)?;
+                let to = bind::ident(new_column_name);
+                if cur.columns.contains(&to) {
+                    bail!(
+                        DuplicateColumn,
+                        "column \"{to}\" of relation \"{}\" already exists",
+                        v.name
+                    );
+                }
+                // Views that read this one name its columns in their text.
+                if let Some(user) = view_deps::relation_user(cat, v.oid) {
+                    bail!(
+                        FeatureNotSupported,
+                        "renaming a column of view \"{}\" that view \"{}\" reads is not supported yet",
+                        v.name,
+                        user.name
+                    );
+                }
+                cur.columns[i] = to;
+            }
+            ast::AlterTableOperation::AddColumn { .. } => {
+                return Err(not_for_views("ADD COLUMN", v))
+            }
+            ast::AlterTableOperation::DropColumn { .. } => {
+                return Err(not_for_views("DROP COLUMN", v))
+            }
+            ast::AlterTableOperation::AddConstraint { .. } => {
+                return Err(not_for_views("ADD CONSTRAINT", v))
+            }
+            ast::AlterTableOperation::DropConstraint { .. } => {
+                return Err(not_for_views("DROP CONSTRAINT", v))
+            }
+            other => bail!(FeatureNotSupported, "{tag} ... {other} is not supported on views yet"),
+        }
+    }
+    put_entry(txn, keys::view(tenant, cur.oid), json_entry(&cur)).await?;
+    Ok(DdlResult::tag(tag))
+}
+
+/// PostgreSQL's refusal of ALTER TABLE action `action` on view `v`.
+fn not_for_views(action: &str, v: &catalog::ViewDef) -> ErrorReport {
+    err!(WrongObjectType, "ALTER action {action} cannot be performed on relation \"{}\"", v.name)
+        .with_detail("This operation is not supported for views.")
 }
 
 /// The view's `check_option` (from `WITH (check_option = ...)` or a

@@ -78,7 +78,9 @@ pub enum NameChange {
 }
 
 /// ALTER TABLE/VIEW/INDEX/SEQUENCE/TYPE statements read here: OWNER TO,
-/// SET SCHEMA, ALTER VIEW ... RENAME TO, and any ALTER SEQUENCE. `Ok(None)`
+/// SET SCHEMA, ALTER VIEW ... RENAME TO, ALTER VIEW's column actions
+/// (ALTER \[COLUMN\] ... SET/DROP DEFAULT, RENAME \[COLUMN\], read as
+/// ALTER TABLE's), and any ALTER SEQUENCE. `Ok(None)`
 /// leaves the statement to sqlparser (ALTER VIEW ... AS, ALTER INDEX ...
 /// RENAME, ALTER TYPE ... ADD VALUE).
 pub(super) fn alter(p: &mut Parser, kind: RelationKind) -> Result<Option<Stmt>, OptionError> {
@@ -103,6 +105,25 @@ pub(super) fn alter(p: &mut Parser, kind: RelationKind) -> Result<Option<Stmt>, 
     if let Some(change) = change {
         end(p)?;
         return Ok(Some(Stmt::AlterName(AlterName { kind, name, if_exists, change })));
+    }
+    let column_action = matches!(p.peek_token().token, Token::Word(w)
+            if matches!(w.keyword, Keyword::ALTER | Keyword::RENAME));
+    if kind == RelationKind::View && column_action {
+        let mut operations = vec![p.parse_alter_table_operation()?];
+        while p.consume_token(&Token::Comma) {
+            operations.push(p.parse_alter_table_operation()?);
+        }
+        end(p)?;
+        return Ok(Some(Stmt::AlterView(Box::new(ast::AlterTable {
+            name,
+            if_exists,
+            only: false,
+            operations,
+            location: None,
+            on_cluster: None,
+            table_type: None,
+            end_token: ast::helpers::attached_token::AttachedToken::empty(),
+        }))));
     }
     match kind {
         RelationKind::Sequence => {

@@ -66,6 +66,10 @@ pub(super) struct ViewTarget {
     pub filter: Option<Expr>,
     /// WITH CHECK OPTION conditions, innermost view first.
     pub checks: Vec<ViewCheck>,
+    /// Per table column: the default of the outermost view column that
+    /// is it and has one (what INSERT and DEFAULT write before the
+    /// table's default).
+    pub defaults: Vec<Option<Expr>>,
 }
 
 impl ViewTarget {
@@ -115,6 +119,17 @@ impl ViewTarget {
                 "View columns that are not columns of their base relation are not updatable.",
             )
         })
+    }
+
+    /// What `SET name = DEFAULT` writes through the view: the view
+    /// column's own default, or NULL (as in PostgreSQL, neither the
+    /// table's nor an inner view's).
+    pub fn default(&self, cat: &crate::catalog::Catalog, name: &str) -> Result<Expr> {
+        let j = self.view.columns.iter().position(|c| c == name);
+        match j.and_then(|j| Some((j, self.view.defaults.get(j)?.as_ref()?))) {
+            Some((j, text)) => crate::ddl::default_expr(cat, name, text, &self.types[j]),
+            None => Ok(Expr::Const(sqltypes::Value::Null)),
+        }
     }
 
     /// The table column an assignment to view column `name` writes: None
@@ -311,11 +326,20 @@ fn resolve_in(
         }
         None => None,
     };
-    let (table, mut checks, below) = match (inner, base) {
-        (Some(t), _) => (t.table, t.checks, t.filter),
-        (None, Some(t)) => (t, Vec::new(), None),
+    let (table, mut checks, below, mut defaults) = match (inner, base) {
+        (Some(t), _) => (t.table, t.checks, t.filter, t.defaults),
+        (None, Some(t)) => {
+            let n = t.columns.len();
+            (t, Vec::new(), None, vec![None; n])
+        }
         (None, None) => return Err(refuse("")),
     };
+    for (j, d) in v.defaults.iter().enumerate() {
+        if let (Some(text), Some(Some(c))) = (d, columns.get(j)) {
+            let x = crate::ddl::default_expr(b.catalog, &v.columns[j], text, &types[j])?;
+            defaults[*c] = Some(x);
+        }
+    }
     if let (Some(_), Some(f)) = (own, &filter) {
         let mut reads_subquery = false;
         f.walk(&mut |x| reads_subquery |= matches!(x, Expr::Subquery(_) | Expr::InSubquery(..)));
@@ -328,7 +352,7 @@ fn resolve_in(
         checks.push(ViewCheck { view: v.name.clone(), pred: f.clone() });
     }
     let filter = crate::expr::and_all(below.into_iter().chain(filter).collect());
-    Ok(ViewTarget { view: v.clone(), table, exprs, types, columns, filter, checks })
+    Ok(ViewTarget { view: v.clone(), table, exprs, types, columns, filter, checks, defaults })
 }
 
 /// An UPDATE or DELETE of a view with INSTEAD OF triggers for it: the
@@ -383,7 +407,7 @@ pub(super) fn instead(
             bail!(DuplicateColumn, "multiple assignments to same column \"{cn}\"");
         }
         targets.push(i);
-        // A view column's default is NULL.
+        // DEFAULT is the view column's default (set below).
         let value = match super::is_default(&a.value) {
             true => ast::Expr::value(ast::Value::Null),
             false => a.value.clone(),
@@ -400,7 +424,11 @@ pub(super) fn instead(
     let (rows, cols) = b.query(&q)?;
     let n = shell.columns.len();
     let mut sets = Vec::with_capacity(targets.len());
-    for (k, &i) in targets.iter().enumerate() {
+    for (k, (&i, a)) in targets.iter().zip(assignments).enumerate() {
+        if super::is_default(&a.value) {
+            sets.push((i, super::default_value(b.catalog, &shell, None, i)?));
+            continue;
+        }
         let from = match &cols[n + k].ty {
             DataType::Unknown => DataType::Text,
             t => t.clone(),

@@ -37,6 +37,7 @@ impl<K: KvClient> Session<K> {
                 ddl::default_privileges(txn, tenant, &catalog, &user, a).await?
             }
             Stmt::AlterName(a) => ddl::alter_name(txn, tenant, &catalog, a).await?,
+            Stmt::AlterView(at) => ddl::alter_view(txn, tenant, &catalog, at).await?,
             Stmt::CreateTrigger(ct, args) => {
                 ddl::create_trigger(txn, tenant, &catalog, ct, args).await?
             }

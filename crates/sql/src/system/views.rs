@@ -57,6 +57,7 @@ pub fn lookup(name: &str) -> Option<ViewDef> {
         comment: None,
         check_option: None,
         triggers: Vec::new(),
+        defaults: Vec::new(),
         access: Default::default(),
     })
 }
