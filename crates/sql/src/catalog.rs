@@ -296,9 +296,9 @@ impl FunctionDef {
     /// True if the body may write or run utility statements: a key word
     /// of such a statement appears in it outside string literals. (A
     /// function that calls another that writes is not caught; run per row,
-    /// its write fails with 0A000.) A call per row of a query can only
-    /// read, so a volatile call of a function that may write, with
-    /// arguments that read no row, runs once per statement instead.
+    /// its write fails with 0A000.) A call per row of UPDATE's or DELETE's
+    /// rows can only read, so there a volatile call of a function that may
+    /// write, with arguments that read no row, runs once per statement.
     pub fn may_write(&self) -> bool {
         use sqlparser::tokenizer::{Token, Tokenizer};
         const WRITES: &[&str] = &[

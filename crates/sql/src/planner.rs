@@ -93,8 +93,14 @@ fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
             }
             Bound::Insert(p)
         }
-        ast::Statement::Update(u) => Bound::Update(plan_update(b, u)?),
-        ast::Statement::Delete(d) => Bound::Delete(plan_delete(b, d)?),
+        ast::Statement::Update(u) => {
+            b.rows_read_only = true;
+            Bound::Update(plan_update(b, u)?)
+        }
+        ast::Statement::Delete(d) => {
+            b.rows_read_only = true;
+            Bound::Delete(plan_delete(b, d)?)
+        }
         ast::Statement::Call(f) => {
             let (call, columns) = b.procedure_call(f)?;
             Bound::Call(call, columns)
@@ -356,6 +362,9 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         Some(v) => v.scope(&qualifier, &None),
         None => select::table_scope(&table, &qualifier, &None),
     };
+    // Calls per row of ON CONFLICT and RETURNING run inside the
+    // statement's execution.
+    b.rows_read_only = true;
     let on_conflict = match &ins.on {
         None => None,
         Some(on) => Some(plan_on_conflict(b, (&table, view.as_ref()), &scope, on)?),

@@ -352,10 +352,27 @@ pub async fn invoke<S: Spi>(
     })
 }
 
-/// Runs one of the calls [`run_calls`] finds: its rows.
+/// Runs one of the calls [`run_calls`] finds (its rows), and the parts of
+/// the plan around them that must run first.
 pub trait RunCall: Send {
-    /// Runs call `c`.
-    fn run_call<'a>(&'a mut self, c: &'a crate::plan::PlCall) -> BoxFut<'a, Vec<Vec<Value>>>;
+    /// Runs call `c`; its arguments read `outer` as the outer row of a
+    /// correlated subquery (empty for a call that runs once).
+    fn run_call<'a>(
+        &'a mut self,
+        c: &'a crate::plan::PlCall,
+        outer: &'a [Value],
+    ) -> BoxFut<'a, Vec<Vec<Value>>>;
+
+    /// Runs `plan`, which only reads: its rows.
+    fn run_plan<'a>(&'a mut self, plan: &'a crate::plan::Plan) -> BoxFut<'a, Vec<Vec<Value>>>;
+}
+
+/// `ctx` with `outer` as the outer row, if there is one.
+pub fn with_outer<'c>(ctx: &'c EvalContext, outer: &[Value]) -> std::borrow::Cow<'c, EvalContext> {
+    match outer {
+        [] => std::borrow::Cow::Borrowed(ctx),
+        row => std::borrow::Cow::Owned(EvalContext { outer: row.to_vec(), ..ctx.clone() }),
+    }
 }
 
 /// Runs calls in a transaction, without a session: their statements may
@@ -373,11 +390,28 @@ pub struct TxnCalls<'a, T: kvapi::Txn> {
 }
 
 impl<T: kvapi::Txn> RunCall for TxnCalls<'_, T> {
-    fn run_call<'a>(&'a mut self, c: &'a crate::plan::PlCall) -> BoxFut<'a, Vec<Vec<Value>>> {
+    fn run_call<'a>(
+        &'a mut self,
+        c: &'a crate::plan::PlCall,
+        outer: &'a [Value],
+    ) -> BoxFut<'a, Vec<Vec<Value>>> {
         Box::pin(async move {
             let (tenant, catalog) = (self.tenant, self.catalog);
             let access = spi::Access::Write(&mut *self.txn);
-            invoke(c, self.ctx, |ctx| spi::TxnSpi::new(access, tenant, catalog, &ctx)).await
+            let ctx = with_outer(self.ctx, outer);
+            invoke(c, &ctx, |ctx| spi::TxnSpi::new(access, tenant, catalog, &ctx)).await
+        })
+    }
+
+    fn run_plan<'a>(&'a mut self, plan: &'a crate::plan::Plan) -> BoxFut<'a, Vec<Vec<Value>>> {
+        Box::pin(async move {
+            let cx = crate::exec::ExecCtx {
+                txn: &*self.txn,
+                tenant: self.tenant,
+                eval: self.ctx,
+                catalog: self.catalog,
+            };
+            crate::exec::run(plan, &cx).await
         })
     }
 }
@@ -386,8 +420,14 @@ impl<T: kvapi::Txn> RunCall for TxnCalls<'_, T> {
 /// uncorrelated subquery or the statement's own FROM, with arguments that
 /// read no row) before the plan, through `calls`, where they may write,
 /// and returns the plan with their results in their place; None if it has
-/// no such call. A function called for each row of a query runs inside
-/// the query's execution, which only reads ([`call`]).
+/// no such call.
+///
+/// A call in a correlated subquery of the statement's own rows (`select
+/// f(id) from t`: an `Apply` the walk reaches) runs once per row, also
+/// through `calls`: the rows are read first, then each row's calls run,
+/// and the `Apply` becomes its rows. Deeper calls (in a subquery of a
+/// correlated subquery, or in a LATERAL item) run inside the query's
+/// execution, which only reads ([`call`]).
 pub async fn run_calls(
     plan: &crate::plan::Plan,
     calls: &mut impl RunCall,
@@ -415,18 +455,82 @@ fn once<'p, R: RunCall>(p: &'p mut crate::plan::Plan, calls: &'p mut R) -> BoxFu
     Box::pin(async move {
         match p {
             Plan::PlCall(c) if c.args.iter().all(standalone) => {
-                let rows = calls.run_call(c).await?;
-                let rows =
-                    rows.into_iter().map(|r| r.into_iter().map(crate::expr::Expr::Const).collect());
-                *p = Plan::Values(rows.collect());
+                *p = Plan::Values(consts(calls.run_call(c, &[]).await?));
             }
             // These run their right side, step or subqueries per row.
             Plan::Lateral(l, ..) => once(l, calls).await?,
-            Plan::Apply(i, _) => once(i, calls).await?,
+            Plan::Apply(i, subs) => {
+                once(i, calls).await?;
+                if subs.iter().any(|c| c.plan.any(&|p| matches!(p, Plan::PlCall(_)))) {
+                    let rows = per_row(i, subs, calls).await?;
+                    *p = Plan::Values(rows);
+                }
+            }
             Plan::Recursive { base, .. } => once(base, calls).await?,
             other => {
                 for c in other.children_mut() {
                     once(c, calls).await?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+fn consts(rows: Vec<Vec<Value>>) -> Vec<Vec<crate::expr::Expr>> {
+    rows.into_iter().map(|r| r.into_iter().map(crate::expr::Expr::Const).collect()).collect()
+}
+
+/// The rows of `Apply(input, subs)` whose subqueries call PL/pgSQL
+/// functions: `input`'s rows are read, then for each the calls run through
+/// `calls` (where they may write) and the subqueries are evaluated with
+/// their results.
+async fn per_row<R: RunCall>(
+    input: &crate::plan::Plan,
+    subs: &[crate::plan::Correlated],
+    calls: &mut R,
+) -> Result<Vec<Vec<crate::expr::Expr>>> {
+    use crate::plan::Plan;
+    let rows = calls.run_plan(input).await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let mut mine = subs.to_vec();
+        for c in &mut mine {
+            row_calls(&mut c.plan, &row, calls).await?;
+        }
+        let one = Plan::Apply(Box::new(Plan::Values(consts(vec![row]))), mine);
+        out.extend(consts(calls.run_plan(&one).await?));
+    }
+    Ok(out)
+}
+
+/// [`per_row`]'s walk of a correlated subquery: each call at its level
+/// (arguments may read the outer row `row`, not a subquery) runs and
+/// becomes its rows.
+fn row_calls<'p, R: RunCall>(
+    p: &'p mut crate::plan::Plan,
+    row: &'p [Value],
+    calls: &'p mut R,
+) -> BoxFut<'p, ()> {
+    use crate::expr::Expr;
+    use crate::plan::Plan;
+    let own_level = |e: &Expr| {
+        let mut ok = true;
+        e.walk(&mut |x| ok &= !matches!(x, Expr::Subquery(_) | Expr::InSubquery(..)));
+        ok
+    };
+    Box::pin(async move {
+        match p {
+            Plan::PlCall(c) if c.args.iter().all(own_level) => {
+                *p = Plan::Values(consts(calls.run_call(c, row).await?));
+            }
+            // Their right side, step or subqueries read other outer rows.
+            Plan::Lateral(l, ..) => row_calls(l, row, calls).await?,
+            Plan::Apply(i, _) => row_calls(i, row, calls).await?,
+            Plan::Recursive { base, .. } => row_calls(base, row, calls).await?,
+            other => {
+                for c in other.children_mut() {
+                    row_calls(c, row, calls).await?;
                 }
             }
         }

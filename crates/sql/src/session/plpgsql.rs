@@ -148,11 +148,16 @@ struct SessionCalls<'s, K: KvClient> {
 }
 
 impl<K: KvClient> plpgsql::RunCall for SessionCalls<'_, K> {
-    fn run_call<'a>(&'a mut self, c: &'a crate::plan::PlCall) -> BoxFut<'a, Vec<Vec<Value>>> {
+    fn run_call<'a>(
+        &'a mut self,
+        c: &'a crate::plan::PlCall,
+        outer: &'a [Value],
+    ) -> BoxFut<'a, Vec<Vec<Value>>> {
         Box::pin(async move {
             let s = &mut *self.s;
             let apart = s.enter_function(&c.def)?;
-            let r = plpgsql::invoke(c, self.ctx, |ctx| {
+            let ctx = plpgsql::with_outer(self.ctx, outer);
+            let r = plpgsql::invoke(c, &ctx, |ctx| {
                 let mut spi = SessionSpi::new(s, ctx);
                 // A function may not end the transaction of the query
                 // that calls it.
@@ -162,6 +167,17 @@ impl<K: KvClient> plpgsql::RunCall for SessionCalls<'_, K> {
             .await;
             self.s.leave_function(apart);
             r
+        })
+    }
+
+    fn run_plan<'a>(&'a mut self, plan: &'a crate::plan::Plan) -> BoxFut<'a, Vec<Vec<Value>>> {
+        Box::pin(async move {
+            let s = &*self.s;
+            let Some(txn) = s.txn.as_ref() else {
+                bail!(InternalError, "a query's calls run without a transaction");
+            };
+            let cx = ExecCtx { txn, tenant: s.db.tenant, eval: self.ctx, catalog: &s.catalog };
+            exec::run(plan, &cx).await
         })
     }
 }
