@@ -220,6 +220,9 @@ struct Var {
     value: Value,
     constant: bool,
     not_null: bool,
+    /// For `name ALIAS FOR other`: the slot of the variable it names,
+    /// which holds the value (both names read and write it).
+    alias_of: Option<usize>,
 }
 
 struct Scope {
@@ -536,13 +539,19 @@ fn unassigned(name: &str) -> ErrorReport {
 
 impl<S: Spi> Interp<'_, S> {
     fn declare(&mut self, name: &str, ty: VarType, value: Value) {
-        self.vars.push(Var { name: name.to_string(), ty, value, constant: false, not_null: false });
+        let (constant, not_null, alias_of) = (false, false, None);
+        self.vars.push(Var { name: name.to_string(), ty, value, constant, not_null, alias_of });
     }
 
-    /// The slot of the variable `name` (innermost first), and whether it
-    /// is a record.
+    /// The slot of the variable `name` (innermost first); for an alias,
+    /// the slot of the variable it names.
     fn lookup(&self, name: &str) -> Option<usize> {
-        self.vars.iter().rposition(|v| v.name == name)
+        self.vars.iter().rposition(|v| v.name == name).map(|s| self.aliased(s))
+    }
+
+    /// The slot that holds `slot`'s value.
+    fn aliased(&self, slot: usize) -> usize {
+        self.vars.get(slot).and_then(|v| v.alias_of).unwrap_or(slot)
     }
 
     /// The variable a name in the body means: `v`, `rec.field`,
@@ -571,7 +580,8 @@ impl<S: Spi> Interp<'_, S> {
         let i = self.scopes.iter().rposition(|s| s.label.as_deref() == Some(label))?;
         let first = self.scopes[i].first;
         let end = self.scopes.get(i + 1).map_or(self.vars.len(), |s| s.first);
-        (first..end).rev().find(|&s| self.vars.get(s).is_some_and(|v| v.name == name))
+        let slot = (first..end).rev().find(|&s| self.vars.get(s).is_some_and(|v| v.name == name));
+        slot.map(|s| self.aliased(s))
     }
 
     fn target(&self, t: &Target) -> Result<VarRef> {
@@ -648,12 +658,11 @@ impl<S: Spi> Interp<'_, S> {
                     Some(n) => n,
                     None => self.target(&Target { parts: vec![target.clone()] })?.slot,
                 };
+                let slot = self.aliased(slot);
                 let Some(v) = self.vars.get(slot).cloned() else {
                     bail!(SyntaxError, "\"{target}\" is not a known variable");
                 };
-                // The alias is a copy: a write through it does not reach
-                // the original (in PostgreSQL both names share one value).
-                self.vars.push(Var { name: d.name.clone(), ..v });
+                self.vars.push(Var { name: d.name.clone(), alias_of: Some(slot), ..v });
                 return Ok(());
             }
             parse::DeclKind::Type(t) => self.var_type(t)?,
@@ -665,6 +674,7 @@ impl<S: Spi> Interp<'_, S> {
             value: Value::Null,
             constant: false,
             not_null: false,
+            alias_of: None,
         });
         if let Some(e) = &d.default {
             let v = self.eval(e).await?;
