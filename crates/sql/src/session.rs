@@ -296,6 +296,12 @@ pub struct Session<K: KvClient> {
     /// Settings SET LOCAL changed in this transaction block, with the value
     /// each goes back to at COMMIT.
     local_settings: Vec<(String, String)>,
+    /// The settings a plain SET changed while a function with SET clauses
+    /// ran (the clauses' values are then not put back at its exit), kept
+    /// while such functions run (`Session::enter_function`).
+    plain_sets: Vec<String>,
+    /// How many functions with SET clauses or SECURITY DEFINER are running.
+    apart_depth: usize,
     /// The advisory locks this session holds.
     advisory: Arc<crate::advisory::SessionLocks>,
     /// The pid the client was given in BackendKeyData.
@@ -373,6 +379,8 @@ impl<K: KvClient> Session<K> {
             set_config: Arc::default(),
             settings_before_txn: None,
             local_settings: Vec::new(),
+            plain_sets: Vec::new(),
+            apart_depth: 0,
             advisory,
             pid: 0,
             row_locks: Arc::default(),
@@ -980,6 +988,8 @@ impl<K: KvClient> Session<K> {
         if self.state == TxnState::Implicit {
             self.state = TxnState::Idle;
             let r = self.commit_txn().await;
+            // SET LOCAL in a function the statement called ends here.
+            self.end_txn_settings(r.is_ok());
             self.publish_status(crate::backends::State::Idle, None);
             return r;
         }

@@ -163,7 +163,9 @@ impl<K: KvClient> Session<K> {
 
     /// Changes a setting for the session or, with `local`, until the
     /// transaction block ends (outside one, SET LOCAL warns and does
-    /// nothing, and set_config(..., true) lasts only its statement).
+    /// nothing, and set_config(..., true) lasts only its statement; in a
+    /// function a statement calls, SET LOCAL lasts until the statement's
+    /// transaction ends).
     pub(super) fn change_setting(
         &mut self,
         name: &str,
@@ -172,7 +174,8 @@ impl<K: KvClient> Session<K> {
         statement: bool,
     ) -> Result<()> {
         let name = name.to_lowercase();
-        if local && !matches!(self.state, TxnState::Block) {
+        let in_statement = self.state == TxnState::Implicit && self.pl_depth > 0;
+        if local && !matches!(self.state, TxnState::Block) && !in_statement {
             if statement {
                 self.notices.push(ErrorReport::warning(
                     sqlstate::SqlState::NoActiveSqlTransaction,
@@ -189,6 +192,9 @@ impl<K: KvClient> Session<K> {
         let before = self.settings.get(&name).unwrap_or_default();
         self.settings.set(&name, value)?;
         let now = self.settings.get(&name).unwrap_or_default();
+        if !local && self.apart_depth > 0 {
+            self.plain_sets.push(name.clone());
+        }
         match self.local_settings.iter_mut().find(|(n, _)| *n == name) {
             // A session-wide SET after SET LOCAL is what COMMIT keeps.
             Some(entry) if !local => entry.1 = now,
@@ -272,9 +278,10 @@ impl<K: KvClient> Session<K> {
         let before = self.settings_before_txn.take();
         let local = std::mem::take(&mut self.local_settings);
         let target: Vec<(String, String)> = match (committed, before) {
-            (true, _) => local,
             (false, Some(b)) => b.all().map(|(k, v)| (k.clone(), v.clone())).collect(),
-            (false, None) => return,
+            // Commit, or the end of an implicit transaction (which keeps no
+            // settings from before it).
+            (_, _) => local,
         };
         for (name, value) in target {
             if self.settings.get(&name).ok().as_deref() != Some(value.as_str()) {

@@ -184,10 +184,13 @@ impl<K: KvClient> plpgsql::RunCall for SessionCalls<'_, K> {
 
 /// What a call of a function that runs apart changed in the session, to
 /// be put back when it returns: the settings its SET clauses changed, with
-/// their values before, and the SECURITY DEFINER owner before.
+/// their values before and their SET LOCAL entries before (see
+/// `Session::local_settings`), the SECURITY DEFINER owner before, and
+/// where the plain SETs made while it runs start in `plain_sets`.
 pub(super) struct Apart {
-    settings: Vec<(String, String)>,
+    settings: Vec<(String, String, Option<String>)>,
     definer: Option<Arc<str>>,
+    plain_mark: usize,
 }
 
 impl<K: KvClient> Session<K> {
@@ -202,17 +205,21 @@ impl<K: KvClient> Session<K> {
         if !def.runs_apart() {
             return Ok(None);
         }
-        let mut apart = Apart { settings: Vec::new(), definer: self.definer.clone() };
+        let plain_mark = self.plain_sets.len();
+        let mut apart = Apart { settings: Vec::new(), definer: self.definer.clone(), plain_mark };
+        self.apart_depth += 1;
         if def.security_definer {
             self.definer = Some(Arc::from(def.access.owner.as_str()));
         }
         for (name, value) in &def.config {
-            let before = self.settings.get(name).unwrap_or_default();
-            if let Err(e) = self.settings.set(name, value) {
+            let name = name.to_lowercase();
+            let before = self.settings.get(&name).unwrap_or_default();
+            let local = self.local_settings.iter().find(|(n, _)| *n == name).map(|e| e.1.clone());
+            if let Err(e) = self.settings.set(&name, value) {
                 self.leave_function(Some(apart));
                 return Err(e);
             }
-            apart.settings.push((name.to_string(), before));
+            apart.settings.push((name, before, local));
         }
         self.settings_generation += 1;
         self.sync_search_path();
@@ -222,9 +229,27 @@ impl<K: KvClient> Session<K> {
     /// Puts back what [`Session::enter_function`] changed.
     pub(super) fn leave_function(&mut self, apart: Option<Apart>) {
         let Some(apart) = apart else { return };
-        for (name, value) in apart.settings.iter().rev() {
+        for (name, value, local) in apart.settings.iter().rev() {
+            // A plain SET in the function outlives it, as in PostgreSQL.
+            if self.plain_sets.get(apart.plain_mark..).is_some_and(|s| s.contains(name)) {
+                continue;
+            }
             // The value was accepted before; it is accepted again.
             let _ = self.settings.set(name, value);
+            // A SET LOCAL in the function ends with it.
+            let entry = self.local_settings.iter().position(|(n, _)| n == name);
+            match (entry, local) {
+                (Some(i), None) => {
+                    self.local_settings.remove(i);
+                }
+                (Some(i), Some(v)) => self.local_settings[i].1.clone_from(v),
+                (None, Some(v)) => self.local_settings.push((name.clone(), v.clone())),
+                (None, None) => {}
+            }
+        }
+        self.apart_depth = self.apart_depth.saturating_sub(1);
+        if self.apart_depth == 0 {
+            self.plain_sets.clear();
         }
         self.definer = apart.definer;
         self.settings_generation += 1;
