@@ -74,6 +74,69 @@ impl ArrayValue {
     }
 }
 
+/// The most elements an element assignment may grow an array to (less
+/// than PostgreSQL's 134217727, to bound the memory one statement takes).
+pub const MAX_ASSIGNED_ELEMENTS: i64 = 1 << 24;
+
+/// `a[at] := v` as PostgreSQL assigns one element: a NULL or empty array
+/// becomes one holding `v` at those subscripts; a one-dimensional array
+/// grows, filling the gap with NULLs, to take a subscript outside its
+/// bounds; a multi-dimensional one must already have the position.
+pub fn set_element(a: Value, elem: &DataType, at: &[i32], v: Value) -> Result<Value> {
+    let mut arr = match a {
+        Value::Array(arr) if !arr.dims.is_empty() => arr,
+        Value::Null | Value::Array(_) => {
+            if at.len() > MAXDIM {
+                return Err(err!(
+                    ProgramLimitExceeded,
+                    "number of array dimensions ({}) exceeds the maximum allowed ({MAXDIM})",
+                    at.len()
+                ));
+            }
+            let dims = at.iter().map(|&i| Dim { len: 1, lower: i }).collect();
+            let arr = ArrayValue { elem: elem.clone(), dims, items: vec![v], vector: false };
+            return Ok(Value::Array(Box::new(arr)));
+        }
+        other => return Err(err!(DatatypeMismatch, "cannot subscript {other:?} as an array")),
+    };
+    if at.len() != arr.dims.len() {
+        return Err(err!(ArraySubscriptError, "wrong number of array subscripts"));
+    }
+    if let ([d], [i]) = (arr.dims.as_slice(), at) {
+        let (d, i) = (*d, *i as i64);
+        let lower = (d.lower as i64).min(i);
+        let upper = (d.lower as i64 + d.len as i64 - 1).max(i);
+        let len = upper - lower + 1;
+        if len > MAX_ASSIGNED_ELEMENTS {
+            return Err(err!(
+                ProgramLimitExceeded,
+                "array size exceeds the maximum allowed ({MAX_ASSIGNED_ELEMENTS})"
+            ));
+        }
+        if lower < d.lower as i64 || upper > d.lower as i64 + d.len as i64 - 1 {
+            let mut items = vec![Value::Null; len as usize];
+            let offset = (d.lower as i64 - lower) as usize;
+            for (k, x) in std::mem::take(&mut arr.items).into_iter().enumerate() {
+                items[offset + k] = x;
+            }
+            arr.items = items;
+            arr.dims[0] = Dim { len: len as i32, lower: lower as i32 };
+        }
+        arr.items[(i - lower) as usize] = v;
+        return Ok(Value::Array(arr));
+    }
+    let mut flat = 0usize;
+    for (d, &i) in arr.dims.iter().zip(at) {
+        let k = i as i64 - d.lower as i64;
+        if k < 0 || k >= d.len as i64 {
+            return Err(err!(ArraySubscriptError, "array subscript out of range"));
+        }
+        flat = flat * d.len as usize + k as usize;
+    }
+    arr.items[flat] = v;
+    Ok(Value::Array(arr))
+}
+
 /// An int2vector/oidvector value: one dimension with lower bound 0.
 pub fn vector(elem: DataType, items: Vec<Value>) -> Value {
     let mut a = ArrayValue::new(elem, items);

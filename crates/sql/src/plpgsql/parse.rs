@@ -147,6 +147,8 @@ pub enum Stmt {
     Block(Block),
     /// `target := expr`.
     Assign(Target, Sql),
+    /// `target[i][j] := expr`: the subscripts and the value.
+    AssignElement(Target, Vec<Sql>, Sql),
     /// `IF c THEN ... ELSIF c THEN ... ELSE ... END IF`.
     If(Vec<(Sql, Vec<Stmt>)>, Option<Vec<Stmt>>),
     /// `CASE [subject] WHEN v[, v] THEN ... ELSE ... END CASE`: the
@@ -950,16 +952,26 @@ impl Parser<'_> {
 
     fn assignment(&mut self) -> Result<Stmt> {
         let target = self.target()?;
-        if self.at_sym("[") {
-            return Err(crate::err!(
-                FeatureNotSupported,
-                "assignment to array elements in PL/pgSQL is not supported"
-            ));
+        let mut subscripts = Vec::new();
+        while self.eat_sym("[") {
+            let i = self.fragment(|t| t.is_sym("]") || t.is_sym(":"))?;
+            if self.at_sym(":") {
+                return Err(crate::err!(
+                    FeatureNotSupported,
+                    "assignment to array slices in PL/pgSQL is not supported yet"
+                ));
+            }
+            self.expect_sym("]")?;
+            subscripts.push(i);
         }
         if !self.eat_sym(":=") {
             self.expect_sym("=")?;
         }
-        Ok(Stmt::Assign(target, self.expr_to_semi()?))
+        let value = self.expr_to_semi()?;
+        Ok(match subscripts.is_empty() {
+            true => Stmt::Assign(target, value),
+            false => Stmt::AssignElement(target, subscripts, value),
+        })
     }
 
     fn at_sym(&self, s: &str) -> bool {

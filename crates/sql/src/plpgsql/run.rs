@@ -108,6 +108,9 @@ fn check_block(b: &Block) -> Result<()> {
             Stmt::Assign(_, e) | Stmt::While(_, e, _) | Stmt::Foreach(_, _, _, e, _) => {
                 check_sql(e, true)?
             }
+            Stmt::AssignElement(_, subscripts, e) => {
+                subscripts.iter().chain([e]).try_for_each(|x| check_sql(x, true))?
+            }
             Stmt::Perform(q) | Stmt::Sql(q, _) => check_sql(q, false)?,
             Stmt::If(arms, _) | Stmt::Case(None, arms, _) => {
                 arms.iter().try_for_each(|(c, _)| check_sql(c, true))?
@@ -1061,6 +1064,40 @@ impl<S: Spi> Interp<'_, S> {
                 let v = self.eval(e).await?;
                 self.assign(&r, v)?;
             }
+            Stmt::AssignElement(t, subscripts, e) => {
+                let r = self.target(t)?;
+                let mut at = Vec::with_capacity(subscripts.len());
+                for x in subscripts {
+                    match self.eval(x).await? {
+                        Value::Null => bail!(
+                            NullValueNotAllowed,
+                            "array subscript in assignment must not be null"
+                        ),
+                        v => at.push(sqltypes::cast::cast(v, &DataType::Int4)?),
+                    }
+                }
+                let v = self.eval(e).await?;
+                let Some(var) = self.vars.get(r.slot) else {
+                    bail!(InternalError, "PL/pgSQL variable slot {} out of range", r.slot)
+                };
+                let (VarType::Scalar(DataType::Array(elem)), None) = (&var.ty, &r.field) else {
+                    let ty = match &var.ty {
+                        VarType::Scalar(t) if r.field.is_none() => t.to_string(),
+                        _ => "record".to_string(),
+                    };
+                    bail!(
+                        DatatypeMismatch,
+                        "cannot subscript type {ty} because it does not support subscripting"
+                    );
+                };
+                let zone = self.spi.context().zone.clone();
+                let zone = zone.as_deref().unwrap_or(sqltypes::Zone::utc_ref());
+                let v = convert(v, elem, zone)?;
+                let at: Vec<i32> =
+                    at.iter().map(|x| if let Value::Int4(i) = x { *i } else { 0 }).collect();
+                let updated = sqltypes::array::set_element(var.value.clone(), elem, &at, v)?;
+                self.assign(&r, updated)?;
+            }
             Stmt::If(arms, otherwise) => {
                 for (cond, body) in arms {
                     if self.eval_bool(cond).await? {
@@ -1733,7 +1770,7 @@ fn simple_runtime(frag: &Fragment) -> bool {
 fn stmt_kind(s: &Stmt) -> &'static str {
     match s {
         Stmt::Block(_) => "statement block",
-        Stmt::Assign(..) => "assignment",
+        Stmt::Assign(..) | Stmt::AssignElement(..) => "assignment",
         Stmt::If(..) => "IF",
         Stmt::Case(..) => "CASE",
         Stmt::Loop(..) => "LOOP",
