@@ -53,8 +53,12 @@ pub struct InsertPlan {
     pub defaults: Vec<Option<Expr>>,
     /// RETURNING, if any.
     pub returning: Option<Returning>,
-    /// ON CONFLICT (on the primary key), if any.
+    /// ON CONFLICT, if any.
     pub on_conflict: Option<OnConflict>,
+    /// The unique constraints ON CONFLICT looks for a conflicting row in,
+    /// in order: None for the primary key, else a unique index (by
+    /// position in the table's).
+    pub arbiters: Vec<Option<usize>>,
     /// Through a view WITH CHECK OPTION: what each new row must satisfy.
     pub checks: Vec<ViewCheck>,
     /// The table is a view's trigger shell, whose INSTEAD OF INSERT
@@ -611,6 +615,42 @@ async fn init_plans<T: Txn>(
     exec::with_init_plans(&list, &cx).await
 }
 
+/// The row already in `table` that `row` conflicts with in one of the
+/// `arbiters` (see [`InsertPlan::arbiters`]), locked: its key and stored
+/// bytes.
+async fn conflicting<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    table: &TableDef,
+    arbiters: &[Option<usize>],
+    row: &[Value],
+) -> Result<Option<(Key, Vec<u8>)>> {
+    for a in arbiters {
+        let key = match a.and_then(|i| table.indexes.get(i)) {
+            None => key_for(tenant, table, row),
+            Some(idx) => {
+                // A unique index's exact entry holds the row's key; a
+                // key with a NULL conflicts with nothing.
+                let placeholder = Key::new(tenant, &[]);
+                let Some((ik, _, true)) = index_entry(tenant, table, idx, row, &placeholder)?
+                else {
+                    continue;
+                };
+                let locked = txn.lock(std::slice::from_ref(&ik)).await.map_err(from_kv)?;
+                let Some(rest) = locked.into_iter().next().and_then(|l| l.latest) else {
+                    continue;
+                };
+                Key::new(tenant, &rest)
+            }
+        };
+        let locked = txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
+        if let Some(bytes) = locked.into_iter().next().and_then(|l| l.latest) {
+            return Ok(Some((key, bytes)));
+        }
+    }
+    Ok(None)
+}
+
 /// INSERT ... ON CONFLICT: row by row, lock the key, then insert, skip or
 /// update the existing row. Returns the count, the RETURNING rows and the
 /// changes for the AFTER ROW triggers (if the table has any).
@@ -648,10 +688,10 @@ async fn upsert<T: Txn>(
             }
         }
         check_row(table, &mut row)?;
-        let key = key_for(tenant, table, &row);
-        let locked = txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-        let Some(existing) = locked.into_iter().next().and_then(|l| l.latest) else {
+        let Some((key, existing)) = conflicting(txn, tenant, table, &plan.arbiters, &row).await?
+        else {
             insert_rows(txn, tenant, table, std::slice::from_ref(&row), false).await?;
+            let key = key_for(tenant, table, &row);
             check_views(&plan.checks, &row, eval)?;
             updated_keys.insert(key.as_bytes().to_vec());
             if after {

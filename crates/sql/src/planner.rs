@@ -235,13 +235,9 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
             t
         }
     };
+    // ON CONFLICT on a view with INSTEAD OF triggers finds no unique
+    // constraint to conflict in: without a target it changes nothing.
     let instead = instead.is_some();
-    if instead && ins.on.is_some() {
-        bail!(
-            FeatureNotSupported,
-            "ON CONFLICT on a view with INSTEAD OF triggers is not supported yet"
-        );
-    }
     // The relation's columns as the statement names them (a view's, or
     // the table's), and the table column each one writes.
     let (name, names) = match &view {
@@ -365,9 +361,12 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
     // Calls per row of ON CONFLICT and RETURNING run inside the
     // statement's execution.
     b.rows_read_only = true;
-    let on_conflict = match &ins.on {
-        None => None,
-        Some(on) => Some(plan_on_conflict(b, (&table, view.as_ref()), &scope, on)?),
+    let (on_conflict, arbiters) = match &ins.on {
+        None => (None, Vec::new()),
+        Some(on) => {
+            let (oc, arbiters) = plan_on_conflict(b, (&table, view.as_ref()), &scope, on)?;
+            (Some(oc), arbiters)
+        }
     };
     let mut ret = returning(b, &ins.returning, &scope)?;
     let mut checks = Vec::new();
@@ -382,6 +381,7 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         defaults,
         returning: ret,
         on_conflict,
+        arbiters,
         checks,
         instead,
     })
@@ -412,7 +412,7 @@ fn plan_on_conflict(
     (table, view): (&crate::catalog::TableDef, Option<&views::ViewTarget>),
     scope: &Scope,
     on: &ast::OnInsert,
-) -> Result<OnConflict> {
+) -> Result<(OnConflict, Vec<Option<usize>>)> {
     // The table column a name the statement uses stands for.
     let column = |name: &str| match view {
         Some(v) => v.view.columns.iter().position(|c| c == name).and_then(|j| v.columns[j]),
@@ -427,36 +427,57 @@ fn plan_on_conflict(
             "there is no unique or exclusion constraint matching the ON CONFLICT specification"
         )
     };
-    match &oc.conflict_target {
-        None => {}
+    // The unique constraints a conflict is looked for in (None: the
+    // primary key): without a target, all of them.
+    let has_pk = !table.primary_key.is_empty();
+    let unique = |i: &usize| table.indexes[*i].unique && table.indexes[*i].predicate.is_none();
+    let arbiters: Vec<Option<usize>> = match &oc.conflict_target {
+        None => {
+            let indexes = (0..table.indexes.len()).filter(|&i| table.indexes[i].unique).map(Some);
+            has_pk.then_some(None).into_iter().chain(indexes).collect()
+        }
         Some(ast::ConflictTarget::Columns(cols)) => {
             let mut want: Vec<usize> = Vec::new();
             for c in cols {
                 want.push(column(&bind::ident(c)).ok_or_else(no_match)?);
             }
-            let mut pk = table.primary_key.clone();
             want.sort_unstable();
-            pk.sort_unstable();
-            if pk.is_empty() || want != pk {
-                return Err(no_match());
+            want.dedup();
+            let sorted = |cols: &[usize]| {
+                let mut c = cols.to_vec();
+                c.sort_unstable();
+                c
+            };
+            if has_pk && sorted(&table.primary_key) == want {
+                vec![None]
+            } else {
+                let plain = |i: &usize| table.indexes[*i].is_plain();
+                let found = (0..table.indexes.len())
+                    .filter(unique)
+                    .filter(plain)
+                    .find(|&i| sorted(&table.indexes[i].columns) == want);
+                vec![Some(found.ok_or_else(no_match)?)]
             }
         }
         Some(ast::ConflictTarget::OnConstraint(n)) => {
             let cname = bind::object_name(n)?;
-            if table.pkey_name.as_deref() != Some(cname.as_str()) {
-                bail!(
+            let found = table
+                .indexes
+                .iter()
+                .position(|i| i.constraint && i.unique && i.name == cname && i.predicate.is_none());
+            match found {
+                Some(i) => vec![Some(i)],
+                None if has_pk && table.pkey_name.as_deref() == Some(cname.as_str()) => vec![None],
+                None => bail!(
                     UndefinedObject,
                     "constraint \"{cname}\" for table \"{}\" does not exist",
                     table.name
-                );
+                ),
             }
         }
-    }
-    if table.primary_key.is_empty() {
-        return Err(no_match());
-    }
+    };
     match &oc.action {
-        ast::OnConflictAction::DoNothing => Ok(OnConflict::DoNothing),
+        ast::OnConflictAction::DoNothing => Ok((OnConflict::DoNothing, arbiters)),
         ast::OnConflictAction::DoUpdate(du) => {
             if oc.conflict_target.is_none() {
                 return Err(err!(
@@ -509,7 +530,7 @@ fn plan_on_conflict(
                 }
                 None => None,
             };
-            Ok(OnConflict::DoUpdate { sets, filter })
+            Ok((OnConflict::DoUpdate { sets, filter }, arbiters))
         }
     }
 }
