@@ -600,7 +600,7 @@ async fn init_plans<T: Txn>(
     let mut ran = Vec::new();
     for (i, (p, kind)) in init.iter().enumerate() {
         let mut calls = crate::plpgsql::TxnCalls { txn: &mut *txn, tenant, catalog, ctx: eval };
-        if let Some(once) = crate::plpgsql::run_calls(p, &mut calls).await? {
+        if let Some(once) = crate::plpgsql::run_calls(p, eval, &mut calls).await? {
             ran.push((i, (once, *kind)));
         }
     }
@@ -945,7 +945,7 @@ async fn run_rows<T: Txn>(
 ) -> Result<Vec<Row>> {
     let once = {
         let mut calls = crate::plpgsql::TxnCalls { txn: &mut *txn, tenant, catalog, ctx: eval };
-        crate::plpgsql::run_calls(plan, &mut calls).await?
+        crate::plpgsql::run_calls(plan, eval, &mut calls).await?
     };
     let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
     crate::exec::run(once.as_ref().unwrap_or(plan), &cx).await

@@ -355,20 +355,31 @@ pub async fn invoke<S: Spi>(
 /// Runs one of the calls [`run_calls`] finds (its rows), and the parts of
 /// the plan around them that must run first.
 pub trait RunCall: Send {
-    /// Runs call `c`; its arguments read `outer` as the outer row of a
-    /// correlated subquery (empty for a call that runs once).
+    /// Runs call `c`, its arguments evaluated in `ctx` (the statement's,
+    /// or with an outer row or uncorrelated subqueries' values).
     fn run_call<'a>(
         &'a mut self,
         c: &'a crate::plan::PlCall,
-        outer: &'a [Value],
+        ctx: &'a EvalContext,
     ) -> BoxFut<'a, Vec<Vec<Value>>>;
 
-    /// Runs `plan`, which only reads: its rows.
-    fn run_plan<'a>(&'a mut self, plan: &'a crate::plan::Plan) -> BoxFut<'a, Vec<Vec<Value>>>;
+    /// Runs `plan`, which only reads, in `ctx`: its rows.
+    fn run_plan<'a>(
+        &'a mut self,
+        plan: &'a crate::plan::Plan,
+        ctx: &'a EvalContext,
+    ) -> BoxFut<'a, Vec<Vec<Value>>>;
+
+    /// `ctx` with the values of uncorrelated subqueries `list`.
+    fn init_values<'a>(
+        &'a mut self,
+        list: &'a [(crate::plan::Plan, crate::plan::SubqKind)],
+        ctx: &'a EvalContext,
+    ) -> BoxFut<'a, EvalContext>;
 }
 
 /// `ctx` with `outer` as the outer row, if there is one.
-pub fn with_outer<'c>(ctx: &'c EvalContext, outer: &[Value]) -> std::borrow::Cow<'c, EvalContext> {
+fn with_outer<'c>(ctx: &'c EvalContext, outer: &[Value]) -> std::borrow::Cow<'c, EvalContext> {
     match outer {
         [] => std::borrow::Cow::Borrowed(ctx),
         row => std::borrow::Cow::Owned(EvalContext { outer: row.to_vec(), ..ctx.clone() }),
@@ -393,26 +404,41 @@ impl<T: kvapi::Txn> RunCall for TxnCalls<'_, T> {
     fn run_call<'a>(
         &'a mut self,
         c: &'a crate::plan::PlCall,
-        outer: &'a [Value],
+        ctx: &'a EvalContext,
     ) -> BoxFut<'a, Vec<Vec<Value>>> {
         Box::pin(async move {
             let (tenant, catalog) = (self.tenant, self.catalog);
             let access = spi::Access::Write(&mut *self.txn);
-            let ctx = with_outer(self.ctx, outer);
-            invoke(c, &ctx, |ctx| spi::TxnSpi::new(access, tenant, catalog, &ctx)).await
+            invoke(c, ctx, |ctx| spi::TxnSpi::new(access, tenant, catalog, &ctx)).await
         })
     }
 
-    fn run_plan<'a>(&'a mut self, plan: &'a crate::plan::Plan) -> BoxFut<'a, Vec<Vec<Value>>> {
+    fn run_plan<'a>(
+        &'a mut self,
+        plan: &'a crate::plan::Plan,
+        ctx: &'a EvalContext,
+    ) -> BoxFut<'a, Vec<Vec<Value>>> {
         Box::pin(async move {
-            let cx = crate::exec::ExecCtx {
-                txn: &*self.txn,
-                tenant: self.tenant,
-                eval: self.ctx,
-                catalog: self.catalog,
-            };
+            let cx = self.exec_ctx(ctx);
             crate::exec::run(plan, &cx).await
         })
+    }
+
+    fn init_values<'a>(
+        &'a mut self,
+        list: &'a [(crate::plan::Plan, crate::plan::SubqKind)],
+        ctx: &'a EvalContext,
+    ) -> BoxFut<'a, EvalContext> {
+        Box::pin(async move {
+            let cx = self.exec_ctx(ctx);
+            crate::exec::with_init_plans(list, &cx).await
+        })
+    }
+}
+
+impl<T: kvapi::Txn> TxnCalls<'_, T> {
+    fn exec_ctx<'c>(&'c self, eval: &'c EvalContext) -> crate::exec::ExecCtx<'c, T> {
+        crate::exec::ExecCtx { txn: &*self.txn, tenant: self.tenant, eval, catalog: self.catalog }
     }
 }
 
@@ -430,13 +456,14 @@ impl<T: kvapi::Txn> RunCall for TxnCalls<'_, T> {
 /// execution, which only reads ([`call`]).
 pub async fn run_calls(
     plan: &crate::plan::Plan,
+    ctx: &EvalContext,
     calls: &mut impl RunCall,
 ) -> Result<Option<crate::plan::Plan>> {
     if !plan.any(&|p| matches!(p, crate::plan::Plan::PlCall(_))) {
         return Ok(None);
     }
     let mut plan = plan.clone();
-    once(&mut plan, calls).await?;
+    once(&mut plan, calls, ctx).await?;
     Ok(Some(plan))
 }
 
@@ -449,31 +476,60 @@ fn standalone(e: &crate::expr::Expr) -> bool {
     ok
 }
 
-/// [`run_calls`]'s walk.
-fn once<'p, R: RunCall>(p: &'p mut crate::plan::Plan, calls: &'p mut R) -> BoxFut<'p, ()> {
+/// [`run_calls`]'s walk; `ctx` has the values of the uncorrelated
+/// subqueries around `p`.
+fn once<'p, R: RunCall>(
+    p: &'p mut crate::plan::Plan,
+    calls: &'p mut R,
+    ctx: &'p EvalContext,
+) -> BoxFut<'p, ()> {
     use crate::plan::Plan;
     Box::pin(async move {
         match p {
             Plan::PlCall(c) if c.args.iter().all(standalone) => {
-                *p = Plan::Values(consts(calls.run_call(c, &[]).await?));
+                *p = Plan::Values(consts(calls.run_call(c, ctx).await?));
             }
             // These run their right side, step or subqueries per row.
-            Plan::Lateral(l, ..) => once(l, calls).await?,
+            Plan::Lateral(l, ..) => once(l, calls, ctx).await?,
             Plan::Apply(i, subs) => {
-                once(i, calls).await?;
+                once(i, calls, ctx).await?;
                 if subs.iter().any(|c| c.plan.any(&|p| matches!(p, Plan::PlCall(_)))) {
-                    let rows = per_row(i, subs, calls).await?;
+                    let rows = Box::pin(per_row(i, subs, calls, ctx)).await?;
                     *p = Plan::Values(rows);
                 }
             }
-            Plan::Recursive { base, .. } => once(base, calls).await?,
+            Plan::Recursive { base, .. } => once(base, calls, ctx).await?,
+            Plan::Init(list, input) => {
+                for (l, _) in list.iter_mut() {
+                    once(l, calls, ctx).await?;
+                }
+                match input.any(&|p| matches!(p, Plan::Apply(..))) {
+                    true => with_init_values(list, input, calls, ctx).await?,
+                    false => once(input, calls, ctx).await?,
+                }
+            }
             other => {
                 for c in other.children_mut() {
-                    once(c, calls).await?;
+                    once(c, calls, ctx).await?;
                 }
             }
         }
         Ok(())
+    })
+}
+
+/// [`once`] for the input of `Init(list, input)`: rows read before the
+/// plan runs see its uncorrelated subqueries' values (computed again when
+/// it runs). Apart from [`once`], whose stack frame nested calls repeat.
+fn with_init_values<'p, R: RunCall>(
+    list: &'p [(crate::plan::Plan, crate::plan::SubqKind)],
+    input: &'p mut crate::plan::Plan,
+    calls: &'p mut R,
+    ctx: &'p EvalContext,
+) -> BoxFut<'p, ()> {
+    Box::pin(async move {
+        let inner = calls.init_values(list, ctx).await?;
+        once(input, calls, &inner).await
     })
 }
 
@@ -489,28 +545,30 @@ async fn per_row<R: RunCall>(
     input: &crate::plan::Plan,
     subs: &[crate::plan::Correlated],
     calls: &mut R,
+    ctx: &EvalContext,
 ) -> Result<Vec<Vec<crate::expr::Expr>>> {
     use crate::plan::Plan;
-    let rows = calls.run_plan(input).await?;
+    let rows = calls.run_plan(input, ctx).await?;
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
         let mut mine = subs.to_vec();
+        let with_row = with_outer(ctx, &row);
         for c in &mut mine {
-            row_calls(&mut c.plan, &row, calls).await?;
+            row_calls(&mut c.plan, calls, &with_row).await?;
         }
         let one = Plan::Apply(Box::new(Plan::Values(consts(vec![row]))), mine);
-        out.extend(consts(calls.run_plan(&one).await?));
+        out.extend(consts(calls.run_plan(&one, ctx).await?));
     }
     Ok(out)
 }
 
 /// [`per_row`]'s walk of a correlated subquery: each call at its level
-/// (arguments may read the outer row `row`, not a subquery) runs and
+/// (arguments may read the outer row in `ctx`, not a subquery) runs and
 /// becomes its rows.
 fn row_calls<'p, R: RunCall>(
     p: &'p mut crate::plan::Plan,
-    row: &'p [Value],
     calls: &'p mut R,
+    ctx: &'p EvalContext,
 ) -> BoxFut<'p, ()> {
     use crate::expr::Expr;
     use crate::plan::Plan;
@@ -522,15 +580,15 @@ fn row_calls<'p, R: RunCall>(
     Box::pin(async move {
         match p {
             Plan::PlCall(c) if c.args.iter().all(own_level) => {
-                *p = Plan::Values(consts(calls.run_call(c, row).await?));
+                *p = Plan::Values(consts(calls.run_call(c, ctx).await?));
             }
             // Their right side, step or subqueries read other outer rows.
-            Plan::Lateral(l, ..) => row_calls(l, row, calls).await?,
-            Plan::Apply(i, _) => row_calls(i, row, calls).await?,
-            Plan::Recursive { base, .. } => row_calls(base, row, calls).await?,
+            Plan::Lateral(l, ..) => row_calls(l, calls, ctx).await?,
+            Plan::Apply(i, _) => row_calls(i, calls, ctx).await?,
+            Plan::Recursive { base, .. } => row_calls(base, calls, ctx).await?,
             other => {
                 for c in other.children_mut() {
-                    row_calls(c, row, calls).await?;
+                    row_calls(c, calls, ctx).await?;
                 }
             }
         }

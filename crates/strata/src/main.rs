@@ -61,8 +61,10 @@ fn main() -> anyhow::Result<()> {
 
 fn start(args: StartArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
-        // Deep (but bounded) expression trees are walked recursively.
-        .thread_stack_size(16 << 20)
+        // Deep (but bounded) expression trees are walked recursively, and
+        // PL/pgSQL calls nest up to plpgsql::MAX_DEPTH levels, each a
+        // deep stack of futures (some hundreds of KB in a debug build).
+        .thread_stack_size(32 << 20)
         .enable_all()
         .build()
         .context("starting the runtime")?;

@@ -144,20 +144,18 @@ impl<K: KvClient> Spi for SessionSpi<'_, K> {
 /// Runs a query's once-per-statement PL/pgSQL calls through the session.
 struct SessionCalls<'s, K: KvClient> {
     s: &'s mut Session<K>,
-    ctx: &'s EvalContext,
 }
 
 impl<K: KvClient> plpgsql::RunCall for SessionCalls<'_, K> {
     fn run_call<'a>(
         &'a mut self,
         c: &'a crate::plan::PlCall,
-        outer: &'a [Value],
+        ctx: &'a EvalContext,
     ) -> BoxFut<'a, Vec<Vec<Value>>> {
         Box::pin(async move {
             let s = &mut *self.s;
             let apart = s.enter_function(&c.def)?;
-            let ctx = plpgsql::with_outer(self.ctx, outer);
-            let r = plpgsql::invoke(c, &ctx, |ctx| {
+            let r = plpgsql::invoke(c, ctx, |ctx| {
                 let mut spi = SessionSpi::new(s, ctx);
                 // A function may not end the transaction of the query
                 // that calls it.
@@ -170,15 +168,31 @@ impl<K: KvClient> plpgsql::RunCall for SessionCalls<'_, K> {
         })
     }
 
-    fn run_plan<'a>(&'a mut self, plan: &'a crate::plan::Plan) -> BoxFut<'a, Vec<Vec<Value>>> {
-        Box::pin(async move {
-            let s = &*self.s;
-            let Some(txn) = s.txn.as_ref() else {
-                bail!(InternalError, "a query's calls run without a transaction");
-            };
-            let cx = ExecCtx { txn, tenant: s.db.tenant, eval: self.ctx, catalog: &s.catalog };
-            exec::run(plan, &cx).await
-        })
+    fn run_plan<'a>(
+        &'a mut self,
+        plan: &'a crate::plan::Plan,
+        ctx: &'a EvalContext,
+    ) -> BoxFut<'a, Vec<Vec<Value>>> {
+        Box::pin(async move { exec::run(plan, &self.exec_ctx(ctx)?).await })
+    }
+
+    fn init_values<'a>(
+        &'a mut self,
+        list: &'a [(crate::plan::Plan, crate::plan::SubqKind)],
+        ctx: &'a EvalContext,
+    ) -> BoxFut<'a, EvalContext> {
+        Box::pin(async move { exec::with_init_plans(list, &self.exec_ctx(ctx)?).await })
+    }
+}
+
+impl<K: KvClient> SessionCalls<'_, K> {
+    /// What the query's reads run with: the session's transaction.
+    fn exec_ctx<'c>(&'c self, eval: &'c EvalContext) -> Result<ExecCtx<'c, K::Txn>> {
+        let s = &*self.s;
+        let Some(txn) = s.txn.as_ref() else {
+            bail!(InternalError, "a query's calls run without a transaction");
+        };
+        Ok(ExecCtx { txn, tenant: s.db.tenant, eval, catalog: &s.catalog })
     }
 }
 
@@ -265,7 +279,7 @@ impl<K: KvClient> Session<K> {
         plan: &crate::plan::Plan,
         ctx: &EvalContext,
     ) -> Result<Option<crate::plan::Plan>> {
-        plpgsql::run_calls(plan, &mut SessionCalls { s: self, ctx }).await
+        plpgsql::run_calls(plan, ctx, &mut SessionCalls { s: self }).await
     }
 
     /// DO: runs a PL/pgSQL block.
