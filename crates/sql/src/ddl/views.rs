@@ -173,10 +173,10 @@ pub(super) async fn alter_columns<T: Txn>(
                     ast::AlterColumnOperation::DropDefault => None,
                     other => {
                         let action = match other {
-                            ast::AlterColumnOperation::SetNotNull => "SET NOT NULL",
-                            ast::AlterColumnOperation::DropNotNull => "DROP NOT NULL",
-                            ast::AlterColumnOperation::SetDataType { .. } => "SET DATA TYPE",
-                            _ => "",
+                            ast::AlterColumnOperation::SetNotNull => "SET NOT NULL".into(),
+                            ast::AlterColumnOperation::DropNotNull => "DROP NOT NULL".into(),
+                            ast::AlterColumnOperation::SetDataType { .. } => "SET DATA TYPE".into(),
+                            o => o.to_string(),
                         };
                         return Err(not_for_views(&format!("ALTER COLUMN ... {action}"), v));
                     }
