@@ -1186,7 +1186,54 @@ impl ViewDef {
     }
 }
 
+/// One column's DEFAULT, of a table or a view ([`Catalog::column_defaults`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ColumnDefault<'a> {
+    /// The relation's pg_class OID.
+    pub relation: u32,
+    /// "table" or "view", as PostgreSQL names the relation's kind.
+    pub kind: &'static str,
+    /// The relation's name.
+    pub relation_name: &'a str,
+    /// The column's name.
+    pub column: &'a str,
+    /// The column's position (0-based).
+    pub position: usize,
+    /// The DEFAULT expression as SQL text.
+    pub text: &'a str,
+}
+
 impl Catalog {
+    /// Every column DEFAULT of the tables and views, as stored (a view's
+    /// query is not bound for them).
+    pub fn column_defaults(&self) -> impl Iterator<Item = ColumnDefault<'_>> + '_ {
+        let tables = self.tables.values().flat_map(|t| {
+            t.columns.iter().enumerate().filter_map(move |(i, c)| {
+                Some(ColumnDefault {
+                    relation: t.oid,
+                    kind: "table",
+                    relation_name: &t.name,
+                    column: &c.name,
+                    position: i,
+                    text: c.default.as_deref()?,
+                })
+            })
+        });
+        let views = self.views.values().flat_map(|v| {
+            v.columns.iter().zip(&v.defaults).enumerate().filter_map(move |(i, (c, d))| {
+                Some(ColumnDefault {
+                    relation: v.oid,
+                    kind: "view",
+                    relation_name: &v.name,
+                    column: c,
+                    position: i,
+                    text: d.as_deref()?,
+                })
+            })
+        });
+        tables.chain(views)
+    }
+
     /// The COMMENT of every relation that has one (tables, views,
     /// sequences, indexes), by pg_class OID.
     pub fn relation_comments(&self) -> impl Iterator<Item = (u32, &str)> + '_ {

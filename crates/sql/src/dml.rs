@@ -599,7 +599,7 @@ async fn init_plans<T: Txn>(
 ) -> Result<EvalContext> {
     let mut ran = Vec::new();
     for (i, (p, kind)) in init.iter().enumerate() {
-        let mut calls = crate::plpgsql::TxnCalls { txn: &mut *txn, tenant, catalog, ctx: eval };
+        let mut calls = crate::plpgsql::TxnCalls { txn: &mut *txn, tenant, catalog };
         if let Some(once) = crate::plpgsql::run_calls(p, eval, &mut calls).await? {
             ran.push((i, (once, *kind)));
         }
@@ -944,7 +944,7 @@ async fn run_rows<T: Txn>(
     plan: &Plan,
 ) -> Result<Vec<Row>> {
     let once = {
-        let mut calls = crate::plpgsql::TxnCalls { txn: &mut *txn, tenant, catalog, ctx: eval };
+        let mut calls = crate::plpgsql::TxnCalls { txn: &mut *txn, tenant, catalog };
         crate::plpgsql::run_calls(plan, eval, &mut calls).await?
     };
     let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };

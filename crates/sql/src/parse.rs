@@ -422,7 +422,7 @@ fn parse_piece(
             let dialect = PostgreSqlDialect {};
             let mut parser = Parser::new(&dialect).with_recursion_limit(MAX_RECURSION);
             let tokens = top_level_lock_clause(sql_tokens(piece))?;
-            let tokens = typed_literals(without_only(lock_clauses(top_is_a_name(tokens))));
+            let tokens = typed_literals(without_only(lock_clauses(tokens)));
             let tokens = type_references(tokens);
             let (tokens, check_option) = view_check_option(tokens);
             parser = parser.with_tokens_with_locations(tokens);
@@ -469,12 +469,23 @@ fn parse_piece(
     Ok(Some(Parsed { source: text.clone(), text, offset, stmt }))
 }
 
-/// The tokens sqlparser reads: single-line comments dropped.
+/// The tokens sqlparser reads: single-line comments dropped, and `top` an
+/// ordinary name (sqlparser reads `SELECT top ...` as SQL Server's TOP
+/// clause in every dialect, so `select top.x from t top` failed;
+/// PostgreSQL has no such key word).
 fn sql_tokens(piece: &[TokenWithSpan]) -> Vec<TokenWithSpan> {
     piece
         .iter()
         .filter(|t| !matches!(t.token, Token::Whitespace(Whitespace::SingleLineComment { .. })))
-        .cloned()
+        .map(|t| {
+            let mut t = t.clone();
+            if let Token::Word(w) = &mut t.token {
+                if w.keyword == Keyword::TOP && w.quote_style.is_none() {
+                    w.keyword = Keyword::NoKeyword;
+                }
+            }
+            t
+        })
         .collect()
 }
 
@@ -510,20 +521,6 @@ fn typed_literals(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         }
     }
     out
-}
-
-/// Makes `top` an ordinary name: sqlparser reads `SELECT top ...` as
-/// SQL Server's TOP clause in every dialect, so `select top.x from t top`
-/// failed; PostgreSQL has no such key word.
-fn top_is_a_name(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    for t in &mut tokens {
-        if let Token::Word(w) = &mut t.token {
-            if w.keyword == Keyword::TOP && w.quote_style.is_none() {
-                w.keyword = Keyword::NoKeyword;
-            }
-        }
-    }
-    tokens
 }
 
 /// Drops `ONLY` where it precedes a table name after FROM, JOIN or UPDATE.

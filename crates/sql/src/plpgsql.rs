@@ -352,9 +352,12 @@ pub async fn invoke<S: Spi>(
     })
 }
 
-/// Runs one of the calls [`run_calls`] finds (its rows), and the parts of
-/// the plan around them that must run first.
+/// Runs one of the calls [`run_calls`] finds (its rows), and reads the
+/// parts of the plan around them that must run first.
 pub trait RunCall: Send {
+    /// The transaction the reads go through.
+    type Txn: kvapi::Txn;
+
     /// Runs call `c`, its arguments evaluated in `ctx` (the statement's,
     /// or with an outer row or uncorrelated subqueries' values).
     fn run_call<'a>(
@@ -363,27 +366,8 @@ pub trait RunCall: Send {
         ctx: &'a EvalContext,
     ) -> BoxFut<'a, Vec<Vec<Value>>>;
 
-    /// Runs `plan`, which only reads, in `ctx`: its rows.
-    fn run_plan<'a>(
-        &'a mut self,
-        plan: &'a crate::plan::Plan,
-        ctx: &'a EvalContext,
-    ) -> BoxFut<'a, Vec<Vec<Value>>>;
-
-    /// `ctx` with the values of uncorrelated subqueries `list`.
-    fn init_values<'a>(
-        &'a mut self,
-        list: &'a [(crate::plan::Plan, crate::plan::SubqKind)],
-        ctx: &'a EvalContext,
-    ) -> BoxFut<'a, EvalContext>;
-}
-
-/// `ctx` with `outer` as the outer row, if there is one.
-fn with_outer<'c>(ctx: &'c EvalContext, outer: &[Value]) -> std::borrow::Cow<'c, EvalContext> {
-    match outer {
-        [] => std::borrow::Cow::Borrowed(ctx),
-        row => std::borrow::Cow::Owned(EvalContext { outer: row.to_vec(), ..ctx.clone() }),
-    }
+    /// What a read of the plan runs with, in `eval`.
+    fn reads<'c>(&'c self, eval: &'c EvalContext) -> Result<crate::exec::ExecCtx<'c, Self::Txn>>;
 }
 
 /// Runs calls in a transaction, without a session: their statements may
@@ -396,11 +380,11 @@ pub struct TxnCalls<'a, T: kvapi::Txn> {
     pub tenant: kvapi::TenantId,
     /// The catalog they are planned against.
     pub catalog: &'a Catalog,
-    /// The statement's context, where the arguments are evaluated.
-    pub ctx: &'a EvalContext,
 }
 
 impl<T: kvapi::Txn> RunCall for TxnCalls<'_, T> {
+    type Txn = T;
+
     fn run_call<'a>(
         &'a mut self,
         c: &'a crate::plan::PlCall,
@@ -413,32 +397,9 @@ impl<T: kvapi::Txn> RunCall for TxnCalls<'_, T> {
         })
     }
 
-    fn run_plan<'a>(
-        &'a mut self,
-        plan: &'a crate::plan::Plan,
-        ctx: &'a EvalContext,
-    ) -> BoxFut<'a, Vec<Vec<Value>>> {
-        Box::pin(async move {
-            let cx = self.exec_ctx(ctx);
-            crate::exec::run(plan, &cx).await
-        })
-    }
-
-    fn init_values<'a>(
-        &'a mut self,
-        list: &'a [(crate::plan::Plan, crate::plan::SubqKind)],
-        ctx: &'a EvalContext,
-    ) -> BoxFut<'a, EvalContext> {
-        Box::pin(async move {
-            let cx = self.exec_ctx(ctx);
-            crate::exec::with_init_plans(list, &cx).await
-        })
-    }
-}
-
-impl<T: kvapi::Txn> TxnCalls<'_, T> {
-    fn exec_ctx<'c>(&'c self, eval: &'c EvalContext) -> crate::exec::ExecCtx<'c, T> {
-        crate::exec::ExecCtx { txn: &*self.txn, tenant: self.tenant, eval, catalog: self.catalog }
+    fn reads<'c>(&'c self, eval: &'c EvalContext) -> Result<crate::exec::ExecCtx<'c, T>> {
+        let (txn, tenant, catalog) = (&*self.txn, self.tenant, self.catalog);
+        Ok(crate::exec::ExecCtx { txn, tenant, eval, catalog })
     }
 }
 
@@ -528,7 +489,7 @@ fn with_init_values<'p, R: RunCall>(
     ctx: &'p EvalContext,
 ) -> BoxFut<'p, ()> {
     Box::pin(async move {
-        let inner = calls.init_values(list, ctx).await?;
+        let inner = crate::exec::with_init_plans(list, &calls.reads(ctx)?).await?;
         once(input, calls, &inner).await
     })
 }
@@ -548,16 +509,16 @@ async fn per_row<R: RunCall>(
     ctx: &EvalContext,
 ) -> Result<Vec<Vec<crate::expr::Expr>>> {
     use crate::plan::Plan;
-    let rows = calls.run_plan(input, ctx).await?;
+    let rows = crate::exec::run(input, &calls.reads(ctx)?).await?;
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
         let mut mine = subs.to_vec();
-        let with_row = with_outer(ctx, &row);
+        let with_row = EvalContext { outer: row.clone(), ..ctx.clone() };
         for c in &mut mine {
             row_calls(&mut c.plan, calls, &with_row).await?;
         }
         let one = Plan::Apply(Box::new(Plan::Values(consts(vec![row]))), mine);
-        out.extend(consts(calls.run_plan(&one, ctx).await?));
+        out.extend(consts(crate::exec::run(&one, &calls.reads(ctx)?).await?));
     }
     Ok(out)
 }

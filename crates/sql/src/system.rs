@@ -1295,14 +1295,10 @@ impl SystemTable {
                 }
             }
             PgAttrdef => {
-                for (rel, _, _, columns) in relation_columns(catalog) {
-                    for (i, col) in columns.iter().enumerate() {
-                        if let Some(d) = &col.default {
-                            let oid = depend::attrdef_oid(rel, i) as i64;
-                            let n = Value::Int2(i as i16 + 1);
-                            rows.push(vec![i8(oid), i8(rel as i64), n, t(d)]);
-                        }
-                    }
+                for d in catalog.column_defaults() {
+                    let oid = depend::attrdef_oid(d.relation, d.position) as i64;
+                    let n = Value::Int2(d.position as i16 + 1);
+                    rows.push(vec![i8(oid), i8(d.relation as i64), n, t(d.text)]);
                 }
             }
             PgCursors => {

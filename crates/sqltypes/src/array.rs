@@ -775,4 +775,31 @@ mod tests {
         assert_eq!(compare_arrays(&p("{1,NULL}"), &p("{1,NULL}")), Some(Ordering::Equal));
         assert_eq!(compare_arrays(&p("{{1,2}}"), &p("{1,2}")), Some(Ordering::Greater));
     }
+
+    #[test]
+    fn set_element_grows_one_dimension_and_is_capped() {
+        let text = |v: &Value| match v {
+            Value::Array(a) => {
+                let mut out = Vec::new();
+                write_array(a, &mut out);
+                String::from_utf8(out).expect("utf-8")
+            }
+            other => format!("{other:?}"),
+        };
+        let set = |a: Value, at: &[i32]| set_element(a, &DataType::Int4, at, Value::Int4(9));
+        let a = set(Value::Null, &[3]).expect("new array");
+        assert_eq!(text(&a), "[3:3]={9}");
+        let a = set(a, &[1]).expect("grows down");
+        assert_eq!(text(&a), "{9,NULL,9}");
+        let m = parse_array(&DataType::Int4, "{{1,2},{3,4}}").expect("valid");
+        assert_eq!(text(&set(m.clone(), &[2, 1]).expect("inside")), "{{1,2},{9,4}}");
+        assert_eq!(
+            set(m.clone(), &[3, 1]).map_err(|e| e.code),
+            Err(crate::SqlState::ArraySubscriptError)
+        );
+        assert_eq!(set(m, &[1]).map_err(|e| e.code), Err(crate::SqlState::ArraySubscriptError));
+        let far = MAX_ASSIGNED_ELEMENTS as i32 + 1;
+        let e = set(parse_array(&DataType::Int4, "{1}").expect("valid"), &[far]);
+        assert_eq!(e.map_err(|e| e.code), Err(crate::SqlState::ProgramLimitExceeded));
+    }
 }

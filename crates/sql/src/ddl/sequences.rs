@@ -249,29 +249,18 @@ pub(super) async fn drop_sequences<T: Txn>(
 /// of relations in `dropped`: (table or view OID, column position, how
 /// PostgreSQL names the default).
 fn default_users(cat: &Catalog, seq: u32, dropped: &HashSet<u32>) -> Vec<(u32, usize, String)> {
-    let calls = |d: Option<&String>| {
-        d.is_some_and(|d| {
-            crate::system::depend::nextval_names(d)
-                .iter()
-                .any(|(_, n)| crate::func::catalog_info::class_oid(cat, n) == Some(seq))
-        })
-    };
-    let tables = cat.tables.values().flat_map(|t| {
-        let what = move |c: &str| format!("default value for column {c} of table {}", t.name);
-        t.columns
+    let calls = |text: &str| {
+        crate::system::depend::nextval_names(text)
             .iter()
-            .enumerate()
-            .map(move |(i, c)| (t.oid, i, c.default.as_ref(), what(&c.name)))
-    });
-    let views = cat.views.values().flat_map(|v| {
-        let what = move |c: &str| format!("default value for column {c} of view {}", v.name);
-        let columns = v.columns.iter().zip(&v.defaults).enumerate();
-        columns.map(move |(i, (c, d))| (v.oid, i, d.as_ref(), what(c)))
-    });
-    tables
-        .chain(views)
-        .filter(|(oid, _, d, _)| !dropped.contains(oid) && calls(*d))
-        .map(|(oid, i, _, what)| (oid, i, what))
+            .any(|(_, n)| crate::func::catalog_info::class_oid(cat, n) == Some(seq))
+    };
+    cat.column_defaults()
+        .filter(|d| !dropped.contains(&d.relation) && calls(d.text))
+        .map(|d| {
+            let what =
+                format!("default value for column {} of {} {}", d.column, d.kind, d.relation_name);
+            (d.relation, d.position, what)
+        })
         .collect()
 }
 

@@ -152,7 +152,6 @@ pub(super) async fn alter_columns<T: Txn>(
     }
     bump_version(txn, tenant).await?;
     let mut cur = (**v).clone();
-    let columns = cat.view_columns(v);
     let column = |cur: &catalog::ViewDef, n: &ast::Ident| {
         let n = bind::ident(n);
         cur.columns.iter().position(|c| *c == n).ok_or_else(|| {
@@ -165,7 +164,7 @@ pub(super) async fn alter_columns<T: Txn>(
                 let i = column(&cur, column_name)?;
                 let text = match op {
                     ast::AlterColumnOperation::SetDefault { value } => {
-                        let ty = columns[i].ty.to_type();
+                        let ty = cat.view_columns(v)[i].ty.to_type();
                         let text = crate::deparse::stored_default(cat, value, &ty);
                         default_expr(cat, &cur.columns[i], &text, &ty)?;
                         Some(text)

@@ -68,7 +68,7 @@ pub(super) struct ViewTarget {
     pub checks: Vec<ViewCheck>,
     /// Per table column: the default of the outermost view column that
     /// is it and has one (what INSERT and DEFAULT write before the
-    /// table's default).
+    /// table's default); all None unless resolved for INSERT.
     pub defaults: Vec<Option<Expr>>,
 }
 
@@ -334,7 +334,9 @@ fn resolve_in(
         }
         (None, None) => return Err(refuse("")),
     };
-    for (j, d) in v.defaults.iter().enumerate() {
+    // Only INSERT writes them (UPDATE's DEFAULT reads the named view's own).
+    let insert_defaults = v.defaults.iter().enumerate().filter(|_| op == Op::Insert);
+    for (j, d) in insert_defaults {
         if let (Some(text), Some(Some(c))) = (d, columns.get(j)) {
             let x = crate::ddl::default_expr(b.catalog, &v.columns[j], text, &types[j])?;
             defaults[*c] = Some(x);

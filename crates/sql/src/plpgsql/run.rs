@@ -1068,12 +1068,12 @@ impl<S: Spi> Interp<'_, S> {
                 let r = self.target(t)?;
                 let mut at = Vec::with_capacity(subscripts.len());
                 for x in subscripts {
-                    match self.eval(x).await? {
-                        Value::Null => bail!(
+                    match sqltypes::cast::cast(self.eval(x).await?, &DataType::Int4)? {
+                        Value::Int4(i) => at.push(i),
+                        _ => bail!(
                             NullValueNotAllowed,
                             "array subscript in assignment must not be null"
                         ),
-                        v => at.push(sqltypes::cast::cast(v, &DataType::Int4)?),
                     }
                 }
                 let v = self.eval(e).await?;
@@ -1093,8 +1093,6 @@ impl<S: Spi> Interp<'_, S> {
                 let zone = self.spi.context().zone.clone();
                 let zone = zone.as_deref().unwrap_or(sqltypes::Zone::utc_ref());
                 let v = convert(v, elem, zone)?;
-                let at: Vec<i32> =
-                    at.iter().map(|x| if let Value::Int4(i) = x { *i } else { 0 }).collect();
                 let updated = sqltypes::array::set_element(var.value.clone(), elem, &at, v)?;
                 self.assign(&r, updated)?;
             }

@@ -69,7 +69,7 @@ pub async fn run_bound<T: Txn>(
 ) -> Result<Done> {
     let (count, rows) = match bound {
         Bound::Query(plan, _) => {
-            let mut calls = super::TxnCalls { txn: &mut *txn, tenant, catalog, ctx };
+            let mut calls = super::TxnCalls { txn: &mut *txn, tenant, catalog };
             let once = super::run_calls(plan, ctx, &mut calls).await?;
             let cx = ExecCtx { txn: &*txn, tenant, eval: ctx, catalog };
             let rows = exec::run(once.as_ref().unwrap_or(plan), &cx).await?;

@@ -147,6 +147,8 @@ struct SessionCalls<'s, K: KvClient> {
 }
 
 impl<K: KvClient> plpgsql::RunCall for SessionCalls<'_, K> {
+    type Txn = K::Txn;
+
     fn run_call<'a>(
         &'a mut self,
         c: &'a crate::plan::PlCall,
@@ -168,26 +170,7 @@ impl<K: KvClient> plpgsql::RunCall for SessionCalls<'_, K> {
         })
     }
 
-    fn run_plan<'a>(
-        &'a mut self,
-        plan: &'a crate::plan::Plan,
-        ctx: &'a EvalContext,
-    ) -> BoxFut<'a, Vec<Vec<Value>>> {
-        Box::pin(async move { exec::run(plan, &self.exec_ctx(ctx)?).await })
-    }
-
-    fn init_values<'a>(
-        &'a mut self,
-        list: &'a [(crate::plan::Plan, crate::plan::SubqKind)],
-        ctx: &'a EvalContext,
-    ) -> BoxFut<'a, EvalContext> {
-        Box::pin(async move { exec::with_init_plans(list, &self.exec_ctx(ctx)?).await })
-    }
-}
-
-impl<K: KvClient> SessionCalls<'_, K> {
-    /// What the query's reads run with: the session's transaction.
-    fn exec_ctx<'c>(&'c self, eval: &'c EvalContext) -> Result<ExecCtx<'c, K::Txn>> {
+    fn reads<'c>(&'c self, eval: &'c EvalContext) -> Result<ExecCtx<'c, K::Txn>> {
         let s = &*self.s;
         let Some(txn) = s.txn.as_ref() else {
             bail!(InternalError, "a query's calls run without a transaction");

@@ -64,19 +64,10 @@ pub fn rows(cat: &Catalog) -> Vec<Vec<Value>> {
         let deptype = if t.columns[i].identity.is_some() { "i" } else { "a" };
         rows.push(row(class, seq.oid, t.oid, i as i32 + 1, deptype));
     }
-    let table_defaults = cat
-        .tables
-        .values()
-        .flat_map(|t| t.columns.iter().enumerate().map(|(i, c)| (t.oid, i, c.default.as_ref())));
-    let view_defaults = cat
-        .views
-        .values()
-        .flat_map(|v| v.defaults.iter().enumerate().map(|(i, d)| (v.oid, i, d.as_ref())));
-    for (oid, i, default) in table_defaults.chain(view_defaults) {
-        let Some(default) = default else { continue };
-        for (_, name) in nextval_names(default) {
+    for d in cat.column_defaults() {
+        for (_, name) in nextval_names(d.text) {
             if let Some(seq) = crate::func::catalog_info::class_oid(cat, &name) {
-                rows.push(row(PG_ATTRDEF, attrdef_oid(oid, i), seq, 0, "n"));
+                rows.push(row(PG_ATTRDEF, attrdef_oid(d.relation, d.position), seq, 0, "n"));
             }
         }
     }
