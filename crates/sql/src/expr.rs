@@ -140,8 +140,8 @@ pub struct EvalContext {
     pub settings: std::sync::Arc<std::collections::BTreeMap<String, String>>,
     /// Sequences for nextval, currval, setval and lastval.
     pub seqs: crate::sequence::SeqContext,
-    /// The session's open SQL cursors, for pg_cursors (None when none).
-    pub cursors: Option<std::sync::Arc<Vec<CursorInfo>>>,
+    /// The session's open cursors (None outside a session).
+    pub cursors: Option<std::sync::Arc<crate::cursor::Portals>>,
     /// The catalog the statement was planned against, for the system
     /// information functions (pg_get_constraintdef, ...).
     pub catalog: Option<std::sync::Arc<crate::catalog::Catalog>>,
@@ -202,6 +202,8 @@ pub struct CursorInfo {
     pub statement: String,
     /// WITH HOLD.
     pub holdable: bool,
+    /// SCROLL.
+    pub scrollable: bool,
     /// When it was declared (microseconds since 2000).
     pub created: i64,
 }

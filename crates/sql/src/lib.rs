@@ -28,6 +28,8 @@ pub mod builtins;
 pub mod catalog;
 // COPY data formats.
 pub mod copy;
+// Cursors: DECLARE's and PL/pgSQL's portals, FETCH and MOVE.
+pub mod cursor;
 // CREATE, DROP, TRUNCATE, ALTER.
 pub mod ddl;
 // Deferred constraint checks and SET CONSTRAINTS.

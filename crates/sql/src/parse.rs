@@ -142,6 +142,8 @@ pub enum Stmt {
     /// COMMENT ON FUNCTION | PROCEDURE (true) name\[(types)\] IS text
     /// (None for NULL).
     CommentOnFunction(Box<ast::FunctionDesc>, bool, Option<String>),
+    /// FETCH or MOVE (sqlparser reads only some of their forms).
+    Fetch(FetchStmt),
     /// Only whitespace and comments.
     Empty,
 }
@@ -188,9 +190,21 @@ impl Stmt {
             | Stmt::Maintenance(_)
             | Stmt::SetConstraints(..)
             | Stmt::Do(_)
+            | Stmt::Fetch(_)
             | Stmt::Empty => return None,
         })
     }
+}
+
+/// FETCH \[direction\] \[FROM | IN\] cursor, or MOVE.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FetchStmt {
+    /// Which rows.
+    pub direction: crate::cursor::Direction,
+    /// The cursor's name.
+    pub cursor: String,
+    /// MOVE: the cursor moves, no rows come back.
+    pub moving: bool,
 }
 
 /// ALTER TRIGGER name ON table RENAME TO new_name.
@@ -395,9 +409,7 @@ fn parse_piece(
     // `source` is set to the whole string by the caller.
     let offset = sql.get(..b0).map(|s| s.chars().count()).unwrap_or(0);
     check_depth(piece)?;
-    if let Some(rewritten) =
-        create_user_as_role(sql, starts, &words).or_else(|| fetch_next(sql, starts, &words))
-    {
+    if let Some(rewritten) = create_user_as_role(sql, starts, &words) {
         let end =
             byte_pos(sql, starts, last.span.end.line, last.span.end.column).unwrap_or(sql.len());
         let body = rewritten
@@ -1074,36 +1086,6 @@ fn t_token_quote(t: &TokenWithSpan) -> Option<char> {
 
 /// `FETCH [FROM | IN] cursor` without a direction means NEXT; sqlparser
 /// needs it spelled out.
-fn fetch_next(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Option<String> {
-    if !is_kw(words.first(), "fetch") {
-        return None;
-    }
-    let bare = words.len() == 2 && word(words.get(1)?).is_some_and(|w| !is_direction(&w));
-    if !(is_kw(words.get(1), "from") || is_kw(words.get(1), "in") || bare) {
-        return None;
-    }
-    let kw = words.first()?;
-    let after = byte_pos(sql, starts, kw.span.end.line, kw.span.end.column)?;
-    let start = byte_pos(sql, starts, kw.span.start.line, kw.span.start.column)?;
-    let from = if bare { " FROM" } else { "" };
-    Some(format!("{} NEXT{from}{}", sql.get(start..after)?, sql.get(after..)?))
-}
-
-fn is_direction(w: &str) -> bool {
-    matches!(
-        w,
-        "next"
-            | "prior"
-            | "first"
-            | "last"
-            | "absolute"
-            | "relative"
-            | "all"
-            | "forward"
-            | "backward"
-    )
-}
-
 /// Recognizes the utility statements handled outside sqlparser.
 /// `CREATE USER name [WITH] options` is `CREATE ROLE name LOGIN options`;
 /// sqlparser reads CREATE USER in another dialect's form, so it is rewritten.
@@ -1139,6 +1121,9 @@ fn utility(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Result<Opti
     }
     if is_kw(words.first(), "do") {
         return do_block(words).map(Some);
+    }
+    if is_kw(words.first(), "fetch") || is_kw(words.first(), "move") {
+        return fetch(sql, words).map(Some);
     }
     if is_kw(words.first(), "create") && words.iter().take(5).any(|w| is_kw(Some(w), "trigger")) {
         return create_trigger(sql, starts, words).map(Some);
@@ -1466,17 +1451,99 @@ fn do_block(words: &[&TokenWithSpan]) -> Result<Stmt> {
 }
 
 /// SET CONSTRAINTS { ALL | name \[, ...\] } { DEFERRED | IMMEDIATE }.
-fn set_constraints(sql: &str, words: &[&TokenWithSpan]) -> Result<Stmt> {
-    let syntax = |t: Option<&&TokenWithSpan>| {
-        let mut e = match t {
-            Some(t) => err!(SyntaxError, "syntax error at or near \"{}\"", t.token),
-            None => err!(SyntaxError, "syntax error at end of input"),
-        };
-        if let Some(p) = t.and_then(|t| char_pos(sql, t.span.start.line, t.span.start.column)) {
-            e = e.with_position(p as u32 + 1);
-        }
-        e
+/// A syntax error at token `t` of `sql` (None: at its end).
+fn syntax_at(sql: &str, t: Option<&&TokenWithSpan>) -> Error {
+    let mut e = match t {
+        Some(t) => err!(SyntaxError, "syntax error at or near \"{}\"", t.token),
+        None => err!(SyntaxError, "syntax error at end of input"),
     };
+    if let Some(p) = t.and_then(|t| char_pos(sql, t.span.start.line, t.span.start.column)) {
+        e = e.with_position(p as u32 + 1);
+    }
+    e
+}
+
+/// FETCH and MOVE, in all of PostgreSQL's forms: `FETCH [direction]
+/// [FROM | IN] cursor`, where a direction is NEXT, PRIOR, FIRST, LAST,
+/// ABSOLUTE n, RELATIVE n, n, ALL, FORWARD \[n | ALL\] or BACKWARD \[n |
+/// ALL\] (n a signed integer).
+fn fetch(sql: &str, words: &[&TokenWithSpan]) -> Result<Stmt> {
+    use crate::cursor::{Direction, ALL};
+    let syntax = |i: usize| syntax_at(sql, words.get(i));
+    let moving = is_kw(words.first(), "move");
+    let mut i = 1;
+    // A signed integer at `i`, if one is there.
+    let number = |i: &mut usize| -> Result<Option<i64>> {
+        let (sign, at) = match words.get(*i).map(|t| &t.token) {
+            Some(Token::Minus) => (-1, *i + 1),
+            Some(Token::Plus) => (1, *i + 1),
+            _ => (1, *i),
+        };
+        let Some(Token::Number(n, _)) = words.get(at).map(|t| &t.token) else {
+            return Ok(None);
+        };
+        let Ok(n) = n.parse::<i64>() else { return Err(syntax(at)) };
+        *i = at + 1;
+        Ok(Some(sign * n))
+    };
+    let kw = |i: usize, w: &str| is_kw(words.get(i), w);
+    let direction = if kw(i, "next") {
+        i += 1;
+        Direction::Forward(1)
+    } else if kw(i, "prior") {
+        i += 1;
+        Direction::Backward(1)
+    } else if kw(i, "first") {
+        i += 1;
+        Direction::Absolute(1)
+    } else if kw(i, "last") {
+        i += 1;
+        Direction::Absolute(-1)
+    } else if kw(i, "absolute") || kw(i, "relative") {
+        let absolute = kw(i, "absolute");
+        i += 1;
+        let Some(n) = number(&mut i)? else { return Err(syntax(i)) };
+        if absolute {
+            Direction::Absolute(n)
+        } else {
+            Direction::Relative(n)
+        }
+    } else if kw(i, "all") {
+        i += 1;
+        Direction::Forward(ALL)
+    } else if kw(i, "forward") || kw(i, "backward") {
+        let forward = kw(i, "forward");
+        i += 1;
+        let n = if kw(i, "all") {
+            i += 1;
+            ALL
+        } else {
+            number(&mut i)?.unwrap_or(1)
+        };
+        if forward {
+            Direction::Forward(n)
+        } else {
+            Direction::Backward(n)
+        }
+    } else {
+        Direction::Forward(number(&mut i)?.unwrap_or(1))
+    };
+    if kw(i, "from") || kw(i, "in") {
+        i += 1;
+    }
+    let Some(cursor) =
+        words.get(i).filter(|t| matches!(t.token, Token::Word(_))).and_then(|t| word(t))
+    else {
+        return Err(syntax(i));
+    };
+    if words.len() > i + 1 {
+        return Err(syntax(i + 1));
+    }
+    Ok(Stmt::Fetch(FetchStmt { direction, cursor, moving }))
+}
+
+fn set_constraints(sql: &str, words: &[&TokenWithSpan]) -> Result<Stmt> {
+    let syntax = |t: Option<&&TokenWithSpan>| syntax_at(sql, t);
     let deferred = match words.last() {
         Some(t) if is_kw(Some(t), "deferred") => true,
         Some(t) if is_kw(Some(t), "immediate") => false,

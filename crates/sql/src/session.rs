@@ -251,8 +251,8 @@ pub struct Session<K: KvClient> {
     temp_epoch: u64,
     /// The (search_path setting, user) `catalog`'s path was resolved from.
     path_source: (String, String),
-    /// Open cursors by name.
-    cursors: HashMap<String, cursors::Cursor>,
+    /// Open cursors (DECLARE's and PL/pgSQL's).
+    cursors: Arc<crate::cursor::Portals>,
     /// SQL-level prepared statements (PREPARE) by name.
     sql_prepared: HashMap<String, Arc<Prepared>>,
     /// The temporary tables as they were before this transaction first
@@ -357,7 +357,7 @@ impl<K: KvClient> Session<K> {
             // Resolved at the first statement (no setting reads "\0").
             path_source: ("\0".to_string(), String::new()),
             temp_at_txn_start: None,
-            cursors: HashMap::new(),
+            cursors: Arc::default(),
             sql_prepared: HashMap::new(),
             txn: None,
             state: TxnState::Idle,
@@ -840,12 +840,18 @@ impl<K: KvClient> Session<K> {
             return Err(aborted());
         }
         self.refresh_shared_catalog();
+        if let Stmt::Fetch(f) = &p.parsed.stmt {
+            // The cursor's columns (none if no such cursor: executing the
+            // FETCH reports that).
+            let bound = match f.moving {
+                true => Bound::Utility,
+                false => Bound::Fetch(self.cursors.columns(&f.cursor).unwrap_or_default()),
+            };
+            let bound = Arc::new(bound);
+            return Ok(Portal { prepared: p.clone(), bound, params });
+        }
         if let Stmt::Sql(s) = &p.parsed.stmt {
             match s.as_ref() {
-                ast::Statement::Fetch { name, .. } => {
-                    let bound = Arc::new(Bound::Fetch(self.cursor_columns(name)));
-                    return Ok(Portal { prepared: p.clone(), bound, params });
-                }
                 ast::Statement::Execute { name, parameters, .. } => {
                     let r = self.bind_execute(name, parameters);
                     if r.is_err() {
@@ -1028,7 +1034,7 @@ impl<K: KvClient> Session<K> {
         self.listener.abort();
         self.forget_activity();
         self.end_txn_settings(false);
-        self.close_transaction_cursors();
+        self.cursors.end_transaction();
         self.fresh.clear();
         self.savepoints.clear();
         if self.undo_temp_changes() {
@@ -1074,7 +1080,7 @@ impl<K: KvClient> Session<K> {
         }
         self.ddl = false;
         self.fresh.clear();
-        self.close_transaction_cursors();
+        self.cursors.end_transaction();
         match r.is_ok() {
             true => self.temp_at_txn_start = None,
             false => {
@@ -1253,7 +1259,7 @@ impl<K: KvClient> Session<K> {
             settings: self.settings_snapshot(),
             seqs: self.seq_context(),
             catalog: Some(self.catalog.clone()),
-            cursors: self.cursor_infos(),
+            cursors: Some(self.cursors.clone()),
             set_config: self.set_config.clone(),
             work: None,
             zone: Some(self.settings.zone()),
@@ -1288,6 +1294,10 @@ impl<K: KvClient> Session<K> {
             Stmt::Do(code) => {
                 self.start_statement().await?;
                 return self.run_do(code).await;
+            }
+            Stmt::Fetch(f) => {
+                self.start_statement().await?;
+                return self.fetch(f);
             }
             own @ (Stmt::AlterSequence(_)
             | Stmt::AlterOwner(_)

@@ -1302,13 +1302,13 @@ impl SystemTable {
                 }
             }
             PgCursors => {
-                for c in eval.cursors.iter().flat_map(|c| c.iter()) {
+                for c in eval.cursors.iter().flat_map(|c| c.infos()) {
                     rows.push(vec![
                         t(&c.name),
                         t(&c.statement),
                         Value::Bool(c.holdable),
                         Value::Bool(false),
-                        Value::Bool(false),
+                        Value::Bool(c.scrollable),
                         Value::TimestampTz(c.created),
                     ]);
                 }

@@ -171,6 +171,8 @@ sqlstates! {
     InvalidSqlStatementName = "26000",
     /// 34000
     InvalidCursorName = "34000",
+    /// 24000: a cursor in the wrong state (not on a row, pinned).
+    InvalidCursorState = "24000",
     /// 28000
     InvalidAuthorizationSpecification = "28000",
     /// 28P01

@@ -27,6 +27,7 @@ pub enum Access<'a, T: Txn> {
 struct Mark {
     at: Option<Savepoint>,
     deferred: usize,
+    cursors: u64,
 }
 
 /// The interpreter's way to a transaction without a session.
@@ -143,7 +144,8 @@ impl<T: Txn> Spi for TxnSpi<'_, T> {
                 Access::Read(_) => None,
             };
             let deferred = self.ctx.deferred.as_ref().map_or(0, |d| d.mark());
-            self.marks.push(Mark { at, deferred });
+            let cursors = self.ctx.cursors.as_ref().map_or(0, |c| c.mark());
+            self.marks.push(Mark { at, deferred, cursors });
             Ok(self.marks.len() - 1)
         })
     }
@@ -156,6 +158,9 @@ impl<T: Txn> Spi for TxnSpi<'_, T> {
                 }
                 if let Some(d) = &self.ctx.deferred {
                     d.rollback_to(m.deferred);
+                }
+                if let Some(c) = &self.ctx.cursors {
+                    c.rollback_to(m.cursors);
                 }
             }
             self.marks.truncate(mark);

@@ -7,59 +7,23 @@
 //! SQL prepared statements are the session's named [`Prepared`] statements;
 //! EXECUTE binds its arguments to one and runs it like any portal.
 
-use std::collections::VecDeque;
-
 use super::*;
-use crate::expr::CursorInfo;
-
-/// An open cursor.
-pub(super) struct Cursor {
-    columns: Vec<Column>,
-    rows: VecDeque<Row>,
-    hold: bool,
-    info: CursorInfo,
-}
-
-/// The rows FETCH asks for (None: all that remain).
-fn fetch_count(direction: &ast::FetchDirection) -> Result<Option<u64>> {
-    use ast::FetchDirection as D;
-    let count = |v: &ast::ValueWithSpan| -> Result<u64> {
-        match &v.value {
-            ast::Value::Number(n, _) => n.parse::<u64>().map_err(|_| {
-                err!(FeatureNotSupported, "FETCH with a negative count is not supported yet")
-            }),
-            other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
-        }
-    };
-    Ok(match direction {
-        D::Next | D::Forward { limit: None } => Some(1),
-        D::Count { limit } | D::Forward { limit: Some(limit) } => Some(count(limit)?),
-        D::All | D::ForwardAll => None,
-        other => {
-            bail!(FeatureNotSupported, "FETCH {other} is not supported yet (cursors are NO SCROLL)")
-        }
-    })
-}
+use crate::cursor::{self as portal, NewCursor};
 
 impl<K: KvClient> Session<K> {
-    /// The result columns of FETCH from `name` (empty if no such cursor:
-    /// executing it reports that).
-    pub(super) fn cursor_columns(&self, name: &ast::Ident) -> Vec<Column> {
-        self.cursor_columns_named(&crate::bind::ident(name)).unwrap_or_default()
-    }
-
     /// The columns of the open cursor `name` (a cursor is also a portal:
     /// drivers Describe it by name).
     pub fn cursor_columns_named(&self, name: &str) -> Option<Vec<Column>> {
-        self.cursors.get(name).map(|c| c.columns.clone())
+        self.cursors.columns(name)
     }
 
-    /// The open cursors, for pg_cursors.
-    pub(super) fn cursor_infos(&self) -> Option<Arc<Vec<CursorInfo>>> {
-        if self.cursors.is_empty() {
-            return None;
-        }
-        Some(Arc::new(self.cursors.values().map(|c| c.info.clone()).collect()))
+    /// FETCH or MOVE.
+    pub(super) fn fetch(&mut self, f: &crate::parse::FetchStmt) -> Result<Outcome> {
+        let done = self.cursors.fetch(&f.cursor, f.direction, !f.moving)?;
+        Ok(match f.moving {
+            true => Outcome::Command(format!("MOVE {}", done.count)),
+            false => Outcome::Rows(done.rows, format!("FETCH {}", done.count)),
+        })
     }
 
     /// Binds EXECUTE name(args): the named statement with the arguments
@@ -100,25 +64,11 @@ impl<K: KvClient> Session<K> {
                 }
                 Outcome::Command("DECLARE CURSOR".into())
             }
-            S::Fetch { name, direction, .. } => {
-                let n = fetch_count(direction)?;
-                let key = crate::bind::ident(name);
-                let Some(c) = self.cursors.get_mut(&key) else {
-                    bail!(InvalidCursorName, "cursor \"{key}\" does not exist");
-                };
-                let take = n.map(|n| (n as usize).min(c.rows.len())).unwrap_or(c.rows.len());
-                let rows: Vec<Row> = c.rows.drain(..take).collect();
-                let tag = format!("FETCH {}", rows.len());
-                Outcome::Rows(rows, tag)
-            }
             S::Close { cursor } => {
                 match cursor {
-                    ast::CloseCursor::All => self.cursors.clear(),
+                    ast::CloseCursor::All => self.cursors.close_all(),
                     ast::CloseCursor::Specific { name } => {
-                        let key = crate::bind::ident(name);
-                        if self.cursors.remove(&key).is_none() {
-                            bail!(InvalidCursorName, "cursor \"{key}\" does not exist");
-                        }
+                        self.cursors.close(&crate::bind::ident(name))?
                     }
                 }
                 Outcome::Command("CLOSE CURSOR".into())
@@ -173,38 +123,46 @@ impl<K: KvClient> Session<K> {
         if self.state != TxnState::Block && !hold {
             bail!(NoActiveSqlTransaction, "DECLARE CURSOR can only be used in transaction blocks");
         }
-        if d.scroll == Some(true) {
-            bail!(FeatureNotSupported, "SCROLL cursors are not supported yet");
-        }
         let stmt = Stmt::Sql(Box::new(ast::Statement::Query(query.clone())));
         let (bound, _) =
             planner::plan(&self.catalog, &stmt, &portal.prepared.param_types, self.current_user())?;
         let Bound::Query(plan, columns) = bound.as_ref() else {
             bail!(FeatureNotSupported, "DECLARE CURSOR supports only queries");
         };
+        let locking = !portal::scrollable(plan);
+        if d.scroll == Some(true) && locking {
+            bail!(
+                FeatureNotSupported,
+                "DECLARE SCROLL CURSOR ... FOR UPDATE/SHARE is not supported"
+            );
+        }
+        if hold && locking {
+            bail!(
+                FeatureNotSupported,
+                "DECLARE CURSOR WITH HOLD ... FOR UPDATE/SHARE is not supported"
+            );
+        }
         let ctx = self.eval_ctx(&portal.params);
+        let (plan, source) = match portal::keyed(plan) {
+            Some((p, s)) => (std::borrow::Cow::Owned(p), Some(s)),
+            None => (std::borrow::Cow::Borrowed(plan), None),
+        };
         let txn = self.txn.as_ref().expect("statement has a transaction");
         let cx = ExecCtx { txn, tenant: self.db.tenant, eval: &ctx, catalog: &self.catalog };
-        let rows = exec::run(plan, &cx).await?;
+        let rows = exec::run(&plan, &cx).await?;
         for name in &d.names {
             let key = crate::bind::ident(name);
-            if self.cursors.contains_key(&key) {
-                bail!(DuplicateCursor, "cursor \"{key}\" already exists");
-            }
-            let info = CursorInfo {
-                name: key.clone(),
+            let c = NewCursor {
+                columns: columns.clone(),
+                rows: rows.clone(),
+                scroll: d.scroll.unwrap_or(!locking),
+                hold,
                 statement: d.to_string(),
-                holdable: hold,
                 created: ctx.stmt_time,
+                source: source.clone(),
             };
-            let c = Cursor { columns: columns.clone(), rows: rows.clone().into(), hold, info };
-            self.cursors.insert(key, c);
+            self.cursors.open(&key, c)?;
         }
         Ok(())
-    }
-
-    /// Closes the cursors that end with the transaction.
-    pub(super) fn close_transaction_cursors(&mut self) {
-        self.cursors.retain(|_, c| c.hold);
     }
 }

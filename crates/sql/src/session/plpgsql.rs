@@ -9,6 +9,7 @@ struct Mark {
     at: Savepoint,
     notify: crate::notify::Mark,
     deferred: usize,
+    cursors: u64,
 }
 
 /// The interpreter's way to the session.
@@ -89,7 +90,8 @@ impl<K: KvClient> Spi for SessionSpi<'_, K> {
             let at = txn.savepoint();
             let notify = self.s.listener.mark();
             let deferred = self.s.deferred.mark();
-            self.marks.push(Mark { at, notify, deferred });
+            let cursors = self.s.cursors.mark();
+            self.marks.push(Mark { at, notify, deferred, cursors });
             Ok(self.marks.len() - 1)
         })
     }
@@ -99,6 +101,7 @@ impl<K: KvClient> Spi for SessionSpi<'_, K> {
             let Some(m) = self.marks.get(mark) else { return Ok(()) };
             self.s.listener.rollback_to(m.notify);
             self.s.deferred.rollback_to(m.deferred);
+            self.s.cursors.rollback_to(m.cursors);
             let at = m.at;
             self.marks.truncate(mark);
             let tenant = self.s.db.tenant;

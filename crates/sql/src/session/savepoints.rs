@@ -12,6 +12,8 @@ pub(super) struct SavepointMark {
     notify: crate::notify::Mark,
     /// How many deferred constraint checks were queued.
     deferred: usize,
+    /// How many cursors had opened.
+    cursors: u64,
 }
 
 impl<K: KvClient> Session<K> {
@@ -25,7 +27,9 @@ impl<K: KvClient> Session<K> {
         let txn = self.txn.as_mut().expect("begin_txn opened a transaction");
         let notify = self.listener.mark();
         let deferred = self.deferred.mark();
-        self.savepoints.push(SavepointMark { name, at: txn.savepoint(), notify, deferred });
+        let cursors = self.cursors.mark();
+        let at = txn.savepoint();
+        self.savepoints.push(SavepointMark { name, at, notify, deferred, cursors });
         Ok(Outcome::Command("SAVEPOINT".into()))
     }
 
@@ -67,6 +71,7 @@ impl<K: KvClient> Session<K> {
         let at = self.savepoints[i].at;
         self.listener.rollback_to(self.savepoints[i].notify);
         self.deferred.rollback_to(self.savepoints[i].deferred);
+        self.cursors.rollback_to(self.savepoints[i].cursors);
         let tenant = self.db.tenant;
         let txn = self.txn.as_mut().expect("a block with savepoints has a transaction");
         txn.rollback_to(at);
