@@ -179,7 +179,7 @@ pub fn value(ty: &DataType) -> BoxedStrategy<Value> {
             .prop_map(move |c| Value::Text(fit_string(&String::from_iter(c), &ty).expect("fits")))
             .boxed()
         }
-        DataType::Text | DataType::Varchar(_) | DataType::Unknown => {
+        DataType::Text | DataType::Varchar(_) | DataType::Unknown | DataType::Refcursor => {
             text().prop_map(Value::Text).boxed()
         }
         DataType::Void => Just(Value::Text(String::new())).boxed(),

@@ -186,6 +186,7 @@ pub fn array_oid(elem_oid: u32) -> Option<u32> {
         2202 => 2207,
         4096 => 4097,
         2249 => 2287,
+        1790 => 2201,
         _ => return None,
     })
 }
@@ -194,6 +195,7 @@ pub fn array_oid(elem_oid: u32) -> Option<u32> {
 pub fn elem_oid(array_oid: u32) -> Option<u32> {
     Some(match array_oid {
         1000 => 16,
+        2201 => 1790,
         1001 => 17,
         1002 => 18,
         1003 => 19,

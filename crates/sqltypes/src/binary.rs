@@ -123,9 +123,11 @@ pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
             Value::Date(d)
         }
         DataType::Bytea => Value::Bytea(b.to_vec()),
-        DataType::Text | DataType::Unknown | DataType::Varchar(_) | DataType::Char(_) => {
-            Value::Text(fit_string(validate_utf8(b)?, ty)?)
-        }
+        DataType::Text
+        | DataType::Unknown
+        | DataType::Varchar(_)
+        | DataType::Char(_)
+        | DataType::Refcursor => Value::Text(fit_string(validate_utf8(b)?, ty)?),
         DataType::QChar => Value::Text(crate::text::qchar(validate_utf8(b)?)),
         DataType::Array(e) => crate::array::decode_array(e, b)?,
         DataType::Record(t) => crate::record::decode_record(t, b)?,

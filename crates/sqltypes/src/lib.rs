@@ -143,6 +143,9 @@ pub enum DataType {
     Enum(std::sync::Arc<EnumType>),
     /// record (2249): an anonymous row type with these fields
     Record(std::sync::Arc<RecordType>),
+    /// refcursor (1790): a cursor's (portal's) name, as PL/pgSQL's cursor
+    /// variables hold it; values are text
+    Refcursor,
     /// void (2278): what a function that returns nothing returns
     /// (pg_advisory_lock); its one value is written as an empty string in
     /// both formats, so it is carried as `Value::Text("")`.
@@ -153,7 +156,7 @@ pub enum DataType {
 /// in OID order: what pg_type lists besides `unknown` and the arrays.
 pub const SCALAR_TYPE_OIDS: &[u32] = &[
     16, 17, 18, 20, 21, 23, 24, 25, 26, 114, 700, 701, 1042, 1043, 1082, 1083, 1114, 1184, 1186,
-    1266, 1700, 2202, 2205, 2206, 2950, 3802, 4089, 4096, 869, 650,
+    1266, 1700, 2202, 2205, 2206, 2950, 3802, 4089, 4096, 869, 650, 1790,
 ];
 
 static INT2: DataType = DataType::Int2;
@@ -288,6 +291,7 @@ impl DataType {
             DataType::Enum(t) => t.oid,
             DataType::Record(_) => 2249,
             DataType::Void => 2278,
+            DataType::Refcursor => 1790,
         }
     }
 
@@ -348,6 +352,7 @@ impl DataType {
             2249 => DataType::Record(RecordType::anonymous(vec![])),
             0 | 705 => DataType::Unknown,
             2278 => DataType::Void,
+            1790 => DataType::Refcursor,
             _ => {
                 let elem = array::elem_oid(oid).and_then(DataType::from_oid)?;
                 DataType::Array(Box::new(elem))
@@ -413,6 +418,7 @@ impl DataType {
             DataType::QChar => "char",
             DataType::Unknown => "unknown",
             DataType::Void => "void",
+            DataType::Refcursor => "refcursor",
             DataType::Oid => "oid",
             DataType::Reg(RegKind::Class) => "regclass",
             DataType::Reg(RegKind::Type) => "regtype",
@@ -462,6 +468,7 @@ impl DataType {
                 "regrole" => "_regrole",
                 "regproc" => "_regproc",
                 "record" => "_record",
+                "refcursor" => "_refcursor",
                 _ => "???",
             },
         }
@@ -493,7 +500,14 @@ impl DataType {
 
     /// True for text, varchar and char.
     pub fn is_string(&self) -> bool {
-        matches!(self, DataType::Text | DataType::Varchar(_) | DataType::Char(_) | DataType::QChar)
+        matches!(
+            self,
+            DataType::Text
+                | DataType::Varchar(_)
+                | DataType::Char(_)
+                | DataType::QChar
+                | DataType::Refcursor
+        )
     }
 }
 
@@ -540,6 +554,7 @@ impl fmt::Display for DataType {
             DataType::Enum(t) => write!(f, "{}", t.name),
             DataType::Record(_) => write!(f, "record"),
             DataType::Void => write!(f, "void"),
+            DataType::Refcursor => write!(f, "refcursor"),
         }
     }
 }

@@ -277,7 +277,7 @@ pub fn parse_text_in(ty: &DataType, s: &str, zone: &crate::Zone) -> Result<Value
                 None => n,
             })
         }
-        DataType::Text | DataType::Unknown => Value::Text(s.to_string()),
+        DataType::Text | DataType::Unknown | DataType::Refcursor => Value::Text(s.to_string()),
         DataType::QChar => Value::Text(qchar(s)),
         DataType::Varchar(_) | DataType::Char(_) => Value::Text(fit_string(s, ty)?),
         DataType::Date => Value::Date(datetime::parse_date(s)?),
