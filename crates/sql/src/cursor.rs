@@ -79,6 +79,9 @@ struct Cursor {
     source: Option<Source>,
     /// A cursor FOR loop is reading it: CLOSE may not drop it.
     pinned: bool,
+    /// Opened in the transaction under way (a rollback drops it, WITH
+    /// HOLD or not).
+    fresh: bool,
     /// When it opened, in the store's count of openings (see
     /// [`Portals::mark`]).
     opened: u64,
@@ -341,6 +344,7 @@ impl Portals {
             info,
             source: c.source,
             pinned: false,
+            fresh: true,
             opened: inner.opened,
             at_start: true,
             at_end: false,
@@ -403,9 +407,15 @@ impl Portals {
         self.inner.lock().open.values().map(|c| c.info.clone()).collect()
     }
 
-    /// The transaction ended: only WITH HOLD cursors stay.
-    pub fn end_transaction(&self) {
-        self.inner.lock().open.retain(|_, c| c.hold);
+    /// The transaction ended (committed if `commit`): only WITH HOLD
+    /// cursors stay, and of those only the ones opened before it if it
+    /// rolled back.
+    pub fn end_transaction(&self, commit: bool) {
+        let mut inner = self.inner.lock();
+        inner.open.retain(|_, c| c.hold && (commit || !c.fresh));
+        for c in inner.open.values_mut() {
+            c.fresh = false;
+        }
     }
 
     /// Where a subtransaction starts, for [`Portals::rollback_to`].
@@ -529,7 +539,7 @@ mod tests {
         assert_eq!(fetch(&p, Absolute(0)), Vec::<i64>::new());
         assert_eq!(fetch(&p, Forward(3)), [1, 2, 3]);
         assert_eq!(fetch(&p, Forward(-2)), [2, 1]);
-        assert_eq!(fetch(&p, Forward(ALL)), (1..=8).collect::<Vec<_>>());
+        assert_eq!(fetch(&p, Forward(ALL)), (2..=8).collect::<Vec<_>>());
         assert_eq!(fetch(&p, Backward(ALL)), (1..=8).rev().collect::<Vec<_>>());
     }
 
@@ -555,12 +565,16 @@ mod tests {
         assert_eq!(fetch(&p, Forward(2)), [1, 2]);
         assert_eq!(fetch(&p, Absolute(5)), [5]);
         assert_eq!(fetch(&p, Relative(2)), [7]);
-        for d in [Backward(1), Absolute(1), Relative(0), Absolute(-1)] {
+        for d in [Backward(1), Absolute(1), Relative(0)] {
             let e = p.fetch("c", d, true).err().expect("refused");
             assert_eq!(e.code.code(), "55000", "{d:?}");
         }
-        // MOVE 0 only asks.
+        // MOVE 0 only asks: still on row 7.
         assert_eq!(p.fetch("c", Forward(0), false).expect("moves").count, 1);
+        // LAST reads to the end, then refuses to step back.
+        let e = p.fetch("c", Absolute(-1), true).err().expect("refused");
+        assert_eq!(e.code.code(), "55000");
+        assert_eq!(p.fetch("c", Forward(0), false).expect("moves").count, 0);
     }
 
     #[test]
@@ -569,13 +583,14 @@ mod tests {
         p.pin("c", true);
         assert_eq!(p.close("c").err().map(|e| e.code.code().to_string()), Some("24000".into()));
         p.pin("c", false);
-        let mark = p.mark();
         p.close("c").expect("closes");
-        assert!(p.close("c").is_err());
+        assert_eq!(p.close("c").err().map(|e| e.code.code().to_string()), Some("34000".into()));
+        // A subtransaction that fails drops the cursors opened in it.
         let q = cursor(1, true);
-        let mark2 = q.mark();
-        assert!(mark2 > mark - 1);
-        q.rollback_to(mark2 - 1);
+        let mark = q.mark();
+        q.rollback_to(mark);
+        assert!(q.exists("c"));
+        q.rollback_to(mark - 1);
         assert!(!q.exists("c"));
     }
 }

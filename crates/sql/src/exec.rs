@@ -388,6 +388,26 @@ async fn scan_plain<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<Keye
                 }
             }
         }
+        Access::Current(name) => {
+            let name = match name.eval(&[], cx.eval)? {
+                Value::Text(n) => n,
+                _ => bail!(NullValueNotAllowed, "cursor name is null"),
+            };
+            let Some(portals) = &cx.eval.cursors else {
+                bail!(InvalidCursorName, "cursor \"{name}\" does not exist");
+            };
+            let key = kvapi::Key::decode(portals.current_key(&name, t.oid, &t.name)?);
+            let key = key.map_err(from_kv)?;
+            if key.tenant() != cx.tenant {
+                bail!(InternalError, "cursor \"{name}\" holds another tenant's row");
+            }
+            if let Some(bytes) = cx.txn.get(&key).await.map_err(from_kv)? {
+                let row = rowcodec::decode_row(&bytes, &types)?;
+                if keep(&row)? {
+                    out.push((key, row));
+                }
+            }
+        }
         Access::Full => {
             let range = keys::storage(cx.tenant, t.storage);
             read_range(cx, range, &types, &keep, how, false, &mut out).await?;

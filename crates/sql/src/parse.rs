@@ -434,7 +434,7 @@ fn parse_piece(
             let dialect = PostgreSqlDialect {};
             let mut parser = Parser::new(&dialect).with_recursion_limit(MAX_RECURSION);
             let tokens = top_level_lock_clause(sql_tokens(piece))?;
-            let tokens = typed_literals(without_only(lock_clauses(tokens)));
+            let tokens = typed_literals(without_only(lock_clauses(current_of(tokens))));
             let tokens = type_references(tokens);
             let (tokens, check_option) = view_check_option(tokens);
             parser = parser.with_tokens_with_locations(tokens);
@@ -532,6 +532,37 @@ fn typed_literals(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             }
         }
     }
+    out
+}
+
+/// The function call `WHERE CURRENT OF cursor` is read as (sqlparser has
+/// no such clause): the planner makes it a scan of the cursor's row.
+pub const CURRENT_OF: &str = "pg_current_of";
+
+/// Rewrites `WHERE CURRENT OF name` as `WHERE "pg_current_of"(name)`: the
+/// name stays a name, which PL/pgSQL replaces by its variable's value
+/// when it is one.
+fn current_of(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let solid: Vec<usize> =
+        (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
+    let kw = |i: usize, k: Keyword| tokens.get(i).is_some_and(|t| keyword(t, k));
+    let mut at = None;
+    for w in solid.windows(4) {
+        if kw(w[0], Keyword::WHERE) && kw(w[1], Keyword::CURRENT) && kw(w[2], Keyword::OF) {
+            at = Some((w[1], w[3]));
+            break;
+        }
+    }
+    let Some((from, name)) = at else { return tokens };
+    let mut out = tokens;
+    let span = out[from].span;
+    let call = vec![
+        TokenWithSpan { token: Token::make_word(CURRENT_OF, Some('"')), span },
+        TokenWithSpan { token: Token::LParen, span },
+        out[name].clone(),
+        TokenWithSpan { token: Token::RParen, span },
+    ];
+    out.splice(from..=name, call);
     out
 }
 

@@ -68,6 +68,9 @@ pub enum Access {
         /// `values` is one array expression (`= ANY`).
         array: bool,
     },
+    /// `WHERE CURRENT OF cursor`: the row the cursor (named by the
+    /// expression's value) is on.
+    Current(Expr),
 }
 
 /// One end of a key range.
@@ -495,6 +498,7 @@ impl Plan {
                     Access::Full if s.order == KeyOrder::Any => ("Seq Scan", None),
                     Access::Full => ("Primary Key Scan", None),
                     Access::Point(_) => ("Primary Key Lookup", None),
+                    Access::Current(_) => ("Tid Scan", None),
                     Access::Range { index: None, .. } => ("Primary Key Range Scan", None),
                     Access::In { index: None, .. } => ("Primary Key Lookups", None),
                     Access::Range { index: Some(i), .. } | Access::In { index: Some(i), .. } => {

@@ -641,6 +641,17 @@ fn target_scan(
     };
     let viewed = view.as_ref().and_then(|v| v.filter.clone());
     let mut scan = Scan::full(table, false);
+    if let Some(cursor) = current_of(b, selection)? {
+        if items.is_some() || view.is_some() {
+            bail!(
+                FeatureNotSupported,
+                "WHERE CURRENT OF is supported only on a table, without FROM or USING"
+            );
+        }
+        allow_correlated(b, &scope);
+        scan.access = crate::plan::Access::Current(cursor);
+        return Ok((scan, scope, None, None, view));
+    }
     if let Some(items) = items {
         // FROM / USING: the WHERE clause joins the target with the items.
         let (plan, item_scope) = select::plan_from(b, items)?;
@@ -666,6 +677,33 @@ fn target_scan(
         }
     }
     Ok((scan, scope, None, over(late), view))
+}
+
+/// `WHERE CURRENT OF cursor` (read as a call, see
+/// [`crate::parse::CURRENT_OF`]): the cursor's name, as an expression (a
+/// name as written, or a PL/pgSQL variable's parameter).
+fn current_of(b: &mut Binder<'_>, selection: &Option<ast::Expr>) -> Result<Option<Expr>> {
+    let Some(ast::Expr::Function(f)) = selection else { return Ok(None) };
+    let ours = match f.name.0.as_slice() {
+        [part] => part
+            .as_ident()
+            .is_some_and(|i| i.quote_style == Some('"') && i.value == crate::parse::CURRENT_OF),
+        _ => false,
+    };
+    let ast::FunctionArguments::List(list) = &f.args else { return Ok(None) };
+    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] = list.args.as_slice() else {
+        return Ok(None);
+    };
+    if !ours {
+        return Ok(None);
+    }
+    Ok(Some(match arg {
+        ast::Expr::Identifier(i) => Expr::Const(sqltypes::Value::Text(bind::ident(i))),
+        other => {
+            let (e, t) = b.expr(other, &Scope::default())?;
+            b.coerce(e, &t, &DataType::Text)?
+        }
+    }))
 }
 
 /// Lets the WHERE and SET clauses of an UPDATE or DELETE over `scope` hold

@@ -851,15 +851,12 @@ impl<K: KvClient> Session<K> {
             return Ok(Portal { prepared: p.clone(), bound, params });
         }
         if let Stmt::Sql(s) = &p.parsed.stmt {
-            match s.as_ref() {
-                ast::Statement::Execute { name, parameters, .. } => {
-                    let r = self.bind_execute(name, parameters);
-                    if r.is_err() {
-                        self.fail_txn();
-                    }
-                    return r;
+            if let ast::Statement::Execute { name, parameters, .. } = s.as_ref() {
+                let r = self.bind_execute(name, parameters);
+                if r.is_err() {
+                    self.fail_txn();
                 }
-                _ => {}
+                return r;
             }
         }
         match self.plan_for(p) {
@@ -1034,7 +1031,7 @@ impl<K: KvClient> Session<K> {
         self.listener.abort();
         self.forget_activity();
         self.end_txn_settings(false);
-        self.cursors.end_transaction();
+        self.cursors.end_transaction(false);
         self.fresh.clear();
         self.savepoints.clear();
         if self.undo_temp_changes() {
@@ -1080,7 +1077,7 @@ impl<K: KvClient> Session<K> {
         }
         self.ddl = false;
         self.fresh.clear();
-        self.cursors.end_transaction();
+        self.cursors.end_transaction(r.is_ok());
         match r.is_ok() {
             true => self.temp_at_txn_start = None,
             false => {

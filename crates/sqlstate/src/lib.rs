@@ -173,6 +173,8 @@ sqlstates! {
     InvalidCursorName = "34000",
     /// 24000: a cursor in the wrong state (not on a row, pinned).
     InvalidCursorState = "24000",
+    /// 42P11: a cursor over a statement that returns no rows.
+    InvalidCursorDefinition = "42P11",
     /// 28000
     InvalidAuthorizationSpecification = "28000",
     /// 28P01

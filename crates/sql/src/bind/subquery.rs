@@ -125,6 +125,7 @@ fn visit_exprs(p: &Plan, check: &mut dyn FnMut(&Expr)) {
             }
             match &s.access {
                 crate::plan::Access::Point(v) => v.iter().for_each(&mut *check),
+                crate::plan::Access::Current(e) => check(e),
                 crate::plan::Access::Range { eq, lo, hi, .. } => {
                     eq.iter().for_each(&mut *check);
                     lo.iter().chain(hi.iter()).for_each(|b| check(&b.value));

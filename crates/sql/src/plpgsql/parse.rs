@@ -53,6 +53,65 @@ pub enum DeclKind {
     Type(String),
     /// `name ALIAS FOR $n | other`.
     Alias(String),
+    /// A bound cursor: `name [[NO] SCROLL] CURSOR [(args)] FOR query`.
+    Cursor(std::sync::Arc<CursorDecl>),
+}
+
+/// A bound cursor's declaration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CursorDecl {
+    /// SCROLL (true), NO SCROLL (false), or neither.
+    pub scroll: Option<bool>,
+    /// Its arguments' names and types.
+    pub args: Vec<(String, String)>,
+    /// Its query (which reads the arguments as variables).
+    pub query: Sql,
+}
+
+/// `OPEN cursor ...`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Open {
+    /// A bound cursor, with its arguments in declared order.
+    Bound(Vec<Sql>),
+    /// `[[NO] SCROLL] FOR query | FOR EXECUTE ...` on a refcursor.
+    Query(Option<bool>, Source),
+}
+
+/// `FETCH [direction FROM] cursor INTO target`, or MOVE (no INTO).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fetch {
+    /// The cursor variable.
+    pub cursor: String,
+    /// The direction, with its count unless `count` gives it.
+    pub direction: crate::cursor::Direction,
+    /// The count, when an expression gives it.
+    pub count: Option<Sql>,
+    /// FETCH's targets; None for MOVE.
+    pub into: Option<Into>,
+}
+
+/// `FOR record IN cursor[(args)] LOOP ... END LOOP` over a bound cursor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForCursor {
+    /// The loop's label.
+    pub label: Option<String>,
+    /// The loop's record variable (declared by the loop).
+    pub var: String,
+    /// The cursor variable.
+    pub cursor: String,
+    /// Its arguments, in declared order.
+    pub args: Vec<Sql>,
+    /// The loop body.
+    pub body: Vec<Stmt>,
+}
+
+/// What the parser knows of a cursor variable in scope.
+#[derive(Debug, Clone)]
+enum CursorVar {
+    /// A bound cursor's argument names.
+    Bound(Vec<String>),
+    /// A refcursor variable.
+    Unbound,
 }
 
 /// `WHEN condition [OR ...] THEN statements`.
@@ -189,6 +248,14 @@ pub enum Stmt {
     /// `COMMIT;` (true) or `ROLLBACK;`, each optionally `AND [NO] CHAIN`
     /// (a procedure's or DO block's own transaction control).
     EndTransaction(bool),
+    /// `OPEN cursor ...`.
+    Open(String, Box<Open>),
+    /// FETCH or MOVE.
+    Fetch(Box<Fetch>),
+    /// `CLOSE cursor`.
+    Close(String),
+    /// A FOR loop over a bound cursor.
+    ForCursor(Box<ForCursor>),
 }
 
 /// The parts of an integer FOR loop.
@@ -228,6 +295,7 @@ pub fn walk(stmts: &[Stmt], f: &mut impl FnMut(&Stmt) -> Result<()>) -> Result<(
             | Stmt::ForQuery(_, _, _, body)
             | Stmt::Foreach(_, _, _, _, body) => walk(body, f)?,
             Stmt::ForRange(r) => walk(&r.body, f)?,
+            Stmt::ForCursor(c) => walk(&c.body, f)?,
             _ => {}
         }
     }
@@ -263,7 +331,7 @@ pub struct Place {
 /// statement's in [`walk_block`] order.
 pub fn parse_with_places(src: &str) -> Result<(Block, Vec<Place>)> {
     let tokens = lex(src)?;
-    let mut p = Parser { src, tokens, pos: 0, places: Vec::new() };
+    let mut p = Parser { src, tokens, pos: 0, places: Vec::new(), cursors: Vec::new() };
     let at = p.place_start();
     let label = p.label()?;
     let block = p.block(label)?;
@@ -491,6 +559,9 @@ struct Parser<'a> {
     pos: usize,
     /// Each statement's place, in the order statements start.
     places: Vec<Place>,
+    /// The cursor variables each enclosing block declares, innermost
+    /// last: OPEN, FETCH and FOR loops read differently for them.
+    cursors: Vec<Vec<(String, CursorVar)>>,
 }
 
 /// Words that end a statement list.
@@ -627,10 +698,30 @@ impl Parser<'_> {
     }
 
     fn block(&mut self, label: Option<String>) -> Result<Block> {
+        self.cursors.push(Vec::new());
+        let b = self.block_inner(label);
+        self.cursors.pop();
+        b
+    }
+
+    fn block_inner(&mut self, label: Option<String>) -> Result<Block> {
         let mut decls = Vec::new();
         while self.eat_word("declare") {
             while !self.at_word("begin") && !self.at_word("declare") {
-                decls.push(self.decl()?);
+                let d = self.decl()?;
+                let var = match &d.kind {
+                    DeclKind::Cursor(c) => {
+                        Some(CursorVar::Bound(c.args.iter().map(|a| a.0.clone()).collect()))
+                    }
+                    DeclKind::Type(t) if t.trim().eq_ignore_ascii_case("refcursor") => {
+                        Some(CursorVar::Unbound)
+                    }
+                    _ => None,
+                };
+                if let (Some(v), Some(scope)) = (var, self.cursors.last_mut()) {
+                    scope.push((d.name.clone(), v));
+                }
+                decls.push(d);
             }
         }
         self.expect_word("begin")?;
@@ -714,11 +805,8 @@ impl Parser<'_> {
             });
         }
         let constant = self.eat_word("constant");
-        if self.at_word("cursor") || (self.at_word("no") || self.at_word("scroll")) {
-            return Err(crate::err!(
-                FeatureNotSupported,
-                "PL/pgSQL cursor variables are not supported"
-            ));
+        if self.at_word("cursor") || self.at_word("no") || self.at_word("scroll") {
+            return self.cursor_decl(name);
         }
         let ty = self.fragment(|t| {
             t.is_sym(";")
@@ -932,11 +1020,14 @@ impl Parser<'_> {
                 self.expect_sym(";")?;
                 Ok(Stmt::Null)
             }
-            "open" | "fetch" | "move" | "close" => Err(crate::err!(
-                FeatureNotSupported,
-                "PL/pgSQL cursor statements ({}) are not supported",
-                word.to_uppercase()
-            )),
+            "open" => self.open(),
+            "fetch" | "move" => self.fetch(word == "fetch"),
+            "close" => {
+                self.pos += 1;
+                let cursor = self.name()?;
+                self.expect_sym(";")?;
+                Ok(Stmt::Close(cursor))
+            }
             "commit" | "rollback" => {
                 self.pos += 1;
                 if self.eat_word("and") {
@@ -1120,6 +1211,31 @@ impl Parser<'_> {
         if reverse {
             return Err(self.error_here());
         }
+        let cursor = match self.peek().map(|t| &t.kind) {
+            Some(Kind::Word(w, _)) => self.cursor_var(w).map(|v| (w.clone(), v)),
+            _ => None,
+        };
+        if let Some((cursor, var)) = cursor {
+            let CursorVar::Bound(names) = var else {
+                return Err(crate::err!(
+                    SyntaxError,
+                    "cursor FOR loop must use a bound cursor variable"
+                ));
+            };
+            let [target] = targets.as_slice() else {
+                return Err(crate::err!(
+                    SyntaxError,
+                    "cursor FOR loop must have only one target variable"
+                ));
+            };
+            let [var] = target.parts.as_slice() else { return Err(self.error_here()) };
+            let var = var.clone();
+            self.pos += 1;
+            let args = self.cursor_args(&cursor, &names)?;
+            self.expect_word("loop")?;
+            let body = self.loop_body(&label)?;
+            return Ok(Stmt::ForCursor(Box::new(ForCursor { label, var, cursor, args, body })));
+        }
         let query = self.expr_to(&["loop"])?;
         self.expect_word("loop")?;
         let body = self.loop_body(&label)?;
@@ -1201,6 +1317,229 @@ impl Parser<'_> {
         }
         self.expect_sym(";")?;
         Ok(Stmt::Raise(Some(Box::new(r))))
+    }
+
+    /// The cursor variable `name` in scope, if it is one.
+    fn cursor_var(&self, name: &str) -> Option<CursorVar> {
+        for scope in self.cursors.iter().rev() {
+            if let Some((_, v)) = scope.iter().rev().find(|(n, _)| n == name) {
+                return Some(v.clone());
+            }
+        }
+        None
+    }
+
+    /// The rest of `name [[NO] SCROLL] CURSOR [(arg type, ...)] FOR | IS
+    /// query;`.
+    fn cursor_decl(&mut self, name: String) -> Result<Decl> {
+        let scroll = if self.eat_word("no") {
+            self.expect_word("scroll")?;
+            Some(false)
+        } else if self.eat_word("scroll") {
+            Some(true)
+        } else {
+            None
+        };
+        self.expect_word("cursor")?;
+        let mut args = Vec::new();
+        if self.eat_sym("(") {
+            loop {
+                let arg = self.name()?;
+                let ty = self.fragment(|t| t.is_sym(",") || t.is_sym(")"))?;
+                args.push((arg, ty.text));
+                if !self.eat_sym(",") {
+                    break;
+                }
+            }
+            self.expect_sym(")")?;
+        }
+        if !self.eat_word("for") {
+            self.expect_word("is")?;
+        }
+        let query = self.expr_to_semi()?;
+        let decl = CursorDecl { scroll, args, query };
+        Ok(Decl {
+            name,
+            kind: DeclKind::Cursor(std::sync::Arc::new(decl)),
+            constant: false,
+            not_null: false,
+            default: None,
+        })
+    }
+
+    /// A bound cursor's arguments after its name (`(a, name := b)`), in
+    /// declared order, checked against its argument `names`.
+    fn cursor_args(&mut self, cursor: &str, names: &[String]) -> Result<Vec<Sql>> {
+        let syntax = |m: String| crate::err!(SyntaxError, "{m}");
+        if !self.at_sym("(") {
+            if !names.is_empty() {
+                return Err(syntax(format!("cursor \"{cursor}\" has arguments")));
+            }
+            return Ok(Vec::new());
+        }
+        if names.is_empty() {
+            return Err(syntax(format!("cursor \"{cursor}\" has no arguments")));
+        }
+        self.pos += 1;
+        let mut slots: Vec<Option<Sql>> = vec![None; names.len()];
+        let mut next = 0;
+        loop {
+            let named = match (self.peek().map(|t| &t.kind), self.peek_at(1)) {
+                (Some(Kind::Word(w, _)), Some(t)) if t.is_sym(":=") => Some(w.clone()),
+                (Some(Kind::Word(..)), Some(t)) if t.is_sym("=>") => {
+                    return Err(self.syntax(Some(t)));
+                }
+                _ => None,
+            };
+            let at = match named {
+                Some(n) => {
+                    self.pos += 2;
+                    match names.iter().position(|a| *a == n) {
+                        Some(i) => i,
+                        None => {
+                            return Err(syntax(format!(
+                                "cursor \"{cursor}\" has no argument named \"{n}\""
+                            )))
+                        }
+                    }
+                }
+                None => {
+                    next += 1;
+                    next - 1
+                }
+            };
+            let value = self.fragment(|t| t.is_sym(",") || t.is_sym(")"))?;
+            match slots.get_mut(at) {
+                Some(slot @ None) => *slot = Some(value),
+                Some(Some(_)) => {
+                    return Err(syntax(format!(
+                    "value for parameter \"{}\" of cursor \"{cursor}\" specified more than once",
+                    names[at]
+                )))
+                }
+                None => return Err(syntax(format!("too many arguments for cursor \"{cursor}\""))),
+            }
+            if !self.eat_sym(",") {
+                break;
+            }
+        }
+        self.expect_sym(")")?;
+        slots
+            .into_iter()
+            .map(|s| {
+                s.ok_or_else(|| syntax(format!("not enough arguments for cursor \"{cursor}\"")))
+            })
+            .collect()
+    }
+
+    /// `OPEN cursor [(args)]` for a bound cursor, else `OPEN cursor [[NO]
+    /// SCROLL] FOR query | FOR EXECUTE command [USING ...]`.
+    fn open(&mut self) -> Result<Stmt> {
+        self.pos += 1;
+        let cursor = self.name()?;
+        if let Some(CursorVar::Bound(names)) = self.cursor_var(&cursor) {
+            let args = self.cursor_args(&cursor, &names)?;
+            self.expect_sym(";")?;
+            return Ok(Stmt::Open(cursor, Box::new(Open::Bound(args))));
+        }
+        let scroll = if self.eat_word("no") {
+            self.expect_word("scroll")?;
+            Some(false)
+        } else if self.eat_word("scroll") {
+            Some(true)
+        } else {
+            None
+        };
+        self.expect_word("for")?;
+        let source = if self.eat_word("execute") {
+            let command = self.fragment(|t| t.is_sym(";") || t.is_word("using"))?;
+            let using = if self.eat_word("using") { self.expr_list(&[])? } else { Vec::new() };
+            Source::Execute(Dynamic { command, using })
+        } else {
+            Source::Query(self.fragment(|t| t.is_sym(";"))?)
+        };
+        self.expect_sym(";")?;
+        Ok(Stmt::Open(cursor, Box::new(Open::Query(scroll, source))))
+    }
+
+    /// FETCH (`fetch`) or MOVE: `[direction {FROM | IN}] cursor [INTO
+    /// targets]`.
+    fn fetch(&mut self, fetch: bool) -> Result<Stmt> {
+        use crate::cursor::{Direction, ALL};
+        self.pos += 1;
+        let mut count = None;
+        let mut multiple = false;
+        let from = |p: &Self| p.at_word("from") || p.at_word("in");
+        let mut expect_from = true;
+        let direction = if from(self) || self.eat_word("next") {
+            Direction::Forward(1)
+        } else if self.eat_word("prior") {
+            Direction::Backward(1)
+        } else if self.eat_word("first") {
+            Direction::Absolute(1)
+        } else if self.eat_word("last") {
+            Direction::Absolute(-1)
+        } else if self.at_word("absolute") || self.at_word("relative") {
+            let absolute = self.eat_word("absolute");
+            if !absolute {
+                self.pos += 1;
+            }
+            count = Some(self.expr_to(&["from", "in"])?);
+            if absolute {
+                Direction::Absolute(0)
+            } else {
+                Direction::Relative(0)
+            }
+        } else if self.eat_word("all") {
+            multiple = true;
+            Direction::Forward(ALL)
+        } else if self.at_word("forward") || self.at_word("backward") {
+            let forward = self.eat_word("forward");
+            if !forward {
+                self.pos += 1;
+            }
+            let n = if self.eat_word("all") {
+                multiple = true;
+                ALL
+            } else if from(self) {
+                1
+            } else {
+                multiple = true;
+                count = Some(self.expr_to(&["from", "in"])?);
+                0
+            };
+            match forward {
+                true => Direction::Forward(n),
+                false => Direction::Backward(n),
+            }
+        } else if matches!(self.peek_at(1), Some(t) if t.is_sym(";") || t.is_word("into")) {
+            // No direction: the cursor's name comes next.
+            expect_from = false;
+            Direction::Forward(1)
+        } else {
+            multiple = true;
+            count = Some(self.expr_to(&["from", "in"])?);
+            Direction::Forward(0)
+        };
+        if expect_from && !(self.eat_word("from") || self.eat_word("in")) {
+            return Err(self.error_here());
+        }
+        let cursor = self.name()?;
+        let into = match fetch {
+            true => {
+                self.expect_word("into")?;
+                Some(self.targets_of_into()?)
+            }
+            false => None,
+        };
+        self.expect_sym(";")?;
+        if fetch && multiple {
+            return Err(crate::err!(
+                FeatureNotSupported,
+                "FETCH statement cannot return multiple rows"
+            ));
+        }
+        Ok(Stmt::Fetch(Box::new(Fetch { cursor, direction, count, into })))
     }
 
     /// A SQL statement up to `;`, with its INTO clause taken out.

@@ -50,6 +50,15 @@ struct Fragment {
     refs: Vec<VarRef>,
 }
 
+/// A fragment ready to run: parsed, planned for its variables' current
+/// types, with those types and the variables' values.
+struct Ready {
+    frag: Arc<Fragment>,
+    bound: Arc<Bound>,
+    types: Vec<DataType>,
+    params: Vec<Value>,
+}
+
 struct PlanEntry {
     catalog: Arc<Catalog>,
     user: Arc<str>,
@@ -99,7 +108,11 @@ impl Compiled {
 /// Parses every SQL fragment of a block (for its syntax errors).
 fn check_block(b: &Block) -> Result<()> {
     let defaults = |b: &Block| {
-        b.decls.iter().filter_map(|d| d.default.as_ref()).try_for_each(|e| check_sql(e, true))
+        b.decls.iter().try_for_each(|d| match (&d.kind, &d.default) {
+            (parse::DeclKind::Cursor(c), _) => check_sql(&c.query, false),
+            (_, Some(e)) => check_sql(e, true),
+            _ => Ok(()),
+        })
     };
     defaults(b)?;
     parse::walk_block(b, &mut |s| {
@@ -136,6 +149,12 @@ fn check_block(b: &Block) -> Result<()> {
                 }
             }
             Stmt::Execute(d, _) => check_dynamic(d)?,
+            Stmt::Open(_, o) => match o.as_ref() {
+                parse::Open::Bound(args) => args.iter().try_for_each(|a| check_sql(a, true))?,
+                parse::Open::Query(_, src) => check_source(src)?,
+            },
+            Stmt::Fetch(f) => f.count.iter().try_for_each(|c| check_sql(c, true))?,
+            Stmt::ForCursor(f) => f.args.iter().try_for_each(|a| check_sql(a, true))?,
             Stmt::Assert(c, m) => {
                 check_sql(c, true)?;
                 if let Some(m) = m {
@@ -226,6 +245,11 @@ struct Var {
     /// For `name ALIAS FOR other`: the slot of the variable it names,
     /// which holds the value (both names read and write it).
     alias_of: Option<usize>,
+    /// A bound cursor variable's declaration.
+    cursor: Option<Arc<parse::CursorDecl>>,
+    /// A bound cursor's argument: the cursor variable's slot. Only that
+    /// cursor's query sees it.
+    arg_of: Option<usize>,
 }
 
 struct Scope {
@@ -321,6 +345,7 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
         iterations: 0,
         sig: None,
         annotated: false,
+        args_of: None,
     };
     i.sig = match &call {
         Call::Do => Some("inline_code_block".into()),
@@ -528,6 +553,9 @@ struct Interp<'s, S: Spi> {
     /// (the innermost statement's; an exception handler that catches it
     /// clears this).
     annotated: bool,
+    /// While a bound cursor's query is read: the cursor variable's slot
+    /// (its arguments are variables then).
+    args_of: Option<usize>,
 }
 
 fn custom(code: &str, message: String) -> ErrorReport {
@@ -542,14 +570,27 @@ fn unassigned(name: &str) -> ErrorReport {
 
 impl<S: Spi> Interp<'_, S> {
     fn declare(&mut self, name: &str, ty: VarType, value: Value) {
-        let (constant, not_null, alias_of) = (false, false, None);
-        self.vars.push(Var { name: name.to_string(), ty, value, constant, not_null, alias_of });
+        self.vars.push(Var {
+            name: name.to_string(),
+            ty,
+            value,
+            constant: false,
+            not_null: false,
+            alias_of: None,
+            cursor: None,
+            arg_of: None,
+        });
     }
 
     /// The slot of the variable `name` (innermost first); for an alias,
     /// the slot of the variable it names.
     fn lookup(&self, name: &str) -> Option<usize> {
-        self.vars.iter().rposition(|v| v.name == name).map(|s| self.aliased(s))
+        self.vars.iter().rposition(|v| v.name == name && self.visible(v)).map(|s| self.aliased(s))
+    }
+
+    /// False for a bound cursor's argument outside its query.
+    fn visible(&self, v: &Var) -> bool {
+        v.arg_of.is_none() || v.arg_of == self.args_of
     }
 
     /// The slot that holds `slot`'s value.
@@ -583,7 +624,9 @@ impl<S: Spi> Interp<'_, S> {
         let i = self.scopes.iter().rposition(|s| s.label.as_deref() == Some(label))?;
         let first = self.scopes[i].first;
         let end = self.scopes.get(i + 1).map_or(self.vars.len(), |s| s.first);
-        let slot = (first..end).rev().find(|&s| self.vars.get(s).is_some_and(|v| v.name == name));
+        let slot = (first..end)
+            .rev()
+            .find(|&s| self.vars.get(s).is_some_and(|v| v.name == name && self.visible(v)));
         slot.map(|s| self.aliased(s))
     }
 
@@ -668,17 +711,31 @@ impl<S: Spi> Interp<'_, S> {
                 self.vars.push(Var { name: d.name.clone(), alias_of: Some(slot), ..v });
                 return Ok(());
             }
+            parse::DeclKind::Cursor(c) => {
+                // The variable holds the portal's name, its own by default;
+                // its arguments follow it, seen only by its query.
+                let slot = self.vars.len();
+                self.declare(
+                    &d.name,
+                    VarType::Scalar(DataType::Refcursor),
+                    Value::Text(d.name.clone()),
+                );
+                if let Some(v) = self.vars.get_mut(slot) {
+                    v.cursor = Some(c.clone());
+                }
+                for (name, ty) in &c.args {
+                    let ty = self.var_type(ty)?;
+                    self.declare(name, ty, Value::Null);
+                    if let Some(v) = self.vars.last_mut() {
+                        v.arg_of = Some(slot);
+                    }
+                }
+                return Ok(());
+            }
             parse::DeclKind::Type(t) => self.var_type(t)?,
         };
         let slot = self.vars.len();
-        self.vars.push(Var {
-            name: d.name.clone(),
-            ty,
-            value: Value::Null,
-            constant: false,
-            not_null: false,
-            alias_of: None,
-        });
+        self.declare(&d.name, ty, Value::Null);
         if let Some(e) = &d.default {
             let v = self.eval(e).await?;
             self.assign(&VarRef { slot, field: None }, v)?;
@@ -891,8 +948,9 @@ impl<S: Spi> Interp<'_, S> {
         }
     }
 
-    /// Plans and runs a fragment.
-    async fn query(&mut self, sql: &Sql, expr: bool) -> Result<(Done, Vec<crate::plan::Column>)> {
+    /// A fragment parsed and planned for its variables' current types,
+    /// with those types and the variables' values.
+    fn prepare(&self, sql: &Sql, expr: bool) -> Result<Ready> {
         let shift = if expr { "SELECT ".len() as u32 } else { 0 };
         let frag = self.fragment(sql, expr).map_err(|e| self.locate(e, &sql.text, expr, shift))?;
         let types = frag.refs.iter().map(|r| self.ref_type(r)).collect::<Result<Vec<_>>>()?;
@@ -900,6 +958,13 @@ impl<S: Spi> Interp<'_, S> {
         let key = (sql as *const Sql as usize, types.clone());
         let bound =
             self.plan(&frag.stmt, key).map_err(|e| self.locate(e, &sql.text, expr, shift))?;
+        Ok(Ready { frag, bound, types, params })
+    }
+
+    /// Plans and runs a fragment.
+    async fn query(&mut self, sql: &Sql, expr: bool) -> Result<(Done, Vec<crate::plan::Column>)> {
+        let shift = if expr { "SELECT ".len() as u32 } else { 0 };
+        let Ready { frag, bound, types, params } = self.prepare(sql, expr)?;
         // A CALL's row goes to its output arguments, not to a destination.
         let columns = match &*bound {
             Bound::Call(..) => Vec::new(),
@@ -1205,6 +1270,13 @@ impl<S: Spi> Interp<'_, S> {
                 self.finish_sql(done, &cols, into.as_ref(), true)?;
             }
             Stmt::GetDiagnostics(stacked, items) => self.diagnostics(*stacked, items)?,
+            Stmt::Open(cursor, how) => self.open(cursor, how).await?,
+            Stmt::Fetch(f) => self.fetch(f).await?,
+            Stmt::Close(cursor) => {
+                let name = self.portal_name(cursor)?;
+                self.portals()?.close(&name)?;
+            }
+            Stmt::ForCursor(f) => return self.for_cursor(f).await,
             Stmt::Assert(cond, message) => {
                 if !self.eval_bool(cond).await? {
                     let msg = match message {
@@ -1338,6 +1410,19 @@ impl<S: Spi> Interp<'_, S> {
 
     /// Runs EXECUTE's command text with its USING values as `$n`.
     async fn dynamic(&mut self, d: &Dynamic) -> Result<(Done, Vec<crate::plan::Column>)> {
+        let (command, params, types) = self.dynamic_args(d).await?;
+        let r = async {
+            let (ast, bound) = self.plan_dynamic(&command, &types)?;
+            let columns = bound.columns().unwrap_or_default();
+            let done =
+                self.spi.execute(Statement { ast: &ast, bound, types: &types, params }).await?;
+            Ok((done, columns))
+        };
+        r.await.map_err(|e| self.locate(e, &command, false, 0))
+    }
+
+    /// EXECUTE's command text, and its USING values and their types.
+    async fn dynamic_args(&mut self, d: &Dynamic) -> Result<(String, Vec<Value>, Vec<DataType>)> {
         let command = match self.eval(&d.command).await? {
             Value::Null => bail!(NullValueNotAllowed, "query string argument of EXECUTE is null"),
             v => self.text(&v),
@@ -1349,18 +1434,15 @@ impl<S: Spi> Interp<'_, S> {
             types.push(v.data_type().unwrap_or(DataType::Text));
             params.push(v);
         }
-        self.run_dynamic(&command, params, types)
-            .await
-            .map_err(|e| self.locate(e, &command, false, 0))
+        Ok((command, params, types))
     }
 
-    /// Runs EXECUTE's command with its USING values.
-    async fn run_dynamic(
-        &mut self,
+    /// EXECUTE's command parsed and planned for its USING values' types.
+    fn plan_dynamic(
+        &self,
         command: &str,
-        params: Vec<Value>,
-        types: Vec<DataType>,
-    ) -> Result<(Done, Vec<crate::plan::Column>)> {
+        types: &[DataType],
+    ) -> Result<(Box<ast::Statement>, Arc<Bound>)> {
         let mut parsed = crate::parse::parse(command)?;
         if parsed.len() > 1 {
             bail!(SyntaxError, "cannot insert multiple commands into a prepared statement");
@@ -1376,10 +1458,212 @@ impl<S: Spi> Interp<'_, S> {
         }
         let cat = self.spi.catalog();
         let user = self.spi.context().user.clone();
-        let (bound, _) = crate::planner::plan(&cat, &p.stmt, &types, &user)?;
-        let columns = bound.columns().unwrap_or_default();
-        let done = self.spi.execute(Statement { ast, bound, types: &types, params }).await?;
-        Ok((done, columns))
+        let (bound, _) = crate::planner::plan(&cat, &p.stmt, types, &user)?;
+        Ok((ast.clone(), bound))
+    }
+
+    /// The session's cursors.
+    fn portals(&self) -> Result<Arc<crate::cursor::Portals>> {
+        match &self.spi.context().cursors {
+            Some(p) => Ok(p.clone()),
+            None => bail!(FeatureNotSupported, "cursors are not available here"),
+        }
+    }
+
+    /// The slot of cursor variable `name`.
+    fn cursor_slot(&self, name: &str) -> Result<usize> {
+        let Some(slot) = self.lookup(name) else {
+            bail!(SyntaxError, "\"{name}\" is not a known variable");
+        };
+        match self.vars.get(slot).map(|v| &v.ty) {
+            Some(VarType::Scalar(DataType::Refcursor)) => Ok(slot),
+            _ => bail!(DatatypeMismatch, "variable \"{name}\" must be of type cursor or refcursor"),
+        }
+    }
+
+    /// The name of the portal cursor variable `name` holds.
+    fn portal_name(&self, name: &str) -> Result<String> {
+        let slot = self.cursor_slot(name)?;
+        match self.vars.get(slot).map(|v| &v.value) {
+            Some(Value::Text(t)) => Ok(t.clone()),
+            _ => bail!(NullValueNotAllowed, "cursor variable \"{name}\" is null"),
+        }
+    }
+
+    /// The portal an OPEN of the cursor variable in `slot` makes: the
+    /// name it holds, or a new one (false: to be stored in it).
+    fn opening(&self, slot: usize, portals: &crate::cursor::Portals) -> Result<(String, bool)> {
+        let (name, named) = match self.vars.get(slot).map(|v| &v.value) {
+            Some(Value::Text(t)) => (t.clone(), true),
+            _ => (portals.unnamed(), false),
+        };
+        if portals.exists(&name) {
+            bail!(DuplicateCursor, "cursor \"{name}\" already in use");
+        }
+        Ok((name, named))
+    }
+
+    /// OPEN.
+    async fn open(&mut self, cursor: &str, how: &parse::Open) -> Result<()> {
+        let slot = self.cursor_slot(cursor)?;
+        let portals = self.portals()?;
+        let (name, named) = self.opening(slot, &portals)?;
+        match how {
+            parse::Open::Bound(args) => self.open_bound(slot, args, &name).await?,
+            parse::Open::Query(scroll, Source::Query(q)) => {
+                let Ready { frag, bound, types, params } = self.prepare(q, false)?;
+                let ParsedStmt::Sql(ast) = &frag.stmt else {
+                    bail!(InternalError, "PL/pgSQL fragment is not a SQL statement");
+                };
+                let r = self.open_plan(
+                    Statement { ast, bound, types: &types, params },
+                    (*scroll, &name, &q.text),
+                );
+                r.await.map_err(|e| self.locate(e, &q.text, false, 0))?;
+            }
+            parse::Open::Query(scroll, Source::Execute(d)) => {
+                let (command, params, types) = self.dynamic_args(d).await?;
+                let r = async {
+                    let (ast, bound) = self.plan_dynamic(&command, &types)?;
+                    let st = Statement { ast: &ast, bound, types: &types, params };
+                    self.open_plan(st, (*scroll, &name, &command)).await
+                };
+                r.await.map_err(|e| self.locate(e, &command, false, 0))?;
+            }
+        }
+        if !named {
+            self.assign(&VarRef { slot, field: None }, Value::Text(name))?;
+        }
+        Ok(())
+    }
+
+    /// Opens portal `name` on the bound cursor in `slot`, its arguments
+    /// given these values.
+    async fn open_bound(&mut self, slot: usize, args: &[Sql], name: &str) -> Result<()> {
+        let Some(decl) = self.vars.get(slot).and_then(|v| v.cursor.clone()) else {
+            bail!(InternalError, "cursor variable without its declaration");
+        };
+        for (i, a) in args.iter().enumerate() {
+            let v = self.eval(a).await?;
+            self.assign(&VarRef { slot: slot + 1 + i, field: None }, v)?;
+        }
+        let outer = self.args_of.replace(slot);
+        let prepared = self.prepare(&decl.query, false);
+        self.args_of = outer;
+        let Ready { frag, bound, types, params } = prepared?;
+        let ParsedStmt::Sql(ast) = &frag.stmt else {
+            bail!(InternalError, "PL/pgSQL fragment is not a SQL statement");
+        };
+        let st = Statement { ast, bound, types: &types, params };
+        let r = self.open_plan(st, (decl.scroll, name, &decl.query.text)).await;
+        r.map_err(|e| self.locate(e, &decl.query.text, false, 0))
+    }
+
+    /// Runs a cursor's query and opens portal `name` on its rows:
+    /// (SCROLL option, name, the query's text).
+    async fn open_plan(
+        &mut self,
+        st: Statement<'_>,
+        (scroll, name, text): (Option<bool>, &str, &str),
+    ) -> Result<()> {
+        let Bound::Query(plan, columns) = &*st.bound else {
+            let what = match st.ast {
+                ast::Statement::Insert(_) => "INSERT",
+                ast::Statement::Update(_) => "UPDATE",
+                ast::Statement::Delete(_) => "DELETE",
+                _ => "utility",
+            };
+            bail!(InvalidCursorDefinition, "cannot open {what} query as cursor");
+        };
+        let columns = columns.clone();
+        let scroll = scroll.unwrap_or_else(|| crate::cursor::scrollable(plan));
+        let (bound, source) = match crate::cursor::keyed(plan) {
+            Some((p, s)) => (Arc::new(Bound::Query(p, columns.clone())), Some(s)),
+            None => (st.bound.clone(), None),
+        };
+        let done = self.spi.execute(Statement { bound, ..st }).await?;
+        let c = crate::cursor::NewCursor {
+            columns,
+            rows: done.rows,
+            scroll,
+            hold: false,
+            statement: text.to_string(),
+            created: self.spi.context().stmt_time,
+            source,
+        };
+        self.portals()?.open(name, c)
+    }
+
+    /// FETCH or MOVE.
+    async fn fetch(&mut self, f: &parse::Fetch) -> Result<()> {
+        use crate::cursor::Direction as D;
+        let name = self.portal_name(&f.cursor)?;
+        let mut dir = f.direction;
+        if let Some(e) = &f.count {
+            let Some(n) = self.eval_int(e).await? else {
+                bail!(NullValueNotAllowed, "relative or absolute cursor position is null");
+            };
+            dir = match dir {
+                D::Forward(_) => D::Forward(n),
+                D::Backward(_) => D::Backward(n),
+                D::Absolute(_) => D::Absolute(n),
+                D::Relative(_) => D::Relative(n),
+            };
+        }
+        let done = self.portals()?.fetch(&name, dir, f.into.is_some())?;
+        if let Some(into) = &f.into {
+            let refs = self.targets(&into.targets)?;
+            let width = done.columns.len();
+            let row = done.rows.into_iter().next().unwrap_or_else(|| vec![Value::Null; width]);
+            self.store_row(&refs, &done.columns, row)?;
+        }
+        self.row_count = done.count;
+        self.set_found(done.count > 0);
+        Ok(())
+    }
+
+    /// A FOR loop over a bound cursor: opens it, reads it a row at a time
+    /// (a FETCH in the body reads on from the same place) and closes it
+    /// however the loop ends.
+    async fn for_cursor(&mut self, f: &parse::ForCursor) -> Result<Flow> {
+        let slot = self.cursor_slot(&f.cursor)?;
+        let portals = self.portals()?;
+        let (name, named) = self.opening(slot, &portals)?;
+        self.open_bound(slot, &f.args, &name).await?;
+        if !named {
+            self.assign(&VarRef { slot, field: None }, Value::Text(name.clone()))?;
+        }
+        portals.pin(&name, true);
+        let depth = self.vars.len();
+        self.scopes.push(Scope { label: None, first: depth });
+        self.declare(&f.var, VarType::Record(None), Value::Null);
+        let target = [VarRef { slot: depth, field: None }];
+        let r = async {
+            let mut any = false;
+            loop {
+                let done = portals.fetch(&name, crate::cursor::Direction::Forward(1), true)?;
+                let Some(row) = done.rows.into_iter().next() else { break };
+                any = true;
+                self.store_row(&target, &done.columns, row)?;
+                if let Some(out) = self.iteration(&f.body, &f.label).await? {
+                    return Ok((out, any));
+                }
+            }
+            Ok((Flow::Normal, any))
+        }
+        .await;
+        self.vars.truncate(depth);
+        self.scopes.pop();
+        portals.pin(&name, false);
+        portals.drop_cursor(&name);
+        if !named {
+            if let Some(v) = self.vars.get_mut(slot) {
+                v.value = Value::Null;
+            }
+        }
+        let (flow, any) = r?;
+        self.set_found(any);
+        Ok(flow)
     }
 
     /// Sets FOUND and ROW_COUNT after a statement (EXECUTE, `dynamic`,
@@ -1794,6 +2078,11 @@ fn stmt_kind(s: &Stmt) -> &'static str {
         Stmt::GetDiagnostics(true, _) => "GET STACKED DIAGNOSTICS",
         Stmt::GetDiagnostics(false, _) => "GET DIAGNOSTICS",
         Stmt::Assert(..) => "ASSERT",
+        Stmt::Open(..) => "OPEN",
+        Stmt::Fetch(f) if f.into.is_none() => "MOVE",
+        Stmt::Fetch(_) => "FETCH",
+        Stmt::Close(_) => "CLOSE",
+        Stmt::ForCursor(_) => "FOR over cursor",
         Stmt::Null => "NULL",
         Stmt::EndTransaction(true) => "COMMIT",
         Stmt::EndTransaction(false) => "ROLLBACK",

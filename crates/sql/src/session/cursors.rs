@@ -130,17 +130,15 @@ impl<K: KvClient> Session<K> {
             bail!(FeatureNotSupported, "DECLARE CURSOR supports only queries");
         };
         let locking = !portal::scrollable(plan);
+        let lock = match query.locks.first().map(|l| &l.lock_type) {
+            Some(ast::LockType::Share) => "FOR SHARE",
+            _ => "FOR UPDATE",
+        };
         if d.scroll == Some(true) && locking {
-            bail!(
-                FeatureNotSupported,
-                "DECLARE SCROLL CURSOR ... FOR UPDATE/SHARE is not supported"
-            );
+            bail!(FeatureNotSupported, "DECLARE SCROLL CURSOR ... {lock} is not supported");
         }
         if hold && locking {
-            bail!(
-                FeatureNotSupported,
-                "DECLARE CURSOR WITH HOLD ... FOR UPDATE/SHARE is not supported"
-            );
+            bail!(FeatureNotSupported, "DECLARE CURSOR WITH HOLD ... {lock} is not supported");
         }
         let ctx = self.eval_ctx(&portal.params);
         let (plan, source) = match portal::keyed(plan) {
