@@ -434,7 +434,8 @@ fn parse_piece(
             let dialect = PostgreSqlDialect {};
             let mut parser = Parser::new(&dialect).with_recursion_limit(MAX_RECURSION);
             let tokens = top_level_lock_clause(sql_tokens(piece))?;
-            let tokens = typed_literals(without_only(lock_clauses(current_of(tokens))));
+            let tokens = conflict_inference(current_of(tokens));
+            let tokens = typed_literals(without_only(lock_clauses(tokens)));
             let tokens = type_references(tokens);
             let (tokens, check_option) = view_check_option(tokens);
             parser = parser.with_tokens_with_locations(tokens);
@@ -563,6 +564,85 @@ fn current_of(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         TokenWithSpan { token: Token::RParen, span },
     ];
     out.splice(from..=name, call);
+    out
+}
+
+/// What starts the constraint name an ON CONFLICT inference sqlparser
+/// cannot read is carried in (see `conflict_inference`).
+pub const INFERENCE: char = '\u{1}';
+
+/// Rewrites an ON CONFLICT target sqlparser reads only as column names,
+/// `(expression, ...) [WHERE predicate]`, as `ON CONSTRAINT "<INFERENCE>
+/// elements <INFERENCE> predicate"`: the planner reads the text back.
+fn conflict_inference(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let solid: Vec<usize> =
+        (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
+    let kw = |i: usize, k: Keyword| tokens.get(i).is_some_and(|t| keyword(t, k));
+    let Some(at) = solid.windows(3).position(|w| {
+        kw(w[0], Keyword::ON) && kw(w[1], Keyword::CONFLICT) && tokens[w[2]].token == Token::LParen
+    }) else {
+        return tokens;
+    };
+    let open = solid[at + 2];
+    let mut depth = 0;
+    let mut close = None;
+    for (i, t) in tokens.iter().enumerate().skip(open) {
+        match t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let Some(close) = close else { return tokens };
+    let text = |r: std::ops::Range<usize>| {
+        tokens[r].iter().map(|t| t.token.to_string()).collect::<String>()
+    };
+    let elements = text(open + 1..close);
+    let next = solid.iter().copied().find(|&i| i > close);
+    let (predicate, end) = match next {
+        Some(w) if kw(w, Keyword::WHERE) => {
+            let mut depth = 0;
+            let mut end = tokens.len();
+            for (i, t) in tokens.iter().enumerate().skip(w + 1) {
+                match t.token {
+                    Token::LParen => depth += 1,
+                    Token::RParen => depth -= 1,
+                    _ if depth == 0 && keyword(t, Keyword::DO) => {
+                        end = i;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            (Some(text(w + 1..end)), end)
+        }
+        _ => (None, close + 1),
+    };
+    let plain = tokens[open + 1..close]
+        .iter()
+        .all(|t| matches!(t.token, Token::Word(_) | Token::Comma | Token::Whitespace(_)));
+    // (An empty WHERE is left to sqlparser's syntax error.)
+    if (plain && predicate.is_none()) || predicate.as_ref().is_some_and(|p| p.trim().is_empty()) {
+        return tokens;
+    }
+    let name = format!("{INFERENCE}{elements}{INFERENCE}{}", predicate.unwrap_or_default());
+    let span = tokens[open].span;
+    let mut out = tokens;
+    let target = vec![
+        TokenWithSpan { token: Token::make_keyword("ON"), span },
+        TokenWithSpan { token: Token::Whitespace(Whitespace::Space), span },
+        TokenWithSpan { token: Token::make_keyword("CONSTRAINT"), span },
+        TokenWithSpan { token: Token::Whitespace(Whitespace::Space), span },
+        TokenWithSpan { token: Token::make_word(&name, Some('"')), span },
+        TokenWithSpan { token: Token::Whitespace(Whitespace::Space), span },
+    ];
+    out.splice(open..end, target);
     out
 }
 

@@ -459,6 +459,15 @@ fn plan_on_conflict(
                 vec![Some(found.ok_or_else(no_match)?)]
             }
         }
+        Some(ast::ConflictTarget::OnConstraint(n)) if inference(n).is_some() => {
+            if view.is_some() {
+                bail!(
+                    FeatureNotSupported,
+                    "ON CONFLICT with expressions or WHERE is not supported on views"
+                );
+            }
+            inferred_arbiters(b.catalog, table, inference(n).unwrap_or_default())?
+        }
         Some(ast::ConflictTarget::OnConstraint(n)) => {
             let cname = bind::object_name(n)?;
             let found = table
@@ -677,6 +686,81 @@ fn target_scan(
         }
     }
     Ok((scan, scope, None, over(late), view))
+}
+
+/// The text of an ON CONFLICT inference the parser carried in a
+/// constraint name (see [`crate::parse::INFERENCE`]).
+fn inference(n: &ast::ObjectName) -> Option<&str> {
+    let [part] = n.0.as_slice() else { return None };
+    let name = &part.as_ident()?.value;
+    name.strip_prefix(crate::parse::INFERENCE)
+}
+
+/// The arbiters of `ON CONFLICT (elements) [WHERE predicate]` (`spec` is
+/// the two texts, split by [`crate::parse::INFERENCE`]): every unique
+/// index (or the primary key) whose keys are exactly the elements, columns
+/// or expressions in any order, and which is not partial or whose
+/// condition's conjuncts are among the predicate's.
+fn inferred_arbiters(cat: &Catalog, table: &TableDef, spec: &str) -> Result<Vec<Option<usize>>> {
+    let (elements, predicate) = spec.split_once(crate::parse::INFERENCE).unwrap_or((spec, ""));
+    let parse = |text: &str| {
+        crate::parse::expr_text(text)
+            .map_err(|_| err!(SyntaxError, "syntax error in ON CONFLICT target: {text}"))
+    };
+    let scope = select::table_scope(table, &table.name, &None);
+    let list = match parse(&format!("({elements})"))? {
+        ast::Expr::Tuple(v) => v,
+        ast::Expr::Nested(e) => vec![*e],
+        e => vec![e],
+    };
+    let mut keys = Vec::with_capacity(list.len());
+    for e in list {
+        let e = match e {
+            ast::Expr::Collate { expr, .. } => *expr,
+            e => e,
+        };
+        keys.push(crate::catalog::index_expr(cat, &e, &scope, false)?.0);
+    }
+    let mut given = Vec::new();
+    if !predicate.trim().is_empty() {
+        let p = crate::catalog::index_expr(cat, &parse(predicate)?, &scope, true)?.0;
+        crate::expr::conjuncts(p, &mut given);
+    }
+    let same = |other: &[Expr]| {
+        keys.iter().all(|k| other.contains(k)) && other.iter().all(|k| keys.contains(k))
+    };
+    let columns = |cols: &[usize]| cols.iter().map(|&c| Expr::Column(c)).collect::<Vec<_>>();
+    let mut out = Vec::new();
+    if !table.primary_key.is_empty() && same(&columns(&table.primary_key)) {
+        out.push(None);
+    }
+    for (i, idx) in table.indexes.iter().enumerate().filter(|(_, x)| x.unique) {
+        let (index_keys, condition) = match &idx.bound {
+            Some(b) => (b.keys.clone(), b.predicate.clone()),
+            None => (columns(&idx.columns), None),
+        };
+        if !same(&index_keys) {
+            continue;
+        }
+        let implied = match condition {
+            None => true,
+            Some(c) => {
+                let mut needed = Vec::new();
+                crate::expr::conjuncts(c, &mut needed);
+                needed.iter().all(|n| given.contains(n))
+            }
+        };
+        if implied {
+            out.push(Some(i));
+        }
+    }
+    if out.is_empty() {
+        bail!(
+            InvalidColumnReference,
+            "there is no unique or exclusion constraint matching the ON CONFLICT specification"
+        );
+    }
+    Ok(out)
 }
 
 /// `WHERE CURRENT OF cursor` (read as a call, see
