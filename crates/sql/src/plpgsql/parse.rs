@@ -1329,17 +1329,22 @@ impl Parser<'_> {
         None
     }
 
-    /// The rest of `name [[NO] SCROLL] CURSOR [(arg type, ...)] FOR | IS
-    /// query;`.
-    fn cursor_decl(&mut self, name: String) -> Result<Decl> {
-        let scroll = if self.eat_word("no") {
+    /// `SCROLL` (true), `NO SCROLL` (false), or neither.
+    fn scroll_option(&mut self) -> Result<Option<bool>> {
+        Ok(if self.eat_word("no") {
             self.expect_word("scroll")?;
             Some(false)
         } else if self.eat_word("scroll") {
             Some(true)
         } else {
             None
-        };
+        })
+    }
+
+    /// The rest of `name [[NO] SCROLL] CURSOR [(arg type, ...)] FOR | IS
+    /// query;`.
+    fn cursor_decl(&mut self, name: String) -> Result<Decl> {
+        let scroll = self.scroll_option()?;
         self.expect_word("cursor")?;
         let mut args = Vec::new();
         if self.eat_sym("(") {
@@ -1442,14 +1447,7 @@ impl Parser<'_> {
             self.expect_sym(";")?;
             return Ok(Stmt::Open(cursor, Box::new(Open::Bound(args))));
         }
-        let scroll = if self.eat_word("no") {
-            self.expect_word("scroll")?;
-            Some(false)
-        } else if self.eat_word("scroll") {
-            Some(true)
-        } else {
-            None
-        };
+        let scroll = self.scroll_option()?;
         self.expect_word("for")?;
         let source = if self.eat_word("execute") {
             let command = self.fragment(|t| t.is_sym(";") || t.is_word("using"))?;
