@@ -214,19 +214,13 @@ fn sql_block(body: &str, def: &crate::catalog::FunctionDef) -> Result<String> {
         );
         let result = i == last && !def.procedure && (!outputs.is_empty() || value.is_some());
         out.push_str(&match (query, returning) {
+            // The interpreter's RETURN QUERY also takes RETURNING rows.
             _ if i == last && (query || returning) && def.returns_set() => {
-                if !query {
-                    crate::bail!(
-                        FeatureNotSupported,
-                        "set-returning SQL functions ending in INSERT, UPDATE or DELETE are not supported yet"
-                    );
-                }
                 format!("RETURN QUERY {text}")
             }
-            (true, _) if i == last && !outputs.is_empty() => format!(
-                "SELECT * INTO {} FROM ({text}) AS \"$q\" LIMIT 1",
-                outputs.join(", ")
-            ),
+            (true, _) if i == last && !outputs.is_empty() => {
+                format!("SELECT * INTO {} FROM ({text}) AS \"$q\" LIMIT 1", outputs.join(", "))
+            }
             (true, _) if result => format!("RETURN (SELECT * FROM ({text}) AS \"$q\" LIMIT 1)"),
             (true, _) => format!("PERFORM * FROM ({text}) AS \"$q\""),
             (false, true) if result && outputs.is_empty() => {
@@ -238,7 +232,10 @@ fn sql_block(body: &str, def: &crate::catalog::FunctionDef) -> Result<String> {
                 let mut e = crate::err!(
                     InvalidFunctionDefinition,
                     "return type mismatch in function declared to return {}",
-                    value.unwrap_or("record")
+                    match &def.returns {
+                        FunctionReturns::SetOf(_, sql) => sql.as_str(),
+                        _ => value.unwrap_or("record"),
+                    }
                 )
                 .with_detail(
                     "Function's final statement must be SELECT or INSERT/UPDATE/DELETE RETURNING.",
