@@ -13,6 +13,7 @@
 //! SCROLL cursor refuses and what MOVE counts.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 use sqltypes::Value;
@@ -40,6 +41,18 @@ pub enum Direction {
     Absolute(i64),
     /// RELATIVE n: n rows on from the current one.
     Relative(i64),
+}
+
+impl Direction {
+    /// The same direction with count `n` (PL/pgSQL computes it).
+    pub fn with_count(self, n: i64) -> Direction {
+        match self {
+            Direction::Forward(_) => Direction::Forward(n),
+            Direction::Backward(_) => Direction::Backward(n),
+            Direction::Absolute(_) => Direction::Absolute(n),
+            Direction::Relative(_) => Direction::Relative(n),
+        }
+    }
 }
 
 /// The table a cursor reads rows of, one each, for `WHERE CURRENT OF`:
@@ -71,7 +84,8 @@ pub struct NewCursor {
 /// An open cursor: its rows and where it stands, kept as PostgreSQL keeps
 /// a portal's (`at_start`, `at_end`, `pos`) over its executor's (`cur`).
 struct Cursor {
-    columns: Vec<Column>,
+    /// Shared with every FETCH's result (a FOR loop fetches per row).
+    columns: Arc<Vec<Column>>,
     rows: Vec<Row>,
     scroll: bool,
     hold: bool,
@@ -271,7 +285,7 @@ pub struct Fetched {
     /// How many: FETCH's rows, or MOVE's count.
     pub count: u64,
     /// The cursor's columns.
-    pub columns: Vec<Column>,
+    pub columns: Arc<Vec<Column>>,
 }
 
 /// A session's open cursors, by name.
@@ -337,7 +351,7 @@ impl Portals {
             created: c.created,
         };
         let cursor = Cursor {
-            columns: c.columns,
+            columns: Arc::new(c.columns),
             rows: c.rows,
             scroll: c.scroll,
             hold: c.hold,
@@ -399,7 +413,7 @@ impl Portals {
 
     /// The columns of cursor `name`.
     pub fn columns(&self, name: &str) -> Option<Vec<Column>> {
-        self.inner.lock().open.get(name).map(|c| c.columns.clone())
+        self.inner.lock().open.get(name).map(|c| c.columns.to_vec())
     }
 
     /// The open cursors, for pg_cursors.

@@ -933,10 +933,10 @@ async fn with_per_row<T: Txn>(
     Ok(Some(ext.split_off(row.len())))
 }
 
-/// Runs a query a statement writes from (INSERT's source, the view rows
-/// of INSTEAD OF triggers): its PL/pgSQL calls that run once first, in
-/// the statement's transaction, where they may write.
-async fn run_rows<T: Txn>(
+/// Runs a query in a transaction (INSERT's source, the view rows of
+/// INSTEAD OF triggers, a PL/pgSQL statement): its PL/pgSQL calls that
+/// run once first, in that transaction, where they may write.
+pub(crate) async fn run_rows<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
     catalog: &crate::catalog::Catalog,

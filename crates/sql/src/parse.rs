@@ -544,6 +544,10 @@ pub const CURRENT_OF: &str = "pg_current_of";
 /// name stays a name, which PL/pgSQL replaces by its variable's value
 /// when it is one.
 fn current_of(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    // Most statements have no CURRENT: nothing to index then.
+    if !tokens.iter().any(|t| keyword(t, Keyword::CURRENT)) {
+        return tokens;
+    }
     let solid: Vec<usize> =
         (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
     let kw = |i: usize, k: Keyword| tokens.get(i).is_some_and(|t| keyword(t, k));
@@ -575,6 +579,9 @@ pub const INFERENCE: char = '\u{1}';
 /// `(expression, ...) [WHERE predicate]`, as `ON CONSTRAINT "<INFERENCE>
 /// elements <INFERENCE> predicate"`: the planner reads the text back.
 fn conflict_inference(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    if !tokens.iter().any(|t| keyword(t, Keyword::CONFLICT)) {
+        return tokens;
+    }
     let solid: Vec<usize> =
         (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
     let kw = |i: usize, k: Keyword| tokens.get(i).is_some_and(|t| keyword(t, k));

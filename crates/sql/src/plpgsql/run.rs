@@ -1596,19 +1596,13 @@ impl<S: Spi> Interp<'_, S> {
 
     /// FETCH or MOVE.
     async fn fetch(&mut self, f: &parse::Fetch) -> Result<()> {
-        use crate::cursor::Direction as D;
         let name = self.portal_name(&f.cursor)?;
         let mut dir = f.direction;
         if let Some(e) = &f.count {
             let Some(n) = self.eval_int(e).await? else {
                 bail!(NullValueNotAllowed, "relative or absolute cursor position is null");
             };
-            dir = match dir {
-                D::Forward(_) => D::Forward(n),
-                D::Backward(_) => D::Backward(n),
-                D::Absolute(_) => D::Absolute(n),
-                D::Relative(_) => D::Relative(n),
-            };
+            dir = dir.with_count(n);
         }
         let done = self.portals()?.fetch(&name, dir, f.into.is_some())?;
         if let Some(into) = &f.into {

@@ -70,10 +70,7 @@ pub async fn run_bound<T: Txn>(
 ) -> Result<Done> {
     let (count, rows) = match bound {
         Bound::Query(plan, _) => {
-            let mut calls = super::TxnCalls { txn: &mut *txn, tenant, catalog };
-            let once = super::run_calls(plan, ctx, &mut calls).await?;
-            let cx = ExecCtx { txn: &*txn, tenant, eval: ctx, catalog };
-            let rows = exec::run(once.as_ref().unwrap_or(plan), &cx).await?;
+            let rows = crate::dml::run_rows(txn, tenant, catalog, ctx, plan).await?;
             (rows.len() as u64, rows)
         }
         Bound::Insert(p) => crate::dml::insert(txn, tenant, p, ctx, catalog, false).await?,
