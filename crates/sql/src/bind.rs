@@ -80,6 +80,31 @@ pub enum Reach {
     System,
 }
 
+/// An enclosing query's row as a subquery or LATERAL item sees it, and
+/// what the expressions bound inside read of it and of the rows around it.
+#[derive(Debug, Clone, Default)]
+pub struct OuterScope {
+    /// The row's columns.
+    pub scope: Scope,
+    /// The columns references resolved to (repeats possible).
+    pub used: Vec<usize>,
+    /// Set when a reference resolved to a row further out: what is bound
+    /// inside reads it too.
+    pub reads_further: bool,
+}
+
+impl OuterScope {
+    /// A scope whose references are yet to be seen.
+    pub fn new(scope: Scope) -> Self {
+        OuterScope { scope, used: Vec::new(), reads_further: false }
+    }
+
+    /// True if what was bound inside reads this row or one further out.
+    pub fn read(&self) -> bool {
+        !self.used.is_empty() || self.reads_further
+    }
+}
+
 /// The columns of the row an expression is evaluated against.
 #[derive(Debug, Clone, Default)]
 pub struct Scope {
@@ -161,7 +186,7 @@ pub fn row_items(e: &ast::Expr) -> Option<Vec<&ast::Expr>> {
 /// The whole-row reference `name` (a FROM item's name used as a value):
 /// a record of the item's columns, each read through `read`. None if no
 /// FROM item has that name.
-fn whole_row(scope: &Scope, name: &str, read: fn(usize) -> Expr) -> Option<(Expr, DataType)> {
+fn whole_row(scope: &Scope, name: &str, read: impl Fn(usize) -> Expr) -> Option<(Expr, DataType)> {
     let cols: Vec<(usize, &ScopeCol)> = scope
         .cols
         .iter()
@@ -242,7 +267,7 @@ pub struct Binder<'a> {
     pub params: Vec<DataType>,
     /// Scopes of enclosing queries, innermost last (LATERAL and correlated
     /// references resolve here when the local scope has no match).
-    pub outer: Vec<Scope>,
+    pub outer: Vec<OuterScope>,
     /// Uncorrelated subqueries found so far; each query level drains its own
     /// (from its mark on) into a `Plan::Init`.
     pub subqueries: Vec<(Plan, crate::plan::SubqKind)>,
@@ -878,13 +903,13 @@ impl<'a> Binder<'a> {
         }
         let i = match scope.resolve(q, name) {
             Ok(i) => i,
+            Err(e) if e.code == sqlstate::SqlState::AmbiguousColumn => return Err(e),
             Err(e) => {
-                // Fall back to the innermost enclosing query's columns.
-                if let Some(o) = self.outer.last() {
-                    if let Ok(i) = o.resolve(q, name) {
-                        Self::traced(&mut self.trace, span, &o.cols[i]);
-                        return Ok((Expr::Outer(i), o.cols[i].ty.clone()));
-                    }
+                // Fall back to the enclosing queries' columns, nearest first.
+                if let Some((k, col)) = self.outer_column(q, name)? {
+                    let ty = col.ty.clone();
+                    Self::traced(&mut self.trace, span, &col);
+                    return Ok((Expr::Outer(k), ty));
                 }
                 // A FROM item's name alone is its whole row.
                 if q.is_none() {
@@ -897,10 +922,17 @@ impl<'a> Binder<'a> {
                         }
                         return Ok(found);
                     }
-                    if let Some(o) = self.outer.last() {
-                        if let Some(found) = whole_row(o, name, Expr::Outer) {
+                    let mut from_end = 0;
+                    for level in (0..self.outer.len()).rev() {
+                        let o = &self.outer[level].scope;
+                        let w = o.cols.len();
+                        if let Some(found) =
+                            whole_row(o, name, |i| Expr::Outer(from_end + w - 1 - i))
+                        {
+                            self.note_outer(level, None);
                             return Ok(found);
                         }
+                        from_end += w;
                     }
                 }
                 return Err(e);
@@ -925,6 +957,40 @@ impl<'a> Binder<'a> {
             ));
         }
         Ok((Expr::Column(i), scope.cols[i].ty.clone()))
+    }
+
+    /// The column of an enclosing query that `q.name` names, nearest query
+    /// first, as its [`Expr::Outer`] index (counted from the end of the
+    /// enclosing rows) and the column; an ambiguous name is an error.
+    fn outer_column(&mut self, q: Option<&str>, name: &str) -> Result<Option<(usize, ScopeCol)>> {
+        let mut from_end = 0;
+        for level in (0..self.outer.len()).rev() {
+            let o = &self.outer[level].scope;
+            let w = o.cols.len();
+            match o.resolve(q, name) {
+                Ok(i) => {
+                    let col = o.cols[i].clone();
+                    self.note_outer(level, Some(i));
+                    return Ok(Some((from_end + w - 1 - i, col)));
+                }
+                Err(e) if e.code == sqlstate::SqlState::AmbiguousColumn => return Err(e),
+                Err(_) => from_end += w,
+            }
+        }
+        Ok(None)
+    }
+
+    /// Notes a reference to enclosing row `level` (column `col`, None for
+    /// the whole row): the levels inside it read further out.
+    fn note_outer(&mut self, level: usize, col: Option<usize>) {
+        let o = &mut self.outer[level];
+        match col {
+            Some(i) => o.used.push(i),
+            None => o.used.extend(0..o.scope.cols.len()),
+        }
+        for inner in &mut self.outer[level + 1..] {
+            inner.reads_further = true;
+        }
     }
 
     /// Records that the name at `span` stands for `col` (see [`Trace`]).

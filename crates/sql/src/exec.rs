@@ -890,7 +890,8 @@ async fn apply<T: Txn>(
     Ok(out)
 }
 
-/// Runs correlated subqueries `subs` with `row` as their outer row: each
+/// Runs correlated subqueries `subs` with `row` as their outer row (after
+/// the enclosing queries' rows): each
 /// one's value, EXISTS's boolean or the IN test's result. The runs of one
 /// statement share `memo`.
 pub async fn correlated_values<T: Txn>(
@@ -899,7 +900,8 @@ pub async fn correlated_values<T: Txn>(
     memo: &Option<std::sync::Arc<memo::ScanMemo>>,
     cx: &ExecCtx<'_, T>,
 ) -> Result<Vec<Value>> {
-    let eval = EvalContext { outer: row.to_vec(), memo: memo.clone(), ..cx.eval.clone() };
+    let outer = cx.eval.outer.iter().chain(row).cloned().collect();
+    let eval = EvalContext { outer, memo: memo.clone(), ..cx.eval.clone() };
     let inner = ExecCtx { txn: cx.txn, tenant: cx.tenant, eval: &eval, catalog: cx.catalog };
     let mut out = Vec::with_capacity(subs.len());
     for c in subs {

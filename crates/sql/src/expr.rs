@@ -78,7 +78,10 @@ pub enum Expr {
     Param(usize),
     /// The n-th column of the input row.
     Column(usize),
-    /// The n-th column of the enclosing query's current row (LATERAL).
+    /// A column of an enclosing query's current row: the n-th value of
+    /// [`EvalContext::outer`] counted from its end (0 is the last), so the
+    /// same expression reads the same column however deep the query it is
+    /// in runs.
     Outer(usize),
     /// The value of the n-th uncorrelated subquery of the enclosing
     /// [`crate::plan::Plan::Init`] (scalar subquery or EXISTS).
@@ -128,7 +131,9 @@ pub struct EvalContext {
     /// When the SQL process started (pg_postmaster_start_time), in
     /// microseconds since 2000.
     pub started: i64,
-    /// The enclosing query's current row, for LATERAL subqueries.
+    /// The enclosing queries' current rows, outermost first (a correlated
+    /// subquery or LATERAL item runs with its row appended): what
+    /// [`Expr::Outer`] reads, from the end.
     pub outer: Vec<Value>,
     /// The current user (current_user), whose privileges apply.
     pub user: std::sync::Arc<str>,
@@ -286,7 +291,10 @@ impl Expr {
             Expr::Const(v) => v.clone(),
             Expr::Param(i) => ctx.params.get(*i).cloned().unwrap_or(Value::Null),
             Expr::Column(i) => row.get(*i).cloned().unwrap_or(Value::Null),
-            Expr::Outer(i) => ctx.outer.get(*i).cloned().unwrap_or(Value::Null),
+            Expr::Outer(i) => match ctx.outer.len().checked_sub(i + 1) {
+                Some(at) => ctx.outer[at].clone(),
+                None => Value::Null,
+            },
             Expr::Subquery(i) => match ctx.subq.get(*i) {
                 Some(SubqValue::Value(v)) => v.clone(),
                 _ => Value::Null,

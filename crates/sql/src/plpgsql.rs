@@ -510,7 +510,8 @@ async fn per_row<R: RunCall>(
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
         let mut mine = subs.to_vec();
-        let with_row = EvalContext { outer: row.clone(), ..ctx.clone() };
+        let outer = ctx.outer.iter().chain(&row).cloned().collect();
+        let with_row = EvalContext { outer, ..ctx.clone() };
         for c in &mut mine {
             row_calls(&mut c.plan, calls, &with_row).await?;
         }

@@ -979,11 +979,8 @@ fn lateral(
     right: impl FnOnce(&mut Binder<'_>) -> Result<(Plan, Scope)>,
 ) -> Result<(Plan, Scope)> {
     let (kind, on) = lateral_kind(op)?;
-    // The item sees the enclosing query's row too (a correlated subquery's
-    // FROM): its outer row is that row followed by the left side's.
-    let mut outer = b.outer.last().cloned().unwrap_or_default();
-    outer.cols.extend(left.1.cols.iter().cloned());
-    b.outer.push(outer);
+    // The item sees the left side's row after the enclosing queries' rows.
+    b.outer.push(bind::OuterScope::new(left.1.clone()));
     let r = right(b).and_then(|(plan, rscope)| {
         let Some(on) = on else { return Ok((plan, rscope)) };
         let (x, t) = b.expr(on, &rscope)?;

@@ -23,9 +23,9 @@ impl Binder<'_> {
         probe: Option<(Expr, DataType, bool)>,
     ) -> Result<(Expr, Vec<Column>)> {
         let per_row = std::mem::take(&mut self.per_row_call);
-        self.outer.push(scope.clone());
+        self.outer.push(OuterScope::new(scope.clone()));
         let r = self.query(q);
-        self.outer.pop();
+        let seen = self.outer.pop().unwrap_or_default();
         let (plan, cols) = r?;
         // A volatile call runs per row where a correlated subquery may be.
         let per_row = per_row && self.corr.is_some();
@@ -39,7 +39,7 @@ impl Binder<'_> {
             }
             None => None,
         };
-        if !plan_reads_outer(&plan) && !per_row {
+        if !seen.read() && !per_row {
             let mark = self.subq_marks.last().copied().unwrap_or(0);
             self.subqueries.push((plan, kind));
             let i = self.subqueries.len() - 1 - mark;
@@ -56,7 +56,7 @@ impl Binder<'_> {
             );
         };
         if let Some(state) = agg.as_deref() {
-            for i in outer_columns(&plan) {
+            for &i in &seen.used {
                 if !state.group.iter().any(|(g, _)| *g == Expr::Column(i)) {
                     let name = match scope.cols.get(i) {
                         Some(c) => match &c.qualifier {
@@ -92,119 +92,5 @@ impl Binder<'_> {
             ty,
         });
         Ok((Expr::Column(state.group.len() + n), cols))
-    }
-}
-
-/// The enclosing row's columns the plan reads (`Expr::Outer`).
-fn outer_columns(p: &Plan) -> Vec<usize> {
-    let mut found = Vec::new();
-    visit_exprs(p, &mut |e: &Expr| {
-        e.walk(&mut |x| {
-            if let Expr::Outer(i) = x {
-                found.push(*i);
-            }
-        })
-    });
-    found
-}
-
-/// True if any expression in the plan refers to an enclosing query's row.
-fn plan_reads_outer(p: &Plan) -> bool {
-    !outer_columns(p).is_empty()
-}
-
-/// Calls `check` on every expression of the plan, subplans included (a
-/// nested correlated subquery's expressions too, over-approximating which
-/// enclosing row they read).
-fn visit_exprs(p: &Plan, check: &mut dyn FnMut(&Expr)) {
-    match p {
-        Plan::Values(rows) => rows.iter().flatten().for_each(&mut *check),
-        Plan::Scan(s) => {
-            if let Some(f) = &s.filter {
-                check(f);
-            }
-            match &s.access {
-                crate::plan::Access::Point(v) => v.iter().for_each(&mut *check),
-                crate::plan::Access::Current(e) => check(e),
-                crate::plan::Access::Range { eq, lo, hi, .. } => {
-                    eq.iter().for_each(&mut *check);
-                    lo.iter().chain(hi.iter()).for_each(|b| check(&b.value));
-                }
-                crate::plan::Access::In { values, .. } => values.iter().for_each(&mut *check),
-                crate::plan::Access::Full => {}
-            }
-        }
-        Plan::Function(f) => f.calls.iter().flat_map(|c| &c.args).for_each(&mut *check),
-        Plan::PlCall(c) => c.args.iter().for_each(&mut *check),
-        Plan::System(_) | Plan::Sequence(_) => {}
-        Plan::Filter(i, e) => {
-            check(e);
-            visit_exprs(i, check);
-        }
-        Plan::Project(i, es) => {
-            es.iter().for_each(&mut *check);
-            visit_exprs(i, check);
-        }
-        Plan::Join(j) => {
-            j.on.iter().for_each(&mut *check);
-            if let Some(h) = &j.hash {
-                h.left.iter().chain(&h.right).for_each(&mut *check);
-            }
-            visit_exprs(&j.left, check);
-            visit_exprs(&j.right, check);
-        }
-        Plan::Lateral(l, r, _, _) | Plan::SetOp(_, _, l, r) => {
-            visit_exprs(l, check);
-            visit_exprs(r, check);
-        }
-        Plan::Aggregate(i, g, aggs) => {
-            g.iter().for_each(&mut *check);
-            aggs.iter().flat_map(|a| a.arg.iter().chain(a.filter.iter())).for_each(&mut *check);
-            visit_exprs(i, check);
-        }
-        Plan::Sort(i, keys) => {
-            keys.iter().for_each(|k| check(&k.expr));
-            visit_exprs(i, check);
-        }
-        Plan::Limit(i, l, o) => {
-            l.iter().chain(o.iter()).for_each(&mut *check);
-            visit_exprs(i, check);
-        }
-        Plan::Distinct(i) => visit_exprs(i, check),
-        Plan::LockRows(i, spec) => {
-            spec.limit.iter().chain(spec.offset.iter()).for_each(&mut *check);
-            visit_exprs(i, check);
-        }
-        Plan::WorkTable(_) => {}
-        Plan::Recursive { base, step, .. } => {
-            visit_exprs(base, check);
-            visit_exprs(step, check);
-        }
-        Plan::DistinctOn(i, on) => {
-            on.iter().for_each(&mut *check);
-            visit_exprs(i, check);
-        }
-        Plan::Window(i, calls) => {
-            for c in calls {
-                c.args.iter().chain(&c.partition).for_each(&mut *check);
-                c.order.iter().for_each(|k| check(&k.expr));
-                if let crate::window::WinFunc::Agg(a) = &c.func {
-                    a.arg.iter().chain(a.filter.iter()).for_each(&mut *check);
-                }
-            }
-            visit_exprs(i, check);
-        }
-        Plan::Apply(i, subs) => {
-            // A nested correlated subquery reads *its* outer row (ours are
-            // Outer references only if it is ours that it reads: over-
-            // approximated here, which only costs a per-row run).
-            subs.iter().filter_map(|c| c.probe.as_ref()).for_each(|(x, _)| check(x));
-            subs.iter().for_each(|c| visit_exprs(&c.plan, check));
-            visit_exprs(i, check);
-        }
-        Plan::Init(list, i) => {
-            list.iter().for_each(|(p, _)| visit_exprs(p, check));
-            visit_exprs(i, check);
-        }
     }
 }
