@@ -322,11 +322,6 @@ pub struct Binder<'a> {
     /// subquery runs for every row of the enclosing query, as the call
     /// would, even when its arguments read no column.
     pub per_row_call: bool,
-    /// Set while binding the clauses of UPDATE and DELETE, and INSERT's
-    /// ON CONFLICT and RETURNING: calls per row of them run inside the
-    /// statement's execution and may only read (a query's own rows' calls
-    /// may write: see `plpgsql::run_calls`).
-    pub rows_read_only: bool,
     depth: usize,
 }
 
@@ -505,7 +500,6 @@ impl<'a> Binder<'a> {
             work_tables: 0,
             view_depth: 0,
             per_row_call: false,
-            rows_read_only: false,
             trace: None,
             row_locks: Vec::new(),
             keyed: None,

@@ -293,30 +293,6 @@ impl FunctionDef {
         self.plpgsql || self.block || self.runs_apart()
     }
 
-    /// True if the body may write or run utility statements: a key word
-    /// of such a statement appears in it outside string literals. (A
-    /// function that calls another that writes is not caught; run per row,
-    /// its write fails with 0A000.) A call per row of UPDATE's or DELETE's
-    /// rows can only read, so there a volatile call of a function that may
-    /// write, with arguments that read no row, runs once per statement.
-    pub fn may_write(&self) -> bool {
-        use sqlparser::tokenizer::{Token, Tokenizer};
-        const WRITES: &[&str] = &[
-            "insert", "update", "delete", "merge", "truncate", "execute", "call", "create", "drop",
-            "alter", "copy", "lock", "grant", "revoke", "commit", "rollback", "set", "notify",
-            "refresh", "comment", "reset",
-        ];
-        let dialect = sqlparser::dialect::PostgreSqlDialect {};
-        let Ok(tokens) = Tokenizer::new(&dialect, &self.body).tokenize() else { return true };
-        tokens.iter().any(|t| match t {
-            Token::Word(w) if w.quote_style.is_none() => {
-                let v = w.value.to_lowercase();
-                WRITES.contains(&v.as_str())
-            }
-            _ => false,
-        })
-    }
-
     /// True if the function returns void.
     pub fn returns_void(&self) -> bool {
         self.returns.is_void()

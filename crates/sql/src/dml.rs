@@ -28,16 +28,20 @@ use crate::exec::{self, row_key, scan_rows, ExecCtx, Row};
 use crate::expr::{EvalContext, Expr};
 use crate::fk;
 use crate::plan::{Column, Correlated, Plan, Scan, SubqKind};
+use crate::plpgsql::{self, RunCall, TxnCalls};
 use crate::triggers::{self, Event, Firing, RowEvent};
 use crate::{bail, err};
 
 /// RETURNING clause: expressions over the written row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Returning {
-    /// One expression per output column, over the table's columns.
+    /// One expression per output column, over the table's columns (the
+    /// FROM item's after them), then the correlated subqueries' values.
     pub exprs: Vec<Expr>,
     /// Output columns.
     pub columns: Vec<Column>,
+    /// The correlated subqueries, run per returned row (no filter).
+    pub per_row: PerRow,
 }
 
 /// A planned INSERT.
@@ -98,12 +102,14 @@ pub enum OnConflict {
     /// Skip the row.
     DoNothing,
     /// Update the existing row. Expressions see the existing row's columns
-    /// followed by the proposed row's (`excluded.*`).
+    /// followed by the proposed row's (`excluded.*`), then the correlated
+    /// subqueries' values.
     DoUpdate {
         /// (column, new value).
         sets: Vec<(usize, Expr)>,
-        /// Optional WHERE on the existing/excluded pair.
-        filter: Option<Expr>,
+        /// The correlated subqueries, run per conflicting row, and the
+        /// WHERE clause on the existing/excluded pair.
+        per_row: PerRow,
     },
 }
 
@@ -145,6 +151,9 @@ pub struct PerRow {
     /// Through a view: the view's columns over the table's row, which the
     /// subqueries read in place of the table's.
     pub view: Vec<Expr>,
+    /// How many of the subqueries (the first) the filter reads: the others
+    /// run only for rows it keeps.
+    pub filtering: usize,
 }
 
 /// The FROM items of UPDATE ... FROM (USING of DELETE ... USING): each
@@ -540,7 +549,9 @@ pub async fn insert<T: Txn>(
             let mut f = Firing::new(txn, tenant, catalog, eval, table, &[]);
             done.extend(f.instead_row(Event::Insert, None, Some(row)).await?);
         }
-        let returned = returning_rows(plan.returning.as_ref(), &done, &[], eval)?;
+        let mut calls = TxnCalls { txn: &mut *txn, tenant, catalog };
+        let returned =
+            returning_rows(plan.returning.as_ref(), &done, &[], &mut calls, eval).await?;
         Firing::new(txn, tenant, catalog, eval, table, &[]).statement(Event::Insert, false).await?;
         return Ok((done.len() as u64, returned));
     }
@@ -568,7 +579,8 @@ pub async fn insert<T: Txn>(
         let defer = eval.deferred.as_deref();
         fk::check_references(txn, tenant, catalog, table, &rows, None, defer).await?;
     }
-    let returned = returning_rows(plan.returning.as_ref(), &rows, &[], eval)?;
+    let mut calls = TxnCalls { txn: &mut *txn, tenant, catalog };
+    let returned = returning_rows(plan.returning.as_ref(), &rows, &[], &mut calls, eval).await?;
     if triggered {
         let mut f = Firing::new(txn, tenant, catalog, eval, table, &[]);
         if triggers::has_row(table, Event::Insert, false) {
@@ -679,6 +691,7 @@ async fn upsert<T: Txn>(
     // Rows replaced by DO UPDATE, pairwise with their new versions in
     // `written`, for the foreign-key checks.
     let mut replaced: Vec<(usize, Row)> = Vec::new();
+    let memo = crate::exec::memo::fresh();
     for mut row in rows {
         if before_insert {
             let mut f = Firing::new(txn, tenant, catalog, eval, table, &[]);
@@ -700,7 +713,7 @@ async fn upsert<T: Txn>(
             written.push(row);
             continue;
         };
-        let OnConflict::DoUpdate { sets, filter } = oc else { continue };
+        let OnConflict::DoUpdate { sets, per_row } = oc else { continue };
         if !updated_keys.insert(key.as_bytes().to_vec()) {
             return Err(err!(CardinalityViolation, "ON CONFLICT DO UPDATE command cannot affect row a second time")
                 .with_hint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values."));
@@ -708,10 +721,10 @@ async fn upsert<T: Txn>(
         let old = rowcodec::decode_row(&existing, &types)?;
         let mut pair = old.clone();
         pair.extend(row.iter().cloned());
-        if let Some(f) = filter {
-            if !f.eval_pred(&pair, eval)? {
-                continue;
-            }
+        let mut calls = TxnCalls { txn: &mut *txn, tenant, catalog };
+        match with_per_row(&pair, Vec::new(), per_row, &memo, &mut calls, eval).await? {
+            Some(values) => pair.extend(values),
+            None => continue,
         }
         let mut new = old.clone();
         for (c, e) in sets {
@@ -763,28 +776,34 @@ async fn upsert<T: Txn>(
         fk::referenced_rows_changed(txn, tenant, catalog, table, &olds, news, 0, Some(eval))
             .await?;
     }
-    let returned = returning_rows(plan.returning.as_ref(), &written, &[], eval)?;
+    let mut calls = TxnCalls { txn: &mut *txn, tenant, catalog };
+    let returned = returning_rows(plan.returning.as_ref(), &written, &[], &mut calls, eval).await?;
     Ok((written.len() as u64, returned, events))
 }
 
 /// RETURNING over each row, followed by the item row it joined (with
-/// FROM or USING items; `items` is empty or one per row).
-fn returning_rows(
+/// FROM or USING items; `items` is empty or one per row). Its correlated
+/// subqueries' PL/pgSQL calls run in `calls`, where they may write.
+async fn returning_rows<R: RunCall>(
     ret: Option<&Returning>,
     rows: &[Row],
     items: &[Row],
+    calls: &mut R,
     eval: &EvalContext,
 ) -> Result<Vec<Row>> {
     let Some(ret) = ret else { return Ok(vec![]) };
+    let memo = crate::exec::memo::fresh();
     let mut out = Vec::with_capacity(rows.len());
     for (i, r) in rows.iter().enumerate() {
+        let item = items.get(i).cloned().unwrap_or_default();
         let joined;
-        let r = match items.get(i).filter(|it| !it.is_empty()) {
-            Some(item) => {
-                joined = [r.as_slice(), item.as_slice()].concat();
+        let r = match ret.per_row.subs.is_empty() && item.is_empty() {
+            true => r,
+            false => {
+                let ext = with_per_row(r, item, &ret.per_row, &memo, calls, eval).await?;
+                joined = [r.as_slice(), &ext.unwrap_or_default()].concat();
                 &joined
             }
-            None => r,
         };
         let mut o = Vec::with_capacity(ret.exprs.len());
         for e in &ret.exprs {
@@ -811,8 +830,9 @@ async fn lock_joined<T: Txn>(
     catalog: &crate::catalog::Catalog,
 ) -> Result<Vec<(Key, Row, Row)>> {
     let memo = crate::exec::memo::fresh();
+    let mut calls = TxnCalls { txn, tenant, catalog };
     let (found, items) = {
-        let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
+        let cx = calls.reads(eval)?;
         let found = scan_rows(&cx, scan).await?;
         let items = match join {
             Some(j) => exec::run(&j.plan, &cx).await?,
@@ -821,23 +841,19 @@ async fn lock_joined<T: Txn>(
         (found, items)
     };
     let mut candidates = Vec::with_capacity(found.len());
-    {
-        let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
-        let rows = Rows { scan, join, items: &items, per_row, memo: &memo };
-        for (key, row) in found {
-            // Without FROM items the scan applied the WHERE clause already.
-            if let Some(item) = rows.qualify(&row, join.is_some(), &cx).await? {
-                candidates.push((key, row, item));
-            }
+    let rows = Rows { scan, join, items: &items, per_row, memo: &memo };
+    for (key, row) in found {
+        // Without FROM items the scan applied the WHERE clause already.
+        if let Some(item) = rows.qualify(&row, join.is_some(), &mut calls, eval).await? {
+            candidates.push((key, row, item));
         }
     }
     if candidates.is_empty() {
         return Ok(vec![]);
     }
     let keys: Vec<Key> = candidates.iter().map(|(k, _, _)| k.clone()).collect();
-    let locked = txn.lock(&keys).await.map_err(from_kv)?;
+    let locked = calls.txn.lock(&keys).await.map_err(from_kv)?;
     let types = scan.table.types();
-    let cx = ExecCtx { txn: &*txn, tenant, eval, catalog };
     let mut out = Vec::with_capacity(candidates.len());
     for ((key, row, item), l) in candidates.into_iter().zip(locked) {
         if !l.changed_since_snapshot {
@@ -846,8 +862,7 @@ async fn lock_joined<T: Txn>(
         }
         let Some(bytes) = l.latest else { continue };
         let newest = rowcodec::decode_row(&bytes, &types)?;
-        let rows = Rows { scan, join, items: &items, per_row, memo: &memo };
-        if let Some(item) = rows.qualify(&newest, true, &cx).await? {
+        if let Some(item) = rows.qualify(&newest, true, &mut calls, eval).await? {
             out.push((key, newest, item));
         }
     }
@@ -868,21 +883,22 @@ impl Rows<'_> {
     /// `row`, when the WHERE clause holds for it: the first FROM item row
     /// it holds with, followed by the correlated subqueries' values. With
     /// `check_scan` false the scan has applied its filter already.
-    async fn qualify<T: Txn>(
+    async fn qualify<R: RunCall>(
         &self,
         row: &[Value],
         check_scan: bool,
-        cx: &ExecCtx<'_, T>,
+        calls: &mut R,
+        eval: &EvalContext,
     ) -> Result<Option<Row>> {
         let Some(join) = self.join else {
             if check_scan {
                 if let Some(f) = &self.scan.filter {
-                    if !f.eval_pred(row, cx.eval)? {
+                    if !f.eval_pred(row, eval)? {
                         return Ok(None);
                     }
                 }
             }
-            return with_per_row(row, Vec::new(), self.per_row, self.memo, cx).await;
+            return with_per_row(row, Vec::new(), self.per_row, self.memo, calls, eval).await;
         };
         let mut both = Vec::with_capacity(row.len() + self.items.first().map_or(0, Vec::len));
         for item in self.items {
@@ -890,12 +906,13 @@ impl Rows<'_> {
             both.extend_from_slice(row);
             both.extend_from_slice(item);
             if let Some(f) = &join.filter {
-                if !f.eval_pred(&both, cx.eval)? {
+                if !f.eval_pred(&both, eval)? {
                     continue;
                 }
             }
-            if let Some(ext) = with_per_row(row, item.clone(), self.per_row, self.memo, cx).await? {
-                return Ok(Some(ext));
+            let ext = with_per_row(row, item.clone(), self.per_row, self.memo, calls, eval).await?;
+            if ext.is_some() {
+                return Ok(ext);
             }
         }
         Ok(None)
@@ -904,31 +921,41 @@ impl Rows<'_> {
 
 /// `item` followed by the values of the correlated subqueries over `row`
 /// and `item`, or None when the WHERE conjuncts reading them do not hold.
-async fn with_per_row<T: Txn>(
+/// Their PL/pgSQL calls run through `calls`, where they may write.
+async fn with_per_row<R: RunCall>(
     row: &[Value],
     item: Row,
     per_row: &PerRow,
     memo: &Option<std::sync::Arc<crate::exec::memo::ScanMemo>>,
-    cx: &ExecCtx<'_, T>,
+    calls: &mut R,
+    eval: &EvalContext,
 ) -> Result<Option<Row>> {
-    if per_row.subs.is_empty() {
+    if per_row.subs.is_empty() && per_row.filter.is_none() {
         return Ok(Some(item));
     }
     let mut ext = [row, item.as_slice()].concat();
-    let values = match per_row.view.is_empty() {
-        true => exec::correlated_values(&ext, &per_row.subs, memo, cx).await?,
+    // The row the subqueries read.
+    let outer = match per_row.view.is_empty() {
+        true => ext.clone(),
         false => {
             let mut seen =
-                per_row.view.iter().map(|e| e.eval(row, cx.eval)).collect::<Result<Vec<_>>>()?;
+                per_row.view.iter().map(|e| e.eval(row, eval)).collect::<Result<Vec<_>>>()?;
             seen.extend(item.iter().cloned());
-            exec::correlated_values(&seen, &per_row.subs, memo, cx).await?
+            seen
         }
     };
-    ext.extend(values);
+    // Those the filter reads first, the others only if it holds.
+    let (first, rest) = per_row.subs.split_at(per_row.filtering.min(per_row.subs.len()));
+    if !first.is_empty() {
+        ext.extend(plpgsql::correlated_values(&outer, first, memo, calls, eval).await?);
+    }
     if let Some(f) = &per_row.filter {
-        if !f.eval_pred(&ext, cx.eval)? {
+        if !f.eval_pred(&ext, eval)? {
             return Ok(None);
         }
+    }
+    if !rest.is_empty() {
+        ext.extend(plpgsql::correlated_values(&outer, rest, memo, calls, eval).await?);
     }
     Ok(Some(ext.split_off(row.len())))
 }
@@ -984,7 +1011,8 @@ async fn instead_of<T: Txn>(
         let mut f = Firing::new(txn, tenant, catalog, eval, table, &set_cols);
         done.extend(f.instead_row(event, Some(old), new).await?);
     }
-    let returned = returning_rows(returning, &done, &[], eval)?;
+    let mut calls = TxnCalls { txn: &mut *txn, tenant, catalog };
+    let returned = returning_rows(returning, &done, &[], &mut calls, eval).await?;
     Firing::new(txn, tenant, catalog, eval, table, &set_cols).statement(event, false).await?;
     Ok((done.len() as u64, returned))
 }
@@ -1074,7 +1102,9 @@ pub async fn update<T: Txn>(
         fk::referenced_rows_changed(txn, tenant, catalog, table, &olds, news, 0, Some(eval))
             .await?;
     }
-    let returned = returning_rows(plan.returning.as_ref(), &written, &items, eval)?;
+    let mut calls = TxnCalls { txn: &mut *txn, tenant, catalog };
+    let returned =
+        returning_rows(plan.returning.as_ref(), &written, &items, &mut calls, eval).await?;
     if triggered {
         let mut f = Firing::new(txn, tenant, catalog, eval, table, &set_cols);
         f.after_rows(events).await?;
@@ -1179,7 +1209,9 @@ pub async fn delete<T: Txn>(
         fk::referenced_rows_changed(txn, tenant, catalog, table, &deleted, None, 0, Some(eval))
             .await?;
     }
-    let returned = returning_rows(plan.returning.as_ref(), &deleted, &items, eval)?;
+    let mut calls = TxnCalls { txn: &mut *txn, tenant, catalog };
+    let returned =
+        returning_rows(plan.returning.as_ref(), &deleted, &items, &mut calls, eval).await?;
     if triggered {
         let mut f = Firing::new(txn, tenant, catalog, eval, table, &[]);
         if triggers::has_row(table, Event::Delete, false) {

@@ -93,14 +93,8 @@ fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
             }
             Bound::Insert(p)
         }
-        ast::Statement::Update(u) => {
-            b.rows_read_only = true;
-            Bound::Update(plan_update(b, u)?)
-        }
-        ast::Statement::Delete(d) => {
-            b.rows_read_only = true;
-            Bound::Delete(plan_delete(b, d)?)
-        }
+        ast::Statement::Update(u) => Bound::Update(plan_update(b, u)?),
+        ast::Statement::Delete(d) => Bound::Delete(plan_delete(b, d)?),
         ast::Statement::Call(f) => {
             let (call, columns) = b.procedure_call(f)?;
             Bound::Call(call, columns)
@@ -156,6 +150,23 @@ fn returning(
     scope: &Scope,
 ) -> Result<Option<Returning>> {
     let Some(items) = items else { return Ok(None) };
+    // Correlated subqueries run per returned row; their values follow it.
+    let mark = b.correlated.len();
+    let corr = b.corr.replace(bind::CorrCtx { mark, width: scope.cols.len() });
+    let r = returning_items(b, items, scope);
+    b.corr = corr;
+    let (exprs, columns) = r?;
+    let subs = b.correlated.split_off(mark);
+    let per_row = crate::dml::PerRow { subs, ..Default::default() };
+    Ok(Some(Returning { exprs, columns, per_row }))
+}
+
+/// RETURNING's expressions over `scope` and its output columns.
+fn returning_items(
+    b: &mut Binder<'_>,
+    items: &[ast::SelectItem],
+    scope: &Scope,
+) -> Result<(Vec<crate::expr::Expr>, Vec<Column>)> {
     let mut exprs = Vec::new();
     let mut columns = Vec::new();
     for item in items {
@@ -201,7 +212,7 @@ fn returning(
             other => bail!(FeatureNotSupported, "RETURNING item not supported: {other}"),
         }
     }
-    Ok(Some(Returning { exprs, columns }))
+    Ok((exprs, columns))
 }
 
 fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
@@ -358,9 +369,6 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         Some(v) => v.scope(&qualifier, &None),
         None => select::table_scope(&table, &qualifier, &None),
     };
-    // Calls per row of ON CONFLICT and RETURNING run inside the
-    // statement's execution.
-    b.rows_read_only = true;
     let (on_conflict, arbiters) = match &ins.on {
         None => (None, Vec::new()),
         Some(on) => {
@@ -399,8 +407,13 @@ fn assigned_column(a: &ast::Assignment) -> Result<String> {
 
 /// RETURNING bound over a view's columns, rewritten over its table's row.
 fn over_table(v: &views::ViewTarget, ret: &mut Option<Returning>) {
-    for e in ret.iter_mut().flat_map(|r| r.exprs.iter_mut()) {
+    let Some(ret) = ret else { return };
+    for e in &mut ret.exprs {
         *e = v.to_table(e);
+    }
+    // The subqueries read the view's columns.
+    if !ret.per_row.subs.is_empty() {
+        ret.per_row.view.clone_from(&v.exprs);
     }
 }
 
@@ -514,34 +527,62 @@ fn plan_on_conflict(
                     })
                 }
             };
-            let mut sets = Vec::new();
-            for a in &du.assignments {
-                let cn = assigned_column(a)?;
-                let found = match view {
-                    Some(v) => v.assigned(&cn, views::Op::Update)?,
-                    None => table.column_index(&cn),
-                };
-                let Some(i) = found else {
-                    let name = view.map_or(&table.name, |v| &v.view.name);
-                    bail!(UndefinedColumn, "column \"{cn}\" of relation \"{name}\" does not exist");
-                };
-                let ty = table.columns[i].ty.to_type();
-                let e = match is_default(&a.value) {
-                    true => set_default(b.catalog, table, view, &cn, i)?,
-                    false => over(b.assign(&a.value, &pair, &ty)?),
-                };
-                sets.push((i, e));
-            }
-            let filter = match &du.selection {
-                Some(w) => {
-                    let (x, t) = b.expr(w, &pair)?;
-                    Some(over(b.coerce(x, &t, &DataType::Bool)?))
-                }
-                None => None,
+            // Correlated subqueries run per conflicting row (not through a
+            // view, whose rows they would read); their values follow the
+            // pair.
+            let mark = b.correlated.len();
+            let corr = match view {
+                None => b.corr.replace(bind::CorrCtx { mark, width: pair.cols.len() }),
+                Some(_) => b.corr.take(),
             };
-            Ok((OnConflict::DoUpdate { sets, filter }, arbiters))
+            let r = do_update(b, du, (table, view), &pair, over);
+            b.corr = corr;
+            let (sets, filter, filtering) = r?;
+            let subs = b.correlated.split_off(mark);
+            let per_row = crate::dml::PerRow { subs, filter, view: Vec::new(), filtering };
+            Ok((OnConflict::DoUpdate { sets, per_row }, arbiters))
         }
     }
+}
+
+/// DO UPDATE's SET and WHERE over `pair` (the existing row's columns,
+/// then the proposed row's), rewritten by `over`, and the number of
+/// correlated subqueries the WHERE clause bound (before the SET's).
+fn do_update(
+    b: &mut Binder<'_>,
+    du: &ast::DoUpdate,
+    (table, view): (&crate::catalog::TableDef, Option<&views::ViewTarget>),
+    pair: &Scope,
+    over: impl Fn(Expr) -> Expr,
+) -> Result<(Vec<(usize, Expr)>, Option<Expr>, usize)> {
+    let mark = b.correlated.len();
+    let filter = match &du.selection {
+        Some(w) => {
+            let (x, t) = b.expr(w, pair)?;
+            Some(over(b.coerce(x, &t, &DataType::Bool)?))
+        }
+        None => None,
+    };
+    let filtering = b.correlated.len() - mark;
+    let mut sets = Vec::new();
+    for a in &du.assignments {
+        let cn = assigned_column(a)?;
+        let found = match view {
+            Some(v) => v.assigned(&cn, views::Op::Update)?,
+            None => table.column_index(&cn),
+        };
+        let Some(i) = found else {
+            let name = view.map_or(&table.name, |v| &v.view.name);
+            bail!(UndefinedColumn, "column \"{cn}\" of relation \"{name}\" does not exist");
+        };
+        let ty = table.columns[i].ty.to_type();
+        let e = match is_default(&a.value) {
+            true => set_default(b.catalog, table, view, &cn, i)?,
+            false => over(b.assign(&a.value, pair, &ty)?),
+        };
+        sets.push((i, e));
+    }
+    Ok((sets, filter, filtering))
 }
 
 /// A GENERATED ALWAYS identity column takes only its default (PostgreSQL's
@@ -798,12 +839,12 @@ fn allow_correlated(b: &mut Binder<'_>, scope: &Scope) {
 }
 
 /// The correlated subqueries bound since [`allow_correlated`], with the
-/// WHERE conjuncts that read them; later clauses (RETURNING) may not hold
-/// any.
+/// WHERE conjuncts that read them (RETURNING binds its own).
 fn correlated_subqueries(
     b: &mut Binder<'_>,
     late: Option<Expr>,
     view: Option<&views::ViewTarget>,
+    filtering: usize,
 ) -> crate::dml::PerRow {
     let Some(ctx) = b.corr.take() else { return crate::dml::PerRow::default() };
     let subs = b.correlated.split_off(ctx.mark);
@@ -812,7 +853,13 @@ fn correlated_subqueries(
         Some(v) if !subs.is_empty() => v.exprs.clone(),
         _ => Vec::new(),
     };
-    crate::dml::PerRow { subs, filter: late, view }
+    crate::dml::PerRow { subs, filter: late, view, filtering }
+}
+
+/// How many correlated subqueries were bound since [`allow_correlated`]
+/// (after the WHERE clause: those it reads).
+fn bound_correlated(b: &Binder<'_>) -> usize {
+    b.corr.map_or(0, |c| b.correlated.len() - c.mark)
 }
 
 /// An UPDATE's or DELETE's WHERE clause over `scope`, split into the
@@ -888,6 +935,7 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
         });
     }
     let (scan, scope, join, late, view) = target_scan(b, &u.table, &u.selection, items, needs)?;
+    let filtering = bound_correlated(b);
     let table = scan.table.clone();
     let mut sets = Vec::new();
     for a in &u.assignments {
@@ -916,7 +964,7 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
         };
         sets.push((i, e));
     }
-    let per_row = correlated_subqueries(b, late, view.as_ref());
+    let per_row = correlated_subqueries(b, late, view.as_ref(), filtering);
     let mut ret = returning(b, &u.returning, &scope)?;
     let checks = view.as_ref().map(|v| v.checks.clone()).unwrap_or_default();
     if let Some(v) = &view {
@@ -950,7 +998,8 @@ fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
         });
     }
     let (scan, scope, join, late, view) = target_scan(b, twj, &d.selection, items, needs)?;
-    let per_row = correlated_subqueries(b, late, view.as_ref());
+    let filtering = bound_correlated(b);
+    let per_row = correlated_subqueries(b, late, view.as_ref(), filtering);
     let mut ret = returning(b, &d.returning, &scope)?;
     if let Some(v) = &view {
         over_table(v, &mut ret);

@@ -406,18 +406,19 @@ impl<T: kvapi::Txn> RunCall for TxnCalls<'_, T> {
 /// and returns the plan with their results in their place; None if it has
 /// no such call.
 ///
-/// A call in a correlated subquery of the statement's own rows (`select
-/// f(id) from t`: an `Apply` the walk reaches) runs once per row, also
-/// through `calls`: the rows are read first, then each row's calls run,
-/// and the `Apply` becomes its rows. Deeper calls (in a subquery of a
-/// correlated subquery, or in a LATERAL item) run inside the query's
-/// execution, which only reads ([`call`]).
+/// A call in a correlated subquery (`select f(id) from t`: an `Apply`)
+/// or a LATERAL item runs once per row, also through `calls`: the rows
+/// are read first, then each row's calls run (the same walk, with the row
+/// among the enclosing rows), and the `Apply` or `Lateral` becomes its
+/// rows. Calls the walk leaves (in a recursive query's step, or with an
+/// argument that reads a subquery) run inside the query's execution,
+/// which only reads ([`call`]).
 pub async fn run_calls(
     plan: &crate::plan::Plan,
     ctx: &EvalContext,
     calls: &mut impl RunCall,
 ) -> Result<Option<crate::plan::Plan>> {
-    if !plan.any(&|p| matches!(p, crate::plan::Plan::PlCall(_))) {
+    if !has_calls(plan) {
         return Ok(None);
     }
     let mut plan = plan.clone();
@@ -425,17 +426,22 @@ pub async fn run_calls(
     Ok(Some(plan))
 }
 
-/// True if an argument reads neither a row nor a subquery's result, so
-/// it can be evaluated before the statement runs.
+/// True if an argument reads no subquery's result, so it can be evaluated
+/// with the enclosing rows in `ctx` before the statement runs.
 fn standalone(e: &crate::expr::Expr) -> bool {
     use crate::expr::Expr;
     let mut ok = true;
-    e.walk(&mut |x| ok &= !matches!(x, Expr::Outer(_) | Expr::Subquery(_) | Expr::InSubquery(..)));
+    e.walk(&mut |x| ok &= !matches!(x, Expr::Subquery(_) | Expr::InSubquery(..)));
     ok
 }
 
-/// [`run_calls`]'s walk; `ctx` has the values of the uncorrelated
-/// subqueries around `p`.
+/// True if the plan calls a PL/pgSQL function.
+fn has_calls(p: &crate::plan::Plan) -> bool {
+    p.any(&|p| matches!(p, crate::plan::Plan::PlCall(_)))
+}
+
+/// [`run_calls`]'s walk; `ctx` has the enclosing rows and the values of
+/// the uncorrelated subqueries around `p`.
 fn once<'p, R: RunCall>(
     p: &'p mut crate::plan::Plan,
     calls: &'p mut R,
@@ -448,12 +454,18 @@ fn once<'p, R: RunCall>(
                 *p = Plan::Values(consts(calls.run_call(c, ctx).await?));
             }
             // These run their right side, step or subqueries per row.
-            Plan::Lateral(l, ..) => once(l, calls, ctx).await?,
+            Plan::Lateral(l, r, kind, width) => {
+                once(l, calls, ctx).await?;
+                if has_calls(r) {
+                    let rows = Box::pin(per_left_row(l, r, (*kind, *width), calls, ctx)).await?;
+                    *p = Plan::Values(consts(rows));
+                }
+            }
             Plan::Apply(i, subs) => {
                 once(i, calls, ctx).await?;
-                if subs.iter().any(|c| c.plan.any(&|p| matches!(p, Plan::PlCall(_)))) {
+                if subs.iter().any(|c| has_calls(&c.plan)) {
                     let rows = Box::pin(per_row(i, subs, calls, ctx)).await?;
-                    *p = Plan::Values(rows);
+                    *p = Plan::Values(consts(rows));
                 }
             }
             Plan::Recursive { base, .. } => once(base, calls, ctx).await?,
@@ -461,7 +473,7 @@ fn once<'p, R: RunCall>(
                 for (l, _) in list.iter_mut() {
                     once(l, calls, ctx).await?;
                 }
-                match input.any(&|p| matches!(p, Plan::Apply(..))) {
+                match input.any(&|p| matches!(p, Plan::Apply(..) | Plan::Lateral(..))) {
                     true => with_init_values(list, input, calls, ctx).await?,
                     false => once(input, calls, ctx).await?,
                 }
@@ -496,63 +508,75 @@ fn consts(rows: Vec<Vec<Value>>) -> Vec<Vec<crate::expr::Expr>> {
 }
 
 /// The rows of `Apply(input, subs)` whose subqueries call PL/pgSQL
-/// functions: `input`'s rows are read, then for each the calls run through
-/// `calls` (where they may write) and the subqueries are evaluated with
-/// their results.
+/// functions: `input`'s rows are read, then each gets the values of the
+/// subqueries ([`correlated_values`]).
 async fn per_row<R: RunCall>(
     input: &crate::plan::Plan,
     subs: &[crate::plan::Correlated],
     calls: &mut R,
     ctx: &EvalContext,
-) -> Result<Vec<Vec<crate::expr::Expr>>> {
-    use crate::plan::Plan;
+) -> Result<Vec<Vec<Value>>> {
     let rows = crate::exec::run(input, &calls.reads(ctx)?).await?;
     let mut out = Vec::with_capacity(rows.len());
-    for row in rows {
-        let mut mine = subs.to_vec();
-        let outer = ctx.outer.iter().chain(&row).cloned().collect();
-        let with_row = EvalContext { outer, ..ctx.clone() };
-        for c in &mut mine {
-            row_calls(&mut c.plan, calls, &with_row).await?;
-        }
-        let one = Plan::Apply(Box::new(Plan::Values(consts(vec![row]))), mine);
-        out.extend(consts(crate::exec::run(&one, &calls.reads(ctx)?).await?));
+    for mut row in rows {
+        let values = correlated_values(&row, subs, &None, calls, ctx).await?;
+        row.extend(values);
+        out.push(row);
     }
     Ok(out)
 }
 
-/// [`per_row`]'s walk of a correlated subquery: each call at its level
-/// (arguments may read the outer row in `ctx`, not a subquery) runs and
-/// becomes its rows.
-fn row_calls<'p, R: RunCall>(
-    p: &'p mut crate::plan::Plan,
-    calls: &'p mut R,
-    ctx: &'p EvalContext,
-) -> BoxFut<'p, ()> {
-    use crate::expr::Expr;
-    use crate::plan::Plan;
-    let own_level = |e: &Expr| {
-        let mut ok = true;
-        e.walk(&mut |x| ok &= !matches!(x, Expr::Subquery(_) | Expr::InSubquery(..)));
-        ok
-    };
-    Box::pin(async move {
-        match p {
-            Plan::PlCall(c) if c.args.iter().all(own_level) => {
-                *p = Plan::Values(consts(calls.run_call(c, ctx).await?));
-            }
-            // Their right side, step or subqueries read other outer rows.
-            Plan::Lateral(l, ..) => row_calls(l, calls, ctx).await?,
-            Plan::Apply(i, _) => row_calls(i, calls, ctx).await?,
-            Plan::Recursive { base, .. } => row_calls(base, calls, ctx).await?,
-            other => {
-                for c in other.children_mut() {
-                    row_calls(c, calls, ctx).await?;
-                }
-            }
+/// The rows of `left LATERAL right` when `right` calls PL/pgSQL
+/// functions: `left`'s rows are read, then for each the calls of `right`
+/// over it run through `calls` (where they may write) and `right` is read
+/// with their results. `kind` and `width` are the join's.
+async fn per_left_row<R: RunCall>(
+    left: &crate::plan::Plan,
+    right: &crate::plan::Plan,
+    (kind, width): (crate::plan::JoinKind, usize),
+    calls: &mut R,
+    ctx: &EvalContext,
+) -> Result<Vec<Vec<Value>>> {
+    let rows = crate::exec::run(left, &calls.reads(ctx)?).await?;
+    let mut out = Vec::new();
+    for row in rows {
+        let outer = ctx.outer.iter().chain(&row).cloned().collect();
+        let with_row = EvalContext { outer, ..ctx.clone() };
+        let mut mine = right.clone();
+        once(&mut mine, calls, &with_row).await?;
+        let rights = crate::exec::run(&mine, &calls.reads(&with_row)?).await?;
+        if rights.is_empty() && kind == crate::plan::JoinKind::Left {
+            out.push(row.iter().cloned().chain(std::iter::repeat_n(Value::Null, width)).collect());
         }
-        Ok(())
-    })
+        for r in rights {
+            out.push(row.iter().cloned().chain(r).collect());
+        }
+    }
+    Ok(out)
+}
+
+/// The values of correlated subqueries `subs` over `row` (see
+/// [`crate::exec::correlated_values`]); the PL/pgSQL calls in them run
+/// first, through `calls`, where they may write, with `row` after the
+/// enclosing rows of `ctx`. The runs share `memo` only without calls
+/// (a call's writes may change what a subquery reads).
+pub async fn correlated_values<R: RunCall>(
+    row: &[Value],
+    subs: &[crate::plan::Correlated],
+    memo: &Option<std::sync::Arc<crate::exec::memo::ScanMemo>>,
+    calls: &mut R,
+    ctx: &EvalContext,
+) -> Result<Vec<Value>> {
+    if !subs.iter().any(|c| has_calls(&c.plan)) {
+        return crate::exec::correlated_values(row, subs, memo, &calls.reads(ctx)?).await;
+    }
+    let outer = ctx.outer.iter().chain(row).cloned().collect();
+    let with_row = EvalContext { outer, ..ctx.clone() };
+    let mut mine = subs.to_vec();
+    for c in &mut mine {
+        once(&mut c.plan, calls, &with_row).await?;
+    }
+    crate::exec::correlated_values(row, &mine, &None, &calls.reads(ctx)?).await
 }
 
 /// Checks a function's body: its syntax, the SQL inside it, and its

@@ -221,12 +221,8 @@ impl Binder<'_> {
                 None => with_defaults(&def, args)?,
             };
             let call = call_subquery(&f.name, args, def.returns_row())?;
-            // A volatile call runs per row where the query has rows; where
-            // such calls may only read, one whose body may write runs once
-            // (the body is read for writes only then).
-            self.per_row_call = def.volatility == 'v'
-                && !scope.cols.is_empty()
-                && !(self.rows_read_only && def.may_write());
+            // A volatile call runs per row where the query has rows.
+            self.per_row_call = def.volatility == 'v' && !scope.cols.is_empty();
             let r = self.expr_in(&call, scope, agg);
             self.per_row_call = false;
             return r.map(Some);
