@@ -82,3 +82,10 @@ delete from acct where id >= 10;
 begin;
 call batch();
 rollback;
+-- An error in a SQL function run statement by statement names the statement.
+create function two_inserts() returns void language sql as $$
+  insert into acct values (20, 1);
+  insert into acct values (20, 1);
+$$;
+select two_inserts();
+drop function two_inserts();

@@ -344,9 +344,13 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
         out_vars: Vec::new(),
         iterations: 0,
         sig: None,
+        sql_function: None,
         annotated: false,
         args_of: None,
     };
+    if let Call::Function(def, _) = &call {
+        i.sql_function = (!def.plpgsql).then(|| def.name.clone());
+    }
     i.sig = match &call {
         Call::Do => Some("inline_code_block".into()),
         Call::Function(def, _) => {
@@ -468,10 +472,13 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
         }
     }
     let sig = i.sig.clone();
+    let sql_function = i.sql_function.clone();
     let end = |mut e: ErrorReport, annotated: bool| {
         // An error outside any statement names the function alone.
-        if let (false, Some(sig)) = (annotated, &sig) {
-            e.push_context(format!("PL/pgSQL function {sig}"));
+        match (annotated, &sql_function, &sig) {
+            (false, Some(name), _) => e.push_context(format!("SQL function \"{name}\"")),
+            (false, None, Some(sig)) => e.push_context(format!("PL/pgSQL function {sig}")),
+            _ => {}
         }
         e
     };
@@ -549,6 +556,9 @@ struct Interp<'s, S: Spi> {
     /// How error CONTEXT lines name the body (`f(integer)`,
     /// `inline_code_block`); None for a trigger's WHEN condition.
     sig: Option<Arc<str>>,
+    /// A SQL function's name: its body is a block of its statements,
+    /// named `SQL function "f" statement 2` in CONTEXT lines.
+    sql_function: Option<String>,
     /// True once the error on its way out has this body's CONTEXT line
     /// (the innermost statement's; an exception handler that catches it
     /// clears this).
@@ -1062,6 +1072,13 @@ impl<S: Spi> Interp<'_, S> {
                 e.internal_query = Some(p.text.clone());
             }
         }
+        if let Some(name) = &self.sql_function {
+            // The statement's number among the function's.
+            let n = self.code.block.body.iter().position(|x| std::ptr::eq(x, s)).unwrap_or(0);
+            e.push_context(format!("SQL function \"{name}\" statement {}", n + 1));
+            self.annotated = true;
+            return e;
+        }
         let line = place.map_or(0, |p| p.line);
         self.note(e, format!("line {line} at {}", stmt_kind(s)))
     }
@@ -1081,7 +1098,7 @@ impl<S: Spi> Interp<'_, S> {
     /// text is a CONTEXT line. `shift` is what precedes the text in the
     /// parsed form (`SELECT ` of an expression).
     fn locate(&self, mut e: ErrorReport, text: &str, expr: bool, shift: u32) -> ErrorReport {
-        if self.sig.is_none() {
+        if self.sig.is_none() || self.sql_function.is_some() {
             // Positions point into the fragment, not the query.
             e.position = None;
             return e;
