@@ -335,6 +335,31 @@ pub struct CorrCtx {
     pub width: usize,
 }
 
+/// What a `$n` parameter written for a variable's bare name says of it.
+#[derive(Debug, Clone, Copy)]
+pub enum Variable<'a> {
+    /// A PL/pgSQL variable (`$n?name`): a column of the same name makes
+    /// the reference ambiguous.
+    Ambiguous(&'a str),
+    /// A SQL function's parameter (`$n!name`): a column of the same name
+    /// wins.
+    Shadowed(&'a str),
+}
+
+/// A parameter placeholder's number, and the variable name PL/pgSQL
+/// wrote after it (`$3?id`) if any.
+pub fn placeholder(p: &str) -> Option<(usize, Option<Variable<'_>>)> {
+    let rest = p.strip_prefix('$')?;
+    let end = rest.find(['?', '!']).unwrap_or(rest.len());
+    let n = rest[..end].parse().ok()?;
+    let var = match rest[end..].chars().next() {
+        Some('?') => Some(Variable::Ambiguous(&rest[end + 1..])),
+        Some('!') => Some(Variable::Shadowed(&rest[end + 1..])),
+        _ => None,
+    };
+    Some((n, var))
+}
+
 /// Lower-cases an unquoted identifier (quoted ones keep their case).
 pub fn ident(i: &ast::Ident) -> String {
     if i.quote_style.is_some() {
@@ -589,7 +614,13 @@ impl<'a> Binder<'a> {
                     _ => bail!(SyntaxError, "improper qualified name: {e}"),
                 }
             }
-            E::Value(v) => self.literal(&v.value),
+            E::Value(v) => match &v.value {
+                ast::Value::Placeholder(p) => match placeholder(p) {
+                    Some((_, Some(var))) => self.variable(p, var, scope),
+                    _ => self.literal(&v.value),
+                },
+                other => self.literal(other),
+            },
             E::Nested(inner) => self.expr_in(inner, scope, agg),
             // Text compares bytewise, which is what the C collation (and
             // "default" on a C-locale database) means; others are refused.
@@ -987,7 +1018,34 @@ impl<'a> Binder<'a> {
         }
     }
 
-    /// Records that the name at `span` stands for `col` (see [`Trace`]).
+    /// A PL/pgSQL variable named by a bare name (`$n?name`, see
+    /// [`placeholder`]): PostgreSQL's 42702 if a column has the name too,
+    /// or that column for a SQL function's parameter (`$n!name`).
+    fn variable(&mut self, p: &str, var: Variable<'_>, scope: &Scope) -> Result<(Expr, DataType)> {
+        let (name, prefer_column) = match var {
+            Variable::Ambiguous(n) => (n, false),
+            Variable::Shadowed(n) => (n, true),
+        };
+        let local = match scope.resolve(None, name) {
+            Ok(_) => true,
+            Err(e) => e.code == sqlstate::SqlState::AmbiguousColumn,
+        };
+        let column = local || !matches!(self.outer_column(None, name), Ok(None));
+        match (column, prefer_column) {
+            (false, _) => {
+                let n = p.split(['?', '!']).next().unwrap_or(p);
+                self.literal(&ast::Value::Placeholder(n.to_string()))
+            }
+            (true, true) => {
+                let span = sqlparser::tokenizer::Span::empty();
+                self.column(None, name, span, scope, &mut None)
+            }
+            (true, false) => Err(err!(AmbiguousColumn, "column reference \"{name}\" is ambiguous")
+                .with_detail("It could refer to either a PL/pgSQL variable or a table column.")),
+        }
+    }
+
+    /// Records that the name at `span` stands for `col` (see [`Trace`])."""
     pub(crate) fn traced(
         trace: &mut Option<Trace>,
         span: sqlparser::tokenizer::Span,
@@ -1060,8 +1118,8 @@ impl<'a> Binder<'a> {
             V::Boolean(b) => (Expr::Const(Value::Bool(*b)), DataType::Bool),
             V::Null => (Expr::Const(Value::Null), DataType::Unknown),
             V::Placeholder(p) => {
-                let n: usize = match p.strip_prefix('$').and_then(|d| d.parse().ok()) {
-                    Some(n) if (1..=65535).contains(&n) => n,
+                let n: usize = match placeholder(p) {
+                    Some((n, _)) if (1..=65535).contains(&n) => n,
                     _ => bail!(SyntaxError, "syntax error at or near \"{p}\""),
                 };
                 if self.params.len() < n {

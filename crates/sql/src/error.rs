@@ -104,6 +104,24 @@ pub(crate) fn quoted_token(msg: &str) -> Option<String> {
     Some(if literal { format!("'{tok}'") } else { tok.to_string() })
 }
 
+/// The 1-based character position of `name` standing alone in `text`: a
+/// whole word, not a qualified name's part (`a.id`), matched case-blind;
+/// PostgreSQL's caret for a bare name.
+pub(crate) fn bare_name_position(text: &str, name: &str) -> Option<u32> {
+    let lower = text.to_lowercase();
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut from = 0;
+    while let Some(at) = lower[from..].find(name).map(|i| i + from) {
+        let before = lower[..at].chars().next_back();
+        let after = lower[at + name.len()..].chars().next();
+        if !before.is_some_and(|c| word(c) || c == '.') && !after.is_some_and(word) {
+            return Some(text[..at].chars().count() as u32 + 1);
+        }
+        from = at + name.len();
+    }
+    None
+}
+
 /// The 1-based character position of `tok` (from [`quoted_token`]) in
 /// `text`, matched exactly or else case-blind; a literal's at its opening
 /// quote.

@@ -588,9 +588,8 @@ impl VisitorMut for Params<'_> {
         let named = |n: &str| def.args.iter().position(|a| a.name.as_deref() == Some(n));
         let index = match &*e {
             ast::Expr::Value(v) => match &v.value {
-                ast::Value::Placeholder(p) => p
-                    .strip_prefix('$')
-                    .and_then(|n| n.parse::<usize>().ok())
+                ast::Value::Placeholder(p) => super::placeholder(p)
+                    .map(|(n, _)| n)
                     .filter(|n| *n >= 1 && *n <= def.args.len())
                     .map(|n| n - 1),
                 _ => None,
@@ -615,7 +614,7 @@ impl VisitorMut for Params<'_> {
         };
         if let Some(i) = index {
             *e = match self.args {
-                Some(args) => ast::Expr::Nested(Box::new(args[i].clone())),
+                Some(args) => ast::Expr::Nested(Box::new(caller_variables(args[i].clone()))),
                 None => {
                     ast::Expr::CompoundIdentifier(vec![ident(&def.name), ident(&param_column(i))])
                 }
@@ -623,6 +622,23 @@ impl VisitorMut for Params<'_> {
         }
         std::ops::ControlFlow::Continue(())
     }
+}
+
+/// An argument moved into a function's body: the PL/pgSQL variables it
+/// names by bare name are checked against the caller's columns, not the
+/// body's, so here they are plain parameters.
+fn caller_variables(mut e: ast::Expr) -> ast::Expr {
+    let _ = ast::visit_expressions_mut(&mut e, |x| {
+        if let ast::Expr::Value(v) = x {
+            if let ast::Value::Placeholder(p) = &mut v.value {
+                if let Some((n, Some(_))) = super::placeholder(p) {
+                    *p = format!("${n}");
+                }
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    e
 }
 
 /// The column names of the tables and views `q` reads.

@@ -327,6 +327,68 @@ pub struct Place {
     pub text: String,
 }
 
+/// How a bare name that is both a variable and a column of a statement
+/// is read: PostgreSQL's `#variable_conflict` option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Conflict {
+    /// 42702, column reference is ambiguous (the default).
+    #[default]
+    Error,
+    /// The variable.
+    UseVariable,
+    /// The column.
+    UseColumn,
+}
+
+/// The `#option value` lines at the head of a body (`#variable_conflict`,
+/// `#print_strict_params`, which is accepted and has no effect), and the
+/// body with them blanked out (lines and columns keep their places).
+pub fn options(src: &str) -> Result<(std::borrow::Cow<'_, str>, Conflict)> {
+    let mut conflict = Conflict::default();
+    let mut blank: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut at = 0;
+    loop {
+        let rest = &src[at..];
+        let trimmed = rest.trim_start();
+        at += rest.len() - trimmed.len();
+        if trimmed.starts_with("--") {
+            at += trimmed.find('\n').unwrap_or(trimmed.len());
+            continue;
+        }
+        if !trimmed.starts_with('#') {
+            break;
+        }
+        let end = trimmed.find('\n').unwrap_or(trimmed.len());
+        let line = &trimmed[..end];
+        let words: Vec<String> = line.split_whitespace().map(str::to_lowercase).collect();
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        conflict = match words.as_slice() {
+            ["#variable_conflict", "error"] => Conflict::Error,
+            ["#variable_conflict", "use_variable"] => Conflict::UseVariable,
+            ["#variable_conflict", "use_column"] => Conflict::UseColumn,
+            ["#print_strict_params", "on" | "off"] => conflict,
+            // The option's value if the option is known.
+            [first, rest @ ..] => {
+                let known = matches!(*first, "#variable_conflict" | "#print_strict_params");
+                let near = rest.first().filter(|_| known).unwrap_or(first);
+                crate::bail!(SyntaxError, "syntax error at or near \"{near}\"")
+            }
+            [] => crate::bail!(SyntaxError, "syntax error at or near \"#\""),
+        };
+        blank.push(at..at + end);
+        at += end;
+    }
+    if blank.is_empty() {
+        return Ok((std::borrow::Cow::Borrowed(src), conflict));
+    }
+    let mut out = src.to_string();
+    for r in blank {
+        let spaces = " ".repeat(r.len());
+        out.replace_range(r, &spaces);
+    }
+    Ok((std::borrow::Cow::Owned(out), conflict))
+}
+
 /// [`parse`], with the place of the outermost block followed by each
 /// statement's in [`walk_block`] order.
 pub fn parse_with_places(src: &str) -> Result<(Block, Vec<Place>)> {

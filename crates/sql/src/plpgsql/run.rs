@@ -29,6 +29,8 @@ use crate::{bail, err};
 pub struct Compiled {
     /// Its statement tree.
     pub block: Block,
+    /// Its `#variable_conflict` option.
+    conflict: parse::Conflict,
     /// Where the outermost block starts.
     top: parse::Place,
     /// Where each statement (and nested block) is, by its address.
@@ -76,7 +78,8 @@ impl Compiled {
     /// Parses a body; the SQL inside it is parsed too, so that a syntax
     /// error anywhere shows when the function is created.
     pub fn new(source: &str) -> Result<Compiled> {
-        let (block, places) = parse::parse_with_places(source)?;
+        let (source, conflict) = parse::options(source)?;
+        let (block, places) = parse::parse_with_places(&source)?;
         check_block(&block)?;
         // The places come in the order walk_block visits the statements.
         // The statements' addresses stay put: they live in the lists'
@@ -95,6 +98,7 @@ impl Compiled {
         })?;
         Ok(Compiled {
             block,
+            conflict,
             top,
             places: at,
             sig: Mutex::default(),
@@ -1107,6 +1111,11 @@ impl<S: Spi> Interp<'_, S> {
         let at = match e.position.take() {
             Some(p) if !nested => Some(p.saturating_sub(shift).max(1)),
             _ if nested || crate::error::name_taken(&e.code) => None,
+            // A variable's bare name, where a column's is the same.
+            _ if e.code == sqlstate::SqlState::AmbiguousColumn => {
+                crate::error::quoted_token(&e.message)
+                    .and_then(|t| crate::error::bare_name_position(text, &t))
+            }
             _ => crate::error::quoted_token(&e.message)
                 .and_then(|t| crate::error::token_position(text, &t)),
         };
@@ -2134,10 +2143,9 @@ fn call_targets(
         });
         let var = match arg {
             Some(ast::Expr::Value(v)) => match &v.value {
-                ast::Value::Placeholder(n) => n
-                    .strip_prefix('$')
-                    .and_then(|n| n.parse::<usize>().ok())
-                    .and_then(|n| refs.get(n.wrapping_sub(1))),
+                ast::Value::Placeholder(n) => {
+                    crate::bind::placeholder(n).and_then(|(n, _)| refs.get(n.wrapping_sub(1)))
+                }
                 _ => None,
             },
             _ => None,
@@ -2261,7 +2269,10 @@ struct SubstituteVars<'a, 'i, S: Spi> {
 }
 
 impl<S: Spi> SubstituteVars<'_, '_, S> {
-    fn param(&mut self, r: VarRef) -> ast::Expr {
+    /// The parameter for variable `r`; `bare` is the name it was written
+    /// as, alone (see [`crate::bind::placeholder`]: the planner checks it
+    /// against the columns).
+    fn param(&mut self, r: VarRef, bare: Option<&str>) -> ast::Expr {
         let n = match self.refs.iter().position(|x| *x == r) {
             Some(i) => i + 1,
             None => {
@@ -2269,7 +2280,17 @@ impl<S: Spi> SubstituteVars<'_, '_, S> {
                 self.refs.len()
             }
         };
-        ast::Expr::Value(ast::Value::Placeholder(format!("${n}")).into())
+        // A SQL function's parameter yields to a column.
+        let conflict = match self.interp.sql_function {
+            Some(_) => parse::Conflict::UseColumn,
+            None => self.interp.code.conflict,
+        };
+        let p = match (bare, conflict) {
+            (Some(name), parse::Conflict::Error) => format!("${n}?{name}"),
+            (Some(name), parse::Conflict::UseColumn) => format!("${n}!{name}"),
+            _ => format!("${n}"),
+        };
+        ast::Expr::Value(ast::Value::Placeholder(p).into())
     }
 }
 
@@ -2345,8 +2366,12 @@ impl<S: Spi> ast::VisitorMut for SubstituteVars<'_, '_, S> {
             Some(_) => i.value.clone(),
             None => i.value.to_lowercase(),
         };
+        let mut bare = None;
         let r = match e {
-            ast::Expr::Identifier(i) => self.interp.resolve(&[name(i)]),
+            ast::Expr::Identifier(i) => {
+                bare = Some(name(i));
+                self.interp.resolve(&[name(i)])
+            }
             ast::Expr::CompoundIdentifier(parts) => {
                 let parts: Vec<String> = parts.iter().map(name).collect();
                 self.interp.resolve(&parts)
@@ -2371,7 +2396,7 @@ impl<S: Spi> ast::VisitorMut for SubstituteVars<'_, '_, S> {
             _ => None,
         };
         if let Some(r) = r {
-            *e = self.param(r);
+            *e = self.param(r, bare.as_deref());
         }
         ControlFlow::Continue(())
     }
