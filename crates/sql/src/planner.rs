@@ -545,6 +545,10 @@ fn plan_on_conflict(
     }
 }
 
+/// DO UPDATE's assignments, WHERE clause and the number of correlated
+/// subqueries it bound (see [`do_update`]).
+type DoUpdate = (Vec<(usize, Expr)>, Option<Expr>, usize);
+
 /// DO UPDATE's SET and WHERE over `pair` (the existing row's columns,
 /// then the proposed row's), rewritten by `over`, and the number of
 /// correlated subqueries the WHERE clause bound (before the SET's).
@@ -554,7 +558,7 @@ fn do_update(
     (table, view): (&crate::catalog::TableDef, Option<&views::ViewTarget>),
     pair: &Scope,
     over: impl Fn(Expr) -> Expr,
-) -> Result<(Vec<(usize, Expr)>, Option<Expr>, usize)> {
+) -> Result<DoUpdate> {
     let mark = b.correlated.len();
     let filter = match &du.selection {
         Some(w) => {
