@@ -493,6 +493,11 @@ pub struct ColumnDef {
     /// pg_attribute.attidentity.
     #[serde(default)]
     pub identity: Option<char>,
+    /// GENERATED ALWAYS AS (expr) STORED: `default` holds the expression,
+    /// computed from the row's other columns on every write
+    /// (pg_attribute.attgenerated 's'; see [`TableDef::bound_generated`]).
+    #[serde(default)]
+    pub generated: bool,
     /// COMMENT ON COLUMN text.
     #[serde(default)]
     pub comment: Option<String>,
@@ -733,6 +738,10 @@ pub struct TableDef {
     /// filled when the catalog is loaded ([`bind_checks`]), never stored.
     #[serde(skip)]
     pub bound_checks: Vec<crate::expr::Expr>,
+    /// The generated columns' expressions bound over the table's row, as
+    /// (column, expression); filled with `bound_checks`, never stored.
+    #[serde(skip)]
+    pub bound_generated: Vec<(usize, crate::expr::Expr)>,
     /// FOREIGN KEY constraints of this (referencing) table, sorted by name.
     #[serde(default)]
     pub foreign_keys: Vec<ForeignKeyDef>,
@@ -931,6 +940,13 @@ pub fn bind_checks(cat: &Catalog, t: &mut TableDef) -> Result<()> {
         bound.push(check_expr(cat, &parse_stored(&c.expr, "CHECK")?, &scope)?);
     }
     t.bound_checks = bound;
+    let mut generated = Vec::new();
+    for (i, c) in t.columns.iter().enumerate().filter(|(_, c)| c.generated) {
+        let text = c.default.as_deref().unwrap_or("NULL");
+        generated
+            .push((i, generation_expr(cat, t, i, &parse_stored(text, "generation")?, &scope)?));
+    }
+    t.bound_generated = generated;
     let mut indexes = std::mem::take(&mut t.indexes);
     for idx in indexes.iter_mut().filter(|i| !i.is_plain()) {
         idx.bound = Some(Arc::new(bind_index(cat, t, idx, &scope)?));
@@ -973,6 +989,75 @@ fn bind_index(
     Ok(BoundIndex { keys, types, predicate })
 }
 
+/// Binds generated column `i`'s expression `e` over `t`'s row, as the
+/// column's type, refusing what PostgreSQL refuses there: other generated
+/// columns, the whole row, functions that are not immutable, aggregates
+/// and subqueries.
+pub fn generation_expr(
+    cat: &Catalog,
+    t: &TableDef,
+    i: usize,
+    e: &sqlparser::ast::Expr,
+    scope: &crate::bind::Scope,
+) -> Result<crate::expr::Expr> {
+    use sqlparser::ast::Expr as A;
+    let mut whole_row = false;
+    let _ = sqlparser::ast::visit_expressions(e, |x| {
+        if let A::Identifier(id) = x {
+            let n = crate::bind::ident(id);
+            whole_row |= n == t.name && t.column_index(&n).is_none();
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    if whole_row {
+        bail!(
+            InvalidObjectDefinition,
+            "cannot use whole-row variable in column generation expression"
+        );
+    }
+    if !immutable(cat, e) {
+        bail!(InvalidObjectDefinition, "generation expression is not immutable");
+    }
+    let ty = t.columns[i].ty.to_type();
+    bind_row_expr(cat, e, "column generation expression", |b| {
+        let x = b.assign(e, scope, &ty)?;
+        let mut other = None;
+        x.walk(&mut |y| {
+            if let Some(j) =
+                y.as_column().filter(|&j| t.columns.get(j).is_some_and(|c| c.generated))
+            {
+                other = Some(j);
+            }
+        });
+        if let Some(j) = other {
+            return Err(err!(
+                InvalidObjectDefinition,
+                "cannot use generated column \"{}\" in column generation expression",
+                t.columns[j].name
+            )
+            .with_detail("A generated column cannot reference another generated column."));
+        }
+        Ok(x)
+    })
+}
+
+/// False if `e` calls a function whose result may change between calls
+/// or with the session's settings.
+fn immutable(cat: &Catalog, e: &sqlparser::ast::Expr) -> bool {
+    let mut volatile = false;
+    let _ = sqlparser::ast::visit_expressions(e, |x| {
+        if let sqlparser::ast::Expr::Function(f) = x {
+            let name = f.name.to_string().to_ascii_lowercase();
+            let last = name.rsplit('.').next().unwrap_or_default();
+            volatile |= VOLATILE_OR_STABLE.contains(&last)
+                || crate::extensions::members(cat)
+                    .any(|m| m.proc.name == last && m.proc.volatile != "i");
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    !volatile
+}
+
 /// Binds an index key expression (or, with `predicate`, its WHERE
 /// condition) over a table's row, refusing what PostgreSQL refuses there.
 pub fn index_expr(
@@ -983,18 +1068,7 @@ pub fn index_expr(
 ) -> Result<(crate::expr::Expr, DataType)> {
     let place = if predicate { "index predicate" } else { "index expression" };
     bind_row_expr(cat, e, place, |b| {
-        let mut volatile = false;
-        let _ = sqlparser::ast::visit_expressions(e, |x| {
-            if let sqlparser::ast::Expr::Function(f) = x {
-                let name = f.name.to_string().to_ascii_lowercase();
-                let last = name.rsplit('.').next().unwrap_or_default();
-                volatile |= VOLATILE_OR_STABLE.contains(&last)
-                    || crate::extensions::members(cat)
-                        .any(|m| m.proc.name == last && m.proc.volatile != "i");
-            }
-            std::ops::ControlFlow::<()>::Continue(())
-        });
-        if volatile {
+        if !immutable(cat, e) {
             bail!(InvalidObjectDefinition, "functions in {place} must be marked IMMUTABLE");
         }
         let (x, t) = b.expr(e, scope)?;
@@ -1241,6 +1315,7 @@ impl Catalog {
                 nullable: true,
                 default: v.defaults.get(i).cloned().flatten(),
                 identity: None,
+                generated: false,
                 comment: None,
             })
             .collect()
@@ -1272,6 +1347,7 @@ impl TableDef {
             storage: 0,
             checks: vec![],
             bound_checks: vec![],
+            bound_generated: vec![],
             foreign_keys: vec![],
             referenced_by: vec![],
             temporary: false,

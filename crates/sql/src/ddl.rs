@@ -263,7 +263,8 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
     }
     let mut with_checks = Vec::new();
     for (name, t) in tables {
-        if t.checks.is_empty() && t.indexes.iter().all(|i| i.is_plain()) {
+        let computed = t.columns.iter().any(|c| c.generated);
+        if t.checks.is_empty() && t.indexes.iter().all(|i| i.is_plain()) && !computed {
             cat.tables.insert(name, Arc::new(t));
         } else {
             with_checks.push(t);
@@ -648,6 +649,7 @@ pub async fn create_table<T: Txn>(
             nullable: true,
             default: None,
             identity: None,
+            generated: false,
             comment: None,
         };
         if serial.is_some() {
@@ -662,8 +664,14 @@ pub async fn create_table<T: Txn>(
                     "multiple default values specified for column \"{}\" of table \"{name}\"",
                     col.name
                 ),
+                ast::ColumnOption::Default(_) if col.generated => {
+                    return Err(both_default_and_generated(&col.name, &name))
+                }
                 ast::ColumnOption::Default(e) => {
                     col.default = Some(crate::deparse::stored_default(cat, e, &ty))
+                }
+                ast::ColumnOption::Generated { generation_expr: Some(e), .. } => {
+                    generated_column(cat, &mut col, e, &name)?
                 }
                 ast::ColumnOption::Generated {
                     generated_as,
@@ -881,11 +889,74 @@ pub fn default_expr(
     })
 }
 
+/// Makes `col` (of table `table`) generated from `e` (GENERATED ALWAYS AS
+/// (e) STORED); the expression is checked once the table's columns are
+/// known ([`catalog::bind_checks`]).
+fn generated_column(cat: &Catalog, col: &mut ColumnDef, e: &ast::Expr, table: &str) -> Result<()> {
+    if col.default.is_some() {
+        return Err(both_default_and_generated(&col.name, table));
+    }
+    if col.identity.is_some() {
+        bail!(
+            SyntaxError,
+            "both identity and generation expression specified for column \"{}\" of table \"{table}\"",
+            col.name
+        );
+    }
+    col.generated = true;
+    col.default = Some(crate::deparse::stored_text(cat, e));
+    Ok(())
+}
+
+fn both_default_and_generated(column: &str, table: &str) -> ErrorReport {
+    err!(
+        SyntaxError,
+        "both default and generation expression specified for column \"{column}\" of table \"{table}\""
+    )
+}
+
+/// Before column `c` of `cur` is dropped: the generated columns that read
+/// it, which only CASCADE drops too (2BP01 otherwise, as in PostgreSQL).
+async fn drop_generated_users<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    cur: &mut TableDef,
+    c: usize,
+    cascade: bool,
+    notices: &mut Vec<ErrorReport>,
+) -> Result<Vec<u64>> {
+    catalog::bind_checks(cat, cur)?;
+    let users: Vec<String> =
+        alter::generated_users(cur, c).iter().map(|&g| cur.columns[g].name.clone()).collect();
+    let (n, tname) = (cur.columns[c].name.clone(), cur.name.clone());
+    let mut fresh = Vec::new();
+    for g in users {
+        if !cascade {
+            return Err(err!(
+                DependentObjectsStillExist,
+                "cannot drop column {n} of table {tname} because other objects depend on it"
+            )
+            .with_detail(format!(
+                "column {g} of table {tname} depends on column {n} of table {tname}"
+            ))
+            .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+        }
+        notices.push(notice(format!("drop cascades to column {g} of table {tname}")));
+        let ident = ast::Ident::with_quote('"', g);
+        fresh.extend(alter::drop_column(txn, tenant, cat, cur, &ident, false, notices).await?);
+    }
+    Ok(fresh)
+}
+
 /// Column `col`'s DEFAULT bound, if it has one.
+/// (A generated column has none: its value comes from the row.)
 pub fn column_default(cat: &Catalog, col: &ColumnDef) -> Result<Option<crate::expr::Expr>> {
     match &col.default {
-        Some(text) => default_expr(cat, &col.name, text, &col.ty.to_type()).map(Some),
-        None => Ok(None),
+        Some(text) if !col.generated => {
+            default_expr(cat, &col.name, text, &col.ty.to_type()).map(Some)
+        }
+        _ => Ok(None),
     }
 }
 
@@ -1551,14 +1622,21 @@ pub async fn alter_table<T: Txn>(
                     nullable: true,
                     default: None,
                     identity: None,
+                    generated: false,
                     comment: None,
                 };
                 for opt in &column_def.options {
                     match &opt.option {
                         ast::ColumnOption::NotNull => col.nullable = false,
                         ast::ColumnOption::Null => {}
+                        ast::ColumnOption::Default(_) if col.generated => {
+                            return Err(both_default_and_generated(&col.name, &tname))
+                        }
                         ast::ColumnOption::Default(e) => {
                             col.default = Some(crate::deparse::stored_default(cat, e, &ty))
+                        }
+                        ast::ColumnOption::Generated { generation_expr: Some(e), .. } => {
+                            generated_column(cat, &mut col, e, &tname)?
                         }
                         other => {
                             bail!(FeatureNotSupported, "column option not supported yet: {other}")
@@ -1576,8 +1654,13 @@ pub async fn alter_table<T: Txn>(
                     None => Value::Null,
                 };
                 let old = cur.clone();
+                let generated = col.generated;
                 cur.columns.push(col);
-                if !fill.is_null() || !cur.columns[cur.columns.len() - 1].nullable {
+                if generated {
+                    // Checks the expression; the rewrite computes it.
+                    catalog::bind_checks(cat, &mut cur)?;
+                }
+                if !fill.is_null() || !cur.columns[cur.columns.len() - 1].nullable || generated {
                     let (_, f) = fresh_storage(txn, tenant, &mut cur, 0).await?;
                     fresh.extend(f);
                     let idx = cur.columns.len() - 1;
@@ -1632,7 +1715,8 @@ pub async fn alter_table<T: Txn>(
                 fresh.extend(f);
             }
             ast::AlterTableOperation::AlterColumn { column_name, op } => {
-                alter::alter_column(txn, tenant, cat, &mut cur, column_name, op).await?
+                alter::alter_column(txn, tenant, cat, &mut cur, column_name, op, &mut notices)
+                    .await?
             }
             ast::AlterTableOperation::RenameTable { table_name } => {
                 let old = cur.name.clone();
@@ -1655,6 +1739,20 @@ pub async fn alter_table<T: Txn>(
                 column_names, if_exists, drop_behavior, ..
             } => {
                 for name in column_names {
+                    let c = cur.column_index(&bind::ident(name));
+                    let cascade = *drop_behavior == Some(ast::DropBehavior::Cascade);
+                    if let Some(c) = c {
+                        let f = drop_generated_users(
+                            txn,
+                            tenant,
+                            cat,
+                            &mut cur,
+                            c,
+                            cascade,
+                            &mut notices,
+                        );
+                        fresh.extend(f.await?);
+                    }
                     let c = cur.column_index(&bind::ident(name));
                     if let (Some(c), false) = (c, cat.views.is_empty()) {
                         let snap = view_deps::with_table(cat, &cur);

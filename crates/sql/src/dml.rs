@@ -245,6 +245,13 @@ pub fn enforce_type(v: Value, ty: &DataType) -> Result<Value> {
 
 /// Checks types and NOT NULL constraints of a complete row, in place.
 pub fn check_row(table: &TableDef, row: &mut [Value]) -> Result<()> {
+    // Generated columns read only the others.
+    if !table.bound_generated.is_empty() {
+        let ctx = EvalContext::default();
+        for (i, e) in &table.bound_generated {
+            row[*i] = e.eval(row, &ctx)?;
+        }
+    }
     for (i, c) in table.columns.iter().enumerate() {
         let v = std::mem::replace(&mut row[i], Value::Null);
         row[i] = enforce_type(v, &c.ty.to_type())?;

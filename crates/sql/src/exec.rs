@@ -977,6 +977,7 @@ mod tests {
             nullable: name != "id",
             default: None,
             identity: None,
+            generated: false,
             comment: None,
         };
         let mut t = TableDef::new("b".into());

@@ -434,7 +434,7 @@ fn parse_piece(
             let dialect = PostgreSqlDialect {};
             let mut parser = Parser::new(&dialect).with_recursion_limit(MAX_RECURSION);
             let tokens = top_level_lock_clause(sql_tokens(piece))?;
-            let tokens = conflict_inference(current_of(tokens));
+            let tokens = drop_expression(conflict_inference(current_of(tokens)));
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
             let tokens = type_references(tokens);
             let (tokens, check_option) = view_check_option(tokens);
@@ -569,6 +569,52 @@ fn current_of(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     ];
     out.splice(from..=name, call);
     out
+}
+
+/// The function `ALTER COLUMN c DROP EXPRESSION [IF EXISTS]` is read as a
+/// default of (sqlparser has no such operation), its argument true with
+/// IF EXISTS.
+pub const DROP_EXPRESSION: &str = "pg_drop_expression";
+
+/// Rewrites `DROP EXPRESSION [IF EXISTS]` (of ALTER TABLE ... ALTER
+/// COLUMN) as `SET DEFAULT "pg_drop_expression"(if_exists)`.
+fn drop_expression(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let word = |t: &TokenWithSpan, w: &str| matches!(&t.token, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    if !tokens.iter().any(|t| word(t, "expression")) {
+        return tokens;
+    }
+    let mut out = tokens;
+    loop {
+        let solid: Vec<usize> =
+            (0..out.len()).filter(|&i| !matches!(out[i].token, Token::Whitespace(_))).collect();
+        let Some(k) = solid
+            .windows(2)
+            .position(|w| word(&out[w[0]], "drop") && word(&out[w[1]], "expression"))
+        else {
+            return out;
+        };
+        let (from, mut to) = (solid[k], solid[k + 1]);
+        let if_exists = matches!(
+            (solid.get(k + 2), solid.get(k + 3)),
+            (Some(&a), Some(&b)) if word(&out[a], "if") && word(&out[b], "exists")
+        );
+        if if_exists {
+            to = solid[k + 3];
+        }
+        let span = out[from].span;
+        let t = |token: Token| TokenWithSpan { token, span };
+        let call = vec![
+            t(Token::make_keyword("SET")),
+            t(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+            t(Token::make_keyword("DEFAULT")),
+            t(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+            t(Token::make_word(DROP_EXPRESSION, Some('"'))),
+            t(Token::LParen),
+            t(Token::make_keyword(if if_exists { "TRUE" } else { "FALSE" })),
+            t(Token::RParen),
+        ];
+        out.splice(from..=to, call);
+    }
 }
 
 /// What starts the constraint name an ON CONFLICT inference sqlparser

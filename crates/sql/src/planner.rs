@@ -579,6 +579,7 @@ fn do_update(
             let name = view.map_or(&table.name, |v| &v.view.name);
             bail!(UndefinedColumn, "column \"{cn}\" of relation \"{name}\" does not exist");
         };
+        refuse_generated_set(table, i, &a.value)?;
         let ty = table.columns[i].ty.to_type();
         let e = match is_default(&a.value) {
             true => set_default(b.catalog, table, view, &cn, i)?,
@@ -593,6 +594,14 @@ fn do_update(
 /// OVERRIDING SYSTEM VALUE is not supported).
 fn check_not_generated_always(t: &TableDef, col: usize) -> Result<()> {
     let c = &t.columns[col];
+    if c.generated {
+        return Err(err!(
+            GeneratedAlways,
+            "cannot insert a non-DEFAULT value into column \"{}\"",
+            c.name
+        )
+        .with_detail(format!("Column \"{}\" is a generated column.", c.name)));
+    }
     if c.identity == Some('a') {
         return Err(err!(
             GeneratedAlways,
@@ -604,6 +613,16 @@ fn check_not_generated_always(t: &TableDef, col: usize) -> Result<()> {
             c.name
         ))
         .with_hint("Use OVERRIDING SYSTEM VALUE to override."));
+    }
+    Ok(())
+}
+
+/// A SET of generated column `col` to anything but DEFAULT.
+fn refuse_generated_set(t: &TableDef, col: usize, value: &ast::Expr) -> Result<()> {
+    let c = &t.columns[col];
+    if c.generated && !is_default(value) {
+        return Err(err!(GeneratedAlways, "column \"{}\" can only be updated to DEFAULT", c.name)
+            .with_detail(format!("Column \"{}\" is a generated column.", c.name)));
     }
     Ok(())
 }
@@ -956,6 +975,7 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
         if sets.iter().any(|(c, _)| *c == i) {
             bail!(DuplicateColumn, "multiple assignments to same column \"{cn}\"");
         }
+        refuse_generated_set(&table, i, &a.value)?;
         let ty = table.columns[i].ty.to_type();
         let e = if is_default(&a.value) {
             set_default(b.catalog, &table, view.as_ref(), &cn, i)?

@@ -945,6 +945,7 @@ impl SystemTable {
                 ("is_identity", Text),
                 ("identity_generation", Text),
                 ("is_generated", Text),
+                ("generation_expression", Text),
                 ("is_updatable", Text),
             ],
             PgAm => vec![
@@ -1530,7 +1531,7 @@ impl SystemTable {
                             Value::Int2(c.ty.to_type().typlen()),
                             Value::Int4(c.ty.to_type().elem().is_some() as i32),
                             t(&c.identity.map(String::from).unwrap_or_default()),
-                            t(""),
+                            t(if c.generated { "s" } else { "" }),
                             i8(if c.ty.to_type().is_string() { 100 } else { 0 }),
                         ]);
                         // pg_dump writes SET STATISTICS/STORAGE for values
@@ -1774,7 +1775,11 @@ impl SystemTable {
                             Value::Int4(i as i32 + 1),
                             yes_no(c.nullable),
                             t(sql_type_name(&ty)),
-                            c.default.as_deref().map(t).unwrap_or(Value::Null),
+                            c.default
+                                .as_deref()
+                                .filter(|_| !c.generated)
+                                .map(t)
+                                .unwrap_or(Value::Null),
                         ]);
                         let row = rows.last_mut().expect("just pushed");
                         row.extend(type_facets(&ty));
@@ -1792,7 +1797,12 @@ impl SystemTable {
                             Some(_) => t("BY DEFAULT"),
                             None => Value::Null,
                         });
-                        row.extend([t("NEVER"), yes_no(updatable)]);
+                        let expression = c.default.as_deref().filter(|_| c.generated);
+                        row.extend([
+                            t(if c.generated { "ALWAYS" } else { "NEVER" }),
+                            expression.map(t).unwrap_or(Value::Null),
+                            yes_no(updatable),
+                        ]);
                     }
                 }
             }

@@ -60,10 +60,38 @@ pub(super) async fn alter_column<T: Txn>(
     cur: &mut TableDef,
     name: &ast::Ident,
     op: &ast::AlterColumnOperation,
+    notices: &mut Vec<ErrorReport>,
 ) -> Result<()> {
     let c = column(cur, name)?;
     let cname = cur.columns[c].name.clone();
+    let generated = || {
+        err!(SyntaxError, "column \"{cname}\" of relation \"{}\" is a generated column", cur.name)
+    };
     match op {
+        ast::AlterColumnOperation::SetDefault { value } if drop_expression(value).is_some() => {
+            if !cur.columns[c].generated {
+                let e = err!(
+                    ObjectNotInPrerequisiteState,
+                    "column \"{cname}\" of relation \"{}\" is not a stored generated column",
+                    cur.name
+                );
+                match drop_expression(value) == Some(true) {
+                    true => notices.push(super::notice(format!("{}, skipping", e.message))),
+                    false => return Err(e),
+                }
+            } else {
+                cur.columns[c].generated = false;
+                cur.columns[c].default = None;
+                catalog::bind_checks(cat, cur)?;
+            }
+        }
+        ast::AlterColumnOperation::SetDefault { .. } if cur.columns[c].generated => {
+            return Err(generated())
+        }
+        ast::AlterColumnOperation::DropDefault if cur.columns[c].generated => {
+            return Err(generated()
+                .with_hint("Use ALTER TABLE ... ALTER COLUMN ... DROP EXPRESSION instead."))
+        }
         ast::AlterColumnOperation::SetDefault { value } => {
             if cur.columns[c].identity.is_some() {
                 return Err(err!(
@@ -319,6 +347,30 @@ pub(super) async fn drop_column<T: Txn>(
 /// assignable to the new type, CHECK constraints and foreign keys still hold,
 /// and an identity column's sequence takes the new type. Refused while a view
 /// reads the column, as in PostgreSQL. Returns the fresh storage ids.
+/// The generated columns of `t` whose expressions read column `c`.
+pub(super) fn generated_users(t: &TableDef, c: usize) -> Vec<usize> {
+    let mut users = Vec::new();
+    for (g, e) in &t.bound_generated {
+        let mut reads = false;
+        e.walk(&mut |x| reads |= x.as_column() == Some(c));
+        if reads {
+            users.push(*g);
+        }
+    }
+    users
+}
+
+/// `ALTER COLUMN c DROP EXPRESSION [IF EXISTS]`, which the parser writes
+/// as `SET DEFAULT` of a call ([`crate::parse::DROP_EXPRESSION`]): Some(if
+/// IF EXISTS was given).
+fn drop_expression(value: &ast::Expr) -> Option<bool> {
+    let ast::Expr::Function(f) = value else { return None };
+    if f.name.to_string() != format!("\"{}\"", crate::parse::DROP_EXPRESSION) {
+        return None;
+    }
+    Some(f.args.to_string().contains("true"))
+}
+
 pub(super) async fn set_type<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
@@ -331,6 +383,16 @@ pub(super) async fn set_type<T: Txn>(
     let c = column(cur, name)?;
     let cname = cur.columns[c].name.clone();
     let ty = bind::catalog_type(cat, data_type)?;
+    if let Some(g) = generated_users(cur, c).first() {
+        return Err(err!(
+            FeatureNotSupported,
+            "cannot alter type of a column used by a generated column"
+        )
+        .with_detail(format!(
+            "Column \"{cname}\" is used by generated column \"{}\".",
+            cur.columns[*g].name
+        )));
+    }
     if !cat.views.is_empty() {
         if let Some(v) =
             view_deps::column_user(&view_deps::with_table(cat, cur), cur.oid, c as i16 + 1)
