@@ -174,11 +174,14 @@ pub(super) async fn rename_column<T: Txn>(
     if cur.column_index(&to).is_some() {
         bail!(DuplicateColumn, "column \"{to}\" of relation \"{}\" already exists", cur.name);
     }
-    // CHECKs and index expressions name the column in their text.
+    // CHECKs, index and generation expressions name the column in their
+    // text.
     let texts = cur.checks.iter_mut().map(|c| &mut c.expr);
     let indexes = cur.indexes.iter_mut().flat_map(|i| i.exprs.iter_mut().chain(&mut i.predicate));
-    for text in texts.chain(indexes) {
-        let mut e = catalog::parse_stored(text, "CHECK or index")?;
+    let generated =
+        cur.columns.iter_mut().filter(|c| c.generated).filter_map(|c| c.default.as_mut());
+    for text in texts.chain(indexes).chain(generated) {
+        let mut e = catalog::parse_stored(text, "CHECK, index or generation")?;
         let _ = ast::visit_expressions_mut(&mut e, |x| {
             if let Some(id) = column_ref(x, &from) {
                 *id = crate::deparse::ident_of(&to);
