@@ -915,6 +915,15 @@ fn both_default_and_generated(column: &str, table: &str) -> ErrorReport {
     )
 }
 
+/// PostgreSQL's 2BP01 for dropping `what` (`column x of table t`) while
+/// other objects depend on it: `uses` are the DETAIL lines (`view v
+/// depends on ...`).
+pub(crate) fn still_depended_on(what: &str, uses: &[String]) -> ErrorReport {
+    err!(DependentObjectsStillExist, "cannot drop {what} because other objects depend on it")
+        .with_detail(uses.join("\n"))
+        .with_hint("Use DROP ... CASCADE to drop the dependent objects too.")
+}
+
 /// Before column `c` of `cur` is dropped: the generated columns that read
 /// it, which only CASCADE drops too (2BP01 otherwise, as in PostgreSQL).
 async fn drop_generated_users<T: Txn>(
@@ -926,6 +935,9 @@ async fn drop_generated_users<T: Txn>(
     cascade: bool,
     notices: &mut Vec<ErrorReport>,
 ) -> Result<Vec<u64>> {
+    if !cur.columns.iter().any(|g| g.generated) {
+        return Ok(Vec::new());
+    }
     catalog::bind_checks(cat, cur)?;
     let users: Vec<String> =
         alter::generated_users(cur, c).iter().map(|&g| cur.columns[g].name.clone()).collect();
@@ -933,14 +945,9 @@ async fn drop_generated_users<T: Txn>(
     let mut fresh = Vec::new();
     for g in users {
         if !cascade {
-            return Err(err!(
-                DependentObjectsStillExist,
-                "cannot drop column {n} of table {tname} because other objects depend on it"
-            )
-            .with_detail(format!(
-                "column {g} of table {tname} depends on column {n} of table {tname}"
-            ))
-            .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            let what = format!("column {n} of table {tname}");
+            let uses = [format!("column {g} of table {tname} depends on {what}")];
+            return Err(still_depended_on(&what, &uses));
         }
         notices.push(notice(format!("drop cascades to column {g} of table {tname}")));
         let ident = ast::Ident::with_quote('"', g);
@@ -1133,14 +1140,9 @@ async fn drop_relations<T: Txn>(
                     )));
                 }
                 if let Some((child, fk)) = foreign_keys::index_user(cat, &t, i)? {
-                    return Err(err!(
-                        DependentObjectsStillExist,
-                        "cannot drop index {iname} because other objects depend on it"
-                    )
-                    .with_detail(format!(
-                        "constraint {fk} on table {child} depends on index {iname}"
-                    ))
-                    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                    let uses =
+                        [format!("constraint {fk} on table {child} depends on index {iname}")];
+                    return Err(still_depended_on(&format!("index {iname}"), &uses));
                 }
                 let mut nt = (*t).clone();
                 let removed = nt.indexes.remove(i);
@@ -1188,16 +1190,11 @@ async fn drop_matview_users<T: Txn>(
         return Ok(());
     }
     if !d.cascade {
-        let detail: Vec<String> = users
+        let uses: Vec<String> = users
             .iter()
             .map(|m| format!("materialized view {} depends on {what}", m.name))
             .collect();
-        return Err(err!(
-            DependentObjectsStillExist,
-            "cannot drop {what} because other objects depend on it"
-        )
-        .with_detail(detail.join("\n"))
-        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+        return Err(still_depended_on(what, &uses));
     }
     for m in users {
         let name = format!("materialized view {}", m.name);
@@ -1785,12 +1782,10 @@ pub async fn alter_table<T: Txn>(
                 } else if let Some(p) = cur.indexes.iter().position(|i| i.constraint && i.name == n)
                 {
                     if let Some((child, fk)) = foreign_keys::index_user(cat, &cur, p)? {
-                        return Err(err!(
-                            DependentObjectsStillExist,
-                            "cannot drop constraint {n} on table {tname} because other objects depend on it"
-                        )
-                        .with_detail(format!("constraint {fk} on table {child} depends on index {n}"))
-                        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                        let what = format!("constraint {n} on table {tname}");
+                        let uses =
+                            [format!("constraint {fk} on table {child} depends on index {n}")];
+                        return Err(still_depended_on(&what, &uses));
                     }
                     let removed = cur.indexes.remove(p);
                     txn.delete_range_after_commit(keys::storage(tenant, removed.storage))

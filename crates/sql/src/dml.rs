@@ -799,15 +799,20 @@ async fn returning_rows<R: RunCall>(
     eval: &EvalContext,
 ) -> Result<Vec<Row>> {
     let Some(ret) = ret else { return Ok(vec![]) };
-    let memo = crate::exec::memo::fresh();
+    let subs = !ret.per_row.subs.is_empty();
+    let memo = if subs { crate::exec::memo::fresh() } else { None };
     let mut out = Vec::with_capacity(rows.len());
     for (i, r) in rows.iter().enumerate() {
-        let item = items.get(i).cloned().unwrap_or_default();
+        let item = items.get(i).map(Vec::as_slice).unwrap_or_default();
         let joined;
-        let r = match ret.per_row.subs.is_empty() && item.is_empty() {
-            true => r,
-            false => {
-                let ext = with_per_row(r, item, &ret.per_row, &memo, calls, eval).await?;
+        let r = match (subs, item.is_empty()) {
+            (false, true) => r,
+            (false, false) => {
+                joined = [r.as_slice(), item].concat();
+                &joined
+            }
+            (true, _) => {
+                let ext = with_per_row(r, item.to_vec(), &ret.per_row, &memo, calls, eval).await?;
                 joined = [r.as_slice(), &ext.unwrap_or_default()].concat();
                 &joined
             }

@@ -536,6 +536,11 @@ fn typed_literals(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     out
 }
 
+/// The positions of the tokens that are not whitespace.
+fn solid(tokens: &[TokenWithSpan]) -> Vec<usize> {
+    (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect()
+}
+
 /// The function call `WHERE CURRENT OF cursor` is read as (sqlparser has
 /// no such clause): the planner makes it a scan of the cursor's row.
 pub const CURRENT_OF: &str = "pg_current_of";
@@ -548,8 +553,7 @@ fn current_of(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     if !tokens.iter().any(|t| keyword(t, Keyword::CURRENT)) {
         return tokens;
     }
-    let solid: Vec<usize> =
-        (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
+    let solid = solid(&tokens);
     let kw = |i: usize, k: Keyword| tokens.get(i).is_some_and(|t| keyword(t, k));
     let mut at = None;
     for w in solid.windows(4) {
@@ -585,8 +589,7 @@ fn drop_expression(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     }
     let mut out = tokens;
     loop {
-        let solid: Vec<usize> =
-            (0..out.len()).filter(|&i| !matches!(out[i].token, Token::Whitespace(_))).collect();
+        let solid = solid(&out);
         let Some(k) = solid
             .windows(2)
             .position(|w| word(&out[w[0]], "drop") && word(&out[w[1]], "expression"))
@@ -628,8 +631,7 @@ fn conflict_inference(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     if !tokens.iter().any(|t| keyword(t, Keyword::CONFLICT)) {
         return tokens;
     }
-    let solid: Vec<usize> =
-        (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
+    let solid = solid(&tokens);
     let kw = |i: usize, k: Keyword| tokens.get(i).is_some_and(|t| keyword(t, k));
     let Some(at) = solid.windows(3).position(|w| {
         kw(w[0], Keyword::ON) && kw(w[1], Keyword::CONFLICT) && tokens[w[2]].token == Token::LParen
@@ -737,8 +739,7 @@ fn top_level_lock_clause(tokens: Vec<TokenWithSpan>) -> Result<Vec<TokenWithSpan
     if !first.is_some_and(|t| kw(t, Keyword::SELECT) || kw(t, Keyword::WITH)) {
         return Ok(tokens);
     }
-    let solid: Vec<usize> =
-        (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
+    let solid = solid(&tokens);
     let (mut depth, mut from, mut set_op, mut lock) = (0i32, false, false, None);
     for (n, &i) in solid.iter().enumerate() {
         let t = &tokens[i];
@@ -801,8 +802,7 @@ fn lock_clauses(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     if !tokens.iter().any(|t| kw(t, Keyword::FOR)) {
         return tokens;
     }
-    let words: Vec<usize> =
-        (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
+    let words = solid(&tokens);
     let at = |n: usize, k: Keyword| words.get(n).is_some_and(|&i| kw(&tokens[i], k));
     let mut skip = std::collections::HashSet::new();
     for n in (0..words.len()).filter(|&n| at(n, Keyword::FOR)) {

@@ -121,13 +121,8 @@ pub(super) async fn drop_installed<T: Txn>(
     if !users.is_empty() && !cascade {
         let detail = lines(&users);
         let shown: Vec<&str> = going.iter().map(|x| x.name.as_str()).collect();
-        return Err(err!(
-            DependentObjectsStillExist,
-            "cannot drop extension {} because other objects depend on it",
-            shown.join(", ")
-        )
-        .with_detail(detail.join("\n"))
-        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+        let what = format!("extension {}", shown.join(", "));
+        return Err(super::still_depended_on(&what, &detail));
     }
     bump_version(txn, tenant).await?;
     let mut d = Dropping::new(true);

@@ -251,13 +251,7 @@ pub(super) fn still_referenced(t: &TableDef, refs: &[(Arc<TableDef>, usize)]) ->
             )
         })
         .collect();
-    err!(
-        DependentObjectsStillExist,
-        "cannot drop table {} because other objects depend on it",
-        t.name
-    )
-    .with_detail(lines.join("\n"))
-    .with_hint("Use DROP ... CASCADE to drop the dependent objects too.")
+    super::still_depended_on(&format!("table {}", t.name), &lines)
 }
 
 /// 0A000 for TRUNCATE `t` without CASCADE while `child` references it.

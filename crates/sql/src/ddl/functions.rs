@@ -543,24 +543,16 @@ fn refuse_dependents(cat: &Catalog, d: &FunctionDef, cascade: bool) -> Result<()
             return Ok(());
         }
         let sig = signature(d);
-        return Err(err!(
-            DependentObjectsStillExist,
-            "cannot drop function {sig} because other objects depend on it"
-        )
-        .with_detail(format!("trigger {trigger} on table {table} depends on function {sig}"))
-        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+        let uses = [format!("trigger {trigger} on table {table} depends on function {sig}")];
+        return Err(super::still_depended_on(&format!("function {sig}"), &uses));
     }
     let Some((kind, name)) = dependent(cat, d) else { return Ok(()) };
     if cascade {
         bail!(FeatureNotSupported, "DROP FUNCTION ... CASCADE is not supported yet");
     }
     let sig = signature(d);
-    Err(err!(
-        DependentObjectsStillExist,
-        "cannot drop function {sig} because other objects depend on it"
-    )
-    .with_detail(format!("{kind} {name} depends on function {sig}"))
-    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."))
+    let uses = [format!("{kind} {name} depends on function {sig}")];
+    Err(super::still_depended_on(&format!("function {sig}"), &uses))
 }
 
 /// A view or materialized view that calls `d` (kind, name), if any.

@@ -166,13 +166,7 @@ pub async fn drop_schemas<T: Txn>(
                 shown.iter().map(|o| format!("{o} depends on schema {name}")).collect();
             let users = extensions::user_lines(cat, &installed);
             detail.splice(after_extensions..after_extensions, users);
-            let detail = detail.join("\n");
-            return Err(err!(
-                DependentObjectsStillExist,
-                "cannot drop schema {name} because other objects depend on it"
-            )
-            .with_detail(detail)
-            .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            return Err(super::still_depended_on(&format!("schema {name}"), &detail));
         }
         let qualified = |kind: &str| -> Vec<ast::ObjectName> {
             let of_kind = objects.iter().filter(|(_, k, _)| *k == kind);

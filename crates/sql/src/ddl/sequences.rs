@@ -211,16 +211,11 @@ pub(super) async fn drop_sequences<T: Txn>(
         let name = &seq.name;
         let users = default_users(cat, seq.oid, dropped);
         if !users.is_empty() && !cascade {
-            let detail: Vec<String> = users
+            let uses: Vec<String> = users
                 .iter()
                 .map(|(.., what)| format!("{what} depends on sequence {name}"))
                 .collect();
-            return Err(err!(
-                DependentObjectsStillExist,
-                "cannot drop sequence {name} because other objects depend on it"
-            )
-            .with_detail(detail.join("\n"))
-            .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            return Err(super::still_depended_on(&format!("sequence {name}"), &uses));
         }
         for (oid, column, what) in users {
             if let Some(t) = cat.table_by_oid(oid) {

@@ -148,15 +148,9 @@ pub(super) async fn drop_types<T: Txn>(
             if let Some(c) =
                 t.columns.iter().find(|c| c.ty.oid == def.oid || c.ty.oid == def.array_oid)
             {
-                return Err(err!(
-                    DependentObjectsStillExist,
-                    "cannot drop type {name} because other objects depend on it"
-                )
-                .with_detail(format!(
-                    "column {} of table {} depends on type {name}",
-                    c.name, t.name
-                ))
-                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                let uses =
+                    [format!("column {} of table {} depends on type {name}", c.name, t.name)];
+                return Err(super::still_depended_on(&format!("type {name}"), &uses));
             }
         }
         bump_once(txn, tenant, &mut bumped).await?;

@@ -122,9 +122,7 @@ pub(super) fn relation_user(cat: &Catalog, oid: u32) -> Option<Arc<ViewDef>> {
 fn still_used(what: &str, deps: &[Dependent]) -> ErrorReport {
     let detail: Vec<String> =
         deps.iter().map(|d| format!("view {} depends on {}", d.view.name, d.on)).collect();
-    err!(DependentObjectsStillExist, "cannot drop {what} because other objects depend on it")
-        .with_detail(detail.join("\n"))
-        .with_hint("Use DROP ... CASCADE to drop the dependent objects too.")
+    super::still_depended_on(what, &detail)
 }
 
 /// The NOTICE PostgreSQL sends for what a DROP ... CASCADE took along
