@@ -1279,3 +1279,21 @@ fn number(n: &str) -> Result<(Expr, DataType)> {
     let v = sqltypes::text::parse_text(&DataType::Numeric(None), n)?;
     Ok((Expr::Const(v), DataType::Numeric(None)))
 }
+
+/// The array of a call's `VARIADIC array` argument (read as
+/// [`crate::parse::VARIADIC`]'s call), None for any other argument.
+pub(crate) fn variadic_argument(e: &ast::Expr) -> Option<&ast::Expr> {
+    let ast::Expr::Function(f) = e else { return None };
+    let [part] = f.name.0.as_slice() else { return None };
+    if part.as_ident().is_none_or(|i| i.value != crate::parse::VARIADIC || i.quote_style.is_none())
+    {
+        return None;
+    }
+    match &f.args {
+        ast::FunctionArguments::List(l) => match l.args.as_slice() {
+            [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))] => Some(x),
+            _ => None,
+        },
+        _ => None,
+    }
+}

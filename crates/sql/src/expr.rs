@@ -324,7 +324,16 @@ impl Expr {
             Expr::Func(f, args) => {
                 let mut vals = Vec::with_capacity(args.len());
                 for a in args {
-                    vals.push(a.eval(row, ctx)?);
+                    match a {
+                        Expr::Func(Func::Spread, whole) => match spread(whole, row, ctx)? {
+                            Some(items) => vals.extend(items),
+                            // format() reads a NULL array as an empty one;
+                            // the others are NULL then.
+                            None if *f == Func::Str(crate::func::strings::StringFunc::Format) => {}
+                            None => return Ok(Value::Null),
+                        },
+                        a => vals.push(a.eval(row, ctx)?),
+                    }
                 }
                 f.call(vals, ctx)?
             }
@@ -691,5 +700,16 @@ mod tests {
         assert_eq!(and(&n, &t).eval(&[], &ctx).ok(), Some(Value::Null));
         assert_eq!(or(&n, &t).eval(&[], &ctx).ok(), Some(Value::Bool(true)));
         assert_eq!(or(&n, &f).eval(&[], &ctx).ok(), Some(Value::Null));
+    }
+}
+
+/// The elements of a `VARIADIC array` argument (`Func::Spread`'s), None
+/// when the array is NULL.
+fn spread(whole: &[Expr], row: &[Value], ctx: &EvalContext) -> Result<Option<Vec<Value>>> {
+    let Some(e) = whole.first() else { return Ok(Some(Vec::new())) };
+    match e.eval(row, ctx)? {
+        Value::Null => Ok(None),
+        Value::Array(a) => Ok(Some(a.items.clone())),
+        _ => bail!(DatatypeMismatch, "VARIADIC argument must be an array"),
     }
 }

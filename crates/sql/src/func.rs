@@ -72,6 +72,9 @@ pub enum SizeFunc {
 /// A resolved built-in scalar function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Func {
+    /// `VARIADIC array` as a variadic built-in's last argument: the
+    /// array's elements are the call's last arguments (see `Expr::eval`).
+    Spread,
     /// now(), CURRENT_TIMESTAMP, transaction_timestamp()
     Now,
     /// statement_timestamp()
@@ -1127,6 +1130,7 @@ impl Func {
             },
             // Each value as its type's output function writes it (`t`
             // for true), as PostgreSQL's concat does.
+            Func::Spread => arg(0),
             Func::Concat => {
                 let mut out = String::new();
                 for v in args.iter().filter(|v| !v.is_null()) {

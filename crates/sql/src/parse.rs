@@ -435,6 +435,7 @@ fn parse_piece(
             let mut parser = Parser::new(&dialect).with_recursion_limit(MAX_RECURSION);
             let tokens = top_level_lock_clause(sql_tokens(piece))?;
             let tokens = drop_expression(conflict_inference(current_of(tokens)));
+            let tokens = variadic_arguments(catalog_operators(tokens));
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
             let tokens = type_references(tokens);
             let (tokens, check_option) = view_check_option(tokens);
@@ -618,6 +619,126 @@ fn drop_expression(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         ];
         out.splice(from..=to, call);
     }
+}
+
+/// Rewrites `OPERATOR(pg_catalog.op)` (and `OPERATOR(op)`), as psql and
+/// pg_dump write operators, as plain `op`: Strata's operators are all
+/// pg_catalog's, and sqlparser reads ANY/ALL only after a plain one.
+fn catalog_operators(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let operator = |t: &TokenWithSpan| keyword(t, Keyword::OPERATOR);
+    if !tokens.iter().any(operator) {
+        return tokens;
+    }
+    let mut out = tokens;
+    let mut from = 0;
+    while let Some(at) = out.iter().skip(from).position(operator) {
+        let at = at + from;
+        from = at + 1;
+        let solid = solid(&out[at..]);
+        let tok = |k: usize| solid.get(k).map(|&i| &out[at + i].token);
+        if tok(1) != Some(&Token::LParen) {
+            continue;
+        }
+        let mut k = 2;
+        if let (Some(Token::Word(w)), Some(Token::Period)) = (tok(2), tok(3)) {
+            if !w.value.eq_ignore_ascii_case("pg_catalog") {
+                continue;
+            }
+            k = 4;
+        }
+        let start = k;
+        while tok(k).is_some_and(|t| !matches!(t, Token::RParen | Token::Word(_) | Token::LParen)) {
+            k += 1;
+        }
+        if k == start || tok(k) != Some(&Token::RParen) {
+            continue;
+        }
+        let ops: Vec<TokenWithSpan> =
+            solid[start..k].iter().map(|&i| out[at + i].clone()).collect();
+        let end = at + solid[k];
+        out.splice(at..=end, ops);
+    }
+    out
+}
+
+/// The function `VARIADIC array` in a call's argument list is read as
+/// (sqlparser has no such argument): the binder passes its array as the
+/// variadic parameter's whole value.
+pub const VARIADIC: &str = "pg_variadic";
+
+/// Rewrites a call's `VARIADIC expr` argument as `"pg_variadic"(expr)`,
+/// leaving alone the VARIADIC of a parameter list (after FUNCTION,
+/// PROCEDURE, AGGREGATE or ROUTINE and the routine's name).
+fn variadic_arguments(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    if !tokens.iter().any(|t| keyword(t, Keyword::VARIADIC)) {
+        return tokens;
+    }
+    let mut out = tokens;
+    let mut from = 0;
+    while let Some(at) = out.iter().skip(from).position(|t| keyword(t, Keyword::VARIADIC)) {
+        let at = at + from;
+        from = at + 1;
+        let solid = solid(&out[..at]);
+        let prev = solid.last().map(|&i| &out[i].token);
+        if !matches!(prev, Some(Token::LParen | Token::Comma | Token::RArrow)) {
+            continue;
+        }
+        // The call's opening parenthesis, and the name before it.
+        let mut depth = 0;
+        let mut open = None;
+        for &i in solid.iter().rev() {
+            match out[i].token {
+                Token::RParen => depth += 1,
+                Token::LParen if depth == 0 => {
+                    open = Some(i);
+                    break;
+                }
+                Token::LParen => depth -= 1,
+                _ => {}
+            }
+        }
+        let Some(open) = open else { continue };
+        let before: Vec<&Token> = solid
+            .iter()
+            .rev()
+            .filter(|&&i| i < open)
+            .map(|&i| &out[i].token)
+            .take_while(|t| matches!(t, Token::Word(_) | Token::Period))
+            .collect();
+        let routine = before.iter().any(|t| {
+            matches!(t, Token::Word(w) if w.quote_style.is_none()
+                && (matches!(w.keyword, Keyword::FUNCTION | Keyword::PROCEDURE | Keyword::AGGREGATE)
+                    || w.value.eq_ignore_ascii_case("routine")))
+        });
+        if routine || before.is_empty() {
+            continue;
+        }
+        // The argument runs to the call's closing parenthesis or a comma.
+        let mut depth = 0;
+        let mut end = None;
+        for (i, t) in out.iter().enumerate().skip(at + 1) {
+            match t.token {
+                Token::LParen | Token::LBracket => depth += 1,
+                Token::RParen | Token::RBracket if depth > 0 => depth -= 1,
+                Token::RParen | Token::Comma if depth == 0 => {
+                    end = Some(i);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else { continue };
+        let span = out[at].span;
+        out.insert(end, TokenWithSpan { token: Token::RParen, span });
+        out.splice(
+            at..=at,
+            [
+                TokenWithSpan { token: Token::make_word(VARIADIC, Some('"')), span },
+                TokenWithSpan { token: Token::LParen, span },
+            ],
+        );
+    }
+    out
 }
 
 /// What starts the constraint name an ON CONFLICT inference sqlparser

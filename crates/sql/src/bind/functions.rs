@@ -62,6 +62,12 @@ impl Binder<'_> {
             return self.array_subquery(q, scope, agg);
         }
         let args = function_args(f)?;
+        if let [Some(a)] = args.as_slice() {
+            if name == crate::parse::VARIADIC {
+                // The array itself, where a variadic parameter takes it.
+                return self.expr_in(a, scope, agg);
+            }
+        }
         if name == "pg_typeof" {
             let [Some(a)] = args.as_slice() else {
                 bail!(
@@ -76,6 +82,9 @@ impl Binder<'_> {
         if let Some(r) = self.sql_function_call(f, &args, scope, agg)? {
             return Ok(r);
         }
+        if let Some(whole) = args.last().copied().flatten().and_then(super::variadic_argument) {
+            return self.spread_call(f, &name, &args[..args.len() - 1], whole, scope, agg);
+        }
         let mut bound = Vec::with_capacity(args.len());
         for a in &args {
             match a {
@@ -87,6 +96,67 @@ impl Binder<'_> {
             return Ok(r);
         }
         self.call_named(object_schema(&f.name).as_deref(), &name, bound)
+    }
+
+    /// A built-in variadic call whose last argument is `VARIADIC array`:
+    /// resolved as if the array's elements were its last arguments, which
+    /// they become when it runs.
+    fn spread_call(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        fixed: &[Option<&ast::Expr>],
+        whole: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        let mut bound = Vec::with_capacity(fixed.len() + 2);
+        for a in fixed {
+            match a {
+                Some(a) => bound.push(self.expr_in(a, scope, agg)?),
+                None => bail!(SyntaxError, "syntax error at or near \"*\""),
+            }
+        }
+        let (array, t) = self.expr_in(whole, scope, agg)?;
+        let (array, t) = match t {
+            DataType::Unknown => {
+                let t = DataType::Text.array_of();
+                (self.coerce(array, &DataType::Unknown, &t)?, t)
+            }
+            t => (array, t),
+        };
+        let mut types: Vec<DataType> = bound.iter().map(|(_, t)| t.clone()).collect();
+        const SPREADABLE: &[&str] = &[
+            "concat",
+            "concat_ws",
+            "format",
+            "json_build_array",
+            "jsonb_build_array",
+            "json_build_object",
+            "jsonb_build_object",
+            "num_nulls",
+            "num_nonnulls",
+        ];
+        if !SPREADABLE.contains(&name) || object_schema(&f.name).is_some_and(|s| s != "pg_catalog")
+        {
+            types.push(t);
+            return Err(crate::func::no_such_function(name, &types));
+        }
+        let Some(elem) = t.elem().cloned() else {
+            bail!(DatatypeMismatch, "VARIADIC argument must be an array");
+        };
+        // Elements pass to a variadic built-in as "any"; two stand for
+        // however many the array has (json_build_object takes pairs).
+        types.extend([elem.clone(), elem]);
+        let n = bound.len();
+        let (func, ty, targets) = builtin(name, &types)?;
+        let (Expr::Func(func, mut out), ty) =
+            self.apply((func, ty, targets.into_iter().take(n).collect()), bound)?
+        else {
+            bail!(InternalError, "a built-in call bound to no function");
+        };
+        out.push(Expr::Func(crate::func::Func::Spread, vec![array]));
+        Ok((Expr::Func(func, out), ty))
     }
 
     /// Resolves built-in `name` for bound arguments and coerces them to the

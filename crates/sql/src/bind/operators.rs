@@ -233,17 +233,6 @@ impl Binder<'_> {
             O::PGRegexIMatch => Some((false, true)),
             O::PGRegexNotMatch => Some((true, false)),
             O::PGRegexNotIMatch => Some((true, true)),
-            // OPERATOR(pg_catalog.~), as psql writes it.
-            O::PGCustomBinaryOperator(parts) => match parts.as_slice() {
-                [schema, o] if schema == "pg_catalog" => match o.as_str() {
-                    "~" => Some((false, false)),
-                    "~*" => Some((false, true)),
-                    "!~" => Some((true, false)),
-                    "!~*" => Some((true, true)),
-                    _ => None,
-                },
-                _ => None,
-            },
             _ => None,
         };
         if let Some((negated, ci)) = regex {

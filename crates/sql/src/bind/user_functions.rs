@@ -138,7 +138,7 @@ impl Binder<'_> {
         };
         // CALL matches a function's OUT parameters too, so a function
         // with any is never the one called without them.
-        let found = choose(&self.sql_functions(&f.name)?, &types)?;
+        let found = choose(&self.sql_functions(&f.name)?, &types, packed(&args))?;
         let Some(def) = found.filter(|d| d.procedure || d.outs.is_empty()) else {
             if crate::builtins::procs().iter().any(|p| p.name == name.name) {
                 return Err(not_procedure());
@@ -188,7 +188,7 @@ impl Binder<'_> {
             return Ok(None);
         };
         let types = self.arg_types(&args, scope, agg)?;
-        let Some(def) = choose(&candidates, &types)? else { return Ok(None) };
+        let Some(def) = choose(&candidates, &types, packed(&args))? else { return Ok(None) };
         refuse_procedure(&def, &types)?;
         if self.trace.is_some() {
             // A view's definition is analysed as PostgreSQL does, without
@@ -314,7 +314,7 @@ impl Binder<'_> {
         // before it are visible as outer columns).
         let refs: Vec<&ast::Expr> = args.iter().collect();
         let types = self.arg_types(&refs, &Scope::default(), &mut None)?;
-        let Some(def) = choose(&candidates, &types)? else { return Ok(None) };
+        let Some(def) = choose(&candidates, &types, packed(&refs))? else { return Ok(None) };
         refuse_procedure(&def, &types)?;
         // A SQL function that runs apart from its caller, or whose body
         // is no one query, runs as a PL/pgSQL body does, not inlined.
@@ -457,10 +457,20 @@ fn call_subquery(name: &ast::ObjectName, args: Vec<ast::Expr>, row: bool) -> Res
 /// `candidates`: one whose parameters (after those defaults fill) take
 /// the types exactly, else the one that takes them by implicit casts
 /// with the most exact matches; None when none takes them.
-fn choose(candidates: &[Arc<FunctionDef>], types: &[DataType]) -> Result<Option<Arc<FunctionDef>>> {
+fn choose(
+    candidates: &[Arc<FunctionDef>],
+    types: &[DataType],
+    packed: bool,
+) -> Result<Option<Arc<FunctionDef>>> {
+    // A packed call (`VARIADIC array` last) passes the variadic
+    // parameter's array whole, so only variadic functions take it.
+    let variadic = |d: &FunctionDef| d.variadic().filter(|_| !packed);
     let fits = |d: &FunctionDef| {
         let defaults = d.args.iter().rev().take_while(|a| a.default.is_some()).count();
-        match d.variadic() {
+        if packed && d.variadic().is_none() {
+            return false;
+        }
+        match variadic(d) {
             Some(_) => types.len() >= d.args.len(),
             None => types.len() <= d.args.len() && types.len() + defaults >= d.args.len(),
         }
@@ -468,7 +478,7 @@ fn choose(candidates: &[Arc<FunctionDef>], types: &[DataType]) -> Result<Option<
     let mut best: Vec<(usize, &Arc<FunctionDef>)> = Vec::new();
     for d in candidates.iter().filter(|d| fits(d)) {
         let mut params = d.arg_types();
-        if let Some(elem) = d.variadic() {
+        if let Some(elem) = variadic(d) {
             // The last arguments are the variadic array's elements.
             params.pop();
             params.resize(types.len(), elem);
@@ -501,6 +511,11 @@ fn choose(candidates: &[Arc<FunctionDef>], types: &[DataType]) -> Result<Option<
     Ok(first)
 }
 
+/// True if the call's last argument is `VARIADIC array`.
+fn packed<E: std::borrow::Borrow<ast::Expr>>(args: &[E]) -> bool {
+    args.last().is_some_and(|a| super::variadic_argument(a.borrow()).is_some())
+}
+
 /// True if a value of type `from` passes to a parameter of type `to`
 /// without an explicit cast.
 fn implicit(from: &DataType, to: &DataType) -> bool {
@@ -515,7 +530,12 @@ fn implicit(from: &DataType, to: &DataType) -> bool {
 
 /// The arguments with the parameters' defaults after them.
 fn with_defaults(def: &FunctionDef, mut args: Vec<ast::Expr>) -> Result<Vec<ast::Expr>> {
-    if def.variadic().is_some() && args.len() >= def.args.len() {
+    if let Some(whole) = args.last().and_then(super::variadic_argument) {
+        // `VARIADIC array`: the array is the parameter's value.
+        let whole = whole.clone();
+        args.pop();
+        args.push(whole);
+    } else if def.variadic().is_some() && args.len() >= def.args.len() {
         // The last arguments become the variadic parameter's array.
         let elems = args.split_off(def.args.len() - 1);
         args.push(ast::Expr::Array(ast::Array { elem: elems, named: true }));

@@ -517,33 +517,10 @@ pub fn call(f: ArrayFunc, args: Vec<Value>) -> Result<Value> {
         }
         F::FromString => {
             let (s, delim, null) = (next(), next(), next());
-            let Value::Text(s) = s else { return Ok(Value::Null) };
-            let parts: Vec<String> = match delim {
-                Value::Null => s.chars().map(String::from).collect(),
-                Value::Text(d) if d.is_empty() => {
-                    if s.is_empty() {
-                        Vec::new()
-                    } else {
-                        vec![s.clone()]
-                    }
-                }
-                Value::Text(d) => {
-                    if s.is_empty() {
-                        Vec::new()
-                    } else {
-                        s.split(d.as_str()).map(String::from).collect()
-                    }
-                }
-                _ => return Ok(Value::Null),
-            };
-            let items = parts
-                .into_iter()
-                .map(|p| match &null {
-                    Value::Text(n) if *n == p => Value::Null,
-                    _ => Value::Text(p),
-                })
-                .collect();
-            ArrayValue::new(DataType::Text, items).into_value()
+            match split_string(&s, &delim, &null) {
+                Some(items) => ArrayValue::new(DataType::Text, items).into_value(),
+                None => Value::Null,
+            }
         }
         F::Position | F::Positions => {
             let (a, x, start) = (array(next()), next(), next());
@@ -646,4 +623,26 @@ fn cat(x: ArrayValue, y: ArrayValue) -> Result<Value> {
         return Err(mismatch());
     }
     Ok(out.into_value())
+}
+
+/// string_to_array's and string_to_table's split: `s` cut at `delim` (into
+/// characters when it is NULL), with pieces equal to `null` made NULL; None
+/// when `s` is NULL.
+pub fn split_string(s: &Value, delim: &Value, null: &Value) -> Option<Vec<Value>> {
+    let Value::Text(s) = s else { return None };
+    let parts: Vec<String> = match delim {
+        _ if s.is_empty() => Vec::new(),
+        Value::Null => s.chars().map(String::from).collect(),
+        Value::Text(d) if d.is_empty() => vec![s.clone()],
+        Value::Text(d) => s.split(d.as_str()).map(String::from).collect(),
+        _ => return None,
+    };
+    let items = parts
+        .into_iter()
+        .map(|p| match null {
+            Value::Text(n) if *n == p => Value::Null,
+            _ => Value::Text(p),
+        })
+        .collect();
+    Some(items)
 }

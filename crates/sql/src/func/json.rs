@@ -95,13 +95,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
     Some(Ok(match (name, n) {
         ("json_build_object" | "jsonb_build_object", n) => {
             if n % 2 != 0 {
-                return Some(Err(err!(
-                    InvalidParameterValue,
-                    "argument list must have even number of elements"
-                )
-                .with_hint(format!(
-                    "The arguments of {name}() must consist of alternating keys and values."
-                ))));
+                return Some(Err(odd_pairs(name)));
             }
             (F::BuildObject(jsonb), own, unknown_as_text(args))
         }
@@ -503,7 +497,18 @@ fn object_key(v: &Value) -> Result<String> {
     Ok(text::to_text(v))
 }
 
+/// json_build_object's error for an odd number of arguments.
+fn odd_pairs(name: &str) -> crate::error::ErrorReport {
+    err!(InvalidParameterValue, "argument list must have even number of elements").with_hint(
+        format!("The arguments of {name}() must consist of alternating keys and values."),
+    )
+}
+
 fn build_object(args: &[Value], as_jsonb: bool, zone: &Zone) -> Result<Value> {
+    // (A VARIADIC array's length is known only here.)
+    if args.len() % 2 != 0 {
+        return Err(odd_pairs(if as_jsonb { "jsonb_build_object" } else { "json_build_object" }));
+    }
     if as_jsonb {
         let mut pairs = Vec::with_capacity(args.len() / 2);
         for kv in args.chunks(2) {

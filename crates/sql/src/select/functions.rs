@@ -47,6 +47,8 @@ pub enum TableFunc {
     RegexMatches,
     /// regexp_split_to_table(string, pattern [, flags]): a text per piece.
     RegexSplit,
+    /// string_to_table(s, delimiter [, null])
+    StringSplit,
     /// pg_listening_channels(): the session's LISTEN channels.
     ListeningChannels,
     /// pg_get_keywords(): PostgreSQL 15's SQL keywords (word, catcode,
@@ -270,6 +272,7 @@ pub fn is_set_returning(name: &str) -> bool {
             | "_pg_expandarray"
             | "regexp_matches"
             | "regexp_split_to_table"
+            | "string_to_table"
             | "pg_listening_channels"
             | "pg_get_keywords"
     ) || JSON_FUNCTIONS.contains(&name)
@@ -324,10 +327,15 @@ fn bind_call(
                     matches!(t, DataType::Timestamp | DataType::TimestampTz | DataType::Date)
                 }) =>
         {
-            let ty = if bound.iter().any(|(_, t)| *t == DataType::TimestampTz) {
-                DataType::TimestampTz
-            } else {
+            // Dates go to timestamptz, the datetime category's preferred
+            // type, unless a plain timestamp argument picks that overload.
+            let plain = |t: &DataType| *t == DataType::Timestamp;
+            let zoned = |t: &DataType| *t == DataType::TimestampTz;
+            let ty = if bound.iter().any(|(_, t)| plain(t)) && !bound.iter().any(|(_, t)| zoned(t))
+            {
                 DataType::Timestamp
+            } else {
+                DataType::TimestampTz
             };
             let mut exprs = Vec::new();
             for (i, (x, t)) in bound.into_iter().enumerate() {
@@ -403,7 +411,7 @@ fn bind_call(
             let Some(elem) = t.elem().cloned() else { return Err(no_such(&[(x, t)])) };
             (TableFunc::ExpandArray, vec![x], vec![elem, DataType::Int4])
         }
-        "regexp_matches" | "regexp_split_to_table" => {
+        "regexp_matches" | "regexp_split_to_table" | "string_to_table" => {
             if !(2..=3).contains(&bound.len()) {
                 return Err(no_such(&bound));
             }
@@ -415,6 +423,7 @@ fn bind_call(
                 "regexp_matches" => {
                     (TableFunc::RegexMatches, exprs, vec![DataType::Text.array_of()])
                 }
+                "string_to_table" => (TableFunc::StringSplit, exprs, vec![DataType::Text]),
                 _ => (TableFunc::RegexSplit, exprs, vec![DataType::Text]),
             }
         }
@@ -451,6 +460,7 @@ impl FromFunction {
             Some(TableFunc::ExpandArray) => "_pg_expandarray",
             Some(TableFunc::RegexMatches) => "regexp_matches",
             Some(TableFunc::RegexSplit) => "regexp_split_to_table",
+            Some(TableFunc::StringSplit) => "string_to_table",
             Some(TableFunc::ListeningChannels) => "pg_listening_channels",
             Some(TableFunc::Keywords) => "pg_get_keywords",
             _ => "generate_subscripts",
@@ -528,6 +538,14 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
             TableFunc::ExpandArray => expand_array(vals.into_iter().next()),
             TableFunc::RegexMatches => crate::func::regex::matches_rows(&vals)?,
             TableFunc::RegexSplit => crate::func::regex::split_rows(&vals)?,
+            TableFunc::StringSplit => {
+                let arg = |i: usize| vals.get(i).unwrap_or(&Value::Null);
+                crate::func::arrays::split_string(arg(0), arg(1), arg(2))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|v| vec![v])
+                    .collect()
+            }
             TableFunc::ListeningChannels => match &ctx.listener {
                 Some(l) => l.channels().into_iter().map(|c| vec![Value::Text(c)]).collect(),
                 None => Vec::new(),
