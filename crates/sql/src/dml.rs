@@ -32,6 +32,8 @@ use crate::plpgsql::{self, RunCall, TxnCalls};
 use crate::triggers::{self, Event, Firing, RowEvent};
 use crate::{bail, err};
 
+pub mod merge;
+
 /// RETURNING clause: expressions over the written row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Returning {

@@ -436,6 +436,7 @@ fn parse_piece(
             let tokens = top_level_lock_clause(sql_tokens(piece))?;
             let tokens = drop_expression(conflict_inference(current_of(tokens)));
             let tokens = variadic_arguments(catalog_operators(tokens));
+            let tokens = merge_default_values(tokens);
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
             let tokens = type_references(tokens);
             let (tokens, check_option) = view_check_option(tokens);
@@ -619,6 +620,45 @@ fn drop_expression(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         ];
         out.splice(from..=to, call);
     }
+}
+
+/// The column list a MERGE's `INSERT DEFAULT VALUES` is read as
+/// (sqlparser has no such action), with `VALUES (DEFAULT)`.
+pub const DEFAULT_VALUES: &str = "pg_default_values";
+
+/// Rewrites a MERGE's `INSERT DEFAULT VALUES` as `INSERT
+/// ("pg_default_values") VALUES (DEFAULT)`.
+fn merge_default_values(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let solid = solid(&tokens);
+    if !solid.first().is_some_and(|&i| keyword(&tokens[i], Keyword::MERGE)) {
+        return tokens;
+    }
+    let kw = |i: usize, k: Keyword| keyword(&tokens[i], k);
+    let found: Vec<(usize, usize)> = solid
+        .windows(3)
+        .filter(|w| {
+            kw(w[0], Keyword::INSERT) && kw(w[1], Keyword::DEFAULT) && kw(w[2], Keyword::VALUES)
+        })
+        .map(|w| (w[1], w[2]))
+        .collect();
+    let mut out = tokens;
+    // From the last, so the earlier positions stay put.
+    for (from, to) in found.into_iter().rev() {
+        let span = out[from].span;
+        let t = |token: Token| TokenWithSpan { token, span };
+        let list = vec![
+            t(Token::LParen),
+            t(Token::make_word(DEFAULT_VALUES, Some('"'))),
+            t(Token::RParen),
+            t(Token::Whitespace(Whitespace::Space)),
+            t(Token::make_keyword("VALUES")),
+            t(Token::LParen),
+            t(Token::make_keyword("DEFAULT")),
+            t(Token::RParen),
+        ];
+        out.splice(from..=to, list);
+    }
+    out
 }
 
 /// Rewrites `OPERATOR(pg_catalog.op)` (and `OPERATOR(op)`), as psql and

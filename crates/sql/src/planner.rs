@@ -20,6 +20,7 @@ use crate::plan::{Column, Plan, Scan};
 use crate::select;
 use crate::{bail, err};
 
+mod merge;
 pub mod views;
 
 /// A planned statement.
@@ -33,6 +34,8 @@ pub enum Bound {
     Update(UpdatePlan),
     /// DELETE.
     Delete(DeletePlan),
+    /// MERGE.
+    Merge(crate::dml::merge::MergePlan),
     /// EXPLAIN output lines.
     Explain(Vec<String>),
     /// A utility statement, interpreted by the session.
@@ -45,6 +48,11 @@ pub enum Bound {
 }
 
 impl Bound {
+    /// True for INSERT, UPDATE, DELETE and MERGE.
+    pub fn writes(&self) -> bool {
+        matches!(self, Bound::Insert(_) | Bound::Update(_) | Bound::Delete(_) | Bound::Merge(_))
+    }
+
     /// The columns this statement returns, if it returns rows.
     pub fn columns(&self) -> Option<Vec<Column>> {
         match self {
@@ -52,6 +60,7 @@ impl Bound {
             Bound::Insert(p) => p.returning.as_ref().map(|r| r.columns.clone()),
             Bound::Update(p) => p.returning.as_ref().map(|r| r.columns.clone()),
             Bound::Delete(p) => p.returning.as_ref().map(|r| r.columns.clone()),
+            Bound::Merge(_) => None,
             Bound::Explain(_) => Some(vec![Column::computed("QUERY PLAN", DataType::Text)]),
             Bound::Utility => None,
             Bound::Fetch(c) => Some(c.clone()),
@@ -95,6 +104,7 @@ fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
         }
         ast::Statement::Update(u) => Bound::Update(plan_update(b, u)?),
         ast::Statement::Delete(d) => Bound::Delete(plan_delete(b, d)?),
+        ast::Statement::Merge(m) => Bound::Merge(merge::plan_merge(b, m)?),
         ast::Statement::Call(f) => {
             let (call, columns) = b.procedure_call(f)?;
             Bound::Call(call, columns)
@@ -117,6 +127,11 @@ fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
                 }
                 Bound::Delete(p) => {
                     lines.push(format!("Delete on {}", p.scan.table.name));
+                    Plan::Scan(p.scan.clone()).explain(&mut lines, 1);
+                }
+                Bound::Merge(p) => {
+                    lines.push(format!("Merge on {}", p.scan.table.name));
+                    p.source.explain(&mut lines, 1);
                     Plan::Scan(p.scan.clone()).explain(&mut lines, 1);
                 }
                 _ => lines.push("Utility Statement".into()),

@@ -1347,6 +1347,7 @@ impl<K: KvClient> Session<K> {
                 Bound::Insert(p) => Some(&p.table),
                 Bound::Update(p) => Some(&p.scan.table),
                 Bound::Delete(p) => Some(&p.scan.table),
+                Bound::Merge(p) => Some(&p.scan.table),
                 _ => None,
             };
             if let Some(t) = target.filter(|t| t.matview.is_some()) {
@@ -1404,6 +1405,10 @@ impl<K: KvClient> Session<K> {
             Bound::Delete(p) => {
                 let (n, rows) = dml::delete(txn, tenant, p, &ctx, &catalog).await?;
                 Ok(Outcome::Rows(rows, format!("DELETE {n}")))
+            }
+            Bound::Merge(p) => {
+                let n = dml::merge::merge(txn, tenant, p, &ctx, &catalog).await?;
+                Ok(Outcome::Command(format!("MERGE {n}")))
             }
             Bound::Explain(lines) => {
                 let rows = lines.iter().map(|l| vec![Value::Text(l.clone())]).collect();
@@ -1672,6 +1677,7 @@ fn writes(bound: &Bound, stmt: &ast::Statement) -> Option<String> {
         Bound::Insert(_) => return Some("INSERT".into()),
         Bound::Update(_) => return Some("UPDATE".into()),
         Bound::Delete(_) => return Some("DELETE".into()),
+        Bound::Merge(_) => return Some("MERGE".into()),
         Bound::Utility => {}
         _ => return None,
     }

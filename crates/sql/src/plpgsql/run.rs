@@ -987,7 +987,7 @@ impl<S: Spi> Interp<'_, S> {
         let ParsedStmt::Sql(ast) = &frag.stmt else {
             bail!(InternalError, "PL/pgSQL fragment is not a SQL statement");
         };
-        let dml = matches!(*bound, Bound::Insert(_) | Bound::Update(_) | Bound::Delete(_));
+        let dml = bound.writes();
         // A CALL's output parameters are assigned to the variables given
         // for them.
         let targets = match (&*bound, ast.as_ref()) {

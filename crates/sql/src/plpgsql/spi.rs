@@ -76,6 +76,9 @@ pub async fn run_bound<T: Txn>(
         Bound::Insert(p) => crate::dml::insert(txn, tenant, p, ctx, catalog, false).await?,
         Bound::Update(p) => crate::dml::update(txn, tenant, p, ctx, catalog).await?,
         Bound::Delete(p) => crate::dml::delete(txn, tenant, p, ctx, catalog).await?,
+        Bound::Merge(p) => {
+            (crate::dml::merge::merge(txn, tenant, p, ctx, catalog).await?, Vec::new())
+        }
         Bound::Explain(lines) => {
             let rows: Vec<_> =
                 lines.iter().map(|l| vec![sqltypes::Value::Text(l.clone())]).collect();
@@ -86,7 +89,7 @@ pub async fn run_bound<T: Txn>(
             "utility statements are not supported in triggers or in functions called from a query"
         ),
     };
-    let dml = matches!(bound, Bound::Insert(_) | Bound::Update(_) | Bound::Delete(_));
+    let dml = bound.writes();
     Ok(Done { rows, count, dml })
 }
 
@@ -116,6 +119,7 @@ impl<T: Txn> Spi for TxnSpi<'_, T> {
                 Bound::Insert(_) => "INSERT",
                 Bound::Update(_) => "UPDATE",
                 Bound::Delete(_) => "DELETE",
+                Bound::Merge(_) => "MERGE",
                 _ => "",
             };
             match &mut self.txn {

@@ -375,7 +375,7 @@ fn input_types(exprs: &[Expr], types: &[DataType]) -> Option<Vec<DataType>> {
 /// The hash keys among a join's ON conjuncts: `l = r` with `l` reading
 /// only the left input and `r` only the right (or the other way round),
 /// both of one hashable type.
-fn hash_keys(on: &[Expr], lw: usize, types: &[DataType]) -> Option<HashKeys> {
+pub fn hash_keys(on: &[Expr], lw: usize, types: &[DataType]) -> Option<HashKeys> {
     let mut keys = HashKeys { left: vec![], right: vec![], types: vec![] };
     for p in on {
         let Expr::Binary(BinOp::Eq, a, b) = p else { continue };

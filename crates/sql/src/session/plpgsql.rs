@@ -49,7 +49,7 @@ impl<K: KvClient> Spi for SessionSpi<'_, K> {
             // The session's path reads only the statement; its text
             // places errors, which this body's interpreter does itself.
             let text: Arc<str> = Arc::from("");
-            let dml = matches!(*st.bound, Bound::Insert(_) | Bound::Update(_) | Bound::Delete(_));
+            let dml = st.bound.writes();
             let prepared = Arc::new(Prepared {
                 parsed: Parsed {
                     text: text.clone(),
