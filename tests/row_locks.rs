@@ -2,6 +2,8 @@
 //! sessions: a locked row makes a conflicting locker wait until the holder
 //! ends, NOWAIT fails with 55P03 instead, SKIP LOCKED passes the row by
 //! (the job-queue pattern), and shared locks do not block each other.
+//! MERGE waits for a locked target row and then acts on its newest version
+//! (or inserts when it is gone).
 //! Every test also passes against PostgreSQL (`STRATA_TEST_TARGET=postgres`).
 
 use testkit::{TestServer, SETTLE};
@@ -112,4 +114,56 @@ fn for_update_of_locks_only_the_named_table() {
     assert!(b.until_ready().is_empty(), "other jobs rows are not");
     a.query("commit");
     assert!(a.until_ready().is_empty());
+}
+
+#[test]
+fn merge_waits_and_acts_on_the_newest_version_of_a_locked_row() {
+    let s = setup();
+    let merge = "merge into jobs j using (values (1), (4)) v(id) on j.id = v.id \
+                 when matched then update set state = j.state || '+m' \
+                 when not matched then insert values (v.id, 'inserted')";
+    let mut a = s.run("begin; update jobs set state = 'a' where id = 1");
+    let mut b = s.send(merge);
+    std::thread::sleep(SETTLE);
+    assert_eq!(s.query("select count(*) from jobs"), "3", "the merge waits");
+    a.query("commit");
+    assert!(a.until_ready().is_empty());
+    assert!(b.until_ready().is_empty(), "the merge went on");
+    assert_eq!(
+        s.query("select id, state from jobs order by id"),
+        "1|a+m\n2|new\n3|new\n4|inserted"
+    );
+}
+
+#[test]
+fn merge_inserts_where_the_row_it_matched_was_deleted_meanwhile() {
+    let s = setup();
+    let mut a = s.run("begin; delete from jobs where id = 2");
+    let mut b = s.send(
+        "merge into jobs j using (values (2)) v(id) on j.id = v.id \
+         when matched then update set state = 'updated' \
+         when not matched then insert values (v.id, 'inserted')",
+    );
+    std::thread::sleep(SETTLE);
+    a.query("commit");
+    assert!(a.until_ready().is_empty());
+    assert!(b.until_ready().is_empty(), "the merge went on");
+    assert_eq!(s.query("select state from jobs where id = 2"), "inserted");
+}
+
+#[test]
+fn merge_tries_its_clauses_again_on_the_changed_row() {
+    let s = setup();
+    let mut a = s.run("begin; update jobs set state = 'done' where id = 3");
+    let mut b = s.send(
+        "merge into jobs j using (values (3)) v(id) on j.id = v.id \
+         when matched and j.state = 'new' then update set state = 'taken' \
+         when matched then delete",
+    );
+    std::thread::sleep(SETTLE);
+    a.query("commit");
+    assert!(a.until_ready().is_empty());
+    assert!(b.until_ready().is_empty(), "the merge went on");
+    // The row is no longer 'new': the second clause deletes it.
+    assert_eq!(s.query("select count(*) from jobs where id = 3"), "0");
 }
