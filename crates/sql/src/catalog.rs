@@ -631,6 +631,10 @@ pub struct IndexDef {
     pub constraint: bool,
     /// Where the index entries are stored.
     pub storage: u64,
+    /// A DEFERRABLE UNIQUE constraint's: Some(initially deferred). Its
+    /// uniqueness holds at the end of each statement, not row by row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferral: Option<bool>,
     /// COMMENT ON INDEX text.
     #[serde(default)]
     pub comment: Option<String>,
@@ -727,6 +731,10 @@ pub struct TableDef {
     /// OID of the primary key's index (0 if none).
     #[serde(default)]
     pub pkey_oid: u32,
+    /// A DEFERRABLE primary key's: Some(initially deferred), as
+    /// [`IndexDef::deferral`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pkey_deferral: Option<bool>,
     /// Secondary indexes.
     pub indexes: Vec<IndexDef>,
     /// Where the rows are stored (changes on TRUNCATE and key rewrites).
@@ -1343,6 +1351,7 @@ impl TableDef {
             primary_key: vec![],
             pkey_name: None,
             pkey_oid: 0,
+            pkey_deferral: None,
             indexes: vec![],
             storage: 0,
             checks: vec![],
@@ -1356,6 +1365,12 @@ impl TableDef {
             triggers: vec![],
             access: Ownership::default(),
         }
+    }
+
+    /// True if a UNIQUE or PRIMARY KEY constraint of the table is
+    /// DEFERRABLE: an UPDATE then checks uniqueness at its end.
+    pub fn has_deferrable_unique(&self) -> bool {
+        self.pkey_deferral.is_some() || self.indexes.iter().any(|i| i.deferral.is_some())
     }
 
     /// True if writes to this table take part in foreign keys, either side.

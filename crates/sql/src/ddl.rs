@@ -626,7 +626,8 @@ pub async fn create_table<T: Txn>(
     t.namespace = ns;
     t.temporary = temporary;
     t.access = crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::Table, ns);
-    let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+    // (name, columns, deferral)
+    let mut uniques: Vec<(Option<String>, Vec<usize>, Option<bool>)> = Vec::new();
     let mut fks: Vec<foreign_keys::PendingFk> = Vec::new();
     // CHECK constraints: (name if given, condition, column it was declared on).
     let mut checks: Vec<(Option<String>, ast::Expr, Option<String>)> = Vec::new();
@@ -688,7 +689,7 @@ pub async fn create_table<T: Txn>(
                     });
                     owned.push((i, sequence_options.clone().unwrap_or_default()));
                 }
-                ast::ColumnOption::PrimaryKey(_) => {
+                ast::ColumnOption::PrimaryKey(pk) => {
                     if !t.primary_key.is_empty() {
                         bail!(
                             InvalidTableDefinition,
@@ -696,8 +697,11 @@ pub async fn create_table<T: Txn>(
                         );
                     }
                     t.primary_key = vec![i];
+                    t.pkey_deferral = deferral(&pk.characteristics)?;
                 }
-                ast::ColumnOption::Unique(_) => uniques.push((None, vec![i])),
+                ast::ColumnOption::Unique(u) => {
+                    uniques.push((None, vec![i], deferral(&u.characteristics)?))
+                }
                 ast::ColumnOption::ForeignKey(fk) => {
                     fks.push((opt.name.as_ref().map(bind::ident), vec![i], fk.clone()))
                 }
@@ -722,10 +726,13 @@ pub async fn create_table<T: Txn>(
                 }
                 t.primary_key = index_columns(&t, &pk.columns)?;
                 t.pkey_name = pk.name.as_ref().map(bind::ident);
+                t.pkey_deferral = deferral(&pk.characteristics)?;
             }
-            ast::TableConstraint::Unique(u) => {
-                uniques.push((u.name.as_ref().map(bind::ident), index_columns(&t, &u.columns)?))
-            }
+            ast::TableConstraint::Unique(u) => uniques.push((
+                u.name.as_ref().map(bind::ident),
+                index_columns(&t, &u.columns)?,
+                deferral(&u.characteristics)?,
+            )),
             ast::TableConstraint::Check(c) => {
                 checks.push((c.name.as_ref().map(bind::ident), (*c.expr).clone(), None))
             }
@@ -749,7 +756,7 @@ pub async fn create_table<T: Txn>(
         t.pkey_name.get_or_insert_with(|| format!("{name}_pkey"));
     }
     let mut fresh = vec![t.storage];
-    for (i, (uname, cols)) in uniques.into_iter().enumerate() {
+    for (i, (uname, cols, deferral)) in uniques.into_iter().enumerate() {
         let id = base + 3 + i as u64;
         let colnames: Vec<&str> = cols.iter().map(|&c| t.columns[c].name.as_str()).collect();
         let iname = uname.unwrap_or_else(|| format!("{name}_{}_key", colnames.join("_")));
@@ -764,6 +771,7 @@ pub async fn create_table<T: Txn>(
             unique: true,
             constraint: true,
             storage: id,
+            deferral,
             comment: None,
         });
         fresh.push(id);
@@ -1473,6 +1481,7 @@ pub async fn create_index<T: Txn>(
         unique: ci.unique,
         constraint: false,
         storage: id,
+        deferral: None,
         comment: None,
     });
     catalog::bind_checks(cat, &mut nt)?;
@@ -1565,6 +1574,7 @@ pub async fn alter_table<T: Txn>(
                     cur.columns[c].nullable = false;
                 }
                 cur.primary_key = cols;
+                cur.pkey_deferral = deferral(&pk.characteristics)?;
                 let name =
                     pk.name.as_ref().map(bind::ident).unwrap_or_else(|| format!("{tname}_pkey"));
                 if cat.relation_exists(cur.namespace, &name) {
@@ -1824,4 +1834,21 @@ pub async fn alter_table<T: Txn>(
     write_table(txn, tenant, &cur).await?;
     notices.extend(view_deps::cascade_notice(&dropping.cascaded));
     Ok(DdlResult { tag: "ALTER TABLE".into(), notices, fresh, ..Default::default() })
+}
+
+/// A UNIQUE or PRIMARY KEY constraint's DEFERRABLE clause: Some(initially
+/// deferred) when deferrable (see [`crate::catalog::IndexDef::deferral`]).
+pub(crate) fn deferral(ch: &Option<ast::ConstraintCharacteristics>) -> Result<Option<bool>> {
+    let Some(ch) = ch else { return Ok(None) };
+    let deferred = ch.initially == Some(ast::DeferrableInitial::Deferred);
+    if deferred && ch.deferrable == Some(false) {
+        bail!(SyntaxError, "constraint declared INITIALLY DEFERRED must be DEFERRABLE");
+    }
+    if ch.enforced == Some(false) {
+        bail!(
+            FeatureNotSupported,
+            "UNIQUE and PRIMARY KEY constraints cannot be marked NOT ENFORCED"
+        );
+    }
+    Ok((deferred || ch.deferrable == Some(true)).then_some(deferred))
 }

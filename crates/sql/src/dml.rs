@@ -1072,6 +1072,26 @@ pub async fn update<T: Txn>(
     let mut written = Vec::with_capacity(targets.len());
     let mut olds = Vec::new();
     let mut items = Vec::new();
+    // A DEFERRABLE unique constraint holds at the end of the statement:
+    // every row's old entries go before any row's new ones are written.
+    let batch = table.has_deferrable_unique();
+    let mut staged = Vec::new();
+    let mut record = |old: Row, new: Row, item: Row| -> Result<()> {
+        check_views(&plan.checks, &new, eval)?;
+        if after {
+            events.push(RowEvent {
+                event: Event::Update,
+                old: Some(old.clone()),
+                new: Some(new.clone()),
+            });
+        }
+        if table.has_foreign_keys() {
+            olds.push(old);
+        }
+        items.push(item);
+        written.push(new);
+        Ok(())
+    };
     for (key, old, item) in targets {
         let mut new = old.clone();
         let with_item;
@@ -1095,18 +1115,17 @@ pub async fn update<T: Txn>(
         check_row(table, &mut new)?;
         // A BEFORE trigger may change the key too.
         let moves = pk_changes || before;
-        written.push(update_row(txn, tenant, table, key, &old, new, moves).await?);
-        if let Some(new) = written.last() {
-            check_views(&plan.checks, new, eval)?;
+        if batch {
+            let moved = unlink_old(txn, tenant, table, &key, &old, &new, moves).await?;
+            staged.push((key, old, new, item, moved));
+            continue;
         }
-        if after {
-            let new = written.last().cloned();
-            events.push(RowEvent { event: Event::Update, old: Some(old.clone()), new });
-        }
-        if table.has_foreign_keys() {
-            olds.push(old);
-        }
-        items.push(item);
+        let new = update_row(txn, tenant, table, key, &old, new, moves).await?;
+        record(old, new, item)?;
+    }
+    for (key, old, new, item, moved) in staged {
+        let new = link_new(txn, tenant, table, key, &old, new, moved).await?;
+        record(old, new, item)?;
     }
     if table.has_foreign_keys() {
         let defer = eval.deferred.as_deref();
@@ -1139,16 +1158,48 @@ pub async fn update_row<T: Txn>(
     new: Row,
     pk_may_change: bool,
 ) -> Result<Row> {
+    let moved = unlink_old(txn, tenant, table, &key, old, &new, pk_may_change).await?;
+    link_new(txn, tenant, table, key, old, new, moved).await
+}
+
+/// [`update_row`]'s first half: removes the index entries of `old` that
+/// `new` changes, and `old` itself when its primary key moves (returns
+/// whether it does).
+async fn unlink_old<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    table: &TableDef,
+    key: &Key,
+    old: &[Value],
+    new: &[Value],
+    pk_may_change: bool,
+) -> Result<bool> {
     let moved = pk_may_change
         && table.primary_key.iter().any(|&c| {
             ops::compare(&old[c], &new[c]).ok().flatten() != Some(std::cmp::Ordering::Equal)
         });
     if !table.indexes.is_empty() {
-        lock_unique_entries(txn, tenant, table, old, &key).await?;
-        remove_index_entries(txn, tenant, table, old, &key, if moved { None } else { Some(&new) })?;
+        lock_unique_entries(txn, tenant, table, old, key).await?;
+        remove_index_entries(txn, tenant, table, old, key, if moved { None } else { Some(new) })?;
     }
     if moved {
-        txn.delete(key, LockMode::Locked).map_err(from_kv)?;
+        txn.delete(key.clone(), LockMode::Locked).map_err(from_kv)?;
+    }
+    Ok(moved)
+}
+
+/// [`update_row`]'s second half: writes `new` (at its own key when it
+/// `moved`, else at `key`) with the index entries [`unlink_old`] removed.
+async fn link_new<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    table: &TableDef,
+    key: Key,
+    old: &[Value],
+    new: Row,
+    moved: bool,
+) -> Result<Row> {
+    if moved {
         let rows = [new];
         insert_rows(txn, tenant, table, &rows, false).await?;
         let [new] = rows;

@@ -513,6 +513,16 @@ fn plan_on_conflict(
             }
         }
     };
+    let deferrable = |a: &Option<usize>| match a {
+        None => table.pkey_deferral.is_some(),
+        Some(i) => table.indexes[*i].deferral.is_some(),
+    };
+    if arbiters.iter().any(deferrable) {
+        bail!(
+            ObjectNotInPrerequisiteState,
+            "ON CONFLICT does not support deferrable unique constraints/exclusion constraints as arbiters"
+        );
+    }
     match &oc.action {
         ast::OnConflictAction::DoNothing => Ok((OnConflict::DoNothing, arbiters)),
         ast::OnConflictAction::DoUpdate(du) => {

@@ -1815,8 +1815,8 @@ impl SystemTable {
                         t(&c.name),
                         i8(c.table.namespace as i64),
                         t(c.kind),
-                        Value::Bool(fk.is_some_and(|f| f.deferrable)),
-                        Value::Bool(fk.is_some_and(|f| f.initially_deferred)),
+                        Value::Bool(c.deferral.is_some()),
+                        Value::Bool(c.deferral == Some(true)),
                         Value::Bool(true),
                         i8(c.table.oid as i64),
                         i8(c.index_oid as i64),
@@ -1843,8 +1843,8 @@ impl SystemTable {
                         _ => "FOREIGN KEY",
                     };
                     let mut row = info_constraint_row(catalog, &c.name, c.table, kind);
-                    row[7] = yes_no(c.fk.is_some_and(|f| f.deferrable));
-                    row[8] = yes_no(c.fk.is_some_and(|f| f.initially_deferred));
+                    row[7] = yes_no(c.deferral.is_some());
+                    row[8] = yes_no(c.deferral == Some(true));
                     rows.push(row);
                 }
                 // PostgreSQL lists each NOT NULL column as a CHECK constraint.
@@ -2137,6 +2137,8 @@ struct Constraint<'a> {
     fk: Option<&'a ForeignKeyDef>,
     /// A CHECK constraint's condition.
     check: Option<&'a str>,
+    /// Some(initially deferred) when DEFERRABLE.
+    deferral: Option<bool>,
 }
 
 /// Every key constraint in `catalog`, table by table.
@@ -2162,6 +2164,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 index_oid: tb.pkey_oid,
                 fk: None,
                 check: None,
+                deferral: tb.pkey_deferral,
             });
         }
         for idx in tb.indexes.iter().filter(|i| i.constraint) {
@@ -2174,6 +2177,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 index_oid: idx.oid,
                 fk: None,
                 check: None,
+                deferral: idx.deferral,
             });
         }
         for f in &tb.foreign_keys {
@@ -2193,6 +2197,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 index_oid,
                 fk: Some(f),
                 check: None,
+                deferral: f.deferrable.then_some(f.initially_deferred),
             });
         }
         for ch in &tb.checks {
@@ -2205,6 +2210,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 index_oid: 0,
                 fk: None,
                 check: Some(&ch.expr),
+                deferral: None,
             });
         }
     }
@@ -2288,7 +2294,11 @@ fn index_row(
     ];
     // indisexclusion, indimmediate, indisclustered, indisvalid, indisready,
     // indislive, indisreplident, indnullsnotdistinct
-    for b in [false, true, false, true, true, true, false, false] {
+    let immediate = match primary {
+        true => tb.pkey_deferral.is_none(),
+        false => idx.is_none_or(|i| i.deferral.is_none()),
+    };
+    for b in [false, immediate, false, true, true, true, false, false] {
         row.push(Value::Bool(b));
     }
     // indkey: 0 for an expression key, as in PostgreSQL.

@@ -235,6 +235,7 @@ pub(super) async fn add_unique<T: Txn>(
         unique: true,
         constraint: true,
         storage: id,
+        deferral: super::deferral(&u.characteristics)?,
         comment: None,
     };
     let only_new = TableDef { indexes: vec![idx.clone()], ..cur.clone() };

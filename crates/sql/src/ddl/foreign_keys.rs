@@ -100,19 +100,11 @@ pub(super) async fn define<T: Txn>(
     oid: u32,
 ) -> Result<ForeignKeyDef> {
     let (name, columns, c) = pending;
-    let (deferrable, initially_deferred) = match &c.characteristics {
-        Some(ch) => {
-            let deferred = ch.initially == Some(ast::DeferrableInitial::Deferred);
-            if deferred && ch.deferrable == Some(false) {
-                bail!(SyntaxError, "constraint declared INITIALLY DEFERRED must be DEFERRABLE");
-            }
-            if ch.enforced == Some(false) {
-                bail!(FeatureNotSupported, "FOREIGN KEY constraints cannot be marked NOT ENFORCED");
-            }
-            (deferred || ch.deferrable == Some(true), deferred)
-        }
-        None => (false, false),
-    };
+    if c.characteristics.as_ref().is_some_and(|ch| ch.enforced == Some(false)) {
+        bail!(FeatureNotSupported, "FOREIGN KEY constraints cannot be marked NOT ENFORCED");
+    }
+    let deferral = super::deferral(&c.characteristics)?;
+    let (deferrable, initially_deferred) = (deferral.is_some(), deferral == Some(true));
     let match_full = match c.match_kind {
         Some(ast::ConstraintReferenceMatchKind::Full) => true,
         Some(ast::ConstraintReferenceMatchKind::Partial) => {

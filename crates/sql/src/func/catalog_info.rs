@@ -171,15 +171,27 @@ fn column_list(t: &TableDef, cols: &[usize]) -> String {
     names.join(", ")
 }
 
+/// A constraint definition's DEFERRABLE clause, as pg_get_constraintdef
+/// ends one (`deferral` is Some(initially deferred) when deferrable).
+fn deferral_clause(deferral: Option<bool>) -> &'static str {
+    match deferral {
+        None => "",
+        Some(false) => " DEFERRABLE",
+        Some(true) => " DEFERRABLE INITIALLY DEFERRED",
+    }
+}
+
 /// pg_get_constraintdef(oid): the constraint's definition as written after
 /// ADD CONSTRAINT (primary key, unique and foreign key constraints).
 pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
     for t in cat.tables.values() {
         if t.pkey_name.is_some() && t.pkey_oid == oid {
-            return Some(format!("PRIMARY KEY ({})", column_list(t, &t.primary_key)));
+            let def = format!("PRIMARY KEY ({})", column_list(t, &t.primary_key));
+            return Some(def + deferral_clause(t.pkey_deferral));
         }
         if let Some(i) = t.indexes.iter().find(|i| i.constraint && i.oid == oid) {
-            return Some(format!("UNIQUE ({})", column_list(t, &i.columns)));
+            let def = format!("UNIQUE ({})", column_list(t, &i.columns));
+            return Some(def + deferral_clause(i.deferral));
         }
         if let Some(c) = t.checks.iter().find(|c| c.oid(t.oid) == oid) {
             let expr = crate::deparse::display_expr(cat, &c.expr);
@@ -207,12 +219,7 @@ pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
             if f.on_delete != FkAction::NoAction {
                 s.push_str(&format!(" ON DELETE {}", f.on_delete.sql()));
             }
-            if f.deferrable {
-                s.push_str(" DEFERRABLE");
-            }
-            if f.initially_deferred {
-                s.push_str(" INITIALLY DEFERRED");
-            }
+            s.push_str(deferral_clause(f.deferrable.then_some(f.initially_deferred)));
             return Some(s);
         }
     }

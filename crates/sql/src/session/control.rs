@@ -470,9 +470,15 @@ fn deferrable_constraints(
         let mut found = Vec::new();
         for t in tables {
             let fk = t.foreign_keys.iter().find(|f| f.name == n.name);
-            let other = t.pkey_name.as_deref() == Some(n.name.as_str())
-                || t.checks.iter().any(|c| c.name == n.name)
-                || t.indexes.iter().any(|i| i.constraint && i.name == n.name);
+            // A deferrable UNIQUE or PRIMARY KEY constraint is checked at
+            // the end of each statement either way (compatibility.md).
+            let pkey = t.pkey_name.as_deref() == Some(n.name.as_str());
+            let unique = t.indexes.iter().find(|i| i.constraint && i.name == n.name);
+            if (pkey && t.pkey_deferral.is_some()) || unique.is_some_and(|i| i.deferral.is_some()) {
+                found.push(if pkey { t.pkey_oid } else { unique.map_or(0, |i| i.oid) });
+                continue;
+            }
+            let other = pkey || t.checks.iter().any(|c| c.name == n.name) || unique.is_some();
             let not_deferrable =
                 || err!(WrongObjectType, "constraint \"{}\" is not deferrable", n.name);
             match fk {
