@@ -1218,17 +1218,16 @@ async fn drop_matview_users<T: Txn>(
     Ok(())
 }
 
-/// TRUNCATE: switches each table (and its indexes) to fresh, empty storage.
-/// `user` needs the TRUNCATE privilege on the tables CASCADE adds too (the
-/// named ones were checked by `authorize`).
-pub async fn truncate<T: Txn>(
-    txn: &mut T,
-    tenant: TenantId,
+/// TRUNCATE's tables: those named, and (CASCADE) those referencing them;
+/// `user` needs the TRUNCATE privilege on the tables CASCADE adds (the
+/// named ones were checked by `authorize`). Its notices go in the result
+/// [`truncate`] takes.
+pub fn truncated(
     cat: &Catalog,
     names: &[ast::ObjectName],
     cascade: bool,
     user: &str,
-) -> Result<DdlResult> {
+) -> Result<(Vec<Arc<TableDef>>, DdlResult)> {
     let mut tables = Vec::new();
     for n in names {
         let t = cat.must_table(&bind::obj_name(n)?)?;
@@ -1259,6 +1258,16 @@ pub async fn truncate<T: Txn>(
         }
         i += 1;
     }
+    Ok((tables, r))
+}
+
+/// TRUNCATE: switches each of the [`truncated`] tables (and its indexes)
+/// to fresh, empty storage.
+pub async fn truncate<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    (tables, mut r): (Vec<Arc<TableDef>>, DdlResult),
+) -> Result<DdlResult> {
     bump_version(txn, tenant).await?;
     for t in &tables {
         lock_table(txn, tenant, t.oid).await?;

@@ -1472,7 +1472,14 @@ impl<K: KvClient> Session<K> {
                 let names: Vec<ast::ObjectName> =
                     t.table_names.iter().map(|n| n.name.clone()).collect();
                 let cascade = t.cascade == Some(ast::CascadeOption::Cascade);
-                ddl::truncate(txn, tenant, &catalog, &names, cascade, user).await?
+                let truncated = ddl::truncated(&catalog, &names, cascade, user)?;
+                let fires = |t: &catalog::TableDef| {
+                    t.triggers.iter().any(|g| g.has(catalog::TriggerDef::TRUNCATE))
+                };
+                if truncated.0.iter().any(|t| fires(t)) {
+                    return self.truncate_with_triggers(truncated).await;
+                }
+                ddl::truncate(txn, tenant, truncated).await?
             }
             S::CreateIndex(ci) => ddl::create_index(txn, tenant, &catalog, ci).await?,
             S::CreateSequence { .. } => {
@@ -1538,6 +1545,37 @@ impl<K: KvClient> Session<K> {
             ),
         };
         self.finish_ddl(r).await
+    }
+
+    /// TRUNCATE of tables with TRUNCATE triggers: the BEFORE triggers of
+    /// every table, in order, then the truncation, then the AFTER
+    /// triggers (which see the tables empty).
+    async fn truncate_with_triggers(
+        &mut self,
+        truncated: (Vec<Arc<catalog::TableDef>>, DdlResult),
+    ) -> Result<Outcome> {
+        let tenant = self.db.tenant;
+        let oids: Vec<u32> = truncated.0.iter().map(|t| t.oid).collect();
+        self.fire_truncate(&oids, true).await?;
+        let txn = self.txn.as_mut().expect("utility statement has a transaction");
+        let r = ddl::truncate(txn, tenant, truncated).await?;
+        let out = self.finish_ddl(r).await?;
+        self.fire_truncate(&oids, false).await?;
+        Ok(out)
+    }
+
+    /// Fires the BEFORE or AFTER TRUNCATE triggers of the tables `oids`.
+    async fn fire_truncate(&mut self, oids: &[u32], before: bool) -> Result<()> {
+        let tenant = self.db.tenant;
+        let catalog = self.catalog.clone();
+        let ctx = self.eval_ctx(&[]);
+        let txn = self.txn.as_mut().expect("utility statement has a transaction");
+        for &oid in oids {
+            let Some(t) = catalog.table_by_oid(oid) else { continue };
+            let mut f = crate::triggers::Firing::new(txn, tenant, &catalog, &ctx, &t, &[]);
+            f.statement(crate::triggers::Event::Truncate, before).await?;
+        }
+        Ok(())
     }
 
     /// CREATE TABLE ... AS query (and SELECT ... INTO): creates the table

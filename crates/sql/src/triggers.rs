@@ -1,6 +1,6 @@
-//! Firing triggers: which of a table's triggers an INSERT, UPDATE or
-//! DELETE fires, and running their functions (PL/pgSQL, over the
-//! statement's transaction).
+//! Firing triggers: which of a table's triggers an INSERT, UPDATE,
+//! DELETE or TRUNCATE fires, and running their functions (PL/pgSQL, over
+//! the statement's transaction).
 //!
 //! As in PostgreSQL: BEFORE STATEMENT triggers fire before the statement
 //! reads anything; BEFORE ROW triggers fire for each row before it is
@@ -30,6 +30,8 @@ pub enum Event {
     Update,
     /// DELETE.
     Delete,
+    /// TRUNCATE (statement triggers only).
+    Truncate,
 }
 
 impl Event {
@@ -38,6 +40,7 @@ impl Event {
             Event::Insert => TriggerDef::INSERT,
             Event::Update => TriggerDef::UPDATE,
             Event::Delete => TriggerDef::DELETE,
+            Event::Truncate => TriggerDef::TRUNCATE,
         }
     }
 
@@ -46,6 +49,7 @@ impl Event {
             Event::Insert => "INSERT",
             Event::Update => "UPDATE",
             Event::Delete => "DELETE",
+            Event::Truncate => "TRUNCATE",
         }
     }
 }

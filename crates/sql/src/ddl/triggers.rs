@@ -138,9 +138,10 @@ pub async fn create_trigger<T: Txn>(
                 }
                 TriggerDef::UPDATE
             }
-            ast::TriggerEvent::Truncate => {
-                bail!(FeatureNotSupported, "TRUNCATE triggers are not supported")
+            ast::TriggerEvent::Truncate if row => {
+                bail!(FeatureNotSupported, "TRUNCATE FOR EACH ROW triggers are not supported")
             }
+            ast::TriggerEvent::Truncate => TriggerDef::TRUNCATE,
         };
     }
     if instead {
