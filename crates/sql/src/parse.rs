@@ -436,7 +436,7 @@ fn parse_piece(
             let tokens = top_level_lock_clause(sql_tokens(piece))?;
             let tokens = drop_expression(conflict_inference(current_of(tokens)));
             let tokens = variadic_arguments(catalog_operators(tokens));
-            let tokens = merge_default_values(tokens);
+            let tokens = merge_default_values(merge_join_source(tokens));
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
             let tokens = type_references(tokens);
             let (tokens, check_option) = view_check_option(tokens);
@@ -464,6 +464,7 @@ fn parse_piece(
             if let Some(create) = select_into(&stmt)? {
                 stmt = create;
             }
+            spread_tuple_sets(&mut stmt)?;
             // CREATE TABLE t (a int) AS ...: PostgreSQL takes only names
             // there (table_as_with_names); sqlparser also reads types.
             if let ast::Statement::CreateTable(ct) = &stmt {
@@ -659,6 +660,39 @@ fn merge_default_values(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         out.splice(from..=to, list);
     }
     out
+}
+
+/// Parenthesizes a MERGE's source when it is a join (`USING a JOIN b ON
+/// ... ON cond`): sqlparser reads one table factor there. The merge's
+/// condition is the last ON at the top level before the first WHEN.
+fn merge_join_source(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let solid = solid(&tokens);
+    if !solid.first().is_some_and(|&i| keyword(&tokens[i], Keyword::MERGE)) {
+        return tokens;
+    }
+    let (mut depth, mut using, mut on, mut join) = (0i32, None, None, false);
+    for &i in &solid {
+        let t = &tokens[i];
+        match t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ if depth != 0 => {}
+            _ if using.is_none() => {
+                if keyword(t, Keyword::USING) {
+                    using = Some(i);
+                }
+            }
+            _ if keyword(t, Keyword::WHEN) => break,
+            _ if keyword(t, Keyword::ON) => on = Some(i),
+            _ if keyword(t, Keyword::JOIN) && on.is_none() => join = true,
+            _ => {}
+        }
+    }
+    let (Some(using), Some(on), true) = (using, on, join) else { return tokens };
+    let span = tokens[using].span;
+    tokens.insert(on, TokenWithSpan { token: Token::RParen, span });
+    tokens.insert(using + 1, TokenWithSpan { token: Token::LParen, span });
+    tokens
 }
 
 /// Rewrites `OPERATOR(pg_catalog.op)` (and `OPERATOR(op)`), as psql and
@@ -2205,4 +2239,81 @@ mod tests {
             assert_eq!(parse(q).expect("parses")[0].stmt, Stmt::Maintenance("VACUUM"));
         }
     }
+}
+
+/// Rewrites `SET (a, b) = (x, y)` (or `= ROW(x, y)`) in UPDATE, ON
+/// CONFLICT DO UPDATE and MERGE as `SET a = x, b = y`; a sub-SELECT source
+/// stays for the planner.
+fn spread_tuple_sets(stmt: &mut ast::Statement) -> Result<()> {
+    let lists: Vec<&mut Vec<ast::Assignment>> = match stmt {
+        ast::Statement::Update(u) => vec![&mut u.assignments],
+        ast::Statement::Insert(i) => match &mut i.on {
+            Some(ast::OnInsert::OnConflict(ast::OnConflict {
+                action: ast::OnConflictAction::DoUpdate(du),
+                ..
+            })) => vec![&mut du.assignments],
+            _ => vec![],
+        },
+        ast::Statement::Merge(m) => m
+            .clauses
+            .iter_mut()
+            .filter_map(|c| match &mut c.action {
+                ast::MergeAction::Update(ast::MergeUpdateExpr {
+                    kind: ast::MergeUpdateKind::Set(a),
+                    ..
+                }) => Some(a),
+                _ => None,
+            })
+            .collect(),
+        _ => vec![],
+    };
+    for list in lists {
+        if !list.iter().any(|a| matches!(a.target, ast::AssignmentTarget::Tuple(_))) {
+            continue;
+        }
+        let mut out = Vec::with_capacity(list.len());
+        for a in list.drain(..) {
+            let ast::AssignmentTarget::Tuple(names) = &a.target else {
+                out.push(a);
+                continue;
+            };
+            let values = match &a.value {
+                ast::Expr::Tuple(v) => v.clone(),
+                ast::Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("row") => {
+                    match &f.args {
+                        ast::FunctionArguments::List(l) => l
+                            .args
+                            .iter()
+                            .map(|x| match x {
+                                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                                    Ok(e.clone())
+                                }
+                                other => Err(err!(SyntaxError, "syntax error at or near \"{other}\"")),
+                            })
+                            .collect::<Result<Vec<_>>>()?,
+                        _ => Vec::new(),
+                    }
+                }
+                ast::Expr::Subquery(_) => {
+                    out.push(a);
+                    continue;
+                }
+                _ => bail!(
+                    FeatureNotSupported,
+                    "source for a multiple-column UPDATE item must be a sub-SELECT or ROW() expression"
+                ),
+            };
+            if values.len() != names.len() {
+                bail!(SyntaxError, "number of columns does not match number of values");
+            }
+            for (n, v) in names.iter().zip(values) {
+                out.push(ast::Assignment {
+                    target: ast::AssignmentTarget::ColumnName(n.clone()),
+                    value: v,
+                });
+            }
+        }
+        *list = out;
+    }
+    Ok(())
 }

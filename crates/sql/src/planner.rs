@@ -415,7 +415,7 @@ fn assigned_column(a: &ast::Assignment) -> Result<String> {
     match &a.target {
         ast::AssignmentTarget::ColumnName(n) => bind::object_name(n),
         ast::AssignmentTarget::Tuple(_) => {
-            bail!(FeatureNotSupported, "multi-column SET is not supported yet")
+            bail!(FeatureNotSupported, "multi-column SET from a sub-SELECT is not supported yet")
         }
     }
 }

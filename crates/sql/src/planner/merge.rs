@@ -21,15 +21,18 @@ use crate::{bail, err};
 
 /// Plans a MERGE statement.
 pub(super) fn plan_merge(b: &mut Binder<'_>, m: &ast::Merge) -> Result<MergePlan> {
-    if m.output.is_some() {
-        bail!(SyntaxError, "syntax error at or near \"OUTPUT\"");
+    if let Some(output) = &m.output {
+        // (PostgreSQL 17's RETURNING; sqlparser reads SQL Server's OUTPUT.)
+        let word = output.to_string();
+        let word = word.split_whitespace().next().unwrap_or("RETURNING");
+        bail!(SyntaxError, "syntax error at or near \"{word}\"");
     }
     let (name, alias) = match &m.table {
         ast::TableFactor::Table { name, alias, args: None, .. } => (bind::obj_name(name)?, alias),
         other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
     };
     if let Some(v) = super::views::named_view(b, &name) {
-        return Err(err!(WrongObjectType, "cannot execute MERGE on relation \"{}\"", v.name)
+        return Err(err!(FeatureNotSupported, "cannot execute MERGE on relation \"{}\"", v.name)
             .with_detail("This operation is not supported for views."));
     }
     let table = b.catalog.query_table(&name)?;
@@ -120,17 +123,30 @@ pub(super) fn plan_merge(b: &mut Binder<'_>, m: &ast::Merge) -> Result<MergePlan
         }
         unconditional[matched as usize] = c.predicate.is_none();
         // A NOT MATCHED clause reads the source row only.
-        let read = |b: &mut Binder<'_>, e: &ast::Expr, ty: Option<&DataType>| -> Result<Expr> {
-            let over = if matched { &scope } else { &unmatched };
-            let x = match ty {
-                Some(ty) => b.assign(e, over, ty),
-                None => b.expr(e, over).and_then(|(x, t)| b.coerce(x, &t, &DataType::Bool)),
+        let read =
+            |b: &mut Binder<'_>, e: &ast::Expr, ty: Option<(&str, &DataType)>| -> Result<Expr> {
+                let over = if matched { &scope } else { &unmatched };
+                let x = match ty {
+                    Some((name, ty)) => b.assign_with(e, over, ty, |t| {
+                        err!(
+                            DatatypeMismatch,
+                            "column \"{name}\" is of type {ty} but expression is of type {t}"
+                        )
+                        .with_hint("You will need to rewrite or cast the expression.")
+                    }),
+                    None => b.expr(e, over).and_then(|(x, t)| match t {
+                        DataType::Bool | DataType::Unknown => b.coerce(x, &t, &DataType::Bool),
+                        t => Err(err!(
+                            DatatypeMismatch,
+                            "argument of WHEN must be type boolean, not type {t}"
+                        )),
+                    }),
+                };
+                x.map_err(|e| match matched {
+                    true => e,
+                    false => unreachable_target(e, &qualifier),
+                })
             };
-            x.map_err(|e| match matched {
-                true => e,
-                false => unreachable_target(e, &qualifier),
-            })
-        };
         let cond = match &c.predicate {
             Some(p) => Some(read(b, p, None)?),
             None => None,
@@ -161,7 +177,7 @@ pub(super) fn plan_merge(b: &mut Binder<'_>, m: &ast::Merge) -> Result<MergePlan
                     refuse_generated_set(&table, i, &a.value)?;
                     let e = match is_default(&a.value) {
                         true => default_value(b.catalog, &table, None, i)?,
-                        false => read(b, &a.value, Some(&types[i]))?,
+                        false => read(b, &a.value, Some((&cn, &types[i])))?,
                     };
                     sets.push((i, e));
                 }
@@ -217,7 +233,7 @@ pub(super) fn plan_merge(b: &mut Binder<'_>, m: &ast::Merge) -> Result<MergePlan
                         true => default_value(b.catalog, &table, None, t)?,
                         false => {
                             check_not_generated_always(&table, t)?;
-                            read(b, e, Some(&types[t]))?
+                            read(b, e, Some((&table.columns[t].name, &types[t])))?
                         }
                     });
                 }

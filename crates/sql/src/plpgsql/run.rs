@@ -1597,6 +1597,7 @@ impl<S: Spi> Interp<'_, S> {
                 ast::Statement::Insert(_) => "INSERT",
                 ast::Statement::Update(_) => "UPDATE",
                 ast::Statement::Delete(_) => "DELETE",
+                ast::Statement::Merge(_) => "MERGE",
                 _ => "utility",
             };
             bail!(InvalidCursorDefinition, "cannot open {what} query as cursor");
@@ -2111,7 +2112,7 @@ fn stmt_kind(s: &Stmt) -> &'static str {
 
 fn plannable(s: &ast::Statement) -> bool {
     use ast::Statement as S;
-    matches!(s, S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) | S::Call(_))
+    matches!(s, S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) | S::Merge(_) | S::Call(_))
 }
 
 /// The variables a CALL's output parameters go back to: the argument in
