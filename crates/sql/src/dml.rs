@@ -609,6 +609,21 @@ fn set_columns(sets: &[(usize, Expr)]) -> Vec<usize> {
     sets.iter().map(|(c, _)| *c).collect()
 }
 
+/// `eval` with the values of the uncorrelated subqueries `init` (UPDATE's,
+/// DELETE's, MERGE's), which run first: itself when there are none.
+async fn with_init_plans<'e, T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    init: &[(Plan, crate::plan::SubqKind)],
+    eval: &'e EvalContext,
+    catalog: &crate::catalog::Catalog,
+) -> Result<std::borrow::Cow<'e, EvalContext>> {
+    if init.is_empty() {
+        return Ok(std::borrow::Cow::Borrowed(eval));
+    }
+    Ok(std::borrow::Cow::Owned(init_plans(txn, tenant, init, eval, catalog).await?))
+}
+
 /// Runs UPDATE's or DELETE's uncorrelated subqueries (the PL/pgSQL calls
 /// in them first, as they may write); returns the context that sees them.
 async fn init_plans<T: Txn>(
@@ -1054,14 +1069,7 @@ pub async fn update<T: Txn>(
             .statement(Event::Update, true)
             .await?;
     }
-    let with_subqueries;
-    let eval = match plan.init.is_empty() {
-        true => eval,
-        false => {
-            with_subqueries = init_plans(txn, tenant, &plan.init, eval, catalog).await?;
-            &with_subqueries
-        }
-    };
+    let eval = &*with_init_plans(txn, tenant, &plan.init, eval, catalog).await?;
     let join = plan.join.as_ref();
     let targets = lock_joined(txn, tenant, &plan.scan, join, &plan.per_row, eval, catalog).await?;
     let before = triggers::has_row(table, Event::Update, true);
@@ -1246,14 +1254,7 @@ pub async fn delete<T: Txn>(
     if triggered {
         Firing::new(txn, tenant, catalog, eval, table, &[]).statement(Event::Delete, true).await?;
     }
-    let with_subqueries;
-    let eval = match plan.init.is_empty() {
-        true => eval,
-        false => {
-            with_subqueries = init_plans(txn, tenant, &plan.init, eval, catalog).await?;
-            &with_subqueries
-        }
-    };
+    let eval = &*with_init_plans(txn, tenant, &plan.init, eval, catalog).await?;
     let join = plan.join.as_ref();
     let targets = lock_joined(txn, tenant, &plan.scan, join, &plan.per_row, eval, catalog).await?;
     let before = triggers::has_row(table, Event::Delete, true);

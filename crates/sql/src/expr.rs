@@ -671,6 +671,17 @@ fn like_at(s: &[char], p: &[char]) -> bool {
     p[pi..].iter().all(|&c| c == '%')
 }
 
+/// The elements of a `VARIADIC array` argument (`Func::Spread`'s), None
+/// when the array is NULL.
+fn spread(whole: &[Expr], row: &[Value], ctx: &EvalContext) -> Result<Option<Vec<Value>>> {
+    let Some(e) = whole.first() else { return Ok(Some(Vec::new())) };
+    match e.eval(row, ctx)? {
+        Value::Null => Ok(None),
+        Value::Array(a) => Ok(Some(a.items.clone())),
+        _ => bail!(DatatypeMismatch, "VARIADIC argument must be an array"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -700,16 +711,5 @@ mod tests {
         assert_eq!(and(&n, &t).eval(&[], &ctx).ok(), Some(Value::Null));
         assert_eq!(or(&n, &t).eval(&[], &ctx).ok(), Some(Value::Bool(true)));
         assert_eq!(or(&n, &f).eval(&[], &ctx).ok(), Some(Value::Null));
-    }
-}
-
-/// The elements of a `VARIADIC array` argument (`Func::Spread`'s), None
-/// when the array is NULL.
-fn spread(whole: &[Expr], row: &[Value], ctx: &EvalContext) -> Result<Option<Vec<Value>>> {
-    let Some(e) = whole.first() else { return Ok(Some(Vec::new())) };
-    match e.eval(row, ctx)? {
-        Value::Null => Ok(None),
-        Value::Array(a) => Ok(Some(a.items.clone())),
-        _ => bail!(DatatypeMismatch, "VARIADIC argument must be an array"),
     }
 }

@@ -677,11 +677,8 @@ fn merge_join_source(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             Token::LParen => depth += 1,
             Token::RParen => depth -= 1,
             _ if depth != 0 => {}
-            _ if using.is_none() => {
-                if keyword(t, Keyword::USING) {
-                    using = Some(i);
-                }
-            }
+            _ if using.is_none() && keyword(t, Keyword::USING) => using = Some(i),
+            _ if using.is_none() => {}
             _ if keyword(t, Keyword::WHEN) => break,
             _ if keyword(t, Keyword::ON) => on = Some(i),
             _ if keyword(t, Keyword::JOIN) && on.is_none() => join = true,
@@ -2150,6 +2147,83 @@ fn copy(sql: &str, starts: &[usize], w: &[&TokenWithSpan]) -> Result<Stmt> {
     Ok(Stmt::Copy(stmt))
 }
 
+/// Rewrites `SET (a, b) = (x, y)` (or `= ROW(x, y)`) in UPDATE, ON
+/// CONFLICT DO UPDATE and MERGE as `SET a = x, b = y`; a sub-SELECT source
+/// stays for the planner.
+fn spread_tuple_sets(stmt: &mut ast::Statement) -> Result<()> {
+    let lists: Vec<&mut Vec<ast::Assignment>> = match stmt {
+        ast::Statement::Update(u) => vec![&mut u.assignments],
+        ast::Statement::Insert(i) => match &mut i.on {
+            Some(ast::OnInsert::OnConflict(ast::OnConflict {
+                action: ast::OnConflictAction::DoUpdate(du),
+                ..
+            })) => vec![&mut du.assignments],
+            _ => vec![],
+        },
+        ast::Statement::Merge(m) => m
+            .clauses
+            .iter_mut()
+            .filter_map(|c| match &mut c.action {
+                ast::MergeAction::Update(ast::MergeUpdateExpr {
+                    kind: ast::MergeUpdateKind::Set(a),
+                    ..
+                }) => Some(a),
+                _ => None,
+            })
+            .collect(),
+        _ => vec![],
+    };
+    for list in lists {
+        if !list.iter().any(|a| matches!(a.target, ast::AssignmentTarget::Tuple(_))) {
+            continue;
+        }
+        let mut out = Vec::with_capacity(list.len());
+        for a in list.drain(..) {
+            let ast::AssignmentTarget::Tuple(names) = &a.target else {
+                out.push(a);
+                continue;
+            };
+            let values = match &a.value {
+                ast::Expr::Tuple(v) => v.clone(),
+                ast::Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("row") => {
+                    match &f.args {
+                        ast::FunctionArguments::List(l) => l
+                            .args
+                            .iter()
+                            .map(|x| match x {
+                                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                                    Ok(e.clone())
+                                }
+                                other => Err(err!(SyntaxError, "syntax error at or near \"{other}\"")),
+                            })
+                            .collect::<Result<Vec<_>>>()?,
+                        _ => Vec::new(),
+                    }
+                }
+                ast::Expr::Subquery(_) => {
+                    out.push(a);
+                    continue;
+                }
+                _ => bail!(
+                    FeatureNotSupported,
+                    "source for a multiple-column UPDATE item must be a sub-SELECT or ROW() expression"
+                ),
+            };
+            if values.len() != names.len() {
+                bail!(SyntaxError, "number of columns does not match number of values");
+            }
+            for (n, v) in names.iter().zip(values) {
+                out.push(ast::Assignment {
+                    target: ast::AssignmentTarget::ColumnName(n.clone()),
+                    value: v,
+                });
+            }
+        }
+        *list = out;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2239,81 +2313,4 @@ mod tests {
             assert_eq!(parse(q).expect("parses")[0].stmt, Stmt::Maintenance("VACUUM"));
         }
     }
-}
-
-/// Rewrites `SET (a, b) = (x, y)` (or `= ROW(x, y)`) in UPDATE, ON
-/// CONFLICT DO UPDATE and MERGE as `SET a = x, b = y`; a sub-SELECT source
-/// stays for the planner.
-fn spread_tuple_sets(stmt: &mut ast::Statement) -> Result<()> {
-    let lists: Vec<&mut Vec<ast::Assignment>> = match stmt {
-        ast::Statement::Update(u) => vec![&mut u.assignments],
-        ast::Statement::Insert(i) => match &mut i.on {
-            Some(ast::OnInsert::OnConflict(ast::OnConflict {
-                action: ast::OnConflictAction::DoUpdate(du),
-                ..
-            })) => vec![&mut du.assignments],
-            _ => vec![],
-        },
-        ast::Statement::Merge(m) => m
-            .clauses
-            .iter_mut()
-            .filter_map(|c| match &mut c.action {
-                ast::MergeAction::Update(ast::MergeUpdateExpr {
-                    kind: ast::MergeUpdateKind::Set(a),
-                    ..
-                }) => Some(a),
-                _ => None,
-            })
-            .collect(),
-        _ => vec![],
-    };
-    for list in lists {
-        if !list.iter().any(|a| matches!(a.target, ast::AssignmentTarget::Tuple(_))) {
-            continue;
-        }
-        let mut out = Vec::with_capacity(list.len());
-        for a in list.drain(..) {
-            let ast::AssignmentTarget::Tuple(names) = &a.target else {
-                out.push(a);
-                continue;
-            };
-            let values = match &a.value {
-                ast::Expr::Tuple(v) => v.clone(),
-                ast::Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("row") => {
-                    match &f.args {
-                        ast::FunctionArguments::List(l) => l
-                            .args
-                            .iter()
-                            .map(|x| match x {
-                                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
-                                    Ok(e.clone())
-                                }
-                                other => Err(err!(SyntaxError, "syntax error at or near \"{other}\"")),
-                            })
-                            .collect::<Result<Vec<_>>>()?,
-                        _ => Vec::new(),
-                    }
-                }
-                ast::Expr::Subquery(_) => {
-                    out.push(a);
-                    continue;
-                }
-                _ => bail!(
-                    FeatureNotSupported,
-                    "source for a multiple-column UPDATE item must be a sub-SELECT or ROW() expression"
-                ),
-            };
-            if values.len() != names.len() {
-                bail!(SyntaxError, "number of columns does not match number of values");
-            }
-            for (n, v) in names.iter().zip(values) {
-                out.push(ast::Assignment {
-                    target: ast::AssignmentTarget::ColumnName(n.clone()),
-                    value: v,
-                });
-            }
-        }
-        *list = out;
-    }
-    Ok(())
 }

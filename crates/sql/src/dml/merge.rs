@@ -19,7 +19,7 @@ use kvapi::{Key, TenantId, Txn};
 use sqltypes::{rowcodec, Value};
 
 use super::{
-    check_row, delete_row, init_plans, insert_rows, run_rows, set_columns, update_row, Row,
+    check_row, delete_row, insert_rows, run_rows, set_columns, update_row, with_init_plans, Row,
 };
 use crate::error::{from_kv, Result};
 use crate::exec::scan_rows;
@@ -151,14 +151,7 @@ pub async fn merge<T: Txn>(
             Firing::new(txn, tenant, catalog, eval, table, &set_cols).statement(e, true).await?;
         }
     }
-    let with_subqueries;
-    let eval = match plan.init.is_empty() {
-        true => eval,
-        false => {
-            with_subqueries = init_plans(txn, tenant, &plan.init, eval, catalog).await?;
-            &with_subqueries
-        }
-    };
+    let eval = &*with_init_plans(txn, tenant, &plan.init, eval, catalog).await?;
     let sources = run_rows(txn, tenant, catalog, eval, &plan.source).await?;
     let targets = {
         let calls = TxnCalls { txn: &mut *txn, tenant, catalog };

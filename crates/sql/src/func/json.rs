@@ -506,7 +506,7 @@ fn odd_pairs(name: &str) -> crate::error::ErrorReport {
 
 fn build_object(args: &[Value], as_jsonb: bool, zone: &Zone) -> Result<Value> {
     // (A VARIADIC array's length is known only here.)
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err(odd_pairs(if as_jsonb { "jsonb_build_object" } else { "json_build_object" }));
     }
     if as_jsonb {
