@@ -167,3 +167,20 @@ fn merge_tries_its_clauses_again_on_the_changed_row() {
     // The row is no longer 'new': the second clause deletes it.
     assert_eq!(s.query("select count(*) from jobs where id = 3"), "0");
 }
+
+#[test]
+fn merge_sends_a_row_that_no_longer_joins_to_not_matched() {
+    let s = setup();
+    let mut a = s.run("begin; update jobs set state = 'done' where id = 2");
+    let mut b = s.send(
+        "merge into jobs j using (values (2)) v(id) on j.id = v.id and j.state = 'new' \
+         when matched then update set state = 'taken' \
+         when not matched then do nothing",
+    );
+    std::thread::sleep(SETTLE);
+    a.query("commit");
+    assert!(a.until_ready().is_empty());
+    assert!(b.until_ready().is_empty(), "the merge went on");
+    // The newest version fails the join: NOT MATCHED does nothing.
+    assert_eq!(s.query("select state from jobs where id = 2"), "done");
+}

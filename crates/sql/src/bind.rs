@@ -1045,7 +1045,7 @@ impl<'a> Binder<'a> {
         }
     }
 
-    /// Records that the name at `span` stands for `col` (see [`Trace`])."""
+    /// Records that the name at `span` stands for `col` (see [`Trace`]).
     pub(crate) fn traced(
         trace: &mut Option<Trace>,
         span: sqlparser::tokenizer::Span,
@@ -1283,17 +1283,8 @@ fn number(n: &str) -> Result<(Expr, DataType)> {
 /// The array of a call's `VARIADIC array` argument (read as
 /// [`crate::parse::VARIADIC`]'s call), None for any other argument.
 pub(crate) fn variadic_argument(e: &ast::Expr) -> Option<&ast::Expr> {
-    let ast::Expr::Function(f) = e else { return None };
-    let [part] = f.name.0.as_slice() else { return None };
-    if part.as_ident().is_none_or(|i| i.value != crate::parse::VARIADIC || i.quote_style.is_none())
-    {
-        return None;
-    }
-    match &f.args {
-        ast::FunctionArguments::List(l) => match l.args.as_slice() {
-            [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))] => Some(x),
-            _ => None,
-        },
+    match crate::parse::marker_args(e, crate::parse::VARIADIC)? {
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))] => Some(x),
         _ => None,
     }
 }

@@ -874,6 +874,13 @@ pub struct ForeignKeyDef {
     pub initially_deferred: bool,
 }
 
+impl ForeignKeyDef {
+    /// Some(initially deferred) when DEFERRABLE, as [`IndexDef::deferral`].
+    pub fn deferral(&self) -> Option<bool> {
+        self.deferrable.then_some(self.initially_deferred)
+    }
+}
+
 /// What happens to referencing rows when the referenced key goes away.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FkAction {
@@ -1001,7 +1008,7 @@ fn bind_index(
 /// column's type, refusing what PostgreSQL refuses there: other generated
 /// columns, the whole row, functions that are not immutable, aggregates
 /// and subqueries.
-pub fn generation_expr(
+fn generation_expr(
     cat: &Catalog,
     t: &TableDef,
     i: usize,

@@ -87,15 +87,11 @@ struct Cursor {
     /// Shared with every FETCH's result (a FOR loop fetches per row).
     columns: Arc<Vec<Column>>,
     rows: Vec<Row>,
-    scroll: bool,
-    hold: bool,
+    /// Its name, statement, SCROLL and WITH HOLD (pg_cursors).
     info: CursorInfo,
     source: Option<Source>,
     /// A cursor FOR loop is reading it: CLOSE may not drop it.
     pinned: bool,
-    /// Opened in the transaction under way (a rollback drops it, WITH
-    /// HOLD or not).
-    fresh: bool,
     /// When it opened, in the store's count of openings (see
     /// [`Portals::mark`]).
     opened: u64,
@@ -159,7 +155,7 @@ impl Cursor {
             self.pos += n as i64;
             return Ok(n);
         }
-        if !self.scroll {
+        if !self.info.scrollable {
             return Err(forward_only());
         }
         if self.at_start || count <= 0 {
@@ -185,7 +181,7 @@ impl Cursor {
         if self.at_start && !self.at_end {
             return Ok(());
         }
-        if !self.scroll {
+        if !self.info.scrollable {
             return Err(forward_only());
         }
         self.cur = 0;
@@ -307,6 +303,9 @@ struct Inner {
     unnamed: u64,
     /// Cursors opened so far.
     opened: u64,
+    /// `opened` when the transaction under way started: those opened
+    /// since go with a rollback, WITH HOLD or not.
+    txn_start: u64,
 }
 
 fn missing(name: &str) -> crate::error::ErrorReport {
@@ -317,11 +316,6 @@ impl Portals {
     /// True if a cursor of this name is open.
     pub fn exists(&self, name: &str) -> bool {
         self.inner.lock().open.contains_key(name)
-    }
-
-    /// True if no cursor is open.
-    pub fn is_empty(&self) -> bool {
-        self.inner.lock().open.is_empty()
     }
 
     /// A name for a cursor opened without one, as PostgreSQL makes them.
@@ -353,12 +347,9 @@ impl Portals {
         let cursor = Cursor {
             columns: Arc::new(c.columns),
             rows: c.rows,
-            scroll: c.scroll,
-            hold: c.hold,
             info,
             source: c.source,
             pinned: false,
-            fresh: true,
             opened: inner.opened,
             at_start: true,
             at_end: false,
@@ -426,10 +417,9 @@ impl Portals {
     /// rolled back.
     pub fn end_transaction(&self, commit: bool) {
         let mut inner = self.inner.lock();
-        inner.open.retain(|_, c| c.hold && (commit || !c.fresh));
-        for c in inner.open.values_mut() {
-            c.fresh = false;
-        }
+        let start = inner.txn_start;
+        inner.open.retain(|_, c| c.info.holdable && (commit || c.opened <= start));
+        inner.txn_start = inner.opened;
     }
 
     /// Where a subtransaction starts, for [`Portals::rollback_to`].

@@ -963,20 +963,24 @@ async fn with_per_row<R: RunCall>(
         return Ok(Some(item));
     }
     let mut ext = [row, item.as_slice()].concat();
-    // The row the subqueries read.
-    let outer = match per_row.view.is_empty() {
-        true => ext.clone(),
+    let base = ext.len();
+    // The row the subqueries read: `ext` as it starts, or through a view
+    // the view's columns and the item.
+    let seen = match per_row.view.is_empty() {
+        true => None,
         false => {
             let mut seen =
                 per_row.view.iter().map(|e| e.eval(row, eval)).collect::<Result<Vec<_>>>()?;
             seen.extend(item.iter().cloned());
-            seen
+            Some(seen)
         }
     };
     // Those the filter reads first, the others only if it holds.
     let (first, rest) = per_row.subs.split_at(per_row.filtering.min(per_row.subs.len()));
     if !first.is_empty() {
-        ext.extend(plpgsql::correlated_values(&outer, first, memo, calls, eval).await?);
+        let outer = seen.as_deref().unwrap_or(&ext);
+        let values = plpgsql::correlated_values(outer, first, memo, calls, eval).await?;
+        ext.extend(values);
     }
     if let Some(f) = &per_row.filter {
         if !f.eval_pred(&ext, eval)? {
@@ -984,7 +988,9 @@ async fn with_per_row<R: RunCall>(
         }
     }
     if !rest.is_empty() {
-        ext.extend(plpgsql::correlated_values(&outer, rest, memo, calls, eval).await?);
+        let outer = seen.as_deref().unwrap_or(&ext[..base]);
+        let values = plpgsql::correlated_values(outer, rest, memo, calls, eval).await?;
+        ext.extend(values);
     }
     Ok(Some(ext.split_off(row.len())))
 }

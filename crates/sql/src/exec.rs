@@ -152,8 +152,7 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                 let memo = memo::fresh();
                 for row in left {
                     // The enclosing query's row, then this row (see `select::lateral`).
-                    let outer = cx.eval.outer.iter().chain(&row).cloned().collect();
-                    let eval = EvalContext { outer, memo: memo.clone(), ..cx.eval.clone() };
+                    let eval = EvalContext { memo: memo.clone(), ..cx.eval.with_row(&row) };
                     let inner = ExecCtx {
                         txn: cx.txn,
                         tenant: cx.tenant,
@@ -900,8 +899,7 @@ pub async fn correlated_values<T: Txn>(
     memo: &Option<std::sync::Arc<memo::ScanMemo>>,
     cx: &ExecCtx<'_, T>,
 ) -> Result<Vec<Value>> {
-    let outer = cx.eval.outer.iter().chain(row).cloned().collect();
-    let eval = EvalContext { outer, memo: memo.clone(), ..cx.eval.clone() };
+    let eval = EvalContext { memo: memo.clone(), ..cx.eval.with_row(row) };
     let inner = ExecCtx { txn: cx.txn, tenant: cx.tenant, eval: &eval, catalog: cx.catalog };
     let mut out = Vec::with_capacity(subs.len());
     for c in subs {

@@ -196,6 +196,13 @@ impl EvalContext {
     pub fn zone(&self) -> &sqltypes::Zone {
         self.zone.as_deref().unwrap_or(sqltypes::Zone::utc_ref())
     }
+
+    /// The context a correlated subquery or LATERAL item runs in for
+    /// `row`: the enclosing rows with `row` after them.
+    pub fn with_row(&self, row: &[Value]) -> EvalContext {
+        let outer = self.outer.iter().chain(row).cloned().collect();
+        EvalContext { outer, ..self.clone() }
+    }
 }
 
 /// An open cursor as pg_cursors shows it.
@@ -285,6 +292,13 @@ impl Expr {
         }
     }
 
+    /// True if the expression reads column `c` of its row.
+    pub fn reads_column(&self, c: usize) -> bool {
+        let mut reads = false;
+        self.walk(&mut |x| reads |= x.as_column() == Some(c));
+        reads
+    }
+
     /// Evaluates the expression against `row`.
     pub fn eval(&self, row: &[Value], ctx: &EvalContext) -> Result<Value> {
         Ok(match self {
@@ -322,18 +336,13 @@ impl Expr {
             }
             Expr::Cast(e, ty) => cast::cast_in(e.eval(row, ctx)?, ty, ctx.zone())?,
             Expr::Func(f, args) => {
+                // (Only the last argument can be `VARIADIC array`.)
+                if let Some(Expr::Func(Func::Spread, _)) = args.last() {
+                    return spread_call(*f, args, row, ctx);
+                }
                 let mut vals = Vec::with_capacity(args.len());
                 for a in args {
-                    match a {
-                        Expr::Func(Func::Spread, whole) => match spread(whole, row, ctx)? {
-                            Some(items) => vals.extend(items),
-                            // format() reads a NULL array as an empty one;
-                            // the others are NULL then.
-                            None if *f == Func::Str(crate::func::strings::StringFunc::Format) => {}
-                            None => return Ok(Value::Null),
-                        },
-                        a => vals.push(a.eval(row, ctx)?),
-                    }
+                    vals.push(a.eval(row, ctx)?);
                 }
                 f.call(vals, ctx)?
             }
@@ -671,15 +680,29 @@ fn like_at(s: &[char], p: &[char]) -> bool {
     p[pi..].iter().all(|&c| c == '%')
 }
 
-/// The elements of a `VARIADIC array` argument (`Func::Spread`'s), None
-/// when the array is NULL.
-fn spread(whole: &[Expr], row: &[Value], ctx: &EvalContext) -> Result<Option<Vec<Value>>> {
-    let Some(e) = whole.first() else { return Ok(Some(Vec::new())) };
-    match e.eval(row, ctx)? {
-        Value::Null => Ok(None),
-        Value::Array(a) => Ok(Some(a.items.clone())),
+/// A variadic built-in call whose last argument is `VARIADIC array`
+/// (`Func::Spread`'s): the array's elements are its last arguments. A
+/// NULL array makes the call NULL, except that format() reads it as an
+/// empty one.
+fn spread_call(f: Func, args: &[Expr], row: &[Value], ctx: &EvalContext) -> Result<Value> {
+    let Some((Expr::Func(_, whole), fixed)) = args.split_last() else {
+        bail!(InternalError, "a VARIADIC call without its array");
+    };
+    let mut vals = Vec::with_capacity(args.len());
+    for a in fixed {
+        vals.push(a.eval(row, ctx)?);
+    }
+    let array = match whole.first() {
+        Some(e) => e.eval(row, ctx)?,
+        None => Value::Null,
+    };
+    match array {
+        Value::Array(a) => vals.extend(a.items),
+        Value::Null if f == Func::Str(crate::func::strings::StringFunc::Format) => {}
+        Value::Null => return Ok(Value::Null),
         _ => bail!(DatatypeMismatch, "VARIADIC argument must be an array"),
     }
+    f.call(vals, ctx)
 }
 
 #[cfg(test)]

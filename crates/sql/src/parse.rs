@@ -578,6 +578,22 @@ fn current_of(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     out
 }
 
+/// The arguments of a call of parser marker `name` (a function name the
+/// rewrites here write quoted, as [`VARIADIC`] or [`CURRENT_OF`]); None
+/// for any other expression.
+pub fn marker_args<'e>(e: &'e ast::Expr, name: &str) -> Option<&'e [ast::FunctionArg]> {
+    let ast::Expr::Function(f) = e else { return None };
+    let [part] = f.name.0.as_slice() else { return None };
+    let ident = part.as_ident()?;
+    if ident.value != name || ident.quote_style != Some('"') {
+        return None;
+    }
+    match &f.args {
+        ast::FunctionArguments::List(l) => Some(&l.args),
+        _ => None,
+    }
+}
+
 /// The function `ALTER COLUMN c DROP EXPRESSION [IF EXISTS]` is read as a
 /// default of (sqlparser has no such operation), its argument true with
 /// IF EXISTS.
@@ -630,10 +646,10 @@ pub const DEFAULT_VALUES: &str = "pg_default_values";
 /// Rewrites a MERGE's `INSERT DEFAULT VALUES` as `INSERT
 /// ("pg_default_values") VALUES (DEFAULT)`.
 fn merge_default_values(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let solid = solid(&tokens);
-    if !solid.first().is_some_and(|&i| keyword(&tokens[i], Keyword::MERGE)) {
+    if !is_merge(&tokens) {
         return tokens;
     }
+    let solid = solid(&tokens);
     let kw = |i: usize, k: Keyword| keyword(&tokens[i], k);
     let found: Vec<(usize, usize)> = solid
         .windows(3)
@@ -662,14 +678,21 @@ fn merge_default_values(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     out
 }
 
+/// True if the statement's tokens start with MERGE (checked before any
+/// other work of the MERGE rewrites, which every statement passes).
+fn is_merge(tokens: &[TokenWithSpan]) -> bool {
+    let first = tokens.iter().find(|t| !matches!(t.token, Token::Whitespace(_)));
+    first.is_some_and(|t| keyword(t, Keyword::MERGE))
+}
+
 /// Parenthesizes a MERGE's source when it is a join (`USING a JOIN b ON
 /// ... ON cond`): sqlparser reads one table factor there. The merge's
 /// condition is the last ON at the top level before the first WHEN.
 fn merge_join_source(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let solid = solid(&tokens);
-    if !solid.first().is_some_and(|&i| keyword(&tokens[i], Keyword::MERGE)) {
+    if !is_merge(&tokens) {
         return tokens;
     }
+    let solid = solid(&tokens);
     let (mut depth, mut using, mut on, mut join) = (0i32, None, None, false);
     for &i in &solid {
         let t = &tokens[i];

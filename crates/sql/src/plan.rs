@@ -387,7 +387,8 @@ pub enum Plan {
 /// row by [`Plan::Apply`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Correlated {
-    /// The subquery; `Expr::Outer(i)` in it reads column i of the row.
+    /// The subquery; its `Expr::Outer(k)` reads the enclosing rows (this
+    /// row last), counted from the end.
     pub plan: Plan,
     /// What the subquery computes.
     pub kind: SubqKind,

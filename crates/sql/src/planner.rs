@@ -50,7 +50,19 @@ pub enum Bound {
 impl Bound {
     /// True for INSERT, UPDATE, DELETE and MERGE.
     pub fn writes(&self) -> bool {
-        matches!(self, Bound::Insert(_) | Bound::Update(_) | Bound::Delete(_) | Bound::Merge(_))
+        self.write_command().is_some()
+    }
+
+    /// The command name of INSERT, UPDATE, DELETE and MERGE; None for the
+    /// others.
+    pub fn write_command(&self) -> Option<&'static str> {
+        match self {
+            Bound::Insert(_) => Some("INSERT"),
+            Bound::Update(_) => Some("UPDATE"),
+            Bound::Delete(_) => Some("DELETE"),
+            Bound::Merge(_) => Some("MERGE"),
+            _ => None,
+        }
     }
 
     /// The columns this statement returns, if it returns rows.
@@ -274,22 +286,7 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         Some(v) => v.column(j, &names[j], views::Op::Insert),
         None => Ok(j),
     };
-    let named: Vec<usize> = if ins.columns.is_empty() {
-        (0..names.len()).collect()
-    } else {
-        let mut v = Vec::new();
-        for c in &ins.columns {
-            let cn = bind::object_name(c)?;
-            let i = names.iter().position(|n| *n == cn).ok_or_else(|| {
-                err!(UndefinedColumn, "column \"{cn}\" of relation \"{name}\" does not exist")
-            })?;
-            if v.contains(&i) {
-                bail!(DuplicateColumn, "column \"{cn}\" specified more than once");
-            }
-            v.push(i);
-        }
-        v
-    };
+    let named = insert_columns(&names, &ins.columns, &name)?;
     // A view column that is not a table column may not be given a value;
     // those after the values given are not written.
     let given = |n: usize| named.iter().take(n).map(|&j| to_table(j)).collect::<Result<Vec<_>>>();
@@ -359,11 +356,7 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
             }
         },
     };
-    let mut defaults = table
-        .columns
-        .iter()
-        .map(|c| crate::ddl::column_default(b.catalog, c))
-        .collect::<Result<Vec<_>>>()?;
+    let mut defaults = table_defaults(b.catalog, &table)?;
     if let Some(v) = &view {
         // The views' defaults go before the table's; one on a computed
         // column the statement leaves out cannot be written.
@@ -408,6 +401,61 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         checks,
         instead,
     })
+}
+
+/// The positions in `names` (a relation's column names) of an INSERT's
+/// column list; all of them when it has none.
+fn insert_columns(
+    names: &[String],
+    columns: &[ast::ObjectName],
+    relation: &str,
+) -> Result<Vec<usize>> {
+    if columns.is_empty() {
+        return Ok((0..names.len()).collect());
+    }
+    let mut v = Vec::with_capacity(columns.len());
+    for c in columns {
+        let cn = bind::object_name(c)?;
+        let i = names.iter().position(|n| *n == cn).ok_or_else(|| {
+            err!(UndefinedColumn, "column \"{cn}\" of relation \"{relation}\" does not exist")
+        })?;
+        if v.contains(&i) {
+            bail!(DuplicateColumn, "column \"{cn}\" specified more than once");
+        }
+        v.push(i);
+    }
+    Ok(v)
+}
+
+/// Each column's DEFAULT expression (None: NULL), as INSERT fills them.
+fn table_defaults(cat: &Catalog, table: &TableDef) -> Result<Vec<Option<Expr>>> {
+    table.columns.iter().map(|c| crate::ddl::column_default(cat, c)).collect()
+}
+
+/// The name and table column of SET assignment `a` (through `view`, the
+/// view's column the name is): 42703 when there is none, 42701 when
+/// `sets` (if given) assigns it already, 428C9 for a generated column set
+/// to anything but DEFAULT.
+fn set_column(
+    table: &TableDef,
+    view: Option<&views::ViewTarget>,
+    a: &ast::Assignment,
+    sets: Option<&[(usize, Expr)]>,
+) -> Result<(String, usize)> {
+    let cn = assigned_column(a)?;
+    let found = match view {
+        Some(v) => v.assigned(&cn, views::Op::Update)?,
+        None => table.column_index(&cn),
+    };
+    let Some(i) = found else {
+        let name = view.map_or(&table.name, |v| &v.view.name);
+        bail!(UndefinedColumn, "column \"{cn}\" of relation \"{name}\" does not exist");
+    };
+    if sets.is_some_and(|s| s.iter().any(|(c, _)| *c == i)) {
+        bail!(DuplicateColumn, "multiple assignments to same column \"{cn}\"");
+    }
+    refuse_generated_set(table, i, &a.value)?;
+    Ok((cn, i))
 }
 
 /// The column a SET assignment names.
@@ -595,16 +643,7 @@ fn do_update(
     let filtering = b.correlated.len() - mark;
     let mut sets = Vec::new();
     for a in &du.assignments {
-        let cn = assigned_column(a)?;
-        let found = match view {
-            Some(v) => v.assigned(&cn, views::Op::Update)?,
-            None => table.column_index(&cn),
-        };
-        let Some(i) = found else {
-            let name = view.map_or(&table.name, |v| &v.view.name);
-            bail!(UndefinedColumn, "column \"{cn}\" of relation \"{name}\" does not exist");
-        };
-        refuse_generated_set(table, i, &a.value)?;
+        let (cn, i) = set_column(table, view, a, None)?;
         let ty = table.columns[i].ty.to_type();
         let e = match is_default(&a.value) {
             true => set_default(b.catalog, table, view, &cn, i)?,
@@ -856,20 +895,14 @@ fn inferred_arbiters(cat: &Catalog, table: &TableDef, spec: &str) -> Result<Vec<
 /// [`crate::parse::CURRENT_OF`]): the cursor's name, as an expression (a
 /// name as written, or a PL/pgSQL variable's parameter).
 fn current_of(b: &mut Binder<'_>, selection: &Option<ast::Expr>) -> Result<Option<Expr>> {
-    let Some(ast::Expr::Function(f)) = selection else { return Ok(None) };
-    let ours = match f.name.0.as_slice() {
-        [part] => part
-            .as_ident()
-            .is_some_and(|i| i.quote_style == Some('"') && i.value == crate::parse::CURRENT_OF),
-        _ => false,
-    };
-    let ast::FunctionArguments::List(list) = &f.args else { return Ok(None) };
-    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] = list.args.as_slice() else {
+    let Some(args) =
+        selection.as_ref().and_then(|s| crate::parse::marker_args(s, crate::parse::CURRENT_OF))
+    else {
         return Ok(None);
     };
-    if !ours {
+    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] = args else {
         return Ok(None);
-    }
+    };
     Ok(Some(match arg {
         ast::Expr::Identifier(i) => Expr::Const(sqltypes::Value::Text(bind::ident(i))),
         other => {
@@ -987,20 +1020,8 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
     let table = scan.table.clone();
     let mut sets = Vec::new();
     for a in &u.assignments {
-        let cn = assigned_column(a)?;
         // Through a view: its column, and the table column that is.
-        let found = match &view {
-            Some(v) => v.assigned(&cn, views::Op::Update)?,
-            None => table.column_index(&cn),
-        };
-        let Some(i) = found else {
-            let name = view.as_ref().map_or(&table.name, |v| &v.view.name);
-            bail!(UndefinedColumn, "column \"{cn}\" of relation \"{name}\" does not exist");
-        };
-        if sets.iter().any(|(c, _)| *c == i) {
-            bail!(DuplicateColumn, "multiple assignments to same column \"{cn}\"");
-        }
-        refuse_generated_set(&table, i, &a.value)?;
+        let (cn, i) = set_column(&table, view.as_ref(), a, Some(&sets))?;
         let ty = table.columns[i].ty.to_type();
         let e = if is_default(&a.value) {
             set_default(b.catalog, &table, view.as_ref(), &cn, i)?

@@ -473,7 +473,14 @@ fn once<'p, R: RunCall>(
                 for (l, _) in list.iter_mut() {
                     once(l, calls, ctx).await?;
                 }
-                match input.any(&|p| matches!(p, Plan::Apply(..) | Plan::Lateral(..))) {
+                // Rows read before the plan runs (those of a node whose
+                // calls run per row) need the subqueries' values.
+                let per_row = |p: &Plan| match p {
+                    Plan::Apply(_, subs) => subs.iter().any(|c| has_calls(&c.plan)),
+                    Plan::Lateral(_, r, ..) => has_calls(r),
+                    _ => false,
+                };
+                match input.any(&per_row) {
                     true => with_init_values(list, input, calls, ctx).await?,
                     false => once(input, calls, ctx).await?,
                 }
@@ -540,8 +547,7 @@ async fn per_left_row<R: RunCall>(
     let rows = crate::exec::run(left, &calls.reads(ctx)?).await?;
     let mut out = Vec::new();
     for row in rows {
-        let outer = ctx.outer.iter().chain(&row).cloned().collect();
-        let with_row = EvalContext { outer, ..ctx.clone() };
+        let with_row = ctx.with_row(&row);
         let mut mine = right.clone();
         once(&mut mine, calls, &with_row).await?;
         let rights = crate::exec::run(&mine, &calls.reads(&with_row)?).await?;
@@ -570,8 +576,7 @@ pub async fn correlated_values<R: RunCall>(
     if !subs.iter().any(|c| has_calls(&c.plan)) {
         return crate::exec::correlated_values(row, subs, memo, &calls.reads(ctx)?).await;
     }
-    let outer = ctx.outer.iter().chain(row).cloned().collect();
-    let with_row = EvalContext { outer, ..ctx.clone() };
+    let with_row = ctx.with_row(row);
     let mut mine = subs.to_vec();
     for c in &mut mine {
         once(&mut c.plan, calls, &with_row).await?;

@@ -1711,13 +1711,11 @@ fn first_words(s: &str) -> String {
 /// read-only transaction.
 fn writes(bound: &Bound, stmt: &ast::Statement) -> Option<String> {
     use ast::Statement as S;
-    match bound {
-        Bound::Insert(_) => return Some("INSERT".into()),
-        Bound::Update(_) => return Some("UPDATE".into()),
-        Bound::Delete(_) => return Some("DELETE".into()),
-        Bound::Merge(_) => return Some("MERGE".into()),
-        Bound::Utility => {}
-        _ => return None,
+    if let Some(command) = bound.write_command() {
+        return Some(command.into());
+    }
+    if !matches!(bound, Bound::Utility) {
+        return None;
     }
     match stmt {
         S::Declare { .. } | S::Fetch { .. } | S::Close { .. } | S::Analyze(_) => None,

@@ -2197,7 +2197,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 index_oid,
                 fk: Some(f),
                 check: None,
-                deferral: f.deferrable.then_some(f.initially_deferred),
+                deferral: f.deferral(),
             });
         }
         for ch in &tb.checks {

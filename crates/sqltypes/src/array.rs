@@ -76,14 +76,15 @@ impl ArrayValue {
 
 /// The most elements an element assignment may grow an array to (less
 /// than PostgreSQL's 134217727, to bound the memory one statement takes).
-pub const MAX_ASSIGNED_ELEMENTS: i64 = 1 << 24;
+const MAX_ASSIGNED_ELEMENTS: i64 = 1 << 24;
 
 /// `a[at] := v` as PostgreSQL assigns one element: a NULL or empty array
 /// becomes one holding `v` at those subscripts; a one-dimensional array
 /// grows, filling the gap with NULLs, to take a subscript outside its
-/// bounds; a multi-dimensional one must already have the position.
-pub fn set_element(a: Value, elem: &DataType, at: &[i32], v: Value) -> Result<Value> {
-    let mut arr = match a {
+/// bounds; a multi-dimensional one must already have the position. In
+/// place: on an error `a` is as it was.
+pub fn set_element(a: &mut Value, elem: &DataType, at: &[i32], v: Value) -> Result<()> {
+    let arr = match a {
         Value::Array(arr) if !arr.dims.is_empty() => arr,
         Value::Null | Value::Array(_) => {
             if at.len() > MAXDIM {
@@ -95,7 +96,8 @@ pub fn set_element(a: Value, elem: &DataType, at: &[i32], v: Value) -> Result<Va
             }
             let dims = at.iter().map(|&i| Dim { len: 1, lower: i }).collect();
             let arr = ArrayValue { elem: elem.clone(), dims, items: vec![v], vector: false };
-            return Ok(Value::Array(Box::new(arr)));
+            *a = Value::Array(Box::new(arr));
+            return Ok(());
         }
         other => return Err(err!(DatatypeMismatch, "cannot subscript {other:?} as an array")),
     };
@@ -123,7 +125,7 @@ pub fn set_element(a: Value, elem: &DataType, at: &[i32], v: Value) -> Result<Va
             arr.dims[0] = Dim { len: len as i32, lower: lower as i32 };
         }
         arr.items[(i - lower) as usize] = v;
-        return Ok(Value::Array(arr));
+        return Ok(());
     }
     let mut flat = 0usize;
     for (d, &i) in arr.dims.iter().zip(at) {
@@ -134,7 +136,7 @@ pub fn set_element(a: Value, elem: &DataType, at: &[i32], v: Value) -> Result<Va
         flat = flat * d.len as usize + k as usize;
     }
     arr.items[flat] = v;
-    Ok(Value::Array(arr))
+    Ok(())
 }
 
 /// An int2vector/oidvector value: one dimension with lower bound 0.
@@ -788,7 +790,9 @@ mod tests {
             }
             other => format!("{other:?}"),
         };
-        let set = |a: Value, at: &[i32]| set_element(a, &DataType::Int4, at, Value::Int4(9));
+        let set = |mut a: Value, at: &[i32]| {
+            set_element(&mut a, &DataType::Int4, at, Value::Int4(9)).map(|()| a)
+        };
         let a = set(Value::Null, &[3]).expect("new array");
         assert_eq!(text(&a), "[3:3]={9}");
         let a = set(a, &[1]).expect("grows down");

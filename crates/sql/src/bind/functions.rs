@@ -82,15 +82,17 @@ impl Binder<'_> {
         if let Some(r) = self.sql_function_call(f, &args, scope, agg)? {
             return Ok(r);
         }
-        if let Some(whole) = args.last().copied().flatten().and_then(super::variadic_argument) {
-            return self.spread_call(f, &name, &args[..args.len() - 1], whole, scope, agg);
-        }
+        let spread = args.last().copied().flatten().and_then(super::variadic_argument);
+        let fixed = &args[..args.len() - spread.map_or(0, |_| 1)];
         let mut bound = Vec::with_capacity(args.len());
-        for a in &args {
+        for a in fixed {
             match a {
                 Some(a) => bound.push(self.expr_in(a, scope, agg)?),
                 None => bail!(SyntaxError, "syntax error at or near \"*\""),
             }
+        }
+        if let Some(whole) = spread {
+            return self.spread_call(f, &name, bound, whole, scope, agg);
         }
         if let Some(r) = enum_function(&name, &bound) {
             return Ok(r);
@@ -98,25 +100,18 @@ impl Binder<'_> {
         self.call_named(object_schema(&f.name).as_deref(), &name, bound)
     }
 
-    /// A built-in variadic call whose last argument is `VARIADIC array`:
-    /// resolved as if the array's elements were its last arguments, which
-    /// they become when it runs.
+    /// A built-in variadic call whose last argument is `VARIADIC array`
+    /// (`bound` are the others): resolved as if the array's elements were
+    /// its last arguments, which they become when it runs.
     fn spread_call(
         &mut self,
         f: &ast::Function,
         name: &str,
-        fixed: &[Option<&ast::Expr>],
+        bound: Vec<(Expr, DataType)>,
         whole: &ast::Expr,
         scope: &Scope,
         agg: &mut Option<&mut AggState>,
     ) -> Result<(Expr, DataType)> {
-        let mut bound = Vec::with_capacity(fixed.len() + 2);
-        for a in fixed {
-            match a {
-                Some(a) => bound.push(self.expr_in(a, scope, agg)?),
-                None => bail!(SyntaxError, "syntax error at or near \"*\""),
-            }
-        }
         let (array, t) = self.expr_in(whole, scope, agg)?;
         let (array, t) = match t {
             DataType::Unknown => {
@@ -126,19 +121,11 @@ impl Binder<'_> {
             t => (array, t),
         };
         let mut types: Vec<DataType> = bound.iter().map(|(_, t)| t.clone()).collect();
-        const SPREADABLE: &[&str] = &[
-            "concat",
-            "concat_ws",
-            "format",
-            "json_build_array",
-            "jsonb_build_array",
-            "json_build_object",
-            "jsonb_build_object",
-            "num_nulls",
-            "num_nonnulls",
-        ];
-        if !SPREADABLE.contains(&name) || object_schema(&f.name).is_some_and(|s| s != "pg_catalog")
-        {
+        // The built-ins whose variadic parameter is "any" (pg_proc's
+        // provariadic 2276).
+        let spreadable =
+            crate::builtins::procs().iter().any(|p| p.name == name && p.variadic == 2276);
+        if !spreadable || object_schema(&f.name).is_some_and(|s| s != "pg_catalog") {
             types.push(t);
             return Err(crate::func::no_such_function(name, &types));
         }

@@ -67,15 +67,16 @@ pub(super) async fn alter_column<T: Txn>(
     let generated = || {
         err!(SyntaxError, "column \"{cname}\" of relation \"{}\" is a generated column", cur.name)
     };
+    let drop_if_exists = drop_expression(op);
     match op {
-        ast::AlterColumnOperation::SetDefault { value } if drop_expression(value).is_some() => {
+        _ if drop_if_exists.is_some() => {
             if !cur.columns[c].generated {
                 let e = err!(
                     ObjectNotInPrerequisiteState,
                     "column \"{cname}\" of relation \"{}\" is not a stored generated column",
                     cur.name
                 );
-                match drop_expression(value) == Some(true) {
+                match drop_if_exists == Some(true) {
                     true => notices.push(super::notice(format!("{}, skipping", e.message))),
                     false => return Err(e),
                 }
@@ -294,9 +295,7 @@ pub(super) async fn drop_column<T: Txn>(
     catalog::bind_checks(cat, cur)?;
     let mut keep = Vec::new();
     for (check, bound) in cur.checks.iter().zip(&cur.bound_checks) {
-        let mut uses = false;
-        bound.walk(&mut |x| uses |= x.as_column() == Some(c));
-        if !uses {
+        if !bound.reads_column(c) {
             keep.push(check.clone());
         }
     }
@@ -345,36 +344,30 @@ pub(super) async fn drop_column<T: Txn>(
     Ok(fresh)
 }
 
+/// The generated columns of `t` whose expressions read column `c`.
+pub(super) fn generated_users(t: &TableDef, c: usize) -> Vec<usize> {
+    t.bound_generated.iter().filter(|(_, e)| e.reads_column(c)).map(|(g, _)| *g).collect()
+}
+
+/// `ALTER COLUMN c DROP EXPRESSION [IF EXISTS]`, which the parser writes
+/// as `SET DEFAULT` of a call ([`crate::parse::DROP_EXPRESSION`]): Some(if
+/// IF EXISTS was given).
+fn drop_expression(op: &ast::AlterColumnOperation) -> Option<bool> {
+    let ast::AlterColumnOperation::SetDefault { value } = op else { return None };
+    match crate::parse::marker_args(value, crate::parse::DROP_EXPRESSION)? {
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))] => {
+            Some(v.value == ast::Value::Boolean(true))
+        }
+        _ => None,
+    }
+}
+
 /// ALTER COLUMN ... TYPE ty [USING expr]: every row is rewritten with the
 /// column converted (by `expr` over the old row, else by an assignment cast
 /// of the old value), and the indexes rebuilt. The default must still be
 /// assignable to the new type, CHECK constraints and foreign keys still hold,
 /// and an identity column's sequence takes the new type. Refused while a view
 /// reads the column, as in PostgreSQL. Returns the fresh storage ids.
-/// The generated columns of `t` whose expressions read column `c`.
-pub(super) fn generated_users(t: &TableDef, c: usize) -> Vec<usize> {
-    let mut users = Vec::new();
-    for (g, e) in &t.bound_generated {
-        let mut reads = false;
-        e.walk(&mut |x| reads |= x.as_column() == Some(c));
-        if reads {
-            users.push(*g);
-        }
-    }
-    users
-}
-
-/// `ALTER COLUMN c DROP EXPRESSION [IF EXISTS]`, which the parser writes
-/// as `SET DEFAULT` of a call ([`crate::parse::DROP_EXPRESSION`]): Some(if
-/// IF EXISTS was given).
-fn drop_expression(value: &ast::Expr) -> Option<bool> {
-    let ast::Expr::Function(f) = value else { return None };
-    if f.name.to_string() != format!("\"{}\"", crate::parse::DROP_EXPRESSION) {
-        return None;
-    }
-    Some(f.args.to_string().contains("true"))
-}
-
 pub(super) async fn set_type<T: Txn>(
     txn: &mut T,
     tenant: TenantId,

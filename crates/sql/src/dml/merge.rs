@@ -166,7 +166,11 @@ pub async fn merge<T: Txn>(
             }
         }
     }
-    let all: Vec<usize> = (0..targets.len()).collect();
+    // Without keys every target row is tried.
+    let all: Vec<usize> = match plan.hash {
+        Some(_) => Vec::new(),
+        None => (0..targets.len()).collect(),
+    };
     let memo = if plan.subs.is_empty() { None } else { crate::exec::memo::fresh() };
     let mut m = Merging {
         txn,
@@ -178,6 +182,8 @@ pub async fn merge<T: Txn>(
         memo,
         done: Written::default(),
     };
+    // The merge row of the pair tried, reused.
+    let mut pair = Vec::new();
     for source in &sources {
         let candidates = match &plan.hash {
             Some(h) => match h.key(&h.right, source, eval)? {
@@ -189,12 +195,12 @@ pub async fn merge<T: Txn>(
         let mut matched = false;
         for &i in candidates {
             let (key, target) = &targets[i];
-            let pair = m.merge_row(target, source).await?;
+            m.merge_row(&mut pair, target, source).await?;
             if !holds(plan.on.as_ref(), &pair, eval)? {
                 continue;
             }
             matched = true;
-            if !m.matched(key.clone(), pair, source).await? {
+            if !m.matched(key.clone(), pair.clone(), source).await? {
                 // Changed meanwhile so that it no longer joins.
                 m.not_matched(source).await?;
             }
@@ -281,20 +287,22 @@ impl<T: Txn> Merging<'_, T> {
         Firing::new(self.txn, self.tenant, self.catalog, self.eval, table, self.set_cols)
     }
 
-    /// The merge row of `target` (NULLs for none) and `source`, followed
-    /// by the correlated subqueries' values over it.
-    async fn merge_row(&mut self, target: &[Value], source: &[Value]) -> Result<Row> {
-        let mut row = [target, source].concat();
+    /// Makes `row` the merge row of `target` (NULLs for none) and
+    /// `source`, followed by the correlated subqueries' values over it.
+    async fn merge_row(&mut self, row: &mut Row, target: &[Value], source: &[Value]) -> Result<()> {
+        row.clear();
+        row.extend_from_slice(target);
+        row.extend_from_slice(source);
         if !self.plan.subs.is_empty() {
             let mut calls =
                 TxnCalls { txn: &mut *self.txn, tenant: self.tenant, catalog: self.catalog };
             let subs = &self.plan.subs;
             let values =
-                crate::plpgsql::correlated_values(&row, subs, &self.memo, &mut calls, self.eval)
+                crate::plpgsql::correlated_values(row, subs, &self.memo, &mut calls, self.eval)
                     .await?;
             row.extend(values);
         }
-        Ok(row)
+        Ok(())
     }
 
     /// Acts on the merge row `pair` of the target row at `key` and
@@ -328,7 +336,7 @@ impl<T: Txn> Merging<'_, T> {
                 if l.changed_since_snapshot {
                     let Some(bytes) = l.latest else { return Ok(false) };
                     let newest = rowcodec::decode_row(&bytes, &table.types())?;
-                    pair = self.merge_row(&newest, source).await?;
+                    self.merge_row(&mut pair, &newest, source).await?;
                     if !holds(plan.on.as_ref(), &pair, self.eval)?
                         || !holds(plan.scan.filter.as_ref(), &pair[..width], self.eval)?
                     {
@@ -391,7 +399,8 @@ impl<T: Txn> Merging<'_, T> {
     async fn not_matched(&mut self, source: &[Value]) -> Result<()> {
         let plan = self.plan;
         let width = plan.scan.table.columns.len();
-        let merged = self.merge_row(&vec![Value::Null; width], source).await?;
+        let mut merged = Vec::new();
+        self.merge_row(&mut merged, &vec![Value::Null; width], source).await?;
         let Some(when) = clause(plan, false, &merged, self.eval)? else { return Ok(()) };
         let Action::Insert(targets, values) = &when.action else { return Ok(()) };
         let table = &plan.scan.table;

@@ -219,7 +219,7 @@ pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
             if f.on_delete != FkAction::NoAction {
                 s.push_str(&format!(" ON DELETE {}", f.on_delete.sql()));
             }
-            s.push_str(deferral_clause(f.deferrable.then_some(f.initially_deferred)));
+            s.push_str(deferral_clause(f.deferral()));
             return Some(s);
         }
     }

@@ -10,7 +10,8 @@ use sqlparser::ast;
 use sqltypes::DataType;
 
 use super::{
-    assigned_column, check_not_generated_always, default_value, is_default, refuse_generated_set,
+    check_not_generated_always, default_value, insert_columns, is_default, set_column,
+    table_defaults,
 };
 use crate::bind::{self, Binder};
 use crate::dml::merge::{Action, MergePlan, When};
@@ -108,6 +109,7 @@ pub(super) fn plan_merge(b: &mut Binder<'_>, m: &ast::Merge) -> Result<MergePlan
     let hash = select::hash_keys(&plain, width, &types);
     let on = crate::expr::and_all(on);
 
+    let names: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
     let mut clauses = Vec::with_capacity(m.clauses.len());
     let mut unconditional = [false; 2];
     for c in &m.clauses {
@@ -163,18 +165,7 @@ pub(super) fn plan_merge(b: &mut Binder<'_>, m: &ast::Merge) -> Result<MergePlan
                 }
                 let mut sets = Vec::with_capacity(assignments.len());
                 for a in assignments {
-                    let cn = assigned_column(a)?;
-                    let Some(i) = table.column_index(&cn) else {
-                        bail!(
-                            UndefinedColumn,
-                            "column \"{cn}\" of relation \"{}\" does not exist",
-                            table.name
-                        );
-                    };
-                    if sets.iter().any(|(c, _)| *c == i) {
-                        bail!(DuplicateColumn, "multiple assignments to same column \"{cn}\"");
-                    }
-                    refuse_generated_set(&table, i, &a.value)?;
+                    let (cn, i) = set_column(&table, None, a, Some(&sets))?;
                     let e = match is_default(&a.value) {
                         true => default_value(b.catalog, &table, None, i)?,
                         false => read(b, &a.value, Some((&cn, &types[i])))?,
@@ -189,24 +180,10 @@ pub(super) fn plan_merge(b: &mut Binder<'_>, m: &ast::Merge) -> Result<MergePlan
                 }
                 let default_values = matches!(ins.columns.as_slice(),
                     [c] if bind::object_name(c).is_ok_and(|n| n == crate::parse::DEFAULT_VALUES));
-                let mut targets = Vec::new();
-                for c in ins.columns.iter().filter(|_| !default_values) {
-                    let cn = bind::object_name(c)?;
-                    let Some(i) = table.column_index(&cn) else {
-                        bail!(
-                            UndefinedColumn,
-                            "column \"{cn}\" of relation \"{}\" does not exist",
-                            table.name
-                        );
-                    };
-                    if targets.contains(&i) {
-                        bail!(DuplicateColumn, "column \"{cn}\" specified more than once");
-                    }
-                    targets.push(i);
-                }
-                if ins.columns.is_empty() {
-                    targets = (0..table.columns.len()).collect();
-                }
+                let mut targets = match default_values {
+                    true => Vec::new(),
+                    false => insert_columns(&names, &ins.columns, &table.name)?,
+                };
                 let values: Vec<&ast::Expr> = match &ins.kind {
                     _ if default_values => Vec::new(),
                     ast::MergeInsertKind::Values(v) => match v.rows.as_slice() {
@@ -254,11 +231,7 @@ pub(super) fn plan_merge(b: &mut Binder<'_>, m: &ast::Merge) -> Result<MergePlan
         };
         clauses.push(When { matched, cond, action });
     }
-    let defaults = table
-        .columns
-        .iter()
-        .map(|c| crate::ddl::column_default(b.catalog, c))
-        .collect::<Result<Vec<_>>>()?;
+    let defaults = table_defaults(b.catalog, &table)?;
     b.corr = None;
     let subs = b.correlated.split_off(mark);
     let init = b.subqueries.drain(..).collect();

@@ -335,11 +335,12 @@ fn resolve_in(
         (None, None) => return Err(refuse("")),
     };
     // Only INSERT writes them (UPDATE's DEFAULT reads the named view's own).
-    let insert_defaults = v.defaults.iter().enumerate().filter(|_| op == Op::Insert);
-    for (j, d) in insert_defaults {
-        if let (Some(text), Some(Some(c))) = (d, columns.get(j)) {
-            let x = crate::ddl::default_expr(b.catalog, &v.columns[j], text, &types[j])?;
-            defaults[*c] = Some(x);
+    if op == Op::Insert {
+        for (j, d) in v.defaults.iter().enumerate() {
+            if let (Some(text), Some(Some(c))) = (d, columns.get(j)) {
+                let x = crate::ddl::default_expr(b.catalog, &v.columns[j], text, &types[j])?;
+                defaults[*c] = Some(x);
+            }
         }
     }
     if let (Some(_), Some(f)) = (own, &filter) {

@@ -719,10 +719,21 @@ impl<S: Spi> Interp<'_, S> {
                     None => self.target(&Target { parts: vec![target.clone()] })?.slot,
                 };
                 let slot = self.aliased(slot);
-                let Some(v) = self.vars.get(slot).cloned() else {
+                let Some(v) = self.vars.get(slot) else {
                     bail!(SyntaxError, "\"{target}\" is not a known variable");
                 };
-                self.vars.push(Var { name: d.name.clone(), alias_of: Some(slot), ..v });
+                // The value stays in the named slot, where every use goes.
+                let alias = Var {
+                    name: d.name.clone(),
+                    ty: v.ty.clone(),
+                    value: Value::Null,
+                    constant: v.constant,
+                    not_null: v.not_null,
+                    alias_of: Some(slot),
+                    cursor: v.cursor.clone(),
+                    arg_of: v.arg_of,
+                };
+                self.vars.push(alias);
                 return Ok(());
             }
             parse::DeclKind::Cursor(c) => {
@@ -865,7 +876,7 @@ impl<S: Spi> Interp<'_, S> {
             bail!(InternalError, "PL/pgSQL variable slot {} out of range", r.slot)
         };
         if var.constant {
-            return Err(custom("22005", format!("variable \"{}\" is declared CONSTANT", var.name)));
+            return Err(constant_assigned(&var.name));
         }
         match (&var.ty, &r.field) {
             (VarType::Scalar(t), None) => {
@@ -1181,11 +1192,16 @@ impl<S: Spi> Interp<'_, S> {
                         "cannot subscript type {ty} because it does not support subscripting"
                     );
                 };
-                let zone = self.spi.context().zone.clone();
-                let zone = zone.as_deref().unwrap_or(sqltypes::Zone::utc_ref());
-                let v = convert(v, elem, zone)?;
-                let updated = sqltypes::array::set_element(var.value.clone(), elem, &at, v)?;
-                self.assign(&r, updated)?;
+                let v = convert(v, elem, self.spi.context().zone())?;
+                if var.constant {
+                    return Err(constant_assigned(&var.name));
+                }
+                let elem = (**elem).clone();
+                // In place: the array is not copied for each element.
+                let Some(var) = self.vars.get_mut(r.slot) else {
+                    bail!(InternalError, "PL/pgSQL variable slot {} out of range", r.slot)
+                };
+                sqltypes::array::set_element(&mut var.value, &elem, &at, v)?;
             }
             Stmt::If(arms, otherwise) => {
                 for (cond, body) in arms {
@@ -1485,7 +1501,10 @@ impl<S: Spi> Interp<'_, S> {
         let cat = self.spi.catalog();
         let user = self.spi.context().user.clone();
         let (bound, _) = crate::planner::plan(&cat, &p.stmt, types, &user)?;
-        Ok((ast.clone(), bound))
+        let ParsedStmt::Sql(ast) = p.stmt else {
+            bail!(InternalError, "EXECUTE's statement changed kind");
+        };
+        Ok((ast, bound))
     }
 
     /// The session's cursors.
@@ -1593,13 +1612,7 @@ impl<S: Spi> Interp<'_, S> {
         (scroll, name, text): (Option<bool>, &str, &str),
     ) -> Result<()> {
         let Bound::Query(plan, columns) = &*st.bound else {
-            let what = match st.ast {
-                ast::Statement::Insert(_) => "INSERT",
-                ast::Statement::Update(_) => "UPDATE",
-                ast::Statement::Delete(_) => "DELETE",
-                ast::Statement::Merge(_) => "MERGE",
-                _ => "utility",
-            };
+            let what = st.bound.write_command().unwrap_or("utility");
             bail!(InvalidCursorDefinition, "cannot open {what} query as cursor");
         };
         let columns = columns.clone();
@@ -2108,6 +2121,11 @@ fn stmt_kind(s: &Stmt) -> &'static str {
         Stmt::EndTransaction(true) => "COMMIT",
         Stmt::EndTransaction(false) => "ROLLBACK",
     }
+}
+
+/// The error for assigning to a CONSTANT variable.
+fn constant_assigned(name: &str) -> ErrorReport {
+    custom("22005", format!("variable \"{name}\" is declared CONSTANT"))
 }
 
 fn plannable(s: &ast::Statement) -> bool {

@@ -115,13 +115,7 @@ impl<T: Txn> Spi for TxnSpi<'_, T> {
                 let rows = exec::run(plan, &cx).await?;
                 return Ok(Done { count: rows.len() as u64, rows, dml: false });
             }
-            let what = match &*s.bound {
-                Bound::Insert(_) => "INSERT",
-                Bound::Update(_) => "UPDATE",
-                Bound::Delete(_) => "DELETE",
-                Bound::Merge(_) => "MERGE",
-                _ => "",
-            };
+            let what = s.bound.write_command().unwrap_or_default();
             match &mut self.txn {
                 Access::Write(txn) => {
                     run_bound(&mut **txn, self.tenant, &s.bound, &ctx, &self.catalog).await
