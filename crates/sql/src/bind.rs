@@ -294,8 +294,12 @@ pub struct Binder<'a> {
     /// True while a window call's arguments, PARTITION BY and ORDER BY are
     /// bound (window calls cannot nest).
     pub in_window: bool,
-    /// Work-table ids handed out to recursive CTEs so far.
+    /// Work-table ids handed out so far (to recursive CTEs, and to WITH
+    /// queries that write).
     pub work_tables: usize,
+    /// The work tables the statement reads: a writing WITH query nothing
+    /// reads runs after the main statement.
+    pub work_read: Vec<usize>,
     /// Views being expanded inside one another (bounded).
     pub view_depth: usize,
     /// Set to record what the query names (a view's own query only: a view
@@ -523,6 +527,7 @@ impl<'a> Binder<'a> {
             windows: Vec::new(),
             in_window: false,
             work_tables: 0,
+            work_read: Vec::new(),
             view_depth: 0,
             per_row_call: false,
             trace: None,

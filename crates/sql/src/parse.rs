@@ -436,7 +436,7 @@ fn parse_piece(
             let tokens = top_level_lock_clause(sql_tokens(piece))?;
             let tokens = drop_expression(conflict_inference(current_of(tokens)));
             let tokens = variadic_arguments(catalog_operators(tokens));
-            let tokens = merge_default_values(merge_join_source(tokens));
+            let tokens = merge_default_values(merge_join_source(overriding(tokens)));
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
             let tokens = type_references(tokens);
             let (tokens, check_option) = view_check_option(tokens);
@@ -674,6 +674,67 @@ fn merge_default_values(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             t(Token::RParen),
         ];
         out.splice(from..=to, list);
+    }
+    out
+}
+
+/// The column-list markers `OVERRIDING SYSTEM VALUE` and `OVERRIDING USER
+/// VALUE` of INSERT (also MERGE's) are read as (sqlparser has no such
+/// clause): the first name of the list.
+pub const OVERRIDING_SYSTEM: &str = "pg_overriding_system_value";
+pub const OVERRIDING_USER: &str = "pg_overriding_user_value";
+
+/// Rewrites an INSERT's `[(cols)] OVERRIDING {SYSTEM | USER} VALUE` as
+/// `("pg_overriding_..._value", cols)`: the planner takes the marker off
+/// the list again.
+fn overriding(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    // Not a key word of sqlparser's.
+    let is_overriding = |t: &TokenWithSpan| {
+        matches!(&t.token, Token::Word(w)
+            if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("overriding"))
+    };
+    if !tokens.iter().any(is_overriding) {
+        return tokens;
+    }
+    let solid = solid(&tokens);
+    let kw = |i: usize, k: Keyword| keyword(&tokens[i], k);
+    let found: Vec<(usize, usize, &str)> = solid
+        .windows(4)
+        .filter(|w| is_overriding(&tokens[w[1]]) && kw(w[3], Keyword::VALUE))
+        .filter_map(|w| {
+            let marker = match () {
+                _ if kw(w[2], Keyword::SYSTEM) => OVERRIDING_SYSTEM,
+                _ if kw(w[2], Keyword::USER) => OVERRIDING_USER,
+                _ => return None,
+            };
+            Some((w[0], w[1], marker))
+        })
+        .collect();
+    let mut out = tokens;
+    // From the last, so the earlier positions stay put.
+    for (before, at, marker) in found.into_iter().rev() {
+        let span = out[at].span;
+        let t = |token: Token| TokenWithSpan { token, span };
+        let name = t(Token::make_word(marker, Some('"')));
+        let end = solid.iter().position(|&i| i == at).map_or(at, |k| solid[k + 2]);
+        out.drain(at..=end);
+        if !matches!(out[before].token, Token::RParen) {
+            out.splice(at..at, [t(Token::LParen), name, t(Token::RParen)]);
+            continue;
+        }
+        // The column list's opening parenthesis.
+        let mut depth = 0;
+        let open = (0..=before).rev().find(|&i| {
+            match out[i].token {
+                Token::RParen => depth += 1,
+                Token::LParen => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        if let Some(open) = open {
+            out.splice(open + 1..open + 1, [name, t(Token::Comma)]);
+        }
     }
     out
 }

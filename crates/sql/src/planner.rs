@@ -45,6 +45,24 @@ pub enum Bound {
     /// CALL: the procedure with its arguments, and the columns of the row
     /// it returns (None when it has no output parameters).
     Call(crate::plan::PlCall, Option<Vec<Column>>),
+    /// A statement under a WITH whose queries write.
+    With(Box<Writing>),
+}
+
+/// A statement under a WITH whose queries write (INSERT, UPDATE, DELETE
+/// or MERGE). All of them run in the statement's transaction; unlike
+/// PostgreSQL's, whose parts all read one snapshot, a part sees the
+/// changes of those that ran before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Writing {
+    /// The writes that later ones or the main statement read, in order,
+    /// each with the work table its RETURNING rows become: they run first.
+    pub before: Vec<(usize, Bound)>,
+    /// The main statement.
+    pub main: Bound,
+    /// The writes nothing reads: they run after the main statement, which
+    /// then does not see their changes (as in PostgreSQL).
+    pub after: Vec<Bound>,
 }
 
 impl Bound {
@@ -61,6 +79,7 @@ impl Bound {
             Bound::Update(_) => Some("UPDATE"),
             Bound::Delete(_) => Some("DELETE"),
             Bound::Merge(_) => Some("MERGE"),
+            Bound::With(w) => w.main.write_command(),
             _ => None,
         }
     }
@@ -77,6 +96,7 @@ impl Bound {
             Bound::Utility => None,
             Bound::Fetch(c) => Some(c.clone()),
             Bound::Call(_, c) => c.clone(),
+            Bound::With(w) => w.main.columns(),
         }
     }
 }
@@ -101,6 +121,7 @@ pub fn plan(
 
 fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
     Ok(match s {
+        ast::Statement::Query(q) if modifying(q) => plan_with(b, q)?,
         ast::Statement::Query(q) => {
             let (p, c) = b.query(q)?;
             Bound::Query(p, c)
@@ -127,27 +148,7 @@ fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
             }
             let inner = plan_sql(b, statement)?;
             let mut lines = Vec::new();
-            match &inner {
-                Bound::Query(p, _) => p.explain(&mut lines, 0),
-                Bound::Insert(p) => {
-                    lines.push(format!("Insert on {}", p.table.name));
-                    p.source.explain(&mut lines, 1);
-                }
-                Bound::Update(p) => {
-                    lines.push(format!("Update on {}", p.scan.table.name));
-                    Plan::Scan(p.scan.clone()).explain(&mut lines, 1);
-                }
-                Bound::Delete(p) => {
-                    lines.push(format!("Delete on {}", p.scan.table.name));
-                    Plan::Scan(p.scan.clone()).explain(&mut lines, 1);
-                }
-                Bound::Merge(p) => {
-                    lines.push(format!("Merge on {}", p.scan.table.name));
-                    p.source.explain(&mut lines, 1);
-                    Plan::Scan(p.scan.clone()).explain(&mut lines, 1);
-                }
-                _ => lines.push("Utility Statement".into()),
-            }
+            explain(&inner, &mut lines, 0);
             Bound::Explain(lines)
         }
         // The cursor's query is planned here only to infer parameter types
@@ -155,6 +156,12 @@ fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
         ast::Statement::Declare { stmts } => {
             if let [d] = stmts.as_slice() {
                 if let Some(q) = &d.for_query {
+                    if modifying(q) {
+                        bail!(
+                            FeatureNotSupported,
+                            "DECLARE CURSOR must not contain data-modifying statements in WITH"
+                        );
+                    }
                     b.query(q)?;
                 }
             }
@@ -162,6 +169,106 @@ fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
         }
         _ => Bound::Utility,
     })
+}
+
+/// The statement a query expression is when it writes (INSERT, UPDATE,
+/// DELETE or MERGE, which sqlparser reads as a query's body under WITH).
+pub fn written(body: &ast::SetExpr) -> Option<&ast::Statement> {
+    match body {
+        ast::SetExpr::Insert(s)
+        | ast::SetExpr::Update(s)
+        | ast::SetExpr::Delete(s)
+        | ast::SetExpr::Merge(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// True if query `q` writes: its body, or one of its WITH queries.
+pub fn modifying(q: &ast::Query) -> bool {
+    written(&q.body).is_some()
+        || q.with.iter().flat_map(|w| &w.cte_tables).any(|c| written(&c.query.body).is_some())
+}
+
+/// Plans a statement under WITH that writes, in its body or in WITH
+/// queries (only here, at the top level, may they write).
+fn plan_with(b: &mut Binder<'_>, q: &ast::Query) -> Result<Bound> {
+    let mark = b.ctes.len();
+    let r = plan_with_ctes(b, q);
+    b.ctes.truncate(mark);
+    r
+}
+
+fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<Bound> {
+    let mut writes = Vec::new();
+    if let Some(with) = &q.with {
+        for cte in &with.cte_tables {
+            let name = bind::ident(&cte.alias.name);
+            let Some(stmt) = written(&cte.query.body) else {
+                select::plan_cte(b, with.recursive, cte)?;
+                continue;
+            };
+            let bound = match &cte.query.with {
+                Some(_) => plan_with(b, &cte.query)?,
+                None => plan_sql(b, stmt)?,
+            };
+            // Without RETURNING it has no columns: reading it is 0A000.
+            let mut cols = bound.columns().unwrap_or_default();
+            for (c, alias) in cols.iter_mut().zip(&cte.alias.columns) {
+                c.name = bind::ident(&alias.name);
+            }
+            let id = b.work_tables;
+            b.work_tables += 1;
+            b.ctes.push((name, Plan::WorkTable(id), cols));
+            writes.push((id, bound));
+        }
+    }
+    let main = match written(&q.body) {
+        Some(stmt) => plan_sql(b, stmt)?,
+        None => {
+            let body = ast::Query { with: None, ..q.clone() };
+            let (p, c) = b.query(&body)?;
+            Bound::Query(p, c)
+        }
+    };
+    if writes.is_empty() {
+        return Ok(main);
+    }
+    let (before, after): (Vec<_>, Vec<_>) =
+        writes.into_iter().partition(|(id, _)| b.work_read.contains(id));
+    let after = after.into_iter().map(|(_, w)| w).collect();
+    Ok(Bound::With(Box::new(Writing { before, main, after })))
+}
+
+/// EXPLAIN's lines for `bound`, nested `depth` deep.
+fn explain(bound: &Bound, lines: &mut Vec<String>, depth: usize) {
+    let head = match depth {
+        0 => String::new(),
+        _ => format!("{}->  ", "  ".repeat(depth)),
+    };
+    let (what, table, source, scan) = match bound {
+        Bound::Query(p, _) => return p.explain(lines, depth),
+        Bound::Insert(p) => ("Insert", &p.table, Some(&p.source), None),
+        Bound::Update(p) => ("Update", &p.scan.table, None, Some(&p.scan)),
+        Bound::Delete(p) => ("Delete", &p.scan.table, None, Some(&p.scan)),
+        Bound::Merge(p) => ("Merge", &p.scan.table, Some(&p.source), Some(&p.scan)),
+        Bound::With(w) => {
+            explain(&w.main, lines, depth);
+            let writes = w.before.iter().map(|(_, b)| b).chain(&w.after);
+            for b in writes {
+                lines.push(format!("{}  CTE", "  ".repeat(depth)));
+                explain(b, lines, depth + 2);
+            }
+            return;
+        }
+        _ => return lines.push(format!("{head}Utility Statement")),
+    };
+    lines.push(format!("{head}{what} on {}", table.name));
+    if let Some(source) = source {
+        source.explain(lines, depth + 1);
+    }
+    if let Some(scan) = scan {
+        Plan::Scan(scan.clone()).explain(lines, depth + 1);
+    }
 }
 
 fn table_name(t: &ast::TableObject) -> Result<crate::catalog::ObjName> {
@@ -286,7 +393,8 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         Some(v) => v.column(j, &names[j], views::Op::Insert),
         None => Ok(j),
     };
-    let named = insert_columns(&names, &ins.columns, &name)?;
+    let (overriding, columns) = overriding(&ins.columns);
+    let named = insert_columns(&names, columns, &name)?;
     // A view column that is not a table column may not be given a value;
     // those after the values given are not written.
     let given = |n: usize| named.iter().take(n).map(|&j| to_table(j)).collect::<Result<Vec<_>>>();
@@ -304,15 +412,15 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                     if row.content.len() > named.len() {
                         bail!(SyntaxError, "INSERT has more expressions than target columns");
                     }
-                    if row.content.len() < named.len() && !ins.columns.is_empty() {
+                    if row.content.len() < named.len() && !columns.is_empty() {
                         bail!(SyntaxError, "INSERT has more target columns than expressions");
                     }
                     let mut r = Vec::with_capacity(row.content.len());
                     for (e, &t) in row.content.iter().zip(&targets) {
-                        if is_default(e) {
+                        if takes_default(e, &table, t, overriding) {
                             r.push(default_value(b.catalog, &table, view.as_ref(), t)?);
                         } else {
-                            check_not_generated_always(&table, t)?;
+                            check_not_generated_always(&table, t, overriding)?;
                             r.push(b.assign(e, &empty, &types[t])?);
                         }
                     }
@@ -333,7 +441,7 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                 }
                 let targets = given(cols.len())?;
                 for &t in &targets {
-                    check_not_generated_always(&table, t)?;
+                    check_not_generated_always(&table, t, overriding)?;
                 }
                 let mut exprs = Vec::new();
                 for (i, (c, &t)) in cols.iter().zip(&targets).enumerate() {
@@ -345,6 +453,10 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                             types[t],
                             c.ty
                         );
+                    }
+                    if overriding == Overriding::User && table.columns[t].identity.is_some() {
+                        exprs.push(default_value(b.catalog, &table, view.as_ref(), t)?);
+                        continue;
                     }
                     exprs.push(b.coerce_assigned(
                         crate::expr::Expr::Column(i),
@@ -401,6 +513,33 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         checks,
         instead,
     })
+}
+
+/// What an INSERT's OVERRIDING clause does with the values it gives
+/// identity columns: with SYSTEM VALUE they are written (also to GENERATED
+/// ALWAYS ones), with USER VALUE their defaults are.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Overriding {
+    No,
+    System,
+    User,
+}
+
+/// An INSERT column list's OVERRIDING marker (the parser writes it first,
+/// see `parse::overriding`), and the columns named after it.
+fn overriding(columns: &[ast::ObjectName]) -> (Overriding, &[ast::ObjectName]) {
+    let Some((first, rest)) = columns.split_first() else { return (Overriding::No, columns) };
+    match bind::object_name(first) {
+        Ok(n) if n == crate::parse::OVERRIDING_SYSTEM => (Overriding::System, rest),
+        Ok(n) if n == crate::parse::OVERRIDING_USER => (Overriding::User, rest),
+        _ => (Overriding::No, columns),
+    }
+}
+
+/// True if INSERT writes column `t`'s default for value `e`: DEFAULT, or
+/// any value for an identity column under OVERRIDING USER VALUE.
+fn takes_default(e: &ast::Expr, table: &TableDef, t: usize, overriding: Overriding) -> bool {
+    is_default(e) || overriding == Overriding::User && table.columns[t].identity.is_some()
 }
 
 /// The positions in `names` (a relation's column names) of an INSERT's
@@ -654,9 +793,9 @@ fn do_update(
     Ok((sets, filter, filtering))
 }
 
-/// A GENERATED ALWAYS identity column takes only its default (PostgreSQL's
-/// OVERRIDING SYSTEM VALUE is not supported).
-fn check_not_generated_always(t: &TableDef, col: usize) -> Result<()> {
+/// A generated column takes only its default, and so does a GENERATED
+/// ALWAYS identity column unless the INSERT says OVERRIDING SYSTEM VALUE.
+fn check_not_generated_always(t: &TableDef, col: usize, overriding: Overriding) -> Result<()> {
     let c = &t.columns[col];
     if c.generated {
         return Err(err!(
@@ -666,7 +805,7 @@ fn check_not_generated_always(t: &TableDef, col: usize) -> Result<()> {
         )
         .with_detail(format!("Column \"{}\" is a generated column.", c.name)));
     }
-    if c.identity == Some('a') {
+    if c.identity == Some('a') && overriding == Overriding::No {
         return Err(err!(
             GeneratedAlways,
             "cannot insert a non-DEFAULT value into column \"{}\"",

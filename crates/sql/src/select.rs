@@ -53,6 +53,37 @@ pub fn plan_query(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Colum
     Ok((plan, cols))
 }
 
+/// Plans WITH query `cte` (of a WITH RECURSIVE when `recursive`) and
+/// puts it in scope. One that writes is 0A000 here: only a statement's
+/// top-level WITH may write (the planner's `plan_with`).
+pub fn plan_cte(b: &mut Binder<'_>, recursive: bool, cte: &ast::Cte) -> Result<()> {
+    let name = bind::ident(&cte.alias.name);
+    if crate::planner::written(&cte.query.body).is_some() {
+        bail!(
+            FeatureNotSupported,
+            "WITH clause containing a data-modifying statement must be at the top level"
+        );
+    }
+    let planned = match cte.query.body.as_ref() {
+        ast::SetExpr::SetOperation { op: ast::SetOperator::Union, .. } if recursive => {
+            plan_recursive(b, &name, &cte.alias.columns, &cte.query)?
+        }
+        _ => None,
+    };
+    let (plan, cols) = match planned {
+        Some(r) => r,
+        None => {
+            let (plan, mut cols) = plan_query(b, &cte.query)?;
+            for (c, alias) in cols.iter_mut().zip(&cte.alias.columns) {
+                c.name = bind::ident(&alias.name);
+            }
+            (plan, cols)
+        }
+    };
+    b.ctes.push((name, plan, cols));
+    Ok(())
+}
+
 fn plan_query_inner(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
     let ctes_before = b.ctes.len();
     let r = plan_with_ctes(b, q);
@@ -63,26 +94,7 @@ fn plan_query_inner(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Col
 fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
     if let Some(with) = &q.with {
         for cte in &with.cte_tables {
-            let name = bind::ident(&cte.alias.name);
-            let recursive = match cte.query.body.as_ref() {
-                ast::SetExpr::SetOperation { op: ast::SetOperator::Union, .. }
-                    if with.recursive =>
-                {
-                    plan_recursive(b, &name, &cte.alias.columns, &cte.query)?
-                }
-                _ => None,
-            };
-            let (plan, cols) = match recursive {
-                Some(r) => r,
-                None => {
-                    let (plan, mut cols) = plan_query(b, &cte.query)?;
-                    for (c, alias) in cols.iter_mut().zip(&cte.alias.columns) {
-                        c.name = bind::ident(&alias.name);
-                    }
-                    (plan, cols)
-                }
-            };
-            b.ctes.push((name, plan, cols));
+            plan_cte(b, with.recursive, cte)?;
         }
     }
     if let (Some(l), false) = (q.locks.first(), matches!(q.body.as_ref(), ast::SetExpr::Select(_)))
@@ -1155,6 +1167,17 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                 if let Some((_, plan, cols)) =
                     b.ctes.iter().rev().find(|(n, _, _)| *n == tname).cloned()
                 {
+                    // A WITH query that writes without RETURNING (the only
+                    // work table without columns).
+                    if let Plan::WorkTable(id) = plan {
+                        if cols.is_empty() {
+                            bail!(
+                                FeatureNotSupported,
+                                "WITH query \"{tname}\" does not have a RETURNING clause"
+                            );
+                        }
+                        b.work_read.push(id);
+                    }
                     return Ok((plan, derived_scope(cols, &[], &qualifier, alias)));
                 }
             }

@@ -1343,21 +1343,18 @@ impl<K: KvClient> Session<K> {
             } else {
                 self.plan_for(&portal.prepared)?
             };
-            let target = match bound.as_ref() {
-                Bound::Insert(p) => Some(&p.table),
-                Bound::Update(p) => Some(&p.scan.table),
-                Bound::Delete(p) => Some(&p.scan.table),
-                Bound::Merge(p) => Some(&p.scan.table),
-                _ => None,
-            };
-            if let Some(t) = target.filter(|t| t.matview.is_some()) {
+            let targets = written_tables(&bound);
+            if let Some(t) = targets.iter().find(|t| t.matview.is_some()) {
                 bail!(WrongObjectType, "cannot change materialized view \"{}\"", t.name);
             }
-            let target = target.map(|t| t.oid);
+            let targets: Vec<u32> = targets.iter().map(|t| t.oid).collect();
             attempts += 1;
-            match target {
-                Some(oid) if self.lock_table_for_write(oid, attempts < 10).await? => {}
-                _ => break bound,
+            let mut again = false;
+            for oid in targets {
+                again |= self.lock_table_for_write(oid, attempts < 10).await?;
+            }
+            if !again {
+                break bound;
             }
         };
         if self.read_only() {
@@ -1374,14 +1371,25 @@ impl<K: KvClient> Session<K> {
         let ctx = self.eval_ctx(&portal.params);
         let tenant = self.db.tenant;
         let catalog = self.catalog.clone();
+        // Writing WITH queries run first; the main statement reads their
+        // rows.
+        let (ctx, bound, after) = match bound.as_ref() {
+            Bound::With(w) => {
+                let txn = self.txn.as_mut().expect("statement has a transaction");
+                let ctx =
+                    crate::plpgsql::spi::run_writes(txn, tenant, &w.before, &ctx, &catalog).await?;
+                (ctx, &w.main, w.after.as_slice())
+            }
+            b => (ctx, b, &[][..]),
+        };
         // PL/pgSQL calls that run once run first, through the session: they
         // may write and run utility statements.
-        let once = match bound.as_ref() {
+        let once = match bound {
             Bound::Query(plan, _) => self.run_calls(plan, &ctx).await?,
             _ => None,
         };
         let txn = self.txn.as_mut().expect("statement has a transaction");
-        match bound.as_ref() {
+        let out = match bound {
             Bound::Query(plan, _) => {
                 let cx = ExecCtx { txn: &*txn, tenant, eval: &ctx, catalog: &catalog };
                 let rows = exec::run(once.as_ref().unwrap_or(plan), &cx).await?;
@@ -1415,8 +1423,15 @@ impl<K: KvClient> Session<K> {
                 Ok(Outcome::Rows(rows, "EXPLAIN".into()))
             }
             Bound::Utility | Bound::Fetch(_) => self.utility(stmt).await,
-            Bound::Call(..) => bail!(InternalError, "CALL reached the executor"),
+            Bound::Call(..) | Bound::With(..) => {
+                bail!(InternalError, "CALL or WITH reached the executor")
+            }
+        }?;
+        if !after.is_empty() {
+            let txn = self.txn.as_mut().expect("statement has a transaction");
+            crate::plpgsql::spi::run_after(txn, tenant, after, &ctx, &catalog).await?;
         }
+        Ok(out)
     }
 
     async fn utility(&mut self, stmt: &ast::Statement) -> Result<Outcome> {
@@ -1706,11 +1721,30 @@ fn first_words(s: &str) -> String {
     s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }
 
+/// The tables `bound` writes (a [`Bound::With`]'s writes too).
+fn written_tables(bound: &Bound) -> Vec<&Arc<crate::catalog::TableDef>> {
+    match bound {
+        Bound::Insert(p) => vec![&p.table],
+        Bound::Update(p) => vec![&p.scan.table],
+        Bound::Delete(p) => vec![&p.scan.table],
+        Bound::Merge(p) => vec![&p.scan.table],
+        Bound::With(w) => {
+            let before = w.before.iter().map(|(_, b)| b);
+            before.chain([&w.main]).chain(&w.after).flat_map(written_tables).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// The command a read-only transaction refuses, named as PostgreSQL names
 /// it in the error (None for statements that only read). Asked only in a
 /// read-only transaction.
 fn writes(bound: &Bound, stmt: &ast::Statement) -> Option<String> {
     use ast::Statement as S;
+    // PostgreSQL names the main statement, a SELECT too.
+    if let Bound::With(w) = bound {
+        return Some(w.main.write_command().unwrap_or("SELECT").into());
+    }
     if let Some(command) = bound.write_command() {
         return Some(command.into());
     }

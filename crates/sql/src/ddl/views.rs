@@ -43,6 +43,9 @@ pub async fn create_view<T: Txn>(
             .with_hint(why));
         }
     }
+    if crate::planner::modifying(&cv.query) {
+        bail!(FeatureNotSupported, "views must not contain data-modifying statements in WITH");
+    }
     let (cols, trace) = view_deps::trace(cat, &cv.query)?;
     if cv.columns.len() > cols.len() {
         bail!(SyntaxError, "CREATE VIEW specifies more column names than columns");

@@ -10,8 +10,8 @@ use sqlparser::ast;
 use sqltypes::DataType;
 
 use super::{
-    check_not_generated_always, default_value, insert_columns, is_default, set_column,
-    table_defaults,
+    check_not_generated_always, default_value, insert_columns, is_default, overriding, set_column,
+    table_defaults, takes_default,
 };
 use crate::bind::{self, Binder};
 use crate::dml::merge::{Action, MergePlan, When};
@@ -180,9 +180,10 @@ pub(super) fn plan_merge(b: &mut Binder<'_>, m: &ast::Merge) -> Result<MergePlan
                 }
                 let default_values = matches!(ins.columns.as_slice(),
                     [c] if bind::object_name(c).is_ok_and(|n| n == crate::parse::DEFAULT_VALUES));
+                let (overriding, columns) = overriding(&ins.columns);
                 let mut targets = match default_values {
                     true => Vec::new(),
-                    false => insert_columns(&names, &ins.columns, &table.name)?,
+                    false => insert_columns(&names, columns, &table.name)?,
                 };
                 let values: Vec<&ast::Expr> = match &ins.kind {
                     _ if default_values => Vec::new(),
@@ -200,16 +201,16 @@ pub(super) fn plan_merge(b: &mut Binder<'_>, m: &ast::Merge) -> Result<MergePlan
                 if values.len() > targets.len() {
                     bail!(SyntaxError, "INSERT has more expressions than target columns");
                 }
-                if values.len() < targets.len() && !ins.columns.is_empty() {
+                if values.len() < targets.len() && !columns.is_empty() {
                     bail!(SyntaxError, "INSERT has more target columns than expressions");
                 }
                 targets.truncate(values.len());
                 let mut exprs = Vec::with_capacity(values.len());
                 for (e, &t) in values.into_iter().zip(&targets) {
-                    exprs.push(match is_default(e) {
+                    exprs.push(match takes_default(e, &table, t, overriding) {
                         true => default_value(b.catalog, &table, None, t)?,
                         false => {
-                            check_not_generated_always(&table, t)?;
+                            check_not_generated_always(&table, t, overriding)?;
                             read(b, e, Some((&table.columns[t].name, &types[t])))?
                         }
                     });

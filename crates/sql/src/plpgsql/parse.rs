@@ -1610,26 +1610,22 @@ impl Parser<'_> {
             _ => String::new(),
         };
         let mut depth = 0i32;
-        let mut returning = false;
         let mut into_at = None;
         let mut i = self.pos;
+        let reads =
+            matches!(lead.as_str(), "select" | "with" | "insert" | "update" | "delete" | "merge");
         loop {
             let Some(t) = self.tokens.get(i) else { return Err(self.syntax(None)) };
             match &t.kind {
                 Kind::Sym(s) if s == "(" || s == "[" => depth += 1,
                 Kind::Sym(s) if s == ")" || s == "]" => depth -= 1,
                 Kind::Sym(s) if s == ";" && depth == 0 => break,
-                Kind::Word(w, false) if depth == 0 && w == "returning" => returning = true,
-                Kind::Word(w, false) if depth == 0 && w == "into" && into_at.is_none() => {
-                    // INSERT INTO / MERGE INTO name the target table; a
-                    // DML statement's INTO follows its RETURNING.
-                    let dml = matches!(lead.as_str(), "insert" | "update" | "delete" | "merge");
-                    if (!dml || returning)
-                        && matches!(
-                            lead.as_str(),
-                            "select" | "with" | "insert" | "update" | "delete" | "merge"
-                        )
-                    {
+                Kind::Word(w, false) if depth == 0 && w == "into" && into_at.is_none() && reads => {
+                    // INSERT INTO / MERGE INTO name the target table (also
+                    // under WITH); any other INTO is the statement's.
+                    let prev = i.checked_sub(1).and_then(|p| self.tokens.get(p));
+                    let table = prev.is_some_and(|p| p.is_word("insert") || p.is_word("merge"));
+                    if !table {
                         into_at = Some(i);
                     }
                 }

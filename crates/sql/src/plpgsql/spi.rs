@@ -84,6 +84,12 @@ pub async fn run_bound<T: Txn>(
                 lines.iter().map(|l| vec![sqltypes::Value::Text(l.clone())]).collect();
             (rows.len() as u64, rows)
         }
+        Bound::With(w) => {
+            let ctx = run_writes(txn, tenant, &w.before, ctx, catalog).await?;
+            let done = Box::pin(run_bound(txn, tenant, &w.main, &ctx, catalog)).await?;
+            run_after(txn, tenant, &w.after, &ctx, catalog).await?;
+            return Ok(done);
+        }
         Bound::Utility | Bound::Fetch(_) | Bound::Call(..) => bail!(
             FeatureNotSupported,
             "utility statements are not supported in triggers or in functions called from a query"
@@ -91,6 +97,40 @@ pub async fn run_bound<T: Txn>(
     };
     let dml = bound.writes();
     Ok(Done { rows, count, dml })
+}
+
+/// Runs the writing WITH queries nothing reads, after the main statement.
+pub async fn run_after<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    after: &[Bound],
+    ctx: &EvalContext,
+    catalog: &Catalog,
+) -> Result<()> {
+    for w in after {
+        Box::pin(run_bound(txn, tenant, w, ctx, catalog)).await?;
+    }
+    Ok(())
+}
+
+/// Runs the writing WITH queries that the rest of a [`Bound::With`]
+/// reads, in order; returns `ctx` with their RETURNING rows as its work
+/// tables.
+pub async fn run_writes<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    writes: &[(usize, Bound)],
+    ctx: &EvalContext,
+    catalog: &Catalog,
+) -> Result<EvalContext> {
+    let mut ctx = ctx.clone();
+    for (id, w) in writes {
+        let done = Box::pin(run_bound(txn, tenant, w, &ctx, catalog)).await?;
+        let mut tables = ctx.work.as_deref().cloned().unwrap_or_default();
+        tables.push((*id, Arc::new(done.rows)));
+        ctx.work = Some(Arc::new(tables));
+    }
+    Ok(ctx)
 }
 
 impl<T: Txn> Spi for TxnSpi<'_, T> {
