@@ -554,7 +554,7 @@ fn insert_columns(
     }
     let mut v = Vec::with_capacity(columns.len());
     for c in columns {
-        let cn = bind::object_name(c)?;
+        let cn = column_target(c, relation, |_| None)?;
         let i = names.iter().position(|n| *n == cn).ok_or_else(|| {
             err!(UndefinedColumn, "column \"{cn}\" of relation \"{relation}\" does not exist")
         })?;
@@ -582,19 +582,50 @@ fn set_column(
     sets: Option<&[(usize, Expr)]>,
 ) -> Result<(String, usize)> {
     let cn = assigned_column(a)?;
+    let relation = view.map_or(&table.name, |v| &v.view.name);
+    let cn = match &a.target {
+        ast::AssignmentTarget::ColumnName(n) => {
+            let ty = |c: &str| table.column_index(c).map(|i| table.columns[i].ty.to_type());
+            column_target(n, relation, ty)?
+        }
+        _ => cn,
+    };
     let found = match view {
         Some(v) => v.assigned(&cn, views::Op::Update)?,
         None => table.column_index(&cn),
     };
     let Some(i) = found else {
-        let name = view.map_or(&table.name, |v| &v.view.name);
-        bail!(UndefinedColumn, "column \"{cn}\" of relation \"{name}\" does not exist");
+        bail!(UndefinedColumn, "column \"{cn}\" of relation \"{relation}\" does not exist");
     };
     if sets.is_some_and(|s| s.iter().any(|(c, _)| *c == i)) {
         bail!(DuplicateColumn, "multiple assignments to same column \"{cn}\"");
     }
     refuse_generated_set(table, i, &a.value)?;
     Ok((cn, i))
+}
+
+/// The column an INSERT column list or a SET names: a qualified name is
+/// PostgreSQL's field of a composite column (which Strata has none of),
+/// so an error; `ty` gives a column's type, if the relation has it.
+fn column_target(
+    n: &ast::ObjectName,
+    relation: &str,
+    ty: impl Fn(&str) -> Option<DataType>,
+) -> Result<String> {
+    let parts: Vec<String> = n.0.iter().filter_map(|p| p.as_ident()).map(bind::ident).collect();
+    match parts.as_slice() {
+        [one] => Ok(one.clone()),
+        [first, field, ..] => match ty(first) {
+            Some(t) => bail!(
+                DatatypeMismatch,
+                "cannot assign to field \"{field}\" of column \"{first}\" because its type {t} is not a composite type"
+            ),
+            None => {
+                bail!(UndefinedColumn, "column \"{first}\" of relation \"{relation}\" does not exist")
+            }
+        },
+        [] => bail!(SyntaxError, "invalid name {n}"),
+    }
 }
 
 /// The column a SET assignment names.

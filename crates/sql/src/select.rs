@@ -1327,11 +1327,47 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
             };
             Ok((plan, scope))
         }
-        ast::TableFactor::NestedJoin { table_with_joins, .. } => {
-            plan_from(b, std::slice::from_ref(table_with_joins))
+        ast::TableFactor::NestedJoin { table_with_joins, alias } => {
+            let (plan, mut scope) = plan_from(b, std::slice::from_ref(table_with_joins))?;
+            if let Some(a) = alias {
+                alias_join(&mut scope, a)?;
+            }
+            Ok((plan, scope))
         }
         other => bail!(FeatureNotSupported, "FROM item not supported yet: {other}"),
     }
+}
+
+/// Names a parenthesized join's columns by its alias `a`: those `*` reads
+/// take the alias as their qualifier (and its column names, in order); the
+/// joined tables' names no longer reach any.
+fn alias_join(scope: &mut Scope, a: &ast::TableAlias) -> Result<()> {
+    let name = bind::ident(&a.name);
+    let mut renames = a.columns.iter().map(|c| bind::ident(&c.name));
+    let mut available = 0;
+    for c in &mut scope.cols {
+        match c.reach {
+            Reach::Full => {
+                c.qualifier = Some(name.clone());
+                if let Some(n) = renames.next() {
+                    c.name = n;
+                }
+                available += 1;
+            }
+            _ => {
+                c.qualifier = None;
+                c.reach = Reach::Qualified;
+            }
+        }
+    }
+    if a.columns.len() > available {
+        bail!(
+            InvalidColumnReference,
+            "join expression \"{name}\" has {available} columns available but {} columns specified",
+            a.columns.len()
+        );
+    }
+    Ok(())
 }
 
 /// The scope a table contributes: its columns, qualified by alias or name.
