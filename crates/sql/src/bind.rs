@@ -286,6 +286,10 @@ pub struct Binder<'a> {
     /// Correlated subqueries found so far; each query level drains its own
     /// (from `CorrCtx::mark` on) into a `Plan::Apply`.
     pub correlated: Vec<Correlated>,
+    /// The sub-SELECTs of `SET (a, b) = (SELECT ...)` bound so far, by the
+    /// parser's number (see [`crate::parse::MULTI_ASSIGN`]): their row's
+    /// expression and columns.
+    pub multi_assign: Vec<(i64, Expr, Vec<Column>)>,
     /// Where window functions may appear now: the index in `windows` where
     /// the current query level's calls start (see `window.rs`), else None.
     pub win: Option<usize>,
@@ -528,6 +532,7 @@ impl<'a> Binder<'a> {
             in_window: false,
             work_tables: 0,
             work_read: Vec::new(),
+            multi_assign: Vec::new(),
             view_depth: 0,
             per_row_call: false,
             trace: None,
@@ -1191,8 +1196,18 @@ impl<'a> Binder<'a> {
         Ok((Expr::Case(op.map(|(o, _)| Box::new(o)), pairs, else_), ty))
     }
 
-    /// Binds and coerces an expression assigned to a column of type `to`
-    /// (INSERT values, UPDATE SET).
+    /// Binds and coerces an expression assigned to column `name` of type
+    /// `to` (INSERT values, UPDATE SET), failing as PostgreSQL does.
+    pub fn assign_column(
+        &mut self,
+        e: &ast::Expr,
+        scope: &Scope,
+        (name, to): (&str, &DataType),
+    ) -> Result<Expr> {
+        self.assign_with(e, scope, to, |t| mismatched_column(name, to, t))
+    }
+
+    /// Binds and coerces an expression assigned to a column of type `to`.
     pub fn assign(&mut self, e: &ast::Expr, scope: &Scope, to: &DataType) -> Result<Expr> {
         self.assign_with(e, scope, to, |t| {
             err!(DatatypeMismatch, "column is of type {to} but expression is of type {t}")
@@ -1255,6 +1270,12 @@ impl<'a> Binder<'a> {
             })
             .collect()
     }
+}
+
+/// 42804 for a value of type `t` assigned to column `name` of type `to`.
+pub fn mismatched_column(name: &str, to: &DataType, t: &DataType) -> crate::error::Error {
+    err!(DatatypeMismatch, "column \"{name}\" is of type {to} but expression is of type {t}")
+        .with_hint("You will need to rewrite or cast the expression.")
 }
 
 fn rt_or(t: &DataType, fallback: &DataType) -> DataType {

@@ -70,6 +70,9 @@ pub struct InsertPlan {
     /// The table is a view's trigger shell, whose INSTEAD OF INSERT
     /// triggers take the rows.
     pub instead: bool,
+    /// Uncorrelated subqueries of VALUES, ON CONFLICT and RETURNING, run
+    /// once first.
+    pub init: Vec<(Plan, crate::plan::SubqKind)>,
 }
 
 /// A condition of a view WITH CHECK OPTION on the rows written through
@@ -521,6 +524,7 @@ pub async fn insert<T: Txn>(
             f.statement(Event::Update, true).await?;
         }
     }
+    let eval = &*with_init_plans(txn, tenant, &plan.init, eval, catalog).await?;
     let source = run_rows(txn, tenant, catalog, eval, &plan.source).await?;
     // ON CONFLICT fires BEFORE INSERT row by row, with its conflicts.
     let upserting = plan.on_conflict.is_some();
@@ -609,8 +613,9 @@ fn set_columns(sets: &[(usize, Expr)]) -> Vec<usize> {
     sets.iter().map(|(c, _)| *c).collect()
 }
 
-/// `eval` with the values of the uncorrelated subqueries `init` (UPDATE's,
-/// DELETE's, MERGE's), which run first: itself when there are none.
+/// `eval` with the values of the uncorrelated subqueries `init` (INSERT's,
+/// UPDATE's, DELETE's, MERGE's), which run first: itself when there are
+/// none.
 async fn with_init_plans<'e, T: Txn>(
     txn: &mut T,
     tenant: TenantId,

@@ -858,6 +858,22 @@ fn subquery_value(kind: SubqKind, rows: Vec<Row>) -> Result<SubqValue> {
             let elem = items.iter().find_map(Value::data_type).unwrap_or(DataType::Text);
             SubqValue::Value(sqltypes::array::ArrayValue::new(elem, items).into_value())
         }
+        SubqKind::Row => {
+            if rows.len() > 1 {
+                bail!(
+                    CardinalityViolation,
+                    "more than one row returned by a subquery used as an expression"
+                );
+            }
+            SubqValue::Value(match rows.into_iter().next() {
+                Some(values) => {
+                    let types = values.iter().map(|v| v.data_type().unwrap_or(DataType::Text));
+                    let ty = sqltypes::RecordType::anonymous(types.collect());
+                    Value::Record(Box::new(sqltypes::RecordValue { ty, values }))
+                }
+                None => Value::Null,
+            })
+        }
         SubqKind::Scalar => {
             if rows.len() > 1 {
                 bail!(

@@ -2231,10 +2231,32 @@ fn copy(sql: &str, starts: &[usize], w: &[&TokenWithSpan]) -> Result<Stmt> {
     Ok(Stmt::Copy(stmt))
 }
 
+/// The call each column of `SET (a, b) = (SELECT ...)` is assigned
+/// (sqlparser keeps the list whole): `"pg_multiassign"(id, k, n,
+/// (SELECT ...))` reads field `k` (from 0) of the subquery's row, which
+/// has to have `n` columns; the calls of one SET share the subquery, run
+/// once per row (`id` numbers the SETs of the statement).
+pub const MULTI_ASSIGN: &str = "pg_multiassign";
+
 /// Rewrites `SET (a, b) = (x, y)` (or `= ROW(x, y)`) in UPDATE, ON
-/// CONFLICT DO UPDATE and MERGE as `SET a = x, b = y`; a sub-SELECT source
-/// stays for the planner.
+/// CONFLICT DO UPDATE and MERGE as `SET a = x, b = y`, and `SET (a, b) =
+/// (SELECT ...)` as [`MULTI_ASSIGN`] calls.
 fn spread_tuple_sets(stmt: &mut ast::Statement) -> Result<()> {
+    // Also in statements inside others: PREPARE, EXPLAIN, WITH.
+    let mut subqueries = 0;
+    let r = ast::visit_statements_mut(stmt, |s| match spread_sets(s, &mut subqueries) {
+        Ok(()) => std::ops::ControlFlow::Continue(()),
+        Err(e) => std::ops::ControlFlow::Break(e),
+    });
+    match r {
+        std::ops::ControlFlow::Break(e) => Err(e),
+        std::ops::ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+/// [`spread_tuple_sets`] of one statement; `subqueries` counts the
+/// sub-SELECT sources so far.
+fn spread_sets(stmt: &mut ast::Statement, subqueries: &mut usize) -> Result<()> {
     let lists: Vec<&mut Vec<ast::Assignment>> = match stmt {
         ast::Statement::Update(u) => vec![&mut u.assignments],
         ast::Statement::Insert(i) => match &mut i.on {
@@ -2285,7 +2307,31 @@ fn spread_tuple_sets(stmt: &mut ast::Statement) -> Result<()> {
                     }
                 }
                 ast::Expr::Subquery(_) => {
-                    out.push(a);
+                    *subqueries += 1;
+                    let n = names.len();
+                    for (k, name) in names.iter().enumerate() {
+                        let int = |i: usize| ast::Expr::value(ast::Value::Number(i.to_string(), false));
+                        let arg = |e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e));
+                        let args = [int(*subqueries), int(k), int(n), a.value.clone()];
+                        let call = ast::Function {
+                            name: ast::ObjectName::from(vec![ast::Ident::with_quote('"', MULTI_ASSIGN)]),
+                            uses_odbc_syntax: false,
+                            parameters: ast::FunctionArguments::None,
+                            args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+                                duplicate_treatment: None,
+                                args: args.into_iter().map(arg).collect(),
+                                clauses: Vec::new(),
+                            }),
+                            filter: None,
+                            null_treatment: None,
+                            over: None,
+                            within_group: Vec::new(),
+                        };
+                        out.push(ast::Assignment {
+                            target: ast::AssignmentTarget::ColumnName(name.clone()),
+                            value: ast::Expr::Function(call),
+                        });
+                    }
                     continue;
                 }
                 _ => bail!(

@@ -418,6 +418,9 @@ pub enum SubqKind {
     List,
     /// The first column of all rows, as an array (`ARRAY(subquery)`).
     Array,
+    /// At most one row: all its columns as a record (NULL if no row), for
+    /// `SET (a, b) = (SELECT ...)`.
+    Row,
 }
 
 impl Plan {

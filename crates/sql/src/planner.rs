@@ -128,11 +128,7 @@ fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
         }
         ast::Statement::Insert(i) => {
             let mut p = plan_insert(b, i)?;
-            // Subqueries in VALUES run once before the rows are built.
-            if !b.subqueries.is_empty() {
-                let init: Vec<_> = b.subqueries.drain(..).collect();
-                p.source = Plan::Init(init, Box::new(p.source));
-            }
+            p.init = b.subqueries.drain(..).collect();
             Bound::Insert(p)
         }
         ast::Statement::Update(u) => Bound::Update(plan_update(b, u)?),
@@ -421,7 +417,8 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                             r.push(default_value(b.catalog, &table, view.as_ref(), t)?);
                         } else {
                             check_not_generated_always(&table, t, overriding)?;
-                            r.push(b.assign(e, &empty, &types[t])?);
+                            let column = (table.columns[t].name.as_str(), &types[t]);
+                            r.push(b.assign_column(e, &empty, column)?);
                         }
                     }
                     rows.push(r);
@@ -446,13 +443,11 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                 let mut exprs = Vec::new();
                 for (i, (c, &t)) in cols.iter().zip(&targets).enumerate() {
                     if !sqltypes::cast::can_assign(&c.ty, &types[t]) && c.ty != DataType::Unknown {
-                        bail!(
-                            DatatypeMismatch,
-                            "column \"{}\" is of type {} but expression is of type {}",
-                            table.columns[t].name,
-                            types[t],
-                            c.ty
-                        );
+                        return Err(bind::mismatched_column(
+                            &table.columns[t].name,
+                            &types[t],
+                            &c.ty,
+                        ));
                     }
                     if overriding == Overriding::User && table.columns[t].identity.is_some() {
                         exprs.push(default_value(b.catalog, &table, view.as_ref(), t)?);
@@ -512,6 +507,7 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         arbiters,
         checks,
         instead,
+        init: Vec::new(),
     })
 }
 
@@ -817,7 +813,7 @@ fn do_update(
         let ty = table.columns[i].ty.to_type();
         let e = match is_default(&a.value) {
             true => set_default(b.catalog, table, view, &cn, i)?,
-            false => over(b.assign(&a.value, pair, &ty)?),
+            false => over(b.assign_column(&a.value, pair, (&cn, &ty))?),
         };
         sets.push((i, e));
     }
@@ -1196,7 +1192,7 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
         let e = if is_default(&a.value) {
             set_default(b.catalog, &table, view.as_ref(), &cn, i)?
         } else {
-            let e = b.assign(&a.value, &scope, &ty)?;
+            let e = b.assign_column(&a.value, &scope, (&cn, &ty))?;
             match &view {
                 Some(v) => v.to_table(&e),
                 None => e,

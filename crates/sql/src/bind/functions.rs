@@ -62,6 +62,9 @@ impl Binder<'_> {
             return self.array_subquery(q, scope, agg);
         }
         let args = function_args(f)?;
+        if name == crate::parse::MULTI_ASSIGN {
+            return self.multi_assign(&args, scope, agg);
+        }
         if let [Some(a)] = args.as_slice() {
             if name == crate::parse::VARIADIC {
                 // The array itself, where a variadic parameter takes it.

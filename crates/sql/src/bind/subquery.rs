@@ -74,6 +74,9 @@ impl Binder<'_> {
         }
         let column = ctx.width + self.correlated.len() - ctx.mark;
         let ty = match kind {
+            SubqKind::Row => DataType::Record(sqltypes::RecordType::anonymous(
+                cols.iter().map(|c| c.ty.clone()).collect(),
+            )),
             SubqKind::Scalar => cols.first().map(|c| c.ty.clone()).unwrap_or(DataType::Text),
             SubqKind::Array => {
                 cols.first().map(|c| strip_mod(&c.ty).array_of()).unwrap_or(DataType::Text)
@@ -92,5 +95,45 @@ impl Binder<'_> {
             ty,
         });
         Ok((Expr::Column(state.group.len() + n), cols))
+    }
+
+    /// A column of `SET (a, b, ...) = (SELECT ...)`: `args` are the
+    /// parser's [`crate::parse::MULTI_ASSIGN`] call's (the SET's number,
+    /// the column's position, how many columns, the sub-SELECT). The
+    /// columns of one SET read one subquery, bound once.
+    pub(super) fn multi_assign(
+        &mut self,
+        args: &[Option<&ast::Expr>],
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        let arg = |i: usize| args.get(i).copied().flatten();
+        let number = |e: Option<&ast::Expr>| match e {
+            Some(ast::Expr::Value(v)) => match &v.value {
+                ast::Value::Number(n, _) => n.parse::<i64>().ok(),
+                _ => None,
+            },
+            _ => None,
+        };
+        let (Some(id), Some(k), Some(n), Some(ast::Expr::Subquery(q))) =
+            (number(arg(0)), number(arg(1)), number(arg(2)), arg(3))
+        else {
+            bail!(InternalError, "malformed multiple-column assignment");
+        };
+        let found = self.multi_assign.iter().find(|(i, _, _)| *i == id);
+        let (row, cols) = match found {
+            Some((_, row, cols)) => (row.clone(), cols.clone()),
+            None => {
+                let (row, cols) = self.subquery(q, scope, SubqKind::Row, agg, None)?;
+                if cols.len() as i64 != n {
+                    bail!(SyntaxError, "number of columns does not match number of values");
+                }
+                self.multi_assign.push((id, row.clone(), cols.clone()));
+                (row, cols)
+            }
+        };
+        let k = k as usize;
+        let ty = cols.get(k).map_or(DataType::Text, |c| c.ty.clone());
+        Ok((Expr::Field(Box::new(row), k), ty))
     }
 }

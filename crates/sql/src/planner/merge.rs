@@ -129,13 +129,7 @@ pub(super) fn plan_merge(b: &mut Binder<'_>, m: &ast::Merge) -> Result<MergePlan
             |b: &mut Binder<'_>, e: &ast::Expr, ty: Option<(&str, &DataType)>| -> Result<Expr> {
                 let over = if matched { &scope } else { &unmatched };
                 let x = match ty {
-                    Some((name, ty)) => b.assign_with(e, over, ty, |t| {
-                        err!(
-                            DatatypeMismatch,
-                            "column \"{name}\" is of type {ty} but expression is of type {t}"
-                        )
-                        .with_hint("You will need to rewrite or cast the expression.")
-                    }),
+                    Some(column) => b.assign_column(e, over, column),
                     None => b.expr(e, over).and_then(|(x, t)| match t {
                         DataType::Bool | DataType::Unknown => b.coerce(x, &t, &DataType::Bool),
                         t => Err(err!(
