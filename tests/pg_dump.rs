@@ -23,6 +23,8 @@ const RELATIONS: &[&str] = &[
     "order_totals",
     "taxed",
     "item_list",
+    "events",
+    "notes",
 ];
 
 fn dump(s: &TestServer) -> String {
@@ -93,6 +95,16 @@ fn compare(source: &TestServer, target: &TestServer) {
     violates("insert into orders (customer_id, amount) values (99, 1)", "orders_customer_id_fkey");
     value("delete from customers where id = 1; select count(*) from orders", "DELETE 1\n2");
     value("select nextval('shop.items_id_seq') > 2", "t");
+    // Identity columns came back as identity columns, their sequences
+    // past the rows'.
+    value("insert into events (kind) values ('c') returning id > 55", "t\nINSERT 0 1");
+    let always = "insert into events values (1, 'd')";
+    let out = target.psql(&["-Atc", always]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("GENERATED ALWAYS"), "{always}");
+    value(
+        "select attidentity from pg_attribute where attrelid = 'notes'::regclass and attname = 'id'",
+        "d",
+    );
     let view_default = "select pg_get_expr(adbin, adrelid) from pg_attrdef \
                         where adrelid = 'positive_orders'::regclass";
     value(view_default, "1");
@@ -222,6 +234,8 @@ fn a_dump_restores_into_postgres_with_the_same_data() {
         pos("CREATE VIEW public.positive_orders AS")
             < pos("ALTER TABLE ONLY public.positive_orders ALTER COLUMN amount SET DEFAULT 1;")
     );
+    pos("ALTER TABLE public.events ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (\n    SEQUENCE NAME public.events_id_seq\n    START WITH 50\n    INCREMENT BY 5");
+    assert!(!script.contains("SET DEFAULT nextval('public.events_id_seq"), "{script}");
     pos("CREATE TRIGGER order_view_ins INSTEAD OF INSERT ON public.big_orders FOR EACH ROW EXECUTE FUNCTION public.order_view_ins();");
 
     let target = TestServer::start_target(Target::Postgres);

@@ -1270,19 +1270,22 @@ pub struct ColumnDefault<'a> {
 
 impl Catalog {
     /// Every column DEFAULT of the tables and views, as stored (a view's
-    /// query is not bound for them).
+    /// query is not bound for them); an identity column's nextval is none.
     pub fn column_defaults(&self) -> impl Iterator<Item = ColumnDefault<'_>> + '_ {
+        // An identity column's nextval is no default of PostgreSQL's.
         let tables = self.tables.values().flat_map(|t| {
-            t.columns.iter().enumerate().filter_map(move |(i, c)| {
-                Some(ColumnDefault {
-                    relation: t.oid,
-                    kind: "table",
-                    relation_name: &t.name,
-                    column: &c.name,
-                    position: i,
-                    text: c.default.as_deref()?,
-                })
-            })
+            t.columns.iter().enumerate().filter(|(_, c)| c.identity.is_none()).filter_map(
+                move |(i, c)| {
+                    Some(ColumnDefault {
+                        relation: t.oid,
+                        kind: "table",
+                        relation_name: &t.name,
+                        column: &c.name,
+                        position: i,
+                        text: c.default.as_deref()?,
+                    })
+                },
+            )
         });
         let views = self.views.values().flat_map(|v| {
             v.columns.iter().zip(&v.defaults).enumerate().filter_map(move |(i, (c, d))| {

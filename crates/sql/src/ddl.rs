@@ -68,7 +68,7 @@ pub use owned::{owned_objects, owned_roles, reassign_owned, revoke_owned, OwnedK
 pub use owner::{alter_owner, owner_only};
 pub use roles::{alter_role, create_role, drop_role};
 pub use schemas::{alter_schema, create_schema, drop_schemas};
-pub use sequences::{alter_sequence, create_sequence};
+pub use sequences::{alter_identity, alter_sequence, create_sequence};
 use sequences::{delete_sequence, drop_sequences, owned_sequence, serial_type};
 pub use triggers::{create_trigger, drop_trigger, rename_trigger};
 pub use types::{alter_type, create_type};
@@ -791,7 +791,7 @@ pub async fn create_table<T: Txn>(
     }
     let mut with_seqs = cat.clone();
     for (i, options) in owned {
-        let seq = owned_sequence(txn, tenant, &with_seqs, &mut t, i, &options).await?;
+        let seq = owned_sequence(txn, tenant, &with_seqs, &mut t, i, (&options, None)).await?;
         with_seqs.sequences.insert((seq.namespace, seq.name.clone()), Arc::new(seq));
     }
     let cat = &with_seqs;

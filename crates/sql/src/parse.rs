@@ -34,7 +34,7 @@ mod sequence;
 
 pub use grant::{AlterDefaultPrivileges, GrantOnType, GrantRole, Owned, PrivilegeChange};
 pub use owner::{AlterName, AlterOwner, NameChange, RelationKind};
-pub use sequence::{AlterSequence, SequenceOptions};
+pub use sequence::{AlterIdentity, AlterSequence, IdentityAction, SequenceOptions};
 
 /// Maximum query length accepted (PostgreSQL's limit is 1 GB; ours is lower
 /// because every statement is parsed in memory at once).
@@ -106,6 +106,8 @@ pub enum Stmt {
     Maintenance(&'static str),
     /// ALTER SEQUENCE (sqlparser has no such statement).
     AlterSequence(Box<AlterSequence>),
+    /// ALTER TABLE ... ALTER COLUMN's identity actions.
+    AlterIdentity(Box<AlterIdentity>),
     /// ALTER VIEW | SEQUENCE | INDEX name OWNER TO role.
     AlterOwner(AlterOwner),
     /// ALTER TABLE | VIEW | SEQUENCE | TYPE name SET SCHEMA, ALTER VIEW
@@ -169,6 +171,7 @@ impl Stmt {
     pub fn own_command(&self) -> Option<&'static str> {
         Some(match self {
             Stmt::AlterSequence(_) => "ALTER SEQUENCE",
+            Stmt::AlterIdentity(_) => "ALTER TABLE",
             Stmt::AlterOwner(a) => a.kind.tag(),
             Stmt::AlterName(a) => a.kind.tag(),
             Stmt::AlterView(_) => "ALTER VIEW",
@@ -437,6 +440,7 @@ fn parse_piece(
             let tokens = drop_expression(conflict_inference(current_of(tokens)));
             let tokens = variadic_arguments(catalog_operators(tokens));
             let tokens = merge_default_values(merge_join_source(overriding(tokens)));
+            let tokens = identity_options(tokens);
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
             let tokens = type_references(tokens);
             let (tokens, check_option) = view_check_option(tokens);
@@ -735,6 +739,86 @@ fn overriding(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         if let Some(open) = open {
             out.splice(open + 1..open + 1, [name, t(Token::Comma)]);
         }
+    }
+    out
+}
+
+/// Puts the options of `AS IDENTITY (options)` in the one order sqlparser
+/// reads them in (INCREMENT, MINVALUE, MAXVALUE, START, CACHE, CYCLE);
+/// PostgreSQL takes any order.
+fn identity_options(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    if !tokens.iter().any(|t| keyword(t, Keyword::IDENTITY)) {
+        return tokens;
+    }
+    let solid = solid(&tokens);
+    let lists: Vec<(usize, usize)> = solid
+        .windows(2)
+        .filter(|w| {
+            keyword(&tokens[w[0]], Keyword::IDENTITY) && tokens[w[1]].token == Token::LParen
+        })
+        .filter_map(|w| {
+            let mut depth = 0;
+            let close = (w[1]..tokens.len()).find(|&i| {
+                match tokens[i].token {
+                    Token::LParen => depth += 1,
+                    Token::RParen => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            })?;
+            Some((w[1] + 1, close))
+        })
+        .collect();
+    let mut out = tokens;
+    for (from, to) in lists.into_iter().rev() {
+        let rank = |i: usize, list: &[TokenWithSpan]| {
+            let next = list[i + 1..].iter().find(|t| !matches!(t.token, Token::Whitespace(_)));
+            let k = match (&list[i], next) {
+                (t, Some(n)) if keyword(t, Keyword::NO) => n,
+                (t, _) => t,
+            };
+            [
+                Keyword::INCREMENT,
+                Keyword::MINVALUE,
+                Keyword::MAXVALUE,
+                Keyword::START,
+                Keyword::CACHE,
+                Keyword::CYCLE,
+            ]
+            .iter()
+            .position(|&w| keyword(k, w))
+        };
+        let list = &out[from..to];
+        // Each option runs from its key word to the next option's.
+        let mut groups: Vec<(usize, Vec<TokenWithSpan>)> = Vec::new();
+        let mut i = 0;
+        while i < list.len() {
+            let starts = rank(i, list).is_some()
+                && !(i > 0
+                    && list[..i]
+                        .iter()
+                        .rev()
+                        .find(|t| !matches!(t.token, Token::Whitespace(_)))
+                        .is_some_and(|t| keyword(t, Keyword::NO)));
+            let space = matches!(list[i].token, Token::Whitespace(_));
+            match (starts, groups.last_mut()) {
+                (false, Some(g)) => g.1.push(list[i].clone()),
+                (false, None) if space => {}
+                _ => groups.push((rank(i, list).unwrap_or(usize::MAX), vec![list[i].clone()])),
+            }
+            i += 1;
+        }
+        if groups.iter().any(|g| g.0 == usize::MAX) {
+            continue;
+        }
+        groups.sort_by_key(|g| g.0);
+        let span = out[from].span;
+        let mut sorted = Vec::new();
+        for (_, g) in groups {
+            sorted.push(TokenWithSpan { token: Token::Whitespace(Whitespace::Space), span });
+            sorted.extend(g);
+        }
+        out.splice(from..to, sorted);
     }
     out
 }
@@ -1232,6 +1316,24 @@ fn own_syntax(
         let stmt = read_own(sql, sql_tokens(piece), semi, create_extension)?;
         return Ok(Some(Stmt::Sql(Box::new(stmt))));
     }
+    if (w0.as_deref(), w1.as_deref()) == (Some("alter"), Some("table")) {
+        // The column's ALTER, and the words after its name.
+        if let Some(at) = (2..words.len()).find(|&i| kw(i).as_deref() == Some("alter")) {
+            let name = at + 1 + usize::from(kw(at + 1).as_deref() == Some("column"));
+            let next: Vec<Option<String>> =
+                (name + 1..(name + 3).min(words.len())).map(kw).collect();
+            if sequence::is_identity_action(&next) {
+                let dialect = PostgreSqlDialect {};
+                let mut p = Parser::new(&dialect)
+                    .with_recursion_limit(MAX_RECURSION)
+                    .with_tokens_with_locations(sql_tokens(piece));
+                return match sequence::alter_identity(&mut p) {
+                    Ok(a) => Ok(Some(Stmt::AlterIdentity(Box::new(a)))),
+                    Err(e) => Err(option_error(sql, semi, e)),
+                };
+            }
+        }
+    }
     let create = w0.as_deref() == Some("create")
         && (w1.as_deref() == Some("sequence")
             || (matches!(w1.as_deref(), Some("temp" | "temporary"))
@@ -1266,11 +1368,16 @@ fn own_syntax(
             owner::alter(&mut p, k)
         }
     };
-    match r {
-        Ok(s) => Ok(s),
-        Err(sequence::OptionError::Syntax(e)) => Err(syntax_error(sql, e, semi)),
-        Err(sequence::OptionError::Conflict(span)) => Err(sequence::conflict(sql, span)),
-        Err(sequence::OptionError::Unsupported(m)) => bail!(FeatureNotSupported, "{m}"),
+    r.map_err(|e| option_error(sql, semi, e))
+}
+
+/// The error of a sequence option list that did not parse.
+fn option_error(sql: &str, semi: Option<&TokenWithSpan>, e: sequence::OptionError) -> Error {
+    match e {
+        sequence::OptionError::Syntax(e) => syntax_error(sql, e, semi),
+        sequence::OptionError::Conflict(span) => sequence::conflict(sql, span),
+        sequence::OptionError::Unsupported(m) => err!(FeatureNotSupported, "{m}"),
+        sequence::OptionError::Invalid(m) => err!(SyntaxError, "{m}"),
     }
 }
 

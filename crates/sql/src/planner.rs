@@ -847,12 +847,25 @@ fn check_not_generated_always(t: &TableDef, col: usize, overriding: Overriding) 
     Ok(())
 }
 
-/// A SET of generated column `col` to anything but DEFAULT.
+/// A SET of generated column `col`, or of a GENERATED ALWAYS identity
+/// column, to anything but DEFAULT.
 fn refuse_generated_set(t: &TableDef, col: usize, value: &ast::Expr) -> Result<()> {
     let c = &t.columns[col];
-    if c.generated && !is_default(value) {
-        return Err(err!(GeneratedAlways, "column \"{}\" can only be updated to DEFAULT", c.name)
-            .with_detail(format!("Column \"{}\" is a generated column.", c.name)));
+    if is_default(value) {
+        return Ok(());
+    }
+    let refused = |detail: String| {
+        err!(GeneratedAlways, "column \"{}\" can only be updated to DEFAULT", c.name)
+            .with_detail(detail)
+    };
+    if c.generated {
+        return Err(refused(format!("Column \"{}\" is a generated column.", c.name)));
+    }
+    if c.identity == Some('a') {
+        return Err(refused(format!(
+            "Column \"{}\" is an identity column defined as GENERATED ALWAYS.",
+            c.name
+        )));
     }
     Ok(())
 }

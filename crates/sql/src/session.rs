@@ -811,7 +811,10 @@ impl<K: KvClient> Session<K> {
             );
             // Nor do errors about a name already taken.
             let taken = crate::error::name_taken(&e.code);
-            let comment = matches!(p.stmt, Stmt::CommentOnFunction(..) | Stmt::RenameTrigger(_));
+            let comment = matches!(
+                p.stmt,
+                Stmt::CommentOnFunction(..) | Stmt::RenameTrigger(_) | Stmt::AlterIdentity(_)
+            );
             !alter && !create && !function && !taken && !comment
         }) {
             if let Some(at) = crate::error::token_position(&p.text, &tok) {
@@ -1297,6 +1300,7 @@ impl<K: KvClient> Session<K> {
                 return self.fetch(f);
             }
             own @ (Stmt::AlterSequence(_)
+            | Stmt::AlterIdentity(_)
             | Stmt::AlterOwner(_)
             | Stmt::AlterName(_)
             | Stmt::AlterView(_)

@@ -1527,7 +1527,7 @@ impl SystemTable {
                             Value::Int4(c.ty.typmod),
                             Value::Bool(!c.nullable),
                             Value::Bool(false),
-                            Value::Bool(c.default.is_some()),
+                            Value::Bool(c.default.is_some() && c.identity.is_none()),
                             Value::Int2(c.ty.to_type().typlen()),
                             Value::Int4(c.ty.to_type().elem().is_some() as i32),
                             t(&c.identity.map(String::from).unwrap_or_default()),

@@ -17,6 +17,7 @@ pub fn authorize(cat: &Catalog, user: &str, stmt: &Stmt) -> Result<()> {
     match stmt {
         Stmt::Sql(s) => authorize_statement(cat, user, s),
         Stmt::AlterSequence(a) => own_relation(cat, user, &a.name),
+        Stmt::AlterIdentity(a) => own_relation(cat, user, &a.table),
         Stmt::AlterView(at) => own_relation(cat, user, &at.name),
         Stmt::AlterName(a) if a.kind == RelationKind::Type => own_type(cat, user, &a.name),
         Stmt::AlterName(a) => {

@@ -19,26 +19,40 @@ pub(super) fn serial_type(t: &ast::DataType) -> Option<DataType> {
 }
 
 /// Creates the sequence behind SERIAL or IDENTITY column `col` of `t`
-/// (named `<table>_<column>_seq`, numbered if taken, owned by the column)
-/// and makes it the column's NOT NULL default.
+/// (named `named`, else `<table>_<column>_seq`, numbered if taken; owned
+/// by the column) and makes it the column's NOT NULL default.
 pub(super) async fn owned_sequence<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
     cat: &Catalog,
     t: &mut TableDef,
     col: usize,
-    options: &[ast::SequenceOptions],
+    (options, named): (&[ast::SequenceOptions], Option<&ast::ObjectName>),
 ) -> Result<SequenceDef> {
-    let base = format!("{}_{}_seq", t.name, t.columns[col].name);
-    let mut name = base.clone();
-    let mut n = 0;
-    while cat.relation_exists(t.namespace, &name) || t.indexes.iter().any(|i| i.name == name) {
-        n += 1;
-        name = format!("{base}{n}");
-    }
+    let (namespace, name) = match named {
+        Some(n) => {
+            let (ns, name) = new_name(cat, n)?;
+            if cat.relation_exists(ns, &name) {
+                bail!(DuplicateTable, "relation \"{name}\" already exists");
+            }
+            (ns, name)
+        }
+        None => {
+            let base = format!("{}_{}_seq", t.name, t.columns[col].name);
+            let mut name = base.clone();
+            let mut n = 0;
+            while cat.relation_exists(t.namespace, &name)
+                || t.indexes.iter().any(|i| i.name == name)
+            {
+                n += 1;
+                name = format!("{base}{n}");
+            }
+            (t.namespace, name)
+        }
+    };
     let oid = alloc(txn, tenant, 1).await? as u32;
     let mut seq = sequence::define(oid, name, &t.columns[col].ty.to_type(), options)?;
-    seq.namespace = t.namespace;
+    seq.namespace = namespace;
     let kind = crate::acl::ObjKind::Sequence;
     seq.access = crate::acl::Ownership::created(cat, &t.access.owner, kind, t.namespace);
     seq.owned_by = Some((t.oid, t.columns[col].name.clone()));
@@ -137,27 +151,128 @@ pub async fn alter_sequence<T: Txn>(
     if let Some(owner) = &a.options.owned_by {
         seq.owned_by = sequence_owner(cat, owner)?;
     }
-    let restart = match &a.options.restart {
-        None => None,
-        Some(None) => Some(seq.start),
-        Some(Some(e)) => Some(sequence::constant(e)?),
-    };
-    match restart {
-        Some(v) if v < seq.min => bail!(
-            InvalidParameterValue,
-            "RESTART value ({v}) cannot be less than MINVALUE ({})",
-            seq.min
-        ),
-        Some(v) if v > seq.max => bail!(
-            InvalidParameterValue,
-            "RESTART value ({v}) cannot be greater than MAXVALUE ({})",
-            seq.max
-        ),
-        _ => {}
-    }
+    let restart = restart_value(&seq, &a.options.restart)?;
     bump_version(txn, tenant).await?;
     write_sequence(txn, tenant, &seq).await?;
     r.sequence = Some((Arc::new(seq), restart));
+    Ok(r)
+}
+
+/// Where RESTART (`Some(None)`: at START) puts sequence `seq`, checked
+/// against its bounds.
+fn restart_value(seq: &SequenceDef, restart: &Option<Option<ast::Expr>>) -> Result<Option<i64>> {
+    let v = match restart {
+        None => return Ok(None),
+        Some(None) => seq.start,
+        Some(Some(e)) => sequence::constant(e)?,
+    };
+    if v < seq.min {
+        bail!(
+            InvalidParameterValue,
+            "RESTART value ({v}) cannot be less than MINVALUE ({})",
+            seq.min
+        );
+    }
+    if v > seq.max {
+        bail!(
+            InvalidParameterValue,
+            "RESTART value ({v}) cannot be greater than MAXVALUE ({})",
+            seq.max
+        );
+    }
+    Ok(Some(v))
+}
+
+/// ALTER TABLE ... ALTER COLUMN's identity actions: ADD GENERATED ... AS
+/// IDENTITY (a NOT NULL column without a default gets a sequence, named
+/// by SEQUENCE NAME as pg_dump writes it), SET GENERATED / SET option /
+/// RESTART (on its sequence), DROP IDENTITY (the sequence goes; NOT NULL
+/// stays).
+pub async fn alter_identity<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    a: &crate::parse::AlterIdentity,
+) -> Result<DdlResult> {
+    use crate::parse::IdentityAction;
+    let mut r = DdlResult::tag("ALTER TABLE");
+    let obj = bind::obj_name(&a.table)?;
+    let Some(t) = cat.table(&obj)? else {
+        let name = obj.to_string();
+        skip_missing(&mut r, a.if_exists, sqlstate::SqlState::UndefinedTable, "relation", &name)?;
+        return Ok(r);
+    };
+    super::refuse_temporary(&t, "ALTER TABLE")?;
+    let cname = bind::ident(&a.column);
+    let Some(c) = t.column_index(&cname) else {
+        bail!(UndefinedColumn, "column \"{cname}\" of relation \"{}\" does not exist", t.name);
+    };
+    let state = |what: &str| {
+        err!(ObjectNotInPrerequisiteState, "column \"{cname}\" of relation \"{}\" {what}", t.name)
+    };
+    let owned = cat
+        .sequences
+        .values()
+        .find(|s| s.owned_by.as_ref().is_some_and(|(o, col)| *o == t.oid && *col == cname));
+    bump_version(txn, tenant).await?;
+    super::lock_table(txn, tenant, t.oid).await?;
+    let mut cur = (*t).clone();
+    match &a.action {
+        IdentityAction::Add(always, o) => {
+            let col = &cur.columns[c];
+            if col.identity.is_some() {
+                return Err(state("is already an identity column"));
+            }
+            if col.default.is_some() {
+                return Err(state("already has a default value"));
+            }
+            if col.nullable {
+                return Err(state("must be declared NOT NULL before identity can be added"));
+            }
+            if sequence::type_range(&col.ty.to_type()).is_err() {
+                bail!(
+                    InvalidParameterValue,
+                    "identity column type must be smallint, integer, or bigint"
+                );
+            }
+            if o.data_type.is_some() || o.restart.is_some() || o.owned_by.is_some() {
+                bail!(SyntaxError, "invalid sequence option for an identity column");
+            }
+            owned_sequence(txn, tenant, cat, &mut cur, c, (&o.options, o.name.as_ref())).await?;
+            cur.columns[c].identity = Some(if *always { 'a' } else { 'd' });
+        }
+        IdentityAction::Set(always, o) => {
+            let (Some(_), Some(s)) = (cur.columns[c].identity, owned) else {
+                return Err(state("is not an identity column"));
+            };
+            if o.data_type.is_some() || o.owned_by.is_some() || o.name.is_some() {
+                bail!(SyntaxError, "invalid sequence option for an identity column");
+            }
+            if let Some(always) = always {
+                cur.columns[c].identity = Some(if *always { 'a' } else { 'd' });
+            }
+            let seq = sequence::redefine(s, &o.options)?;
+            let restart = restart_value(&seq, &o.restart)?;
+            write_sequence(txn, tenant, &seq).await?;
+            r.sequence = Some((Arc::new(seq), restart));
+        }
+        IdentityAction::Drop(if_exists) => {
+            let (Some(_), Some(s)) = (cur.columns[c].identity, owned) else {
+                let e = state("is not an identity column");
+                match if_exists {
+                    true => {
+                        r.notices.push(super::notice(format!("{}, skipping", e.message)));
+                        return Ok(r);
+                    }
+                    false => return Err(e),
+                }
+            };
+            cur.columns[c].identity = None;
+            cur.columns[c].default = None;
+            delete_sequence(txn, tenant, s.oid).await?;
+        }
+    }
+    write_table(txn, tenant, &cur).await?;
     Ok(r)
 }
 
@@ -209,6 +324,19 @@ pub(super) async fn drop_sequences<T: Txn>(
             continue;
         };
         let name = &seq.name;
+        // An identity column's sequence is part of the column.
+        let identity = seq.owned_by.as_ref().and_then(|(t, c)| {
+            let t = cat.table_by_oid(*t).filter(|t| !dropped.contains(&t.oid))?;
+            t.columns.iter().any(|col| col.name == *c && col.identity.is_some()).then_some((t, c))
+        });
+        if let Some((t, c)) = identity {
+            return Err(err!(
+                DependentObjectsStillExist,
+                "cannot drop sequence {name} because column {c} of table {} requires it",
+                t.name
+            )
+            .with_hint(format!("You can drop column {c} of table {} instead.", t.name)));
+        }
         let users = default_users(cat, seq.oid, dropped);
         if !users.is_empty() && !cascade {
             let uses: Vec<String> = users

@@ -30,6 +30,36 @@ pub struct SequenceOptions {
     pub restart: Option<Option<ast::Expr>>,
     /// OWNED BY table.column, or the one-part name `none`.
     pub owned_by: Option<ast::ObjectName>,
+    /// SEQUENCE NAME (an identity column's options only).
+    pub name: Option<ast::ObjectName>,
+}
+
+/// `ALTER TABLE [IF EXISTS] [ONLY] table ALTER [COLUMN] column` and an
+/// identity action (sqlparser reads only ADD GENERATED, without SEQUENCE
+/// NAME, which pg_dump writes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlterIdentity {
+    /// The table.
+    pub table: ast::ObjectName,
+    /// IF EXISTS: a missing table is a notice, not an error.
+    pub if_exists: bool,
+    /// The column.
+    pub column: ast::Ident,
+    /// What to do.
+    pub action: IdentityAction,
+}
+
+/// An identity action of ALTER TABLE ... ALTER COLUMN.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IdentityAction {
+    /// `ADD GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY [(options)]`:
+    /// ALWAYS, and the sequence's options.
+    Add(bool, SequenceOptions),
+    /// `SET GENERATED {ALWAYS | BY DEFAULT}` (Some(ALWAYS)), `SET option`
+    /// and `RESTART [[WITH] n]`, in any number.
+    Set(Option<bool>, SequenceOptions),
+    /// `DROP IDENTITY [IF EXISTS]`: IF EXISTS.
+    Drop(bool),
 }
 
 /// ALTER SEQUENCE [IF EXISTS] name options.
@@ -49,6 +79,8 @@ pub(super) enum OptionError {
     Syntax(ParserError),
     Conflict(sqlparser::tokenizer::Span),
     Unsupported(&'static str),
+    /// A 42601 error with this message.
+    Invalid(&'static str),
 }
 
 impl From<ParserError> for OptionError {
@@ -66,6 +98,9 @@ pub(super) fn create(p: &mut Parser) -> Result<ast::Statement, OptionError> {
     let if_not_exists = p.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
     let name = p.parse_object_name(false)?;
     let o = options(p, true)?;
+    if o.name.is_some() {
+        return Err(OptionError::Invalid("invalid sequence option SEQUENCE NAME"));
+    }
     if o.restart.is_some() {
         return Err(OptionError::Unsupported("RESTART in CREATE SEQUENCE is not supported yet"));
     }
@@ -87,17 +122,100 @@ pub(super) fn alter(
     if_exists: bool,
 ) -> Result<AlterSequence, OptionError> {
     let options = options(p, false)?;
+    if options.name.is_some() {
+        return Err(OptionError::Invalid("invalid sequence option SEQUENCE NAME"));
+    }
     Ok(AlterSequence { name, if_exists, options })
+}
+
+/// True if the words after `ALTER [COLUMN] column` of an ALTER TABLE
+/// (`next`, lower case, unquoted ones) start an identity action.
+pub(super) fn is_identity_action(next: &[Option<String>]) -> bool {
+    let w = |i: usize| next.get(i).cloned().flatten();
+    match (w(0).as_deref(), w(1).as_deref()) {
+        (Some("add" | "set"), Some("generated")) | (Some("drop"), Some("identity")) => true,
+        (Some("restart"), _) => true,
+        (Some("set"), Some(o)) => {
+            matches!(o, "increment" | "minvalue" | "maxvalue" | "start" | "cache" | "cycle" | "no")
+        }
+        _ => false,
+    }
+}
+
+/// Reads `ALTER TABLE ... ALTER [COLUMN] column` and an identity action
+/// (the caller has checked [`is_identity_action`]).
+pub(super) fn alter_identity(p: &mut Parser) -> Result<AlterIdentity, OptionError> {
+    p.expect_keywords(&[Keyword::ALTER, Keyword::TABLE])?;
+    let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+    let _ = p.parse_keyword(Keyword::ONLY);
+    let table = p.parse_object_name(false)?;
+    p.expect_keyword(Keyword::ALTER)?;
+    let _ = p.parse_keyword(Keyword::COLUMN);
+    let column = p.parse_identifier()?;
+    let generated = |p: &mut Parser| -> Result<bool, ParserError> {
+        if p.parse_keyword(Keyword::ALWAYS) {
+            return Ok(true);
+        }
+        p.expect_keywords(&[Keyword::BY, Keyword::DEFAULT])?;
+        Ok(false)
+    };
+    let action = if p.parse_keywords(&[Keyword::ADD, Keyword::GENERATED]) {
+        let always = generated(p)?;
+        p.expect_keywords(&[Keyword::AS, Keyword::IDENTITY])?;
+        let mut o = SequenceOptions::default();
+        if p.consume_token(&Token::LParen) {
+            o = options_until(p, true, &Token::RParen)?;
+            p.expect_token(&Token::RParen)?;
+        }
+        IdentityAction::Add(always, o)
+    } else if p.parse_keywords(&[Keyword::DROP, Keyword::IDENTITY]) {
+        IdentityAction::Drop(p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]))
+    } else {
+        let mut always = None;
+        let mut o = SequenceOptions::default();
+        let mut seen = HashSet::new();
+        while p.peek_token().token != Token::EOF {
+            let at = p.peek_token();
+            let key = if p.parse_keywords(&[Keyword::SET, Keyword::GENERATED]) {
+                always = Some(generated(p)?);
+                "generated"
+            } else if p.peek_keyword(Keyword::RESTART) {
+                option(p, &mut o)?
+            } else {
+                p.expect_keyword(Keyword::SET)?;
+                option(p, &mut o)?
+            };
+            if !seen.insert(key) {
+                return Err(OptionError::Conflict(at.span));
+            }
+        }
+        IdentityAction::Set(always, o)
+    };
+    if p.peek_token().token != Token::EOF {
+        return Err(OptionError::Syntax(
+            p.expected::<()>("end of statement", p.peek_token()).unwrap_err(),
+        ));
+    }
+    Ok(AlterIdentity { table, if_exists, column, action })
 }
 
 /// Reads options until the end of the statement; an empty list is allowed
 /// only for CREATE.
 fn options(p: &mut Parser, allow_empty: bool) -> Result<SequenceOptions, OptionError> {
+    options_until(p, allow_empty, &Token::EOF)
+}
+
+/// Reads options up to token `end` (not read).
+fn options_until(
+    p: &mut Parser,
+    allow_empty: bool,
+    end: &Token,
+) -> Result<SequenceOptions, OptionError> {
     let mut o = SequenceOptions::default();
     let mut seen = HashSet::new();
     loop {
         let at = p.peek_token();
-        if at.token == Token::EOF && (allow_empty || !seen.is_empty()) {
+        if at.token == *end && (allow_empty || !seen.is_empty()) {
             return Ok(o);
         }
         let key = option(p, &mut o)?;
@@ -142,6 +260,9 @@ fn option(p: &mut Parser, o: &mut SequenceOptions) -> Result<&'static str, Parse
     } else if p.parse_keywords(&[Keyword::OWNED, Keyword::BY]) {
         o.owned_by = Some(p.parse_object_name(false)?);
         return Ok("owned by");
+    } else if p.parse_keywords(&[Keyword::SEQUENCE, Keyword::NAME]) {
+        o.name = Some(p.parse_object_name(false)?);
+        return Ok("sequence name");
     } else {
         return p.expected("a sequence option", p.peek_token());
     };

@@ -23,6 +23,7 @@ impl<K: KvClient> Session<K> {
                 ddl::create_function(txn, tenant, &catalog, cf, &user, settings, true).await?
             }
             Stmt::AlterSequence(a) => ddl::alter_sequence(txn, tenant, &catalog, a).await?,
+            Stmt::AlterIdentity(a) => ddl::alter_identity(txn, tenant, &catalog, a).await?,
             Stmt::AlterOwner(a) => ddl::alter_owner(txn, tenant, &catalog, a, &user).await?,
             Stmt::GrantRole(g) => ddl::role_membership(txn, tenant, &catalog, &user, g).await?,
             Stmt::GrantOnType(g) => ddl::type_privileges(txn, tenant, &catalog, &user, g).await?,
