@@ -440,7 +440,7 @@ fn parse_piece(
             let tokens = drop_expression(conflict_inference(current_of(tokens)));
             let tokens = variadic_arguments(catalog_operators(tokens));
             let tokens = merge_default_values(merge_join_source(overriding(tokens)));
-            let tokens = identity_options(tokens);
+            let tokens = table_queries(identity_options(tokens));
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
             let tokens = type_references(tokens);
             let (tokens, check_option) = view_check_option(tokens);
@@ -819,6 +819,58 @@ fn identity_options(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             sorted.extend(g);
         }
         out.splice(from..to, sorted);
+    }
+    out
+}
+
+/// Rewrites the query `TABLE name` as `SELECT * FROM name`: sqlparser
+/// reads it only in a few places. TABLE is a query where a query starts:
+/// at the start of the statement, after `(`, AS, a set operator (or its
+/// ALL / DISTINCT), or after a WITH list's `)`.
+fn table_queries(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    if !tokens.iter().any(|t| keyword(t, Keyword::TABLE)) {
+        return tokens;
+    }
+    let solid = solid(&tokens);
+    let with = solid.first().is_some_and(|&i| keyword(&tokens[i], Keyword::WITH));
+    let at: Vec<usize> = solid
+        .iter()
+        .enumerate()
+        .filter(|&(k, &i)| {
+            keyword(&tokens[i], Keyword::TABLE)
+                && solid.get(k + 1).is_some_and(|&n| matches!(tokens[n].token, Token::Word(_)))
+                && match k.checked_sub(1).map(|p| &tokens[solid[p]]) {
+                    None => true,
+                    Some(p) => {
+                        matches!(p.token, Token::LParen)
+                            || (with && matches!(p.token, Token::RParen))
+                            || [
+                                Keyword::AS,
+                                Keyword::UNION,
+                                Keyword::INTERSECT,
+                                Keyword::EXCEPT,
+                                Keyword::ALL,
+                                Keyword::DISTINCT,
+                            ]
+                            .iter()
+                            .any(|&k| keyword(p, k))
+                    }
+                }
+        })
+        .map(|(_, &i)| i)
+        .collect();
+    let mut out = tokens;
+    for i in at.into_iter().rev() {
+        let span = out[i].span;
+        let t = |token: Token| TokenWithSpan { token, span };
+        let select = [
+            t(Token::make_keyword("SELECT")),
+            t(Token::Whitespace(Whitespace::Space)),
+            t(Token::Mul),
+            t(Token::Whitespace(Whitespace::Space)),
+            t(Token::make_keyword("FROM")),
+        ];
+        out.splice(i..=i, select);
     }
     out
 }

@@ -197,6 +197,9 @@ fn plan_with(b: &mut Binder<'_>, q: &ast::Query) -> Result<Bound> {
 fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<Bound> {
     let mut writes = Vec::new();
     if let Some(with) = &q.with {
+        if with.recursive && matches!(q.body.as_ref(), ast::SetExpr::Merge(_)) {
+            bail!(SyntaxError, "WITH RECURSIVE is not supported for MERGE statement");
+        }
         for cte in &with.cte_tables {
             let name = bind::ident(&cte.alias.name);
             let Some(stmt) = written(&cte.query.body) else {
@@ -209,9 +212,7 @@ fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<Bound> {
             };
             // Without RETURNING it has no columns: reading it is 0A000.
             let mut cols = bound.columns().unwrap_or_default();
-            for (c, alias) in cols.iter_mut().zip(&cte.alias.columns) {
-                c.name = bind::ident(&alias.name);
-            }
+            select::name_cte_columns(&name, &mut cols, &cte.alias.columns)?;
             let id = b.work_tables;
             b.work_tables += 1;
             b.ctes.push((name, Plan::WorkTable(id), cols));

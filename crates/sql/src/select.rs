@@ -74,13 +74,32 @@ pub fn plan_cte(b: &mut Binder<'_>, recursive: bool, cte: &ast::Cte) -> Result<(
         Some(r) => r,
         None => {
             let (plan, mut cols) = plan_query(b, &cte.query)?;
-            for (c, alias) in cols.iter_mut().zip(&cte.alias.columns) {
-                c.name = bind::ident(&alias.name);
-            }
+            name_cte_columns(&name, &mut cols, &cte.alias.columns)?;
             (plan, cols)
         }
     };
     b.ctes.push((name, plan, cols));
+    Ok(())
+}
+
+/// Names WITH query `name`'s columns `cols` by its column list `aliases`
+/// (42P10 when it has more names than columns).
+pub fn name_cte_columns(
+    name: &str,
+    cols: &mut [Column],
+    aliases: &[ast::TableAliasColumnDef],
+) -> Result<()> {
+    if aliases.len() > cols.len() && !cols.is_empty() {
+        bail!(
+            InvalidColumnReference,
+            "WITH query \"{name}\" has {} columns available but {} columns specified",
+            cols.len(),
+            aliases.len()
+        );
+    }
+    for (c, alias) in cols.iter_mut().zip(aliases) {
+        c.name = bind::ident(&alias.name);
+    }
     Ok(())
 }
 
@@ -128,6 +147,7 @@ fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Colum
             let (p, c) = plan_set_expr(b, q.body.as_ref())?;
             (order_simple(b, p, &c, q.order_by.as_ref())?, c)
         }
+        ast::SetExpr::Table(t) => plan_select(b, &table_select(t)?, q.order_by.as_ref())?,
         other => bail!(FeatureNotSupported, "query form not supported yet: {other}"),
     };
     let mut plan = limit(b, plan, q.limit_clause.as_ref())?;
@@ -259,11 +279,30 @@ fn limit(b: &mut Binder<'_>, plan: Plan, clause: Option<&ast::LimitClause>) -> R
 }
 
 /// Plans one side of a set operation (or a whole one).
+/// `TABLE name`, read as `SELECT * FROM name` (sqlparser keeps the name's
+/// text only, which is read again, so folded).
+fn table_select(t: &ast::Table) -> Result<ast::Select> {
+    let Some(name) = &t.table_name else {
+        bail!(SyntaxError, "syntax error at end of input");
+    };
+    let rel = match &t.schema_name {
+        Some(s) => format!("{s}.{name}"),
+        None => name.clone(),
+    };
+    let q = crate::parse::query_text(&format!("SELECT * FROM {rel}"))
+        .map_err(|_| err!(SyntaxError, "syntax error at or near \"{rel}\""))?;
+    match *q.body {
+        ast::SetExpr::Select(s) => Ok(*s),
+        _ => bail!(InternalError, "TABLE {rel} is not a SELECT"),
+    }
+}
+
 fn plan_set_expr(b: &mut Binder<'_>, e: &ast::SetExpr) -> Result<(Plan, Vec<Column>)> {
     match e {
         ast::SetExpr::Select(s) => plan_select(b, s, None),
         ast::SetExpr::Values(v) => plan_values(b, v),
         ast::SetExpr::Query(q) => plan_query(b, q),
+        ast::SetExpr::Table(t) => plan_select(b, &table_select(t)?, None),
         ast::SetExpr::SetOperation { left, op, set_quantifier, right } => {
             let kind = match op {
                 ast::SetOperator::Union => SetOpKind::Union,

@@ -309,14 +309,16 @@ fn type_reference_notices(cat: &Catalog, cf: &ast::CreateFunction) -> Result<Vec
 }
 
 /// True if a SQL function's body is one query whose result is the
-/// function's, which callers inline.
+/// function's, which callers inline (not one that writes, under WITH).
 fn one_query(body: &str, returns: &FunctionReturns) -> Result<bool> {
     let void = returns.is_void();
     let mut stmts =
         crate::parse::parse(body)?.into_iter().filter(|p| !matches!(p.stmt, Stmt::Empty));
     Ok(match (stmts.next(), stmts.next()) {
         (Some(p), None) => {
-            !void && matches!(&p.stmt, Stmt::Sql(s) if matches!(**s, ast::Statement::Query(_)))
+            !void
+                && matches!(&p.stmt, Stmt::Sql(s)
+                    if matches!(&**s, ast::Statement::Query(q) if !crate::planner::modifying(q)))
         }
         _ => false,
     })

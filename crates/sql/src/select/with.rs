@@ -62,9 +62,7 @@ pub(super) fn plan_recursive(
             c.ty = DataType::Text;
         }
     }
-    for (c, alias) in cols.iter_mut().zip(aliases) {
-        c.name = bind::ident(&alias.name);
-    }
+    name_cte_columns(name, &mut cols, aliases)?;
     let id = b.work_tables;
     b.work_tables += 1;
     b.ctes.push((name.to_string(), Plan::WorkTable(id), cols.clone()));
