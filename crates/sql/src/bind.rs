@@ -288,8 +288,8 @@ pub struct Binder<'a> {
     pub correlated: Vec<Correlated>,
     /// The sub-SELECTs of `SET (a, b) = (SELECT ...)` bound so far, by the
     /// parser's number (see [`crate::parse::MULTI_ASSIGN`]): their row's
-    /// expression and columns.
-    pub multi_assign: Vec<(i64, Expr, Vec<Column>)>,
+    /// expression and column types.
+    pub multi_assign: Vec<(i64, Expr, Vec<DataType>)>,
     /// Where window functions may appear now: the index in `windows` where
     /// the current query level's calls start (see `window.rs`), else None.
     pub win: Option<usize>,

@@ -697,7 +697,8 @@ fn overriding(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         matches!(&t.token, Token::Word(w)
             if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("overriding"))
     };
-    if !tokens.iter().any(is_overriding) {
+    // Only in an INSERT (also MERGE's).
+    if !tokens.iter().any(|t| keyword(t, Keyword::INSERT)) || !tokens.iter().any(is_overriding) {
         return tokens;
     }
     let solid = solid(&tokens);
@@ -752,13 +753,15 @@ fn identity_options(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     }
     let solid = solid(&tokens);
     let lists: Vec<(usize, usize)> = solid
-        .windows(2)
+        .windows(3)
         .filter(|w| {
-            keyword(&tokens[w[0]], Keyword::IDENTITY) && tokens[w[1]].token == Token::LParen
+            keyword(&tokens[w[0]], Keyword::AS)
+                && keyword(&tokens[w[1]], Keyword::IDENTITY)
+                && tokens[w[2]].token == Token::LParen
         })
         .filter_map(|w| {
             let mut depth = 0;
-            let close = (w[1]..tokens.len()).find(|&i| {
+            let close = (w[2]..tokens.len()).find(|&i| {
                 match tokens[i].token {
                     Token::LParen => depth += 1,
                     Token::RParen => depth -= 1,
@@ -766,7 +769,7 @@ fn identity_options(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
                 }
                 depth == 0
             })?;
-            Some((w[1] + 1, close))
+            Some((w[2] + 1, close))
         })
         .collect();
     let mut out = tokens;
@@ -824,15 +827,19 @@ fn identity_options(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
 }
 
 /// Rewrites the query `TABLE name` as `SELECT * FROM name`: sqlparser
-/// reads it only in a few places. TABLE is a query where a query starts:
-/// at the start of the statement, after `(`, AS, a set operator (or its
-/// ALL / DISTINCT), or after a WITH list's `)`.
+/// reads it only in a few places, and there takes three tokens whatever
+/// follows. TABLE is a query where a query starts: at the start of the
+/// statement, after `(`, AS, FOR, EXPLAIN, a set operator (or its ALL /
+/// DISTINCT), after a WITH list's `)`, and anywhere in an INSERT (TABLE
+/// is a reserved word, so there it starts the inserted query).
 fn table_queries(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     if !tokens.iter().any(|t| keyword(t, Keyword::TABLE)) {
         return tokens;
     }
     let solid = solid(&tokens);
-    let with = solid.first().is_some_and(|&i| keyword(&tokens[i], Keyword::WITH));
+    let first = solid.first().map(|&i| &tokens[i]);
+    let with = first.is_some_and(|t| keyword(t, Keyword::WITH));
+    let insert = first.is_some_and(|t| keyword(t, Keyword::INSERT));
     let at: Vec<usize> = solid
         .iter()
         .enumerate()
@@ -841,11 +848,14 @@ fn table_queries(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
                 && solid.get(k + 1).is_some_and(|&n| matches!(tokens[n].token, Token::Word(_)))
                 && match k.checked_sub(1).map(|p| &tokens[solid[p]]) {
                     None => true,
+                    Some(_) if insert => true,
                     Some(p) => {
                         matches!(p.token, Token::LParen)
                             || (with && matches!(p.token, Token::RParen))
                             || [
                                 Keyword::AS,
+                                Keyword::FOR,
+                                Keyword::EXPLAIN,
                                 Keyword::UNION,
                                 Keyword::INTERSECT,
                                 Keyword::EXCEPT,
@@ -1375,6 +1385,12 @@ fn own_syntax(
             let next: Vec<Option<String>> =
                 (name + 1..(name + 3).min(words.len())).map(kw).collect();
             if sequence::is_identity_action(&next) {
+                if words.iter().any(|t| t.token == Token::Comma) {
+                    bail!(
+                        FeatureNotSupported,
+                        "identity actions beside other ALTER TABLE actions are not supported yet"
+                    );
+                }
                 let dialect = PostgreSqlDialect {};
                 let mut p = Parser::new(&dialect)
                     .with_recursion_limit(MAX_RECURSION)
@@ -2390,18 +2406,45 @@ fn copy(sql: &str, starts: &[usize], w: &[&TokenWithSpan]) -> Result<Stmt> {
     Ok(Stmt::Copy(stmt))
 }
 
+/// The statement a query expression is when it writes (INSERT, UPDATE,
+/// DELETE or MERGE, which sqlparser reads as a query's body under WITH).
+pub fn written(body: &ast::SetExpr) -> Option<&ast::Statement> {
+    match body {
+        ast::SetExpr::Insert(s)
+        | ast::SetExpr::Update(s)
+        | ast::SetExpr::Delete(s)
+        | ast::SetExpr::Merge(s) => Some(s),
+        _ => None,
+    }
+}
+
 /// The call each column of `SET (a, b) = (SELECT ...)` is assigned
 /// (sqlparser keeps the list whole): `"pg_multiassign"(id, k, n,
 /// (SELECT ...))` reads field `k` (from 0) of the subquery's row, which
 /// has to have `n` columns; the calls of one SET share the subquery, run
-/// once per row (`id` numbers the SETs of the statement).
+/// once per row (`id` numbers the SETs of the statement), which only the
+/// first call carries (the others NULL).
 pub const MULTI_ASSIGN: &str = "pg_multiassign";
 
 /// Rewrites `SET (a, b) = (x, y)` (or `= ROW(x, y)`) in UPDATE, ON
 /// CONFLICT DO UPDATE and MERGE as `SET a = x, b = y`, and `SET (a, b) =
 /// (SELECT ...)` as [`MULTI_ASSIGN`] calls.
 fn spread_tuple_sets(stmt: &mut ast::Statement) -> Result<()> {
-    // Also in statements inside others: PREPARE, EXPLAIN, WITH.
+    // Only statements that may hold a SET are walked (a long INSERT's
+    // VALUES is not); also in statements inside others: PREPARE,
+    // EXPLAIN, WITH.
+    let sets = match &*stmt {
+        ast::Statement::Insert(i) => i.on.is_some(),
+        ast::Statement::Query(q) => q.with.is_some() || written(&q.body).is_some(),
+        ast::Statement::Update(_)
+        | ast::Statement::Merge(_)
+        | ast::Statement::Prepare { .. }
+        | ast::Statement::Explain { .. } => true,
+        _ => false,
+    };
+    if !sets {
+        return Ok(());
+    }
     let mut subqueries = 0;
     let r = ast::visit_statements_mut(stmt, |s| match spread_sets(s, &mut subqueries) {
         Ok(()) => std::ops::ControlFlow::Continue(()),
@@ -2471,7 +2514,12 @@ fn spread_sets(stmt: &mut ast::Statement, subqueries: &mut usize) -> Result<()> 
                     for (k, name) in names.iter().enumerate() {
                         let int = |i: usize| ast::Expr::value(ast::Value::Number(i.to_string(), false));
                         let arg = |e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e));
-                        let args = [int(*subqueries), int(k), int(n), a.value.clone()];
+                        // Only the first call carries the sub-SELECT.
+                        let query = match k {
+                            0 => a.value.clone(),
+                            _ => ast::Expr::value(ast::Value::Null),
+                        };
+                        let args = [int(*subqueries), int(k), int(n), query];
                         let call = ast::Function {
                             name: ast::ObjectName::from(vec![ast::Ident::with_quote('"', MULTI_ASSIGN)]),
                             uses_odbc_syntax: false,

@@ -15,7 +15,7 @@ use crate::catalog::{Catalog, TableDef};
 use crate::dml::{DeletePlan, InsertPlan, OnConflict, Returning, UpdatePlan};
 use crate::error::Result;
 use crate::expr::Expr;
-use crate::parse::Stmt;
+use crate::parse::{written, Stmt};
 use crate::plan::{Column, Plan, Scan};
 use crate::select;
 use crate::{bail, err};
@@ -167,18 +167,6 @@ fn plan_sql(b: &mut Binder<'_>, s: &ast::Statement) -> Result<Bound> {
     })
 }
 
-/// The statement a query expression is when it writes (INSERT, UPDATE,
-/// DELETE or MERGE, which sqlparser reads as a query's body under WITH).
-pub fn written(body: &ast::SetExpr) -> Option<&ast::Statement> {
-    match body {
-        ast::SetExpr::Insert(s)
-        | ast::SetExpr::Update(s)
-        | ast::SetExpr::Delete(s)
-        | ast::SetExpr::Merge(s) => Some(s),
-        _ => None,
-    }
-}
-
 /// True if query `q` writes: its body, or one of its WITH queries.
 pub fn modifying(q: &ast::Query) -> bool {
     written(&q.body).is_some()
@@ -222,8 +210,7 @@ fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<Bound> {
     let main = match written(&q.body) {
         Some(stmt) => plan_sql(b, stmt)?,
         None => {
-            let body = ast::Query { with: None, ..q.clone() };
-            let (p, c) = b.query(&body)?;
+            let (p, c) = select::plan_after_with(b, q)?;
             Bound::Query(p, c)
         }
     };
@@ -242,8 +229,14 @@ fn explain(bound: &Bound, lines: &mut Vec<String>, depth: usize) {
         0 => String::new(),
         _ => format!("{}->  ", "  ".repeat(depth)),
     };
+    // INSERT's subqueries run first, as an init plan's.
+    let with_init;
     let (what, table, source, scan) = match bound {
         Bound::Query(p, _) => return p.explain(lines, depth),
+        Bound::Insert(p) if !p.init.is_empty() => {
+            with_init = Plan::Init(p.init.clone(), Box::new(p.source.clone()));
+            ("Insert", &p.table, Some(&with_init), None)
+        }
         Bound::Insert(p) => ("Insert", &p.table, Some(&p.source), None),
         Bound::Update(p) => ("Update", &p.scan.table, None, Some(&p.scan)),
         Bound::Delete(p) => ("Delete", &p.scan.table, None, Some(&p.scan)),
@@ -450,7 +443,7 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
                             &c.ty,
                         ));
                     }
-                    if overriding == Overriding::User && table.columns[t].identity.is_some() {
+                    if user_overrides(&table, t, overriding) {
                         exprs.push(default_value(b.catalog, &table, view.as_ref(), t)?);
                         continue;
                     }
@@ -536,7 +529,13 @@ fn overriding(columns: &[ast::ObjectName]) -> (Overriding, &[ast::ObjectName]) {
 /// True if INSERT writes column `t`'s default for value `e`: DEFAULT, or
 /// any value for an identity column under OVERRIDING USER VALUE.
 fn takes_default(e: &ast::Expr, table: &TableDef, t: usize, overriding: Overriding) -> bool {
-    is_default(e) || overriding == Overriding::User && table.columns[t].identity.is_some()
+    is_default(e) || user_overrides(table, t, overriding)
+}
+
+/// True if OVERRIDING USER VALUE replaces column `t`'s value by its
+/// default (an identity column's).
+fn user_overrides(table: &TableDef, t: usize, overriding: Overriding) -> bool {
+    overriding == Overriding::User && table.columns[t].identity.is_some()
 }
 
 /// The positions in `names` (a relation's column names) of an INSERT's
@@ -578,15 +577,8 @@ fn set_column(
     a: &ast::Assignment,
     sets: Option<&[(usize, Expr)]>,
 ) -> Result<(String, usize)> {
-    let cn = assigned_column(a)?;
     let relation = view.map_or(&table.name, |v| &v.view.name);
-    let cn = match &a.target {
-        ast::AssignmentTarget::ColumnName(n) => {
-            let ty = |c: &str| table.column_index(c).map(|i| table.columns[i].ty.to_type());
-            column_target(n, relation, ty)?
-        }
-        _ => cn,
-    };
+    let cn = assigned_column(a, relation, table)?;
     let found = match view {
         Some(v) => v.assigned(&cn, views::Op::Update)?,
         None => table.column_index(&cn),
@@ -625,10 +617,12 @@ fn column_target(
     }
 }
 
-/// The column a SET assignment names.
-fn assigned_column(a: &ast::Assignment) -> Result<String> {
+/// The column a SET assignment names (see [`column_target`]; `table` has
+/// the columns whose types its error names).
+fn assigned_column(a: &ast::Assignment, relation: &str, table: &TableDef) -> Result<String> {
+    let ty = |c: &str| table.column_index(c).map(|i| table.columns[i].ty.to_type());
     match &a.target {
-        ast::AssignmentTarget::ColumnName(n) => bind::object_name(n),
+        ast::AssignmentTarget::ColumnName(n) => column_target(n, relation, ty),
         ast::AssignmentTarget::Tuple(_) => {
             bail!(FeatureNotSupported, "multi-column SET from a sub-SELECT is not supported yet")
         }

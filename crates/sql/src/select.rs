@@ -39,10 +39,20 @@ use with::{plan_recursive, plan_view};
 
 /// Plans a query expression.
 pub fn plan_query(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
+    plan_query_with(b, q, true)
+}
+
+/// [`plan_query`] of `q` whose WITH queries the caller has put in scope.
+pub fn plan_after_with(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
+    plan_query_with(b, q, false)
+}
+
+/// [`plan_query`], with `q`'s WITH queries (`ctes`) or without them.
+fn plan_query_with(b: &mut Binder<'_>, q: &ast::Query, ctes: bool) -> Result<(Plan, Vec<Column>)> {
     // An enclosing select's locking clause does not reach into this query.
     let keyed = b.keyed.take();
     b.subq_marks.push(b.subqueries.len());
-    let r = plan_query_inner(b, q);
+    let r = plan_query_inner(b, q, ctes);
     b.keyed = keyed;
     let mark = b.subq_marks.pop().unwrap_or(0);
     let (plan, cols) = r?;
@@ -58,7 +68,7 @@ pub fn plan_query(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Colum
 /// top-level WITH may write (the planner's `plan_with`).
 pub fn plan_cte(b: &mut Binder<'_>, recursive: bool, cte: &ast::Cte) -> Result<()> {
     let name = bind::ident(&cte.alias.name);
-    if crate::planner::written(&cte.query.body).is_some() {
+    if crate::parse::written(&cte.query.body).is_some() {
         bail!(
             FeatureNotSupported,
             "WITH clause containing a data-modifying statement must be at the top level"
@@ -89,7 +99,7 @@ pub fn name_cte_columns(
     cols: &mut [Column],
     aliases: &[ast::TableAliasColumnDef],
 ) -> Result<()> {
-    if aliases.len() > cols.len() && !cols.is_empty() {
+    if aliases.len() > cols.len() {
         bail!(
             InvalidColumnReference,
             "WITH query \"{name}\" has {} columns available but {} columns specified",
@@ -103,15 +113,15 @@ pub fn name_cte_columns(
     Ok(())
 }
 
-fn plan_query_inner(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
+fn plan_query_inner(b: &mut Binder<'_>, q: &ast::Query, ctes: bool) -> Result<(Plan, Vec<Column>)> {
     let ctes_before = b.ctes.len();
-    let r = plan_with_ctes(b, q);
+    let r = plan_with_ctes(b, q, ctes);
     b.ctes.truncate(ctes_before);
     r
 }
 
-fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Column>)> {
-    if let Some(with) = &q.with {
+fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query, ctes: bool) -> Result<(Plan, Vec<Column>)> {
+    if let Some(with) = q.with.as_ref().filter(|_| ctes) {
         for cte in &with.cte_tables {
             plan_cte(b, with.recursive, cte)?;
         }
@@ -147,7 +157,6 @@ fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query) -> Result<(Plan, Vec<Colum
             let (p, c) = plan_set_expr(b, q.body.as_ref())?;
             (order_simple(b, p, &c, q.order_by.as_ref())?, c)
         }
-        ast::SetExpr::Table(t) => plan_select(b, &table_select(t)?, q.order_by.as_ref())?,
         other => bail!(FeatureNotSupported, "query form not supported yet: {other}"),
     };
     let mut plan = limit(b, plan, q.limit_clause.as_ref())?;
@@ -279,30 +288,11 @@ fn limit(b: &mut Binder<'_>, plan: Plan, clause: Option<&ast::LimitClause>) -> R
 }
 
 /// Plans one side of a set operation (or a whole one).
-/// `TABLE name`, read as `SELECT * FROM name` (sqlparser keeps the name's
-/// text only, which is read again, so folded).
-fn table_select(t: &ast::Table) -> Result<ast::Select> {
-    let Some(name) = &t.table_name else {
-        bail!(SyntaxError, "syntax error at end of input");
-    };
-    let rel = match &t.schema_name {
-        Some(s) => format!("{s}.{name}"),
-        None => name.clone(),
-    };
-    let q = crate::parse::query_text(&format!("SELECT * FROM {rel}"))
-        .map_err(|_| err!(SyntaxError, "syntax error at or near \"{rel}\""))?;
-    match *q.body {
-        ast::SetExpr::Select(s) => Ok(*s),
-        _ => bail!(InternalError, "TABLE {rel} is not a SELECT"),
-    }
-}
-
 fn plan_set_expr(b: &mut Binder<'_>, e: &ast::SetExpr) -> Result<(Plan, Vec<Column>)> {
     match e {
         ast::SetExpr::Select(s) => plan_select(b, s, None),
         ast::SetExpr::Values(v) => plan_values(b, v),
         ast::SetExpr::Query(q) => plan_query(b, q),
-        ast::SetExpr::Table(t) => plan_select(b, &table_select(t)?, None),
         ast::SetExpr::SetOperation { left, op, set_quantifier, right } => {
             let kind = match op {
                 ast::SetOperator::Union => SetOpKind::Union,

@@ -115,25 +115,26 @@ impl Binder<'_> {
             },
             _ => None,
         };
-        let (Some(id), Some(k), Some(n), Some(ast::Expr::Subquery(q))) =
-            (number(arg(0)), number(arg(1)), number(arg(2)), arg(3))
-        else {
-            bail!(InternalError, "malformed multiple-column assignment");
+        let malformed = || err!(InternalError, "malformed multiple-column assignment");
+        let (Some(id), Some(k), Some(n)) = (number(arg(0)), number(arg(1)), number(arg(2))) else {
+            return Err(malformed());
         };
-        let found = self.multi_assign.iter().find(|(i, _, _)| *i == id);
-        let (row, cols) = match found {
-            Some((_, row, cols)) => (row.clone(), cols.clone()),
+        let at = match self.multi_assign.iter().position(|(i, _, _)| *i == id) {
+            Some(at) => at,
             None => {
+                // The first column's call carries the sub-SELECT.
+                let Some(ast::Expr::Subquery(q)) = arg(3) else { return Err(malformed()) };
                 let (row, cols) = self.subquery(q, scope, SubqKind::Row, agg, None)?;
-                if cols.len() as i64 != n {
-                    bail!(SyntaxError, "number of columns does not match number of values");
-                }
-                self.multi_assign.push((id, row.clone(), cols.clone()));
-                (row, cols)
+                self.multi_assign.push((id, row, cols.into_iter().map(|c| c.ty).collect()));
+                self.multi_assign.len() - 1
             }
         };
-        let k = k as usize;
-        let ty = cols.get(k).map_or(DataType::Text, |c| c.ty.clone());
-        Ok((Expr::Field(Box::new(row), k), ty))
+        let (_, row, types) = &self.multi_assign[at];
+        if types.len() as i64 != n {
+            bail!(SyntaxError, "number of columns does not match number of values");
+        }
+        let k = usize::try_from(k).map_err(|_| malformed())?;
+        let ty = types.get(k).cloned().ok_or_else(malformed)?;
+        Ok((Expr::Field(Box::new(row.clone()), k), ty))
     }
 }

@@ -17,7 +17,17 @@ pub fn authorize(cat: &Catalog, user: &str, stmt: &Stmt) -> Result<()> {
     match stmt {
         Stmt::Sql(s) => authorize_statement(cat, user, s),
         Stmt::AlterSequence(a) => own_relation(cat, user, &a.name),
-        Stmt::AlterIdentity(a) => own_relation(cat, user, &a.table),
+        Stmt::AlterIdentity(a) => {
+            own_relation(cat, user, &a.table)?;
+            // A SEQUENCE NAME in another schema makes the sequence there.
+            match &a.action {
+                crate::parse::IdentityAction::Add(_, o) => match &o.name {
+                    Some(n) if n.0.len() > 1 => create_in(cat, user, n),
+                    _ => Ok(()),
+                },
+                _ => Ok(()),
+            }
+        }
         Stmt::AlterView(at) => own_relation(cat, user, &at.name),
         Stmt::AlterName(a) if a.kind == RelationKind::Type => own_type(cat, user, &a.name),
         Stmt::AlterName(a) => {

@@ -31,7 +31,11 @@ pub(super) async fn owned_sequence<T: Txn>(
 ) -> Result<SequenceDef> {
     let (namespace, name) = match named {
         Some(n) => {
-            let (ns, name) = new_name(cat, n)?;
+            // An unqualified name is in the table's schema.
+            let (ns, name) = match n.0.len() {
+                1 => (t.namespace, bind::object_name(n)?),
+                _ => new_name(cat, n)?,
+            };
             if cat.relation_exists(ns, &name) {
                 bail!(DuplicateTable, "relation \"{name}\" already exists");
             }
@@ -54,7 +58,7 @@ pub(super) async fn owned_sequence<T: Txn>(
     let mut seq = sequence::define(oid, name, &t.columns[col].ty.to_type(), options)?;
     seq.namespace = namespace;
     let kind = crate::acl::ObjKind::Sequence;
-    seq.access = crate::acl::Ownership::created(cat, &t.access.owner, kind, t.namespace);
+    seq.access = crate::acl::Ownership::created(cat, &t.access.owner, kind, namespace);
     seq.owned_by = Some((t.oid, t.columns[col].name.clone()));
     // Stored schema-qualified, as every name in stored text (deparse.rs).
     let qualified = crate::func::catalog_info::qualified_name(cat, seq.namespace, &seq.name);

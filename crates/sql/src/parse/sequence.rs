@@ -192,9 +192,7 @@ pub(super) fn alter_identity(p: &mut Parser) -> Result<AlterIdentity, OptionErro
         IdentityAction::Set(always, o)
     };
     if p.peek_token().token != Token::EOF {
-        return Err(OptionError::Syntax(
-            p.expected::<()>("end of statement", p.peek_token()).unwrap_err(),
-        ));
+        return Ok(p.expected("end of statement", p.peek_token())?);
     }
     Ok(AlterIdentity { table, if_exists, column, action })
 }

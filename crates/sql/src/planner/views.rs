@@ -402,7 +402,7 @@ pub(super) fn instead(
         ast::WildcardAdditionalOptions::default(),
     )];
     for a in assignments {
-        let cn = super::assigned_column(a)?;
+        let cn = super::assigned_column(a, &v.name, &shell)?;
         let Some(i) = shell.column_index(&cn) else {
             bail!(UndefinedColumn, "column \"{cn}\" of relation \"{}\" does not exist", v.name);
         };

@@ -1611,13 +1611,19 @@ impl<S: Spi> Interp<'_, S> {
         st: Statement<'_>,
         (scroll, name, text): (Option<bool>, &str, &str),
     ) -> Result<()> {
-        let Bound::Query(plan, columns) = &*st.bound else {
+        // A query under WITH queries that write runs whole, as a query
+        // with no keys to update through.
+        let (query, writing) = match &*st.bound {
+            Bound::With(w) => (&w.main, true),
+            b => (b, false),
+        };
+        let Bound::Query(plan, columns) = query else {
             let what = st.bound.write_command().unwrap_or("utility");
             bail!(InvalidCursorDefinition, "cannot open {what} query as cursor");
         };
         let columns = columns.clone();
         let scroll = scroll.unwrap_or_else(|| crate::cursor::scrollable(plan));
-        let (bound, source) = match crate::cursor::keyed(plan) {
+        let (bound, source) = match crate::cursor::keyed(plan).filter(|_| !writing) {
             Some((p, s)) => (Arc::new(Bound::Query(p, columns.clone())), Some(s)),
             None => (st.bound.clone(), None),
         };

@@ -155,7 +155,10 @@ impl<T: Txn> Spi for TxnSpi<'_, T> {
                 let rows = exec::run(plan, &cx).await?;
                 return Ok(Done { count: rows.len() as u64, rows, dml: false });
             }
-            let what = s.bound.write_command().unwrap_or_default();
+            let what = match &*s.bound {
+                Bound::With(w) => w.main.write_command().unwrap_or("WITH"),
+                b => b.write_command().unwrap_or_default(),
+            };
             match &mut self.txn {
                 Access::Write(txn) => {
                     run_bound(&mut **txn, self.tenant, &s.bound, &ctx, &self.catalog).await
