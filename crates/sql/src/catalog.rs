@@ -1269,6 +1269,18 @@ pub struct ColumnDefault<'a> {
 }
 
 impl Catalog {
+    /// The sequence owned by column `column` of table `table` (a SERIAL's
+    /// or an identity column's), if any.
+    pub fn owned_sequence(
+        &self,
+        table: u32,
+        column: &str,
+    ) -> Option<&Arc<crate::sequence::SequenceDef>> {
+        self.sequences
+            .values()
+            .find(|s| s.owned_by.as_ref().is_some_and(|(o, c)| *o == table && c == column))
+    }
+
     /// Every column DEFAULT of the tables and views, as stored (a view's
     /// query is not bound for them); an identity column's nextval is none.
     pub fn column_defaults(&self) -> impl Iterator<Item = ColumnDefault<'_>> + '_ {

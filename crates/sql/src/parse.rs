@@ -543,6 +543,32 @@ fn typed_literals(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     out
 }
 
+/// The position of the `)` that closes the `(` at `open`.
+fn closing_paren(tokens: &[TokenWithSpan], open: usize) -> Option<usize> {
+    let mut depth = 0;
+    (open..tokens.len()).find(|&i| {
+        match tokens[i].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ => {}
+        }
+        depth == 0
+    })
+}
+
+/// The position of the `(` that the `)` at `close` closes.
+fn opening_paren(tokens: &[TokenWithSpan], close: usize) -> Option<usize> {
+    let mut depth = 0;
+    (0..=close).rev().find(|&i| {
+        match tokens[i].token {
+            Token::RParen => depth += 1,
+            Token::LParen => depth -= 1,
+            _ => {}
+        }
+        depth == 0
+    })
+}
+
 /// The positions of the tokens that are not whitespace.
 fn solid(tokens: &[TokenWithSpan]) -> Vec<usize> {
     (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect()
@@ -728,16 +754,7 @@ fn overriding(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             continue;
         }
         // The column list's opening parenthesis.
-        let mut depth = 0;
-        let open = (0..=before).rev().find(|&i| {
-            match out[i].token {
-                Token::RParen => depth += 1,
-                Token::LParen => depth -= 1,
-                _ => {}
-            }
-            depth == 0
-        });
-        if let Some(open) = open {
+        if let Some(open) = opening_paren(&out, before) {
             out.splice(open + 1..open + 1, [name, t(Token::Comma)]);
         }
     }
@@ -759,18 +776,7 @@ fn identity_options(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
                 && keyword(&tokens[w[1]], Keyword::IDENTITY)
                 && tokens[w[2]].token == Token::LParen
         })
-        .filter_map(|w| {
-            let mut depth = 0;
-            let close = (w[2]..tokens.len()).find(|&i| {
-                match tokens[i].token {
-                    Token::LParen => depth += 1,
-                    Token::RParen => depth -= 1,
-                    _ => {}
-                }
-                depth == 0
-            })?;
-            Some((w[2] + 1, close))
-        })
+        .filter_map(|w| Some((w[2] + 1, closing_paren(&tokens, w[2])?)))
         .collect();
     let mut out = tokens;
     for (from, to) in lists.into_iter().rev() {
@@ -792,26 +798,24 @@ fn identity_options(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             .position(|&w| keyword(k, w))
         };
         let list = &out[from..to];
-        // Each option runs from its key word to the next option's.
+        // Each option runs from its key word (NO's, for NO MINVALUE and
+        // the like) to the next option's; a list whose first word is no
+        // option's stays as written.
         let mut groups: Vec<(usize, Vec<TokenWithSpan>)> = Vec::new();
-        let mut i = 0;
-        while i < list.len() {
-            let starts = rank(i, list).is_some()
-                && !(i > 0
-                    && list[..i]
-                        .iter()
-                        .rev()
-                        .find(|t| !matches!(t.token, Token::Whitespace(_)))
-                        .is_some_and(|t| keyword(t, Keyword::NO)));
-            let space = matches!(list[i].token, Token::Whitespace(_));
-            match (starts, groups.last_mut()) {
-                (false, Some(g)) => g.1.push(list[i].clone()),
-                (false, None) if space => {}
-                _ => groups.push((rank(i, list).unwrap_or(usize::MAX), vec![list[i].clone()])),
+        let mut after_no = false;
+        let mut unknown = false;
+        for (i, t) in list.iter().enumerate() {
+            let space = matches!(t.token, Token::Whitespace(_));
+            match (rank(i, list).filter(|_| !after_no), groups.last_mut()) {
+                (Some(r), _) => groups.push((r, vec![t.clone()])),
+                (None, Some(g)) => g.1.push(t.clone()),
+                (None, None) => unknown |= !space,
             }
-            i += 1;
+            if !space {
+                after_no = keyword(t, Keyword::NO);
+            }
         }
-        if groups.iter().any(|g| g.0 == usize::MAX) {
+        if unknown {
             continue;
         }
         groups.sort_by_key(|g| g.0);
@@ -1061,22 +1065,7 @@ fn conflict_inference(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         return tokens;
     };
     let open = solid[at + 2];
-    let mut depth = 0;
-    let mut close = None;
-    for (i, t) in tokens.iter().enumerate().skip(open) {
-        match t.token {
-            Token::LParen => depth += 1,
-            Token::RParen => {
-                depth -= 1;
-                if depth == 0 {
-                    close = Some(i);
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    let Some(close) = close else { return tokens };
+    let Some(close) = closing_paren(&tokens, open) else { return tokens };
     let text = |r: std::ops::Range<usize>| {
         tokens[r].iter().map(|t| t.token.to_string()).collect::<String>()
     };

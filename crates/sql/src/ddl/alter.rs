@@ -480,10 +480,7 @@ async fn retype_identity<T: Txn>(
     column: &str,
     ty: &sqltypes::DataType,
 ) -> Result<()> {
-    let owned = |s: &&std::sync::Arc<crate::sequence::SequenceDef>| {
-        s.owned_by.as_ref().is_some_and(|(o, col)| *o == cur.oid && col == column)
-    };
-    let Some(s) = cat.sequences.values().find(owned) else { return Ok(()) };
+    let Some(s) = cat.owned_sequence(cur.oid, column) else { return Ok(()) };
     let (lo, hi) = crate::sequence::type_range(ty).map_err(|_| {
         err!(InvalidParameterValue, "identity column type must be smallint, integer, or bigint")
     })?;

@@ -214,10 +214,7 @@ pub async fn alter_identity<T: Txn>(
     let state = |what: &str| {
         err!(ObjectNotInPrerequisiteState, "column \"{cname}\" of relation \"{}\" {what}", t.name)
     };
-    let owned = cat
-        .sequences
-        .values()
-        .find(|s| s.owned_by.as_ref().is_some_and(|(o, col)| *o == t.oid && *col == cname));
+    let owned = cat.owned_sequence(t.oid, &cname);
     bump_version(txn, tenant).await?;
     super::lock_table(txn, tenant, t.oid).await?;
     let mut cur = (*t).clone();
