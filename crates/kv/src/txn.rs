@@ -39,6 +39,8 @@ pub struct EmbeddedTxn {
     held_order: Vec<Vec<u8>>,
     ranges: Vec<KeyRange>,
     finished: bool,
+    /// How long one lock wait may take (None: no limit).
+    lock_timeout: Option<std::time::Duration>,
 }
 
 /// Removes an abandoned lock wait when the waiting future is dropped.
@@ -79,6 +81,7 @@ impl EmbeddedTxn {
             held_order: Vec::new(),
             ranges: Vec::new(),
             finished: false,
+            lock_timeout: None,
         }
     }
 
@@ -254,7 +257,15 @@ impl EmbeddedTxn {
                     had_shared: had.is_some(),
                     armed: true,
                 };
-                let r = rx.await;
+                let r = match self.lock_timeout {
+                    None => rx.await,
+                    // Running out drops the wait; the guard withdraws it
+                    // (or gives back a grant that came at that moment).
+                    Some(limit) => match tokio::time::timeout(limit, rx).await {
+                        Ok(r) => r,
+                        Err(_) => return Err(Error::LockTimeout),
+                    },
+                };
                 guard.armed = r.is_err();
                 drop(guard);
                 if r.is_err() {
@@ -342,6 +353,10 @@ impl Txn for EmbeddedTxn {
 
     fn isolation(&self) -> IsolationLevel {
         self.isolation
+    }
+
+    fn set_lock_timeout(&mut self, timeout: Option<std::time::Duration>) {
+        self.lock_timeout = timeout;
     }
 
     fn refresh_snapshot(&mut self) {

@@ -260,3 +260,25 @@ fn stored_size_counts_committed_versions_of_the_range_only() {
         assert!(matches!(rt.block_on(t.stored_size(&wide)), Err(kvapi::Error::TenantViolation(_))));
     }
 }
+
+#[test]
+fn a_lock_wait_past_the_lock_timeout_fails_and_leaves_no_trace() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let node = kv::KvNode::memory();
+    let begin = || rt.block_on(node.client().begin(TenantId(7), IsolationLevel::ReadCommitted));
+    let mut holder = begin().expect("begin");
+    rt.block_on(holder.lock(&[key(1)])).expect("lock");
+    let mut waiter = begin().expect("begin");
+    waiter.set_lock_timeout(Some(std::time::Duration::from_millis(20)));
+    assert!(matches!(rt.block_on(waiter.lock(&[key(1)])), Err(kvapi::Error::LockTimeout)));
+    assert!(matches!(rt.block_on(waiter.lock_shared(&[key(1)])), Err(kvapi::Error::LockTimeout)));
+    // The timed-out waits left no queue entry: once the holder ends, the
+    // key is free at once, for the waiter and for a third transaction.
+    rt.block_on(holder.commit()).expect("commit");
+    let mut third = begin().expect("begin");
+    let got = rt.block_on(third.try_lock(&[key(1)], false)).expect("try");
+    assert!(got.iter().all(Option::is_some), "the key is free");
+    third.abort();
+    waiter.set_lock_timeout(None);
+    rt.block_on(waiter.lock(&[key(1)])).expect("lock after the holder ended");
+}

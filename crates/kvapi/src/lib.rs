@@ -45,6 +45,10 @@ pub enum Error {
     /// The node cannot serve the request now (shutting down, transaction closed).
     #[error("unavailable: {0}")]
     Unavailable(String),
+    /// A lock wait took longer than the transaction's lock timeout (see
+    /// [`Txn::set_lock_timeout`]); nothing was taken or left queued.
+    #[error("lock wait timed out")]
+    LockTimeout,
 }
 
 /// Why a transaction must be retried.
@@ -148,6 +152,12 @@ pub trait Txn: Send + Sync + 'static {
     /// Moves the read snapshot to the newest committed state. READ COMMITTED
     /// calls this at the start of every statement; other levels never do.
     fn refresh_snapshot(&mut self);
+
+    /// Limits each later lock wait of [`Txn::lock`], [`Txn::lock_for_share`]
+    /// and [`Txn::lock_shared`] to `timeout` (None: wait as long as it
+    /// takes). A wait that runs out fails with [`Error::LockTimeout`], as
+    /// SQL's lock_timeout asks.
+    fn set_lock_timeout(&mut self, timeout: Option<std::time::Duration>);
 
     /// Reads one key at the snapshot, seeing this transaction's own writes.
     fn get(&self, key: &Key) -> impl Future<Output = Result<Option<Vec<u8>>>> + Send;

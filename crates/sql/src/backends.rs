@@ -19,6 +19,12 @@ pub trait Interrupt: Send + Sync {
     fn cancel(&self);
     /// Ends the connection (FATAL 57P01).
     fn terminate(&self);
+    /// How many cancels the connection has had: a statement that sees the
+    /// count change while it runs was cancelled (see `crate::interrupts`).
+    /// The default: never counted.
+    fn cancels(&self) -> u64 {
+        0
+    }
 }
 
 /// The sessions of one tenant, by pid.
@@ -105,6 +111,11 @@ impl Backend {
     /// Cancels the session's running statement.
     pub fn cancel(&self) {
         self.interrupt.cancel();
+    }
+
+    /// How many cancels the session's connection has had.
+    pub fn cancels(&self) -> u64 {
+        self.interrupt.cancels()
     }
 
     /// Ends the session's connection.

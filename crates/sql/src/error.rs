@@ -43,6 +43,7 @@ pub fn from_kv(e: kvapi::Error) -> Error {
         K::Corrupt(m) => err!(DataCorrupted, "corrupt data: {m}"),
         K::Io(m) => err!(IoError, "i/o error: {m}"),
         K::Unavailable(m) => err!(AdminShutdown, "storage unavailable: {m}"),
+        K::LockTimeout => err!(LockNotAvailable, "canceling statement due to lock timeout"),
     }
 }
 

@@ -113,7 +113,8 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
             Plan::Filter(input, pred) => {
                 let rows = run(input, cx).await?;
                 let mut out = Vec::with_capacity(rows.len());
-                for r in rows {
+                for (i, r) in rows.into_iter().enumerate() {
+                    cx.eval.interrupts.pause(i).await?;
                     if pred.eval_pred(&r, cx.eval)? {
                         out.push(r);
                     }
@@ -123,7 +124,8 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
             Plan::Project(input, exprs) => {
                 let rows = run(input, cx).await?;
                 let mut out = Vec::with_capacity(rows.len());
-                for r in rows {
+                for (i, r) in rows.into_iter().enumerate() {
+                    cx.eval.interrupts.pause(i).await?;
                     let mut row = Vec::with_capacity(exprs.len());
                     for e in exprs {
                         row.push(e.eval(&r, cx.eval)?);
@@ -144,13 +146,14 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                     }
                     None => run(&j.right, cx).await?,
                 };
-                join(left, right, j, cx.eval)?
+                join(left, right, j, cx.eval).await?
             }
             Plan::Lateral(l, r, kind, width) => {
                 let left = run(l, cx).await?;
                 let mut out = Vec::new();
                 let memo = memo::fresh();
                 for row in left {
+                    cx.eval.interrupts.pause_now().await?;
                     // The enclosing query's row, then this row (see `select::lateral`).
                     let eval = EvalContext { memo: memo.clone(), ..cx.eval.with_row(&row) };
                     let inner = ExecCtx {
@@ -177,7 +180,8 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
             Plan::DistinctOn(input, on) => {
                 let mut seen = HashSet::new();
                 let mut out = Vec::new();
-                for row in run(input, cx).await? {
+                for (i, row) in run(input, cx).await?.into_iter().enumerate() {
+                    cx.eval.interrupts.pause(i).await?;
                     let key =
                         on.iter().map(|e| e.eval(&row, cx.eval)).collect::<Result<Vec<_>>>()?;
                     if seen.insert(group_key(&key)) {
@@ -202,11 +206,11 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
             }
             Plan::Aggregate(input, group, aggs) => {
                 let rows = run(input, cx).await?;
-                aggregate(rows, group, aggs, cx.eval)?
+                aggregate(rows, group, aggs, cx.eval).await?
             }
             Plan::Sort(input, keys) => {
                 let rows = run(input, cx).await?;
-                sort(rows, keys, cx.eval)?
+                sort(rows, keys, cx.eval).await?
             }
             Plan::Limit(input, limit, offset) => {
                 let rows = run(input, cx).await?;
@@ -218,7 +222,8 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                 let rows = run(input, cx).await?;
                 let mut seen = HashSet::new();
                 let mut out = Vec::new();
-                for r in rows {
+                for (i, r) in rows.into_iter().enumerate() {
+                    cx.eval.interrupts.pause(i).await?;
                     if seen.insert(group_key(&r)) {
                         out.push(r);
                     }
@@ -671,12 +676,13 @@ fn lookups(j: &Join, left: &[Row], ctx: &EvalContext) -> Result<Option<Vec<Plan>
     Ok(Some(scans))
 }
 
-fn join(left: Vec<Row>, right: Vec<Row>, j: &Join, ctx: &EvalContext) -> Result<Vec<Row>> {
+async fn join(left: Vec<Row>, right: Vec<Row>, j: &Join, ctx: &EvalContext) -> Result<Vec<Row>> {
     // A hash join tries each left row with the right rows of its key only.
     let mut hashed = None;
     if let Some(keys) = &j.hash {
         let mut table: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
         for (i, r) in right.iter().enumerate() {
+            ctx.interrupts.pause(i).await?;
             if let Some(k) = keys.key(&keys.right, r, ctx)? {
                 table.entry(k).or_default().push(i);
             }
@@ -691,6 +697,7 @@ fn join(left: Vec<Row>, right: Vec<Row>, j: &Join, ctx: &EvalContext) -> Result<
     let mut out = Vec::new();
     let mut right_matched = vec![false; right.len()];
     let mut row = Vec::new();
+    let mut tried = 0usize;
     for l in &left {
         let candidates: &[usize] = match &hashed {
             Some((keys, t)) => match keys.key(&keys.left, l, ctx)? {
@@ -701,6 +708,8 @@ fn join(left: Vec<Row>, right: Vec<Row>, j: &Join, ctx: &EvalContext) -> Result<
         };
         let mut matched = false;
         for &ri in candidates {
+            ctx.interrupts.pause(tried).await?;
+            tried += 1;
             row.clear();
             row.extend_from_slice(l);
             row.extend_from_slice(&right[ri]);
@@ -810,25 +819,9 @@ async fn recursive<T: Txn>(
 
 /// Yields to the scheduler once, so a long computation without KV calls
 /// lets other sessions run and can be cancelled (a dropped future stops at
-/// its next await).
+/// its next await). Tokio's yield polls the sockets before resuming it.
 pub(crate) async fn yield_now() {
-    YieldNow(false).await
-}
-
-/// A future that returns Pending once, so the task yields to the scheduler.
-struct YieldNow(bool);
-
-impl Future for YieldNow {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
-        if self.0 {
-            return std::task::Poll::Ready(());
-        }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        std::task::Poll::Pending
-    }
+    tokio::task::yield_now().await
 }
 
 /// Runs uncorrelated subqueries once; returns the evaluation context in
@@ -898,6 +891,7 @@ async fn apply<T: Txn>(
     let mut out = Vec::with_capacity(rows.len());
     let memo = memo::fresh();
     for mut row in rows {
+        cx.eval.interrupts.pause_now().await?;
         let values = correlated_values(&row, subs, &memo, cx).await?;
         row.extend(values);
         out.push(row);
@@ -963,9 +957,10 @@ pub(crate) fn compare_keys(keys: &[SortKey], a: &[Value], b: &[Value]) -> std::c
     Equal
 }
 
-fn sort(rows: Vec<Row>, keys: &[SortKey], ctx: &EvalContext) -> Result<Vec<Row>> {
+async fn sort(rows: Vec<Row>, keys: &[SortKey], ctx: &EvalContext) -> Result<Vec<Row>> {
     let mut keyed = Vec::with_capacity(rows.len());
-    for r in rows {
+    for (i, r) in rows.into_iter().enumerate() {
+        ctx.interrupts.pause(i).await?;
         let mut k = Vec::with_capacity(keys.len());
         for sk in keys {
             k.push(sk.expr.eval(&r, ctx)?);

@@ -122,6 +122,9 @@ pub enum Expr {
 pub struct EvalContext {
     /// Bound parameter values.
     pub params: Vec<Value>,
+    /// What stops the statement inside its row loops (a cancel,
+    /// statement_timeout).
+    pub interrupts: crate::interrupts::Interrupts,
     /// Transaction start time (now(), CURRENT_TIMESTAMP), microseconds since 2000.
     pub txn_time: i64,
     /// Statement start time (statement_timestamp()).

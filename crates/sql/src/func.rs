@@ -1096,6 +1096,11 @@ impl Func {
                     bail!(UndefinedObject, "unrecognized configuration parameter \"{name}\"");
                 }
                 let local = matches!(arg(2), Value::Bool(true));
+                // A time is checked now and returned as SHOW prints it.
+                let value = match crate::settings::duration::is_millisecond_setting(&name) {
+                    true => crate::settings::duration::canonical(&name, &value)?,
+                    false => value,
+                };
                 ctx.set_config.lock().push((name, value.clone(), local));
                 Value::Text(value)
             }

@@ -50,6 +50,8 @@ pub mod expr;
 pub mod fk;
 // Built-in scalar functions.
 pub mod func;
+// Cancel and statement_timeout checks inside the executor's row loops.
+pub mod interrupts;
 // LISTEN, UNLISTEN and NOTIFY.
 pub mod notify;
 // Query string splitting and parsing.

@@ -286,6 +286,9 @@ pub struct Session<K: KvClient> {
     /// Bumped whenever a setting may have changed.
     settings_generation: u64,
     settings_cache: Mutex<(u64, Arc<std::collections::BTreeMap<String, String>>)>,
+    /// What stops the running statement in its row loops (a cancel,
+    /// statement_timeout); set when each statement starts.
+    interrupts: crate::interrupts::Interrupts,
     /// Where set_config() queues setting changes during a statement (one
     /// queue for the session's life, shared with each statement's context):
     /// name, value, and whether only for the transaction (is_local).
@@ -376,6 +379,7 @@ impl<K: KvClient> Session<K> {
             catalog_checked_at: None,
             settings_generation: 1,
             settings_cache: Mutex::new((0, Arc::default())),
+            interrupts: Default::default(),
             set_config: Arc::default(),
             settings_before_txn: None,
             local_settings: Vec::new(),
@@ -674,6 +678,12 @@ impl<K: KvClient> Session<K> {
         self.settings.reported()
     }
 
+    /// A millisecond setting's value (statement_timeout, the idle
+    /// timeouts); 0 means none.
+    pub fn timeout_millis(&self, key: &str) -> u64 {
+        self.settings.millis(key)
+    }
+
     /// Reported settings changed since the last call.
     pub fn changed_parameters(&mut self) -> Vec<(String, String)> {
         self.settings.take_changed()
@@ -925,6 +935,11 @@ impl<K: KvClient> Session<K> {
         self.row_locks.start_statement();
         self.waits.start_statement();
         self.sizes.start_statement();
+        let backend = self.registration.as_ref().map(|r| r.backend().clone());
+        self.interrupts = crate::interrupts::Interrupts::start(
+            self.settings.millis("statement_timeout"),
+            backend,
+        );
         let mut refills = 0;
         loop {
             let mark = self.txn.as_mut().map(|t| t.savepoint()).unwrap_or(Savepoint(0));
@@ -968,7 +983,7 @@ impl<K: KvClient> Session<K> {
             }
             if let Some((key, mode)) = wait {
                 self.publish_wait(Some(("Lock", "advisory")));
-                self.advisory.wait(key, mode).await?;
+                lock_wait(self.lock_timeout(), self.advisory.wait(key, mode)).await??;
                 self.publish_wait(None);
             }
             if let Some(w) = call_wait {
@@ -1104,10 +1119,19 @@ impl<K: KvClient> Session<K> {
             .unwrap_or_else(|| self.settings.value("default_transaction_read_only") == Some("on"))
     }
 
+    /// How long a lock wait may take (lock_timeout; None for no limit).
+    fn lock_timeout(&self) -> Option<std::time::Duration> {
+        match self.settings.millis("lock_timeout") {
+            0 => None,
+            ms => Some(std::time::Duration::from_millis(ms)),
+        }
+    }
+
     async fn begin_txn(&mut self) -> Result<()> {
         if self.txn.is_none() {
             let iso = self.isolation()?;
-            let t = self.db.client.begin(self.db.tenant, iso).await.map_err(from_kv)?;
+            let mut t = self.db.client.begin(self.db.tenant, iso).await.map_err(from_kv)?;
+            t.set_lock_timeout(self.lock_timeout());
             // Unique while the node runs (its KV ids), growing with start
             // order, and after a restart above every committed
             // transaction's (the snapshot is the last commit's).
@@ -1127,7 +1151,9 @@ impl<K: KvClient> Session<K> {
         let fresh_txn = self.txn.is_none();
         self.begin_txn().await?;
         let iso = self.isolation()?;
+        let lock_timeout = self.lock_timeout();
         let txn = self.txn.as_mut().expect("begin_txn opened a transaction");
+        txn.set_lock_timeout(lock_timeout);
         if !fresh_txn && iso == IsolationLevel::ReadCommitted {
             txn.refresh_snapshot();
         }
@@ -1248,6 +1274,7 @@ impl<K: KvClient> Session<K> {
         self.warnings.lock().clear();
         EvalContext {
             params: params.to_vec(),
+            interrupts: self.interrupts.clone(),
             txn_time: self.txn_time,
             txid: self.txid,
             started: self.db.started,
@@ -1712,6 +1739,19 @@ impl<K: KvClient> Session<K> {
         self.set_catalog(cat);
         Ok(Outcome::Command(r.tag))
     }
+}
+
+/// Waits for an advisory lock for at most `limit` (lock_timeout; None is
+/// no limit), then fails with 55P03 as PostgreSQL does. Row and table lock
+/// waits time out in the KV layer (`Txn::set_lock_timeout`).
+async fn lock_wait<T>(
+    limit: Option<std::time::Duration>,
+    wait: impl std::future::Future<Output = T>,
+) -> Result<T> {
+    let Some(limit) = limit else { return Ok(wait.await) };
+    tokio::time::timeout(limit, wait)
+        .await
+        .map_err(|_| err!(LockNotAvailable, "canceling statement due to lock timeout"))
 }
 
 fn aborted() -> ErrorReport {

@@ -14,6 +14,8 @@ use crate::func::catalog_info::quote_ident;
 use crate::error::Result;
 use crate::{bail, err};
 
+pub mod duration;
+
 /// The version string reported as server_version and by version().
 pub const SERVER_VERSION: &str = "15.0";
 
@@ -76,6 +78,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("statement_timeout", "0"),
     ("lock_timeout", "0"),
     ("idle_in_transaction_session_timeout", "0"),
+    ("idle_session_timeout", "0"),
     ("max_identifier_length", "63"),
     ("client_min_messages", "notice"),
     ("synchronous_commit", "on"),
@@ -280,6 +283,7 @@ impl Settings {
                 "ISO, MDY".to_string()
             }
             "default_table_access_method" => table_access_method(value)?,
+            _ if duration::is_millisecond_setting(&key) => duration::canonical(&key, value)?,
             "server_version"
             | "server_version_num"
             | "server_encoding"
@@ -339,6 +343,13 @@ impl Settings {
     /// SQL in a body unless it is off.
     pub fn check_function_bodies(&self) -> bool {
         !matches!(self.value("check_function_bodies"), Some("off" | "false" | "no" | "0"))
+    }
+
+    /// A millisecond setting's value (statement_timeout, lock_timeout, the
+    /// idle timeouts); 0 means none.
+    pub fn millis(&self, key: &str) -> u64 {
+        let text = self.value(key).unwrap_or("0");
+        duration::parse(key, text).map_or(0, |ms| ms as u64)
     }
 
     /// A shareable copy of every setting (for current_setting()).

@@ -302,6 +302,7 @@ type Placed = (Vec<u8>, Vec<Value>, usize);
 fn evaluate(rows: &[Row], call: &WindowCall, ctx: &EvalContext) -> Result<Vec<Value>> {
     let mut placed: Vec<Placed> = Vec::with_capacity(rows.len());
     for (i, r) in rows.iter().enumerate() {
+        ctx.interrupts.tick(i)?;
         let part = call.partition.iter().map(|e| e.eval(r, ctx)).collect::<Result<Vec<_>>>()?;
         let ord = call.order.iter().map(|k| k.expr.eval(r, ctx)).collect::<Result<Vec<_>>>()?;
         placed.push((group_key(&part), ord, i));
@@ -356,6 +357,7 @@ impl<'a> Partition<'a> {
         let m = self.rows.len();
         let mut dense = 0;
         for p in 0..m {
+            self.ctx.interrupts.tick(p)?;
             let (ps, pe) = self.peers[p];
             if ps == p {
                 dense += 1;
@@ -475,6 +477,7 @@ impl<'a> Partition<'a> {
         let mut running = agg_init(a);
         let mut added = 0;
         for p in 0..self.rows.len() {
+            self.ctx.interrupts.tick(p)?;
             let (lo, hi) = self.frame_of(p);
             let v = if incremental {
                 // Frames that start at row 0 only ever grow.

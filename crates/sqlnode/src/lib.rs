@@ -116,6 +116,10 @@ impl sql::backends::Interrupt for Interrupt {
     fn terminate(&self) {
         self.0.terminate();
     }
+
+    fn cancels(&self) -> u64 {
+        self.0.cancels()
+    }
 }
 
 /// A connection's session: the SQL session plus wire-format handling.
@@ -237,6 +241,18 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
 
     fn changed_parameters(&mut self) -> Vec<(String, String)> {
         self.inner.changed_parameters()
+    }
+
+    fn timeouts(&self) -> wire::Timeouts {
+        let limit = |key| match self.inner.timeout_millis(key) {
+            0 => None,
+            ms => Some(std::time::Duration::from_millis(ms)),
+        };
+        wire::Timeouts {
+            statement: limit("statement_timeout"),
+            idle_in_transaction: limit("idle_in_transaction_session_timeout"),
+            idle_session: limit("idle_session_timeout"),
+        }
     }
 
     fn txn_status(&self) -> TxnStatus {

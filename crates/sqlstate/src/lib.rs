@@ -272,6 +272,10 @@ sqlstates! {
     QueryCanceled = "57014",
     /// 57P01
     AdminShutdown = "57P01",
+    /// 57P05: idle_session_timeout ended the connection
+    IdleSessionTimeout = "57P05",
+    /// 25P03: idle_in_transaction_session_timeout ended the connection
+    IdleInTransactionSessionTimeout = "25P03",
     /// 58000
     SystemError = "58000",
     /// 58030

@@ -154,6 +154,22 @@ pub trait Backend: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Self::Session, ErrorReport>> + Send;
 }
 
+/// The time limits the wire layer enforces for a session (PostgreSQL's
+/// statement_timeout, idle_in_transaction_session_timeout and
+/// idle_session_timeout); None is no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timeouts {
+    /// How long one statement (one Execute) may run before it is cancelled
+    /// with 57014.
+    pub statement: Option<std::time::Duration>,
+    /// How long the connection may wait for the client inside a
+    /// transaction block before it is closed with FATAL 25P03.
+    pub idle_in_transaction: Option<std::time::Duration>,
+    /// How long the connection may wait for the client outside a
+    /// transaction before it is closed with FATAL 57P05.
+    pub idle_session: Option<std::time::Duration>,
+}
+
 /// One client connection's query state: transactions, settings, prepared
 /// statements' plans. Statements and portals are created here but stored by
 /// the wire layer, which maps protocol names to them.
@@ -174,6 +190,13 @@ pub trait Session: Send + 'static {
 
     /// The status for the next ReadyForQuery.
     fn txn_status(&self) -> TxnStatus;
+
+    /// How long a statement may run and the connection may sit idle, read
+    /// before each statement and each wait for the client. The default: no
+    /// limits.
+    fn timeouts(&self) -> Timeouts {
+        Timeouts::default()
+    }
 
     /// Parses a query string into its statements (simple protocol: many
     /// allowed; extended protocol: the wire layer rejects more than one).

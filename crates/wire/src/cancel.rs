@@ -14,7 +14,7 @@
 //! connection (pg_cancel_backend, pg_terminate_backend) without its secret.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -42,6 +42,7 @@ struct Signals {
     cancel: Notify,
     terminate: Notify,
     terminated: AtomicBool,
+    cancels: AtomicU64,
 }
 
 impl std::fmt::Debug for ConnControl {
@@ -54,7 +55,14 @@ impl ConnControl {
     /// Cancels the statement the connection is running, if any (a signal to
     /// an idle connection is lost, as in PostgreSQL).
     pub fn cancel(&self) {
+        self.0.cancels.fetch_add(1, Ordering::SeqCst);
         self.0.cancel.notify_waiters();
+    }
+
+    /// How many times [`ConnControl::cancel`] was called: a statement busy
+    /// without awaiting compares it with the count at its start.
+    pub fn cancels(&self) -> u64 {
+        self.0.cancels.load(Ordering::SeqCst)
     }
 
     /// Ends the connection: a running statement is cancelled, and the

@@ -25,6 +25,12 @@
 //! (pg_terminate_backend) ends a running statement the same way and then
 //! the connection, with FATAL 57P01; an idle connection ends at once.
 //!
+//! The session's [`Timeouts`] are enforced here too: a statement that runs
+//! longer than statement_timeout is cancelled like a CancelRequest (57014),
+//! and a connection that waits for the client after ReadyForQuery longer
+//! than its idle timeout is closed with FATAL 25P03 (inside a transaction)
+//! or 57P05 (outside one).
+//!
 //! Asynchronous notifications (LISTEN/NOTIFY) are written before each
 //! ReadyForQuery and, while the connection waits for the client, as soon as
 //! the session says some arrived.
@@ -39,7 +45,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 
 use crate::backend::{
-    Backend, ExecOutcome, Format, Portal as _, Session, Statement as _, TxnStatus,
+    Backend, ExecOutcome, Format, Portal as _, Session, Statement as _, Timeouts, TxnStatus,
 };
 use crate::cancel::{CancelRegistry, ConnControl, Registration};
 use crate::codec::{self, Frontend};
@@ -109,6 +115,7 @@ pub async fn run<B, IO>(
         portals: HashMap::new(),
         skip_to_sync: false,
         fatal: false,
+        ready: true,
     };
     let end = conn.message_loop().await;
     conn.session.close().await;
@@ -130,12 +137,16 @@ struct Conn<S: Session, IO> {
     skip_to_sync: bool,
     /// A FATAL error was queued: close after sending it.
     fatal: bool,
+    /// ReadyForQuery was the last thing sent: the connection is idle, and
+    /// the idle timeouts run.
+    ready: bool,
 }
 
 /// How a running statement's race ended.
 enum Raced<T> {
     Done(T),
     Cancelled,
+    TimedOut,
     Terminated,
     ClientGone,
 }
@@ -208,8 +219,11 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
     /// watches for server shutdown and pg_terminate_backend, which end it
     /// with FATAL 57P01, and delivers notifications as they arrive.
     async fn next_message(&mut self) -> Result<Option<(u8, Bytes)>, Closed> {
+        let idle = self.idle_limit();
+        let deadline = idle.as_ref().map(|(limit, _)| tokio::time::Instant::now() + *limit);
         loop {
             if let Some(f) = self.t.buffered_frame().await? {
+                self.ready = false;
                 return Ok(Some(f));
             }
             let woke = {
@@ -226,11 +240,19 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
                         _ = shutdown.wait_for(|down| *down) => Woke::Down,
                         _ = &mut terminate => Woke::Down,
                         _ = session.notified() => Woke::Notified,
+                        _ = until(deadline) => Woke::Idle,
                     }
                 }
             };
             match woke {
                 Woke::Down => return Err(self.close_fatal(&terminating()).await),
+                Woke::Idle => {
+                    let e = match idle {
+                        Some((_, e)) => e,
+                        None => terminating(),
+                    };
+                    return Err(self.close_fatal(&e).await);
+                }
                 Woke::Notified => {
                     if self.write_notifications() {
                         self.flush().await?;
@@ -240,6 +262,32 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
                 Woke::Filled(Err(Closed::Eof)) => return Ok(None),
                 Woke::Filled(Err(c)) => return Err(c),
             }
+        }
+    }
+
+    /// How long the connection may now wait for the client, and the error
+    /// that ends it after that: only after ReadyForQuery, by whether a
+    /// transaction is open.
+    fn idle_limit(&self) -> Option<(std::time::Duration, ErrorReport)> {
+        if !self.ready {
+            return None;
+        }
+        let Timeouts { idle_in_transaction, idle_session, .. } = self.session.timeouts();
+        match self.session.txn_status() {
+            TxnStatus::Idle => idle_session.map(|d| {
+                let e = ErrorReport::fatal(
+                    SqlState::IdleSessionTimeout,
+                    "terminating connection due to idle-session timeout",
+                );
+                (d, e)
+            }),
+            TxnStatus::InBlock | TxnStatus::Failed => idle_in_transaction.map(|d| {
+                let e = ErrorReport::fatal(
+                    SqlState::IdleInTransactionSessionTimeout,
+                    "terminating connection due to idle-in-transaction timeout",
+                );
+                (d, e)
+            }),
         }
     }
 
@@ -298,6 +346,7 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
         self.write_notices();
         self.write_notifications();
         msg::ready(self.out.buffer(), status);
+        self.ready = true;
         self.flush().await
     }
 
@@ -485,15 +534,24 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
     /// Races the session's execute future against cancellation and the
     /// client going away.
     async fn run_portal(&mut self, portal: &mut S::Portal, max: usize) -> Step<ExecOutcome> {
+        let limit = self.session.timeouts().statement;
+        let deadline = limit.map(|d| tokio::time::Instant::now() + d);
         let Conn { t, out, session, registration, .. } = self;
         let fut = session.execute(portal, max, out);
-        match race(fut, registration.control(), t).await {
+        match race(fut, registration.control(), t, deadline).await {
             Raced::Done(r) => Ok(r),
             Raced::Cancelled => {
                 self.session.cancelled();
                 Ok(Err(ErrorReport::new(
                     SqlState::QueryCanceled,
                     "canceling statement due to user request",
+                )))
+            }
+            Raced::TimedOut => {
+                self.session.cancelled();
+                Ok(Err(ErrorReport::new(
+                    SqlState::QueryCanceled,
+                    "canceling statement due to statement timeout",
                 )))
             }
             Raced::Terminated => {
@@ -571,6 +629,15 @@ enum Woke {
     Filled(Result<(), Closed>),
     Down,
     Notified,
+    Idle,
+}
+
+/// Resolves at `deadline`; never without one.
+async fn until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// FATAL 57P01, for server shutdown and pg_terminate_backend.
@@ -589,11 +656,13 @@ fn no_portal(name: &str) -> ErrorReport {
 /// the client closes its socket. Bytes the client sends meanwhile (a
 /// pipelined next message) are kept in the read buffer, up to [`FLUSH_AT`]
 /// of them. Both signals are listened for before `fut` first runs, so a
-/// statement that signals its own connection is interrupted too.
+/// statement that signals its own connection is interrupted too. At
+/// `deadline` (statement_timeout) the statement is cut off.
 async fn race<F: Future, IO: AsyncRead + AsyncWrite + Unpin>(
     fut: F,
     control: &ConnControl,
     t: &mut Transport<IO>,
+    deadline: Option<tokio::time::Instant>,
 ) -> Raced<F::Output> {
     let cancelled = control.cancel_signal().notified();
     let terminated = control.terminate_signal().notified();
@@ -623,6 +692,7 @@ async fn race<F: Future, IO: AsyncRead + AsyncWrite + Unpin>(
             }
             _ = &mut cancelled => return Raced::Cancelled,
             _ = &mut terminated => return Raced::Terminated,
+            _ = until(deadline) => return Raced::TimedOut,
             r = t.fill(), if readable => {
                 if r.is_err() {
                     return Raced::ClientGone;

@@ -46,7 +46,7 @@ pub mod transport;
 
 pub use backend::{
     AuthMethod, Backend, ExecOutcome, FieldDesc, Format, Notification, Oid, Portal, ScramVerifier,
-    Session, StartupInfo, Statement, TxnStatus,
+    Session, StartupInfo, Statement, Timeouts, TxnStatus,
 };
 pub use cancel::{BackendKey, CancelRegistry, ConnControl};
 pub use output::Output;

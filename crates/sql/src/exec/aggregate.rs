@@ -265,7 +265,7 @@ pub(crate) fn agg_final(a: &AggCall, st: AggState, zone: &sqltypes::Zone) -> Res
     })
 }
 
-pub(super) fn aggregate(
+pub(super) async fn aggregate(
     rows: Vec<Row>,
     group: &[Expr],
     aggs: &[AggCall],
@@ -278,7 +278,8 @@ pub(super) fn aggregate(
     }
     let mut groups: HashMap<Vec<u8>, usize> = HashMap::new();
     let mut list: Vec<Group> = Vec::new();
-    for row in rows {
+    for (i, row) in rows.into_iter().enumerate() {
+        ctx.interrupts.pause(i).await?;
         let mut gv = Vec::with_capacity(group.len());
         for g in group {
             gv.push(g.eval(&row, ctx)?);

@@ -4,6 +4,7 @@
 //! the FROM items before them (PostgreSQL's implicit LATERAL); the caller
 //! then runs the function once per row of those items.
 
+use crate::interrupts::Interrupts;
 use std::sync::Arc;
 
 use sqlparser::ast;
@@ -524,13 +525,13 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
             vals.push(a.eval(&[], ctx)?);
         }
         let rows = match func {
-            TableFunc::Series(ty) => series(&vals, ty)?,
+            TableFunc::Series(ty) => series(&vals, ty, &ctx.interrupts)?,
             TableFunc::Unnest => unnest(vals),
             TableFunc::Subscripts => subscripts(&vals),
             TableFunc::PartitionAncestors => {
                 vals.into_iter().filter(|v| !v.is_null()).map(|v| vec![v]).collect()
             }
-            TableFunc::TimeSeries => time_series(&vals, ctx.zone())?,
+            TableFunc::TimeSeries => time_series(&vals, ctx.zone(), &ctx.interrupts)?,
             TableFunc::OptionsToTable => options_rows(vals.into_iter().next()),
             TableFunc::JsonEach(_) | TableFunc::JsonElements(_) | TableFunc::JsonKeys => {
                 json_rows(func, vals.into_iter().next().unwrap_or(Value::Null))?
@@ -593,7 +594,7 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
     Ok(out)
 }
 
-fn series(vals: &[Value], ty: &DataType) -> Result<Vec<Vec<Value>>> {
+fn series(vals: &[Value], ty: &DataType, interrupts: &Interrupts) -> Result<Vec<Vec<Value>>> {
     if vals.iter().any(Value::is_null) {
         return Ok(vec![]);
     }
@@ -625,7 +626,8 @@ fn series(vals: &[Value], ty: &DataType) -> Result<Vec<Vec<Value>>> {
     }
     let mut out = Vec::with_capacity(count as usize);
     let mut cur = start as i128;
-    for _ in 0..count {
+    for i in 0..count as usize {
+        interrupts.tick(i)?;
         let v = Value::Int8(cur as i64);
         out.push(vec![if *ty == DataType::Int8 { v } else { cast::cast(v, ty)? }]);
         cur += step as i128;
@@ -649,7 +651,11 @@ fn unnest(vals: Vec<Value>) -> Vec<Vec<Value>> {
 }
 
 /// generate_series over timestamps with an interval step.
-fn time_series(vals: &[Value], zone: &sqltypes::Zone) -> Result<Vec<Vec<Value>>> {
+fn time_series(
+    vals: &[Value],
+    zone: &sqltypes::Zone,
+    interrupts: &Interrupts,
+) -> Result<Vec<Vec<Value>>> {
     let ts = |v: &Value| match v {
         Value::Timestamp(t) | Value::TimestampTz(t) => Some(*t),
         _ => None,
@@ -671,6 +677,7 @@ fn time_series(vals: &[Value], zone: &sqltypes::Zone) -> Result<Vec<Vec<Value>>>
         if out.len() >= MAX_ROWS {
             bail!(ProgramLimitExceeded, "generate_series would produce more than {MAX_ROWS} rows");
         }
+        interrupts.tick(out.len())?;
         out.push(vec![if tz { Value::TimestampTz(cur) } else { Value::Timestamp(cur) }]);
         let next = if tz {
             sqltypes::interval::timestamptz_add(cur, step, zone)

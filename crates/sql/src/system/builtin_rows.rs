@@ -317,6 +317,7 @@ pub fn settings_columns() -> Vec<(&'static str, DataType)> {
 
 /// pg_settings' rows: one per setting of the session, by name.
 pub fn settings_rows(values: &std::collections::BTreeMap<String, String>) -> Vec<Vec<Value>> {
+    use crate::settings::duration;
     let t = |s: &str| Value::Text(s.to_string());
     let mut rows: Vec<Vec<Value>> = Vec::new();
     for (key, value) in values {
@@ -328,18 +329,27 @@ pub fn settings_rows(values: &std::collections::BTreeMap<String, String>) -> Vec
             _ => "string",
         };
         let source = if boot == Some(value.as_str()) { "default" } else { "session" };
+        // A time is shown in milliseconds, with its unit and range.
+        let (setting, unit, vartype, range) = match duration::is_millisecond_setting(key) {
+            true => {
+                let ms = duration::parse(key, value).unwrap_or(0);
+                (ms.to_string(), t("ms"), "integer", [t("0"), t(&duration::MAX.to_string())])
+            }
+            false => (value.clone(), Value::Null, vartype, [Value::Null, Value::Null]),
+        };
+        let [min_val, max_val] = range;
         rows.push(vec![
             t(&name),
-            t(value),
-            Value::Null,
+            t(&setting),
+            unit,
             Value::Null,
             Value::Null,
             Value::Null,
             t("user"),
             t(vartype),
             t(source),
-            Value::Null,
-            Value::Null,
+            min_val,
+            max_val,
             Value::Null,
             boot.map(t).unwrap_or(Value::Null),
             boot.map(t).unwrap_or(Value::Null),
