@@ -604,6 +604,7 @@ async fn read_range<T: Txn>(
     let first = out.len();
     let mut batch = 0;
     while range.start < range.end && out.len() - first < how.cap {
+        cx.eval.interrupts.pause_now().await?;
         batch = how.next_batch(out.len() - first, batch);
         let entries = how.scan(cx, &range, batch).await?;
         let (n, last) = (entries.len(), entries.last().map(|(k, _)| k.clone()));
