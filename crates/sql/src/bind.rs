@@ -295,6 +295,8 @@ pub struct Binder<'a> {
     pub win: Option<usize>,
     /// Window calls found so far; each query level drains its own.
     pub windows: Vec<crate::window::WindowCall>,
+    /// The current query level's WINDOW clause (`WINDOW w AS (...)`).
+    pub named_windows: Vec<ast::NamedWindowDefinition>,
     /// True while a window call's arguments, PARTITION BY and ORDER BY are
     /// bound (window calls cannot nest).
     pub in_window: bool,
@@ -529,6 +531,7 @@ impl<'a> Binder<'a> {
             correlated: Vec::new(),
             win: None,
             windows: Vec::new(),
+            named_windows: Vec::new(),
             in_window: false,
             work_tables: 0,
             work_read: Vec::new(),

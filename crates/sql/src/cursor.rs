@@ -485,9 +485,11 @@ fn key_through(p: &mut Plan) -> Option<u32> {
 /// carry its keys (its table's OID and the key's column).
 fn scan_below(p: &mut Plan) -> Option<(u32, usize)> {
     match p {
-        Plan::Sort(i, _) | Plan::Limit(i, ..) | Plan::Filter(i, _) | Plan::LockRows(i, _) => {
-            scan_below(i)
-        }
+        Plan::Sort(i, _)
+        | Plan::Limit(i, ..)
+        | Plan::LimitTies(i, ..)
+        | Plan::Filter(i, _)
+        | Plan::LockRows(i, _) => scan_below(i),
         Plan::Scan(s) => {
             s.keyed = true;
             Some((s.table.oid, s.table.columns.len()))

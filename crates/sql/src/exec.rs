@@ -212,6 +212,10 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                 let rows = run(input, cx).await?;
                 sort(rows, keys, cx.eval).await?
             }
+            Plan::LimitTies(input, count, offset, keys) => {
+                let rows = run(input, cx).await?;
+                with_ties(rows, count, offset.as_ref(), keys, cx.eval)?
+            }
             Plan::Limit(input, limit, offset) => {
                 let rows = run(input, cx).await?;
                 let off = row_count(offset.as_ref(), cx.eval)?.unwrap_or(0);
@@ -232,6 +236,41 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
             }
         })
     })
+}
+
+/// FETCH FIRST `count` ROWS WITH TIES over `rows` (sorted on `keys`): the
+/// `count` rows after `offset`, then those equal to the last one on `keys`.
+fn with_ties(
+    rows: Vec<Row>,
+    count: &Expr,
+    offset: Option<&Expr>,
+    keys: &[SortKey],
+    ctx: &EvalContext,
+) -> Result<Vec<Row>> {
+    let Some(count) = row_count(Some(count), ctx)? else {
+        bail!(
+            InvalidRowCountInLimitClause,
+            "row count cannot be null in FETCH FIRST ... WITH TIES clause"
+        );
+    };
+    let off = row_count(offset, ctx)?.unwrap_or(0);
+    let mut rows = rows.into_iter().skip(off);
+    let mut out: Vec<Row> = rows.by_ref().take(count).collect();
+    if out.len() < count || count == 0 {
+        return Ok(out);
+    }
+    let key_of = |r: &Row| keys.iter().map(|k| k.expr.eval(r, ctx)).collect::<Result<Vec<_>>>();
+    let last = match out.last() {
+        Some(r) => key_of(r)?,
+        None => return Ok(out),
+    };
+    for r in rows {
+        if compare_keys(keys, &last, &key_of(&r)?) != std::cmp::Ordering::Equal {
+            break;
+        }
+        out.push(r);
+    }
+    Ok(out)
 }
 
 /// A LIMIT or OFFSET count; None when absent or NULL (no limit).

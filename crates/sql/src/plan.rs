@@ -370,6 +370,10 @@ pub enum Plan {
     LockRows(Box<Plan>, crate::rowlock::RowLocking),
     /// Skips `offset` rows, then returns at most `limit`.
     Limit(Box<Plan>, Option<Expr>, Option<Expr>),
+    /// FETCH FIRST `count` ROWS WITH TIES: skips `offset` rows, returns
+    /// `count`, then the rows after them that equal the last on `keys` (the
+    /// ORDER BY's, over this node's rows).
+    LimitTies(Box<Plan>, Expr, Option<Expr>, Vec<SortKey>),
     /// Removes duplicate rows.
     Distinct(Box<Plan>),
     /// DISTINCT ON: keeps the first row of each value of the expressions
@@ -440,6 +444,7 @@ impl Plan {
             | Plan::Sort(i, _)
             | Plan::LockRows(i, _)
             | Plan::Limit(i, _, _)
+            | Plan::LimitTies(i, ..)
             | Plan::Distinct(i)
             | Plan::DistinctOn(i, _)
             | Plan::Window(i, _) => vec![i],
@@ -471,6 +476,7 @@ impl Plan {
             | Plan::Sort(i, _)
             | Plan::LockRows(i, _)
             | Plan::Limit(i, _, _)
+            | Plan::LimitTies(i, ..)
             | Plan::Distinct(i)
             | Plan::DistinctOn(i, _)
             | Plan::Window(i, _) => vec![i],
@@ -548,7 +554,7 @@ impl Plan {
             }
             Plan::Sort(..) => "Sort".into(),
             Plan::LockRows(..) => "LockRows".into(),
-            Plan::Limit(..) => "Limit".into(),
+            Plan::Limit(..) | Plan::LimitTies(..) => "Limit".into(),
             Plan::Distinct(..) | Plan::DistinctOn(..) => "Unique".into(),
             Plan::Init(list, _) => format!("InitPlans ({})", list.len()),
             Plan::SetOp(k, all, _, _) => format!("{k:?}{}", if *all { " All" } else { "" }),

@@ -159,7 +159,7 @@ fn plan_with_ctes(b: &mut Binder<'_>, q: &ast::Query, ctes: bool) -> Result<(Pla
         }
         other => bail!(FeatureNotSupported, "query form not supported yet: {other}"),
     };
-    let mut plan = limit(b, plan, q.limit_clause.as_ref())?;
+    let mut plan = limit(b, plan, q)?;
     // LockRows locks no more rows than the LIMIT lets through.
     if let Plan::Limit(inner, l, o) = &mut plan {
         if let Plan::Project(p, _) = inner.as_mut() {
@@ -264,14 +264,31 @@ fn plan_lock_rows(
     Ok(Plan::LockRows(Box::new(plan), spec))
 }
 
-fn limit(b: &mut Binder<'_>, plan: Plan, clause: Option<&ast::LimitClause>) -> Result<Plan> {
-    let (lim, off) = match clause {
-        None => return Ok(plan),
+/// Places the query's LIMIT / OFFSET / FETCH FIRST over its plan.
+fn limit(b: &mut Binder<'_>, plan: Plan, q: &ast::Query) -> Result<Plan> {
+    let (mut lim, off) = match &q.limit_clause {
+        None => (None, None),
         Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => {
             (limit.as_ref(), offset.as_ref().map(|o| &o.value))
         }
         Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (Some(limit), Some(offset)),
     };
+    let one = ast::Expr::value(ast::Value::Number("1".into(), false));
+    let mut ties = false;
+    if let Some(f) = &q.fetch {
+        if lim.is_some() {
+            bail!(SyntaxError, "syntax error at or near \"FETCH\"");
+        }
+        if f.percent {
+            bail!(SyntaxError, "syntax error at or near \"PERCENT\"");
+        }
+        // FETCH FIRST ROW ONLY takes one row.
+        lim = Some(f.quantity.as_ref().unwrap_or(&one));
+        ties = f.with_ties;
+    }
+    if lim.is_none() && off.is_none() {
+        return Ok(plan);
+    }
     let empty = Scope::default();
     let mut bind_count = |e: Option<&ast::Expr>| -> Result<Option<Expr>> {
         match e {
@@ -284,7 +301,52 @@ fn limit(b: &mut Binder<'_>, plan: Plan, clause: Option<&ast::LimitClause>) -> R
     };
     let l = bind_count(lim)?;
     let o = bind_count(off)?;
-    Ok(Plan::Limit(Box::new(plan), l, o))
+    match (ties, l) {
+        (true, Some(count)) => {
+            if q.order_by.is_none() {
+                bail!(SyntaxError, "WITH TIES cannot be specified without ORDER BY clause");
+            }
+            with_ties(plan, count, o)
+        }
+        (_, l) => Ok(Plan::Limit(Box::new(plan), l, o)),
+    }
+}
+
+/// Places FETCH FIRST ... WITH TIES right over the query's sort, where the
+/// ORDER BY keys can be evaluated: under the projection, or over a SELECT
+/// DISTINCT with the keys read from its output columns.
+fn with_ties(plan: Plan, count: Expr, offset: Option<Expr>) -> Result<Plan> {
+    /// The sort keys under operators that keep its rows' shape.
+    fn sort_keys(p: &Plan) -> Option<&[SortKey]> {
+        match p {
+            Plan::Sort(_, keys) => Some(keys),
+            Plan::DistinctOn(i, _) | Plan::LockRows(i, _) => sort_keys(i),
+            _ => None,
+        }
+    }
+    let unsupported = || err!(FeatureNotSupported, "WITH TIES is not supported for this query yet");
+    match plan {
+        Plan::Project(input, exprs) => {
+            let keys = sort_keys(&input).ok_or_else(unsupported)?.to_vec();
+            let tied = Plan::LimitTies(input, count, offset, keys);
+            Ok(Plan::Project(Box::new(tied), exprs))
+        }
+        Plan::Distinct(input) => {
+            // SELECT DISTINCT's ORDER BY keys are among its outputs.
+            let Plan::Project(sorted, exprs) = input.as_ref() else { return Err(unsupported()) };
+            let keys = sort_keys(sorted).ok_or_else(unsupported)?;
+            let mut out = Vec::with_capacity(keys.len());
+            for k in keys {
+                let i = exprs.iter().position(|e| *e == k.expr).ok_or_else(unsupported)?;
+                out.push(SortKey { expr: Expr::Column(i), ..k.clone() });
+            }
+            Ok(Plan::LimitTies(Box::new(Plan::Distinct(input)), count, offset, out))
+        }
+        p => {
+            let keys = sort_keys(&p).ok_or_else(unsupported)?.to_vec();
+            Ok(Plan::LimitTies(Box::new(p), count, offset, keys))
+        }
+    }
 }
 
 /// Plans one side of a set operation (or a whole one).
@@ -462,6 +524,8 @@ fn plan_select(
     // cannot be ours.
     let enclosing_corr = b.corr.take();
     let enclosing_win = b.win.take();
+    crate::window::check_window_clause(&s.named_window)?;
+    let enclosing_named = std::mem::replace(&mut b.named_windows, s.named_window.clone());
     if !locks.is_empty() {
         b.keyed = Some(KeyedScans::new(&locks)?);
     }
@@ -726,6 +790,7 @@ fn plan_select(
     }
     b.corr = enclosing_corr;
     b.win = enclosing_win;
+    b.named_windows = enclosing_named;
     if !on.is_empty() && !keys.iter().take(on.len()).all(|k| on.contains(&k.expr)) {
         bail!(
             InvalidColumnReference,

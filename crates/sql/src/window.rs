@@ -89,6 +89,70 @@ pub struct Frame {
     pub end: FrameBound,
 }
 
+/// Checks a WINDOW clause as PostgreSQL does even for windows no call
+/// uses: each name once, each window it copies defined before it.
+pub fn check_window_clause(defs: &[ast::NamedWindowDefinition]) -> Result<()> {
+    for (i, def) in defs.iter().enumerate() {
+        let name = crate::bind::ident(&def.0);
+        if defs[..i].iter().any(|d| crate::bind::ident(&d.0) == name) {
+            bail!(WindowingError, "window \"{name}\" is already defined");
+        }
+        named_window(&defs[..=i], &def.0)?;
+    }
+    Ok(())
+}
+
+/// Window `name` of a WINDOW clause, its copied window's parts filled in
+/// (a window may copy only one defined before it).
+fn named_window(defs: &[ast::NamedWindowDefinition], name: &ast::Ident) -> Result<ast::WindowSpec> {
+    let key = crate::bind::ident(name);
+    let Some(at) = defs.iter().position(|d| crate::bind::ident(&d.0) == key) else {
+        bail!(UndefinedObject, "window \"{key}\" does not exist");
+    };
+    match &defs[at].1 {
+        ast::NamedWindowExpr::NamedWindow(other) => named_window(&defs[..at], other),
+        ast::NamedWindowExpr::WindowSpec(spec) => match &spec.window_name {
+            None => Ok(spec.clone()),
+            Some(base) => copy_window(base, named_window(&defs[..at], base)?, spec),
+        },
+    }
+}
+
+/// `spec` built on window `base` (`(w ORDER BY x ROWS ...)`): it keeps the
+/// base's PARTITION BY and adds an ORDER BY or a frame the base lacks.
+fn copy_window(
+    name: &ast::Ident,
+    base: ast::WindowSpec,
+    spec: &ast::WindowSpec,
+) -> Result<ast::WindowSpec> {
+    let name = crate::bind::ident(name);
+    if !spec.partition_by.is_empty() {
+        bail!(WindowingError, "cannot override PARTITION BY clause of window \"{name}\"");
+    }
+    if !spec.order_by.is_empty() && !base.order_by.is_empty() {
+        bail!(WindowingError, "cannot override ORDER BY clause of window \"{name}\"");
+    }
+    if base.window_frame.is_some() {
+        let e = crate::err!(
+            WindowingError,
+            "cannot copy window \"{name}\" because it has a frame clause"
+        );
+        let bare = spec.order_by.is_empty() && spec.window_frame.is_none();
+        return Err(if bare {
+            e.with_hint("Omit the parentheses in this OVER clause.")
+        } else {
+            e
+        });
+    }
+    let order_by = if spec.order_by.is_empty() { base.order_by } else { spec.order_by.clone() };
+    Ok(ast::WindowSpec {
+        window_name: None,
+        partition_by: base.partition_by,
+        order_by,
+        window_frame: spec.window_frame.clone(),
+    })
+}
+
 impl Frame {
     /// PostgreSQL's default: RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW.
     pub const DEFAULT: Frame =
@@ -145,9 +209,10 @@ impl Binder<'_> {
         scope: &Scope,
         agg: &mut Option<&mut crate::bind::AggState>,
     ) -> Result<WindowCall> {
-        let Some(ast::WindowType::WindowSpec(spec)) = &f.over else {
-            bail!(FeatureNotSupported, "named windows are not supported yet");
+        let Some(over) = &f.over else {
+            bail!(WindowingError, "window function {name} requires an OVER clause");
         };
+        let spec = &self.window_spec(over)?;
         let partition = spec
             .partition_by
             .iter()
@@ -174,6 +239,18 @@ impl Binder<'_> {
             self.ranking_or_value(f, name, scope, agg)?
         };
         Ok(WindowCall { func, args, partition, order, frame, ty })
+    }
+
+    /// The window an OVER clause describes, with the parts of the named
+    /// window it refers to (`OVER w`, `OVER (w ORDER BY x)`) filled in.
+    fn window_spec(&self, over: &ast::WindowType) -> Result<ast::WindowSpec> {
+        match over {
+            ast::WindowType::NamedWindow(name) => named_window(&self.named_windows, name),
+            ast::WindowType::WindowSpec(spec) => match &spec.window_name {
+                None => Ok(spec.clone()),
+                Some(base) => copy_window(base, named_window(&self.named_windows, base)?, spec),
+            },
+        }
     }
 
     /// Binds the non-aggregate window functions' arguments and result type.

@@ -137,6 +137,24 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// At `[`: the byte ranges of the array's elements, up to its `]`.
+    fn element_spans(&mut self) -> Result<Vec<(usize, usize)>> {
+        self.pos += 1;
+        let mut spans = Vec::new();
+        if !self.empty(b']') {
+            loop {
+                self.ws();
+                let start = self.pos;
+                self.value()?;
+                spans.push((start, self.pos));
+                if !self.more(b']')? {
+                    break;
+                }
+            }
+        }
+        Ok(spans)
+    }
+
     /// After `[` or `{`: true (and consumed) if the container closes at once.
     fn empty(&mut self, close: u8) -> bool {
         self.ws();
@@ -919,25 +937,23 @@ pub fn json_member<'s>(
             }
         }
         (Some(b'['), _, Some(i)) => {
-            p.pos += 1;
-            let mut spans = Vec::new();
-            if !p.empty(b']') {
-                loop {
-                    p.ws();
-                    let start = p.pos;
-                    p.value()?;
-                    spans.push((start, p.pos));
-                    if !p.more(b']')? {
-                        break;
-                    }
-                }
-            }
+            let spans = p.element_spans()?;
             let idx = if i < 0 { spans.len() as i64 + i } else { i };
             found = usize::try_from(idx).ok().and_then(|i| spans.get(i).copied());
         }
         _ => {}
     }
     Ok(found.map(|(a, b)| &src[a..b]))
+}
+
+/// The elements of json text `src` as written, if it is an array.
+pub fn json_elements(src: &str) -> Result<Option<Vec<&str>>> {
+    let mut p = Parser { s: src, b: src.as_bytes(), pos: 0, jsonb: false, depth: 0 };
+    p.ws();
+    if p.b.get(p.pos) != Some(&b'[') {
+        return Ok(None);
+    }
+    Ok(Some(p.element_spans()?.into_iter().map(|(a, b)| &src[a..b]).collect()))
 }
 
 /// `->>` on json text: a string member unescaped, null as None, anything

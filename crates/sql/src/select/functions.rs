@@ -10,12 +10,12 @@ use std::sync::Arc;
 use sqlparser::ast;
 use sqltypes::{cast, DataType, RecordType, RecordValue, Value};
 
-use crate::bail;
 use crate::bind::{self, Binder, Reach, Scope, ScopeCol};
 use crate::error::Result;
 use crate::exec::MAX_ROWS;
 use crate::expr::{EvalContext, Expr};
 use crate::plan::Plan;
+use crate::{bail, err};
 
 /// Which set-returning function.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +55,17 @@ pub enum TableFunc {
     /// pg_get_keywords(): PostgreSQL 15's SQL keywords (word, catcode,
     /// barelabel, catdesc, baredesc), from `catalog_data/keywords.tsv`.
     Keywords,
+    /// json(b)_to_record(set)(json): the members of one object (of each
+    /// object of an array, with `set`) named by the column definition list,
+    /// converted to its types.
+    JsonToRecord {
+        /// The function's name, for errors.
+        name: String,
+        /// An array of objects, one row each.
+        set: bool,
+        /// The column definition list.
+        columns: Vec<(String, DataType)>,
+    },
 }
 
 /// One set-returning call of a [`FromFunction`].
@@ -134,7 +145,19 @@ pub fn call_of(f: &ast::TableFactor) -> Option<Result<FromCall<'_>>> {
 /// column references resolve against the binder's outer scopes.
 pub fn plan_function(b: &mut Binder<'_>, call: &FromCall<'_>) -> Result<(Plan, Scope)> {
     let (fname, alias, ordinality) = (call.name.as_str(), call.alias, call.ordinality);
-    let (func, exprs, types) = bind_call(b, fname, &call.args)?;
+    let (func, exprs, types) = match fname {
+        "json_to_record" | "jsonb_to_record" | "json_to_recordset" | "jsonb_to_recordset" => {
+            if ordinality {
+                let e = crate::err!(
+                    SyntaxError,
+                    "WITH ORDINALITY cannot be used with a column definition list"
+                );
+                return Err(e.with_hint("Put the column definition list inside ROWS FROM()."));
+            }
+            to_record(b, fname, &call.args, alias)?
+        }
+        _ => bind_call(b, fname, &call.args)?,
+    };
     let table = alias.as_ref().map(|a| bind::ident(&a.name)).unwrap_or_else(|| fname.to_string());
     let renames: Vec<String> = alias
         .as_ref()
@@ -305,6 +328,45 @@ fn declared_columns(f: &TableFunc) -> Option<&'static [&'static str]> {
     }
 }
 
+/// Binds json(b)_to_record(set), whose columns the FROM item's column
+/// definition list gives: `AS x(a int, b text)`.
+fn to_record(
+    b: &mut Binder<'_>,
+    fname: &str,
+    args: &[&ast::Expr],
+    alias: &Option<ast::TableAlias>,
+) -> Result<(TableFunc, Vec<Expr>, Vec<DataType>)> {
+    let own = if fname.starts_with("jsonb") { DataType::Jsonb } else { DataType::Json };
+    let [arg] = args else {
+        let mut types = Vec::new();
+        for a in args {
+            types.push(b.expr(a, &Scope::default())?.1);
+        }
+        return Err(crate::func::no_such_function(fname, &types));
+    };
+    let (x, t) = b.expr(arg, &Scope::default())?;
+    if !matches!(t, DataType::Unknown) && t != own {
+        return Err(crate::func::no_such_function(fname, &[t]));
+    }
+    let x = b.coerce(x, &t, &own)?;
+    let defs = alias.as_ref().map(|a| a.columns.as_slice()).unwrap_or_default();
+    if defs.is_empty() || defs.iter().any(|c| c.data_type.is_none()) {
+        bail!(
+            SyntaxError,
+            "a column definition list is required for functions returning \"record\""
+        );
+    }
+    let mut columns = Vec::with_capacity(defs.len());
+    for c in defs {
+        let Some(t) = &c.data_type else { continue };
+        columns.push((bind::ident(&c.name), bind::catalog_type(b.catalog, t)?));
+    }
+    let types = columns.iter().map(|(_, t)| t.clone()).collect();
+    let func =
+        TableFunc::JsonToRecord { name: fname.to_string(), set: fname.ends_with("set"), columns };
+    Ok((func, vec![x], types))
+}
+
 /// Binds one set-returning call: the function, its coerced arguments and
 /// its column types.
 fn bind_call(
@@ -464,6 +526,8 @@ impl FromFunction {
             Some(TableFunc::StringSplit) => "string_to_table",
             Some(TableFunc::ListeningChannels) => "pg_listening_channels",
             Some(TableFunc::Keywords) => "pg_get_keywords",
+            Some(TableFunc::JsonToRecord { set: true, .. }) => "json_to_recordset",
+            Some(TableFunc::JsonToRecord { set: false, .. }) => "json_to_record",
             _ => "generate_subscripts",
         }
     }
@@ -552,6 +616,10 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
                 None => Vec::new(),
             },
             TableFunc::Keywords => keyword_rows(),
+            TableFunc::JsonToRecord { name, set, columns } => {
+                let arg = vals.into_iter().next().unwrap_or(Value::Null);
+                to_record_rows(name, *set, columns, arg, ctx)?
+            }
         };
         results.push(match record {
             Some(rt) => rows.into_iter().map(|r| vec![RecordValue::value(rt.clone(), r)]).collect(),
@@ -736,6 +804,140 @@ fn json_rows(func: &TableFunc, v: Value) -> Result<Vec<Vec<Value>>> {
         (_, Json::Array(_)) => bail!(InvalidParameterValue, "cannot call {kind}_each on an array"),
         _ => bail!(InvalidParameterValue, "cannot deconstruct a scalar"),
     })
+}
+
+/// The rows of json(b)_to_record(set): each object's members named by
+/// `columns`, read as their types read text (a json or jsonb column takes
+/// the member as it is, an array column a JSON array); a missing member is
+/// NULL. A json argument's members keep their text as written.
+fn to_record_rows(
+    name: &str,
+    set: bool,
+    columns: &[(String, DataType)],
+    v: Value,
+    ctx: &EvalContext,
+) -> Result<Vec<Vec<Value>>> {
+    use sqltypes::json::{self, Json};
+    /// One object, parsed (jsonb) or as written (json).
+    enum Object<'a> {
+        Tree(&'a Json),
+        Text(&'a str),
+    }
+    let text;
+    let tree;
+    let objects: Vec<Object<'_>> = match v {
+        Value::Null => return Ok(vec![]),
+        Value::Json(s) => {
+            text = s;
+            json::validate_json(&text)?;
+            match (set, json::json_elements(&text)?) {
+                (true, Some(items)) => items.into_iter().map(Object::Text).collect(),
+                (false, None) => vec![Object::Text(text.as_str())],
+                (true, None) => {
+                    let kind =
+                        if text.trim_start().starts_with('{') { "an object" } else { "a scalar" };
+                    bail!(InvalidParameterValue, "cannot call {name} on {kind}")
+                }
+                (false, Some(_)) => {
+                    bail!(InvalidParameterValue, "cannot call populate_composite on an array")
+                }
+            }
+        }
+        Value::Jsonb(j) => {
+            tree = *j;
+            match (set, &tree) {
+                (true, Json::Array(items)) => items.iter().map(Object::Tree).collect(),
+                (false, Json::Array(_)) => {
+                    bail!(InvalidParameterValue, "cannot call populate_composite on an array")
+                }
+                (true, _) => bail!(InvalidParameterValue, "cannot call {name} on a non-array"),
+                (false, o) => vec![Object::Tree(o)],
+            }
+        }
+        _ => return Ok(vec![]),
+    };
+    let not_objects =
+        || err!(InvalidParameterValue, "argument of {name} must be an array of objects");
+    let scalar = || err!(InvalidParameterValue, "cannot call populate_composite on a scalar");
+    let mut rows = Vec::with_capacity(objects.len());
+    for (i, o) in objects.iter().enumerate() {
+        ctx.interrupts.tick(i)?;
+        let mut row = Vec::with_capacity(columns.len());
+        match o {
+            Object::Tree(o) => {
+                if !matches!(o, Json::Object(_)) {
+                    return Err(if set { not_objects() } else { scalar() });
+                }
+                for (col, ty) in columns {
+                    row.push(json_member(o.field(col), ty, ctx.zone())?);
+                }
+            }
+            Object::Text(o) => {
+                if !o.trim_start().starts_with('{') {
+                    return Err(if set { not_objects() } else { scalar() });
+                }
+                for (col, ty) in columns {
+                    let member = json::json_member(o, Some(col), None)?;
+                    row.push(match (member, ty) {
+                        (Some(m), DataType::Json) if m != "null" => Value::Json(m.to_string()),
+                        (Some(m), _) => {
+                            let parsed = json::parse_json(m)?;
+                            let written = match &parsed {
+                                Json::String(_) | Json::Null => None,
+                                _ if matches!(ty, DataType::Array(_) | DataType::Jsonb) => None,
+                                _ => Some(m),
+                            };
+                            match written {
+                                Some(m) => sqltypes::text::parse_text_in(ty, m, ctx.zone())?,
+                                None => json_member(Some(&parsed), ty, ctx.zone())?,
+                            }
+                        }
+                        (None, _) => Value::Null,
+                    });
+                }
+            }
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// One member as a value of column type `ty`.
+fn json_member(
+    j: Option<&sqltypes::json::Json>,
+    ty: &DataType,
+    zone: &sqltypes::Zone,
+) -> Result<Value> {
+    use sqltypes::json::Json;
+    let Some(j) = j.filter(|j| **j != Json::Null) else { return Ok(Value::Null) };
+    let text = match (ty, j) {
+        (DataType::Json, j) => return Ok(Value::Json(j.to_text())),
+        (DataType::Jsonb, j) => return Ok(Value::Jsonb(Box::new(j.clone()))),
+        (DataType::Array(_), Json::Array(_)) => array_literal(j),
+        (_, Json::String(s)) => s.clone(),
+        (_, j) => j.to_text(),
+    };
+    sqltypes::text::parse_text_in(ty, &text, zone)
+}
+
+/// A JSON array (of arrays, for more dimensions) as an array literal:
+/// `[[1, "a b"], [null, 2]]` is `{{1,"a b"},{NULL,2}}`.
+fn array_literal(j: &sqltypes::json::Json) -> String {
+    use sqltypes::json::Json;
+    match j {
+        Json::Array(items) => {
+            let parts: Vec<String> = items.iter().map(array_literal).collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        Json::Null => "NULL".into(),
+        other => {
+            let text = match other {
+                Json::String(s) => s.clone(),
+                _ => other.to_text(),
+            };
+            format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+        }
+    }
 }
 
 fn subscripts(vals: &[Value]) -> Vec<Vec<Value>> {

@@ -44,6 +44,7 @@ fn descend(plan: &mut Plan, cap: Option<RowCap>) {
             descend(input, cap)
         }
         Plan::LockRows(input, _)
+        | Plan::LimitTies(input, ..)
         | Plan::DistinctOn(input, _)
         | Plan::Distinct(input)
         | Plan::Filter(input, _) => descend(input, None),
