@@ -296,7 +296,7 @@ pub struct Binder<'a> {
     /// Window calls found so far; each query level drains its own.
     pub windows: Vec<crate::window::WindowCall>,
     /// The current query level's WINDOW clause (`WINDOW w AS (...)`).
-    pub named_windows: Vec<ast::NamedWindowDefinition>,
+    pub named_windows: Vec<(String, ast::WindowSpec)>,
     /// True while a window call's arguments, PARTITION BY and ORDER BY are
     /// bound (window calls cannot nest).
     pub in_window: bool,

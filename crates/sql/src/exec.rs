@@ -739,6 +739,8 @@ async fn join(left: Vec<Row>, right: Vec<Row>, j: &Join, ctx: &EvalContext) -> R
     let mut row = Vec::new();
     let mut tried = 0usize;
     for l in &left {
+        ctx.interrupts.pause(tried).await?;
+        tried += 1;
         let candidates: &[usize] = match &hashed {
             Some((keys, t)) => match keys.key(&keys.left, l, ctx)? {
                 Some(k) => t.get(&k).map_or(&[], Vec::as_slice),

@@ -57,12 +57,10 @@ impl std::fmt::Debug for Interrupts {
 }
 
 impl Interrupts {
-    /// The checks for a statement starting now: `timeout_ms`
-    /// (statement_timeout, 0 for none) from now, and cancels of `backend`
-    /// from now on.
-    pub fn start(timeout_ms: u64, backend: Option<Arc<Backend>>) -> Interrupts {
-        let deadline =
-            (timeout_ms > 0).then(|| Instant::now() + std::time::Duration::from_millis(timeout_ms));
+    /// The checks for a statement starting now: `timeout`
+    /// (statement_timeout) from now, and cancels of `backend` from now on.
+    pub fn start(timeout: Option<Duration>, backend: Option<Arc<Backend>>) -> Interrupts {
+        let deadline = timeout.map(|t| Instant::now() + t);
         let cancels = backend.map(|b| {
             let seen = b.cancels();
             (b, seen)
@@ -126,12 +124,12 @@ mod tests {
 
     #[test]
     fn a_passed_deadline_stops_at_the_next_look() {
-        let stop = Interrupts::start(1, None);
+        let stop = Interrupts::start(Some(Duration::from_millis(1)), None);
         std::thread::sleep(std::time::Duration::from_millis(5));
         assert!(stop.tick(1).is_ok(), "rows between looks pass");
         let e = stop.tick(EVERY).err().map(|e| e.message);
         assert_eq!(e.as_deref(), Some("canceling statement due to statement timeout"));
-        assert!(Interrupts::start(0, None).check().is_ok());
-        assert!(Interrupts::start(60_000, None).check().is_ok());
+        assert!(Interrupts::start(None, None).check().is_ok());
+        assert!(Interrupts::start(Some(Duration::from_secs(60)), None).check().is_ok());
     }
 }

@@ -524,8 +524,8 @@ fn plan_select(
     // cannot be ours.
     let enclosing_corr = b.corr.take();
     let enclosing_win = b.win.take();
-    crate::window::check_window_clause(&s.named_window)?;
-    let enclosing_named = std::mem::replace(&mut b.named_windows, s.named_window.clone());
+    let named = crate::window::resolve_window_clause(&s.named_window)?;
+    let enclosing_named = std::mem::replace(&mut b.named_windows, named);
     if !locks.is_empty() {
         b.keyed = Some(KeyedScans::new(&locks)?);
     }

@@ -678,10 +678,10 @@ impl<K: KvClient> Session<K> {
         self.settings.reported()
     }
 
-    /// A millisecond setting's value (statement_timeout, the idle
-    /// timeouts); 0 means none.
-    pub fn timeout_millis(&self, key: &str) -> u64 {
-        self.settings.millis(key)
+    /// A timeout setting's value (statement_timeout, the idle timeouts);
+    /// None when it is 0 (no limit).
+    pub fn timeout(&self, key: &str) -> Option<std::time::Duration> {
+        self.settings.timeout(key)
     }
 
     /// Reported settings changed since the last call.
@@ -886,6 +886,7 @@ impl<K: KvClient> Session<K> {
     pub fn cancelled(&mut self) {
         self.copy = None;
         self.in_statement = false;
+        self.interrupts = Default::default();
         self.advisory.end_statement();
         self.fail_txn();
     }
@@ -902,6 +903,8 @@ impl<K: KvClient> Session<K> {
         self.in_statement = true;
         self.publish_status(crate::backends::State::Active, Some(&portal.prepared.parsed.source));
         let r = self.execute_with_retries(portal).await;
+        // Work outside a statement keeps no deadline or cancel baseline.
+        self.interrupts = Default::default();
         self.notices.extend(self.warnings.lock().drain(..));
         self.notices.extend(self.advisory.end_statement());
         self.in_statement = false;
@@ -937,7 +940,7 @@ impl<K: KvClient> Session<K> {
         self.sizes.start_statement();
         let backend = self.registration.as_ref().map(|r| r.backend().clone());
         self.interrupts = crate::interrupts::Interrupts::start(
-            self.settings.millis("statement_timeout"),
+            self.settings.timeout("statement_timeout"),
             backend,
         );
         let mut refills = 0;
@@ -1121,10 +1124,7 @@ impl<K: KvClient> Session<K> {
 
     /// How long a lock wait may take (lock_timeout; None for no limit).
     fn lock_timeout(&self) -> Option<std::time::Duration> {
-        match self.settings.millis("lock_timeout") {
-            0 => None,
-            ms => Some(std::time::Duration::from_millis(ms)),
-        }
+        self.settings.timeout("lock_timeout")
     }
 
     async fn begin_txn(&mut self) -> Result<()> {
@@ -1749,9 +1749,7 @@ async fn lock_wait<T>(
     wait: impl std::future::Future<Output = T>,
 ) -> Result<T> {
     let Some(limit) = limit else { return Ok(wait.await) };
-    tokio::time::timeout(limit, wait)
-        .await
-        .map_err(|_| err!(LockNotAvailable, "canceling statement due to lock timeout"))
+    tokio::time::timeout(limit, wait).await.map_err(|_| from_kv(kvapi::Error::LockTimeout))
 }
 
 fn aborted() -> ErrorReport {

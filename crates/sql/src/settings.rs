@@ -346,10 +346,13 @@ impl Settings {
     }
 
     /// A millisecond setting's value (statement_timeout, lock_timeout, the
-    /// idle timeouts); 0 means none.
-    pub fn millis(&self, key: &str) -> u64 {
+    /// idle timeouts); None when it is 0 (no limit).
+    pub fn timeout(&self, key: &str) -> Option<std::time::Duration> {
         let text = self.value(key).unwrap_or("0");
-        duration::parse(key, text).map_or(0, |ms| ms as u64)
+        match duration::parse(key, text) {
+            Ok(ms) if ms > 0 => Some(std::time::Duration::from_millis(ms as u64)),
+            _ => None,
+        }
     }
 
     /// A shareable copy of every setting (for current_setting()).

@@ -89,41 +89,57 @@ pub struct Frame {
     pub end: FrameBound,
 }
 
-/// Checks a WINDOW clause as PostgreSQL does even for windows no call
-/// uses: each name once, each window it copies defined before it.
-pub fn check_window_clause(defs: &[ast::NamedWindowDefinition]) -> Result<()> {
-    for (i, def) in defs.iter().enumerate() {
+/// Resolves a WINDOW clause, checked as PostgreSQL checks it even for
+/// windows no call uses: each name once, each copied window defined before
+/// the one copying it. Each window comes out with its copied parts filled
+/// in, by name (one pass, so a long clause costs no recursion).
+pub fn resolve_window_clause(
+    defs: &[ast::NamedWindowDefinition],
+) -> Result<Vec<(String, ast::WindowSpec)>> {
+    let mut done: Vec<(String, ast::WindowSpec)> = Vec::with_capacity(defs.len());
+    let mut index: std::collections::HashMap<String, usize> = Default::default();
+    for def in defs {
         let name = crate::bind::ident(&def.0);
-        if defs[..i].iter().any(|d| crate::bind::ident(&d.0) == name) {
+        if index.contains_key(&name) {
             bail!(WindowingError, "window \"{name}\" is already defined");
         }
-        named_window(&defs[..=i], &def.0)?;
+        let spec = match &def.1 {
+            ast::NamedWindowExpr::NamedWindow(other) => {
+                bail!(SyntaxError, "syntax error at or near \"{other}\"")
+            }
+            ast::NamedWindowExpr::WindowSpec(spec) => match &spec.window_name {
+                None => spec.clone(),
+                Some(base) => copy_window(base, lookup(&done, &index, base)?, spec, false)?,
+            },
+        };
+        index.insert(name.clone(), done.len());
+        done.push((name, spec));
     }
-    Ok(())
+    Ok(done)
 }
 
-/// Window `name` of a WINDOW clause, its copied window's parts filled in
-/// (a window may copy only one defined before it).
-fn named_window(defs: &[ast::NamedWindowDefinition], name: &ast::Ident) -> Result<ast::WindowSpec> {
+/// Window `name` among the resolved windows.
+fn lookup(
+    done: &[(String, ast::WindowSpec)],
+    index: &std::collections::HashMap<String, usize>,
+    name: &ast::Ident,
+) -> Result<ast::WindowSpec> {
     let key = crate::bind::ident(name);
-    let Some(at) = defs.iter().position(|d| crate::bind::ident(&d.0) == key) else {
-        bail!(UndefinedObject, "window \"{key}\" does not exist");
-    };
-    match &defs[at].1 {
-        ast::NamedWindowExpr::NamedWindow(other) => named_window(&defs[..at], other),
-        ast::NamedWindowExpr::WindowSpec(spec) => match &spec.window_name {
-            None => Ok(spec.clone()),
-            Some(base) => copy_window(base, named_window(&defs[..at], base)?, spec),
-        },
+    match index.get(&key) {
+        Some(&i) => Ok(done[i].1.clone()),
+        None => bail!(UndefinedObject, "window \"{key}\" does not exist"),
     }
 }
 
 /// `spec` built on window `base` (`(w ORDER BY x ROWS ...)`): it keeps the
 /// base's PARTITION BY and adds an ORDER BY or a frame the base lacks.
+/// `in_over`: the copy is an OVER clause's (PostgreSQL's hint then
+/// suggests `OVER w`).
 fn copy_window(
     name: &ast::Ident,
     base: ast::WindowSpec,
     spec: &ast::WindowSpec,
+    in_over: bool,
 ) -> Result<ast::WindowSpec> {
     let name = crate::bind::ident(name);
     if !spec.partition_by.is_empty() {
@@ -137,7 +153,7 @@ fn copy_window(
             WindowingError,
             "cannot copy window \"{name}\" because it has a frame clause"
         );
-        let bare = spec.order_by.is_empty() && spec.window_frame.is_none();
+        let bare = in_over && spec.order_by.is_empty() && spec.window_frame.is_none();
         return Err(if bare {
             e.with_hint("Omit the parentheses in this OVER clause.")
         } else {
@@ -244,11 +260,18 @@ impl Binder<'_> {
     /// The window an OVER clause describes, with the parts of the named
     /// window it refers to (`OVER w`, `OVER (w ORDER BY x)`) filled in.
     fn window_spec(&self, over: &ast::WindowType) -> Result<ast::WindowSpec> {
+        let named = |name: &ast::Ident| {
+            let key = crate::bind::ident(name);
+            match self.named_windows.iter().find(|(n, _)| *n == key) {
+                Some((_, spec)) => Ok(spec.clone()),
+                None => bail!(UndefinedObject, "window \"{key}\" does not exist"),
+            }
+        };
         match over {
-            ast::WindowType::NamedWindow(name) => named_window(&self.named_windows, name),
+            ast::WindowType::NamedWindow(name) => named(name),
             ast::WindowType::WindowSpec(spec) => match &spec.window_name {
                 None => Ok(spec.clone()),
-                Some(base) => copy_window(base, named_window(&self.named_windows, base)?, spec),
+                Some(base) => copy_window(base, named(base)?, spec, true),
             },
         }
     }

@@ -244,10 +244,7 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
     }
 
     fn timeouts(&self) -> wire::Timeouts {
-        let limit = |key| match self.inner.timeout_millis(key) {
-            0 => None,
-            ms => Some(std::time::Duration::from_millis(ms)),
-        };
+        let limit = |key| self.inner.timeout(key);
         wire::Timeouts {
             statement: limit("statement_timeout"),
             idle_in_transaction: limit("idle_in_transaction_session_timeout"),

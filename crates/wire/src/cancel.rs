@@ -69,6 +69,8 @@ impl ConnControl {
     /// client gets FATAL 57P01 whether busy or idle.
     pub fn terminate(&self) {
         self.0.terminated.store(true, Ordering::SeqCst);
+        // Loops that only look at the cancel count stop too.
+        self.0.cancels.fetch_add(1, Ordering::SeqCst);
         self.0.terminate.notify_waiters();
     }
 

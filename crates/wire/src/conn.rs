@@ -116,6 +116,7 @@ pub async fn run<B, IO>(
         skip_to_sync: false,
         fatal: false,
         ready: true,
+        cancel_mark: 0,
     };
     let end = conn.message_loop().await;
     conn.session.close().await;
@@ -140,6 +141,12 @@ struct Conn<S: Session, IO> {
     /// ReadyForQuery was the last thing sent: the connection is idle, and
     /// the idle timeouts run.
     ready: bool,
+    /// The connection's cancel count when the client's current request
+    /// began (its first message after ReadyForQuery): a cancel that came
+    /// while no statement ran yet (parsing, between the statements of one
+    /// query string) still cancels the next one, as PostgreSQL's pending
+    /// cancel does.
+    cancel_mark: u64,
 }
 
 /// How a running statement's race ended.
@@ -217,12 +224,16 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
 
     /// The next message, or None at EOF. While idle the connection also
     /// watches for server shutdown and pg_terminate_backend, which end it
-    /// with FATAL 57P01, and delivers notifications as they arrive.
+    /// with FATAL 57P01, delivers notifications as they arrive, and after
+    /// ReadyForQuery closes it once an idle timeout runs out.
     async fn next_message(&mut self) -> Result<Option<(u8, Bytes)>, Closed> {
         let idle = self.idle_limit();
-        let deadline = idle.as_ref().map(|(limit, _)| tokio::time::Instant::now() + *limit);
+        let deadline = idle.map(|(limit, _)| tokio::time::Instant::now() + limit);
         loop {
             if let Some(f) = self.t.buffered_frame().await? {
+                if self.ready {
+                    self.cancel_mark = self.registration.control().cancels();
+                }
                 self.ready = false;
                 return Ok(Some(f));
             }
@@ -247,11 +258,8 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
             match woke {
                 Woke::Down => return Err(self.close_fatal(&terminating()).await),
                 Woke::Idle => {
-                    let e = match idle {
-                        Some((_, e)) => e,
-                        None => terminating(),
-                    };
-                    return Err(self.close_fatal(&e).await);
+                    let in_transaction = idle.is_some_and(|(_, t)| t);
+                    return Err(self.close_fatal(&idle_timeout(in_transaction)).await);
                 }
                 Woke::Notified => {
                     if self.write_notifications() {
@@ -265,29 +273,17 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
         }
     }
 
-    /// How long the connection may now wait for the client, and the error
-    /// that ends it after that: only after ReadyForQuery, by whether a
-    /// transaction is open.
-    fn idle_limit(&self) -> Option<(std::time::Duration, ErrorReport)> {
+    /// How long the connection may now wait for the client, and whether a
+    /// transaction is open (which timeout ends the wait): only after
+    /// ReadyForQuery.
+    fn idle_limit(&self) -> Option<(std::time::Duration, bool)> {
         if !self.ready {
             return None;
         }
         let Timeouts { idle_in_transaction, idle_session, .. } = self.session.timeouts();
         match self.session.txn_status() {
-            TxnStatus::Idle => idle_session.map(|d| {
-                let e = ErrorReport::fatal(
-                    SqlState::IdleSessionTimeout,
-                    "terminating connection due to idle-session timeout",
-                );
-                (d, e)
-            }),
-            TxnStatus::InBlock | TxnStatus::Failed => idle_in_transaction.map(|d| {
-                let e = ErrorReport::fatal(
-                    SqlState::IdleInTransactionSessionTimeout,
-                    "terminating connection due to idle-in-transaction timeout",
-                );
-                (d, e)
-            }),
+            TxnStatus::Idle => idle_session.map(|d| (d, false)),
+            TxnStatus::InBlock | TxnStatus::Failed => idle_in_transaction.map(|d| (d, true)),
         }
     }
 
@@ -531,9 +527,12 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
         Ok(Ok(()))
     }
 
-    /// Races the session's execute future against cancellation and the
-    /// client going away.
+    /// Races the session's execute future against cancellation,
+    /// statement_timeout and the client going away.
     async fn run_portal(&mut self, portal: &mut S::Portal, max: usize) -> Step<ExecOutcome> {
+        if self.registration.control().cancels() != self.cancel_mark {
+            return Ok(Err(cancelled_by_user()));
+        }
         let limit = self.session.timeouts().statement;
         let deadline = limit.map(|d| tokio::time::Instant::now() + d);
         let Conn { t, out, session, registration, .. } = self;
@@ -542,10 +541,7 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
             Raced::Done(r) => Ok(r),
             Raced::Cancelled => {
                 self.session.cancelled();
-                Ok(Err(ErrorReport::new(
-                    SqlState::QueryCanceled,
-                    "canceling statement due to user request",
-                )))
+                Ok(Err(cancelled_by_user()))
             }
             Raced::TimedOut => {
                 self.session.cancelled();
@@ -646,6 +642,26 @@ fn terminating() -> ErrorReport {
         SqlState::AdminShutdown,
         "terminating connection due to administrator command",
     )
+}
+
+/// The FATAL error that ends a connection idle past its timeout: 25P03
+/// inside a transaction block, 57P05 outside one.
+fn idle_timeout(in_transaction: bool) -> ErrorReport {
+    match in_transaction {
+        true => ErrorReport::fatal(
+            SqlState::IdleInTransactionSessionTimeout,
+            "terminating connection due to idle-in-transaction timeout",
+        ),
+        false => ErrorReport::fatal(
+            SqlState::IdleSessionTimeout,
+            "terminating connection due to idle-session timeout",
+        ),
+    }
+}
+
+/// 57014 for a CancelRequest (or pg_cancel_backend).
+fn cancelled_by_user() -> ErrorReport {
+    ErrorReport::new(SqlState::QueryCanceled, "canceling statement due to user request")
 }
 
 fn no_portal(name: &str) -> ErrorReport {

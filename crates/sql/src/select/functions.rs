@@ -826,6 +826,8 @@ fn to_record_rows(
     let text;
     let tree;
     let objects: Vec<Object<'_>> = match v {
+        // As for any function returning a row, NULL in is a row of NULLs.
+        Value::Null if !set => return Ok(vec![vec![Value::Null; columns.len()]]),
         Value::Null => return Ok(vec![]),
         Value::Json(s) => {
             text = s;
@@ -869,7 +871,7 @@ fn to_record_rows(
                     return Err(if set { not_objects() } else { scalar() });
                 }
                 for (col, ty) in columns {
-                    row.push(json_member(o.field(col), ty, ctx.zone())?);
+                    row.push(member_value(o.field(col), ty, ctx.zone())?);
                 }
             }
             Object::Text(o) => {
@@ -889,7 +891,7 @@ fn to_record_rows(
                             };
                             match written {
                                 Some(m) => sqltypes::text::parse_text_in(ty, m, ctx.zone())?,
-                                None => json_member(Some(&parsed), ty, ctx.zone())?,
+                                None => member_value(Some(&parsed), ty, ctx.zone())?,
                             }
                         }
                         (None, _) => Value::Null,
@@ -903,7 +905,7 @@ fn to_record_rows(
 }
 
 /// One member as a value of column type `ty`.
-fn json_member(
+fn member_value(
     j: Option<&sqltypes::json::Json>,
     ty: &DataType,
     zone: &sqltypes::Zone,

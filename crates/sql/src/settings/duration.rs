@@ -49,8 +49,13 @@ pub fn parse(name: &str, text: &str) -> Result<i64> {
         number
     } else {
         let unit = rest.trim_end();
-        match UNITS.iter().find(|(u, _)| *u == unit) {
-            Some((_, scale)) => number * scale,
+        match UNITS.iter().position(|(u, _)| *u == unit) {
+            // A fraction is rounded to the next smaller unit first, as
+            // PostgreSQL does ('0.01min' is 1s).
+            Some(i) => match UNITS.get(i + 1) {
+                Some((_, smaller)) => (number * UNITS[i].1 / smaller).round_ties_even() * smaller,
+                None => number * UNITS[i].1,
+            },
             None => return Err(invalid().with_hint(UNITS_HINT)),
         }
     };
@@ -112,7 +117,13 @@ fn leading_number(text: &str) -> Option<(f64, &str)> {
     if radix != 16 && matches!(rest.as_bytes().first(), Some(b'.' | b'e' | b'E')) {
         return float_prefix(s);
     }
-    let magnitude = i128::from_str_radix(&digits[..len.min(30)], radix).ok()? as f64;
+    // Leading zeros do not count toward the digits that fit.
+    let significant = digits[..len].trim_start_matches('0');
+    let magnitude = match significant.len() {
+        0 => 0.0,
+        n if n > 30 => f64::INFINITY,
+        _ => i128::from_str_radix(significant, radix).ok()? as f64,
+    };
     Some((if negative { -magnitude } else { magnitude }, rest))
 }
 
@@ -166,6 +177,10 @@ mod tests {
         assert_eq!(ms("-1"), None);
         assert_eq!(ms("30d"), None);
         assert_eq!(ms("08"), None);
+        assert_eq!(ms("0.01min"), Some(1000));
+        assert_eq!(ms("0.0001h"), Some(0));
+        assert_eq!(ms("0000000000000000000000000000000100"), Some(64));
+        assert_eq!(ms("99999999999999999999999999999999999"), None);
     }
 
     #[test]
