@@ -844,8 +844,9 @@ async fn recursive<T: Txn>(
     let mut out = fresh(run(base, cx).await?);
     let mut work = out.clone();
     while !work.is_empty() {
-        // Let a cancel or a closed connection stop an endless recursion.
-        yield_now().await;
+        // Let a cancel, statement_timeout or a closed connection stop an
+        // endless recursion.
+        cx.eval.interrupts.pause_now().await?;
         let mut tables = cx.eval.work.as_deref().cloned().unwrap_or_default();
         tables.push((id, std::sync::Arc::new(work)));
         let eval = EvalContext { work: Some(std::sync::Arc::new(tables)), ..cx.eval.clone() };
@@ -857,13 +858,6 @@ async fn recursive<T: Txn>(
         }
     }
     Ok(out)
-}
-
-/// Yields to the scheduler once, so a long computation without KV calls
-/// lets other sessions run and can be cancelled (a dropped future stops at
-/// its next await). Tokio's yield polls the sockets before resuming it.
-pub(crate) async fn yield_now() {
-    tokio::task::yield_now().await
 }
 
 /// Runs uncorrelated subqueries once; returns the evaluation context in

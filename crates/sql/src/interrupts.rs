@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::backends::Backend;
-use crate::err;
+use crate::error::ErrorReport;
 use crate::error::Result;
 
 /// How many rows a loop handles between two looks.
@@ -108,11 +108,11 @@ impl Interrupts {
         let Some(w) = &self.0 else { return Ok(()) };
         if let Some((backend, seen)) = &w.cancels {
             if backend.cancels() != *seen {
-                return Err(err!(QueryCanceled, "canceling statement due to user request"));
+                return Err(ErrorReport::cancelled_by_user());
             }
         }
         if w.deadline.is_some_and(|d| Instant::now() >= d) {
-            return Err(err!(QueryCanceled, "canceling statement due to statement timeout"));
+            return Err(ErrorReport::statement_timeout());
         }
         Ok(())
     }

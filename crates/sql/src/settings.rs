@@ -52,6 +52,10 @@ pub struct Settings {
     changed: Vec<String>,
     /// The zone TimeZone names.
     zone: std::sync::Arc<sqltypes::Zone>,
+    /// The millisecond settings' values, parsed when set (read for every
+    /// statement and every wait for the client), by
+    /// [`duration::MILLISECOND_SETTINGS`] slot.
+    millis: [u64; duration::MILLISECOND_SETTINGS.len()],
 }
 
 /// Every setting with its built-in default.
@@ -208,6 +212,7 @@ impl Default for Settings {
             values: DEFAULTS.iter().map(|(k, v)| (k.to_lowercase(), v.to_string())).collect(),
             changed: vec![],
             zone: sqltypes::Zone::utc(),
+            millis: Default::default(),
         }
     }
 }
@@ -283,7 +288,11 @@ impl Settings {
                 "ISO, MDY".to_string()
             }
             "default_table_access_method" => table_access_method(value)?,
-            _ if duration::is_millisecond_setting(&key) => duration::canonical(&key, value)?,
+            _ if let Some(slot) = duration::slot(&key) => {
+                let ms = duration::parse(&key, value)?;
+                self.millis[slot] = ms as u64;
+                duration::show(ms)
+            }
             "server_version"
             | "server_version_num"
             | "server_encoding"
@@ -348,9 +357,8 @@ impl Settings {
     /// A millisecond setting's value (statement_timeout, lock_timeout, the
     /// idle timeouts); None when it is 0 (no limit).
     pub fn timeout(&self, key: &str) -> Option<std::time::Duration> {
-        let text = self.value(key).unwrap_or("0");
-        match duration::parse(key, text) {
-            Ok(ms) if ms > 0 => Some(std::time::Duration::from_millis(ms as u64)),
+        match duration::slot(key).map(|s| self.millis[s]) {
+            Some(ms) if ms > 0 => Some(std::time::Duration::from_millis(ms)),
             _ => None,
         }
     }

@@ -397,6 +397,17 @@ impl ErrorReport {
         ErrorReport { severity: Severity::Fatal, ..ErrorReport::new(code, message) }
     }
 
+    /// 57014 for a statement a CancelRequest (or pg_cancel_backend)
+    /// stopped; the wire layer and the executor's own checks both give it.
+    pub fn cancelled_by_user() -> ErrorReport {
+        ErrorReport::new(SqlState::QueryCanceled, "canceling statement due to user request")
+    }
+
+    /// 57014 for a statement that ran past statement_timeout.
+    pub fn statement_timeout() -> ErrorReport {
+        ErrorReport::new(SqlState::QueryCanceled, "canceling statement due to statement timeout")
+    }
+
     /// A WARNING notice.
     pub fn warning(code: SqlState, message: impl Into<String>) -> ErrorReport {
         ErrorReport { severity: Severity::Warning, ..ErrorReport::new(code, message) }

@@ -531,7 +531,7 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
     /// statement_timeout and the client going away.
     async fn run_portal(&mut self, portal: &mut S::Portal, max: usize) -> Step<ExecOutcome> {
         if self.registration.control().cancels() != self.cancel_mark {
-            return Ok(Err(cancelled_by_user()));
+            return Ok(Err(ErrorReport::cancelled_by_user()));
         }
         let limit = self.session.timeouts().statement;
         let deadline = limit.map(|d| tokio::time::Instant::now() + d);
@@ -541,14 +541,11 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
             Raced::Done(r) => Ok(r),
             Raced::Cancelled => {
                 self.session.cancelled();
-                Ok(Err(cancelled_by_user()))
+                Ok(Err(ErrorReport::cancelled_by_user()))
             }
             Raced::TimedOut => {
                 self.session.cancelled();
-                Ok(Err(ErrorReport::new(
-                    SqlState::QueryCanceled,
-                    "canceling statement due to statement timeout",
-                )))
+                Ok(Err(ErrorReport::statement_timeout()))
             }
             Raced::Terminated => {
                 self.session.cancelled();
@@ -657,11 +654,6 @@ fn idle_timeout(in_transaction: bool) -> ErrorReport {
             "terminating connection due to idle-session timeout",
         ),
     }
-}
-
-/// 57014 for a CancelRequest (or pg_cancel_backend).
-fn cancelled_by_user() -> ErrorReport {
-    ErrorReport::new(SqlState::QueryCanceled, "canceling statement due to user request")
 }
 
 fn no_portal(name: &str) -> ErrorReport {

@@ -1341,7 +1341,7 @@ impl<S: Spi> Interp<'_, S> {
         // it neither holds a worker thread nor escapes cancellation.
         self.iterations += 1;
         if self.iterations.is_multiple_of(256) {
-            crate::exec::yield_now().await;
+            tokio::task::yield_now().await;
         }
         match self.stmts(body).await? {
             Flow::Normal => Ok(None),

@@ -36,6 +36,11 @@ pub fn is_millisecond_setting(key: &str) -> bool {
     MILLISECOND_SETTINGS.contains(&key)
 }
 
+/// Where `key` (lower case) stands in [`MILLISECOND_SETTINGS`].
+pub fn slot(key: &str) -> Option<usize> {
+    MILLISECOND_SETTINGS.iter().position(|k| *k == key)
+}
+
 /// Reads a value of setting `name`: a number (C syntax: `0x` hex, a
 /// leading 0 for octal, a fraction or an exponent) with an optional unit,
 /// milliseconds by default, rounded to a whole millisecond. 22023 when it is
