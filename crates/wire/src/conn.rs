@@ -531,6 +531,9 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
     /// statement_timeout and the client going away.
     async fn run_portal(&mut self, portal: &mut S::Portal, max: usize) -> Step<ExecOutcome> {
         if self.registration.control().cancels() != self.cancel_mark {
+            // A cancel that came before the statement started: it fails
+            // like one cancelled as it ran (an open block is aborted).
+            self.session.cancelled();
             return Ok(Err(ErrorReport::cancelled_by_user()));
         }
         let limit = self.session.timeouts().statement;
