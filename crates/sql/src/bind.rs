@@ -27,7 +27,7 @@ mod arrays;
 /// Calls of SQL functions (CREATE FUNCTION ... LANGUAGE sql).
 pub(crate) mod user_functions;
 
-pub use functions::{contains_aggregate, function_args, is_aggregate};
+pub use functions::{contains_aggregate, contains_grouping, function_args, is_aggregate};
 
 /// Nesting limit for expressions, so hostile input cannot overflow the stack.
 pub const MAX_DEPTH: usize = 1500;
@@ -202,6 +202,10 @@ fn whole_row(scope: &Scope, name: &str, read: impl Fn(usize) -> Expr) -> Option<
     Some((Expr::Row(ty.clone(), values), DataType::Record(ty)))
 }
 
+/// How the marker standing for a functionally dependent group column in
+/// [`AggState::group_asts`] begins (no written expression matches it).
+const DEPENDENT: &str = "\u{0}dependent column ";
+
 /// State for aggregate binding: grouping expressions and collected aggregates.
 #[derive(Debug, Default)]
 pub struct AggState {
@@ -212,6 +216,12 @@ pub struct AggState {
     /// Aggregates found so far.
     pub aggs: Vec<AggCall>,
     agg_asts: Vec<ast::Expr>,
+    /// The grouping sets, as positions in `group`; None for a plain GROUP
+    /// BY.
+    pub sets: Option<Vec<Vec<usize>>>,
+    /// Where among `aggs` the hidden aggregate yielding each row's
+    /// grouping set sits, once GROUPING needs it.
+    set_slot: Option<usize>,
 }
 
 impl AggState {
@@ -220,8 +230,18 @@ impl AggState {
     /// FROM item over a table whose primary key columns are all grouped
     /// may appear outside an aggregate. They become extra group keys,
     /// which split no group.
+    ///
+    /// With grouping sets only the expressions every set groups by count,
+    /// and the dependent columns join every set.
     pub fn add_dependent_columns(&mut self, catalog: &Catalog, scope: &Scope) {
-        let grouped = |i: usize| self.group.iter().any(|(g, _)| *g == Expr::Column(i));
+        let in_every_set =
+            |k: usize| self.sets.as_ref().is_none_or(|sets| sets.iter().all(|s| s.contains(&k)));
+        let grouped = |i: usize| {
+            self.group
+                .iter()
+                .enumerate()
+                .any(|(k, (g, _))| *g == Expr::Column(i) && in_every_set(k))
+        };
         let mut extra = Vec::new();
         for (i, col) in scope.cols.iter().enumerate() {
             if col.table_oid == 0 || grouped(i) {
@@ -242,10 +262,39 @@ impl AggState {
             }
         }
         for (x, ty) in extra {
-            let marker = format!("\u{0}dependent column {}", self.group.len());
+            let position = self.group.len();
+            let marker = format!("{DEPENDENT}{position}");
             self.group_asts.push(ast::Expr::Identifier(ast::Ident::with_quote('"', marker)));
             self.group.push((x, ty));
+            for set in self.sets.iter_mut().flatten() {
+                set.push(position);
+            }
         }
+    }
+
+    /// True if group expression `p` is a column grouped only because the
+    /// primary key is (no GROUP BY names it).
+    pub fn is_dependent(&self, p: usize) -> bool {
+        matches!(&self.group_asts[p], ast::Expr::Identifier(i) if i.value.starts_with(DEPENDENT))
+    }
+
+    /// The position among the aggregates of the hidden one that yields
+    /// each row's grouping set, added on first use.
+    pub fn set_position(&mut self) -> usize {
+        if let Some(p) = self.set_slot {
+            return p;
+        }
+        let p = self.add_hidden(AggCall {
+            func: AggFunc::GroupingSet,
+            arg: None,
+            distinct: false,
+            filter: None,
+            extra: None,
+            order: Vec::new(),
+            ty: DataType::Int4,
+        });
+        self.set_slot = Some(p);
+        p
     }
 
     /// Adds an aggregate that no SQL text names (it never matches a

@@ -326,13 +326,16 @@ pub fn display_query(cat: &Catalog, text: &str) -> String {
         }
         ControlFlow::<()>::Continue(())
     });
-    match changed {
+    let out = match changed {
         true => {
             normalize_casts(&mut q);
             q.to_string()
         }
         false => text.to_string(),
-    }
+    };
+    // GROUP BY DISTINCT is kept as a marker call sqlparser can print.
+    let marker = format!("GROUP BY \"{}\"(), ", crate::select::grouping::GROUP_DISTINCT);
+    out.replace(&marker, "GROUP BY DISTINCT ")
 }
 
 /// Drops the schema from enum casts, regclass constants and extension

@@ -72,6 +72,15 @@ pub(crate) fn quoted_token(msg: &str) -> Option<String> {
     if msg == "DEFAULT is not allowed in this context" {
         return Some("default".into());
     }
+    if msg.starts_with("arguments to GROUPING must")
+        || msg.starts_with("GROUPING must have")
+        || msg.starts_with("grouping operations are not allowed")
+    {
+        return Some("grouping(".into());
+    }
+    if msg == "CUBE is limited to 12 elements" {
+        return Some("cube".into());
+    }
     if msg.starts_with('"') && msg.contains("\" is out of range for type ") {
         let end = msg[1..].find('"')? + 1;
         return Some(format!("'{}'", &msg[1..end]));

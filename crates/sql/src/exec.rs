@@ -204,9 +204,9 @@ pub fn run<'a, T: Txn>(plan: &'a Plan, cx: &'a ExecCtx<'a, T>) -> BoxFut<'a, Vec
                     ExecCtx { txn: cx.txn, tenant: cx.tenant, eval: &eval, catalog: cx.catalog };
                 run(input, &inner).await?
             }
-            Plan::Aggregate(input, group, aggs) => {
+            Plan::Aggregate(input, group, aggs, sets) => {
                 let rows = run(input, cx).await?;
-                aggregate(rows, group, aggs, cx.eval).await?
+                aggregate(rows, group, aggs, sets.as_deref(), cx.eval).await?
             }
             Plan::Sort(input, keys) => {
                 let rows = run(input, cx).await?;

@@ -442,7 +442,7 @@ fn parse_piece(
             let tokens = merge_default_values(merge_join_source(overriding(tokens)));
             let tokens = table_queries(identity_options(tokens));
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
-            let tokens = type_references(tokens);
+            let tokens = group_quantifier(type_references(tokens));
             let (tokens, check_option) = view_check_option(tokens);
             parser = parser.with_tokens_with_locations(tokens);
             let mut stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
@@ -1133,6 +1133,45 @@ fn without_only(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         }
     }
     out
+}
+
+/// Rewrites `GROUP BY ALL` as `GROUP BY` (ALL is the default) and `GROUP
+/// BY DISTINCT` as `GROUP BY "pg_group_distinct"(), ...`: sqlparser reads
+/// neither quantifier (its GROUP BY ALL is another dialect's clause).
+fn group_quantifier(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    if !tokens.iter().any(|t| keyword(t, Keyword::GROUP)) {
+        return tokens;
+    }
+    let mut out = tokens;
+    let mut from = 0;
+    loop {
+        let solid = solid(&out);
+        let quantifier =
+            |t: &TokenWithSpan| keyword(t, Keyword::ALL) || keyword(t, Keyword::DISTINCT);
+        let Some(w) = (from..solid.len().saturating_sub(2)).find(|&i| {
+            keyword(&out[solid[i]], Keyword::GROUP)
+                && keyword(&out[solid[i + 1]], Keyword::BY)
+                && quantifier(&out[solid[i + 2]])
+        }) else {
+            return out;
+        };
+        from = w + 1;
+        let q = solid[w + 2];
+        let span = out[q].span;
+        let t = |token: Token| TokenWithSpan { token, span };
+        let with = if keyword(&out[q], Keyword::ALL) {
+            vec![]
+        } else {
+            let marker = crate::select::grouping::GROUP_DISTINCT;
+            vec![
+                t(Token::make_word(marker, Some('"'))),
+                t(Token::LParen),
+                t(Token::RParen),
+                t(Token::Comma),
+            ]
+        };
+        out.splice(q..=q, with);
+    }
 }
 
 /// True if `t` is keyword `k`, unquoted.

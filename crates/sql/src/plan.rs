@@ -187,6 +187,9 @@ pub enum AggFunc {
     /// A value that is the same on every row of a group (a correlated
     /// subquery's result over grouped columns): the first non-null one.
     AnyValue,
+    /// The position of the grouping set a row's group belongs to (what
+    /// GROUPING() reads); 0 without grouping sets.
+    GroupingSet,
 }
 
 /// Which measure of spread a variance or standard deviation aggregate
@@ -361,8 +364,10 @@ pub enum Plan {
     /// call (see `window.rs`).
     Window(Box<Plan>, Vec<crate::window::WindowCall>),
     /// Groups by the expressions and computes aggregates; output = group
-    /// values ++ aggregate results.
-    Aggregate(Box<Plan>, Vec<Expr>, Vec<AggCall>),
+    /// values ++ aggregate results. With grouping sets (ROLLUP, CUBE,
+    /// GROUPING SETS), each set groups by its positions among the
+    /// expressions only, and its rows hold NULL for the others.
+    Aggregate(Box<Plan>, Vec<Expr>, Vec<AggCall>, Option<Vec<Vec<usize>>>),
     /// Sorts by the keys.
     Sort(Box<Plan>, Vec<SortKey>),
     /// FOR UPDATE / SHARE: keeps the input rows whose row keys this
@@ -440,7 +445,7 @@ impl Plan {
             | Plan::WorkTable(_) => vec![],
             Plan::Filter(i, _)
             | Plan::Project(i, _)
-            | Plan::Aggregate(i, _, _)
+            | Plan::Aggregate(i, ..)
             | Plan::Sort(i, _)
             | Plan::LockRows(i, _)
             | Plan::Limit(i, _, _)
@@ -472,7 +477,7 @@ impl Plan {
             | Plan::WorkTable(_) => vec![],
             Plan::Filter(i, _)
             | Plan::Project(i, _)
-            | Plan::Aggregate(i, _, _)
+            | Plan::Aggregate(i, ..)
             | Plan::Sort(i, _)
             | Plan::LockRows(i, _)
             | Plan::Limit(i, _, _)
@@ -545,7 +550,8 @@ impl Plan {
                     (None, _) => format!("Nested Loop{kind} Join"),
                 }
             }
-            Plan::Aggregate(_, g, _) => {
+            Plan::Aggregate(_, _, _, Some(sets)) => format!("MixedAggregate ({} sets)", sets.len()),
+            Plan::Aggregate(_, g, ..) => {
                 if g.is_empty() {
                     "Aggregate".into()
                 } else {

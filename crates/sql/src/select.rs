@@ -22,6 +22,8 @@ use crate::window::WINDOW_BASE;
 mod access;
 // Functions in FROM (generate_series, unnest, generate_subscripts).
 pub mod functions;
+/// ROLLUP, CUBE and GROUPING SETS.
+pub mod grouping;
 /// Join conditions and hash joins.
 mod joins;
 /// ORDER BY and LIMIT served by key order.
@@ -552,6 +554,9 @@ fn plan_select(
     }
     let width = scope.cols.len();
     if let Some(w) = &s.selection {
+        if bind::contains_grouping(w) {
+            bail!(GroupingError, "grouping operations are not allowed in WHERE");
+        }
         if bind::contains_aggregate(w) {
             bail!(GroupingError, "aggregate functions are not allowed in WHERE");
         }
@@ -612,11 +617,11 @@ fn plan_select(
             other => bail!(FeatureNotSupported, "select item not supported: {other}"),
         }
     }
-    let group_asts: Vec<ast::Expr> = match &s.group_by {
-        ast::GroupByExpr::Expressions(e, _) => e.clone(),
+    let group_by: &[ast::Expr] = match &s.group_by {
+        ast::GroupByExpr::Expressions(e, _) => e,
         ast::GroupByExpr::All(_) => bail!(FeatureNotSupported, "GROUP BY ALL is not supported"),
     };
-    let has_agg = !group_asts.is_empty()
+    let has_agg = !group_by.is_empty()
         || s.having.is_some()
         || items.iter().any(|i| matches!(i, Item::Expr(e, _) if bind::contains_aggregate(e)));
 
@@ -630,7 +635,11 @@ fn plan_select(
     let mut on: Vec<Expr> = Vec::new();
     if has_agg {
         let mut state = AggState::default();
-        for g in &group_asts {
+        let grouping = grouping::expand(group_by)?;
+        // Where each expression of the clause went among the bound ones
+        // (two may bind alike, as `a` and `t.a`).
+        let mut bound_at = Vec::with_capacity(grouping.exprs.len());
+        for g in &grouping.exprs {
             // GROUP BY may name a select-list position or output alias.
             let resolved = match ordinal(g) {
                 Some(n) => match items.get(n.wrapping_sub(1)) {
@@ -645,9 +654,24 @@ fn plan_select(
                 None => g.clone(),
             };
             let bound = b.expr(&resolved, &scope)?;
-            state.group_asts.push(resolved);
-            state.group.push(bound);
+            match state.group.iter().position(|x| x.0 == bound.0) {
+                Some(p) => bound_at.push(p),
+                None => {
+                    bound_at.push(state.group.len());
+                    state.group_asts.push(resolved);
+                    state.group.push(bound);
+                }
+            }
         }
+        state.sets = grouping.sets.map(|sets| {
+            let at = |set: Vec<usize>| {
+                let mut set: Vec<usize> = set.into_iter().map(|i| bound_at[i]).collect();
+                set.sort_unstable();
+                set.dedup();
+                set
+            };
+            sets.into_iter().map(at).collect()
+        });
         if !state.group.is_empty() {
             state.add_dependent_columns(b.catalog, &scope);
         }
@@ -716,7 +740,7 @@ fn plan_select(
         // Window results go behind the group keys and the aggregates.
         let base = state.group.len() + state.aggs.len();
         let group: Vec<Expr> = state.group.into_iter().map(|(x, _)| x).collect();
-        plan = Plan::Aggregate(Box::new(plan), group, state.aggs);
+        plan = Plan::Aggregate(Box::new(plan), group, state.aggs, state.sets);
         if let Some(h) = having {
             plan = Plan::Filter(Box::new(plan), h);
         }

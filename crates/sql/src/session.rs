@@ -827,7 +827,13 @@ impl<K: KvClient> Session<K> {
             );
             !alter && !create && !function && !taken && !comment
         }) {
-            if let Some(at) = crate::error::token_position(&p.text, &tok) {
+            // A qualified name the statement wrote bare (`column "t.c"
+            // must appear in the GROUP BY clause`) points at the bare name.
+            let at = crate::error::token_position(&p.text, &tok).or_else(|| {
+                let (_, column) = tok.rsplit_once('.')?;
+                crate::error::bare_name_position(&p.text, column)
+            });
+            if let Some(at) = at {
                 e.position = Some(p.offset as u32 + at);
             }
         }

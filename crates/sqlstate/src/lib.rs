@@ -258,6 +258,10 @@ sqlstates! {
     ProgramLimitExceeded = "54000",
     /// 54001
     StatementTooComplex = "54001",
+    /// 54011
+    TooManyColumns = "54011",
+    /// 54023
+    TooManyArguments = "54023",
     /// 53200
     OutOfMemory = "53200",
     /// 55000

@@ -212,6 +212,9 @@ impl Binder<'_> {
         if !is_aggregate(&name) || f.over.is_some() {
             return Ok(None);
         }
+        if name == "grouping" {
+            return self.grouping(f, scope, state).map(Some);
+        }
         let key = ast::Expr::Function(f.clone());
         let ng = state.group.len();
         if let Some(i) = state.agg_asts.iter().position(|a| *a == key) {
@@ -222,6 +225,56 @@ impl Binder<'_> {
         state.aggs.push(call);
         state.agg_asts.push(key);
         Ok(Some((Expr::Column(ng + state.aggs.len() - 1), ty)))
+    }
+
+    /// GROUPING(args): one bit per argument, the first the most
+    /// significant, set where the row's grouping set does not group by
+    /// it. Each argument must be one of the query's grouping expressions.
+    /// The value depends only on the set, so it is read from the set's
+    /// position, which the Aggregate node emits as a hidden aggregate.
+    fn grouping(
+        &mut self,
+        f: &ast::Function,
+        scope: &Scope,
+        state: &mut AggState,
+    ) -> Result<(Expr, DataType)> {
+        let args = function_args(f)?;
+        if args.is_empty() {
+            bail!(SyntaxError, "syntax error at or near \")\"");
+        }
+        if args.len() > 31 {
+            bail!(TooManyArguments, "GROUPING must have fewer than 32 arguments");
+        }
+        let mut positions = Vec::with_capacity(args.len());
+        for a in args {
+            let Some(a) = a else { bail!(SyntaxError, "syntax error at or near \"*\"") };
+            let found = match state.group_asts.iter().position(|g| g == a) {
+                Some(p) => Some(p),
+                None => {
+                    let (x, _) = self.expr(a, scope)?;
+                    state.group.iter().position(|(g, _)| *g == x)
+                }
+            };
+            match found {
+                Some(p) if !state.is_dependent(p) => positions.push(p),
+                _ => bail!(
+                    GroupingError,
+                    "arguments to GROUPING must be grouping expressions of the associated query level"
+                ),
+            }
+        }
+        let bits = |set: &[usize]| {
+            positions.iter().fold(0i32, |acc, p| acc << 1 | i32::from(!set.contains(p)))
+        };
+        let int = |v: i32| Expr::Const(Value::Int4(v));
+        let Some(sets) = &state.sets else { return Ok((int(0), DataType::Int4)) };
+        let values: Vec<i32> = sets.iter().map(|s| bits(s)).collect();
+        if values.iter().all(|v| *v == values[0]) {
+            return Ok((int(values[0]), DataType::Int4));
+        }
+        let set = Expr::Column(state.group.len() + state.set_position());
+        let whens = values.into_iter().enumerate().map(|(i, v)| (int(i as i32), int(v))).collect();
+        Ok((Expr::Case(Some(Box::new(set)), whens, None), DataType::Int4))
     }
 
     /// Binds aggregate `name`'s call: FILTER, DISTINCT, the argument over the
@@ -519,11 +572,13 @@ fn builtin(name: &str, types: &[DataType]) -> Result<crate::extensions::Resolved
     }
 }
 
-/// True for the names of aggregate functions.
+/// True for the names of aggregate functions (and of GROUPING, which
+/// like them makes a query grouped and reads its groups).
 pub fn is_aggregate(name: &str) -> bool {
     matches!(
         name,
         "count"
+            | "grouping"
             | "sum"
             | "avg"
             | "min"
@@ -749,12 +804,24 @@ pub fn function_args(f: &ast::Function) -> Result<Vec<Option<&ast::Expr>>> {
 /// True if the expression contains an aggregate call of this query level
 /// (aggregates inside subqueries belong to the subquery).
 pub fn contains_aggregate(e: &ast::Expr) -> bool {
+    contains_call(e, &is_aggregate)
+}
+
+/// True if the expression contains a GROUPING call of this query level.
+pub fn contains_grouping(e: &ast::Expr) -> bool {
+    contains_call(e, &|n| n == "grouping")
+}
+
+/// True if the expression contains a call, not over a window, of a
+/// function whose name passes `named`, outside subqueries.
+fn contains_call(e: &ast::Expr, named: &dyn Fn(&str) -> bool) -> bool {
     use ast::Expr as E;
+    let contains_aggregate = |e: &ast::Expr| contains_call(e, named);
     let any = |v: &[&ast::Expr]| v.iter().any(|x| contains_aggregate(x));
     match e {
         E::Function(f) => {
             // A windowed aggregate is a window function, not an aggregate.
-            if f.over.is_none() && object_name(&f.name).map(|n| is_aggregate(&n)).unwrap_or(false) {
+            if f.over.is_none() && object_name(&f.name).map(|n| named(&n)).unwrap_or(false) {
                 return true;
             }
             function_args(f)

@@ -60,7 +60,9 @@ fn unordered_init(a: &AggCall) -> AggState {
         AggFunc::CountStar | AggFunc::Count => AggState::Count(0),
         AggFunc::Sum => AggState::Sum(Value::Null),
         AggFunc::Avg => AggState::Avg(Value::Null, 0),
-        AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => AggState::MinMax(Value::Null),
+        AggFunc::Min | AggFunc::Max | AggFunc::AnyValue | AggFunc::GroupingSet => {
+            AggState::MinMax(Value::Null)
+        }
         AggFunc::BoolAnd | AggFunc::BoolOr => AggState::Bool(None),
         AggFunc::StringAgg => AggState::Text(None),
         AggFunc::ArrayAgg | AggFunc::JsonAgg(_) => AggState::List(Vec::new()),
@@ -265,18 +267,32 @@ pub(crate) fn agg_final(a: &AggCall, st: AggState, zone: &sqltypes::Zone) -> Res
     })
 }
 
+/// Groups `rows` by `group` and computes `aggs` per group. With grouping
+/// sets, every row joins one group per set, keyed by the set and the
+/// values of that set's expressions (the others read as NULL), and an
+/// empty set yields its row even over no input, as no GROUP BY does.
 pub(super) async fn aggregate(
     rows: Vec<Row>,
     group: &[Expr],
     aggs: &[AggCall],
+    sets: Option<&[Vec<usize>]>,
     ctx: &EvalContext,
 ) -> Result<Vec<Row>> {
     struct Group {
+        set: usize,
         values: Row,
         states: Vec<AggState>,
         seen: Vec<HashSet<Vec<u8>>>,
     }
-    let mut groups: HashMap<Vec<u8>, usize> = HashMap::new();
+    let new_group = |set: usize, values: Row| Group {
+        set,
+        values,
+        states: aggs.iter().map(agg_init).collect(),
+        seen: vec![HashSet::new(); aggs.len()],
+    };
+    let all: Vec<usize> = (0..group.len()).collect();
+    let sets = sets.unwrap_or(std::slice::from_ref(&all));
+    let mut groups: HashMap<(usize, Vec<u8>), usize> = HashMap::new();
     let mut list: Vec<Group> = Vec::new();
     for (i, row) in rows.into_iter().enumerate() {
         ctx.interrupts.pause(i).await?;
@@ -284,43 +300,60 @@ pub(super) async fn aggregate(
         for g in group {
             gv.push(g.eval(&row, ctx)?);
         }
-        let key = group_key(&gv);
-        let idx = match groups.get(&key) {
-            Some(&i) => i,
-            None => {
-                list.push(Group {
-                    values: gv,
-                    states: aggs.iter().map(agg_init).collect(),
-                    seen: vec![HashSet::new(); aggs.len()],
-                });
-                groups.insert(key, list.len() - 1);
-                list.len() - 1
+        let mut inputs = Vec::with_capacity(aggs.len());
+        for a in aggs {
+            inputs.push(agg_input(a, &row, ctx)?);
+        }
+        // The last set takes the row's values; the others copy them.
+        let last = sets.len().saturating_sub(1);
+        for (set, members) in sets.iter().enumerate() {
+            let values: Row = if members.len() == gv.len() && set == last {
+                std::mem::take(&mut gv)
+            } else {
+                let mut v = vec![Value::Null; gv.len()];
+                for &m in members {
+                    v[m] = gv[m].clone();
+                }
+                v
+            };
+            let key = (set, group_key(&values));
+            let idx = match groups.get(&key) {
+                Some(&i) => i,
+                None => {
+                    list.push(new_group(set, values));
+                    groups.insert(key, list.len() - 1);
+                    list.len() - 1
+                }
+            };
+            let g = &mut list[idx];
+            for (j, a) in aggs.iter().enumerate() {
+                let input = if set == last { inputs[j].take() } else { inputs[j].clone() };
+                let Some(input) = input else { continue };
+                if a.distinct
+                    && !input.v.is_null()
+                    && !g.seen[j].insert(group_key(std::slice::from_ref(&input.v)))
+                {
+                    continue;
+                }
+                agg_step(a, &mut g.states[j], input)?;
             }
-        };
-        let g = &mut list[idx];
-        for (j, a) in aggs.iter().enumerate() {
-            let Some(input) = agg_input(a, &row, ctx)? else { continue };
-            if a.distinct
-                && !input.v.is_null()
-                && !g.seen[j].insert(group_key(std::slice::from_ref(&input.v)))
-            {
-                continue;
-            }
-            agg_step(a, &mut g.states[j], input)?;
         }
     }
-    if list.is_empty() && group.is_empty() {
-        list.push(Group {
-            values: vec![],
-            states: aggs.iter().map(agg_init).collect(),
-            seen: vec![],
-        });
+    if list.is_empty() {
+        for (set, members) in sets.iter().enumerate() {
+            if members.is_empty() {
+                list.push(new_group(set, vec![Value::Null; group.len()]));
+            }
+        }
     }
     let mut out = Vec::with_capacity(list.len());
     for g in list {
         let mut row = g.values;
         for (a, st) in aggs.iter().zip(g.states) {
-            row.push(agg_final(a, st, ctx.zone())?);
+            row.push(match a.func {
+                AggFunc::GroupingSet => Value::Int4(g.set as i32),
+                _ => agg_final(a, st, ctx.zone())?,
+            });
         }
         out.push(row);
     }

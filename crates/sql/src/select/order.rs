@@ -54,7 +54,7 @@ fn descend(plan: &mut Plan, cap: Option<RowCap>) {
             *plan = input;
             read_in_order(plan, read, cap);
         }
-        Plan::Aggregate(input, group, aggs) if group.is_empty() => {
+        Plan::Aggregate(input, group, aggs, _) if group.is_empty() => {
             let [agg] = aggs.as_slice() else { return };
             let desc = match agg.func {
                 AggFunc::Max => true,
