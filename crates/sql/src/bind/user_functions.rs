@@ -35,6 +35,9 @@ use crate::catalog::{FunctionDef, FunctionReturns};
 /// The body's hidden alias in the FROM form.
 const BODY: &str = "$body";
 
+/// The hidden one-row relation a one-row function's body is joined to.
+const ONE: &str = "$one";
+
 /// How many SQL function calls may be expanded one inside another. A
 /// recursive SQL function would expand without end (PostgreSQL runs it
 /// until its stack depth limit); Strata plans calls into the query, so it
@@ -895,15 +898,23 @@ impl Binder<'_> {
             let col = ast::Expr::CompoundIdentifier(vec![ident(BODY), ident(&inner[i])]);
             list.push(format!("{} AS {}", cast(col, t)?, ident(name)));
         }
-        let mut select = format!(
-            "SELECT {} FROM ({body}) AS {}({})",
-            list.join(", "),
-            ident(BODY),
-            inner.join(", ")
-        );
-        if let Some(cond) = any_null(def, &casted) {
-            select.push_str(&format!(" WHERE NOT ({cond})"));
-        }
+        let from = format!("({body}) AS {}({})", ident(BODY), inner.join(", "));
+        let strict = any_null(def, &casted).map(|cond| format!("NOT ({cond})"));
+        let select = match def.returns_set() {
+            true => {
+                let filter = strict.map(|c| format!(" WHERE {c}")).unwrap_or_default();
+                format!("SELECT {} FROM {from}{filter}", list.join(", "))
+            }
+            // A function that returns one value or row is one row in
+            // FROM, of NULLs where the body returned none (or a strict
+            // function was given a NULL).
+            false => format!(
+                "SELECT {} FROM (SELECT 1) AS {}(one) LEFT JOIN {from} ON {}",
+                list.join(", "),
+                ident(ONE),
+                strict.unwrap_or_else(|| "true".into())
+            ),
+        };
         crate::parse::query_text(&select).map_err(internal)
     }
 }

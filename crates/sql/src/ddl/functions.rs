@@ -371,11 +371,8 @@ fn declared_returns(
             FunctionReturns::Rows { columns, row_type: None, single: false }
         }
         Some(ast::FunctionReturnType::DataType(t)) => {
-            if row_type(cat, t)?.is_some() {
-                bail!(
-                    FeatureNotSupported,
-                    "functions returning a composite value are not supported yet"
-                );
+            if let Some(table) = row_type(cat, t)? {
+                return Ok(table_rows(cat, &table, true));
             }
             if is_named(t, "trigger") {
                 if !plpgsql {
@@ -391,27 +388,23 @@ fn declared_returns(
             }
         }
         Some(ast::FunctionReturnType::SetOf(t)) => match row_type(cat, t)? {
-            Some(table) => FunctionReturns::Rows {
-                columns: table
-                    .columns
-                    .iter()
-                    .map(|c| {
-                        (
-                            c.name.clone(),
-                            c.ty.clone(),
-                            crate::deparse::type_sql(cat, &c.ty.to_type()),
-                        )
-                    })
-                    .collect(),
-                row_type: Some(table.oid),
-                single: false,
-            },
+            Some(table) => table_rows(cat, &table, false),
             None => {
                 let ty = param_type(cat, t)?;
                 FunctionReturns::SetOf(TypeDef::from_type(&ty), crate::deparse::type_sql(cat, &ty))
             }
         },
     })
+}
+
+/// RETURNS [SETOF] table: rows (or one row) of the table's row type.
+fn table_rows(cat: &Catalog, table: &TableDef, single: bool) -> FunctionReturns {
+    let columns = table
+        .columns
+        .iter()
+        .map(|c| (c.name.clone(), c.ty.clone(), crate::deparse::type_sql(cat, &c.ty.to_type())))
+        .collect();
+    FunctionReturns::Rows { columns, row_type: Some(table.oid), single }
 }
 
 /// What a function with output parameters (OUT, INOUT) returns: the one

@@ -434,9 +434,10 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
                             i.out_vars.push(slot);
                         }
                     }
-                    match single {
-                        true => Returns::Out(types, true),
-                        false => Returns::SetOf(types, true),
+                    match (single, row_type.is_some()) {
+                        (true, true) => Returns::Row(types),
+                        (true, false) => Returns::Out(types, true),
+                        (false, _) => Returns::SetOf(types, true),
                     }
                 }
             };
@@ -508,12 +509,20 @@ impl<S: Spi> Interp<'_, S> {
                 }
             }
             (Returns::Void, _) => Ok(Returned::Value(Value::Text(String::new()))),
+            (Returns::Row(types), Flow::Return) => {
+                let types = types.clone();
+                let values = match std::mem::replace(&mut i.result, Value::Null) {
+                    Value::Record(r) => r.values,
+                    _ => vec![Value::Null; types.len()],
+                };
+                Ok(Returned::Rows(vec![i.conform_row(values, &types)?]))
+            }
             (_, Flow::Return) => Ok(Returned::Value(std::mem::replace(&mut i.result, Value::Null))),
             (Returns::Trigger, _) => bail!(
                 FunctionExecutedNoReturnStatement,
                 "control reached end of trigger procedure without RETURN"
             ),
-            (Returns::Value(_), _) => {
+            (Returns::Value(_) | Returns::Row(_), _) => {
                 bail!(
                     FunctionExecutedNoReturnStatement,
                     "control reached end of function without RETURN"
@@ -535,6 +544,9 @@ enum Returns {
     /// The output parameters' values: one row of them (true), or the one
     /// output's value.
     Out(Vec<DataType>, bool),
+    /// A value of a table's row type (RETURNS table), as one row of its
+    /// columns.
+    Row(Vec<DataType>),
     Trigger,
 }
 
@@ -1818,6 +1830,19 @@ impl<S: Spi> Interp<'_, S> {
                 };
                 let zone = self.spi.context().zone.clone();
                 self.result = convert(v, &t, zone.as_deref().unwrap_or(sqltypes::Zone::utc_ref()))?;
+            }
+            Returns::Row(_) => {
+                let v = match e {
+                    Some(e) => self.eval(e).await?,
+                    None => bail!(SyntaxError, "missing expression at or near \";\""),
+                };
+                if !matches!(v, Value::Null | Value::Record(_)) {
+                    bail!(
+                        DatatypeMismatch,
+                        "cannot return non-composite value from function returning composite type"
+                    );
+                }
+                self.result = v;
             }
             Returns::Trigger => {
                 let v = match e {

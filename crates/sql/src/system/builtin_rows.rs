@@ -97,9 +97,12 @@ pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc
     let (rettype, retset, result) = match &f.returns {
         FunctionReturns::Value(t, _) => (t.oid, false, type_name(t)),
         FunctionReturns::SetOf(t, _) => (t.oid, true, format!("SETOF {}", type_name(t))),
-        FunctionReturns::Rows { row_type: Some(oid), .. } => {
+        FunctionReturns::Rows { row_type: Some(oid), single, .. } => {
             let name = cat.table_by_oid(*oid).map(|t| quote_ident(&t.name)).unwrap_or_default();
-            (2249, true, format!("SETOF {name}"))
+            match single {
+                true => (2249, false, name),
+                false => (2249, true, format!("SETOF {name}")),
+            }
         }
         FunctionReturns::Rows { single: true, .. } => (2249, false, "record".into()),
         FunctionReturns::Rows { .. } if has_outputs => (2249, true, "SETOF record".into()),
