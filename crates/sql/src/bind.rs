@@ -464,6 +464,16 @@ pub fn catalog_type(cat: &Catalog, t: &ast::DataType) -> Result<DataType> {
     resolve_type(t, Some(cat))
 }
 
+/// The type of a table column being defined: a catalog type a row can
+/// store (not yet a row type).
+pub fn column_type(cat: &Catalog, t: &ast::DataType) -> Result<DataType> {
+    let ty = catalog_type(cat, t)?;
+    if matches!(ty.elem().unwrap_or(&ty), DataType::Record(_)) {
+        bail!(FeatureNotSupported, "columns of composite type {t} are not supported yet");
+    }
+    Ok(ty)
+}
+
 fn resolve_type(t: &ast::DataType, cat: Option<&Catalog>) -> Result<DataType> {
     use ast::DataType as A;
     let len = |l: &Option<ast::CharacterLength>| match l {
@@ -542,10 +552,15 @@ fn resolve_type(t: &ast::DataType, cat: Option<&Catalog>) -> Result<DataType> {
                                 let q = ObjName { schema: n.schema.clone(), name: x.to_string() };
                                 Ok(c.enum_named(&q)?.map(|(_, t)| DataType::Enum(t.clone())))
                             };
+                            // Then a table's row type.
+                            let row = |x: &str| -> Result<Option<DataType>> {
+                                let q = ObjName { schema: n.schema.clone(), name: x.to_string() };
+                                Ok(c.table(&q)?.map(|t| DataType::Record(t.row_type())))
+                            };
                             match lookup(other)? {
                                 Some(e) => Some((e, false)),
                                 None if array => lookup(base)?.map(|e| (e, true)),
-                                None => None,
+                                None => row(other)?.map(|r| (r, false)),
                             }
                         }
                         (None, None) => None,

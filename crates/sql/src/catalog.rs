@@ -1363,6 +1363,13 @@ impl TableDef {
         self.columns.iter().map(|c| c.ty.to_type()).collect()
     }
 
+    /// The table's row type (NEW, OLD, `t%ROWTYPE`, the type `t`).
+    pub fn row_type(&self) -> std::sync::Arc<sqltypes::RecordType> {
+        std::sync::Arc::new(sqltypes::RecordType {
+            fields: self.columns.iter().map(|c| (c.name.clone(), c.ty.to_type())).collect(),
+        })
+    }
+
     /// An empty definition named `name` (OIDs and storage not yet assigned).
     pub fn new(name: String) -> TableDef {
         TableDef {

@@ -642,7 +642,7 @@ pub async fn create_table<T: Txn>(
         let serial = serial_type(&c.data_type);
         let ty = match &serial {
             Some(t) => t.clone(),
-            None => bind::catalog_type(cat, &c.data_type)?,
+            None => bind::column_type(cat, &c.data_type)?,
         };
         let mut col = ColumnDef {
             name: cname,
@@ -1631,7 +1631,7 @@ pub async fn alter_table<T: Txn>(
                         "column \"{cname}\" of relation \"{tname}\" already exists"
                     );
                 }
-                let ty = bind::catalog_type(cat, &column_def.data_type)?;
+                let ty = bind::column_type(cat, &column_def.data_type)?;
                 let mut col = ColumnDef {
                     name: cname.clone(),
                     ty: TypeDef::from_type(&ty),

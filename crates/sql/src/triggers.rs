@@ -267,7 +267,7 @@ impl<'a, T: Txn> Firing<'a, T> {
             table: table.name.clone(),
             schema: self.catalog.namespace_name(table.namespace).unwrap_or_default().to_string(),
             args: t.args.clone(),
-            row_type: run::row_type(table),
+            row_type: table.row_type(),
             new: new.map(<[Value]>::to_vec),
             old: old.map(<[Value]>::to_vec),
         };

@@ -595,12 +595,13 @@ fn body_query(def: &FunctionDef) -> Result<ast::Query> {
 /// Rewrites the body's parameter references. With `args`, each becomes its
 /// argument (the inlined form); without, the column of the arguments' row
 /// (`f."$1"`). `$n` and `f.p` always name a parameter; a bare name does
-/// unless a table the body reads has a column of that name (`columns`),
-/// which wins as in PostgreSQL.
+/// unless a table the body reads has a column of that name, which wins as
+/// in PostgreSQL; `p.field` reads a field of a row-typed parameter unless
+/// the body reads a table named `p`.
 struct Params<'a> {
     def: &'a FunctionDef,
     args: Option<&'a [ast::Expr]>,
-    columns: &'a std::collections::HashSet<String>,
+    read: &'a Read,
 }
 
 impl VisitorMut for Params<'_> {
@@ -609,6 +610,12 @@ impl VisitorMut for Params<'_> {
     fn post_visit_expr(&mut self, e: &mut ast::Expr) -> std::ops::ControlFlow<()> {
         let def = self.def;
         let named = |n: &str| def.args.iter().position(|a| a.name.as_deref() == Some(n));
+        // `p.field` (or `f.p.field`) reads a field of row-typed parameter
+        // `p`, unless a table the body reads is named `p`.
+        let row_param = |q: &str| {
+            named(q).filter(|&i| def.args[i].ty.oid == 2249 && !self.read.relations.contains(q))
+        };
+        let mut field = None;
         let index = match &*e {
             ast::Expr::Value(v) => match &v.value {
                 ast::Value::Placeholder(p) => super::placeholder(p)
@@ -619,28 +626,37 @@ impl VisitorMut for Params<'_> {
             },
             ast::Expr::Identifier(id) => {
                 let n = super::ident(id);
-                if self.columns.contains(&n) {
+                if self.read.columns.contains(&n) {
                     None
                 } else {
                     named(&n)
                 }
             }
-            ast::Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
-                let (q, n) = (super::ident(&parts[0]), super::ident(&parts[1]));
-                if q == def.name {
-                    named(&n)
-                } else {
-                    None
+            ast::Expr::CompoundIdentifier(parts) => {
+                let names: Vec<String> = parts.iter().map(super::ident).collect();
+                match names.as_slice() {
+                    [q, n] if *q == def.name => named(n),
+                    [p, f] | [_, p, f] if names.len() == 2 || names[0] == def.name => {
+                        row_param(p).inspect(|_| field = Some(parts[parts.len() - 1].clone()))
+                    }
+                    _ => None,
                 }
             }
             _ => None,
         };
         if let Some(i) = index {
-            *e = match self.args {
+            let arg = match self.args {
                 Some(args) => ast::Expr::Nested(Box::new(caller_variables(args[i].clone()))),
                 None => {
                     ast::Expr::CompoundIdentifier(vec![ident(&def.name), ident(&param_column(i))])
                 }
+            };
+            *e = match field {
+                Some(f) => ast::Expr::CompoundFieldAccess {
+                    root: Box::new(ast::Expr::Nested(Box::new(arg))),
+                    access_chain: vec![ast::AccessExpr::Dot(ast::Expr::Identifier(f))],
+                },
+                None => arg,
             };
         }
         std::ops::ControlFlow::Continue(())
@@ -664,17 +680,26 @@ fn caller_variables(mut e: ast::Expr) -> ast::Expr {
     e
 }
 
-/// The column names of the tables and views `q` reads.
-fn read_columns(cat: &Catalog, q: &ast::Query) -> std::collections::HashSet<String> {
-    let mut out = std::collections::HashSet::new();
+/// What a body reads: the names of its tables and views, and their
+/// columns' names.
+#[derive(Default)]
+struct Read {
+    relations: std::collections::HashSet<String>,
+    columns: std::collections::HashSet<String>,
+}
+
+/// The tables and views `q` reads, and their column names.
+fn read_columns(cat: &Catalog, q: &ast::Query) -> Read {
+    let mut out = Read::default();
     let _ = ast::visit_relations(q, |name| {
         if let Ok(n) = obj_name(name) {
+            out.relations.insert(n.name.clone());
             match cat.relation(&n) {
                 Ok(Some(crate::catalog::Relation::Table(t))) => {
-                    out.extend(t.columns.iter().map(|c| c.name.clone()))
+                    out.columns.extend(t.columns.iter().map(|c| c.name.clone()))
                 }
                 Ok(Some(crate::catalog::Relation::View(v))) => {
-                    out.extend(v.columns.iter().cloned())
+                    out.columns.extend(v.columns.iter().cloned())
                 }
                 _ => {}
             }
@@ -766,15 +791,15 @@ fn body_with_args(cat: &Catalog, def: &FunctionDef, casted: &[ast::Expr]) -> Res
     if casted.is_empty() {
         return Ok(body);
     }
-    let columns = read_columns(cat, &body);
+    let read = read_columns(cat, &body);
     // LIMIT and OFFSET read no columns: they get the arguments themselves.
-    let none = std::collections::HashSet::new();
-    let mut direct = Params { def, args: Some(casted), columns: &none };
+    let none = Read::default();
+    let mut direct = Params { def, args: Some(casted), read: &none };
     if let Some(ast::LimitClause::LimitOffset { limit, offset, .. }) = &mut body.limit_clause {
         let _ = limit.visit(&mut direct);
         let _ = offset.visit(&mut direct);
     }
-    let _ = body.visit(&mut Params { def, args: None, columns: &columns });
+    let _ = body.visit(&mut Params { def, args: None, read: &read });
     let items: Vec<String> = casted
         .iter()
         .enumerate()
@@ -865,8 +890,8 @@ impl Binder<'_> {
         let casted = casted(def, &args)?;
         let body = body_query(def)?;
         if let Some(mut e) = simple_expression(&body) {
-            let none = std::collections::HashSet::new();
-            let _ = e.visit(&mut Params { def, args: Some(&casted), columns: &none });
+            let none = Read::default();
+            let _ = e.visit(&mut Params { def, args: Some(&casted), read: &none });
             return Ok(strict(def, &casted, cast(e, result_sql)?));
         }
         let mut body = body_with_args(self.catalog, def, &casted)?;

@@ -379,7 +379,7 @@ pub(super) async fn set_type<T: Txn>(
 ) -> Result<Vec<u64>> {
     let c = column(cur, name)?;
     let cname = cur.columns[c].name.clone();
-    let ty = bind::catalog_type(cat, data_type)?;
+    let ty = bind::column_type(cat, data_type)?;
     if let Some(g) = generated_users(cur, c).first() {
         return Err(err!(
             FeatureNotSupported,

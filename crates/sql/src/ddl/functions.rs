@@ -176,9 +176,14 @@ fn definition(
             None => None,
         };
         defaulted |= default.is_some();
+        // A table's row type is named by the table.
+        let type_sql = match row_type(cat, &a.data_type)? {
+            Some(t) => crate::func::catalog_info::qualified_name(cat, t.namespace, &t.name),
+            None => crate::deparse::type_sql(cat, &ty),
+        };
         params.push(FunctionArg {
             name: arg_name,
-            type_sql: crate::deparse::type_sql(cat, &ty),
+            type_sql,
             ty: TypeDef::from_type(&ty),
             default,
             mode,

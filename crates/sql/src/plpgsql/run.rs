@@ -415,7 +415,25 @@ pub async fn run<S: Spi>(spi: &mut S, code: Arc<Compiled>, call: Call<'_>) -> Re
                 if !a.mode.is_in() {
                     i.out_vars.push(i.vars.len());
                 }
-                i.declare(&name, VarType::Scalar(a.ty.to_type()), v);
+                let (ty, v) = match a.ty.to_type() {
+                    // A table's row type, named by the table; a row of
+                    // another type passed in takes its fields by position.
+                    DataType::Record(_) => {
+                        let cat = i.spi.catalog();
+                        let rt = table_named(&cat, &a.type_sql).ok().map(|t| t.row_type());
+                        let v = match (v, &rt) {
+                            (Value::Record(r), Some(rt)) if r.ty != *rt => {
+                                let zone = i.spi.context().zone.clone();
+                                let zone = zone.as_deref().unwrap_or(sqltypes::Zone::utc_ref());
+                                RecordValue::value(rt.clone(), conform(r.values, rt, zone)?)
+                            }
+                            (v, _) => v,
+                        };
+                        (VarType::Record(rt), v)
+                    }
+                    t => (VarType::Scalar(t), v),
+                };
+                i.declare(&name, ty, v);
             }
             let outs = !i.out_vars.is_empty();
             i.returns = match &def.returns {
@@ -801,7 +819,7 @@ impl<S: Spi> Interp<'_, S> {
         let cat = self.spi.catalog();
         if let Some(name) = lower.strip_suffix("%rowtype") {
             let table = table_named(&cat, name.trim())?;
-            return Ok(VarType::Record(Some(row_type(&table))));
+            return Ok(VarType::Record(Some(table.row_type())));
         }
         if let Some(name) = lower.strip_suffix("%type") {
             let parts: Vec<String> = name.trim().split('.').map(|s| s.trim().to_string()).collect();
@@ -2282,13 +2300,6 @@ fn conform(values: Vec<Value>, rt: &RecordType, zone: &sqltypes::Zone) -> Result
     Ok(out)
 }
 
-/// A table's row type (NEW, OLD, `t%ROWTYPE`).
-pub fn row_type(t: &crate::catalog::TableDef) -> Arc<RecordType> {
-    Arc::new(RecordType {
-        fields: t.columns.iter().map(|c| (c.name.clone(), c.ty.to_type())).collect(),
-    })
-}
-
 fn table_named(cat: &Catalog, name: &str) -> Result<Arc<crate::catalog::TableDef>> {
     let (schema, table) = match name.rsplit_once('.') {
         Some((s, t)) => (Some(s.trim().trim_matches('"').to_string()), t.trim().trim_matches('"')),
@@ -2308,7 +2319,7 @@ fn custom_row_type(cat: &Catalog, t: &ast::DataType) -> Option<Arc<RecordType>> 
         return None;
     }
     let n = crate::bind::obj_name(name).ok()?;
-    cat.table(&n).ok().flatten().map(|t| row_type(&t))
+    cat.table(&n).ok().flatten().map(|t| t.row_type())
 }
 
 /// The visitor that turns variable names into `$n` parameters.

@@ -57,14 +57,18 @@ pub enum TableFunc {
     Keywords,
     /// json(b)_to_record(set)(json): the members of one object (of each
     /// object of an array, with `set`) named by the column definition list,
-    /// converted to its types.
+    /// converted to its types. json(b)_populate_record(set)(base, json)
+    /// takes the columns from the base row's type, and a member the
+    /// object lacks from the base row.
     JsonToRecord {
         /// The function's name, for errors.
         name: String,
         /// An array of objects, one row each.
         set: bool,
-        /// The column definition list.
+        /// The column definition list, or the base row's fields.
         columns: Vec<(String, DataType)>,
+        /// The first argument is a base row (json(b)_populate_record(set)).
+        base: bool,
     },
 }
 
@@ -165,8 +169,8 @@ pub fn plan_function(b: &mut Binder<'_>, call: &FromCall<'_>) -> Result<(Plan, S
         .unwrap_or_default();
     // A one-column function's column is named after the table alias (or
     // the function) unless the alias lists column names.
-    let mut names: Vec<String> = match declared_columns(&func) {
-        Some(cols) => cols.iter().map(|c| c.to_string()).collect(),
+    let mut names: Vec<String> = match output_names(&func) {
+        Some(cols) => cols,
         None if types.len() == 1 => vec![table.clone()],
         None => vec![fname.to_string(); types.len()],
     };
@@ -219,10 +223,10 @@ pub fn plan_zipped(
         let args: Vec<&ast::Expr> = args.iter().collect();
         let (func, exprs, types) = bind_call(b, name, &args)?;
         // One column is the value itself; OUT columns make a record.
-        let (ty, record) = match (types.as_slice(), declared_columns(&func)) {
-            ([one], _) => (one.clone(), None),
+        let (ty, record) = match (types.as_slice(), output_names(&func)) {
+            ([one], _) if !matches!(func, TableFunc::JsonToRecord { .. }) => (one.clone(), None),
             (_, Some(names)) => {
-                let fields = names.iter().map(|n| n.to_string()).zip(types).collect();
+                let fields = names.into_iter().zip(types).collect();
                 let rt = Arc::new(RecordType { fields });
                 (DataType::Record(rt.clone()), Some(rt))
             }
@@ -299,6 +303,12 @@ pub fn is_set_returning(name: &str) -> bool {
             | "string_to_table"
             | "pg_listening_channels"
             | "pg_get_keywords"
+            // Not set-returning in PostgreSQL (except the -set forms), but
+            // a row in a select list all the same.
+            | "json_populate_record"
+            | "jsonb_populate_record"
+            | "json_populate_recordset"
+            | "jsonb_populate_recordset"
     ) || JSON_FUNCTIONS.contains(&name)
 }
 
@@ -315,6 +325,17 @@ const JSON_FUNCTIONS: &[&str] = &[
     "json_object_keys",
     "jsonb_object_keys",
 ];
+
+/// The names of a function's output columns, if it names them: its OUT
+/// parameters, or a populated row's fields.
+fn output_names(f: &TableFunc) -> Option<Vec<String>> {
+    match f {
+        TableFunc::JsonToRecord { columns, base: true, .. } => {
+            Some(columns.iter().map(|(n, _)| n.clone()).collect())
+        }
+        f => declared_columns(f).map(|c| c.iter().map(|n| n.to_string()).collect()),
+    }
+}
 
 /// The output column names a function declares (OUT parameters), if any.
 fn declared_columns(f: &TableFunc) -> Option<&'static [&'static str]> {
@@ -362,9 +383,43 @@ fn to_record(
         columns.push((bind::ident(&c.name), bind::catalog_type(b.catalog, t)?));
     }
     let types = columns.iter().map(|(_, t)| t.clone()).collect();
-    let func =
-        TableFunc::JsonToRecord { name: fname.to_string(), set: fname.ends_with("set"), columns };
+    let func = TableFunc::JsonToRecord {
+        name: fname.to_string(),
+        set: fname.ends_with("set"),
+        columns,
+        base: false,
+    };
     Ok((func, vec![x], types))
+}
+
+/// Binds json(b)_populate_record(set)(base, json): the columns are the
+/// fields of the base argument's row type.
+fn populate_record(
+    b: &mut Binder<'_>,
+    fname: &str,
+    bound: Vec<(Expr, DataType)>,
+) -> Result<(TableFunc, Vec<Expr>, Vec<DataType>)> {
+    let own = if fname.starts_with("jsonb") { DataType::Jsonb } else { DataType::Json };
+    let types: Vec<DataType> = bound.iter().map(|(_, t)| t.clone()).collect();
+    let [(base, base_ty), (json, json_ty)] =
+        <[_; 2]>::try_from(bound).map_err(|_| crate::func::no_such_function(fname, &types))?;
+    if !matches!(json_ty, DataType::Unknown) && json_ty != own {
+        return Err(crate::func::no_such_function(fname, &types));
+    }
+    let rt = match &base_ty {
+        DataType::Record(rt) if !rt.fields.is_empty() => rt.clone(),
+        DataType::Record(_) => bail!(
+            SyntaxError,
+            "a column definition list is required for functions returning \"record\""
+        ),
+        _ => bail!(DatatypeMismatch, "first argument of {fname} must be a row type"),
+    };
+    let json = b.coerce(json, &json_ty, &own)?;
+    let columns = rt.fields.clone();
+    let types = columns.iter().map(|(_, t)| t.clone()).collect();
+    let set = fname.ends_with("set");
+    let func = TableFunc::JsonToRecord { name: fname.to_string(), set, columns, base: true };
+    Ok((func, vec![base, json], types))
 }
 
 /// Binds one set-returning call: the function, its coerced arguments and
@@ -384,6 +439,10 @@ fn bind_call(
         crate::func::no_such_function(fname, &types)
     };
     let (func, exprs, types) = match fname {
+        "json_populate_record"
+        | "jsonb_populate_record"
+        | "json_populate_recordset"
+        | "jsonb_populate_recordset" => populate_record(b, fname, bound)?,
         "generate_series"
             if bound.len() == 3
                 && bound.iter().take(2).any(|(_, t)| {
@@ -510,7 +569,7 @@ fn bind_call(
 
 impl FromFunction {
     /// The function's SQL name (for EXPLAIN).
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self.calls.first().map(|c| &c.func) {
             Some(TableFunc::Series(_)) => "generate_series",
             Some(TableFunc::Unnest) => "unnest",
@@ -526,8 +585,7 @@ impl FromFunction {
             Some(TableFunc::StringSplit) => "string_to_table",
             Some(TableFunc::ListeningChannels) => "pg_listening_channels",
             Some(TableFunc::Keywords) => "pg_get_keywords",
-            Some(TableFunc::JsonToRecord { set: true, .. }) => "json_to_recordset",
-            Some(TableFunc::JsonToRecord { set: false, .. }) => "json_to_record",
+            Some(TableFunc::JsonToRecord { name, .. }) => name,
             _ => "generate_subscripts",
         }
     }
@@ -616,9 +674,17 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
                 None => Vec::new(),
             },
             TableFunc::Keywords => keyword_rows(),
-            TableFunc::JsonToRecord { name, set, columns } => {
-                let arg = vals.into_iter().next().unwrap_or(Value::Null);
-                to_record_rows(name, *set, columns, arg, ctx)?
+            TableFunc::JsonToRecord { name, set, columns, base } => {
+                let mut vals = vals.into_iter();
+                let base = match base {
+                    true => match vals.next() {
+                        Some(Value::Record(r)) => Some(r.values),
+                        _ => Some(vec![Value::Null; columns.len()]),
+                    },
+                    false => None,
+                };
+                let arg = vals.next().unwrap_or(Value::Null);
+                to_record_rows(name, *set, columns, base.as_deref(), arg, ctx)?
             }
         };
         results.push(match record {
@@ -809,14 +875,17 @@ fn json_rows(func: &TableFunc, v: Value) -> Result<Vec<Vec<Value>>> {
 /// The rows of json(b)_to_record(set): each object's members named by
 /// `columns`, read as their types read text (a json or jsonb column takes
 /// the member as it is, an array column a JSON array); a missing member is
-/// NULL. A json argument's members keep their text as written.
+/// NULL, or the base row's value (json(b)_populate_record(set)). A json
+/// argument's members keep their text as written.
 fn to_record_rows(
     name: &str,
     set: bool,
     columns: &[(String, DataType)],
+    base: Option<&[Value]>,
     v: Value,
     ctx: &EvalContext,
 ) -> Result<Vec<Vec<Value>>> {
+    let missing = |k: usize| base.and_then(|b| b.get(k)).cloned().unwrap_or(Value::Null);
     use sqltypes::json::{self, Json};
     /// One object, parsed (jsonb) or as written (json).
     enum Object<'a> {
@@ -826,8 +895,9 @@ fn to_record_rows(
     let text;
     let tree;
     let objects: Vec<Object<'_>> = match v {
-        // As for any function returning a row, NULL in is a row of NULLs.
-        Value::Null if !set => return Ok(vec![vec![Value::Null; columns.len()]]),
+        // As for any function returning a row, NULL in is a row of NULLs
+        // (or the base row).
+        Value::Null if !set => return Ok(vec![(0..columns.len()).map(missing).collect()]),
         Value::Null => return Ok(vec![]),
         Value::Json(s) => {
             text = s;
@@ -870,15 +940,18 @@ fn to_record_rows(
                 if !matches!(o, Json::Object(_)) {
                     return Err(if set { not_objects() } else { scalar() });
                 }
-                for (col, ty) in columns {
-                    row.push(member_value(o.field(col), ty, ctx.zone())?);
+                for (k, (col, ty)) in columns.iter().enumerate() {
+                    row.push(match o.field(col) {
+                        Some(m) => member_value(Some(m), ty, ctx.zone())?,
+                        None => missing(k),
+                    });
                 }
             }
             Object::Text(o) => {
                 if !o.trim_start().starts_with('{') {
                     return Err(if set { not_objects() } else { scalar() });
                 }
-                for (col, ty) in columns {
+                for (k, (col, ty)) in columns.iter().enumerate() {
                     let member = json::json_member(o, Some(col), None)?;
                     row.push(match (member, ty) {
                         (Some(m), DataType::Json) if m != "null" => Value::Json(m.to_string()),
@@ -894,7 +967,7 @@ fn to_record_rows(
                                 None => member_value(Some(&parsed), ty, ctx.zone())?,
                             }
                         }
-                        (None, _) => Value::Null,
+                        (None, _) => missing(k),
                     });
                 }
             }

@@ -175,11 +175,20 @@ fn too_many() -> Result<()> {
 mod tests {
     use super::*;
 
-    fn group_by(sql: &str) -> GroupBy {
-        let q = crate::parse::query_text(&format!("select 1 from t group by {sql}")).unwrap();
+    /// The GROUP BY items of `select 1 from t group by <sql>`, parsed as
+    /// a statement is (with the quantifier rewrite).
+    fn items(sql: &str) -> Vec<ast::Expr> {
+        let mut parsed =
+            crate::parse::parse(&format!("select 1 from t group by {sql}")).expect("parses");
+        let crate::parse::Stmt::Sql(stmt) = parsed.remove(0).stmt else { panic!("not sql") };
+        let ast::Statement::Query(q) = *stmt else { panic!("not a query") };
         let ast::SetExpr::Select(s) = *q.body else { panic!("not a select") };
-        let ast::GroupByExpr::Expressions(items, _) = &s.group_by else { panic!("no list") };
-        expand(items).unwrap()
+        let ast::GroupByExpr::Expressions(items, _) = s.group_by else { panic!("no list") };
+        items
+    }
+
+    fn group_by(sql: &str) -> GroupBy {
+        expand(&items(sql)).expect("expands")
     }
 
     fn sets(sql: &str) -> Vec<Vec<usize>> {
@@ -219,26 +228,16 @@ mod tests {
     }
 
     #[test]
-    fn distinct_drops_repeated_sets() {
-        let q = crate::parse::parse("select 1 from t group by distinct rollup (a), rollup (a)")
-            .unwrap()
-            .remove(0);
-        let crate::parse::Stmt::Sql(stmt) = q.stmt else { panic!("not sql") };
-        let ast::Statement::Query(q) = *stmt else { panic!("not a query") };
-        let ast::SetExpr::Select(s) = *q.body else { panic!("not a select") };
-        let ast::GroupByExpr::Expressions(items, _) = &s.group_by else { panic!("no list") };
-        assert_eq!(expand(items).unwrap().sets, Some(vec![vec![0], vec![]]));
+    fn distinct_drops_repeated_sets_and_all_is_the_default() {
+        assert_eq!(sets("distinct rollup (a), rollup (a)"), vec![vec![0], vec![]]);
+        assert_eq!(sets("all rollup (a), rollup (a)"), vec![vec![0], vec![0], vec![0], vec![]]);
     }
 
     #[test]
     fn too_many_sets_are_refused() {
-        let q = crate::parse::query_text(
-            "select 1 from t group by cube (a,b,c,d,e,f,g,h,i,j,k,l), rollup (m)",
-        )
-        .unwrap();
-        let ast::SetExpr::Select(s) = *q.body else { panic!("not a select") };
-        let ast::GroupByExpr::Expressions(items, _) = &s.group_by else { panic!("no list") };
-        let e = expand(items).unwrap_err();
+        let e = expand(&items("cube (a,b,c,d,e,f,g,h,i,j,k,l), rollup (m)")).expect_err("limit");
         assert_eq!(e.code, sqlstate::SqlState::StatementTooComplex);
+        let e = expand(&items("cube (a,b,c,d,e,f,g,h,i,j,k,l,m)")).expect_err("limit");
+        assert_eq!(e.code, sqlstate::SqlState::TooManyColumns);
     }
 }

@@ -62,6 +62,18 @@ pub fn proc_rows(cat: &Catalog) -> Vec<Vec<Value>> {
     builtin.chain(members).chain(user).collect()
 }
 
+/// The name of a parameter's table row type as PostgreSQL prints it (bare
+/// where the search path finds the table); None for other types.
+fn arg_type_name(cat: &Catalog, a: &crate::catalog::FunctionArg) -> Option<String> {
+    use crate::func::catalog_info::{relation_display_name, split_name};
+    if a.ty.oid != 2249 {
+        return None;
+    }
+    let (schema, name) = split_name(&a.type_sql);
+    let ns = cat.namespace_oid(schema.as_deref()?)?;
+    Some(relation_display_name(cat, ns, &name))
+}
+
 /// The pg_proc facts of a SQL function (CREATE FUNCTION ... LANGUAGE sql),
 /// as PostgreSQL records and prints them.
 pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc {
@@ -78,7 +90,7 @@ pub fn sql_function_proc(cat: &Catalog, f: &crate::catalog::FunctionDef) -> Proc
             s.push_str(&quote_ident(n));
             s.push(' ');
         }
-        s.push_str(&type_name(&a.ty));
+        s.push_str(&arg_type_name(cat, a).unwrap_or_else(|| type_name(&a.ty)));
         if let (true, Some(d)) = (defaults, &a.default) {
             s.push_str(&format!(" DEFAULT {d}"));
         }
