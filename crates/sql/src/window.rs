@@ -313,7 +313,20 @@ impl Binder<'_> {
                 bail!(UndefinedFunction, "function {name}({}) does not exist", types.join(", "))
             }
         };
-        let ty = if ty == DataType::Unknown { DataType::Text } else { ty };
+        let mut ty = if ty == DataType::Unknown { DataType::Text } else { ty };
+        // lag/lead's default and value share a type (anycompatible): a
+        // typed default may widen it, and a different modifier drops it.
+        if let (WinFunc::Lag | WinFunc::Lead, Some((_, dt))) = (&func, bound.get(2)) {
+            if *dt != DataType::Unknown && *dt != ty {
+                ty = match sqltypes::cast::common_type(&ty, dt) {
+                    Some(c) => crate::deparse::unmodified(&c),
+                    None => {
+                        let types: Vec<DataType> = bound.iter().map(|(_, t)| t.clone()).collect();
+                        return Err(crate::func::no_such_function(name, &types));
+                    }
+                };
+            }
+        }
         let mut args = Vec::with_capacity(n);
         for (i, (x, t)) in bound.into_iter().enumerate() {
             let target = match (&func, i) {
