@@ -557,10 +557,13 @@ fn resolve_type(t: &ast::DataType, cat: Option<&Catalog>) -> Result<DataType> {
                                 let q = ObjName { schema: n.schema.clone(), name: x.to_string() };
                                 Ok(c.table(&q)?.map(|t| DataType::Record(t.row_type())))
                             };
+                            let enum_array = || if array { lookup(base) } else { Ok(None) };
                             match lookup(other)? {
                                 Some(e) => Some((e, false)),
-                                None if array => lookup(base)?.map(|e| (e, true)),
-                                None => row(other)?.map(|r| (r, false)),
+                                None => match enum_array()? {
+                                    Some(e) => Some((e, true)),
+                                    None => row(other)?.map(|r| (r, false)),
+                                },
                             }
                         }
                         (None, None) => None,

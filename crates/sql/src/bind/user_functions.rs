@@ -680,8 +680,8 @@ fn caller_variables(mut e: ast::Expr) -> ast::Expr {
     e
 }
 
-/// What a body reads: the names of its tables and views, and their
-/// columns' names.
+/// What a body reads: the names of its tables and views (and its FROM
+/// items' aliases), and the tables' and views' columns' names.
 #[derive(Default)]
 struct Read {
     relations: std::collections::HashSet<String>,
@@ -706,6 +706,28 @@ fn read_columns(cat: &Catalog, q: &ast::Query) -> Read {
         }
         std::ops::ControlFlow::<()>::Continue(())
     });
+    /// The FROM items' aliases, which name relations too.
+    struct Aliases<'a>(&'a mut std::collections::HashSet<String>);
+    impl ast::Visitor for Aliases<'_> {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, f: &ast::TableFactor) -> std::ops::ControlFlow<()> {
+            use ast::TableFactor as F;
+            let alias = match f {
+                F::Table { alias, .. }
+                | F::Derived { alias, .. }
+                | F::Function { alias, .. }
+                | F::TableFunction { alias, .. }
+                | F::UNNEST { alias, .. }
+                | F::NestedJoin { alias, .. } => alias.as_ref(),
+                _ => None,
+            };
+            if let Some(a) = alias {
+                self.0.insert(super::ident(&a.name));
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    let _ = ast::Visit::visit(q, &mut Aliases(&mut out.relations));
     out
 }
 

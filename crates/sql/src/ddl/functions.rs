@@ -22,8 +22,12 @@ pub async fn create_function<T: Txn>(
     let (namespace, name) = new_name(cat, &cf.name)?;
     let mut def = definition(cat, cf, namespace, name, owner, procedure)?;
     set_clauses(&cf.set_params, settings, &mut def.config)?;
-    let same_args =
-        |d: &FunctionDef| d.args.iter().map(|a| a.ty.oid).eq(def.args.iter().map(|a| a.ty.oid));
+    // Row types of different tables share the `record` OID: their names
+    // tell them apart.
+    let key = |a: &crate::catalog::FunctionArg| {
+        (a.ty.oid, (a.ty.oid == 2249).then(|| a.type_sql.clone()))
+    };
+    let same_args = |d: &FunctionDef| d.args.iter().map(key).eq(def.args.iter().map(key));
     let existing = cat
         .functions
         .get(&(namespace, def.name.clone()))
@@ -177,9 +181,11 @@ fn definition(
         };
         defaulted |= default.is_some();
         // A table's row type is named by the table.
-        let type_sql = match row_type(cat, &a.data_type)? {
-            Some(t) => crate::func::catalog_info::qualified_name(cat, t.namespace, &t.name),
-            None => crate::deparse::type_sql(cat, &ty),
+        let type_sql = match (&ty, row_type(cat, &a.data_type)?) {
+            (DataType::Record(_), Some(t)) => {
+                crate::func::catalog_info::qualified_name(cat, t.namespace, &t.name)
+            }
+            _ => crate::deparse::type_sql(cat, &ty),
         };
         params.push(FunctionArg {
             name: arg_name,
@@ -377,7 +383,10 @@ fn declared_returns(
         }
         Some(ast::FunctionReturnType::DataType(t)) => {
             if let Some(table) = row_type(cat, t)? {
-                return Ok(table_rows(cat, &table, true));
+                // Unless a built-in or enum type of that name comes first.
+                if matches!(param_type(cat, t)?, DataType::Record(_)) {
+                    return Ok(table_rows(cat, &table, true));
+                }
             }
             if is_named(t, "trigger") {
                 if !plpgsql {

@@ -294,13 +294,14 @@ pub(super) async fn aggregate(
     let sets = sets.unwrap_or(std::slice::from_ref(&all));
     let mut groups: HashMap<(usize, Vec<u8>), usize> = HashMap::new();
     let mut list: Vec<Group> = Vec::new();
+    let mut inputs = Vec::with_capacity(aggs.len());
     for (i, row) in rows.into_iter().enumerate() {
         ctx.interrupts.pause(i).await?;
         let mut gv = Vec::with_capacity(group.len());
         for g in group {
             gv.push(g.eval(&row, ctx)?);
         }
-        let mut inputs = Vec::with_capacity(aggs.len());
+        inputs.clear();
         for a in aggs {
             inputs.push(agg_input(a, &row, ctx)?);
         }

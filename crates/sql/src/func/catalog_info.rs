@@ -849,6 +849,10 @@ pub fn type_oid(cat: &Catalog, text: &str) -> Option<u32> {
         return None;
     }
     let ty = crate::bind::catalog_type(cat, &ast).ok()?;
+    // A table's row type has no OID of its own (no pg_type row) yet.
+    if matches!(ty.elem().unwrap_or(&ty), sqltypes::DataType::Record(_)) {
+        return None;
+    }
     Some(ty.oid()).filter(|o| *o != 0)
 }
 

@@ -33,6 +33,8 @@ pub struct GroupBy {
     /// The grouping sets, as sorted positions in `exprs`; None for a plain
     /// GROUP BY (one set of all of `exprs`).
     pub sets: Option<Vec<Vec<usize>>>,
+    /// Where each expression is in `exprs`.
+    index: std::collections::HashMap<ast::Expr, usize>,
 }
 
 /// Expands the items of a GROUP BY clause.
@@ -76,7 +78,7 @@ impl GroupBy {
     /// The sets of one top-level item.
     fn item(&mut self, e: &ast::Expr) -> Result<Vec<Vec<usize>>> {
         Ok(match e {
-            ast::Expr::Rollup(units) => self.rollup(units),
+            ast::Expr::Rollup(units) => self.rollup(units)?,
             ast::Expr::Cube(units) => self.cube(units)?,
             ast::Expr::GroupingSets(list) => {
                 let mut sets = Vec::new();
@@ -110,16 +112,19 @@ impl GroupBy {
                         other => vec![other.clone()],
                     });
                 }
-                return if name == "rollup" { Ok(self.rollup(&units)) } else { self.cube(&units) };
+                return if name == "rollup" { self.rollup(&units) } else { self.cube(&units) };
             }
         }
         Ok(vec![self.unit(unit)])
     }
 
     /// ROLLUP's sets: every prefix of its units, longest first.
-    fn rollup(&mut self, units: &[Vec<ast::Expr>]) -> Vec<Vec<usize>> {
+    fn rollup(&mut self, units: &[Vec<ast::Expr>]) -> Result<Vec<Vec<usize>>> {
+        if units.len() >= MAX_SETS {
+            too_many()?;
+        }
         let units: Vec<Vec<usize>> = units.iter().map(|u| self.unit(u)).collect();
-        (0..=units.len()).rev().map(|n| units[..n].concat()).map(sorted).collect()
+        Ok((0..=units.len()).rev().map(|n| units[..n].concat()).map(sorted).collect())
     }
 
     /// CUBE's sets: every subset of its units, the full set first.
@@ -145,13 +150,12 @@ impl GroupBy {
 
     /// The position of `e` in `exprs`, added if new.
     fn position(&mut self, e: &ast::Expr) -> usize {
-        match self.exprs.iter().position(|x| x == e) {
-            Some(i) => i,
-            None => {
-                self.exprs.push(e.clone());
-                self.exprs.len() - 1
-            }
+        if let Some(&i) = self.index.get(e) {
+            return i;
         }
+        self.exprs.push(e.clone());
+        self.index.insert(e.clone(), self.exprs.len() - 1);
+        self.exprs.len() - 1
     }
 }
 
