@@ -1849,20 +1849,7 @@ impl<S: Spi> Interp<'_, S> {
                 let zone = self.spi.context().zone.clone();
                 self.result = convert(v, &t, zone.as_deref().unwrap_or(sqltypes::Zone::utc_ref()))?;
             }
-            Returns::Row(_) => {
-                let v = match e {
-                    Some(e) => self.eval(e).await?,
-                    None => bail!(SyntaxError, "missing expression at or near \";\""),
-                };
-                if !matches!(v, Value::Null | Value::Record(_)) {
-                    bail!(
-                        DatatypeMismatch,
-                        "cannot return non-composite value from function returning composite type"
-                    );
-                }
-                self.result = v;
-            }
-            Returns::Trigger => {
+            Returns::Row(_) | Returns::Trigger => {
                 let v = match e {
                     Some(e) => self.eval(e).await?,
                     None => bail!(SyntaxError, "missing expression at or near \";\""),
