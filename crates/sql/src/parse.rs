@@ -1142,12 +1142,11 @@ fn group_quantifier(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     if !tokens.iter().any(|t| keyword(t, Keyword::GROUP)) {
         return tokens;
     }
+    let quantifier = |t: &TokenWithSpan| keyword(t, Keyword::ALL) || keyword(t, Keyword::DISTINCT);
     let mut out = tokens;
     let mut from = 0;
     loop {
         let solid = solid(&out);
-        let quantifier =
-            |t: &TokenWithSpan| keyword(t, Keyword::ALL) || keyword(t, Keyword::DISTINCT);
         let Some(w) = (from..solid.len().saturating_sub(2)).find(|&i| {
             keyword(&out[solid[i]], Keyword::GROUP)
                 && keyword(&out[solid[i + 1]], Keyword::BY)

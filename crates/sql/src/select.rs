@@ -664,12 +664,8 @@ fn plan_select(
             }
         }
         state.sets = grouping.sets.map(|sets| {
-            let at = |set: Vec<usize>| {
-                let mut set: Vec<usize> = set.into_iter().map(|i| bound_at[i]).collect();
-                set.sort_unstable();
-                set.dedup();
-                set
-            };
+            let at =
+                |set: Vec<usize>| grouping::sorted(set.into_iter().map(|i| bound_at[i]).collect());
             sets.into_iter().map(at).collect()
         });
         if !state.group.is_empty() {

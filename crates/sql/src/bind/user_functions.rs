@@ -616,6 +616,8 @@ impl VisitorMut for Params<'_> {
             named(q).filter(|&i| def.args[i].ty.oid == 2249 && !self.read.relations.contains(q))
         };
         let mut field = None;
+        let mut field_of =
+            |p: &str, parts: &[ast::Ident]| row_param(p).inspect(|_| field = parts.last().cloned());
         let index = match &*e {
             ast::Expr::Value(v) => match &v.value {
                 ast::Value::Placeholder(p) => super::placeholder(p)
@@ -636,9 +638,8 @@ impl VisitorMut for Params<'_> {
                 let names: Vec<String> = parts.iter().map(super::ident).collect();
                 match names.as_slice() {
                     [q, n] if *q == def.name => named(n),
-                    [p, f] | [_, p, f] if names.len() == 2 || names[0] == def.name => {
-                        row_param(p).inspect(|_| field = Some(parts[parts.len() - 1].clone()))
-                    }
+                    [p, _] => field_of(p, parts),
+                    [q, p, _] if *q == def.name => field_of(p, parts),
                     _ => None,
                 }
             }

@@ -295,6 +295,8 @@ pub(super) async fn aggregate(
     let mut groups: HashMap<(usize, Vec<u8>), usize> = HashMap::new();
     let mut list: Vec<Group> = Vec::new();
     let mut inputs = Vec::with_capacity(aggs.len());
+    // The last set takes the row's values; the others copy them.
+    let last = sets.len().saturating_sub(1);
     for (i, row) in rows.into_iter().enumerate() {
         ctx.interrupts.pause(i).await?;
         let mut gv = Vec::with_capacity(group.len());
@@ -305,8 +307,6 @@ pub(super) async fn aggregate(
         for a in aggs {
             inputs.push(agg_input(a, &row, ctx)?);
         }
-        // The last set takes the row's values; the others copy them.
-        let last = sets.len().saturating_sub(1);
         for (set, members) in sets.iter().enumerate() {
             let values: Row = if members.len() == gv.len() && set == last {
                 std::mem::take(&mut gv)

@@ -33,6 +33,12 @@ pub struct GroupBy {
     /// The grouping sets, as sorted positions in `exprs`; None for a plain
     /// GROUP BY (one set of all of `exprs`).
     pub sets: Option<Vec<Vec<usize>>>,
+}
+
+/// The expressions named so far while a clause expands.
+#[derive(Default)]
+struct Named {
+    exprs: Vec<ast::Expr>,
     /// Where each expression is in `exprs`.
     index: std::collections::HashMap<ast::Expr, usize>,
 }
@@ -45,11 +51,10 @@ pub fn expand(items: &[ast::Expr]) -> Result<GroupBy> {
         }
         _ => (false, items),
     };
-    let mut out = GroupBy::default();
-    let plain = items.iter().all(|e| !is_construct(e));
+    let mut named = Named::default();
     let mut sets: Vec<Vec<usize>> = vec![Vec::new()];
     for item in items {
-        let item_sets = out.item(item)?;
+        let item_sets = named.item(item)?;
         if sets.len() * item_sets.len() > MAX_SETS {
             too_many()?;
         }
@@ -60,21 +65,15 @@ pub fn expand(items: &[ast::Expr]) -> Result<GroupBy> {
         sets.retain(|s| seen.insert(s.clone()));
     }
     // One set is a plain GROUP BY of its expressions.
-    if !plain && sets.len() > 1 {
-        out.sets = Some(sets);
-    } else if let [only] = sets.as_slice() {
-        out.exprs = only.iter().map(|&i| out.exprs[i].clone()).collect();
-    }
-    Ok(out)
+    Ok(match sets.as_slice() {
+        [only] => {
+            GroupBy { exprs: only.iter().map(|&i| named.exprs[i].clone()).collect(), sets: None }
+        }
+        _ => GroupBy { exprs: named.exprs, sets: Some(sets) },
+    })
 }
 
-/// True for the items that are grouping set constructs.
-fn is_construct(e: &ast::Expr) -> bool {
-    matches!(e, ast::Expr::Rollup(_) | ast::Expr::Cube(_) | ast::Expr::GroupingSets(_))
-        || matches!(e, ast::Expr::Tuple(t) if t.is_empty())
-}
-
-impl GroupBy {
+impl Named {
     /// The sets of one top-level item.
     fn item(&mut self, e: &ast::Expr) -> Result<Vec<Vec<usize>>> {
         Ok(match e {
@@ -165,7 +164,7 @@ fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
 }
 
 /// A set in its canonical form: sorted, each position once.
-fn sorted(mut v: Vec<usize>) -> Vec<usize> {
+pub(crate) fn sorted(mut v: Vec<usize>) -> Vec<usize> {
     v.sort_unstable();
     v.dedup();
     v
