@@ -175,12 +175,14 @@ fn merge_sends_a_row_that_no_longer_joins_to_not_matched() {
     let mut b = s.send(
         "merge into jobs j using (values (2)) v(id) on j.id = v.id and j.state = 'new' \
          when matched then update set state = 'taken' \
-         when not matched then do nothing",
+         when not matched then insert values (v.id + 10, 'unmatched')",
     );
     std::thread::sleep(SETTLE);
     a.query("commit");
     assert!(a.until_ready().is_empty());
     assert!(b.until_ready().is_empty(), "the merge went on");
-    // The newest version fails the join: NOT MATCHED does nothing.
+    // The newest version fails the join: the row is left as it is and
+    // NOT MATCHED inserts.
     assert_eq!(s.query("select state from jobs where id = 2"), "done");
+    assert_eq!(s.query("select state from jobs where id = 12"), "unmatched");
 }

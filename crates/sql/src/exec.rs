@@ -260,10 +260,8 @@ fn with_ties(
         return Ok(out);
     }
     let key_of = |r: &Row| keys.iter().map(|k| k.expr.eval(r, ctx)).collect::<Result<Vec<_>>>();
-    let last = match out.last() {
-        Some(r) => key_of(r)?,
-        None => return Ok(out),
-    };
+    // `count` rows, at least one, were taken.
+    let last = key_of(&out[out.len() - 1])?;
     for r in rows {
         if compare_keys(keys, &last, &key_of(&r)?) != std::cmp::Ordering::Equal {
             break;

@@ -1097,7 +1097,7 @@ impl Func {
                 }
                 let local = matches!(arg(2), Value::Bool(true));
                 // A time is checked now and returned as SHOW prints it.
-                let value = match crate::settings::duration::is_millisecond_setting(&name) {
+                let value = match crate::settings::duration::slot(&name).is_some() {
                     true => crate::settings::duration::canonical(&name, &value)?,
                     false => value,
                 };

@@ -60,12 +60,12 @@ impl Interrupts {
     /// The checks for a statement starting now: `timeout`
     /// (statement_timeout) from now, and cancels of `backend` from now on.
     pub fn start(timeout: Option<Duration>, backend: Option<Arc<Backend>>) -> Interrupts {
-        let deadline = timeout.map(|t| Instant::now() + t);
+        let start = Instant::now();
+        let deadline = timeout.map(|t| start + t);
         let cancels = backend.map(|b| {
             let seen = b.cancels();
             (b, seen)
         });
-        let start = Instant::now();
         let next_yield = AtomicU64::new(SLICE.as_nanos() as u64);
         Interrupts(Some(Arc::new(Watch { start, next_yield, deadline, cancels })))
     }

@@ -1384,11 +1384,10 @@ impl<K: KvClient> Session<K> {
             if let Some(t) = targets.iter().find(|t| t.matview.is_some()) {
                 bail!(WrongObjectType, "cannot change materialized view \"{}\"", t.name);
             }
-            let targets: Vec<u32> = targets.iter().map(|t| t.oid).collect();
             attempts += 1;
             let mut again = false;
-            for oid in targets {
-                again |= self.lock_table_for_write(oid, attempts < 10).await?;
+            for t in &targets {
+                again |= self.lock_table_for_write(t.oid, attempts < 10).await?;
             }
             if !again {
                 break bound;

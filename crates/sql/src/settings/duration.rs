@@ -31,12 +31,8 @@ const UNITS: &[(&str, f64)] = &[
 const UNITS_HINT: &str =
     "Valid units for this parameter are \"us\", \"ms\", \"s\", \"min\", \"h\", and \"d\".";
 
-/// True if `key` (lower case) is a setting measured in milliseconds.
-pub fn is_millisecond_setting(key: &str) -> bool {
-    MILLISECOND_SETTINGS.contains(&key)
-}
-
-/// Where `key` (lower case) stands in [`MILLISECOND_SETTINGS`].
+/// Where `key` (lower case) stands in [`MILLISECOND_SETTINGS`]: Some for
+/// the settings measured in milliseconds.
 pub fn slot(key: &str) -> Option<usize> {
     MILLISECOND_SETTINGS.iter().position(|k| *k == key)
 }

@@ -345,7 +345,7 @@ pub fn settings_rows(values: &std::collections::BTreeMap<String, String>) -> Vec
         };
         let source = if boot == Some(value.as_str()) { "default" } else { "session" };
         // A time is shown in milliseconds, with its unit and range.
-        let (setting, unit, vartype, range) = match duration::is_millisecond_setting(key) {
+        let (setting, unit, vartype, range) = match duration::slot(key).is_some() {
             true => {
                 let ms = duration::parse(key, value).unwrap_or(0);
                 (ms.to_string(), t("ms"), "integer", [t("0"), t(&duration::MAX.to_string())])
