@@ -453,6 +453,18 @@ pub fn object_schema(n: &ast::ObjectName) -> Option<String> {
     }
 }
 
+/// Checks a COLLATE clause's collation: text compares bytewise, which is
+/// what the C collation (and "default" on a C-locale database) means;
+/// others are refused.
+pub fn collation(c: &ast::ObjectName) -> Result<()> {
+    let name = c.to_string().to_lowercase().replace('"', "");
+    let name = name.strip_prefix("pg_catalog.").unwrap_or(&name);
+    if !matches!(name, "default" | "c" | "posix") {
+        bail!(FeatureNotSupported, "collation \"{name}\" is not supported yet");
+    }
+    Ok(())
+}
+
 /// Converts a built-in SQL type name to a [`DataType`].
 pub fn data_type(t: &ast::DataType) -> Result<DataType> {
     resolve_type(t, None)
@@ -465,13 +477,30 @@ pub fn catalog_type(cat: &Catalog, t: &ast::DataType) -> Result<DataType> {
 }
 
 /// The type of a table column being defined: a catalog type a row can
-/// store (not yet a row type).
-pub fn column_type(cat: &Catalog, t: &ast::DataType) -> Result<DataType> {
+/// store (not yet a row type), or a domain.
+pub fn column_type(cat: &Catalog, t: &ast::DataType) -> Result<crate::catalog::TypeDef> {
+    if let Some(d) = domain_of(cat, t)? {
+        return Ok(crate::catalog::TypeDef::of_domain(&d));
+    }
     let ty = catalog_type(cat, t)?;
     if matches!(ty.elem().unwrap_or(&ty), DataType::Record(_)) {
         bail!(FeatureNotSupported, "columns of composite type {t} are not supported yet");
     }
-    Ok(ty)
+    Ok(crate::catalog::TypeDef::from_type(&ty))
+}
+
+/// The domain a type name names, if it names one (a built-in type's name
+/// finds the built-in first, as pg_catalog comes first on the path).
+pub fn domain_of(
+    cat: &Catalog,
+    t: &ast::DataType,
+) -> Result<Option<std::sync::Arc<crate::catalog::Domain>>> {
+    let ast::DataType::Custom(name, _) = t else { return Ok(None) };
+    let n = obj_name(name)?;
+    if n.schema.is_none() && data_type(t).is_ok() {
+        return Ok(None);
+    }
+    cat.domain_named(&n)
 }
 
 fn resolve_type(t: &ast::DataType, cat: Option<&Catalog>) -> Result<DataType> {
@@ -550,7 +579,12 @@ fn resolve_type(t: &ast::DataType, cat: Option<&Catalog>) -> Result<DataType> {
                         (None, Some(c)) => {
                             let lookup = |x: &str| -> Result<Option<DataType>> {
                                 let q = ObjName { schema: n.schema.clone(), name: x.to_string() };
-                                Ok(c.enum_named(&q)?.map(|(_, t)| DataType::Enum(t.clone())))
+                                Ok(c.user_type_named(&q)?.map(|(_, k)| match k {
+                                    crate::catalog::UserTypeKind::Enum(t) => {
+                                        DataType::Enum(t.clone())
+                                    }
+                                    crate::catalog::UserTypeKind::Domain(d) => d.ty.clone(),
+                                }))
                             };
                             // Then a table's row type.
                             let row = |x: &str| -> Result<Option<DataType>> {
@@ -614,6 +648,15 @@ impl<'a> Binder<'a> {
             fn_depth: 0,
             depth: 0,
         }
+    }
+
+    /// `x`, cast to the type `dt` names, checked against that type's
+    /// constraints when it is a domain.
+    fn to_domain(&self, x: Expr, dt: &ast::DataType) -> Result<Expr> {
+        Ok(match domain_of(self.catalog, dt)? {
+            Some(d) => Expr::Domain(Box::new(x), d),
+            None => x,
+        })
     }
 
     /// Records that the statement needs `privs` on `rel`.
@@ -702,14 +745,8 @@ impl<'a> Binder<'a> {
                 other => self.literal(other),
             },
             E::Nested(inner) => self.expr_in(inner, scope, agg),
-            // Text compares bytewise, which is what the C collation (and
-            // "default" on a C-locale database) means; others are refused.
-            E::Collate { expr, collation } => {
-                let name = collation.to_string().to_lowercase().replace('"', "");
-                let name = name.strip_prefix("pg_catalog.").unwrap_or(&name);
-                if !matches!(name, "default" | "c" | "posix") {
-                    bail!(FeatureNotSupported, "collation \"{name}\" is not supported yet");
-                }
+            E::Collate { expr, collation: c } => {
+                collation(c)?;
                 self.expr_in(expr, scope, agg)
             }
             E::BinaryOp { left, op, right } => self.binary(left, op, right, scope, agg),
@@ -834,7 +871,8 @@ impl<'a> Binder<'a> {
                     }
                 }
                 let (x, ty) = self.expr_in(expr, scope, agg)?;
-                Ok((self.explicit_cast(x, &ty, &to)?, to))
+                let x = self.explicit_cast(x, &ty, &to)?;
+                Ok((self.to_domain(x, dt)?, to))
             }
             E::TypedString(ts) => {
                 let to = catalog_type(self.catalog, &ts.data_type)?;
@@ -843,7 +881,7 @@ impl<'a> Binder<'a> {
                     other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
                 };
                 let x = self.coerce(Expr::Const(Value::Text(s)), &DataType::Unknown, &to)?;
-                Ok((x, to))
+                Ok((self.to_domain(x, &ts.data_type)?, to))
             }
             E::AtTimeZone { timestamp, time_zone } => {
                 self.at_time_zone(timestamp, time_zone, scope, agg)

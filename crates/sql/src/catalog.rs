@@ -514,6 +514,10 @@ pub struct TypeDef {
     /// not stored, filled in as the catalog is read ([`Catalog::resolve`]).
     #[serde(skip)]
     pub enum_type: Option<Arc<EnumType>>,
+    /// The domain when `oid` is one (filled in the same way); the values
+    /// are of its base type.
+    #[serde(skip)]
+    pub domain: Option<Arc<Domain>>,
 }
 
 impl TypeDef {
@@ -523,16 +527,24 @@ impl TypeDef {
             DataType::Enum(t) => Some(t.clone()),
             _ => None,
         };
-        TypeDef { oid: ty.oid(), typmod: ty.typmod(), enum_type }
+        TypeDef { oid: ty.oid(), typmod: ty.typmod(), enum_type, domain: None }
+    }
+
+    /// A domain type (the modifier is the domain's, not the column's).
+    pub fn of_domain(d: &Arc<Domain>) -> TypeDef {
+        TypeDef { oid: d.def.oid, typmod: -1, enum_type: None, domain: Some(d.clone()) }
     }
 
     /// A built-in type by OID and modifier.
     pub fn builtin(oid: u32, typmod: i32) -> TypeDef {
-        TypeDef { oid, typmod, enum_type: None }
+        TypeDef { oid, typmod, enum_type: None, domain: None }
     }
 
-    /// Rebuilds the data type.
+    /// Rebuilds the data type (a domain's values are of its base type).
     pub fn to_type(&self) -> DataType {
+        if let Some(d) = &self.domain {
+            return d.ty.clone();
+        }
         if let Some(t) = &self.enum_type {
             let e = DataType::Enum(t.clone());
             return if self.oid == t.array_oid { e.array_of() } else { e };
@@ -541,9 +553,10 @@ impl TypeDef {
     }
 }
 
-/// An enum type as stored in the catalog (one KV row, JSON).
+/// A user-defined type as stored in the catalog (one KV row, JSON): an
+/// enum type, or a domain when `domain` is set (then `labels` is empty).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EnumDef {
+pub struct UserTypeDef {
     /// pg_type OID.
     pub oid: u32,
     /// Its schema's OID.
@@ -561,10 +574,150 @@ pub struct EnumDef {
     /// COMMENT ON TYPE text.
     #[serde(default)]
     pub comment: Option<String>,
+    /// What makes it a domain (CREATE DOMAIN).
+    #[serde(default)]
+    pub domain: Option<DomainSpec>,
 }
 
-impl EnumDef {
-    /// The type this definition makes.
+/// A domain's definition: the type it is over and its constraints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DomainSpec {
+    /// The type it is over: a built-in type, an enum or another domain
+    /// (then `base.oid` is that domain's).
+    pub base: TypeDef,
+    /// NOT NULL.
+    pub not_null: bool,
+    /// DEFAULT expression as SQL text, as a column's.
+    pub default: Option<String>,
+    /// CHECK constraints, in the order they were added.
+    pub checks: Vec<DomainCheck>,
+}
+
+/// A domain's CHECK constraint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DomainCheck {
+    /// pg_constraint OID.
+    pub oid: u32,
+    /// Constraint name.
+    pub name: String,
+    /// The condition as SQL text; `VALUE` is the value checked.
+    pub expr: String,
+    /// False while NOT VALID (existing values were not checked).
+    pub validated: bool,
+}
+
+/// What a user-defined type makes.
+#[derive(Debug, Clone)]
+pub enum UserTypeKind {
+    /// An enum type.
+    Enum(Arc<EnumType>),
+    /// A domain.
+    Domain(Arc<Domain>),
+}
+
+/// A domain ready for use: its values' type and its CHECK constraints
+/// bound, over the domain it is over, if any. A domain's values are values
+/// of its base type; columns and casts of the domain type check them.
+#[derive(Debug)]
+pub struct Domain {
+    /// The stored definition (`domain` is set).
+    pub def: Arc<UserTypeDef>,
+    /// The type of its values: the base type at the bottom of the chain.
+    pub ty: DataType,
+    /// The domain this one is over.
+    pub base: Option<Arc<Domain>>,
+    /// The definition's checks, bound over a one-column row (the value).
+    checks: Vec<crate::expr::Expr>,
+}
+
+impl PartialEq for Domain {
+    fn eq(&self, other: &Domain) -> bool {
+        self.def.oid == other.def.oid
+    }
+}
+
+impl Domain {
+    /// Binds `def`'s constraints over `base`'s values (`base_domain` when
+    /// the domain is over another domain).
+    pub fn bind(cat: &Catalog, def: Arc<UserTypeDef>) -> Result<Domain> {
+        let Some(spec) = &def.domain else {
+            bail!(InternalError, "type \"{}\" is not a domain", def.name)
+        };
+        let base = cat.domain_of(spec.base.oid);
+        let ty = match &base {
+            Some(b) => b.ty.clone(),
+            None => {
+                let mut t = spec.base.clone();
+                cat.resolve(&mut t);
+                t.to_type()
+            }
+        };
+        let scope = Self::value_scope(&ty);
+        let checks = spec
+            .checks
+            .iter()
+            .map(|c| check_expr(cat, &parse_stored(&c.expr, "CHECK")?, &scope))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Domain { def, ty, base, checks })
+    }
+
+    /// The scope a domain's CHECK is bound in: one column, `value`.
+    pub fn value_scope(ty: &DataType) -> crate::bind::Scope {
+        let mut t = TableDef::new(String::new());
+        t.columns.push(ColumnDef {
+            name: "value".into(),
+            ty: TypeDef::from_type(ty),
+            nullable: true,
+            default: None,
+            identity: None,
+            generated: false,
+            comment: None,
+        });
+        crate::select::table_scope(&t, "", &None)
+    }
+
+    /// The stored definition's domain part.
+    pub fn spec(&self) -> &DomainSpec {
+        self.def.domain.as_ref().expect("a domain's definition has its spec")
+    }
+
+    /// The default of a column of this domain that has none of its own:
+    /// this domain's, else the one it is over's.
+    pub fn default(&self) -> Option<&str> {
+        self.spec().default.as_deref().or_else(|| self.base.as_ref()?.default())
+    }
+
+    /// Checks `v` against the constraints of the domains it is over, then
+    /// this one's (NOT NULL, then the CHECKs in order), as PostgreSQL
+    /// does when a value becomes the domain's.
+    pub fn check(&self, v: &Value) -> Result<()> {
+        if let Some(b) = &self.base {
+            b.check(v)?;
+        }
+        let name = &self.def.name;
+        if self.spec().not_null && v.is_null() {
+            bail!(NotNullViolation, "domain {name} does not allow null values");
+        }
+        if self.checks.is_empty() {
+            return Ok(());
+        }
+        let ctx = crate::expr::EvalContext::default();
+        for (c, e) in self.spec().checks.iter().zip(&self.checks) {
+            if let Value::Bool(false) = e.eval(std::slice::from_ref(v), &ctx)? {
+                return Err(err!(
+                    CheckViolation,
+                    "value for domain {name} violates check constraint \"{}\"",
+                    c.name
+                )
+                .with_constraint(&c.name));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl UserTypeDef {
+    /// The enum type this definition makes.
     pub fn to_type(&self) -> EnumType {
         EnumType {
             oid: self.oid,
@@ -1497,9 +1650,9 @@ pub struct Catalog {
     pub sequences: BTreeMap<QualName, Arc<crate::sequence::SequenceDef>>,
     /// Views by schema and name.
     pub views: BTreeMap<QualName, Arc<ViewDef>>,
-    /// Enum types by schema and name: the stored definition and the type
-    /// it makes.
-    pub enums: BTreeMap<QualName, (Arc<EnumDef>, Arc<EnumType>)>,
+    /// User-defined types (enums and domains) by schema and name: the
+    /// stored definition and what it makes.
+    pub user_types: BTreeMap<QualName, (Arc<UserTypeDef>, UserTypeKind)>,
     /// Extensions installed by CREATE EXTENSION, by name.
     pub extensions: BTreeMap<String, Arc<ExtensionDef>>,
     /// The search_path names are resolved with. The shared catalog carries
@@ -1694,32 +1847,59 @@ impl Catalog {
 
     /// The enum type whose own or array OID is `oid`.
     fn enum_of(&self, oid: u32) -> Option<&Arc<EnumType>> {
-        self.enums.values().map(|(_, t)| t).find(|t| t.oid == oid || t.array_oid == oid)
+        self.user_types.values().find_map(|(_, k)| match k {
+            UserTypeKind::Enum(t) if t.oid == oid || t.array_oid == oid => Some(t),
+            _ => None,
+        })
+    }
+
+    /// The domain whose OID is `oid`.
+    pub fn domain_of(&self, oid: u32) -> Option<Arc<Domain>> {
+        self.user_types.values().find_map(|(_, k)| match k {
+            UserTypeKind::Domain(d) if d.def.oid == oid => Some(d.clone()),
+            _ => None,
+        })
+    }
+
+    /// The domain `n` names, if it names one.
+    pub fn domain_named(&self, n: &ObjName) -> Result<Option<Arc<Domain>>> {
+        Ok(match self.user_type_named(n)? {
+            Some((_, UserTypeKind::Domain(d))) => Some(d.clone()),
+            _ => None,
+        })
     }
 
     /// The stored definition of the enum type whose own or array OID is `oid`.
-    pub fn enum_def_of(&self, oid: u32) -> Option<&Arc<EnumDef>> {
-        self.enums.values().map(|(d, _)| d).find(|d| d.oid == oid || d.array_oid == oid)
+    pub fn user_type_of(&self, oid: u32) -> Option<&Arc<UserTypeDef>> {
+        self.user_types.values().map(|(d, _)| d).find(|d| d.oid == oid || d.array_oid == oid)
     }
 
     /// The stored definition of the enum type with this OID.
-    pub fn enum_def(&self, oid: u32) -> Option<&Arc<EnumDef>> {
-        self.enums.values().map(|(d, _)| d).find(|d| d.oid == oid)
+    pub fn user_type(&self, oid: u32) -> Option<&Arc<UserTypeDef>> {
+        self.user_types.values().map(|(d, _)| d).find(|d| d.oid == oid)
     }
 
-    /// The type with this OID: a built-in, an enum or an enum's array.
+    /// The type with this OID: a built-in, an enum or an enum's array (a
+    /// domain or a domain's array: its values' type).
     pub fn type_by_oid(&self, oid: u32) -> Option<DataType> {
         if let Some(t) = DataType::from_oid(oid) {
             return Some(t);
+        }
+        if let Some((d, UserTypeKind::Domain(dom))) =
+            self.user_types.values().find(|(d, _)| d.oid == oid || d.array_oid == oid)
+        {
+            return Some(if oid == d.array_oid { dom.ty.array_of() } else { dom.ty.clone() });
         }
         let t = self.enum_of(oid)?;
         let e = DataType::Enum(t.clone());
         Some(if oid == t.array_oid { e.array_of() } else { e })
     }
 
-    /// Gives `ty` the definition of the enum type it names, if it does.
+    /// Gives `ty` the definition of the enum type or domain it names, if
+    /// it does.
     pub fn resolve(&self, ty: &mut TypeDef) {
         ty.enum_type = self.enum_of(ty.oid).cloned();
+        ty.domain = self.domain_of(ty.oid);
     }
 
     /// Looks a table up by OID.
@@ -1903,10 +2083,13 @@ impl Catalog {
         Ok(ns)
     }
 
-    /// The enum type `n` names: in its schema or on the search path.
-    pub fn enum_named(&self, n: &ObjName) -> Result<Option<&(Arc<EnumDef>, Arc<EnumType>)>> {
+    /// The user-defined type `n` names: in its schema or on the search path.
+    pub fn user_type_named(
+        &self,
+        n: &ObjName,
+    ) -> Result<Option<&(Arc<UserTypeDef>, UserTypeKind)>> {
         let path = self.lookup_path(n, true)?;
-        Ok(path.iter().find_map(|&ns| self.enums.get(&(ns, n.name.clone()))))
+        Ok(path.iter().find_map(|&ns| self.user_types.get(&(ns, n.name.clone()))))
     }
 
     /// True if an unqualified `name` finds the relation in `ns` (pg_table_is_visible).
@@ -1917,7 +2100,11 @@ impl Catalog {
     /// True if an unqualified `name` finds the type in `ns` (pg_type_is_visible).
     pub fn type_visible(&self, ns: u32, name: &str) -> bool {
         ns == PG_CATALOG_NAMESPACE_OID
-            || self.path.types.iter().find(|&&n| self.enums.contains_key(&(n, name.to_string())))
+            || self
+                .path
+                .types
+                .iter()
+                .find(|&&n| self.user_types.contains_key(&(n, name.to_string())))
                 == Some(&ns)
     }
 }
@@ -2023,13 +2210,13 @@ pub mod keys {
         Key::new(tenant, &[CATALOG, b'p'])
     }
 
-    /// One enum type definition.
-    pub fn enum_type(tenant: TenantId, oid: u32) -> Key {
+    /// One user-defined type's definition (an enum or a domain).
+    pub fn user_type(tenant: TenantId, oid: u32) -> Key {
         entry(tenant, b'e', oid)
     }
 
-    /// All enum type definitions.
-    pub fn enum_types(tenant: TenantId) -> KeyRange {
+    /// All user-defined types' definitions.
+    pub fn user_types(tenant: TenantId) -> KeyRange {
         KeyRange::prefix(tenant, &[CATALOG, b'e'])
     }
 

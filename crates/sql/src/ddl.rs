@@ -31,6 +31,8 @@ use crate::{bail, err};
 mod alter;
 /// Who may run which DDL.
 mod authorize;
+/// CREATE / ALTER / DROP DOMAIN.
+mod domains;
 /// CREATE / DROP / COMMENT ON EXTENSION.
 mod extensions;
 /// FOREIGN KEY definitions, validation and dependencies.
@@ -52,7 +54,7 @@ mod schemas;
 mod sequences;
 /// CREATE / DROP TRIGGER.
 mod triggers;
-/// CREATE/ALTER/DROP TYPE (enums).
+/// CREATE/ALTER/DROP TYPE (enums; DROP TYPE drops domains too).
 mod types;
 /// What views depend on; keeping them right through DDL.
 mod view_deps;
@@ -60,6 +62,7 @@ mod view_deps;
 mod views;
 
 pub use authorize::{authorize, authorize_statement};
+pub use domains::{alter_domain, create_domain, drop_domains};
 pub use extensions::{create_extension, drop_extensions};
 pub use functions::{alter_function, comment_function, create_function, drop_function};
 pub use grants::{default_privileges, privileges, role_membership, type_privileges, Privileges};
@@ -234,15 +237,31 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
         let x: catalog::ExtensionDef = read_json_entry(&v, "extension")?;
         cat.extensions.insert(x.name.clone(), Arc::new(x));
     }
-    for (_, v) in scan_all(txn, keys::enum_types(tenant)).await? {
-        let e: catalog::EnumDef = read_json_entry(&v, "type")?;
-        let ty = Arc::new(e.to_type());
-        cat.enums.insert((e.namespace, e.name.clone()), (Arc::new(e), ty));
+    // Stored expressions are bound with `public` alone on the path (a
+    // session lays its own path over this catalog).
+    cat.path = cat.resolve_path("public", "");
+    let mut domains = Vec::new();
+    for (_, v) in scan_all(txn, keys::user_types(tenant)).await? {
+        let e: catalog::UserTypeDef = read_json_entry(&v, "type")?;
+        if e.domain.is_some() {
+            domains.push(e);
+            continue;
+        }
+        let ty = catalog::UserTypeKind::Enum(Arc::new(e.to_type()));
+        cat.user_types.insert((e.namespace, e.name.clone()), (Arc::new(e), ty));
+    }
+    // A domain over another was made after it: in OID order, each finds
+    // the one it is over.
+    domains.sort_by_key(|d| d.oid);
+    for d in domains {
+        let d = Arc::new(d);
+        let kind = catalog::UserTypeKind::Domain(Arc::new(catalog::Domain::bind(&cat, d.clone())?));
+        cat.user_types.insert((d.namespace, d.name.clone()), (d, kind));
     }
     let mut tables = BTreeMap::new();
     for (_, v) in scan_all(txn, keys::tables(tenant)).await? {
         let mut t = catalog::decode_table(&v)?;
-        if !cat.enums.is_empty() {
+        if !cat.user_types.is_empty() {
             for c in &mut t.columns {
                 cat.resolve(&mut c.ty);
             }
@@ -278,9 +297,6 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
         let view: catalog::ViewDef = read_json_entry(&v, "view")?;
         cat.views.insert((view.namespace, view.name.clone()), Arc::new(view));
     }
-    // Stored expressions are bound with `public` alone on the path (a
-    // session lays its own path over this catalog).
-    cat.path = cat.resolve_path("public", "");
     // CHECK expressions are bound once the rest of the catalog is known.
     for mut t in with_checks {
         catalog::bind_checks(&cat, &mut t)?;
@@ -330,7 +346,7 @@ pub async fn comment<T: Txn>(
     name: &ast::ObjectName,
     text: &Option<String>,
 ) -> Result<DdlResult> {
-    if *object_type == ast::CommentObject::Type {
+    if matches!(object_type, ast::CommentObject::Type | ast::CommentObject::Domain) {
         return comment_type(txn, tenant, cat, name, text.clone()).await;
     }
     if *object_type == ast::CommentObject::Schema {
@@ -640,13 +656,14 @@ pub async fn create_table<T: Txn>(
             bail!(DuplicateColumn, "column \"{cname}\" specified more than once");
         }
         let serial = serial_type(&c.data_type);
-        let ty = match &serial {
-            Some(t) => t.clone(),
+        let def = match &serial {
+            Some(t) => TypeDef::from_type(t),
             None => bind::column_type(cat, &c.data_type)?,
         };
+        let ty = def.to_type();
         let mut col = ColumnDef {
             name: cname,
-            ty: TypeDef::from_type(&ty),
+            ty: def,
             nullable: true,
             default: None,
             identity: None,
@@ -967,7 +984,9 @@ async fn drop_generated_users<T: Txn>(
 /// Column `col`'s DEFAULT bound, if it has one.
 /// (A generated column has none: its value comes from the row.)
 pub fn column_default(cat: &Catalog, col: &ColumnDef) -> Result<Option<crate::expr::Expr>> {
-    match &col.default {
+    // A column of a domain without a default of its own takes the domain's.
+    let domain = || col.ty.domain.as_ref().filter(|_| col.identity.is_none())?.default();
+    match col.default.as_deref().or_else(domain) {
         Some(text) if !col.generated => {
             default_expr(cat, &col.name, text, &col.ty.to_type()).map(Some)
         }
@@ -1631,10 +1650,11 @@ pub async fn alter_table<T: Txn>(
                         "column \"{cname}\" of relation \"{tname}\" already exists"
                     );
                 }
-                let ty = bind::column_type(cat, &column_def.data_type)?;
+                let def = bind::column_type(cat, &column_def.data_type)?;
+                let ty = def.to_type();
                 let mut col = ColumnDef {
                     name: cname.clone(),
-                    ty: TypeDef::from_type(&ty),
+                    ty: def,
                     nullable: true,
                     default: None,
                     identity: None,
@@ -1671,16 +1691,23 @@ pub async fn alter_table<T: Txn>(
                 };
                 let old = cur.clone();
                 let generated = col.generated;
+                let domain = col.ty.domain.clone();
                 cur.columns.push(col);
                 if generated {
                     // Checks the expression; the rewrite computes it.
                     catalog::bind_checks(cat, &mut cur)?;
                 }
-                if !fill.is_null() || !cur.columns[cur.columns.len() - 1].nullable || generated {
+                let rewritten = !fill.is_null() || !cur.columns[cur.columns.len() - 1].nullable;
+                if rewritten || generated || domain.is_some() {
                     let (_, f) = fresh_storage(txn, tenant, &mut cur, 0).await?;
                     fresh.extend(f);
                     let idx = cur.columns.len() - 1;
                     rewrite(txn, tenant, &old, &cur, &|row: &mut Vec<Value>| {
+                        // Each existing row gets the value, which must
+                        // suit the column's domain.
+                        if let Some(d) = &domain {
+                            d.check(&fill)?;
+                        }
                         row.truncate(idx);
                         row.push(fill.clone());
                         Ok(())

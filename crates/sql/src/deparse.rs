@@ -63,7 +63,7 @@ pub fn stored_default(cat: &Catalog, e: &Expr, ty: &DataType) -> String {
 /// them (`integer`, `character varying(10)`).
 pub fn type_sql(cat: &Catalog, ty: &DataType) -> String {
     if let DataType::Enum(t) = ty.elem().unwrap_or(ty) {
-        if let Some(d) = cat.enum_def(t.oid) {
+        if let Some(d) = cat.user_type(t.oid) {
             let array = if ty.elem().is_some() { "[]" } else { "" };
             return format!("{}{array}", qualified_name(cat, d.namespace, &d.name));
         }
@@ -174,7 +174,7 @@ fn enum_cast_target(dt: &mut ast::DataType) -> Option<&mut ObjectName> {
 
 /// Writes casts to enum types with the type's schema.
 fn qualify_types<V: ast::VisitMut>(cat: &Catalog, node: &mut V) {
-    if cat.enums.is_empty() {
+    if cat.user_types.is_empty() {
         return;
     }
     let _ = ast::visit_expressions_mut(node, |x| {
@@ -182,7 +182,7 @@ fn qualify_types<V: ast::VisitMut>(cat: &Catalog, node: &mut V) {
             if crate::bind::data_type(data_type).is_err() {
                 if let Some(n) = enum_cast_target(data_type) {
                     if let Ok(on) = crate::bind::obj_name(n) {
-                        if let Ok(Some((d, _))) = cat.enum_named(&on) {
+                        if let Ok(Some((d, _))) = cat.user_type_named(&on) {
                             *n = name_of(cat, d.namespace, &d.name);
                         }
                     }

@@ -260,6 +260,9 @@ pub fn check_row(table: &TableDef, row: &mut [Value]) -> Result<()> {
     for (i, c) in table.columns.iter().enumerate() {
         let v = std::mem::replace(&mut row[i], Value::Null);
         row[i] = enforce_type(v, &c.ty.to_type())?;
+        if let Some(d) = &c.ty.domain {
+            d.check(&row[i])?;
+        }
         if !c.nullable && row[i].is_null() {
             return Err(err!(
                 NotNullViolation,

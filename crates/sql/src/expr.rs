@@ -115,6 +115,9 @@ pub enum Expr {
     Row(std::sync::Arc<sqltypes::RecordType>, Vec<Expr>),
     /// `(x).field`: the n-th field of a record (NULL for a NULL record).
     Field(Box<Expr>, usize),
+    /// `x::d` for a domain `d`: the value, once the domain's constraints
+    /// hold for it (`x` is already of the domain's base type).
+    Domain(Box<Expr>, std::sync::Arc<crate::catalog::Domain>),
 }
 
 /// What expressions can see besides the row: parameters and the statement clock.
@@ -380,6 +383,11 @@ impl Expr {
                 Value::Record(mut r) if *i < r.values.len() => r.values.swap_remove(*i),
                 _ => Value::Null,
             },
+            Expr::Domain(e, d) => {
+                let v = e.eval(row, ctx)?;
+                d.check(&v)?;
+                v
+            }
         })
     }
 
@@ -425,7 +433,7 @@ impl Expr {
                 r.walk(f);
             }
             Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::IsBool(e, _, _) => e.walk(f),
-            Expr::Cast(e, _) | Expr::Field(e, _) => e.walk(f),
+            Expr::Cast(e, _) | Expr::Field(e, _) | Expr::Domain(e, _) => e.walk(f),
             Expr::Func(_, args) | Expr::Row(_, args) => args.iter().for_each(|a| a.walk(f)),
             Expr::Case(op, whens, else_) => {
                 if let Some(op) = op {
@@ -468,6 +476,7 @@ impl Expr {
                 Expr::Row(t.clone(), args.iter().map(|a| a.remap_columns(map)).collect())
             }
             Expr::Field(e, i) => Expr::Field(re(e), *i),
+            Expr::Domain(e, d) => Expr::Domain(re(e), d.clone()),
             Expr::Case(op, whens, else_) => Expr::Case(
                 op.as_ref().map(|o| re(o)),
                 whens.iter().map(|(w, t)| (w.remap_columns(map), t.remap_columns(map))).collect(),

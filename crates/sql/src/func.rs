@@ -1000,7 +1000,7 @@ impl Func {
                             .and_then(|_| crate::extensions::comment(cat, ext))
                     }
                     (Func::ObjDescription, Value::Text(c)) if c == "pg_type" => {
-                        cat.enum_def(oid).and_then(|d| d.comment.clone())
+                        cat.user_type(oid).and_then(|d| d.comment.clone())
                     }
                     (Func::ObjDescription, Value::Text(c)) if c != "pg_class" => None,
                     (Func::ObjDescription, _) => catalog_info::table_comment(cat, oid),
@@ -1041,7 +1041,7 @@ impl Func {
             }
             Func::Array(_) => unreachable!("array functions return above"),
             Func::TypeIsVisible => match (arg(0).as_oid(), ctx.catalog.as_deref()) {
-                (Some(oid), Some(cat)) => match cat.enum_def_of(oid) {
+                (Some(oid), Some(cat)) => match cat.user_type_of(oid) {
                     Some(d) => Value::Bool(cat.type_visible(d.namespace, &d.name)),
                     None => Value::Bool(DataType::from_oid(oid).is_some()),
                 },

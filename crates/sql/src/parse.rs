@@ -27,11 +27,13 @@ use crate::error::{Error, Result};
 use crate::{bail, err};
 
 /// ALTER VIEW | SEQUENCE | INDEX ... OWNER TO.
+mod domain;
 mod grant;
 mod owner;
 /// CREATE SEQUENCE and ALTER SEQUENCE options in any order.
 mod sequence;
 
+pub use domain::{AlterDomain, CreateDomain, DomainAction, DomainConstraint, DropDomain};
 pub use grant::{AlterDefaultPrivileges, GrantOnType, GrantRole, Owned, PrivilegeChange};
 pub use owner::{AlterName, AlterOwner, NameChange, RelationKind};
 pub use sequence::{AlterIdentity, AlterSequence, IdentityAction, SequenceOptions};
@@ -146,6 +148,13 @@ pub enum Stmt {
     CommentOnFunction(Box<ast::FunctionDesc>, bool, Option<String>),
     /// FETCH or MOVE (sqlparser reads only some of their forms).
     Fetch(FetchStmt),
+    /// CREATE DOMAIN.
+    CreateDomain(Box<CreateDomain>),
+    /// ALTER DOMAIN's actions on the domain itself (OWNER TO, RENAME TO
+    /// and SET SCHEMA are [`Stmt::AlterOwner`] and [`Stmt::AlterName`]).
+    AlterDomain(Box<AlterDomain>),
+    /// DROP DOMAIN.
+    DropDomain(DropDomain),
     /// Only whitespace and comments.
     Empty,
 }
@@ -188,6 +197,9 @@ impl Stmt {
             Stmt::CreateProcedure(_) => "CREATE PROCEDURE",
             Stmt::CommentOnFunction(..) => "COMMENT",
             Stmt::RenameTrigger(_) => "ALTER TRIGGER",
+            Stmt::CreateDomain(_) => "CREATE DOMAIN",
+            Stmt::AlterDomain(_) => "ALTER DOMAIN",
+            Stmt::DropDomain(_) => "DROP DOMAIN",
             Stmt::Sql(_)
             | Stmt::Copy(_)
             | Stmt::Maintenance(_)
@@ -1373,6 +1385,20 @@ fn own_syntax(
     if matches!((w0.as_deref(), w1.as_deref()), (Some("reassign" | "drop"), Some("owned"))) {
         let o = read_own(sql, sql_tokens(piece), semi, grant::owned)?;
         return Ok(Some(Stmt::Owned(o)));
+    }
+    if w1.as_deref() == Some("domain") {
+        let read = match w0.as_deref() {
+            Some("create") => domain::create,
+            Some("alter") => domain::alter,
+            Some("drop") => domain::drop,
+            _ => return Ok(None),
+        };
+        let stmt = read_own(sql, sql_tokens(piece), semi, |p| {
+            p.next_token();
+            p.next_token();
+            read(p)
+        })?;
+        return Ok(Some(stmt));
     }
     if let Some(stmt) = table_as_with_names(sql, piece, words, semi)? {
         return Ok(Some(stmt));

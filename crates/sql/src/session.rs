@@ -823,7 +823,11 @@ impl<K: KvClient> Session<K> {
             let taken = crate::error::name_taken(&e.code);
             let comment = matches!(
                 p.stmt,
-                Stmt::CommentOnFunction(..) | Stmt::RenameTrigger(_) | Stmt::AlterIdentity(_)
+                Stmt::CommentOnFunction(..)
+                    | Stmt::RenameTrigger(_)
+                    | Stmt::AlterIdentity(_)
+                    | Stmt::AlterDomain(_)
+                    | Stmt::DropDomain(_)
             );
             !alter && !create && !function && !taken && !comment
         }) {
@@ -1346,6 +1350,9 @@ impl<K: KvClient> Session<K> {
             | Stmt::CreateProcedure(_)
             | Stmt::CommentOnFunction(..)
             | Stmt::RenameTrigger(_)
+            | Stmt::CreateDomain(_)
+            | Stmt::AlterDomain(_)
+            | Stmt::DropDomain(_)
             | Stmt::Owned(_)) => {
                 self.start_statement().await?;
                 if let Some(command) = own.own_command().filter(|_| self.read_only()) {

@@ -10,7 +10,9 @@ use std::borrow::Cow;
 
 use sqltypes::{DataType, Value};
 
-use crate::catalog::{Catalog, ColumnDef, ForeignKeyDef, TableDef, PUBLIC_NAMESPACE_OID};
+use crate::catalog::{
+    Catalog, ColumnDef, ForeignKeyDef, TableDef, UserTypeKind, PUBLIC_NAMESPACE_OID,
+};
 
 // pg_locks and pg_stat_activity: the sessions' locks and what they do.
 pub mod activity;
@@ -52,6 +54,10 @@ pub enum SystemTable {
     InfoSchemata,
     /// information_schema.views
     InfoViews,
+    /// information_schema.domains
+    InfoDomains,
+    /// information_schema.domain_constraints
+    InfoDomainConstraints,
     /// information_schema.triggers (one row per trigger and event)
     InfoTriggers,
     /// information_schema.triggered_update_columns (UPDATE OF columns)
@@ -568,6 +574,8 @@ impl SystemTable {
             (true, "tables") => InfoTables,
             (true, "schemata") => InfoSchemata,
             (true, "views") => InfoViews,
+            (true, "domains") => InfoDomains,
+            (true, "domain_constraints") => InfoDomainConstraints,
             (true, "triggers") => InfoTriggers,
             (true, "triggered_update_columns") => InfoTriggeredUpdateColumns,
             (true, "table_privileges") => InfoTablePrivileges(false),
@@ -627,6 +635,8 @@ impl SystemTable {
             PgTables => "pg_tables",
             InfoTables => "tables",
             InfoSchemata => "schemata",
+            InfoDomains => "domains",
+            InfoDomainConstraints => "domain_constraints",
             InfoViews => "views",
             InfoTriggers => "triggers",
             InfoTriggeredUpdateColumns => "triggered_update_columns",
@@ -939,6 +949,9 @@ impl SystemTable {
                 ("numeric_precision_radix", Int4),
                 ("numeric_scale", Int4),
                 ("datetime_precision", Int4),
+                ("domain_catalog", Text),
+                ("domain_schema", Text),
+                ("domain_name", Text),
                 ("udt_catalog", Text),
                 ("udt_schema", Text),
                 ("udt_name", Text),
@@ -947,6 +960,32 @@ impl SystemTable {
                 ("is_generated", Text),
                 ("generation_expression", Text),
                 ("is_updatable", Text),
+            ],
+            InfoDomains => vec![
+                ("domain_catalog", Text),
+                ("domain_schema", Text),
+                ("domain_name", Text),
+                ("data_type", Text),
+                ("character_maximum_length", Int4),
+                ("character_octet_length", Int4),
+                ("numeric_precision", Int4),
+                ("numeric_precision_radix", Int4),
+                ("numeric_scale", Int4),
+                ("datetime_precision", Int4),
+                ("domain_default", Text),
+                ("udt_catalog", Text),
+                ("udt_schema", Text),
+                ("udt_name", Text),
+            ],
+            InfoDomainConstraints => vec![
+                ("constraint_catalog", Text),
+                ("constraint_schema", Text),
+                ("constraint_name", Text),
+                ("domain_catalog", Text),
+                ("domain_schema", Text),
+                ("domain_name", Text),
+                ("is_deferrable", Text),
+                ("initially_deferred", Text),
             ],
             PgAm => vec![
                 ("oid", Oid),
@@ -1273,7 +1312,7 @@ impl SystemTable {
                 if let (Some(l), Some(c)) = (plpgsql, comment) {
                     rows.push(vec![i8(l.0 as i64), i8(PG_LANGUAGE_OID), Value::Int4(0), t(&c)]);
                 }
-                for (e, _) in catalog.enums.values() {
+                for (e, _) in catalog.user_types.values() {
                     if let Some(c) = &e.comment {
                         rows.push(vec![i8(e.oid as i64), i8(PG_TYPE_OID), Value::Int4(0), t(c)]);
                     }
@@ -1453,7 +1492,8 @@ impl SystemTable {
             PgLocks => rows = activity::lock_rows(eval),
             PgStatActivity => rows = activity::activity_rows(catalog, eval),
             PgEnum => {
-                for (_, e) in catalog.enums.values() {
+                for (_, k) in catalog.user_types.values() {
+                    let crate::catalog::UserTypeKind::Enum(e) = k else { continue };
                     for l in &e.labels {
                         let row = [i8(l.oid as i64), i8(e.oid as i64), Value::Float4(l.sort)];
                         rows.push(row.into_iter().chain([t(&l.label)]).collect());
@@ -1557,8 +1597,12 @@ impl SystemTable {
                 let scalars =
                     sqltypes::SCALAR_TYPE_OIDS.iter().filter_map(|&o| DataType::from_oid(o));
                 let builtin = PG_CATALOG_OID as u32;
-                let enums =
-                    catalog.enums.values().map(|(d, t)| (DataType::Enum(t.clone()), d.namespace));
+                let enums = catalog.user_types.values().filter_map(|(d, k)| match k {
+                    crate::catalog::UserTypeKind::Enum(t) => {
+                        Some((DataType::Enum(t.clone()), d.namespace))
+                    }
+                    crate::catalog::UserTypeKind::Domain(_) => None,
+                });
                 let record = DataType::Record(sqltypes::RecordType::anonymous(vec![]));
                 for (ty, ns) in scalars
                     .chain(std::iter::once(record))
@@ -1572,8 +1616,13 @@ impl SystemTable {
                 {
                     rows.push(pg_type_row(&ty, ns));
                 }
+                for (_, k) in catalog.user_types.values() {
+                    if let crate::catalog::UserTypeKind::Domain(d) = k {
+                        rows.extend(domain_type_rows(d));
+                    }
+                }
                 let roles = roles_with_oids(catalog);
-                for (d, _) in catalog.enums.values() {
+                for (d, _) in catalog.user_types.values() {
                     let owner = i8(role_oid_among(&roles, &d.access.owner) as i64);
                     for row in rows
                         .iter_mut()
@@ -1774,7 +1823,7 @@ impl SystemTable {
                             t(&c.name),
                             Value::Int4(i as i32 + 1),
                             yes_no(c.nullable),
-                            t(sql_type_name(&ty)),
+                            t(info_type_name(c.ty.domain.as_deref(), &ty)),
                             c.default
                                 .as_deref()
                                 .filter(|_| !c.generated)
@@ -1783,14 +1832,11 @@ impl SystemTable {
                         ]);
                         let row = rows.last_mut().expect("just pushed");
                         row.extend(type_facets(&ty));
-                        let schema = match ty.elem().unwrap_or(&ty) {
-                            DataType::Enum(e) => catalog
-                                .enum_def(e.oid)
-                                .map(|d| schema_of(catalog, d.namespace))
-                                .unwrap_or("public"),
-                            _ => "pg_catalog",
-                        };
-                        row.extend([t("postgres"), t(schema), t(&ty.name())]);
+                        row.extend(match &c.ty.domain {
+                            Some(d) => info_names(schema_of(catalog, d.def.namespace), &d.def.name),
+                            None => vec![Value::Null, Value::Null, Value::Null],
+                        });
+                        row.extend(info_names(udt_schema(catalog, &ty), &ty.name()));
                         row.push(yes_no(c.identity.is_some()));
                         row.push(match c.identity {
                             Some('a') => t("ALWAYS"),
@@ -1803,6 +1849,28 @@ impl SystemTable {
                             expression.map(t).unwrap_or(Value::Null),
                             yes_no(updatable),
                         ]);
+                    }
+                }
+            }
+            InfoDomains => {
+                for (d, k) in catalog.user_types.values() {
+                    let (Some(spec), UserTypeKind::Domain(dom)) = (&d.domain, k) else { continue };
+                    let mut row = info_names(schema_of(catalog, d.namespace), &d.name);
+                    row.push(t(info_type_name(Some(dom), &dom.ty)));
+                    row.extend(type_facets(&dom.ty));
+                    row.push(spec.default.as_deref().map_or(Value::Null, t));
+                    row.extend(info_names(udt_schema(catalog, &dom.ty), &dom.ty.name()));
+                    rows.push(row);
+                }
+            }
+            InfoDomainConstraints => {
+                for d in catalog.user_types.values().map(|(d, _)| d) {
+                    let schema = schema_of(catalog, d.namespace);
+                    for c in d.domain.iter().flat_map(|s| &s.checks) {
+                        let mut row = info_names(schema, &c.name);
+                        row.extend(info_names(schema, &d.name));
+                        row.extend([t("NO"), t("NO")]);
+                        rows.push(row);
                     }
                 }
             }
@@ -1833,6 +1901,34 @@ impl SystemTable {
                         fk.map(|f| attnums(&f.ref_columns)).unwrap_or(Value::Null),
                         c.check.map(t).unwrap_or(Value::Null),
                     ]);
+                }
+                for (d, _) in catalog.user_types.values() {
+                    for c in d.domain.iter().flat_map(|s| &s.checks) {
+                        let blank = || t(" ");
+                        rows.push(vec![
+                            i8(c.oid as i64),
+                            t(&c.name),
+                            i8(d.namespace as i64),
+                            t("c"),
+                            Value::Bool(false),
+                            Value::Bool(false),
+                            Value::Bool(c.validated),
+                            i8(0),
+                            i8(0),
+                            i8(0),
+                            blank(),
+                            blank(),
+                            blank(),
+                            i8(0),
+                            i8(d.oid as i64),
+                            Value::Bool(true),
+                            Value::Int4(0),
+                            Value::Bool(false),
+                            Value::Null,
+                            Value::Null,
+                            t(&c.expr),
+                        ]);
+                    }
                 }
             }
             InfoTableConstraints => {
@@ -1989,6 +2085,36 @@ fn pg_type_row(ty: &DataType, namespace: u32) -> Vec<Value> {
     row
 }
 
+/// A domain's pg_type row and its array type's: its values' type's row
+/// with the domain's name, OIDs, base type, NOT NULL, default and
+/// domain_in/domain_recv as input functions.
+fn domain_type_rows(d: &crate::catalog::Domain) -> [Vec<Value>; 2] {
+    let spec = d.spec();
+    let mut row = pg_type_row(&d.ty, d.def.namespace);
+    let text = |s: &str| Value::Text(s.to_string());
+    row[0] = Value::Oid(d.def.oid);
+    row[1] = text(&d.def.name);
+    row[6] = text("d");
+    row[13] = Value::Oid(d.def.array_oid);
+    row[14] = Value::Bool(spec.not_null);
+    row[15] = Value::Oid(spec.base.oid);
+    row[16] = Value::Int4(spec.base.typmod);
+    row[19] = spec.default.as_deref().map_or(Value::Null, text);
+    row[21] = builtin_rows::regproc(DOMAIN_IN);
+    row[23] = builtin_rows::regproc(DOMAIN_RECV);
+    // typdefaultbin: what pg_get_expr shows of it, the default's text.
+    row[30] = row[19].clone();
+    let mut array = pg_type_row(&d.ty.array_of(), d.def.namespace);
+    array[0] = Value::Oid(d.def.array_oid);
+    array[1] = text(&format!("_{}", d.def.name));
+    array[12] = Value::Oid(d.def.oid);
+    [row, array]
+}
+
+/// domain_in and domain_recv, a domain's input functions.
+const DOMAIN_IN: u32 = 2597;
+const DOMAIN_RECV: u32 = 2598;
+
 /// pg_type's typcategory, typispreferred and typarray for `ty`.
 fn type_traits(ty: &DataType) -> (&'static str, bool, i64) {
     let (category, preferred) = match ty {
@@ -2051,6 +2177,27 @@ fn view_updatable(cat: &Catalog, v: &std::sync::Arc<crate::catalog::ViewDef>) ->
 
 /// The SQL-standard type name information_schema.columns.data_type shows
 /// (no length or precision: those are separate columns).
+/// information_schema's data_type of a column or domain of type `ty`
+/// (of domain `domain`): a domain's is its base type's, or USER-DEFINED
+/// when that is a domain too.
+fn info_type_name(domain: Option<&crate::catalog::Domain>, ty: &DataType) -> &'static str {
+    match domain {
+        Some(d) if d.base.is_some() => "USER-DEFINED",
+        _ => sql_type_name(ty),
+    }
+}
+
+/// information_schema's udt_schema of type `ty`: an enum's schema, else
+/// pg_catalog.
+fn udt_schema<'a>(catalog: &'a Catalog, ty: &DataType) -> &'a str {
+    match ty.elem().unwrap_or(ty) {
+        DataType::Enum(e) => {
+            catalog.user_type(e.oid).map(|d| schema_of(catalog, d.namespace)).unwrap_or("public")
+        }
+        _ => "pg_catalog",
+    }
+}
+
 fn sql_type_name(ty: &DataType) -> &'static str {
     match ty {
         DataType::Bool => "boolean",

@@ -379,7 +379,8 @@ pub(super) async fn set_type<T: Txn>(
 ) -> Result<Vec<u64>> {
     let c = column(cur, name)?;
     let cname = cur.columns[c].name.clone();
-    let ty = bind::column_type(cat, data_type)?;
+    let def = bind::column_type(cat, data_type)?;
+    let ty = def.to_type();
     if let Some(g) = generated_users(cur, c).first() {
         return Err(err!(
             FeatureNotSupported,
@@ -441,8 +442,13 @@ pub(super) async fn set_type<T: Txn>(
     if cur.columns[c].identity.is_some() {
         retype_identity(txn, tenant, cat, cur, &cname, &ty).await?;
     }
+    // A domain's constraints hold for each converted value.
+    let convert = match &def.domain {
+        Some(d) => crate::expr::Expr::Domain(Box::new(convert), d.clone()),
+        None => convert,
+    };
     let old = cur.clone();
-    cur.columns[c].ty = TypeDef::from_type(&ty);
+    cur.columns[c].ty = def;
     if catalog::bind_checks(cat, cur).is_err() {
         // Checks that no longer bind read the column as its old type, as
         // PostgreSQL's stored (already resolved) expressions do.

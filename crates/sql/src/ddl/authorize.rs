@@ -7,7 +7,7 @@
 
 use super::*;
 use crate::acl::{self, ObjKind};
-use crate::parse::{RelationKind, Stmt};
+use crate::parse::Stmt;
 
 /// Fails with 42501 unless `user` may run `stmt`.
 pub fn authorize(cat: &Catalog, user: &str, stmt: &Stmt) -> Result<()> {
@@ -29,7 +29,13 @@ pub fn authorize(cat: &Catalog, user: &str, stmt: &Stmt) -> Result<()> {
             }
         }
         Stmt::AlterView(at) => own_relation(cat, user, &at.name),
-        Stmt::AlterName(a) if a.kind == RelationKind::Type => own_type(cat, user, &a.name),
+        Stmt::AlterName(a) if a.kind.is_type() => own_type(cat, user, &a.name),
+        Stmt::CreateDomain(d) => {
+            create_in(cat, user, &d.name)?;
+            type_usage(cat, user, &d.data_type)
+        }
+        Stmt::AlterDomain(a) => own_type(cat, user, &a.name),
+        Stmt::DropDomain(d) => d.names.iter().try_for_each(|n| own_type(cat, user, n)),
         Stmt::AlterName(a) => {
             own_relation(cat, user, &a.name)?;
             match &a.change {
@@ -246,7 +252,7 @@ fn relation_privilege(
 fn type_usage(cat: &Catalog, user: &str, ty: &ast::DataType) -> Result<()> {
     let Ok(t) = bind::catalog_type(cat, ty) else { return Ok(()) };
     let sqltypes::DataType::Enum(e) = t.elem().unwrap_or(&t) else { return Ok(()) };
-    let Some(def) = cat.enum_def(e.oid) else { return Ok(()) };
+    let Some(def) = cat.user_type(e.oid) else { return Ok(()) };
     if def.access.allows(cat, ObjKind::Type, user, acl::USAGE, false) {
         return Ok(());
     }
@@ -265,7 +271,7 @@ fn own_extension(cat: &Catalog, user: &str, name: &str) -> Result<()> {
 
 /// 42501 unless `user` may act as the owner of type `name`.
 fn own_type(cat: &Catalog, user: &str, name: &ast::ObjectName) -> Result<()> {
-    let Ok(Some((def, _))) = bind::obj_name(name).and_then(|n| cat.enum_named(&n)) else {
+    let Ok(Some((def, _))) = bind::obj_name(name).and_then(|n| cat.user_type_named(&n)) else {
         return Ok(());
     };
     def.access.must_own(cat, user, ObjKind::Type, &def.name)

@@ -498,13 +498,12 @@ pub async fn type_privileges<T: Txn>(
     let mut defs = Vec::new();
     for n in &g.types {
         let obj = bind::obj_name(n)?;
-        match cat.enum_named(&obj)? {
-            // Strata has no domains: an enum type is not one.
-            Some((d, _)) if g.domain => {
+        match cat.user_type_named(&obj)? {
+            Some((d, _)) if g.domain && d.domain.is_none() => {
                 bail!(WrongObjectType, "\"{}\" is not a domain", d.name)
             }
             Some((d, _)) => defs.push(d.clone()),
-            None if types::must_get(cat, &obj).is_err() => {
+            None if types::must_get(cat, &obj, false).is_err() => {
                 bail!(UndefinedObject, "type \"{obj}\" does not exist")
             }
             None => bail!(FeatureNotSupported, "privileges of built-in types cannot be changed"),
@@ -516,7 +515,7 @@ pub async fn type_privileges<T: Txn>(
         if let Some(w) = acl::apply(cat, &mut own, ObjKind::Type, &d.name, user, &change)? {
             r.notices.push(warning(w));
         }
-        types::put(txn, tenant, &catalog::EnumDef { access: own, ..(*d).clone() }).await?;
+        types::put(txn, tenant, &catalog::UserTypeDef { access: own, ..(*d).clone() }).await?;
     }
     Ok(r)
 }

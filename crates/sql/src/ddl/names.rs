@@ -82,7 +82,7 @@ pub(super) fn one(
 /// What ALTER ... SET SCHEMA / RENAME TO names.
 enum Object {
     Relation(catalog::Relation),
-    Type(Arc<catalog::EnumDef>),
+    Type(Arc<catalog::UserTypeDef>),
 }
 
 /// ALTER TABLE/VIEW/SEQUENCE/TYPE name SET SCHEMA, ALTER VIEW name RENAME
@@ -96,7 +96,12 @@ pub async fn alter_name<T: Txn>(
     let mut r = DdlResult::tag(a.kind.tag());
     let name = bind::obj_name(&a.name)?;
     let found = match a.kind {
-        RelationKind::Type => cat.enum_named(&name)?.map(|(d, _)| Object::Type(d.clone())),
+        RelationKind::Type | RelationKind::Domain => match cat.user_type_named(&name)? {
+            Some((d, _)) if a.kind == RelationKind::Domain && d.domain.is_none() => {
+                bail!(WrongObjectType, "\"{}\" is not a domain", d.name)
+            }
+            found => found.map(|(d, _)| Object::Type(d.clone())),
+        },
         _ => match cat.relation(&name)? {
             Some(catalog::Relation::Index(..)) | None => None,
             Some(rel) => {
@@ -119,13 +124,15 @@ pub async fn alter_name<T: Txn>(
         },
     };
     let Some(found) = found else {
-        let what = if a.kind == RelationKind::Type { "type" } else { "relation" };
+        let what = if a.kind.is_type() { "type" } else { "relation" };
         if a.if_exists {
             r.notices.push(notice(format!("{what} \"{name}\" does not exist, skipping")));
             return Ok(r);
         }
         match a.kind {
-            RelationKind::Type => bail!(UndefinedObject, "type \"{name}\" does not exist"),
+            RelationKind::Type | RelationKind::Domain => {
+                bail!(UndefinedObject, "type \"{name}\" does not exist")
+            }
             _ => bail!(UndefinedTable, "relation \"{name}\" does not exist"),
         }
     };
@@ -152,7 +159,7 @@ pub async fn alter_name<T: Txn>(
         return Ok(r);
     }
     let taken = match a.kind {
-        RelationKind::Type => types::type_exists(cat, to_ns, &to_name),
+        RelationKind::Type | RelationKind::Domain => types::type_exists(cat, to_ns, &to_name),
         _ => cat.relation_exists(to_ns, &to_name),
     };
     if taken {
@@ -161,7 +168,7 @@ pub async fn alter_name<T: Txn>(
             (NameChange::Rename(_), _) => {
                 err!(DuplicateTable, "relation \"{to_name}\" already exists")
             }
-            (_, RelationKind::Type) => {
+            (_, RelationKind::Type | RelationKind::Domain) => {
                 err!(DuplicateObject, "type \"{to_name}\" already exists in schema \"{to_schema}\"")
             }
             _ => err!(
@@ -221,7 +228,7 @@ pub async fn alter_name<T: Txn>(
         Object::Relation(catalog::Relation::Index(..)) => {}
         Object::Type(d) => {
             rename_everywhere(txn, tenant, cat, None, &moved, false).await?;
-            let d = catalog::EnumDef { namespace: to_ns, ..(*d).clone() };
+            let d = catalog::UserTypeDef { namespace: to_ns, name: to_name, ..(*d).clone() };
             types::put(txn, tenant, &d).await?;
         }
     }

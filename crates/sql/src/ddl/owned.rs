@@ -130,9 +130,9 @@ async fn rewrite_access<T: Txn>(
                 .await?;
         }
     }
-    for (d, _) in cat.enums.values() {
+    for (d, _) in cat.user_types.values() {
         if let Some(access) = f(&d.access) {
-            types::put(txn, tenant, &catalog::EnumDef { access, ..(**d).clone() }).await?;
+            types::put(txn, tenant, &catalog::UserTypeDef { access, ..(**d).clone() }).await?;
         }
     }
     let public =
@@ -174,7 +174,7 @@ pub fn owned_objects(cat: &Catalog, roles: &[String]) -> Vec<OwnedKind> {
     };
     let views = cat.views.values().filter(|v| theirs(&v.access));
     let sequences = cat.sequences.values().filter(|s| theirs(&s.access));
-    let types = cat.enums.values().filter(|(d, _)| theirs(&d.access));
+    let types = cat.user_types.values().filter(|(d, _)| theirs(&d.access));
     let extensions = cat.extensions.values().filter(|x| roles.contains(&x.owner));
     let schemas = cat.schemas.values().filter(|s| theirs(&s.access));
     let out = vec![

@@ -22,14 +22,14 @@ pub async fn alter_owner<T: Txn>(
     let obj = bind::obj_name(&a.name)?;
     let name = &obj.name;
     let mut r = DdlResult::tag(a.kind.tag());
-    if a.kind == RelationKind::Type {
-        let def = types::must_get(cat, &obj)?;
+    if a.kind.is_type() {
+        let def = types::must_get(cat, &obj, a.kind == RelationKind::Domain)?;
         let new = owner_name(cat, &a.owner, user)?;
         if let Some(access) =
             changed(cat, user, &def.access, ObjKind::Type, &def.name, def.namespace, &new)?
         {
             bump_version(txn, tenant).await?;
-            types::put(txn, tenant, &catalog::EnumDef { access, ..def }).await?;
+            types::put(txn, tenant, &catalog::UserTypeDef { access, ..def }).await?;
         }
         return Ok(r);
     }
@@ -40,7 +40,7 @@ pub async fn alter_owner<T: Txn>(
     };
     use catalog::Relation as R;
     let wrong = match (a.kind, &rel) {
-        (RelationKind::Table | RelationKind::Type, _) => None,
+        (RelationKind::Table | RelationKind::Type | RelationKind::Domain, _) => None,
         (RelationKind::View, R::View(_))
         | (RelationKind::Sequence, R::Sequence(_))
         | (RelationKind::Index, R::Index(..)) => None,

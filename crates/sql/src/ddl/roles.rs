@@ -191,7 +191,7 @@ fn role_uses(cat: &Catalog, role: &str) -> Vec<String> {
     for s in cat.sequences.values() {
         objects.push((format!("sequence {}", name_of(s.namespace, &s.name)), &s.access));
     }
-    for (d, _) in cat.enums.values() {
+    for (d, _) in cat.user_types.values() {
         let name = match cat.type_visible(d.namespace, &d.name) {
             true => crate::func::catalog_info::quote_ident(&d.name),
             false => crate::func::catalog_info::qualified_name(cat, d.namespace, &d.name),

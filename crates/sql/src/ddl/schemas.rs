@@ -214,7 +214,7 @@ pub async fn drop_schemas<T: Txn>(
                 continue;
             }
             let def_oid = *oid;
-            let Some(e) = cat.enum_def(def_oid) else { continue };
+            let Some(e) = cat.user_type(def_oid) else { continue };
             let outside = cat.tables.values().filter(|t| t.namespace != def.oid);
             for t in outside {
                 let uses = t.columns.iter().find(|c| c.ty.oid == e.oid || c.ty.oid == e.array_oid);
@@ -228,7 +228,7 @@ pub async fn drop_schemas<T: Txn>(
                     );
                 }
             }
-            delete_key(txn, keys::enum_type(tenant, e.oid)).await?;
+            delete_key(txn, keys::user_type(tenant, e.oid)).await?;
         }
         for (oid, kind, sig) in &objects {
             if !matches!(*kind, "function" | "procedure") {
@@ -290,7 +290,7 @@ fn contents(cat: &Catalog, ns: u32) -> Vec<(u32, &'static str, String)> {
     for x in cat.extensions.values().filter(|x| x.namespace == ns) {
         out.push((x.oid, "extension", x.name.clone()));
     }
-    for (d, _) in cat.enums.values().filter(|(d, _)| d.namespace == ns) {
+    for (d, _) in cat.user_types.values().filter(|(d, _)| d.namespace == ns) {
         out.push((d.oid, "type", d.name.clone()));
     }
     for t in cat.tables.values().filter(|t| t.namespace == ns) {

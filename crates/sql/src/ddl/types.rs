@@ -1,10 +1,10 @@
 //! CREATE TYPE ... AS ENUM, ALTER TYPE (ADD VALUE, RENAME VALUE, RENAME TO)
-//! and DROP TYPE. An enum type is one catalog row ([`catalog::EnumDef`]);
+//! and DROP TYPE. An enum type is one catalog row ([`catalog::UserTypeDef`]);
 //! its labels keep their OIDs and sort orders for life, because stored
 //! rows hold a label's OID and index keys its sort order.
 
 use super::*;
-use catalog::EnumDef;
+use catalog::UserTypeDef;
 
 /// The longest label PostgreSQL allows (NAMEDATALEN - 1 bytes).
 const MAX_LABEL: usize = 63;
@@ -40,7 +40,7 @@ pub async fn create_type<T: Txn>(
     }
     let labels =
         texts.into_iter().enumerate().map(|(i, l)| (first + 2 + i as u32, (i + 1) as f32, l));
-    let def = EnumDef {
+    let def = UserTypeDef {
         oid: first,
         namespace,
         array_oid: first + 1,
@@ -48,6 +48,7 @@ pub async fn create_type<T: Txn>(
         labels: labels.collect(),
         comment: None,
         access: crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::Type, namespace),
+        domain: None,
     };
     put(txn, tenant, &def).await?;
     Ok(DdlResult::tag("CREATE TYPE"))
@@ -60,9 +61,12 @@ pub async fn alter_type<T: Txn>(
     cat: &Catalog,
     at: &ast::AlterType,
 ) -> Result<DdlResult> {
-    let mut def = must_get(cat, &bind::obj_name(&at.name)?)?;
+    let mut def = must_get(cat, &bind::obj_name(&at.name)?, false)?;
+    if def.domain.is_some() {
+        bail!(WrongObjectType, "{} is not an enum", def.name);
+    }
     let mut r = DdlResult::tag("ALTER TYPE");
-    let position = |def: &EnumDef, l: &str| {
+    let position = |def: &UserTypeDef, l: &str| {
         def.labels
             .iter()
             .position(|(_, _, x)| x == l)
@@ -138,23 +142,30 @@ pub(super) async fn drop_types<T: Txn>(
     let mut bumped = false;
     for n in names {
         let obj = bind::obj_name(n)?;
-        let Some((def, _)) = cat.enum_named(&obj)? else {
+        let Some((def, _)) = cat.user_type_named(&obj)? else {
             let name = obj.to_string();
             skip_missing(&mut r, if_exists, sqlstate::SqlState::UndefinedObject, "type", &name)?;
             continue;
         };
         let name = &def.name;
+        let over = cat.user_types.values().map(|(d, _)| d);
+        let over = over.filter(|d| d.domain.as_ref().is_some_and(|s| s.base.oid == def.oid));
+        let mut uses: Vec<String> =
+            over.map(|d| format!("type {} depends on type {name}", d.name)).collect();
         for t in cat.tables.values() {
-            if let Some(c) =
-                t.columns.iter().find(|c| c.ty.oid == def.oid || c.ty.oid == def.array_oid)
-            {
-                let uses =
-                    [format!("column {} of table {} depends on type {name}", c.name, t.name)];
-                return Err(super::still_depended_on(&format!("type {name}"), &uses));
-            }
+            let used =
+                t.columns.iter().filter(|c| c.ty.oid == def.oid || c.ty.oid == def.array_oid);
+            uses.extend(
+                used.map(|c| {
+                    format!("column {} of table {} depends on type {name}", c.name, t.name)
+                }),
+            );
+        }
+        if !uses.is_empty() {
+            return Err(super::still_depended_on(&format!("type {name}"), &uses));
         }
         bump_once(txn, tenant, &mut bumped).await?;
-        delete_key(txn, keys::enum_type(tenant, def.oid)).await?;
+        delete_key(txn, keys::user_type(tenant, def.oid)).await?;
     }
     Ok(r)
 }
@@ -167,17 +178,25 @@ pub(super) async fn comment_type<T: Txn>(
     name: &ast::ObjectName,
     comment: Option<String>,
 ) -> Result<DdlResult> {
-    let mut def = must_get(cat, &bind::obj_name(name)?)?;
+    let mut def = must_get(cat, &bind::obj_name(name)?, false)?;
     bump_version(txn, tenant).await?;
     def.comment = comment;
     put(txn, tenant, &def).await?;
     Ok(DdlResult::tag("COMMENT"))
 }
 
-/// The stored definition of enum type `name` as the search path finds it
-/// (42704 if there is none, 42809 for a built-in type).
-pub(super) fn must_get(cat: &Catalog, name: &catalog::ObjName) -> Result<EnumDef> {
-    if let Some((def, _)) = cat.enum_named(name)? {
+/// The stored definition of user-defined type `name` as the search path
+/// finds it (42704 if there is none, 42809 for a built-in type, or for
+/// an enum when `domain` asks for a domain).
+pub(super) fn must_get(
+    cat: &Catalog,
+    name: &catalog::ObjName,
+    domain: bool,
+) -> Result<UserTypeDef> {
+    if let Some((def, _)) = cat.user_type_named(name)? {
+        if domain && def.domain.is_none() {
+            bail!(WrongObjectType, "\"{}\" is not a domain", def.name);
+        }
         return Ok((**def).clone());
     }
     let builtin = name.schema.as_deref().is_none_or(|s| s == "pg_catalog");
@@ -193,7 +212,9 @@ pub(super) fn must_get(cat: &Catalog, name: &catalog::ObjName) -> Result<EnumDef
 /// view's row type.
 pub(super) fn type_exists(cat: &Catalog, ns: u32, name: &str) -> bool {
     let key = (ns, name.to_string());
-    cat.enums.contains_key(&key) || cat.tables.contains_key(&key) || cat.views.contains_key(&key)
+    cat.user_types.contains_key(&key)
+        || cat.tables.contains_key(&key)
+        || cat.views.contains_key(&key)
 }
 
 /// An enum label: a string literal of at most 63 bytes.
@@ -208,6 +229,6 @@ fn label(i: &ast::Ident) -> Result<String> {
     Ok(i.value.clone())
 }
 
-pub(super) async fn put<T: Txn>(txn: &mut T, tenant: TenantId, def: &EnumDef) -> Result<()> {
-    put_entry(txn, keys::enum_type(tenant, def.oid), json_entry(def)).await
+pub(super) async fn put<T: Txn>(txn: &mut T, tenant: TenantId, def: &UserTypeDef) -> Result<()> {
+    put_entry(txn, keys::user_type(tenant, def.oid), json_entry(def)).await
 }

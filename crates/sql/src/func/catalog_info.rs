@@ -194,13 +194,7 @@ pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
             return Some(def + deferral_clause(i.deferral));
         }
         if let Some(c) = t.checks.iter().find(|c| c.oid(t.oid) == oid) {
-            let expr = crate::deparse::display_expr(cat, &c.expr);
-            // The pretty form drops the condition's own parentheses.
-            return Some(if pretty {
-                format!("CHECK ({expr})")
-            } else {
-                format!("CHECK (({expr}))")
-            });
+            return Some(check_clause(cat, &c.expr, pretty));
         }
         if let Some(f) = t.foreign_keys.iter().find(|f| f.oid == oid) {
             let parent = cat.table_by_oid(f.ref_table)?;
@@ -223,7 +217,20 @@ pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
             return Some(s);
         }
     }
-    None
+    let domains = cat.user_types.values().filter_map(|(d, _)| d.domain.as_ref());
+    let c = domains.flat_map(|s| &s.checks).find(|c| c.oid == oid)?;
+    let valid = if c.validated { "" } else { " NOT VALID" };
+    Some(check_clause(cat, &c.expr, pretty) + valid)
+}
+
+/// `CHECK ((expr))`; the pretty form drops the condition's own parentheses.
+fn check_clause(cat: &Catalog, expr: &str, pretty: bool) -> String {
+    let expr = crate::deparse::display_expr(cat, expr);
+    if pretty {
+        format!("CHECK ({expr})")
+    } else {
+        format!("CHECK (({expr}))")
+    }
 }
 
 /// pg_get_indexdef(oid [, column, pretty]): the CREATE INDEX statement of
@@ -356,7 +363,7 @@ pub fn format_type(cat: Option<&Catalog>, oid: u32, typmod: Option<i32>) -> Stri
     match sqltypes::DataType::from_oid(oid) {
         _ if oid == 0 => "-".to_string(),
         Some(_) => TypeDef::builtin(oid, typmod.unwrap_or(-1)).to_type().to_string(),
-        None => match cat.and_then(|c| c.enum_def_of(oid).map(|d| (c, d))) {
+        None => match cat.and_then(|c| c.user_type_of(oid).map(|d| (c, d))) {
             Some((c, d)) => {
                 let base = match c.type_visible(d.namespace, &d.name) {
                     true => quote_ident(&d.name),

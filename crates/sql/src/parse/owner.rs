@@ -26,9 +26,17 @@ pub enum RelationKind {
     /// ALTER TYPE (read here for OWNER TO only; not a relation, but
     /// pg_dump writes the same line after CREATE TYPE).
     Type,
+    /// ALTER DOMAIN (OWNER TO, RENAME TO, SET SCHEMA; a type that must
+    /// be a domain).
+    Domain,
 }
 
 impl RelationKind {
+    /// True for ALTER TYPE and ALTER DOMAIN, which name a type.
+    pub fn is_type(self) -> bool {
+        matches!(self, RelationKind::Type | RelationKind::Domain)
+    }
+
     /// The statement's command tag.
     pub fn tag(self) -> &'static str {
         match self {
@@ -37,6 +45,7 @@ impl RelationKind {
             RelationKind::Sequence => "ALTER SEQUENCE",
             RelationKind::Index => "ALTER INDEX",
             RelationKind::Type => "ALTER TYPE",
+            RelationKind::Domain => "ALTER DOMAIN",
         }
     }
 }

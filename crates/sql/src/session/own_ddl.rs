@@ -38,6 +38,9 @@ impl<K: KvClient> Session<K> {
                 ddl::default_privileges(txn, tenant, &catalog, &user, a).await?
             }
             Stmt::AlterName(a) => ddl::alter_name(txn, tenant, &catalog, a).await?,
+            Stmt::CreateDomain(d) => ddl::create_domain(txn, tenant, &catalog, d, &user).await?,
+            Stmt::AlterDomain(a) => ddl::alter_domain(txn, tenant, &catalog, a).await?,
+            Stmt::DropDomain(d) => ddl::drop_domains(txn, tenant, &catalog, d).await?,
             Stmt::AlterView(at) => ddl::alter_view(txn, tenant, &catalog, at).await?,
             Stmt::CreateTrigger(ct, args) => {
                 ddl::create_trigger(txn, tenant, &catalog, ct, args).await?

@@ -79,6 +79,26 @@ pub fn rows(cat: &Catalog) -> Vec<Vec<Value>> {
         rows.extend(refs.into_iter().map(|r| row(class, oid, r, 0, "n")));
     }
     rows.extend(extension_rows(cat));
+    rows.extend(domain_rows(cat));
+    rows
+}
+
+/// A domain over another domain depends on it (`n`), which tells pg_dump
+/// to create that one first; a domain's CHECK constraints on the domain
+/// (`a`).
+fn domain_rows(cat: &Catalog) -> Vec<Vec<Value>> {
+    const PG_TYPE: u32 = 1247;
+    const PG_CONSTRAINT: u32 = 2606;
+    let mut rows = Vec::new();
+    for d in cat.user_types.values().map(|(d, _)| d) {
+        let Some(spec) = &d.domain else { continue };
+        if cat.domain_of(spec.base.oid).is_some() {
+            rows.push(dep((PG_TYPE, d.oid), (PG_TYPE, spec.base.oid, 0), "n"));
+        }
+        for c in &spec.checks {
+            rows.push(dep((PG_CONSTRAINT, c.oid), (PG_TYPE, d.oid, 0), "a"));
+        }
+    }
     rows
 }
 
