@@ -628,6 +628,9 @@ pub struct Domain {
     pub base: Option<Arc<Domain>>,
     /// The definition's checks, bound over a one-column row (the value).
     checks: Vec<crate::expr::Expr>,
+    /// Its name as errors show it: schema-qualified unless `public` (the
+    /// path the catalog is bound with) finds it.
+    shown: String,
 }
 
 impl PartialEq for Domain {
@@ -658,7 +661,18 @@ impl Domain {
             .iter()
             .map(|c| check_expr(cat, &parse_stored(&c.expr, "CHECK")?, &scope))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Domain { def, ty, base, checks })
+        // Not yet among `cat`'s types: is it the first of its name on the path?
+        let name = def.name.clone();
+        let first = cat
+            .path
+            .types
+            .iter()
+            .find(|&&n| n == def.namespace || cat.user_types.contains_key(&(n, name.clone())));
+        let shown = match first == Some(&def.namespace) {
+            true => crate::func::catalog_info::quote_ident(&name),
+            false => crate::func::catalog_info::qualified_name(cat, def.namespace, &name),
+        };
+        Ok(Domain { def, ty, base, checks, shown })
     }
 
     /// The scope a domain's CHECK is bound in: one column, `value`.
@@ -691,10 +705,15 @@ impl Domain {
     /// this one's (NOT NULL, then the CHECKs in order), as PostgreSQL
     /// does when a value becomes the domain's.
     pub fn check(&self, v: &Value) -> Result<()> {
+        self.check_as(v, &self.shown)
+    }
+
+    /// [`Domain::check`], naming domain `name` (the one the value becomes)
+    /// in errors.
+    fn check_as(&self, v: &Value, name: &str) -> Result<()> {
         if let Some(b) = &self.base {
-            b.check(v)?;
+            b.check_as(v, name)?;
         }
-        let name = &self.def.name;
         if self.spec().not_null && v.is_null() {
             bail!(NotNullViolation, "domain {name} does not allow null values");
         }

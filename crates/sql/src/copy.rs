@@ -27,6 +27,9 @@ pub struct CopyParser {
     done: bool,
     /// The session's time zone, for timestamptz fields without an offset.
     zone: std::sync::Arc<sqltypes::Zone>,
+    /// The domains of the columns that have one, whose constraints each
+    /// field meets as it is read (so errors name the line).
+    domains: Vec<Option<std::sync::Arc<crate::catalog::Domain>>>,
 }
 
 impl CopyParser {
@@ -42,7 +45,17 @@ impl CopyParser {
             header_skipped: false,
             done: false,
             zone: sqltypes::Zone::utc(),
+            domains: Vec::new(),
         }
+    }
+
+    /// Checks each column's fields against its domain, if it has one.
+    pub fn with_domains(
+        mut self,
+        domains: Vec<Option<std::sync::Arc<crate::catalog::Domain>>>,
+    ) -> CopyParser {
+        self.domains = domains;
+        self
     }
 
     /// Reads timestamptz fields without an offset in `zone`.
@@ -258,14 +271,25 @@ impl CopyParser {
         }
         let mut row = Vec::with_capacity(fields.len());
         for (i, (f, ty)) in fields.into_iter().zip(&self.types).enumerate() {
-            row.push(match f {
+            let name = self.names.get(i).map(String::as_str).unwrap_or("?");
+            let v = match &f {
                 None => Value::Null,
-                Some(s) => {
-                    let name = self.names.get(i).map(String::as_str).unwrap_or("?");
-                    text::parse_text_in(ty, &s, &self.zone)
-                        .map_err(|e| context(e, Some((name, &s))))?
-                }
-            });
+                Some(s) => text::parse_text_in(ty, s, &self.zone)
+                    .map_err(|e| context(e, Some((name, s))))?,
+            };
+            if let Some(Some(d)) = self.domains.get(i) {
+                d.check(&v).map_err(|e| match &f {
+                    Some(s) => context(e, Some((name, s))),
+                    None => crate::error::Error {
+                        context: Some(format!(
+                            "COPY {}, line {}, column {name}: null input",
+                            self.opts.table, self.line_no
+                        )),
+                        ..e
+                    },
+                })?;
+            }
+            row.push(v);
         }
         out.push(row);
         Ok(())

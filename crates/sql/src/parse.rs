@@ -521,17 +521,22 @@ fn sql_tokens(piece: &[TokenWithSpan]) -> Vec<TokenWithSpan> {
         .collect()
 }
 
-/// Rewrites `inet '...'` and `cidr '...'` as `'...'::inet`: sqlparser
-/// reads a type name before a string literal only for the types it knows.
+/// Rewrites `inet '...'`, `cidr '...'` and `name '...'` for a name that
+/// is no keyword (a user-defined type's) as `'...'::inet`: sqlparser reads
+/// a type name before a string literal only for the types it knows. A
+/// name right after another name is left alone (an alias or an option).
 fn typed_literals(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     let solid = |t: &TokenWithSpan| !matches!(t.token, Token::Whitespace(_));
     let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
     let mut i = 0;
     while i < tokens.len() {
         let t = &tokens[i];
-        let is_type = matches!(&t.token, Token::Word(w) if w.quote_style.is_none()
-            && (w.value.eq_ignore_ascii_case("inet") || w.value.eq_ignore_ascii_case("cidr")));
         let prev = out.iter().rev().find(|t| solid(t));
+        let after_name = prev
+            .is_some_and(|p| matches!(&p.token, Token::Word(w) if w.keyword == Keyword::NoKeyword));
+        let is_type = matches!(&t.token, Token::Word(w) if w.quote_style.is_none()
+            && (w.value.eq_ignore_ascii_case("inet") || w.value.eq_ignore_ascii_case("cidr")
+                || (w.keyword == Keyword::NoKeyword && !after_name)));
         // Not a name after `::`, `.` or AS (a cast or an alias).
         let after_name_context = prev.is_some_and(|p| {
             matches!(p.token, Token::DoubleColon | Token::Period)

@@ -826,6 +826,7 @@ impl<K: KvClient> Session<K> {
                 Stmt::CommentOnFunction(..)
                     | Stmt::RenameTrigger(_)
                     | Stmt::AlterIdentity(_)
+                    | Stmt::CreateDomain(_)
                     | Stmt::AlterDomain(_)
                     | Stmt::DropDomain(_)
             );

@@ -1856,7 +1856,11 @@ impl SystemTable {
                 for (d, k) in catalog.user_types.values() {
                     let (Some(spec), UserTypeKind::Domain(dom)) = (&d.domain, k) else { continue };
                     let mut row = info_names(schema_of(catalog, d.namespace), &d.name);
-                    row.push(t(info_type_name(Some(dom), &dom.ty)));
+                    // format_type of the base type, without its modifier.
+                    row.push(match (&dom.base, dom.ty.elem()) {
+                        (None, Some(e)) => t(&format!("{}[]", sql_type_name(e))),
+                        _ => t(info_type_name(Some(dom), &dom.ty)),
+                    });
                     row.extend(type_facets(&dom.ty));
                     row.push(spec.default.as_deref().map_or(Value::Null, t));
                     row.extend(info_names(udt_schema(catalog, &dom.ty), &dom.ty.name()));

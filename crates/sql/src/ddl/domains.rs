@@ -131,7 +131,12 @@ fn domain_values(cat: &Catalog, def: &UserTypeDef) -> Result<DataType> {
 
 /// The domain `name` names (42704 if nothing, 42809 if not a domain).
 fn must_get_domain(cat: &Catalog, name: &ast::ObjectName) -> Result<UserTypeDef> {
-    types::must_get(cat, &bind::obj_name(name)?, true)
+    let def = types::must_get(cat, &bind::obj_name(name)?, false)?;
+    if def.domain.is_none() {
+        let shown = crate::func::catalog_info::format_type(Some(cat), def.oid, None);
+        bail!(WrongObjectType, "{shown} is not a domain");
+    }
+    Ok(def)
 }
 
 /// ALTER DOMAIN's own actions (OWNER TO, RENAME TO and SET SCHEMA run as

@@ -147,11 +147,12 @@ pub(super) async fn drop_types<T: Txn>(
             skip_missing(&mut r, if_exists, sqlstate::SqlState::UndefinedObject, "type", &name)?;
             continue;
         };
-        let name = &def.name;
+        let shown = |oid| crate::func::catalog_info::format_type(Some(cat), oid, None);
+        let name = &shown(def.oid);
         let over = cat.user_types.values().map(|(d, _)| d);
         let over = over.filter(|d| d.domain.as_ref().is_some_and(|s| s.base.oid == def.oid));
         let mut uses: Vec<String> =
-            over.map(|d| format!("type {} depends on type {name}", d.name)).collect();
+            over.map(|d| format!("type {} depends on type {name}", shown(d.oid))).collect();
         for t in cat.tables.values() {
             let used =
                 t.columns.iter().filter(|c| c.ty.oid == def.oid || c.ty.oid == def.array_oid);

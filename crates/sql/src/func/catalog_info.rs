@@ -855,6 +855,16 @@ pub fn type_oid(cat: &Catalog, text: &str) -> Option<u32> {
     if parser.peek_token().token != sqlparser::tokenizer::Token::EOF {
         return None;
     }
+    // A domain (or an array of one) has its own OID.
+    let (elem, array) = match &ast {
+        sqlparser::ast::DataType::Array(sqlparser::ast::ArrayElemTypeDef::SquareBracket(e, _)) => {
+            (e.as_ref(), true)
+        }
+        other => (other, false),
+    };
+    if let Ok(Some(d)) = crate::bind::domain_of(cat, elem) {
+        return Some(if array { d.def.array_oid } else { d.def.oid });
+    }
     let ty = crate::bind::catalog_type(cat, &ast).ok()?;
     // A table's row type has no OID of its own (no pg_type row) yet.
     if matches!(ty.elem().unwrap_or(&ty), sqltypes::DataType::Record(_)) {

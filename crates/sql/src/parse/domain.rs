@@ -173,9 +173,11 @@ pub(super) fn alter(p: &mut Parser) -> Result<Stmt, ParserError> {
     } else if p.parse_keywords(&[Keyword::DROP, Keyword::NOT, Keyword::NULL]) {
         DomainAction::NotNull(false)
     } else if p.parse_keyword(Keyword::ADD) {
+        // PostgreSQL 15 adds only CHECK constraints.
+        let next = p.peek_token();
         match constraint(p)? {
-            Some(c) => DomainAction::Add(c),
-            None => return p.expected("a constraint", p.peek_token()),
+            Some(c @ DomainConstraint::Check { .. }) => DomainAction::Add(c),
+            _ => return p.expected("CHECK", next),
         }
     } else if p.parse_keywords(&[Keyword::DROP, Keyword::CONSTRAINT]) {
         let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);

@@ -72,7 +72,9 @@ impl<K: KvClient> Session<K> {
         let binary = c.format == crate::parse::CopyFormat::Binary;
         let private = self.fresh.contains(&table.storage);
         self.copy = Some(CopyIn {
-            parser: CopyParser::new(c, types, names).in_zone(self.settings.zone()),
+            parser: CopyParser::new(c, types, names).in_zone(self.settings.zone()).with_domains(
+                columns.iter().map(|&i| table.columns[i].ty.domain.clone()).collect(),
+            ),
             table,
             columns,
             rows: Vec::new(),
