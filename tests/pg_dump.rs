@@ -25,6 +25,7 @@ const RELATIONS: &[&str] = &[
     "item_list",
     "events",
     "notes",
+    "shipments",
 ];
 
 fn dump(s: &TestServer) -> String {
@@ -95,6 +96,12 @@ fn compare(source: &TestServer, target: &TestServer) {
     violates("insert into orders (customer_id, amount) values (99, 1)", "orders_customer_id_fkey");
     value("delete from customers where id = 1; select count(*) from orders", "DELETE 1\n2");
     value("select nextval('shop.items_id_seq') > 2", "t");
+    // Domains came back with their constraints, defaults and nesting.
+    violates("insert into shipments values (3, 0, 'x@y.z')", "qty_t_check");
+    violates("insert into shipments values (3, 2000, 'x@y.z')", "small_qty_check");
+    violates("insert into shipments values (3, 1, 'nobody')", "contact_at");
+    violates("insert into shipments (id, n) values (3, 13)", "not_13");
+    value("insert into shipments (id) values (4) returning who", "none@x.org\nINSERT 0 1");
     // Identity columns came back as identity columns, their sequences
     // past the rows'.
     value("insert into events (kind) values ('c') returning id > 55", "t\nINSERT 0 1");

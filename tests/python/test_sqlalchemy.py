@@ -583,3 +583,45 @@ def test_schema_qualified_tables_and_reflection():
         with eng.begin() as c:
             c.execute(text("drop schema if exists sa_shop cascade"))
         eng.dispose()
+
+
+def test_domain_columns_create_query_and_reflect():
+    # postgresql.DOMAIN is a CREATE DOMAIN that create_all makes (after
+    # asking pg_type whether it exists) and drop_all drops; a value the
+    # domain's CHECK refuses is an IntegrityError (23514); the inspector
+    # reads the domain back from pg_type and pg_constraint.
+    from sqlalchemy.dialects.postgresql import DOMAIN
+
+    positive = DOMAIN("sa_positive", Integer, check="VALUE > 0", not_null=True)
+    md = MetaData()
+    items = Table(
+        "sa_item",
+        md,
+        Column("id", Integer, primary_key=True),
+        Column("qty", positive),
+    )
+    eng = sa.create_engine(URL)
+    try:
+        md.drop_all(eng)
+        md.create_all(eng)
+        with eng.begin() as c:
+            c.execute(items.insert(), [{"id": 1, "qty": 3}, {"id": 2, "qty": 5}])
+            assert c.execute(sa.select(func.sum(items.c.qty))).scalar() == 8
+        with pytest.raises(IntegrityError) as e:
+            with eng.begin() as c:
+                c.execute(items.insert(), [{"id": 3, "qty": 0}])
+        assert e.value.orig.sqlstate == "23514"
+        with pytest.raises(IntegrityError) as e:
+            with eng.begin() as c:
+                c.execute(items.insert(), [{"id": 3, "qty": None}])
+        assert e.value.orig.sqlstate == "23502"
+        insp = sa.inspect(eng)
+        [d] = [d for d in insp.get_domains() if d["name"] == "sa_positive"]
+        assert d["type"] == "integer" and d["nullable"] is False and d["schema"] == "public"
+        assert [c["check"] for c in d["constraints"]] == ["VALUE > 0"]
+        col = {c["name"]: c for c in insp.get_columns("sa_item")}["qty"]
+        assert isinstance(col["type"], DOMAIN) and col["type"].name == "sa_positive"
+    finally:
+        md.drop_all(eng)
+        eng.dispose()
+    assert "sa_positive" not in [d["name"] for d in sa.inspect(eng).get_domains()]
