@@ -640,8 +640,8 @@ impl PartialEq for Domain {
 }
 
 impl Domain {
-    /// Binds `def`'s constraints over `base`'s values (`base_domain` when
-    /// the domain is over another domain).
+    /// Binds domain `def`'s constraints over its values' type; the domain
+    /// it is over, if any, must be in `cat` already.
     pub fn bind(cat: &Catalog, def: Arc<UserTypeDef>) -> Result<Domain> {
         let Some(spec) = &def.domain else {
             bail!(InternalError, "type \"{}\" is not a domain", def.name)
@@ -1888,12 +1888,13 @@ impl Catalog {
         })
     }
 
-    /// The stored definition of the enum type whose own or array OID is `oid`.
+    /// The stored definition of the user-defined type whose own or array
+    /// OID is `oid`.
     pub fn user_type_of(&self, oid: u32) -> Option<&Arc<UserTypeDef>> {
         self.user_types.values().map(|(d, _)| d).find(|d| d.oid == oid || d.array_oid == oid)
     }
 
-    /// The stored definition of the enum type with this OID.
+    /// The stored definition of the user-defined type with this OID.
     pub fn user_type(&self, oid: u32) -> Option<&Arc<UserTypeDef>> {
         self.user_types.values().map(|(d, _)| d).find(|d| d.oid == oid)
     }

@@ -1,7 +1,9 @@
 //! CREATE TYPE ... AS ENUM, ALTER TYPE (ADD VALUE, RENAME VALUE, RENAME TO)
 //! and DROP TYPE. An enum type is one catalog row ([`catalog::UserTypeDef`]);
 //! its labels keep their OIDs and sort orders for life, because stored
-//! rows hold a label's OID and index keys its sort order.
+//! rows hold a label's OID and index keys its sort order. DROP TYPE drops
+//! domains too (ddl/domains.rs makes them), and COMMENT ON TYPE | DOMAIN,
+//! ownership and renames treat both kinds alike.
 
 use super::*;
 use catalog::UserTypeDef;
