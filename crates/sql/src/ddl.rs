@@ -347,7 +347,8 @@ pub async fn comment<T: Txn>(
     text: &Option<String>,
 ) -> Result<DdlResult> {
     if matches!(object_type, ast::CommentObject::Type | ast::CommentObject::Domain) {
-        return comment_type(txn, tenant, cat, name, text.clone()).await;
+        let domain = *object_type == ast::CommentObject::Domain;
+        return comment_type(txn, tenant, cat, name, text.clone(), domain).await;
     }
     if *object_type == ast::CommentObject::Schema {
         return schemas::comment(txn, tenant, cat, name, text.clone()).await;

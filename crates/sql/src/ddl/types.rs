@@ -142,6 +142,13 @@ pub(super) async fn drop_types<T: Txn>(
 ) -> Result<DdlResult> {
     let mut r = DdlResult::tag("DROP TYPE");
     let mut bumped = false;
+    // A domain over a type dropped by the same statement does not keep it.
+    let mut dropped = Vec::new();
+    for n in names {
+        if let Some((d, _)) = cat.user_type_named(&bind::obj_name(n)?)? {
+            dropped.push(d.oid);
+        }
+    }
     for n in names {
         let obj = bind::obj_name(n)?;
         let Some((def, _)) = cat.user_type_named(&obj)? else {
@@ -153,6 +160,7 @@ pub(super) async fn drop_types<T: Txn>(
         let name = &shown(def.oid);
         let over = cat.user_types.values().map(|(d, _)| d);
         let over = over.filter(|d| d.domain.as_ref().is_some_and(|s| s.base.oid == def.oid));
+        let over = over.filter(|d| !dropped.contains(&d.oid));
         let mut uses: Vec<String> =
             over.map(|d| format!("type {} depends on type {name}", shown(d.oid))).collect();
         for t in cat.tables.values() {
@@ -173,15 +181,16 @@ pub(super) async fn drop_types<T: Txn>(
     Ok(r)
 }
 
-/// COMMENT ON TYPE.
+/// COMMENT ON TYPE, or COMMENT ON DOMAIN (`domain`: the type must be one).
 pub(super) async fn comment_type<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
     cat: &Catalog,
     name: &ast::ObjectName,
     comment: Option<String>,
+    domain: bool,
 ) -> Result<DdlResult> {
-    let mut def = must_get(cat, &bind::obj_name(name)?, false)?;
+    let mut def = must_get(cat, &bind::obj_name(name)?, domain)?;
     bump_version(txn, tenant).await?;
     def.comment = comment;
     put(txn, tenant, &def).await?;
