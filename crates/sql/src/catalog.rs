@@ -593,6 +593,16 @@ pub struct DomainSpec {
     pub checks: Vec<DomainCheck>,
 }
 
+impl DomainSpec {
+    /// The type it is over as `cat` knows it (an enum's labels, a
+    /// domain's constraints); its `to_type()` is the domain's values' type.
+    pub fn base_in(&self, cat: &Catalog) -> TypeDef {
+        let mut base = self.base.clone();
+        cat.resolve(&mut base);
+        base
+    }
+}
+
 /// A domain's CHECK constraint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DomainCheck {
@@ -646,21 +656,15 @@ impl Domain {
         let Some(spec) = &def.domain else {
             bail!(InternalError, "type \"{}\" is not a domain", def.name)
         };
-        let base = cat.domain_of(spec.base.oid);
-        let ty = match &base {
-            Some(b) => b.ty.clone(),
-            None => {
-                let mut t = spec.base.clone();
-                cat.resolve(&mut t);
-                t.to_type()
-            }
-        };
+        let base = spec.base_in(cat);
+        let ty = base.to_type();
         let scope = Self::value_scope(&ty);
         let checks = spec
             .checks
             .iter()
             .map(|c| check_expr(cat, &parse_stored(&c.expr, "CHECK")?, &scope))
             .collect::<Result<Vec<_>>>()?;
+        let base = base.domain;
         // Not yet among `cat`'s types: is it the first of its name on the path?
         let name = def.name.clone();
         let first = cat

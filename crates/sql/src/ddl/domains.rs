@@ -65,7 +65,7 @@ pub async fn create_domain<T: Txn>(
         domain: Some(spec),
     };
     for (i, (name, e)) in checks.into_iter().enumerate() {
-        let check = new_check(cat, &def, name, e, first + 2 + i as u32, true)?;
+        let (check, _) = new_check(cat, &def, name, e, first + 2 + i as u32, true)?;
         spec_mut(&mut def).checks.push(check);
     }
     types::put(txn, tenant, &def).await?;
@@ -87,9 +87,9 @@ fn new_check(
     mut e: ast::Expr,
     oid: u32,
     validated: bool,
-) -> Result<DomainCheck> {
+) -> Result<(DomainCheck, crate::expr::Expr)> {
     let ty = domain_values(cat, def)?;
-    catalog::check_expr(cat, &e, &catalog::Domain::value_scope(&ty))?;
+    let bound = catalog::check_expr(cat, &e, &catalog::Domain::value_scope(&ty))?;
     let checks = &def.domain.as_ref().map_or(&[][..], |s| &s.checks[..]);
     let taken = |n: &str| checks.iter().any(|c| c.name == n);
     let name = match name {
@@ -100,7 +100,8 @@ fn new_check(
         None => free_name(format!("{}_check", def.name), taken),
     };
     let _ = e.visit(&mut ValueKeyword);
-    Ok(DomainCheck { oid, name, expr: crate::deparse::stored_text(cat, &e), validated })
+    let check = DomainCheck { oid, name, expr: crate::deparse::stored_text(cat, &e), validated };
+    Ok((check, bound))
 }
 
 /// Spells an unquoted `value` as `VALUE`.
@@ -124,9 +125,7 @@ fn domain_values(cat: &Catalog, def: &UserTypeDef) -> Result<DataType> {
     let Some(spec) = &def.domain else {
         bail!(WrongObjectType, "\"{}\" is not a domain", def.name)
     };
-    let mut base = spec.base.clone();
-    cat.resolve(&mut base);
-    Ok(base.to_type())
+    Ok(spec.base_in(cat).to_type())
 }
 
 /// The domain `name` names (42704 if nothing, 42809 if not a domain).
@@ -151,6 +150,7 @@ pub async fn alter_domain<T: Txn>(
     let mut r = DdlResult::tag("ALTER DOMAIN");
     let ty = domain_values(cat, &def)?;
     let dname = def.name.clone();
+    // The constraint named `n`, or its folded name.
     let position = |def: &UserTypeDef, n: &ast::Ident| {
         let n = bind::ident(n);
         let checks = def.domain.as_ref().map_or(&[][..], |s| &s.checks[..]);
@@ -158,6 +158,7 @@ pub async fn alter_domain<T: Txn>(
     };
     let missing =
         |n: &str| err!(UndefinedObject, "constraint \"{n}\" of domain \"{dname}\" does not exist");
+    bump_version(txn, tenant).await?;
     match &a.action {
         DomainAction::SetDefault(e) => {
             let text = crate::deparse::stored_default(cat, e, &ty);
@@ -171,12 +172,11 @@ pub async fn alter_domain<T: Txn>(
         }
         DomainAction::NotNull(false) => spec_mut(&mut def).not_null = false,
         DomainAction::Add(DomainConstraint::Check { name, expr, not_valid }) => {
-            bump_version(txn, tenant).await?;
             let oid = alloc(txn, tenant, 1).await? as u32;
             let name = name.as_ref().map(bind::ident);
-            let check = new_check(cat, &def, name, (**expr).clone(), oid, !*not_valid)?;
+            let (check, bound) = new_check(cat, &def, name, (**expr).clone(), oid, !*not_valid)?;
             if !*not_valid {
-                validate(txn, tenant, cat, def.oid, Some(&check.expr)).await?;
+                validate(txn, tenant, cat, def.oid, Some(&bound)).await?;
             }
             spec_mut(&mut def).checks.push(check);
         }
@@ -197,23 +197,25 @@ pub async fn alter_domain<T: Txn>(
         },
         DomainAction::RenameConstraint(old, new) => {
             let i = position(&def, old).map_err(|n| missing(&n))?;
-            let new = bind::ident(new);
-            if position(&def, &ast::Ident::with_quote('"', new.clone())).is_ok() {
+            if let Ok(taken) = position(&def, new) {
+                let new = &spec_mut(&mut def).checks[taken].name;
                 bail!(
                     DuplicateObject,
                     "constraint \"{new}\" for domain \"{dname}\" already exists"
                 );
             }
-            spec_mut(&mut def).checks[i].name = new;
+            spec_mut(&mut def).checks[i].name = bind::ident(new);
         }
         DomainAction::Validate(n) => {
             let i = position(&def, n).map_err(|n| missing(&n))?;
-            let expr = spec_mut(&mut def).checks[i].expr.clone();
-            validate(txn, tenant, cat, def.oid, Some(&expr)).await?;
+            let check = &spec_mut(&mut def).checks[i];
+            let scope = catalog::Domain::value_scope(&ty);
+            let bound =
+                catalog::check_expr(cat, &catalog::parse_stored(&check.expr, "CHECK")?, &scope)?;
+            validate(txn, tenant, cat, def.oid, Some(&bound)).await?;
             spec_mut(&mut def).checks[i].validated = true;
         }
     }
-    bump_version(txn, tenant).await?;
     types::put(txn, tenant, &def).await?;
     Ok(r)
 }
@@ -224,24 +226,15 @@ fn is_over(d: &catalog::Domain, oid: u32) -> bool {
 }
 
 /// Checks the values stored in columns of domain `oid` (or of domains
-/// over it): not NULL (`check` None), or the condition `check` (SQL text
-/// reading VALUE) not false.
+/// over it): not NULL (`cond` None), or the condition `cond` (bound over
+/// the value) not false.
 async fn validate<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
     cat: &Catalog,
     oid: u32,
-    check: Option<&str>,
+    cond: Option<&crate::expr::Expr>,
 ) -> Result<()> {
-    let Some(domain) = cat.domain_of(oid) else { return Ok(()) };
-    let cond = match check {
-        Some(text) => Some(catalog::check_expr(
-            cat,
-            &catalog::parse_stored(text, "CHECK")?,
-            &catalog::Domain::value_scope(&domain.ty),
-        )?),
-        None => None,
-    };
     let ctx = crate::expr::EvalContext::default();
     for t in cat.tables.values() {
         let cols: Vec<usize> = (0..t.columns.len())
@@ -258,7 +251,7 @@ async fn validate<T: Txn>(
             for (_, row) in rows {
                 for &c in &cols {
                     let v = &row[c];
-                    let (bad, code, what) = match &cond {
+                    let (bad, code, what) = match cond {
                         None => (v.is_null(), sqlstate::SqlState::NotNullViolation, "null values"),
                         Some(e) => (
                             matches!(e.eval(std::slice::from_ref(v), &ctx)?, Value::Bool(false)),
