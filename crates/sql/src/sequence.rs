@@ -18,15 +18,18 @@
 //! storage. When nextval finds its block empty (or setval must write), it
 //! records a [`Request`] in the session's [`SessionSeqs`] and fails; the
 //! session rolls the statement back to its start, serves the request with
-//! [`serve`], and runs the statement again. Values taken by the abandoned
-//! attempt are simply skipped.
+//! [`serve`], and runs the statement again. The values the abandoned
+//! attempt took are kept: the retry's nextval calls of each sequence return
+//! them again, in order, before taking new ones. So a retry gives rows the
+//! numbers the first attempt gave them, and a setval runs after the
+//! nextval calls written before it, as in PostgreSQL.
 //!
 //! The stored position of sequence S is `(last_value, is_called)`, as in
 //! PostgreSQL: the next value is `last_value` if not called, else
 //! `last_value + increment`. A sequence that was never used has no stored
 //! position and starts at its START value.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use kvapi::{IsolationLevel, KvClient, TenantId, Txn};
@@ -135,14 +138,17 @@ pub enum Request {
 #[derive(Debug, Default)]
 pub struct SessionSeqs {
     currval: HashMap<u32, i64>,
-    lastval: Option<i64>,
+    /// The sequence nextval used last (lastval is its currval).
+    lastval: Option<u32>,
     /// What the failed attempt of the current statement needs.
     pub request: Option<Request>,
     /// setval calls already stored during the current statement.
     applied: Vec<(u32, i64, bool)>,
-    /// Values taken by the current attempt, per sequence: (first, last,
-    /// count, increment), so a retried attempt can give them back.
-    taken: HashMap<u32, (i64, i64, u64, i64)>,
+    /// Values nextval returned in the current attempt, per sequence, in order.
+    taken: HashMap<u32, Vec<i64>>,
+    /// Values a failed attempt took, per sequence, which the retry's
+    /// nextval calls return again before taking new ones.
+    replay: HashMap<u32, VecDeque<i64>>,
 }
 
 impl SessionSeqs {
@@ -150,30 +156,20 @@ impl SessionSeqs {
     pub fn start_statement(&mut self) {
         self.request = None;
         self.applied.clear();
-        self.taken.clear();
+        self.start_attempt();
     }
 
     /// Called when a batch of work that may be retried on its own starts
-    /// (a COPY batch): only its values may be given back.
+    /// (a COPY batch): only its values are replayed.
     pub fn start_attempt(&mut self) {
         self.taken.clear();
+        self.replay.clear();
     }
 
-    /// Returns the values the failed attempt took to their blocks, where no
-    /// other session took values after them, so the retry gets the same
-    /// numbers (as PostgreSQL would have given them) instead of a gap.
-    pub fn give_back(&mut self, reserved: &Reserved) {
-        let mut blocks = reserved.blocks.lock();
-        for (oid, (first, last, count, inc)) in self.taken.drain() {
-            // Only one unbroken run (no CYCLE wrap) right before the front.
-            let run = first.wrapping_add((count as i64 - 1).wrapping_mul(inc)) == last;
-            let Some(front) = blocks.get_mut(&oid).and_then(|b| b.runs.front_mut()) else {
-                continue;
-            };
-            if run && front.0 == last.wrapping_add(inc) {
-                *front = (first, front.1 + count);
-            }
-        }
+    /// Called when an attempt failed and will run again: the values it took
+    /// are handed out again, in the order it took them.
+    pub fn retry(&mut self) {
+        self.replay = self.taken.drain().map(|(oid, v)| (oid, v.into())).collect();
     }
 }
 
@@ -215,18 +211,18 @@ impl SeqContext {
     /// nextval(name).
     pub fn nextval(&self, name: &str) -> Result<i64> {
         let def = self.resolve(name, crate::acl::USAGE | crate::acl::UPDATE)?;
-        let taken =
-            self.reserved.blocks.lock().get_mut(&def.oid).and_then(|b| b.take(def.increment));
         let mut s = self.session.lock();
+        let replayed = s.replay.get_mut(&def.oid).and_then(|q| q.pop_front());
+        let taken = replayed.or_else(|| {
+            self.reserved.blocks.lock().get_mut(&def.oid).and_then(|b| b.take(def.increment))
+        });
         let Some(v) = taken else {
             s.request = Some(Request::Reserve(def));
             bail!(ObjectNotInPrerequisiteState, "sequence needs a new block of values");
         };
         s.currval.insert(def.oid, v);
-        s.lastval = Some(v);
-        let t = s.taken.entry(def.oid).or_insert((v, v, 0, def.increment));
-        t.1 = v;
-        t.2 += 1;
+        s.lastval = Some(def.oid);
+        s.taken.entry(def.oid).or_default().push(v);
         Ok(v)
     }
 
@@ -243,17 +239,20 @@ impl SeqContext {
         }
     }
 
-    /// lastval(): this session's last nextval of any sequence.
+    /// lastval(): currval of the sequence this session's last nextval
+    /// used (a later setval of it counts, as in PostgreSQL).
     pub fn lastval(&self) -> Result<i64> {
-        match self.session.lock().lastval {
-            Some(v) => Ok(v),
+        let s = self.session.lock();
+        match s.lastval.and_then(|oid| s.currval.get(&oid)) {
+            Some(v) => Ok(*v),
             None => {
                 bail!(ObjectNotInPrerequisiteState, "lastval is not yet defined in this session")
             }
         }
     }
 
-    /// setval(name, value, is_called).
+    /// setval(name, value, is_called). With is_called, currval becomes
+    /// `value`, as in PostgreSQL.
     pub fn setval(&self, name: &str, value: i64, called: bool) -> Result<i64> {
         let def = self.resolve(name, crate::acl::UPDATE)?;
         if value < def.min || value > def.max {
@@ -269,6 +268,9 @@ impl SeqContext {
         if !s.applied.contains(&(def.oid, value, called)) {
             s.request = Some(Request::Set(def, value, called));
             bail!(ObjectNotInPrerequisiteState, "setval must be stored first");
+        }
+        if called {
+            s.currval.insert(def.oid, value);
         }
         Ok(value)
     }
@@ -326,8 +328,7 @@ async fn reserve<K: KvClient>(
     })
     .await?;
     let grow = (grow * 2).min(MAX_BLOCK);
-    // Values still reserved (given back by a retried statement, or from a
-    // concurrent refill) are used first.
+    // Values still reserved (from a concurrent refill) are used first.
     let mut blocks = reserved.blocks.lock();
     let b = blocks.entry(def.oid).or_default();
     b.grow = grow;

@@ -983,7 +983,7 @@ impl<K: KvClient> Session<K> {
             }
             self.listener.rollback_to(notify_mark);
             self.deferred.rollback_to(deferred_mark);
-            self.seqs.lock().give_back(&self.db.reserved);
+            self.seqs.lock().retry();
             self.advisory.undo();
             if let Some(req) = request {
                 self.serve_sequence_request(req).await?;

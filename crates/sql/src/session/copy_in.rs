@@ -165,7 +165,7 @@ impl<K: KvClient> Session<K> {
                 Err(e) => e,
             };
             let Some(req) = self.seqs.lock().request.take() else { return Err(err) };
-            self.seqs.lock().give_back(&self.db.reserved);
+            self.seqs.lock().retry();
             self.serve_sequence_request(req).await?;
         };
         let (Some(cp), Some(txn)) = (self.copy.as_mut(), self.txn.as_mut()) else { return Ok(()) };
