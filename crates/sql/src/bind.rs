@@ -856,13 +856,35 @@ impl<'a> Binder<'a> {
                 }
                 Ok((Expr::InList(Box::new(x), items, *negated), DataType::Bool))
             }
-            E::Like { negated, expr, pattern, .. } | E::ILike { negated, expr, pattern, .. } => {
+            E::Like { negated, expr, pattern, escape_char, .. }
+            | E::ILike { negated, expr, pattern, escape_char, .. }
+            | E::SimilarTo { negated, expr, pattern, escape_char } => {
                 let (x, xt) = self.expr_in(expr, scope, agg)?;
                 let (p, pt) = self.expr_in(pattern, scope, agg)?;
                 let x = self.coerce(x, &xt, &DataType::Text)?;
-                let p = self.coerce(p, &pt, &DataType::Text)?;
-                let ci = matches!(e, E::ILike { .. });
-                Ok((Expr::Like(Box::new(x), Box::new(p), *negated, ci), DataType::Bool))
+                let mut args = vec![self.coerce(p, &pt, &DataType::Text)?];
+                if let Some(esc) = escape_char {
+                    let (e, et) = self.expr_in(esc, scope, agg)?;
+                    args.push(self.coerce(e, &et, &DataType::Text)?);
+                }
+                // `LIKE p ESCAPE e` is `LIKE like_escape(p, e)` and `SIMILAR
+                // TO p` is `~ similar_to_escape(p)`, as in PostgreSQL.
+                use func::strings::StringFunc as S;
+                let escaped =
+                    |f: S, args: Vec<Expr>| Box::new(Expr::Func(func::Func::Str(f), args));
+                let (x, ci) = (Box::new(x), matches!(e, E::ILike { .. }));
+                Ok((
+                    match e {
+                        E::SimilarTo { .. } => {
+                            Expr::Regex(x, escaped(S::SimilarEscape, args), *negated, false)
+                        }
+                        _ if args.len() == 1 => {
+                            Expr::Like(x, Box::new(args.remove(0)), *negated, ci)
+                        }
+                        _ => Expr::Like(x, escaped(S::LikeEscape, args), *negated, ci),
+                    },
+                    DataType::Bool,
+                ))
             }
             E::Cast { expr, data_type: dt, .. } => {
                 let to = catalog_type(self.catalog, dt)?;
@@ -927,8 +949,24 @@ impl<'a> Binder<'a> {
                 // are preferred) makes it the regular expression form.
                 let textual =
                     matches!(from.1, DataType::Text | DataType::Varchar(_) | DataType::Unknown);
-                if textual && substring_for.is_none() {
-                    args.push(self.coerce(from.0, &from.1, &DataType::Text)?);
+                let escape = match substring_for {
+                    Some(n) if textual => Some(self.expr_in(n, scope, agg)?),
+                    _ => None,
+                };
+                let textual = textual
+                    && escape.as_ref().is_none_or(|(_, t)| {
+                        matches!(t, DataType::Text | DataType::Varchar(_) | DataType::Unknown)
+                    });
+                if textual {
+                    let mut pattern = self.coerce(from.0, &from.1, &DataType::Text)?;
+                    // `substring(s FROM p FOR e)`: a SIMILAR TO pattern
+                    // with escape e (PostgreSQL's substring(text, text, text)).
+                    if let Some((e, et)) = escape {
+                        let e = self.coerce(e, &et, &DataType::Text)?;
+                        let f = func::Func::Str(func::strings::StringFunc::SimilarEscape);
+                        pattern = Expr::Func(f, vec![pattern, e]);
+                    }
+                    args.push(pattern);
                     let f = func::Func::Regex(func::regex::RegexFunc::Substring);
                     return Ok((Expr::Func(f, args), DataType::Text));
                 }

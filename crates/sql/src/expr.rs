@@ -357,7 +357,7 @@ impl Expr {
             Expr::Like(e, pat, negated, ci) => {
                 let (v, p) = (e.eval(row, ctx)?, pat.eval(row, ctx)?);
                 match (v, p) {
-                    (Value::Text(s), Value::Text(p)) => Value::Bool(like(&s, &p, *ci) != *negated),
+                    (Value::Text(s), Value::Text(p)) => Value::Bool(like(&s, &p, *ci)? != *negated),
                     (Value::Null, _) | (_, Value::Null) => Value::Null,
                     _ => bail!(UndefinedFunction, "operator does not exist for LIKE"),
                 }
@@ -639,9 +639,10 @@ fn eval_in(
     Ok(if saw_null { Value::Null } else { Value::Bool(negated) })
 }
 
-/// SQL LIKE matching with `%`, `_` and backslash escapes.
-/// SQL LIKE matching (`%` any run, `_` one character, `\` escapes).
-pub fn like(s: &str, pattern: &str, case_insensitive: bool) -> bool {
+/// SQL LIKE matching (`%` any run, `_` one character, `\` makes the next
+/// character literal). A pattern ending in a lone backslash is an error
+/// once the match reaches it, as in PostgreSQL.
+pub fn like(s: &str, pattern: &str, case_insensitive: bool) -> Result<bool> {
     let (s, p): (Vec<char>, Vec<char>) = if case_insensitive {
         (s.to_lowercase().chars().collect(), pattern.to_lowercase().chars().collect())
     } else {
@@ -650,7 +651,7 @@ pub fn like(s: &str, pattern: &str, case_insensitive: bool) -> bool {
     like_at(&s, &p)
 }
 
-fn like_at(s: &[char], p: &[char]) -> bool {
+fn like_at(s: &[char], p: &[char]) -> Result<bool> {
     // Iterative matcher with backtracking on the last '%'.
     let (mut si, mut pi) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
@@ -667,12 +668,20 @@ fn like_at(s: &[char], p: &[char]) -> bool {
                     pi += 1;
                     continue;
                 }
-                '\\' if pi + 1 < p.len() && p[pi + 1] == s[si] => {
-                    si += 1;
-                    pi += 2;
-                    continue;
+                '\\' => {
+                    let Some(&lit) = p.get(pi + 1) else {
+                        bail!(
+                            InvalidEscapeSequence,
+                            "LIKE pattern must not end with escape character"
+                        );
+                    };
+                    if lit == s[si] {
+                        si += 1;
+                        pi += 2;
+                        continue;
+                    }
                 }
-                c if c != '\\' && c == s[si] => {
+                c if c == s[si] => {
                     si += 1;
                     pi += 1;
                     continue;
@@ -686,10 +695,10 @@ fn like_at(s: &[char], p: &[char]) -> bool {
                 si = ss + 1;
                 star = Some((sp, ss + 1));
             }
-            None => return false,
+            None => return Ok(false),
         }
     }
-    p[pi..].iter().all(|&c| c == '%')
+    Ok(p[pi..].iter().all(|&c| c == '%'))
 }
 
 /// A variadic built-in call whose last argument is `VARIADIC array`
@@ -723,13 +732,18 @@ mod tests {
 
     #[test]
     fn like_patterns() {
-        assert!(like("hello", "h%o", false));
-        assert!(like("hello", "_ello", false));
-        assert!(!like("hello", "h_o", false));
-        assert!(like("HeLLo", "hello", true));
-        assert!(like("a%b", "a\\%b", false));
-        assert!(like("", "%", false));
-        assert!(like("abcabc", "%abc", false));
+        let m = |s: &str, p: &str, ci: bool| like(s, p, ci).expect("a valid pattern");
+        assert!(m("hello", "h%o", false));
+        assert!(m("hello", "_ello", false));
+        assert!(!m("hello", "h_o", false));
+        assert!(m("HeLLo", "hello", true));
+        assert!(m("a%b", "a\\%b", false));
+        assert!(!m("axb", "a\\%b", false));
+        assert!(m("", "%", false));
+        assert!(m("abcabc", "%abc", false));
+        // A trailing escape is an error only where the match reaches it.
+        assert!(like("abc", "ab\\", false).is_err());
+        assert!(!m("xy", "ab\\", false));
     }
 
     #[test]

@@ -454,7 +454,7 @@ fn parse_piece(
             let tokens = merge_default_values(merge_join_source(overriding(tokens)));
             let tokens = table_queries(identity_options(tokens));
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
-            let tokens = group_quantifier(type_references(tokens));
+            let tokens = group_quantifier(type_references(substring_similar(tokens)));
             let (tokens, check_option) = view_check_option(tokens);
             parser = parser.with_tokens_with_locations(tokens);
             let mut stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
@@ -1188,6 +1188,50 @@ fn group_quantifier(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         };
         out.splice(q..=q, with);
     }
+}
+
+/// Rewrites `substring(s SIMILAR p ESCAPE e)` as `substring(s,
+/// similar_to_escape(p, e))`, which is how PostgreSQL defines it: the
+/// regular expression form returns the part between the escape-double-
+/// quotes. sqlparser does not read the SIMILAR form.
+fn substring_similar(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    if !tokens.iter().any(|t| keyword(t, Keyword::SIMILAR)) {
+        return tokens;
+    }
+    let mut out = tokens;
+    let mut from = 0;
+    while let Some(at) = (from..out.len()).find(|&i| keyword(&out[i], Keyword::SUBSTRING)) {
+        from = at + 1;
+        let Some(&open) = solid(&out[at + 1..]).first().map(|i| i + at + 1).as_ref() else { break };
+        if out[open].token != Token::LParen {
+            continue;
+        }
+        let Some(close) = closing_paren(&out, open) else { break };
+        let mut depth = 0;
+        let (mut similar, mut escape) = (None, None);
+        for i in open + 1..close {
+            match out[i].token {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ if depth > 0 => {}
+                _ if similar.is_none() && keyword(&out[i], Keyword::SIMILAR) => similar = Some(i),
+                _ if similar.is_some() && keyword(&out[i], Keyword::ESCAPE) => escape = Some(i),
+                _ => {}
+            }
+        }
+        let (Some(similar), Some(escape)) = (similar, escape) else { continue };
+        let t = |token: Token, at: usize| TokenWithSpan { token, span: out[at].span };
+        let (closing, comma) = (t(Token::RParen, close), t(Token::Comma, escape));
+        let call = [
+            t(Token::Comma, similar),
+            t(Token::make_word("similar_to_escape", None), similar),
+            t(Token::LParen, similar),
+        ];
+        out.insert(close, closing);
+        out[escape] = comma;
+        out.splice(similar..=similar, call);
+    }
+    out
 }
 
 /// True if `t` is keyword `k`, unquoted.

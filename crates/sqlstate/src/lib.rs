@@ -155,6 +155,10 @@ sqlstates! {
     StringDataLengthMismatch = "22026",
     /// 2201B
     InvalidRegularExpression = "2201B",
+    /// 22025
+    InvalidEscapeSequence = "22025",
+    /// 2200C
+    InvalidUseOfEscapeCharacter = "2200C",
     /// 23502
     NotNullViolation = "23502",
     /// 23505

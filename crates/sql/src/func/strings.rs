@@ -32,6 +32,12 @@ pub enum StringFunc {
     IsNormalized,
     /// unistr(text): Unicode escapes decoded
     Unistr,
+    /// like_escape(pattern, escape): a LIKE pattern with another escape
+    /// character (`LIKE p ESCAPE e`) rewritten to use backslash
+    LikeEscape,
+    /// similar_to_escape(pattern [, escape]): a SIMILAR TO pattern as the
+    /// regular expression `~` matches it with
+    SimilarEscape,
 }
 
 /// A resolved call: the function, its result type, its argument types.
@@ -73,6 +79,10 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
             (StringFunc::IsNormalized, DataType::Bool, args.iter().map(|_| text.clone()).collect())
         }
         ("unistr", [_]) => (StringFunc::Unistr, Text, vec![text.clone()]),
+        ("like_escape", [_, _]) => (StringFunc::LikeEscape, Text, vec![text.clone(); 2]),
+        ("similar_to_escape", [_] | [_, _]) => {
+            (StringFunc::SimilarEscape, Text, args.iter().map(|_| text.clone()).collect())
+        }
         ("num_nulls" | "num_nonnulls", [_, ..]) => {
             let nulls = name == "num_nulls";
             (StringFunc::CountNulls(nulls), Int4, args.iter().map(|_| None).collect())
@@ -132,6 +142,15 @@ pub fn call(f: StringFunc, args: Vec<Value>, ctx: &EvalContext) -> Result<Value>
         _ => {}
     }
     Ok(match (f, args.as_slice()) {
+        (StringFunc::LikeEscape, [Value::Text(p), Value::Text(e)]) => {
+            Value::Text(like_escape(p, e)?)
+        }
+        (StringFunc::SimilarEscape, [Value::Text(p)]) => {
+            Value::Text(similar_to_regex(p, Some('\\'))?)
+        }
+        (StringFunc::SimilarEscape, [Value::Text(p), Value::Text(e)]) => {
+            Value::Text(similar_to_regex(p, escape_char(e)?)?)
+        }
         (StringFunc::Translate, [Value::Text(s), Value::Text(from), Value::Text(to)]) => {
             let from: Vec<char> = from.chars().collect();
             let to: Vec<char> = to.chars().collect();
@@ -391,5 +410,101 @@ fn unistr(s: &str) -> Result<String> {
     if pending_high.is_some() {
         bail!(SyntaxError, "invalid Unicode surrogate pair");
     }
+    Ok(out)
+}
+
+/// The escape character an ESCAPE string names: None for the empty string
+/// (no escape character), else its one character.
+fn escape_char(e: &str) -> Result<Option<char>> {
+    let mut chars = e.chars();
+    match (chars.next(), chars.next()) {
+        (None, _) => Ok(None),
+        (Some(c), None) => Ok(Some(c)),
+        _ => Err(err!(InvalidEscapeSequence, "invalid escape string")
+            .with_hint("Escape string must be empty or one character.")),
+    }
+}
+
+/// `LIKE pattern ESCAPE e` as a pattern escaped with backslash, which the
+/// LIKE matcher reads: with no escape character every backslash becomes a
+/// literal one, with another one each of its uses becomes a backslash.
+pub fn like_escape(pattern: &str, escape: &str) -> Result<String> {
+    let esc = escape_char(escape)?;
+    if esc == Some('\\') {
+        return Ok(pattern.to_string());
+    }
+    let mut out = String::with_capacity(pattern.len() + 4);
+    let mut escaped = false;
+    for c in pattern.chars() {
+        if Some(c) == esc && !escaped {
+            out.push('\\');
+            escaped = true;
+            continue;
+        }
+        if c == '\\' && !escaped {
+            out.push('\\');
+        }
+        out.push(c);
+        escaped = false;
+    }
+    Ok(out)
+}
+
+/// A SIMILAR TO pattern as a regular expression matching whole strings,
+/// as PostgreSQL's similar_to_escape writes it: `%` is `.*`, `_` is `.`,
+/// groups do not capture, `.`, `^`, `$` and backslash are literal, the
+/// escape character makes the next character literal (or a class escape
+/// such as `\d`), and escape-double-quote splits off the part SUBSTRING
+/// returns.
+pub fn similar_to_regex(pattern: &str, esc: Option<char>) -> Result<String> {
+    let mut out = String::with_capacity(pattern.len() * 2 + 8);
+    out.push_str("^(?:");
+    let (mut escaped, mut in_class, mut quotes) = (false, false, 0);
+    for c in pattern.chars() {
+        if escaped {
+            escaped = false;
+            if c == '"' && !in_class {
+                out.push_str(match quotes {
+                    0 => "){1,1}?(",
+                    1 => "){1,1}(?:",
+                    _ => bail!(
+                        InvalidUseOfEscapeCharacter,
+                        "SQL regular expression may not contain more than two escape-double-quote separators"
+                    ),
+                });
+                quotes += 1;
+            } else {
+                out.push('\\');
+                out.push(c);
+            }
+            continue;
+        }
+        if Some(c) == esc {
+            escaped = true;
+            continue;
+        }
+        match c {
+            _ if in_class => {
+                if c == '\\' {
+                    out.push('\\');
+                }
+                out.push(c);
+                in_class = c != ']';
+            }
+            '[' => {
+                out.push(c);
+                in_class = true;
+            }
+            '%' => out.push_str(".*"),
+            '_' => out.push('.'),
+            '(' => out.push_str("(?:"),
+            '\\' | '.' | '^' | '$' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out.push_str(")$");
     Ok(out)
 }
