@@ -93,10 +93,12 @@ pub struct DdlResult {
     pub temp_table: Option<TableDef>,
     /// Temporary tables this statement dropped: the session forgets them.
     pub dropped_temp: Vec<String>,
-    /// A sequence ALTER SEQUENCE redefined. The session drops the values it
-    /// reserved under the old definition and, with a value (RESTART),
-    /// stores the position so that value comes next.
-    pub sequence: Option<(Arc<SequenceDef>, Option<i64>)>,
+    /// Sequences the statement redefined (ALTER SEQUENCE) or numbered rows
+    /// with (ADD COLUMN of a SERIAL or IDENTITY). The session drops the
+    /// values it reserved under the old definition and, with a position
+    /// (`(v, false)` for RESTART v, `(last, true)` after numbering rows),
+    /// stores it.
+    pub sequences: Vec<(Arc<SequenceDef>, Option<(i64, bool)>)>,
 }
 
 impl DdlResult {
@@ -678,11 +680,9 @@ pub async fn create_table<T: Txn>(
             match &opt.option {
                 ast::ColumnOption::NotNull => col.nullable = false,
                 ast::ColumnOption::Null => {}
-                ast::ColumnOption::Default(_) if serial.is_some() => bail!(
-                    SyntaxError,
-                    "multiple default values specified for column \"{}\" of table \"{name}\"",
-                    col.name
-                ),
+                ast::ColumnOption::Default(_) if serial.is_some() => {
+                    return Err(multiple_defaults(&col.name, &name))
+                }
                 ast::ColumnOption::Default(_) if col.generated => {
                     return Err(both_default_and_generated(&col.name, &name))
                 }
@@ -698,13 +698,7 @@ pub async fn create_table<T: Txn>(
                     generation_expr: None,
                     ..
                 } => {
-                    col.identity = Some(match generated_as {
-                        ast::GeneratedAs::Always => 'a',
-                        ast::GeneratedAs::ByDefault => 'd',
-                        ast::GeneratedAs::ExpStored => {
-                            bail!(FeatureNotSupported, "generated columns are not supported yet")
-                        }
-                    });
+                    col.identity = Some(identity_kind(generated_as)?);
                     owned.push((i, sequence_options.clone().unwrap_or_default()));
                 }
                 ast::ColumnOption::PrimaryKey(pk) => {
@@ -932,6 +926,24 @@ fn generated_column(cat: &Catalog, col: &mut ColumnDef, e: &ast::Expr, table: &s
     col.generated = true;
     col.default = Some(crate::deparse::stored_text(cat, e));
     Ok(())
+}
+
+/// An IDENTITY column's kind: `a` (ALWAYS) or `d` (BY DEFAULT).
+fn identity_kind(g: &ast::GeneratedAs) -> Result<char> {
+    Ok(match g {
+        ast::GeneratedAs::Always => 'a',
+        ast::GeneratedAs::ByDefault => 'd',
+        ast::GeneratedAs::ExpStored => {
+            bail!(FeatureNotSupported, "generated columns are not supported yet")
+        }
+    })
+}
+
+fn multiple_defaults(column: &str, table: &str) -> ErrorReport {
+    err!(
+        SyntaxError,
+        "multiple default values specified for column \"{column}\" of table \"{table}\""
+    )
 }
 
 fn both_default_and_generated(column: &str, table: &str) -> ErrorReport {
@@ -1585,7 +1597,12 @@ pub async fn alter_table<T: Txn>(
     let mut fresh = Vec::new();
     let mut notices = Vec::new();
     let mut dropping = Dropping::new(false);
-    for op in &at.operations {
+    let mut sequences = Vec::new();
+    let mut skipped_column = false;
+    for (op, from_column) in &alter::column_constraints(&at.operations) {
+        if *from_column && skipped_column {
+            continue;
+        }
         match op {
             ast::AlterTableOperation::AddConstraint {
                 constraint: ast::TableConstraint::PrimaryKey(pk),
@@ -1642,8 +1659,13 @@ pub async fn alter_table<T: Txn>(
             }
             ast::AlterTableOperation::AddColumn { column_def, if_not_exists, .. } => {
                 let cname = bind::ident(&column_def.name);
-                if cur.column_index(&cname).is_some() {
+                skipped_column = cur.column_index(&cname).is_some();
+                if skipped_column {
                     if *if_not_exists {
+                        notices.push(notice_code(
+                            sqlstate::SqlState::DuplicateColumn,
+                            format!("column \"{cname}\" of relation \"{tname}\" already exists, skipping"),
+                        ));
                         continue;
                     }
                     bail!(
@@ -1651,7 +1673,11 @@ pub async fn alter_table<T: Txn>(
                         "column \"{cname}\" of relation \"{tname}\" already exists"
                     );
                 }
-                let def = bind::column_type(cat, &column_def.data_type)?;
+                let serial = sequences::serial_type(&column_def.data_type);
+                let def = match &serial {
+                    Some(t) => TypeDef::from_type(t),
+                    None => bind::column_type(cat, &column_def.data_type)?,
+                };
                 let ty = def.to_type();
                 let mut col = ColumnDef {
                     name: cname.clone(),
@@ -1662,10 +1688,15 @@ pub async fn alter_table<T: Txn>(
                     generated: false,
                     comment: None,
                 };
+                // SERIAL and IDENTITY: the options of the sequence to create.
+                let mut owns: Option<Vec<ast::SequenceOptions>> = serial.as_ref().map(|_| vec![]);
                 for opt in &column_def.options {
                     match &opt.option {
                         ast::ColumnOption::NotNull => col.nullable = false,
                         ast::ColumnOption::Null => {}
+                        ast::ColumnOption::Default(_) if owns.is_some() => {
+                            return Err(multiple_defaults(&col.name, &tname))
+                        }
                         ast::ColumnOption::Default(_) if col.generated => {
                             return Err(both_default_and_generated(&col.name, &tname))
                         }
@@ -1675,45 +1706,75 @@ pub async fn alter_table<T: Txn>(
                         ast::ColumnOption::Generated { generation_expr: Some(e), .. } => {
                             generated_column(cat, &mut col, e, &tname)?
                         }
+                        ast::ColumnOption::Generated {
+                            generated_as,
+                            sequence_options,
+                            generation_expr: None,
+                            ..
+                        } => {
+                            if col.default.is_some() || owns.is_some() {
+                                return Err(multiple_defaults(&col.name, &tname));
+                            }
+                            col.identity = Some(identity_kind(generated_as)?);
+                            owns = Some(sequence_options.clone().unwrap_or_default());
+                        }
                         other => {
                             bail!(FeatureNotSupported, "column option not supported yet: {other}")
                         }
                     }
                 }
-                let fill = match column_default(cat, &col)? {
-                    Some(d) => d.eval(
-                        &[],
-                        &crate::expr::EvalContext {
-                            txn_time: sqltypes::datetime::now_micros(),
-                            ..Default::default()
-                        },
-                    )?,
-                    None => Value::Null,
-                };
                 let old = cur.clone();
                 let generated = col.generated;
                 let domain = col.ty.domain.clone();
                 cur.columns.push(col);
+                let idx = cur.columns.len() - 1;
+                let seq = match &owns {
+                    Some(options) => Some(
+                        owned_sequence(txn, tenant, cat, &mut cur, idx, (options, None)).await?,
+                    ),
+                    None => None,
+                };
+                let fill = match seq {
+                    Some(_) => Value::Null,
+                    None => match column_default(cat, &cur.columns[idx])? {
+                        Some(d) => d.eval(
+                            &[],
+                            &crate::expr::EvalContext {
+                                txn_time: sqltypes::datetime::now_micros(),
+                                ..Default::default()
+                            },
+                        )?,
+                        None => Value::Null,
+                    },
+                };
                 if generated {
                     // Checks the expression; the rewrite computes it.
                     catalog::bind_checks(cat, &mut cur)?;
                 }
-                let rewritten = !fill.is_null() || !cur.columns[cur.columns.len() - 1].nullable;
+                let rewritten = !fill.is_null() || !cur.columns[idx].nullable;
                 if rewritten || generated || domain.is_some() {
                     let (_, f) = fresh_storage(txn, tenant, &mut cur, 0).await?;
                     fresh.extend(f);
-                    let idx = cur.columns.len() - 1;
+                    // A new sequence numbers the existing rows.
+                    let numbers = seq.as_ref().map(|s| sequence::Numbering::new(s, ty.clone()));
                     rewrite(txn, tenant, &old, &cur, &|row: &mut Vec<Value>| {
+                        let v = match &numbers {
+                            Some(n) => n.next()?,
+                            None => fill.clone(),
+                        };
                         // Each existing row gets the value, which must
                         // suit the column's domain.
                         if let Some(d) = &domain {
-                            d.check(&fill)?;
+                            d.check(&v)?;
                         }
                         row.truncate(idx);
-                        row.push(fill.clone());
+                        row.push(v);
                         Ok(())
                     })
                     .await?;
+                    if let Some(pos) = numbers.and_then(|n| n.position()) {
+                        sequences.push((Arc::new(seq.clone().expect("numbered")), Some(pos)));
+                    }
                 }
             }
             ast::AlterTableOperation::AddConstraint {
@@ -1870,7 +1931,7 @@ pub async fn alter_table<T: Txn>(
     }
     write_table(txn, tenant, &cur).await?;
     notices.extend(view_deps::cascade_notice(&dropping.cascaded));
-    Ok(DdlResult { tag: "ALTER TABLE".into(), notices, fresh, ..Default::default() })
+    Ok(DdlResult { tag: "ALTER TABLE".into(), notices, fresh, sequences, ..Default::default() })
 }
 
 /// A UNIQUE or PRIMARY KEY constraint's DEFERRABLE clause: Some(initially

@@ -343,6 +343,36 @@ async fn reserve<K: KvClient>(
     Ok(())
 }
 
+/// Numbers the rows a table already has when ALTER TABLE adds a SERIAL or
+/// IDENTITY column: each row takes the new sequence's next value in turn,
+/// as nextval would give it, and [`Numbering::position`] is where the
+/// sequence then stands.
+pub struct Numbering<'a> {
+    def: &'a SequenceDef,
+    ty: DataType,
+    pos: Mutex<Option<(i64, bool)>>,
+}
+
+impl<'a> Numbering<'a> {
+    /// Numbering from the start of `def`, values of the column's type `ty`.
+    pub fn new(def: &'a SequenceDef, ty: DataType) -> Self {
+        Numbering { def, ty, pos: Mutex::new(None) }
+    }
+
+    /// The next row's value.
+    pub fn next(&self) -> Result<sqltypes::Value> {
+        let mut pos = self.pos.lock();
+        let (v, _) = next_range(self.def, *pos, 1)?;
+        *pos = Some((v, true));
+        sqltypes::cast::cast(sqltypes::Value::Int8(v), &self.ty)
+    }
+
+    /// The position to store: None when no row was numbered.
+    pub fn position(&self) -> Option<(i64, bool)> {
+        *self.pos.lock()
+    }
+}
+
 /// The first value after stored position `pos` (None: never used) and how
 /// many values up to `want` fit before the bound (wrapping if CYCLE).
 fn next_range(def: &SequenceDef, pos: Option<(i64, bool)>, want: u64) -> Result<(i64, u64)> {

@@ -1731,8 +1731,16 @@ impl<K: KvClient> Session<K> {
 
     /// After a DDL statement: keeps its notices and new storage ids, and
     /// reads the catalog it changed.
-    async fn finish_ddl(&mut self, r: DdlResult) -> Result<Outcome> {
+    async fn finish_ddl(&mut self, mut r: DdlResult) -> Result<Outcome> {
         let tenant = self.db.tenant;
+        for (def, restart) in std::mem::take(&mut r.sequences) {
+            // Values reserved under the old definition would step by the
+            // old increment or ignore the restart.
+            self.db.reserved.forget(def.oid);
+            if let Some((v, called)) = restart {
+                self.serve_sequence_request(sequence::Request::Set(def, v, called)).await?;
+            }
+        }
         self.notices.extend(r.notices);
         self.fresh.extend(r.fresh);
         self.ddl = true;

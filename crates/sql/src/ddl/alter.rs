@@ -537,3 +537,62 @@ async fn check_foreign_keys<T: Txn>(
     }
     Ok(())
 }
+
+/// The actions of an ALTER TABLE with each ADD COLUMN's constraints
+/// (PRIMARY KEY, UNIQUE, REFERENCES, CHECK) taken out of the column and
+/// run as ADD CONSTRAINT actions right after it, as PostgreSQL does. The
+/// flag marks those, which a skipped ADD COLUMN IF NOT EXISTS skips too.
+pub(super) fn column_constraints(
+    ops: &[ast::AlterTableOperation],
+) -> Vec<(ast::AlterTableOperation, bool)> {
+    let mut out = Vec::with_capacity(ops.len());
+    for op in ops {
+        let ast::AlterTableOperation::AddColumn { column_def, .. } = op else {
+            out.push((op.clone(), false));
+            continue;
+        };
+        let col = column_def.name.clone();
+        let mut added = Vec::new();
+        let mut options = Vec::with_capacity(column_def.options.len());
+        for opt in &column_def.options {
+            let named = |n: &Option<ast::Ident>| opt.name.clone().or_else(|| n.clone());
+            let constraint = match &opt.option {
+                ast::ColumnOption::PrimaryKey(pk) => {
+                    let mut pk = pk.clone();
+                    pk.name = named(&pk.name);
+                    pk.columns = vec![ast::IndexColumn::from(col.clone())];
+                    ast::TableConstraint::PrimaryKey(pk)
+                }
+                ast::ColumnOption::Unique(u) => {
+                    let mut u = u.clone();
+                    u.name = named(&u.name);
+                    u.columns = vec![ast::IndexColumn::from(col.clone())];
+                    ast::TableConstraint::Unique(u)
+                }
+                ast::ColumnOption::ForeignKey(fk) => {
+                    let mut fk = fk.clone();
+                    fk.name = named(&fk.name);
+                    fk.columns = vec![col.clone()];
+                    ast::TableConstraint::ForeignKey(fk)
+                }
+                ast::ColumnOption::Check(c) => {
+                    let mut c = c.clone();
+                    c.name = named(&c.name);
+                    ast::TableConstraint::Check(c)
+                }
+                _ => {
+                    options.push(opt.clone());
+                    continue;
+                }
+            };
+            added.push(ast::AlterTableOperation::AddConstraint { constraint, not_valid: false });
+        }
+        let mut op = op.clone();
+        if let ast::AlterTableOperation::AddColumn { column_def, .. } = &mut op {
+            column_def.options = options;
+        }
+        out.push((op, false));
+        out.extend(added.into_iter().map(|a| (a, true)));
+    }
+    out
+}

@@ -158,7 +158,7 @@ pub async fn alter_sequence<T: Txn>(
     let restart = restart_value(&seq, &a.options.restart)?;
     bump_version(txn, tenant).await?;
     write_sequence(txn, tenant, &seq).await?;
-    r.sequence = Some((Arc::new(seq), restart));
+    r.sequences.push((Arc::new(seq), restart.map(|v| (v, false))));
     Ok(r)
 }
 
@@ -255,7 +255,7 @@ pub async fn alter_identity<T: Txn>(
             let seq = sequence::redefine(s, &o.options)?;
             let restart = restart_value(&seq, &o.restart)?;
             write_sequence(txn, tenant, &seq).await?;
-            r.sequence = Some((Arc::new(seq), restart));
+            r.sequences.push((Arc::new(seq), restart.map(|v| (v, false))));
         }
         IdentityAction::Drop(if_exists) => {
             let (Some(_), Some(s)) = (cur.columns[c].identity, owned) else {

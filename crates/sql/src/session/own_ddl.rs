@@ -12,7 +12,7 @@ impl<K: KvClient> Session<K> {
         let catalog = self.catalog.clone();
         let user = self.current_user().to_string();
         let txn = self.txn.as_mut().expect("DDL statement has a transaction");
-        let mut r = match stmt {
+        let r = match stmt {
             Stmt::RenameTrigger(r) => ddl::rename_trigger(txn, tenant, &catalog, r).await?,
             Stmt::CommentOnFunction(desc, procedure, text) => {
                 ddl::comment_function(txn, tenant, &catalog, desc, *procedure, text.clone(), &user)
@@ -47,14 +47,6 @@ impl<K: KvClient> Session<K> {
             }
             _ => bail!(InternalError, "not a statement parsed by Strata"),
         };
-        if let Some((def, restart)) = r.sequence.take() {
-            // Values reserved under the old definition would step by the
-            // old increment or ignore the restart.
-            self.db.reserved.forget(def.oid);
-            if let Some(v) = restart {
-                self.serve_sequence_request(sequence::Request::Set(def, v, false)).await?;
-            }
-        }
         self.finish_ddl(r).await
     }
 
