@@ -1577,8 +1577,32 @@ pub async fn alter_table<T: Txn>(
     at: &ast::AlterTable,
 ) -> Result<DdlResult> {
     let oname = bind::obj_name(&at.name)?;
-    if let Some(catalog::Relation::View(v)) = cat.relation(&oname)? {
-        return views::alter_columns(txn, tenant, cat, &v, at, "ALTER TABLE").await;
+    match cat.relation(&oname)? {
+        Some(catalog::Relation::View(v)) => {
+            return views::alter_columns(txn, tenant, cat, &v, at, "ALTER TABLE").await;
+        }
+        // ALTER TABLE renames any relation; an index is renamed as ALTER
+        // INDEX does.
+        Some(catalog::Relation::Index(..)) => {
+            let [ast::AlterTableOperation::RenameTable { table_name }] = at.operations.as_slice()
+            else {
+                bail!(WrongObjectType, "\"{}\" is not a table", oname.name);
+            };
+            let (ast::RenameTableNameKind::As(to) | ast::RenameTableNameKind::To(to)) = table_name;
+            let Some(to) = to.0.last().and_then(|p| p.as_ident()) else {
+                bail!(SyntaxError, "invalid name: {to}");
+            };
+            let a = crate::parse::AlterName {
+                kind: crate::parse::RelationKind::Index,
+                name: at.name.clone(),
+                if_exists: at.if_exists,
+                change: crate::parse::NameChange::Rename(to.clone()),
+            };
+            let mut r = names::alter_name(txn, tenant, cat, &a).await?;
+            r.tag = "ALTER TABLE".into();
+            return Ok(r);
+        }
+        _ => {}
     }
     let Some(t) = cat.table(&oname)? else {
         let tname = oname.to_string();
@@ -1913,6 +1937,10 @@ pub async fn alter_table<T: Txn>(
                         "constraint \"{n}\" of relation \"{tname}\" does not exist"
                     );
                 }
+            }
+            ast::AlterTableOperation::RenameConstraint { old_name, new_name } => {
+                let (from, to) = (bind::ident(old_name), bind::ident(new_name));
+                alter::rename_constraint(cat, &mut cur, &from, to)?
             }
             ast::AlterTableOperation::OwnerTo { .. } => {
                 bail!(

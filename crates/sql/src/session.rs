@@ -795,11 +795,21 @@ impl<K: KvClient> Session<K> {
             let is = |f: fn(&ast::Statement) -> bool| matches!(&p.stmt, Stmt::Sql(s) if f(s));
             // ALTER TABLE's own errors about its columns carry no position,
             // nor do CREATE TABLE's about the columns it is given.
+            // Nor do ALTER statements' about a missing relation.
             let alter = (is(|s| matches!(s, ast::Statement::AlterTable(_)))
                 || matches!(p.stmt, Stmt::AlterView(_)))
                 && (e.message.contains(" of relation \"")
                     || e.message.contains("cannot be cast automatically")
-                    || e.message.starts_with("invalid input syntax for type "));
+                    || e.message.starts_with("invalid input syntax for type "))
+                || (is(|s| matches!(s, ast::Statement::AlterTable(_)))
+                    || matches!(
+                        p.stmt,
+                        Stmt::AlterView(_)
+                            | Stmt::AlterName(_)
+                            | Stmt::AlterOwner(_)
+                            | Stmt::AlterSequence(_)
+                    ))
+                    && e.code == sqlstate::SqlState::UndefinedTable;
             let create = is(|s| matches!(s, ast::Statement::CreateTable(_)))
                 && matches!(
                     e.code,

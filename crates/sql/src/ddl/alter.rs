@@ -596,3 +596,42 @@ pub(super) fn column_constraints(
     }
     out
 }
+
+/// RENAME CONSTRAINT: a CHECK or FOREIGN KEY constraint, or a UNIQUE or
+/// PRIMARY KEY constraint together with its index.
+pub(super) fn rename_constraint(
+    cat: &Catalog,
+    cur: &mut TableDef,
+    from: &str,
+    to: String,
+) -> Result<()> {
+    let exists = |cur: &TableDef, n: &str| {
+        cur.checks.iter().any(|c| c.name == n)
+            || cur.foreign_keys.iter().any(|f| f.name == n)
+            || cur.indexes.iter().any(|i| i.constraint && i.name == n)
+            || (!cur.primary_key.is_empty() && cur.pkey_name.as_deref() == Some(n))
+    };
+    if !exists(cur, from) {
+        bail!(UndefinedObject, "constraint \"{from}\" for table \"{}\" does not exist", cur.name);
+    }
+    if exists(cur, &to) {
+        bail!(DuplicateObject, "constraint \"{to}\" for relation \"{}\" already exists", cur.name);
+    }
+    if let Some(c) = cur.checks.iter_mut().find(|c| c.name == from) {
+        c.name = to;
+        cur.checks.sort_by(|a, b| a.name.cmp(&b.name));
+        return Ok(());
+    }
+    if let Some(f) = cur.foreign_keys.iter_mut().find(|f| f.name == from) {
+        f.name = to;
+        return Ok(());
+    }
+    // A constraint with an index: the index is renamed, and its name is a
+    // relation name.
+    if cat.relation_exists(cur.namespace, &to) || cur.indexes.iter().any(|i| i.name == to) {
+        bail!(DuplicateTable, "relation \"{to}\" already exists");
+    }
+    let index = cur.indexes.iter().position(|i| i.constraint && i.name == from);
+    super::names::rename_index(cur, index, to);
+    Ok(())
+}

@@ -85,8 +85,17 @@ enum Object {
     Type(Arc<catalog::UserTypeDef>),
 }
 
-/// ALTER TABLE/VIEW/SEQUENCE/TYPE name SET SCHEMA, ALTER VIEW name RENAME
-/// TO.
+/// Renames index `i` of `t` (None: the primary key's). A UNIQUE or
+/// PRIMARY KEY constraint shares its index's name, so it is renamed too.
+pub(super) fn rename_index(t: &mut TableDef, i: Option<usize>, to: String) {
+    match i {
+        Some(i) => t.indexes[i].name = to,
+        None => t.pkey_name = Some(to),
+    }
+}
+
+/// ALTER TABLE/VIEW/SEQUENCE/TYPE name SET SCHEMA, ALTER VIEW | INDEX name
+/// RENAME TO.
 pub async fn alter_name<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
@@ -103,6 +112,9 @@ pub async fn alter_name<T: Txn>(
             found => found.map(|(d, _)| Object::Type(d.clone())),
         },
         _ => match cat.relation(&name)? {
+            Some(rel @ catalog::Relation::Index(..)) if a.kind == RelationKind::Index => {
+                Some(Object::Relation(rel))
+            }
             Some(catalog::Relation::Index(..)) | None => None,
             Some(rel) => {
                 let fits = matches!(
@@ -224,8 +236,15 @@ pub async fn alter_name<T: Txn>(
             let s = SequenceDef { namespace: to_ns, ..(*s).clone() };
             sequences::write_sequence(txn, tenant, &s).await?;
         }
-        // Not found above: ALTER ... SET SCHEMA does not move an index.
-        Object::Relation(catalog::Relation::Index(..)) => {}
+        Object::Relation(catalog::Relation::Index(t, i)) => {
+            if to_ns != ns {
+                bail!(FeatureNotSupported, "ALTER INDEX ... SET SCHEMA is not supported");
+            }
+            lock_table(txn, tenant, t.oid).await?;
+            let mut cur = (*t).clone();
+            rename_index(&mut cur, i, to_name);
+            write_table(txn, tenant, &cur).await?;
+        }
         Object::Type(d) => {
             rename_everywhere(txn, tenant, cat, None, &moved, false).await?;
             let d = catalog::UserTypeDef { namespace: to_ns, name: to_name, ..(*d).clone() };

@@ -64,7 +64,7 @@ pub struct AlterOwner {
 }
 
 /// `ALTER kind [IF EXISTS] name SET SCHEMA schema` (TABLE, VIEW, SEQUENCE,
-/// TYPE) and `ALTER VIEW [IF EXISTS] name RENAME TO new`.
+/// TYPE) and `ALTER VIEW | INDEX [IF EXISTS] name RENAME TO new`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AlterName {
     /// Which ALTER statement it was.
@@ -87,11 +87,11 @@ pub enum NameChange {
 }
 
 /// ALTER TABLE/VIEW/INDEX/SEQUENCE/TYPE statements read here: OWNER TO,
-/// SET SCHEMA, ALTER VIEW ... RENAME TO, ALTER VIEW's column actions
+/// SET SCHEMA, ALTER VIEW | INDEX ... RENAME TO, ALTER VIEW's column actions
 /// (ALTER \[COLUMN\] ... SET/DROP DEFAULT, RENAME \[COLUMN\], read as
 /// ALTER TABLE's), and any ALTER SEQUENCE. `Ok(None)`
-/// leaves the statement to sqlparser (ALTER VIEW ... AS, ALTER INDEX ...
-/// RENAME, ALTER TYPE ... ADD VALUE).
+/// leaves the statement to sqlparser (ALTER VIEW ... AS, ALTER TYPE ...
+/// ADD VALUE).
 pub(super) fn alter(p: &mut Parser, kind: RelationKind) -> Result<Option<Stmt>, OptionError> {
     let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
     let name = p.parse_object_name(false)?;
@@ -106,7 +106,9 @@ pub(super) fn alter(p: &mut Parser, kind: RelationKind) -> Result<Option<Stmt>, 
     }
     let change = if p.parse_keywords(&[Keyword::SET, Keyword::SCHEMA]) {
         Some(NameChange::Schema(p.parse_identifier()?))
-    } else if kind == RelationKind::View && p.parse_keywords(&[Keyword::RENAME, Keyword::TO]) {
+    } else if matches!(kind, RelationKind::View | RelationKind::Index)
+        && p.parse_keywords(&[Keyword::RENAME, Keyword::TO])
+    {
         Some(NameChange::Rename(p.parse_identifier()?))
     } else {
         None
