@@ -26,6 +26,7 @@ const RELATIONS: &[&str] = &[
     "events",
     "notes",
     "shipments",
+    "legacy",
 ];
 
 fn dump(s: &TestServer) -> String {
@@ -102,6 +103,12 @@ fn compare(source: &TestServer, target: &TestServer) {
     violates("insert into shipments values (3, 1, 'nobody')", "contact_at");
     violates("insert into shipments (id, n) values (3, 13)", "not_13");
     value("insert into shipments (id) values (4) returning who", "none@x.org\nINSERT 0 1");
+    // NOT VALID constraints came back not valid, and hold for new rows.
+    let unchecked =
+        "select count(*) from pg_constraint where conname like 'legacy_%' and not convalidated";
+    value(unchecked, "2");
+    violates("insert into legacy values (2, -1, null)", "legacy_qty_pos");
+    violates("insert into legacy values (2, 1, 999)", "legacy_customer_fk");
     // Identity columns came back as identity columns, their sequences
     // past the rows'.
     value("insert into events (kind) values ('c') returning id > 55", "t\nINSERT 0 1");

@@ -121,3 +121,9 @@ create domain contact as text not null default 'none@x.org' constraint contact_a
 alter domain qty_t add constraint not_13 check (value <> 13) not valid;
 create table shipments (id int primary key, n small_qty, who contact);
 insert into shipments values (1, 5, 'a@b.c'), (2, null, default);
+-- Constraints added NOT VALID over rows that break them: pg_dump adds
+-- them after the data, still NOT VALID.
+create table legacy (id int primary key, qty int, customer_id int);
+insert into legacy values (1, -5, 999);
+alter table legacy add constraint legacy_qty_pos check (qty > 0) not valid;
+alter table legacy add constraint legacy_customer_fk foreign key (customer_id) references customers (id) not valid;

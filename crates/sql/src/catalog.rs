@@ -1048,6 +1048,10 @@ pub struct ForeignKeyDef {
     /// CONSTRAINTS says otherwise (see deferred.rs).
     #[serde(default)]
     pub initially_deferred: bool,
+    /// Added NOT VALID: the rows already there were not checked (new
+    /// rows are); VALIDATE CONSTRAINT checks them.
+    #[serde(default)]
+    pub not_valid: bool,
 }
 
 impl ForeignKeyDef {
@@ -1103,6 +1107,10 @@ pub struct CheckDef {
     pub name: String,
     /// The condition as SQL text.
     pub expr: String,
+    /// Added NOT VALID: the rows already there were not checked (new
+    /// rows are); VALIDATE CONSTRAINT checks them.
+    #[serde(default)]
+    pub not_valid: bool,
 }
 
 impl CheckDef {

@@ -861,7 +861,8 @@ fn add_checks(
                 t.name
             );
         }
-        t.checks.push(CheckDef { name, expr: crate::deparse::stored_text(cat, &e) });
+        let expr = crate::deparse::stored_text(cat, &e);
+        t.checks.push(CheckDef { name, expr, not_valid: false });
     }
     t.checks.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(())
@@ -1803,25 +1804,36 @@ pub async fn alter_table<T: Txn>(
             }
             ast::AlterTableOperation::AddConstraint {
                 constraint: ast::TableConstraint::ForeignKey(c),
-                ..
+                not_valid,
             } => {
                 let pending =
                     (c.name.as_ref().map(bind::ident), foreign_keys::columns(&cur, c)?, c.clone());
                 let oid = alloc(txn, tenant, 1).await? as u32;
-                let def = foreign_keys::define(txn, tenant, cat, &cur, &pending, oid).await?;
-                foreign_keys::validate(txn, tenant, cat, &cur, &def).await?;
+                let mut def = foreign_keys::define(txn, tenant, cat, &cur, &pending, oid).await?;
+                def.not_valid = *not_valid;
+                if !def.not_valid {
+                    foreign_keys::validate(txn, tenant, cat, &cur, &def).await?;
+                }
                 cur.foreign_keys.push(def);
             }
             ast::AlterTableOperation::AddConstraint {
                 constraint: ast::TableConstraint::Check(c),
-                ..
+                not_valid,
             } => {
                 let before: Vec<String> = cur.checks.iter().map(|c| c.name.clone()).collect();
                 let check = (c.name.as_ref().map(bind::ident), (*c.expr).clone(), None);
                 add_checks(cat, &mut cur, vec![check])?;
-                let added = cur.checks.iter().find(|c| !before.contains(&c.name)).cloned();
-                let only = TableDef { checks: added.into_iter().collect(), ..cur.clone() };
-                validate_check(txn, tenant, cat, only).await?;
+                let Some(added) = cur.checks.iter_mut().find(|c| !before.contains(&c.name)) else {
+                    bail!(InternalError, "the new check constraint was not added");
+                };
+                added.not_valid = *not_valid;
+                if !*not_valid {
+                    let only = TableDef { checks: vec![added.clone()], ..cur.clone() };
+                    validate_check(txn, tenant, cat, only).await?;
+                }
+            }
+            ast::AlterTableOperation::ValidateConstraint { name } => {
+                alter::validate_constraint(txn, tenant, cat, &mut cur, &bind::ident(name)).await?
             }
             ast::AlterTableOperation::AddConstraint {
                 constraint: ast::TableConstraint::Unique(u),

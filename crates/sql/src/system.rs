@@ -1889,7 +1889,7 @@ impl SystemTable {
                         t(c.kind),
                         Value::Bool(c.deferral.is_some()),
                         Value::Bool(c.deferral == Some(true)),
-                        Value::Bool(true),
+                        Value::Bool(c.validated),
                         i8(c.table.oid as i64),
                         i8(c.index_oid as i64),
                         i8(fk.map(|f| f.ref_table as i64).unwrap_or(0)),
@@ -2290,6 +2290,8 @@ struct Constraint<'a> {
     check: Option<&'a str>,
     /// Some(initially deferred) when DEFERRABLE.
     deferral: Option<bool>,
+    /// False when added NOT VALID and not validated since.
+    validated: bool,
 }
 
 /// Every key constraint in `catalog`, table by table.
@@ -2316,6 +2318,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 fk: None,
                 check: None,
                 deferral: tb.pkey_deferral,
+                validated: true,
             });
         }
         for idx in tb.indexes.iter().filter(|i| i.constraint) {
@@ -2329,6 +2332,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 fk: None,
                 check: None,
                 deferral: idx.deferral,
+                validated: true,
             });
         }
         for f in &tb.foreign_keys {
@@ -2349,6 +2353,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 fk: Some(f),
                 check: None,
                 deferral: f.deferral(),
+                validated: !f.not_valid,
             });
         }
         for ch in &tb.checks {
@@ -2362,6 +2367,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 fk: None,
                 check: Some(&ch.expr),
                 deferral: None,
+                validated: !ch.not_valid,
             });
         }
     }

@@ -635,3 +635,39 @@ pub(super) fn rename_constraint(
     super::names::rename_index(cur, index, to);
     Ok(())
 }
+
+/// VALIDATE CONSTRAINT: checks the rows a CHECK or FOREIGN KEY constraint
+/// added NOT VALID skipped, then marks it valid (a valid one is left as is).
+pub(super) async fn validate_constraint<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    cur: &mut TableDef,
+    name: &str,
+) -> Result<()> {
+    if let Some(i) = cur.checks.iter().position(|c| c.name == name) {
+        if cur.checks[i].not_valid {
+            let only = TableDef { checks: vec![cur.checks[i].clone()], ..cur.clone() };
+            super::validate_check(txn, tenant, cat, only).await?;
+            cur.checks[i].not_valid = false;
+        }
+        return Ok(());
+    }
+    if let Some(i) = cur.foreign_keys.iter().position(|f| f.name == name) {
+        if cur.foreign_keys[i].not_valid {
+            foreign_keys::validate(txn, tenant, cat, cur, &cur.foreign_keys[i]).await?;
+            cur.foreign_keys[i].not_valid = false;
+        }
+        return Ok(());
+    }
+    let keyed = cur.indexes.iter().any(|i| i.constraint && i.name == name)
+        || (!cur.primary_key.is_empty() && cur.pkey_name.as_deref() == Some(name));
+    if keyed {
+        bail!(
+            WrongObjectType,
+            "constraint \"{name}\" of relation \"{}\" is not a foreign key or check constraint",
+            cur.name
+        );
+    }
+    bail!(UndefinedObject, "constraint \"{name}\" of relation \"{}\" does not exist", cur.name)
+}

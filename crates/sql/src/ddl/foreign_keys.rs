@@ -172,6 +172,7 @@ pub(super) async fn define<T: Txn>(
     };
     key_types(&name, t, columns, &parent, &ref_columns)?;
     let def = ForeignKeyDef {
+        not_valid: false,
         name,
         oid,
         columns: columns.clone(),

@@ -194,7 +194,7 @@ pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
             return Some(def + deferral_clause(i.deferral));
         }
         if let Some(c) = t.checks.iter().find(|c| c.oid(t.oid) == oid) {
-            return Some(check_clause(cat, &c.expr, pretty));
+            return Some(check_clause(cat, &c.expr, pretty) + not_valid(c.not_valid));
         }
         if let Some(f) = t.foreign_keys.iter().find(|f| f.oid == oid) {
             let parent = cat.table_by_oid(f.ref_table)?;
@@ -214,13 +214,22 @@ pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
                 s.push_str(&format!(" ON DELETE {}", f.on_delete.sql()));
             }
             s.push_str(deferral_clause(f.deferral()));
+            s.push_str(not_valid(f.not_valid));
             return Some(s);
         }
     }
     let domains = cat.user_types.values().filter_map(|(d, _)| d.domain.as_ref());
     let c = domains.flat_map(|s| &s.checks).find(|c| c.oid == oid)?;
-    let valid = if c.validated { "" } else { " NOT VALID" };
-    Some(check_clause(cat, &c.expr, pretty) + valid)
+    Some(check_clause(cat, &c.expr, pretty) + not_valid(!c.validated))
+}
+
+/// The ` NOT VALID` a constraint definition ends with when it applies.
+fn not_valid(not_valid: bool) -> &'static str {
+    if not_valid {
+        " NOT VALID"
+    } else {
+        ""
+    }
 }
 
 /// `CHECK ((expr))`; the pretty form drops the condition's own parentheses.
