@@ -123,7 +123,8 @@ create table shipments (id int primary key, n small_qty, who contact);
 insert into shipments values (1, 5, 'a@b.c'), (2, null, default);
 -- Constraints added NOT VALID over rows that break them: pg_dump adds
 -- them after the data, still NOT VALID.
-create table legacy (id int primary key, qty int, customer_id int);
-insert into legacy values (1, -5, 999);
+-- Its timestamp(3) and interval(0) columns keep their precision.
+create table legacy (id int primary key, qty int, customer_id int, stamp timestamp(3), took interval(0));
+insert into legacy values (1, -5, 999, '2024-05-06 07:08:09.123', '2 days 00:00:03');
 alter table legacy add constraint legacy_qty_pos check (qty > 0) not valid;
 alter table legacy add constraint legacy_customer_fk foreign key (customer_id) references customers (id) not valid;

@@ -486,7 +486,22 @@ pub fn column_type(cat: &Catalog, t: &ast::DataType) -> Result<crate::catalog::T
     if matches!(ty.elem().unwrap_or(&ty), DataType::Record(_)) {
         bail!(FeatureNotSupported, "columns of composite type {t} are not supported yet");
     }
-    Ok(crate::catalog::TypeDef::from_type(&ty))
+    let def = crate::catalog::TypeDef::from_type(&ty);
+    Ok(match time_precision(t) {
+        Some(p) => def.with_time_precision(p),
+        None => def,
+    })
+}
+
+/// The precision `timestamp(p)`, `time(p)` or `interval(p)` gives (at
+/// most 6, as PostgreSQL reduces it).
+pub fn time_precision(t: &ast::DataType) -> Option<u8> {
+    match t {
+        ast::DataType::Timestamp(Some(p), _)
+        | ast::DataType::Time(Some(p), _)
+        | ast::DataType::Interval { precision: Some(p), .. } => Some((*p).min(6) as u8),
+        _ => None,
+    }
 }
 
 /// The domain a type name names, if it names one (a built-in type's name
@@ -897,7 +912,11 @@ impl<'a> Binder<'a> {
                     }
                 }
                 let (x, ty) = self.expr_in(expr, scope, agg)?;
-                let x = self.explicit_cast(x, &ty, &to)?;
+                let mut x = self.explicit_cast(x, &ty, &to)?;
+                if let Some(p) = time_precision(dt) {
+                    let p = Expr::Const(Value::Int4(i32::from(p)));
+                    x = Expr::Func(func::Func::TimePrecision, vec![x, p]);
+                }
                 Ok((self.to_domain(x, dt)?, to))
             }
             E::TypedString(ts) => {

@@ -540,6 +540,42 @@ impl TypeDef {
         TypeDef { oid, typmod, enum_type: None, domain: None }
     }
 
+    /// The fractional-second digits of a `timestamp(p)`, `timestamptz(p)`,
+    /// `time(p)`, `timetz(p)` or `interval(p)` type: None when unlimited
+    /// or not such a type.
+    pub fn time_precision(&self) -> Option<u8> {
+        match self.oid {
+            1114 | 1184 | 1083 | 1266 if self.typmod >= 0 => Some(self.typmod.min(6) as u8),
+            1186 if self.typmod >= 0 && self.typmod & 0xffff != 0xffff => {
+                Some((self.typmod & 0xffff).min(6) as u8)
+            }
+            _ => None,
+        }
+    }
+
+    /// This type with `precision` fractional-second digits (the type
+    /// modifier PostgreSQL gives `timestamp(p)` ... and `interval(p)`).
+    pub fn with_time_precision(mut self, precision: u8) -> TypeDef {
+        self.typmod = match self.oid {
+            1186 => (0x7fff << 16) | i32::from(precision),
+            _ => i32::from(precision),
+        };
+        self
+    }
+
+    /// The type's name as format_type writes it with a precision
+    /// (`timestamp(3) without time zone`, `interval(1)`); None without one.
+    pub fn precise_name(&self) -> Option<String> {
+        let p = self.time_precision()?;
+        Some(match self.oid {
+            1114 => format!("timestamp({p}) without time zone"),
+            1184 => format!("timestamp({p}) with time zone"),
+            1083 => format!("time({p}) without time zone"),
+            1266 => format!("time({p}) with time zone"),
+            _ => format!("interval({p})"),
+        })
+    }
+
     /// Rebuilds the data type (a domain's values are of its base type).
     pub fn to_type(&self) -> DataType {
         if let Some(d) = &self.domain {

@@ -259,7 +259,11 @@ pub fn check_row(table: &TableDef, row: &mut [Value]) -> Result<()> {
     }
     for (i, c) in table.columns.iter().enumerate() {
         let v = std::mem::replace(&mut row[i], Value::Null);
-        row[i] = enforce_type(v, &c.ty.to_type())?;
+        let v = enforce_type(v, &c.ty.to_type())?;
+        row[i] = match c.ty.time_precision() {
+            Some(p) => sqltypes::datetime::round_precision(v, p),
+            None => v,
+        };
         if let Some(d) = &c.ty.domain {
             d.check(&row[i])?;
         }

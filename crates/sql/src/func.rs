@@ -75,6 +75,9 @@ pub enum Func {
     /// `VARIADIC array` as a variadic built-in's last argument: the
     /// array's elements are the call's last arguments (see `Expr::eval`).
     Spread,
+    /// A cast to `timestamp(p)`, `time(p)`, `interval(p)` ...: the value
+    /// rounded to the precision (the second argument).
+    TimePrecision,
     /// now(), CURRENT_TIMESTAMP, transaction_timestamp()
     Now,
     /// statement_timestamp()
@@ -1136,6 +1139,10 @@ impl Func {
             // Each value as its type's output function writes it (`t`
             // for true), as PostgreSQL's concat does.
             Func::Spread => arg(0),
+            Func::TimePrecision => match arg(1) {
+                Value::Int4(p) => sqltypes::datetime::round_precision(arg(0), p as u8),
+                _ => arg(0),
+            },
             Func::Concat => {
                 let mut out = String::new();
                 for v in args.iter().filter(|v| !v.is_null()) {

@@ -1831,7 +1831,7 @@ impl SystemTable {
                                 .unwrap_or(Value::Null),
                         ]);
                         let row = rows.last_mut().expect("just pushed");
-                        row.extend(type_facets(&ty));
+                        row.extend(type_facets(&ty, c.ty.time_precision()));
                         row.extend(match &c.ty.domain {
                             Some(d) => info_names(schema_of(catalog, d.def.namespace), &d.def.name),
                             None => vec![Value::Null, Value::Null, Value::Null],
@@ -1861,7 +1861,7 @@ impl SystemTable {
                         (None, Some(e)) => t(&format!("{}[]", sql_type_name(e))),
                         _ => t(info_type_name(Some(dom), &dom.ty)),
                     });
-                    row.extend(type_facets(&dom.ty));
+                    row.extend(type_facets(&dom.ty, spec.base.time_precision()));
                     row.push(spec.default.as_deref().map_or(Value::Null, t));
                     row.extend(info_names(udt_schema(catalog, &dom.ty), &dom.ty.name()));
                     rows.push(row);
@@ -2242,8 +2242,9 @@ fn sql_type_name(ty: &DataType) -> &'static str {
 
 /// information_schema.columns' character_maximum_length,
 /// character_octet_length, numeric_precision, numeric_precision_radix,
-/// numeric_scale and datetime_precision for `ty`.
-fn type_facets(ty: &DataType) -> [Value; 6] {
+/// numeric_scale and datetime_precision for `ty` (of `time_precision`
+/// fractional digits, when given).
+fn type_facets(ty: &DataType, time_precision: Option<u8>) -> [Value; 6] {
     let i = |v: i32| Value::Int4(v);
     let n = Value::Null;
     // UTF-8 needs up to 4 bytes a character; unbounded text is capped at 1 GB.
@@ -2268,7 +2269,7 @@ fn type_facets(ty: &DataType) -> [Value; 6] {
         | DataType::TimestampTz
         | DataType::Time
         | DataType::TimeTz
-        | DataType::Interval => i(6),
+        | DataType::Interval => i(time_precision.map_or(6, i32::from)),
         _ => n,
     };
     [chars, octets, precision, radix, scale, datetime]

@@ -371,7 +371,10 @@ pub fn relation_display_name(cat: &Catalog, ns: u32, name: &str) -> String {
 pub fn format_type(cat: Option<&Catalog>, oid: u32, typmod: Option<i32>) -> String {
     match sqltypes::DataType::from_oid(oid) {
         _ if oid == 0 => "-".to_string(),
-        Some(_) => TypeDef::builtin(oid, typmod.unwrap_or(-1)).to_type().to_string(),
+        Some(_) => {
+            let def = TypeDef::builtin(oid, typmod.unwrap_or(-1));
+            def.precise_name().unwrap_or_else(|| def.to_type().to_string())
+        }
         None => match cat.and_then(|c| c.user_type_of(oid).map(|d| (c, d))) {
             Some((c, d)) => {
                 let base = match c.type_visible(d.namespace, &d.name) {
