@@ -79,6 +79,10 @@ use types::{comment_type, drop_types};
 use views::drop_views;
 pub use views::{alter_view, create_view};
 
+/// A sequence a DDL statement changed, with the position to store (see
+/// [`DdlResult::sequences`]).
+pub type SequenceUpdate = (Arc<SequenceDef>, Option<(i64, bool)>);
+
 /// What a DDL statement did: its command tag, notices, and the storage ids it
 /// created (bulk loads into those may skip row locks).
 #[derive(Debug, Default)]
@@ -98,7 +102,7 @@ pub struct DdlResult {
     /// values it reserved under the old definition and, with a position
     /// (`(v, false)` for RESTART v, `(last, true)` after numbering rows),
     /// stores it.
-    pub sequences: Vec<(Arc<SequenceDef>, Option<(i64, bool)>)>,
+    pub sequences: Vec<SequenceUpdate>,
 }
 
 impl DdlResult {

@@ -1209,13 +1209,13 @@ fn substring_similar(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         let Some(close) = closing_paren(&out, open) else { break };
         let mut depth = 0;
         let (mut similar, mut escape) = (None, None);
-        for i in open + 1..close {
-            match out[i].token {
+        for (i, t) in out.iter().enumerate().take(close).skip(open + 1) {
+            match t.token {
                 Token::LParen => depth += 1,
                 Token::RParen => depth -= 1,
                 _ if depth > 0 => {}
-                _ if similar.is_none() && keyword(&out[i], Keyword::SIMILAR) => similar = Some(i),
-                _ if similar.is_some() && keyword(&out[i], Keyword::ESCAPE) => escape = Some(i),
+                _ if similar.is_none() && keyword(t, Keyword::SIMILAR) => similar = Some(i),
+                _ if similar.is_some() && keyword(t, Keyword::ESCAPE) => escape = Some(i),
                 _ => {}
             }
         }

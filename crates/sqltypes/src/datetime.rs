@@ -931,6 +931,41 @@ pub fn time_of_day(utc: i64, zone: &crate::Zone) -> String {
     format!("{weekday} {month} {d:02} {h:02}:{min:02}:{sec:02}.{us:06} {y} {abbrev}")
 }
 
+/// Rounds `micros` to `precision` fractional digits of a second (0..=6),
+/// half away from zero, as PostgreSQL's AdjustTimestampForTypmod does.
+fn round_micros(micros: i64, precision: u8) -> i64 {
+    let scale = 10i64.pow(6 - u32::from(precision.min(6)));
+    let up = |m: i64| (m.saturating_add(scale / 2) / scale).saturating_mul(scale);
+    if micros >= 0 {
+        up(micros)
+    } else {
+        -up(micros.saturating_neg())
+    }
+}
+
+/// A value of `timestamp(p)`, `timestamptz(p)`, `time(p)`, `timetz(p)` or
+/// `interval(p)`: its seconds rounded to `precision` fractional digits, as
+/// a column or a cast of that type stores it. Infinities and other values
+/// pass unchanged.
+pub fn round_precision(v: crate::Value, precision: u8) -> crate::Value {
+    use crate::Value;
+    match v {
+        Value::Timestamp(t) if t != TS_NEG_INFINITY && t != TS_POS_INFINITY => {
+            Value::Timestamp(round_micros(t, precision))
+        }
+        Value::TimestampTz(t) if t != TS_NEG_INFINITY && t != TS_POS_INFINITY => {
+            Value::TimestampTz(round_micros(t, precision))
+        }
+        Value::Time(t) => Value::Time(round_micros(t, precision)),
+        Value::TimeTz(t, zone) => Value::TimeTz(round_micros(t, precision), zone),
+        Value::Interval(mut i) => {
+            i.micros = round_micros(i.micros, precision);
+            Value::Interval(i)
+        }
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1082,40 +1117,5 @@ mod tests {
         );
         assert_eq!(timestamp_to_date(-1), -1);
         assert_eq!(timestamp_to_date(TS_NEG_INFINITY), DATE_NEG_INFINITY);
-    }
-}
-
-/// Rounds `micros` to `precision` fractional digits of a second (0..=6),
-/// half away from zero, as PostgreSQL's AdjustTimestampForTypmod does.
-fn round_micros(micros: i64, precision: u8) -> i64 {
-    let scale = 10i64.pow(6 - u32::from(precision.min(6)));
-    let up = |m: i64| (m.saturating_add(scale / 2) / scale).saturating_mul(scale);
-    if micros >= 0 {
-        up(micros)
-    } else {
-        -up(micros.saturating_neg())
-    }
-}
-
-/// A value of `timestamp(p)`, `timestamptz(p)`, `time(p)`, `timetz(p)` or
-/// `interval(p)`: its seconds rounded to `precision` fractional digits, as
-/// a column or a cast of that type stores it. Infinities and other values
-/// pass unchanged.
-pub fn round_precision(v: crate::Value, precision: u8) -> crate::Value {
-    use crate::Value;
-    match v {
-        Value::Timestamp(t) if t != TS_NEG_INFINITY && t != TS_POS_INFINITY => {
-            Value::Timestamp(round_micros(t, precision))
-        }
-        Value::TimestampTz(t) if t != TS_NEG_INFINITY && t != TS_POS_INFINITY => {
-            Value::TimestampTz(round_micros(t, precision))
-        }
-        Value::Time(t) => Value::Time(round_micros(t, precision)),
-        Value::TimeTz(t, zone) => Value::TimeTz(round_micros(t, precision), zone),
-        Value::Interval(mut i) => {
-            i.micros = round_micros(i.micros, precision);
-            Value::Interval(i)
-        }
-        other => other,
     }
 }
