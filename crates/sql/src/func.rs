@@ -78,6 +78,9 @@ pub enum Func {
     /// A cast to `timestamp(p)`, `time(p)`, `interval(p)` ...: the value
     /// rounded to the precision (the second argument).
     TimePrecision,
+    /// `(s1, e1) OVERLAPS (s2, e2)` over four values of one type (an
+    /// interval end already added to its start).
+    Overlaps,
     /// now(), CURRENT_TIMESTAMP, transaction_timestamp()
     Now,
     /// statement_timestamp()
@@ -670,6 +673,7 @@ impl Func {
                 | Func::NullIf
                 | Func::FormatType
                 | Func::QuoteLiteral(true)
+                | Func::Overlaps
         );
         if strict && args.iter().any(Value::is_null) {
             return Ok(Value::Null);
@@ -1139,6 +1143,7 @@ impl Func {
             // Each value as its type's output function writes it (`t`
             // for true), as PostgreSQL's concat does.
             Func::Spread => arg(0),
+            Func::Overlaps => overlaps(&args)?,
             Func::TimePrecision => match arg(1) {
                 Value::Int4(p) => sqltypes::datetime::round_precision(arg(0), p as u8),
                 _ => arg(0),
@@ -1187,6 +1192,49 @@ impl Func {
                 Value::Int8(ctx.seqs.setval(text(&arg(0))?, v, called)?)
             }
         })
+    }
+}
+
+/// SQL's OVERLAPS on periods (s1, e1) and (s2, e2): each period is taken
+/// from its lesser end; a NULL end leaves the answer unknown only where
+/// the standard's rules need it (as PostgreSQL's overlaps_timestamp).
+fn overlaps(args: &[Value]) -> Result<Value> {
+    let [s1, e1, s2, e2] = args else {
+        bail!(InternalError, "OVERLAPS takes two periods");
+    };
+    let gt = |a: &Value, b: &Value| -> Result<bool> {
+        Ok(ops::compare(a, b)? == Some(std::cmp::Ordering::Greater))
+    };
+    // A period's start (never NULL) and end (None when NULL).
+    let period = |s: &Value, e: &Value| -> Result<Option<(Value, Option<Value>)>> {
+        Ok(match (s.is_null(), e.is_null()) {
+            (true, true) => None,
+            (true, false) => Some((e.clone(), None)),
+            (false, true) => Some((s.clone(), None)),
+            (false, false) if gt(s, e)? => Some((e.clone(), Some(s.clone()))),
+            (false, false) => Some((s.clone(), Some(e.clone()))),
+        })
+    };
+    let (Some((s1, e1)), Some((s2, e2))) = (period(s1, e1)?, period(s2, e2)?) else {
+        return Ok(Value::Null);
+    };
+    // The later-starting period overlaps when it starts before the other
+    // ends; equal starts overlap when both ends are known.
+    let later_starts_inside = |s: &Value, e_other: &Option<Value>, e_own: &Option<Value>| {
+        let Some(end) = e_other else { return Ok(Value::Null) };
+        if gt(end, s)? {
+            return Ok(Value::Bool(true));
+        }
+        Ok(if e_own.is_none() { Value::Null } else { Value::Bool(false) })
+    };
+    if gt(&s1, &s2)? {
+        later_starts_inside(&s1, &e2, &e1)
+    } else if gt(&s2, &s1)? {
+        later_starts_inside(&s2, &e1, &e2)
+    } else if e1.is_none() || e2.is_none() {
+        Ok(Value::Null)
+    } else {
+        Ok(Value::Bool(true))
     }
 }
 

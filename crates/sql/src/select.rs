@@ -997,6 +997,10 @@ pub fn derive_name(e: &ast::Expr) -> String {
             }
         }
         ast::Expr::Case { .. } => "case".into(),
+        ast::Expr::Ceil { .. } => "ceil".into(),
+        ast::Expr::Floor { .. } => "floor".into(),
+        ast::Expr::Overlay { .. } => "overlay".into(),
+        ast::Expr::BinaryOp { op: ast::BinaryOperator::Overlaps, .. } => "overlaps".into(),
         ast::Expr::Interval(_) => "interval".into(),
         ast::Expr::Extract { .. } => "extract".into(),
         ast::Expr::TypedString(ts) => type_column_name(&ts.data_type),

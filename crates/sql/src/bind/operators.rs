@@ -312,6 +312,9 @@ impl Binder<'_> {
             let rx = self.coerce(rx, &rt, &DataType::Float8)?;
             return Ok((Expr::Func(func::Func::Power, vec![lx, rx]), DataType::Float8));
         }
+        if matches!(op, O::Overlaps) {
+            return self.overlaps(l, r, scope, agg);
+        }
         let Some(op) = bin_op(op) else {
             bail!(UndefinedFunction, "operator does not exist: {op}");
         };
@@ -325,6 +328,57 @@ impl Binder<'_> {
         let (lx, lt) = self.expr_in(l, scope, agg)?;
         let (rx, rt) = self.expr_in(r, scope, agg)?;
         self.bind_binop(op, lx, lt, rx, rt)
+    }
+
+    /// `(s1, e1) OVERLAPS (s2, e2)`: each end may be an interval, which is
+    /// added to its start; the four values take one type (a date is a
+    /// timestamp), as PostgreSQL's overlaps functions do.
+    fn overlaps(
+        &mut self,
+        l: &ast::Expr,
+        r: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        fn pair<'a>(e: &'a ast::Expr, side: &str) -> Result<(&'a ast::Expr, &'a ast::Expr)> {
+            match super::row_items(e) {
+                Some(items) if items.len() == 2 => Ok((items[0], items[1])),
+                _ => Err(err!(
+                    SyntaxError,
+                    "wrong number of parameters on {side} side of OVERLAPS expression"
+                )),
+            }
+        }
+        let mut ends = Vec::with_capacity(4);
+        for (s, e) in [pair(l, "left")?, pair(r, "right")?] {
+            let (sx, st) = self.expr_in(s, scope, agg)?;
+            let (ex, et) = self.expr_in(e, scope, agg)?;
+            ends.push((sx.clone(), st.clone()));
+            ends.push(match et {
+                DataType::Interval => self.bind_binop(BinOp::Add, sx, st, ex, et)?,
+                _ => (ex, et),
+            });
+        }
+        let mut ty = DataType::Unknown;
+        for (_, t) in &ends {
+            ty = self.unify(&ty, t)?;
+        }
+        ty = match ty {
+            DataType::Date | DataType::Unknown => DataType::Timestamp,
+            DataType::Timestamp | DataType::TimestampTz | DataType::Time | DataType::TimeTz => ty,
+            other => {
+                let e = err!(
+                    UndefinedFunction,
+                    "function pg_catalog.overlaps({other}, {other}, {other}, {other}) does not exist"
+                );
+                return Err(e.with_hint("No function matches the given name and argument types. You might need to add explicit type casts."));
+            }
+        };
+        let mut args = Vec::with_capacity(4);
+        for (x, t) in ends {
+            args.push(self.coerce(x, &t, &ty)?);
+        }
+        Ok((Expr::Func(func::Func::Overlaps, args), DataType::Bool))
     }
 
     /// A json operator call when an operand is json or jsonb (None
@@ -399,6 +453,10 @@ impl Binder<'_> {
                 (BinOp::Sub, T::Unknown, t @ (T::Timestamp | T::TimestampTz | T::Time)) => {
                     t.clone()
                 }
+                // A date beside a timestamp is one (midnight), a timestamp
+                // beside a timestamptz one in the session's zone.
+                (BinOp::Sub, T::Date, t @ (T::Timestamp | T::TimestampTz))
+                | (BinOp::Sub, T::Timestamp, t @ T::TimestampTz) => t.clone(),
                 (_, t, _) => t.clone(),
             };
             let (l2, r2) = (guess(&lt, &rt), guess(&rt, &lt));
