@@ -508,13 +508,31 @@ pub fn in_list(v: &Value, list: &[Value], negated: bool) -> Result<Value> {
     }
     let mut saw_null = false;
     for item in list {
-        match ops::compare(v, item)? {
-            Some(std::cmp::Ordering::Equal) => return Ok(Value::Bool(!negated)),
+        let equal = match (v, item) {
+            (Value::Record(a), Value::Record(b)) => rows_equal(&a.values, &b.values)?,
+            _ => ops::compare(v, item)?.map(|o| o == std::cmp::Ordering::Equal),
+        };
+        match equal {
+            Some(true) => return Ok(Value::Bool(!negated)),
             None => saw_null = true,
-            _ => {}
+            Some(false) => {}
         }
     }
     Ok(if saw_null { Value::Null } else { Value::Bool(negated) })
+}
+
+/// Row equality as SQL compares row constructors: false if a pair of
+/// fields differs, else unknown (None) if a field is NULL, else true.
+fn rows_equal(a: &[Value], b: &[Value]) -> Result<Option<bool>> {
+    let mut unknown = false;
+    for (x, y) in a.iter().zip(b) {
+        match ops::compare(x, y)? {
+            None => unknown = true,
+            Some(std::cmp::Ordering::Equal) => {}
+            Some(_) => return Ok(Some(false)),
+        }
+    }
+    Ok(if unknown { None } else { Some(true) })
 }
 
 /// Joins predicates with AND (None if empty).

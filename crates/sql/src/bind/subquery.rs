@@ -26,10 +26,30 @@ impl Binder<'_> {
         self.outer.push(OuterScope::new(scope.clone()));
         let r = self.query(q);
         let seen = self.outer.pop().unwrap_or_default();
-        let (plan, cols) = r?;
+        let (mut plan, cols) = r?;
         // A volatile call runs per row where a correlated subquery may be.
         let per_row = per_row && self.corr.is_some();
         let probe = match probe {
+            Some((Expr::Row(_, fields), DataType::Record(rt), negated))
+                if cols.len() > 1 || fields.len() > 1 =>
+            {
+                // `(a, b) IN (SELECT x, y ...)`: the subquery's rows become
+                // records to compare with the left row.
+                if fields.len() != cols.len() {
+                    let few = if fields.len() > cols.len() { "few" } else { "many" };
+                    bail!(SyntaxError, "subquery has too {few} columns");
+                }
+                let (mut left, mut right, mut types) = (Vec::new(), Vec::new(), Vec::new());
+                for (i, (x, (_, xt))) in fields.into_iter().zip(&rt.fields).enumerate() {
+                    let t = self.unify(xt, &cols[i].ty)?;
+                    left.push(self.coerce(x, xt, &t)?);
+                    right.push(self.coerce(Expr::Column(i), &cols[i].ty, &t)?);
+                    types.push(t);
+                }
+                let ty = sqltypes::RecordType::anonymous(types);
+                plan = Plan::Project(Box::new(plan), vec![Expr::Row(ty.clone(), right)]);
+                Some((Expr::Row(ty, left), negated))
+            }
             Some((x, xt, negated)) => {
                 if cols.len() != 1 {
                     bail!(SyntaxError, "subquery has too many columns");
