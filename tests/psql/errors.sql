@@ -16,3 +16,24 @@ select 1;
 rollback;
 select count(*) from e;
 drop table e;
+-- DROP TABLE refused: the views reading it are listed before the foreign
+-- keys referencing it.
+create table dt_parent (id int primary key);
+create view dt_v as select * from dt_parent;
+create view dt_v2 as select * from dt_v;
+create table dt_child (pid int references dt_parent);
+drop table dt_parent;
+drop table dt_parent cascade;
+drop table dt_child;
+-- CONCURRENTLY index statements cannot run in a transaction block.
+create table dt_i (x int);
+begin;
+create index concurrently dt_i_x on dt_i (x);
+rollback;
+begin;
+drop index concurrently if exists dt_i_x;
+rollback;
+create index concurrently dt_i_x on dt_i (x);
+drop index concurrently dt_i_x;
+drop index concurrently if exists dt_i_x;
+drop table dt_i;

@@ -1145,11 +1145,19 @@ async fn drop_relations<T: Txn>(
         match idx {
             None => {
                 let refs = foreign_keys::references_from_outside(cat, &t, &going)?;
-                if !refs.is_empty() && !cascade {
-                    return Err(foreign_keys::still_referenced(&t, &refs));
-                }
                 let kind = if t.matview.is_some() { "materialized view" } else { "table" };
                 let what = format!("{kind} {}", t.name);
+                if !refs.is_empty() && !cascade {
+                    // The views that read the table are listed first.
+                    let mut e = foreign_keys::still_referenced(&t, &refs);
+                    let views =
+                        view_deps::drop_dependents(txn, tenant, cat, (t.oid, None, &what), d).await;
+                    if let Err(v) = views {
+                        let (Some(vd), Some(fd)) = (&v.detail, &e.detail) else { return Err(v) };
+                        e.detail = Some(format!("{vd}\n{fd}"));
+                    }
+                    return Err(e);
+                }
                 view_deps::drop_dependents(txn, tenant, cat, (t.oid, None, &what), d).await?;
                 drop_matview_users(txn, tenant, cat, &t, &what, d).await?;
                 for (child, i) in refs {

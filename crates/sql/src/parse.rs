@@ -455,6 +455,7 @@ fn parse_piece(
             let tokens = table_queries(identity_options(tokens));
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
             let tokens = group_quantifier(type_references(substring_similar(tokens)));
+            let tokens = drop_index_concurrently(tokens);
             let (tokens, check_option) = view_check_option(tokens);
             parser = parser.with_tokens_with_locations(tokens);
             let mut stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
@@ -1190,6 +1191,43 @@ fn group_quantifier(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     }
 }
 
+/// Drops CONCURRENTLY from `DROP INDEX CONCURRENTLY ...`, which sqlparser
+/// does not read (the session refuses it inside a transaction block, see
+/// [`concurrently`]).
+fn drop_index_concurrently(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let solid = solid(&tokens);
+    let word = |k: usize, w: &str| {
+        solid.get(k).is_some_and(|&i| {
+            matches!(&tokens[i].token, Token::Word(x)
+            if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
+        })
+    };
+    if !(word(0, "drop") && word(1, "index") && word(2, "concurrently")) {
+        return tokens;
+    }
+    let at = solid[2];
+    let mut out = tokens;
+    out.remove(at);
+    out
+}
+
+/// `CREATE INDEX CONCURRENTLY` or `DROP INDEX CONCURRENTLY`: the statement
+/// PostgreSQL refuses inside a transaction block, if `p` is one.
+pub fn concurrently(p: &Parsed) -> Option<&'static str> {
+    let Stmt::Sql(s) = &p.stmt else { return None };
+    match s.as_ref() {
+        ast::Statement::CreateIndex(c) if c.concurrently => Some("CREATE INDEX CONCURRENTLY"),
+        ast::Statement::Drop { object_type: ast::ObjectType::Index, .. } => {
+            let mut words = p.text.split_whitespace().skip(2);
+            words
+                .next()
+                .is_some_and(|w| w.eq_ignore_ascii_case("concurrently"))
+                .then_some("DROP INDEX CONCURRENTLY")
+        }
+        _ => None,
+    }
+}
+
 /// Rewrites `substring(s SIMILAR p ESCAPE e)` as `substring(s,
 /// similar_to_escape(p, e))`, which is how PostgreSQL defines it: the
 /// regular expression form returns the part between the escape-double-
@@ -1829,6 +1867,14 @@ fn utility(sql: &str, starts: &[usize], words: &[&TokenWithSpan]) -> Result<Opti
     }
     if is_kw(words.first(), "analyze") || is_kw(words.first(), "analyse") {
         return Ok(Some(Stmt::Maintenance("ANALYZE")));
+    }
+    // Strata's storage keeps no physical row order and its indexes need
+    // no rebuilding: CLUSTER and REINDEX have nothing to do.
+    if is_kw(words.first(), "cluster") {
+        return Ok(Some(Stmt::Maintenance("CLUSTER")));
+    }
+    if is_kw(words.first(), "reindex") {
+        return Ok(Some(Stmt::Maintenance("REINDEX")));
     }
     if is_kw(words.first(), "copy") {
         return copy(sql, starts, words).map(Some);

@@ -1327,6 +1327,11 @@ impl<K: KvClient> Session<K> {
     }
 
     async fn execute_inner(&mut self, portal: &Portal) -> Result<Outcome> {
+        if self.state == TxnState::Block {
+            if let Some(what) = parse::concurrently(&portal.prepared.parsed) {
+                bail!(ActiveSqlTransaction, "{what} cannot run inside a transaction block");
+            }
+        }
         let stmt = match &portal.prepared.parsed.stmt {
             Stmt::Empty => return Ok(Outcome::Empty),
             Stmt::Maintenance(tag) => {
