@@ -2002,7 +2002,7 @@ impl SystemTable {
                 }
             }
             InfoConstraintColumnUsage => {
-                for c in constraints(catalog).into_iter().filter(|c| c.check.is_none()) {
+                for c in constraints(catalog) {
                     // A foreign key uses the referenced table's columns.
                     let (table, cols) = match c.fk {
                         Some(f) => match catalog.table_by_oid(f.ref_table) {
@@ -2357,13 +2357,25 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 validated: !f.not_valid,
             });
         }
-        for ch in &tb.checks {
+        for (k, ch) in tb.checks.iter().enumerate() {
+            // conkey: the columns the condition reads, in the order they
+            // first appear.
+            let mut columns = Vec::new();
+            if let Some(e) = tb.bound_checks.get(k) {
+                e.walk(&mut |x| {
+                    if let crate::expr::Expr::Column(c) = x {
+                        if !columns.contains(c) {
+                            columns.push(*c);
+                        }
+                    }
+                });
+            }
             out.push(Constraint {
                 oid: ch.oid(tb.oid),
                 name: ch.name.clone(),
                 kind: "c",
                 table: tb,
-                columns: Vec::new(),
+                columns,
                 index_oid: 0,
                 fk: None,
                 check: Some(&ch.expr),
