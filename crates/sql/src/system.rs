@@ -38,6 +38,8 @@ pub enum SystemTable {
     PgDatabase,
     /// pg_catalog.pg_roles
     PgRoles,
+    /// pg_catalog.pg_user (the roles that can log in)
+    PgUser,
     /// pg_catalog.pg_partitioned_table (always empty: no partitioning)
     PgPartitionedTable,
     /// pg_catalog.pg_inherits (always empty: no inheritance)
@@ -566,7 +568,8 @@ impl SystemTable {
             (false, "pg_attribute") => PgAttribute,
             (false, "pg_type") => PgType,
             (false, "pg_database") => PgDatabase,
-            (false, "pg_roles" | "pg_user") => PgRoles,
+            (false, "pg_roles") => PgRoles,
+            (false, "pg_user") => PgUser,
             (false, "pg_partitioned_table") => PgPartitionedTable,
             (false, "pg_inherits") => PgInherits,
             (false, "pg_index") => PgIndex,
@@ -629,6 +632,7 @@ impl SystemTable {
             PgType => "pg_type",
             PgDatabase => "pg_database",
             PgRoles => "pg_roles",
+            PgUser => "pg_user",
             PgPartitionedTable => "pg_partitioned_table",
             PgInherits => "pg_inherits",
             PgIndex => "pg_index",
@@ -849,6 +853,17 @@ impl SystemTable {
                 ("rolbypassrls", Bool),
                 ("rolconfig", Text.array_of()),
                 ("oid", Oid),
+            ],
+            PgUser => vec![
+                ("usename", Text),
+                ("usesysid", Oid),
+                ("usecreatedb", Bool),
+                ("usesuper", Bool),
+                ("userepl", Bool),
+                ("usebypassrls", Bool),
+                ("passwd", Text),
+                ("valuntil", DataType::TimestampTz),
+                ("useconfig", Text.array_of()),
             ],
             PgPartitionedTable => {
                 vec![
@@ -1680,6 +1695,22 @@ impl SystemTable {
                     row.extend([Value::Int4(-1), t("********"), Value::Null]);
                     row.extend([Value::Bool(false), Value::Null, i8(oid as i64)]);
                     rows.push(row);
+                }
+            }
+            PgUser => {
+                for (oid, r) in roles_with_oids(catalog).into_iter().filter(|(_, r)| r.login) {
+                    let all = r.superuser && oid == 10;
+                    rows.push(vec![
+                        t(&r.name),
+                        i8(oid),
+                        Value::Bool(all || r.createdb),
+                        Value::Bool(r.superuser),
+                        Value::Bool(all),
+                        Value::Bool(all),
+                        t("********"),
+                        Value::Null,
+                        Value::Null,
+                    ]);
                 }
             }
             PgPartitionedTable | PgInherits => {}
