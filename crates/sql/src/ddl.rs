@@ -41,6 +41,8 @@ mod foreign_keys;
 mod functions;
 /// GRANT and REVOKE.
 mod grants;
+/// CREATE TABLE ... (LIKE source INCLUDING ...).
+pub mod like;
 /// Renames and schema moves, which reach stored text.
 mod names;
 /// REASSIGN OWNED and DROP OWNED.
@@ -609,13 +611,40 @@ pub fn table_as(ct: &ast::CreateTable, cols: &[crate::plan::Column]) -> Result<a
     Ok(def)
 }
 
-/// CREATE TABLE.
+/// CREATE TABLE; a LIKE clause is expanded into the definitions it copies
+/// first (see like.rs), and the source's other indexes are created after.
 pub async fn create_table<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
     cat: &Catalog,
     ct: &ast::CreateTable,
     owner: &str,
+) -> Result<DdlResult> {
+    let Some(like) = like::expand(cat, ct)? else {
+        return create_table_from(txn, tenant, cat, ct, owner, &[]).await;
+    };
+    let mut r = create_table_from(txn, tenant, cat, &like.create, owner, &like.comments).await?;
+    // Nothing more when IF NOT EXISTS found the table.
+    if like.indexes.is_empty() || r.fresh.is_empty() {
+        return Ok(r);
+    }
+    if r.temp_table.is_some() {
+        bail!(FeatureNotSupported, "indexes on temporary tables are not supported yet");
+    }
+    for ci in &like.indexes {
+        let cat = load_catalog(txn, tenant).await?;
+        r.fresh.extend(create_index(txn, tenant, &cat, ci).await?.fresh);
+    }
+    Ok(r)
+}
+
+async fn create_table_from<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    ct: &ast::CreateTable,
+    owner: &str,
+    comments: &[(String, String)],
 ) -> Result<DdlResult> {
     let (ns, name, temporary) = new_table_name(cat, &ct.name, ct.temporary)?;
     if cat.relation_exists(ns, &name) {
@@ -815,6 +844,11 @@ pub async fn create_table<T: Txn>(
     // Validate DEFAULT expressions now, as PostgreSQL does at CREATE time.
     for c in &t.columns {
         column_default(cat, c)?;
+    }
+    for (column, comment) in comments {
+        if let Some(c) = t.columns.iter_mut().find(|c| c.name == *column) {
+            c.comment = Some(comment.clone());
+        }
     }
     if t.temporary {
         return Ok(DdlResult {

@@ -455,7 +455,7 @@ fn parse_piece(
             let tokens = table_queries(identity_options(tokens));
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
             let tokens = group_quantifier(type_references(substring_similar(tokens)));
-            let tokens = drop_index_concurrently(tokens);
+            let tokens = create_table_like(sql, drop_index_concurrently(tokens))?;
             let (tokens, check_option) = view_check_option(tokens);
             parser = parser.with_tokens_with_locations(tokens);
             let mut stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
@@ -1189,6 +1189,70 @@ fn group_quantifier(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         };
         out.splice(q..=q, with);
     }
+}
+
+/// Takes `CREATE TABLE t (LIKE s INCLUDING x EXCLUDING y ...)`'s options
+/// out of the parentheses, which sqlparser does not read, and passes them
+/// as `WITH ("pg_like_options" = 'n')` (see ddl/like.rs).
+fn create_table_like(sql: &str, tokens: Vec<TokenWithSpan>) -> Result<Vec<TokenWithSpan>> {
+    let solid = solid(&tokens);
+    let word_at = |k: usize| match solid.get(k).map(|&i| &tokens[i].token) {
+        Some(Token::Word(w)) if w.quote_style.is_none() => Some(w.value.to_ascii_lowercase()),
+        _ => None,
+    };
+    if word_at(0).as_deref() != Some("create") {
+        return Ok(tokens);
+    }
+    let Some(table) = (1..4).find(|&k| word_at(k).as_deref() == Some("table")) else {
+        return Ok(tokens);
+    };
+    let Some(open) = (table + 1..solid.len()).find(|&k| tokens[solid[k]].token == Token::LParen)
+    else {
+        return Ok(tokens);
+    };
+    if word_at(open + 1).as_deref() != Some("like") {
+        return Ok(tokens);
+    }
+    let Some(first) = (open + 2..solid.len())
+        .find(|&k| matches!(word_at(k).as_deref(), Some("including" | "excluding")))
+    else {
+        return Ok(tokens);
+    };
+    let (mut bits, mut k) = (0u8, first);
+    while let Some(sign) = word_at(k).filter(|w| w == "including" || w == "excluding") {
+        let opt = word_at(k + 1).unwrap_or_default();
+        let Some(b) = crate::ddl::like::option_bits(&opt) else {
+            let at = solid.get(k + 1).map(|&i| &tokens[i]);
+            let near = at.map(|t| t.token.to_string()).unwrap_or_default();
+            let mut e = err!(SyntaxError, "syntax error at or near \"{near}\"");
+            if let Some(p) = at.and_then(|t| char_pos(sql, t.span.start.line, t.span.start.column))
+            {
+                e = e.with_position(p as u32 + 1);
+            }
+            return Err(e);
+        };
+        bits = if sign == "including" { bits | b } else { bits & !b };
+        k += 2;
+    }
+    if solid.get(k).map(|&i| &tokens[i].token) != Some(&Token::RParen) {
+        return Ok(tokens);
+    }
+    let (from, close) = (solid[first], solid[k]);
+    let span = tokens[close].span;
+    let t = |token: Token| TokenWithSpan { token, span };
+    let marker = [
+        t(Token::Whitespace(Whitespace::Space)),
+        t(Token::make_keyword("WITH")),
+        t(Token::LParen),
+        t(Token::make_word(crate::ddl::like::MARKER, Some('"'))),
+        t(Token::Eq),
+        t(Token::SingleQuotedString(bits.to_string())),
+        t(Token::RParen),
+    ];
+    let mut out = tokens;
+    out.splice(close + 1..close + 1, marker);
+    out.drain(from..close);
+    Ok(out)
 }
 
 /// Drops CONCURRENTLY from `DROP INDEX CONCURRENTLY ...`, which sqlparser
