@@ -809,6 +809,15 @@ fn with_typmod(base: DataType, typmod: i32) -> DataType {
     }
 }
 
+/// What a temporary table's rows or definition do at COMMIT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnCommit {
+    /// ON COMMIT DELETE ROWS: the rows go.
+    DeleteRows,
+    /// ON COMMIT DROP: the table goes.
+    Drop,
+}
+
 /// A secondary index.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IndexDef {
@@ -975,6 +984,10 @@ pub struct TableDef {
     /// id of its own, removed when the session ends.
     #[serde(default)]
     pub temporary: bool,
+    /// A temporary table's ON COMMIT action (None: PRESERVE ROWS). Not
+    /// stored: temporary tables live in the session.
+    #[serde(skip)]
+    pub on_commit: Option<OnCommit>,
     /// COMMENT ON TABLE text.
     #[serde(default)]
     pub comment: Option<String>,
@@ -1609,6 +1622,7 @@ impl TableDef {
             foreign_keys: vec![],
             referenced_by: vec![],
             temporary: false,
+            on_commit: None,
             comment: None,
             matview: None,
             triggers: vec![],

@@ -661,22 +661,21 @@ async fn create_table_from<T: Txn>(
     if ct.query.is_some() {
         bail!(InternalError, "CREATE TABLE AS reached create_table with its query");
     }
-    if temporary {
-        match &ct.on_commit {
-            None | Some(ast::OnCommit::PreserveRows) => {}
-            Some(ast::OnCommit::DeleteRows) => {
-                bail!(FeatureNotSupported, "ON COMMIT DELETE ROWS is not supported yet")
-            }
-            Some(ast::OnCommit::Drop) => {
-                bail!(FeatureNotSupported, "ON COMMIT DROP is not supported yet")
-            }
+    let on_commit = match &ct.on_commit {
+        None | Some(ast::OnCommit::PreserveRows) => None,
+        Some(ast::OnCommit::DeleteRows) => Some(catalog::OnCommit::DeleteRows),
+        Some(ast::OnCommit::Drop) => Some(catalog::OnCommit::Drop),
+    };
+    if !temporary {
+        if ct.on_commit.is_some() {
+            bail!(InvalidTableDefinition, "ON COMMIT can only be used on temporary tables");
         }
-    } else {
         bump_version(txn, tenant).await?;
     }
     let mut t = TableDef::new(name.clone());
     t.namespace = ns;
     t.temporary = temporary;
+    t.on_commit = on_commit;
     t.access = crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::Table, ns);
     // (name, columns, deferral)
     let mut uniques: Vec<(Option<String>, Vec<usize>, Option<bool>)> = Vec::new();
@@ -2035,4 +2034,44 @@ pub(crate) fn deferral(ch: &Option<ast::ConstraintCharacteristics>) -> Result<Op
         );
     }
     Ok((deferred || ch.deferrable == Some(true)).then_some(deferred))
+}
+
+/// The ON COMMIT actions of the session's temporary tables `temp`, done in
+/// the committing transaction: an ON COMMIT DROP table's rows are purged
+/// after the commit, and an ON COMMIT DELETE ROWS table that has rows moves
+/// to fresh, empty storage (the old is purged). Returns each changed table
+/// by name: its new definition, or None when it is dropped.
+pub async fn temp_on_commit<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    temp: &std::collections::BTreeMap<String, Arc<TableDef>>,
+) -> Result<Vec<(String, Option<TableDef>)>> {
+    let mut changed = Vec::new();
+    for (name, t) in temp {
+        let Some(action) = t.on_commit else { continue };
+        let purge = |txn: &mut T, t: &TableDef| -> Result<()> {
+            txn.delete_range_after_commit(keys::storage(tenant, t.storage)).map_err(from_kv)?;
+            for i in &t.indexes {
+                txn.delete_range_after_commit(keys::storage(tenant, i.storage)).map_err(from_kv)?;
+            }
+            Ok(())
+        };
+        match action {
+            catalog::OnCommit::Drop => {
+                purge(txn, t)?;
+                changed.push((name.clone(), None));
+            }
+            catalog::OnCommit::DeleteRows => {
+                let rows = keys::storage(tenant, t.storage);
+                if txn.scan(&rows, 1).await.map_err(from_kv)?.is_empty() {
+                    continue;
+                }
+                purge(txn, t)?;
+                let mut emptied = (**t).clone();
+                fresh_storage(txn, tenant, &mut emptied, 0).await?;
+                changed.push((name.clone(), Some(emptied)));
+            }
+        }
+    }
+    Ok(changed)
 }

@@ -1100,6 +1100,18 @@ impl<K: KvClient> Session<K> {
             e => e,
         };
         self.deferred.reset();
+        // Temporary tables' ON COMMIT DROP and DELETE ROWS.
+        let ready = match ready {
+            Ok(()) if !self.temp.is_empty() => {
+                ddl::temp_on_commit(&mut t, self.db.tenant, &self.temp).await
+            }
+            Ok(()) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        };
+        let (ready, temp_changes) = match ready {
+            Ok(changes) => (Ok(()), changes),
+            Err(e) => (Err(e), Vec::new()),
+        };
         let r = match ready {
             Ok(()) => t.commit().await.map(|_| ()).map_err(from_kv),
             Err(e) => {
@@ -1121,7 +1133,19 @@ impl<K: KvClient> Session<K> {
         self.fresh.clear();
         self.cursors.end_transaction(r.is_ok());
         match r.is_ok() {
-            true => self.temp_at_txn_start = None,
+            true => {
+                self.temp_at_txn_start = None;
+                if !temp_changes.is_empty() {
+                    for (name, def) in temp_changes {
+                        match def {
+                            Some(def) => self.temp.insert(name, Arc::new(def)),
+                            None => self.temp.remove(&name),
+                        };
+                    }
+                    self.temp_epoch += 1;
+                    self.set_catalog(self.base.clone());
+                }
+            }
             false => {
                 self.undo_temp_changes();
                 let shared = self.db.catalog.read().clone();
