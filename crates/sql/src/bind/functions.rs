@@ -310,7 +310,7 @@ impl Binder<'_> {
         let filter = self.agg_filter(f, scope, over)?;
         let distinct = matches!(&f.args, ast::FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
         let args = function_args(f)?;
-        Ok(match (name, args.as_slice()) {
+        let mut call = match (name, args.as_slice()) {
             ("count", [None]) | ("count", []) => AggCall {
                 func: AggFunc::CountStar,
                 arg: None,
@@ -441,7 +441,21 @@ impl Binder<'_> {
                 "function {name} with {} arguments does not exist",
                 args.len()
             ),
-        })
+        };
+        // DISTINCT sorts the values first, so an order-sensitive aggregate
+        // without ORDER BY sees them in order, as in PostgreSQL.
+        let ordered =
+            matches!(call.func, AggFunc::StringAgg | AggFunc::ArrayAgg | AggFunc::JsonAgg(_));
+        if call.distinct && call.order.is_empty() && ordered {
+            if let Some(arg) = &call.arg {
+                call.order.push(crate::plan::SortKey {
+                    expr: arg.clone(),
+                    desc: false,
+                    nulls_first: false,
+                });
+            }
+        }
+        Ok(call)
     }
 }
 

@@ -312,6 +312,13 @@ impl Binder<'_> {
             let rx = self.coerce(rx, &rt, &DataType::Float8)?;
             return Ok((Expr::Func(func::Func::Power, vec![lx, rx]), DataType::Float8));
         }
+        if matches!(op, O::PGStartsWith) {
+            let (x, xt) = self.expr_in(l, scope, agg)?;
+            let (p, pt) = self.expr_in(r, scope, agg)?;
+            let x = self.coerce(x, &xt, &DataType::Text)?;
+            let p = self.coerce(p, &pt, &DataType::Text)?;
+            return Ok((Expr::Func(func::Func::StartsWith, vec![x, p]), DataType::Bool));
+        }
         if matches!(op, O::Overlaps) {
             return self.overlaps(l, r, scope, agg);
         }
