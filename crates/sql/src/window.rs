@@ -13,7 +13,10 @@
 //! *peers*. Ranking functions read positions and peer groups; value and
 //! aggregate functions read the call's *frame*, by default PostgreSQL's
 //! `RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW` (the partition up to
-//! the current row's last peer; all of it without ORDER BY). Aggregates over
+//! the current row's last peer; all of it without ORDER BY). A frame counts
+//! rows (ROWS), peer groups (GROUPS) or, for RANGE, a distance in the one
+//! ORDER BY key (a number, or an interval for dates and times), found by
+//! binary search in the sorted partition. Aggregates over
 //! frames that start at the partition's first row are computed incrementally;
 //! other frames are recomputed per row. The result is appended to each row
 //! in input order, so callers see one more column per call.
@@ -63,26 +66,48 @@ pub enum WinFunc {
 }
 
 /// One edge of a frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum FrameBound {
     /// The partition's first row.
     UnboundedPreceding,
-    /// `n` rows before the current one (ROWS only).
-    Preceding(usize),
-    /// The current row (ROWS) or its first/last peer (RANGE).
+    /// So far before the current row.
+    Preceding(Offset),
+    /// The current row (ROWS) or its first/last peer (RANGE, GROUPS).
     CurrentRow,
-    /// `n` rows after the current one (ROWS only).
-    Following(usize),
+    /// So far after the current row.
+    Following(Offset),
     /// The partition's last row.
     UnboundedFollowing,
 }
 
+/// How far a frame edge is from the current row: a number of rows (ROWS)
+/// or peer groups (GROUPS), or a distance in the ORDER BY key (RANGE).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Offset {
+    /// Rows or peer groups.
+    Count(usize),
+    /// Added to or taken from the key (a number, or an interval for dates
+    /// and times).
+    Value(Value),
+}
+
+/// What a frame's offsets count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameUnits {
+    /// Rows.
+    Rows,
+    /// Key values (the current row's peers for CURRENT ROW).
+    Range,
+    /// Peer groups.
+    Groups,
+}
+
 /// A window frame: which rows of the partition an aggregate or value
 /// function sees for the current row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Frame {
-    /// ROWS (physical offsets) rather than RANGE (peer groups).
-    pub rows: bool,
+    /// What the offsets count.
+    pub units: FrameUnits,
     /// Where the frame starts.
     pub start: FrameBound,
     /// Where the frame ends (inclusive).
@@ -171,8 +196,11 @@ fn copy_window(
 
 impl Frame {
     /// PostgreSQL's default: RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW.
-    pub const DEFAULT: Frame =
-        Frame { rows: false, start: FrameBound::UnboundedPreceding, end: FrameBound::CurrentRow };
+    pub const DEFAULT: Frame = Frame {
+        units: FrameUnits::Range,
+        start: FrameBound::UnboundedPreceding,
+        end: FrameBound::CurrentRow,
+    };
 }
 
 /// A bound window function call.
@@ -235,13 +263,18 @@ impl Binder<'_> {
             .map(|e| self.expr_in(e, scope, agg).map(|(x, _)| x))
             .collect::<Result<Vec<_>>>()?;
         let mut order = Vec::with_capacity(spec.order_by.len());
+        let mut key_type = None;
         for o in &spec.order_by {
-            let (expr, _) = self.expr_in(&o.expr, scope, agg)?;
+            let (expr, t) = self.expr_in(&o.expr, scope, agg)?;
+            key_type.get_or_insert(t);
             let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
             order.push(SortKey { expr, desc, nulls_first: o.options.nulls_first.unwrap_or(desc) });
         }
         let frame = match &spec.window_frame {
-            Some(fr) => self.frame(fr, scope)?,
+            Some(fr) => {
+                let keys = (order.len(), key_type.unwrap_or(DataType::Unknown));
+                self.frame(fr, keys, scope)?
+            }
             None => Frame::DEFAULT,
         };
         let (func, args, ty) = if is_aggregate(name) {
@@ -339,17 +372,22 @@ impl Binder<'_> {
         Ok((func, args, ty))
     }
 
-    fn frame(&mut self, fr: &ast::WindowFrame, scope: &Scope) -> Result<Frame> {
-        let rows = match fr.units {
-            ast::WindowFrameUnits::Rows => true,
-            ast::WindowFrameUnits::Range => false,
-            ast::WindowFrameUnits::Groups => {
-                bail!(FeatureNotSupported, "GROUPS frames are not supported yet")
-            }
+    /// A frame clause; `keys` are the window's ORDER BY key count and the
+    /// first key's type, which a RANGE offset is a distance in.
+    fn frame(
+        &mut self,
+        fr: &ast::WindowFrame,
+        keys: (usize, DataType),
+        scope: &Scope,
+    ) -> Result<Frame> {
+        let units = match fr.units {
+            ast::WindowFrameUnits::Rows => FrameUnits::Rows,
+            ast::WindowFrameUnits::Range => FrameUnits::Range,
+            ast::WindowFrameUnits::Groups => FrameUnits::Groups,
         };
-        let start = self.frame_bound(&fr.start_bound, rows, scope)?;
+        let start = self.frame_bound(&fr.start_bound, units, &keys, scope, "starting")?;
         let end = match &fr.end_bound {
-            Some(b) => self.frame_bound(b, rows, scope)?,
+            Some(b) => self.frame_bound(b, units, &keys, scope, "ending")?,
             None => FrameBound::CurrentRow,
         };
         if start == FrameBound::UnboundedFollowing {
@@ -358,34 +396,79 @@ impl Binder<'_> {
         if end == FrameBound::UnboundedPreceding {
             bail!(WindowingError, "frame end cannot be UNBOUNDED PRECEDING");
         }
-        Ok(Frame { rows, start, end })
+        if units == FrameUnits::Groups && keys.0 == 0 {
+            bail!(WindowingError, "GROUPS mode requires an ORDER BY clause");
+        }
+        Ok(Frame { units, start, end })
     }
 
     fn frame_bound(
         &mut self,
         b: &ast::WindowFrameBound,
-        rows: bool,
+        units: FrameUnits,
+        (keys, key_type): &(usize, DataType),
         scope: &Scope,
+        edge: &str,
     ) -> Result<FrameBound> {
         use ast::WindowFrameBound as B;
-        let offset = |this: &mut Self, e: &ast::Expr| -> Result<usize> {
-            if !rows {
+        let offset = |this: &mut Self, e: &ast::Expr| -> Result<Offset> {
+            let (x, t) = this.expr_in(e, scope, &mut None)?;
+            let negative = || {
+                crate::err!(
+                    InvalidPrecedingOrFollowingSize,
+                    "frame {edge} offset must not be negative"
+                )
+            };
+            if units != FrameUnits::Range {
+                let x = this.coerce(x, &t, &DataType::Int8)?;
+                return match x {
+                    Expr::Const(Value::Int8(n)) if n >= 0 => Ok(Offset::Count(n as usize)),
+                    Expr::Const(Value::Int8(_)) => Err(negative()),
+                    Expr::Const(Value::Null) => {
+                        bail!(NullValueNotAllowed, "frame {edge} offset must not be null")
+                    }
+                    _ => bail!(FeatureNotSupported, "frame offsets must be constants"),
+                };
+            }
+            if *keys != 1 {
                 bail!(
-                    FeatureNotSupported,
-                    "RANGE with offset PRECEDING/FOLLOWING is not supported yet"
+                    WindowingError,
+                    "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column"
                 );
             }
-            match this.expr_in(e, scope, &mut None)?.0 {
-                Expr::Const(Value::Int4(n)) if n >= 0 => Ok(n as usize),
-                Expr::Const(Value::Int8(n)) if n >= 0 => Ok(n as usize),
-                Expr::Const(Value::Int4(_) | Value::Int8(_)) => {
-                    bail!(
-                        InvalidPrecedingOrFollowingSize,
-                        "frame starting offset must not be negative"
-                    )
-                }
-                _ => bail!(FeatureNotSupported, "frame offsets must be integer constants"),
+            let distance = match key_type {
+                DataType::Int2 | DataType::Int4 | DataType::Int8 => DataType::Int8,
+                DataType::Numeric(_) => DataType::Numeric(None),
+                DataType::Float4 | DataType::Float8 => DataType::Float8,
+                DataType::Date
+                | DataType::Timestamp
+                | DataType::TimestampTz
+                | DataType::Time
+                | DataType::TimeTz
+                | DataType::Interval => DataType::Interval,
+                other => bail!(
+                    FeatureNotSupported,
+                    "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {other}"
+                ),
+            };
+            let x = this.coerce(x, &t, &distance)?;
+            let Expr::Const(v) = x else {
+                bail!(FeatureNotSupported, "frame offsets must be constants");
+            };
+            if v.is_null() {
+                bail!(NullValueNotAllowed, "frame {edge} offset must not be null");
             }
+            let zero = match distance {
+                DataType::Interval => Value::Interval(Default::default()),
+                other => sqltypes::cast::cast(Value::Int4(0), &other)?,
+            };
+            if sqltypes::ops::compare(&v, &zero)? == Some(Ordering::Less) {
+                bail!(
+                    InvalidPrecedingOrFollowingSize,
+                    "invalid preceding or following size in window function"
+                );
+            }
+            Ok(Offset::Value(v))
         };
         Ok(match b {
             B::CurrentRow => FrameBound::CurrentRow,
@@ -438,6 +521,13 @@ struct Partition<'a> {
     index: Vec<usize>,
     /// First peer and one past the last peer of each row.
     peers: Vec<(usize, usize)>,
+    /// Each row's peer group (GROUPS frames).
+    group_of: Vec<usize>,
+    /// Each peer group's first row and one past its last.
+    groups: Vec<(usize, usize)>,
+    /// Each row's first ORDER BY key (RANGE offsets), a date as the
+    /// timestamp it compares as.
+    keys: Vec<Value>,
     call: &'a WindowCall,
     ctx: &'a EvalContext,
 }
@@ -446,18 +536,41 @@ impl<'a> Partition<'a> {
     fn new(placed: &[Placed], all: &'a [Row], call: &'a WindowCall, ctx: &'a EvalContext) -> Self {
         let m = placed.len();
         let mut peers = vec![(0, 0); m];
+        let (mut group_of, mut groups) = (vec![0; m], Vec::new());
         let mut g = 0;
         while g < m {
             let same =
                 |p: &Placed| compare_keys(&call.order, &p.1, &placed[g].1) == Ordering::Equal;
             let h = g + placed[g..].iter().take_while(|p| same(p)).count();
             peers[g..h].fill((g, h));
+            group_of[g..h].fill(groups.len());
+            groups.push((g, h));
             g = h;
         }
+        let ranged = |b: &FrameBound| {
+            matches!(
+                b,
+                FrameBound::Preceding(Offset::Value(_)) | FrameBound::Following(Offset::Value(_))
+            )
+        };
+        let keys = if ranged(&call.frame.start) || ranged(&call.frame.end) {
+            let key = |p: &Placed| match p.1.first() {
+                Some(Value::Date(d)) => sqltypes::cast::cast(Value::Date(*d), &DataType::Timestamp)
+                    .unwrap_or(Value::Null),
+                Some(v) => v.clone(),
+                None => Value::Null,
+            };
+            placed.iter().map(key).collect()
+        } else {
+            Vec::new()
+        };
         Partition {
             rows: placed.iter().map(|p| &all[p.2]).collect(),
             index: placed.iter().map(|p| p.2).collect(),
             peers,
+            group_of,
+            groups,
+            keys,
             call,
             ctx,
         }
@@ -555,26 +668,93 @@ impl<'a> Partition<'a> {
 
     /// The frame of row `p` as a half-open range of partition positions.
     fn frame_of(&self, p: usize) -> (usize, usize) {
-        let m = self.rows.len();
-        let f = self.call.frame;
-        let (ps, pe) = self.peers[p];
-        let lo = match f.start {
-            FrameBound::UnboundedPreceding => 0,
-            FrameBound::Preceding(n) => p.saturating_sub(n),
-            FrameBound::CurrentRow if f.rows => p,
-            FrameBound::CurrentRow => ps,
-            FrameBound::Following(n) => p.saturating_add(n).min(m),
-            FrameBound::UnboundedFollowing => m,
-        };
-        let hi = match f.end {
-            FrameBound::UnboundedPreceding => 0,
-            FrameBound::Preceding(n) => (p + 1).saturating_sub(n),
-            FrameBound::CurrentRow if f.rows => p + 1,
-            FrameBound::CurrentRow => pe,
-            FrameBound::Following(n) => p.saturating_add(n).saturating_add(1).min(m),
-            FrameBound::UnboundedFollowing => m,
-        };
+        let f = &self.call.frame;
+        let lo = self.edge(p, &f.start, true);
+        let hi = self.edge(p, &f.end, false);
         (lo, hi.max(lo))
+    }
+
+    /// Where frame edge `b` of row `p` falls: the first row in the frame
+    /// (`start`), or one past the last.
+    fn edge(&self, p: usize, b: &FrameBound, start: bool) -> usize {
+        let m = self.rows.len();
+        let (ps, pe) = self.peers[p];
+        let g = self.group_of[p];
+        let units = self.call.frame.units;
+        match (b, units) {
+            (FrameBound::UnboundedPreceding, _) => 0,
+            (FrameBound::UnboundedFollowing, _) => m,
+            (FrameBound::CurrentRow, FrameUnits::Rows) => p + usize::from(!start),
+            (FrameBound::CurrentRow, _) => {
+                if start {
+                    ps
+                } else {
+                    pe
+                }
+            }
+            (FrameBound::Preceding(Offset::Count(n)), FrameUnits::Rows) => {
+                (p + usize::from(!start)).saturating_sub(*n)
+            }
+            (FrameBound::Following(Offset::Count(n)), FrameUnits::Rows) => {
+                p.saturating_add(*n).saturating_add(usize::from(!start)).min(m)
+            }
+            (FrameBound::Preceding(Offset::Count(n)), _) => match g.checked_sub(*n) {
+                Some(h) if start => self.groups[h].0,
+                Some(h) => self.groups[h].1,
+                None => 0,
+            },
+            (FrameBound::Following(Offset::Count(n)), _) => {
+                match self.groups.get(g.saturating_add(*n)) {
+                    Some(&(s, e)) => {
+                        if start {
+                            s
+                        } else {
+                            e
+                        }
+                    }
+                    None => m,
+                }
+            }
+            (FrameBound::Preceding(Offset::Value(d)), _) => self.range_edge(p, d, true, start),
+            (FrameBound::Following(Offset::Value(d)), _) => self.range_edge(p, d, false, start),
+        }
+    }
+
+    /// A RANGE edge `d` before (`preceding`) or after row `p`'s key: the
+    /// first row whose key is not before that value (`start`), or the first
+    /// whose key is after it. A row with a NULL key has its peers (the
+    /// other NULLs) as the frame; NULL keys are outside anyone else's.
+    fn range_edge(&self, p: usize, d: &Value, preceding: bool, start: bool) -> usize {
+        let (ps, pe) = self.peers[p];
+        let key = &self.keys[p];
+        if key.is_null() {
+            return if start { ps } else { pe };
+        }
+        let desc = self.call.order.first().is_some_and(|k| k.desc);
+        // The non-NULL keys, which sit together at one end.
+        let lo = self.keys.iter().position(|k| !k.is_null()).unwrap_or(0);
+        let hi = lo + self.keys[lo..].iter().take_while(|k| !k.is_null()).count();
+        // Toward the partition's start is down for ASC, up for DESC.
+        let target =
+            if preceding != desc { sqltypes::ops::sub(key, d) } else { sqltypes::ops::add(key, d) };
+        let Ok(target) = target else {
+            // Past the type's range: beyond every key on that side.
+            return if preceding { lo } else { hi };
+        };
+        // `before(k)`: k comes before the target in window order.
+        let cmp = |k: &Value| {
+            sqltypes::ops::compare(k, &target).ok().flatten().unwrap_or(Ordering::Equal)
+        };
+        let before =
+            |k: &Value| if desc { cmp(k) == Ordering::Greater } else { cmp(k) == Ordering::Less };
+        let after =
+            |k: &Value| if desc { cmp(k) == Ordering::Less } else { cmp(k) == Ordering::Greater };
+        let keys = &self.keys[lo..hi];
+        lo + if start {
+            keys.partition_point(|k| before(k))
+        } else {
+            keys.partition_point(|k| !after(k))
+        }
     }
 
     /// Steps row `i` into an aggregate's state (respecting FILTER).
