@@ -1842,8 +1842,9 @@ pub async fn alter_table<T: Txn>(
                         Ok(())
                     })
                     .await?;
-                    if let Some(pos) = numbers.and_then(|n| n.position()) {
-                        sequences.push((Arc::new(seq.clone().expect("numbered")), Some(pos)));
+                    let position = numbers.and_then(|n| n.position());
+                    if let (Some(s), Some(pos)) = (&seq, position) {
+                        sequences.push((Arc::new(s.clone()), Some(pos)));
                     }
                 }
             }

@@ -9,7 +9,7 @@
 //! clause, so the new table is created as if those definitions had been
 //! written; its other indexes become CREATE INDEX statements run after.
 //! sqlparser reads `(LIKE source)` but not the options, so the parser
-//! passes them in a `WITH ("pg_like_options" = 'n')` marker ([`MARKER`]).
+//! passes them in a `WITH ("pg_like_options" = 'n')` marker (`MARKER`).
 
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
@@ -18,7 +18,7 @@ use sqlparser::parser::Parser;
 use crate::bind;
 use crate::catalog::{Catalog, TableDef, EXPRESSION_KEY};
 use crate::error::Result;
-use crate::func::catalog_info::{format_type, quote_ident};
+use crate::func::catalog_info::{deferral_clause, format_type, quote_ident};
 use crate::{bail, err};
 
 /// The WITH option the parser carries LIKE's options in.
@@ -166,14 +166,6 @@ fn column_type(cat: &Catalog, c: &crate::catalog::ColumnDef) -> String {
 fn names(t: &TableDef, cols: &[usize]) -> String {
     let names: Vec<String> = cols.iter().map(|&c| quote_ident(&t.columns[c].name)).collect();
     names.join(", ")
-}
-
-fn deferral_clause(d: Option<bool>) -> &'static str {
-    match d {
-        None => "",
-        Some(false) => " DEFERRABLE",
-        Some(true) => " DEFERRABLE INITIALLY DEFERRED",
-    }
 }
 
 /// `CREATE [UNIQUE] INDEX ON table (keys) [WHERE ...]` for index `i` of

@@ -173,7 +173,7 @@ fn column_list(t: &TableDef, cols: &[usize]) -> String {
 
 /// A constraint definition's DEFERRABLE clause, as pg_get_constraintdef
 /// ends one (`deferral` is Some(initially deferred) when deferrable).
-fn deferral_clause(deferral: Option<bool>) -> &'static str {
+pub(crate) fn deferral_clause(deferral: Option<bool>) -> &'static str {
     match deferral {
         None => "",
         Some(false) => " DEFERRABLE",
