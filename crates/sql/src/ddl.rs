@@ -1996,6 +1996,29 @@ pub async fn alter_table<T: Txn>(
                     );
                 }
             }
+            // Nothing to keep: Strata has no heap pages or autovacuum to
+            // tune and no logical replication to identify rows for.
+            ast::AlterTableOperation::SetOptionsParens { options } => {
+                alter::storage_parameters(options)?
+            }
+            ast::AlterTableOperation::ReplicaIdentity { identity } => {
+                if let ast::ReplicaIdentity::Index(i) = identity {
+                    let name = bind::ident(i);
+                    let pkey = cur.pkey_name.as_deref() == Some(name.as_str());
+                    match cur.indexes.iter().find(|x| x.name == name) {
+                        _ if pkey => {}
+                        Some(x) if x.unique => {}
+                        Some(_) => bail!(
+                            WrongObjectType,
+                            "cannot use non-unique index \"{name}\" as replica identity"
+                        ),
+                        None => bail!(
+                            UndefinedObject,
+                            "index \"{name}\" for table \"{tname}\" does not exist"
+                        ),
+                    }
+                }
+            }
             ast::AlterTableOperation::RenameConstraint { old_name, new_name } => {
                 let (from, to) = (bind::ident(old_name), bind::ident(new_name));
                 alter::rename_constraint(cat, &mut cur, &from, to)?

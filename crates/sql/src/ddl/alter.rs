@@ -671,3 +671,48 @@ pub(super) async fn validate_constraint<T: Txn>(
     }
     bail!(UndefinedObject, "constraint \"{name}\" of relation \"{}\" does not exist", cur.name)
 }
+
+/// The storage parameters `ALTER TABLE ... SET (...)` accepts. Strata's
+/// storage has no use for them (no heap pages to fill, no autovacuum), so
+/// they are checked by name and not kept.
+const STORAGE_PARAMETERS: &[&str] = &[
+    "fillfactor",
+    "toast_tuple_target",
+    "parallel_workers",
+    "autovacuum_enabled",
+    "vacuum_index_cleanup",
+    "vacuum_truncate",
+    "log_autovacuum_min_duration",
+    "user_catalog_table",
+    "autovacuum_vacuum_threshold",
+    "autovacuum_vacuum_scale_factor",
+    "autovacuum_vacuum_insert_threshold",
+    "autovacuum_vacuum_insert_scale_factor",
+    "autovacuum_analyze_threshold",
+    "autovacuum_analyze_scale_factor",
+    "autovacuum_vacuum_cost_delay",
+    "autovacuum_vacuum_cost_limit",
+    "autovacuum_freeze_min_age",
+    "autovacuum_freeze_max_age",
+    "autovacuum_freeze_table_age",
+    "autovacuum_multixact_freeze_min_age",
+    "autovacuum_multixact_freeze_max_age",
+    "autovacuum_multixact_freeze_table_age",
+];
+
+/// ALTER TABLE ... SET (name = value, ...): each name must be a storage
+/// parameter PostgreSQL knows (`toast.` ones too); see
+/// [`STORAGE_PARAMETERS`].
+pub(super) fn storage_parameters(options: &[ast::SqlOption]) -> Result<()> {
+    for o in options {
+        let name = match o {
+            ast::SqlOption::KeyValue { key, .. } => bind::ident(key),
+            other => other.to_string().to_lowercase(),
+        };
+        let bare = name.strip_prefix("toast.").unwrap_or(&name);
+        if !STORAGE_PARAMETERS.contains(&bare) {
+            bail!(InvalidParameterValue, "unrecognized parameter \"{name}\"");
+        }
+    }
+    Ok(())
+}
