@@ -796,20 +796,18 @@ impl<K: KvClient> Session<K> {
             // ALTER TABLE's own errors about its columns carry no position,
             // nor do CREATE TABLE's about the columns it is given.
             // Nor do ALTER statements' about a missing relation.
-            let alter = (is(|s| matches!(s, ast::Statement::AlterTable(_)))
-                || matches!(p.stmt, Stmt::AlterView(_)))
+            let alter_table = is(|s| matches!(s, ast::Statement::AlterTable(_)))
+                || matches!(p.stmt, Stmt::AlterView(_));
+            let alter_any = alter_table
+                || matches!(
+                    p.stmt,
+                    Stmt::AlterName(_) | Stmt::AlterOwner(_) | Stmt::AlterSequence(_)
+                );
+            let alter = alter_table
                 && (e.message.contains(" of relation \"")
                     || e.message.contains("cannot be cast automatically")
                     || e.message.starts_with("invalid input syntax for type "))
-                || (is(|s| matches!(s, ast::Statement::AlterTable(_)))
-                    || matches!(
-                        p.stmt,
-                        Stmt::AlterView(_)
-                            | Stmt::AlterName(_)
-                            | Stmt::AlterOwner(_)
-                            | Stmt::AlterSequence(_)
-                    ))
-                    && e.code == sqlstate::SqlState::UndefinedTable;
+                || alter_any && e.code == sqlstate::SqlState::UndefinedTable;
             let create = is(|s| matches!(s, ast::Statement::CreateTable(_)))
                 && matches!(
                     e.code,
@@ -1101,16 +1099,13 @@ impl<K: KvClient> Session<K> {
         };
         self.deferred.reset();
         // Temporary tables' ON COMMIT DROP and DELETE ROWS.
+        let mut temp_changes = Vec::new();
         let ready = match ready {
             Ok(()) if !self.temp.is_empty() => {
-                ddl::temp_on_commit(&mut t, self.db.tenant, &self.temp).await
+                let changes = ddl::temp_on_commit(&mut t, self.db.tenant, &self.temp).await;
+                changes.map(|c| temp_changes = c)
             }
-            Ok(()) => Ok(Vec::new()),
-            Err(e) => Err(e),
-        };
-        let (ready, temp_changes) = match ready {
-            Ok(changes) => (Ok(()), changes),
-            Err(e) => (Err(e), Vec::new()),
+            other => other,
         };
         let r = match ready {
             Ok(()) => t.commit().await.map(|_| ()).map_err(from_kv),

@@ -519,15 +519,15 @@ struct Partition<'a> {
     rows: Vec<&'a Row>,
     /// Input index of each row (where its result goes).
     index: Vec<usize>,
-    /// First peer and one past the last peer of each row.
-    peers: Vec<(usize, usize)>,
-    /// Each row's peer group (GROUPS frames).
+    /// Each row's peer group.
     group_of: Vec<usize>,
     /// Each peer group's first row and one past its last.
     groups: Vec<(usize, usize)>,
     /// Each row's first ORDER BY key (RANGE offsets), a date as the
     /// timestamp it compares as.
     keys: Vec<Value>,
+    /// Where the non-NULL `keys` are (they sit together at one end).
+    non_null: (usize, usize),
     call: &'a WindowCall,
     ctx: &'a EvalContext,
 }
@@ -535,14 +535,12 @@ struct Partition<'a> {
 impl<'a> Partition<'a> {
     fn new(placed: &[Placed], all: &'a [Row], call: &'a WindowCall, ctx: &'a EvalContext) -> Self {
         let m = placed.len();
-        let mut peers = vec![(0, 0); m];
         let (mut group_of, mut groups) = (vec![0; m], Vec::new());
         let mut g = 0;
         while g < m {
             let same =
                 |p: &Placed| compare_keys(&call.order, &p.1, &placed[g].1) == Ordering::Equal;
             let h = g + placed[g..].iter().take_while(|p| same(p)).count();
-            peers[g..h].fill((g, h));
             group_of[g..h].fill(groups.len());
             groups.push((g, h));
             g = h;
@@ -553,7 +551,7 @@ impl<'a> Partition<'a> {
                 FrameBound::Preceding(Offset::Value(_)) | FrameBound::Following(Offset::Value(_))
             )
         };
-        let keys = if ranged(&call.frame.start) || ranged(&call.frame.end) {
+        let keys: Vec<Value> = if ranged(&call.frame.start) || ranged(&call.frame.end) {
             let key = |p: &Placed| match p.1.first() {
                 Some(Value::Date(d)) => sqltypes::cast::cast(Value::Date(*d), &DataType::Timestamp)
                     .unwrap_or(Value::Null),
@@ -564,16 +562,23 @@ impl<'a> Partition<'a> {
         } else {
             Vec::new()
         };
+        let lo = keys.iter().position(|k| !k.is_null()).unwrap_or(0);
+        let non_null = (lo, lo + keys[lo..].iter().take_while(|k| !k.is_null()).count());
         Partition {
             rows: placed.iter().map(|p| &all[p.2]).collect(),
             index: placed.iter().map(|p| p.2).collect(),
-            peers,
             group_of,
+            non_null,
             groups,
             keys,
             call,
             ctx,
         }
+    }
+
+    /// The first peer of row `p` and one past its last.
+    fn peers(&self, p: usize) -> (usize, usize) {
+        self.groups[self.group_of[p]]
     }
 
     fn fill(&self, out: &mut [Value]) -> Result<()> {
@@ -584,7 +589,7 @@ impl<'a> Partition<'a> {
         let mut dense = 0;
         for p in 0..m {
             self.ctx.interrupts.tick(p)?;
-            let (ps, pe) = self.peers[p];
+            let (ps, pe) = self.peers(p);
             if ps == p {
                 dense += 1;
             }
@@ -678,7 +683,7 @@ impl<'a> Partition<'a> {
     /// (`start`), or one past the last.
     fn edge(&self, p: usize, b: &FrameBound, start: bool) -> usize {
         let m = self.rows.len();
-        let (ps, pe) = self.peers[p];
+        let (ps, pe) = self.peers(p);
         let g = self.group_of[p];
         let units = self.call.frame.units;
         match (b, units) {
@@ -725,15 +730,13 @@ impl<'a> Partition<'a> {
     /// whose key is after it. A row with a NULL key has its peers (the
     /// other NULLs) as the frame; NULL keys are outside anyone else's.
     fn range_edge(&self, p: usize, d: &Value, preceding: bool, start: bool) -> usize {
-        let (ps, pe) = self.peers[p];
+        let (ps, pe) = self.peers(p);
         let key = &self.keys[p];
         if key.is_null() {
             return if start { ps } else { pe };
         }
         let desc = self.call.order.first().is_some_and(|k| k.desc);
-        // The non-NULL keys, which sit together at one end.
-        let lo = self.keys.iter().position(|k| !k.is_null()).unwrap_or(0);
-        let hi = lo + self.keys[lo..].iter().take_while(|k| !k.is_null()).count();
+        let (lo, hi) = self.non_null;
         // Toward the partition's start is down for ASC, up for DESC.
         let target =
             if preceding != desc { sqltypes::ops::sub(key, d) } else { sqltypes::ops::add(key, d) };

@@ -220,10 +220,7 @@ impl Binder<'_> {
     ) -> Result<(Expr, DataType)> {
         use ast::BinaryOperator as O;
         if let O::PGLikeMatch | O::PGILikeMatch | O::PGNotLikeMatch | O::PGNotILikeMatch = op {
-            let (x, xt) = self.expr_in(l, scope, agg)?;
-            let (p, pt) = self.expr_in(r, scope, agg)?;
-            let x = self.coerce(x, &xt, &DataType::Text)?;
-            let p = self.coerce(p, &pt, &DataType::Text)?;
+            let (x, p) = self.operands_as(l, r, &DataType::Text, scope, agg)?;
             let negated = matches!(op, O::PGNotLikeMatch | O::PGNotILikeMatch);
             let ci = matches!(op, O::PGILikeMatch | O::PGNotILikeMatch);
             return Ok((Expr::Like(Box::new(x), Box::new(p), negated, ci), DataType::Bool));
@@ -236,10 +233,7 @@ impl Binder<'_> {
             _ => None,
         };
         if let Some((negated, ci)) = regex {
-            let (x, xt) = self.expr_in(l, scope, agg)?;
-            let (p, pt) = self.expr_in(r, scope, agg)?;
-            let x = self.coerce(x, &xt, &DataType::Text)?;
-            let p = self.coerce(p, &pt, &DataType::Text)?;
+            let (x, p) = self.operands_as(l, r, &DataType::Text, scope, agg)?;
             return Ok((Expr::Regex(Box::new(x), Box::new(p), negated, ci), DataType::Bool));
         }
         let json_only = match op {
@@ -306,17 +300,11 @@ impl Binder<'_> {
             return self.bind_binop(BinOp::Concat, l.0, l.1, r.0, r.1);
         }
         if matches!(op, O::PGExp) {
-            let (lx, lt) = self.expr_in(l, scope, agg)?;
-            let (rx, rt) = self.expr_in(r, scope, agg)?;
-            let lx = self.coerce(lx, &lt, &DataType::Float8)?;
-            let rx = self.coerce(rx, &rt, &DataType::Float8)?;
+            let (lx, rx) = self.operands_as(l, r, &DataType::Float8, scope, agg)?;
             return Ok((Expr::Func(func::Func::Power, vec![lx, rx]), DataType::Float8));
         }
         if matches!(op, O::PGStartsWith) {
-            let (x, xt) = self.expr_in(l, scope, agg)?;
-            let (p, pt) = self.expr_in(r, scope, agg)?;
-            let x = self.coerce(x, &xt, &DataType::Text)?;
-            let p = self.coerce(p, &pt, &DataType::Text)?;
+            let (x, p) = self.operands_as(l, r, &DataType::Text, scope, agg)?;
             return Ok((Expr::Func(func::Func::StartsWith, vec![x, p]), DataType::Bool));
         }
         if matches!(op, O::Overlaps) {
@@ -335,6 +323,20 @@ impl Binder<'_> {
         let (lx, lt) = self.expr_in(l, scope, agg)?;
         let (rx, rt) = self.expr_in(r, scope, agg)?;
         self.bind_binop(op, lx, lt, rx, rt)
+    }
+
+    /// Both operands of an operator that takes them as `ty`.
+    fn operands_as(
+        &mut self,
+        l: &ast::Expr,
+        r: &ast::Expr,
+        ty: &DataType,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, Expr)> {
+        let (lx, lt) = self.expr_in(l, scope, agg)?;
+        let (rx, rt) = self.expr_in(r, scope, agg)?;
+        Ok((self.coerce(lx, &lt, ty)?, self.coerce(rx, &rt, ty)?))
     }
 
     /// `(s1, e1) OVERLAPS (s2, e2)`: each end may be an interval, which is
