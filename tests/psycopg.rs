@@ -3,10 +3,11 @@
 //! executemany, transactions, SQLSTATE-mapped exceptions and COPY;
 //! `python/test_psycopg.py`) and SQLAlchemy 2 over psycopg (ORM models with
 //! relationships, create_all, sessions, savepoints, integrity errors and
-//! Alembic-style reflection; `python/test_sqlalchemy.py`) and Django 5 over
-//! psycopg (`migrate` of the contrib apps and a project app, then an ORM
-//! scenario; `python/test_django.py`). The virtualenv
-//! comes from scripts/setup (or `$STRATA_PYTHON`); if it is missing the test
+//! Alembic-style reflection; `python/test_sqlalchemy.py`), Alembic
+//! migrations and autogenerate comparisons (`python/test_alembic.py`) and
+//! Django 5 over psycopg (`migrate` of the contrib apps and a project app,
+//! then an ORM scenario; `python/test_django.py`). The virtualenv comes
+//! from scripts/setup (or `$STRATA_PYTHON`); if it is missing the test
 //! fails rather than skipping. pytest gets the server's port in
 //! `STRATA_PORT` and the target in `STRATA_TEST_TARGET`.
 
@@ -22,6 +23,11 @@ fn psycopg_driver_scenario() {
 #[test]
 fn sqlalchemy_orm_scenario() {
     run_pytest("python/test_sqlalchemy.py");
+}
+
+#[test]
+fn alembic_migration_scenario() {
+    run_pytest("python/test_alembic.py");
 }
 
 #[test]
