@@ -283,10 +283,6 @@ pub enum Func {
     Replace,
     /// mod(a, b)
     Mod,
-    /// sqrt(x)
-    Sqrt,
-    /// power(x, y)
-    Power,
     /// nextval(sequence)
     NextVal,
     /// currval(sequence)
@@ -456,8 +452,6 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("repeat", 2) => (Func::Repeat, T::Text),
         ("replace", 3) => (Func::Replace, T::Text),
         ("mod", 2) => (Func::Mod, common(args)?),
-        ("sqrt", 1) => (Func::Sqrt, T::Float8),
-        ("power" | "pow", 2) => (Func::Power, T::Float8),
         ("nextval", 1) => (Func::NextVal, T::Int8),
         ("currval", 1) => (Func::CurrVal, T::Int8),
         ("setval", 2 | 3) => (Func::SetVal, T::Int8),
@@ -546,7 +540,6 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         // concat() prints each argument with its own output function.
         Func::Concat => None,
         Func::Substr | Func::Repeat | Func::Replace => Some(DataType::Text),
-        Func::Sqrt | Func::Power => Some(DataType::Float8),
         Func::Round | Func::Trunc if i == 1 => Some(DataType::Int4),
         Func::Round | Func::Floor | Func::Ceil | Func::Trunc | Func::Sign => Some(result.clone()),
         _ => None,
@@ -1166,17 +1159,6 @@ impl Func {
             }
             Func::Replace => Value::Text(text(&arg(0))?.replace(text(&arg(1))?, text(&arg(2))?)),
             Func::Mod => ops::rem(&arg(0), &arg(1))?,
-            Func::Sqrt => {
-                let f = float(&arg(0))?;
-                if f < 0.0 {
-                    bail!(
-                        InvalidArgumentForPowerFunction,
-                        "cannot take square root of a negative number"
-                    );
-                }
-                Value::Float8(f.sqrt())
-            }
-            Func::Power => Value::Float8(float(&arg(0))?.powf(float(&arg(1))?)),
             Func::NextVal => Value::Int8(ctx.seqs.nextval(text(&arg(0))?)?),
             Func::CurrVal => Value::Int8(ctx.seqs.currval(text(&arg(0))?)?),
             Func::LastVal => Value::Int8(ctx.seqs.lastval()?),

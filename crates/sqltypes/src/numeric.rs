@@ -28,6 +28,8 @@ use num_traits::{Signed, ToPrimitive, Zero};
 
 use crate::{err, ErrorReport, Result};
 
+mod transcendental;
+
 /// Largest result scale division picks (PostgreSQL's NUMERIC_MAX_DISPLAY_SCALE).
 pub const MAX_SCALE: i64 = 1000;
 

@@ -300,8 +300,17 @@ impl Binder<'_> {
             return self.bind_binop(BinOp::Concat, l.0, l.1, r.0, r.1);
         }
         if matches!(op, O::PGExp) {
-            let (lx, rx) = self.operands_as(l, r, &DataType::Float8, scope, agg)?;
-            return Ok((Expr::Func(func::Func::Power, vec![lx, rx]), DataType::Float8));
+            // power(), numeric or double precision as the operands choose.
+            let (lx, lt) = self.expr_in(l, scope, agg)?;
+            let (rx, rt) = self.expr_in(r, scope, agg)?;
+            let Some(Ok((f, ty, targets))) =
+                func::math::resolve("power", &[lt.clone(), rt.clone()])
+            else {
+                bail!(UndefinedFunction, "operator does not exist: {lt} ^ {rt}");
+            };
+            let to = |i: usize| targets[i].clone().unwrap_or(DataType::Float8);
+            let (lx, rx) = (self.coerce(lx, &lt, &to(0))?, self.coerce(rx, &rt, &to(1))?);
+            return Ok((Expr::Func(func::Func::Math(f), vec![lx, rx]), ty));
         }
         if matches!(op, O::PGStartsWith) {
             let (x, p) = self.operands_as(l, r, &DataType::Text, scope, agg)?;

@@ -1,11 +1,14 @@
-//! Mathematical functions beyond the basic ones in func.rs: exp, ln, log,
-//! log10, cbrt, pi, degrees, radians, the trigonometric and hyperbolic
-//! functions, div, gcd, lcm, factorial, width_bucket, scale, min_scale and
-//! trim_scale, with PostgreSQL 15's errors.
+//! Mathematical functions beyond the basic ones in func.rs: sqrt, power,
+//! exp, ln, log, log10, cbrt, pi, degrees, radians, the trigonometric and
+//! hyperbolic functions, div, gcd, lcm, factorial, width_bucket, scale,
+//! min_scale and trim_scale, with PostgreSQL 15's errors.
 //!
-//! exp, ln, log and log10 compute in double precision: PostgreSQL has
-//! numeric versions too, which Strata's numeric arguments reach as double
-//! precision (docs/compatibility.md).
+//! sqrt, power, exp, ln, log and log10 come in double precision and in
+//! numeric, chosen as PostgreSQL chooses: a numeric argument (and no
+//! double precision one) calls the numeric version, which computes in
+//! decimal with PostgreSQL's result scales (`sqrt(2.0)` is
+//! 1.414213562373095); integers and unknown literals call the double
+//! precision one. log(b, x) exists for numeric only.
 
 use sqltypes::{cast, DataType, Numeric, Value};
 
@@ -17,7 +20,13 @@ use crate::{bail, err};
 pub enum MathFunc {
     /// A function of one double precision value.
     Unary(Unary),
-    /// log(b, x): the logarithm of x to base b
+    /// power(x, y) in double precision
+    Power,
+    /// A numeric function of one numeric value.
+    Numeric(NumericUnary),
+    /// power(x, y) in numeric
+    NumericPower,
+    /// log(b, x): the logarithm of x to base b, in numeric
     LogBase,
     /// atan2(y, x)
     Atan2,
@@ -42,9 +51,19 @@ pub enum MathFunc {
     TrimScale,
 }
 
+/// The numeric functions of one argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumericUnary {
+    Sqrt,
+    Exp,
+    Ln,
+    Log10,
+}
+
 /// The double precision functions of one argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unary {
+    Sqrt,
     Exp,
     Ln,
     Log10,
@@ -74,6 +93,7 @@ pub type Resolved = (MathFunc, DataType, Vec<Option<DataType>>);
 pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
     use DataType::{Float8, Int4, Int8, Numeric as Num};
     let unary = match name {
+        "sqrt" => Some(Unary::Sqrt),
         "exp" => Some(Unary::Exp),
         "ln" => Some(Unary::Ln),
         "log" | "log10" => Some(Unary::Log10),
@@ -99,12 +119,31 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
     let integer = |t: &DataType| matches!(t, DataType::Int2 | DataType::Int4 | DataType::Unknown);
     let f8 = Some(Float8);
     let num = Some(Num(None));
+    // The numeric version where an argument is numeric and none is a float.
+    let numeric = args.iter().any(|t| matches!(t, Num(_))) && !args.iter().any(is_float);
+    let numeric_unary = match unary {
+        Some(Unary::Sqrt) => Some(NumericUnary::Sqrt),
+        Some(Unary::Exp) => Some(NumericUnary::Exp),
+        Some(Unary::Ln) => Some(NumericUnary::Ln),
+        Some(Unary::Log10) => Some(NumericUnary::Log10),
+        _ => None,
+    };
     let r = match (name, args) {
+        (_, [t]) if numeric && number(t) && numeric_unary.is_some() => {
+            (MathFunc::Numeric(numeric_unary?), Num(None), vec![num])
+        }
         (_, [t]) if unary.is_some() && number(t) => {
             (MathFunc::Unary(unary.unwrap_or(Unary::Exp)), Float8, vec![f8])
         }
+        ("power" | "pow", [a, b]) if number(a) && number(b) => {
+            if numeric {
+                (MathFunc::NumericPower, Num(None), vec![num.clone(), num])
+            } else {
+                (MathFunc::Power, Float8, vec![f8.clone(), f8])
+            }
+        }
         ("log", [a, b]) if number(a) && number(b) => {
-            (MathFunc::LogBase, Float8, vec![f8.clone(), f8])
+            (MathFunc::LogBase, Num(None), vec![num.clone(), num])
         }
         ("atan2", [a, b]) if number(a) && number(b) => {
             (MathFunc::Atan2, Float8, vec![f8.clone(), f8])
@@ -137,8 +176,8 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
         ("trim_scale", [t]) if number(t) => (MathFunc::TrimScale, Num(None), vec![num]),
         _ if unary.is_some() => return Some(Err(super::no_such_function(name, args))),
         (
-            "atan2" | "pi" | "div" | "gcd" | "lcm" | "factorial" | "width_bucket" | "scale"
-            | "min_scale" | "trim_scale",
+            "power" | "pow" | "atan2" | "pi" | "div" | "gcd" | "lcm" | "factorial" | "width_bucket"
+            | "scale" | "min_scale" | "trim_scale",
             _,
         ) => return Some(Err(super::no_such_function(name, args))),
         _ => return None,
@@ -171,16 +210,18 @@ pub fn call(f: MathFunc, args: Vec<Value>) -> Result<Value> {
         MathFunc::Unary(u) => Value::Float8(unary(u, float(0)?)?),
         MathFunc::Pi => Value::Float8(std::f64::consts::PI),
         MathFunc::Atan2 => Value::Float8(float(0)?.atan2(float(1)?)),
-        MathFunc::LogBase => {
-            let (b, x) = (float(0)?, float(1)?);
-            if b <= 0.0 || x <= 0.0 {
-                bail!(InvalidArgumentForLog, "cannot take logarithm of a negative number");
-            }
-            if b == 1.0 {
-                bail!(DivisionByZero, "division by zero");
-            }
-            Value::Float8(x.ln() / b.ln())
+        MathFunc::Power => Value::Float8(power(float(0)?, float(1)?)?),
+        MathFunc::Numeric(f) => {
+            let x = numeric(0)?;
+            Value::Numeric(match f {
+                NumericUnary::Sqrt => x.sqrt()?,
+                NumericUnary::Exp => x.exp()?,
+                NumericUnary::Ln => x.ln()?,
+                NumericUnary::Log10 => x.log(&Numeric::from_i64(10))?,
+            })
         }
+        MathFunc::NumericPower => Value::Numeric(numeric(0)?.power(&numeric(1)?)?),
+        MathFunc::LogBase => Value::Numeric(numeric(1)?.log(&numeric(0)?)?),
         MathFunc::Div => {
             let (y, x) = (numeric(0)?, numeric(1)?);
             if x.is_zero() {
@@ -245,6 +286,10 @@ fn out_of_range(ty: &str) -> crate::error::Error {
 fn unary(u: Unary, x: f64) -> Result<f64> {
     let out_of_range = || err!(NumericValueOutOfRange, "input is out of range");
     Ok(match u {
+        Unary::Sqrt if x < 0.0 => {
+            bail!(InvalidArgumentForPowerFunction, "cannot take square root of a negative number")
+        }
+        Unary::Sqrt => x.sqrt(),
         Unary::Exp => {
             let r = x.exp();
             if r.is_infinite() && x.is_finite() {
@@ -288,6 +333,35 @@ fn unary(u: Unary, x: f64) -> Result<f64> {
         Unary::Atanh if !(-1.0..=1.0).contains(&x) => return Err(out_of_range()),
         Unary::Atanh => x.atanh(),
     })
+}
+
+/// x ^ y in double precision with PostgreSQL's rules (float.c's dpow):
+/// 1 for NaN ^ 0 and 1 ^ NaN, 2201F where there is no real result, 22003
+/// where a finite result overflows or underflows.
+pub fn power(x: f64, y: f64) -> Result<f64> {
+    if x.is_nan() {
+        return Ok(if y == 0.0 { 1.0 } else { f64::NAN });
+    }
+    if y.is_nan() {
+        return Ok(if x == 1.0 { 1.0 } else { f64::NAN });
+    }
+    if x == 0.0 && y < 0.0 {
+        bail!(InvalidArgumentForPowerFunction, "zero raised to a negative power is undefined");
+    }
+    if x < 0.0 && y.is_finite() && y.floor() != y {
+        bail!(
+            InvalidArgumentForPowerFunction,
+            "a negative number raised to a non-integer power yields a complex result"
+        );
+    }
+    let r = x.powf(y);
+    if r.is_infinite() && x.is_finite() && y.is_finite() {
+        bail!(NumericValueOutOfRange, "value out of range: overflow");
+    }
+    if r == 0.0 && x != 0.0 && x.is_finite() && y.is_finite() {
+        bail!(NumericValueOutOfRange, "value out of range: underflow");
+    }
+    Ok(r)
 }
 
 /// gcd or lcm of two integers (gcd's result is never negative; 22003
