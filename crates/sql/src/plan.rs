@@ -403,6 +403,11 @@ pub struct Correlated {
     pub kind: SubqKind,
     /// For `x [NOT] IN (subquery)`: x over the input row, and NOT.
     pub probe: Option<(Expr, bool)>,
+    /// The type of the value it appends to the row.
+    pub ty: DataType,
+    /// The columns of the enclosing row it reads (not those of rows
+    /// further out), which tell a join's ON condition the side it runs on.
+    pub reads: Vec<usize>,
 }
 
 /// A set operation.

@@ -1173,13 +1173,114 @@ fn join(
     scope.cols.extend(right.1.cols);
     let on = match constraint {
         ast::JoinConstraint::On(e) => {
-            let (x, t) = b.expr(e, &scope)?;
-            Some(b.coerce(x, &t, &DataType::Bool)?)
+            // Correlated subqueries in the condition read the joined row.
+            let mark = b.correlated.len();
+            let corr = b.corr.replace(CorrCtx { mark, width: scope.cols.len() });
+            let bound = b.expr(e, &scope);
+            b.corr = corr;
+            let (x, t) = bound?;
+            let cond = b.coerce(x, &t, &DataType::Bool)?;
+            let subs = b.correlated.split_off(mark);
+            if !subs.is_empty() {
+                let types = scope.types();
+                let plan =
+                    join_with_subqueries((left.0, right.0), kind, cond, subs, &types, left_width)?;
+                return Ok((plan, scope));
+            }
+            Some(cond)
         }
         _ => None,
     };
     let plan = joins::make_join(left.0, right.0, kind, on, &scope.types(), left_width);
     Ok((plan, scope))
+}
+
+/// A join whose ON condition has correlated subqueries. An inner join
+/// filters the joined rows, running the subqueries per row. An outer join
+/// cannot (it would lose the rows it pads), so each subquery runs on the
+/// side whose columns it reads, per row of that side, its value carried as
+/// an extra column the condition reads and the result drops; a subquery
+/// reading both sides of an outer join is not supported.
+fn join_with_subqueries(
+    (left, right): (Plan, Plan),
+    kind: JoinKind,
+    cond: Expr,
+    subs: Vec<Correlated>,
+    types: &[DataType],
+    lw: usize,
+) -> Result<Plan> {
+    if kind == JoinKind::Inner {
+        let plan = joins::make_join(left, right, kind, None, types, lw);
+        return Ok(filter_with_subqueries(plan, cond, subs, types));
+    }
+    let w = types.len();
+    let rw = w - lw;
+    let (mut lsubs, mut rsubs, mut place) = (Vec::new(), Vec::new(), Vec::new());
+    for s in subs {
+        if s.reads.iter().all(|&c| c < lw) {
+            place.push(lw + lsubs.len());
+            lsubs.push(s);
+        } else if s.reads.iter().all(|&c| c >= lw) {
+            place.push(w + rsubs.len());
+            rsubs.push(s);
+        } else {
+            bail!(
+                FeatureNotSupported,
+                "a correlated subquery in the ON condition of an outer join may read only one side of the join"
+            );
+        }
+    }
+    let nl = lsubs.len();
+    // `place` was counted before the left side's values moved the right
+    // side's columns on by `nl`.
+    let place: Vec<usize> = place.into_iter().map(|p| if p >= w { p + nl } else { p }).collect();
+    let mut join_types = types[..lw].to_vec();
+    join_types.extend(lsubs.iter().map(|s| s.ty.clone()));
+    join_types.extend_from_slice(&types[lw..]);
+    join_types.extend(rsubs.iter().map(|s| s.ty.clone()));
+    let left = apply_on_side(left, lsubs, 0..lw, w);
+    let right = apply_on_side(right, rsubs, lw..w, w);
+    let cond = cond.remap_columns(&|c| {
+        Expr::Column(match c {
+            c if c < lw => c,
+            c if c < w => c + nl,
+            c => place.get(c - w).copied().unwrap_or(c),
+        })
+    });
+    let kind = match kind {
+        JoinKind::Right(_) => JoinKind::Right(lw + nl),
+        JoinKind::Full(_) => JoinKind::Full(lw + nl),
+        k => k,
+    };
+    let join = joins::make_join(left, right, kind, Some(cond), &join_types, lw + nl);
+    let kept = (0..lw).chain(lw + nl..lw + nl + rw).map(Expr::Column).collect();
+    Ok(Plan::Project(Box::new(join), kept))
+}
+
+/// One side of a join (the columns `cols` of the joined row of `width`)
+/// with the values of `subs` appended to its rows. The subqueries run on
+/// the side's row padded to the joined row's shape with NULLs, so their
+/// references to the joined row find the side's columns where they were
+/// bound.
+fn apply_on_side(
+    plan: Plan,
+    subs: Vec<Correlated>,
+    cols: std::ops::Range<usize>,
+    width: usize,
+) -> Plan {
+    if subs.is_empty() {
+        return plan;
+    }
+    let n = subs.len();
+    let padded = (0..width)
+        .map(|c| match cols.contains(&c) {
+            true => Expr::Column(c - cols.start),
+            false => Expr::Const(Value::Null),
+        })
+        .collect();
+    let applied = Plan::Apply(Box::new(Plan::Project(Box::new(plan), padded)), subs);
+    let kept = cols.chain(width..width + n).map(Expr::Column).collect();
+    Plan::Project(Box::new(applied), kept)
 }
 
 /// `JOIN ... USING (names)` and NATURAL JOIN: the join on equal named

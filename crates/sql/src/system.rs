@@ -956,20 +956,39 @@ impl SystemTable {
                     ("table_name", Text),
                     ("column_name", Text),
                     ("ordinal_position", Int4),
+                    ("column_default", Text),
                     ("is_nullable", Text),
                     ("data_type", Text),
-                    ("column_default", Text),
                 ][..],
                 &TYPE_FACET_COLUMNS,
                 &[
+                    ("interval_type", Text),
+                    ("interval_precision", Int4),
+                    ("character_set_catalog", Text),
+                    ("character_set_schema", Text),
+                    ("character_set_name", Text),
+                    ("collation_catalog", Text),
+                    ("collation_schema", Text),
+                    ("collation_name", Text),
                     ("domain_catalog", Text),
                     ("domain_schema", Text),
                     ("domain_name", Text),
                     ("udt_catalog", Text),
                     ("udt_schema", Text),
                     ("udt_name", Text),
+                    ("scope_catalog", Text),
+                    ("scope_schema", Text),
+                    ("scope_name", Text),
+                    ("maximum_cardinality", Int4),
+                    ("dtd_identifier", Text),
+                    ("is_self_referencing", Text),
                     ("is_identity", Text),
                     ("identity_generation", Text),
+                    ("identity_start", Text),
+                    ("identity_increment", Text),
+                    ("identity_maximum", Text),
+                    ("identity_minimum", Text),
+                    ("identity_cycle", Text),
                     ("is_generated", Text),
                     ("generation_expression", Text),
                     ("is_updatable", Text),
@@ -1847,39 +1866,58 @@ impl SystemTable {
                             None => true,
                         };
                         let ty = c.ty.to_type();
-                        rows.push(vec![
+                        // As pg_get_expr shows them; an identity column's
+                        // nextval is none.
+                        let shown = |e: &str| t(&crate::deparse::display_expr(catalog, e));
+                        let default =
+                            c.default.as_deref().filter(|_| !c.generated && c.identity.is_none());
+                        let mut row = vec![
                             t("postgres"),
                             t(schema_of(catalog, namespace)),
                             t(name),
                             t(&c.name),
                             Value::Int4(i as i32 + 1),
+                            default.map(shown).unwrap_or(Value::Null),
                             yes_no(c.nullable),
                             t(info_type_name(c.ty.domain.as_deref(), &ty)),
-                            c.default
-                                .as_deref()
-                                .filter(|_| !c.generated)
-                                .map(t)
-                                .unwrap_or(Value::Null),
-                        ]);
-                        let row = rows.last_mut().expect("just pushed");
+                        ];
                         row.extend(type_facets(&ty, c.ty.time_precision()));
+                        // interval_type and _precision, the character set's
+                        // and the collation's names: none
+                        row.extend(std::iter::repeat_n(Value::Null, 8));
                         row.extend(match &c.ty.domain {
                             Some(d) => info_names(schema_of(catalog, d.def.namespace), &d.def.name),
                             None => vec![Value::Null, Value::Null, Value::Null],
                         });
                         row.extend(info_names(udt_schema(catalog, &ty), &ty.name()));
+                        // scope_* and maximum_cardinality: none
+                        row.extend(std::iter::repeat_n(Value::Null, 4));
+                        row.push(t(&(i + 1).to_string()));
+                        row.push(t("NO"));
                         row.push(yes_no(c.identity.is_some()));
                         row.push(match c.identity {
                             Some('a') => t("ALWAYS"),
                             Some(_) => t("BY DEFAULT"),
                             None => Value::Null,
                         });
+                        let seq = c.identity.and_then(|_| catalog.owned_sequence(oid, &c.name));
+                        let num = |f: fn(&crate::sequence::SequenceDef) -> i64| {
+                            seq.map(|s| t(&f(s).to_string())).unwrap_or(Value::Null)
+                        };
+                        row.extend([
+                            num(|s| s.start),
+                            num(|s| s.increment),
+                            num(|s| s.max),
+                            num(|s| s.min),
+                        ]);
+                        row.push(yes_no(seq.is_some_and(|s| s.cycle)));
                         let expression = c.default.as_deref().filter(|_| c.generated);
                         row.extend([
                             t(if c.generated { "ALWAYS" } else { "NEVER" }),
-                            expression.map(t).unwrap_or(Value::Null),
+                            expression.map(shown).unwrap_or(Value::Null),
                             yes_no(updatable),
                         ]);
+                        rows.push(row);
                     }
                 }
             }
