@@ -1059,26 +1059,11 @@ impl<'a> Binder<'a> {
         scope: &Scope,
         agg: &mut Option<&mut AggState>,
     ) -> Result<(Expr, DataType)> {
-        let text = match iv.value.as_ref() {
-            ast::Expr::Value(v) => match &v.value {
-                ast::Value::SingleQuotedString(s) => Some(s.clone()),
-                _ => None,
-            },
-            _ => None,
-        };
-        let Some(text) = text else {
+        let Some(value) = interval_constant(iv) else {
             let (x, t) = self.expr_in(&iv.value, scope, agg)?;
             return Ok((self.explicit_cast(x, &t, &DataType::Interval)?, DataType::Interval));
         };
-        let bare_number = text.trim().parse::<f64>().is_ok();
-        let text = match &iv.leading_field {
-            Some(f) if bare_number => format!("{text} {}", f.to_string().to_lowercase()),
-            _ => text,
-        };
-        Ok((
-            Expr::Const(sqltypes::text::parse_text(&DataType::Interval, &text)?),
-            DataType::Interval,
-        ))
+        Ok((Expr::Const(value?), DataType::Interval))
     }
 
     fn column(
@@ -1482,4 +1467,18 @@ pub(crate) fn variadic_argument(e: &ast::Expr) -> Option<&ast::Expr> {
         [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))] => Some(x),
         _ => None,
     }
+}
+
+/// The value of `INTERVAL 'text' [fields]` written with a string literal
+/// (None for another operand): a bare number takes the leading field as
+/// its unit (`INTERVAL '3' HOUR`).
+pub fn interval_constant(iv: &ast::Interval) -> Option<Result<Value>> {
+    let ast::Expr::Value(v) = iv.value.as_ref() else { return None };
+    let ast::Value::SingleQuotedString(text) = &v.value else { return None };
+    let bare_number = text.trim().parse::<f64>().is_ok();
+    let text = match &iv.leading_field {
+        Some(f) if bare_number => format!("{text} {}", f.to_string().to_lowercase()),
+        _ => text.clone(),
+    };
+    Some(sqltypes::text::parse_text(&DataType::Interval, &text).map_err(Into::into))
 }

@@ -89,9 +89,22 @@ impl Zone {
             // an offset west of UTC, so it needs a digit.
             None if key.bytes().any(|b| b.is_ascii_digit()) && !key.contains('/') => {
                 // No directories: the name is read as a rule, never a file.
-                let rules = tz::TimeZoneSettings::new(&[], |_| Err("no zone files".into()))
-                    .parse_posix_tz(name)
-                    .map_err(|_| bad())?;
+                let settings = tz::TimeZoneSettings::new(&[], |_| Err("no zone files".into()));
+                // An offset alone (`+05:30`, west of UTC as in POSIX) is its
+                // own abbreviation, as PostgreSQL reads it.
+                let rule = match name.starts_with(['+', '-']) {
+                    true => format!("<{name}>{name}"),
+                    false => name.to_string(),
+                };
+                // A quoted abbreviation may not hold the colon of
+                // PostgreSQL's own `<+05:30>-05:30`; it is only a label.
+                let rule = match rule.split_once('>') {
+                    Some((abbrev, rest)) if abbrev.starts_with('<') => {
+                        format!("{}>{rest}", abbrev.replace(':', ""))
+                    }
+                    _ => rule,
+                };
+                let rules = settings.parse_posix_tz(&rule).map_err(|_| bad())?;
                 (name.to_string(), rules)
             }
             None => return Err(bad()),

@@ -313,7 +313,18 @@ impl<K: KvClient> Session<K> {
                 }
             }
             S::SetTimeZone { value, local } => {
-                self.change_setting("timezone", &crate::settings::value_text(value), *local, true)?
+                let zone = match value {
+                    ast::Expr::Interval(iv) => interval_zone(value, iv)?,
+                    other => match crate::settings::value_text(other) {
+                        v if v.eq_ignore_ascii_case("local")
+                            || v.eq_ignore_ascii_case("default") =>
+                        {
+                            crate::settings::default_value("timezone").unwrap_or("UTC").to_string()
+                        }
+                        v => v,
+                    },
+                };
+                self.change_setting("timezone", &zone, *local, true)?
             }
             S::SetTransaction { modes, session, .. } => {
                 let (iso, read_only) = txn_modes(modes)?;
@@ -493,4 +504,25 @@ fn deferrable_constraints(
         }
     }
     bail!(UndefinedObject, "constraint \"{}\" does not exist", n.name)
+}
+
+/// `SET TIME ZONE INTERVAL '+05:30' HOUR TO MINUTE`: the zone at that
+/// constant offset east of UTC, by the name PostgreSQL shows for it
+/// (`<+05:30>-05:30`); 22023 for an interval with days or months.
+fn interval_zone(value: &ast::Expr, iv: &ast::Interval) -> Result<String> {
+    let invalid = |shown: &dyn std::fmt::Display| {
+        err!(InvalidParameterValue, "invalid value for parameter \"TimeZone\": \"{shown}\"")
+    };
+    let Some(Ok(Value::Interval(i))) = crate::bind::interval_constant(iv) else {
+        return Err(invalid(value));
+    };
+    let shown = format!("INTERVAL '{}'", sqltypes::interval::format_interval(&i));
+    if i.months != 0 {
+        return Err(invalid(&shown).with_detail("Cannot specify months in time zone interval."));
+    }
+    if i.days != 0 {
+        return Err(invalid(&shown).with_detail("Cannot specify days in time zone interval."));
+    }
+    let east = i32::try_from(i.micros / 1_000_000).map_err(|_| invalid(&shown))?;
+    Ok(sqltypes::Zone::fixed(east)?.name().to_string())
 }
