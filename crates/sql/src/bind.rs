@@ -1480,5 +1480,5 @@ pub fn interval_constant(iv: &ast::Interval) -> Option<Result<Value>> {
         Some(f) if bare_number => format!("{text} {}", f.to_string().to_lowercase()),
         _ => text.clone(),
     };
-    Some(sqltypes::text::parse_text(&DataType::Interval, &text).map_err(Into::into))
+    Some(sqltypes::text::parse_text(&DataType::Interval, &text))
 }
