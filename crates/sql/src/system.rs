@@ -126,6 +126,32 @@ pub enum SystemTable {
     Empty(usize),
 }
 
+/// The columns of type name in the pg_catalog relations (the rest of
+/// their text columns are text in PostgreSQL too).
+const NAME_COLUMNS: &[(&str, &[&str])] = &[
+    ("pg_am", &["amname"]),
+    ("pg_attribute", &["attname"]),
+    ("pg_available_extensions", &["name"]),
+    ("pg_class", &["relname"]),
+    ("pg_collation", &["collname"]),
+    ("pg_constraint", &["conname"]),
+    ("pg_database", &["datname"]),
+    ("pg_enum", &["enumlabel"]),
+    ("pg_extension", &["extname"]),
+    ("pg_language", &["lanname"]),
+    ("pg_namespace", &["nspname"]),
+    ("pg_opclass", &["opcname"]),
+    ("pg_proc", &["proname"]),
+    ("pg_roles", &["rolname"]),
+    ("pg_sequences", &["schemaname", "sequencename", "sequenceowner"]),
+    ("pg_stat_activity", &["datname", "usename"]),
+    ("pg_tables", &["schemaname", "tablename", "tableowner", "tablespace"]),
+    ("pg_tablespace", &["spcname"]),
+    ("pg_trigger", &["tgname", "tgoldtable", "tgnewtable"]),
+    ("pg_type", &["typname"]),
+    ("pg_user", &["usename"]),
+];
+
 /// The always-empty catalogs that psql and ORMs query, with their columns.
 const EMPTY_CATALOGS: &[(&str, &[(&str, u32)])] = &[
     (
@@ -511,7 +537,16 @@ pub const CATALOG_RELATIONS: &[(&str, u32)] = &[
     ("pg_seclabels", 12099),
     ("pg_settings", 12104),
     ("pg_available_extensions", 12081),
+    ("pg_stat_all_tables", 12142),
+    ("pg_stat_user_tables", 12161),
+    ("pg_statio_all_tables", 12170),
+    ("pg_statio_user_tables", 12179),
+    ("pg_stat_all_indexes", 12183),
+    ("pg_stat_user_indexes", 12192),
+    ("pg_statio_all_indexes", 12196),
+    ("pg_statio_user_indexes", 12205),
     ("pg_stat_activity", 12222),
+    ("pg_stat_database", 12266),
 ];
 
 /// OIDs from here on are views, which have no tableoid.
@@ -676,8 +711,22 @@ impl SystemTable {
         }
     }
 
-    /// Column names and types.
+    /// Column names and types: a pg_catalog relation's identifiers are of
+    /// type name, as in PostgreSQL (so `array_agg(attname)` is a name[]).
     pub fn columns(&self) -> Vec<(&'static str, DataType)> {
+        let mut columns = self.declared_columns();
+        let table = self.name();
+        let named = NAME_COLUMNS.iter().find(|(t, _)| *t == table).map_or(&[][..], |(_, c)| *c);
+        for (column, ty) in columns.iter_mut() {
+            if named.contains(column) && *ty == DataType::Text {
+                *ty = DataType::Name;
+            }
+        }
+        columns
+    }
+
+    /// Column names and types as declared, identifiers as text.
+    fn declared_columns(&self) -> Vec<(&'static str, DataType)> {
         use DataType::{Bool, Int2, Int4, Oid, QChar, Text};
         use SystemTable::*;
         match self {
@@ -2200,7 +2249,7 @@ fn type_traits(ty: &DataType) -> (&'static str, bool, i64) {
         | DataType::Float4
         | DataType::Reg(_) => ("N", false),
         DataType::Text => ("S", true),
-        DataType::Varchar(_) | DataType::Char(_) => ("S", false),
+        DataType::Varchar(_) | DataType::Char(_) | DataType::Name => ("S", false),
         DataType::TimestampTz => ("D", true),
         DataType::Date | DataType::Timestamp | DataType::Time | DataType::TimeTz => ("D", false),
         DataType::Interval => ("T", true),
@@ -2291,6 +2340,7 @@ fn sql_type_name(ty: &DataType) -> &'static str {
         DataType::Unknown => "unknown",
         DataType::Void => "void",
         DataType::Refcursor => "refcursor",
+        DataType::Name => "name",
         DataType::Array(_) => "ARRAY",
         DataType::Oid => "oid",
         DataType::Reg(_) => ty.typname(),

@@ -182,6 +182,7 @@ pub fn value(ty: &DataType) -> BoxedStrategy<Value> {
         DataType::Text | DataType::Varchar(_) | DataType::Unknown | DataType::Refcursor => {
             text().prop_map(Value::Text).boxed()
         }
+        DataType::Name => text().prop_map(|s| Value::Text(crate::text::name(&s))).boxed(),
         DataType::Void => Just(Value::Text(String::new())).boxed(),
         DataType::Timestamp => timestamp().prop_map(Value::Timestamp).boxed(),
         DataType::TimestampTz => timestamp().prop_map(Value::TimestampTz).boxed(),

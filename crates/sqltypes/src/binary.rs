@@ -129,6 +129,7 @@ pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
         | DataType::Char(_)
         | DataType::Refcursor => Value::Text(fit_string(validate_utf8(b)?, ty)?),
         DataType::QChar => Value::Text(crate::text::qchar(validate_utf8(b)?)),
+        DataType::Name => Value::Text(crate::text::name(validate_utf8(b)?)),
         DataType::Array(e) => crate::array::decode_array(e, b)?,
         DataType::Record(t) => crate::record::decode_record(t, b)?,
         // void_recv reads nothing.

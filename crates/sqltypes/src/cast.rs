@@ -313,8 +313,10 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
         }
         (Value::Text(s), _) => parse_text(to, &s)?,
         // inet and cidr cast to text as text() writes them: with the length.
-        (Value::Inet(i), T::Text | T::Varchar(_) | T::Char(_)) => cast(Value::Text(i.text()), to)?,
-        (v, T::Text | T::Varchar(_) | T::Char(_)) => {
+        (Value::Inet(i), T::Text | T::Varchar(_) | T::Char(_) | T::Name) => {
+            cast(Value::Text(i.text()), to)?
+        }
+        (v, T::Text | T::Varchar(_) | T::Char(_) | T::Name) => {
             let s = to_text(&v);
             // char(n) output of another type is not padded; bool to text is "true"/"false".
             let s = match v {
@@ -408,7 +410,7 @@ pub fn cast_in(v: Value, to: &DataType, zone: &crate::Zone) -> Result<Value> {
         }
         (Value::Time(t), T::TimeTz) => Value::TimeTz(t, zone.offset_at(datetime::now_micros())),
         (Value::Text(s), t) if holds_tz(t) => crate::text::parse_text_in(t, &s, zone)?,
-        (v, T::Text | T::Varchar(_) | T::Char(_)) if value_holds_tz => {
+        (v, T::Text | T::Varchar(_) | T::Char(_) | T::Name) if value_holds_tz => {
             cast(Value::Text(crate::text::to_text_in(&v, zone)), to)?
         }
         (v, _) => cast(v, to)?,

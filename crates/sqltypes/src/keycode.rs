@@ -469,6 +469,7 @@ fn decode_body(b: &mut &[u8], ty: &DataType) -> Result<Value> {
         | DataType::Unknown
         | DataType::QChar
         | DataType::Refcursor
+        | DataType::Name
         | DataType::Void => Value::Text(String::from_utf8(get_bytes(b)?).map_err(|_| corrupt())?),
         DataType::Int2Vector | DataType::OidVector => {
             let array = ty.elem().unwrap_or(&DataType::Int2).array_of();

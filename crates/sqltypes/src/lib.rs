@@ -143,6 +143,9 @@ pub enum DataType {
     Enum(std::sync::Arc<EnumType>),
     /// record (2249): an anonymous row type with these fields
     Record(std::sync::Arc<RecordType>),
+    /// name (19): an identifier as the catalogs store it, at most 63 bytes
+    /// (longer input is cut); values are text
+    Name,
     /// refcursor (1790): a cursor's (portal's) name, as PL/pgSQL's cursor
     /// variables hold it; values are text
     Refcursor,
@@ -155,8 +158,8 @@ pub enum DataType {
 /// The OIDs of the scalar types Strata has (each also has an array type),
 /// in OID order: what pg_type lists besides `unknown` and the arrays.
 pub const SCALAR_TYPE_OIDS: &[u32] = &[
-    16, 17, 18, 20, 21, 23, 24, 25, 26, 114, 700, 701, 1042, 1043, 1082, 1083, 1114, 1184, 1186,
-    1266, 1700, 2202, 2205, 2206, 2950, 3802, 4089, 4096, 869, 650, 1790,
+    16, 17, 18, 19, 20, 21, 23, 24, 25, 26, 114, 700, 701, 1042, 1043, 1082, 1083, 1114, 1184,
+    1186, 1266, 1700, 2202, 2205, 2206, 2950, 3802, 4089, 4096, 869, 650, 1790,
 ];
 
 static INT2: DataType = DataType::Int2;
@@ -292,6 +295,7 @@ impl DataType {
             DataType::Record(_) => 2249,
             DataType::Void => 2278,
             DataType::Refcursor => 1790,
+            DataType::Name => 19,
         }
     }
 
@@ -353,6 +357,7 @@ impl DataType {
             0 | 705 => DataType::Unknown,
             2278 => DataType::Void,
             1790 => DataType::Refcursor,
+            19 => DataType::Name,
             _ => {
                 let elem = array::elem_oid(oid).and_then(DataType::from_oid)?;
                 DataType::Array(Box::new(elem))
@@ -378,6 +383,7 @@ impl DataType {
             | DataType::Time => 8,
             DataType::TimeTz => 12,
             DataType::Interval | DataType::Uuid => 16,
+            DataType::Name => 64,
             DataType::Unknown => -2,
             DataType::Void => 4,
             _ => -1,
@@ -419,6 +425,7 @@ impl DataType {
             DataType::Unknown => "unknown",
             DataType::Void => "void",
             DataType::Refcursor => "refcursor",
+            DataType::Name => "name",
             DataType::Oid => "oid",
             DataType::Reg(RegKind::Class) => "regclass",
             DataType::Reg(RegKind::Type) => "regtype",
@@ -460,6 +467,7 @@ impl DataType {
                 "date" => "_date",
                 "bytea" => "_bytea",
                 "char" => "_char",
+                "name" => "_name",
                 "oid" => "_oid",
                 "regclass" => "_regclass",
                 "regtype" => "_regtype",
@@ -507,6 +515,7 @@ impl DataType {
                 | DataType::Char(_)
                 | DataType::QChar
                 | DataType::Refcursor
+                | DataType::Name
         )
     }
 }
@@ -555,6 +564,7 @@ impl fmt::Display for DataType {
             DataType::Record(_) => write!(f, "record"),
             DataType::Void => write!(f, "void"),
             DataType::Refcursor => write!(f, "refcursor"),
+            DataType::Name => write!(f, "name"),
         }
     }
 }

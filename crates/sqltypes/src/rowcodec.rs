@@ -308,7 +308,11 @@ impl<'a> Reader<'a> {
             }
             (
                 T_TEXT,
-                DataType::Text | DataType::Varchar(_) | DataType::Char(_) | DataType::Unknown,
+                DataType::Text
+                | DataType::Varchar(_)
+                | DataType::Char(_)
+                | DataType::Unknown
+                | DataType::Name,
             ) => {
                 Value::Text(std::str::from_utf8(self.bytes()?).map_err(|_| corrupt())?.to_string())
             }

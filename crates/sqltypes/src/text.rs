@@ -235,6 +235,20 @@ pub fn fit_string(s: &str, ty: &DataType) -> Result<String> {
     Ok(out)
 }
 
+/// name input: the text cut to at most 63 bytes (NAMEDATALEN - 1) at a
+/// character boundary, as PostgreSQL's namein cuts it.
+pub fn name(s: &str) -> String {
+    const MAX: usize = 63;
+    if s.len() <= MAX {
+        return s.to_string();
+    }
+    let mut cut = MAX;
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    s[..cut].to_string()
+}
+
 /// Parses text-format input for `ty` (a literal, a text parameter, a COPY
 /// field), applying the type's modifier as an assignment would.
 pub fn parse_text(ty: &DataType, s: &str) -> Result<Value> {
@@ -279,6 +293,7 @@ pub fn parse_text_in(ty: &DataType, s: &str, zone: &crate::Zone) -> Result<Value
         }
         DataType::Text | DataType::Unknown | DataType::Refcursor => Value::Text(s.to_string()),
         DataType::QChar => Value::Text(qchar(s)),
+        DataType::Name => Value::Text(name(s)),
         DataType::Varchar(_) | DataType::Char(_) => Value::Text(fit_string(s, ty)?),
         DataType::Date => Value::Date(datetime::parse_date(s)?),
         DataType::Timestamp => Value::Timestamp(datetime::parse_timestamp(s, false)?),

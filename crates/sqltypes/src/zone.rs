@@ -75,7 +75,7 @@ impl Zone {
             if !hours.is_finite() || hours.abs() * 3600.0 > MAX_OFFSET_SECS as f64 {
                 return Err(err!(InvalidParameterValue, "time zone displacement out of range"));
             }
-            return Zone::fixed((hours * 3600.0).round() as i32);
+            return Zone::displacement((hours * 3600.0).round() as i32);
         }
         if let Some(z) = LOADED.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
             return Ok(z.clone());
@@ -124,18 +124,28 @@ impl Zone {
     }
 
     /// A zone at a constant offset (seconds east), named as PostgreSQL
-    /// shows such a zone: `<+05:30>-05:30`.
+    /// shows such a zone: `<+05:30>-05:30`; UTC for no offset.
     pub fn fixed(east: i32) -> Result<Arc<Zone>> {
-        if i64::from(east).abs() > MAX_OFFSET_SECS {
-            return Err(err!(InvalidParameterValue, "time zone displacement out of range"));
-        }
         if east == 0 {
             return Ok(Zone::utc());
+        }
+        Zone::displacement(east)
+    }
+
+    /// The zone SET TIME ZONE sets for a displacement (hours, or an
+    /// interval): [`Zone::fixed`], but no offset too is named as
+    /// PostgreSQL names it (`<+00>-00`).
+    pub fn displacement(east: i32) -> Result<Arc<Zone>> {
+        if i64::from(east).abs() > MAX_OFFSET_SECS {
+            return Err(err!(InvalidParameterValue, "time zone displacement out of range"));
         }
         let mut tag = String::new();
         write_offset(east, &mut tag);
         let mut posix = String::new();
         write_offset(-east, &mut posix);
+        if east == 0 {
+            posix = "-00".into();
+        }
         Ok(Arc::new(Zone { name: format!("<{tag}>{posix}"), rules: Rules::Fixed(east) }))
     }
 

@@ -643,3 +643,7 @@ check('enum_types', async (c) => {
   await c.query('drop table moods');
   await c.query('drop type mood');
 });
+
+// ---------------------------------------------------------------------------
+// Sequelize, the ORM, over the same driver.
+require('./sequelize_test.js');

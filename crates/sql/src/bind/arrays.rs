@@ -123,14 +123,10 @@ impl Binder<'_> {
         scope: &Scope,
         agg: &mut Option<&mut AggState>,
     ) -> Result<(Expr, DataType)> {
-        // Catalog name columns (pg_type.typname, ...) are text here; a
-        // subscript reads one of a name's bytes, 0-based, as PostgreSQL's
-        // name type does (pg_dump tests `typname[0] = '_'`).
-        if let (
-            DataType::Text,
-            Expr::Column(_),
-            [ast::AccessExpr::Subscript(ast::Subscript::Index { index })],
-        ) = (&ty, &x, chain)
+        // A subscript of a name reads one of its bytes, 0-based, as a
+        // "char" (pg_dump tests `typname[0] = '_'`).
+        if let (DataType::Name, [ast::AccessExpr::Subscript(ast::Subscript::Index { index })]) =
+            (&ty, chain)
         {
             let (i, it) = self.expr_in(index, scope, agg)?;
             let i = self.coerce(i, &it, &DataType::Int4)?;

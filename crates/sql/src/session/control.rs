@@ -524,5 +524,5 @@ fn interval_zone(value: &ast::Expr, iv: &ast::Interval) -> Result<String> {
         return Err(invalid(&shown).with_detail("Cannot specify days in time zone interval."));
     }
     let east = i32::try_from(i.micros / 1_000_000).map_err(|_| invalid(&shown))?;
-    Ok(sqltypes::Zone::fixed(east)?.name().to_string())
+    Ok(sqltypes::Zone::displacement(east)?.name().to_string())
 }

@@ -1,6 +1,13 @@
 //! pg_catalog's views that are queries over other catalogs, defined in SQL
 //! as PostgreSQL defines them (system_views.sql), and planned where read
 //! like a user's view.
+//!
+//! The statistics views (pg_stat_*_tables, pg_statio_*_tables, their
+//! index counterparts, pg_stat_database) list the real relations and
+//! databases, but Strata keeps no access counters: the counters are 0 (the
+//! index ones NULL where PostgreSQL's would be NULL too, the TOAST ones
+//! NULL as for a table without TOAST), the times NULL; numbackends counts
+//! the database's sessions.
 
 use crate::catalog::{ViewDef, PG_CATALOG_NAMESPACE_OID};
 
@@ -42,6 +49,102 @@ const VIEWS: &[(&str, u32, &[&str], &str)] = &[
          FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace \
          LEFT JOIN pg_tablespace t ON t.oid = c.reltablespace \
          WHERE c.relkind = 'm'",
+    ),
+    (
+        "pg_stat_all_tables",
+        12142,
+        &["relid", "schemaname", "relname", "seq_scan", "seq_tup_read", "idx_scan", "idx_tup_fetch", "n_tup_ins", "n_tup_upd", "n_tup_del", "n_tup_hot_upd", "n_live_tup", "n_dead_tup", "n_mod_since_analyze", "n_ins_since_vacuum", "last_vacuum", "last_autovacuum", "last_analyze", "last_autoanalyze", "vacuum_count", "autovacuum_count", "analyze_count", "autoanalyze_count"],
+        "SELECT c.oid, n.nspname, c.relname, 0::int8, 0::int8, \
+         CASE WHEN c.relhasindex THEN 0::int8 END, CASE WHEN c.relhasindex THEN 0::int8 END, \
+         0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, \
+         NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, \
+         0::int8, 0::int8, 0::int8, 0::int8 \
+         FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE c.relkind IN ('r', 't', 'm', 'p')",
+    ),
+    (
+        "pg_stat_user_tables",
+        12161,
+        &["relid", "schemaname", "relname", "seq_scan", "seq_tup_read", "idx_scan", "idx_tup_fetch", "n_tup_ins", "n_tup_upd", "n_tup_del", "n_tup_hot_upd", "n_live_tup", "n_dead_tup", "n_mod_since_analyze", "n_ins_since_vacuum", "last_vacuum", "last_autovacuum", "last_analyze", "last_autoanalyze", "vacuum_count", "autovacuum_count", "analyze_count", "autoanalyze_count"],
+        "SELECT c.oid, n.nspname, c.relname, 0::int8, 0::int8, \
+         CASE WHEN c.relhasindex THEN 0::int8 END, CASE WHEN c.relhasindex THEN 0::int8 END, \
+         0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, \
+         NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, \
+         0::int8, 0::int8, 0::int8, 0::int8 \
+         FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE c.relkind IN ('r', 't', 'm', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname !~ '^pg_toast'",
+    ),
+    (
+        "pg_statio_all_tables",
+        12170,
+        &["relid", "schemaname", "relname", "heap_blks_read", "heap_blks_hit", "idx_blks_read", "idx_blks_hit", "toast_blks_read", "toast_blks_hit", "tidx_blks_read", "tidx_blks_hit"],
+        "SELECT c.oid, n.nspname, c.relname, 0::int8, 0::int8, \
+         CASE WHEN c.relhasindex THEN 0::int8 END, CASE WHEN c.relhasindex THEN 0::int8 END, \
+         NULL::int8, NULL::int8, NULL::int8, NULL::int8 \
+         FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE c.relkind IN ('r', 't', 'm', 'p')",
+    ),
+    (
+        "pg_statio_user_tables",
+        12179,
+        &["relid", "schemaname", "relname", "heap_blks_read", "heap_blks_hit", "idx_blks_read", "idx_blks_hit", "toast_blks_read", "toast_blks_hit", "tidx_blks_read", "tidx_blks_hit"],
+        "SELECT c.oid, n.nspname, c.relname, 0::int8, 0::int8, \
+         CASE WHEN c.relhasindex THEN 0::int8 END, CASE WHEN c.relhasindex THEN 0::int8 END, \
+         NULL::int8, NULL::int8, NULL::int8, NULL::int8 \
+         FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE c.relkind IN ('r', 't', 'm', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname !~ '^pg_toast'",
+    ),
+    (
+        "pg_stat_all_indexes",
+        12183,
+        &["relid", "indexrelid", "schemaname", "relname", "indexrelname", "idx_scan", "idx_tup_read", "idx_tup_fetch"],
+        "SELECT c.oid, i.oid, n.nspname, c.relname, i.relname, 0::int8, 0::int8, 0::int8 \
+         FROM pg_class c JOIN pg_index x ON c.oid = x.indrelid \
+         JOIN pg_class i ON i.oid = x.indexrelid \
+         LEFT JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE c.relkind IN ('r', 't', 'm')",
+    ),
+    (
+        "pg_stat_user_indexes",
+        12192,
+        &["relid", "indexrelid", "schemaname", "relname", "indexrelname", "idx_scan", "idx_tup_read", "idx_tup_fetch"],
+        "SELECT c.oid, i.oid, n.nspname, c.relname, i.relname, 0::int8, 0::int8, 0::int8 \
+         FROM pg_class c JOIN pg_index x ON c.oid = x.indrelid \
+         JOIN pg_class i ON i.oid = x.indexrelid \
+         LEFT JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE c.relkind IN ('r', 't', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname !~ '^pg_toast'",
+    ),
+    (
+        "pg_statio_all_indexes",
+        12196,
+        &["relid", "indexrelid", "schemaname", "relname", "indexrelname", "idx_blks_read", "idx_blks_hit"],
+        "SELECT c.oid, i.oid, n.nspname, c.relname, i.relname, 0::int8, 0::int8 \
+         FROM pg_class c JOIN pg_index x ON c.oid = x.indrelid \
+         JOIN pg_class i ON i.oid = x.indexrelid \
+         LEFT JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE c.relkind IN ('r', 't', 'm')",
+    ),
+    (
+        "pg_statio_user_indexes",
+        12205,
+        &["relid", "indexrelid", "schemaname", "relname", "indexrelname", "idx_blks_read", "idx_blks_hit"],
+        "SELECT c.oid, i.oid, n.nspname, c.relname, i.relname, 0::int8, 0::int8 \
+         FROM pg_class c JOIN pg_index x ON c.oid = x.indrelid \
+         JOIN pg_class i ON i.oid = x.indexrelid \
+         LEFT JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE c.relkind IN ('r', 't', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname !~ '^pg_toast'",
+    ),
+    (
+        "pg_stat_database",
+        12266,
+        &["datid", "datname", "numbackends", "xact_commit", "xact_rollback", "blks_read", "blks_hit", "tup_returned", "tup_fetched", "tup_inserted", "tup_updated", "tup_deleted", "conflicts", "temp_files", "temp_bytes", "deadlocks", "checksum_failures", "checksum_last_failure", "blk_read_time", "blk_write_time", "session_time", "active_time", "idle_in_transaction_time", "sessions", "sessions_abandoned", "sessions_fatal", "sessions_killed", "stats_reset"],
+        "SELECT d.oid, d.datname, \
+         (SELECT count(*)::int4 FROM pg_stat_activity a WHERE a.datid = d.oid), \
+         0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, \
+         0::int8, 0::int8, 0::int8, 0::int8, NULL::int8, NULL::timestamptz, \
+         0::float8, 0::float8, 0::float8, 0::float8, 0::float8, \
+         0::int8, 0::int8, 0::int8, 0::int8, NULL::timestamptz \
+         FROM pg_database d",
     ),
 ];
 
