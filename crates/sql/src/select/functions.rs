@@ -160,7 +160,13 @@ pub fn plan_function(b: &mut Binder<'_>, call: &FromCall<'_>) -> Result<(Plan, S
             }
             to_record(b, fname, &call.args, alias)?
         }
-        _ => bind_call(b, fname, &call.args)?,
+        _ => match bind_call(b, fname, &call.args) {
+            // Not a table function: a scalar one gives one row.
+            Err(e) if e.code == sqlstate::SqlState::UndefinedFunction => {
+                return scalar_item(b, call);
+            }
+            r => r?,
+        },
     };
     let table = alias.as_ref().map(|a| bind::ident(&a.name)).unwrap_or_else(|| fname.to_string());
     let renames: Vec<String> = alias
@@ -179,6 +185,7 @@ pub fn plan_function(b: &mut Binder<'_>, call: &FromCall<'_>) -> Result<(Plan, S
         names.push("ordinality".into());
         types.push(DataType::Int8);
     }
+    too_many_aliases(&table, types.len(), renames.len())?;
     let cols = types
         .into_iter()
         .enumerate()
@@ -194,6 +201,63 @@ pub fn plan_function(b: &mut Binder<'_>, call: &FromCall<'_>) -> Result<(Plan, S
     let call = SetCall { func, args: exprs, record: None };
     let plan = Plan::Function(FromFunction { calls: vec![call], ordinality });
     Ok((plan, Scope { cols }))
+}
+
+/// A scalar function in FROM (`FROM current_schema()`, `FROM now() AS
+/// t(x)`): one row of its value, in a column named after the alias (or
+/// the function), with an ordinality of 1 if asked for.
+fn scalar_item(b: &mut Binder<'_>, call: &FromCall<'_>) -> Result<(Plan, Scope)> {
+    let arg = |e: &&ast::Expr| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr((*e).clone()));
+    let f = ast::Function {
+        name: ast::ObjectName::from(vec![ast::Ident::with_quote('"', call.name.as_str())]),
+        uses_odbc_syntax: false,
+        parameters: ast::FunctionArguments::None,
+        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: call.args.iter().map(arg).collect(),
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    };
+    let (x, ty) = b.expr(&ast::Expr::Function(f), &Scope::default())?;
+    let table = match call.alias {
+        Some(a) => bind::ident(&a.name),
+        None => call.name.clone(),
+    };
+    let named =
+        |i: usize| call.alias.as_ref().and_then(|a| a.columns.get(i)).map(|c| bind::ident(&c.name));
+    let col = |name: String, ty: DataType| ScopeCol {
+        qualifier: Some(table.clone()),
+        name,
+        ty,
+        table_oid: 0,
+        column_id: 0,
+        reach: Reach::Full,
+    };
+    let mut cols = vec![col(named(0).unwrap_or_else(|| table.clone()), ty)];
+    let mut exprs = vec![x];
+    if call.ordinality {
+        cols.push(col(named(1).unwrap_or_else(|| "ordinality".into()), DataType::Int8));
+        exprs.push(Expr::Const(Value::Int8(1)));
+    }
+    let given = call.alias.as_ref().map_or(0, |a| a.columns.len());
+    too_many_aliases(&table, cols.len(), given)?;
+    let plan = Plan::Project(Box::new(Plan::Values(vec![vec![]])), exprs);
+    Ok((plan, Scope { cols }))
+}
+
+/// 42P10 when an alias names more columns than the FROM item has.
+fn too_many_aliases(table: &str, available: usize, given: usize) -> Result<()> {
+    if given > available {
+        bail!(
+            InvalidColumnReference,
+            "table \"{table}\" has {available} columns available but {given} columns specified"
+        );
+    }
+    Ok(())
 }
 
 /// Plans a select list's set-returning calls, zipped, as one function whose
