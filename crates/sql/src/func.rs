@@ -67,6 +67,8 @@ pub enum SizeFunc {
     Database,
     /// pg_size_pretty(bigint | numeric)
     Pretty,
+    /// pg_size_bytes(text): a pg_size_pretty-style size in bytes
+    Bytes,
 }
 
 /// A resolved built-in scalar function.
@@ -377,6 +379,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("pg_total_relation_size", 1) => (Func::Size(SizeFunc::Total), T::Int8),
         ("pg_database_size", 1) => (Func::Size(SizeFunc::Database), T::Int8),
         ("pg_size_pretty", 1) => (Func::Size(SizeFunc::Pretty), T::Text),
+        ("pg_size_bytes", 1) => (Func::Size(SizeFunc::Bytes), T::Int8),
         ("pg_describe_object", 3) => (Func::DescribeObject, T::Text),
         ("col_description", 2) => (Func::ColDescription, T::Text),
         ("shobj_description", 2) => (Func::Description, T::Text),
@@ -511,6 +514,7 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         // A relation as it comes (a name is looked up when called); a fork
         // name as text.
         Func::Size(SizeFunc::Relation) if i == 1 => Some(DataType::Text),
+        Func::Size(SizeFunc::Bytes) => Some(DataType::Text),
         Func::ColDescription => Some(DataType::Int4),
         Func::GetExpr => Some([DataType::Text, DataType::Int8, DataType::Bool][i.min(2)].clone()),
         Func::Left | Func::Right | Func::LPad | Func::RPad | Func::SplitPart
@@ -582,6 +586,12 @@ fn float(v: &Value) -> Result<f64> {
 
 /// A size function's value (sizes.rs).
 fn size(f: SizeFunc, args: &[Value], ctx: &EvalContext) -> Result<Value> {
+    if f == SizeFunc::Bytes {
+        return match &args[0] {
+            Value::Text(s) => Ok(Value::Int8(crate::sizes::bytes(s)?)),
+            _ => Ok(Value::Null),
+        };
+    }
     let Some(cat) = ctx.catalog.as_deref() else { return Ok(Value::Null) };
     if f == SizeFunc::Pretty {
         let n: i128 = match &args[0] {
@@ -633,7 +643,7 @@ fn size(f: SizeFunc, args: &[Value], ctx: &EvalContext) -> Result<Value> {
         SizeFunc::Relation => sizes.relation(oid),
         SizeFunc::Indexes => sizes.indexes(cat, oid),
         SizeFunc::Total => sizes.total(cat, oid),
-        SizeFunc::Pretty => unreachable!("returned above"),
+        SizeFunc::Pretty | SizeFunc::Bytes => unreachable!("returned above"),
     };
     Ok(bytes.map_or(Value::Null, |b| Value::Int8(b as i64)))
 }

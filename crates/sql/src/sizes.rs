@@ -141,6 +141,57 @@ pub fn pretty(size: i128) -> String {
     unreachable!("the last unit returns")
 }
 
+/// pg_size_bytes: a number (sign, fraction and exponent allowed) and an
+/// optional unit among bytes, kB, MB, GB, TB and PB (any case), in bytes
+/// rounded to an integer; 22023 for anything else, 22003 beyond bigint.
+pub fn bytes(text: &str) -> Result<i64> {
+    let invalid = || crate::err!(InvalidParameterValue, "invalid size: \"{text}\"");
+    let s = text.trim_start();
+    let b = s.as_bytes();
+    let digits = |mut i: usize| {
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        i
+    };
+    let mut end = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    let int_end = digits(end);
+    let mut seen = int_end > end;
+    end = int_end;
+    if b.get(end) == Some(&b'.') {
+        let frac_end = digits(end + 1);
+        seen |= frac_end > end + 1;
+        end = frac_end;
+    }
+    if !seen {
+        return Err(invalid());
+    }
+    if matches!(b.get(end), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(b.get(end + 1), Some(b'+' | b'-')));
+        let exp_end = digits(end + 1 + sign);
+        if exp_end > end + 1 + sign {
+            end = exp_end;
+        }
+    }
+    let number = sqltypes::Numeric::parse(&s[..end]).map_err(|_| invalid())?;
+    let unit = s[end..].trim();
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "bytes" => 0,
+        "kb" => 10,
+        "mb" => 20,
+        "gb" => 30,
+        "tb" => 40,
+        "pb" => 50,
+        _ => {
+            return Err(invalid().with_detail(format!("Invalid size unit: \"{unit}\".")).with_hint(
+                "Valid units are \"bytes\", \"kB\", \"MB\", \"GB\", \"TB\", and \"PB\".",
+            ))
+        }
+    };
+    let value = number.mul(&sqltypes::Numeric::from_i64(1 << shift));
+    value.to_i64_round().ok_or_else(|| crate::err!(NumericValueOutOfRange, "bigint out of range"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
