@@ -195,6 +195,9 @@ pub struct EvalContext {
     /// How many PL/pgSQL calls and trigger firings this statement runs
     /// inside (see [`crate::plpgsql::MAX_DEPTH`]).
     pub depth: u32,
+    /// The session's random() sequence, which setseed() restarts (None
+    /// outside a session: a sequence per thread).
+    pub random: Option<std::sync::Arc<crate::func::SessionRandom>>,
 }
 
 impl EvalContext {

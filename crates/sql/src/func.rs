@@ -130,6 +130,8 @@ pub enum Func {
     Sign,
     /// random()
     Random,
+    /// setseed(seed)
+    SetSeed,
     /// version()
     Version,
     /// current_database()
@@ -353,6 +355,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("round", 2) => (Func::Round, T::Numeric(None)),
         ("trunc", 2) => (Func::Trunc, T::Numeric(None)),
         ("random", 0) => (Func::Random, T::Float8),
+        ("setseed", 1) => (Func::SetSeed, T::Void),
         ("version", 0) => (Func::Version, T::Text),
         ("current_database", 0) => (Func::CurrentDatabase, T::Text),
         ("pg_get_constraintdef", 1 | 2) => (Func::ConstraintDef, T::Text),
@@ -486,6 +489,7 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         Func::Ascii | Func::QuoteIdent | Func::QuoteLiteral(_) => Some(DataType::Text),
         Func::AclDefault => Some([DataType::Text, DataType::Int8][i.min(1)].clone()),
         Func::Chr | Func::EncodingName => Some(DataType::Int4),
+        Func::SetSeed => Some(DataType::Float8),
         Func::SetConfig => Some([DataType::Text, DataType::Text, DataType::Bool][i.min(2)].clone()),
         Func::ToReg(_, true) => Some(DataType::Text),
         Func::NextVal | Func::CurrVal => Some(DataType::Text),
@@ -897,7 +901,18 @@ impl Func {
             Func::Round | Func::Floor | Func::Ceil | Func::Trunc | Func::Sign => {
                 round_like(self, arg(0), args.get(1))?
             }
-            Func::Random => Value::Float8(rand_f64()),
+            Func::Random => Value::Float8(match &ctx.random {
+                Some(r) => r.next(),
+                None => rand_f64(),
+            }),
+            Func::SetSeed => {
+                let seed = float(&arg(0))?;
+                match &ctx.random {
+                    Some(r) => r.seed(seed)?,
+                    None => SessionRandom::default().seed(seed)?,
+                }
+                Value::Text(String::new())
+            }
             Func::Version => Value::Text(crate::settings::VERSION_STRING.to_string()),
             Func::CurrentDatabase => Value::Text("postgres".into()),
             Func::ConstraintDef | Func::IndexDef | Func::TableIsVisible | Func::UserById => {
@@ -1261,23 +1276,53 @@ fn round_like(f: Func, v: Value, scale: Option<&Value>) -> Result<Value> {
     }))
 }
 
-fn rand_f64() -> f64 {
-    use std::cell::Cell;
-    use std::time::{SystemTime, UNIX_EPOCH};
-    thread_local! {
-        static STATE: Cell<u64> = Cell::new(
-            SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) | 1,
-        );
+/// A session's random() sequence, which setseed() restarts: xorshift64*
+/// (random() makes no cryptographic promise in PostgreSQL either).
+#[derive(Debug)]
+pub struct SessionRandom(parking_lot::Mutex<u64>);
+
+impl Default for SessionRandom {
+    /// A sequence seeded from the clock.
+    fn default() -> Self {
+        use std::time::{SystemTime, UNIX_EPOCH};
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+        SessionRandom(parking_lot::Mutex::new(now | 1))
     }
-    STATE.with(|s| {
-        // xorshift64*: fine for random(), which PostgreSQL does not promise to be cryptographic.
-        let mut x = s.get();
+}
+
+impl SessionRandom {
+    /// The next value in [0, 1).
+    pub fn next(&self) -> f64 {
+        let mut state = self.0.lock();
+        let mut x = *state;
         x ^= x >> 12;
         x ^= x << 25;
         x ^= x >> 27;
-        s.set(x);
+        *state = x;
         (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
-    })
+    }
+
+    /// setseed(seed): restarts the sequence from a seed in [-1, 1], so the
+    /// same seed gives the same values; 22023 outside that range.
+    pub fn seed(&self, seed: f64) -> Result<()> {
+        if !(-1.0..=1.0).contains(&seed) {
+            bail!(InvalidParameterValue, "setseed parameter {seed} is out of allowed range [-1,1]");
+        }
+        // splitmix64 of the seed's bits: a nonzero state for every seed.
+        let mut z = seed.to_bits().wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        *self.0.lock() = (z ^ (z >> 31)) | 1;
+        Ok(())
+    }
+}
+
+/// random() outside a session: a sequence per thread.
+fn rand_f64() -> f64 {
+    thread_local! {
+        static STATE: SessionRandom = SessionRandom::default();
+    }
+    STATE.with(SessionRandom::next)
 }
 
 /// Per-character case mapping as libc's towupper/towlower do (what

@@ -307,6 +307,8 @@ pub struct Session<K: KvClient> {
     apart_depth: usize,
     /// The advisory locks this session holds.
     advisory: Arc<crate::advisory::SessionLocks>,
+    /// random()'s sequence (setseed).
+    random: Arc<crate::func::SessionRandom>,
     /// The pid the client was given in BackendKeyData.
     pid: i32,
     /// The row locks the running statement has decided (FOR UPDATE).
@@ -386,6 +388,7 @@ impl<K: KvClient> Session<K> {
             plain_sets: Vec::new(),
             apart_depth: 0,
             advisory,
+            random: Arc::default(),
             pid: 0,
             row_locks: Arc::default(),
             deferred: Arc::default(),
@@ -1342,6 +1345,7 @@ impl<K: KvClient> Session<K> {
             deferred: Some(self.deferred.clone()),
             pl: Some(self.pl_cache.clone()),
             depth: self.pl_depth,
+            random: Some(self.random.clone()),
         }
     }
 
