@@ -180,6 +180,9 @@ fn estimate_ln_dweight(x: &Fixed) -> i64 {
     }
     let (digits, dweight) = leading_nbase(x);
     let ln = digits.ln() + dweight as f64 * LN_10;
+    if ln == 0.0 {
+        return 0;
+    }
     ln.abs().log10() as i64
 }
 
