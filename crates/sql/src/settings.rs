@@ -84,6 +84,8 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("idle_in_transaction_session_timeout", "0"),
     ("idle_session_timeout", "0"),
     ("max_identifier_length", "63"),
+    ("max_index_keys", "32"),
+    ("max_function_args", "100"),
     ("client_min_messages", "notice"),
     ("synchronous_commit", "on"),
     ("max_connections", "1000"),
@@ -298,7 +300,9 @@ impl Settings {
             | "server_encoding"
             | "integer_datetimes"
             | "block_size"
-            | "max_identifier_length" => {
+            | "max_identifier_length"
+            | "max_index_keys"
+            | "max_function_args" => {
                 bail!(CantChangeRuntimeParam, "parameter \"{key}\" cannot be changed");
             }
             _ if !self.values.contains_key(&key) && !key.contains('.') => {

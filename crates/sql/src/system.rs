@@ -1400,9 +1400,13 @@ impl SystemTable {
                         rows.push(vec![i8(e.oid as i64), i8(PG_TYPE_OID), Value::Int4(0), t(c)]);
                     }
                 }
-                for f in catalog.functions.values().flatten() {
-                    if let Some(c) = &f.comment {
-                        rows.push(vec![i8(f.oid as i64), i8(PG_PROC_OID), Value::Int4(0), t(c)]);
+                // The built-in functions' descriptions (JDBC's getFunctions
+                // reads them here), then the user's.
+                let builtin = crate::builtins::procs().iter().map(|p| (p.oid, &p.description));
+                let user = catalog.functions.values().flatten().map(|f| (f.oid, &f.comment));
+                for (oid, comment) in builtin.chain(user) {
+                    if let Some(c) = comment {
+                        rows.push(vec![i8(oid as i64), i8(PG_PROC_OID), Value::Int4(0), t(c)]);
                     }
                 }
                 for (oid, c) in catalog.relation_comments() {

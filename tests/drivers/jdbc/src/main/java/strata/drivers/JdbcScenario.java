@@ -632,6 +632,53 @@ public final class JdbcScenario {
         });
 
     check(
+        "metadata_keys_indexes_functions",
+        c -> {
+          // What Hibernate's schema validation and database tools read:
+          // foreign keys from both ends, indexes with their order, and the
+          // built-in functions with their descriptions.
+          makeShop(c);
+          exec(c, "alter table orders add constraint orders_customer_fk"
+              + " foreign key (customer_id) references customers (id) on delete cascade");
+          DatabaseMetaData md = c.getMetaData();
+          List<String> imported = new ArrayList<>();
+          try (ResultSet rs = md.getImportedKeys(null, "public", "orders")) {
+            while (rs.next()) {
+              imported.add(rs.getString("PKTABLE_NAME") + "." + rs.getString("PKCOLUMN_NAME")
+                  + " <- " + rs.getString("FKCOLUMN_NAME") + " " + rs.getString("FK_NAME")
+                  + " delete " + rs.getInt("DELETE_RULE"));
+            }
+          }
+          eq(imported, List.of("customers.id <- customer_id orders_customer_fk delete "
+              + DatabaseMetaData.importedKeyCascade), "imported keys");
+          List<String> exported = new ArrayList<>();
+          try (ResultSet rs = md.getExportedKeys(null, "public", "customers")) {
+            while (rs.next()) {
+              exported.add(rs.getString("FKTABLE_NAME") + " " + rs.getString("PK_NAME"));
+            }
+          }
+          eq(exported, List.of("orders customers_pkey"), "exported keys");
+          List<String> indexes = new ArrayList<>();
+          try (ResultSet rs = md.getIndexInfo(null, "public", "customers", false, false)) {
+            while (rs.next()) {
+              indexes.add(rs.getString("INDEX_NAME") + " " + rs.getString("COLUMN_NAME")
+                  + " unique " + !rs.getBoolean("NON_UNIQUE") + " " + rs.getString("ASC_OR_DESC"));
+            }
+          }
+          eq(indexes, List.of("customers_email_key email unique true A",
+              "customers_pkey id unique true A"), "indexes");
+          List<String> fns = new ArrayList<>();
+          try (ResultSet rs = md.getFunctions(null, "pg_catalog", "lower")) {
+            while (rs.next()) {
+              fns.add(rs.getString("FUNCTION_NAME") + ": " + rs.getString("REMARKS"));
+            }
+          }
+          if (!fns.contains("lower: lowercase")) {
+            throw new AssertionError("getFunctions(lower): " + fns);
+          }
+        });
+
+    check(
         "numeric_typmod_rounds",
         c -> {
           try (PreparedStatement ps = c.prepareStatement("select ?::numeric(12,3)")) {
