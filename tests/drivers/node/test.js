@@ -647,3 +647,6 @@ check('enum_types', async (c) => {
 // ---------------------------------------------------------------------------
 // Sequelize, the ORM, over the same driver.
 require('./sequelize_test.js');
+
+// TypeORM, another ORM over the same driver.
+require('./typeorm_test.js');
