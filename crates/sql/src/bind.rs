@@ -885,8 +885,7 @@ impl<'a> Binder<'a> {
                 // `LIKE p ESCAPE e` is `LIKE like_escape(p, e)` and `SIMILAR
                 // TO p` is `~ similar_to_escape(p)`, as in PostgreSQL.
                 use func::strings::StringFunc as S;
-                let escaped =
-                    |f: S, args: Vec<Expr>| Box::new(Expr::Func(func::Func::Str(f), args));
+                let escaped = |f: S, args: Vec<Expr>| Box::new(escaped_pattern(f, args));
                 let (x, ci) = (Box::new(x), matches!(e, E::ILike { .. }));
                 Ok((
                     match e {
@@ -982,8 +981,8 @@ impl<'a> Binder<'a> {
                     // with escape e (PostgreSQL's substring(text, text, text)).
                     if let Some((e, et)) = escape {
                         let e = self.coerce(e, &et, &DataType::Text)?;
-                        let f = func::Func::Str(func::strings::StringFunc::SimilarEscape);
-                        pattern = Expr::Func(f, vec![pattern, e]);
+                        let f = func::strings::StringFunc::SimilarEscape;
+                        pattern = escaped_pattern(f, vec![pattern, e]);
                     }
                     args.push(pattern);
                     let f = func::Func::Regex(func::regex::RegexFunc::Substring);
@@ -1481,4 +1480,24 @@ pub fn interval_constant(iv: &ast::Interval) -> Option<Result<Value>> {
         _ => text.clone(),
     };
     Some(sqltypes::text::parse_text(&DataType::Interval, &text))
+}
+
+/// The pattern `f(args)` makes of a LIKE ... ESCAPE or SIMILAR TO pattern:
+/// computed once here when the pattern and escape are constants, else per
+/// row (an error is left for the rows to raise, as before).
+fn escaped_pattern(f: func::strings::StringFunc, args: Vec<Expr>) -> Expr {
+    let constants: Option<Vec<Value>> = args
+        .iter()
+        .map(|a| match a {
+            Expr::Const(v) => Some(v.clone()),
+            _ => None,
+        })
+        .collect();
+    let folded = constants.and_then(|values| {
+        func::strings::call(f, values, &crate::expr::EvalContext::default()).ok()
+    });
+    match folded {
+        Some(v) => Expr::Const(v),
+        None => Expr::Func(func::Func::Str(f), args),
+    }
 }

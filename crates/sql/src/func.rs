@@ -906,10 +906,10 @@ impl Func {
                 None => rand_f64(),
             }),
             Func::SetSeed => {
-                let seed = float(&arg(0))?;
-                match &ctx.random {
-                    Some(r) => r.seed(seed)?,
-                    None => SessionRandom::default().seed(seed)?,
+                if let Some(r) = &ctx.random {
+                    r.seed(float(&arg(0))?)?;
+                } else {
+                    SessionRandom::check_seed(float(&arg(0))?)?;
                 }
                 Value::Text(String::new())
             }
@@ -1302,12 +1302,18 @@ impl SessionRandom {
         (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    /// setseed(seed): restarts the sequence from a seed in [-1, 1], so the
-    /// same seed gives the same values; 22023 outside that range.
-    pub fn seed(&self, seed: f64) -> Result<()> {
+    /// 22023 unless `seed` is in [-1, 1].
+    pub fn check_seed(seed: f64) -> Result<()> {
         if !(-1.0..=1.0).contains(&seed) {
             bail!(InvalidParameterValue, "setseed parameter {seed} is out of allowed range [-1,1]");
         }
+        Ok(())
+    }
+
+    /// setseed(seed): restarts the sequence from a seed in [-1, 1], so the
+    /// same seed gives the same values; 22023 outside that range.
+    pub fn seed(&self, seed: f64) -> Result<()> {
+        Self::check_seed(seed)?;
         // splitmix64 of the seed's bits: a nonzero state for every seed.
         let mut z = seed.to_bits().wrapping_add(0x9E37_79B9_7F4A_7C15);
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

@@ -587,6 +587,14 @@ fn opening_paren(tokens: &[TokenWithSpan], close: usize) -> Option<usize> {
     })
 }
 
+/// True if the statement's first token (after whitespace and comments) is
+/// the unquoted word `w`: a cheap test before a rewrite that needs more.
+fn starts_with_word(tokens: &[TokenWithSpan], w: &str) -> bool {
+    tokens.iter().find(|t| !matches!(t.token, Token::Whitespace(_))).is_some_and(|t| {
+        matches!(&t.token, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
+    })
+}
+
 /// The positions of the tokens that are not whitespace.
 fn solid(tokens: &[TokenWithSpan]) -> Vec<usize> {
     (0..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect()
@@ -1195,6 +1203,9 @@ fn group_quantifier(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
 /// out of the parentheses, which sqlparser does not read, and passes them
 /// as `WITH ("pg_like_options" = 'n')` (see ddl/like.rs).
 fn create_table_like(sql: &str, tokens: Vec<TokenWithSpan>) -> Result<Vec<TokenWithSpan>> {
+    if !starts_with_word(&tokens, "create") {
+        return Ok(tokens);
+    }
     let solid = solid(&tokens);
     let word_at = |k: usize| match solid.get(k).map(|&i| &tokens[i].token) {
         Some(Token::Word(w)) if w.quote_style.is_none() => Some(w.value.to_ascii_lowercase()),
@@ -1259,6 +1270,9 @@ fn create_table_like(sql: &str, tokens: Vec<TokenWithSpan>) -> Result<Vec<TokenW
 /// does not read (the session refuses it inside a transaction block, see
 /// [`concurrently`]).
 fn drop_index_concurrently(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    if !starts_with_word(&tokens, "drop") {
+        return tokens;
+    }
     let solid = solid(&tokens);
     let word = |k: usize, w: &str| {
         solid.get(k).is_some_and(|&i| {

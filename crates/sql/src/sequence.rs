@@ -145,10 +145,53 @@ pub struct SessionSeqs {
     /// setval calls already stored during the current statement.
     applied: Vec<(u32, i64, bool)>,
     /// Values nextval returned in the current attempt, per sequence, in order.
-    taken: HashMap<u32, Vec<i64>>,
+    taken: HashMap<u32, Values>,
     /// Values a failed attempt took, per sequence, which the retry's
     /// nextval calls return again before taking new ones.
-    replay: HashMap<u32, VecDeque<i64>>,
+    replay: HashMap<u32, Values>,
+}
+
+/// Values of one sequence in the order nextval returned them, kept as runs
+/// of equal steps (a statement's nextval calls mostly follow the sequence's
+/// increment), so a statement that numbers many rows keeps little.
+#[derive(Debug, Default)]
+struct Values(VecDeque<Run>);
+
+/// `count` values from `first`, `step` apart.
+#[derive(Debug)]
+struct Run {
+    first: i64,
+    step: i64,
+    count: i64,
+}
+
+impl Values {
+    fn push(&mut self, v: i64) {
+        if let Some(run) = self.0.back_mut() {
+            if run.count == 1 && v != run.first {
+                run.step = v.wrapping_sub(run.first);
+                run.count = 2;
+                return;
+            }
+            let next = run.step.checked_mul(run.count).and_then(|d| run.first.checked_add(d));
+            if run.count > 1 && next == Some(v) {
+                run.count += 1;
+                return;
+            }
+        }
+        self.0.push_back(Run { first: v, step: 0, count: 1 });
+    }
+
+    fn pop_front(&mut self) -> Option<i64> {
+        let run = self.0.front_mut()?;
+        let v = run.first;
+        run.first = run.first.wrapping_add(run.step);
+        run.count -= 1;
+        if run.count == 0 {
+            self.0.pop_front();
+        }
+        Some(v)
+    }
 }
 
 impl SessionSeqs {
@@ -169,7 +212,7 @@ impl SessionSeqs {
     /// Called when an attempt failed and will run again: the values it took
     /// are handed out again, in the order it took them.
     pub fn retry(&mut self) {
-        self.replay = self.taken.drain().map(|(oid, v)| (oid, v.into())).collect();
+        self.replay = std::mem::take(&mut self.taken);
     }
 }
 
@@ -633,5 +676,19 @@ mod tests {
             &opt("create sequence s minvalue 5 start 1")
         )
         .is_err());
+    }
+
+    #[test]
+    fn taken_values_come_back_in_order() {
+        let given = [1, 2, 3, 10, 7, 4, 1, 5, 5, i64::MAX, i64::MIN, 0];
+        let mut v = Values::default();
+        for x in given {
+            v.push(x);
+        }
+        let back: Vec<i64> = std::iter::from_fn(|| v.pop_front()).collect();
+        assert_eq!(back, given);
+        let mut many = Values::default();
+        (1..=10_000).for_each(|x| many.push(x * 3));
+        assert_eq!(many.0.len(), 1);
     }
 }

@@ -121,11 +121,13 @@ impl StatementSizes {
     }
 }
 
+/// The units above bytes, each 1024 times the one before.
+const UNITS: [&str; 5] = ["kB", "MB", "GB", "TB", "PB"];
+
 /// pg_size_pretty: bytes in the largest unit that keeps the number at or
 /// above 10 (bytes) or 20 (kB and up) of it, rounded half away from zero,
 /// as PostgreSQL 15 prints it.
 pub fn pretty(size: i128) -> String {
-    const UNITS: [&str; 5] = ["kB", "MB", "GB", "TB", "PB"];
     if size.abs() < 10 * 1024 {
         return format!("{size} bytes");
     }
@@ -175,14 +177,10 @@ pub fn bytes(text: &str) -> Result<i64> {
     }
     let number = sqltypes::Numeric::parse(&s[..end]).map_err(|_| invalid())?;
     let unit = s[end..].trim();
-    let shift = match unit.to_ascii_lowercase().as_str() {
-        "" | "bytes" => 0,
-        "kb" => 10,
-        "mb" => 20,
-        "gb" => 30,
-        "tb" => 40,
-        "pb" => 50,
-        _ => {
+    let shift = match UNITS.iter().position(|u| u.eq_ignore_ascii_case(unit)) {
+        Some(i) => 10 * (i + 1),
+        None if unit.is_empty() || unit.eq_ignore_ascii_case("bytes") => 0,
+        None => {
             return Err(invalid().with_detail(format!("Invalid size unit: \"{unit}\".")).with_hint(
                 "Valid units are \"bytes\", \"kB\", \"MB\", \"GB\", \"TB\", and \"PB\".",
             ))

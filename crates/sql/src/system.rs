@@ -126,32 +126,6 @@ pub enum SystemTable {
     Empty(usize),
 }
 
-/// The columns of type name in the pg_catalog relations (the rest of
-/// their text columns are text in PostgreSQL too).
-const NAME_COLUMNS: &[(&str, &[&str])] = &[
-    ("pg_am", &["amname"]),
-    ("pg_attribute", &["attname"]),
-    ("pg_available_extensions", &["name"]),
-    ("pg_class", &["relname"]),
-    ("pg_collation", &["collname"]),
-    ("pg_constraint", &["conname"]),
-    ("pg_database", &["datname"]),
-    ("pg_enum", &["enumlabel"]),
-    ("pg_extension", &["extname"]),
-    ("pg_language", &["lanname"]),
-    ("pg_namespace", &["nspname"]),
-    ("pg_opclass", &["opcname"]),
-    ("pg_proc", &["proname"]),
-    ("pg_roles", &["rolname"]),
-    ("pg_sequences", &["schemaname", "sequencename", "sequenceowner"]),
-    ("pg_stat_activity", &["datname", "usename"]),
-    ("pg_tables", &["schemaname", "tablename", "tableowner", "tablespace"]),
-    ("pg_tablespace", &["spcname"]),
-    ("pg_trigger", &["tgname", "tgoldtable", "tgnewtable"]),
-    ("pg_type", &["typname"]),
-    ("pg_user", &["usename"]),
-];
-
 /// The always-empty catalogs that psql and ORMs query, with their columns.
 const EMPTY_CATALOGS: &[(&str, &[(&str, u32)])] = &[
     (
@@ -711,29 +685,16 @@ impl SystemTable {
         }
     }
 
-    /// Column names and types: a pg_catalog relation's identifiers are of
+    /// Column names and types; a pg_catalog relation's identifiers are of
     /// type name, as in PostgreSQL (so `array_agg(attname)` is a name[]).
     pub fn columns(&self) -> Vec<(&'static str, DataType)> {
-        let mut columns = self.declared_columns();
-        let table = self.name();
-        let named = NAME_COLUMNS.iter().find(|(t, _)| *t == table).map_or(&[][..], |(_, c)| *c);
-        for (column, ty) in columns.iter_mut() {
-            if named.contains(column) && *ty == DataType::Text {
-                *ty = DataType::Name;
-            }
-        }
-        columns
-    }
-
-    /// Column names and types as declared, identifiers as text.
-    fn declared_columns(&self) -> Vec<(&'static str, DataType)> {
-        use DataType::{Bool, Int2, Int4, Oid, QChar, Text};
+        use DataType::{Bool, Int2, Int4, Name, Oid, QChar, Text};
         use SystemTable::*;
         match self {
             PgNamespace => {
                 vec![
                     ("oid", Oid),
-                    ("nspname", Text),
+                    ("nspname", Name),
                     ("nspowner", Oid),
                     ("nspacl", Text.array_of()),
                 ]
@@ -741,7 +702,7 @@ impl SystemTable {
             PgProc => builtin_rows::proc_columns(),
             PgExtension => vec![
                 ("oid", Oid),
-                ("extname", Text),
+                ("extname", Name),
                 ("extowner", Oid),
                 ("extnamespace", Oid),
                 ("extrelocatable", Bool),
@@ -751,7 +712,7 @@ impl SystemTable {
             ],
             PgShDescription => vec![("objoid", Oid), ("classoid", Oid), ("description", Text)],
             PgAvailableExtensions => vec![
-                ("name", Text),
+                ("name", Name),
                 ("default_version", Text),
                 ("installed_version", Text),
                 ("comment", Text),
@@ -765,18 +726,18 @@ impl SystemTable {
                 ("oid", Oid),
                 ("enumtypid", Oid),
                 ("enumsortorder", DataType::Float4),
-                ("enumlabel", Text),
+                ("enumlabel", Name),
             ],
             PgTablespace => vec![
                 ("oid", Oid),
-                ("spcname", Text),
+                ("spcname", Name),
                 ("spcowner", Oid),
                 ("spcacl", Text.array_of()),
                 ("spcoptions", Text.array_of()),
             ],
             PgClass => vec![
                 ("oid", Oid),
-                ("relname", Text),
+                ("relname", Name),
                 ("relnamespace", Oid),
                 ("relkind", QChar),
                 ("relowner", Oid),
@@ -812,7 +773,7 @@ impl SystemTable {
             ],
             PgAttribute => vec![
                 ("attrelid", Oid),
-                ("attname", Text),
+                ("attname", Name),
                 ("atttypid", Oid),
                 ("attnum", Int2),
                 ("atttypmod", Int4),
@@ -838,7 +799,7 @@ impl SystemTable {
             ],
             PgType => vec![
                 ("oid", Oid),
-                ("typname", Text),
+                ("typname", Name),
                 ("typnamespace", Oid),
                 ("typowner", Oid),
                 ("typlen", Int2),
@@ -872,7 +833,7 @@ impl SystemTable {
             ],
             PgDatabase => vec![
                 ("oid", Oid),
-                ("datname", Text),
+                ("datname", Name),
                 ("datdba", Oid),
                 ("encoding", Int4),
                 ("datlocprovider", QChar),
@@ -889,7 +850,7 @@ impl SystemTable {
                 ("datacl", Text.array_of()),
             ],
             PgRoles => vec![
-                ("rolname", Text),
+                ("rolname", Name),
                 ("rolsuper", Bool),
                 ("rolinherit", Bool),
                 ("rolcreaterole", Bool),
@@ -904,7 +865,7 @@ impl SystemTable {
                 ("oid", Oid),
             ],
             PgUser => vec![
-                ("usename", Text),
+                ("usename", Name),
                 ("usesysid", Oid),
                 ("usecreatedb", Bool),
                 ("usesuper", Bool),
@@ -955,9 +916,9 @@ impl SystemTable {
                 ("indpred", Text),
             ],
             PgTables => vec![
-                ("schemaname", Text),
-                ("tablename", Text),
-                ("tableowner", Text),
+                ("schemaname", Name),
+                ("tablename", Name),
+                ("tableowner", Name),
                 ("hasindexes", Bool),
             ],
             InfoTables => vec![
@@ -1072,13 +1033,13 @@ impl SystemTable {
             ],
             PgAm => vec![
                 ("oid", Oid),
-                ("amname", Text),
+                ("amname", Name),
                 ("amtype", QChar),
                 ("amhandler", DataType::Reg(sqltypes::RegKind::Proc)),
             ],
             PgCollation => vec![
                 ("oid", Oid),
-                ("collname", Text),
+                ("collname", Name),
                 ("collnamespace", Oid),
                 ("collowner", Oid),
                 ("collprovider", QChar),
@@ -1095,7 +1056,7 @@ impl SystemTable {
             PgOpclass => vec![
                 ("oid", Oid),
                 ("opcmethod", Oid),
-                ("opcname", Text),
+                ("opcname", Name),
                 ("opcnamespace", Oid),
                 ("opcowner", Oid),
                 ("opcfamily", Oid),
@@ -1114,9 +1075,9 @@ impl SystemTable {
                 ("seqcycle", Bool),
             ],
             PgSequences => vec![
-                ("schemaname", Text),
-                ("sequencename", Text),
-                ("sequenceowner", Text),
+                ("schemaname", Name),
+                ("sequencename", Name),
+                ("sequenceowner", Name),
                 ("data_type", DataType::Reg(sqltypes::RegKind::Type)),
                 ("start_value", DataType::Int8),
                 ("min_value", DataType::Int8),
@@ -1130,7 +1091,7 @@ impl SystemTable {
                 ("oid", Oid),
                 ("tgrelid", Oid),
                 ("tgparentid", Oid),
-                ("tgname", Text),
+                ("tgname", Name),
                 ("tgfoid", Oid),
                 ("tgtype", Int2),
                 ("tgenabled", QChar),
@@ -1144,8 +1105,8 @@ impl SystemTable {
                 ("tgattr", DataType::Int2Vector),
                 ("tgargs", DataType::Bytea),
                 ("tgqual", Text),
-                ("tgoldtable", Text),
-                ("tgnewtable", Text),
+                ("tgoldtable", Name),
+                ("tgnewtable", Name),
             ],
             InfoTriggers => vec![
                 ("trigger_catalog", Text),
@@ -1191,7 +1152,7 @@ impl SystemTable {
             ],
             PgConstraint => vec![
                 ("oid", Oid),
-                ("conname", Text),
+                ("conname", Name),
                 ("connamespace", Oid),
                 ("contype", QChar),
                 ("condeferrable", Bool),
@@ -1402,11 +1363,10 @@ impl SystemTable {
                 }
                 // The built-in functions' descriptions (JDBC's getFunctions
                 // reads them here), then the user's.
-                let builtin = crate::builtins::procs().iter().map(|p| (p.oid, &p.description));
-                let user = catalog.functions.values().flatten().map(|f| (f.oid, &f.comment));
-                for (oid, comment) in builtin.chain(user) {
-                    if let Some(c) = comment {
-                        rows.push(vec![i8(oid as i64), i8(PG_PROC_OID), Value::Int4(0), t(c)]);
+                rows.extend_from_slice(builtin_descriptions());
+                for f in catalog.functions.values().flatten() {
+                    if let Some(c) = &f.comment {
+                        rows.push(vec![i8(f.oid as i64), i8(PG_PROC_OID), Value::Int4(0), t(c)]);
                     }
                 }
                 for (oid, c) in catalog.relation_comments() {
@@ -2288,6 +2248,25 @@ fn relation_columns(cat: &Catalog) -> Vec<(u32, u32, &str, Cow<'_, [ColumnDef]>)
         .values()
         .map(|v| (v.oid, v.namespace, v.name.as_str(), Cow::Owned(cat.view_columns(v))));
     tables.chain(views).collect()
+}
+
+/// pg_description's rows for the built-in functions, built once.
+fn builtin_descriptions() -> &'static [Vec<Value>] {
+    static ROWS: std::sync::OnceLock<Vec<Vec<Value>>> = std::sync::OnceLock::new();
+    ROWS.get_or_init(|| {
+        let row = |oid: u32, d: &String| {
+            vec![
+                Value::Int8(i64::from(oid)),
+                Value::Int8(PG_PROC_OID),
+                Value::Int4(0),
+                Value::Text(d.clone()),
+            ]
+        };
+        crate::builtins::procs()
+            .iter()
+            .filter_map(|p| Some(row(p.oid, p.description.as_ref()?)))
+            .collect()
+    })
 }
 
 fn yes_no(b: bool) -> Value {

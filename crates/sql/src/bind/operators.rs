@@ -301,16 +301,13 @@ impl Binder<'_> {
         }
         if matches!(op, O::PGExp) {
             // power(), numeric or double precision as the operands choose.
-            let (lx, lt) = self.expr_in(l, scope, agg)?;
-            let (rx, rt) = self.expr_in(r, scope, agg)?;
-            let Some(Ok((f, ty, targets))) =
-                func::math::resolve("power", &[lt.clone(), rt.clone()])
-            else {
-                bail!(UndefinedFunction, "operator does not exist: {lt} ^ {rt}");
-            };
-            let to = |i: usize| targets[i].clone().unwrap_or(DataType::Float8);
-            let (lx, rx) = (self.coerce(lx, &lt, &to(0))?, self.coerce(rx, &rt, &to(1))?);
-            return Ok((Expr::Func(func::Func::Math(f), vec![lx, rx]), ty));
+            let (lb, rb) = (self.expr_in(l, scope, agg)?, self.expr_in(r, scope, agg)?);
+            let no_operator =
+                err!(UndefinedFunction, "operator does not exist: {} ^ {}", lb.1, rb.1);
+            return self.call("power", vec![lb, rb]).map_err(|e| match e.code {
+                sqlstate::SqlState::UndefinedFunction => no_operator,
+                _ => e,
+            });
         }
         if matches!(op, O::PGStartsWith) {
             let (x, p) = self.operands_as(l, r, &DataType::Text, scope, agg)?;

@@ -103,8 +103,7 @@ impl Binder<'_> {
             }
             _ => DataType::Bool,
         };
-        let reads = seen.used.clone();
-        self.correlated.push(Correlated { plan, kind, probe, ty: ty.clone(), reads });
+        self.correlated.push(Correlated { plan, kind, probe, ty: ty.clone(), reads: seen.used });
         let Some(state) = agg.as_deref_mut() else { return Ok((Expr::Column(column), cols)) };
         let n = state.add_hidden(crate::plan::AggCall {
             func: crate::plan::AggFunc::AnyValue,

@@ -18,7 +18,7 @@ use sqlparser::parser::Parser;
 use crate::bind;
 use crate::catalog::{Catalog, TableDef, EXPRESSION_KEY};
 use crate::error::Result;
-use crate::func::catalog_info::{deferral_clause, format_type, quote_ident};
+use crate::func::catalog_info::{column_list, deferral_clause, format_type, quote_ident};
 use crate::{bail, err};
 
 /// The WITH option the parser carries LIKE's options in.
@@ -107,12 +107,12 @@ pub fn expand(cat: &Catalog, ct: &ast::CreateTable) -> Result<Option<Expanded>> 
     if opts & INDEXES != 0 {
         if !src.primary_key.is_empty() {
             let deferral = deferral_clause(src.pkey_deferral);
-            items.push(format!("PRIMARY KEY ({}){deferral}", names(&src, &src.primary_key)));
+            items.push(format!("PRIMARY KEY ({}){deferral}", column_list(&src, &src.primary_key)));
         }
         for i in &src.indexes {
             if i.constraint {
                 let deferral = deferral_clause(i.deferral);
-                items.push(format!("UNIQUE ({}){deferral}", names(&src, &i.columns)));
+                items.push(format!("UNIQUE ({}){deferral}", column_list(&src, &i.columns)));
             } else {
                 indexes.push(index_statement(&src, i, &ct.name)?);
             }
@@ -161,11 +161,6 @@ fn column_type(cat: &Catalog, c: &crate::catalog::ColumnDef) -> String {
         Some(d) => crate::func::catalog_info::qualified_name(cat, d.def.namespace, &d.def.name),
         None => format_type(Some(cat), c.ty.oid, Some(c.ty.typmod)),
     }
-}
-
-fn names(t: &TableDef, cols: &[usize]) -> String {
-    let names: Vec<String> = cols.iter().map(|&c| quote_ident(&t.columns[c].name)).collect();
-    names.join(", ")
 }
 
 /// `CREATE [UNIQUE] INDEX ON table (keys) [WHERE ...]` for index `i` of

@@ -166,7 +166,8 @@ pub fn quote_ident(name: &str) -> String {
     }
 }
 
-fn column_list(t: &TableDef, cols: &[usize]) -> String {
+/// The columns `cols` of `t` by name, quoted where needed, comma-separated.
+pub(crate) fn column_list(t: &TableDef, cols: &[usize]) -> String {
     let names: Vec<String> = cols.iter().map(|&c| quote_ident(&t.columns[c].name)).collect();
     names.join(", ")
 }

@@ -22,8 +22,9 @@ pub enum MathFunc {
     Unary(Unary),
     /// power(x, y) in double precision
     Power,
-    /// A numeric function of one numeric value.
-    Numeric(NumericUnary),
+    /// sqrt, exp, ln or log10 of one numeric value (the other unary
+    /// functions have no numeric version).
+    Numeric(Unary),
     /// power(x, y) in numeric
     NumericPower,
     /// log(b, x): the logarithm of x to base b, in numeric
@@ -49,15 +50,6 @@ pub enum MathFunc {
     MinScale,
     /// trim_scale(numeric): the value with min_scale digits
     TrimScale,
-}
-
-/// The numeric functions of one argument.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NumericUnary {
-    Sqrt,
-    Exp,
-    Ln,
-    Log10,
 }
 
 /// The double precision functions of one argument.
@@ -121,16 +113,10 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
     let num = Some(Num(None));
     // The numeric version where an argument is numeric and none is a float.
     let numeric = args.iter().any(|t| matches!(t, Num(_))) && !args.iter().any(is_float);
-    let numeric_unary = match unary {
-        Some(Unary::Sqrt) => Some(NumericUnary::Sqrt),
-        Some(Unary::Exp) => Some(NumericUnary::Exp),
-        Some(Unary::Ln) => Some(NumericUnary::Ln),
-        Some(Unary::Log10) => Some(NumericUnary::Log10),
-        _ => None,
-    };
+    let has_numeric = matches!(unary, Some(Unary::Sqrt | Unary::Exp | Unary::Ln | Unary::Log10));
     let r = match (name, args) {
-        (_, [t]) if numeric && number(t) && numeric_unary.is_some() => {
-            (MathFunc::Numeric(numeric_unary?), Num(None), vec![num])
+        (_, [t]) if numeric && number(t) && has_numeric => {
+            (MathFunc::Numeric(unary?), Num(None), vec![num])
         }
         (_, [t]) if unary.is_some() && number(t) => {
             (MathFunc::Unary(unary.unwrap_or(Unary::Exp)), Float8, vec![f8])
@@ -214,10 +200,11 @@ pub fn call(f: MathFunc, args: Vec<Value>) -> Result<Value> {
         MathFunc::Numeric(f) => {
             let x = numeric(0)?;
             Value::Numeric(match f {
-                NumericUnary::Sqrt => x.sqrt()?,
-                NumericUnary::Exp => x.exp()?,
-                NumericUnary::Ln => x.ln()?,
-                NumericUnary::Log10 => x.log(&Numeric::from_i64(10))?,
+                Unary::Sqrt => x.sqrt()?,
+                Unary::Exp => x.exp()?,
+                Unary::Ln => x.ln()?,
+                Unary::Log10 => x.log(&Numeric::from_i64(10))?,
+                other => bail!(InternalError, "no numeric {other:?}"),
             })
         }
         MathFunc::NumericPower => Value::Numeric(numeric(0)?.power(&numeric(1)?)?),

@@ -160,13 +160,11 @@ pub fn plan_function(b: &mut Binder<'_>, call: &FromCall<'_>) -> Result<(Plan, S
             }
             to_record(b, fname, &call.args, alias)?
         }
-        _ => match bind_call(b, fname, &call.args) {
-            // Not a table function: a scalar one gives one row.
-            Err(e) if e.code == sqlstate::SqlState::UndefinedFunction => {
-                return scalar_item(b, call);
-            }
-            r => r?,
-        },
+        // Not a table function: a scalar one gives one row.
+        _ if !is_set_returning(fname) => {
+            return scalar_item(b, call);
+        }
+        _ => bind_call(b, fname, &call.args)?,
     };
     let table = alias.as_ref().map(|a| bind::ident(&a.name)).unwrap_or_else(|| fname.to_string());
     let renames: Vec<String> = alias

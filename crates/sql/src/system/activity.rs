@@ -14,14 +14,14 @@ use crate::expr::EvalContext;
 /// pg_stat_activity's columns (PostgreSQL 15's; client_addr is text, as
 /// Strata has no inet type, and the xid columns are oid).
 pub fn activity_columns() -> Vec<(&'static str, DataType)> {
-    use DataType::{Int4, Int8, Oid, Text, TimestampTz};
+    use DataType::{Int4, Int8, Name, Oid, Text, TimestampTz};
     vec![
         ("datid", Oid),
-        ("datname", Text),
+        ("datname", Name),
         ("pid", Int4),
         ("leader_pid", Int4),
         ("usesysid", Oid),
-        ("usename", Text),
+        ("usename", Name),
         ("application_name", Text),
         ("client_addr", Text),
         ("client_hostname", Text),

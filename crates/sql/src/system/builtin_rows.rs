@@ -9,10 +9,10 @@ use crate::catalog::{Catalog, PG_CATALOG_NAMESPACE_OID};
 
 /// pg_proc's columns (PostgreSQL 15's, in its order).
 pub fn proc_columns() -> Vec<(&'static str, DataType)> {
-    use DataType::{Bool, Float4, Int2, Oid, OidVector, QChar, Text};
+    use DataType::{Bool, Float4, Int2, Name, Oid, OidVector, QChar, Text};
     vec![
         ("oid", Oid),
-        ("proname", Text),
+        ("proname", Name),
         ("pronamespace", Oid),
         ("proowner", Oid),
         ("prolang", Oid),
@@ -272,10 +272,10 @@ pub fn regproc_name(cat: Option<&Catalog>, oid: u32) -> String {
 
 /// pg_language's columns.
 pub fn language_columns() -> Vec<(&'static str, DataType)> {
-    use DataType::{Bool, Oid, Text};
+    use DataType::{Bool, Name, Oid, Text};
     vec![
         ("oid", Oid),
-        ("lanname", Text),
+        ("lanname", Name),
         ("lanowner", Oid),
         ("lanispl", Bool),
         ("lanpltrusted", Bool),

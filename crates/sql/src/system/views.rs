@@ -18,33 +18,38 @@ macro_rules! USER_SCHEMAS {
     };
 }
 
-/// pg_stat_*_tables over the tables that pass `filter`.
-macro_rules! stat_tables {
-    ($filter:expr) => {
+/// pg_stat(io)_*_tables: the counters `counters` after the table's oid,
+/// schema and name, over the tables that pass `filter`.
+macro_rules! tables {
+    ($counters:expr, $filter:expr) => {
         concat!(
-            "SELECT c.oid, n.nspname, c.relname, 0::int8, 0::int8, \
-             CASE WHEN c.relhasindex THEN 0::int8 END, CASE WHEN c.relhasindex THEN 0::int8 END, \
-             0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, \
-             NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, \
-             0::int8, 0::int8, 0::int8, 0::int8 \
-             FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace \
+            "SELECT c.oid, n.nspname, c.relname, ",
+            $counters,
+            " FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace \
              WHERE c.relkind IN ('r', 't', 'm', 'p')",
             $filter
         )
     };
 }
 
-/// pg_statio_*_tables over the tables that pass `filter`.
-macro_rules! statio_tables {
-    ($filter:expr) => {
-        concat!(
-            "SELECT c.oid, n.nspname, c.relname, 0::int8, 0::int8, \
-             CASE WHEN c.relhasindex THEN 0::int8 END, CASE WHEN c.relhasindex THEN 0::int8 END, \
-             NULL::int8, NULL::int8, NULL::int8, NULL::int8 \
-             FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace \
-             WHERE c.relkind IN ('r', 't', 'm', 'p')",
-            $filter
-        )
+/// pg_stat_*_tables' counters: the index ones NULL without indexes.
+macro_rules! TABLE_COUNTERS {
+    () => {
+        "0::int8, 0::int8, \
+         CASE WHEN c.relhasindex THEN 0::int8 END, CASE WHEN c.relhasindex THEN 0::int8 END, \
+         0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, 0::int8, \
+         NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, \
+         0::int8, 0::int8, 0::int8, 0::int8"
+    };
+}
+
+/// pg_statio_*_tables' counters: the index ones NULL without indexes, the
+/// TOAST ones NULL.
+macro_rules! TABLE_BLOCKS {
+    () => {
+        "0::int8, 0::int8, \
+         CASE WHEN c.relhasindex THEN 0::int8 END, CASE WHEN c.relhasindex THEN 0::int8 END, \
+         NULL::int8, NULL::int8, NULL::int8, NULL::int8"
     };
 }
 
@@ -168,10 +173,10 @@ const VIEWS: &[(&str, u32, &[&str], &str)] = &[
          LEFT JOIN pg_tablespace t ON t.oid = c.reltablespace \
          WHERE c.relkind = 'm'",
     ),
-    ("pg_stat_all_tables", 12142, STAT_TABLES, stat_tables!("")),
-    ("pg_stat_user_tables", 12161, STAT_TABLES, stat_tables!(USER_SCHEMAS!())),
-    ("pg_statio_all_tables", 12170, STATIO_TABLES, statio_tables!("")),
-    ("pg_statio_user_tables", 12179, STATIO_TABLES, statio_tables!(USER_SCHEMAS!())),
+    ("pg_stat_all_tables", 12142, STAT_TABLES, tables!(TABLE_COUNTERS!(), "")),
+    ("pg_stat_user_tables", 12161, STAT_TABLES, tables!(TABLE_COUNTERS!(), USER_SCHEMAS!())),
+    ("pg_statio_all_tables", 12170, STATIO_TABLES, tables!(TABLE_BLOCKS!(), "")),
+    ("pg_statio_user_tables", 12179, STATIO_TABLES, tables!(TABLE_BLOCKS!(), USER_SCHEMAS!())),
     ("pg_stat_all_indexes", 12183, STAT_INDEXES, indexes!("0::int8, 0::int8, 0::int8", "")),
     (
         "pg_stat_user_indexes",
