@@ -104,6 +104,17 @@ fn div_round(n: &BigInt, d: &BigInt) -> BigInt {
     }
 }
 
+/// (a / 10^sa) / (b / 10^sb) as an integer at scale `to`, rounded half
+/// away from zero (b != 0): a * 10^(to + sb - sa) / b, scaling one side.
+fn div_parts((a, sa): (&BigInt, i64), (b, sb): (&BigInt, i64), to: i64) -> BigInt {
+    let shift = to + sb - sa;
+    if shift >= 0 {
+        div_round(&(a * pow10(shift)), b)
+    } else {
+        div_round(a, &(b * pow10(-shift)))
+    }
+}
+
 impl Numeric {
     /// Parses PostgreSQL numeric input (`1.50`, `-3`, `1e5`, ` NaN `,
     /// `-Infinity`): 22P02 for bad syntax, 22003 beyond the format's limits.
@@ -424,10 +435,7 @@ impl Numeric {
         if ib.is_zero() {
             return Err(division_by_zero());
         }
-        // a/b * 10^rscale = ia * 10^(sb + rscale) / (ib * 10^sa)
-        let n = ia * pow10(sb + rscale);
-        let d = ib * pow10(sa);
-        Numeric::from_parts(div_round(&n, &d), rscale).checked()
+        Numeric::from_parts(div_parts((&ia, sa), (&ib, sb), rscale), rscale).checked()
     }
 
     /// Remainder with the sign of the dividend and the larger input scale;

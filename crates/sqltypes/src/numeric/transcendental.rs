@@ -60,14 +60,7 @@ impl Fixed {
 
     /// self / o at scale `to` (o != 0).
     fn div(&self, o: &Fixed, to: i64) -> Fixed {
-        // (m1 / 10^s1) / (m2 / 10^s2) * 10^to = m1 * 10^(to + s2 - s1) / m2
-        let shift = to + o.s - self.s;
-        let (n, d) = if shift >= 0 {
-            (&self.m * pow10(shift), o.m.clone())
-        } else {
-            (self.m.clone(), &o.m * pow10(-shift))
-        };
-        Fixed { m: div_round(&n, &d), s: to }
+        Fixed { m: div_parts((&self.m, self.s), (&o.m, o.s), to), s: to }
     }
 
     fn add(&self, o: &Fixed) -> Fixed {
@@ -315,18 +308,12 @@ fn power_int(base: &Fixed, exp: i64, rscale: i64) -> Result<Fixed> {
     Ok(if exp < 0 { Fixed::int(1).div(&acc, rscale) } else { acc.rescaled(rscale) })
 }
 
-/// True when the value is a whole number.
-fn integral(x: &Fixed) -> bool {
-    x.s <= 0 || (&x.m % pow10(x.s)).is_zero()
-}
-
 impl Numeric {
     /// sqrt(x) with PostgreSQL's result scale: 16 significant digits or
     /// the input's scale if larger; 2201F for a negative value.
     pub fn sqrt(&self) -> Result<Numeric> {
         let Numeric::Val(d) = self else { return self.sqrt_scaled(0) };
-        let x = Fixed::of(d);
-        let weight = if x.is_zero() { 0 } else { x.exponent().div_euclid(4) };
+        let (weight, _) = nbase_weight_first(d);
         let sweight = (weight + 1) * 4 / 2 - 1;
         let rscale = display_scale((MIN_SIG_DIGITS - sweight).max(self.scale()));
         self.sqrt_scaled(rscale)
@@ -402,7 +389,7 @@ impl Numeric {
             ));
         }
         let exp_integral = match exp {
-            Val(e) => integral(&Fixed::of(e)),
+            Val(e) => e.is_integer(),
             _ => true,
         };
         if s1 < 0 && !exp_integral {
@@ -492,10 +479,7 @@ fn power_infinite(x: &Numeric, y: &Numeric) -> Numeric {
         _ if matches!(x, PosInf) => PosInf,
         _ => {
             let odd = match y {
-                Val(e) => {
-                    let e = Fixed::of(e);
-                    integral(&e) && (&e.at(0) % 2u8) != BigInt::zero()
-                }
+                Val(e) => e.is_integer() && (&Fixed::of(e).at(0) % 2u8) != BigInt::zero(),
                 _ => false,
             };
             if odd {
