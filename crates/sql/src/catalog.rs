@@ -1586,6 +1586,21 @@ impl Catalog {
 }
 
 impl TableDef {
+    /// True if a UNIQUE or PRIMARY KEY constraint of the table is named
+    /// `name`.
+    pub fn has_key_constraint(&self, name: &str) -> bool {
+        self.indexes.iter().any(|i| i.constraint && i.name == name)
+            || (!self.primary_key.is_empty() && self.pkey_name.as_deref() == Some(name))
+    }
+
+    /// True if a constraint of the table (CHECK, FOREIGN KEY, UNIQUE or
+    /// PRIMARY KEY) is named `name`.
+    pub fn has_constraint(&self, name: &str) -> bool {
+        self.checks.iter().any(|c| c.name == name)
+            || self.foreign_keys.iter().any(|f| f.name == name)
+            || self.has_key_constraint(name)
+    }
+
     /// Position of column `name`, if any.
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)

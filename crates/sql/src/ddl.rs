@@ -875,14 +875,7 @@ fn add_checks(
         let name = match name {
             Some(n) => n,
             None => {
-                let mut cols = Vec::new();
-                bound.walk(&mut |x| {
-                    if let Some(c) = x.as_column() {
-                        if !cols.contains(&c) {
-                            cols.push(c);
-                        }
-                    }
-                });
+                let cols = bound.columns_read();
                 let base = match (cols.as_slice(), declared_on) {
                     ([c], _) => format!("{}_{}_check", t.name, t.columns[*c].name),
                     (_, Some(col)) if cols.is_empty() => format!("{}_{col}_check", t.name),
@@ -1166,10 +1159,7 @@ async fn drop_relations<T: Txn>(
             if idx.is_some() {
                 bail!(FeatureNotSupported, "DROP INDEX on a temporary table is not supported yet");
             }
-            txn.delete_range_after_commit(keys::storage(tenant, t.storage)).map_err(from_kv)?;
-            for i in &t.indexes {
-                txn.delete_range_after_commit(keys::storage(tenant, i.storage)).map_err(from_kv)?;
-            }
+            purge_storage(txn, tenant, &t)?;
             r.dropped_temp.push(t.name.clone());
             continue;
         }
@@ -1200,16 +1190,12 @@ async fn drop_relations<T: Txn>(
                     c.foreign_keys.retain(|f| f.name != fk.name);
                 }
                 delete_key(txn, keys::table(tenant, t.oid)).await?;
-                txn.delete_range_after_commit(keys::storage(tenant, t.storage)).map_err(from_kv)?;
+                purge_storage(txn, tenant, &t)?;
                 // Sequences owned by the table's columns go with it.
                 for s in cat.sequences.values() {
                     if s.owned_by.as_ref().is_some_and(|(o, _)| *o == t.oid) {
                         delete_sequence(txn, tenant, s.oid).await?;
                     }
-                }
-                for i in &t.indexes {
-                    txn.delete_range_after_commit(keys::storage(tenant, i.storage))
-                        .map_err(from_kv)?;
                 }
             }
             Some(i) => {
@@ -1288,10 +1274,7 @@ async fn drop_matview_users<T: Txn>(
         view_deps::drop_dependents(txn, tenant, cat, (m.oid, None, &name), d).await?;
         lock_table(txn, tenant, m.oid).await?;
         delete_key(txn, keys::table(tenant, m.oid)).await?;
-        txn.delete_range_after_commit(keys::storage(tenant, m.storage)).map_err(from_kv)?;
-        for i in &m.indexes {
-            txn.delete_range_after_commit(keys::storage(tenant, i.storage)).map_err(from_kv)?;
-        }
+        purge_storage(txn, tenant, &m)?;
     }
     Ok(())
 }
@@ -1360,16 +1343,22 @@ pub async fn truncate<T: Txn>(
 
 /// Moves `t` and its indexes to fresh, empty storage (the old is deleted
 /// once no snapshot can see it), recording the new ids in `r`.
+/// Deletes table `t`'s rows and index entries when the transaction commits.
+fn purge_storage<T: Txn>(txn: &mut T, tenant: TenantId, t: &TableDef) -> Result<()> {
+    txn.delete_range_after_commit(keys::storage(tenant, t.storage)).map_err(from_kv)?;
+    for i in &t.indexes {
+        txn.delete_range_after_commit(keys::storage(tenant, i.storage)).map_err(from_kv)?;
+    }
+    Ok(())
+}
+
 async fn swap_storage<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
     t: &mut TableDef,
     r: &mut DdlResult,
 ) -> Result<()> {
-    txn.delete_range_after_commit(keys::storage(tenant, t.storage)).map_err(from_kv)?;
-    for idx in &t.indexes {
-        txn.delete_range_after_commit(keys::storage(tenant, idx.storage)).map_err(from_kv)?;
-    }
+    purge_storage(txn, tenant, t)?;
     let (_, fresh) = fresh_storage(txn, tenant, t, 0).await?;
     r.fresh.extend(fresh);
     Ok(())
@@ -1435,11 +1424,7 @@ async fn rewrite<T: Txn>(
         }
         dml::insert_rows(txn, tenant, new, &rows, true).await?;
     }
-    txn.delete_range_after_commit(keys::storage(tenant, old.storage)).map_err(from_kv)?;
-    for i in &old.indexes {
-        txn.delete_range_after_commit(keys::storage(tenant, i.storage)).map_err(from_kv)?;
-    }
-    Ok(())
+    purge_storage(txn, tenant, old)
 }
 
 /// Gives `t` and its indexes fresh storage ids.
@@ -2073,16 +2058,9 @@ pub async fn temp_on_commit<T: Txn>(
     let mut changed = Vec::new();
     for (name, t) in temp {
         let Some(action) = t.on_commit else { continue };
-        let purge = |txn: &mut T, t: &TableDef| -> Result<()> {
-            txn.delete_range_after_commit(keys::storage(tenant, t.storage)).map_err(from_kv)?;
-            for i in &t.indexes {
-                txn.delete_range_after_commit(keys::storage(tenant, i.storage)).map_err(from_kv)?;
-            }
-            Ok(())
-        };
         match action {
             catalog::OnCommit::Drop => {
-                purge(txn, t)?;
+                purge_storage(txn, tenant, t)?;
                 changed.push((name.clone(), None));
             }
             catalog::OnCommit::DeleteRows => {
@@ -2090,7 +2068,7 @@ pub async fn temp_on_commit<T: Txn>(
                 if txn.scan(&rows, 1).await.map_err(from_kv)?.is_empty() {
                     continue;
                 }
-                purge(txn, t)?;
+                purge_storage(txn, tenant, t)?;
                 let mut emptied = (**t).clone();
                 fresh_storage(txn, tenant, &mut emptied, 0).await?;
                 changed.push((name.clone(), Some(emptied)));

@@ -308,6 +308,18 @@ impl Expr {
         reads
     }
 
+    /// The columns of its row the expression reads, in the order they first
+    /// appear.
+    pub fn columns_read(&self) -> Vec<usize> {
+        let mut cols = Vec::new();
+        self.walk(&mut |x| {
+            if let Some(c) = x.as_column().filter(|c| !cols.contains(c)) {
+                cols.push(c);
+            }
+        });
+        cols
+    }
+
     /// Evaluates the expression against `row`.
     pub fn eval(&self, row: &[Value], ctx: &EvalContext) -> Result<Value> {
         Ok(match self {

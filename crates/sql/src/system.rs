@@ -2473,16 +2473,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
         for (k, ch) in tb.checks.iter().enumerate() {
             // conkey: the columns the condition reads, in the order they
             // first appear.
-            let mut columns = Vec::new();
-            if let Some(e) = tb.bound_checks.get(k) {
-                e.walk(&mut |x| {
-                    if let crate::expr::Expr::Column(c) = x {
-                        if !columns.contains(c) {
-                            columns.push(*c);
-                        }
-                    }
-                });
-            }
+            let columns = tb.bound_checks.get(k).map(|e| e.columns_read()).unwrap_or_default();
             out.push(Constraint {
                 oid: ch.oid(tb.oid),
                 name: ch.name.clone(),

@@ -605,16 +605,10 @@ pub(super) fn rename_constraint(
     from: &str,
     to: String,
 ) -> Result<()> {
-    let exists = |cur: &TableDef, n: &str| {
-        cur.checks.iter().any(|c| c.name == n)
-            || cur.foreign_keys.iter().any(|f| f.name == n)
-            || cur.indexes.iter().any(|i| i.constraint && i.name == n)
-            || (!cur.primary_key.is_empty() && cur.pkey_name.as_deref() == Some(n))
-    };
-    if !exists(cur, from) {
+    if !cur.has_constraint(from) {
         bail!(UndefinedObject, "constraint \"{from}\" for table \"{}\" does not exist", cur.name);
     }
-    if exists(cur, &to) {
+    if cur.has_constraint(&to) {
         bail!(DuplicateObject, "constraint \"{to}\" for relation \"{}\" already exists", cur.name);
     }
     if let Some(c) = cur.checks.iter_mut().find(|c| c.name == from) {
@@ -660,9 +654,7 @@ pub(super) async fn validate_constraint<T: Txn>(
         }
         return Ok(());
     }
-    let keyed = cur.indexes.iter().any(|i| i.constraint && i.name == name)
-        || (!cur.primary_key.is_empty() && cur.pkey_name.as_deref() == Some(name));
-    if keyed {
+    if cur.has_key_constraint(name) {
         bail!(
             WrongObjectType,
             "constraint \"{name}\" of relation \"{}\" is not a foreign key or check constraint",
