@@ -1217,10 +1217,15 @@ fn join_with_subqueries(
     let rw = w - lw;
     let (mut lsubs, mut rsubs, mut place) = (Vec::new(), Vec::new(), Vec::new());
     for s in subs {
-        if s.reads.iter().all(|&c| c < lw) {
+        // The columns it reads: the subquery's, and an IN's left operand's.
+        let mut reads = s.reads.clone();
+        if let Some((probe, _)) = &s.probe {
+            reads.extend(probe.columns_read());
+        }
+        if reads.iter().all(|&c| c < lw) {
             place.push(lw + lsubs.len());
             lsubs.push(s);
-        } else if s.reads.iter().all(|&c| c >= lw) {
+        } else if reads.iter().all(|&c| c >= lw) {
             place.push(w + rsubs.len());
             rsubs.push(s);
         } else {
