@@ -25,8 +25,85 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{self, CastKind, Expr, ObjectName};
 use sqltypes::DataType;
 
-use crate::catalog::{Catalog, ObjName};
+use crate::catalog::{Catalog, ObjName, TableDef, TypeDef};
 use crate::func::catalog_info::{qualified_name, quote_ident, split_name};
+
+/// PostgreSQL's parse analysis of a stored expression.
+mod analyze;
+/// PostgreSQL's operators, casts, types and function signatures.
+mod pgcat;
+/// PostgreSQL's printing of an analysed expression.
+mod print;
+
+/// What a stored expression is to its table, which decides the coercion
+/// PostgreSQL put at its top.
+#[derive(Debug, Clone, Copy)]
+pub enum Role<'a> {
+    /// A CHECK condition or index predicate: converted to boolean.
+    Condition,
+    /// A column's default or generation expression: assigned to the
+    /// column's type.
+    Value(&'a TypeDef),
+    /// An index key expression: as it is.
+    Plain,
+}
+
+/// A stored expression over table `t`'s columns as PostgreSQL's
+/// pg_get_expr, pg_get_constraintdef and pg_get_indexdef print the tree
+/// PostgreSQL stores for the same text: operators in parentheses (or, with
+/// `pretty`, where precedence needs them), implicit casts shown on
+/// operands (`price >= (0)::numeric`), IN lists as `= ANY (ARRAY[...])`.
+/// None for an expression outside what [`analyze`] models, which callers
+/// print as [`display_expr`] does.
+pub fn pg_expr(
+    cat: &Catalog,
+    t: &TableDef,
+    text: &str,
+    role: Role<'_>,
+    pretty: bool,
+) -> Option<String> {
+    let columns: Vec<(String, analyze::Ty)> = t
+        .columns
+        .iter()
+        .map(|c| (c.name.clone(), analyze::Ty { oid: c.ty.oid, typmod: c.ty.typmod }))
+        .collect();
+    analysed(cat, &columns, text, role, pretty)
+}
+
+fn analysed(
+    cat: &Catalog,
+    columns: &[(String, analyze::Ty)],
+    text: &str,
+    role: Role<'_>,
+    pretty: bool,
+) -> Option<String> {
+    let e = crate::parse::expr_text(text).ok()?;
+    let a = analyze::Analyzer::new(cat, columns);
+    let n = match role {
+        Role::Condition => a.boolean(&e)?,
+        Role::Plain => a.expr(&e)?,
+        Role::Value(ty) => {
+            let to = analyze::Ty { oid: ty.oid, typmod: ty.typmod };
+            a.coerce(a.expr(&e)?, to, analyze::Ctx::Assignment, false)?
+        }
+    };
+    Some(print::print(cat, &n, pretty))
+}
+
+/// What stored text `text` is to table `t` (a column's default or
+/// generation expression, a CHECK condition or index predicate, or else
+/// an index key), for pg_get_expr, which is given only the text.
+pub fn role_of<'a>(t: &'a TableDef, text: &str) -> Role<'a> {
+    if let Some(c) = t.columns.iter().find(|c| c.default.as_deref() == Some(text)) {
+        return Role::Value(&c.ty);
+    }
+    let check = t.checks.iter().any(|c| c.expr == text);
+    let predicate = t.indexes.iter().any(|i| i.predicate.as_deref() == Some(text));
+    match check || predicate {
+        true => Role::Condition,
+        false => Role::Plain,
+    }
+}
 
 /// The text to store for `e`.
 pub fn stored_text(cat: &Catalog, e: &Expr) -> String {

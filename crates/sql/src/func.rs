@@ -977,9 +977,18 @@ impl Func {
                 Some(oid) => catalog_info::proc_info(ctx.catalog.as_deref(), which, oid),
                 None => Value::Null,
             },
-            // pg_attrdef.adbin holds the expression's text already.
+            // pg_attrdef.adbin (and pg_constraint.conbin, pg_index's
+            // expressions) hold the expression's text.
             Func::GetExpr => match (arg(0), &ctx.catalog) {
-                (Value::Text(t), Some(cat)) => Value::Text(crate::deparse::display_expr(cat, &t)),
+                (Value::Text(text), Some(cat)) => {
+                    let pretty = matches!(arg(2), Value::Bool(true));
+                    let table = arg(1).as_oid().and_then(|oid| cat.table_by_oid(oid));
+                    let shown = table.and_then(|t| {
+                        let role = crate::deparse::role_of(&t, &text);
+                        crate::deparse::pg_expr(cat, &t, &text, role, pretty)
+                    });
+                    Value::Text(shown.unwrap_or_else(|| crate::deparse::display_expr(cat, &text)))
+                }
                 (other, _) => other,
             },
             Func::Size(f) => size(f, &args, ctx)?,

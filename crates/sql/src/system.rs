@@ -1881,7 +1881,14 @@ impl SystemTable {
                         let ty = c.ty.to_type();
                         // As pg_get_expr shows them; an identity column's
                         // nextval is none.
-                        let shown = |e: &str| t(&crate::deparse::display_expr(catalog, e));
+                        let table = catalog.table_by_oid(oid);
+                        let shown = |e: &str| {
+                            let role = crate::deparse::Role::Value(&c.ty);
+                            let pg = table.as_ref().and_then(|tb| {
+                                crate::deparse::pg_expr(catalog, tb, e, role, false)
+                            });
+                            t(&pg.unwrap_or_else(|| crate::deparse::display_expr(catalog, e)))
+                        };
                         let default =
                             c.default.as_deref().filter(|_| !c.generated && c.identity.is_none());
                         let mut row = vec![

@@ -7,6 +7,7 @@
 use sqltypes::{RegKind, RegValue, Value};
 
 use crate::catalog::{Catalog, FkAction, TableDef, TypeDef};
+use crate::deparse::Role;
 
 /// A cast to regclass/regtype (`lenient`: to_regclass/to_regtype, NULL
 /// instead of an error for a name that names nothing). Text is a name (or
@@ -195,7 +196,7 @@ pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
             return Some(def + deferral_clause(i.deferral));
         }
         if let Some(c) = t.checks.iter().find(|c| c.oid(t.oid) == oid) {
-            return Some(check_clause(cat, &c.expr, pretty) + not_valid(c.not_valid));
+            return Some(check_clause(cat, Some(t), &c.expr, pretty) + not_valid(c.not_valid));
         }
         if let Some(f) = t.foreign_keys.iter().find(|f| f.oid == oid) {
             let parent = cat.table_by_oid(f.ref_table)?;
@@ -221,7 +222,7 @@ pub fn constraint_def(cat: &Catalog, oid: u32, pretty: bool) -> Option<String> {
     }
     let domains = cat.user_types.values().filter_map(|(d, _)| d.domain.as_ref());
     let c = domains.flat_map(|s| &s.checks).find(|c| c.oid == oid)?;
-    Some(check_clause(cat, &c.expr, pretty) + not_valid(!c.validated))
+    Some(check_clause(cat, None, &c.expr, pretty) + not_valid(!c.validated))
 }
 
 /// The ` NOT VALID` a constraint definition ends with when it applies.
@@ -233,13 +234,15 @@ fn not_valid(not_valid: bool) -> &'static str {
     }
 }
 
-/// `CHECK ((expr))`; the pretty form drops the condition's own parentheses.
-fn check_clause(cat: &Catalog, expr: &str, pretty: bool) -> String {
-    let expr = crate::deparse::display_expr(cat, expr);
-    if pretty {
-        format!("CHECK ({expr})")
-    } else {
-        format!("CHECK (({expr}))")
+/// `CHECK (expr)` of a table's (or, `t` None, a domain's) condition. The
+/// plain form of a condition PostgreSQL's printing was not modelled for
+/// gets the parentheses an operator would bring.
+fn check_clause(cat: &Catalog, t: Option<&TableDef>, expr: &str, pretty: bool) -> String {
+    let shown = t.and_then(|t| crate::deparse::pg_expr(cat, t, expr, Role::Condition, pretty));
+    match (shown, pretty) {
+        (Some(e), _) => format!("CHECK ({e})"),
+        (None, true) => format!("CHECK ({})", crate::deparse::display_expr(cat, expr)),
+        (None, false) => format!("CHECK (({}))", crate::deparse::display_expr(cat, expr)),
     }
 }
 
@@ -260,9 +263,15 @@ pub fn index_def(cat: &Catalog, oid: u32, column: usize, pretty: bool) -> Option
         for c in cols {
             keys.push(match c {
                 crate::catalog::EXPRESSION_KEY => {
-                    let e = crate::deparse::display_expr(cat, exprs.next()?);
+                    // PostgreSQL adds one pair of parentheses; the text
+                    // printed as written lacks those of its operators.
+                    let text = exprs.next()?;
+                    let (e, analysed) = match crate::deparse::pg_expr(cat, t, text, Role::Plain, pretty) {
+                        Some(e) => (e, true),
+                        None => (crate::deparse::display_expr(cat, text), false),
+                    };
                     let call = looks_like_call(&e);
-                    match (column > 0 || call, pretty) {
+                    match (column > 0 || call, pretty || analysed) {
                         (true, _) => e,
                         (false, true) => format!("({e})"),
                         (false, false) => format!("(({e}))"),
@@ -295,8 +304,12 @@ pub fn index_def(cat: &Catalog, oid: u32, column: usize, pretty: bool) -> Option
             keys.join(", ")
         );
         if let Some(p) = idx.and_then(|i| i.predicate.as_deref()) {
-            let p = crate::deparse::display_expr(cat, p);
-            def.push_str(&if pretty { format!(" WHERE {p}") } else { format!(" WHERE ({p})") });
+            let shown = crate::deparse::pg_expr(cat, t, p, Role::Condition, pretty);
+            def.push_str(&match (shown, pretty) {
+                (Some(p), _) => format!(" WHERE {p}"),
+                (None, true) => format!(" WHERE {}", crate::deparse::display_expr(cat, p)),
+                (None, false) => format!(" WHERE ({})", crate::deparse::display_expr(cat, p)),
+            });
         }
         return Some(def);
     }
