@@ -719,7 +719,8 @@ async fn create_table_from<T: Txn>(
                     return Err(both_default_and_generated(&col.name, &name))
                 }
                 ast::ColumnOption::Default(e) => {
-                    col.default = Some(crate::deparse::stored_default(cat, e, &ty))
+                    col.default = crate::deparse::keeps_default(e, &col.ty)
+                        .then(|| crate::deparse::stored_default(cat, e, &ty))
                 }
                 ast::ColumnOption::Generated { generation_expr: Some(e), .. } => {
                     generated_column(cat, &mut col, e, &name)?
@@ -1756,7 +1757,8 @@ pub async fn alter_table<T: Txn>(
                             return Err(both_default_and_generated(&col.name, &tname))
                         }
                         ast::ColumnOption::Default(e) => {
-                            col.default = Some(crate::deparse::stored_default(cat, e, &ty))
+                            col.default = crate::deparse::keeps_default(e, &col.ty)
+                                .then(|| crate::deparse::stored_default(cat, e, &ty))
                         }
                         ast::ColumnOption::Generated { generation_expr: Some(e), .. } => {
                             generated_column(cat, &mut col, e, &tname)?

@@ -135,6 +135,21 @@ pub fn stored_default(cat: &Catalog, e: &Expr, ty: &DataType) -> String {
     format!("{text}::{}", type_sql(cat, &unmodified(ty)))
 }
 
+/// Whether a column of type `ty` keeps default `e`: not when it is a NULL
+/// constant, which PostgreSQL does not store, as the column's default is
+/// NULL anyway; a domain's column keeps it, as it overrides the domain's
+/// default.
+pub fn keeps_default(e: &Expr, ty: &TypeDef) -> bool {
+    let mut e = e;
+    loop {
+        match e {
+            Expr::Nested(x) | Expr::Cast { expr: x, .. } => e = x,
+            Expr::Value(v) if v.value == ast::Value::Null => return ty.domain.is_some(),
+            _ => return true,
+        }
+    }
+}
+
 /// `ty` as SQL text that names it under any search path: an enum type
 /// schema-qualified (`public.mood[]`), the others as format_type writes
 /// them (`integer`, `character varying(10)`).

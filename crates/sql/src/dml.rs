@@ -220,7 +220,7 @@ pub fn enforce_type(v: Value, ty: &DataType) -> Result<Value> {
         return Ok(v);
     }
     match (ty, v) {
-        (DataType::Varchar(Some(n)) | DataType::Char(n), Value::Text(s)) => {
+        (DataType::Varchar(Some(n)) | DataType::Char(n), Value::Text(s)) if *n > 0 => {
             let n = *n as usize;
             let len = s.chars().count();
             if len > n {

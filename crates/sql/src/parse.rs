@@ -454,7 +454,8 @@ fn parse_piece(
             let tokens = merge_default_values(merge_join_source(overriding(tokens)));
             let tokens = table_queries(identity_options(tokens));
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
-            let tokens = group_quantifier(type_references(substring_similar(tokens)));
+            let tokens = trim_without_characters(substring_similar(tokens));
+            let tokens = group_quantifier(type_references(tokens));
             let tokens = create_table_like(sql, drop_index_concurrently(tokens))?;
             let (tokens, check_option) = view_check_option(tokens);
             parser = parser.with_tokens_with_locations(tokens);
@@ -1348,6 +1349,30 @@ fn substring_similar(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         out.splice(similar..=similar, call);
     }
     out
+}
+
+/// `TRIM(BOTH FROM x)` (and LEADING, TRAILING), as PostgreSQL prints a
+/// trim of spaces, read as `TRIM(BOTH x)`, which sqlparser parses.
+fn trim_without_characters(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    if !tokens.iter().any(|t| keyword(t, Keyword::TRIM)) {
+        return tokens;
+    }
+    let solid = solid(&tokens);
+    let mut drop = Vec::new();
+    for w in solid.windows(4) {
+        let [trim, open, side, from] = [w[0], w[1], w[2], w[3]];
+        let sided = [Keyword::BOTH, Keyword::LEADING, Keyword::TRAILING]
+            .iter()
+            .any(|&k| keyword(&tokens[side], k));
+        if keyword(&tokens[trim], Keyword::TRIM)
+            && tokens[open].token == Token::LParen
+            && sided
+            && keyword(&tokens[from], Keyword::FROM)
+        {
+            drop.push(from);
+        }
+    }
+    tokens.into_iter().enumerate().filter(|(i, _)| !drop.contains(i)).map(|(_, t)| t).collect()
 }
 
 /// True if `t` is keyword `k`, unquoted.

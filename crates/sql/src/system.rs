@@ -1619,7 +1619,7 @@ impl SystemTable {
                             Value::Int4(c.ty.to_type().elem().is_some() as i32),
                             t(&c.identity.map(String::from).unwrap_or_default()),
                             t(if c.generated { "s" } else { "" }),
-                            i8(if c.ty.to_type().is_string() { 100 } else { 0 }),
+                            i8(collation(&c.ty.to_type())),
                         ]);
                         // pg_dump writes SET STATISTICS/STORAGE for values
                         // other than these defaults, and leaves a column
@@ -2129,13 +2129,21 @@ fn io_type_oid(ty: &DataType) -> u32 {
     }
 }
 
+/// The collation a value of type `ty` (or of its elements) has: `default`
+/// for the collatable string types, `C` for name, none (0) otherwise.
+fn collation(ty: &DataType) -> i64 {
+    match ty.elem().unwrap_or(ty) {
+        DataType::Text | DataType::Varchar(_) | DataType::Char(_) => 100,
+        DataType::Name => 950,
+        _ => 0,
+    }
+}
+
 /// One pg_type row.
 fn pg_type_row(ty: &DataType, namespace: u32) -> Vec<Value> {
     let t = |s: &str| Value::Text(s.to_string());
     let i8 = |x: i64| Value::Oid(x as u32);
     let (category, preferred, array) = type_traits(ty);
-    let base = ty.elem().unwrap_or(ty);
-    let string = matches!(base, DataType::Text | DataType::Varchar(_) | DataType::Char(_));
     let typtype = match ty {
         DataType::Unknown | DataType::Record(_) | DataType::Void => "p",
         DataType::Array(e) if matches!(**e, DataType::Record(_)) => "p",
@@ -2161,7 +2169,7 @@ fn pg_type_row(ty: &DataType, namespace: u32) -> Vec<Value> {
         i8(0),
         Value::Int4(-1),
         Value::Int4(0),
-        i8(if string { 100 } else { 0 }),
+        i8(collation(ty)),
         Value::Null,
     ];
     let io_oid = io_type_oid(ty);
@@ -2369,7 +2377,9 @@ fn type_facets(ty: &DataType, time_precision: Option<u8>) -> [Value; 6] {
     let n = Value::Null;
     // UTF-8 needs up to 4 bytes a character; unbounded text is capped at 1 GB.
     let (chars, octets) = match ty {
-        DataType::Varchar(Some(len)) | DataType::Char(len) => (i(*len as i32), i(*len as i32 * 4)),
+        DataType::Varchar(Some(len)) | DataType::Char(len) if *len > 0 => {
+            (i(*len as i32), i(*len as i32 * 4))
+        }
         DataType::Varchar(None) | DataType::Text => (n.clone(), i(1 << 30)),
         _ => (n.clone(), n.clone()),
     };
@@ -2564,7 +2574,7 @@ fn index_row(
         )
     };
     let ty = |i: usize| types[i].clone();
-    let collation = |i: usize| if ty(i).is_string() { 100 } else { 0 };
+    let collation = |i: usize| collation(&ty(i)) as u32;
     let mut row = vec![
         Value::Int8(oid as i64),
         Value::Int8(tb.oid as i64),

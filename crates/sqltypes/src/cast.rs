@@ -305,6 +305,7 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
         (Value::Text(s), T::Text) => Value::Text(s),
         (Value::Text(s), T::Varchar(Some(n))) => Value::Text(s.chars().take(*n as usize).collect()),
         (Value::Text(s), T::Varchar(None)) => Value::Text(s),
+        (Value::Text(s), T::Char(0)) => Value::Text(s),
         (Value::Text(s), T::Char(n)) => {
             let mut t: String = s.chars().take(*n as usize).collect();
             let len = t.chars().count();

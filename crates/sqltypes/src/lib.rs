@@ -93,7 +93,8 @@ pub enum DataType {
     Text,
     /// character varying, with optional maximum length (oid 1043)
     Varchar(Option<u32>),
-    /// character(n), blank-padded (oid 1042)
+    /// character(n), blank-padded (oid 1042); `Char(0)` is bpchar without
+    /// a length, as `::bpchar` writes it, which keeps a value as it is
     Char(u32),
     /// timestamp without time zone (oid 1114)
     Timestamp,
@@ -330,7 +331,7 @@ impl DataType {
             1700 => DataType::Numeric(None),
             25 => DataType::Text,
             1043 => DataType::Varchar(None),
-            1042 => DataType::Char(1),
+            1042 => DataType::Char(0),
             1114 => DataType::Timestamp,
             1184 => DataType::TimestampTz,
             1082 => DataType::Date,
@@ -394,6 +395,7 @@ impl DataType {
     /// (-1 when none): varchar/char length + 4, numeric ((p << 16) | s) + 4.
     pub fn typmod(&self) -> i32 {
         match self {
+            DataType::Char(0) => -1,
             DataType::Varchar(Some(n)) | DataType::Char(n) => *n as i32 + 4,
             DataType::Numeric(Some((p, s))) => ((*p as i32) << 16 | *s as i32) + 4,
             DataType::Array(e) => e.typmod(),
@@ -535,6 +537,7 @@ impl fmt::Display for DataType {
             DataType::Text => write!(f, "text"),
             DataType::Varchar(None) => write!(f, "character varying"),
             DataType::Varchar(Some(n)) => write!(f, "character varying({n})"),
+            DataType::Char(0) => write!(f, "bpchar"),
             DataType::Char(n) => write!(f, "character({n})"),
             DataType::Timestamp => write!(f, "timestamp without time zone"),
             DataType::TimestampTz => write!(f, "timestamp with time zone"),

@@ -212,7 +212,7 @@ pub fn parse_bytea_escape(s: &str) -> Result<Vec<u8>> {
 /// pass through.
 pub fn fit_string(s: &str, ty: &DataType) -> Result<String> {
     let n = match ty {
-        DataType::Varchar(Some(n)) | DataType::Char(n) => *n as usize,
+        DataType::Varchar(Some(n)) | DataType::Char(n) if *n > 0 => *n as usize,
         _ => return Ok(s.to_string()),
     };
     // Fast path: byte length bounds the character count.

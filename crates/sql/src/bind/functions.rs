@@ -79,8 +79,14 @@ impl Binder<'_> {
                     args.len()
                 )
             };
+            // regtype's output: format_type without a modifier.
             let (_, t) = self.expr_in(a, scope, agg)?;
-            return Ok((Expr::Const(Value::Text(t.to_string())), DataType::Text));
+            let shown = match crate::deparse::unmodified(&t) {
+                DataType::Char(_) => "character".to_string(),
+                DataType::Array(e) if matches!(*e, DataType::Char(_)) => "character[]".to_string(),
+                t => t.to_string(),
+            };
+            return Ok((Expr::Const(Value::Text(shown)), DataType::Text));
         }
         if let Some(r) = self.sql_function_call(f, &args, scope, agg)? {
             return Ok(r);

@@ -105,7 +105,8 @@ pub(super) async fn alter_column<T: Txn>(
             let ty = cur.columns[c].ty.to_type();
             let text = crate::deparse::stored_default(cat, value, &ty);
             default_expr(cat, &cname, &text, &ty)?;
-            cur.columns[c].default = Some(text);
+            let kept = crate::deparse::keeps_default(value, &cur.columns[c].ty);
+            cur.columns[c].default = kept.then_some(text);
         }
         ast::AlterColumnOperation::DropDefault => cur.columns[c].default = None,
         ast::AlterColumnOperation::DropNotNull => {

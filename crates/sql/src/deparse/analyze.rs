@@ -1099,7 +1099,7 @@ impl Analyzer<'_> {
     /// `x [NOT] IN (list)` as transformAExprIn makes it: the items that
     /// read no column go into one `x = ANY (ARRAY[...])` of their common
     /// type with `x`; each other item, and a lone constant, is compared on
-    /// its own, the comparisons joined by OR (AND for NOT IN).
+    /// its own, the comparisons joined by OR (AND for NOT IN) two at a time.
     fn in_list(&self, x: &E, list: &[E], negated: bool) -> R<Node> {
         let x = self.expr(x)?;
         let items = list.iter().map(|i| self.expr(i)).collect::<R<Vec<Node>>>()?;
@@ -1124,11 +1124,13 @@ impl Analyzer<'_> {
         for r in rest {
             parts.push(self.op(op, vec![x.clone(), r])?);
         }
-        Some(match (parts.len(), negated) {
-            (1, _) => parts.pop()?,
-            (_, false) => Node::Or(parts),
-            (_, true) => Node::And(parts),
-        })
+        // Joined two at a time, left-deep.
+        let mut parts = parts.into_iter();
+        let mut out = parts.next()?;
+        for p in parts {
+            out = if negated { Node::And(vec![out, p]) } else { Node::Or(vec![out, p]) };
+        }
+        Some(out)
     }
 
     fn any_all(&self, left: &E, op: &B, right: &E, any: bool) -> R<Node> {

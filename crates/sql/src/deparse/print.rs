@@ -196,11 +196,7 @@ impl Printer<'_> {
     }
 
     fn type_name(&self, t: Ty) -> String {
-        match (t.oid, t.typmod) {
-            (1042, m) if m < 0 => "bpchar".to_string(),
-            (1014, m) if m < 0 => "bpchar[]".to_string(),
-            (oid, m) => crate::func::catalog_info::format_type(Some(self.cat), oid, Some(m)),
-        }
+        crate::func::catalog_info::format_type(Some(self.cat), t.oid, Some(t.typmod))
     }
 
     /// get_const_expr: `show_type` -1 never labels the constant, 0 labels
@@ -408,10 +404,15 @@ impl Printer<'_> {
                 }
                 self.close();
             }
-            Node::Array(elems, _) => {
+            Node::Array(elems, t) => {
                 self.buf.push_str("ARRAY[");
                 self.list(elems);
                 self.buf.push(']');
+                if elems.is_empty() {
+                    let name = self.type_name(*t);
+                    self.buf.push_str("::");
+                    self.buf.push_str(&name);
+                }
             }
             Node::Subscript(base, subs, _) => {
                 let parens = !matches!(**base, Node::Var(..));
@@ -444,7 +445,7 @@ impl Printer<'_> {
             }
             Node::BoolTest(x, words) => {
                 self.open();
-                self.paren(x, true, n);
+                self.paren(x, false, n);
                 self.buf.push_str(" IS ");
                 self.buf.push_str(words);
                 self.close();

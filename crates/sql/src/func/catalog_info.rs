@@ -266,12 +266,12 @@ pub fn index_def(cat: &Catalog, oid: u32, column: usize, pretty: bool) -> Option
                     // PostgreSQL adds one pair of parentheses; the text
                     // printed as written lacks those of its operators.
                     let text = exprs.next()?;
-                    let (e, analysed) = match crate::deparse::pg_expr(cat, t, text, Role::Plain, pretty) {
-                        Some(e) => (e, true),
-                        None => (crate::deparse::display_expr(cat, text), false),
-                    };
-                    let call = looks_like_call(&e);
-                    match (column > 0 || call, pretty || analysed) {
+                    let (e, analysed) =
+                        match crate::deparse::pg_expr(cat, t, text, Role::Plain, pretty) {
+                            Some(e) => (e, true),
+                            None => (crate::deparse::display_expr(cat, text), false),
+                        };
+                    match (looks_like_call(&e), pretty || analysed) {
                         (true, _) => e,
                         (false, true) => format!("({e})"),
                         (false, false) => format!("(({e}))"),
@@ -300,7 +300,11 @@ pub fn index_def(cat: &Catalog, oid: u32, column: usize, pretty: bool) -> Option
             "CREATE {}INDEX {} ON {} USING btree ({})",
             if unique { "UNIQUE " } else { "" },
             quote_ident(&name),
-            qualified_name(cat, t.namespace, &t.name),
+            // The pretty form names the table as the search path finds it.
+            match pretty && cat.relation_visible(t.namespace, &t.name) {
+                true => quote_ident(&t.name),
+                false => qualified_name(cat, t.namespace, &t.name),
+            },
             keys.join(", ")
         );
         if let Some(p) = idx.and_then(|i| i.predicate.as_deref()) {
