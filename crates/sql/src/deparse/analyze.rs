@@ -298,7 +298,9 @@ impl<'a> Analyzer<'a> {
                 (true, _) => Some(Path::Func),
             };
         }
-        if let (Some(se), Some(te)) = (self.elem(s), self.elem(t)) {
+        // int2vector and oidvector are arrays, but not array targets here.
+        let vector = matches!(t, 22 | 30);
+        if let (Some(se), Some(te), false) = (self.elem(s), self.elem(t), vector) {
             if self.pathway(se, te, ctx).is_some() {
                 return Some(Path::Array);
             }
@@ -410,7 +412,16 @@ impl<'a> Analyzer<'a> {
             }
         };
         if from.oid == to.oid {
-            return Some(if ctx == Ctx::Implicit { n } else { with_length(n) });
+            // An explicit cast to the type with another modifier (or none)
+            // stays, as PostgreSQL's RelabelType does.
+            let relabel = ctx == Ctx::Explicit
+                && from.typmod != to.typmod
+                && !(to.typmod >= 0 && length_coercible(to.oid));
+            return Some(match (ctx, relabel) {
+                (Ctx::Implicit, _) => n,
+                (_, true) => Node::Coerce { arg: Box::new(n), ty: to, kind: Coercion::Wrap, explicit },
+                _ => with_length(n),
+            });
         }
         if to.oid == ANY || polymorphic(to.oid) {
             return Some(n);
@@ -441,7 +452,22 @@ impl<'a> Analyzer<'a> {
     /// A string literal as a constant of type `oid` prints: its value in
     /// the type's output form.
     fn normalize(&self, text: &str, oid: u32) -> R<String> {
-        let ty = self.cat.type_by_oid(oid)?;
+        if oid == 2205 {
+            // regclass: the name, schema-qualified only where the search
+            // path does not find it.
+            let (schema, name) = crate::func::catalog_info::split_name(text);
+            let visible = schema
+                .and_then(|s| self.cat.namespace_oid(&s))
+                .is_some_and(|ns| self.cat.relation_visible(ns, &name));
+            return Some(if visible { crate::func::catalog_info::quote_ident(&name) } else { text.to_string() });
+        }
+        if matches!(oid, 2202 | 2203 | 2204 | 2206 | 3734 | 3769 | 4089 | 4096 | 24) {
+            return Some(text.to_string());
+        }
+        let ty = match self.cat.type_by_oid(oid) {
+            Some(t) => t,
+            None => self.cat.type_by_oid(self.elem(oid)?)?.array_of(),
+        };
         match ty {
             sqltypes::DataType::Unknown | sqltypes::DataType::Text => Some(text.to_string()),
             sqltypes::DataType::Char(_) | sqltypes::DataType::Varchar(_) => {
@@ -789,14 +815,10 @@ impl Analyzer<'_> {
             }
             E::UnaryOp { op, expr } => match op {
                 ast::UnaryOperator::Not => Some(Node::Not(Box::new(self.boolean(expr)?))),
-                ast::UnaryOperator::Minus => {
-                    if let E::Value(v) = strip(expr) {
-                        if let ast::Value::Number(n, _) = &v.value {
-                            return Some(number(&format!("-{n}")));
-                        }
-                    }
-                    self.op("-", vec![self.expr(expr)?])
-                }
+                ast::UnaryOperator::Minus => match signed_number(e) {
+                    Some(n) => Some(number(&n)),
+                    None => self.op("-", vec![self.expr(expr)?]),
+                },
                 ast::UnaryOperator::Plus => self.op("+", vec![self.expr(expr)?]),
                 ast::UnaryOperator::BitwiseNot => self.op("~", vec![self.expr(expr)?]),
                 _ => None,
@@ -833,7 +855,10 @@ impl Analyzer<'_> {
             E::IsUnknown(x) => self.bool_test(x, "UNKNOWN"),
             E::IsNotUnknown(x) => self.bool_test(x, "NOT UNKNOWN"),
             E::IsDistinctFrom(a, b) => self.distinct(a, b),
-            E::IsNotDistinctFrom(a, b) => Some(Node::Not(Box::new(self.distinct(a, b)?))),
+            E::IsNotDistinctFrom(a, b) => Some(match self.distinct(a, b)? {
+                Node::NullTest(x, true) => Node::NullTest(x, false),
+                d => Node::Not(Box::new(d)),
+            }),
             E::Between { expr, negated, low, high } => {
                 let x = self.expr(expr)?;
                 let (lo, hi, join): (_, _, fn(Vec<Node>) -> Node) = match negated {
@@ -860,6 +885,16 @@ impl Analyzer<'_> {
                 }
                 self.op(name, vec![self.expr(expr)?, pat])
             }
+            E::Like { negated, expr, pattern, escape_char: None, any: true }
+            | E::ILike { negated, expr, pattern, escape_char: None, any: true } => {
+                let name = match (negated, matches!(e, E::ILike { .. })) {
+                    (false, false) => "~~",
+                    (true, false) => "!~~",
+                    (false, true) => "~~*",
+                    (true, true) => "!~~*",
+                };
+                self.any_all_node(name, self.expr(expr)?, self.expr(pattern)?, true)
+            }
             E::SimilarTo { negated, expr, pattern, escape_char } => {
                 let mut args = vec![self.expr(pattern)?];
                 if let Some(esc) = escape_char {
@@ -870,6 +905,16 @@ impl Analyzer<'_> {
             }
             E::Cast { expr, data_type, .. } => {
                 let to = self.type_of(data_type)?;
+                // ARRAY[...]::t[] converts the elements themselves.
+                if let (E::Array(a), Some(elem)) = (strip(expr), self.elem(to.oid)) {
+                    let elems = a.elem.iter().map(|x| self.expr(x)).collect::<R<Vec<Node>>>()?;
+                    let elem = Ty { oid: elem, typmod: to.typmod };
+                    let elems = elems
+                        .into_iter()
+                        .map(|x| self.coerce(x, elem, Ctx::Explicit, true))
+                        .collect::<R<Vec<Node>>>()?;
+                    return Some(Node::Array(elems, Ty::of(to.oid)));
+                }
                 self.coerce(self.expr(expr)?, to, Ctx::Explicit, true)
             }
             E::AtTimeZone { timestamp, time_zone } => {
@@ -901,7 +946,12 @@ impl Analyzer<'_> {
                 match (shorthand, special) {
                     (true, _) => self.call("substr", args),
                     (false, true) => self.call("substring", args),
-                    (false, false) => self.syntax(Syntax::Substring, "substring", args),
+                    (false, false) => match self.call("substring", args)? {
+                        Node::Call(_, args, ty) if args.get(1).is_some_and(|a| a.ty().oid == 23) => {
+                            Some(Node::Syntax(Syntax::Substring, args, ty))
+                        }
+                        call => Some(call),
+                    },
                 }
             }
             E::Trim { expr, trim_where, trim_what, trim_characters: None } => {
@@ -931,7 +981,11 @@ impl Analyzer<'_> {
             E::Collate { expr, collation } => {
                 let name = crate::bind::object_name(collation).ok()?;
                 let shown = name.split('.').map(super::print::quote_identifier).collect::<Vec<_>>();
-                Some(Node::Collate(Box::new(self.expr(expr)?), shown.join(".")))
+                let mut x = self.expr(expr)?;
+                if x.ty().oid == UNKNOWN {
+                    x = self.coerce(x, Ty::of(TEXT), Ctx::Implicit, false)?;
+                }
+                Some(Node::Collate(Box::new(x), shown.join(".")))
             }
             E::Case { operand, conditions, else_result, .. } => {
                 self.case(operand.as_deref(), conditions, else_result.as_deref())
@@ -992,6 +1046,12 @@ impl Analyzer<'_> {
     }
 
     fn distinct(&self, a: &E, b: &E) -> R<Node> {
+        // Against a NULL constant it is a NULL test.
+        let null = |e: &E| matches!(strip(e), E::Value(v) if v.value == ast::Value::Null);
+        if null(b) || null(a) {
+            let x = if null(b) { a } else { b };
+            return Some(Node::NullTest(Box::new(self.expr(x)?), true));
+        }
         let Node::Op(_, mut args, _) = self.op("=", vec![self.expr(a)?, self.expr(b)?])? else {
             return None;
         };
@@ -1050,6 +1110,13 @@ impl Analyzer<'_> {
         }
         let args = crate::bind::function_args(f).ok()?;
         let args = args.into_iter().map(|a| self.expr(a?)).collect::<R<Vec<Node>>>()?;
+        if let (Some((_, shown, ty)), [Node::Const(Some(p), t)]) =
+            (SQL_VALUES.iter().find(|(n, ..)| *n == name), args.as_slice())
+        {
+            if t.oid == 23 && name.contains("time") {
+                return Some(Node::SqlValue(format!("{shown}({p})"), Ty::of(*ty)));
+            }
+        }
         match name.as_str() {
             "coalesce" => {
                 let ty = self.common(&args)?;
@@ -1091,7 +1158,9 @@ impl Analyzer<'_> {
             Some(t) => t,
             None => self.common(&elems)?,
         };
-        let array = self.array_of(elem.oid)?;
+        // ARRAY[ARRAY[...], ...] is one array of more dimensions.
+        let nested = !elems.is_empty() && elems.iter().all(|e| matches!(e, Node::Array(..)));
+        let array = if nested { elem.oid } else { self.array_of(elem.oid)? };
         let elems = self.all_to(elems, elem)?;
         Some(Node::Array(elems, Ty::of(array)))
     }
@@ -1103,11 +1172,10 @@ impl Analyzer<'_> {
     fn in_list(&self, x: &E, list: &[E], negated: bool) -> R<Node> {
         let x = self.expr(x)?;
         let items = list.iter().map(|i| self.expr(i)).collect::<R<Vec<Node>>>()?;
-        let (consts, vars): (Vec<Node>, Vec<Node>) =
-            items.into_iter().partition(|n| !reads_column(n));
         let op = if negated { "<>" } else { "=" };
         let mut parts = Vec::new();
-        let mut rest = vars;
+        let mut rest = items.clone();
+        let consts: Vec<Node> = items.iter().filter(|n| !reads_column(n)).cloned().collect();
         if consts.len() > 1 {
             let mut all = vec![x.clone()];
             all.extend(consts.iter().cloned());
@@ -1115,11 +1183,8 @@ impl Analyzer<'_> {
             if let Some(ty) = common.filter(|t| self.array_of(t.oid).is_some()) {
                 let arr = self.array(consts, Some(ty))?;
                 parts.push(self.any_all_node(op, x.clone(), arr, !negated)?);
-            } else {
-                rest.extend(consts);
+                rest.retain(reads_column);
             }
-        } else {
-            rest.extend(consts);
         }
         for r in rest {
             parts.push(self.op(op, vec![x.clone(), r])?);
@@ -1190,6 +1255,25 @@ fn strip(e: &E) -> &E {
     }
 }
 
+/// The text of a number literal under unary minuses (`-1`, `-(-1)`), as
+/// the grammar folds them into the constant.
+fn signed_number(e: &E) -> Option<String> {
+    match strip(e) {
+        E::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => Some(n.clone()),
+            _ => None,
+        },
+        E::UnaryOp { op: ast::UnaryOperator::Minus, expr } => {
+            let inner = signed_number(expr)?;
+            Some(match inner.strip_prefix('-') {
+                Some(pos) => pos.to_string(),
+                None => format!("-{inner}"),
+            })
+        }
+        _ => None,
+    }
+}
+
 /// An integer or decimal literal's constant: int4, int8 or numeric by
 /// its size and form, as the grammar types it.
 fn number(n: &str) -> Node {
@@ -1236,5 +1320,29 @@ fn reads_column(n: &Node) -> bool {
                 || whens.iter().any(|(c, r)| reads_column(c) || reads_column(r))
                 || reads_column(default)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(text: &str, pretty: bool) -> Option<String> {
+        let cat = Catalog::default();
+        let cols: Vec<(String, Ty)> = [("a", 23), ("z", 1007), ("v", 1043), ("n", 1700)]
+            .iter()
+            .map(|(n, t)| (n.to_string(), Ty::of(*t)))
+            .collect();
+        let e = crate::parse::expr_text(text).ok()?;
+        let n = Analyzer::new(&cat, &cols).boolean(&e)?;
+        Some(super::super::print::print(&cat, &n, pretty))
+    }
+
+    #[test]
+    fn arrays() {
+        for t in ["array[1, a + 1] is null", "z = z", "z = array[1]", "z @> z"] {
+            eprintln!("{t}: {:?}", shown(t, false));
+        }
+        assert_eq!(shown("z = array[1, a + 1]", false).as_deref(), Some("(z = ARRAY[1, (a + 1)])"));
     }
 }
