@@ -53,7 +53,7 @@ pub enum Role<'a> {
 /// PostgreSQL stores for the same text: operators in parentheses (or, with
 /// `pretty`, where precedence needs them), implicit casts shown on
 /// operands (`price >= (0)::numeric`), IN lists as `= ANY (ARRAY[...])`.
-/// None for an expression outside what [`analyze`] models, which callers
+/// None for an expression outside what the analysis models, which callers
 /// print as [`display_expr`] does.
 pub fn pg_expr(
     cat: &Catalog,

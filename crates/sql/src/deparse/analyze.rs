@@ -419,7 +419,9 @@ impl<'a> Analyzer<'a> {
                 && !(to.typmod >= 0 && length_coercible(to.oid));
             return Some(match (ctx, relabel) {
                 (Ctx::Implicit, _) => n,
-                (_, true) => Node::Coerce { arg: Box::new(n), ty: to, kind: Coercion::Wrap, explicit },
+                (_, true) => {
+                    Node::Coerce { arg: Box::new(n), ty: to, kind: Coercion::Wrap, explicit }
+                }
                 _ => with_length(n),
             });
         }
@@ -435,7 +437,12 @@ impl<'a> Analyzer<'a> {
             };
             let c = Node::Const(text, Ty::of(base));
             let c = if base != to.oid {
-                Node::Coerce { arg: Box::new(c), ty: Ty::of(to.oid), kind: Coercion::Wrap, explicit }
+                Node::Coerce {
+                    arg: Box::new(c),
+                    ty: Ty::of(to.oid),
+                    kind: Coercion::Wrap,
+                    explicit,
+                }
             } else {
                 c
             };
@@ -459,7 +466,11 @@ impl<'a> Analyzer<'a> {
             let visible = schema
                 .and_then(|s| self.cat.namespace_oid(&s))
                 .is_some_and(|ns| self.cat.relation_visible(ns, &name));
-            return Some(if visible { crate::func::catalog_info::quote_ident(&name) } else { text.to_string() });
+            return Some(if visible {
+                crate::func::catalog_info::quote_ident(&name)
+            } else {
+                text.to_string()
+            });
         }
         if matches!(oid, 2202 | 2203 | 2204 | 2206 | 3734 | 3769 | 4089 | 4096 | 24) {
             return Some(text.to_string());
@@ -470,9 +481,7 @@ impl<'a> Analyzer<'a> {
         };
         match ty {
             sqltypes::DataType::Unknown | sqltypes::DataType::Text => Some(text.to_string()),
-            sqltypes::DataType::Char(_) | sqltypes::DataType::Varchar(_) => {
-                Some(text.to_string())
-            }
+            sqltypes::DataType::Char(_) | sqltypes::DataType::Varchar(_) => Some(text.to_string()),
             ty => {
                 let v = sqltypes::text::parse_text(&ty, text).ok()?;
                 Some(sqltypes::text::to_text(&v))
@@ -519,9 +528,8 @@ impl<'a> Analyzer<'a> {
             let best = cands.iter().map(|c| score(c)).max().unwrap_or(0);
             cands.into_iter().filter(|c| score(c) == best).collect::<Vec<_>>()
         };
-        let exact = |c: &[u32]| {
-            c.iter().zip(&input).filter(|(&a, &i)| i != UNKNOWN && a == i).count()
-        };
+        let exact =
+            |c: &[u32]| c.iter().zip(&input).filter(|(&a, &i)| i != UNKNOWN && a == i).count();
         let cands = keep_best(cands, &exact);
         if cands.len() == 1 {
             return Some(cands[0]);
@@ -930,7 +938,10 @@ impl Analyzer<'_> {
                 self.syntax(Syntax::Extract(name), "extract", args)
             }
             E::Function(f) => self.function(f),
-            E::Ceil { expr, field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) }
+            E::Ceil {
+                expr,
+                field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
+            }
             | E::Floor {
                 expr,
                 field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
@@ -947,7 +958,9 @@ impl Analyzer<'_> {
                     (true, _) => self.call("substr", args),
                     (false, true) => self.call("substring", args),
                     (false, false) => match self.call("substring", args)? {
-                        Node::Call(_, args, ty) if args.get(1).is_some_and(|a| a.ty().oid == 23) => {
+                        Node::Call(_, args, ty)
+                            if args.get(1).is_some_and(|a| a.ty().oid == 23) =>
+                        {
                             Some(Node::Syntax(Syntax::Substring, args, ty))
                         }
                         call => Some(call),
@@ -1215,7 +1228,12 @@ impl Analyzer<'_> {
         Some(Node::AnyAll { op: name.to_string(), any, args: vec![l, r] })
     }
 
-    fn case(&self, operand: Option<&E>, conditions: &[ast::CaseWhen], else_: Option<&E>) -> R<Node> {
+    fn case(
+        &self,
+        operand: Option<&E>,
+        conditions: &[ast::CaseWhen],
+        else_: Option<&E>,
+    ) -> R<Node> {
         let operand = match operand {
             Some(o) => Some(self.expr(o)?),
             None => None,

@@ -127,17 +127,18 @@ fn simple(n: &Node, parent: &Node) -> bool {
             }
         }
         Node::AnyAll { .. } | Node::Collate(..) => false,
-        Node::Op(..) | Node::NullTest(..) | Node::BoolTest(..) | Node::Distinct(..) => match parent {
+        Node::Op(..) | Node::NullTest(..) | Node::BoolTest(..) | Node::Distinct(..) => match parent
+        {
             Node::Coerce { kind: Coercion::Func, .. } | Node::Syntax(..) => false,
             Node::And(_) | Node::Or(_) | Node::Not(_) => true,
             p => own_parentheses(p),
         },
         Node::And(_) | Node::Or(_) | Node::Not(_) => match parent {
-            Node::And(_) | Node::Or(_) | Node::Not(_) => match (n, parent) {
-                (Node::Not(_) | Node::And(_), Node::And(_) | Node::Or(_)) => true,
-                (Node::Or(_), Node::Or(_)) => true,
-                _ => false,
-            },
+            Node::And(_) | Node::Or(_) | Node::Not(_) => matches!(
+                (n, parent),
+                (Node::Not(_) | Node::And(_), Node::And(_) | Node::Or(_))
+                    | (Node::Or(_), Node::Or(_))
+            ),
             Node::Coerce { kind: Coercion::Func, .. } | Node::Syntax(..) => false,
             p => own_parentheses(p),
         },
@@ -216,9 +217,7 @@ impl Printer<'_> {
                 self.buf.push_str(v);
                 false
             }
-            1700 if v.starts_with(|c: char| c.is_ascii_digit())
-                && v.contains(['e', 'E', '.']) =>
-            {
+            1700 if v.starts_with(|c: char| c.is_ascii_digit()) && v.contains(['e', 'E', '.']) => {
                 self.buf.push_str(v);
                 t.typmod >= 0
             }
