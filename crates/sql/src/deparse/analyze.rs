@@ -831,21 +831,17 @@ impl Analyzer<'_> {
                 ast::UnaryOperator::BitwiseNot => self.op("~", vec![self.expr(expr)?]),
                 _ => None,
             },
-            E::BinaryOp { left, op: B::And, right } => {
-                let mut args = match self.boolean(left)? {
-                    Node::And(a) => a,
-                    n => vec![n],
+            E::BinaryOp { left, op: op @ (B::And | B::Or), right } => {
+                // The grammar joins a left operand written with the same
+                // connective into one list (not an AND made of BETWEEN or
+                // NOT IN).
+                let same = matches!(strip(left), E::BinaryOp { op: o, .. } if o == op);
+                let mut args = match (self.boolean(left)?, same) {
+                    (Node::And(a) | Node::Or(a), true) => a,
+                    (n, _) => vec![n],
                 };
                 args.push(self.boolean(right)?);
-                Some(Node::And(args))
-            }
-            E::BinaryOp { left, op: B::Or, right } => {
-                let mut args = match self.boolean(left)? {
-                    Node::Or(a) => a,
-                    n => vec![n],
-                };
-                args.push(self.boolean(right)?);
-                Some(Node::Or(args))
+                Some(if *op == B::And { Node::And(args) } else { Node::Or(args) })
             }
             E::BinaryOp { left, op, right } => {
                 let name = match op {
@@ -1358,9 +1354,35 @@ mod tests {
 
     #[test]
     fn arrays() {
-        for t in ["array[1, a + 1] is null", "z = z", "z = array[1]", "z @> z"] {
-            eprintln!("{t}: {:?}", shown(t, false));
-        }
         assert_eq!(shown("z = array[1, a + 1]", false).as_deref(), Some("(z = ARRAY[1, (a + 1)])"));
+        assert_eq!(shown("z = z", true).as_deref(), Some("z = z"));
+        assert_eq!(shown("z <> '{}'", false).as_deref(), Some("(z <> '{}'::integer[])"));
+    }
+
+    #[test]
+    fn connectives_flatten_as_the_grammar_does() {
+        let plain = |t| shown(t, false);
+        assert_eq!(
+            plain("a > 0 and a < 9 and a <> 5").as_deref(),
+            Some("((a > 0) AND (a < 9) AND (a <> 5))")
+        );
+        assert_eq!(
+            plain("(a > 0 or a < 9) or a = 5").as_deref(),
+            Some("((a > 0) OR (a < 9) OR (a = 5))")
+        );
+        assert_eq!(
+            plain("a > 0 or (a < 9 or a = 5)").as_deref(),
+            Some("((a > 0) OR ((a < 9) OR (a = 5)))")
+        );
+        assert_eq!(
+            plain("a between 1 and 2 and a <> 5").as_deref(),
+            Some("(((a >= 1) AND (a <= 2)) AND (a <> 5))")
+        );
+        assert_eq!(
+            shown("(a + 1) * 2 > a - (a - 1)", true).as_deref(),
+            Some("((a + 1) * 2) > (a - (a - 1))")
+        );
+        assert_eq!(shown("v = 'x'", false).as_deref(), Some("((v)::text = 'x'::text)"));
+        assert_eq!(shown("n >= 0", true).as_deref(), Some("n >= 0::numeric"));
     }
 }
