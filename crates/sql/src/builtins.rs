@@ -1,7 +1,9 @@
 //! The built-in functions and types as PostgreSQL 15's catalog describes
 //! them: pg_proc rows for the functions Strata has (plus the type I/O
 //! functions and access method handlers that pg_type and pg_am name), and
-//! each type's I/O functions, alignment and storage for pg_type.
+//! each type's I/O functions, alignment and storage for pg_type; the SQL
+//! keywords (pg_get_keywords, identifier quoting); and, in [`pgcat`], the
+//! operators, casts and type categories type resolution reads.
 //!
 //! The data lives in `catalog_data/*.tsv`, exported from a real PostgreSQL
 //! 15 with `COPY ... TO STDOUT` (text format, NULL as the empty string) and
@@ -11,7 +13,12 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+/// PostgreSQL's operators, casts, type categories and function
+/// signatures, for type resolution.
+pub mod pgcat;
+
 const PROC_TSV: &str = include_str!("catalog_data/pg_proc.tsv");
+const KEYWORDS_TSV: &str = include_str!("catalog_data/keywords.tsv");
 const TYPE_TSV: &str = include_str!("catalog_data/pg_type.tsv");
 
 /// One pg_proc row. Array-valued columns keep PostgreSQL's text form
@@ -127,6 +134,29 @@ pub fn procs() -> &'static [Proc] {
 pub fn proc_by_oid(oid: u32) -> Option<&'static Proc> {
     let t = proc_table();
     t.by_oid.get(&oid).map(|&i| &t.rows[i])
+}
+
+/// One row of pg_get_keywords: word, catcode (`U` unreserved, `C` column
+/// name, `T` type or function name, `R` reserved), barelabel, catdesc,
+/// baredesc, from `catalog_data/keywords.tsv`.
+pub type Keyword = [&'static str; 5];
+
+/// PostgreSQL 15's SQL keywords, in pg_get_keywords' order.
+pub fn keywords() -> &'static [Keyword] {
+    static WORDS: OnceLock<Vec<Keyword>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        let lines = KEYWORDS_TSV.lines().skip(1);
+        lines.filter_map(|l| l.split('\t').collect::<Vec<&str>>().try_into().ok()).collect()
+    })
+}
+
+/// The category code of `word` if it is a keyword (see [`Keyword`]).
+pub fn keyword_category(word: &str) -> Option<u8> {
+    static CODES: OnceLock<HashMap<&'static str, u8>> = OnceLock::new();
+    let codes = CODES.get_or_init(|| {
+        keywords().iter().map(|[w, code, ..]| (*w, code.bytes().next().unwrap_or(b'U'))).collect()
+    });
+    codes.get(word).copied()
 }
 
 /// pg_type's I/O columns of the type with this OID.

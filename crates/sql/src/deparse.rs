@@ -30,8 +30,6 @@ use crate::func::catalog_info::{qualified_name, quote_ident, split_name};
 
 /// PostgreSQL's parse analysis of a stored expression.
 mod analyze;
-/// PostgreSQL's operators, casts, types and function signatures.
-mod pgcat;
 /// PostgreSQL's printing of an analysed expression.
 mod print;
 
@@ -68,6 +66,18 @@ pub fn pg_expr(
         .map(|c| (c.name.clone(), analyze::Ty { oid: c.ty.oid, typmod: c.ty.typmod }))
         .collect();
     analysed(cat, &columns, text, role, pretty)
+}
+
+/// [`pg_expr`] over table `t` (None: not a table's), or else the stored
+/// text as [`display_expr`] shows it.
+pub fn shown_expr(
+    cat: &Catalog,
+    t: Option<&TableDef>,
+    text: &str,
+    role: Role<'_>,
+    pretty: bool,
+) -> String {
+    t.and_then(|t| pg_expr(cat, t, text, role, pretty)).unwrap_or_else(|| display_expr(cat, text))
 }
 
 fn analysed(

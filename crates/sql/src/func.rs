@@ -983,11 +983,12 @@ impl Func {
                 (Value::Text(text), Some(cat)) => {
                     let pretty = matches!(arg(2), Value::Bool(true));
                     let table = arg(1).as_oid().and_then(|oid| cat.table_by_oid(oid));
-                    let shown = table.and_then(|t| {
-                        let role = crate::deparse::role_of(&t, &text);
-                        crate::deparse::pg_expr(cat, &t, &text, role, pretty)
-                    });
-                    Value::Text(shown.unwrap_or_else(|| crate::deparse::display_expr(cat, &text)))
+                    let role = match &table {
+                        Some(t) => crate::deparse::role_of(t, &text),
+                        None => crate::deparse::Role::Plain,
+                    };
+                    let t = table.as_deref();
+                    Value::Text(crate::deparse::shown_expr(cat, t, &text, role, pretty))
                 }
                 (other, _) => other,
             },

@@ -1873,6 +1873,7 @@ impl SystemTable {
                     relation_columns(catalog).into_iter().filter(|(oid, ..)| !matview(*oid))
                 {
                     let assignable = assignable.get(&oid);
+                    let table = catalog.table_by_oid(oid);
                     for (i, c) in columns.iter().enumerate() {
                         let updatable = match assignable {
                             Some(cols) => cols.as_ref().is_some_and(|c| c.get(i) == Some(&true)),
@@ -1881,13 +1882,15 @@ impl SystemTable {
                         let ty = c.ty.to_type();
                         // As pg_get_expr shows them; an identity column's
                         // nextval is none.
-                        let table = catalog.table_by_oid(oid);
                         let shown = |e: &str| {
                             let role = crate::deparse::Role::Value(&c.ty);
-                            let pg = table.as_ref().and_then(|tb| {
-                                crate::deparse::pg_expr(catalog, tb, e, role, false)
-                            });
-                            t(&pg.unwrap_or_else(|| crate::deparse::display_expr(catalog, e)))
+                            t(&crate::deparse::shown_expr(
+                                catalog,
+                                table.as_deref(),
+                                e,
+                                role,
+                                false,
+                            ))
                         };
                         let default =
                             c.default.as_deref().filter(|_| !c.generated && c.identity.is_none());
@@ -2158,7 +2161,7 @@ fn pg_type_row(ty: &DataType, namespace: u32) -> Vec<Value> {
         Value::Int2(ty.typlen()),
         Value::Bool(ty.typlen() > 0),
         t(typtype),
-        t(category),
+        t(&category),
         Value::Bool(preferred),
         Value::Bool(true),
         t(","),
@@ -2217,38 +2220,20 @@ const DOMAIN_IN: u32 = 2597;
 const DOMAIN_RECV: u32 = 2598;
 
 /// pg_type's typcategory, typispreferred and typarray for `ty`.
-fn type_traits(ty: &DataType) -> (&'static str, bool, i64) {
-    let (category, preferred) = match ty {
-        DataType::Bool => ("B", true),
-        DataType::Float8 | DataType::Oid => ("N", true),
-        DataType::Int2
-        | DataType::Int4
-        | DataType::Int8
-        | DataType::Numeric(_)
-        | DataType::Float4
-        | DataType::Reg(_) => ("N", false),
-        DataType::Text => ("S", true),
-        DataType::Varchar(_) | DataType::Char(_) | DataType::Name => ("S", false),
-        DataType::TimestampTz => ("D", true),
-        DataType::Date | DataType::Timestamp | DataType::Time | DataType::TimeTz => ("D", false),
-        DataType::Interval => ("T", true),
-        DataType::Uuid | DataType::Json | DataType::Jsonb | DataType::Refcursor => ("U", false),
-        DataType::Inet => ("I", true),
-        DataType::Cidr => ("I", false),
-        DataType::Bytea => ("U", false),
-        DataType::QChar => ("Z", false),
-        DataType::Unknown => ("X", false),
-        DataType::Array(e) if matches!(**e, DataType::Record(_)) => ("P", false),
-        DataType::Array(_) | DataType::Int2Vector | DataType::OidVector => ("A", false),
-        DataType::Enum(_) => ("E", false),
-        DataType::Record(_) | DataType::Void => ("P", false),
+fn type_traits(ty: &DataType) -> (String, bool, i64) {
+    // PostgreSQL's own categories for the built-in types.
+    let (category, preferred) = match (ty, crate::builtins::pgcat::pgcat().type_info(ty.oid())) {
+        (DataType::Enum(_), _) => (b'E', false),
+        (DataType::Array(_), None) => (b'A', false),
+        (_, Some(info)) => (info.category, info.preferred),
+        (_, None) => (b'U', false),
     };
     let array = match ty {
         DataType::Array(_) => 0,
         DataType::Enum(t) => t.array_oid,
         other => sqltypes::array::array_oid(other.oid()).unwrap_or(0),
     };
-    (category, preferred, array as i64)
+    ((category as char).to_string(), preferred, array as i64)
 }
 
 /// The relations with columns, tables then views: OID, namespace, name and

@@ -12,7 +12,7 @@
 
 use sqlparser::ast::{self, BinaryOperator as B, Expr as E};
 
-use super::pgcat::{pgcat, FuncSig, TypeInfo, ANY, BOOL, TEXT, UNKNOWN};
+use crate::builtins::pgcat::{pgcat, FuncSig, Oper, TypeInfo, ANY, BOOL, TEXT, UNKNOWN};
 use crate::catalog::{Catalog, UserTypeKind};
 
 /// A type and its modifier (-1: none).
@@ -204,16 +204,14 @@ impl<'a> Analyzer<'a> {
 
     // ---- types -------------------------------------------------------
 
-    /// Category, preference and shape of a type, user types included.
+    /// Category, preference and shape of a type, user types included: an
+    /// enum, a domain (its base type's category) or an array of either.
     fn info(&self, oid: u32) -> R<TypeInfo> {
         if let Some(t) = pgcat().type_info(oid) {
             return Some(t);
         }
-        let d = self.cat.user_type_of(oid)?;
-        let domain = self.cat.user_types.values().find_map(|(u, k)| match k {
-            UserTypeKind::Domain(dom) if u.oid == d.oid => Some(dom.clone()),
-            _ => None,
-        });
+        let (d, kind) =
+            self.cat.user_types.values().find(|(d, _)| d.oid == oid || d.array_oid == oid)?;
         if oid == d.array_oid {
             return Some(TypeInfo {
                 category: b'A',
@@ -223,12 +221,11 @@ impl<'a> Analyzer<'a> {
                 array: 0,
             });
         }
-        Some(match domain {
-            Some(dom) => {
-                let base = self.info(dom.ty.oid())?;
-                TypeInfo { kind: b'd', array: d.array_oid, ..base }
+        Some(match kind {
+            UserTypeKind::Domain(dom) => {
+                TypeInfo { kind: b'd', array: d.array_oid, ..self.info(dom.ty.oid())? }
             }
-            None => TypeInfo {
+            _ => TypeInfo {
                 category: b'E',
                 preferred: false,
                 kind: b'e',
@@ -617,7 +614,7 @@ impl<'a> Analyzer<'a> {
         let cat = pgcat();
         let prefix = left.is_none();
         let inputs: Vec<u32> = left.into_iter().chain([right]).collect();
-        let decl = |o: &super::pgcat::Oper| -> Vec<u32> {
+        let decl = |o: &Oper| -> Vec<u32> {
             if prefix {
                 vec![o.right]
             } else {
@@ -645,7 +642,7 @@ impl<'a> Analyzer<'a> {
         let oper = match hit {
             Some(o) => o,
             None => {
-                let cands: Vec<&super::pgcat::Oper> = cat
+                let cands: Vec<&Oper> = cat
                     .operators(name, prefix)
                     .filter(|o| self.can_coerce(&inputs, &decl(o), Ctx::Implicit))
                     .collect();
@@ -876,13 +873,7 @@ impl Analyzer<'_> {
             E::InList { expr, list, negated } => self.in_list(expr, list, *negated),
             E::Like { negated, expr, pattern, escape_char, any: false }
             | E::ILike { negated, expr, pattern, escape_char, any: false } => {
-                let ci = matches!(e, E::ILike { .. });
-                let name = match (negated, ci) {
-                    (false, false) => "~~",
-                    (true, false) => "!~~",
-                    (false, true) => "~~*",
-                    (true, true) => "!~~*",
-                };
+                let name = like_operator(*negated, matches!(e, E::ILike { .. }));
                 let mut pat = self.expr(pattern)?;
                 if let Some(esc) = escape_char {
                     pat = self.call("like_escape", vec![pat, self.expr(esc)?])?;
@@ -891,12 +882,7 @@ impl Analyzer<'_> {
             }
             E::Like { negated, expr, pattern, escape_char: None, any: true }
             | E::ILike { negated, expr, pattern, escape_char: None, any: true } => {
-                let name = match (negated, matches!(e, E::ILike { .. })) {
-                    (false, false) => "~~",
-                    (true, false) => "!~~",
-                    (false, true) => "~~*",
-                    (true, true) => "!~~*",
-                };
+                let name = like_operator(*negated, matches!(e, E::ILike { .. }));
                 self.any_all_node(name, self.expr(expr)?, self.expr(pattern)?, true)
             }
             E::SimilarTo { negated, expr, pattern, escape_char } => {
@@ -1258,6 +1244,16 @@ impl Analyzer<'_> {
             .collect::<R<Vec<_>>>()?;
         let default = self.coerce(default, ty, Ctx::Implicit, false)?;
         Some(Node::Case { operand: operand.map(Box::new), whens, default: Box::new(default), ty })
+    }
+}
+
+/// The operator [NOT] LIKE or ILIKE (`ci`) stands for.
+fn like_operator(negated: bool, ci: bool) -> &'static str {
+    match (negated, ci) {
+        (false, false) => "~~",
+        (true, false) => "!~~",
+        (false, true) => "~~*",
+        (true, true) => "!~~*",
     }
 }
 

@@ -6,10 +6,8 @@
 //! labelled with their type unless the literal reads back as that type;
 //! CASE laid out on lines of its own.
 
-use std::sync::OnceLock;
-
 use super::analyze::{Coercion, Node, Syntax, Ty};
-use super::pgcat::{BOOL, UNKNOWN};
+use crate::builtins::pgcat::{BOOL, UNKNOWN};
 use crate::catalog::Catalog;
 
 /// Spaces a CASE indents its WHEN and ELSE lines by (PRETTYINDENT_VAR).
@@ -34,31 +32,13 @@ pub fn print(cat: &Catalog, n: &Node, pretty: bool) -> String {
     p.buf
 }
 
-/// The SQL keywords and their category (`U` unreserved, `C` column name,
-/// `T` type or function name, `R` reserved).
-fn keyword_category(word: &str) -> Option<u8> {
-    static WORDS: OnceLock<std::collections::HashMap<&'static str, u8>> = OnceLock::new();
-    const KEYWORDS: &str = include_str!("../catalog_data/keywords.tsv");
-    let words = WORDS.get_or_init(|| {
-        KEYWORDS
-            .lines()
-            .skip(1)
-            .filter_map(|l| {
-                let mut f = l.split('\t');
-                Some((f.next()?, f.next()?.bytes().next()?))
-            })
-            .collect()
-    });
-    words.get(word).copied()
-}
-
 /// An identifier as quote_identifier writes it: in double quotes unless
 /// it is lower case letters, digits and underscores and not a keyword
 /// (unreserved keywords excepted).
 pub fn quote_identifier(name: &str) -> String {
     let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && keyword_category(name).is_none_or(|c| c == b'U');
+        && crate::builtins::keyword_category(name).is_none_or(|c| c == b'U');
     match plain {
         true => name.to_string(),
         false => format!("\"{}\"", name.replace('"', "\"\"")),
@@ -196,8 +176,11 @@ impl Printer<'_> {
         self.indent = (self.indent + after).max(0);
     }
 
-    fn type_name(&self, t: Ty) -> String {
-        crate::func::catalog_info::format_type(Some(self.cat), t.oid, Some(t.typmod))
+    /// `::type` (format_type's name) after what is printed.
+    fn label(&mut self, t: Ty) {
+        let name = crate::func::catalog_info::format_type(Some(self.cat), t.oid, Some(t.typmod));
+        self.buf.push_str("::");
+        self.buf.push_str(&name);
     }
 
     /// get_const_expr: `show_type` -1 never labels the constant, 0 labels
@@ -206,9 +189,7 @@ impl Printer<'_> {
         let Some(v) = value else {
             self.buf.push_str("NULL");
             if show_type >= 0 {
-                let name = self.type_name(t);
-                self.buf.push_str("::");
-                self.buf.push_str(&name);
+                self.label(t);
             }
             return;
         };
@@ -239,9 +220,7 @@ impl Printer<'_> {
             return;
         }
         if label || show_type > 0 {
-            let name = self.type_name(t);
-            self.buf.push_str("::");
-            self.buf.push_str(&name);
+            self.label(t);
         }
     }
 
@@ -258,9 +237,7 @@ impl Printer<'_> {
                 self.close();
             }
         }
-        let name = self.type_name(t);
-        self.buf.push_str("::");
-        self.buf.push_str(&name);
+        self.label(t);
     }
 
     /// Arguments each after its word (`SUBSTRING(x FROM a FOR b)`).
@@ -408,9 +385,7 @@ impl Printer<'_> {
                 self.list(elems);
                 self.buf.push(']');
                 if elems.is_empty() {
-                    let name = self.type_name(*t);
-                    self.buf.push_str("::");
-                    self.buf.push_str(&name);
+                    self.label(*t);
                 }
             }
             Node::Subscript(base, subs, _) => {

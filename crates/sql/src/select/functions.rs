@@ -655,15 +655,11 @@ impl FromFunction {
 
 /// pg_get_keywords' rows.
 fn keyword_rows() -> Vec<Vec<Value>> {
-    const KEYWORDS: &str = include_str!("../catalog_data/keywords.tsv");
     let t = |s: &str| Value::Text(s.to_string());
-    KEYWORDS
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            let [word, code, bare, catdesc, baredesc] = f.as_slice() else { return None };
-            Some(vec![t(word), t(code), Value::Bool(*bare == "t"), t(catdesc), t(baredesc)])
+    crate::builtins::keywords()
+        .iter()
+        .map(|[word, code, bare, catdesc, baredesc]| {
+            vec![t(word), t(code), Value::Bool(*bare == "t"), t(catdesc), t(baredesc)]
         })
         .collect()
 }

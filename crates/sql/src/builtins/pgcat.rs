@@ -6,8 +6,9 @@
 //! The data lives in `catalog_data/pg_operator.tsv`, `pg_cast.tsv`,
 //! `pg_type_all.tsv` and `pg_proc_sig.tsv`, exported from a real
 //! PostgreSQL 15 (functions taking `internal` or `cstring` left out) and
-//! parsed once, on first use. [`super::analyze`] resolves stored
-//! expressions against it so that they print as PostgreSQL prints them.
+//! parsed once, on first use. The deparser resolves stored expressions
+//! against it so that they print as PostgreSQL prints them, and pg_type
+//! takes its categories from it.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
