@@ -85,6 +85,9 @@ pub struct Backend {
     pub pid: i32,
     /// The client's address; None for a unix socket.
     pub client: Option<std::net::SocketAddr>,
+    /// The server's address the client connected to; None for a unix
+    /// socket.
+    pub server: Option<std::net::SocketAddr>,
     /// When the connection opened (microseconds since 2000).
     pub backend_start: i64,
     interrupt: Box<dyn Interrupt>,
@@ -208,11 +211,12 @@ impl Drop for Registration {
 }
 
 impl Registry {
-    /// Registers a session that starts now as `user`.
+    /// Registers a session that starts now as `user`, connected over TCP
+    /// from `addrs.0` to `addrs.1` (None for a unix socket).
     pub fn register(
         self: &Arc<Self>,
         pid: i32,
-        client: Option<std::net::SocketAddr>,
+        addrs: Option<(std::net::SocketAddr, std::net::SocketAddr)>,
         user: Arc<str>,
         interrupt: Box<dyn Interrupt>,
     ) -> Registration {
@@ -229,7 +233,8 @@ impl Registry {
         };
         let backend = Arc::new(Backend {
             pid,
-            client,
+            client: addrs.map(|a| a.0),
+            server: addrs.map(|a| a.1),
             backend_start: now,
             interrupt,
             status: Mutex::new(status),

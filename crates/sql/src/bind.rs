@@ -453,6 +453,22 @@ pub fn object_schema(n: &ast::ObjectName) -> Option<String> {
     }
 }
 
+/// The SQL value functions: key words PostgreSQL's grammar reads as calls
+/// without parentheses (sqlparser reads some as names).
+pub(crate) const SQL_VALUE_FUNCTIONS: &[&str] = &[
+    "current_user",
+    "current_role",
+    "session_user",
+    "user",
+    "current_schema",
+    "current_catalog",
+    "current_date",
+    "current_time",
+    "current_timestamp",
+    "localtime",
+    "localtimestamp",
+];
+
 /// Checks a COLLATE clause's collation: text compares bytewise, which is
 /// what the C collation (and "default" on a C-locale database) means;
 /// others are refused.
@@ -797,6 +813,17 @@ impl<'a> Binder<'a> {
                         let op = crate::expr::BinOp::Bit(sqltypes::ops::BitOp::Xor);
                         Ok((Expr::Binary(op, Box::new(x), Box::new(Expr::Const(ones))), ty))
                     }
+                    // `@ x`, `|/ x`, `||/ x`: abs, and the square and cube
+                    // roots of a float8.
+                    ast::UnaryOperator::PGAbs => self.call("abs", vec![(x, ty)]),
+                    ast::UnaryOperator::PGSquareRoot | ast::UnaryOperator::PGCubeRoot => {
+                        let x = self.coerce(x, &ty, &DataType::Float8)?;
+                        let name = match op {
+                            ast::UnaryOperator::PGSquareRoot => "sqrt",
+                            _ => "cbrt",
+                        };
+                        self.call(name, vec![(x, DataType::Float8)])
+                    }
                     other => bail!(FeatureNotSupported, "operator {other} is not supported"),
                 }
             }
@@ -809,6 +836,19 @@ impl<'a> Binder<'a> {
                 let test = Expr::Func(f, vec![x, Expr::Const(Value::Text(form))]);
                 let test = if *negated { Expr::Not(Box::new(test)) } else { test };
                 Ok((test, DataType::Bool))
+            }
+            // IS [NOT] UNKNOWN: a boolean's IS [NOT] NULL.
+            E::IsUnknown(x) | E::IsNotUnknown(x) => {
+                let (x, ty) = self.expr_in(x, scope, agg)?;
+                if !matches!(ty, DataType::Bool | DataType::Unknown) {
+                    let not = if matches!(e, E::IsNotUnknown(_)) { "NOT " } else { "" };
+                    bail!(
+                        DatatypeMismatch,
+                        "argument of IS {not}UNKNOWN must be type boolean, not type {ty}"
+                    );
+                }
+                let x = self.coerce(x, &ty, &DataType::Bool)?;
+                Ok((Expr::IsNull(Box::new(x), matches!(e, E::IsNotUnknown(_))), DataType::Bool))
             }
             E::IsNull(x) | E::IsNotNull(x) => {
                 let (x, _) = self.expr_in(x, scope, agg)?;
@@ -835,10 +875,20 @@ impl<'a> Binder<'a> {
                 Ok((Expr::IsBool(Box::new(x), want, negated), DataType::Bool))
             }
             E::Between { expr, negated, low, high } => {
-                let ge = self.compare(expr, BinOp::GtEq, low, scope, agg)?;
-                let le = self.compare(expr, BinOp::LtEq, high, scope, agg)?;
-                let both = Expr::Binary(BinOp::And, Box::new(ge), Box::new(le));
-                Ok((if *negated { Expr::Not(Box::new(both)) } else { both }, DataType::Bool))
+                let mut within = |lo: &ast::Expr, hi: &ast::Expr| -> Result<Expr> {
+                    let ge = self.compare(expr, BinOp::GtEq, lo, scope, agg)?;
+                    let le = self.compare(expr, BinOp::LtEq, hi, scope, agg)?;
+                    Ok(Expr::Binary(BinOp::And, Box::new(ge), Box::new(le)))
+                };
+                // BETWEEN SYMMETRIC: within the bounds in either order.
+                let test = match marker_arg(low, crate::parse::SYMMETRIC) {
+                    Some(lo) => {
+                        let (a, b) = (within(lo, high)?, within(high, lo)?);
+                        Expr::Binary(BinOp::Or, Box::new(a), Box::new(b))
+                    }
+                    None => within(low, high)?,
+                };
+                Ok((if *negated { Expr::Not(Box::new(test)) } else { test }, DataType::Bool))
             }
             E::InList { expr, list, negated }
                 if row_items(expr).is_some() && list.iter().all(|i| row_items(i).is_some()) =>
@@ -1074,17 +1124,7 @@ impl<'a> Binder<'a> {
         agg: &mut Option<&mut AggState>,
     ) -> Result<(Expr, DataType)> {
         // Keywords that sqlparser leaves as identifiers.
-        let keyword_fn = matches!(
-            name,
-            "current_timestamp"
-                | "current_date"
-                | "current_user"
-                | "session_user"
-                | "user"
-                | "localtimestamp"
-                | "current_time"
-                | "localtime"
-        );
+        let keyword_fn = SQL_VALUE_FUNCTIONS.contains(&name);
         if q.is_none() && keyword_fn && scope.resolve(None, name).is_err() {
             let (f, ty) = func::resolve(name, &[])?;
             return Ok((Expr::Func(f, vec![]), ty));
@@ -1462,7 +1502,13 @@ fn number(n: &str) -> Result<(Expr, DataType)> {
 /// The array of a call's `VARIADIC array` argument (read as
 /// [`crate::parse::VARIADIC`]'s call), None for any other argument.
 pub(crate) fn variadic_argument(e: &ast::Expr) -> Option<&ast::Expr> {
-    match crate::parse::marker_args(e, crate::parse::VARIADIC)? {
+    marker_arg(e, crate::parse::VARIADIC)
+}
+
+/// The expression a parser rewrite wrapped in the one-argument marker
+/// call `"name"(x)`.
+pub(crate) fn marker_arg<'e>(e: &'e ast::Expr, name: &str) -> Option<&'e ast::Expr> {
+    match crate::parse::marker_args(e, name)? {
         [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))] => Some(x),
         _ => None,
     }

@@ -150,6 +150,20 @@ pub fn keywords() -> &'static [Keyword] {
     })
 }
 
+/// An identifier as PostgreSQL's quote_identifier writes it (quote_ident,
+/// regclass, the deparsed SQL): in double quotes unless it is lower case
+/// letters, digits and underscores and not a keyword (unreserved keywords
+/// excepted).
+pub fn quote_identifier(name: &str) -> String {
+    let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && keyword_category(name).is_none_or(|c| c == b'U');
+    match plain {
+        true => name.to_string(),
+        false => format!("\"{}\"", name.replace('"', "\"\"")),
+    }
+}
+
 /// The category code of `word` if it is a keyword (see [`Keyword`]).
 pub fn keyword_category(word: &str) -> Option<u8> {
     static CODES: OnceLock<HashMap<&'static str, u8>> = OnceLock::new();

@@ -357,7 +357,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("random", 0) => (Func::Random, T::Float8),
         ("setseed", 1) => (Func::SetSeed, T::Void),
         ("version", 0) => (Func::Version, T::Text),
-        ("current_database", 0) => (Func::CurrentDatabase, T::Text),
+        ("current_database" | "current_catalog", 0) => (Func::CurrentDatabase, T::Text),
         ("pg_get_constraintdef", 1 | 2) => (Func::ConstraintDef, T::Text),
         ("pg_get_indexdef", 1 | 3) => (Func::IndexDef, T::Text),
         ("pg_get_serial_sequence", 2) => (Func::SerialSequence, T::Text),

@@ -455,6 +455,7 @@ fn parse_piece(
             let tokens = table_queries(identity_options(tokens));
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
             let tokens = trim_without_characters(substring_similar(tokens));
+            let tokens = collation_for(between_symmetric(tokens));
             let tokens = group_quantifier(type_references(tokens));
             let tokens = create_table_like(sql, drop_index_concurrently(tokens))?;
             let (tokens, check_option) = view_check_option(tokens);
@@ -1373,6 +1374,89 @@ fn trim_without_characters(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         }
     }
     tokens.into_iter().enumerate().filter(|(i, _)| !drop.contains(i)).map(|(_, t)| t).collect()
+}
+
+/// The function the low bound of `BETWEEN SYMMETRIC low AND high` is
+/// wrapped in (sqlparser has no SYMMETRIC): the binder reads it back.
+pub const SYMMETRIC: &str = "pg_between_symmetric";
+
+/// Rewrites `BETWEEN SYMMETRIC low AND` as `BETWEEN "pg_between_symmetric"
+/// (low) AND`, and drops the ASYMMETRIC of `BETWEEN ASYMMETRIC` (the
+/// default). The low bound runs to the first AND outside parentheses, as
+/// PostgreSQL's grammar (b_expr) reads it.
+fn between_symmetric(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let marked =
+        |t: &TokenWithSpan| keyword(t, Keyword::SYMMETRIC) || keyword(t, Keyword::ASYMMETRIC);
+    if !tokens.iter().any(marked) {
+        return tokens;
+    }
+    let mut out = tokens;
+    let mut from = 0;
+    while let Some(at) = (from..out.len()).find(|&i| marked(&out[i])) {
+        from = at + 1;
+        let before = solid(&out[..at]).last().copied();
+        if !before.is_some_and(|b| keyword(&out[b], Keyword::BETWEEN)) {
+            continue;
+        }
+        if keyword(&out[at], Keyword::ASYMMETRIC) {
+            out.remove(at);
+            continue;
+        }
+        let mut depth = 0;
+        let and = (at + 1..out.len()).find(|&i| {
+            match out[i].token {
+                Token::LParen | Token::LBracket => depth += 1,
+                Token::RParen | Token::RBracket => depth -= 1,
+                _ => {}
+            }
+            depth == 0 && keyword(&out[i], Keyword::AND)
+        });
+        let Some(and) = and else { continue };
+        let span = out[at].span;
+        out.insert(and, TokenWithSpan { token: Token::RParen, span });
+        out.splice(
+            at..=at,
+            [
+                TokenWithSpan { token: Token::make_word(SYMMETRIC, Some('"')), span },
+                TokenWithSpan { token: Token::LParen, span },
+            ],
+        );
+    }
+    out
+}
+
+/// Rewrites `COLLATION FOR (x)` as `pg_collation_for(x)`, the function
+/// PostgreSQL's grammar makes of it (sqlparser does not read it).
+fn collation_for(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    if !tokens.iter().any(|t| keyword(t, Keyword::COLLATION)) {
+        return tokens;
+    }
+    let solid = solid(&tokens);
+    let mut calls = Vec::new();
+    for (n, w) in solid.windows(3).enumerate() {
+        let [collation, r#for, open] = [w[0], w[1], w[2]];
+        // Not CREATE/DROP/ALTER COLLATION, nor COMMENT ON COLLATION.
+        let named = n > 0
+            && [Keyword::CREATE, Keyword::DROP, Keyword::ALTER, Keyword::ON, Keyword::EXISTS]
+                .iter()
+                .any(|&k| keyword(&tokens[solid[n - 1]], k));
+        if keyword(&tokens[collation], Keyword::COLLATION)
+            && keyword(&tokens[r#for], Keyword::FOR)
+            && tokens[open].token == Token::LParen
+            && !named
+        {
+            calls.push((collation, r#for));
+        }
+    }
+    let mut out = tokens;
+    for &(collation, r#for) in calls.iter().rev() {
+        let span = out[collation].span;
+        out.splice(
+            collation..=r#for,
+            [TokenWithSpan { token: Token::make_word("pg_collation_for", None), span }],
+        );
+    }
+    out
 }
 
 /// True if `t` is keyword `k`, unquoted.

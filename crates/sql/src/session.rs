@@ -409,17 +409,19 @@ impl<K: KvClient> Session<K> {
     /// Gives the session the pid the wire layer gave the client in
     /// BackendKeyData (pg_backend_pid, pg_locks, NOTIFY) and lists it in
     /// pg_stat_activity, where pg_cancel_backend and pg_terminate_backend
-    /// reach it through `interrupt`. Call after [`Session::set_user`].
+    /// reach it through `interrupt`. `addrs` are the client's and the
+    /// server's address of a TCP connection. Call after
+    /// [`Session::set_user`].
     pub fn attach(
         &mut self,
         pid: i32,
-        client: Option<std::net::SocketAddr>,
+        addrs: Option<(std::net::SocketAddr, std::net::SocketAddr)>,
         interrupt: Box<dyn crate::backends::Interrupt>,
     ) {
         self.pid = pid;
         self.advisory.set_pid(pid);
         self.listener.set_pid(pid);
-        let reg = self.db.backends.register(pid, client, self.user.clone(), interrupt);
+        let reg = self.db.backends.register(pid, addrs, self.user.clone(), interrupt);
         self.activity = Some(Arc::new(crate::backends::View::new(reg.registry().clone())));
         self.registration = Some(reg);
         self.publish_status(crate::backends::State::Idle, None);

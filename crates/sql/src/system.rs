@@ -2134,7 +2134,7 @@ fn io_type_oid(ty: &DataType) -> u32 {
 
 /// The collation a value of type `ty` (or of its elements) has: `default`
 /// for the collatable string types, `C` for name, none (0) otherwise.
-fn collation(ty: &DataType) -> i64 {
+pub(crate) fn collation(ty: &DataType) -> i64 {
     match ty.elem().unwrap_or(ty) {
         DataType::Text | DataType::Varchar(_) | DataType::Char(_) => 100,
         DataType::Name => 950,

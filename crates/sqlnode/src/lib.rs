@@ -90,7 +90,8 @@ impl<K: KvClient> wire::Backend for SqlNode<K> {
             .check_connect()
             .map_err(|e| ErrorReport { severity: sqlstate::Severity::Fatal, ..e })?;
         let interrupt = Box::new(Interrupt(startup.control.clone()));
-        session.attach(startup.pid, startup.client_addr, interrupt);
+        let addrs = startup.client_addr.zip(startup.server_addr);
+        session.attach(startup.pid, addrs, interrupt);
         for (k, v) in &startup.params {
             // Unknown startup parameters are errors in PostgreSQL too, but
             // drivers send a few harmless ones; report only real failures.

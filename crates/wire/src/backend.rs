@@ -37,6 +37,9 @@ pub struct StartupInfo {
     pub pid: i32,
     /// The client's address; None for a unix socket.
     pub client_addr: Option<std::net::SocketAddr>,
+    /// The server's address the client reached (inet_server_addr); None
+    /// for a unix socket.
+    pub server_addr: Option<std::net::SocketAddr>,
     /// Cancels the connection's statement or ends the connection
     /// (pg_cancel_backend, pg_terminate_backend).
     pub control: crate::cancel::ConnControl,

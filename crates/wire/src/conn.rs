@@ -68,13 +68,14 @@ const STARTUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 /// Runs a connection to completion: startup, authentication, then messages
 /// until Terminate, EOF, a FATAL error or server shutdown. `shutdown`
 /// turning true (or its sender going away) ends the connection the next
-/// time it waits for a message.
+/// time it waits for a message. `peer` is the client's and the server's
+/// address of a TCP connection.
 pub async fn run<B, IO>(
     backend: Arc<B>,
     registry: Arc<CancelRegistry>,
     shutdown: watch::Receiver<bool>,
     io: IO,
-    peer: Option<std::net::SocketAddr>,
+    peer: Option<(std::net::SocketAddr, std::net::SocketAddr)>,
     local: bool,
 ) where
     B: Backend,
@@ -87,7 +88,8 @@ pub async fn run<B, IO>(
     msg::auth_ok(&mut out);
     let registration = registry.register();
     info.pid = registration.key().pid;
-    info.client_addr = peer;
+    info.client_addr = peer.map(|p| p.0);
+    info.server_addr = peer.map(|p| p.1);
     info.control = registration.control().clone();
     let session = match backend.open(&info).await {
         Ok(s) => s,

@@ -113,7 +113,8 @@ pub async fn serve_until<B: Backend>(
         match accepted {
             Ok(Accepted::Tcp(io, peer)) => {
                 let _ = io.set_nodelay(true);
-                tasks.spawn(conn::run(b, r, s, io, Some(peer), peer.ip().is_loopback()));
+                let addrs = io.local_addr().ok().map(|server| (peer, server));
+                tasks.spawn(conn::run(b, r, s, io, addrs, peer.ip().is_loopback()));
             }
             Ok(Accepted::Unix(io)) => {
                 tasks.spawn(conn::run(b, r, s, io, None, true));

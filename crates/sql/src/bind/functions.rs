@@ -88,6 +88,16 @@ impl Binder<'_> {
             };
             return Ok((Expr::Const(Value::Text(shown)), DataType::Text));
         }
+        if name == "pg_collation_for" {
+            let [Some(a)] = args.as_slice() else {
+                bail!(
+                    UndefinedFunction,
+                    "function pg_collation_for with {} arguments does not exist",
+                    args.len()
+                )
+            };
+            return self.collation_for(a, scope, agg);
+        }
         if let Some(r) = self.sql_function_call(f, &args, scope, agg)? {
             return Ok(r);
         }
@@ -107,6 +117,39 @@ impl Binder<'_> {
             return Ok(r);
         }
         self.call_named(object_schema(&f.name).as_deref(), &name, bound)
+    }
+
+    /// `COLLATION FOR (x)`, pg_collation_for(x): the name of x's
+    /// collation, quoted as an identifier; NULL for an unknown literal.
+    fn collation_for(
+        &mut self,
+        x: &ast::Expr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        let (_, t) = self.expr_in(x, scope, agg)?;
+        let mut written = x;
+        while let ast::Expr::Nested(inner) = written {
+            written = inner;
+        }
+        let name = match written {
+            ast::Expr::Collate { collation, .. } => {
+                let n = object_name(collation)?;
+                Some(if n.eq_ignore_ascii_case("c") || n.eq_ignore_ascii_case("posix") {
+                    n.to_uppercase()
+                } else {
+                    n
+                })
+            }
+            _ => match crate::system::collation(&t) {
+                100 => Some("default".to_string()),
+                950 => Some("C".to_string()),
+                _ if t == DataType::Unknown => None,
+                _ => bail!(DatatypeMismatch, "collations are not supported by type {t}"),
+            },
+        };
+        let shown = name.map(|n| Value::Text(crate::builtins::quote_identifier(&n)));
+        Ok((Expr::Const(shown.unwrap_or(Value::Null)), DataType::Text))
     }
 
     /// A built-in variadic call whose last argument is `VARIADIC array`
@@ -179,7 +222,7 @@ impl Binder<'_> {
     ) -> Result<(Expr, DataType)> {
         let types: Vec<DataType> = bound.iter().map(|(_, t)| t.clone()).collect();
         let cat = self.catalog;
-        let resolved = match schema {
+        let found = match schema {
             Some(s) if s != "pg_catalog" => crate::extensions::resolve(cat, Some(s), name, &types)
                 .unwrap_or_else(|| builtin(name, &types)),
             _ => match builtin(name, &types) {
@@ -188,8 +231,41 @@ impl Binder<'_> {
                 }
                 r => r,
             },
-        }?;
-        self.apply(resolved, bound)
+        };
+        match found {
+            Err(e) if e.code == sqlstate::SqlState::UndefinedFunction && bound.len() == 1 => {
+                match self.type_named(schema, name)? {
+                    Some(dt) => self.function_style_cast(bound, &dt),
+                    None => Err(e),
+                }
+            }
+            found => self.apply(found?, bound),
+        }
+    }
+
+    /// The type a function name names, for a call that is a cast written
+    /// as a function (`int8(x)`, `text(x)`, `"timestamp"(x)`), as
+    /// PostgreSQL reads a one-argument call no function matches.
+    fn type_named(&self, schema: Option<&str>, name: &str) -> Result<Option<ast::DataType>> {
+        let mut parts: Vec<ast::Ident> = schema.map(ast::Ident::new).into_iter().collect();
+        parts.push(ast::Ident::with_quote('"', name));
+        let dt = ast::DataType::Custom(ast::ObjectName::from(parts), Vec::new());
+        Ok(match catalog_type(self.catalog, &dt) {
+            Ok(DataType::Record(_)) | Err(_) => None,
+            Ok(_) => Some(dt),
+        })
+    }
+
+    /// `bound`'s one argument cast to the type `dt` names.
+    fn function_style_cast(
+        &mut self,
+        mut bound: Vec<(Expr, DataType)>,
+        dt: &ast::DataType,
+    ) -> Result<(Expr, DataType)> {
+        let (x, from) = bound.remove(0);
+        let to = catalog_type(self.catalog, dt)?;
+        let x = self.explicit_cast(x, &from, &to)?;
+        Ok((self.to_domain(x, dt)?, to))
     }
 
     /// A resolved call with its arguments coerced to the parameter types.

@@ -826,6 +826,9 @@ impl Analyzer<'_> {
                 },
                 ast::UnaryOperator::Plus => self.op("+", vec![self.expr(expr)?]),
                 ast::UnaryOperator::BitwiseNot => self.op("~", vec![self.expr(expr)?]),
+                ast::UnaryOperator::PGAbs => self.op("@", vec![self.expr(expr)?]),
+                ast::UnaryOperator::PGSquareRoot => self.op("|/", vec![self.expr(expr)?]),
+                ast::UnaryOperator::PGCubeRoot => self.op("||/", vec![self.expr(expr)?]),
                 _ => None,
             },
             E::BinaryOp { left, op: op @ (B::And | B::Or), right } => {
@@ -862,13 +865,21 @@ impl Analyzer<'_> {
             }),
             E::Between { expr, negated, low, high } => {
                 let x = self.expr(expr)?;
-                let (lo, hi, join): (_, _, fn(Vec<Node>) -> Node) = match negated {
-                    false => (">=", "<=", Node::And),
-                    true => ("<", ">", Node::Or),
+                let (lo, hi, join, outer): (_, _, fn(Vec<Node>) -> Node, fn(Vec<Node>) -> Node) =
+                    match negated {
+                        false => (">=", "<=", Node::And, Node::Or),
+                        true => ("<", ">", Node::Or, Node::And),
+                    };
+                let within = |low: &E, high: &E| -> R<Node> {
+                    let a = self.op(lo, vec![x.clone(), self.expr(low)?])?;
+                    let b = self.op(hi, vec![x.clone(), self.expr(high)?])?;
+                    Some(join(vec![a, b]))
                 };
-                let a = self.op(lo, vec![x.clone(), self.expr(low)?])?;
-                let b = self.op(hi, vec![x, self.expr(high)?])?;
-                Some(join(vec![a, b]))
+                // BETWEEN SYMMETRIC tests both orders of the bounds.
+                match crate::bind::marker_arg(low, crate::parse::SYMMETRIC) {
+                    Some(low) => Some(outer(vec![within(low, high)?, within(high, low)?])),
+                    None => within(low, high),
+                }
             }
             E::InList { expr, list, negated } => self.in_list(expr, list, *negated),
             E::Like { negated, expr, pattern, escape_char, any: false }
@@ -975,7 +986,8 @@ impl Analyzer<'_> {
             }
             E::Collate { expr, collation } => {
                 let name = crate::bind::object_name(collation).ok()?;
-                let shown = name.split('.').map(super::print::quote_identifier).collect::<Vec<_>>();
+                let shown =
+                    name.split('.').map(crate::builtins::quote_identifier).collect::<Vec<_>>();
                 let mut x = self.expr(expr)?;
                 if x.ty().oid == UNKNOWN {
                     x = self.coerce(x, Ty::of(TEXT), Ctx::Implicit, false)?;

@@ -8,6 +8,7 @@
 
 use super::analyze::{Coercion, Node, Syntax, Ty};
 use crate::builtins::pgcat::{BOOL, UNKNOWN};
+use crate::builtins::quote_identifier;
 use crate::catalog::Catalog;
 
 /// Spaces a CASE indents its WHEN and ELSE lines by (PRETTYINDENT_VAR).
@@ -30,19 +31,6 @@ pub fn print(cat: &Catalog, n: &Node, pretty: bool) -> String {
     let mut p = Printer { cat, pretty, buf: String::new(), indent: 0 };
     p.expr(n, false);
     p.buf
-}
-
-/// An identifier as quote_identifier writes it: in double quotes unless
-/// it is lower case letters, digits and underscores and not a keyword
-/// (unreserved keywords excepted).
-pub fn quote_identifier(name: &str) -> String {
-    let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && crate::builtins::keyword_category(name).is_none_or(|c| c == b'U');
-    match plain {
-        true => name.to_string(),
-        false => format!("\"{}\"", name.replace('"', "\"\"")),
-    }
 }
 
 /// The binary operator of an arithmetic node: `+`/`-` (low) or `*`, `/`,

@@ -1,6 +1,7 @@
 //! Functions and operators of the inet and cidr types: host, text,
 //! abbrev, masklen, family, network, netmask, hostmask, broadcast,
-//! set_masklen, inet_same_family, inet_client_addr and inet_client_port,
+//! set_masklen, inet_same_family, inet_client_addr, inet_client_port,
+//! inet_server_addr and inet_server_port,
 //! and the containment operators `<<`, `<<=`, `>>`, `>>=`, `&&`.
 
 use sqltypes::inet::Inet;
@@ -44,6 +45,10 @@ pub enum NetFunc {
     ClientAddr,
     /// inet_client_port()
     ClientPort,
+    /// inet_server_addr()
+    ServerAddr,
+    /// inet_server_port()
+    ServerPort,
 }
 
 /// A resolved call: the function, its result type, its argument types.
@@ -74,10 +79,12 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
         ("inet_same_family", [_, _]) => (NetFunc::SameFamily, Bool, vec![Some(I), Some(I)]),
         ("inet_client_addr", []) => (NetFunc::ClientAddr, I, vec![]),
         ("inet_client_port", []) => (NetFunc::ClientPort, Int4, vec![]),
+        ("inet_server_addr", []) => (NetFunc::ServerAddr, I, vec![]),
+        ("inet_server_port", []) => (NetFunc::ServerPort, Int4, vec![]),
         (
             "host" | "abbrev" | "masklen" | "family" | "network" | "netmask" | "hostmask"
             | "broadcast" | "set_masklen" | "inet_same_family" | "inet_client_addr"
-            | "inet_client_port",
+            | "inet_client_port" | "inet_server_addr" | "inet_server_port",
             _,
         ) => return Some(Err(super::no_such_function(name, args))),
         _ => return None,
@@ -132,15 +139,16 @@ pub fn call(f: NetFunc, args: Vec<Value>, ctx: &EvalContext) -> Result<Value> {
         NetFunc::SameFamily => Ok(Value::Bool(net(0)?.family() == net(1)?.family())),
         NetFunc::Within(strict) => Ok(Value::Bool(net(0)?.within(&net(1)?, strict))),
         NetFunc::Overlaps => Ok(Value::Bool(net(0)?.overlaps(&net(1)?))),
-        NetFunc::ClientAddr | NetFunc::ClientPort => {
-            let client = ctx
+        NetFunc::ClientAddr | NetFunc::ClientPort | NetFunc::ServerAddr | NetFunc::ServerPort => {
+            let server = matches!(f, NetFunc::ServerAddr | NetFunc::ServerPort);
+            let addr = ctx
                 .backends
                 .as_ref()
                 .and_then(|b| b.registry().get(ctx.pid))
-                .and_then(|b| b.client);
-            Ok(match (f, client) {
+                .and_then(|b| if server { b.server } else { b.client });
+            Ok(match (f, addr) {
                 (_, None) => Value::Null,
-                (NetFunc::ClientAddr, Some(a)) => {
+                (NetFunc::ClientAddr | NetFunc::ServerAddr, Some(a)) => {
                     let bits = if a.is_ipv4() { 32 } else { 128 };
                     Value::Inet(Inet { addr: a.ip(), bits, cidr: false })
                 }

@@ -129,6 +129,13 @@ pub fn call_of(f: &ast::TableFactor) -> Option<Result<FromCall<'_>>> {
         ast::TableFactor::Function { name, args, alias, .. } => {
             exprs(args).and_then(|a| call(name, a, alias, false))
         }
+        // `FROM current_user`: the SQL value functions are key words, not
+        // table names.
+        ast::TableFactor::Table { name, alias, args: None, with_ordinality, .. }
+            if sql_value_function(name) =>
+        {
+            call(name, Vec::new(), alias, *with_ordinality)
+        }
         ast::TableFactor::UNNEST {
             alias,
             array_exprs,
@@ -142,6 +149,16 @@ pub fn call_of(f: &ast::TableFactor) -> Option<Result<FromCall<'_>>> {
             ordinality: *with_ordinality,
         }),
         _ => return None,
+    })
+}
+
+/// True if `name` is one of the SQL value functions PostgreSQL's grammar
+/// reads without parentheses (CURRENT_USER, CURRENT_DATE, ...).
+fn sql_value_function(name: &ast::ObjectName) -> bool {
+    let [part] = name.0.as_slice() else { return false };
+    part.as_ident().is_some_and(|i| {
+        i.quote_style.is_none()
+            && bind::SQL_VALUE_FUNCTIONS.iter().any(|k| i.value.eq_ignore_ascii_case(k))
     })
 }
 
