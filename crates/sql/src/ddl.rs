@@ -1601,12 +1601,15 @@ async fn build_index<T: Txn>(
     }
 }
 
-/// ALTER TABLE.
+/// ALTER TABLE. `eval` is the statement's context, in which the values a
+/// new column's default or a changed type gives existing rows are
+/// computed (nextval, current_setting, ...).
 pub async fn alter_table<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
     cat: &Catalog,
     at: &ast::AlterTable,
+    eval: &crate::expr::EvalContext,
 ) -> Result<DdlResult> {
     let oname = bind::obj_name(&at.name)?;
     match cat.relation(&oname)? {
@@ -1791,33 +1794,27 @@ pub async fn alter_table<T: Txn>(
                     ),
                     None => None,
                 };
+                // The default is computed for each existing row (a
+                // volatile one, nextval, gives each its own value).
                 let fill = match seq {
-                    Some(_) => Value::Null,
-                    None => match column_default(cat, &cur.columns[idx])? {
-                        Some(d) => d.eval(
-                            &[],
-                            &crate::expr::EvalContext {
-                                txn_time: sqltypes::datetime::now_micros(),
-                                ..Default::default()
-                            },
-                        )?,
-                        None => Value::Null,
-                    },
+                    Some(_) => None,
+                    None => column_default(cat, &cur.columns[idx])?,
                 };
                 if generated {
                     // Checks the expression; the rewrite computes it.
                     catalog::bind_checks(cat, &mut cur)?;
                 }
-                let rewritten = !fill.is_null() || !cur.columns[idx].nullable;
+                let rewritten = fill.is_some() || !cur.columns[idx].nullable;
                 if rewritten || generated || domain.is_some() {
                     let (_, f) = fresh_storage(txn, tenant, &mut cur, 0).await?;
                     fresh.extend(f);
                     // A new sequence numbers the existing rows.
                     let numbers = seq.as_ref().map(|s| sequence::Numbering::new(s, ty.clone()));
                     rewrite(txn, tenant, &old, &cur, &|row: &mut Vec<Value>| {
-                        let v = match &numbers {
-                            Some(n) => n.next()?,
-                            None => fill.clone(),
+                        let v = match (&numbers, &fill) {
+                            (Some(n), _) => n.next()?,
+                            (None, Some(d)) => d.eval(&[], eval)?,
+                            (None, None) => Value::Null,
                         };
                         // Each existing row gets the value, which must
                         // suit the column's domain.
@@ -1876,16 +1873,9 @@ pub async fn alter_table<T: Txn>(
                 column_name,
                 op: ast::AlterColumnOperation::SetDataType { data_type, using, .. },
             } => {
-                let f = alter::set_type(
-                    txn,
-                    tenant,
-                    cat,
-                    &mut cur,
-                    column_name,
-                    data_type,
-                    using.as_ref(),
-                )
-                .await?;
+                let change = (data_type, using.as_ref());
+                let f =
+                    alter::set_type(txn, tenant, cat, &mut cur, column_name, change, eval).await?;
                 fresh.extend(f);
             }
             ast::AlterTableOperation::AlterColumn { column_name, op } => {

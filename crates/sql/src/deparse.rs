@@ -560,9 +560,16 @@ pub fn rename_in_expr(text: &str, to: Renaming<'_>, functions: bool) -> Option<S
     rename_names(&mut e, to, functions).then(|| e.to_string())
 }
 
-/// Rewrites every cast in `node` to `operand::typename`.
+/// Rewrites every cast in `node` to `operand::typename`, and puts the
+/// operand of a prefix operator that is itself one in parentheses (`- -1`
+/// would print as `--1`, a comment).
 pub(crate) fn normalize_casts<V: ast::VisitMut>(node: &mut V) {
     let _ = ast::visit_expressions_mut(node, |x| {
+        if let Expr::UnaryOp { expr, .. } = x {
+            if matches!(**expr, Expr::UnaryOp { .. }) {
+                **expr = Expr::Nested(expr.clone());
+            }
+        }
         if let Expr::Cast { kind, expr, data_type, format: None } = x {
             if matches!(kind, CastKind::Cast | CastKind::DoubleColon) {
                 if let Ok(ty) = crate::bind::data_type(data_type) {

@@ -456,6 +456,7 @@ fn parse_piece(
             let tokens = typed_literals(without_only(lock_clauses(tokens)));
             let tokens = trim_without_characters(substring_similar(tokens));
             let tokens = collation_for(between_symmetric(tokens));
+            let tokens = subscripted_targets(sql, starts, tokens);
             let tokens = group_quantifier(type_references(tokens));
             let tokens = create_table_like(sql, drop_index_concurrently(tokens))?;
             let (tokens, check_option) = view_check_option(tokens);
@@ -1454,6 +1455,110 @@ fn collation_for(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         out.splice(
             collation..=r#for,
             [TokenWithSpan { token: Token::make_word("pg_collation_for", None), span }],
+        );
+    }
+    out
+}
+
+/// What starts the name part a SET target's subscripts are carried in
+/// (see `subscripted_targets`).
+pub const SUBSCRIPTS: char = '\u{2}';
+
+/// The function a subscripted SET target's value becomes:
+/// `"pg_subscript_assign"(column, value, column[subscripts])`, the
+/// column's value with the element the subscripts name replaced.
+pub const SUBSCRIPT_ASSIGN: &str = "pg_subscript_assign";
+
+/// Rewrites a subscripted target in a SET list (`SET a[2] = x`, `SET
+/// j['k']['l'] = x`), which sqlparser does not read, as the qualified
+/// name `a."<SUBSCRIPTS>[2]"`: the subscripts' text in a quoted name
+/// part, which `spread_tuple_sets` turns into a value for the whole
+/// column.
+fn subscripted_targets(
+    sql: &str,
+    starts: &[usize],
+    tokens: Vec<TokenWithSpan>,
+) -> Vec<TokenWithSpan> {
+    if !tokens.iter().any(|t| keyword(t, Keyword::SET))
+        || !tokens.iter().any(|t| t.token == Token::LBracket)
+    {
+        return tokens;
+    }
+    let solid = solid(&tokens);
+    // Per nesting level: whether its tokens are in a SET list.
+    let mut in_set = vec![false];
+    let mut found = Vec::new();
+    for (n, &i) in solid.iter().enumerate() {
+        let t = &tokens[i];
+        match &t.token {
+            Token::LParen | Token::LBracket => in_set.push(false),
+            Token::RParen | Token::RBracket if in_set.len() > 1 => {
+                in_set.pop();
+            }
+            _ if keyword(t, Keyword::SET) => *in_set.last_mut().unwrap_or(&mut false) = true,
+            Token::Word(w)
+                if w.quote_style.is_none()
+                    && matches!(
+                        w.keyword,
+                        Keyword::WHERE
+                            | Keyword::FROM
+                            | Keyword::RETURNING
+                            | Keyword::WHEN
+                            | Keyword::SELECT
+                            | Keyword::VALUES
+                    ) =>
+            {
+                *in_set.last_mut().unwrap_or(&mut false) = false
+            }
+            Token::Word(_) if in_set.last() == Some(&true) => {
+                let after_list = n > 0
+                    && (matches!(tokens[solid[n - 1]].token, Token::Comma)
+                        || keyword(&tokens[solid[n - 1]], Keyword::SET));
+                if !after_list
+                    || solid.get(n + 1).map(|&j| &tokens[j].token) != Some(&Token::LBracket)
+                {
+                    continue;
+                }
+                // The run of [...] groups, then `=`.
+                let (mut k, mut depth, mut last) = (n + 1, 0, None);
+                while let Some(&j) = solid.get(k) {
+                    match tokens[j].token {
+                        Token::LBracket => depth += 1,
+                        Token::RBracket => {
+                            depth -= 1;
+                            if depth == 0 {
+                                last = Some(k);
+                                if solid.get(k + 1).map(|&x| &tokens[x].token)
+                                    != Some(&Token::LBracket)
+                                {
+                                    break;
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                    k += 1;
+                }
+                let Some(last) = last else { continue };
+                if solid.get(last + 1).map(|&j| &tokens[j].token) != Some(&Token::Eq) {
+                    continue;
+                }
+                found.push((solid[n + 1], solid[last]));
+            }
+            _ => {}
+        }
+    }
+    let mut out = tokens;
+    for &(open, close) in found.iter().rev() {
+        let (a, b) = (&out[open].span, &out[close].span);
+        let from = byte_pos(sql, starts, a.start.line, a.start.column);
+        let to = byte_pos(sql, starts, b.end.line, b.end.column);
+        let Some(text) = from.zip(to).and_then(|(f, t)| sql.get(f..t)) else { continue };
+        let span = out[open].span;
+        let part = Token::make_word(&format!("{SUBSCRIPTS}{text}"), Some('"'));
+        out.splice(
+            open..=close,
+            [TokenWithSpan { token: Token::Period, span }, TokenWithSpan { token: part, span }],
         );
     }
     out
@@ -2791,32 +2896,130 @@ fn spread_tuple_sets(stmt: &mut ast::Statement) -> Result<()> {
     }
 }
 
+/// The call `"name"(args)`: a function with a quoted name, as the
+/// rewrites here mark what the binder reads back.
+pub(crate) fn quoted_call(name: &str, args: Vec<ast::Expr>) -> ast::Expr {
+    let arg = |e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e));
+    ast::Expr::Function(ast::Function {
+        name: ast::ObjectName::from(vec![ast::Ident::with_quote('"', name)]),
+        uses_odbc_syntax: false,
+        parameters: ast::FunctionArguments::None,
+        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: args.into_iter().map(arg).collect(),
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    })
+}
+
+/// The column and subscripts of a target `subscripted_targets` rewrote.
+fn subscripted_target(a: &ast::Assignment) -> Option<(&ast::Ident, &str)> {
+    let ast::AssignmentTarget::ColumnName(n) = &a.target else { return None };
+    let [column, subs] = n.0.as_slice() else { return None };
+    let subs = subs.as_ident()?;
+    let text = subs.value.strip_prefix(SUBSCRIPTS).filter(|_| subs.quote_style == Some('"'))?;
+    Some((column.as_ident()?, text))
+}
+
+/// Makes each subscripted SET target (`a[2] = x`) an assignment of the
+/// whole column: `a = "pg_subscript_assign"(t.a, x, a[2])`, where `t` is
+/// `table`, the name the target table goes by. Assignments to elements of
+/// one column join into one, each applied to the value the ones before it
+/// made (`a[1] = x, a[2] = y`).
+fn subscripted_sets(list: &mut Vec<ast::Assignment>, table: Option<&ast::Ident>) -> Result<()> {
+    if !list.iter().any(|a| subscripted_target(a).is_some()) {
+        return Ok(());
+    }
+    let mut out: Vec<ast::Assignment> = Vec::with_capacity(list.len());
+    // Where in `out` each column's joined element assignments are.
+    let mut joined: Vec<(String, usize)> = Vec::new();
+    for a in list.drain(..) {
+        let Some((column, subs)) = subscripted_target(&a) else {
+            out.push(a);
+            continue;
+        };
+        let (column, subs) = (column.clone(), subs.to_string());
+        let name = crate::bind::ident(&column);
+        let element = match expr_text(&format!("{column}{subs}")) {
+            Ok(e @ ast::Expr::CompoundFieldAccess { .. }) => e,
+            _ => bail!(SyntaxError, "syntax error at or near \"[\""),
+        };
+        let at = joined.iter().find(|(n, _)| *n == name).map(|&(_, i)| i);
+        let base = match at {
+            Some(i) => out[i].value.clone(),
+            None => match table {
+                Some(t) => ast::Expr::CompoundIdentifier(vec![t.clone(), column.clone()]),
+                None => ast::Expr::Identifier(column.clone()),
+            },
+        };
+        let value = quoted_call(SUBSCRIPT_ASSIGN, vec![base, a.value, element]);
+        match at {
+            Some(i) => out[i].value = value,
+            None => {
+                joined.push((name, out.len()));
+                let target = ast::ObjectName::from(vec![column.clone()]);
+                out.push(ast::Assignment {
+                    target: ast::AssignmentTarget::ColumnName(target),
+                    value,
+                });
+            }
+        }
+    }
+    *list = out;
+    Ok(())
+}
+
 /// [`spread_tuple_sets`] of one statement; `subqueries` counts the
 /// sub-SELECT sources so far.
 fn spread_sets(stmt: &mut ast::Statement, subqueries: &mut usize) -> Result<()> {
-    let lists: Vec<&mut Vec<ast::Assignment>> = match stmt {
-        ast::Statement::Update(u) => vec![&mut u.assignments],
-        ast::Statement::Insert(i) => match &mut i.on {
-            Some(ast::OnInsert::OnConflict(ast::OnConflict {
-                action: ast::OnConflictAction::DoUpdate(du),
-                ..
-            })) => vec![&mut du.assignments],
-            _ => vec![],
-        },
-        ast::Statement::Merge(m) => m
-            .clauses
-            .iter_mut()
-            .filter_map(|c| match &mut c.action {
-                ast::MergeAction::Update(ast::MergeUpdateExpr {
-                    kind: ast::MergeUpdateKind::Set(a),
-                    ..
-                }) => Some(a),
+    // The name the target table goes by, which qualifies the column a
+    // subscripted target reads.
+    let factor_name = |f: &ast::TableFactor| match f {
+        ast::TableFactor::Table { alias: Some(a), .. } => Some(a.name.clone()),
+        ast::TableFactor::Table { name, .. } => name.0.last().and_then(|p| p.as_ident()).cloned(),
+        _ => None,
+    };
+    let (lists, target): (Vec<&mut Vec<ast::Assignment>>, _) = match stmt {
+        ast::Statement::Update(u) => (vec![&mut u.assignments], factor_name(&u.table.relation)),
+        ast::Statement::Insert(i) => {
+            let name = match (&i.table_alias, &i.table) {
+                (Some(a), _) => Some(a.alias.clone()),
+                (None, ast::TableObject::TableName(n)) => {
+                    n.0.last().and_then(|p| p.as_ident()).cloned()
+                }
                 _ => None,
-            })
-            .collect(),
-        _ => vec![],
+            };
+            match &mut i.on {
+                Some(ast::OnInsert::OnConflict(ast::OnConflict {
+                    action: ast::OnConflictAction::DoUpdate(du),
+                    ..
+                })) => (vec![&mut du.assignments], name),
+                _ => (vec![], None),
+            }
+        }
+        ast::Statement::Merge(m) => {
+            let name = factor_name(&m.table);
+            let lists = m
+                .clauses
+                .iter_mut()
+                .filter_map(|c| match &mut c.action {
+                    ast::MergeAction::Update(ast::MergeUpdateExpr {
+                        kind: ast::MergeUpdateKind::Set(a),
+                        ..
+                    }) => Some(a),
+                    _ => None,
+                })
+                .collect();
+            (lists, name)
+        }
+        _ => (vec![], None),
     };
     for list in lists {
+        subscripted_sets(list, target.as_ref())?;
         if !list.iter().any(|a| matches!(a.target, ast::AssignmentTarget::Tuple(_))) {
             continue;
         }
@@ -2848,30 +3051,15 @@ fn spread_sets(stmt: &mut ast::Statement, subqueries: &mut usize) -> Result<()> 
                     let n = names.len();
                     for (k, name) in names.iter().enumerate() {
                         let int = |i: usize| ast::Expr::value(ast::Value::Number(i.to_string(), false));
-                        let arg = |e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e));
                         // Only the first call carries the sub-SELECT.
                         let query = match k {
                             0 => a.value.clone(),
                             _ => ast::Expr::value(ast::Value::Null),
                         };
-                        let args = [int(*subqueries), int(k), int(n), query];
-                        let call = ast::Function {
-                            name: ast::ObjectName::from(vec![ast::Ident::with_quote('"', MULTI_ASSIGN)]),
-                            uses_odbc_syntax: false,
-                            parameters: ast::FunctionArguments::None,
-                            args: ast::FunctionArguments::List(ast::FunctionArgumentList {
-                                duplicate_treatment: None,
-                                args: args.into_iter().map(arg).collect(),
-                                clauses: Vec::new(),
-                            }),
-                            filter: None,
-                            null_treatment: None,
-                            over: None,
-                            within_group: Vec::new(),
-                        };
+                        let args = vec![int(*subqueries), int(k), int(n), query];
                         out.push(ast::Assignment {
                             target: ast::AssignmentTarget::ColumnName(name.clone()),
-                            value: ast::Expr::Function(call),
+                            value: quoted_call(MULTI_ASSIGN, args),
                         });
                     }
                     continue;

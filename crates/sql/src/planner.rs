@@ -587,7 +587,7 @@ fn set_column(
         bail!(UndefinedColumn, "column \"{cn}\" of relation \"{relation}\" does not exist");
     };
     if sets.is_some_and(|s| s.iter().any(|(c, _)| *c == i)) {
-        bail!(DuplicateColumn, "multiple assignments to same column \"{cn}\"");
+        bail!(SyntaxError, "multiple assignments to same column \"{cn}\"");
     }
     refuse_generated_set(table, i, &a.value)?;
     Ok((cn, i))

@@ -1552,6 +1552,7 @@ impl<K: KvClient> Session<K> {
         let catalog = self.catalog.clone();
         let user = self.current_user().to_string();
         let user = user.as_str();
+        let eval = self.eval_ctx(&[]);
         let txn = self.txn.as_mut().expect("utility statement has a transaction");
         let r: DdlResult = match stmt {
             S::CreateTable(ct) => ddl::create_table(txn, tenant, &catalog, ct, user).await?,
@@ -1616,7 +1617,7 @@ impl<K: KvClient> Session<K> {
             }
             S::AlterTable(at) => match ddl::owner_only(at) {
                 Some(a) => ddl::alter_owner(txn, tenant, &catalog, &a, user).await?,
-                None => ddl::alter_table(txn, tenant, &catalog, at).await?,
+                None => ddl::alter_table(txn, tenant, &catalog, at, &eval).await?,
             },
             S::AlterSchema(a) => ddl::alter_schema(txn, tenant, &catalog, a, user).await?,
             S::CreateSchema { schema_name, if_not_exists, .. } => {

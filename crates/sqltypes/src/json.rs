@@ -14,6 +14,10 @@ use crate::numeric::Numeric;
 use crate::text::TextOut;
 use crate::{err, ErrorReport, Result};
 
+/// The largest array index a jsonb subscript assignment pads an array to
+/// (bounding the memory one assignment takes).
+const MAX_PADDED: i64 = 1 << 24;
+
 /// A parsed JSON document.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Json {
@@ -725,6 +729,85 @@ impl Json {
         Ok(r)
     }
 
+    /// `j[path] := new`, as a jsonb subscript assignment sets a path: a
+    /// missing key is added, an array index past the end pads the array
+    /// with nulls, and what the rest of the path needs is created (an
+    /// array for a step that is an integer, else an object). A step into
+    /// a scalar, an array step that is no integer or a negative index
+    /// before the start is an error.
+    pub fn assign_path(&self, path: &[String], new: &Json) -> Result<Json> {
+        self.assign_rec(path, 1, new)
+    }
+
+    fn assign_rec(&self, path: &[String], level: usize, new: &Json) -> Result<Json> {
+        let Some((first, rest)) = path.split_first() else { return Ok(new.clone()) };
+        match self {
+            Json::Object(pairs) => {
+                let mut pairs = pairs.clone();
+                match pairs.iter().position(|(k, _)| k == first) {
+                    Some(i) => pairs[i].1 = pairs[i].1.assign_rec(rest, level + 1, new)?,
+                    None => {
+                        pairs.push((first.clone(), Json::created(rest, new)));
+                        canonicalize(&mut pairs);
+                    }
+                }
+                Ok(Json::Object(pairs))
+            }
+            Json::Array(items) => {
+                let Ok(i) = first.trim().parse::<i64>() else {
+                    return Err(err!(
+                        InvalidTextRepresentation,
+                        "path element at position {level} is not an integer: \"{first}\""
+                    ));
+                };
+                let n = items.len() as i64;
+                let idx = if i < 0 { n + i } else { i };
+                if idx < 0 {
+                    return Err(err!(
+                        InvalidParameterValue,
+                        "path element at position {level} is out of range: {i}"
+                    ));
+                }
+                if idx > MAX_PADDED {
+                    return Err(err!(
+                        ProgramLimitExceeded,
+                        "array index {idx} is past the most a subscript may pad to ({MAX_PADDED})"
+                    ));
+                }
+                let mut items = items.clone();
+                match items.get_mut(idx as usize) {
+                    Some(x) => *x = x.assign_rec(rest, level + 1, new)?,
+                    None => {
+                        items.resize(idx as usize, Json::Null);
+                        items.push(Json::created(rest, new));
+                    }
+                }
+                Ok(Json::Array(items))
+            }
+            _ => Err(err!(InvalidParameterValue, "cannot replace existing key").with_detail(
+                "The path assumes key is a composite object, but it is a scalar value.",
+            )),
+        }
+    }
+
+    /// `new` under the path `rest` in containers made for it: an array
+    /// (padded with nulls) for an integer step, an object for another.
+    fn created(rest: &[String], new: &Json) -> Json {
+        let mut v = new.clone();
+        for step in rest.iter().rev() {
+            v = match step.trim().parse::<i64>() {
+                Ok(i) if (0..=MAX_PADDED).contains(&i) => {
+                    let mut items = vec![Json::Null; i as usize];
+                    items.push(v);
+                    Json::Array(items)
+                }
+                Ok(_) => Json::Array(vec![v]),
+                Err(_) => Json::Object(vec![(step.clone(), v)]),
+            };
+        }
+        v
+    }
+
     /// jsonb_insert: `new` put at `path`: before (or with `after` after)
     /// an array element, or as a new key of an object (a key that exists
     /// is an error). An array index past either end puts it at that end.
@@ -1037,5 +1120,33 @@ mod tests {
         assert_eq!(json_member(arr, None, Some(-1)).expect("ok"), Some("null"));
         assert_eq!(json_text(r#""x\"y""#).expect("ok"), Some("x\"y".to_string()));
         assert_eq!(json_text("null").expect("ok"), None);
+    }
+
+    #[test]
+    fn subscript_assignment() {
+        let j = |s: &str| parse_jsonb(s).expect("jsonb");
+        let set = |doc: &str, path: &[&str], v: &str| {
+            let path: Vec<String> = path.iter().map(|p| p.to_string()).collect();
+            match j(doc).assign_path(&path, &j(v)) {
+                Ok(r) => r.to_text(),
+                Err(e) => format!("{} {}", e.code.code(), e.message),
+            }
+        };
+        assert_eq!(set(r#"{"a":1}"#, &["a"], "2"), r#"{"a": 2}"#);
+        assert_eq!(set(r#"{"a":1}"#, &["b", "c"], "3"), r#"{"a": 1, "b": {"c": 3}}"#);
+        assert_eq!(set("{}", &["n", "2", "m"], "1"), r#"{"n": [null, null, {"m": 1}]}"#);
+        assert_eq!(set("[1,2]", &["4"], "true"), "[1, 2, null, null, true]");
+        assert_eq!(set("[1,2]", &["-1"], "9"), "[1, 9]");
+        assert_eq!(
+            set("[1,2]", &["-3"], "9"),
+            "22023 path element at position 1 is out of range: -3"
+        );
+        assert_eq!(
+            set("[1,2]", &["q"], "9"),
+            r#"22P02 path element at position 1 is not an integer: "q""#
+        );
+        assert_eq!(set(r#"{"a":1}"#, &["a", "z"], "9"), "22023 cannot replace existing key");
+        assert_eq!(set("5", &["x"], "9"), "22023 cannot replace existing key");
+        assert_eq!(set(r#"{"a":[0]}"#, &["a", "0"], "[]"), r#"{"a": [[]]}"#);
     }
 }

@@ -135,6 +135,16 @@ impl Binder<'_> {
             let byte = Expr::Func(Func::Substr, args);
             return Ok((Expr::Cast(Box::new(byte), DataType::QChar), DataType::QChar));
         }
+        // jsonb: each subscript is `->` with a key or an index.
+        if ty == DataType::Jsonb {
+            let mut x = x;
+            for a in chain {
+                let (key, _) = self.jsonb_subscript(a, scope, agg)?;
+                let get = func::json::JsonFunc::Get(false);
+                x = Expr::Func(Func::Json(get), vec![x, key]);
+            }
+            return Ok((x, ty));
+        }
         let Some(elem) = ty.elem().cloned() else {
             bail!(
                 DatatypeMismatch,
@@ -173,6 +183,114 @@ impl Binder<'_> {
         let mut args = vec![x];
         args.extend(indexes);
         Ok((array_call(ArrayFunc::Subscript, args), elem))
+    }
+
+    /// One jsonb subscript: an integer (an array index; true) or text (a
+    /// key).
+    fn jsonb_subscript(
+        &mut self,
+        a: &ast::AccessExpr,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, bool)> {
+        let index = match a {
+            ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => index,
+            ast::AccessExpr::Subscript(ast::Subscript::Slice { .. }) => {
+                bail!(DatatypeMismatch, "jsonb subscript does not support slices")
+            }
+            ast::AccessExpr::Dot(_) => bail!(SyntaxError, "syntax error at or near \".\""),
+        };
+        let (k, kt) = self.expr_in(index, scope, agg)?;
+        match &kt {
+            DataType::Int2 | DataType::Int4 | DataType::Int8 => {
+                Ok((self.coerce(k, &kt, &DataType::Int4)?, true))
+            }
+            t if t.is_string() || *t == DataType::Unknown => {
+                Ok((self.coerce(k, &kt, &DataType::Text)?, false))
+            }
+            t => Err(err!(DatatypeMismatch, "subscript type {t} is not supported")
+                .with_hint("jsonb subscript must be coercible to either integer or text.")),
+        }
+    }
+
+    /// `"pg_subscript_assign"(base, value, column[subscripts])`, which a
+    /// subscripted SET target becomes (see `parse::subscripted_sets`):
+    /// `base` with the element the subscripts name set to `value`: an
+    /// array's element (a NULL array is an empty one) or a jsonb path (a
+    /// NULL jsonb an empty object, or array if the first subscript is an
+    /// integer).
+    pub(super) fn subscript_assign(
+        &mut self,
+        args: &[Option<&ast::Expr>],
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        let [Some(base), Some(value), Some(ast::Expr::CompoundFieldAccess { root, access_chain })] =
+            args
+        else {
+            bail!(InternalError, "a subscripted assignment without its parts");
+        };
+        let column = match root.as_ref() {
+            ast::Expr::Identifier(i) => ident(i),
+            other => other.to_string(),
+        };
+        let (b, bt) = self.expr_in(base, scope, agg)?;
+        let (v, vt) = self.expr_in(value, scope, agg)?;
+        let mismatch = |want: &DataType| {
+            err!(
+                DatatypeMismatch,
+                "subscripted assignment to \"{column}\" requires type {want} but expression is of type {vt}"
+            )
+            .with_hint("You will need to rewrite or cast the expression.")
+        };
+        if bt == DataType::Jsonb {
+            let mut keys = Vec::with_capacity(access_chain.len());
+            let mut by_index = None;
+            for a in access_chain {
+                let (key, int) = self.jsonb_subscript(a, scope, agg)?;
+                by_index.get_or_insert(int);
+                keys.push(key);
+            }
+            if !matches!(vt, DataType::Jsonb | DataType::Unknown) {
+                return Err(mismatch(&bt));
+            }
+            let v = self.coerce(v, &vt, &DataType::Jsonb)?;
+            let empty = match by_index.unwrap_or(false) {
+                true => sqltypes::json::Json::Array(Vec::new()),
+                false => sqltypes::json::Json::Object(Vec::new()),
+            };
+            let empty = Expr::Const(Value::Jsonb(Box::new(empty)));
+            let mut args = vec![Expr::Func(Func::Coalesce, vec![b, empty]), v];
+            args.extend(keys);
+            let assign = func::json::JsonFunc::Assign;
+            return Ok((Expr::Func(Func::Json(assign), args), bt));
+        }
+        let Some(elem) = bt.elem().cloned().filter(|_| matches!(bt, DataType::Array(_))) else {
+            bail!(
+                DatatypeMismatch,
+                "cannot subscript type {bt} because it does not support subscripting"
+            );
+        };
+        let mut at = Vec::with_capacity(access_chain.len());
+        for a in access_chain {
+            let ast::AccessExpr::Subscript(ast::Subscript::Index { index }) = a else {
+                bail!(FeatureNotSupported, "assignment to an array slice is not supported");
+            };
+            let (i, it) = self.expr_in(index, scope, agg)?;
+            at.push(
+                self.coerce(i, &it, &DataType::Int4).map_err(|_| {
+                    err!(DatatypeMismatch, "array subscript must have type integer")
+                })?,
+            );
+        }
+        let v = match vt {
+            DataType::Unknown => self.coerce(v, &vt, &elem)?,
+            _ => self.coerce(v, &vt, &elem).map_err(|_| mismatch(&elem))?,
+        };
+        let empty = sqltypes::array::ArrayValue::new(elem, Vec::new()).into_value();
+        let mut args = vec![Expr::Func(Func::Coalesce, vec![b, Expr::Const(empty)]), v];
+        args.extend(at);
+        Ok((array_call(ArrayFunc::Assign, args), bt))
     }
 
     /// `x op ANY (array)` / `x op ALL (array)`; with a subquery on the

@@ -88,6 +88,9 @@ impl Binder<'_> {
             };
             return Ok((Expr::Const(Value::Text(shown)), DataType::Text));
         }
+        if name == crate::parse::SUBSCRIPT_ASSIGN {
+            return self.subscript_assign(&args, scope, agg);
+        }
         if name == "pg_collation_for" {
             let [Some(a)] = args.as_slice() else {
                 bail!(

@@ -375,8 +375,8 @@ pub(super) async fn set_type<T: Txn>(
     cat: &Catalog,
     cur: &mut TableDef,
     name: &ast::Ident,
-    data_type: &ast::DataType,
-    using: Option<&ast::Expr>,
+    (data_type, using): (&ast::DataType, Option<&ast::Expr>),
+    eval: &crate::expr::EvalContext,
 ) -> Result<Vec<u64>> {
     let c = column(cur, name)?;
     let cname = cur.columns[c].name.clone();
@@ -464,12 +464,8 @@ pub(super) async fn set_type<T: Txn>(
         catalog::bind_checks(cat, cur)?;
     }
     let (_, fresh) = super::fresh_storage(txn, tenant, cur, 0).await?;
-    let ctx = crate::expr::EvalContext {
-        txn_time: sqltypes::datetime::now_micros(),
-        ..Default::default()
-    };
     super::rewrite(txn, tenant, &old, cur, &|row: &mut Vec<Value>| {
-        row[c] = convert.eval(row, &ctx)?;
+        row[c] = convert.eval(row, eval)?;
         Ok(())
     })
     .await?;

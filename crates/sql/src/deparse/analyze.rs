@@ -865,11 +865,11 @@ impl Analyzer<'_> {
             }),
             E::Between { expr, negated, low, high } => {
                 let x = self.expr(expr)?;
-                let (lo, hi, join, outer): (_, _, fn(Vec<Node>) -> Node, fn(Vec<Node>) -> Node) =
-                    match negated {
-                        false => (">=", "<=", Node::And, Node::Or),
-                        true => ("<", ">", Node::Or, Node::And),
-                    };
+                type Connective = fn(Vec<Node>) -> Node;
+                let (lo, hi, join, outer): (_, _, Connective, Connective) = match negated {
+                    false => (">=", "<=", Node::And, Node::Or),
+                    true => ("<", ">", Node::Or, Node::And),
+                };
                 let within = |low: &E, high: &E| -> R<Node> {
                     let a = self.op(lo, vec![x.clone(), self.expr(low)?])?;
                     let b = self.op(hi, vec![x.clone(), self.expr(high)?])?;

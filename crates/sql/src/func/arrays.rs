@@ -20,6 +20,10 @@ pub enum ArrayFunc {
     AnyAll(BinOp, bool),
     /// `a[i][j]...`
     Subscript,
+    /// `SET a[i][j]... = x`: (array, x, i, j, ...), the array with that
+    /// element set; the binder makes a NULL array an empty one of the
+    /// element type.
+    Assign,
     /// `a[lo:hi]` on a one-dimensional array; the flags say whether the
     /// lower and upper bounds are given (omitted ones are not passed).
     Slice(bool, bool),
@@ -293,6 +297,22 @@ pub fn call(f: ArrayFunc, args: Vec<Value>) -> Result<Value> {
             None => Value::Null,
         });
     }
+    if f == F::Assign {
+        let (Some(mut a), Some(v)) = (args.next(), args.next()) else {
+            bail!(InternalError, "an element assignment without its array and value")
+        };
+        let mut at = Vec::new();
+        for i in args {
+            match i {
+                Value::Int4(i) => at.push(i),
+                _ => bail!(NullValueNotAllowed, "array subscript in assignment must not be null"),
+            }
+        }
+        let Value::Array(arr) = &a else { bail!(InternalError, "an element assignment to {a:?}") };
+        let elem = arr.elem.clone();
+        sqltypes::array::set_element(&mut a, &elem, &at, v)?;
+        return Ok(a);
+    }
     if let F::Construct(nested) = f {
         let items: Vec<Value> = args.collect();
         // The element type as the values show it; the binder's cast around
@@ -308,7 +328,7 @@ pub fn call(f: ArrayFunc, args: Vec<Value>) -> Result<Value> {
     }
     let mut next = || args.next().unwrap_or(Value::Null);
     Ok(match f {
-        F::Construct(_) | F::Subscript => {
+        F::Construct(_) | F::Subscript | F::Assign => {
             bail!(InternalError, "{f:?} is evaluated above")
         }
         F::AnyAll(op, all) => {

@@ -51,6 +51,10 @@ pub enum JsonFunc {
     Set,
     /// jsonb_insert(target, path, value [, insert_after])
     Insert,
+    /// `SET j[k1][k2]... = x`: (jsonb, x, k1, k2, ...), the jsonb with
+    /// that path set (see `Json::assign_path`); the binder makes a NULL
+    /// jsonb an empty object or array, and x NULL is json's null.
+    Assign,
     /// json_object / jsonb_object (the flag: jsonb) of one text array of
     /// keys and values, or of a key array and a value array
     Object(bool),
@@ -237,6 +241,25 @@ fn texts(v: &Value) -> Vec<Option<String>> {
 /// rest return NULL on a NULL argument.
 pub fn call(f: JsonFunc, args: Vec<Value>, zone: &Zone) -> Result<Value> {
     use JsonFunc as F;
+    if f == F::Assign {
+        let mut path = Vec::with_capacity(args.len().saturating_sub(2));
+        for k in args.iter().skip(2) {
+            path.push(match k {
+                Value::Text(s) => s.clone(),
+                Value::Int4(i) => i.to_string(),
+                Value::Null => {
+                    bail!(NullValueNotAllowed, "jsonb subscript in assignment must not be null")
+                }
+                other => bail!(InternalError, "a jsonb subscript {other:?}"),
+            });
+        }
+        let new = match args.get(1) {
+            None | Some(Value::Null) => Json::Null,
+            Some(v) => tree(v, zone)?,
+        };
+        let Some(Value::Jsonb(j)) = args.first() else { return Ok(Value::Null) };
+        return Ok(jsonb(j.assign_path(&path, &new)?));
+    }
     let strict = !matches!(f, F::BuildObject(_) | F::BuildArray(_) | F::To(_));
     if strict && args.iter().any(Value::is_null) {
         // jsonb_set's create_missing NULL still gives NULL, as in PostgreSQL.
@@ -342,6 +365,7 @@ pub fn call(f: JsonFunc, args: Vec<Value>, zone: &Zone) -> Result<Value> {
             }
             _ => bail!(InvalidParameterValue, "cannot get array length of a scalar"),
         },
+        F::Assign => bail!(InternalError, "a jsonb subscript assignment is evaluated above"),
         F::Set => {
             let path: Vec<String> = texts(&arg(1)).into_iter().flatten().collect();
             let create = !matches!(args.get(3), Some(Value::Bool(false)));

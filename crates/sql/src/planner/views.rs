@@ -407,7 +407,7 @@ pub(super) fn instead(
             bail!(UndefinedColumn, "column \"{cn}\" of relation \"{}\" does not exist", v.name);
         };
         if targets.contains(&i) {
-            bail!(DuplicateColumn, "multiple assignments to same column \"{cn}\"");
+            bail!(SyntaxError, "multiple assignments to same column \"{cn}\"");
         }
         targets.push(i);
         // DEFAULT is the view column's default (set below).

@@ -222,22 +222,9 @@ pub fn plan_function(b: &mut Binder<'_>, call: &FromCall<'_>) -> Result<(Plan, S
 /// t(x)`): one row of its value, in a column named after the alias (or
 /// the function), with an ordinality of 1 if asked for.
 fn scalar_item(b: &mut Binder<'_>, call: &FromCall<'_>) -> Result<(Plan, Scope)> {
-    let arg = |e: &&ast::Expr| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr((*e).clone()));
-    let f = ast::Function {
-        name: ast::ObjectName::from(vec![ast::Ident::with_quote('"', call.name.as_str())]),
-        uses_odbc_syntax: false,
-        parameters: ast::FunctionArguments::None,
-        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
-            duplicate_treatment: None,
-            args: call.args.iter().map(arg).collect(),
-            clauses: Vec::new(),
-        }),
-        filter: None,
-        null_treatment: None,
-        over: None,
-        within_group: Vec::new(),
-    };
-    let (x, ty) = b.expr(&ast::Expr::Function(f), &Scope::default())?;
+    let args = call.args.iter().map(|e| (*e).clone()).collect();
+    let f = crate::parse::quoted_call(&call.name, args);
+    let (x, ty) = b.expr(&f, &Scope::default())?;
     let table = match call.alias {
         Some(a) => bind::ident(&a.name),
         None => call.name.clone(),
