@@ -25,6 +25,7 @@ const RELATIONS: &[&str] = &[
     "item_list",
     "events",
     "notes",
+    "labels",
     "shipments",
     "legacy",
 ];
@@ -123,6 +124,10 @@ fn compare(source: &TestServer, target: &TestServer) {
                         where adrelid = 'positive_orders'::regclass";
     value(view_default, "1");
     value("select obj_description('shop'::regnamespace, 'pg_namespace')", "the shop");
+    let collations = "select string_agg(c.collname, ',' order by a.attnum) from pg_attribute a \
+                      join pg_collation c on c.oid = a.attcollation \
+                      where a.attrelid = 'labels'::regclass and a.attnum > 0";
+    value(collations, "C,POSIX,default");
     violates("insert into reviews values (3, 99, null)", "reviews_item_fkey");
     violates("insert into shop.items (sku) values ('x1')", "items_sku_key");
     // The extensions came back, with their functions and the defaults

@@ -128,3 +128,7 @@ create table legacy (id int primary key, qty int, customer_id int, stamp timesta
 insert into legacy values (1, -5, 999, '2024-05-06 07:08:09.123', '2 days 00:00:03');
 alter table legacy add constraint legacy_qty_pos check (qty > 0) not valid;
 alter table legacy add constraint legacy_customer_fk foreign key (customer_id) references customers (id) not valid;
+-- Columns with a collation of their own: pg_dump writes COLLATE
+-- pg_catalog."C".
+create table labels (id int primary key, code text collate "C", tag varchar(10) collate "POSIX", plain text);
+insert into labels values (1, 'b', 'x', 'p');

@@ -473,12 +473,29 @@ pub(crate) const SQL_VALUE_FUNCTIONS: &[&str] = &[
 /// what the C collation (and "default" on a C-locale database) means;
 /// others are refused.
 pub fn collation(c: &ast::ObjectName) -> Result<()> {
-    let name = c.to_string().to_lowercase().replace('"', "");
+    let written = c.to_string().replace('"', "");
+    let name = written.to_lowercase();
     let name = name.strip_prefix("pg_catalog.").unwrap_or(&name);
     if !matches!(name, "default" | "c" | "posix") {
-        bail!(FeatureNotSupported, "collation \"{name}\" is not supported yet");
+        bail!(FeatureNotSupported, "collation \"{written}\" is not supported yet");
     }
     Ok(())
+}
+
+/// The collation a column of type `ty` declared `COLLATE c` has, when it
+/// is not the type's own: pg_collation's OID of "C" or "POSIX" (None for
+/// "default"). 42804 for a type without collations.
+pub fn column_collation(c: &ast::ObjectName, ty: &DataType) -> Result<Option<u32>> {
+    collation(c)?;
+    if crate::system::collation(ty) == 0 {
+        bail!(DatatypeMismatch, "collations are not supported by type {ty}");
+    }
+    let name = c.0.last().and_then(|p| p.as_ident()).map(|i| i.value.to_lowercase());
+    Ok(match name.as_deref() {
+        Some("c") => Some(950),
+        Some("posix") => Some(951),
+        _ => None,
+    })
 }
 
 /// Converts a built-in SQL type name to a [`DataType`].

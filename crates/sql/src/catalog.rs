@@ -501,6 +501,27 @@ pub struct ColumnDef {
     /// COMMENT ON COLUMN text.
     #[serde(default)]
     pub comment: Option<String>,
+    /// The column's collation when it is not its type's (COLLATE "C"):
+    /// pg_collation's OID, as pg_attribute.attcollation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collation: Option<u32>,
+}
+
+impl ColumnDef {
+    /// A nullable column of type `ty` without default, identity, comment
+    /// or collation of its own.
+    pub fn new(name: String, ty: TypeDef) -> ColumnDef {
+        ColumnDef {
+            name,
+            ty,
+            nullable: true,
+            default: None,
+            identity: None,
+            generated: false,
+            comment: None,
+            collation: None,
+        }
+    }
 }
 
 /// A serializable mirror of [`DataType`] for catalog storage.
@@ -718,15 +739,7 @@ impl Domain {
     /// The scope a domain's CHECK is bound in: one column, `value`.
     pub fn value_scope(ty: &DataType) -> crate::bind::Scope {
         let mut t = TableDef::new(String::new());
-        t.columns.push(ColumnDef {
-            name: "value".into(),
-            ty: TypeDef::from_type(ty),
-            nullable: true,
-            default: None,
-            identity: None,
-            generated: false,
-            comment: None,
-        });
+        t.columns.push(ColumnDef::new("value".into(), TypeDef::from_type(ty)));
         crate::select::table_scope(&t, "", &None)
     }
 
@@ -1573,13 +1586,8 @@ impl Catalog {
             .iter()
             .enumerate()
             .map(|(i, name)| ColumnDef {
-                name: name.clone(),
-                ty: TypeDef::from_type(&ty(i)),
-                nullable: true,
                 default: v.defaults.get(i).cloned().flatten(),
-                identity: None,
-                generated: false,
-                comment: None,
+                ..ColumnDef::new(name.clone(), TypeDef::from_type(&ty(i)))
             })
             .collect()
     }

@@ -696,15 +696,7 @@ async fn create_table_from<T: Txn>(
             None => bind::column_type(cat, &c.data_type)?,
         };
         let ty = def.to_type();
-        let mut col = ColumnDef {
-            name: cname,
-            ty: def,
-            nullable: true,
-            default: None,
-            identity: None,
-            generated: false,
-            comment: None,
-        };
+        let mut col = ColumnDef::new(cname, def);
         if serial.is_some() {
             owned.push((i, vec![]));
         }
@@ -755,6 +747,7 @@ async fn create_table_from<T: Txn>(
                     (*c.expr).clone(),
                     Some(col.name.clone()),
                 )),
+                ast::ColumnOption::Collation(c) => col.collation = bind::column_collation(c, &ty)?,
                 other => bail!(FeatureNotSupported, "column option not supported yet: {other}"),
             }
         }
@@ -1738,15 +1731,7 @@ pub async fn alter_table<T: Txn>(
                     None => bind::column_type(cat, &column_def.data_type)?,
                 };
                 let ty = def.to_type();
-                let mut col = ColumnDef {
-                    name: cname.clone(),
-                    ty: def,
-                    nullable: true,
-                    default: None,
-                    identity: None,
-                    generated: false,
-                    comment: None,
-                };
+                let mut col = ColumnDef::new(cname.clone(), def);
                 // SERIAL and IDENTITY: the options of the sequence to create.
                 let mut owns: Option<Vec<ast::SequenceOptions>> = serial.as_ref().map(|_| vec![]);
                 for opt in &column_def.options {
@@ -1777,6 +1762,9 @@ pub async fn alter_table<T: Txn>(
                             }
                             col.identity = Some(identity_kind(generated_as)?);
                             owns = Some(sequence_options.clone().unwrap_or_default());
+                        }
+                        ast::ColumnOption::Collation(c) => {
+                            col.collation = bind::column_collation(c, &ty)?
                         }
                         other => {
                             bail!(FeatureNotSupported, "column option not supported yet: {other}")

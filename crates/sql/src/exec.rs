@@ -1015,13 +1015,8 @@ mod tests {
     /// `left.0 = b.<col>` by hash.
     fn join_on(col: usize, kind: JoinKind) -> Join {
         let column = |name: &str| ColumnDef {
-            name: name.into(),
-            ty: TypeDef::from_type(&DataType::Int4),
             nullable: name != "id",
-            default: None,
-            identity: None,
-            generated: false,
-            comment: None,
+            ..ColumnDef::new(name.into(), TypeDef::from_type(&DataType::Int4))
         };
         let mut t = TableDef::new("b".into());
         t.columns = vec![column("id"), column("a_id")];

@@ -1406,12 +1406,11 @@ impl SystemTable {
                 }
             }
             PgCollation => {
-                for (oid, name, provider, enc) in
-                    [(100, "default", "d", -1), (950, "C", "c", -1), (951, "POSIX", "c", -1)]
-                {
+                for &(oid, name, provider) in COLLATIONS {
+                    let enc = -1;
                     let locale = if oid == 100 { Value::Null } else { t(name) };
                     rows.push(vec![
-                        i8(oid),
+                        i8(oid.into()),
                         t(name),
                         i8(PG_CATALOG_OID),
                         i8(10),
@@ -1619,7 +1618,7 @@ impl SystemTable {
                             Value::Int4(c.ty.to_type().elem().is_some() as i32),
                             t(&c.identity.map(String::from).unwrap_or_default()),
                             t(if c.generated { "s" } else { "" }),
-                            i8(collation(&c.ty.to_type())),
+                            i8(c.collation.map_or_else(|| collation(&c.ty.to_type()), i64::from)),
                         ]);
                         // pg_dump writes SET STATISTICS/STORAGE for values
                         // other than these defaults, and leaves a column
@@ -1906,8 +1905,14 @@ impl SystemTable {
                         ];
                         row.extend(type_facets(&ty, c.ty.time_precision()));
                         // interval_type and _precision, the character set's
-                        // and the collation's names: none
-                        row.extend(std::iter::repeat_n(Value::Null, 8));
+                        // names: none
+                        row.extend(std::iter::repeat_n(Value::Null, 5));
+                        // The collation's, when it is not the default.
+                        let collation = c.collation.unwrap_or(collation(&ty) as u32);
+                        row.extend(match COLLATIONS.iter().find(|c| c.0 == collation) {
+                            Some((oid, name, _)) if *oid != 100 => info_names("pg_catalog", name),
+                            _ => vec![Value::Null; 3],
+                        });
                         row.extend(match &c.ty.domain {
                             Some(d) => info_names(schema_of(catalog, d.def.namespace), &d.def.name),
                             None => vec![Value::Null, Value::Null, Value::Null],
@@ -2131,6 +2136,11 @@ fn io_type_oid(ty: &DataType) -> u32 {
         other => other.oid(),
     }
 }
+
+/// pg_collation's rows: OID, name, provider (Strata compares text by its
+/// bytes, which is what all three mean in a C-locale database).
+const COLLATIONS: &[(u32, &str, &str)] =
+    &[(100, "default", "d"), (950, "C", "c"), (951, "POSIX", "c")];
 
 /// The collation a value of type `ty` (or of its elements) has: `default`
 /// for the collatable string types, `C` for name, none (0) otherwise.

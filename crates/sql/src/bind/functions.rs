@@ -144,15 +144,36 @@ impl Binder<'_> {
                     n
                 })
             }
-            _ => match crate::system::collation(&t) {
-                100 => Some("default".to_string()),
-                950 => Some("C".to_string()),
-                _ if t == DataType::Unknown => None,
-                _ => bail!(DatatypeMismatch, "collations are not supported by type {t}"),
-            },
+            _ => {
+                let own = self.column_collation(written, scope);
+                match own.map_or_else(|| crate::system::collation(&t), i64::from) {
+                    100 => Some("default".to_string()),
+                    950 => Some("C".to_string()),
+                    951 => Some("POSIX".to_string()),
+                    _ if t == DataType::Unknown => None,
+                    _ => bail!(DatatypeMismatch, "collations are not supported by type {t}"),
+                }
+            }
         };
         let shown = name.map(|n| Value::Text(crate::builtins::quote_identifier(&n)));
         Ok((Expr::Const(shown.unwrap_or(Value::Null)), DataType::Text))
+    }
+
+    /// The collation of its own (see `ColumnDef::collation`) of the table
+    /// column `x` names, if it is one that has one.
+    fn column_collation(&self, x: &ast::Expr, scope: &Scope) -> Option<u32> {
+        let (q, name) = match x {
+            ast::Expr::Identifier(i) => (None, ident(i)),
+            ast::Expr::CompoundIdentifier(parts) => match parts.as_slice() {
+                [.., q, c] => (Some(ident(q)), ident(c)),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let col = &scope.cols[scope.resolve(q.as_deref(), &name).ok()?];
+        let table = self.catalog.table_by_oid(col.table_oid)?;
+        let column = table.columns.get(usize::try_from(col.column_id).ok()?.checked_sub(1)?)?;
+        column.collation
     }
 
     /// A built-in variadic call whose last argument is `VARIADIC array`
