@@ -970,7 +970,11 @@ impl<'a> Binder<'a> {
             E::Cast { expr, data_type: dt, .. } => {
                 let to = catalog_type(self.catalog, dt)?;
                 // `ARRAY[]::int[]`: an empty array takes the cast's type.
-                if let (E::Array(a), DataType::Array(_)) = (expr.as_ref(), &to) {
+                let mut inner = expr.as_ref();
+                while let E::Nested(x) = inner {
+                    inner = x;
+                }
+                if let (E::Array(a), DataType::Array(_)) = (inner, &to) {
                     if a.elem.is_empty() {
                         let elem = to.elem().cloned().unwrap_or(DataType::Text);
                         let empty = sqltypes::array::ArrayValue::new(elem, Vec::new());

@@ -596,6 +596,7 @@ fn is_operand(e: &Expr) -> bool {
             | Expr::Identifier(_)
             | Expr::CompoundIdentifier(_)
             | Expr::Function(_)
+            | Expr::Array(_)
             | Expr::Nested(_)
             | Expr::Cast { kind: CastKind::DoubleColon, .. }
     )

@@ -1005,10 +1005,20 @@ impl Analyzer<'_> {
             E::AllOp { left, compare_op, right } => self.any_all(left, compare_op, right, false),
             E::CompoundFieldAccess { root, access_chain } => {
                 let mut base = self.expr(root)?;
+                let jsonb = base.ty().oid == 3802;
                 let mut subs = Vec::new();
                 for a in access_chain {
                     let ast::AccessExpr::Subscript(s) = a else { return None };
                     subs.push(match s {
+                        // A jsonb subscript is an integer or text.
+                        ast::Subscript::Index { index } if jsonb => {
+                            let k = self.expr(index)?;
+                            let k = match k.ty().oid {
+                                21 | 23 | 20 => self.int4(k)?,
+                                _ => self.coerce(k, Ty::of(TEXT), Ctx::Implicit, false)?,
+                            };
+                            (None, Some(k), false)
+                        }
                         ast::Subscript::Index { index } => {
                             (None, Some(self.int4(self.expr(index)?)?), false)
                         }
@@ -1022,9 +1032,12 @@ impl Analyzer<'_> {
                         _ => return None,
                     });
                 }
-                let elem = self.elem(base.ty().oid)?;
                 let slice = subs.iter().any(|s| s.2);
-                let ty = if slice { base.ty() } else { Ty::of(elem) };
+                let ty = match jsonb || slice {
+                    true if jsonb && slice => return None,
+                    true => base.ty(),
+                    false => Ty::of(self.elem(base.ty().oid)?),
+                };
                 base = Node::Subscript(Box::new(base), subs, ty);
                 Some(base)
             }
