@@ -1055,7 +1055,7 @@ pub fn plan_from(b: &mut Binder<'_>, from: &[ast::TableWithJoins]) -> Result<(Pl
                 }
             }
             let right = plan_factor(b, &j.relation)?;
-            cur = join(b, cur, right, &j.join_operator)?;
+            cur = join(b, cur, right, &j.join_operator, &|b| plan_factor(b, &j.relation))?;
         }
         acc = Some(cur);
     }
@@ -1113,9 +1113,15 @@ fn lateral(
     b.outer.push(bind::OuterScope::new(left.1.clone()));
     let r = right(b).and_then(|(plan, rscope)| {
         let Some(on) = on else { return Ok((plan, rscope)) };
-        let (x, t) = b.expr(on, &rscope)?;
+        // Correlated subqueries in the condition read the item's row.
+        let mark = b.correlated.len();
+        let corr = b.corr.replace(CorrCtx { mark, width: rscope.cols.len() });
+        let bound = b.expr(on, &rscope);
+        b.corr = corr;
+        let (x, t) = bound?;
         let cond = b.coerce(x, &t, &DataType::Bool)?;
-        Ok((Plan::Filter(Box::new(plan), cond), rscope))
+        let subs = b.correlated.split_off(mark);
+        Ok((filter_with_subqueries(plan, cond, subs, &rscope.types()), rscope))
     });
     b.outer.pop();
     let (plan, rscope) = r?;
@@ -1133,11 +1139,15 @@ fn cross(left: (Plan, Scope), right: (Plan, Scope)) -> (Plan, Scope) {
     (plan, scope)
 }
 
+/// `left JOIN right ON/USING ...`. `replan` plans the right item again,
+/// for a LEFT JOIN whose condition has a subquery that reads both sides:
+/// that join is made a LATERAL one (see [`lateral`]).
 fn join(
     b: &mut Binder<'_>,
     left: (Plan, Scope),
     right: (Plan, Scope),
     op: &ast::JoinOperator,
+    replan: &dyn Fn(&mut Binder<'_>) -> Result<(Plan, Scope)>,
 ) -> Result<(Plan, Scope)> {
     use ast::JoinOperator as J;
     let left_width = left.1.cols.len();
@@ -1169,18 +1179,30 @@ fn join(
     if let Some(names) = using {
         return join_using(b, left, right, kind, &names);
     }
-    let mut scope = left.1;
+    let mut scope = left.1.clone();
     scope.cols.extend(right.1.cols);
     let on = match constraint {
         ast::JoinConstraint::On(e) => {
             // Correlated subqueries in the condition read the joined row.
-            let mark = b.correlated.len();
+            let (mark, init) = (b.correlated.len(), b.subqueries.len());
             let corr = b.corr.replace(CorrCtx { mark, width: scope.cols.len() });
             let bound = b.expr(e, &scope);
             b.corr = corr;
             let (x, t) = bound?;
             let cond = b.coerce(x, &t, &DataType::Bool)?;
             let subs = b.correlated.split_off(mark);
+            let both = |s: &Correlated| {
+                let mut reads = s.reads.clone();
+                if let Some((probe, _)) = &s.probe {
+                    reads.extend(probe.columns_read());
+                }
+                reads.iter().any(|&c| c < left_width) && reads.iter().any(|&c| c >= left_width)
+            };
+            if kind == JoinKind::Left && subs.iter().any(both) {
+                // Bound again, per left row, with the item.
+                b.subqueries.truncate(init);
+                return lateral(b, (left.0, left.1), Some(op), replan);
+            }
             if !subs.is_empty() {
                 let types = scope.types();
                 let plan =
