@@ -128,6 +128,14 @@ fn compare(source: &TestServer, target: &TestServer) {
                       join pg_collation c on c.oid = a.attcollation \
                       where a.attrelid = 'labels'::regclass and a.attnum > 0";
     value(collations, "C,POSIX,default");
+    let indexes = "select string_agg(indexdef, '; ' order by indexname) from pg_indexes \
+                   where indexname in ('labels_tag_like', 'orders_doc_gin', 'orders_tags_gin')";
+    value(
+        indexes,
+        "CREATE INDEX labels_tag_like ON public.labels USING btree (tag varchar_pattern_ops) \
+         INCLUDE (plain); CREATE INDEX orders_doc_gin ON public.orders USING gin (doc jsonb_path_ops); \
+         CREATE INDEX orders_tags_gin ON public.orders USING gin (tags)",
+    );
     violates("insert into reviews values (3, 99, null)", "reviews_item_fkey");
     violates("insert into shop.items (sku) values ('x1')", "items_sku_key");
     // The extensions came back, with their functions and the defaults

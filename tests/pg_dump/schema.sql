@@ -132,3 +132,8 @@ alter table legacy add constraint legacy_customer_fk foreign key (customer_id) r
 -- pg_catalog."C".
 create table labels (id int primary key, code text collate "C", tag varchar(10) collate "POSIX", plain text);
 insert into labels values (1, 'b', 'x', 'p');
+-- Index methods, operator classes and INCLUDE columns come back as
+-- written.
+create index labels_tag_like on labels (tag varchar_pattern_ops) include (plain);
+create index orders_doc_gin on orders using gin (doc jsonb_path_ops);
+create index orders_tags_gin on orders using gin (tags);

@@ -872,6 +872,17 @@ pub struct IndexDef {
     /// COMMENT ON INDEX text.
     #[serde(default)]
     pub comment: Option<String>,
+    /// The access method CREATE INDEX named when not btree (`gin`,
+    /// `hash`, ...): described only, the entries are kept as a btree's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Per key, the operator class named when not the type's default
+    /// (`varchar_pattern_ops`; empty: all defaults). Described only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub opclasses: Vec<Option<String>>,
+    /// The INCLUDE columns' positions (stored in no entry).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<usize>,
 }
 
 /// The `columns` entry of an index key that is an expression.
@@ -889,6 +900,28 @@ pub struct BoundIndex {
 }
 
 impl IndexDef {
+    /// A btree index on `columns` stored (and numbered) at `id`, without
+    /// expressions, condition or options.
+    pub fn new(id: u64, name: String, columns: Vec<usize>, unique: bool) -> IndexDef {
+        IndexDef {
+            oid: id as u32,
+            name,
+            columns,
+            exprs: vec![],
+            predicate: None,
+            bound: None,
+            options: vec![],
+            unique,
+            constraint: false,
+            storage: id,
+            deferral: None,
+            comment: None,
+            method: None,
+            opclasses: vec![],
+            include: vec![],
+        }
+    }
+
     /// A plain index: every key a column, no WHERE.
     pub fn is_plain(&self) -> bool {
         self.exprs.is_empty() && self.predicate.is_none()

@@ -27,6 +27,8 @@ use crate::exec::{after, SCAN_BATCH};
 use crate::sequence::{self, SequenceDef};
 use crate::{bail, err};
 
+/// Index access methods and operator classes.
+pub mod access_methods;
 /// ALTER TABLE column and name changes.
 mod alter;
 /// Who may run which DDL.
@@ -521,13 +523,19 @@ fn new_name(cat: &Catalog, name: &ast::ObjectName) -> Result<(u32, String)> {
 /// CREATE INDEX's keys: each a column, or an expression (stored as text)
 /// bound over the table's row; with the name part each gives a generated
 /// index name (the column's, the function's, else `expr`).
+/// CREATE INDEX's keys: (column positions, [`catalog::EXPRESSION_KEY`]
+/// for an expression; the expressions' stored text; the names the index's
+/// own name is made of; each key's type).
+type IndexKeys = (Vec<usize>, Vec<String>, Vec<String>, Vec<DataType>);
+
 fn index_keys(
     cat: &Catalog,
     t: &TableDef,
     cols: &[ast::IndexColumn],
     scope: &Scope,
-) -> Result<(Vec<usize>, Vec<String>, Vec<String>)> {
-    let (mut columns, mut exprs, mut names) = (Vec::new(), Vec::new(), Vec::new());
+) -> Result<IndexKeys> {
+    let (mut columns, mut exprs, mut names, mut types) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for c in cols {
         let mut e = &c.column.expr;
         while let ast::Expr::Nested(inner) = e {
@@ -540,9 +548,10 @@ fn index_keys(
                 .ok_or_else(|| err!(UndefinedColumn, "column \"{n}\" does not exist"))?;
             columns.push(col);
             names.push(n);
+            types.push(t.columns[col].ty.to_type());
             continue;
         }
-        catalog::index_expr(cat, e, scope, false)?;
+        types.push(catalog::index_expr(cat, e, scope, false)?.1);
         columns.push(catalog::EXPRESSION_KEY);
         exprs.push(crate::deparse::stored_text(cat, e));
         let name = match crate::select::derive_name(e) {
@@ -551,7 +560,7 @@ fn index_keys(
         };
         names.push(name);
     }
-    Ok((columns, exprs, names))
+    Ok((columns, exprs, names, types))
 }
 
 /// CREATE INDEX's ASC/DESC and NULLS FIRST/LAST per key, as
@@ -799,18 +808,9 @@ async fn create_table_from<T: Txn>(
         let colnames: Vec<&str> = cols.iter().map(|&c| t.columns[c].name.as_str()).collect();
         let iname = uname.unwrap_or_else(|| format!("{name}_{}_key", colnames.join("_")));
         t.indexes.push(IndexDef {
-            oid: id as u32,
-            name: iname,
-            columns: cols,
-            exprs: vec![],
-            predicate: None,
-            bound: None,
-            options: vec![],
-            unique: true,
             constraint: true,
-            storage: id,
             deferral,
-            comment: None,
+            ..IndexDef::new(id, iname, cols, true)
         });
         fresh.push(id);
     }
@@ -1506,7 +1506,27 @@ pub async fn create_index<T: Txn>(
         bail!(FeatureNotSupported, "NULLS NOT DISTINCT indexes are not supported yet");
     }
     let scope = crate::select::table_scope(&t, &t.name, &None);
-    let (cols, exprs, names) = index_keys(cat, &t, &ci.columns, &scope)?;
+    let (cols, exprs, names, types) = index_keys(cat, &t, &ci.columns, &scope)?;
+    let method = access_methods::method(ci.using.as_ref(), ci.unique, cols.len())?;
+    let mut opclasses = Vec::with_capacity(cols.len());
+    for (c, ty) in ci.columns.iter().zip(&types) {
+        let class = c.operator_class.as_ref();
+        opclasses.push(access_methods::opclass(method.as_deref(), ty, class)?);
+    }
+    if opclasses.iter().all(Option::is_none) {
+        opclasses.clear();
+    }
+    // INCLUDE columns name the index too.
+    let mut include = Vec::with_capacity(ci.include.len());
+    let mut names = names;
+    for i in &ci.include {
+        let n = bind::ident(i);
+        let c = t
+            .column_index(&n)
+            .ok_or_else(|| err!(UndefinedColumn, "column \"{n}\" does not exist"))?;
+        include.push(c);
+        names.push(n);
+    }
     let predicate = match &ci.predicate {
         Some(p) => {
             catalog::index_expr(cat, p, &scope, true)?;
@@ -1537,18 +1557,13 @@ pub async fn create_index<T: Txn>(
     let id = alloc(txn, tenant, 1).await?;
     let mut nt = (*t).clone();
     nt.indexes.push(IndexDef {
-        oid: id as u32,
-        name: iname.clone(),
-        columns: cols,
         exprs,
         predicate,
-        bound: None,
         options: index_options(&ci.columns),
-        unique: ci.unique,
-        constraint: false,
-        storage: id,
-        deferral: None,
-        comment: None,
+        method,
+        opclasses,
+        include,
+        ..IndexDef::new(id, iname.clone(), cols, ci.unique)
     });
     catalog::bind_checks(cat, &mut nt)?;
     // Build the entries from the existing rows.

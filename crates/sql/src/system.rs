@@ -13,6 +13,7 @@ use sqltypes::{DataType, Value};
 use crate::catalog::{
     Catalog, ColumnDef, ForeignKeyDef, TableDef, UserTypeKind, PUBLIC_NAMESPACE_OID,
 };
+use crate::ddl::access_methods;
 
 // pg_locks and pg_stat_activity: the sessions' locks and what they do.
 pub mod activity;
@@ -1297,6 +1298,17 @@ impl SystemTable {
                             if kind != "i" {
                                 row[27] = rel.access().acl_value();
                             }
+                            // An index's access method, its key and
+                            // INCLUDE columns.
+                            if let crate::catalog::Relation::Index(t, i) = &rel {
+                                let idx = i.map(|i| &t.indexes[i]);
+                                let method = idx.and_then(|i| i.method.as_deref());
+                                row[5] = i8(access_methods::method_oid(method).into());
+                                row[11] = Value::Int2(match idx {
+                                    Some(i) => (i.columns.len() + i.include.len()) as i16,
+                                    None => t.primary_key.len() as i16,
+                                });
+                            }
                         }
                         row
                     };
@@ -1401,8 +1413,10 @@ impl SystemTable {
                 }
             }
             PgAm => {
-                for (oid, name, kind, handler) in [(2, "heap", "t", 3), (403, "btree", "i", 330)] {
-                    rows.push(vec![i8(oid), t(name), t(kind), builtin_rows::regproc(handler)]);
+                rows.push(vec![i8(2), t("heap"), t("t"), builtin_rows::regproc(3)]);
+                for m in access_methods::METHODS {
+                    let handler = builtin_rows::regproc(m.handler);
+                    rows.push(vec![i8(m.oid.into()), t(m.name), t("i"), handler]);
                 }
             }
             PgCollation => {
@@ -1603,7 +1617,18 @@ impl SystemTable {
                 }
             }
             PgAttribute => {
-                for (oid, _, _, columns) in relation_columns(catalog) {
+                // Indexes have attributes too: their keys and INCLUDE
+                // columns.
+                let indexes = catalog
+                    .tables
+                    .values()
+                    .flat_map(|t| index_attributes(t))
+                    .map(|(oid, columns)| (oid, Cow::Owned(columns)));
+                for (oid, columns) in relation_columns(catalog)
+                    .into_iter()
+                    .map(|(oid, _, _, columns)| (oid, columns))
+                    .chain(indexes)
+                {
                     for (i, c) in columns.iter().enumerate() {
                         rows.push(vec![
                             i8(oid as i64),
@@ -2142,6 +2167,68 @@ fn io_type_oid(ty: &DataType) -> u32 {
 const COLLATIONS: &[(u32, &str, &str)] =
     &[(100, "default", "d"), (950, "C", "c"), (951, "POSIX", "c")];
 
+/// The attributes of `t`'s indexes (its primary key's first), by index
+/// OID: each key as a column of the type the index stores (a gin index's
+/// operator class's, for jsonb and arrays), named after its column, or
+/// its expression as CREATE INDEX names an index after it (`lower`,
+/// `expr`), made unique with a number; then the INCLUDE columns.
+fn index_attributes(t: &TableDef) -> Vec<(u32, Vec<ColumnDef>)> {
+    let mut out = Vec::new();
+    if t.pkey_name.is_some() {
+        let columns = t.primary_key.iter().map(|&c| ColumnDef {
+            nullable: true,
+            default: None,
+            identity: None,
+            generated: false,
+            comment: None,
+            ..t.columns[c].clone()
+        });
+        out.push((t.pkey_oid, columns.collect()));
+    }
+    for idx in &t.indexes {
+        let types = idx.key_types(t);
+        let mut exprs = idx.exprs.iter();
+        let mut columns: Vec<ColumnDef> = Vec::new();
+        for (k, &c) in idx.columns.iter().chain(&idx.include).enumerate() {
+            let (name, ty) = match c {
+                crate::catalog::EXPRESSION_KEY => {
+                    let e = exprs.next().and_then(|e| crate::parse::expr_text(e).ok());
+                    let name = match e.as_ref().map(crate::select::derive_name) {
+                        Some(n) if n != "?column?" => n,
+                        _ => "expr".to_string(),
+                    };
+                    let ty = types.get(k).cloned().unwrap_or(DataType::Text);
+                    (name, crate::catalog::TypeDef::from_type(&ty))
+                }
+                c => (t.columns[c].name.clone(), t.columns[c].ty.clone()),
+            };
+            // gin keeps a jsonb's keys and values as text (jsonb_ops) or
+            // hashes (jsonb_path_ops), an array's elements as themselves;
+            // hash keeps hashes.
+            let stored = match (idx.method.as_deref(), ty.to_type()) {
+                (Some("hash"), _) => Some(DataType::Int4),
+                (Some("gin"), DataType::Jsonb) => match idx.opclasses.get(k) {
+                    Some(Some(_)) => Some(DataType::Int4),
+                    _ => Some(DataType::Text),
+                },
+                (Some("gin"), DataType::Array(e)) => Some(*e),
+                _ => None,
+            };
+            let ty = stored.map_or(ty, |s| crate::catalog::TypeDef::from_type(&s));
+            let mut unique = name.clone();
+            let mut n = 0;
+            while columns.iter().any(|c| c.name == unique) {
+                n += 1;
+                unique = format!("{name}{n}");
+            }
+            let collation = t.columns.get(c).and_then(|c| c.collation);
+            columns.push(ColumnDef { collation, ..ColumnDef::new(unique, ty) });
+        }
+        out.push((idx.oid, columns));
+    }
+    out
+}
+
 /// The collation a value of type `ty` (or of its elements) has: `default`
 /// for the collatable string types, `C` for name, none (0) otherwise.
 pub(crate) fn collation(ty: &DataType) -> i64 {
@@ -2570,12 +2657,13 @@ fn index_row(
     };
     let ty = |i: usize| types[i].clone();
     let collation = |i: usize| collation(&ty(i)) as u32;
+    let include = idx.map_or(&[][..], |i| &i.include[..]);
     let mut row = vec![
         Value::Int8(oid as i64),
         Value::Int8(tb.oid as i64),
         Value::Bool(unique),
         Value::Bool(primary),
-        Value::Int2(n),
+        Value::Int2(n + include.len() as i16),
         Value::Int2(n),
     ];
     // indisexclusion, indimmediate, indisclustered, indisvalid, indisready,
@@ -2587,11 +2675,13 @@ fn index_row(
     for b in [false, immediate, false, true, true, true, false, false] {
         row.push(Value::Bool(b));
     }
-    // indkey: 0 for an expression key, as in PostgreSQL.
-    row.push(int2s(&|i| match columns[i] {
-        crate::catalog::EXPRESSION_KEY => 0,
-        c => c as i16 + 1,
-    }));
+    // indkey: 0 for an expression key, as in PostgreSQL; then the INCLUDE
+    // columns.
+    let keys = columns.iter().chain(include).map(|&c| match c {
+        crate::catalog::EXPRESSION_KEY => Value::Int2(0),
+        c => Value::Int2(c as i16 + 1),
+    });
+    row.push(sqltypes::array::vector(DataType::Int2, keys.collect()));
     row.push(oids(&collation));
     row.push(oids(&|i| default_opclass(&ty(i))));
     row.push(int2s(&|i| idx.and_then(|x| x.options.get(i).copied()).unwrap_or(0)));

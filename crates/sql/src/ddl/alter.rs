@@ -227,18 +227,9 @@ pub(super) async fn add_unique<T: Txn>(
     }
     let id = super::alloc(txn, tenant, 1).await?;
     let idx = IndexDef {
-        oid: id as u32,
-        name: name.clone(),
-        columns: cols,
-        exprs: vec![],
-        predicate: None,
-        bound: None,
-        options: vec![],
-        unique: true,
         constraint: true,
-        storage: id,
         deferral: super::deferral(&u.characteristics)?,
-        comment: None,
+        ..IndexDef::new(id, name.clone(), cols, true)
     };
     let only_new = TableDef { indexes: vec![idx.clone()], ..cur.clone() };
     super::build_index(txn, tenant, &only_new, &name).await?;

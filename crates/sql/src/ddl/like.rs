@@ -168,7 +168,8 @@ fn column_type(cat: &Catalog, c: &crate::catalog::ColumnDef) -> String {
     }
 }
 
-/// `CREATE [UNIQUE] INDEX ON table (keys) [WHERE ...]` for index `i` of
+/// `CREATE [UNIQUE] INDEX ON table USING method (keys) [INCLUDE (...)]
+/// [WHERE ...]` for index `i` of
 /// `src` on the new table `table` (named as CREATE INDEX names it).
 fn index_statement(
     src: &TableDef,
@@ -182,6 +183,10 @@ fn index_statement(
             EXPRESSION_KEY => format!("({})", exprs.next().map(String::as_str).unwrap_or("NULL")),
             c => quote_ident(&src.columns[c].name),
         };
+        if let Some(Some(class)) = i.opclasses.get(k) {
+            key.push(' ');
+            key.push_str(class);
+        }
         let option = i.options.get(k).copied().unwrap_or(0);
         if option & 1 != 0 {
             key.push_str(" DESC");
@@ -194,7 +199,13 @@ fn index_statement(
         keys.push(key);
     }
     let unique = if i.unique { "UNIQUE " } else { "" };
-    let mut sql = format!("CREATE {unique}INDEX ON {table} ({})", keys.join(", "));
+    let method = i.method.as_deref().unwrap_or("btree");
+    let mut sql = format!("CREATE {unique}INDEX ON {table} USING {method} ({})", keys.join(", "));
+    if !i.include.is_empty() {
+        let names: Vec<String> =
+            i.include.iter().map(|&c| quote_ident(&src.columns[c].name)).collect();
+        sql.push_str(&format!(" INCLUDE ({})", names.join(", ")));
+    }
     if let Some(p) = &i.predicate {
         sql.push_str(&format!(" WHERE {p}"));
     }

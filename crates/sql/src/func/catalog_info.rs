@@ -205,13 +205,20 @@ pub fn index_def(cat: &Catalog, oid: u32, column: usize, pretty: bool) -> Option
                 }
                 c => quote_ident(&t.columns[c].name),
             });
+            let k = keys.len() - 1;
+            let last = keys.last_mut()?;
+            // An operator class other than the type's default.
+            let class = idx.and_then(|i| i.opclasses.get(k)).and_then(Option::as_deref);
+            if let (0, Some(class)) = (column, class) {
+                last.push(' ');
+                last.push_str(class);
+            }
             // ASC NULLS LAST and DESC NULLS FIRST are the defaults; a
             // single key is shown without them.
             let option = match column {
-                0 => idx.and_then(|i| i.options.get(keys.len() - 1)).copied().unwrap_or(0),
+                0 => idx.and_then(|i| i.options.get(k)).copied().unwrap_or(0),
                 _ => 0,
             };
-            let last = keys.last_mut()?;
             match (option & 1 != 0, option & 2 != 0) {
                 (true, true) => last.push_str(" DESC"),
                 (true, false) => last.push_str(" DESC NULLS LAST"),
@@ -219,11 +226,14 @@ pub fn index_def(cat: &Catalog, oid: u32, column: usize, pretty: bool) -> Option
                 (false, false) => {}
             }
         }
+        let include: Vec<String> = idx
+            .map(|i| i.include.iter().map(|&c| quote_ident(&t.columns[c].name)).collect())
+            .unwrap_or_default();
         if column > 0 {
-            return keys.into_iter().nth(column - 1);
+            return keys.into_iter().chain(include).nth(column - 1);
         }
         let mut def = format!(
-            "CREATE {}INDEX {} ON {} USING btree ({})",
+            "CREATE {}INDEX {} ON {} USING {} ({})",
             if unique { "UNIQUE " } else { "" },
             quote_ident(&name),
             // The pretty form names the table as the search path finds it.
@@ -231,8 +241,12 @@ pub fn index_def(cat: &Catalog, oid: u32, column: usize, pretty: bool) -> Option
                 true => quote_ident(&t.name),
                 false => qualified_name(cat, t.namespace, &t.name),
             },
+            idx.and_then(|i| i.method.as_deref()).unwrap_or("btree"),
             keys.join(", ")
         );
+        if !include.is_empty() {
+            def.push_str(&format!(" INCLUDE ({})", include.join(", ")));
+        }
         if let Some(p) = idx.and_then(|i| i.predicate.as_deref()) {
             let shown = crate::deparse::pg_expr(cat, t, p, Role::Condition, pretty);
             def.push_str(&match (shown, pretty) {
