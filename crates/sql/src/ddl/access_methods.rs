@@ -151,10 +151,8 @@ pub fn opclass(
     class: Option<&ast::ObjectName>,
 ) -> Result<Option<String>> {
     let m = method.unwrap_or("btree");
-    let named = match class {
-        Some(c) => Some(c.0.last().and_then(|p| p.as_ident()).map(bind::ident).unwrap_or_default()),
-        None => None,
-    };
+    let named =
+        class.map(|c| c.0.last().and_then(|p| p.as_ident()).map(bind::ident).unwrap_or_default());
     let Some(named) = named else {
         if has_default(m, ty) {
             return Ok(None);
