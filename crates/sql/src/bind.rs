@@ -995,7 +995,7 @@ impl<'a> Binder<'a> {
                     ast::Value::SingleQuotedString(s) => s.clone(),
                     other => bail!(SyntaxError, "syntax error at or near \"{other}\""),
                 };
-                let x = self.coerce(Expr::Const(Value::Text(s)), &DataType::Unknown, &to)?;
+                let x = self.explicit_cast(Expr::Const(Value::Text(s)), &DataType::Unknown, &to)?;
                 Ok((self.to_domain(x, &ts.data_type)?, to))
             }
             E::AtTimeZone { timestamp, time_zone } => {

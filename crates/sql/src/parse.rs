@@ -538,9 +538,10 @@ fn typed_literals(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         let prev = out.iter().rev().find(|t| solid(t));
         let after_name = prev
             .is_some_and(|p| matches!(&p.token, Token::Word(w) if w.keyword == Keyword::NoKeyword));
-        let is_type = matches!(&t.token, Token::Word(w) if w.quote_style.is_none()
-            && (w.value.eq_ignore_ascii_case("inet") || w.value.eq_ignore_ascii_case("cidr")
-                || (w.keyword == Keyword::NoKeyword && !after_name)));
+        let is_type = matches!(&t.token, Token::Word(w) if (w.quote_style.is_none()
+            && (["inet", "cidr", "name"].iter().any(|k| w.value.eq_ignore_ascii_case(k))
+                || (w.keyword == Keyword::NoKeyword && !after_name)))
+            || (w.quote_style == Some('"') && w.value == "char"));
         // Not a name after `::`, `.` or AS (a cast or an alias).
         let after_name_context = prev.is_some_and(|p| {
             matches!(p.token, Token::DoubleColon | Token::Period)
