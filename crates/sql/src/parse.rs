@@ -446,6 +446,7 @@ fn parse_piece(
     let stmt = match own {
         Some(s) => s,
         None => {
+            clause_after_from(sql, &words)?;
             let dialect = PostgreSqlDialect {};
             let mut parser = Parser::new(&dialect).with_recursion_limit(MAX_RECURSION);
             let tokens = top_level_lock_clause(sql_tokens(piece))?;
@@ -2508,6 +2509,33 @@ fn do_block(words: &[&TokenWithSpan]) -> Result<Stmt> {
 
 /// SET CONSTRAINTS { ALL | name \[, ...\] } { DEFERRED | IMMEDIATE }.
 /// A syntax error at token `t` of `sql` (None: at its end).
+/// A reserved word that starts a clause right after FROM (`SELECT FROM
+/// FROM t`, `... FROM WHERE`) is a syntax error there, as in PostgreSQL,
+/// where it can be neither a table nor an expression; sqlparser would
+/// read it as a table's name. (Not GROUP: `REVOKE ... FROM GROUP r`.)
+fn clause_after_from(sql: &str, words: &[&TokenWithSpan]) -> Result<()> {
+    const CLAUSES: &[Keyword] = &[
+        Keyword::FROM,
+        Keyword::WHERE,
+        Keyword::HAVING,
+        Keyword::ORDER,
+        Keyword::LIMIT,
+        Keyword::OFFSET,
+        Keyword::UNION,
+        Keyword::INTERSECT,
+        Keyword::EXCEPT,
+        Keyword::WINDOW,
+        Keyword::SELECT,
+        Keyword::INTO,
+    ];
+    for w in words.windows(2) {
+        if keyword(w[0], Keyword::FROM) && CLAUSES.iter().any(|&k| keyword(w[1], k)) {
+            return Err(syntax_at(sql, Some(&w[1])));
+        }
+    }
+    Ok(())
+}
+
 fn syntax_at(sql: &str, t: Option<&&TokenWithSpan>) -> Error {
     let mut e = match t {
         Some(t) => err!(SyntaxError, "syntax error at or near \"{}\"", t.token),
