@@ -543,9 +543,7 @@ fn index_keys(
         }
         if let ast::Expr::Identifier(i) = e {
             let n = bind::ident(i);
-            let col = t
-                .column_index(&n)
-                .ok_or_else(|| err!(UndefinedColumn, "column \"{n}\" does not exist"))?;
+            let col = column_named(t, &n)?;
             columns.push(col);
             names.push(n);
             types.push(t.columns[col].ty.to_type());
@@ -561,6 +559,12 @@ fn index_keys(
         names.push(name);
     }
     Ok((columns, exprs, names, types))
+}
+
+/// The position of `t`'s column `n` (42703 if there is none), as CREATE
+/// INDEX names a key or INCLUDE column.
+fn column_named(t: &TableDef, n: &str) -> Result<usize> {
+    t.column_index(n).ok_or_else(|| err!(UndefinedColumn, "column \"{n}\" does not exist"))
 }
 
 /// CREATE INDEX's ASC/DESC and NULLS FIRST/LAST per key, as
@@ -1521,10 +1525,7 @@ pub async fn create_index<T: Txn>(
     let mut names = names;
     for i in &ci.include {
         let n = bind::ident(i);
-        let c = t
-            .column_index(&n)
-            .ok_or_else(|| err!(UndefinedColumn, "column \"{n}\" does not exist"))?;
-        include.push(c);
+        include.push(column_named(&t, &n)?);
         names.push(n);
     }
     let predicate = match &ci.predicate {

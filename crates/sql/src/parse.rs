@@ -1064,15 +1064,7 @@ fn variadic_arguments(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             }
         }
         let Some(end) = end else { continue };
-        let span = out[at].span;
-        out.insert(end, TokenWithSpan { token: Token::RParen, span });
-        out.splice(
-            at..=at,
-            [
-                TokenWithSpan { token: Token::make_word(VARIADIC, Some('"')), span },
-                TokenWithSpan { token: Token::LParen, span },
-            ],
-        );
+        wrap_in_marker(&mut out, at, end, VARIADIC);
     }
     out
 }
@@ -1415,17 +1407,23 @@ fn between_symmetric(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             depth == 0 && keyword(&out[i], Keyword::AND)
         });
         let Some(and) = and else { continue };
-        let span = out[at].span;
-        out.insert(and, TokenWithSpan { token: Token::RParen, span });
-        out.splice(
-            at..=at,
-            [
-                TokenWithSpan { token: Token::make_word(SYMMETRIC, Some('"')), span },
-                TokenWithSpan { token: Token::LParen, span },
-            ],
-        );
+        wrap_in_marker(&mut out, at, and, SYMMETRIC);
     }
     out
+}
+
+/// Replaces the token at `at` with `"marker"(` and closes the call before
+/// the token at `end`: the tokens between become its argument.
+fn wrap_in_marker(out: &mut Vec<TokenWithSpan>, at: usize, end: usize, marker: &str) {
+    let span = out[at].span;
+    out.insert(end, TokenWithSpan { token: Token::RParen, span });
+    out.splice(
+        at..=at,
+        [
+            TokenWithSpan { token: Token::make_word(marker, Some('"')), span },
+            TokenWithSpan { token: Token::LParen, span },
+        ],
+    );
 }
 
 /// Rewrites `COLLATION FOR (x)` as `pg_collation_for(x)`, the function

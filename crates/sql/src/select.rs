@@ -1179,7 +1179,7 @@ fn join(
     if let Some(names) = using {
         return join_using(b, left, right, kind, &names);
     }
-    let mut scope = left.1.clone();
+    let mut scope = left.1;
     scope.cols.extend(right.1.cols);
     let on = match constraint {
         ast::JoinConstraint::On(e) => {
@@ -1192,16 +1192,14 @@ fn join(
             let cond = b.coerce(x, &t, &DataType::Bool)?;
             let subs = b.correlated.split_off(mark);
             let both = |s: &Correlated| {
-                let mut reads = s.reads.clone();
-                if let Some((probe, _)) = &s.probe {
-                    reads.extend(probe.columns_read());
-                }
+                let reads = correlated_reads(s);
                 reads.iter().any(|&c| c < left_width) && reads.iter().any(|&c| c >= left_width)
             };
             if kind == JoinKind::Left && subs.iter().any(both) {
                 // Bound again, per left row, with the item.
                 b.subqueries.truncate(init);
-                return lateral(b, (left.0, left.1), Some(op), replan);
+                scope.cols.truncate(left_width);
+                return lateral(b, (left.0, scope), Some(op), replan);
             }
             if !subs.is_empty() {
                 let types = scope.types();
@@ -1239,11 +1237,7 @@ fn join_with_subqueries(
     let rw = w - lw;
     let (mut lsubs, mut rsubs, mut place) = (Vec::new(), Vec::new(), Vec::new());
     for s in subs {
-        // The columns it reads: the subquery's, and an IN's left operand's.
-        let mut reads = s.reads.clone();
-        if let Some((probe, _)) = &s.probe {
-            reads.extend(probe.columns_read());
-        }
+        let reads = correlated_reads(&s);
         if reads.iter().all(|&c| c < lw) {
             place.push(lw + lsubs.len());
             lsubs.push(s);
@@ -1282,6 +1276,16 @@ fn join_with_subqueries(
     let join = joins::make_join(left, right, kind, Some(cond), &join_types, lw + nl);
     let kept = (0..lw).chain(lw + nl..lw + nl + rw).map(Expr::Column).collect();
     Ok(Plan::Project(Box::new(join), kept))
+}
+
+/// The columns of the joined row a correlated subquery of a join's
+/// condition reads: the subquery's, and an IN's left operand's.
+fn correlated_reads(s: &Correlated) -> Vec<usize> {
+    let mut reads = s.reads.clone();
+    if let Some((probe, _)) = &s.probe {
+        reads.extend(probe.columns_read());
+    }
+    reads
 }
 
 /// One side of a join (the columns `cols` of the joined row of `width`)
