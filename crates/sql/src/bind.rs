@@ -469,33 +469,30 @@ pub(crate) const SQL_VALUE_FUNCTIONS: &[&str] = &[
     "localtimestamp",
 ];
 
-/// Checks a COLLATE clause's collation: text compares bytewise, which is
-/// what the C collation (and "default" on a C-locale database) means;
-/// others are refused.
-pub fn collation(c: &ast::ObjectName) -> Result<()> {
+/// Checks a COLLATE clause's collation and gives its pg_collation OID:
+/// text compares bytewise, which is what the C collation (and "default"
+/// on a C-locale database) means; others are refused.
+pub fn collation(c: &ast::ObjectName) -> Result<u32> {
     let written = c.to_string().replace('"', "");
-    let name = written.to_lowercase();
-    let name = name.strip_prefix("pg_catalog.").unwrap_or(&name);
-    if !matches!(name, "default" | "c" | "posix") {
-        bail!(FeatureNotSupported, "collation \"{written}\" is not supported yet");
+    let name = match written.get(..11) {
+        Some(p) if p.eq_ignore_ascii_case("pg_catalog.") => &written[11..],
+        _ => &written,
+    };
+    match crate::system::collation_oid(name) {
+        Some(oid) => Ok(oid),
+        None => bail!(FeatureNotSupported, "collation \"{written}\" is not supported yet"),
     }
-    Ok(())
 }
 
 /// The collation a column of type `ty` declared `COLLATE c` has, when it
 /// is not the type's own: pg_collation's OID of "C" or "POSIX" (None for
 /// "default"). 42804 for a type without collations.
 pub fn column_collation(c: &ast::ObjectName, ty: &DataType) -> Result<Option<u32>> {
-    collation(c)?;
+    let oid = collation(c)?;
     if crate::system::collation(ty) == 0 {
         bail!(DatatypeMismatch, "collations are not supported by type {ty}");
     }
-    let name = c.0.last().and_then(|p| p.as_ident()).map(|i| i.value.to_lowercase());
-    Ok(match name.as_deref() {
-        Some("c") => Some(950),
-        Some("posix") => Some(951),
-        _ => None,
-    })
+    Ok((oid != 100).then_some(oid))
 }
 
 /// Converts a built-in SQL type name to a [`DataType`].

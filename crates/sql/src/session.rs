@@ -1552,7 +1552,12 @@ impl<K: KvClient> Session<K> {
         let catalog = self.catalog.clone();
         let user = self.current_user().to_string();
         let user = user.as_str();
-        let eval = self.eval_ctx(&[]);
+        // ALTER TABLE computes values for existing rows (a new column's
+        // default, a changed type) in the statement's context.
+        let eval = match stmt {
+            S::AlterTable(_) => self.eval_ctx(&[]),
+            _ => EvalContext::default(),
+        };
         let txn = self.txn.as_mut().expect("utility statement has a transaction");
         let r: DdlResult = match stmt {
             S::CreateTable(ct) => ddl::create_table(txn, tenant, &catalog, ct, user).await?,

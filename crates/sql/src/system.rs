@@ -1934,8 +1934,8 @@ impl SystemTable {
                         row.extend(std::iter::repeat_n(Value::Null, 5));
                         // The collation's, when it is not the default.
                         let collation = c.collation.unwrap_or(collation(&ty) as u32);
-                        row.extend(match COLLATIONS.iter().find(|c| c.0 == collation) {
-                            Some((oid, name, _)) if *oid != 100 => info_names("pg_catalog", name),
+                        row.extend(match collation_name(collation) {
+                            Some(name) if collation != 100 => info_names("pg_catalog", name),
                             _ => vec![Value::Null; 3],
                         });
                         row.extend(match &c.ty.domain {
@@ -2166,6 +2166,17 @@ fn io_type_oid(ty: &DataType) -> u32 {
 /// bytes, which is what all three mean in a C-locale database).
 const COLLATIONS: &[(u32, &str, &str)] =
     &[(100, "default", "d"), (950, "C", "c"), (951, "POSIX", "c")];
+
+/// The pg_collation OID of the collation `name` (case aside, as Strata
+/// reads `COLLATE c` too), if Strata has it.
+pub(crate) fn collation_oid(name: &str) -> Option<u32> {
+    COLLATIONS.iter().find(|c| c.1.eq_ignore_ascii_case(name)).map(|c| c.0)
+}
+
+/// The name of the collation with pg_collation OID `oid`.
+pub(crate) fn collation_name(oid: u32) -> Option<&'static str> {
+    COLLATIONS.iter().find(|c| c.0 == oid).map(|c| c.1)
+}
 
 /// The attributes of `t`'s indexes (its primary key's first), by index
 /// OID: each key as a column of the type the index stores (a gin index's

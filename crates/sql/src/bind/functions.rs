@@ -135,27 +135,19 @@ impl Binder<'_> {
         while let ast::Expr::Nested(inner) = written {
             written = inner;
         }
-        let name = match written {
-            ast::Expr::Collate { collation, .. } => {
-                let n = object_name(collation)?;
-                Some(if n.eq_ignore_ascii_case("c") || n.eq_ignore_ascii_case("posix") {
-                    n.to_uppercase()
-                } else {
-                    n
-                })
-            }
-            _ => {
-                let own = self.column_collation(written, scope);
-                match own.map_or_else(|| crate::system::collation(&t), i64::from) {
-                    100 => Some("default".to_string()),
-                    950 => Some("C".to_string()),
-                    951 => Some("POSIX".to_string()),
-                    _ if t == DataType::Unknown => None,
-                    _ => bail!(DatatypeMismatch, "collations are not supported by type {t}"),
-                }
-            }
+        let oid = match written {
+            ast::Expr::Collate { collation, .. } => crate::bind::collation(collation)?,
+            _ => match self.column_collation(written, scope) {
+                Some(oid) => oid,
+                None => crate::system::collation(&t) as u32,
+            },
         };
-        let shown = name.map(|n| Value::Text(crate::builtins::quote_identifier(&n)));
+        let name = match crate::system::collation_name(oid) {
+            Some(name) => Some(name),
+            None if t == DataType::Unknown => None,
+            None => bail!(DatatypeMismatch, "collations are not supported by type {t}"),
+        };
+        let shown = name.map(|n| Value::Text(crate::builtins::quote_identifier(n)));
         Ok((Expr::Const(shown.unwrap_or(Value::Null)), DataType::Text))
     }
 
@@ -258,8 +250,8 @@ impl Binder<'_> {
         };
         match found {
             Err(e) if e.code == sqlstate::SqlState::UndefinedFunction && bound.len() == 1 => {
-                match self.type_named(schema, name)? {
-                    Some(dt) => self.function_style_cast(bound, &dt),
+                match self.type_named(schema, name) {
+                    Some(target) => self.function_style_cast(bound, target),
                     None => Err(e),
                 }
             }
@@ -270,26 +262,26 @@ impl Binder<'_> {
     /// The type a function name names, for a call that is a cast written
     /// as a function (`int8(x)`, `text(x)`, `"timestamp"(x)`), as
     /// PostgreSQL reads a one-argument call no function matches.
-    fn type_named(&self, schema: Option<&str>, name: &str) -> Result<Option<ast::DataType>> {
+    /// Gives the name as a type name and the type it resolves to.
+    fn type_named(&self, schema: Option<&str>, name: &str) -> Option<(ast::DataType, DataType)> {
         let mut parts: Vec<ast::Ident> = schema.map(ast::Ident::new).into_iter().collect();
         parts.push(ast::Ident::with_quote('"', name));
         let dt = ast::DataType::Custom(ast::ObjectName::from(parts), Vec::new());
-        Ok(match catalog_type(self.catalog, &dt) {
+        match catalog_type(self.catalog, &dt) {
             Ok(DataType::Record(_)) | Err(_) => None,
-            Ok(_) => Some(dt),
-        })
+            Ok(to) => Some((dt, to)),
+        }
     }
 
-    /// `bound`'s one argument cast to the type `dt` names.
+    /// `bound`'s one argument cast to the type `dt` names (`to`).
     fn function_style_cast(
         &mut self,
         mut bound: Vec<(Expr, DataType)>,
-        dt: &ast::DataType,
+        (dt, to): (ast::DataType, DataType),
     ) -> Result<(Expr, DataType)> {
         let (x, from) = bound.remove(0);
-        let to = catalog_type(self.catalog, dt)?;
         let x = self.explicit_cast(x, &from, &to)?;
-        Ok((self.to_domain(x, dt)?, to))
+        Ok((self.to_domain(x, &dt)?, to))
     }
 
     /// A resolved call with its arguments coerced to the parameter types.

@@ -24,6 +24,8 @@ pub const UNKNOWN: u32 = 705;
 pub const TEXT: u32 = 25;
 /// `boolean`
 pub const BOOL: u32 = 16;
+/// `jsonb`
+pub const JSONB: u32 = 3802;
 /// `"any"`
 pub const ANY: u32 = 2276;
 

@@ -77,10 +77,8 @@ pub fn expand(cat: &Catalog, ct: &ast::CreateTable) -> Result<Option<Expanded>> 
     let mut comments = Vec::new();
     for c in &src.columns {
         let mut item = format!("{} {}", quote_ident(&c.name), column_type(cat, c));
-        match c.collation {
-            Some(950) => item.push_str(" COLLATE \"C\""),
-            Some(951) => item.push_str(" COLLATE \"POSIX\""),
-            _ => {}
+        if let Some(name) = c.collation.and_then(crate::system::collation_name) {
+            item.push_str(&format!(" COLLATE {}", crate::builtins::quote_identifier(name)));
         }
         if !c.nullable {
             item.push_str(" NOT NULL");

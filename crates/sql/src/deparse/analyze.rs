@@ -12,7 +12,7 @@
 
 use sqlparser::ast::{self, BinaryOperator as B, Expr as E};
 
-use crate::builtins::pgcat::{pgcat, FuncSig, Oper, TypeInfo, ANY, BOOL, TEXT, UNKNOWN};
+use crate::builtins::pgcat::{pgcat, FuncSig, Oper, TypeInfo, ANY, BOOL, JSONB, TEXT, UNKNOWN};
 use crate::catalog::{Catalog, UserTypeKind};
 
 /// A type and its modifier (-1: none).
@@ -1005,7 +1005,7 @@ impl Analyzer<'_> {
             E::AllOp { left, compare_op, right } => self.any_all(left, compare_op, right, false),
             E::CompoundFieldAccess { root, access_chain } => {
                 let mut base = self.expr(root)?;
-                let jsonb = base.ty().oid == 3802;
+                let jsonb = base.ty().oid == JSONB;
                 let mut subs = Vec::new();
                 for a in access_chain {
                     let ast::AccessExpr::Subscript(s) = a else { return None };
