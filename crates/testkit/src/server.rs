@@ -35,6 +35,10 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a graceful stop may take before the server is killed.
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long PostgreSQL's immediate shutdown may take when a test drops its
+/// server before the server is killed.
+const QUIT_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Where Debian keeps PostgreSQL 15's server programs.
 const PG_BIN_DIR: &str = "/usr/lib/postgresql/15/bin";
 
@@ -446,14 +450,21 @@ impl TestServer {
     /// Stops the server gracefully (SIGTERM for Strata; fast shutdown, SIGINT,
     /// for PostgreSQL), killing it if it takes longer than 30 s.
     pub fn stop(&mut self) {
-        let Some(c) = self.child.as_mut() else { return };
         let sig = match self.target {
             Target::Strata => libc::SIGTERM,
             Target::Postgres => libc::SIGINT,
         };
+        self.signal_and_wait(sig, STOP_TIMEOUT);
+        self.kill9();
+    }
+
+    /// Sends `sig` to the server's process and waits up to `timeout` for it
+    /// to exit (then it is forgotten; otherwise it is left running).
+    fn signal_and_wait(&mut self, sig: libc::c_int, timeout: Duration) {
+        let Some(c) = self.child.as_mut() else { return };
         // SAFETY: kill(2) on our own child's pid.
         unsafe { libc::kill(c.id() as i32, sig) };
-        let deadline = Instant::now() + STOP_TIMEOUT;
+        let deadline = Instant::now() + timeout;
         while Instant::now() < deadline {
             if !matches!(c.try_wait(), Ok(None)) {
                 self.child = None;
@@ -461,7 +472,6 @@ impl TestServer {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        self.kill9();
     }
 
     /// Starts the server again on the same data directory and port (stopping
@@ -593,9 +603,15 @@ impl TestServer {
 }
 
 impl Drop for TestServer {
-    /// Kills the server; then fails the test if Strata logged a panic
-    /// (unless the test is already failing).
+    /// Kills the server (PostgreSQL first with an immediate shutdown, which
+    /// removes its System V shared memory segment: a postmaster killed by
+    /// SIGKILL leaves it behind, and a few thousand runs exhaust the
+    /// kernel's segments, SHMMNI); then fails the test if Strata logged a
+    /// panic (unless the test is already failing).
     fn drop(&mut self) {
+        if self.target == Target::Postgres {
+            self.signal_and_wait(libc::SIGQUIT, QUIT_TIMEOUT);
+        }
         self.kill9();
         if std::thread::panicking() {
             return;
