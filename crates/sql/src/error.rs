@@ -87,6 +87,9 @@ pub(crate) fn quoted_token(msg: &str) -> Option<String> {
     }
     let literal = msg.starts_with("invalid input syntax for type ")
         || msg.starts_with("invalid cidr value: ")
+        || msg.starts_with("malformed range literal: ")
+        || msg.starts_with("malformed array literal: ")
+        || msg.starts_with("malformed record literal: ")
         || msg.starts_with("date/time field value out of range: ");
     if let Some(rest) = msg.strip_prefix("syntax error at or near \"") {
         return rest.strip_suffix('"').map(|t| t.to_string());

@@ -36,6 +36,8 @@ pub mod math;
 pub mod strings;
 // inet and cidr functions and operators.
 pub mod network;
+// Range constructors, functions and operators.
+pub mod ranges;
 // The pgcrypto extension's functions (digest, hmac, crypt, gen_salt, ...).
 pub mod pgcrypto;
 // The uuid-ossp extension's functions (uuid_generate_v1, _v4, ...).
@@ -207,6 +209,8 @@ pub enum Func {
     Str(strings::StringFunc),
     /// An inet or cidr function or operator (func/network.rs)
     Net(network::NetFunc),
+    /// A range function or operator (func/ranges.rs)
+    Range(ranges::RangeFunc),
     /// A privilege inquiry function (func/privileges.rs)
     Privilege(privileges::PrivilegeFunc),
     /// A function of the uuid-ossp extension (func/uuid_ossp.rs)
@@ -667,6 +671,7 @@ impl Func {
             Func::Privilege(f) => return privileges::call(f, args, ctx),
             Func::Str(f) => return strings::call(f, args, ctx),
             Func::Net(f) => return network::call(f, args, ctx),
+            Func::Range(f) => return ranges::call(f, args),
             Func::Math(f) => return math::call(f, args),
             Func::Crypto(f) => return pgcrypto::call(f, args),
             _ => {}
@@ -1108,6 +1113,7 @@ impl Func {
             | Func::Privilege(_)
             | Func::Str(_)
             | Func::Net(_)
+            | Func::Range(_)
             | Func::Math(_)
             | Func::Crypto(_) => {
                 unreachable!("returned above")

@@ -122,8 +122,8 @@ pub enum SystemTable {
     /// pg_catalog.pg_available_extensions (the extensions Strata ships)
     PgAvailableExtensions,
     /// A catalog of a feature Strata does not have, so always empty
-    /// (pg_policy, pg_publication, pg_range, ...): an index into
-    /// `EMPTY_CATALOGS`.
+    /// (pg_policy, pg_publication, ...), or one whose few rows are built
+    /// in (pg_range): an index into `EMPTY_CATALOGS`.
     Empty(usize),
 }
 
@@ -436,8 +436,8 @@ const EMPTY_CATALOGS: &[(&str, &[(&str, u32)])] = &[
             ("rngmultitypid", 26),
             ("rngcollation", 26),
             ("rngsubopc", 26),
-            ("rngcanonical", 26),
-            ("rngsubdiff", 26),
+            ("rngcanonical", 24),
+            ("rngsubdiff", 24),
         ],
     ),
 ];
@@ -1453,6 +1453,20 @@ impl SystemTable {
                     }
                 }
             }
+            Empty(i) if EMPTY_CATALOGS[*i].0 == "pg_range" => {
+                for k in sqltypes::range::RANGE_KINDS {
+                    let [sub, multi, opclass, canonical, subdiff] = k.pg_range();
+                    rows.push(vec![
+                        i8(k.oid() as i64),
+                        i8(sub as i64),
+                        i8(multi as i64),
+                        i8(0),
+                        i8(opclass as i64),
+                        builtin_rows::regproc(canonical),
+                        builtin_rows::regproc(subdiff),
+                    ]);
+                }
+            }
             Empty(i) if EMPTY_CATALOGS[*i].0 == "pg_default_acl" => {
                 let roles = roles_with_oids(catalog);
                 for d in &catalog.default_acls {
@@ -2259,6 +2273,7 @@ fn pg_type_row(ty: &DataType, namespace: u32) -> Vec<Value> {
         DataType::Unknown | DataType::Record(_) | DataType::Void => "p",
         DataType::Array(e) if matches!(**e, DataType::Record(_)) => "p",
         DataType::Enum(_) => "e",
+        DataType::Range(_) => "r",
         _ => "b",
     };
     let mut row = vec![
@@ -2447,6 +2462,7 @@ fn sql_type_name(ty: &DataType) -> &'static str {
         DataType::Jsonb => "jsonb",
         DataType::Enum(_) => "USER-DEFINED",
         DataType::Record(_) => "record",
+        DataType::Range(k) => k.name(),
     }
 }
 

@@ -46,6 +46,7 @@ fn scalar_type() -> impl Strategy<Value = DataType> {
         // json has no ordering (nor equality) in PostgreSQL; its codecs
         // are those of text.
         Just(DataType::Jsonb),
+        prop::sample::select(crate::range::RANGE_KINDS.to_vec()).prop_map(DataType::Range),
     ]
 }
 
@@ -213,6 +214,24 @@ pub fn value(ty: &DataType) -> BoxedStrategy<Value> {
                         d.lower = lower;
                     }
                     a.into_value()
+                })
+                .boxed()
+        }
+        DataType::Range(k) => {
+            let k = *k;
+            let sub = k.subtype();
+            (nullable(&sub), nullable(&sub), any::<[bool; 3]>())
+                .prop_map(move |(a, b, [a_inc, b_inc, empty])| {
+                    use crate::range::{make, Bound};
+                    // NULL stands for an infinite bound here.
+                    let swap = !a.is_null() && !b.is_null() && crate::ops::sort_cmp(&a, &b).is_gt();
+                    let (a, b) = if swap { (b, a) } else { (a, b) };
+                    let bound = |v: Value, inclusive| Bound {
+                        value: Some(v).filter(|v| !v.is_null()),
+                        inclusive,
+                    };
+                    let (lower, upper) = (bound(a, a_inc), bound(b, b_inc));
+                    make(k, lower, upper, empty).unwrap_or(crate::RangeValue::empty(k)).into_value()
                 })
                 .boxed()
         }

@@ -189,6 +189,8 @@ pub fn array_oid(elem_oid: u32) -> Option<u32> {
         4096 => 4097,
         2249 => 2287,
         1790 => 2201,
+        // The range types' arrays follow them.
+        3904 | 3906 | 3908 | 3910 | 3912 | 3926 => elem_oid + 1,
         _ => return None,
     })
 }
@@ -229,6 +231,7 @@ pub fn elem_oid(array_oid: u32) -> Option<u32> {
         2207 => 2202,
         4097 => 4096,
         2287 => 2249,
+        3905 | 3907 | 3909 | 3911 | 3913 | 3927 => array_oid - 1,
         _ => return None,
     })
 }

@@ -132,6 +132,7 @@ pub fn decode_binary(ty: &DataType, b: &[u8]) -> Result<Value> {
         DataType::Name => Value::Text(crate::text::name(validate_utf8(b)?)),
         DataType::Array(e) => crate::array::decode_array(e, b)?,
         DataType::Record(t) => crate::record::decode_record(t, b)?,
+        DataType::Range(k) => crate::range::decode_range(*k, b)?,
         // void_recv reads nothing.
         DataType::Void => Value::Text(String::new()),
         DataType::Int2Vector | DataType::OidVector => crate::cast::cast(
@@ -277,6 +278,7 @@ pub fn write_binary(v: &Value, buf: &mut BytesMut) {
         Value::Oid(o) => buf.put_u32(*o),
         Value::Reg(r) => buf.put_u32(r.oid),
         Value::Record(r) => crate::record::write_record_binary(r, buf),
+        Value::Range(r) => crate::range::write_range_binary(r, buf),
     }
 }
 

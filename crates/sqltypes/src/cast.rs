@@ -7,7 +7,7 @@
 
 use crate::numeric::Numeric;
 use crate::text::{parse_text, to_text};
-use crate::{datetime, err, DataType, Result, Value};
+use crate::{datetime, err, DataType, RangeKind, Result, Value};
 
 fn rank(t: &DataType) -> Option<u8> {
     Some(match t {
@@ -170,6 +170,7 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
             Value::Array(Box::new(a))
         }
         (Value::Enum(e), T::Enum(t)) if e.ty == *t => Value::Enum(e),
+        (Value::Range(r), T::Range(k)) if r.kind == *k => Value::Range(r),
         (Value::Oid(o), T::Oid) => Value::Oid(o),
         (Value::Reg(r), T::Oid) => Value::Oid(r.oid),
         (Value::Reg(r), T::Reg(_)) if Some(to.clone()) == Value::Reg(r.clone()).data_type() => {
@@ -376,10 +377,10 @@ pub fn zone_sensitive(from: &DataType, to: &DataType) -> bool {
 }
 
 /// True for types whose text form may hold a timestamptz: timestamptz,
-/// records, and arrays of either.
+/// records, tstzrange, and arrays of them.
 fn holds_tz(t: &DataType) -> bool {
     match t {
-        DataType::TimestampTz | DataType::Record(_) => true,
+        DataType::TimestampTz | DataType::Record(_) | DataType::Range(RangeKind::TsTz) => true,
         DataType::Array(e) => holds_tz(e),
         _ => false,
     }
@@ -394,6 +395,7 @@ pub fn cast_in(v: Value, to: &DataType, zone: &crate::Zone) -> Result<Value> {
     }
     let value_holds_tz = match &v {
         Value::TimestampTz(_) | Value::Record(_) => true,
+        Value::Range(r) => r.kind == RangeKind::TsTz,
         Value::Array(a) => holds_tz(&a.elem),
         _ => false,
     };

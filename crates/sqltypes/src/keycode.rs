@@ -26,7 +26,11 @@
 //!   element (NULL elements sort after the others, as in `array_cmp`),
 //!   then 0x00 (so a prefix sorts first), the dimension count and each
 //!   dimension's length and lower bound;
-//! - records: each field as an array element is, without the trailer.
+//! - records: each field as an array element is, without the trailer;
+//! - ranges: 0x00 for empty, else 0x01, the lower bound (0x00 infinite, or
+//!   0x01, the value and 0x00 inclusive / 0x01 exclusive) and the upper
+//!   bound (0x01, the value and 0x00 exclusive / 0x01 inclusive, or 0x02
+//!   infinite), which is `range_cmp`'s order.
 
 use num_bigint::Sign;
 
@@ -210,6 +214,29 @@ pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
                 } else {
                     out.push(ELEM);
                     encode_value(v, out);
+                }
+            }
+        }
+        Value::Range(r) => {
+            let Some((l, u)) = &r.bounds else {
+                out.push(0x00);
+                return;
+            };
+            out.push(0x01);
+            match &l.value {
+                None => out.push(0x00),
+                Some(v) => {
+                    out.push(0x01);
+                    encode_value(v, out);
+                    out.push(!l.inclusive as u8);
+                }
+            }
+            match &u.value {
+                None => out.push(0x02),
+                Some(v) => {
+                    out.push(0x01);
+                    encode_value(v, out);
+                    out.push(u.inclusive as u8);
                 }
             }
         }
@@ -456,6 +483,24 @@ fn decode_body(b: &mut &[u8], ty: &DataType) -> Result<Value> {
             Value::Inet(crate::inet::Inet { addr, bits, cidr: *ty == DataType::Cidr })
         }
         DataType::Json => Value::Json(String::from_utf8(get_bytes(b)?).map_err(|_| corrupt())?),
+        DataType::Range(k) => {
+            if take(b, 1)?[0] == 0x00 {
+                return Ok(crate::range::RangeValue::empty(*k).into_value());
+            }
+            let sub = k.subtype();
+            let bound = |b: &mut &[u8], lower: bool| -> Result<crate::range::Bound> {
+                if take(b, 1)?[0] != 0x01 {
+                    return Ok(crate::range::Bound::infinite());
+                }
+                let value = Some(decode_one(b, &sub)?);
+                let flag = take(b, 1)?[0] != 0;
+                Ok(crate::range::Bound { value, inclusive: flag != lower })
+            };
+            let lower = bound(b, true)?;
+            let upper = bound(b, false)?;
+            let range = crate::range::make(*k, lower, upper, false).map_err(|_| corrupt())?;
+            range.into_value()
+        }
         DataType::Jsonb => Value::Jsonb(Box::new(get_json(b, 0)?)),
         DataType::Bytea => Value::Bytea(get_bytes(b)?),
         DataType::Char(n) => {

@@ -42,6 +42,8 @@ pub mod numeric;
 pub mod ops;
 // Anonymous composite values (record).
 pub mod record;
+// The built-in range types (int4range, tstzrange, ...).
+pub mod range;
 // Compact encoding of a row's values for storage.
 pub mod rowcodec;
 // Text-format input and output.
@@ -57,6 +59,7 @@ pub use enums::{EnumType, EnumValue};
 pub use interval::Interval;
 pub use json::Json;
 pub use numeric::Numeric;
+pub use range::{RangeKind, RangeValue};
 pub use record::{RecordType, RecordValue};
 pub use sqlstate::{ErrorReport, SqlState};
 pub use zone::Zone;
@@ -150,6 +153,8 @@ pub enum DataType {
     /// refcursor (1790): a cursor's (portal's) name, as PL/pgSQL's cursor
     /// variables hold it; values are text
     Refcursor,
+    /// A built-in range type (int4range, numrange, tstzrange, ...)
+    Range(RangeKind),
     /// void (2278): what a function that returns nothing returns
     /// (pg_advisory_lock); its one value is written as an empty string in
     /// both formats, so it is carried as `Value::Text("")`.
@@ -160,7 +165,8 @@ pub enum DataType {
 /// in OID order: what pg_type lists besides `unknown` and the arrays.
 pub const SCALAR_TYPE_OIDS: &[u32] = &[
     16, 17, 18, 19, 20, 21, 23, 24, 25, 26, 114, 700, 701, 1042, 1043, 1082, 1083, 1114, 1184,
-    1186, 1266, 1700, 2202, 2205, 2206, 2950, 3802, 4089, 4096, 869, 650, 1790,
+    1186, 1266, 1700, 2202, 2205, 2206, 2950, 3802, 4089, 4096, 869, 650, 1790, 3904, 3906,
+    3908, 3910, 3912, 3926,
 ];
 
 static INT2: DataType = DataType::Int2;
@@ -249,6 +255,8 @@ pub enum Value {
     Enum(Box<EnumValue>),
     /// a record (boxed: rare)
     Record(Box<RecordValue>),
+    /// a range (boxed: rare)
+    Range(Box<RangeValue>),
 }
 
 impl DataType {
@@ -294,6 +302,7 @@ impl DataType {
             DataType::Jsonb => 3802,
             DataType::Enum(t) => t.oid,
             DataType::Record(_) => 2249,
+            DataType::Range(k) => k.oid(),
             DataType::Void => 2278,
             DataType::Refcursor => 1790,
             DataType::Name => 19,
@@ -360,6 +369,9 @@ impl DataType {
             1790 => DataType::Refcursor,
             19 => DataType::Name,
             _ => {
+                if let Some(k) = RangeKind::from_oid(oid) {
+                    return Some(DataType::Range(k));
+                }
                 let elem = array::elem_oid(oid).and_then(DataType::from_oid)?;
                 DataType::Array(Box::new(elem))
             }
@@ -409,6 +421,7 @@ impl DataType {
         match self {
             DataType::Enum(_) => "???",
             DataType::Record(_) => "record",
+            DataType::Range(k) => k.name(),
             DataType::Bool => "bool",
             DataType::Int2 => "int2",
             DataType::Int4 => "int4",
@@ -445,6 +458,10 @@ impl DataType {
             DataType::Cidr => "cidr",
             DataType::Json => "json",
             DataType::Jsonb => "jsonb",
+            DataType::Array(e) if matches!(**e, DataType::Range(_)) => match **e {
+                DataType::Range(k) => k.array_name(),
+                _ => "???",
+            },
             DataType::Array(e) => match e.typname() {
                 "bool" => "_bool",
                 "int2" => "_int2",
@@ -565,6 +582,7 @@ impl fmt::Display for DataType {
             DataType::Jsonb => write!(f, "jsonb"),
             DataType::Enum(t) => write!(f, "{}", t.name),
             DataType::Record(_) => write!(f, "record"),
+            DataType::Range(k) => write!(f, "{}", k.name()),
             DataType::Void => write!(f, "void"),
             DataType::Refcursor => write!(f, "refcursor"),
             DataType::Name => write!(f, "name"),
@@ -612,6 +630,7 @@ impl Value {
             Value::Jsonb(_) => DataType::Jsonb,
             Value::Enum(e) => enums::data_type(e),
             Value::Record(r) => DataType::Record(r.ty.clone()),
+            Value::Range(r) => DataType::Range(r.kind),
         })
     }
 

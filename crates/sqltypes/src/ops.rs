@@ -87,6 +87,9 @@ fn same_type_cmp(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
         (Value::Array(x), Value::Array(y)) => crate::array::compare_arrays(x, y)?,
         (Value::Record(x), Value::Record(y)) => crate::record::compare_records(x, y)?,
+        (Value::Range(x), Value::Range(y)) if x.kind == y.kind => {
+            crate::range::compare_ranges(x, y)
+        }
         (Value::Oid(_) | Value::Reg(_), Value::Oid(_) | Value::Reg(_)) => {
             a.as_oid()?.cmp(&b.as_oid()?)
         }
@@ -586,6 +589,13 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
             (17u8, r.values.len()).hash(h);
             for v in &r.values {
                 hash_value(v, h);
+            }
+        }
+        // Equal ranges have equal bounds (canonical form).
+        Value::Range(r) => {
+            (18u8, r.flags()).hash(h);
+            for b in [r.lower(), r.upper()].into_iter().flatten() {
+                hash_value(b.value.as_ref().unwrap_or(&Value::Null), h);
             }
         }
     }

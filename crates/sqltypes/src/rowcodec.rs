@@ -15,6 +15,8 @@
 //! | 9   | array                    | varint ndims, zigzag length and lower   |
 //! |     |                          | bound per dimension, tagged elements    |
 //! | 13  | record                   | varint field count, tagged fields       |
+//! | 14  | range                    | flags byte (as range_send's), tagged    |
+//! |     |                          | finite bounds                           |
 //!
 //! The column types come from the catalog at read time, so the tags only
 //! say how to read the payload (an int written as int2 reads back as int8
@@ -45,6 +47,7 @@ const T_FLOAT4: u8 = 10;
 const T_TIMETZ: u8 = 11;
 const T_INTERVAL: u8 = 12;
 const T_RECORD: u8 = 13;
+const T_RANGE: u8 = 14;
 
 fn put_varint(mut v: u64, out: &mut Vec<u8>) {
     while v >= 0x80 {
@@ -178,6 +181,15 @@ fn put_value(v: &Value, out: &mut Vec<u8>) {
         Value::Record(r) => {
             out.push(T_RECORD);
             encode_row(&r.values, out);
+        }
+        Value::Range(r) => {
+            out.push(T_RANGE);
+            out.push(r.flags());
+            for b in [r.lower(), r.upper()].into_iter().flatten() {
+                if let Some(v) = &b.value {
+                    put_value(v, out);
+                }
+            }
         }
     }
 }
@@ -327,6 +339,12 @@ impl<'a> Reader<'a> {
                     values.push(self.value(f)?);
                 }
                 crate::RecordValue::value(t.clone(), values)
+            }
+            (T_RANGE, DataType::Range(k)) => {
+                let flags = self.byte()?;
+                let sub = k.subtype();
+                let range = crate::range::from_flags(*k, flags, || self.value(&sub));
+                range.map_err(|_| corrupt())?.into_value()
             }
             (T_ARRAY, DataType::Int2Vector | DataType::OidVector) => {
                 let a = self.array(ty.elem().unwrap_or(&DataType::Int2))?;

@@ -41,7 +41,7 @@ impl TextOut for BytesMut {
 }
 
 /// Whitespace as C's isspace() sees it, which PostgreSQL's input functions trim.
-fn c_space(c: char) -> bool {
+pub(crate) fn c_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
 }
 
@@ -301,6 +301,7 @@ pub fn parse_text_in(ty: &DataType, s: &str, zone: &crate::Zone) -> Result<Value
         DataType::Bytea => Value::Bytea(parse_bytea(s)?),
         DataType::Array(e) => crate::array::parse_array_in(e, s, zone)?,
         DataType::Record(t) => crate::record::parse_record_in(t, s, zone)?,
+        DataType::Range(k) => crate::range::parse_range_in(*k, s, zone)?,
         // void_in accepts any text.
         DataType::Void => Value::Text(String::new()),
         DataType::Oid => Value::Oid(parse_oid(s)?),
@@ -612,6 +613,11 @@ pub fn write_value_in<O: TextOut + ?Sized>(v: &Value, zone: &crate::Zone, out: &
         Value::Record(r) => {
             let mut text = Vec::new();
             crate::record::write_record_in(r, zone, &mut text);
+            out.put(&text);
+        }
+        Value::Range(r) => {
+            let mut text = Vec::new();
+            crate::range::write_range_in(r, zone, &mut text);
             out.put(&text);
         }
     }

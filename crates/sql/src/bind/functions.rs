@@ -672,6 +672,7 @@ fn builtin(name: &str, types: &[DataType]) -> Result<crate::extensions::Resolved
         privileges => Privilege,
         strings => Str,
         network => Net,
+        ranges => Range,
         math => Math,
     );
     match resolved {

@@ -268,6 +268,9 @@ impl Binder<'_> {
             if let Some(found) = self.network_operator(sym, l.clone(), r.clone())? {
                 return Ok(found);
             }
+            if let Some(found) = self.range_operator(sym, l.clone(), r.clone())? {
+                return Ok(found);
+            }
             // On integers, << and >> shift.
             let shift = match sym {
                 "<<" => BinOp::Bit(BitOp::Shl),
@@ -275,6 +278,18 @@ impl Binder<'_> {
                 _ => return Err(no_operator(&l.1, sym, &r.1)),
             };
             return self.bind_binop(shift, l.0, l.1, r.0, r.1);
+        }
+        let range_only = match op {
+            O::AndLt => Some("&<"),
+            O::AndGt => Some("&>"),
+            O::Custom(s) if s == "-|-" => Some("-|-"),
+            _ => None,
+        };
+        if let Some(sym) = range_only {
+            let l = self.expr_in(l, scope, agg)?;
+            let r = self.expr_in(r, scope, agg)?;
+            let (lt, rt) = (l.1.clone(), r.1.clone());
+            return self.range_operator(sym, l, r)?.ok_or_else(|| no_operator(&lt, sym, &rt));
         }
         if matches!(op, O::StringConcat | O::AtArrow | O::ArrowAt | O::PGOverlap) {
             let l = self.expr_in(l, scope, agg)?;
@@ -291,11 +306,14 @@ impl Binder<'_> {
             if let Some(found) = self.network_operator(sym, l.clone(), r.clone())? {
                 return Ok(found);
             }
+            if let Some(found) = self.range_operator(sym, l.clone(), r.clone())? {
+                return Ok(found);
+            }
             if let Some(found) = self.array_operator(op, l.clone(), r.clone())? {
                 return Ok(found);
             }
             if !matches!(op, O::StringConcat) {
-                bail!(UndefinedFunction, "operator does not exist: {} {op} {}", l.1, r.1);
+                return Err(no_operator(&l.1, sym, &r.1));
             }
             return self.bind_binop(BinOp::Concat, l.0, l.1, r.0, r.1);
         }
@@ -434,6 +452,22 @@ impl Binder<'_> {
         Ok(Some((Expr::Func(func::Func::Net(f), args), DataType::Bool)))
     }
 
+    /// A range operator call when an operand is a range (None otherwise).
+    fn range_operator(
+        &mut self,
+        sym: &str,
+        (lx, lt): (Expr, DataType),
+        (rx, rt): (Expr, DataType),
+    ) -> Result<Option<(Expr, DataType)>> {
+        let Some((f, ty, [ltarget, rtarget], swap)) = func::ranges::operator(sym, &lt, &rt) else {
+            return Ok(None);
+        };
+        let lx = self.coerce(lx, &lt, &ltarget)?;
+        let rx = self.coerce(rx, &rt, &rtarget)?;
+        let args = if swap { vec![rx, lx] } else { vec![lx, rx] };
+        Ok(Some((Expr::Func(func::Func::Range(f), args), ty)))
+    }
+
     /// Types and coerces the operands of a binary operator.
     pub fn bind_binop(
         &mut self,
@@ -445,6 +479,14 @@ impl Binder<'_> {
     ) -> Result<(Expr, DataType)> {
         use DataType as T;
         let no_op = || no_operator(&lt, op_symbol(op), &rt);
+        if matches!(op, BinOp::Add | BinOp::Mul | BinOp::Sub)
+            && (matches!(lt, T::Range(_)) || matches!(rt, T::Range(_)))
+        {
+            let (l, r) = ((lx.clone(), lt.clone()), (rx.clone(), rt.clone()));
+            if let Some(found) = self.range_operator(op_symbol(op), l, r)? {
+                return Ok(found);
+            }
+        }
         if op == BinOp::Sub && lt == T::Jsonb {
             if let Some(found) = self.json_operator("-", lx.clone(), &lt, rx.clone(), &rt)? {
                 return Ok(found);
