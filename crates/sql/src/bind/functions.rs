@@ -496,6 +496,9 @@ impl Binder<'_> {
                     "count" => (AggFunc::Count, DataType::Int8),
                     "sum" => (AggFunc::Sum, sum_type(&t)?),
                     "avg" => (AggFunc::Avg, avg_type(&t)?),
+                    "min" | "max" if !has_min_max(&t) => {
+                        return Err(func::no_such_function(name, &[t]))
+                    }
                     "min" => (AggFunc::Min, t.clone()),
                     "max" => (AggFunc::Max, t.clone()),
                     "bool_and" | "every" => (AggFunc::BoolAnd, DataType::Bool),
@@ -626,6 +629,22 @@ impl Binder<'_> {
         let order = vec![crate::select::sort_key(x.clone(), key)];
         Ok(AggCall { func, arg: Some(x), distinct: false, filter, extra, order, ty })
     }
+}
+
+/// True if PostgreSQL has min and max for `t` (not for bool, bytea, uuid,
+/// json, jsonb, records or ranges, which have an order but no such
+/// aggregate).
+fn has_min_max(t: &DataType) -> bool {
+    !matches!(
+        t,
+        DataType::Bool
+            | DataType::Bytea
+            | DataType::Uuid
+            | DataType::Json
+            | DataType::Jsonb
+            | DataType::Record(_)
+            | DataType::Range(_)
+    )
 }
 
 fn sum_type(t: &DataType) -> Result<DataType> {

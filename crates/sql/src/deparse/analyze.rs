@@ -168,6 +168,18 @@ const ANYENUM: u32 = 3500;
 const ANYCOMPATIBLE: u32 = 5077;
 const ANYCOMPATIBLEARRAY: u32 = 5078;
 const ANYCOMPATIBLENONARRAY: u32 = 5079;
+const ANYRANGE: u32 = 3831;
+
+/// The subtype of the built-in range type `oid`.
+fn range_subtype(oid: u32) -> R<u32> {
+    sqltypes::RangeKind::from_oid(oid).map(|k| k.subtype().oid())
+}
+
+/// The built-in range type over `subtype`.
+fn range_over(subtype: u32) -> R<u32> {
+    let mut kinds = sqltypes::range::RANGE_KINDS.into_iter();
+    kinds.find(|k| k.subtype().oid() == subtype).map(|k| k.oid())
+}
 
 fn polymorphic(t: u32) -> bool {
     matches!(
@@ -179,6 +191,7 @@ fn polymorphic(t: u32) -> bool {
             | ANYCOMPATIBLE
             | ANYCOMPATIBLEARRAY
             | ANYCOMPATIBLENONARRAY
+            | ANYRANGE
     )
 }
 
@@ -325,6 +338,7 @@ impl<'a> Analyzer<'a> {
                     ANYARRAY | ANYCOMPATIBLEARRAY => self.is_array(i),
                     ANYNONARRAY | ANYCOMPATIBLENONARRAY => !self.is_array(i),
                     ANYENUM => self.is_enum(i),
+                    ANYRANGE => range_subtype(i).is_some(),
                     _ => true,
                 };
                 if !fits {
@@ -353,6 +367,7 @@ impl<'a> Analyzer<'a> {
             let e = match d {
                 ANYELEMENT | ANYNONARRAY | ANYENUM => i,
                 ANYARRAY => self.elem(i)?,
+                ANYRANGE => range_subtype(i)?,
                 ANYCOMPATIBLE | ANYCOMPATIBLENONARRAY => {
                     compatible.push(i);
                     continue;
@@ -379,6 +394,7 @@ impl<'a> Analyzer<'a> {
             Some(match d {
                 ANYELEMENT | ANYNONARRAY | ANYENUM => elem?,
                 ANYARRAY => self.array_of(elem?)?,
+                ANYRANGE => range_over(elem?)?,
                 ANYCOMPATIBLE | ANYCOMPATIBLENONARRAY => common?,
                 ANYCOMPATIBLEARRAY => self.array_of(common?)?,
                 d => d,
@@ -788,6 +804,9 @@ fn operator_name(op: &B) -> R<String> {
             B::AtQuestion => "@?",
             B::AtAt => "@@",
             B::PGOverlap => "&&",
+            B::AndLt => "&<",
+            B::AndGt => "&>",
+            B::Custom(s) if s == "-|-" => "-|-",
             B::PGCustomBinaryOperator(parts) => return parts.last().cloned(),
             _ => return None,
         }

@@ -156,7 +156,7 @@ pub fn operator(
 fn flags(v: &Value) -> Result<(bool, bool)> {
     let text = match v {
         Value::Null => {
-            bail!(NullValueNotAllowed, "range constructor flags argument must not be null")
+            bail!(DataException, "range constructor flags argument must not be null")
         }
         Value::Text(s) => s.as_str(),
         _ => "",
