@@ -28,6 +28,7 @@ const RELATIONS: &[&str] = &[
     "labels",
     "shipments",
     "legacy",
+    "stays",
 ];
 
 fn dump(s: &TestServer) -> String {

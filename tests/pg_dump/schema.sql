@@ -137,3 +137,8 @@ insert into labels values (1, 'b', 'x', 'p');
 create index labels_tag_like on labels (tag varchar_pattern_ops) include (plain);
 create index orders_doc_gin on orders using gin (doc jsonb_path_ops);
 create index orders_tags_gin on orders using gin (tags);
+-- Range columns, one an array, with a default and a CHECK that call range
+-- functions.
+create table stays (id int primary key, nights daterange not null default daterange('2024-01-01', '2024-01-02'), during tstzrange, seats int4range[], price numrange check (not isempty(price)));
+create index stays_during on stays (during);
+insert into stays values (1, '[2024-05-01,2024-05-04)', '["2024-05-01 14:00+00","2024-05-04 11:00+00")', '{"[1,3)",empty}', '[10.5,20]'), (2, default, null, null, '(,5)');

@@ -92,6 +92,39 @@ def test_binary_parameters_each_type(conn):
         assert got == ("ab  ", True), (binary, got)
 
 
+def test_range_types_text_and_binary(conn):
+    """The built-in range types as parameters and results in both formats;
+    a discrete range comes back canonical ((,9] is (,10))."""
+    from psycopg.types.range import Range
+
+    utc = datetime.timezone.utc
+    cases = [
+        ("int4range", Range(1, 5), Range(1, 5)),
+        ("int8range", Range(None, 9, "(]"), Range(None, 10, "()")),
+        ("numrange", Range(decimal.Decimal("1.5"), decimal.Decimal("2.5"), "[]"), None),
+        ("tstzrange", Range(datetime.datetime(2024, 1, 1, tzinfo=utc), None), None),
+        ("tsrange", Range(datetime.datetime(2024, 1, 1), datetime.datetime(2024, 1, 2)), None),
+        ("daterange", Range(datetime.date(2024, 1, 1), datetime.date(2024, 1, 3), "[]"), None),
+        ("daterange", Range(empty=True), None),
+    ]
+    for binary in (False, True):
+        cur = conn.cursor(binary=binary)
+        for typ, value, canonical in cases:
+            want = canonical or value
+            got = cur.execute(f"select %b::{typ}, %t::{typ}, %b::{typ} is null", (value, value, None)).fetchone()
+            if typ == "daterange" and not value.isempty:
+                want = Range(datetime.date(2024, 1, 1), datetime.date(2024, 1, 4))
+            assert got == (want, want, True), (typ, binary, got)
+    conn.execute("drop table if exists stays")
+    conn.execute("create table stays (id int primary key, nights daterange, seats int4range[])")
+    conn.execute("insert into stays values (1, %s, %s)", (Range(datetime.date(2024, 5, 1), datetime.date(2024, 5, 4)), [Range(1, 3), Range(empty=True)]))
+    for binary in (False, True):
+        got = conn.cursor(binary=binary).execute(
+            "select nights, seats, nights @> %s::date from stays", (datetime.date(2024, 5, 2),)
+        ).fetchone()
+        assert got == (Range(datetime.date(2024, 5, 1), datetime.date(2024, 5, 4)), [Range(1, 3), Range(empty=True)], True), (binary, got)
+
+
 def test_transactions_and_errors():
     with connect() as c:
         c.execute("drop table if exists acct")

@@ -447,6 +447,27 @@ BINARY_CASES = {
     ),
     "cidr": ("cidr", [ipaddress.ip_network("10.0.0.0/8"), ipaddress.ip_network("::/0")]),
     "inet_array": ("inet[]", [[ipaddress.ip_address("::1"), None, ipaddress.ip_interface("1.2.3.4/16")]]),
+    # Ranges (asyncpg finds the subtype in pg_range); a discrete range comes
+    # back canonical, [lower,upper).
+    "int4range": (
+        "int4range",
+        [
+            asyncpg.Range(1, 5),
+            Becomes(asyncpg.Range(1, 5, lower_inc=False, upper_inc=True), asyncpg.Range(2, 6)),
+            asyncpg.Range(None, 3),
+            asyncpg.Range(empty=True),
+        ],
+    ),
+    "numrange": ("numrange", [asyncpg.Range(D("1.5"), D("2.50"), upper_inc=True), asyncpg.Range(D("-1"), None)]),
+    "tstzrange": (
+        "tstzrange",
+        [asyncpg.Range(datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc), None)],
+    ),
+    "daterange": (
+        "daterange",
+        [Becomes(asyncpg.Range(datetime.date(2024, 1, 1), datetime.date(2024, 1, 3), upper_inc=True), asyncpg.Range(datetime.date(2024, 1, 1), datetime.date(2024, 1, 4)))],
+    ),
+    "int8range_array": ("int8range[]", [[asyncpg.Range(1, 2), None, asyncpg.Range(empty=True)]]),
     # json and jsonb go as text (jsonb's binary format is a version byte and
     # the text); json keeps its text, jsonb normalizes it.
     "json": ("json", ['{"b": 1,  "a": [1, 2]}', '"héllo ☃"', "null"]),
