@@ -1580,10 +1580,10 @@ impl SystemTable {
                 }
             }
             PgOpclass => {
-                for (oid, name, intype) in OPCLASSES {
+                for (oid, am, name, intype) in OPCLASSES {
                     rows.push(vec![
                         i8(*oid as i64),
-                        i8(403),
+                        i8(*am as i64),
                         t(name),
                         i8(PG_CATALOG_OID),
                         i8(10),
@@ -2710,7 +2710,8 @@ fn index_row(
     });
     row.push(sqltypes::array::vector(DataType::Int2, keys.collect()));
     row.push(oids(&collation));
-    row.push(oids(&|i| default_opclass(&ty(i))));
+    let method = idx.and_then(|i| i.method.as_deref());
+    row.push(oids(&|i| default_opclass(method, &ty(i))));
     row.push(int2s(&|i| idx.and_then(|x| x.options.get(i).copied()).unwrap_or(0)));
     // indexprs and indpred hold SQL text where PostgreSQL has node trees;
     // pg_get_expr prints them.
@@ -2732,36 +2733,47 @@ fn index_row(
     row
 }
 
-/// The default btree operator classes: (OID, name, input type OID).
-const OPCLASSES: &[(u32, &str, u32)] = &[
-    (397, "array_ops", 2277),
-    (424, "bool_ops", 16),
-    (426, "bpchar_ops", 1042),
-    (428, "bytea_ops", 17),
-    (429, "char_ops", 18),
-    (434, "date_ops", 1082),
-    (1971, "float8_ops", 701),
-    (1978, "int4_ops", 23),
-    (1979, "int2_ops", 21),
-    (1980, "int8_ops", 20),
-    (1981, "oid_ops", 26),
-    (3125, "numeric_ops", 1700),
-    (3126, "text_ops", 25),
-    (3127, "timestamptz_ops", 1184),
-    (3128, "timestamp_ops", 1114),
+/// The default operator classes: (OID, access method OID, name, input
+/// type OID): btree's, and the range types' of every method.
+const OPCLASSES: &[(u32, u32, &str, u32)] = &[
+    (397, 403, "array_ops", 2277),
+    (424, 403, "bool_ops", 16),
+    (426, 403, "bpchar_ops", 1042),
+    (428, 403, "bytea_ops", 17),
+    (429, 403, "char_ops", 18),
+    (434, 403, "date_ops", 1082),
+    (1971, 403, "float8_ops", 701),
+    (1978, 403, "int4_ops", 23),
+    (1979, 403, "int2_ops", 21),
+    (1980, 403, "int8_ops", 20),
+    (1981, 403, "oid_ops", 26),
+    (3125, 403, "numeric_ops", 1700),
+    (3126, 403, "text_ops", 25),
+    (3127, 403, "timestamptz_ops", 1184),
+    (3128, 403, "timestamp_ops", 1114),
+    (10076, 403, "range_ops", 3831),
+    (10077, 405, "range_ops", 3831),
+    (10078, 783, "range_ops", 3831),
+    (10079, 4000, "range_ops", 3831),
+    (10159, 3580, "range_inclusion_ops", 3831),
 ];
 
-/// The OID of a type's default btree operator class (pg_opclass).
-pub fn default_opclass(ty: &DataType) -> u32 {
+/// The OID of a type's default operator class (pg_opclass) for an index
+/// of `method` (None: btree); 0 for the classes not modelled.
+pub fn default_opclass(method: Option<&str>, ty: &DataType) -> u32 {
+    let am = crate::ddl::access_methods::method_oid(method);
     // The input type the class is declared for: varchar uses text's,
-    // the OID alias types oid's, every array type anyarray's (2277).
+    // the OID alias types oid's, every array type anyarray's (2277), every
+    // range type anyrange's (3831).
     let intype = match ty {
         DataType::Varchar(_) => 25,
         DataType::Reg(_) => 26,
         DataType::Array(_) | DataType::Int2Vector | DataType::OidVector => 2277,
+        DataType::Range(_) => 3831,
         other => other.oid(),
     };
-    OPCLASSES.iter().find(|(_, _, t)| *t == intype).map(|(oid, _, _)| *oid).unwrap_or(0)
+    let class = OPCLASSES.iter().find(|&&(_, m, _, t)| m == am && t == intype);
+    class.map_or(0, |&(oid, ..)| oid)
 }
 
 fn class_row(

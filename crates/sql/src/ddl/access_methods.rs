@@ -78,7 +78,8 @@ fn has_default(method: &str, ty: &DataType) -> bool {
         // json has no comparison or hashing operators.
         "btree" | "hash" => !matches!(ty, T::Json),
         "gin" => matches!(ty, T::Array(_) | T::Jsonb),
-        "spgist" => string || matches!(ty, T::Inet | T::Cidr),
+        "spgist" => string || matches!(ty, T::Inet | T::Cidr | T::Range(_)),
+        "gist" => matches!(ty, T::Range(_)),
         "brin" => {
             string
                 || matches!(
@@ -101,10 +102,11 @@ fn has_default(method: &str, ty: &DataType) -> bool {
                         | T::Uuid
                         | T::Inet
                         | T::Cidr
+                        | T::Range(_)
                 )
         }
-        // gist's classes are for types Strata does not have (geometry,
-        // ranges, tsvector); inet's is not the default.
+        // gist's other classes are for types Strata does not have
+        // (geometry, tsvector); inet's is not the default.
         _ => false,
     }
 }
@@ -118,9 +120,11 @@ fn default_name(method: &str, ty: &DataType) -> String {
         T::Array(_) => "array",
         T::Cidr => "inet",
         T::Reg(_) => "oid",
+        T::Range(_) => "range",
         t => t.typname(),
     };
     match method {
+        "brin" if matches!(ty, T::Range(_)) => "range_inclusion_ops".to_string(),
         "brin" => format!("{base}_minmax_ops"),
         _ => format!("{base}_ops"),
     }
