@@ -181,8 +181,20 @@ impl RangeValue {
     pub fn flags(&self) -> u8 {
         let Some((l, u)) = &self.bounds else { return EMPTY };
         let mut f = 0;
-        f |= if l.value.is_none() { LB_INF } else if l.inclusive { LB_INC } else { 0 };
-        f |= if u.value.is_none() { UB_INF } else if u.inclusive { UB_INC } else { 0 };
+        f |= if l.value.is_none() {
+            LB_INF
+        } else if l.inclusive {
+            LB_INC
+        } else {
+            0
+        };
+        f |= if u.value.is_none() {
+            UB_INF
+        } else if u.inclusive {
+            UB_INC
+        } else {
+            0
+        };
         f
     }
 
@@ -405,8 +417,8 @@ fn write_bound(b: &Bound, zone: &crate::Zone, out: &mut Vec<u8>) {
     let Some(v) = &b.value else { return };
     let mut text = Vec::new();
     crate::text::write_value_in(v, zone, &mut text);
-    let quote = text.is_empty()
-        || text.iter().any(|c| b"\"\\()[],".contains(c) || c.is_ascii_whitespace());
+    let quote =
+        text.is_empty() || text.iter().any(|c| b"\"\\()[],".contains(c) || c.is_ascii_whitespace());
     if !quote {
         out.extend_from_slice(&text);
         return;
