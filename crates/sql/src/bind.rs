@@ -552,6 +552,22 @@ pub fn domain_of(
     cat.domain_named(&n)
 }
 
+/// `ALL (x)`, `ANY (x)` or `SOME (x)` as a LIKE pattern (which sqlparser
+/// reads as a call): x and whether it is ALL.
+fn like_quantifier(pattern: &ast::Expr) -> Option<(&ast::Expr, bool)> {
+    let ast::Expr::Function(f) = pattern else { return None };
+    let name = f.name.0.last()?.as_ident()?.value.to_lowercase();
+    let ast::FunctionArguments::List(list) = &f.args else { return None };
+    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))] = list.args.as_slice() else {
+        return None;
+    };
+    match name.as_str() {
+        "all" if f.name.0.len() == 1 => Some((x, true)),
+        "any" | "some" if f.name.0.len() == 1 => Some((x, false)),
+        _ => None,
+    }
+}
+
 fn resolve_type(t: &ast::DataType, cat: Option<&Catalog>) -> Result<DataType> {
     use ast::DataType as A;
     let len = |l: &Option<ast::CharacterLength>| match l {
@@ -934,6 +950,19 @@ impl<'a> Binder<'a> {
                     items.push(self.coerce(b, &bt, &ty)?);
                 }
                 Ok((Expr::InList(Box::new(x), items, *negated), DataType::Bool))
+            }
+            // `x [NOT] LIKE ANY (array)`, `LIKE ALL (...)`, `LIKE SOME (...)`.
+            E::Like { negated, any, expr, pattern, escape_char: None }
+            | E::ILike { negated, any, expr, pattern, escape_char: None }
+                if *any || like_quantifier(pattern).is_some() =>
+            {
+                let (patterns, all) = match like_quantifier(pattern) {
+                    Some(q) if !*any => q,
+                    _ => (pattern.as_ref(), false),
+                };
+                let ci = matches!(e, E::ILike { .. });
+                let op = func::arrays::PatternOp { regex: false, negated: *negated, ci };
+                self.match_any_all(expr, op, patterns, all, scope, agg)
             }
             E::Like { negated, expr, pattern, escape_char, .. }
             | E::ILike { negated, expr, pattern, escape_char, .. }

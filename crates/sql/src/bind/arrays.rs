@@ -3,8 +3,25 @@
 //! (array)`, and the array operators `||`, `@>`, `<@` and `&&`.
 
 use super::*;
-use crate::func::arrays::ArrayFunc;
+use crate::func::arrays::{ArrayFunc, PatternOp};
 use crate::func::Func;
+
+/// The LIKE or regular expression operator `op` is (None for others).
+fn pattern_op(op: &ast::BinaryOperator) -> Option<PatternOp> {
+    use ast::BinaryOperator as O;
+    let (regex, negated, ci) = match op {
+        O::PGLikeMatch => (false, false, false),
+        O::PGILikeMatch => (false, false, true),
+        O::PGNotLikeMatch => (false, true, false),
+        O::PGNotILikeMatch => (false, true, true),
+        O::PGRegexMatch => (true, false, false),
+        O::PGRegexIMatch => (true, false, true),
+        O::PGRegexNotMatch => (true, true, false),
+        O::PGRegexNotIMatch => (true, true, true),
+        _ => return None,
+    };
+    Some(PatternOp { regex, negated, ci })
+}
 
 fn array_call(f: ArrayFunc, args: Vec<Expr>) -> Expr {
     Expr::Func(Func::Array(f), args)
@@ -304,6 +321,9 @@ impl Binder<'_> {
         scope: &Scope,
         agg: &mut Option<&mut AggState>,
     ) -> Result<(Expr, DataType)> {
+        if let Some(p) = pattern_op(op) {
+            return self.match_any_all(left, p, right, all, scope, agg);
+        }
         let Some(cmp) = operators::bin_op(op).filter(|o| o.is_comparison()) else {
             bail!(FeatureNotSupported, "operator {op} with ANY/ALL is not supported yet");
         };
@@ -343,6 +363,42 @@ impl Binder<'_> {
         let lx = self.coerce(lx, &lt, &strip_mod(&t))?;
         let rx = self.coerce(rx, &rt, &array_ty)?;
         Ok((array_call(ArrayFunc::AnyAll(cmp, all), vec![lx, rx]), DataType::Bool))
+    }
+
+    /// `x LIKE ANY (array)`, `x ~ ALL (array)`, ...: x and the patterns
+    /// are text.
+    pub(super) fn match_any_all(
+        &mut self,
+        left: &ast::Expr,
+        op: PatternOp,
+        right: &ast::Expr,
+        all: bool,
+        scope: &Scope,
+        agg: &mut Option<&mut AggState>,
+    ) -> Result<(Expr, DataType)> {
+        let mut inner = right;
+        while let ast::Expr::Nested(e) = inner {
+            inner = e;
+        }
+        if let ast::Expr::Subquery(_) = inner {
+            bail!(FeatureNotSupported, "pattern matching against ANY/ALL (subquery) is not supported yet");
+        }
+        let (lx, lt) = self.expr_in(left, scope, agg)?;
+        let (rx, rt) = self.expr_in(right, scope, agg)?;
+        let text = DataType::Text;
+        let elem = match &rt {
+            DataType::Unknown => DataType::Unknown,
+            DataType::Array(e) => (**e).clone(),
+            _ => bail!(WrongObjectType, "op ANY/ALL (array) requires array on right side"),
+        };
+        let stringy = |t: &DataType| t.is_string() || *t == DataType::Unknown;
+        if !stringy(&lt) || !stringy(&elem) {
+            return Err(operators::no_operator(&lt, op.symbol(), &elem));
+        }
+        let patterns = text.array_of();
+        let lx = self.coerce(lx, &lt, &text)?;
+        let rx = self.coerce(rx, &rt, &patterns)?;
+        Ok((array_call(ArrayFunc::MatchAnyAll(op, all), vec![lx, rx]), DataType::Bool))
     }
 
     /// The array operators `||`, `@>`, `<@` and `&&`, if an operand is an

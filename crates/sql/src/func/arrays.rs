@@ -10,6 +10,70 @@ use crate::error::Result;
 use crate::expr::BinOp;
 use crate::{bail, err};
 
+/// A LIKE or regular expression match operator (`~~`, `!~~*`, `~`,
+/// `!~*`, ...) as `x op ANY/ALL (array)` applies it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PatternOp {
+    /// A POSIX regular expression (`~`) rather than a LIKE pattern.
+    pub regex: bool,
+    /// NOT LIKE, `!~`.
+    pub negated: bool,
+    /// ILIKE, `~*`: case-insensitive.
+    pub ci: bool,
+}
+
+impl PatternOp {
+    /// The operator's name (`~~`, `!~~*`, `~`, ...).
+    pub fn symbol(self) -> &'static str {
+        match (self.regex, self.negated, self.ci) {
+            (false, false, false) => "~~",
+            (false, false, true) => "~~*",
+            (false, true, false) => "!~~",
+            (false, true, true) => "!~~*",
+            (true, false, false) => "~",
+            (true, false, true) => "~*",
+            (true, true, false) => "!~",
+            (true, true, true) => "!~*",
+        }
+    }
+
+    /// Whether `s` matches `pattern` (negated for the NOT operators).
+    fn test(self, s: &str, pattern: &str) -> Result<bool> {
+        let found = match self.regex {
+            true => crate::func::regex::is_match(s, pattern, self.ci)?,
+            false => crate::expr::like(s, pattern, self.ci)?,
+        };
+        Ok(found != self.negated)
+    }
+}
+
+/// `x op ANY (a)` (ALL when `all`), `test` comparing x with one element
+/// (None: unknown): true as soon as one holds (ALL: false as soon as one
+/// fails), NULL when none decides and one is unknown, ALL's answer for
+/// an empty array.
+fn quantified(
+    x: &Value,
+    a: &ArrayValue,
+    all: bool,
+    test: impl Fn(&Value, &Value) -> Result<Option<bool>>,
+) -> Result<Value> {
+    if a.items.is_empty() {
+        return Ok(Value::Bool(all));
+    }
+    if x.is_null() {
+        return Ok(Value::Null);
+    }
+    let mut unknown = false;
+    for item in &a.items {
+        match test(x, item)? {
+            Some(holds) if holds != all => return Ok(Value::Bool(!all)),
+            Some(_) => {}
+            None => unknown = true,
+        }
+    }
+    Ok(if unknown { Value::Null } else { Value::Bool(all) })
+}
+
 /// A resolved array function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArrayFunc {
@@ -18,6 +82,9 @@ pub enum ArrayFunc {
     Construct(bool),
     /// `x op ANY (array)`, or ALL when the flag is set
     AnyAll(BinOp, bool),
+    /// `x LIKE ANY (array)`, `x ~ ALL (array)`, ...: a pattern match
+    /// against each element, ALL when the flag is set
+    MatchAnyAll(PatternOp, bool),
     /// `a[i][j]...`
     Subscript,
     /// `SET a[i][j]... = x`: (array, x, i, j, ...), the array with that
@@ -334,25 +401,15 @@ pub fn call(f: ArrayFunc, args: Vec<Value>) -> Result<Value> {
         F::AnyAll(op, all) => {
             let (x, a) = (next(), next());
             let Some(a) = array(a) else { return Ok(Value::Null) };
-            if a.items.is_empty() {
-                return Ok(Value::Bool(all));
-            }
-            if x.is_null() {
-                return Ok(Value::Null);
-            }
-            let mut unknown = false;
-            for item in &a.items {
-                match ops::compare(&x, item)? {
-                    Some(ord) if op.holds(ord) != all => return Ok(Value::Bool(!all)),
-                    Some(_) => {}
-                    None => unknown = true,
-                }
-            }
-            if unknown {
-                Value::Null
-            } else {
-                Value::Bool(all)
-            }
+            quantified(&x, &a, all, |x, item| Ok(ops::compare(x, item)?.map(|o| op.holds(o))))?
+        }
+        F::MatchAnyAll(op, all) => {
+            let (x, a) = (next(), next());
+            let Some(a) = array(a) else { return Ok(Value::Null) };
+            quantified(&x, &a, all, |x, item| match (x, item) {
+                (Value::Text(s), Value::Text(p)) => op.test(s, p).map(Some),
+                _ => Ok(None),
+            })?
         }
         F::Slice(has_lo, has_hi) => {
             let Some(a) = array(next()) else { return Ok(Value::Null) };
