@@ -49,6 +49,10 @@ pub enum JsonFunc {
     ArrayLength,
     /// jsonb_set(target, path, value [, create_missing])
     Set,
+    /// jsonb_set_lax(target, path, value [, create_missing [,
+    /// null_value_treatment]]): jsonb_set, with an SQL NULL value handled
+    /// as the treatment says
+    SetLax,
     /// jsonb_insert(target, path, value [, insert_after])
     Insert,
     /// `SET j[k1][k2]... = x`: (jsonb, x, k1, k2, ...), the jsonb with
@@ -152,8 +156,58 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
             T::Jsonb,
             vec![Some(T::Jsonb), Some(T::Text.array_of()), Some(T::Jsonb), Some(T::Bool)],
         ),
+        ("jsonb_set_lax", 3..=5) => {
+            let mut params =
+                vec![Some(T::Jsonb), Some(T::Text.array_of()), Some(T::Jsonb), Some(T::Bool)];
+            params.push(Some(T::Text));
+            (F::SetLax, T::Jsonb, params)
+        }
         _ => return None,
     }))
+}
+
+/// jsonb_set_lax: NULL for a NULL target, path or create_missing; an SQL
+/// NULL value is a JSON null (`use_json_null`, the default), deletes the
+/// path (`delete_key`), leaves the target (`return_target`) or is an error
+/// (`raise_exception`).
+fn set_lax(mut args: Vec<Value>, zone: &sqltypes::Zone) -> Result<Value> {
+    // The defaults of the arguments not given.
+    let given = args.len();
+    args.extend([Value::Bool(true), Value::Text("use_json_null".into())].into_iter().skip(given - 3));
+    let [target, path, new, create, treatment] = <[Value; 5]>::try_from(args)
+        .map_err(|_| crate::err!(InternalError, "jsonb_set_lax arguments"))?;
+    let (Value::Bool(create), false, false) = (create, target.is_null(), path.is_null()) else {
+        return Ok(Value::Null);
+    };
+    let treatment = match &treatment {
+        Value::Text(t) => t.as_str(),
+        _ => "",
+    };
+    let bad = || {
+        crate::err!(
+            InvalidParameterValue,
+            "null_value_treatment must be \"delete_key\", \"return_target\", \"use_json_null\", or \"raise_exception\""
+        )
+    };
+    if !matches!(treatment, "delete_key" | "return_target" | "use_json_null" | "raise_exception") {
+        return Err(bad());
+    }
+    let steps: Vec<String> = texts(&path).into_iter().flatten().collect();
+    let doc = tree(&target, zone)?;
+    let new = match new {
+        Value::Null => match treatment {
+            "raise_exception" => {
+                return Err(crate::err!(NullValueNotAllowed, "JSON value must not be null")
+                    .with_detail("Exception was raised because null_value_treatment is \"raise_exception\".")
+                    .with_hint("To avoid, either change the null_value_treatment argument or ensure that an SQL NULL is not passed."))
+            }
+            "delete_key" => return Ok(jsonb(doc.remove_path(&steps)?)),
+            "return_target" => return Ok(jsonb(doc)),
+            _ => Json::Null,
+        },
+        v => tree(&v, zone)?,
+    };
+    Ok(jsonb(doc.set_path(&steps, &new, create)?))
 }
 
 fn unknown_as_text(args: &[DataType]) -> Vec<Option<DataType>> {
@@ -260,6 +314,9 @@ pub fn call(f: JsonFunc, args: Vec<Value>, zone: &Zone) -> Result<Value> {
         let Some(Value::Jsonb(j)) = args.first() else { return Ok(Value::Null) };
         return Ok(jsonb(j.assign_path(&path, &new)?));
     }
+    if f == F::SetLax {
+        return set_lax(args, zone);
+    }
     let strict = !matches!(f, F::BuildObject(_) | F::BuildArray(_) | F::To(_));
     if strict && args.iter().any(Value::is_null) {
         // jsonb_set's create_missing NULL still gives NULL, as in PostgreSQL.
@@ -365,7 +422,7 @@ pub fn call(f: JsonFunc, args: Vec<Value>, zone: &Zone) -> Result<Value> {
             }
             _ => bail!(InvalidParameterValue, "cannot get array length of a scalar"),
         },
-        F::Assign => bail!(InternalError, "a jsonb subscript assignment is evaluated above"),
+        F::Assign | F::SetLax => bail!(InternalError, "{f:?} is evaluated above"),
         F::Set => {
             let path: Vec<String> = texts(&arg(1)).into_iter().flatten().collect();
             let create = !matches!(args.get(3), Some(Value::Bool(false)));
