@@ -525,6 +525,20 @@ pub(crate) fn quoted_between(s: &[u8], open: u8, close: u8) -> bool {
         })
 }
 
+/// Appends `text` double-quoted with `"` and `\` doubled inside, as
+/// `record_out` and `range_out` quote a field or bound (`array_out`
+/// escapes with backslashes instead).
+pub(crate) fn push_quoted_doubling(text: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    for &c in text {
+        if c == b'"' || c == b'\\' {
+            out.push(c);
+        }
+        out.push(c);
+    }
+    out.push(b'"');
+}
+
 /// Appends the text form of an array (PostgreSQL's `array_out`).
 pub fn write_array(a: &ArrayValue, out: &mut Vec<u8>) {
     write_array_in(a, crate::Zone::utc_ref(), out)

@@ -417,20 +417,13 @@ fn write_bound(b: &Bound, zone: &crate::Zone, out: &mut Vec<u8>) {
     let Some(v) = &b.value else { return };
     let mut text = Vec::new();
     crate::text::write_value_in(v, zone, &mut text);
-    let quote =
-        text.is_empty() || text.iter().any(|c| b"\"\\()[],".contains(c) || c.is_ascii_whitespace());
-    if !quote {
+    let quote = crate::array::quoted_between(&text, b'(', b')')
+        || text.iter().any(|c| matches!(c, b'[' | b']'));
+    if quote {
+        crate::array::push_quoted_doubling(&text, out);
+    } else {
         out.extend_from_slice(&text);
-        return;
     }
-    out.push(b'"');
-    for &c in &text {
-        if c == b'"' || c == b'\\' {
-            out.push(c);
-        }
-        out.push(c);
-    }
-    out.push(b'"');
 }
 
 /// Rebuilds a range from its flags byte (`range_send`'s), reading each

@@ -175,14 +175,7 @@ pub fn write_record_in(r: &RecordValue, zone: &crate::Zone, out: &mut Vec<u8>) {
         let mut text = Vec::new();
         crate::text::write_value_in(v, zone, &mut text);
         if crate::array::quoted_between(&text, b'(', b')') {
-            out.push(b'"');
-            for &c in &text {
-                if c == b'"' || c == b'\\' {
-                    out.push(c);
-                }
-                out.push(c);
-            }
-            out.push(b'"');
+            crate::array::push_quoted_doubling(&text, out);
         } else {
             out.extend_from_slice(&text);
         }

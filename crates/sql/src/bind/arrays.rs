@@ -381,7 +381,10 @@ impl Binder<'_> {
             inner = e;
         }
         if let ast::Expr::Subquery(_) = inner {
-            bail!(FeatureNotSupported, "pattern matching against ANY/ALL (subquery) is not supported yet");
+            bail!(
+                FeatureNotSupported,
+                "pattern matching against ANY/ALL (subquery) is not supported yet"
+            );
         }
         let (lx, lt) = self.expr_in(left, scope, agg)?;
         let (rx, rt) = self.expr_in(right, scope, agg)?;

@@ -173,7 +173,9 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
 fn set_lax(mut args: Vec<Value>, zone: &sqltypes::Zone) -> Result<Value> {
     // The defaults of the arguments not given.
     let given = args.len();
-    args.extend([Value::Bool(true), Value::Text("use_json_null".into())].into_iter().skip(given - 3));
+    args.extend(
+        [Value::Bool(true), Value::Text("use_json_null".into())].into_iter().skip(given - 3),
+    );
     let [target, path, new, create, treatment] = <[Value; 5]>::try_from(args)
         .map_err(|_| crate::err!(InternalError, "jsonb_set_lax arguments"))?;
     let (Value::Bool(create), false, false) = (create, target.is_null(), path.is_null()) else {
