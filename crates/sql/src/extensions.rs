@@ -19,7 +19,7 @@ use crate::builtins::{self, Proc};
 use crate::catalog::{Catalog, ExtensionDef};
 use crate::error::Result;
 use crate::func::{pgcrypto::CryptoFunc, uuid_ossp::UuidFunc, Func};
-use crate::{bail, err};
+use crate::bail;
 
 /// An extension CREATE EXTENSION can install.
 #[derive(Debug)]
@@ -173,15 +173,7 @@ pub fn resolve(
         let mut top = fits.into_iter().filter(|(_, p)| score(p) == best);
         let (m, params) = top.next()?;
         if top.next().is_some() {
-            let list: Vec<String> = args.iter().map(|t| t.to_string()).collect();
-            return Some(Err(err!(
-                AmbiguousFunction,
-                "function {name}({}) is not unique",
-                list.join(", ")
-            )
-            .with_hint(
-                "Could not choose a best candidate function. You might need to add explicit type casts.",
-            )));
+            return Some(Err(crate::func::ambiguous_function(name, args)));
         }
         return Some(bind(m, params));
     }

@@ -471,6 +471,14 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
     Ok((f, ty))
 }
 
+/// PostgreSQL's 42725 for a call more than one function matches equally.
+pub fn ambiguous_function(name: &str, args: &[DataType]) -> crate::error::Error {
+    let list: Vec<String> = args.iter().map(|t| t.to_string()).collect();
+    err!(AmbiguousFunction, "function {name}({}) is not unique", list.join(", ")).with_hint(
+        "Could not choose a best candidate function. You might need to add explicit type casts.",
+    )
+}
+
 /// PostgreSQL's 42883 for a call no function matches.
 pub fn no_such_function(name: &str, args: &[DataType]) -> crate::error::Error {
     let list: Vec<String> = args.iter().map(|t| t.to_string()).collect();

@@ -551,15 +551,6 @@ pub fn adjacent(a: &RangeValue, b: &RangeValue) -> bool {
     bounds_adjacent(au, bl) || bounds_adjacent(bu, al)
 }
 
-/// `a` if `take_a`, else `b`.
-fn pick(a: &Bound, b: &Bound, take_a: bool) -> Bound {
-    if take_a {
-        a.clone()
-    } else {
-        b.clone()
-    }
-}
-
 /// `a + b` (`strict` true) or range_merge(a, b): the smallest range
 /// covering both; for `+` they must overlap or meet (22000 otherwise).
 pub fn union(a: &RangeValue, b: &RangeValue, strict: bool) -> Result<RangeValue> {
@@ -569,18 +560,18 @@ pub fn union(a: &RangeValue, b: &RangeValue, strict: bool) -> Result<RangeValue>
     if strict && !overlaps(a, b) && !adjacent(a, b) {
         return Err(err!(DataException, "result of range union would not be contiguous"));
     }
-    let lower = pick(al, bl, cmp_bounds(al, true, bl, true).is_lt());
-    let upper = pick(au, bu, cmp_bounds(au, false, bu, false).is_gt());
-    make(a.kind, lower, upper, false)
+    let lower = if cmp_bounds(al, true, bl, true).is_lt() { al } else { bl };
+    let upper = if cmp_bounds(au, false, bu, false).is_gt() { au } else { bu };
+    make(a.kind, lower.clone(), upper.clone(), false)
 }
 
 /// `a * b`: the values in both.
 pub fn intersection(a: &RangeValue, b: &RangeValue) -> Result<RangeValue> {
     match (&a.bounds, &b.bounds) {
         (Some((al, au)), Some((bl, bu))) if overlaps(a, b) => {
-            let lower = pick(al, bl, cmp_bounds(al, true, bl, true).is_ge());
-            let upper = pick(au, bu, cmp_bounds(au, false, bu, false).is_le());
-            make(a.kind, lower, upper, false)
+            let lower = if cmp_bounds(al, true, bl, true).is_ge() { al } else { bl };
+            let upper = if cmp_bounds(au, false, bu, false).is_le() { au } else { bu };
+            make(a.kind, lower.clone(), upper.clone(), false)
         }
         _ => Ok(RangeValue::empty(a.kind)),
     }

@@ -72,13 +72,7 @@ impl Binder<'_> {
             }
         }
         if name == "pg_typeof" {
-            let [Some(a)] = args.as_slice() else {
-                bail!(
-                    UndefinedFunction,
-                    "function pg_typeof with {} arguments does not exist",
-                    args.len()
-                )
-            };
+            let a = only_argument(&name, &args)?;
             // regtype's output: format_type without a modifier.
             let (_, t) = self.expr_in(a, scope, agg)?;
             let shown = match crate::deparse::unmodified(&t) {
@@ -92,14 +86,7 @@ impl Binder<'_> {
             return self.subscript_assign(&args, scope, agg);
         }
         if name == "pg_collation_for" {
-            let [Some(a)] = args.as_slice() else {
-                bail!(
-                    UndefinedFunction,
-                    "function pg_collation_for with {} arguments does not exist",
-                    args.len()
-                )
-            };
-            return self.collation_for(a, scope, agg);
+            return self.collation_for(only_argument(&name, &args)?, scope, agg);
         }
         if let Some(r) = self.sql_function_call(f, &args, scope, agg)? {
             return Ok(r);
@@ -644,6 +631,16 @@ fn has_min_max(t: &DataType) -> bool {
             | DataType::Record(_)
             | DataType::Range(_)
     )
+}
+
+/// The one argument of a call of `name` that takes one (42883 otherwise).
+fn only_argument<'e>(name: &str, args: &[Option<&'e ast::Expr>]) -> Result<&'e ast::Expr> {
+    match args {
+        [Some(a)] => Ok(a),
+        _ => {
+            bail!(UndefinedFunction, "function {name} with {} arguments does not exist", args.len())
+        }
+    }
 }
 
 fn sum_type(t: &DataType) -> Result<DataType> {

@@ -446,10 +446,22 @@ impl Binder<'_> {
         (rx, rt): (Expr, DataType),
     ) -> Result<Option<(Expr, DataType)>> {
         let Some((f, swap)) = func::network::operator(sym, &lt, &rt) else { return Ok(None) };
-        let lx = self.coerce(lx, &lt, &DataType::Inet)?;
-        let rx = self.coerce(rx, &rt, &DataType::Inet)?;
-        let args = if swap { vec![rx, lx] } else { vec![lx, rx] };
+        let inet = [DataType::Inet, DataType::Inet];
+        let args = self.operands(((lx, lt), (rx, rt)), &inet, swap)?;
         Ok(Some((Expr::Func(func::Func::Net(f), args), DataType::Bool)))
+    }
+
+    /// An operator's operands coerced to `targets` (left, right), in the
+    /// called function's order: swapped when `swap`.
+    fn operands(
+        &mut self,
+        ((lx, lt), (rx, rt)): ((Expr, DataType), (Expr, DataType)),
+        targets: &[DataType; 2],
+        swap: bool,
+    ) -> Result<Vec<Expr>> {
+        let lx = self.coerce(lx, &lt, &targets[0])?;
+        let rx = self.coerce(rx, &rt, &targets[1])?;
+        Ok(if swap { vec![rx, lx] } else { vec![lx, rx] })
     }
 
     /// A range operator call when an operand is a range (None otherwise).
@@ -459,12 +471,10 @@ impl Binder<'_> {
         (lx, lt): (Expr, DataType),
         (rx, rt): (Expr, DataType),
     ) -> Result<Option<(Expr, DataType)>> {
-        let Some((f, ty, [ltarget, rtarget], swap)) = func::ranges::operator(sym, &lt, &rt) else {
+        let Some((f, ty, targets, swap)) = func::ranges::operator(sym, &lt, &rt) else {
             return Ok(None);
         };
-        let lx = self.coerce(lx, &lt, &ltarget)?;
-        let rx = self.coerce(rx, &rt, &rtarget)?;
-        let args = if swap { vec![rx, lx] } else { vec![lx, rx] };
+        let args = self.operands(((lx, lt), (rx, rt)), &targets, swap)?;
         Ok(Some((Expr::Func(func::Func::Range(f), args), ty)))
     }
 

@@ -505,11 +505,7 @@ fn choose(
     let first = tops.next().map(|(_, d)| d.clone());
     if tops.next().is_some() && top < types.len() {
         let name = first.as_ref().map(|d| d.name.clone()).unwrap_or_default();
-        let list: Vec<String> = types.iter().map(|t| t.to_string()).collect();
-        return Err(err!(AmbiguousFunction, "function {name}({}) is not unique", list.join(", "))
-            .with_hint(
-                "Could not choose a best candidate function. You might need to add explicit type casts.",
-            ));
+        return Err(crate::func::ambiguous_function(&name, types));
     }
     Ok(first)
 }

@@ -89,15 +89,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Option<Result<Resolved>> {
     let (Some(k), true) = (kind, args.len() == arity) else {
         // An untyped literal could be any range (or multirange) type.
         if args.first() == Some(&DataType::Unknown) {
-            let list: Vec<String> = args.iter().map(|t| t.to_string()).collect();
-            let e = crate::err!(
-                AmbiguousFunction,
-                "function {name}({}) is not unique",
-                list.join(", ")
-            );
-            return Some(Err(e.with_hint(
-                "Could not choose a best candidate function. You might need to add explicit type casts.",
-            )));
+            return Some(Err(super::ambiguous_function(name, args)));
         }
         return Some(Err(super::no_such_function(name, args)));
     };
