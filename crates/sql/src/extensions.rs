@@ -15,11 +15,11 @@ use std::sync::OnceLock;
 
 use sqltypes::DataType;
 
+use crate::bail;
 use crate::builtins::{self, Proc};
 use crate::catalog::{Catalog, ExtensionDef};
 use crate::error::Result;
 use crate::func::{pgcrypto::CryptoFunc, uuid_ossp::UuidFunc, Func};
-use crate::bail;
 
 /// An extension CREATE EXTENSION can install.
 #[derive(Debug)]
