@@ -197,7 +197,7 @@ fn whole_row(scope: &Scope, name: &str, read: impl Fn(usize) -> Expr) -> Option<
         return None;
     }
     let fields = cols.iter().map(|(_, c)| (c.name.clone(), c.ty.clone())).collect();
-    let ty = std::sync::Arc::new(sqltypes::RecordType { fields });
+    let ty = sqltypes::RecordType::new(fields);
     let values = cols.iter().map(|(i, _)| read(*i)).collect();
     Some((Expr::Row(ty.clone(), values), DataType::Record(ty)))
 }
@@ -513,7 +513,7 @@ pub fn column_type(cat: &Catalog, t: &ast::DataType) -> Result<crate::catalog::T
         return Ok(crate::catalog::TypeDef::of_domain(&d));
     }
     let ty = catalog_type(cat, t)?;
-    if matches!(ty.elem().unwrap_or(&ty), DataType::Record(_)) {
+    if matches!(ty.elem().unwrap_or(&ty), DataType::Record(r) if r.named.is_none()) {
         bail!(FeatureNotSupported, "columns of composite type {t} are not supported yet");
     }
     let def = crate::catalog::TypeDef::from_type(&ty);
@@ -649,6 +649,9 @@ fn resolve_type(t: &ast::DataType, cat: Option<&Catalog>) -> Result<DataType> {
                                         DataType::Enum(t.clone())
                                     }
                                     crate::catalog::UserTypeKind::Domain(d) => d.ty.clone(),
+                                    crate::catalog::UserTypeKind::Composite(r) => {
+                                        DataType::Record(r.clone())
+                                    }
                                 }))
                             };
                             // Then a table's row type.

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use kvapi::{Key, KeyRange, TenantId};
 use serde::{Deserialize, Serialize};
 use sqltypes::enums::{EnumLabel, EnumType};
-use sqltypes::{DataType, Value};
+use sqltypes::{DataType, RecordType, Value};
 
 use crate::acl::{self, Ownership};
 use crate::error::Result;
@@ -539,26 +539,31 @@ pub struct TypeDef {
     /// are of its base type.
     #[serde(skip)]
     pub domain: Option<Arc<Domain>>,
+    /// The composite type's fields when `oid` is a composite type made by
+    /// CREATE TYPE, or an array of one (filled in the same way).
+    #[serde(skip)]
+    pub composite: Option<Arc<RecordType>>,
 }
 
 impl TypeDef {
     /// Records `ty`.
     pub fn from_type(ty: &DataType) -> TypeDef {
-        let enum_type = match ty.elem().unwrap_or(ty) {
-            DataType::Enum(t) => Some(t.clone()),
-            _ => None,
+        let (enum_type, composite) = match ty.elem().unwrap_or(ty) {
+            DataType::Enum(t) => (Some(t.clone()), None),
+            DataType::Record(r) if r.named.is_some() => (None, Some(r.clone())),
+            _ => (None, None),
         };
-        TypeDef { oid: ty.oid(), typmod: ty.typmod(), enum_type, domain: None }
+        TypeDef { oid: ty.oid(), typmod: ty.typmod(), enum_type, domain: None, composite }
     }
 
     /// A domain type (the modifier is the domain's, not the column's).
     pub fn of_domain(d: &Arc<Domain>) -> TypeDef {
-        TypeDef { oid: d.def.oid, typmod: -1, enum_type: None, domain: Some(d.clone()) }
+        TypeDef { domain: Some(d.clone()), ..TypeDef::builtin(d.def.oid, -1) }
     }
 
     /// A built-in type by OID and modifier.
     pub fn builtin(oid: u32, typmod: i32) -> TypeDef {
-        TypeDef { oid, typmod, enum_type: None, domain: None }
+        TypeDef { oid, typmod, enum_type: None, domain: None, composite: None }
     }
 
     /// The fractional-second digits of a `timestamp(p)`, `timestamptz(p)`,
@@ -606,12 +611,17 @@ impl TypeDef {
             let e = DataType::Enum(t.clone());
             return if self.oid == t.array_oid { e.array_of() } else { e };
         }
+        if let Some(r) = &self.composite {
+            let c = DataType::Record(r.clone());
+            return if self.oid == c.array_of().oid() { c.array_of() } else { c };
+        }
         with_typmod(DataType::from_oid(self.oid).unwrap_or(DataType::Text), self.typmod)
     }
 }
 
 /// A user-defined type as stored in the catalog (one KV row, JSON): an
-/// enum type, or a domain when `domain` is set (then `labels` is empty).
+/// enum type, a domain when `domain` is set or a composite type when
+/// `composite` is (then `labels` is empty).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UserTypeDef {
     /// pg_type OID.
@@ -634,6 +644,62 @@ pub struct UserTypeDef {
     /// What makes it a domain (CREATE DOMAIN).
     #[serde(default)]
     pub domain: Option<DomainSpec>,
+    /// What makes it a composite type (CREATE TYPE ... AS (...)).
+    #[serde(default)]
+    pub composite: Option<CompositeSpec>,
+}
+
+/// A composite type's definition: its attributes, which pg_class and
+/// pg_attribute list under a relation of kind `c`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompositeSpec {
+    /// The OID of its pg_class row.
+    pub relid: u32,
+    /// The attributes, in order.
+    pub attributes: Vec<CompositeAttribute>,
+}
+
+/// One attribute of a composite type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompositeAttribute {
+    /// Its name.
+    pub name: String,
+    /// Its type.
+    pub ty: TypeDef,
+    /// Its COLLATE clause's collation, when not its type's.
+    #[serde(default)]
+    pub collation: Option<u32>,
+}
+
+impl CompositeSpec {
+    /// The attributes as pg_attribute lists them, their types resolved in
+    /// `cat`.
+    pub fn columns(&self, cat: &Catalog) -> Vec<ColumnDef> {
+        let column = |a: &CompositeAttribute| {
+            let mut t = a.ty.clone();
+            cat.resolve(&mut t);
+            ColumnDef { collation: a.collation, ..ColumnDef::new(a.name.clone(), t) }
+        };
+        self.attributes.iter().map(column).collect()
+    }
+
+    /// The row type `def` (a composite type) makes, its attributes' types
+    /// resolved in `cat`.
+    pub fn row_type(&self, cat: &Catalog, def: &UserTypeDef) -> Arc<RecordType> {
+        let fields = self.attributes.iter().map(|a| {
+            let mut t = a.ty.clone();
+            cat.resolve(&mut t);
+            (a.name.clone(), t.to_type())
+        });
+        Arc::new(RecordType {
+            fields: fields.collect(),
+            named: Some(sqltypes::NamedRowType {
+                oid: def.oid,
+                array_oid: def.array_oid,
+                name: def.name.clone(),
+            }),
+        })
+    }
 }
 
 /// A domain's definition: the type it is over and its constraints.
@@ -680,6 +746,8 @@ pub enum UserTypeKind {
     Enum(Arc<EnumType>),
     /// A domain.
     Domain(Arc<Domain>),
+    /// A composite type.
+    Composite(Arc<RecordType>),
 }
 
 /// A domain ready for use: its values' type and its CHECK constraints
@@ -1654,9 +1722,9 @@ impl TableDef {
 
     /// The table's row type (NEW, OLD, `t%ROWTYPE`, the type `t`).
     pub fn row_type(&self) -> std::sync::Arc<sqltypes::RecordType> {
-        std::sync::Arc::new(sqltypes::RecordType {
-            fields: self.columns.iter().map(|c| (c.name.clone(), c.ty.to_type())).collect(),
-        })
+        sqltypes::RecordType::new(
+            self.columns.iter().map(|c| (c.name.clone(), c.ty.to_type())).collect(),
+        )
     }
 
     /// An empty definition named `name` (OIDs and storage not yet assigned).
@@ -1990,6 +2058,14 @@ impl Catalog {
         })
     }
 
+    /// The composite type whose own or array OID is `oid`.
+    fn composite_of(&self, oid: u32) -> Option<&Arc<RecordType>> {
+        self.user_types.values().find_map(|(d, k)| match k {
+            UserTypeKind::Composite(t) if d.oid == oid || d.array_oid == oid => Some(t),
+            _ => None,
+        })
+    }
+
     /// The domain whose OID is `oid`.
     pub fn domain_of(&self, oid: u32) -> Option<Arc<Domain>> {
         self.user_types.values().find_map(|(_, k)| match k {
@@ -2028,16 +2104,21 @@ impl Catalog {
         {
             return Some(if oid == d.array_oid { dom.ty.array_of() } else { dom.ty.clone() });
         }
+        if let Some(r) = self.composite_of(oid) {
+            let c = DataType::Record(r.clone());
+            return Some(if oid == c.oid() { c } else { c.array_of() });
+        }
         let t = self.enum_of(oid)?;
         let e = DataType::Enum(t.clone());
         Some(if oid == t.array_oid { e.array_of() } else { e })
     }
 
-    /// Gives `ty` the definition of the enum type or domain it names, if
-    /// it does.
+    /// Gives `ty` the definition of the enum type, domain or composite
+    /// type it names, if it does.
     pub fn resolve(&self, ty: &mut TypeDef) {
         ty.enum_type = self.enum_of(ty.oid).cloned();
         ty.domain = self.domain_of(ty.oid);
+        ty.composite = self.composite_of(ty.oid).cloned();
     }
 
     /// Looks a table up by OID.
@@ -2058,7 +2139,10 @@ impl Catalog {
         });
         let views = self.views.values().map(|v| (v.oid, v.namespace, v.name.as_str(), "v"));
         let seqs = self.sequences.values().map(|s| (s.oid, s.namespace, s.name.as_str(), "S"));
-        tables.chain(views).chain(seqs)
+        let composites = self.user_types.values().filter_map(|(d, _)| {
+            Some((d.composite.as_ref()?.relid, d.namespace, d.name.as_str(), "c"))
+        });
+        tables.chain(views).chain(seqs).chain(composites)
     }
 
     /// The OID of the schema named `name` (`pg_temp` is the session's
@@ -2197,6 +2281,10 @@ impl Catalog {
     /// True if namespace `ns` has a relation named `name`.
     pub fn relation_exists(&self, ns: u32, name: &str) -> bool {
         self.relation_in(ns, name).is_some()
+            || matches!(
+                self.user_types.get(&(ns, name.to_string())),
+                Some((_, UserTypeKind::Composite(_)))
+            )
     }
 
     /// The namespace a new object named `n` goes to: its schema, or the

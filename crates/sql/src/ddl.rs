@@ -251,14 +251,27 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
     // session lays its own path over this catalog).
     cat.path = cat.resolve_path("public", "");
     let mut domains = Vec::new();
+    let mut composites = Vec::new();
     for (_, v) in scan_all(txn, keys::user_types(tenant)).await? {
         let e: catalog::UserTypeDef = read_json_entry(&v, "type")?;
         if e.domain.is_some() {
             domains.push(e);
             continue;
         }
+        if e.composite.is_some() {
+            composites.push(e);
+            continue;
+        }
         let ty = catalog::UserTypeKind::Enum(Arc::new(e.to_type()));
         cat.user_types.insert((e.namespace, e.name.clone()), (Arc::new(e), ty));
+    }
+    // A composite type's attributes may be of enum types and of composite
+    // types made before it.
+    composites.sort_by_key(|d| d.oid);
+    for d in composites {
+        let Some(spec) = &d.composite else { continue };
+        let row = catalog::UserTypeKind::Composite(spec.row_type(&cat, &d));
+        cat.user_types.insert((d.namespace, d.name.clone()), (Arc::new(d), row));
     }
     // A domain over another was made after it: in OID order, each finds
     // the one it is over.
@@ -1104,7 +1117,14 @@ async fn drop_relations<T: Txn>(
             skip_missing(&mut r, if_exists, code, "schema", s)?;
             continue;
         }
-        let rel = match (kind, cat.relation(&name)?) {
+        let found_rel = cat.relation(&name)?;
+        if *kind == ast::ObjectType::Table && found_rel.is_none() {
+            if let Some((d, catalog::UserTypeKind::Composite(_))) = cat.user_type_named(&name)? {
+                return Err(err!(WrongObjectType, "\"{}\" is not a table", d.name)
+                    .with_hint("Use DROP TYPE to remove a type."));
+            }
+        }
+        let rel = match (kind, found_rel) {
             (ast::ObjectType::Table, Some(catalog::Relation::Table(t))) if t.matview.is_some() => {
                 return Err(err!(WrongObjectType, "\"{}\" is not a table", t.name)
                     .with_hint("Use DROP MATERIALIZED VIEW to remove a materialized view."));

@@ -550,7 +550,7 @@ fn insert_columns(
     }
     let mut v = Vec::with_capacity(columns.len());
     for c in columns {
-        let cn = column_target(c, relation, |_| None)?;
+        let (cn, _) = column_target(c, relation, |_| None)?;
         let i = names.iter().position(|n| *n == cn).ok_or_else(|| {
             err!(UndefinedColumn, "column \"{cn}\" of relation \"{relation}\" does not exist")
         })?;
@@ -568,43 +568,52 @@ fn table_defaults(cat: &Catalog, table: &TableDef) -> Result<Vec<Option<Expr>>> 
 }
 
 /// The name and table column of SET assignment `a` (through `view`, the
-/// view's column the name is): 42703 when there is none, 42701 when
-/// `sets` (if given) assigns it already, 428C9 for a generated column set
-/// to anything but DEFAULT.
+/// view's column the name is), and the fields of a composite column it
+/// assigns to (`SET c.f = ...`; none for the whole column): 42703 when
+/// there is none, 42701 when `sets` (if given) assigns it already, 428C9
+/// for a generated column set to anything but DEFAULT.
 fn set_column(
     table: &TableDef,
     view: Option<&views::ViewTarget>,
     a: &ast::Assignment,
     sets: Option<&[(usize, Expr)]>,
-) -> Result<(String, usize)> {
+) -> Result<(String, usize, Vec<String>)> {
     let relation = view.map_or(&table.name, |v| &v.view.name);
-    let cn = assigned_column(a, relation, table)?;
+    let (cn, fields) = assigned_column(a, relation, table)?;
     let found = match view {
+        Some(_) if !fields.is_empty() => {
+            bail!(FeatureNotSupported, "assignment to a field through a view is not supported")
+        }
         Some(v) => v.assigned(&cn, views::Op::Update)?,
         None => table.column_index(&cn),
     };
     let Some(i) = found else {
         bail!(UndefinedColumn, "column \"{cn}\" of relation \"{relation}\" does not exist");
     };
-    if sets.is_some_and(|s| s.iter().any(|(c, _)| *c == i)) {
+    // Assignments to fields of one column combine.
+    if fields.is_empty() && sets.is_some_and(|s| s.iter().any(|(c, _)| *c == i)) {
         bail!(SyntaxError, "multiple assignments to same column \"{cn}\"");
     }
     refuse_generated_set(table, i, &a.value)?;
-    Ok((cn, i))
+    Ok((cn, i, fields))
 }
 
-/// The column an INSERT column list or a SET names: a qualified name is
-/// PostgreSQL's field of a composite column (which Strata has none of),
-/// so an error; `ty` gives a column's type, if the relation has it.
+/// The column an INSERT column list or a SET names, and the fields of a
+/// composite column a qualified name goes on to (42804 when the column is
+/// not of a composite type); `ty` gives a column's type, if the relation
+/// has it.
 fn column_target(
     n: &ast::ObjectName,
     relation: &str,
     ty: impl Fn(&str) -> Option<DataType>,
-) -> Result<String> {
+) -> Result<(String, Vec<String>)> {
     let parts: Vec<String> = n.0.iter().filter_map(|p| p.as_ident()).map(bind::ident).collect();
     match parts.as_slice() {
-        [one] => Ok(one.clone()),
+        [one] => Ok((one.clone(), Vec::new())),
         [first, field, ..] => match ty(first) {
+            Some(DataType::Record(r)) if r.named.is_some() => {
+                Ok((first.clone(), parts[1..].to_vec()))
+            }
             Some(t) => bail!(
                 DatatypeMismatch,
                 "cannot assign to field \"{field}\" of column \"{first}\" because its type {t} is not a composite type"
@@ -617,9 +626,14 @@ fn column_target(
     }
 }
 
-/// The column a SET assignment names (see [`column_target`]; `table` has
-/// the columns whose types its error names).
-fn assigned_column(a: &ast::Assignment, relation: &str, table: &TableDef) -> Result<String> {
+/// The column a SET assignment names and the fields it goes on to (see
+/// [`column_target`]; `table` has the columns whose types its error
+/// names).
+fn assigned_column(
+    a: &ast::Assignment,
+    relation: &str,
+    table: &TableDef,
+) -> Result<(String, Vec<String>)> {
     let ty = |c: &str| table.column_index(c).map(|i| table.columns[i].ty.to_type());
     match &a.target {
         ast::AssignmentTarget::ColumnName(n) => column_target(n, relation, ty),
@@ -627,6 +641,73 @@ fn assigned_column(a: &ast::Assignment, relation: &str, table: &TableDef) -> Res
             bail!(FeatureNotSupported, "multi-column SET from a sub-SELECT is not supported yet")
         }
     }
+}
+
+/// The type of field `fields` of column `column` of type `ty`, for `SET
+/// column.field[.field...] = ...` (42703 for a field the type lacks,
+/// 42804 for a field of a field that is not composite).
+fn field_type(column: &str, ty: &DataType, fields: &[String]) -> Result<DataType> {
+    let mut ty = ty.clone();
+    for f in fields {
+        let DataType::Record(rt) = &ty else {
+            bail!(
+                DatatypeMismatch,
+                "cannot assign to field \"{f}\" of column \"{column}\" because its type {ty} is not a composite type"
+            );
+        };
+        let Some(k) = rt.field(f) else {
+            bail!(
+                UndefinedColumn,
+                "cannot assign to field \"{f}\" of column \"{column}\" because there is no such column in data type {ty}"
+            );
+        };
+        ty = rt.fields[k].1.clone();
+    }
+    Ok(ty)
+}
+
+/// `base` (a record of composite type `ty`) with field path `fields` set
+/// to `value`, the other fields as they are: PostgreSQL's FieldStore (a
+/// NULL base makes a record of NULLs).
+fn field_store(base: Expr, ty: &DataType, fields: &[String], value: Expr) -> Expr {
+    let (DataType::Record(rt), Some((first, rest))) = (ty, fields.split_first()) else {
+        return value;
+    };
+    let k = rt.field(first).unwrap_or(usize::MAX);
+    let field = |j: usize| Expr::Field(Box::new(base.clone()), j);
+    let mut value = Some(value);
+    let items = rt.fields.iter().enumerate().map(|(j, (_, ft))| match (j == k, value.take()) {
+        (true, Some(v)) => field_store(field(j), ft, rest, v),
+        (_, v) => {
+            value = v;
+            field(j)
+        }
+    });
+    Expr::Row(rt.clone(), items.collect())
+}
+
+/// Binds SET assignment `a` to column `i` (`cn`, of type `ty`) through
+/// `fields`: the whole column when there are none, else the column's
+/// value (or what earlier assignments in `sets` made it) with those
+/// fields replaced.
+fn assign_set(
+    b: &mut Binder<'_>,
+    a: &ast::Assignment,
+    scope: &Scope,
+    (cn, i, fields): (&str, usize, &[String]),
+    ty: &DataType,
+    sets: &mut Vec<(usize, Expr)>,
+) -> Result<Option<Expr>> {
+    if fields.is_empty() {
+        return Ok(None);
+    }
+    let fty = field_type(cn, ty, fields)?;
+    let value = b.assign_column(&a.value, scope, (cn, &fty))?;
+    let base = match sets.iter().position(|(c, _)| *c == i) {
+        Some(p) => sets.remove(p).1,
+        None => Expr::Column(i),
+    };
+    Ok(Some(field_store(base, ty, fields, value)))
 }
 
 /// RETURNING bound over a view's columns, rewritten over its table's row.
@@ -804,8 +885,12 @@ fn do_update(
     let filtering = b.correlated.len() - mark;
     let mut sets = Vec::new();
     for a in &du.assignments {
-        let (cn, i) = set_column(table, view, a, None)?;
+        let (cn, i, fields) = set_column(table, view, a, None)?;
         let ty = table.columns[i].ty.to_type();
+        if let Some(e) = assign_set(b, a, pair, (&cn, i, &fields), &ty, &mut sets)? {
+            sets.push((i, over(e)));
+            continue;
+        }
         let e = match is_default(&a.value) {
             true => set_default(b.catalog, table, view, &cn, i)?,
             false => over(b.assign_column(&a.value, pair, (&cn, &ty))?),
@@ -1195,8 +1280,12 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
     let mut sets = Vec::new();
     for a in &u.assignments {
         // Through a view: its column, and the table column that is.
-        let (cn, i) = set_column(&table, view.as_ref(), a, Some(&sets))?;
+        let (cn, i, fields) = set_column(&table, view.as_ref(), a, Some(&sets))?;
         let ty = table.columns[i].ty.to_type();
+        if let Some(e) = assign_set(b, a, &scope, (&cn, i, &fields), &ty, &mut sets)? {
+            sets.push((i, e));
+            continue;
+        }
         let e = if is_default(&a.value) {
             set_default(b.catalog, &table, view.as_ref(), &cn, i)?
         } else {

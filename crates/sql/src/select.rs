@@ -921,12 +921,12 @@ fn order_target(
     Ok(None)
 }
 
-/// [`derive_name`], except that a cast or typed literal gives no name.
+/// [`derive_name`], except that a typed literal, or a cast whose operand
+/// has no strong name, gives no name.
 fn derive_name_strong(e: &ast::Expr) -> String {
     match e {
-        ast::Expr::Cast { .. } | ast::Expr::TypedString(_) | ast::Expr::Interval(_) => {
-            "?column?".into()
-        }
+        ast::Expr::Cast { expr, .. } => derive_name_strong(expr),
+        ast::Expr::TypedString(_) | ast::Expr::Interval(_) => "?column?".into(),
         ast::Expr::Nested(inner) => derive_name_strong(inner),
         other => derive_name(other),
     }

@@ -813,12 +813,12 @@ impl<K: KvClient> Session<K> {
                     || e.message.contains("cannot be cast automatically")
                     || e.message.starts_with("invalid input syntax for type "))
                 || alter_any && e.code == sqlstate::SqlState::UndefinedTable;
-            let create = is(|s| matches!(s, ast::Statement::CreateTable(_)))
-                && matches!(
-                    e.code,
-                    sqlstate::SqlState::DuplicateColumn
-                        | sqlstate::SqlState::InvalidTableDefinition
-                );
+            let create = is(|s| {
+                matches!(s, ast::Statement::CreateTable(_) | ast::Statement::CreateType { .. })
+            }) && matches!(
+                e.code,
+                sqlstate::SqlState::DuplicateColumn | sqlstate::SqlState::InvalidTableDefinition
+            );
             // CREATE/DROP FUNCTION point only into the body, at a name
             // it reads.
             let function = is(|s| {

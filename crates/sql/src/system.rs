@@ -1312,6 +1312,17 @@ impl SystemTable {
                         }
                         row
                     };
+                    if kind == "c" {
+                        let Some((d, _)) = catalog.user_types.get(&key) else { continue };
+                        let mut row = class_row(oid, ns, name, kind, false, "p");
+                        row[4] = i8(role_oid_among(&roles, &d.access.owner) as i64);
+                        row[11] = Value::Int2(
+                            d.composite.as_ref().map_or(0, |c| c.attributes.len()) as i16,
+                        );
+                        row[21] = i8(d.oid as i64);
+                        rows.push(row);
+                        continue;
+                    }
                     let Some(tb) = catalog.tables.get(&key).filter(|_| matches!(kind, "r" | "m"))
                     else {
                         let mut row = class_row(oid, ns, name, kind, false, "p");
@@ -1638,10 +1649,15 @@ impl SystemTable {
                     .values()
                     .flat_map(|t| index_attributes(t))
                     .map(|(oid, columns)| (oid, Cow::Owned(columns)));
+                let composites = catalog.user_types.values().filter_map(|(d, _)| {
+                    let c = d.composite.as_ref()?;
+                    Some((c.relid, Cow::Owned(c.columns(catalog))))
+                });
                 for (oid, columns) in relation_columns(catalog)
                     .into_iter()
                     .map(|(oid, _, _, columns)| (oid, columns))
                     .chain(indexes)
+                    .chain(composites)
                 {
                     for (i, c) in columns.iter().enumerate() {
                         rows.push(vec![
@@ -1683,10 +1699,9 @@ impl SystemTable {
                     sqltypes::SCALAR_TYPE_OIDS.iter().filter_map(|&o| DataType::from_oid(o));
                 let builtin = PG_CATALOG_OID as u32;
                 let enums = catalog.user_types.values().filter_map(|(d, k)| match k {
-                    crate::catalog::UserTypeKind::Enum(t) => {
-                        Some((DataType::Enum(t.clone()), d.namespace))
-                    }
-                    crate::catalog::UserTypeKind::Domain(_) => None,
+                    UserTypeKind::Enum(t) => Some((DataType::Enum(t.clone()), d.namespace)),
+                    UserTypeKind::Composite(r) => Some((DataType::Record(r.clone()), d.namespace)),
+                    UserTypeKind::Domain(_) => None,
                 });
                 let record = DataType::Record(sqltypes::RecordType::anonymous(vec![]));
                 for (ty, ns) in scalars
@@ -1701,9 +1716,15 @@ impl SystemTable {
                 {
                     rows.push(pg_type_row(&ty, ns));
                 }
-                for (_, k) in catalog.user_types.values() {
-                    if let crate::catalog::UserTypeKind::Domain(d) = k {
-                        rows.extend(domain_type_rows(d));
+                for (d, k) in catalog.user_types.values() {
+                    if let UserTypeKind::Domain(dom) = k {
+                        rows.extend(domain_type_rows(dom));
+                    }
+                    // A composite type's typrelid is its pg_class row.
+                    if let Some(c) = &d.composite {
+                        if let Some(row) = rows.iter_mut().find(|r| r[0].as_oid() == Some(d.oid)) {
+                            row[11] = Value::Oid(c.relid);
+                        }
                     }
                 }
                 let roles = roles_with_oids(catalog);
@@ -2168,13 +2189,21 @@ const ENUM_IO: [u32; 8] = [3506, 3507, 3532, 3533, 0, 0, 0, 0];
 const TEXT_ARRAY_OID: u32 = 1009;
 
 /// The built-in type whose I/O functions, alignment and storage `ty` has:
-/// itself, or text[] for an array of an enum.
+/// itself, record or record[] for a composite type or its array, or
+/// text[] for an array of an enum.
 fn io_type_oid(ty: &DataType) -> u32 {
     match ty {
-        DataType::Array(e) if matches!(**e, DataType::Enum(_)) => TEXT_ARRAY_OID,
+        DataType::Array(e) if matches!(**e, DataType::Record(_)) => RECORD_ARRAY_OID,
+        DataType::Array(e) if e.is_user_defined() => TEXT_ARRAY_OID,
+        DataType::Record(_) => RECORD_OID,
         other => other.oid(),
     }
 }
+
+/// record (2249) and record[] (2287): a composite type's and its array's
+/// I/O functions, alignment and storage are theirs.
+const RECORD_OID: u32 = 2249;
+const RECORD_ARRAY_OID: u32 = 2287;
 
 /// pg_collation's rows: OID, name, provider (Strata compares text by its
 /// bytes, which is what all three mean in a C-locale database).
@@ -2270,8 +2299,9 @@ fn pg_type_row(ty: &DataType, namespace: u32) -> Vec<Value> {
     let i8 = |x: i64| Value::Oid(x as u32);
     let (category, preferred, array) = type_traits(ty);
     let typtype = match ty {
+        DataType::Record(r) if r.named.is_some() => "c",
         DataType::Unknown | DataType::Record(_) | DataType::Void => "p",
-        DataType::Array(e) if matches!(**e, DataType::Record(_)) => "p",
+        DataType::Array(e) if matches!(&**e, DataType::Record(r) if r.named.is_none()) => "p",
         DataType::Enum(_) => "e",
         DataType::Range(_) => "r",
         _ => "b",
@@ -2347,13 +2377,14 @@ fn type_traits(ty: &DataType) -> (String, bool, i64) {
     // PostgreSQL's own categories for the built-in types.
     let (category, preferred) = match (ty, crate::builtins::pgcat::pgcat().type_info(ty.oid())) {
         (DataType::Enum(_), _) => (b'E', false),
+        (DataType::Record(r), _) if r.named.is_some() => (b'C', false),
         (DataType::Array(_), None) => (b'A', false),
         (_, Some(info)) => (info.category, info.preferred),
         (_, None) => (b'U', false),
     };
     let array = match ty {
         DataType::Array(_) => 0,
-        DataType::Enum(t) => t.array_oid,
+        t if t.is_user_defined() => t.array_of().oid(),
         other => sqltypes::array::array_oid(other.oid()).unwrap_or(0),
     };
     ((category as char).to_string(), preferred, array as i64)

@@ -76,6 +76,10 @@ pub fn can_assign(from: &DataType, to: &DataType) -> bool {
     if let (DataType::Array(x), DataType::Array(y)) = (from, to) {
         return can_assign(x, y);
     }
+    // An anonymous record converts field by field (or fails as it runs).
+    if let (DataType::Record(f), DataType::Record(_)) = (from, to) {
+        return f.named.is_none();
+    }
     if matches!((from, to), (DataType::Json, DataType::Jsonb) | (DataType::Jsonb, DataType::Json)) {
         return true;
     }
@@ -168,6 +172,11 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
                 a.elem = (**e).clone();
             }
             Value::Array(Box::new(a))
+        }
+        (Value::Record(r), T::Record(t))
+            if r.ty != *t && !(t.fields.is_empty() && t.named.is_none()) =>
+        {
+            crate::record::convert(*r, t)?
         }
         (Value::Enum(e), T::Enum(t)) if e.ty == *t => Value::Enum(e),
         (Value::Range(r), T::Range(k)) if r.kind == *k => Value::Range(r),

@@ -60,7 +60,7 @@ pub use interval::Interval;
 pub use json::Json;
 pub use numeric::Numeric;
 pub use range::{RangeKind, RangeValue};
-pub use record::{RecordType, RecordValue};
+pub use record::{NamedRowType, RecordType, RecordValue};
 pub use sqlstate::{ErrorReport, SqlState};
 pub use zone::Zone;
 
@@ -281,6 +281,9 @@ impl DataType {
             DataType::Unknown => 705,
             DataType::Array(e) => match &**e {
                 DataType::Enum(t) => t.array_oid,
+                DataType::Record(t) if t.named.is_some() => {
+                    t.named.as_ref().map_or(0, |n| n.array_oid)
+                }
                 e => array::array_oid(e.oid()).unwrap_or(0),
             },
             DataType::Oid => 26,
@@ -301,6 +304,7 @@ impl DataType {
             DataType::Json => 114,
             DataType::Jsonb => 3802,
             DataType::Enum(t) => t.oid,
+            DataType::Record(t) if t.named.is_some() => t.named.as_ref().map_or(0, |n| n.oid),
             DataType::Record(_) => 2249,
             DataType::Range(k) => k.oid(),
             DataType::Void => 2278,
@@ -505,9 +509,10 @@ impl DataType {
     pub fn name(&self) -> std::borrow::Cow<'static, str> {
         match self {
             DataType::Enum(t) => t.name.clone().into(),
-            DataType::Array(e) if matches!(**e, DataType::Enum(_)) => {
-                format!("_{}", e.name()).into()
+            DataType::Record(t) if t.named.is_some() => {
+                t.named.as_ref().map_or("record".into(), |n| n.name.clone().into())
             }
+            DataType::Array(e) if e.is_user_defined() => format!("_{}", e.name()).into(),
             _ => self.typname().into(),
         }
     }
@@ -523,6 +528,12 @@ impl DataType {
                 | DataType::Float8
                 | DataType::Numeric(_)
         )
+    }
+
+    /// True for the types CREATE TYPE makes: enums and named composites.
+    pub fn is_user_defined(&self) -> bool {
+        matches!(self, DataType::Enum(_))
+            || matches!(self, DataType::Record(t) if t.named.is_some())
     }
 
     /// True for text, varchar and char.
@@ -581,7 +592,10 @@ impl fmt::Display for DataType {
             DataType::Json => write!(f, "json"),
             DataType::Jsonb => write!(f, "jsonb"),
             DataType::Enum(t) => write!(f, "{}", t.name),
-            DataType::Record(_) => write!(f, "record"),
+            DataType::Record(t) => match &t.named {
+                Some(n) => write!(f, "{}", n.name),
+                None => write!(f, "record"),
+            },
             DataType::Range(k) => write!(f, "{}", k.name()),
             DataType::Void => write!(f, "void"),
             DataType::Refcursor => write!(f, "refcursor"),

@@ -16,18 +16,38 @@ use bytes::{BufMut, BytesMut};
 
 use crate::{err, DataType, ErrorReport, Result, Value};
 
-/// A row type: the fields' names and types, in order.
+/// A row type: the fields' names and types, in order, and the composite
+/// type's catalog identity when it is a named one.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RecordType {
     /// (name, type) per field.
     pub fields: Vec<(String, DataType)>,
+    /// Set for a composite type made by CREATE TYPE ... AS (...): values
+    /// of it carry its OID on the wire and its name in pg_typeof.
+    pub named: Option<NamedRowType>,
+}
+
+/// A named composite type's identity in the catalog.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NamedRowType {
+    /// pg_type OID.
+    pub oid: u32,
+    /// Its array type's OID.
+    pub array_oid: u32,
+    /// Type name (unqualified).
+    pub name: String,
 }
 
 impl RecordType {
+    /// An anonymous row type with these fields.
+    pub fn new(fields: Vec<(String, DataType)>) -> Arc<RecordType> {
+        Arc::new(RecordType { fields, named: None })
+    }
+
     /// A row type with fields named `f1`, `f2`, ... (ROW(...)'s).
     pub fn anonymous(types: Vec<DataType>) -> Arc<RecordType> {
         let fields = types.into_iter().enumerate().map(|(i, t)| (format!("f{}", i + 1), t));
-        Arc::new(RecordType { fields: fields.collect() })
+        RecordType::new(fields.collect())
     }
 
     /// The position of the field with this name.
@@ -50,6 +70,20 @@ impl RecordValue {
     pub fn value(ty: Arc<RecordType>, values: Vec<Value>) -> Value {
         Value::Record(Box::new(RecordValue { ty, values }))
     }
+}
+
+/// Record `r` as a record of row type `to`: each field cast to `to`'s
+/// field type (42846 when the numbers of fields differ).
+pub fn convert(r: RecordValue, to: &Arc<RecordType>) -> Result<Value> {
+    if r.values.len() != to.fields.len() {
+        let how = if r.values.len() < to.fields.len() { "few" } else { "many" };
+        let from = DataType::Record(r.ty.clone());
+        let t = DataType::Record(to.clone());
+        return Err(err!(CannotCoerce, "cannot cast type {from} to {t}")
+            .with_detail(format!("Input has too {how} columns.")));
+    }
+    let values = r.values.into_iter().zip(&to.fields).map(|(v, (_, t))| crate::cast::cast(v, t));
+    Ok(RecordValue::value(to.clone(), values.collect::<Result<Vec<_>>>()?))
 }
 
 fn malformed(input: &str, detail: &str) -> ErrorReport {

@@ -3,7 +3,10 @@
 //! explicit casts, and the binary operators with their type rules.
 
 use super::*;
+use crate::error::SqlState;
 use sqltypes::ops::BitOp;
+use sqltypes::RecordType;
+use std::sync::Arc;
 
 impl Binder<'_> {
     /// The common type two operands are converted to.
@@ -20,6 +23,9 @@ impl Binder<'_> {
     pub fn coerce(&mut self, x: Expr, from: &DataType, to: &DataType) -> Result<Expr> {
         if from == to || *to == DataType::Unknown {
             return Ok(x);
+        }
+        if let (DataType::Record(f), DataType::Record(t)) = (from, to) {
+            return self.row_cast(x, f, t, false);
         }
         // char(n) -> text/varchar drops the padding, as PostgreSQL's bpchar cast does.
         if matches!(from, DataType::Char(_))
@@ -79,6 +85,9 @@ impl Binder<'_> {
             };
             return Ok(Expr::Func(func::Func::ToReg(kind, false), vec![arg]));
         }
+        if let (DataType::Record(f), DataType::Record(t)) = (from, to) {
+            return self.row_cast(x, f, t, true);
+        }
         // char(n) -> text/varchar drops the padding, as PostgreSQL's bpchar cast does.
         if matches!(from, DataType::Char(_)) && matches!(to, DataType::Text | DataType::Varchar(_))
         {
@@ -121,6 +130,55 @@ impl Binder<'_> {
             })),
             _ => Ok(Expr::Cast(Box::new(x), to.clone())),
         }
+    }
+
+    /// A record of row type `from` as row type `to` (a composite type or
+    /// a table's row type), as PostgreSQL's coerce_record_to_complex: a
+    /// ROW(...) converts field by field (`explicit`ly or implicitly), a
+    /// record of the same fields is relabelled, and any other record
+    /// converts when the statement runs. `to` without fields (the
+    /// pseudo-type record) takes any record as it is.
+    fn row_cast(
+        &mut self,
+        x: Expr,
+        from: &Arc<RecordType>,
+        to: &Arc<RecordType>,
+        explicit: bool,
+    ) -> Result<Expr> {
+        if from == to || to.fields.is_empty() && to.named.is_none() {
+            return Ok(x);
+        }
+        let refused = |detail: String| {
+            let f = DataType::Record(from.clone());
+            let t = DataType::Record(to.clone());
+            err!(CannotCoerce, "cannot cast type {f} to {t}").with_detail(detail)
+        };
+        let Expr::Row(_, items) = x else {
+            return Ok(Expr::Cast(Box::new(x), DataType::Record(to.clone())));
+        };
+        if items.len() > to.fields.len() {
+            return Err(refused("Input has too many columns.".into()));
+        }
+        let mut out = Vec::with_capacity(items.len());
+        let mut items = items.into_iter();
+        for (i, (_, ft)) in to.fields.iter().enumerate() {
+            // Fields convert in order: a bad one is found before a missing one.
+            let Some(item) = items.next() else {
+                return Err(refused("Input has too few columns.".into()));
+            };
+            let it = from.fields.get(i).map_or(DataType::Unknown, |f| f.1.clone());
+            let cast = match explicit {
+                true => self.explicit_cast(item, &it, ft),
+                false => self.coerce(item, &it, ft),
+            };
+            out.push(cast.map_err(|e| match e.code {
+                SqlState::CannotCoerce | SqlState::DatatypeMismatch => {
+                    refused(format!("Cannot cast type {it} to {ft} in column {}.", i + 1))
+                }
+                _ => e,
+            })?);
+        }
+        Ok(Expr::Row(to.clone(), out))
     }
 
     pub(super) fn compare(

@@ -63,6 +63,7 @@ pub async fn create_domain<T: Txn>(
         access: crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::Type, namespace),
         comment: None,
         domain: Some(spec),
+        composite: None,
     };
     for (i, (name, e)) in checks.into_iter().enumerate() {
         let (check, _) = new_check(cat, &def, name, e, first + 2 + i as u32, true)?;

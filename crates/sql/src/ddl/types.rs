@@ -21,12 +21,19 @@ pub async fn create_type<T: Txn>(
     owner: &str,
 ) -> Result<DdlResult> {
     let (namespace, name) = new_name(cat, name)?;
-    let Some(ast::UserDefinedTypeRepresentation::Enum { labels }) = representation else {
-        bail!(FeatureNotSupported, "CREATE TYPE is supported only for enum types so far");
-    };
     if type_exists(cat, namespace, &name) {
         bail!(DuplicateObject, "type \"{name}\" already exists");
     }
+    let labels = match representation {
+        Some(ast::UserDefinedTypeRepresentation::Enum { labels }) => labels,
+        Some(ast::UserDefinedTypeRepresentation::Composite { attributes }) => {
+            return create_composite(txn, tenant, cat, namespace, name, attributes, owner).await
+        }
+        _ => bail!(
+            FeatureNotSupported,
+            "CREATE TYPE is supported only for enum and composite types so far"
+        ),
+    };
     let texts = labels.iter().map(label).collect::<Result<Vec<String>>>()?;
     bump_version(txn, tenant).await?;
     let first = alloc(txn, tenant, 2 + texts.len() as u64).await? as u32;
@@ -51,6 +58,57 @@ pub async fn create_type<T: Txn>(
         comment: None,
         access: crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::Type, namespace),
         domain: None,
+        composite: None,
+    };
+    put(txn, tenant, &def).await?;
+    Ok(DdlResult::tag("CREATE TYPE"))
+}
+
+/// CREATE TYPE name AS (attribute type, ...): a type row, its array type
+/// and a pg_class row of kind `c` that holds the attributes.
+async fn create_composite<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    namespace: u32,
+    name: String,
+    attributes: &[ast::UserDefinedTypeCompositeAttributeDef],
+    owner: &str,
+) -> Result<DdlResult> {
+    if cat.relation_exists(namespace, &name) {
+        bail!(DuplicateTable, "relation \"{name}\" already exists");
+    }
+    let mut fields: Vec<catalog::CompositeAttribute> = Vec::new();
+    for a in attributes {
+        let name = bind::ident(&a.name);
+        if fields.iter().any(|f| f.name == name) {
+            bail!(DuplicateColumn, "column \"{name}\" specified more than once");
+        }
+        let ty = bind::column_type(cat, &a.data_type)?;
+        if ty.domain.is_some() {
+            bail!(
+                FeatureNotSupported,
+                "attributes of domain types are not supported yet (attribute \"{name}\")"
+            );
+        }
+        let collation = match &a.collation {
+            Some(c) => bind::column_collation(c, &ty.to_type())?,
+            None => None,
+        };
+        fields.push(catalog::CompositeAttribute { name, ty, collation });
+    }
+    bump_version(txn, tenant).await?;
+    let first = alloc(txn, tenant, 3).await? as u32;
+    let def = UserTypeDef {
+        oid: first,
+        namespace,
+        array_oid: first + 1,
+        name,
+        labels: Vec::new(),
+        comment: None,
+        access: crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::Type, namespace),
+        domain: None,
+        composite: Some(catalog::CompositeSpec { relid: first + 2, attributes: fields }),
     };
     put(txn, tenant, &def).await?;
     Ok(DdlResult::tag("CREATE TYPE"))
@@ -163,6 +221,17 @@ pub(super) async fn drop_types<T: Txn>(
         let over = over.filter(|d| !dropped.contains(&d.oid));
         let mut uses: Vec<String> =
             over.map(|d| format!("type {} depends on type {name}", shown(d.oid))).collect();
+        for (d, _) in cat.user_types.values().filter(|(d, _)| !dropped.contains(&d.oid)) {
+            let Some(c) = &d.composite else { continue };
+            let used = c.attributes.iter().filter(|a| [def.oid, def.array_oid].contains(&a.ty.oid));
+            uses.extend(used.map(|a| {
+                format!(
+                    "column {} of composite type {} depends on type {name}",
+                    a.name,
+                    shown(d.oid)
+                )
+            }));
+        }
         for t in cat.tables.values() {
             let used =
                 t.columns.iter().filter(|c| c.ty.oid == def.oid || c.ty.oid == def.array_oid);

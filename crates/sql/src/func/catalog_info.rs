@@ -686,6 +686,7 @@ pub fn describe_object(cat: &Catalog, classid: u32, oid: u32, sub: i32) -> Optio
                 "i" => "index",
                 "v" => "view",
                 "S" => "sequence",
+                "c" => "composite type",
                 _ => "table",
             };
             let rel = format!("{what} {}", class_name(cat, oid));
@@ -837,7 +838,7 @@ pub fn type_oid(cat: &Catalog, text: &str) -> Option<u32> {
     }
     let ty = crate::bind::catalog_type(cat, &ast).ok()?;
     // A table's row type has no OID of its own (no pg_type row) yet.
-    if matches!(ty.elem().unwrap_or(&ty), sqltypes::DataType::Record(_)) {
+    if matches!(ty.elem().unwrap_or(&ty), sqltypes::DataType::Record(r) if r.named.is_none()) {
         return None;
     }
     Some(ty.oid()).filter(|o| *o != 0)

@@ -159,7 +159,13 @@ pub(super) fn plan_merge(b: &mut Binder<'_>, m: &ast::Merge) -> Result<MergePlan
                 }
                 let mut sets = Vec::with_capacity(assignments.len());
                 for a in assignments {
-                    let (cn, i) = set_column(&table, None, a, Some(&sets))?;
+                    let (cn, i, fields) = set_column(&table, None, a, Some(&sets))?;
+                    if !fields.is_empty() {
+                        bail!(
+                            FeatureNotSupported,
+                            "MERGE assignment to a field of a composite column is not supported"
+                        );
+                    }
                     let e = match is_default(&a.value) {
                         true => default_value(b.catalog, &table, None, i)?,
                         false => read(b, &a.value, Some((&cn, &types[i])))?,

@@ -402,7 +402,10 @@ pub(super) fn instead(
         ast::WildcardAdditionalOptions::default(),
     )];
     for a in assignments {
-        let cn = super::assigned_column(a, &v.name, &shell)?;
+        let (cn, fields) = super::assigned_column(a, &v.name, &shell)?;
+        if !fields.is_empty() {
+            bail!(FeatureNotSupported, "assignment to a field through a view is not supported");
+        }
         let Some(i) = shell.column_index(&cn) else {
             bail!(UndefinedColumn, "column \"{cn}\" of relation \"{}\" does not exist", v.name);
         };

@@ -1794,9 +1794,8 @@ impl<S: Spi> Interp<'_, S> {
             let is_record = r.field.is_none()
                 && matches!(self.vars.get(r.slot).map(|v| &v.ty), Some(VarType::Record(_)));
             if is_record {
-                let rt = Arc::new(RecordType {
-                    fields: cols.iter().map(|c| (c.name.clone(), c.ty.clone())).collect(),
-                });
+                let rt =
+                    RecordType::new(cols.iter().map(|c| (c.name.clone(), c.ty.clone())).collect());
                 return self.assign(r, RecordValue::value(rt, row));
             }
         }

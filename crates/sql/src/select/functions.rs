@@ -293,7 +293,7 @@ pub fn plan_zipped(
             ([one], _) if !matches!(func, TableFunc::JsonToRecord { .. }) => (one.clone(), None),
             (_, Some(names)) => {
                 let fields = names.into_iter().zip(types).collect();
-                let rt = Arc::new(RecordType { fields });
+                let rt = RecordType::new(fields);
                 (DataType::Record(rt.clone()), Some(rt))
             }
             _ => bail!(
@@ -338,7 +338,7 @@ fn user_srf(
         [one] => (Expr::Column(0), one.ty.clone()),
         cols => {
             let fields = cols.iter().map(|c| (c.name.clone(), c.ty.clone())).collect();
-            let rt = Arc::new(RecordType { fields });
+            let rt = RecordType::new(fields);
             let values = (0..cols.len()).map(Expr::Column).collect();
             (Expr::Row(rt.clone(), values), DataType::Record(rt))
         }
