@@ -160,12 +160,13 @@ pub fn keeps_default(e: &Expr, ty: &TypeDef) -> bool {
     }
 }
 
-/// `ty` as SQL text that names it under any search path: an enum type
-/// schema-qualified (`public.mood[]`), the others as format_type writes
-/// them (`integer`, `character varying(10)`).
+/// `ty` as SQL text that names it under any search path: an enum or
+/// composite type schema-qualified (`public.mood[]`), the others as
+/// format_type writes them (`integer`, `character varying(10)`).
 pub fn type_sql(cat: &Catalog, ty: &DataType) -> String {
-    if let DataType::Enum(t) = ty.elem().unwrap_or(ty) {
-        if let Some(d) = cat.user_type(t.oid) {
+    let elem = ty.elem().unwrap_or(ty);
+    if elem.is_user_defined() {
+        if let Some(d) = cat.user_type(elem.oid()) {
             let array = if ty.elem().is_some() { "[]" } else { "" };
             return format!("{}{array}", qualified_name(cat, d.namespace, &d.name));
         }

@@ -458,7 +458,7 @@ fn parse_piece(
             let tokens = trim_without_characters(substring_similar(tokens));
             let tokens = collation_for(between_symmetric(tokens));
             let tokens = subscripted_targets(sql, starts, tokens);
-            let tokens = group_quantifier(type_references(tokens));
+            let tokens = group_quantifier(type_references(field_wildcards(tokens)));
             let tokens = create_table_like(sql, drop_index_concurrently(tokens))?;
             let (tokens, check_option) = view_check_option(tokens);
             parser = parser.with_tokens_with_locations(tokens);
@@ -1408,6 +1408,35 @@ fn between_symmetric(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         });
         let Some(and) = and else { continue };
         wrap_in_marker(&mut out, at, and, SYMMETRIC);
+    }
+    out
+}
+
+/// The function `(x).*` is read as (sqlparser does not read it): the
+/// select list expands it into x's fields.
+pub const FIELDS: &str = "pg_record_fields";
+
+/// Rewrites `(x).*` as `"pg_record_fields"(x)`.
+fn field_wildcards(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    if !tokens.iter().any(|t| t.token == Token::Mul) {
+        return tokens;
+    }
+    let mut out = tokens;
+    let mut from = 0;
+    while let Some(star) = (from..out.len()).find(|&i| out[i].token == Token::Mul) {
+        from = star + 1;
+        let before = solid(&out[..star]);
+        let [.., close, dot] = before.as_slice() else { continue };
+        let (close, dot) = (*close, *dot);
+        if out[dot].token != Token::Period || out[close].token != Token::RParen {
+            continue;
+        }
+        let Some(open) = opening_paren(&out, close) else { continue };
+        out.drain(close + 1..=star);
+        // x's own parentheses become the call's.
+        let span = out[open].span;
+        out.insert(open, TokenWithSpan { token: Token::make_word(FIELDS, Some('"')), span });
+        from = close + 2;
     }
     out
 }

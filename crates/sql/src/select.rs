@@ -572,10 +572,29 @@ fn plan_select(
         let subs = b.correlated.split_off(mark);
         plan = filter_with_subqueries(plan, pred, subs, &scope.types());
     }
+    // `(x).*` items: x's fields, each as `(x).field`.
+    let mut fields_of = Vec::new();
+    for item in &s.projection {
+        if let ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } =
+            item
+        {
+            if let Some(x) = bind::marker_arg(e, crate::parse::FIELDS) {
+                fields_of.push(record_fields(b, x, &scope)?);
+            }
+        }
+    }
+    let mut fields_of = fields_of.iter();
     // Expand the select list.
     let mut items = Vec::new();
     for item in &s.projection {
         match item {
+            // (PostgreSQL ignores an alias of `(x).*`.)
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. }
+                if bind::marker_arg(e, crate::parse::FIELDS).is_some() =>
+            {
+                let fields = fields_of.next().map(Vec::as_slice).unwrap_or_default();
+                items.extend(fields.iter().map(|f| Item::Expr(f, None)));
+            }
             ast::SelectItem::UnnamedExpr(e) => items.push(Item::Expr(e, None)),
             ast::SelectItem::ExprWithAlias { expr, alias } => {
                 items.push(Item::Expr(expr, Some(bind::ident(alias))))
@@ -919,6 +938,32 @@ fn order_target(
         }
     }
     Ok(None)
+}
+
+/// The select items `(x).*` expands into: `(x).field` for each field of
+/// record-valued x (42809 when x is not of a composite type). x is bound
+/// here only for its type; the binder's state is left as it was.
+fn record_fields(b: &mut Binder<'_>, x: &ast::Expr, scope: &Scope) -> Result<Vec<ast::Expr>> {
+    let marks = (b.subqueries.len(), b.correlated.len(), b.windows.len());
+    let bound = b.expr(x, scope);
+    b.subqueries.truncate(marks.0);
+    b.correlated.truncate(marks.1);
+    b.windows.truncate(marks.2);
+    let rt = match bound?.1 {
+        DataType::Record(rt) if !rt.fields.is_empty() => rt,
+        DataType::Record(_) => {
+            bail!(ObjectNotInPrerequisiteState, "record type has not been registered")
+        }
+        other => bail!(WrongObjectType, "type {other} is not composite"),
+    };
+    let field = |name: &String| ast::Expr::CompoundFieldAccess {
+        root: Box::new(ast::Expr::Nested(Box::new(x.clone()))),
+        access_chain: vec![ast::AccessExpr::Dot(ast::Expr::Identifier(ast::Ident::with_quote(
+            '"',
+            name.clone(),
+        )))],
+    };
+    Ok(rt.fields.iter().map(|(n, _)| field(n)).collect())
 }
 
 /// [`derive_name`], except that a typed literal, or a cast whose operand

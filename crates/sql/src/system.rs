@@ -2450,8 +2450,8 @@ fn info_type_name(domain: Option<&crate::catalog::Domain>, ty: &DataType) -> &'s
 /// pg_catalog.
 fn udt_schema<'a>(catalog: &'a Catalog, ty: &DataType) -> &'a str {
     match ty.elem().unwrap_or(ty) {
-        DataType::Enum(e) => {
-            catalog.user_type(e.oid).map(|d| schema_of(catalog, d.namespace)).unwrap_or("public")
+        t if t.is_user_defined() => {
+            catalog.user_type(t.oid()).map(|d| schema_of(catalog, d.namespace)).unwrap_or("public")
         }
         _ => "pg_catalog",
     }
@@ -2492,6 +2492,7 @@ fn sql_type_name(ty: &DataType) -> &'static str {
         DataType::Json => "json",
         DataType::Jsonb => "jsonb",
         DataType::Enum(_) => "USER-DEFINED",
+        DataType::Record(r) if r.named.is_some() => "USER-DEFINED",
         DataType::Record(_) => "record",
         DataType::Range(k) => k.name(),
     }

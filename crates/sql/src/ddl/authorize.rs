@@ -248,11 +248,15 @@ fn relation_privilege(
     bail!(InsufficientPrivilege, "permission denied for {} {}", rel.kind().noun(), rel.name())
 }
 
-/// 42501 unless `user` may use type `ty` (enum types have privileges).
+/// 42501 unless `user` may use type `ty` (enum and composite types have
+/// privileges).
 fn type_usage(cat: &Catalog, user: &str, ty: &ast::DataType) -> Result<()> {
     let Ok(t) = bind::catalog_type(cat, ty) else { return Ok(()) };
-    let sqltypes::DataType::Enum(e) = t.elem().unwrap_or(&t) else { return Ok(()) };
-    let Some(def) = cat.user_type(e.oid) else { return Ok(()) };
+    let elem = t.elem().unwrap_or(&t);
+    if !elem.is_user_defined() {
+        return Ok(());
+    }
+    let Some(def) = cat.user_type(elem.oid()) else { return Ok(()) };
     if def.access.allows(cat, ObjKind::Type, user, acl::USAGE, false) {
         return Ok(());
     }

@@ -221,26 +221,30 @@ pub(super) async fn drop_types<T: Txn>(
         let over = over.filter(|d| !dropped.contains(&d.oid));
         let mut uses: Vec<String> =
             over.map(|d| format!("type {} depends on type {name}", shown(d.oid))).collect();
+        // A column of the type's array depends on the array type, listed
+        // first; the others in the order their relations were made.
+        let on = |oid: u32| match oid == def.array_oid {
+            true => shown(oid),
+            false => name.clone(),
+        };
+        let mut columns: Vec<(bool, u32, String)> = Vec::new();
+        for t in cat.tables.values() {
+            let used = t.columns.iter().filter(|c| [def.oid, def.array_oid].contains(&c.ty.oid));
+            columns.extend(used.map(|c| {
+                let what = format!("column {} of table {}", c.name, t.name);
+                (c.ty.oid == def.oid, t.oid, format!("{what} depends on type {}", on(c.ty.oid)))
+            }));
+        }
         for (d, _) in cat.user_types.values().filter(|(d, _)| !dropped.contains(&d.oid)) {
             let Some(c) = &d.composite else { continue };
             let used = c.attributes.iter().filter(|a| [def.oid, def.array_oid].contains(&a.ty.oid));
-            uses.extend(used.map(|a| {
-                format!(
-                    "column {} of composite type {} depends on type {name}",
-                    a.name,
-                    shown(d.oid)
-                )
+            columns.extend(used.map(|a| {
+                let what = format!("column {} of composite type {}", a.name, shown(d.oid));
+                (a.ty.oid == def.oid, d.oid, format!("{what} depends on type {}", on(a.ty.oid)))
             }));
         }
-        for t in cat.tables.values() {
-            let used =
-                t.columns.iter().filter(|c| c.ty.oid == def.oid || c.ty.oid == def.array_oid);
-            uses.extend(
-                used.map(|c| {
-                    format!("column {} of table {} depends on type {name}", c.name, t.name)
-                }),
-            );
-        }
+        columns.sort_by_key(|(direct, oid, _)| (*direct, *oid));
+        uses.extend(columns.into_iter().map(|(.., m)| m));
         if !uses.is_empty() {
             return Err(super::still_depended_on(&format!("type {name}"), &uses));
         }

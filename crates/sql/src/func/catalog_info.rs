@@ -627,7 +627,10 @@ pub fn class_oid(cat: &Catalog, text: &str) -> Option<u32> {
         crate::catalog::PG_CATALOG_NAMESPACE_OID => {
             crate::system::CATALOG_RELATIONS.iter().find(|(n, _)| *n == name).map(|(_, o)| *o)
         }
-        _ => cat.relation_in(ns, &name).map(|r| r.oid()),
+        _ => cat.relation_in(ns, &name).map(|r| r.oid()).or_else(|| {
+            let (d, _) = cat.user_types.get(&(ns, name.clone()))?;
+            Some(d.composite.as_ref()?.relid)
+        }),
     })
 }
 
