@@ -142,3 +142,12 @@ create index orders_tags_gin on orders using gin (tags);
 create table stays (id int primary key, nights daterange not null default daterange('2024-01-01', '2024-01-02'), during tstzrange, seats int4range[], price numrange check (not isempty(price)));
 create index stays_during on stays (during);
 insert into stays values (1, '[2024-05-01,2024-05-04)', '["2024-05-01 14:00+00","2024-05-04 11:00+00")', '{"[1,3)",empty}', '[10.5,20]'), (2, default, null, null, '(,5)');
+
+-- Composite types: nested, with an enum attribute, a COLLATE clause and an
+-- array attribute; columns of them with a default, arrays of them, and a
+-- comment on the type.
+create type address as (street text collate "C", zip int, tags text[]);
+create type caller as (name varchar(40), kind status, home address);
+comment on type caller is 'who to call';
+create table callers (id int primary key, c caller, history address[], fallback address default '(nowhere,0,{})');
+insert into callers values (1, row('ann', 'paid', row('main "st"', 12345, array['a,b', null]))::caller, array['(x,1,{})'::address, null], default), (2, null, '{}', null);

@@ -79,18 +79,32 @@ pub fn rows(cat: &Catalog) -> Vec<Vec<Value>> {
         rows.extend(refs.into_iter().map(|r| row(class, oid, r, 0, "n")));
     }
     rows.extend(extension_rows(cat));
-    rows.extend(domain_rows(cat));
+    rows.extend(type_rows(cat));
     rows
 }
 
 /// A domain over another domain depends on it (`n`), which tells pg_dump
 /// to create that one first; a domain's CHECK constraints on the domain
-/// (`a`).
-fn domain_rows(cat: &Catalog) -> Vec<Vec<Value>> {
+/// (`a`); a composite type's relation on the type (`i`) and on its
+/// attributes' types (`n`).
+fn type_rows(cat: &Catalog) -> Vec<Vec<Value>> {
     const PG_TYPE: u32 = 1247;
     const PG_CONSTRAINT: u32 = 2606;
     let mut rows = Vec::new();
     for d in cat.user_types.values().map(|(d, _)| d) {
+        // A composite type's relation is internal to it (which pg_dump
+        // reverses), and depends on its attributes' user-defined types.
+        if let Some(c) = &d.composite {
+            let class = super::PG_CLASS_OID as u32;
+            rows.push(dep((class, c.relid), (PG_TYPE, d.oid, 0), "i"));
+            for a in &c.attributes {
+                let ty = cat.type_by_oid(a.ty.oid).unwrap_or(DataType::Unknown);
+                let elem = ty.elem().unwrap_or(&ty);
+                if elem.is_user_defined() {
+                    rows.push(dep((class, c.relid), (PG_TYPE, elem.oid(), 0), "n"));
+                }
+            }
+        }
         let Some(spec) = &d.domain else { continue };
         if cat.domain_of(spec.base.oid).is_some() {
             rows.push(dep((PG_TYPE, d.oid), (PG_TYPE, spec.base.oid, 0), "n"));
