@@ -125,6 +125,39 @@ def test_range_types_text_and_binary(conn):
         assert got == (Range(datetime.date(2024, 5, 1), datetime.date(2024, 5, 4)), [Range(1, 3), Range(empty=True)], True), (binary, got)
 
 
+def test_composite_types_text_and_binary(conn):
+    """CREATE TYPE ... AS (...) types as psycopg's CompositeInfo finds them
+    (pg_type.typrelid, pg_attribute), nested and in arrays, as parameters
+    and results in both formats."""
+    from psycopg.types.composite import CompositeInfo, register_composite
+
+    conn.execute("drop table if exists contacts")
+    conn.execute("drop type if exists contact")
+    conn.execute("drop type if exists address")
+    conn.execute("create type address as (street text, zip int)")
+    conn.execute("create type contact as (name text, home address, tags int[])")
+    conn.execute("create table contacts (id int primary key, c contact, past address[])")
+    types = {}
+    for name in ("address", "contact"):
+        info = CompositeInfo.fetch(conn, name)
+        assert info is not None, name
+        register_composite(info, conn)
+        types[name] = info
+    assert types["address"].field_names == ["street", "zip"]
+    assert types["contact"].field_types == [25, types["address"].oid, 1007]
+    address, contact = types["address"].python_type, types["contact"].python_type
+    value = contact("ann", address('main "st", 1', 5), [1, 2])
+    past = [address("elm", None), None]
+    for binary in (False, True):
+        conn.execute("delete from contacts")
+        cur = conn.cursor(binary=binary)
+        cur.execute("insert into contacts values (%s, %s, %s)", (1, value, past))
+        got = cur.execute("select c, past, (c).home, (c).home.zip + 1 from contacts").fetchone()
+        assert got == (value, past, value.home, 6), (binary, got)
+        nulls = cur.execute("select %s::contact, row(null, null, null)::contact", (None,)).fetchone()
+        assert nulls == (None, contact(None, None, None)), (binary, nulls)
+
+
 def test_transactions_and_errors():
     with connect() as c:
         c.execute("drop table if exists acct")

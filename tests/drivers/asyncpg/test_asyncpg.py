@@ -733,6 +733,35 @@ def test_enum_types():
     run_check("enum_types", check)
 
 
+def test_composite_types():
+    async def check(conn):
+        # A composite type is introspected through pg_type.typrelid and
+        # pg_attribute (asyncpg's composite codec), and sent and read in
+        # binary with its own OID, nested and in arrays.
+        await conn.execute("drop table if exists ap_people")
+        await conn.execute("drop type if exists ap_person")
+        await conn.execute("drop type if exists ap_addr")
+        await conn.execute("create type ap_addr as (street text, zip int)")
+        await conn.execute("create type ap_person as (name text, home ap_addr, tags int[])")
+        await conn.execute("create table ap_people (id int primary key, p ap_person, past ap_addr[])")
+        await conn.execute(
+            "insert into ap_people values ($1, $2, $3)", 1, ("ann", ("main", 5), [1, 2]), [("elm", None), None]
+        )
+        row = await conn.fetchrow("select p, past, (p).home, (p).home.zip from ap_people")
+        assert row["p"] == ("ann", ("main", 5), [1, 2]) and row["p"]["home"]["street"] == "main"
+        assert list(row["past"]) == [("elm", None), None]
+        assert (row["home"], row["zip"]) == (("main", 5), 5)
+        stmt = await conn.prepare("select $1::ap_person")
+        (param,) = stmt.get_parameters()
+        assert (param.name, param.kind, param.schema) == ("ap_person", "composite", "public")
+        assert await stmt.fetchval(("bob", None, [])) == ("bob", None, [])
+        await conn.execute("drop table ap_people")
+        await conn.execute("drop type ap_person")
+        await conn.execute("drop type ap_addr")
+
+    run_check("composite_types", check)
+
+
 def test_listen_notify():
     async def check(conn):
         # add_listener sends LISTEN and calls back for each notification,
