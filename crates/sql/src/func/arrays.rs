@@ -135,6 +135,9 @@ pub enum ArrayFunc {
     Replace,
     /// trim_array(a, n)
     Trim,
+    /// width_bucket(operand, thresholds): the number of thresholds at or
+    /// below the operand
+    WidthBucket,
 }
 
 /// Resolution of one call: the function, its result type and the type each
@@ -239,6 +242,18 @@ fn resolve_known(name: &str, args: &[DataType]) -> Result<Option<Resolved>> {
         ("trim_array", 2) => {
             let a = array_arg(name, args, 0)?;
             (F::Trim, a.clone(), vec![Some(a), int])
+        }
+        // width_bucket(anycompatible, anycompatiblearray)
+        ("width_bucket", 2) if args[1].elem().is_some() || args[1] == T::Unknown => {
+            let elem = match (&args[0], args[1].elem()) {
+                (T::Unknown, Some(e)) => e.clone(),
+                (x, None) => x.clone(),
+                (x, Some(e)) => {
+                    sqltypes::cast::common_type(x, e).ok_or_else(|| no_such_function(name, args))?
+                }
+            };
+            let elem = if elem == T::Unknown { T::Text } else { elem };
+            (F::WidthBucket, T::Int4, vec![Some(elem.clone()), Some(elem.array_of())])
         }
         _ => return Ok(None),
     }))
@@ -570,6 +585,26 @@ pub fn call(f: ArrayFunc, args: Vec<Value>) -> Result<Value> {
                     sqltypes::array::MAX_ELEMENTS
                 ),
             }
+        }
+        F::WidthBucket => {
+            let (x, thresholds) = (next(), array(next()));
+            let Some(a) = thresholds.filter(|_| !x.is_null()) else { return Ok(Value::Null) };
+            if a.ndims() > 1 {
+                bail!(ArraySubscriptError, "thresholds must be one-dimensional array");
+            }
+            if a.items.iter().any(Value::is_null) {
+                bail!(NullValueNotAllowed, "thresholds array must not contain NULLs");
+            }
+            // A binary search, as PostgreSQL's: thresholds are taken as sorted.
+            let (mut lo, mut hi) = (0, a.items.len());
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                match ops::compare(&x, &a.items[mid])? {
+                    Some(std::cmp::Ordering::Less) => hi = mid,
+                    _ => lo = mid + 1,
+                }
+            }
+            Value::Int4(lo as i32)
         }
         F::Cardinality => match array(next()) {
             Some(a) => Value::Int4(a.items.len() as i32),
