@@ -687,6 +687,14 @@ async fn create_table_from<T: Txn>(
     if ct.query.is_some() {
         bail!(InternalError, "CREATE TABLE AS reached create_table with its query");
     }
+    // sqlparser reads these; Strata has neither partitions nor inheritance,
+    // so they are refused rather than ignored.
+    if ct.partition_by.is_some() || ct.partition_of.is_some() {
+        bail!(FeatureNotSupported, "partitioned tables are not supported yet");
+    }
+    if ct.inherits.is_some() {
+        bail!(FeatureNotSupported, "table inheritance (INHERITS) is not supported yet");
+    }
     let on_commit = match &ct.on_commit {
         None | Some(ast::OnCommit::PreserveRows) => None,
         Some(ast::OnCommit::DeleteRows) => Some(catalog::OnCommit::DeleteRows),
