@@ -1348,6 +1348,18 @@ impl<'a> Binder<'a> {
         let mut values = Vec::with_capacity(items.len());
         let mut types = Vec::with_capacity(items.len());
         for item in items {
+            // `ROW((x).*)`: x's fields, one by one.
+            if let Some(x) = marker_arg(item, crate::parse::FIELDS) {
+                let (x, t) = self.expr_in(x, scope, agg)?;
+                let DataType::Record(rt) = t else {
+                    bail!(WrongObjectType, "type {t} is not composite");
+                };
+                for (i, (_, ft)) in rt.fields.iter().enumerate() {
+                    values.push(Expr::Field(Box::new(x.clone()), i));
+                    types.push(ft.clone());
+                }
+                continue;
+            }
             let (x, t) = self.expr_in(item, scope, agg)?;
             let t = if t == DataType::Unknown { DataType::Text } else { t };
             values.push(x);

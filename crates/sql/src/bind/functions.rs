@@ -11,6 +11,14 @@ impl Binder<'_> {
         scope: &Scope,
         agg: &mut Option<&mut AggState>,
     ) -> Result<(Expr, DataType)> {
+        if let [part] = f.name.0.as_slice() {
+            let marker = part
+                .as_ident()
+                .is_some_and(|i| i.quote_style == Some('"') && i.value == crate::parse::FIELDS);
+            if marker {
+                bail!(FeatureNotSupported, "row expansion via \"*\" is not supported here");
+            }
+        }
         let name = object_name(&f.name)?;
         if let ast::FunctionArguments::List(list) = &f.args {
             if let Some(args) = self.named_user_call(&f.name, &list.args)? {
