@@ -857,6 +857,23 @@ impl Domain {
 }
 
 impl UserTypeDef {
+    /// A new type `name` in schema `namespace`, owned by `owner`, with
+    /// OID `oid` and its array type `oid + 1`: an enum without labels
+    /// until its maker sets them, or the domain or composite type it sets.
+    pub fn new(cat: &Catalog, oid: u32, namespace: u32, name: String, owner: &str) -> UserTypeDef {
+        UserTypeDef {
+            oid,
+            namespace,
+            array_oid: oid + 1,
+            name,
+            labels: Vec::new(),
+            access: Ownership::created(cat, owner, acl::ObjKind::Type, namespace),
+            comment: None,
+            domain: None,
+            composite: None,
+        }
+    }
+
     /// The enum type this definition makes.
     pub fn to_type(&self) -> EnumType {
         EnumType {

@@ -676,12 +676,9 @@ fn field_store(base: Expr, ty: &DataType, fields: &[String], value: Expr) -> Exp
     let k = rt.field(first).unwrap_or(usize::MAX);
     let field = |j: usize| Expr::Field(Box::new(base.clone()), j);
     let mut value = Some(value);
-    let items = rt.fields.iter().enumerate().map(|(j, (_, ft))| match (j == k, value.take()) {
-        (true, Some(v)) => field_store(field(j), ft, rest, v),
-        (_, v) => {
-            value = v;
-            field(j)
-        }
+    let items = rt.fields.iter().enumerate().map(|(j, (_, ft))| match value.take_if(|_| j == k) {
+        Some(v) => field_store(field(j), ft, rest, v),
+        None => field(j),
     });
     Expr::Row(rt.clone(), items.collect())
 }

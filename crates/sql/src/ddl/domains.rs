@@ -54,17 +54,8 @@ pub async fn create_domain<T: Txn>(
     bump_version(txn, tenant).await?;
     let first = alloc(txn, tenant, 2 + checks.len() as u64).await? as u32;
     let spec = DomainSpec { base, not_null: not_null.unwrap_or(false), default, checks: vec![] };
-    let mut def = UserTypeDef {
-        oid: first,
-        namespace,
-        array_oid: first + 1,
-        name,
-        labels: vec![],
-        access: crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::Type, namespace),
-        comment: None,
-        domain: Some(spec),
-        composite: None,
-    };
+    let mut def =
+        UserTypeDef { domain: Some(spec), ..UserTypeDef::new(cat, first, namespace, name, owner) };
     for (i, (name, e)) in checks.into_iter().enumerate() {
         let (check, _) = new_check(cat, &def, name, e, first + 2 + i as u32, true)?;
         spec_mut(&mut def).checks.push(check);

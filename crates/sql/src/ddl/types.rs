@@ -50,15 +50,8 @@ pub async fn create_type<T: Txn>(
     let labels =
         texts.into_iter().enumerate().map(|(i, l)| (first + 2 + i as u32, (i + 1) as f32, l));
     let def = UserTypeDef {
-        oid: first,
-        namespace,
-        array_oid: first + 1,
-        name,
         labels: labels.collect(),
-        comment: None,
-        access: crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::Type, namespace),
-        domain: None,
-        composite: None,
+        ..UserTypeDef::new(cat, first, namespace, name, owner)
     };
     put(txn, tenant, &def).await?;
     Ok(DdlResult::tag("CREATE TYPE"))
@@ -100,15 +93,8 @@ async fn create_composite<T: Txn>(
     bump_version(txn, tenant).await?;
     let first = alloc(txn, tenant, 3).await? as u32;
     let def = UserTypeDef {
-        oid: first,
-        namespace,
-        array_oid: first + 1,
-        name,
-        labels: Vec::new(),
-        comment: None,
-        access: crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::Type, namespace),
-        domain: None,
         composite: Some(catalog::CompositeSpec { relid: first + 2, attributes: fields }),
+        ..UserTypeDef::new(cat, first, namespace, name, owner)
     };
     put(txn, tenant, &def).await?;
     Ok(DdlResult::tag("CREATE TYPE"))
