@@ -686,11 +686,7 @@ impl CompositeSpec {
     /// The row type `def` (a composite type) makes, its attributes' types
     /// resolved in `cat`.
     pub fn row_type(&self, cat: &Catalog, def: &UserTypeDef) -> Arc<RecordType> {
-        let fields = self.attributes.iter().map(|a| {
-            let mut t = a.ty.clone();
-            cat.resolve(&mut t);
-            (a.name.clone(), t.to_type())
-        });
+        let fields = self.columns(cat).into_iter().map(|c| (c.name, c.ty.to_type()));
         Arc::new(RecordType {
             fields: fields.collect(),
             named: Some(sqltypes::NamedRowType {

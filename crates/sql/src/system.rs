@@ -1716,15 +1716,9 @@ impl SystemTable {
                 {
                     rows.push(pg_type_row(&ty, ns));
                 }
-                for (d, k) in catalog.user_types.values() {
+                for (_, k) in catalog.user_types.values() {
                     if let UserTypeKind::Domain(dom) = k {
                         rows.extend(domain_type_rows(dom));
-                    }
-                    // A composite type's typrelid is its pg_class row.
-                    if let Some(c) = &d.composite {
-                        if let Some(row) = rows.iter_mut().find(|r| r[0].as_oid() == Some(d.oid)) {
-                            row[11] = Value::Oid(c.relid);
-                        }
                     }
                 }
                 let roles = roles_with_oids(catalog);
@@ -1737,6 +1731,12 @@ impl SystemTable {
                         row[3] = owner.clone();
                         if let Some(acl) = row.last_mut() {
                             *acl = d.access.acl_value();
+                        }
+                        // A composite type's typrelid is its pg_class row.
+                        if let Some(c) =
+                            d.composite.as_ref().filter(|_| row[0].as_oid() == Some(d.oid))
+                        {
+                            row[11] = Value::Oid(c.relid);
                         }
                     }
                 }

@@ -173,9 +173,7 @@ pub fn cast(v: Value, to: &DataType) -> Result<Value> {
             }
             Value::Array(Box::new(a))
         }
-        (Value::Record(r), T::Record(t))
-            if r.ty != *t && !(t.fields.is_empty() && t.named.is_none()) =>
-        {
+        (Value::Record(r), T::Record(t)) if r.ty != *t && !t.is_pseudo() => {
             crate::record::convert(*r, t)?
         }
         (Value::Enum(e), T::Enum(t)) if e.ty == *t => Value::Enum(e),

@@ -281,10 +281,10 @@ impl DataType {
             DataType::Unknown => 705,
             DataType::Array(e) => match &**e {
                 DataType::Enum(t) => t.array_oid,
-                DataType::Record(t) if t.named.is_some() => {
-                    t.named.as_ref().map_or(0, |n| n.array_oid)
-                }
-                e => array::array_oid(e.oid()).unwrap_or(0),
+                e => match e.named_row() {
+                    Some(n) => n.array_oid,
+                    None => array::array_oid(e.oid()).unwrap_or(0),
+                },
             },
             DataType::Oid => 26,
             DataType::Reg(RegKind::Class) => 2205,
@@ -304,8 +304,7 @@ impl DataType {
             DataType::Json => 114,
             DataType::Jsonb => 3802,
             DataType::Enum(t) => t.oid,
-            DataType::Record(t) if t.named.is_some() => t.named.as_ref().map_or(0, |n| n.oid),
-            DataType::Record(_) => 2249,
+            DataType::Record(t) => t.named.as_ref().map_or(2249, |n| n.oid),
             DataType::Range(k) => k.oid(),
             DataType::Void => 2278,
             DataType::Refcursor => 1790,
@@ -509,9 +508,10 @@ impl DataType {
     pub fn name(&self) -> std::borrow::Cow<'static, str> {
         match self {
             DataType::Enum(t) => t.name.clone().into(),
-            DataType::Record(t) if t.named.is_some() => {
-                t.named.as_ref().map_or("record".into(), |n| n.name.clone().into())
-            }
+            DataType::Record(t) => match &t.named {
+                Some(n) => n.name.clone().into(),
+                None => self.typname().into(),
+            },
             DataType::Array(e) if e.is_user_defined() => format!("_{}", e.name()).into(),
             _ => self.typname().into(),
         }
@@ -532,8 +532,16 @@ impl DataType {
 
     /// True for the types CREATE TYPE makes: enums and named composites.
     pub fn is_user_defined(&self) -> bool {
-        matches!(self, DataType::Enum(_))
-            || matches!(self, DataType::Record(t) if t.named.is_some())
+        matches!(self, DataType::Enum(_)) || self.named_row().is_some()
+    }
+
+    /// A named composite type's catalog identity (None for any other
+    /// type, an anonymous record included).
+    pub fn named_row(&self) -> Option<&NamedRowType> {
+        match self {
+            DataType::Record(t) => t.named.as_ref(),
+            _ => None,
+        }
     }
 
     /// True for text, varchar and char.

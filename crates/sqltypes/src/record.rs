@@ -44,6 +44,12 @@ impl RecordType {
         Arc::new(RecordType { fields, named: None })
     }
 
+    /// True for the pseudo-type record (no fields, no name): it takes any
+    /// record as it is.
+    pub fn is_pseudo(&self) -> bool {
+        self.fields.is_empty() && self.named.is_none()
+    }
+
     /// A row type with fields named `f1`, `f2`, ... (ROW(...)'s).
     pub fn anonymous(types: Vec<DataType>) -> Arc<RecordType> {
         let fields = types.into_iter().enumerate().map(|(i, t)| (format!("f{}", i + 1), t));

@@ -145,7 +145,7 @@ impl Binder<'_> {
         to: &Arc<RecordType>,
         explicit: bool,
     ) -> Result<Expr> {
-        if from == to || to.fields.is_empty() && to.named.is_none() {
+        if from == to || to.is_pseudo() {
             return Ok(x);
         }
         let refused = |detail: String| {
