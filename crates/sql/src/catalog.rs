@@ -1124,6 +1124,17 @@ pub struct TableDef {
     /// Its triggers, in name order (the order they fire in).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub triggers: Vec<TriggerDef>,
+    /// PARTITION BY: set on a partitioned table, which holds no rows of
+    /// its own (see partition.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_key: Option<crate::partition::PartitionKey>,
+    /// PARTITION OF: set on a partition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_of: Option<crate::partition::PartitionOf>,
+    /// A partition's constraint in values; filled when the catalog is
+    /// loaded ([`crate::partition::bind`]), never stored.
+    #[serde(skip)]
+    pub partition_check: Option<Arc<crate::partition::Constraint>>,
     /// Owner and ACL (its indexes are the owner's too).
     #[serde(flatten)]
     pub access: Ownership,
@@ -1763,8 +1774,16 @@ impl TableDef {
             comment: None,
             matview: None,
             triggers: vec![],
+            partition_key: None,
+            partition_of: None,
+            partition_check: None,
             access: Ownership::default(),
         }
+    }
+
+    /// True for a partitioned table (PARTITION BY), which holds no rows.
+    pub fn is_partitioned(&self) -> bool {
+        self.partition_key.is_some()
     }
 
     /// True if a UNIQUE or PRIMARY KEY constraint of the table is
@@ -1889,6 +1908,8 @@ pub struct Catalog {
     pub default_acls: Vec<Arc<DefaultAclDef>>,
     /// SQL functions by schema and name (the overloads of one name).
     pub functions: BTreeMap<QualName, Vec<Arc<FunctionDef>>>,
+    /// The partitions of each partitioned table (by OID), in bound order.
+    pub partitions: BTreeMap<u32, Vec<Arc<TableDef>>>,
 }
 
 /// A view: a stored query planned again wherever the view is read.

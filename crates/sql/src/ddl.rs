@@ -51,6 +51,8 @@ mod names;
 mod owned;
 /// OWNER TO.
 mod owner;
+// PARTITION BY, PARTITION OF, ATTACH and DETACH PARTITION.
+mod partitions;
 /// CREATE/ALTER/DROP ROLE.
 mod roles;
 mod schemas;
@@ -303,6 +305,7 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
             p.referenced_by.push((child, i));
         }
     }
+    crate::partition::bind(&mut tables)?;
     let mut with_checks = Vec::new();
     for (name, t) in tables {
         let computed = t.columns.iter().any(|c| c.generated);
@@ -325,6 +328,7 @@ pub async fn load_catalog<T: Txn>(txn: &T, tenant: TenantId) -> Result<Catalog> 
         catalog::bind_checks(&cat, &mut t)?;
         cat.tables.insert(t.qual_name(), Arc::new(t));
     }
+    cat.partitions = crate::partition::children(&cat.tables);
     for (_, v) in scan_all(txn, keys::functions(tenant)).await? {
         let f: catalog::FunctionDef = read_json_entry(&v, "function")?;
         cat.functions.entry((f.namespace, f.name.clone())).or_default().push(Arc::new(f));
@@ -687,11 +691,11 @@ async fn create_table_from<T: Txn>(
     if ct.query.is_some() {
         bail!(InternalError, "CREATE TABLE AS reached create_table with its query");
     }
-    // sqlparser reads these; Strata has neither partitions nor inheritance,
-    // so they are refused rather than ignored.
-    if ct.partition_by.is_some() || ct.partition_of.is_some() {
-        bail!(FeatureNotSupported, "partitioned tables are not supported yet");
+    if ct.partition_of.is_some() {
+        return partitions::create_partition(txn, tenant, cat, ct, (ns, name), owner).await;
     }
+    // sqlparser reads INHERITS; Strata has no inheritance, so it is
+    // refused rather than ignored.
     if ct.inherits.is_some() {
         bail!(FeatureNotSupported, "table inheritance (INHERITS) is not supported yet");
     }
@@ -818,6 +822,15 @@ async fn create_table_from<T: Txn>(
     }
     for &c in &t.primary_key {
         t.columns[c].nullable = false;
+    }
+    if let Some(by) = &ct.partition_by {
+        t.partition_key = Some(partitions::key(&t, by)?);
+        if !t.primary_key.is_empty() {
+            partitions::unique_covers_key(&t, "PRIMARY KEY", &t.primary_key)?;
+        }
+        for (_, cols, _) in &uniques {
+            partitions::unique_covers_key(&t, "UNIQUE", cols)?;
+        }
     }
     let n = 3 + uniques.len() as u64 + fks.len() as u64;
     let base = alloc(txn, tenant, n).await?;

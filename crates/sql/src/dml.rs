@@ -73,6 +73,9 @@ pub struct InsertPlan {
     /// Uncorrelated subqueries of VALUES, ON CONFLICT and RETURNING, run
     /// once first.
     pub init: Vec<(Plan, crate::plan::SubqKind)>,
+    /// The rows were routed here from a partitioned table, whose
+    /// statement-level triggers fire instead of this table's.
+    pub routed: bool,
 }
 
 /// A condition of a view WITH CHECK OPTION on the rows written through
@@ -141,6 +144,12 @@ pub struct UpdatePlan {
     /// trigger shell): the view's rows to update, each followed by the
     /// values SET reads.
     pub instead: Option<Plan>,
+    /// Through a partitioned table: the statement on each leaf partition.
+    pub partitions: Vec<UpdatePlan>,
+    /// On a leaf partition, through this partitioned table: a row whose
+    /// new values leave the partition's bound moves to the partition that
+    /// takes them; statement-level triggers fire on this table only.
+    pub root: Option<Arc<TableDef>>,
 }
 
 /// The correlated subqueries of an UPDATE's or DELETE's WHERE and SET:
@@ -189,6 +198,11 @@ pub struct DeletePlan {
     /// Of a view with INSTEAD OF DELETE triggers (the scan's table is its
     /// trigger shell): the view's rows to delete.
     pub instead: Option<Plan>,
+    /// Through a partitioned table: the statement on each leaf partition.
+    pub partitions: Vec<DeletePlan>,
+    /// On a leaf partition, through a partitioned table (whose
+    /// statement-level triggers fire instead of this table's).
+    pub routed: bool,
 }
 
 /// Hands out unique row ids for tables without a primary key: microseconds
@@ -295,17 +309,22 @@ pub fn check_row(table: &TableDef, row: &mut [Value]) -> Result<()> {
             }
         }
     }
+    if let Some(c) = &table.partition_check {
+        if !c.accepts(row) {
+            return Err(crate::partition::violation(table, row));
+        }
+    }
     Ok(())
 }
 
-fn row_text(row: &[Value]) -> String {
+pub(crate) fn row_text(row: &[Value]) -> String {
     row.iter()
         .map(|v| if v.is_null() { "null".to_string() } else { value_text(v) })
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-fn value_text(v: &Value) -> String {
+pub(crate) fn value_text(v: &Value) -> String {
     let mut out = Vec::new();
     sqltypes::text::format_text(v, &mut out);
     String::from_utf8_lossy(&out).into_owned()
@@ -519,12 +538,14 @@ pub async fn insert<T: Txn>(
 ) -> Result<(u64, Vec<Row>)> {
     let table = &plan.table;
     let triggered = !table.triggers.is_empty();
+    // Statement-level triggers fire on the table the statement names.
+    let statement = triggered && !plan.routed;
     let upsert_sets = match (&plan.on_conflict, triggered) {
         (Some(OnConflict::DoUpdate { sets, .. }), true) => set_columns(sets),
         _ => Vec::new(),
     };
     let updates = matches!(plan.on_conflict, Some(OnConflict::DoUpdate { .. }));
-    if triggered {
+    if statement {
         let mut f = Firing::new(txn, tenant, catalog, eval, table, &upsert_sets);
         f.statement(Event::Insert, true).await?;
         if updates {
@@ -558,10 +579,21 @@ pub async fn insert<T: Txn>(
                 None => continue,
             }
         }
-        if !upserting {
+        if !upserting && !table.is_partitioned() {
             check_row(table, &mut row)?;
         }
         rows.push(row);
+    }
+    if table.is_partitioned() && !plan.instead {
+        let r = insert_routed(txn, tenant, plan, rows, eval, catalog).await?;
+        if statement {
+            let mut f = Firing::new(txn, tenant, catalog, eval, table, &upsert_sets);
+            f.statement(Event::Insert, false).await?;
+            if updates {
+                f.statement(Event::Update, false).await?;
+            }
+        }
+        return Ok(r);
     }
     if plan.instead {
         let mut done = Vec::with_capacity(rows.len());
@@ -580,9 +612,11 @@ pub async fn insert<T: Txn>(
         if triggered {
             let mut f = Firing::new(txn, tenant, catalog, eval, table, &upsert_sets);
             f.after_rows(r.2).await?;
-            f.statement(Event::Insert, false).await?;
-            if updates {
-                f.statement(Event::Update, false).await?;
+            if statement {
+                f.statement(Event::Insert, false).await?;
+                if updates {
+                    f.statement(Event::Update, false).await?;
+                }
             }
         }
         return Ok((r.0, r.1));
@@ -610,9 +644,56 @@ pub async fn insert<T: Txn>(
                 .collect();
             f.after_rows(events).await?;
         }
-        f.statement(Event::Insert, false).await?;
+        if statement {
+            f.statement(Event::Insert, false).await?;
+        }
     }
     Ok((rows.len() as u64, returned))
+}
+
+/// INSERT into a partitioned table: each complete row goes to the leaf
+/// partition that takes it, the rows of one leaf inserted together as an
+/// INSERT into it would (its constraints, indexes, ON CONFLICT, row
+/// triggers and RETURNING).
+async fn insert_routed<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    plan: &InsertPlan,
+    rows: Vec<Row>,
+    eval: &EvalContext,
+    catalog: &crate::catalog::Catalog,
+) -> Result<(u64, Vec<Row>)> {
+    let mut groups: Vec<(Arc<TableDef>, Vec<Row>)> = Vec::new();
+    for row in rows {
+        let leaf = crate::partition::route(&catalog.partitions, &plan.table, &row)?;
+        match groups.iter_mut().find(|(t, _)| t.oid == leaf.oid) {
+            Some((_, g)) => g.push(row),
+            None => groups.push((leaf, vec![row])),
+        }
+    }
+    let (mut count, mut returned) = (0, Vec::new());
+    for (leaf, rows) in groups {
+        let n = leaf.columns.len();
+        let arbiters = crate::partition::leaf_arbiters(&plan.table, &leaf, &plan.arbiters)?;
+        let values = rows.into_iter().map(|r| r.into_iter().map(Expr::Const).collect()).collect();
+        let sub = InsertPlan {
+            table: leaf,
+            targets: (0..n).collect(),
+            source: Plan::Values(values),
+            defaults: vec![None; n],
+            returning: plan.returning.clone(),
+            on_conflict: plan.on_conflict.clone(),
+            arbiters,
+            checks: plan.checks.clone(),
+            instead: false,
+            init: Vec::new(),
+            routed: true,
+        };
+        let (k, r) = Box::pin(insert(txn, tenant, &sub, eval, catalog, false)).await?;
+        count += k;
+        returned.extend(r);
+    }
+    Ok((count, returned))
 }
 
 /// The columns SET assigns (UPDATE OF triggers fire on them).
@@ -1072,17 +1153,34 @@ pub async fn update<T: Txn>(
     eval: &EvalContext,
     catalog: &crate::catalog::Catalog,
 ) -> Result<(u64, Vec<Row>)> {
+    update_rows(txn, tenant, plan, eval, catalog, &mut Vec::new()).await
+}
+
+/// [`update`]; a row of a leaf partition that moves out of its bound is
+/// deleted and added to `moved`, which the partitioned table's update
+/// inserts once every partition was updated (so that none sees the moved
+/// rows again).
+async fn update_rows<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    plan: &UpdatePlan,
+    eval: &EvalContext,
+    catalog: &crate::catalog::Catalog,
+    moved: &mut Vec<Row>,
+) -> Result<(u64, Vec<Row>)> {
     let table = &plan.scan.table;
     if let Some(rows) = &plan.instead {
         let what = (rows, plan.sets.as_slice(), plan.returning.as_ref());
         return instead_of(txn, tenant, catalog, eval, table, Event::Update, what).await;
     }
     let triggered = !table.triggers.is_empty();
+    // Statement-level triggers fire on the table the statement names.
+    let statement = triggered && plan.root.is_none();
     let set_cols = match triggered {
         true => set_columns(&plan.sets),
         false => Vec::new(),
     };
-    if triggered {
+    if statement {
         Firing::new(txn, tenant, catalog, eval, table, &set_cols)
             .statement(Event::Update, true)
             .await?;
@@ -1138,6 +1236,14 @@ pub async fn update<T: Txn>(
                 None => continue,
             }
         }
+        if plan.root.is_some() && table.partition_check.as_ref().is_some_and(|c| !c.accepts(&new)) {
+            // Through the partitioned table, the row moves to the
+            // partition that takes its new values.
+            delete_row(txn, tenant, table, key, &old).await?;
+            moved.push(new.clone());
+            record(old, new, item)?;
+            continue;
+        }
         check_row(table, &mut new)?;
         // A BEFORE trigger may change the key too.
         let moves = pk_changes || before;
@@ -1162,14 +1268,55 @@ pub async fn update<T: Txn>(
             .await?;
     }
     let mut calls = TxnCalls { txn: &mut *txn, tenant, catalog };
-    let returned =
+    let mut returned =
         returning_rows(plan.returning.as_ref(), &written, &items, &mut calls, eval).await?;
+    let mut count = written.len() as u64;
+    for p in &plan.partitions {
+        let (n, r) = Box::pin(update_rows(txn, tenant, p, eval, catalog, moved)).await?;
+        count += n;
+        returned.extend(r);
+    }
+    if !moved.is_empty() && !plan.partitions.is_empty() {
+        insert_moved(txn, tenant, table, std::mem::take(moved), eval, catalog).await?;
+    }
     if triggered {
         let mut f = Firing::new(txn, tenant, catalog, eval, table, &set_cols);
         f.after_rows(events).await?;
-        f.statement(Event::Update, false).await?;
+        if statement {
+            f.statement(Event::Update, false).await?;
+        }
     }
-    Ok((written.len() as u64, returned))
+    Ok((count, returned))
+}
+
+/// Inserts `rows`, moved out of their partitions by an UPDATE through
+/// partitioned table `root`, into the partitions that take them (their
+/// constraints, indexes and INSERT row triggers apply).
+async fn insert_moved<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    root: &Arc<TableDef>,
+    rows: Vec<Row>,
+    eval: &EvalContext,
+    catalog: &crate::catalog::Catalog,
+) -> Result<()> {
+    let n = root.columns.len();
+    let values = rows.into_iter().map(|r| r.into_iter().map(Expr::Const).collect()).collect();
+    let plan = InsertPlan {
+        table: root.clone(),
+        targets: (0..n).collect(),
+        source: Plan::Values(values),
+        defaults: vec![None; n],
+        returning: None,
+        on_conflict: None,
+        arbiters: Vec::new(),
+        checks: Vec::new(),
+        instead: false,
+        init: Vec::new(),
+        routed: true,
+    };
+    Box::pin(insert(txn, tenant, &plan, eval, catalog, false)).await?;
+    Ok(())
 }
 
 /// Replaces locked row `old` (at `key`) with `new`, which has passed
@@ -1269,7 +1416,9 @@ pub async fn delete<T: Txn>(
         return instead_of(txn, tenant, catalog, eval, table, Event::Delete, what).await;
     }
     let triggered = !table.triggers.is_empty();
-    if triggered {
+    // Statement-level triggers fire on the table the statement names.
+    let statement = triggered && !plan.routed;
+    if statement {
         Firing::new(txn, tenant, catalog, eval, table, &[]).statement(Event::Delete, true).await?;
     }
     let eval = &*with_init_plans(txn, tenant, &plan.init, eval, catalog).await?;
@@ -1294,8 +1443,14 @@ pub async fn delete<T: Txn>(
             .await?;
     }
     let mut calls = TxnCalls { txn: &mut *txn, tenant, catalog };
-    let returned =
+    let mut returned =
         returning_rows(plan.returning.as_ref(), &deleted, &items, &mut calls, eval).await?;
+    let mut count = deleted.len() as u64;
+    for p in &plan.partitions {
+        let (n, r) = Box::pin(delete(txn, tenant, p, eval, catalog)).await?;
+        count += n;
+        returned.extend(r);
+    }
     if triggered {
         let mut f = Firing::new(txn, tenant, catalog, eval, table, &[]);
         if triggers::has_row(table, Event::Delete, false) {
@@ -1305,7 +1460,9 @@ pub async fn delete<T: Txn>(
                 .collect();
             f.after_rows(events).await?;
         }
-        f.statement(Event::Delete, false).await?;
+        if statement {
+            f.statement(Event::Delete, false).await?;
+        }
     }
-    Ok((deleted.len() as u64, returned))
+    Ok((count, returned))
 }

@@ -429,6 +429,7 @@ async fn scan_plain<T: Txn>(cx: &ExecCtx<'_, T>, scan: &Scan) -> Result<Vec<Keye
                 }
             }
         }
+        Access::Nothing => {}
         Access::Current(name) => {
             let name = match name.eval(&[], cx.eval)? {
                 Value::Text(n) => n,

@@ -53,6 +53,19 @@ impl BinOp {
         matches!(self, BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq)
     }
 
+    /// The comparison that holds with the operands swapped (`a < b` is
+    /// `b > a`); None for the other operators.
+    pub fn flip(self) -> Option<BinOp> {
+        Some(match self {
+            BinOp::Eq | BinOp::NotEq => self,
+            BinOp::Lt => BinOp::Gt,
+            BinOp::LtEq => BinOp::GtEq,
+            BinOp::Gt => BinOp::Lt,
+            BinOp::GtEq => BinOp::LtEq,
+            _ => return None,
+        })
+    }
+
     /// Whether a comparison operator holds for operands ordered `ord`
     /// (false for the other operators).
     pub fn holds(self, ord: std::cmp::Ordering) -> bool {

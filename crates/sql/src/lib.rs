@@ -56,6 +56,8 @@ pub mod interrupts;
 pub mod notify;
 // Query string splitting and parsing.
 pub mod parse;
+// Declarative partitioning: bounds, constraints, routing.
+pub mod partition;
 // Plan node types.
 pub mod plan;
 /// PL/pgSQL: DO blocks, functions and trigger functions.

@@ -71,6 +71,8 @@ pub enum Access {
     /// `WHERE CURRENT OF cursor`: the row the cursor (named by the
     /// expression's value) is on.
     Current(Expr),
+    /// No row: a partition whose bound the filter excludes.
+    Nothing,
 }
 
 /// One end of a key range.
@@ -519,6 +521,7 @@ impl Plan {
                     Access::Full => ("Primary Key Scan", None),
                     Access::Point(_) => ("Primary Key Lookup", None),
                     Access::Current(_) => ("Tid Scan", None),
+                    Access::Nothing => ("Pruned Scan", None),
                     Access::Range { index: None, .. } => ("Primary Key Range Scan", None),
                     Access::In { index: None, .. } => ("Primary Key Lookups", None),
                     Access::Range { index: Some(i), .. } | Access::In { index: Some(i), .. } => {

@@ -502,6 +502,7 @@ fn plan_insert(b: &mut Binder<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
         checks,
         instead,
         init: Vec::new(),
+        routed: false,
     })
 }
 
@@ -1269,6 +1270,8 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
             returning: ret,
             checks: Vec::new(),
             instead: Some(i.rows),
+            partitions: Vec::new(),
+            root: None,
         });
     }
     let (scan, scope, join, late, view) = target_scan(b, &u.table, &u.selection, items, needs)?;
@@ -1301,7 +1304,63 @@ fn plan_update(b: &mut Binder<'_>, u: &ast::Update) -> Result<UpdatePlan> {
         over_table(v, &mut ret);
     }
     let init = b.subqueries.drain(..).collect();
-    Ok(UpdatePlan { scan, join, sets, init, per_row, returning: ret, checks, instead: None })
+    let mut plan = UpdatePlan {
+        scan,
+        join,
+        sets,
+        init,
+        per_row,
+        returning: ret,
+        checks,
+        instead: None,
+        partitions: Vec::new(),
+        root: None,
+    };
+    if plan.scan.table.is_partitioned() {
+        let root = plan.scan.table.clone();
+        for leaf in leaf_targets(b, &u.table, &root) {
+            let mut one = u.clone();
+            one.table = leaf;
+            let checks = b.checks.len();
+            let mut p = plan_update(b, &one)?;
+            // Privileges are the partitioned table's, as in PostgreSQL.
+            b.checks.truncate(checks);
+            p.root = Some(root.clone());
+            plan.partitions.push(p);
+        }
+    }
+    Ok(plan)
+}
+
+/// The target of an UPDATE or DELETE through partitioned table `root`,
+/// once per leaf partition: the leaf, named as the statement names the
+/// parent so that its columns resolve alike.
+fn leaf_targets(
+    b: &Binder<'_>,
+    twj: &ast::TableWithJoins,
+    root: &TableDef,
+) -> Vec<ast::TableWithJoins> {
+    let mut out = Vec::new();
+    for leaf in crate::partition::leaves(&b.catalog.partitions, root) {
+        let mut one = twj.clone();
+        if let ast::TableFactor::Table { name, alias, .. } = &mut one.relation {
+            let schema = b.catalog.namespace_name(leaf.namespace).unwrap_or("public");
+            *name = ast::ObjectName::from(vec![
+                ast::Ident::with_quote('"', schema),
+                ast::Ident::with_quote('"', leaf.name.clone()),
+            ]);
+            if alias.is_none() {
+                *alias = Some(ast::TableAlias {
+                    explicit: true,
+                    name: ast::Ident::with_quote('"', root.name.clone()),
+                    columns: Vec::new(),
+                    at: None,
+                });
+            }
+        }
+        out.push(one);
+    }
+    out
 }
 
 fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
@@ -1325,6 +1384,8 @@ fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
             per_row: Default::default(),
             returning: ret,
             instead: Some(i.rows),
+            partitions: Vec::new(),
+            routed: false,
         });
     }
     let (scan, scope, join, late, view) = target_scan(b, twj, &d.selection, items, needs)?;
@@ -1335,5 +1396,29 @@ fn plan_delete(b: &mut Binder<'_>, d: &ast::Delete) -> Result<DeletePlan> {
         over_table(v, &mut ret);
     }
     let init = b.subqueries.drain(..).collect();
-    Ok(DeletePlan { scan, join, init, per_row, returning: ret, instead: None })
+    let mut plan = DeletePlan {
+        scan,
+        join,
+        init,
+        per_row,
+        returning: ret,
+        instead: None,
+        partitions: Vec::new(),
+        routed: false,
+    };
+    if plan.scan.table.is_partitioned() {
+        let root = plan.scan.table.clone();
+        for leaf in leaf_targets(b, twj, &root) {
+            let mut one = d.clone();
+            let (ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f)) =
+                &mut one.from;
+            *f = vec![leaf];
+            let checks = b.checks.len();
+            let mut p = plan_delete(b, &one)?;
+            b.checks.truncate(checks);
+            p.routed = true;
+            plan.partitions.push(p);
+        }
+    }
+    Ok(plan)
 }

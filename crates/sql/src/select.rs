@@ -1550,6 +1550,16 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                         .with_hint("Use the REFRESH MATERIALIZED VIEW command."));
                     }
                     let mut scope = table_scope(&t, &qualifier, alias);
+                    if t.is_partitioned() {
+                        scope.cols.push(ScopeCol {
+                            qualifier: Some(qualifier.clone()),
+                            name: "tableoid".into(),
+                            ty: DataType::Oid,
+                            table_oid: 0,
+                            column_id: 0,
+                            reach: Reach::System,
+                        });
+                    }
                     let keyed = match b.keyed.as_mut().filter(|k| k.wants(&qualifier)) {
                         Some(k) => {
                             k.tables.push((qualifier.clone(), t.name.clone()));
@@ -1567,6 +1577,9 @@ fn plan_factor(b: &mut Binder<'_>, f: &ast::TableFactor) -> Result<(Plan, Scope)
                         }
                         None => false,
                     };
+                    if t.is_partitioned() {
+                        return Ok((partitioned_scan(b, &t, keyed), scope));
+                    }
                     let scan = Scan::full(t, keyed);
                     return Ok((Plan::Scan(scan), scope));
                 }
@@ -1686,6 +1699,25 @@ pub fn table_scope(t: &TableDef, qualifier: &str, alias: &Option<ast::TableAlias
             })
             .collect(),
     }
+}
+
+/// Reading partitioned table `t`: the scans of its leaf partitions
+/// appended, in bound order, each row followed by its partition's OID (the
+/// `tableoid` system column) and, `keyed`, its storage key. With no
+/// partitions, the parent's own storage (which holds no rows) is read.
+fn partitioned_scan(b: &Binder<'_>, t: &Arc<TableDef>, keyed: bool) -> Plan {
+    let n = t.columns.len();
+    let arm = |leaf: Arc<TableDef>| {
+        let mut exprs: Vec<Expr> = (0..n).map(Expr::Column).collect();
+        exprs.push(Expr::Const(Value::Oid(leaf.oid)));
+        if keyed {
+            exprs.push(Expr::Column(n));
+        }
+        Plan::Project(Box::new(Plan::Scan(Scan::full(leaf, keyed))), exprs)
+    };
+    let mut arms = crate::partition::leaves(&b.catalog.partitions, t).into_iter().map(arm);
+    let first = arms.next().unwrap_or_else(|| arm(t.clone()));
+    arms.fold(first, |all, p| Plan::SetOp(SetOpKind::Union, true, Box::new(all), Box::new(p)))
 }
 
 /// Wraps an expression list into a Values plan with one row (for tests).

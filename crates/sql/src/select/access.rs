@@ -10,7 +10,12 @@ use crate::func::{arrays::ArrayFunc, Func};
 /// Adds a filter, pushing it into a table scan and choosing its access path.
 pub fn push_filter(plan: Plan, pred: Expr) -> Plan {
     match plan {
-        Plan::Scan(mut scan) => {
+        Plan::Scan(mut scan) if scan.cap.is_none() => {
+            if scan.table.partition_check.as_ref().is_some_and(|c| c.refutes(&pred)) {
+                // A partition whose bound the condition excludes.
+                scan.access = Access::Nothing;
+                return Plan::Scan(scan);
+            }
             let pred = match scan.filter.take() {
                 Some(f) => Expr::Binary(BinOp::And, Box::new(f), Box::new(pred)),
                 None => pred,
@@ -19,8 +24,30 @@ pub fn push_filter(plan: Plan, pred: Expr) -> Plan {
             scan.filter = Some(pred);
             Plan::Scan(scan)
         }
+        // Into both sides of UNION ALL (a partitioned table's partitions).
+        Plan::SetOp(SetOpKind::Union, true, l, r) => Plan::SetOp(
+            SetOpKind::Union,
+            true,
+            Box::new(push_filter(*l, pred.clone())),
+            Box::new(push_filter(*r, pred)),
+        ),
+        // Through a projection of columns and constants.
+        Plan::Project(p, exprs)
+            if exprs.iter().all(|e| matches!(e, Expr::Column(_) | Expr::Const(_)))
+                && pred_columns_within(&pred, exprs.len()) =>
+        {
+            let inner = pred.remap_columns(&|c| exprs[c].clone());
+            Plan::Project(Box::new(push_filter(*p, inner)), exprs)
+        }
         other => Plan::Filter(Box::new(other), pred),
     }
+}
+
+/// True if every column `pred` reads is below `width`.
+fn pred_columns_within(pred: &Expr, width: usize) -> bool {
+    let mut ok = true;
+    pred.walk(&mut |x| ok &= x.as_column().is_none_or(|c| c < width));
+    ok
 }
 
 /// Filters `plan` (of columns `types`) by `pred`, where `pred` may read the

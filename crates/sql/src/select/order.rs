@@ -154,7 +154,7 @@ fn served(input: &Plan, keys: &[SortKey], capped: bool) -> Option<Read> {
             key.bounded = lo.is_some() || hi.is_some();
             key
         }
-        Access::In { .. } | Access::Current(_) => return None,
+        Access::In { .. } | Access::Current(_) | Access::Nothing => return None,
     };
     if let Some((order, nulls_moved)) = key.order(t, &cols) {
         return Some(Read { order, nulls_moved, access: scan.access.clone() });
