@@ -2166,9 +2166,15 @@ impl Catalog {
     pub fn relations(&self) -> impl Iterator<Item = (u32, u32, &str, &'static str)> + '_ {
         let tables = self.tables.values().flat_map(|tb| {
             let ns = tb.namespace;
-            let pk = tb.pkey_name.as_deref().map(|pk| (tb.pkey_oid, ns, pk, "i"));
-            let indexes = tb.indexes.iter().map(move |i| (i.oid, ns, i.name.as_str(), "i"));
-            let kind = if tb.matview.is_some() { "m" } else { "r" };
+            // A partitioned table ("p") and its indexes ("I") hold no rows.
+            let ik = if tb.is_partitioned() { "I" } else { "i" };
+            let pk = tb.pkey_name.as_deref().map(|pk| (tb.pkey_oid, ns, pk, ik));
+            let indexes = tb.indexes.iter().map(move |i| (i.oid, ns, i.name.as_str(), ik));
+            let kind = match () {
+                _ if tb.matview.is_some() => "m",
+                _ if tb.is_partitioned() => "p",
+                _ => "r",
+            };
             std::iter::once((tb.oid, ns, tb.name.as_str(), kind)).chain(pk).chain(indexes)
         });
         let views = self.views.values().map(|v| (v.oid, v.namespace, v.name.as_str(), "v"));

@@ -1163,7 +1163,24 @@ async fn drop_relations<T: Txn>(
             (ast::ObjectType::Index, Some(catalog::Relation::Index(t, i))) => Some((t, Some(i))),
             _ => None,
         };
+        // A partitioned table's partitions go with it.
+        let parts = match &rel {
+            Some((t, None)) => crate::partition::descendants(&cat.partitions, t),
+            _ => Vec::new(),
+        };
         found.push((name, rel));
+        for p in parts {
+            if !found
+                .iter()
+                .any(|(_, r)| r.as_ref().is_some_and(|(t, i)| i.is_none() && t.oid == p.oid))
+            {
+                let name = catalog::ObjName {
+                    schema: cat.namespace_name(p.namespace).map(str::to_string),
+                    name: p.name.clone(),
+                };
+                found.push((name, Some((p, None))));
+            }
+        }
     }
     let going: Vec<catalog::QualName> = found
         .iter()
@@ -1335,7 +1352,14 @@ pub fn truncated(
         if t.matview.is_some() {
             bail!(WrongObjectType, "\"{}\" is not a table", t.name);
         }
+        // A partitioned table's rows are its partitions'.
+        let parts = crate::partition::descendants(&cat.partitions, &t);
         tables.push(t);
+        for p in parts {
+            if !tables.iter().any(|x| x.oid == p.oid) {
+                tables.push(p);
+            }
+        }
     }
     let mut r = DdlResult::tag("TRUNCATE TABLE");
     // Tables referencing a truncated one are truncated too (CASCADE) or
@@ -1594,6 +1618,9 @@ pub async fn create_index<T: Txn>(
         }
         bail!(DuplicateTable, "relation \"{iname}\" already exists");
     }
+    if ci.unique {
+        partitions::unique_covers_key(&t, "UNIQUE", &cols)?;
+    }
     bump_version(txn, tenant).await?;
     lock_table(txn, tenant, t.oid).await?;
     let id = alloc(txn, tenant, 1).await?;
@@ -1613,7 +1640,20 @@ pub async fn create_index<T: Txn>(
         TableDef { indexes: vec![nt.indexes[nt.indexes.len() - 1].clone()], ..nt.clone() };
     build_index(txn, tenant, &only_new, &iname).await?;
     write_table(txn, tenant, &nt).await?;
-    Ok(DdlResult { tag: "CREATE INDEX".into(), fresh: vec![id], ..Default::default() })
+    let mut fresh = vec![id];
+    // An index on a partitioned table is made on each partition too.
+    for p in cat.partitions.get(&t.oid).into_iter().flatten() {
+        let mut one = ci.clone();
+        one.name = None;
+        one.if_not_exists = false;
+        let schema = cat.namespace_name(p.namespace).unwrap_or("public");
+        one.table_name = ast::ObjectName::from(vec![
+            ast::Ident::with_quote('"', schema),
+            ast::Ident::with_quote('"', p.name.clone()),
+        ]);
+        fresh.extend(Box::pin(create_index(txn, tenant, cat, &one)).await?.fresh);
+    }
+    Ok(DdlResult { tag: "CREATE INDEX".into(), fresh, ..Default::default() })
 }
 
 async fn build_index<T: Txn>(
@@ -1700,6 +1740,7 @@ pub async fn alter_table<T: Txn>(
     };
     let tname = t.name.clone();
     refuse_temporary(&t, "ALTER TABLE")?;
+    partitions::refuse_alter(&t, &at.operations)?;
     bump_version(txn, tenant).await?;
     lock_table(txn, tenant, t.oid).await?;
     let mut cur = (*t).clone();

@@ -663,16 +663,8 @@ async fn insert_routed<T: Txn>(
     eval: &EvalContext,
     catalog: &crate::catalog::Catalog,
 ) -> Result<(u64, Vec<Row>)> {
-    let mut groups: Vec<(Arc<TableDef>, Vec<Row>)> = Vec::new();
-    for row in rows {
-        let leaf = crate::partition::route(&catalog.partitions, &plan.table, &row)?;
-        match groups.iter_mut().find(|(t, _)| t.oid == leaf.oid) {
-            Some((_, g)) => g.push(row),
-            None => groups.push((leaf, vec![row])),
-        }
-    }
     let (mut count, mut returned) = (0, Vec::new());
-    for (leaf, rows) in groups {
+    for (leaf, rows) in crate::partition::split(&catalog.partitions, &plan.table, rows)? {
         let n = leaf.columns.len();
         let arbiters = crate::partition::leaf_arbiters(&plan.table, &leaf, &plan.arbiters)?;
         let values = rows.into_iter().map(|r| r.into_iter().map(Expr::Const).collect()).collect();

@@ -176,6 +176,8 @@ pub enum Func {
     Description,
     /// pg_get_expr(expression, relation [, pretty]): the expression's text
     GetExpr,
+    /// pg_get_partkeydef(table): a partitioned table's PARTITION BY
+    PartKeyDef,
     /// current_user, user, current_role; session_user (the flag)
     CurrentUser(bool),
     /// current_schema()
@@ -391,6 +393,7 @@ pub fn resolve(name: &str, args: &[DataType]) -> Result<(Func, DataType)> {
         ("col_description", 2) => (Func::ColDescription, T::Text),
         ("shobj_description", 2) => (Func::Description, T::Text),
         ("pg_get_expr", 2 | 3) => (Func::GetExpr, T::Text),
+        ("pg_get_partkeydef", 1) => (Func::PartKeyDef, T::Text),
         ("current_user" | "user" | "current_role", 0) => (Func::CurrentUser(false), T::Text),
         ("session_user", 0) => (Func::CurrentUser(true), T::Text),
         ("current_schema", 0) => (Func::CurrentSchema, T::Text),
@@ -533,6 +536,7 @@ pub fn arg_target(f: Func, result: &DataType, i: usize) -> Option<DataType> {
         Func::Size(SizeFunc::Bytes) => Some(DataType::Text),
         Func::ColDescription => Some(DataType::Int4),
         Func::GetExpr => Some([DataType::Text, DataType::Int8, DataType::Bool][i.min(2)].clone()),
+        Func::PartKeyDef => Some(DataType::Int8),
         Func::Left | Func::Right | Func::LPad | Func::RPad | Func::SplitPart
             if i > 0
                 && !(i == 2 && matches!(f, Func::LPad | Func::RPad))
@@ -992,6 +996,17 @@ impl Func {
             },
             // pg_attrdef.adbin (and pg_constraint.conbin, pg_index's
             // expressions) hold the expression's text.
+            Func::PartKeyDef => match (arg(0).as_oid(), &ctx.catalog) {
+                (Some(oid), Some(cat)) => cat
+                    .table_by_oid(oid)
+                    .and_then(|t| crate::partition::key_sql(&t))
+                    .map_or(Value::Null, Value::Text),
+                _ => Value::Null,
+            },
+            // relpartbound holds a partition bound's text as it is shown.
+            Func::GetExpr if matches!(arg(0), Value::Text(b) if b.starts_with("FOR VALUES ") || b == "DEFAULT") => {
+                arg(0)
+            }
             Func::GetExpr => match (arg(0), &ctx.catalog) {
                 (Value::Text(text), Some(cat)) => {
                     let pretty = matches!(arg(2), Value::Bool(true));

@@ -373,6 +373,17 @@ pub fn bound_cmp(a: &[Datum<Value>], b: &[Datum<Value>]) -> Ordering {
     Ordering::Equal
 }
 
+/// pg_get_partkeydef: `RANGE (a, b)`.
+pub fn key_sql(t: &TableDef) -> Option<String> {
+    let k = t.partition_key.as_ref()?;
+    let cols: Vec<String> = k
+        .columns
+        .iter()
+        .map(|&c| crate::func::catalog_info::quote_ident(&t.columns[c].name))
+        .collect();
+    Some(format!("{} ({})", k.strategy.sql(), cols.join(", ")))
+}
+
 /// The key columns' types of partitioned table `t`.
 pub fn key_types(t: &TableDef) -> Vec<DataType> {
     let Some(k) = &t.partition_key else { return Vec::new() };
@@ -538,6 +549,34 @@ pub fn route(
         at = p.clone();
     }
     Ok(at)
+}
+
+/// `rows` of partitioned table `t` grouped by the leaf partition that
+/// takes them ([`route`]), leaves in the order their first row came.
+pub fn split(
+    kids: &BTreeMap<u32, Vec<Arc<TableDef>>>,
+    t: &Arc<TableDef>,
+    rows: Vec<Vec<Value>>,
+) -> Result<Vec<(Arc<TableDef>, Vec<Vec<Value>>)>> {
+    let mut groups: Vec<(Arc<TableDef>, Vec<Vec<Value>>)> = Vec::new();
+    for row in rows {
+        let leaf = route(kids, t, &row)?;
+        match groups.iter_mut().find(|(l, _)| l.oid == leaf.oid) {
+            Some((_, g)) => g.push(row),
+            None => groups.push((leaf, vec![row])),
+        }
+    }
+    Ok(groups)
+}
+
+/// Every partition under partitioned table `t`, each before its own.
+pub fn descendants(kids: &BTreeMap<u32, Vec<Arc<TableDef>>>, t: &TableDef) -> Vec<Arc<TableDef>> {
+    let mut out = Vec::new();
+    for p in kids.get(&t.oid).into_iter().flatten() {
+        out.push(p.clone());
+        out.extend(descendants(kids, p));
+    }
+    out
 }
 
 /// The leaf partitions under partitioned table `t`, in order.

@@ -41,9 +41,9 @@ pub enum SystemTable {
     PgRoles,
     /// pg_catalog.pg_user (the roles that can log in)
     PgUser,
-    /// pg_catalog.pg_partitioned_table (always empty: no partitioning)
+    /// pg_catalog.pg_partitioned_table
     PgPartitionedTable,
-    /// pg_catalog.pg_inherits (always empty: no inheritance)
+    /// pg_catalog.pg_inherits (partitions; Strata has no inheritance)
     PgInherits,
     /// pg_catalog.pg_index
     PgIndex,
@@ -1295,7 +1295,7 @@ impl SystemTable {
                     let owned = |mut row: Vec<Value>| {
                         if let Some(rel) = catalog.relation_in(ns, name) {
                             row[4] = i8(role_oid_among(&roles, &rel.access().owner) as i64);
-                            if kind != "i" {
+                            if !matches!(kind, "i" | "I") {
                                 row[27] = rel.access().acl_value();
                             }
                             // An index's access method, its key and
@@ -1323,7 +1323,8 @@ impl SystemTable {
                         rows.push(row);
                         continue;
                     }
-                    let Some(tb) = catalog.tables.get(&key).filter(|_| matches!(kind, "r" | "m"))
+                    let Some(tb) =
+                        catalog.tables.get(&key).filter(|_| matches!(kind, "r" | "m" | "p"))
                     else {
                         let mut row = class_row(oid, ns, name, kind, false, "p");
                         if let Some(v) = catalog.views.get(&key).filter(|_| kind == "v") {
@@ -1348,6 +1349,15 @@ impl SystemTable {
                     row[12] = Value::Bool(fks || !tb.triggers.is_empty());
                     if let Some(mv) = &tb.matview {
                         row[29] = Value::Bool(mv.populated);
+                    }
+                    row[16] = Value::Bool(catalog.partitions.contains_key(&tb.oid));
+                    if let Some(of) = &tb.partition_of {
+                        row[9] = Value::Bool(true);
+                        let types = catalog
+                            .table_by_oid(of.parent)
+                            .map(|p| crate::partition::key_types(&p))
+                            .unwrap_or_default();
+                        row[28] = t(&of.bound.sql(&types));
                     }
                     rows.push(owned(row));
                 }
@@ -1804,7 +1814,48 @@ impl SystemTable {
                     ]);
                 }
             }
-            PgPartitionedTable | PgInherits => {}
+            PgPartitionedTable => {
+                for tb in catalog.tables.values() {
+                    let Some(key) = &tb.partition_key else { continue };
+                    let default =
+                        catalog.partitions.get(&tb.oid).into_iter().flatten().find(|p| {
+                            p.partition_of.as_ref().is_some_and(|o| o.bound.is_default())
+                        });
+                    let n = key.columns.len();
+                    let vector = |ty: DataType, vals: Vec<Value>| sqltypes::array::vector(ty, vals);
+                    rows.push(vec![
+                        i8(tb.oid as i64),
+                        t(&key.strategy.code().to_string()),
+                        Value::Int2(n as i16),
+                        i8(default.map_or(0, |d| d.oid as i64)),
+                        vector(
+                            DataType::Int2,
+                            key.columns.iter().map(|&c| Value::Int2(c as i16 + 1)).collect(),
+                        ),
+                        vector(DataType::Oid, vec![Value::Oid(0); n]),
+                        vector(
+                            DataType::Oid,
+                            key.columns
+                                .iter()
+                                .map(|&c| Value::Oid(collation(&tb.columns[c].ty.to_type()) as u32))
+                                .collect(),
+                        ),
+                        Value::Null,
+                    ]);
+                }
+            }
+            PgInherits => {
+                for tb in catalog.tables.values() {
+                    if let Some(of) = &tb.partition_of {
+                        rows.push(vec![
+                            i8(tb.oid as i64),
+                            i8(of.parent as i64),
+                            Value::Int4(1),
+                            Value::Bool(false),
+                        ]);
+                    }
+                }
+            }
             PgIndex => {
                 for tb in catalog.tables.values() {
                     if tb.pkey_name.is_some() {
@@ -2819,7 +2870,7 @@ fn class_row(
     // Tables use the heap access method and indexes btree (pg_am).
     let am = match kind {
         "r" | "m" => 2,
-        "i" => 403,
+        "i" | "I" => 403,
         _ => 0,
     };
     vec![

@@ -120,6 +120,8 @@ pub(super) async fn define<T: Txn>(
             .find(|&&ns| ns == t.namespace || cat.relation_exists(ns, &pname.name))
             == Some(&t.namespace);
     let parent = if own { Arc::new(t.clone()) } else { cat.must_table(&pname)? };
+    super::partitions::refuse_partitioned(&parent, "foreign keys referencing them")?;
+    super::partitions::refuse_partitioned(t, "foreign keys")?;
     if parent.temporary && !t.temporary {
         bail!(
             InvalidTableDefinition,

@@ -85,6 +85,43 @@ pub(super) fn refuse_partitioned(t: &TableDef, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// 0A000 for the ALTER TABLE actions on a partitioned table or a partition
+/// that would make their columns differ (a partition has its parent's
+/// columns in its parent's order) or that would have to reach every
+/// partition.
+pub(super) fn refuse_alter(t: &TableDef, ops: &[ast::AlterTableOperation]) -> Result<()> {
+    use ast::AlterTableOperation as Op;
+    if !t.is_partitioned() && t.partition_of.is_none() {
+        return Ok(());
+    }
+    for op in ops {
+        let fine = match op {
+            Op::RenameTable { .. }
+            | Op::OwnerTo { .. }
+            | Op::EnableTrigger { .. }
+            | Op::DisableTrigger { .. }
+            | Op::SetOptionsParens { .. }
+            | Op::ReplicaIdentity { .. }
+            | Op::RenameConstraint { .. }
+            | Op::ValidateConstraint { .. } => true,
+            Op::AlterColumn {
+                op:
+                    ast::AlterColumnOperation::SetDefault { .. }
+                    | ast::AlterColumnOperation::DropDefault,
+                ..
+            } => true,
+            // A partition may have constraints of its own.
+            Op::AddConstraint { .. } | Op::DropConstraint { .. } => !t.is_partitioned(),
+            _ => false,
+        };
+        if !fine {
+            let what = if t.is_partitioned() { "partitioned tables" } else { "partitions" };
+            bail!(FeatureNotSupported, "ALTER TABLE ... {op} on {what} is not supported yet");
+        }
+    }
+    Ok(())
+}
+
 /// The partitioned table named by PARTITION OF or ATTACH PARTITION.
 fn parent_table(cat: &Catalog, name: &ast::ObjectName) -> Result<Arc<TableDef>> {
     let parent = cat.must_table(&bind::obj_name(name)?)?;

@@ -91,6 +91,9 @@ pub async fn create_trigger<T: Txn>(
     let columns_named: Vec<String> = match &on {
         On::Table(t) => {
             refuse_temporary(t, "CREATE TRIGGER")?;
+            if row {
+                super::partitions::refuse_partitioned(t, "row-level triggers")?;
+            }
             if instead {
                 return Err(err!(WrongObjectType, "\"{}\" is a table", t.name)
                     .with_detail("Tables cannot have INSTEAD OF triggers."));

@@ -686,7 +686,7 @@ pub fn describe_object(cat: &Catalog, classid: u32, oid: u32, sub: i32) -> Optio
         PG_CLASS => {
             let (.., kind) = cat.relations().find(|(o, ..)| *o == oid)?;
             let what = match kind {
-                "i" => "index",
+                "i" | "I" => "index",
                 "v" => "view",
                 "S" => "sequence",
                 "c" => "composite type",

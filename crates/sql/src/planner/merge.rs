@@ -37,6 +37,9 @@ pub(super) fn plan_merge(b: &mut Binder<'_>, m: &ast::Merge) -> Result<MergePlan
             .with_detail("This operation is not supported for views."));
     }
     let table = b.catalog.query_table(&name)?;
+    if table.is_partitioned() {
+        bail!(FeatureNotSupported, "MERGE into partitioned tables is not supported yet");
+    }
     if table.matview.is_some() {
         return Err(err!(WrongObjectType, "cannot execute MERGE on relation \"{}\"", table.name)
             .with_detail("This operation is not supported for materialized views."));

@@ -26,8 +26,8 @@ pub enum TableFunc {
     Unnest,
     /// generate_subscripts(array, dim [, reverse]).
     Subscripts,
-    /// pg_partition_ancestors(regclass): the relation itself (Strata has
-    /// no partitioning).
+    /// pg_partition_ancestors(regclass): the relation, then the table it
+    /// is a partition of, and so on up.
     PartitionAncestors,
     /// generate_series(start, stop, step interval) over timestamp or timestamptz.
     TimeSeries,
@@ -411,6 +411,7 @@ fn declared_columns(f: &TableFunc) -> Option<&'static [&'static str]> {
         TableFunc::OptionsToTable => Some(&["option_name", "option_value"]),
         TableFunc::ExpandArray => Some(&["x", "n"]),
         TableFunc::Keywords => Some(&["word", "catcode", "barelabel", "catdesc", "baredesc"]),
+        TableFunc::PartitionAncestors => Some(&["relid"]),
         _ => None,
     }
 }
@@ -713,7 +714,21 @@ pub fn rows(f: &FromFunction, ctx: &EvalContext) -> Result<Vec<Vec<Value>>> {
             TableFunc::Unnest => unnest(vals),
             TableFunc::Subscripts => subscripts(&vals),
             TableFunc::PartitionAncestors => {
-                vals.into_iter().filter(|v| !v.is_null()).map(|v| vec![v]).collect()
+                let mut out: Vec<Vec<Value>> =
+                    vals.into_iter().filter(|v| !v.is_null()).map(|v| vec![v]).collect();
+                if let (Some(cat), Some(oid)) =
+                    (&ctx.catalog, out.first().and_then(|r| r[0].as_oid()))
+                {
+                    let mut at = cat.table_by_oid(oid);
+                    while let Some(of) = at.as_ref().and_then(|t| t.partition_of.as_ref()) {
+                        let name = crate::func::catalog_info::class_name(cat, of.parent);
+                        let kind = sqltypes::RegKind::Class;
+                        let reg = sqltypes::RegValue { kind, oid: of.parent, name };
+                        out.push(vec![Value::Reg(Box::new(reg))]);
+                        at = cat.table_by_oid(of.parent);
+                    }
+                }
+                out
             }
             TableFunc::TimeSeries => time_series(&vals, ctx.zone(), &ctx.interrupts)?,
             TableFunc::OptionsToTable => options_rows(vals.into_iter().next()),

@@ -90,6 +90,14 @@ impl<K: KvClient> Session<K> {
         table: &Arc<crate::catalog::TableDef>,
         columns: &[usize],
     ) -> Result<Outcome> {
+        if table.is_partitioned() {
+            return Err(err!(
+                WrongObjectType,
+                "cannot copy from partitioned table \"{}\"",
+                table.name
+            )
+            .with_hint("Try the COPY (SELECT ...) TO variant."));
+        }
         let txn = self.txn.as_ref().expect("statement has a transaction");
         let ctx = self.eval_ctx(&[]);
         let cx = ExecCtx { txn, tenant: self.db.tenant, eval: &ctx, catalog: &self.catalog };
@@ -171,13 +179,26 @@ impl<K: KvClient> Session<K> {
         let (Some(cp), Some(txn)) = (self.copy.as_mut(), self.txn.as_mut()) else { return Ok(()) };
         cp.rows.clear();
         cp.count += rows.len() as u64;
-        dml::insert_rows(txn, tenant, &table, &rows, cp.private).await?;
-        // Checked per batch: a parent row arriving in a later batch of the
-        // same COPY does not satisfy a reference (PostgreSQL checks at the end).
-        if !table.foreign_keys.is_empty() {
-            let defer = Some(&*self.deferred);
-            crate::fk::check_references(txn, tenant, &self.catalog, &table, &rows, None, defer)
-                .await?;
+        // Into a partitioned table, each row goes to the leaf that takes it.
+        let routed = table.is_partitioned();
+        let (groups, private) = match routed {
+            true => (crate::partition::split(&catalog.partitions, &table, rows)?, false),
+            false => (vec![(table, rows)], cp.private),
+        };
+        for (table, mut rows) in groups {
+            if routed {
+                for row in &mut rows {
+                    dml::check_row(&table, row)?;
+                }
+            }
+            dml::insert_rows(txn, tenant, &table, &rows, private).await?;
+            // Checked per batch: a parent row arriving in a later batch of the
+            // same COPY does not satisfy a reference (PostgreSQL checks at the end).
+            if !table.foreign_keys.is_empty() {
+                let defer = Some(&*self.deferred);
+                crate::fk::check_references(txn, tenant, &self.catalog, &table, &rows, None, defer)
+                    .await?;
+            }
         }
         Ok(())
     }
@@ -228,7 +249,10 @@ fn copy_rows(
         for (i, d) in defaults {
             row[*i] = d.eval(&[], ctx)?;
         }
-        dml::check_row(table, &mut row)?;
+        // A partitioned table's rows are checked by the partition they go to.
+        if !table.is_partitioned() {
+            dml::check_row(table, &mut row)?;
+        }
         rows.push(row);
     }
     Ok(rows)
