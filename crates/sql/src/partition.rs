@@ -551,14 +551,17 @@ pub fn route(
     Ok(at)
 }
 
+/// Rows bound for one leaf partition.
+pub type Routed = (Arc<TableDef>, Vec<Vec<Value>>);
+
 /// `rows` of partitioned table `t` grouped by the leaf partition that
 /// takes them ([`route`]), leaves in the order their first row came.
 pub fn split(
     kids: &BTreeMap<u32, Vec<Arc<TableDef>>>,
     t: &Arc<TableDef>,
     rows: Vec<Vec<Value>>,
-) -> Result<Vec<(Arc<TableDef>, Vec<Vec<Value>>)>> {
-    let mut groups: Vec<(Arc<TableDef>, Vec<Vec<Value>>)> = Vec::new();
+) -> Result<Vec<Routed>> {
+    let mut groups: Vec<Routed> = Vec::new();
     for row in rows {
         let leaf = route(kids, t, &row)?;
         match groups.iter_mut().find(|(l, _)| l.oid == leaf.oid) {
@@ -817,8 +820,8 @@ pub mod hash {
         #[test]
         fn two_column_keys_with_nulls_go_where_postgresql_puts_them() {
             let day = |y: i32, m: u32, d: u32| {
-                let base = chrono::NaiveDate::from_ymd_opt(2000, 1, 1).unwrap();
-                let date = chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap();
+                let base = chrono::NaiveDate::from_ymd_opt(2000, 1, 1).expect("a date");
+                let date = chrono::NaiveDate::from_ymd_opt(y, m, d).expect("a date");
                 Value::Date((date - base).num_days() as i32)
             };
             let keys = [

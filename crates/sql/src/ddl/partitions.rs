@@ -126,7 +126,7 @@ pub(super) fn refuse_alter(t: &TableDef, ops: &[ast::AlterTableOperation]) -> Re
 fn parent_table(cat: &Catalog, name: &ast::ObjectName) -> Result<Arc<TableDef>> {
     let parent = cat.must_table(&bind::obj_name(name)?)?;
     if !parent.is_partitioned() {
-        bail!(WrongObjectType, "table \"{}\" is not partitioned", parent.name);
+        bail!(InvalidObjectDefinition, "\"{}\" is not partitioned", parent.name);
     }
     Ok(parent)
 }
@@ -291,7 +291,7 @@ fn bound(
                                 match value(cat, e, &types[i], names[i])? {
                                     Some(v) => Datum::Value(v),
                                     None => bail!(
-                                        InvalidTableDefinition,
+                                        InvalidObjectDefinition,
                                         "cannot specify NULL in range bound"
                                     ),
                                 }
@@ -359,7 +359,7 @@ fn value(cat: &Catalog, e: &ast::Expr, ty: &DataType, column: &str) -> Result<Op
                 || e.message.starts_with("missing FROM-clause entry");
             match column {
                 true => err!(
-                    InvalidObjectDefinition,
+                    FeatureNotSupported,
                     "cannot use column reference in partition bound expression"
                 ),
                 false => e,
