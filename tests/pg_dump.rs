@@ -29,6 +29,10 @@ const RELATIONS: &[&str] = &[
     "shipments",
     "legacy",
     "stays",
+    "regions",
+    "regions_rest",
+    "readings",
+    "readings_2024_1",
 ];
 
 fn dump(s: &TestServer) -> String {
@@ -138,6 +142,30 @@ fn compare(source: &TestServer, target: &TestServer) {
          CREATE INDEX orders_tags_gin ON public.orders USING gin (tags)",
     );
     violates("insert into reviews values (3, 99, null)", "reviews_item_fkey");
+    // Partition trees came back: rows route to the same partitions, the
+    // partitions' keys are attached to the parent's, all valid.
+    value(
+        "select string_agg(tableoid::regclass || ':' || id, ',' order by id) from regions",
+        "regions_eu:1,regions_us:2,regions_rest:3,regions_eu:4",
+    );
+    value(
+        "select string_agg(tableoid::regclass || ':' || id, ',' order by id) from readings",
+        "readings_2024_0:1,readings_2024_0:2,readings_later:3,readings_2024_1:5",
+    );
+    let attached = "select string_agg(inhrelid::regclass || '>' || inhparent::regclass, ',' \
+                    order by inhrelid::regclass::text) from pg_inherits \
+                    where inhparent::regclass::text like 'regions_%'";
+    value(
+        attached,
+        "regions_eu_pkey>regions_pkey,regions_eu_region_v_idx>regions_region_v,\
+         regions_eu_v_idx>regions_v_idx,regions_rest_pkey>regions_pkey,\
+         regions_rest_region_v_idx>regions_region_v,regions_rest_v_idx>regions_v_idx,\
+         regions_us_pkey>regions_pkey,regions_us_region_v_idx>regions_region_v,\
+         regions_us_v_idx>regions_v_idx",
+    );
+    value("select bool_and(indisvalid) from pg_index where indrelid = 'regions'::regclass", "t");
+    violates("insert into regions values (1, 'eu', 9)", "regions_eu_pkey");
+    violates("insert into readings values (4, '2031-01-01', -1)", "later_val_pos");
     violates("insert into shop.items (sku) values ('x1')", "items_sku_key");
     // The extensions came back, with their functions and the defaults
     // that call them.

@@ -151,3 +151,23 @@ create type caller as (name varchar(40), kind status, home address);
 comment on type caller is 'who to call';
 create table callers (id int primary key, c caller, history address[], fallback address default '(nowhere,0,{})');
 insert into callers values (1, row('ann', 'paid', row('main "st"', 12345, array['a,b', null]))::caller, array['(x,1,{})'::address, null], default), (2, null, '{}', null);
+
+-- Partitioned tables: a list-partitioned one with a primary key, a unique
+-- index, a plain index and a default partition; a range-partitioned one
+-- whose first partition is hash-partitioned again, and a partition with a
+-- CHECK of its own. pg_dump writes each partition as a table, attaches it,
+-- and attaches each partition's indexes to the parent's.
+create table regions (id int, region text, v int, note text default 'x', primary key (id, region)) partition by list (region);
+create table regions_eu partition of regions for values in ('eu', 'uk');
+create table regions_us partition of regions for values in ('us');
+create table regions_rest partition of regions default;
+create index on regions (v);
+create unique index regions_region_v on regions (region, v);
+insert into regions values (1, 'eu', 1, 'x'), (2, 'us', 2, 'x'), (3, 'zz', 3, 'x'), (4, 'uk', 4, 'y');
+create table readings (id int, at date not null, val numeric) partition by range (at);
+create table readings_2024 partition of readings for values from ('2024-01-01') to ('2025-01-01') partition by hash (id);
+create table readings_2024_0 partition of readings_2024 for values with (modulus 2, remainder 0);
+create table readings_2024_1 partition of readings_2024 for values with (modulus 2, remainder 1);
+create table readings_later partition of readings for values from ('2025-01-01') to (maxvalue);
+alter table readings_later add constraint later_val_pos check (val > 0);
+insert into readings values (1, '2024-05-01', 1.5), (2, '2024-06-01', 2.5), (5, '2024-07-01', 5), (3, '2030-01-01', 3);

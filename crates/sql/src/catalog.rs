@@ -964,6 +964,11 @@ pub struct IndexDef {
     /// The INCLUDE columns' positions (stored in no entry).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub include: Vec<usize>,
+    /// On a partition: the OID of the partitioned table's index this one
+    /// is attached to (pg_inherits), which it serves for the partition's
+    /// rows. None for an index of the partition's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<u32>,
 }
 
 /// The `columns` entry of an index key that is an expression.
@@ -1000,7 +1005,23 @@ impl IndexDef {
             method: None,
             opclasses: vec![],
             include: vec![],
+            parent: None,
         }
+    }
+
+    /// True if the index has the same definition as `other` (keys,
+    /// expressions, condition, uniqueness, method, operator classes,
+    /// orderings, INCLUDE columns), whatever their names and storage: a
+    /// partition's index that may be attached to its parent's.
+    pub fn same_definition(&self, other: &IndexDef) -> bool {
+        self.columns == other.columns
+            && self.exprs == other.exprs
+            && self.predicate == other.predicate
+            && self.unique == other.unique
+            && self.method == other.method
+            && self.opclasses == other.opclasses
+            && self.options == other.options
+            && self.include == other.include
     }
 
     /// A plain index: every key a column, no WHERE.
@@ -1083,6 +1104,10 @@ pub struct TableDef {
     /// [`IndexDef::deferral`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pkey_deferral: Option<bool>,
+    /// On a partition: the OID of the partitioned table's primary key
+    /// index that this table's primary key is attached to (pg_inherits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pkey_parent: Option<u32>,
     /// Secondary indexes.
     pub indexes: Vec<IndexDef>,
     /// Where the rows are stored (changes on TRUNCATE and key rewrites).
@@ -1762,6 +1787,7 @@ impl TableDef {
             pkey_name: None,
             pkey_oid: 0,
             pkey_deferral: None,
+            pkey_parent: None,
             indexes: vec![],
             storage: 0,
             checks: vec![],
@@ -2153,6 +2179,23 @@ impl Catalog {
         ty.enum_type = self.enum_of(ty.oid).cloned();
         ty.domain = self.domain_of(ty.oid);
         ty.composite = self.composite_of(ty.oid).cloned();
+    }
+
+    /// pg_index.indisvalid of table `t`'s index `oid` (its primary key's
+    /// or a secondary one): an index of a partitioned table is valid once
+    /// each partition has a valid index attached to it; any other index
+    /// always is.
+    pub fn index_valid(&self, t: &TableDef, oid: u32) -> bool {
+        if !t.is_partitioned() {
+            return true;
+        }
+        self.partitions.get(&t.oid).into_iter().flatten().all(|p| {
+            let attached = match t.pkey_oid == oid {
+                true => p.pkey_parent.filter(|&o| o == oid).map(|_| p.pkey_oid),
+                false => p.indexes.iter().find(|i| i.parent == Some(oid)).map(|i| i.oid),
+            };
+            attached.is_some_and(|a| self.index_valid(p, a))
+        })
     }
 
     /// Looks a table up by OID.

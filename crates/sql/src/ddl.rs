@@ -31,6 +31,8 @@ use crate::{bail, err};
 pub mod access_methods;
 /// ALTER TABLE column and name changes.
 mod alter;
+/// ATTACH / DETACH PARTITION; a partitioned table's keys on its partitions.
+mod attach;
 /// Who may run which DDL.
 mod authorize;
 /// CREATE / ALTER / DROP DOMAIN.
@@ -51,7 +53,7 @@ mod names;
 mod owned;
 /// OWNER TO.
 mod owner;
-// PARTITION BY, PARTITION OF, ATTACH and DETACH PARTITION.
+/// PARTITION BY and PARTITION OF.
 mod partitions;
 /// CREATE/ALTER/DROP ROLE.
 mod roles;
@@ -67,6 +69,7 @@ mod view_deps;
 /// CREATE/DROP VIEW.
 mod views;
 
+pub use attach::partition_cmd;
 pub use authorize::{authorize, authorize_statement};
 pub use domains::{alter_domain, create_domain, drop_domains};
 pub use extensions::{create_extension, drop_extensions};
@@ -1272,11 +1275,13 @@ async fn drop_relations<T: Txn>(
                         [format!("constraint {fk} on table {child} depends on index {iname}")];
                     return Err(still_depended_on(&format!("index {iname}"), &uses));
                 }
+                partitions::refuse_attached_drop(cat, &t, &t.indexes[i])?;
                 let mut nt = (*t).clone();
                 let removed = nt.indexes.remove(i);
                 txn.delete_range_after_commit(keys::storage(tenant, removed.storage))
                     .map_err(from_kv)?;
                 write_table(txn, tenant, &nt).await?;
+                partitions::drop_attached(txn, tenant, cat, &t, removed.oid).await?;
             }
         }
     }
@@ -1464,6 +1469,76 @@ pub async fn empty_matview<T: Txn>(
     Ok(r)
 }
 
+/// ADD PRIMARY KEY (`cols`, named `name`) to `cur`: the rows are
+/// rewritten under their new keys (nothing to rewrite for a partitioned
+/// table, whose partitions hold the rows). Returns the fresh storage ids.
+async fn add_primary_key<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cur: &mut TableDef,
+    cols: Vec<usize>,
+    name: String,
+    pkey_deferral: Option<bool>,
+) -> Result<Vec<u64>> {
+    let tname = cur.name.clone();
+    let old = cur.clone();
+    for &c in &cols {
+        cur.columns[c].nullable = false;
+    }
+    cur.primary_key = cols;
+    cur.pkey_deferral = pkey_deferral;
+    cur.pkey_name = Some(name.clone());
+    if cur.is_partitioned() {
+        cur.pkey_oid = alloc(txn, tenant, 1).await? as u32;
+        return Ok(vec![]);
+    }
+    let (next, fresh) = fresh_storage(txn, tenant, cur, 1).await?;
+    cur.pkey_oid = next as u32;
+    let pk_cols = cur.primary_key.clone();
+    let cols_def = cur.columns.clone();
+    let res = rewrite(txn, tenant, &old, cur, &|row: &mut Vec<Value>| {
+        for &c in &pk_cols {
+            if row[c].is_null() {
+                bail!(
+                    NotNullViolation,
+                    "column \"{}\" of relation \"{tname}\" contains null values",
+                    cols_def[c].name
+                );
+            }
+        }
+        Ok(())
+    })
+    .await;
+    match res {
+        Err(e) if e.code == sqlstate::SqlState::UniqueViolation => Err(ErrorReport {
+            message: format!("could not create unique index \"{name}\""),
+            detail: e.detail.map(|d| d.replace("already exists", "is duplicated")),
+            ..e
+        }),
+        Err(e) => Err(e),
+        Ok(()) => Ok(fresh),
+    }
+}
+
+/// Gives each partition of partitioned table `t` the key `which` just
+/// added to `t` ([`attach::adopt_keys`]), writing the partitions.
+async fn partition_keys<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    t: &TableDef,
+    which: attach::Keys,
+) -> Result<Vec<u64>> {
+    let mut fresh = Vec::new();
+    for p in cat.partitions.get(&t.oid).cloned().unwrap_or_default() {
+        let mut p = (*p).clone();
+        lock_table(txn, tenant, p.oid).await?;
+        fresh.extend(attach::adopt_keys(txn, tenant, cat, t, &mut p, which).await?);
+        write_table(txn, tenant, &p).await?;
+    }
+    Ok(fresh)
+}
+
 /// Copies every row of `old` into the fresh storages of `new` (after
 /// `transform`), checking keys and constraints, and schedules the old storage
 /// for deletion.
@@ -1641,17 +1716,10 @@ pub async fn create_index<T: Txn>(
     build_index(txn, tenant, &only_new, &iname).await?;
     write_table(txn, tenant, &nt).await?;
     let mut fresh = vec![id];
-    // An index on a partitioned table is made on each partition too.
-    for p in cat.partitions.get(&t.oid).into_iter().flatten() {
-        let mut one = ci.clone();
-        one.name = None;
-        one.if_not_exists = false;
-        let schema = cat.namespace_name(p.namespace).unwrap_or("public");
-        one.table_name = ast::ObjectName::from(vec![
-            ast::Ident::with_quote('"', schema),
-            ast::Ident::with_quote('"', p.name.clone()),
-        ]);
-        fresh.extend(Box::pin(create_index(txn, tenant, cat, &one)).await?.fresh);
+    // An index on a partitioned table is made on each partition too
+    // (or an equivalent one there attached), unless ON ONLY.
+    if nt.is_partitioned() && !crate::parse::is_on_only(ci) {
+        fresh.extend(partition_keys(txn, tenant, cat, &nt, attach::Keys::Index(id as u32)).await?);
     }
     Ok(DdlResult { tag: "CREATE INDEX".into(), fresh, ..Default::default() })
 }
@@ -1765,46 +1833,18 @@ pub async fn alter_table<T: Txn>(
                     );
                 }
                 let cols = index_columns(&cur, &pk.columns)?;
-                let old = cur.clone();
-                for &c in &cols {
-                    cur.columns[c].nullable = false;
-                }
-                cur.primary_key = cols;
-                cur.pkey_deferral = deferral(&pk.characteristics)?;
+                partitions::unique_covers_key(&cur, "PRIMARY KEY", &cols)?;
                 let name =
                     pk.name.as_ref().map(bind::ident).unwrap_or_else(|| format!("{tname}_pkey"));
                 if cat.relation_exists(cur.namespace, &name) {
                     bail!(DuplicateTable, "relation \"{name}\" already exists");
                 }
-                cur.pkey_name = Some(name.clone());
-                let (next, f) = fresh_storage(txn, tenant, &mut cur, 1).await?;
-                cur.pkey_oid = next as u32;
-                fresh.extend(f);
-                let pk_cols = cur.primary_key.clone();
-                let tbl = tname.clone();
-                let cols_def = cur.columns.clone();
-                let res = rewrite(txn, tenant, &old, &cur, &|row: &mut Vec<Value>| {
-                    for &c in &pk_cols {
-                        if row[c].is_null() {
-                            bail!(
-                                NotNullViolation,
-                                "column \"{}\" of relation \"{tbl}\" contains null values",
-                                cols_def[c].name
-                            );
-                        }
-                    }
-                    Ok(())
-                })
-                .await;
-                if let Err(e) = res {
-                    if e.code == sqlstate::SqlState::UniqueViolation {
-                        return Err(ErrorReport {
-                            message: format!("could not create unique index \"{name}\""),
-                            detail: e.detail.map(|d| d.replace("already exists", "is duplicated")),
-                            ..e
-                        });
-                    }
-                    return Err(e);
+                let deferral = deferral(&pk.characteristics)?;
+                fresh.extend(add_primary_key(txn, tenant, &mut cur, cols, name, deferral).await?);
+                if cur.is_partitioned() && !at.only {
+                    fresh.extend(
+                        partition_keys(txn, tenant, cat, &cur, attach::Keys::Primary).await?,
+                    );
                 }
             }
             ast::AlterTableOperation::AddColumn { column_def, if_not_exists, .. } => {
@@ -1954,7 +1994,18 @@ pub async fn alter_table<T: Txn>(
             ast::AlterTableOperation::AddConstraint {
                 constraint: ast::TableConstraint::Unique(u),
                 ..
-            } => fresh.push(alter::add_unique(txn, tenant, cat, &mut cur, u).await?),
+            } => {
+                if cur.is_partitioned() {
+                    let cols = index_columns(&cur, &u.columns)?;
+                    partitions::unique_covers_key(&cur, "UNIQUE", &cols)?;
+                }
+                let id = alter::add_unique(txn, tenant, cat, &mut cur, u).await?;
+                fresh.push(id);
+                if cur.is_partitioned() && !at.only {
+                    let which = attach::Keys::Index(id as u32);
+                    fresh.extend(partition_keys(txn, tenant, cat, &cur, which).await?);
+                }
+            }
             ast::AlterTableOperation::AlterColumn {
                 column_name,
                 op: ast::AlterColumnOperation::SetDataType { data_type, using, .. },

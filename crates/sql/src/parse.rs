@@ -30,12 +30,15 @@ use crate::{bail, err};
 mod domain;
 mod grant;
 mod owner;
+/// ALTER TABLE ... ATTACH / DETACH PARTITION, ALTER INDEX ... ATTACH PARTITION.
+mod partition;
 /// CREATE SEQUENCE and ALTER SEQUENCE options in any order.
 mod sequence;
 
 pub use domain::{AlterDomain, CreateDomain, DomainAction, DomainConstraint, DropDomain};
 pub use grant::{AlterDefaultPrivileges, GrantOnType, GrantRole, Owned, PrivilegeChange};
 pub use owner::{AlterName, AlterOwner, NameChange, RelationKind};
+pub use partition::{PartitionAction, PartitionCmd};
 pub use sequence::{AlterIdentity, AlterSequence, IdentityAction, SequenceOptions};
 
 /// Maximum query length accepted (PostgreSQL's limit is 1 GB; ours is lower
@@ -155,6 +158,9 @@ pub enum Stmt {
     AlterDomain(Box<AlterDomain>),
     /// DROP DOMAIN.
     DropDomain(DropDomain),
+    /// ALTER TABLE ... ATTACH / DETACH PARTITION, ALTER INDEX ... ATTACH
+    /// PARTITION.
+    Partition(Box<PartitionCmd>),
     /// Only whitespace and comments.
     Empty,
 }
@@ -200,6 +206,7 @@ impl Stmt {
             Stmt::CreateDomain(_) => "CREATE DOMAIN",
             Stmt::AlterDomain(_) => "ALTER DOMAIN",
             Stmt::DropDomain(_) => "DROP DOMAIN",
+            Stmt::Partition(c) => c.tag(),
             Stmt::Sql(_)
             | Stmt::Copy(_)
             | Stmt::Maintenance(_)
@@ -461,8 +468,12 @@ fn parse_piece(
             let tokens = group_quantifier(type_references(field_wildcards(tokens)));
             let tokens = create_table_like(sql, drop_index_concurrently(tokens))?;
             let (tokens, check_option) = view_check_option(tokens);
+            let (tokens, on_only) = index_on_only(tokens);
             parser = parser.with_tokens_with_locations(tokens);
             let mut stmt = parser.parse_statement().map_err(|e| syntax_error(sql, e, semi))?;
+            if let (true, ast::Statement::CreateIndex(ci)) = (on_only, &mut stmt) {
+                ci.with.push(quoted_call(ON_ONLY, vec![]));
+            }
             if let (Some(option), ast::Statement::CreateView(cv)) = (check_option, &mut stmt) {
                 let kv = ast::SqlOption::KeyValue {
                     key: ast::Ident::new("check_option"),
@@ -1835,6 +1846,11 @@ fn own_syntax(
             return Ok(Some(Stmt::Sql(Box::new(stmt))));
         }
     }
+    if partition::is_partition_cmd(&(0..words.len().min(12)).map(kw).collect::<Vec<_>>()) {
+        let tokens = sql_tokens(piece);
+        let c = read_own(sql, tokens.clone(), semi, |p| partition::read(p, &tokens))?;
+        return Ok(Some(Stmt::Partition(Box::new(c))));
+    }
     if (w0.as_deref(), w1.as_deref()) == (Some("create"), Some("extension")) {
         let stmt = read_own(sql, sql_tokens(piece), semi, create_extension)?;
         return Ok(Some(Stmt::Sql(Box::new(stmt))));
@@ -2365,6 +2381,30 @@ fn type_references(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
 /// Takes a trailing `WITH [CASCADED | LOCAL] CHECK OPTION` off CREATE
 /// VIEW, which sqlparser does not read; the caller puts it among the
 /// view's options as `check_option`, where PostgreSQL keeps it too.
+/// The marker [`index_on_only`] leaves in a CREATE INDEX's WITH list.
+pub const ON_ONLY: &str = "pg_index_on_only";
+
+/// True if CREATE INDEX `ci` said `ON ONLY table`: a partitioned table's
+/// index made on that table alone.
+pub fn is_on_only(ci: &ast::CreateIndex) -> bool {
+    ci.with.iter().any(|e| marker_args(e, ON_ONLY).is_some())
+}
+
+/// Drops the ONLY of `CREATE [UNIQUE] INDEX ... ON ONLY table` (which
+/// sqlparser does not read) and says whether it was there.
+fn index_on_only(mut tokens: Vec<TokenWithSpan>) -> (Vec<TokenWithSpan>, bool) {
+    let solid = solid(&tokens);
+    let is = |k: usize, kw: Keyword| solid.get(k).is_some_and(|&i| keyword(&tokens[i], kw));
+    if !is(0, Keyword::CREATE) || !(is(1, Keyword::INDEX) || is(2, Keyword::INDEX)) {
+        return (tokens, false);
+    }
+    let Some(k) = (2..solid.len()).find(|&k| is(k - 1, Keyword::ON) && is(k, Keyword::ONLY)) else {
+        return (tokens, false);
+    };
+    tokens.remove(solid[k]);
+    (tokens, true)
+}
+
 fn view_check_option(mut tokens: Vec<TokenWithSpan>) -> (Vec<TokenWithSpan>, Option<&'static str>) {
     let solid: Vec<usize> = (0..tokens.len())
         .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_) | Token::EOF))
@@ -3214,6 +3254,34 @@ mod tests {
             ["FOR UPDATE OF a NOWAIT", "FOR UPDATE OF b NOWAIT", "FOR SHARE OF c"]
                 .map(String::from)
         );
+    }
+
+    #[test]
+    fn partition_commands() {
+        let one = |sql: &str| parse(sql).expect("parses").remove(0).stmt;
+        let Stmt::Partition(c) =
+            one("alter table only p attach partition s.c for values in (1, 2)")
+        else {
+            panic!("not a partition command");
+        };
+        assert_eq!((c.parent.to_string(), c.partition.to_string()), ("p".into(), "s.c".into()));
+        assert!(
+            matches!(&c.action, PartitionAction::Attach(ast::ForValues::In(v)) if v.len() == 2)
+        );
+        let Stmt::Partition(c) = one("ALTER TABLE p DETACH PARTITION c FINALIZE") else {
+            panic!("not a partition command");
+        };
+        assert_eq!(c.action, PartitionAction::Detach(Some(false)));
+        let Stmt::Partition(c) = one("alter index if exists p_idx attach partition c_idx") else {
+            panic!("not a partition command");
+        };
+        assert!(c.if_exists && c.action == PartitionAction::AttachIndex);
+        let Stmt::Sql(s) = one("create unique index i on only p (a)") else {
+            panic!("not CREATE INDEX");
+        };
+        assert!(matches!(s.as_ref(), ast::Statement::CreateIndex(ci) if is_on_only(ci)));
+        let e = parse("alter table p attach partition c;").expect_err("no bound");
+        assert_eq!(e.message, "syntax error at or near \";\"");
     }
 
     #[test]

@@ -842,6 +842,7 @@ impl<K: KvClient> Session<K> {
                     | Stmt::CreateDomain(_)
                     | Stmt::AlterDomain(_)
                     | Stmt::DropDomain(_)
+                    | Stmt::Partition(_)
             );
             !alter && !create && !function && !taken && !comment
         }) {
@@ -1394,6 +1395,7 @@ impl<K: KvClient> Session<K> {
             | Stmt::CreateDomain(_)
             | Stmt::AlterDomain(_)
             | Stmt::DropDomain(_)
+            | Stmt::Partition(_)
             | Stmt::Owned(_)) => {
                 self.start_statement().await?;
                 if let Some(command) = own.own_command().filter(|_| self.read_only()) {

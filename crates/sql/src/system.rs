@@ -1845,15 +1845,16 @@ impl SystemTable {
                 }
             }
             PgInherits => {
+                let link = |child: u32, parent: u32| {
+                    vec![i8(child as i64), i8(parent as i64), Value::Int4(1), Value::Bool(false)]
+                };
                 for tb in catalog.tables.values() {
                     if let Some(of) = &tb.partition_of {
-                        rows.push(vec![
-                            i8(tb.oid as i64),
-                            i8(of.parent as i64),
-                            Value::Int4(1),
-                            Value::Bool(false),
-                        ]);
+                        rows.push(link(tb.oid, of.parent));
                     }
+                    // A partition's indexes attached to its parent's.
+                    rows.extend(tb.pkey_parent.map(|p| link(tb.pkey_oid, p)));
+                    rows.extend(tb.indexes.iter().filter_map(|i| Some(link(i.oid, i.parent?))));
                 }
             }
             PgIndex => {
@@ -1862,12 +1863,14 @@ impl SystemTable {
                         let types: Vec<DataType> =
                             tb.primary_key.iter().map(|&c| tb.columns[c].ty.to_type()).collect();
                         let key = (&tb.primary_key[..], &types[..]);
-                        rows.push(index_row(tb, tb.pkey_oid, key, true, true, None));
+                        let valid = catalog.index_valid(tb, tb.pkey_oid);
+                        rows.push(index_row(tb, tb.pkey_oid, key, (true, true, valid), None));
                     }
                     for idx in &tb.indexes {
                         let types = idx.key_types(tb);
                         let key = (&idx.columns[..], &types[..]);
-                        rows.push(index_row(tb, idx.oid, key, idx.unique, false, Some(idx)));
+                        let flags = (idx.unique, false, catalog.index_valid(tb, idx.oid));
+                        rows.push(index_row(tb, idx.oid, key, flags, Some(idx)));
                     }
                 }
             }
@@ -2748,8 +2751,7 @@ fn index_row(
     tb: &TableDef,
     oid: u32,
     (columns, types): (&[usize], &[DataType]),
-    unique: bool,
-    primary: bool,
+    (unique, primary, valid): (bool, bool, bool),
     idx: Option<&crate::catalog::IndexDef>,
 ) -> Vec<Value> {
     let n = columns.len() as i16;
@@ -2782,7 +2784,7 @@ fn index_row(
         true => tb.pkey_deferral.is_none(),
         false => idx.is_none_or(|i| i.deferral.is_none()),
     };
-    for b in [false, immediate, false, true, true, true, false, false] {
+    for b in [false, immediate, false, valid, true, true, false, false] {
         row.push(Value::Bool(b));
     }
     // indkey: 0 for an expression key, as in PostgreSQL; then the INCLUDE

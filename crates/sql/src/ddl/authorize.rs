@@ -53,6 +53,11 @@ pub fn authorize(cat: &Catalog, user: &str, stmt: &Stmt) -> Result<()> {
         // It checks ownership itself.
         Stmt::CommentOnFunction(..) => Ok(()),
         Stmt::RenameTrigger(r) => own_relation(cat, user, &r.table),
+        // Both relations must be the user's (for ALTER INDEX, their tables).
+        Stmt::Partition(c) => {
+            own_relation(cat, user, &c.parent)?;
+            own_relation(cat, user, &c.partition)
+        }
         Stmt::RefreshMatView(r) => own_relation(cat, user, &r.name),
         // OWNER TO and role grants check for themselves.
         Stmt::AlterOwner(_)

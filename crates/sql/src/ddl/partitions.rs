@@ -110,14 +110,76 @@ pub(super) fn refuse_alter(t: &TableDef, ops: &[ast::AlterTableOperation]) -> Re
                     | ast::AlterColumnOperation::DropDefault,
                 ..
             } => true,
-            // A partition may have constraints of its own.
-            Op::AddConstraint { .. } | Op::DropConstraint { .. } => !t.is_partitioned(),
+            // The parent's keys reach its partitions (attach.rs).
+            Op::AddConstraint {
+                constraint: ast::TableConstraint::PrimaryKey(_) | ast::TableConstraint::Unique(_),
+                ..
+            } => true,
+            // A partition may have constraints of its own, but not drop
+            // the ones attached to its parent's.
+            Op::DropConstraint { name, .. } if !t.is_partitioned() => {
+                attached_constraint(t, &bind::ident(name))?;
+                true
+            }
+            Op::AddConstraint { .. } => !t.is_partitioned(),
             _ => false,
         };
         if !fine {
             let what = if t.is_partitioned() { "partitioned tables" } else { "partitions" };
             bail!(FeatureNotSupported, "ALTER TABLE ... {op} on {what} is not supported yet");
         }
+    }
+    Ok(())
+}
+
+/// 42P16 if `name` is a constraint of partition `t` attached to its
+/// parent's (its primary key or a UNIQUE constraint's index).
+fn attached_constraint(t: &TableDef, name: &str) -> Result<()> {
+    let pkey = t.pkey_parent.is_some() && t.pkey_name.as_deref() == Some(name);
+    let unique = t.indexes.iter().any(|i| i.constraint && i.parent.is_some() && i.name == name);
+    if pkey || unique {
+        bail!(
+            InvalidTableDefinition,
+            "cannot drop inherited constraint \"{name}\" of relation \"{}\"",
+            t.name
+        );
+    }
+    Ok(())
+}
+
+/// 2BP01 for DROP INDEX of index `idx` of partition `t` attached to its
+/// parent's index, as PostgreSQL's dependency on the parent's reports it.
+pub(super) fn refuse_attached_drop(cat: &Catalog, t: &TableDef, idx: &IndexDef) -> Result<()> {
+    let Some(oid) = idx.parent else { return Ok(()) };
+    let parent = t.partition_of.as_ref().and_then(|o| cat.table_by_oid(o.parent));
+    let name = parent
+        .and_then(|p| p.indexes.iter().find(|i| i.oid == oid).map(|i| i.name.clone()))
+        .unwrap_or_default();
+    Err(err!(
+        DependentObjectsStillExist,
+        "cannot drop index {} because index {name} requires it",
+        idx.name
+    )
+    .with_hint(format!("You can drop index {name} instead.")))
+}
+
+/// Drops, with partitioned table `t`'s index `oid`, the indexes of its
+/// partitions attached to it (and theirs, further down).
+pub(super) async fn drop_attached<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    t: &TableDef,
+    oid: u32,
+) -> Result<()> {
+    for p in cat.partitions.get(&t.oid).cloned().unwrap_or_default() {
+        let Some(i) = p.indexes.iter().position(|x| x.parent == Some(oid)) else { continue };
+        lock_table(txn, tenant, p.oid).await?;
+        let mut np = (*p).clone();
+        let removed = np.indexes.remove(i);
+        txn.delete_range_after_commit(keys::storage(tenant, removed.storage)).map_err(from_kv)?;
+        write_table(txn, tenant, &np).await?;
+        Box::pin(drop_attached(txn, tenant, cat, &p, removed.oid)).await?;
     }
     Ok(())
 }
@@ -207,21 +269,21 @@ async fn like_parent<T: Txn>(
     if !t.primary_key.is_empty() {
         t.pkey_oid = (base + 2) as u32;
         t.pkey_deferral = parent.pkey_deferral;
+        t.pkey_parent = Some(parent.pkey_oid);
         t.pkey_name = Some(free_name(format!("{name}_pkey"), |n| taken(n, &[])));
     }
     let mut fresh = vec![t.storage];
     let mut made: Vec<IndexDef> = Vec::new();
     for (i, idx) in parent.indexes.iter().enumerate() {
         let id = base + 3 + i as u64;
-        let cols: Vec<&str> = idx.key_names(parent);
-        let cols = if idx.exprs.is_empty() { cols.join("_") } else { "expr".into() };
-        let suffix = if idx.constraint { "key" } else { "idx" };
-        let iname = free_name(format!("{name}_{cols}_{suffix}"), |n| taken(n, &made));
+        let base = super::attach::default_index_name(t, idx);
+        let iname = free_name(base, |n| taken(n, &made));
         made.push(IndexDef {
             oid: id as u32,
             name: iname,
             storage: id,
             comment: None,
+            parent: Some(idx.oid),
             ..idx.clone()
         });
         fresh.push(id);
@@ -237,7 +299,7 @@ async fn like_parent<T: Txn>(
 
 /// The bound FOR VALUES gives partition `name` of `parent`, its values
 /// in the key's types, checked against the parent's other partitions.
-fn bound(
+pub(super) fn bound(
     cat: &Catalog,
     parent: &TableDef,
     name: &str,
@@ -476,7 +538,7 @@ fn same(a: &Option<Value>, b: &Option<Value>) -> bool {
 
 /// A new partition's bound must not take rows the DEFAULT partition of
 /// `parent` already holds (23514 as in PostgreSQL).
-async fn default_keeps_rows<T: Txn>(
+pub(super) async fn default_keeps_rows<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
     cat: &Catalog,
@@ -495,26 +557,42 @@ async fn default_keeps_rows<T: Txn>(
     };
     let types = crate::partition::key_types(parent);
     let new = crate::partition::typed(b, &types)?;
-    let leaves = match def.is_partitioned() {
-        true => crate::partition::leaves(&cat.partitions, def),
-        false => vec![def.clone()],
+    let taken = |row: &[Value]| {
+        let vals: Vec<&Value> = key.columns.iter().map(|&c| &row[c]).collect();
+        crate::partition::takes(&new, key.strategy, &vals)
+    };
+    if any_row(txn, tenant, cat, def, &taken).await? {
+        bail!(
+            CheckViolation,
+            "updated partition constraint for default partition \"{}\" would be violated by some row",
+            def.name
+        );
+    }
+    Ok(())
+}
+
+/// True if some row of table `t` (of its leaf partitions, when it is
+/// partitioned) satisfies `pred`; reads until it finds one.
+pub(super) async fn any_row<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    t: &TableDef,
+    pred: &(dyn Fn(&[Value]) -> bool + Sync),
+) -> Result<bool> {
+    let leaves = match t.is_partitioned() {
+        true => crate::partition::leaves(&cat.partitions, t),
+        false => vec![Arc::new(t.clone())],
     };
     for leaf in leaves {
         let mut next = Some(keys::storage(tenant, leaf.storage).start);
         while let Some(start) = next {
             let (rows, n) = table_batch(txn, tenant, &leaf, start).await?;
             next = n;
-            for (_, row) in rows {
-                let vals: Vec<&Value> = key.columns.iter().map(|&c| &row[c]).collect();
-                if crate::partition::takes(&new, key.strategy, &vals) {
-                    bail!(
-                        CheckViolation,
-                        "updated partition constraint for default partition \"{}\" would be violated by some row",
-                        def.name
-                    );
-                }
+            if rows.iter().any(|(_, row)| pred(row)) {
+                return Ok(true);
             }
         }
     }
-    Ok(())
+    Ok(false)
 }

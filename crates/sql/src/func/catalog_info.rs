@@ -233,9 +233,11 @@ pub fn index_def(cat: &Catalog, oid: u32, column: usize, pretty: bool) -> Option
             return keys.into_iter().chain(include).nth(column - 1);
         }
         let mut def = format!(
-            "CREATE {}INDEX {} ON {} USING {} ({})",
+            "CREATE {}INDEX {} ON {}{} USING {} ({})",
             if unique { "UNIQUE " } else { "" },
             quote_ident(&name),
+            // A partitioned table's index is its own (attach.rs).
+            if t.is_partitioned() { "ONLY " } else { "" },
             // The pretty form names the table as the search path finds it.
             match pretty && cat.relation_visible(t.namespace, &t.name) {
                 true => quote_ident(&t.name),

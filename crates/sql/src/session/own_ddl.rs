@@ -41,6 +41,7 @@ impl<K: KvClient> Session<K> {
             Stmt::CreateDomain(d) => ddl::create_domain(txn, tenant, &catalog, d, &user).await?,
             Stmt::AlterDomain(a) => ddl::alter_domain(txn, tenant, &catalog, a).await?,
             Stmt::DropDomain(d) => ddl::drop_domains(txn, tenant, &catalog, d).await?,
+            Stmt::Partition(c) => ddl::partition_cmd(txn, tenant, &catalog, c).await?,
             Stmt::AlterView(at) => ddl::alter_view(txn, tenant, &catalog, at).await?,
             Stmt::CreateTrigger(ct, args) => {
                 ddl::create_trigger(txn, tenant, &catalog, ct, args).await?
