@@ -2381,7 +2381,7 @@ fn type_references(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
 /// Takes a trailing `WITH [CASCADED | LOCAL] CHECK OPTION` off CREATE
 /// VIEW, which sqlparser does not read; the caller puts it among the
 /// view's options as `check_option`, where PostgreSQL keeps it too.
-/// The marker [`index_on_only`] leaves in a CREATE INDEX's WITH list.
+/// The marker the parser leaves in a CREATE INDEX's WITH list for `ON ONLY`.
 pub const ON_ONLY: &str = "pg_index_on_only";
 
 /// True if CREATE INDEX `ci` said `ON ONLY table`: a partitioned table's
