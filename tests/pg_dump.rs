@@ -165,6 +165,12 @@ fn compare(source: &TestServer, target: &TestServer) {
     );
     value("select bool_and(indisvalid) from pg_index where indrelid = 'regions'::regclass", "t");
     violates("insert into regions values (1, 'eu', 9)", "regions_eu_pkey");
+    violates("insert into regions values (9, 'us', 9, 'x', 99)", "regions_customer_id_fkey");
+    let copies = "select count(*) from pg_constraint where conname = 'regions_customer_id_fkey' \
+                  and conparentid <> 0";
+    value(copies, "3");
+    // Customer 1 went above: its ON DELETE SET NULL reached the partitions.
+    value("select count(*) from regions where customer_id is null", "3");
     violates("insert into readings values (4, '2031-01-01', -1)", "later_val_pos");
     violates("insert into shop.items (sku) values ('x1')", "items_sku_key");
     // The extensions came back, with their functions and the defaults

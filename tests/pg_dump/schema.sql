@@ -155,15 +155,16 @@ insert into callers values (1, row('ann', 'paid', row('main "st"', 12345, array[
 -- Partitioned tables: a list-partitioned one with a primary key, a unique
 -- index, a plain index and a default partition; a range-partitioned one
 -- whose first partition is hash-partitioned again, and a partition with a
--- CHECK of its own. pg_dump writes each partition as a table, attaches it,
+-- CHECK of its own; a foreign key of the parent's, copied to each
+-- partition. pg_dump writes each partition as a table, attaches it,
 -- and attaches each partition's indexes to the parent's.
-create table regions (id int, region text, v int, note text default 'x', primary key (id, region)) partition by list (region);
+create table regions (id int, region text, v int, note text default 'x', customer_id int references customers (id) on delete set null, primary key (id, region)) partition by list (region);
 create table regions_eu partition of regions for values in ('eu', 'uk');
 create table regions_us partition of regions for values in ('us');
 create table regions_rest partition of regions default;
 create index on regions (v);
 create unique index regions_region_v on regions (region, v);
-insert into regions values (1, 'eu', 1, 'x'), (2, 'us', 2, 'x'), (3, 'zz', 3, 'x'), (4, 'uk', 4, 'y');
+insert into regions values (1, 'eu', 1, 'x', 1), (2, 'us', 2, 'x', 2), (3, 'zz', 3, 'x', null), (4, 'uk', 4, 'y', 1);
 create table readings (id int, at date not null, val numeric) partition by range (at);
 create table readings_2024 partition of readings for values from ('2024-01-01') to ('2025-01-01') partition by hash (id);
 create table readings_2024_0 partition of readings_2024 for values with (modulus 2, remainder 0);

@@ -1264,9 +1264,26 @@ pub struct ForeignKeyDef {
     /// rows are); VALIDATE CONSTRAINT checks them.
     #[serde(default)]
     pub not_valid: bool,
+    /// On a partition: the OID of the partitioned table's foreign key this
+    /// one is the partition's copy of (pg_constraint.conparentid).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<u32>,
 }
 
 impl ForeignKeyDef {
+    /// True if `other` constrains the same way: same columns, referenced
+    /// table and columns, actions, MATCH and deferral, whatever its name.
+    /// A partition's foreign key that may stand for its parent's.
+    pub fn same_definition(&self, other: &ForeignKeyDef) -> bool {
+        self.columns == other.columns
+            && self.ref_table == other.ref_table
+            && self.ref_columns == other.ref_columns
+            && self.on_delete == other.on_delete
+            && self.on_update == other.on_update
+            && self.match_full == other.match_full
+            && self.deferral() == other.deferral()
+    }
+
     /// Some(initially deferred) when DEFERRABLE, as [`IndexDef::deferral`].
     pub fn deferral(&self) -> Option<bool> {
         self.deferrable.then_some(self.initially_deferred)

@@ -1244,7 +1244,9 @@ async fn drop_relations<T: Txn>(
                 drop_matview_users(txn, tenant, cat, &t, &what, d).await?;
                 for (child, i) in refs {
                     let fk = &child.foreign_keys[i];
-                    d.cascaded.push(format!("constraint {} on table {}", fk.name, child.name));
+                    if fk.parent.is_none() {
+                        d.cascaded.push(format!("constraint {} on table {}", fk.name, child.name));
+                    }
                     let c = unhooked.entry(child.qual_name()).or_insert_with(|| (*child).clone());
                     c.foreign_keys.retain(|f| f.name != fk.name);
                 }
@@ -1966,11 +1968,23 @@ pub async fn alter_table<T: Txn>(
                     (c.name.as_ref().map(bind::ident), foreign_keys::columns(&cur, c)?, c.clone());
                 let oid = alloc(txn, tenant, 1).await? as u32;
                 let mut def = foreign_keys::define(txn, tenant, cat, &cur, &pending, oid).await?;
+                if cur.is_partitioned() && at.only {
+                    let parent = cat.table_by_oid(def.ref_table).map(|p| p.name.clone());
+                    bail!(
+                        WrongObjectType,
+                        "cannot use ONLY for foreign key on partitioned table \"{tname}\" referencing relation \"{}\"",
+                        parent.unwrap_or_default()
+                    );
+                }
                 def.not_valid = *not_valid;
                 if !def.not_valid {
                     foreign_keys::validate(txn, tenant, cat, &cur, &def).await?;
                 }
                 cur.foreign_keys.push(def);
+                if cur.is_partitioned() {
+                    let which = attach::Keys::ForeignKey(oid);
+                    fresh.extend(partition_keys(txn, tenant, cat, &cur, which).await?);
+                }
             }
             ast::AlterTableOperation::AddConstraint {
                 constraint: ast::TableConstraint::Check(c),

@@ -192,6 +192,10 @@ pub async fn check_references<T: Txn>(
     old: Option<&[Row]>,
     defer: Option<&Deferred>,
 ) -> Result<()> {
+    // Rows of a partitioned table are its partitions' (checked there).
+    if child.is_partitioned() {
+        return Ok(());
+    }
     for fk in &child.foreign_keys {
         match defer.filter(|d| d.is_deferred(fk)) {
             Some(d) => {
@@ -333,6 +337,11 @@ pub fn referenced_rows_changed<'a, T: Txn>(
         }
         for (child_name, i) in &table.referenced_by {
             let child = cat.table_at(child_name)?;
+            // A partitioned table's rows are its partitions', whose copies
+            // of the foreign key act on them.
+            if child.is_partitioned() {
+                continue;
+            }
             let fk = &child.foreign_keys[*i];
             let action = if new.is_some() { fk.on_update } else { fk.on_delete };
             let deferred = defer.filter(|d| d.is_deferred(fk));

@@ -2107,10 +2107,10 @@ impl SystemTable {
                         code(|f| f.on_update.code()),
                         code(|f| f.on_delete.code()),
                         code(|f| if f.match_full { "f" } else { "s" }),
+                        i8(c.parent as i64),
                         i8(0),
-                        i8(0),
-                        Value::Bool(true),
-                        Value::Int4(0),
+                        Value::Bool(c.parent == 0),
+                        Value::Int4(i32::from(c.parent != 0)),
                         Value::Bool(c.kind == "c"),
                         attnums(&c.columns),
                         fk.map(|f| attnums(&f.ref_columns)).unwrap_or(Value::Null),
@@ -2618,6 +2618,9 @@ struct Constraint<'a> {
     deferral: Option<bool>,
     /// False when added NOT VALID and not validated since.
     validated: bool,
+    /// On a partition: the partitioned table's constraint this one is
+    /// attached to (conparentid), else 0.
+    parent: u32,
 }
 
 /// Every key constraint in `catalog`, table by table.
@@ -2645,6 +2648,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 check: None,
                 deferral: tb.pkey_deferral,
                 validated: true,
+                parent: tb.pkey_parent.unwrap_or(0),
             });
         }
         for idx in tb.indexes.iter().filter(|i| i.constraint) {
@@ -2659,6 +2663,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 check: None,
                 deferral: idx.deferral,
                 validated: true,
+                parent: idx.parent.unwrap_or(0),
             });
         }
         for f in &tb.foreign_keys {
@@ -2680,6 +2685,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 check: None,
                 deferral: f.deferral(),
                 validated: !f.not_valid,
+                parent: f.parent.unwrap_or(0),
             });
         }
         for (k, ch) in tb.checks.iter().enumerate() {
@@ -2697,6 +2703,7 @@ fn constraints(catalog: &Catalog) -> Vec<Constraint<'_>> {
                 check: Some(&ch.expr),
                 deferral: None,
                 validated: !ch.not_valid,
+                parent: 0,
             });
         }
     }

@@ -7,7 +7,9 @@
 //! link), which holds that partition's entries. Uniqueness per partition is
 //! uniqueness overall, since a unique key must contain the partition key.
 //! A parent's index is valid (pg_index.indisvalid) once every partition has
-//! one attached.
+//! one attached. A partitioned table's foreign keys likewise have a copy on
+//! each partition ([`catalog::ForeignKeyDef::parent`], pg_constraint's
+//! conparentid), which checks the partition's rows and acts on them.
 //!
 //! pg_dump restores a partition tree in the steps this module takes one
 //! at a time: each partition is created as a plain table and attached
@@ -31,12 +33,14 @@ use crate::partition::PartitionOf;
 /// Which of a parent's keys [`adopt_keys`] hands to a partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Keys {
-    /// The primary key and every index.
+    /// The primary key, every index and every foreign key.
     All,
     /// The primary key.
     Primary,
     /// The index with this OID.
     Index(u32),
+    /// The foreign key with this OID.
+    ForeignKey(u32),
 }
 
 /// ALTER TABLE ... ATTACH / DETACH PARTITION, ALTER INDEX ... ATTACH
@@ -267,6 +271,9 @@ async fn detach<T: Txn>(
     for idx in &mut cur.indexes {
         idx.parent = None;
     }
+    for fk in &mut cur.foreign_keys {
+        fk.parent = None;
+    }
     write_table(txn, tenant, &cur).await?;
     Ok(DdlResult::tag("ALTER TABLE"))
 }
@@ -299,6 +306,12 @@ pub(super) async fn adopt_keys<T: Txn>(
         let (oid, made) = adopt_index(txn, tenant, cat, child, idx).await?;
         fresh.extend(made);
         handed.push(Keys::Index(oid));
+    }
+    for fk in &parent.foreign_keys {
+        if !matches!(which, Keys::All) && which != Keys::ForeignKey(fk.oid) {
+            continue;
+        }
+        handed.push(Keys::ForeignKey(adopt_foreign_key(txn, tenant, cat, child, fk).await?));
     }
     if !child.is_partitioned() || handed.is_empty() {
         return Ok(fresh);
@@ -390,6 +403,45 @@ async fn adopt_index<T: Txn>(
         TableDef { indexes: vec![child.indexes[child.indexes.len() - 1].clone()], ..child.clone() };
     build_index(txn, tenant, &only_new, &name).await?;
     Ok((id as u32, vec![id]))
+}
+
+/// The foreign-key part of [`adopt_keys`]: the child's own foreign key of
+/// `fk`'s definition stands for it, or a copy is made (under `fk`'s name
+/// where the child has no constraint of that name) and checked against
+/// the child's rows. Returns the child's foreign key's OID.
+async fn adopt_foreign_key<T: Txn>(
+    txn: &mut T,
+    tenant: TenantId,
+    cat: &Catalog,
+    child: &mut TableDef,
+    fk: &catalog::ForeignKeyDef,
+) -> Result<u32> {
+    if let Some(own) = child.foreign_keys.iter().find(|f| f.parent == Some(fk.oid)) {
+        return Ok(own.oid);
+    }
+    let same = child.foreign_keys.iter_mut().find(|f| f.parent.is_none() && f.same_definition(fk));
+    if let Some(own) = same {
+        own.parent = Some(fk.oid);
+        return Ok(own.oid);
+    }
+    let taken = super::foreign_keys::constraint_names(child);
+    let name = match taken.contains(&fk.name) {
+        false => fk.name.clone(),
+        true => {
+            let cols: Vec<&str> =
+                fk.columns.iter().map(|&c| child.columns[c].name.as_str()).collect();
+            free_name(format!("{}_{}_fkey", child.name, cols.join("_")), |n| {
+                taken.iter().any(|t| t == n)
+            })
+        }
+    };
+    let oid = alloc(txn, tenant, 1).await? as u32;
+    let def =
+        catalog::ForeignKeyDef { name, oid, parent: Some(fk.oid), not_valid: false, ..fk.clone() };
+    super::foreign_keys::validate(txn, tenant, cat, child, &def).await?;
+    child.foreign_keys.push(def);
+    child.foreign_keys.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(oid)
 }
 
 /// ALTER INDEX parent_index ATTACH PARTITION index: links a partition's

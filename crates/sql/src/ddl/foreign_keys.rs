@@ -80,7 +80,7 @@ pub(super) fn key_types(
 }
 
 /// Every constraint name `t` already uses (they share one namespace per table).
-fn constraint_names(t: &TableDef) -> Vec<String> {
+pub(super) fn constraint_names(t: &TableDef) -> Vec<String> {
     let mut names: Vec<String> = t.checks.iter().map(|c| c.name.clone()).collect();
     names.extend(t.foreign_keys.iter().map(|f| f.name.clone()));
     names.extend(t.pkey_name.clone());
@@ -121,7 +121,6 @@ pub(super) async fn define<T: Txn>(
             == Some(&t.namespace);
     let parent = if own { Arc::new(t.clone()) } else { cat.must_table(&pname)? };
     super::partitions::refuse_partitioned(&parent, "foreign keys referencing them")?;
-    super::partitions::refuse_partitioned(t, "foreign keys")?;
     if parent.temporary && !t.temporary {
         bail!(
             InvalidTableDefinition,
@@ -185,6 +184,7 @@ pub(super) async fn define<T: Txn>(
         match_full,
         deferrable,
         initially_deferred,
+        parent: None,
     };
     crate::fk::target(&parent, &def)?;
     if parent.oid != t.oid {
@@ -237,8 +237,10 @@ pub(super) fn references_from_outside(
 
 /// 2BP01 for DROP TABLE `t` without CASCADE while `refs` reference it.
 pub(super) fn still_referenced(t: &TableDef, refs: &[(Arc<TableDef>, usize)]) -> ErrorReport {
+    // A partition's copy of its parent's foreign key is the parent's.
     let lines: Vec<String> = refs
         .iter()
+        .filter(|(c, i)| c.foreign_keys[*i].parent.is_none())
         .map(|(c, i)| {
             format!(
                 "constraint {} on table {} depends on table {}",

@@ -112,7 +112,10 @@ pub(super) fn refuse_alter(t: &TableDef, ops: &[ast::AlterTableOperation]) -> Re
             } => true,
             // The parent's keys reach its partitions (attach.rs).
             Op::AddConstraint {
-                constraint: ast::TableConstraint::PrimaryKey(_) | ast::TableConstraint::Unique(_),
+                constraint:
+                    ast::TableConstraint::PrimaryKey(_)
+                    | ast::TableConstraint::Unique(_)
+                    | ast::TableConstraint::ForeignKey(_),
                 ..
             } => true,
             // A partition may have constraints of its own, but not drop
@@ -133,11 +136,12 @@ pub(super) fn refuse_alter(t: &TableDef, ops: &[ast::AlterTableOperation]) -> Re
 }
 
 /// 42P16 if `name` is a constraint of partition `t` attached to its
-/// parent's (its primary key or a UNIQUE constraint's index).
+/// parent's (its primary key, a UNIQUE constraint's index, a foreign key).
 fn attached_constraint(t: &TableDef, name: &str) -> Result<()> {
     let pkey = t.pkey_parent.is_some() && t.pkey_name.as_deref() == Some(name);
     let unique = t.indexes.iter().any(|i| i.constraint && i.parent.is_some() && i.name == name);
-    if pkey || unique {
+    let fk = t.foreign_keys.iter().any(|f| f.parent.is_some() && f.name == name);
+    if pkey || unique || fk {
         bail!(
             InvalidTableDefinition,
             "cannot drop inherited constraint \"{name}\" of relation \"{}\"",
@@ -292,6 +296,7 @@ async fn like_parent<T: Txn>(
     let first_fk = base + 3 + parent.indexes.len() as u64;
     t.foreign_keys = parent.foreign_keys.clone();
     for (j, fk) in t.foreign_keys.iter_mut().enumerate() {
+        fk.parent = Some(fk.oid);
         fk.oid = (first_fk + j as u64) as u32;
     }
     Ok(fresh)
