@@ -1308,6 +1308,11 @@ impl SystemTable {
                                     Some(i) => (i.columns.len() + i.include.len()) as i16,
                                     None => t.primary_key.len() as i16,
                                 });
+                                // relispartition: attached to the parent's.
+                                row[9] = Value::Bool(match idx {
+                                    Some(i) => i.parent.is_some(),
+                                    None => t.pkey_parent.is_some(),
+                                });
                             }
                         }
                         row
