@@ -1348,16 +1348,22 @@ async fn drop_matview_users<T: Txn>(
 /// [`truncate`] takes.
 pub fn truncated(
     cat: &Catalog,
-    names: &[ast::ObjectName],
+    targets: &[ast::TruncateTableTarget],
     cascade: bool,
     user: &str,
 ) -> Result<(Vec<Arc<TableDef>>, DdlResult)> {
     let mut tables = Vec::new();
-    for n in names {
-        let t = cat.must_table(&bind::obj_name(n)?)?;
+    for n in targets {
+        let t = cat.must_table(&bind::obj_name(&n.name)?)?;
         refuse_temporary(&t, "TRUNCATE")?;
         if t.matview.is_some() {
             bail!(WrongObjectType, "\"{}\" is not a table", t.name);
+        }
+        if n.only && t.is_partitioned() {
+            return Err(err!(WrongObjectType, "cannot truncate only a partitioned table")
+                .with_hint(
+                "Do not specify the ONLY keyword, or use TRUNCATE ONLY on the partitions directly.",
+            ));
         }
         // A partitioned table's rows are its partitions'.
         let parts = crate::partition::descendants(&cat.partitions, &t);

@@ -1576,10 +1576,8 @@ impl<K: KvClient> Session<K> {
                 ddl::drop(txn, tenant, &catalog, object_type, names, *if_exists, *cascade).await?
             }
             S::Truncate(t) => {
-                let names: Vec<ast::ObjectName> =
-                    t.table_names.iter().map(|n| n.name.clone()).collect();
                 let cascade = t.cascade == Some(ast::CascadeOption::Cascade);
-                let truncated = ddl::truncated(&catalog, &names, cascade, user)?;
+                let truncated = ddl::truncated(&catalog, &t.table_names, cascade, user)?;
                 let fires = |t: &catalog::TableDef| {
                     t.triggers.iter().any(|g| g.has(catalog::TriggerDef::TRUNCATE))
                 };
