@@ -172,6 +172,7 @@ fn compare(source: &TestServer, target: &TestServer) {
     // Customer 1 went above: its ON DELETE SET NULL reached the partitions.
     value("select count(*) from regions where customer_id is null", "3");
     violates("insert into readings values (4, '2031-01-01', -1)", "later_val_pos");
+    value("insert into readings (at) values ('2024-02-02') returning id", "1\nINSERT 0 1");
     violates("insert into shop.items (sku) values ('x1')", "items_sku_key");
     // The extensions came back, with their functions and the defaults
     // that call them.

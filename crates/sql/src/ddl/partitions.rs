@@ -51,9 +51,6 @@ pub(super) fn key(t: &TableDef, by: &ast::Expr) -> Result<PartitionKey> {
             "cannot use \"list\" partition strategy with more than one column"
         );
     }
-    if t.columns.iter().any(|c| c.identity.is_some()) {
-        bail!(FeatureNotSupported, "identity columns in partitioned tables are not supported yet");
-    }
     if t.temporary {
         bail!(FeatureNotSupported, "temporary partitioned tables are not supported yet");
     }
@@ -226,7 +223,19 @@ pub(super) async fn create_partition<T: Txn>(
     let mut t = TableDef::new(name.clone());
     t.namespace = ns;
     t.access = crate::acl::Ownership::created(cat, owner, crate::acl::ObjKind::Table, ns);
-    t.columns = parent.columns.iter().map(|c| ColumnDef { comment: None, ..c.clone() }).collect();
+    // A parent's identity column numbers the rows written through it; the
+    // partition's column is a plain one, as in PostgreSQL 15.
+    t.columns = parent
+        .columns
+        .iter()
+        .map(|c| ColumnDef {
+            comment: None,
+            identity: None,
+            // An identity column's default is its sequence's nextval.
+            default: c.default.clone().filter(|_| c.identity.is_none()),
+            ..c.clone()
+        })
+        .collect();
     let mut checks = Vec::new();
     for con in &ct.constraints {
         match con {

@@ -147,10 +147,19 @@ impl<K: KvClient> Session<K> {
         let tenant = self.db.tenant;
         let now = self.txn_time;
         let catalog = self.catalog.clone();
+        // What a column default may read: the catalog (nextval('s'::regclass)),
+        // the settings and zone (now()::text), the user, random().
         let ctx = EvalContext {
             txn_time: now,
             stmt_time: now,
+            txid: self.txid,
             seqs: self.seq_context(),
+            catalog: Some(catalog.clone()),
+            settings: self.settings_snapshot(),
+            zone: Some(self.settings.zone()),
+            user: self.current_user_arc(),
+            session_user: self.session_user_arc(),
+            random: Some(self.random.clone()),
             ..Default::default()
         };
         let Some(cp) = self.copy.as_ref() else { return Ok(()) };
@@ -164,10 +173,11 @@ impl<K: KvClient> Session<K> {
             }
         }
         // Defaults may call nextval, which may need a new block of values
-        // first (see sequence.rs): then the batch is built again.
+        // first (see sequence.rs): then the batch is built again, its
+        // nextval calls handed the values the failed attempt took.
+        self.seqs.lock().start_attempt();
         let rows = loop {
             let Some(cp) = self.copy.as_ref() else { return Ok(()) };
-            self.seqs.lock().start_attempt();
             let err = match copy_rows(&table, cp, &defaults, &ctx) {
                 Ok(rows) => break rows,
                 Err(e) => e,
