@@ -83,6 +83,13 @@ async fn attach<T: Txn>(
     child: &Arc<TableDef>,
     fv: &ast::ForValues,
 ) -> Result<DdlResult> {
+    if let Some(mv) = [parent, child].into_iter().find(|t| t.matview.is_some()) {
+        bail!(
+            WrongObjectType,
+            "ALTER action ATTACH PARTITION cannot be performed on relation \"{}\"",
+            mv.name
+        );
+    }
     if !parent.is_partitioned() {
         bail!(InvalidObjectDefinition, "table \"{}\" is not partitioned", parent.name);
     }
