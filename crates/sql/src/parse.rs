@@ -10,9 +10,12 @@
 //! CREATE and ALTER SEQUENCE and the OWNER TO forms of ALTER VIEW, SEQUENCE
 //! and INDEX are read by Strata's own loops over sqlparser's primitives
 //! (submodules `sequence` and `owner`), because sqlparser fixes the order of
-//! sequence options and lacks the rest. `ONLY` before a table name in FROM,
+//! sequence options and lacks the rest; so are ATTACH / DETACH PARTITION
+//! (submodule `partition`). `ONLY` before a table name in FROM,
 //! JOIN and UPDATE is dropped from the tokens: Strata has no table
-//! inheritance, so `ONLY t` and `t` are the same relation.
+//! inheritance, so `ONLY t` and `t` are the same relation (for a
+//! partitioned table PostgreSQL's `ONLY` finds no rows; a known deviation),
+//! and `CREATE INDEX ... ON ONLY t` leaves a marker ([`is_on_only`]).
 //!
 //! Error positions are 1-based character offsets into the whole query string,
 //! which is what psql uses to draw its caret.
