@@ -69,6 +69,13 @@ pub trait Spi: Send {
     fn context(&self) -> &EvalContext;
     /// Runs one statement.
     fn execute<'a>(&'a mut self, s: Statement<'a>) -> BoxFut<'a, Done>;
+    /// Runs a statement Strata parses itself (ALTER SEQUENCE, ATTACH
+    /// PARTITION, CREATE DOMAIN, ...: [`crate::parse::Stmt::own_command`]),
+    /// or None where this interpreter cannot (a function called inside a
+    /// statement; DO blocks can).
+    fn execute_own(&mut self, _stmt: crate::parse::Stmt) -> Option<BoxFut<'_, Done>> {
+        None
+    }
     /// Opens a subtransaction (a block with an EXCEPTION clause).
     fn subtransaction(&mut self) -> BoxFut<'_, usize>;
     /// Undoes everything since the subtransaction opened and closes it.

@@ -985,7 +985,7 @@ impl<S: Spi> Interp<'_, S> {
             if plannable(s) {
                 self.substitute(s, &mut refs)?;
             }
-        } else {
+        } else if stmt.own_command().is_none() || expr {
             bail!(FeatureNotSupported, "this statement is not supported in PL/pgSQL: {}", sql.text);
         }
         let f = Arc::new(Fragment { stmt, refs });
@@ -1026,7 +1026,7 @@ impl<S: Spi> Interp<'_, S> {
             b => b.columns().unwrap_or_default(),
         };
         let ParsedStmt::Sql(ast) = &frag.stmt else {
-            bail!(InternalError, "PL/pgSQL fragment is not a SQL statement");
+            return self.own(frag.stmt.clone(), &sql.text).await.map(|d| (d, columns));
         };
         let dml = bound.writes();
         // A CALL's output parameters are assigned to the variables given
@@ -1483,6 +1483,10 @@ impl<S: Spi> Interp<'_, S> {
     /// Runs EXECUTE's command text with its USING values as `$n`.
     async fn dynamic(&mut self, d: &Dynamic) -> Result<(Done, Vec<crate::plan::Column>)> {
         let (command, params, types) = self.dynamic_args(d).await?;
+        if let Some(stmt) = own_statement(&command) {
+            let r = self.own(stmt, &command).await;
+            return r.map(|d| (d, Vec::new())).map_err(|e| self.locate(e, &command, false, 0));
+        }
         let r = async {
             let (ast, bound) = self.plan_dynamic(&command, &types)?;
             let columns = bound.columns().unwrap_or_default();
@@ -1491,6 +1495,17 @@ impl<S: Spi> Interp<'_, S> {
             Ok((done, columns))
         };
         r.await.map_err(|e| self.locate(e, &command, false, 0))
+    }
+
+    /// Runs a statement Strata parses itself (`text` for the error where
+    /// this interpreter cannot).
+    async fn own(&mut self, stmt: ParsedStmt, text: &str) -> Result<Done> {
+        match self.spi.execute_own(stmt) {
+            Some(run) => run.await,
+            None => {
+                bail!(FeatureNotSupported, "this statement is not supported in PL/pgSQL: {text}")
+            }
+        }
     }
 
     /// EXECUTE's command text, and its USING values and their types.
@@ -1523,6 +1538,10 @@ impl<S: Spi> Interp<'_, S> {
             bail!(SyntaxError, "cannot execute an empty query string");
         };
         let ParsedStmt::Sql(ast) = &p.stmt else {
+            // EXECUTE runs those before planning; OPEN cannot.
+            if p.stmt.own_command().is_some() {
+                return Err(not_a_cursor(&p.stmt));
+            }
             bail!(FeatureNotSupported, "this statement is not supported in EXECUTE: {command}");
         };
         if is_transaction_control(ast) {
@@ -1588,7 +1607,7 @@ impl<S: Spi> Interp<'_, S> {
             parse::Open::Query(scroll, Source::Query(q)) => {
                 let Ready { frag, bound, types, params } = self.prepare(q, false)?;
                 let ParsedStmt::Sql(ast) = &frag.stmt else {
-                    bail!(InternalError, "PL/pgSQL fragment is not a SQL statement");
+                    return Err(not_a_cursor(&frag.stmt));
                 };
                 let r = self.open_plan(
                     Statement { ast, bound, types: &types, params },
@@ -1627,7 +1646,7 @@ impl<S: Spi> Interp<'_, S> {
         self.args_of = outer;
         let Ready { frag, bound, types, params } = prepared?;
         let ParsedStmt::Sql(ast) = &frag.stmt else {
-            bail!(InternalError, "PL/pgSQL fragment is not a SQL statement");
+            return Err(not_a_cursor(&frag.stmt));
         };
         let st = Statement { ast, bound, types: &types, params };
         let r = self.open_plan(st, (decl.scroll, name, &decl.query.text)).await;
@@ -2092,6 +2111,24 @@ fn loop_exit(f: Flow, label: &Option<String>) -> Option<Flow> {
 
 /// True for the statements the planner plans (the others are utility
 /// statements, run as written, without variables).
+/// 42P11 for a cursor opened for a statement that returns no rows.
+fn not_a_cursor(stmt: &ParsedStmt) -> crate::error::Error {
+    let command = stmt.own_command().unwrap_or("this");
+    err!(InvalidCursorDefinition, "cannot open {command} query as cursor")
+}
+
+/// The statement `command` is when it is one Strata parses itself (see
+/// [`ParsedStmt::own_command`]); None for everything else, and for text
+/// that does not parse (EXECUTE's own path reports that).
+fn own_statement(command: &str) -> Option<ParsedStmt> {
+    let mut parsed = crate::parse::parse(command).ok()?;
+    if parsed.len() != 1 {
+        return None;
+    }
+    let stmt = parsed.remove(0).stmt;
+    stmt.own_command().map(|_| stmt)
+}
+
 /// True for an expression PostgreSQL would evaluate as a simple one at
 /// run time: no FROM, no subquery, and not constant (it reads a variable
 /// or calls a function).

@@ -30,6 +30,45 @@ impl<'s, K: KvClient> SessionSpi<'s, K> {
     }
 }
 
+impl<K: KvClient> SessionSpi<'_, K> {
+    /// Runs `stmt` (planned as `bound` for parameters of `types`) on the
+    /// session's own path.
+    async fn run(
+        &mut self,
+        stmt: Stmt,
+        bound: Arc<Bound>,
+        types: Vec<DataType>,
+        params: Vec<Value>,
+    ) -> Result<Done> {
+        // The session's path reads only the statement; its text places
+        // errors, which this body's interpreter does itself.
+        let text: Arc<str> = Arc::from("");
+        let dml = bound.writes();
+        let prepared = Arc::new(Prepared {
+            parsed: Parsed { text: text.clone(), source: text, offset: 0, stmt },
+            declared: types.clone(),
+            param_types: types,
+            columns: None,
+            plan: Mutex::new(Some((self.s.plan_key(), bound.clone()))),
+        });
+        let portal = Portal { prepared, bound, params };
+        // A CALL or DO this statement runs may end the transaction only
+        // if this body may, outside its subtransactions.
+        let outer = std::mem::replace(&mut self.s.pl_atomic, self.atomic || !self.marks.is_empty());
+        let depth = std::mem::replace(&mut self.s.pl_depth, self.ctx.depth);
+        let r = self.s.execute_inner(&portal).await;
+        self.s.pl_atomic = outer;
+        self.s.pl_depth = depth;
+        let warnings: Vec<_> = self.s.warnings.lock().drain(..).collect();
+        self.s.notices.extend(warnings);
+        Ok(match r? {
+            Outcome::Rows(rows, tag) => Done { count: tag_count(&tag), rows, dml },
+            Outcome::Command(tag) => Done { count: tag_count(&tag), rows: Vec::new(), dml },
+            _ => Done { count: 0, rows: Vec::new(), dml },
+        })
+    }
+}
+
 /// The row count a command tag ends with (`INSERT 0 5`, `UPDATE 2`).
 fn tag_count(tag: &str) -> u64 {
     tag.rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0)
@@ -45,40 +84,12 @@ impl<K: KvClient> Spi for SessionSpi<'_, K> {
     }
 
     fn execute<'a>(&'a mut self, st: Statement<'a>) -> BoxFut<'a, Done> {
-        Box::pin(async move {
-            // The session's path reads only the statement; its text
-            // places errors, which this body's interpreter does itself.
-            let text: Arc<str> = Arc::from("");
-            let dml = st.bound.writes();
-            let prepared = Arc::new(Prepared {
-                parsed: Parsed {
-                    text: text.clone(),
-                    source: text,
-                    offset: 0,
-                    stmt: Stmt::Sql(Box::new(st.ast.clone())),
-                },
-                declared: st.types.to_vec(),
-                param_types: st.types.to_vec(),
-                columns: None,
-                plan: Mutex::new(Some((self.s.plan_key(), st.bound.clone()))),
-            });
-            let portal = Portal { prepared, bound: st.bound, params: st.params };
-            // A CALL or DO this statement runs may end the transaction only
-            // if this body may, outside its subtransactions.
-            let outer =
-                std::mem::replace(&mut self.s.pl_atomic, self.atomic || !self.marks.is_empty());
-            let depth = std::mem::replace(&mut self.s.pl_depth, self.ctx.depth);
-            let r = self.s.execute_inner(&portal).await;
-            self.s.pl_atomic = outer;
-            self.s.pl_depth = depth;
-            let warnings: Vec<_> = self.s.warnings.lock().drain(..).collect();
-            self.s.notices.extend(warnings);
-            Ok(match r? {
-                Outcome::Rows(rows, tag) => Done { count: tag_count(&tag), rows, dml },
-                Outcome::Command(tag) => Done { count: tag_count(&tag), rows: Vec::new(), dml },
-                _ => Done { count: 0, rows: Vec::new(), dml },
-            })
-        })
+        let stmt = Stmt::Sql(Box::new(st.ast.clone()));
+        Box::pin(self.run(stmt, st.bound, st.types.to_vec(), st.params))
+    }
+
+    fn execute_own(&mut self, stmt: Stmt) -> Option<BoxFut<'_, Done>> {
+        Some(Box::pin(self.run(stmt, Arc::new(Bound::Utility), Vec::new(), Vec::new())))
     }
 
     fn subtransaction(&mut self) -> BoxFut<'_, usize> {
