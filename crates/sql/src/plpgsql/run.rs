@@ -1483,12 +1483,12 @@ impl<S: Spi> Interp<'_, S> {
     /// Runs EXECUTE's command text with its USING values as `$n`.
     async fn dynamic(&mut self, d: &Dynamic) -> Result<(Done, Vec<crate::plan::Column>)> {
         let (command, params, types) = self.dynamic_args(d).await?;
-        if let Some(stmt) = own_statement(&command) {
-            let r = self.own(stmt, &command).await;
-            return r.map(|d| (d, Vec::new())).map_err(|e| self.locate(e, &command, false, 0));
-        }
         let r = async {
-            let (ast, bound) = self.plan_dynamic(&command, &types)?;
+            let p = dynamic_statement(&command)?;
+            if p.stmt.own_command().is_some() {
+                return Ok((self.own(p.stmt, &command).await?, Vec::new()));
+            }
+            let (ast, bound) = self.plan_dynamic(p, &command, &types)?;
             let columns = bound.columns().unwrap_or_default();
             let done =
                 self.spi.execute(Statement { ast: &ast, bound, types: &types, params }).await?;
@@ -1527,16 +1527,10 @@ impl<S: Spi> Interp<'_, S> {
     /// EXECUTE's command parsed and planned for its USING values' types.
     fn plan_dynamic(
         &self,
+        p: crate::parse::Parsed,
         command: &str,
         types: &[DataType],
     ) -> Result<(Box<ast::Statement>, Arc<Bound>)> {
-        let mut parsed = crate::parse::parse(command)?;
-        if parsed.len() > 1 {
-            bail!(SyntaxError, "cannot insert multiple commands into a prepared statement");
-        }
-        let Some(p) = parsed.pop() else {
-            bail!(SyntaxError, "cannot execute an empty query string");
-        };
         let ParsedStmt::Sql(ast) = &p.stmt else {
             // EXECUTE runs those before planning; OPEN cannot.
             if p.stmt.own_command().is_some() {
@@ -1618,7 +1612,8 @@ impl<S: Spi> Interp<'_, S> {
             parse::Open::Query(scroll, Source::Execute(d)) => {
                 let (command, params, types) = self.dynamic_args(d).await?;
                 let r = async {
-                    let (ast, bound) = self.plan_dynamic(&command, &types)?;
+                    let p = dynamic_statement(&command)?;
+                    let (ast, bound) = self.plan_dynamic(p, &command, &types)?;
                     let st = Statement { ast: &ast, bound, types: &types, params };
                     self.open_plan(st, (*scroll, &name, &command)).await
                 };
@@ -2109,24 +2104,22 @@ fn loop_exit(f: Flow, label: &Option<String>) -> Option<Flow> {
     }
 }
 
-/// True for the statements the planner plans (the others are utility
-/// statements, run as written, without variables).
 /// 42P11 for a cursor opened for a statement that returns no rows.
 fn not_a_cursor(stmt: &ParsedStmt) -> crate::error::Error {
     let command = stmt.own_command().unwrap_or("this");
     err!(InvalidCursorDefinition, "cannot open {command} query as cursor")
 }
 
-/// The statement `command` is when it is one Strata parses itself (see
-/// [`ParsedStmt::own_command`]); None for everything else, and for text
-/// that does not parse (EXECUTE's own path reports that).
-fn own_statement(command: &str) -> Option<ParsedStmt> {
-    let mut parsed = crate::parse::parse(command).ok()?;
-    if parsed.len() != 1 {
-        return None;
+/// EXECUTE's (or OPEN ... FOR EXECUTE's) command parsed: one statement.
+fn dynamic_statement(command: &str) -> Result<crate::parse::Parsed> {
+    let mut parsed = crate::parse::parse(command)?;
+    if parsed.len() > 1 {
+        bail!(SyntaxError, "cannot insert multiple commands into a prepared statement");
     }
-    let stmt = parsed.remove(0).stmt;
-    stmt.own_command().map(|_| stmt)
+    match parsed.pop() {
+        Some(p) => Ok(p),
+        None => bail!(SyntaxError, "cannot execute an empty query string"),
+    }
 }
 
 /// True for an expression PostgreSQL would evaluate as a simple one at
@@ -2200,6 +2193,8 @@ fn constant_assigned(name: &str) -> ErrorReport {
     custom("22005", format!("variable \"{name}\" is declared CONSTANT"))
 }
 
+/// True for the statements the planner plans (the others are utility
+/// statements, run as written, without variables).
 fn plannable(s: &ast::Statement) -> bool {
     use ast::Statement as S;
     matches!(s, S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) | S::Merge(_) | S::Call(_))
