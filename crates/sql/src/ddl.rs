@@ -1972,16 +1972,15 @@ pub async fn alter_table<T: Txn>(
             } => {
                 let pending =
                     (c.name.as_ref().map(bind::ident), foreign_keys::columns(&cur, c)?, c.clone());
-                let oid = alloc(txn, tenant, 1).await? as u32;
-                let mut def = foreign_keys::define(txn, tenant, cat, &cur, &pending, oid).await?;
                 if cur.is_partitioned() && at.only {
-                    let parent = cat.table_by_oid(def.ref_table).map(|p| p.name.clone());
                     bail!(
                         WrongObjectType,
                         "cannot use ONLY for foreign key on partitioned table \"{tname}\" referencing relation \"{}\"",
-                        parent.unwrap_or_default()
+                        bind::obj_name(&c.foreign_table)?.name
                     );
                 }
+                let oid = alloc(txn, tenant, 1).await? as u32;
+                let mut def = foreign_keys::define(txn, tenant, cat, &cur, &pending, oid).await?;
                 def.not_valid = *not_valid;
                 if !def.not_valid {
                     foreign_keys::validate(txn, tenant, cat, &cur, &def).await?;
