@@ -1303,6 +1303,10 @@ fn drop_index_concurrently(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
 /// `CREATE INDEX CONCURRENTLY` or `DROP INDEX CONCURRENTLY`: the statement
 /// PostgreSQL refuses inside a transaction block, if `p` is one.
 pub fn concurrently(p: &Parsed) -> Option<&'static str> {
+    if let Stmt::Partition(c) = &p.stmt {
+        let concurrent = c.action == PartitionAction::Detach(Some(true));
+        return concurrent.then_some("ALTER TABLE ... DETACH CONCURRENTLY");
+    }
     let Stmt::Sql(s) = &p.stmt else { return None };
     match s.as_ref() {
         ast::Statement::CreateIndex(c) if c.concurrently => Some("CREATE INDEX CONCURRENTLY"),

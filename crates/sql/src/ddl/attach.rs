@@ -24,7 +24,8 @@
 //!
 //! Not done: partitions whose columns are in another order than their
 //! parent's (Strata's partitions share their parent's row layout), DETACH
-//! CONCURRENTLY's two steps (it detaches at once, as the plain form does).
+//! CONCURRENTLY's two steps (after PostgreSQL's checks it detaches at once,
+//! as the plain form does).
 
 use super::*;
 use crate::parse::{PartitionAction, PartitionCmd};
@@ -66,7 +67,7 @@ pub async fn partition_cmd<T: Txn>(
     let child = cat.must_table(&bind::obj_name(&c.partition)?)?;
     match &c.action {
         PartitionAction::Attach(fv) => attach(txn, tenant, cat, &parent, &child, fv).await,
-        PartitionAction::Detach(mode) => detach(txn, tenant, &parent, &child, *mode).await,
+        PartitionAction::Detach(mode) => detach(txn, tenant, cat, &parent, &child, *mode).await,
         PartitionAction::AttachIndex => bail!(InternalError, "ALTER INDEX reached ALTER TABLE"),
     }
 }
@@ -245,10 +246,13 @@ async fn rows_inside<T: Txn>(
 
 /// DETACH PARTITION: `child` becomes a table of its own, keeping its rows,
 /// constraints and indexes (no longer attached to the parent's).
-/// CONCURRENTLY detaches at once; FINALIZE finds no pending detach.
+/// CONCURRENTLY is checked as PostgreSQL checks it (outside a transaction
+/// block, no DEFAULT partition) and then detaches at once; FINALIZE finds
+/// no pending detach.
 async fn detach<T: Txn>(
     txn: &mut T,
     tenant: TenantId,
+    cat: &Catalog,
     parent: &TableDef,
     child: &TableDef,
     mode: Option<bool>,
@@ -259,6 +263,18 @@ async fn detach<T: Txn>(
             "relation \"{}\" is not a partition of relation \"{}\"",
             child.name,
             parent.name
+        );
+    }
+    let has_default = cat
+        .partitions
+        .get(&parent.oid)
+        .into_iter()
+        .flatten()
+        .any(|p| p.partition_of.as_ref().is_some_and(|o| o.bound.is_default()));
+    if mode == Some(true) && has_default {
+        bail!(
+            ObjectNotInPrerequisiteState,
+            "cannot detach partitions concurrently when a default partition exists"
         );
     }
     if mode == Some(false) {
