@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""bench/run's entry point: Strata against a real PostgreSQL 15 (and
-PostgreSQL behind PgBouncer) on this machine, on pgbench, sysbench, YCSB and
-a connection storm, alternating systems within each repetition.
+"""bench/run's entry point: Strata, as one process and split into KV server,
+proxy and SQL processes, against a real PostgreSQL 15 (and PostgreSQL behind
+PgBouncer) on this machine, on pgbench, sysbench, YCSB and a connection
+storm, alternating systems within each repetition.
 
 This file only parses options, resolves the Strata binary, and wires the
 modules in bench/lib together: systems start, matrix loads and runs the
 cells, report and charts write bench/results/<timestamp>/ (results.json,
 report.md, *.png, server logs). See bench/README.md for the options and the
 fairness rules. Exit status: 0, or 2 when a PostgreSQL or PgBouncer cell
-failed (the instrument or the machine is broken; Strata's failures are
-results, never a reason to fail), or 1 on a harness error.
+failed (the instrument or the machine is broken; the failures of either
+Strata are results, never a reason to fail), or 1 on a harness error.
 """
 
 import argparse
@@ -54,7 +55,9 @@ def parse_args(argv):
     ap.add_argument("--duration", type=int, help="seconds per measured run (default 4)")
     ap.add_argument("--warmup", type=int, help="seconds of warm-up per cell and system (default 1; 0 = none)")
     ap.add_argument("--scale", type=int, help="pgbench scale; sysbench and YCSB sizes follow it (default 10)")
-    ap.add_argument("--systems", default="postgresql,strata,pgbouncer", help="comma list: postgresql, strata, pgbouncer")
+    ap.add_argument("--systems", default="postgresql,strata,strata-split,pgbouncer",
+                    help="comma list: postgresql, strata (strata start --single-process), "
+                    "strata-split (strata start: KV server, proxy, SQL processes), pgbouncer")
     ap.add_argument("--strata-bin", help="Strata binary (default $STRATA_BIN, else $CARGO_TARGET_DIR/release/strata)")
     ap.add_argument("--build", action="store_true", help="cargo build --release -p strata if the binary is missing")
     ap.add_argument("--keep-data", action="store_true", help="keep the servers' data directories")
@@ -111,7 +114,7 @@ def main(argv):
         # (a real run keeps Python's handling, so it can stop its servers).
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     names = [s for s in a.systems.split(",") if s]
-    bad = set(names) - {"postgresql", "strata", "pgbouncer"}
+    bad = set(names) - set(systems.NAMES)
     if bad:
         sys.exit(f"--systems: unknown {', '.join(sorted(bad))}")
     split = lambda s: [x for x in s.split(",") if x] if s else None  # noqa: E731
@@ -121,7 +124,8 @@ def main(argv):
     outdir = os.path.join(BENCH, "results", stamp)
     work = os.path.join("/var/tmp/strata-bench", stamp)  # reachable by the postgres user
     cfg = config(a, work)
-    bin_path = strata_binary(a, "strata" in names and not a.dry_run)
+    with_strata = bool(set(names) & set(systems.STRATA))
+    bin_path = strata_binary(a, with_strata and not a.dry_run)
     measured, servers = systems.make(names, work, os.path.join(outdir, "logs"), bin_path)
     est = matrix.estimate_s(cells, measured, cfg)
     print(f"{len(cells)} cells x {', '.join(s.name for s in measured)}; {a.reps} reps of {a.duration} s; "
@@ -163,7 +167,7 @@ def main(argv):
         "ycsb_records": cfg.ycsb_records, "systems": [s.name for s in measured], "versions": meta_versions,
         "config": {s.name: s.config() for s in servers},
     }
-    if "strata" in names and "/debug/" in bin_path:
+    if with_strata and "/debug/" in bin_path:
         meta["warning"] = f"Strata is a debug build ({bin_path}): its numbers say nothing about its speed"
     return write_results(outdir, meta, runner, measured)
 
@@ -186,11 +190,12 @@ def write_results(outdir, meta, runner, measured):
     with open(os.path.join(outdir, "report.md"), "w") as f:
         f.write(text)
     print(text)
-    broken = [r for r in runner.runs if r["system"] != "strata" and r["status"] == "failed"]
-    broken += [ld for ld in runner.loads if ld["system"] != "strata" and ld["error"]]
-    strata_failed = sorted({r["family"] for r in runner.runs if r["system"] == "strata" and r["status"] == "failed"})
-    if strata_failed:
-        print(f"Strata failed in: {', '.join(strata_failed)} (see 'Failed cells' in report.md)")
+    broken = [r for r in runner.runs if r["system"] not in systems.STRATA and r["status"] == "failed"]
+    broken += [ld for ld in runner.loads if ld["system"] not in systems.STRATA and ld["error"]]
+    for name in systems.STRATA:
+        failed = sorted({r["family"] for r in runner.runs if r["system"] == name and r["status"] == "failed"})
+        if failed:
+            print(f"{report.SYSTEM_LABEL[name]} failed in: {', '.join(failed)} (see 'Failed cells' in report.md)")
     if broken:
         print(f"{len(broken)} PostgreSQL/PgBouncer runs or loads failed: the instrument or the machine is broken",
               file=sys.stderr)

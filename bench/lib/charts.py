@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from .report import SYSTEM_LABEL  # noqa: E402
 
-COLOR = {"postgresql": "#336791", "strata": "#e8710a", "pgbouncer": "#7b9e3e"}
+COLOR = {"postgresql": "#336791", "strata": "#e8710a", "strata-split": "#b5338a", "pgbouncer": "#7b9e3e"}
 PCTS = ("p50", "p95", "p99")
 
 

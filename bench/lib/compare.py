@@ -30,19 +30,12 @@ def index(data):
     return {tuple(c[k] for k in report.KEY): c["systems"] for c in data["cells"]}
 
 
-def main_latency(s):
-    lat = s.get("latency_ms", {})
-    if len(lat) == 1:
-        return next(iter(lat.values()))
-    return lat.get("READ") or {}  # YCSB: the operation every workload has
-
-
 def row(key, system, a, b):
     cells = "| " + " | ".join(map(str, key)) + f" | {report.SYSTEM_LABEL.get(system, system)} |"
     if a["status"] != "ok" or b["status"] != "ok":
         return cells + f" {a['status']} | {b['status']} | | | | | | | | |"
     ta, tb = a["throughput"]["median"], b["throughput"]["median"]
-    la, lb = main_latency(a), main_latency(b)
+    la, lb = report.main_latency(a), report.main_latency(b)
     out = cells + f" {report.fmt_num(ta)} | {report.fmt_num(tb)} | {report.fmt_ratio(tb, ta, True)} |"
     for stat in ("mean", "p99"):
         va, vb = la.get(stat), lb.get(stat)
@@ -50,6 +43,12 @@ def row(key, system, a, b):
     out += f" {report.fmt_num(a.get('per_cpu_s'))} → {report.fmt_num(b.get('per_cpu_s'))} |" \
            f" {report.fmt_ratio(b.get('per_cpu_s'), a.get('per_cpu_s'), True)} |"
     return out
+
+
+def order(system):
+    """Report order: PostgreSQL, Strata (1 process), Strata split, PgBouncer+PG; unknown names last."""
+    known = list(report.SYSTEM_LABEL)
+    return (known.index(system) if system in known else len(known), system)
 
 
 def compare(a, b, systems=None):
@@ -64,7 +63,7 @@ def compare(a, b, systems=None):
               " work per CPU-s A → B | B/A |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for key in sorted(set(ia) & set(ib)):
-        for system in sorted(set(ia[key]) & set(ib[key]), key=["postgresql", "strata", "pgbouncer"].index):
+        for system in sorted(set(ia[key]) & set(ib[key]), key=order):
             if systems and system not in systems:
                 continue
             lines.append(row(key, system, ia[key][system], ib[key][system]))
@@ -79,7 +78,8 @@ def main(argv):
     ap = argparse.ArgumentParser(prog="bench/compare", description="compare two bench/run results.json files")
     ap.add_argument("a", help="results.json of the baseline run")
     ap.add_argument("b", help="results.json of the new run")
-    ap.add_argument("--systems", help="comma list to show (default: all in both runs)")
+    ap.add_argument("--systems", help="comma list to show: postgresql, strata, strata-split, pgbouncer "
+                    "(default: all in both runs)")
     ap.add_argument("-o", "--output", help="also write the markdown to this file")
     args = ap.parse_args(argv)
     text = compare(load(args.a), load(args.b), args.systems.split(",") if args.systems else None)

@@ -7,8 +7,9 @@ and transports it supports (each family's defaults unless --modes or
 
 Fairness rules that live here: data is loaded into every server before the
 first cell; each family, mode and transport gets a warm-up run per system
-(before its first client count), each cell --reps measured repetitions, and within each repetition the systems alternate in a fixed
-order (PostgreSQL, Strata, PgBouncer+PG), so drift over time (page cache,
+(before its first client count), each cell --reps measured repetitions, and
+within each repetition the systems alternate in a fixed order (PostgreSQL,
+Strata (1 process), Strata split, PgBouncer+PG), so drift over time (page cache,
 checkpoints, thermal) falls on all of them alike. A failed run is recorded
 with its reason and the matrix goes on; a cell that fails its warm-up on a
 system is not measured there (the error is recorded for each repetition); a
@@ -20,7 +21,7 @@ import time
 
 from . import connstorm, pgbench, resources, sysbench, ycsb
 from .clients import CellError
-from .systems import ServerDown
+from .systems import STRATA, ServerDown
 
 FAMILIES = pgbench.FAMILIES + sysbench.FAMILIES + ycsb.FAMILIES + connstorm.FAMILIES
 BY_NAME = {f.name: f for f in FAMILIES}
@@ -86,7 +87,8 @@ def estimate_s(cells, systems, cfg):
             groups.add(cell.key()[:3])
             total += n * (cfg.warmup + fam.overhead_s)
     loads = {BY_NAME[c.family].load_key for c in cells} - {""}
-    return total + len(loads) * cfg.scale * 4 + 20
+    loaders = {"postgresql" if s.name == "pgbouncer" else s.name for s in systems}  # PgBouncer uses PG's data
+    return total + len(loads) * cfg.scale * 2 * len(loaders) + 20
 
 
 class Runner:
@@ -103,16 +105,16 @@ class Runner:
         self.warmed = set()  # (family, mode, transport, system) already warmed up
 
     def start(self):
-        """Starts every server. A Strata that does not start is a result (all
-        its cells fail with the reason); a PostgreSQL or PgBouncer that does not
-        start is a broken instrument and raises."""
+        """Starts every server. A Strata (either) that does not start is a
+        result (all its cells fail with the reason); a PostgreSQL or PgBouncer
+        that does not start is a broken instrument and raises."""
         for server in self.servers:
             try:
                 server.start()
             except ServerDown as e:
-                if server.name != "strata":
+                if server.name not in STRATA:
                     raise
-                self.down[server.name] = f"strata did not start: {e}"
+                self.down[server.name] = f"{server.name} did not start: {e}"
                 print(self.down[server.name], flush=True)
 
     def load(self, cells):
@@ -234,7 +236,7 @@ class Runner:
 
 
 def describe(rec):
-    who = f"{rec['system']:<10} rep {rec['rep']}" if rec["rep"] is not None else f"{rec['system']:<10}      "
+    who = f"{rec['system']:<12} rep {rec['rep']}" if rec["rep"] is not None else f"{rec['system']:<12}      "
     if rec["status"] != "ok":
         return f"{who}  {rec['status'].upper()}: {' '.join((rec['error'] or '').split())[:200]}"
     m, r = rec["metrics"], rec["resources"]

@@ -1,7 +1,9 @@
 """From measured runs to the per-cell summary and report.md.
 
 `summarize` reduces the repetitions of each (cell, system) to medians, min
-and max; `markdown` writes the tables. Relative differences against
+and max; `markdown` writes the tables, and, when both Strata systems ran, a
+section comparing Strata split with Strata (1 process) against the split's
+goal (SPLIT_GOAL on the SPLIT_GOAL_CELLS). Relative differences against
 PostgreSQL are coloured as in the classic PostgreSQL configuration-comparison
 reports. For latency (lower is better): blue below -5%, green within +-5%,
 yellow up to +15%, orange up to +30%, red above. Throughput is mirrored:
@@ -11,9 +13,17 @@ blue above +5%, ..., red below -30%. `colour` and `fmt_*` are shared with
 
 import statistics
 
-SYSTEM_LABEL = {"postgresql": "PostgreSQL", "strata": "Strata", "pgbouncer": "PgBouncer+PG"}
+SYSTEM_LABEL = {"postgresql": "PostgreSQL", "strata": "Strata (1 process)", "strata-split": "Strata split",
+                "pgbouncer": "PgBouncer+PG"}
 COLOURS = [("blue", "🔵"), ("green", "🟢"), ("yellow", "🟡"), ("orange", "🟠"), ("red", "🔴")]
 KEY = ("family", "mode", "transport", "clients")
+
+# The split into processes should keep Strata split at SPLIT_GOAL of Strata
+# (1 process)'s throughput or more on these cells: (family, mode or None for
+# any, clients), any transport.
+SPLIT_GOAL = 0.85
+SPLIT_GOAL_CELLS = (("pgbench-select", "prepared", 8), ("pgbench-tpcb", None, 8),
+                    ("sysbench-oltp_point_select", None, 8))
 
 
 def colour(delta, higher_is_better):
@@ -83,6 +93,15 @@ def summarize_system(rs):
         "peak_pss_mb": max(x["peak_pss_mb"] for x in res),
         "write_mb": median_of([x["write_mb"] for x in res]),
     }
+
+
+def main_latency(s):
+    """The latency of a cell's summary that stands for it: its only label
+    (txn, connect), or for YCSB the operation every workload has (READ)."""
+    lat = s.get("latency_ms", {})
+    if len(lat) == 1:
+        return next(iter(lat.values()))
+    return lat.get("READ") or {}
 
 
 def cell_label(key):
@@ -172,6 +191,44 @@ def resources_table(summary, systems):
     return "\n".join(lines) + "\n"
 
 
+def is_goal_cell(key):
+    family, mode, _, clients = key
+    return any(family == f and m in (None, mode) and clients == c for f, m, c in SPLIT_GOAL_CELLS)
+
+
+def split_table(summary):
+    """Strata split against Strata (1 process), cell by cell: throughput with
+    the ratio and whether a goal cell reaches SPLIT_GOAL, the main latency's
+    differences, work per CPU-second and peak PSS of both."""
+    one, split = SYSTEM_LABEL["strata"], SYSTEM_LABEL["strata-split"]
+    lines = [f"| workload | mode | transport | clients | {one} | {split} | split/1 process | goal ≥{SPLIT_GOAL}x |"
+             " Δ mean | Δ p99 | work per CPU-s split/1 process | peak PSS MB 1 process | split |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    met = goals = 0
+    for key in sorted(summary):
+        a, b = summary[key].get("strata"), summary[key].get("strata-split")
+        if not a and not b:
+            continue
+        ok = bool(a and b and a["status"] == "ok" and b["status"] == "ok")
+        goal = ""
+        if is_goal_cell(key):
+            goals += 1
+            reached = ok and b["throughput"]["median"] >= SPLIT_GOAL * a["throughput"]["median"]
+            met += reached
+            goal = "yes" if reached else "**no**"
+        row = cell_label(key) + f" {thr_text(a)} | {thr_text(b)} |"
+        row += f" {ratio_of(b, a, lambda x: x['throughput']['median'], True)} | {goal} |"
+        for stat in ("mean", "p99"):
+            row += f" {ratio_of(b, a, lambda x: main_latency(x)[stat], False)} |"
+        row += f" {ratio_of(b, a, lambda x: x['per_cpu_s'], True)} |"
+        row += "".join(f" {fmt_num(x['peak_pss_mb']) if x and x['status'] == 'ok' else '-'} |" for x in (a, b))
+        lines.append(row)
+    where = ", ".join(f"{f} {m or 'any mode'} c{c}" for f, m, c in SPLIT_GOAL_CELLS)
+    verdict = (f"Goal: {split} at {SPLIT_GOAL}x of {one}'s throughput or more on {where} (any transport): "
+               + (f"{met} of {goals} goal cells reach it." if goals else "no goal cell in this run."))
+    return verdict + "\n\n" + "\n".join(lines) + "\n"
+
+
 def failures_table(summary, loads):
     lines = []
     for ld in loads:
@@ -216,6 +273,8 @@ def markdown(meta, summary, loads, events, systems, units):
         legend + "\n",
         *([f"**Warning: {meta['warning']}**\n"] if meta.get("warning") else []),
         "## Throughput\n", throughput_table(summary, systems, units),
+        *(["## Strata split vs Strata (1 process)\n", split_table(summary)]
+          if {"strata", "strata-split"} <= set(systems) else []),
         "## Latency (ms, mean and p99 of the medians over reps)\n",
         latency_table(other, systems) if other else "No cells.\n",
         "## YCSB latency per operation type (ms)\n",
@@ -236,8 +295,13 @@ NOTES = """- All clients (pgbench, sysbench, the YCSB JVM, the connection-storm
   reached over its unix socket). It has no `max_prepared_statements`, so it is
   measured with the simple and extended protocols only; its 'prepared' cells
   are n/a. Its CPU and memory figures include the PostgreSQL behind it.
+- Strata (1 process) is `strata start --single-process`, the all-in-one
+  server; Strata split is `strata start`: a supervisor, the KV server, the
+  proxy and the SQL process it starts on the first connection. Same binary,
+  each on its own data, loaded the same way.
 - Server CPU is utime+stime of every process of the server (PostgreSQL: the
-  postmaster, its backends, reaped ones included, and background workers).
+  postmaster, its backends, reaped ones included, and background workers;
+  Strata split: the supervisor and all its descendants).
   Peak PSS divides shared memory (PostgreSQL's shared_buffers) among the
   processes mapping it; peak RSS counts it once per process.
 - A failed cell is a client error (unsupported statement, error reply, timeout)

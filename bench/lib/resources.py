@@ -1,10 +1,13 @@
 """Resource use of a server while one measured run executes, from /proc.
 
-A server is a process tree: Strata is one process, PostgreSQL is the
-postmaster plus one backend per connection plus its background workers, and
-the PgBouncer column is PgBouncer plus the PostgreSQL behind it. The roots
-come from `systems`; this module finds every descendant by walking the
-parent links in /proc/<pid>/stat.
+A server is a process tree: Strata (1 process) is one process, Strata split
+is its supervisor with the KV server, the proxy and the SQL processes the
+proxy starts on a tenant's first connection, PostgreSQL is the postmaster
+plus one backend per connection plus its background workers, and the
+PgBouncer column is PgBouncer plus the PostgreSQL behind it. The roots come
+from `systems`; this module finds every descendant by walking the parent
+links in /proc/<pid>/stat, again at every sample, so processes started
+during a run are counted too.
 
 What it measures, per run:
   cpu_s        utime+stime of every process in the tree, plus cutime+cstime
@@ -39,7 +42,8 @@ def _stat(pid):
 
 
 def tree(roots):
-    """Every live process whose parent chain leads to one of roots."""
+    """Every process whose parent chain leads to one of roots, each once
+    (roots may already hold descendants: Strata split's pids() does)."""
     roots = {r for r in roots if r}
     if not roots:
         return []
@@ -49,9 +53,12 @@ def tree(roots):
             st = _stat(int(entry))
             if st:
                 children.setdefault(st[0], []).append(int(entry))
-    out, todo = [], list(roots)
+    out, seen, todo = [], set(), list(roots)
     while todo:
         pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
         out.append(pid)
         todo.extend(children.get(pid, []))
     return out
@@ -97,8 +104,11 @@ def memory_kb(pids):
 
 class Monitor:
     """Measures one server during one run: `with Monitor(server.pids): ...`,
-    then `.result()`. pids_fn is called again at every sample, so a server
-    restarted under it is still followed."""
+    then `.result()`. pids_fn and the tree walk are redone at the start, at
+    every sample and at the end, so a server restarted under it is still
+    followed, and a process that appeared during the run (a SQL process
+    Strata split's proxy started) adds its memory to the samples and its
+    whole CPU and I/O to the end figures."""
 
     def __init__(self, pids_fn):
         self.pids_fn = pids_fn

@@ -1,11 +1,16 @@
-"""The systems under test: a real PostgreSQL 15, Strata, and PgBouncer in
-transaction mode in front of that same PostgreSQL.
+"""The systems under test: a real PostgreSQL 15, Strata twice (the all-in-one
+server, `strata start --single-process`, and the multi-process one, `strata
+start`: a supervisor with a KV server, a proxy and per-tenant SQL
+processes), and PgBouncer in transaction mode in front of that same
+PostgreSQL.
 
 This module owns starting and stopping them (each in its own directory under
 the work directory, on a free 127.0.0.1 port and a private unix-socket
 directory), their configuration, how a client reaches them over each
 transport (`Endpoint`), which process ids make up each server (for
-`resources`), and noticing and recovering from a server that died.
+`resources`), and noticing and recovering from a server that died. Both
+Strata systems run the same binary, each on its own data directory, port
+and socket directory.
 
 Fairness rules that live here: both databases are durable (PostgreSQL with
 fsync and synchronous_commit on; Strata syncs its WAL before acknowledging
@@ -21,6 +26,8 @@ import signal
 import socket
 import subprocess
 import time
+
+from . import resources
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
 
@@ -45,6 +52,11 @@ PG_CONF = {
 # max_prepared_statements (that arrived in 1.21), so protocol-level prepared
 # statements cannot go through it: the harness skips 'prepared' cells for it.
 PGBOUNCER_POOL_SIZE = 20
+
+# The systems bench/run knows, in alternation order, and those whose
+# failures are results (Strata's) rather than a broken instrument.
+NAMES = ("postgresql", "strata", "strata-split", "pgbouncer")
+STRATA = ("strata", "strata-split")
 
 
 @dataclasses.dataclass
@@ -211,28 +223,50 @@ class Postgres(Server):
         return dict(PG_CONF)
 
 
+def has_split(binary):
+    """Whether this Strata binary is multi-process (`strata start --help`
+    lists --single-process); older builds only have the all-in-one server."""
+    try:
+        out = subprocess.run([binary, "start", "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--single-process" in out.stdout + out.stderr
+
+
 class Strata(Server):
+    """The all-in-one server: KV and SQL in one process."""
     name = "strata"
-    label = "Strata"
+    label = "Strata (1 process)"
+    dirname = "strata"
+    needs_split = False  # a binary from before the split is the same all-in-one server
 
     def __init__(self, work, logdir, binary):
-        self.dir = os.path.join(work, "strata")
-        self.sock = os.path.join(work, "stratasock")
-        self.log = os.path.join(logdir, "strata.log")
+        self.dir = os.path.join(work, self.dirname)
+        self.sock = os.path.join(work, self.dirname + "-sock")
+        self.log = os.path.join(logdir, self.dirname + ".log")
         self.bin = binary
         self.port = free_port()
+        self.split = None  # has_split(binary), asked at start()
 
     def start(self):
+        self.split = has_split(self.bin)
+        if self.needs_split and not self.split:
+            raise ServerDown(f"{self.bin} has no multi-process mode (`strata start --help` lists no "
+                             "--single-process): this build predates the split")
         fresh_dir(self.dir)
         fresh_dir(self.sock)
         self._launch()
 
+    def command(self):
+        # A binary from before the split has no such flag: its plain start is the all-in-one server.
+        flags = ["--single-process"] if self.split else []
+        return [self.bin, "start", *flags, "--listen", f"127.0.0.1:{self.port}",
+                "--socket-dir", self.sock, "--data-dir", self.dir]
+
     def _launch(self):
         env = dict(os.environ, RUST_LOG=os.environ.get("RUST_LOG", "warn"))
         with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen([self.bin, "start", "--listen", f"127.0.0.1:{self.port}",
-                                          "--socket-dir", self.sock, "--data-dir", self.dir],
-                                         stdout=log, stderr=log, env=env, start_new_session=True)
+            self.proc = subprocess.Popen(self.command(), stdout=log, stderr=log, env=env, start_new_session=True)
         wait_port(self.port, self.proc, self.log)
 
     def endpoint(self, transport):
@@ -245,7 +279,58 @@ class Strata(Server):
         return f"{version_of([self.bin, '--version'])} ({self.bin})"
 
     def config(self):
-        return {"binary": self.bin, "durability": "WAL synced before every commit is acknowledged"}
+        return {"binary": self.bin, "command": " ".join(self.command()), "processes": "one",
+                "durability": "WAL synced before every commit is acknowledged"}
+
+
+class StrataSplit(Strata):
+    """The multi-process server: `strata start` is a supervisor that runs
+    `strata kv` and `strata proxy`; the proxy starts one `strata sql` per
+    tenant on the tenant's first connection. All of them are the server."""
+    name = "strata-split"
+    label = "Strata split"
+    dirname = "strata-split"
+    needs_split = True
+    # The supervisor stops the proxy, the KV server, then any adopted SQL
+    # process, allowing each 30 s.
+    stop_timeout = 100
+
+    def command(self):
+        return [self.bin, "start", "--listen", f"127.0.0.1:{self.port}", "--socket-dir", self.sock,
+                "--data-dir", self.dir]
+
+    def pids(self):
+        # The supervisor and every descendant now (KV server, proxy, SQL
+        # processes), read from /proc at each call: a SQL process that the
+        # proxy started since the last call is included.
+        return resources.tree([self.proc.pid]) if self.proc else []
+
+    def stop(self):
+        """SIGTERM to the supervisor, which stops its children; SIGKILL to its
+        whole process group after stop_timeout, and to anything of that group
+        still left (a SQL process outliving a supervisor that died)."""
+        if self.proc is None:
+            return
+        group = self.proc.pid  # start_new_session: the group id is the supervisor's pid
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=self.stop_timeout)
+            except subprocess.TimeoutExpired:
+                kill_group(group)
+                self.proc.wait(timeout=30)
+        kill_group(group)
+        self.proc = None
+
+    def config(self):
+        return dict(super().config(), processes="supervisor + strata kv + strata proxy + one strata sql per tenant")
+
+
+def kill_group(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # nothing left in it
 
 
 class PgBouncer(Server):
@@ -311,7 +396,7 @@ class PgBouncer(Server):
 
 def make(names, work, logdir, strata_bin):
     """Builds the measured systems in alternation order (PostgreSQL, Strata,
-    PgBouncer) and the servers to start and load, which include PostgreSQL
+    Strata split, PgBouncer) and the servers to start and load, which include PostgreSQL
     whenever PgBouncer is measured, even if PostgreSQL itself is not."""
     measured, pg = [], None
     if "postgresql" in names or "pgbouncer" in names:
@@ -320,6 +405,8 @@ def make(names, work, logdir, strata_bin):
         measured.append(pg)
     if "strata" in names:
         measured.append(Strata(work, logdir, strata_bin))
+    if "strata-split" in names:
+        measured.append(StrataSplit(work, logdir, strata_bin))
     if "pgbouncer" in names:
         measured.append(PgBouncer(work, logdir, pg))
     servers = ([pg] if pg else []) + [s for s in measured if s is not pg]

@@ -19,6 +19,11 @@ pub mod cache;
 pub mod node;
 // Transactions on the embedded node.
 pub mod txn;
+// The KV server: the node over the KV RPC, bound to tenants.
+pub mod rpc;
+// The tenant registry under the system tenant's keys.
+pub mod tenants;
 
 pub use node::{EmbeddedClient, KvNode};
+pub use rpc::KvServer;
 pub use txn::EmbeddedTxn;

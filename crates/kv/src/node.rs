@@ -189,7 +189,7 @@ fn commit_worker(
 
 /// A KV node: an engine plus MVCC transactions over it.
 pub struct KvNode {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     worker: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -247,9 +247,9 @@ impl KvNode {
         Ok(KvNode { shared, worker: Some(worker) })
     }
 
-    /// A client for this node (cheap to clone).
-    pub fn client(&self) -> EmbeddedClient {
-        EmbeddedClient { shared: self.shared.clone() }
+    /// A client for `tenant`'s keys on this node (cheap to clone).
+    pub fn client(&self, tenant: TenantId) -> EmbeddedClient {
+        EmbeddedClient { shared: self.shared.clone(), tenant }
     }
 }
 
@@ -257,12 +257,17 @@ impl KvNode {
 #[derive(Clone)]
 pub struct EmbeddedClient {
     shared: Arc<Shared>,
+    tenant: TenantId,
 }
 
 impl KvClient for EmbeddedClient {
     type Txn = EmbeddedTxn;
 
-    async fn begin(&self, tenant: TenantId, isolation: IsolationLevel) -> Result<EmbeddedTxn> {
-        Ok(EmbeddedTxn::new(self.shared.clone(), tenant, isolation))
+    fn tenant(&self) -> TenantId {
+        self.tenant
+    }
+
+    async fn begin(&self, isolation: IsolationLevel) -> Result<EmbeddedTxn> {
+        Ok(EmbeddedTxn::new(self.shared.clone(), self.tenant, isolation))
     }
 }

@@ -67,6 +67,17 @@ impl EmbeddedTxn {
         isolation: IsolationLevel,
     ) -> EmbeddedTxn {
         let id = shared.next_txn_id();
+        EmbeddedTxn::with_id(shared, tenant, isolation, id)
+    }
+
+    /// A transaction whose id the caller chose (the RPC server uses the
+    /// remote client's, which never collide with the node's own).
+    pub(crate) fn with_id(
+        shared: Arc<Shared>,
+        tenant: TenantId,
+        isolation: IsolationLevel,
+        id: TxnId,
+    ) -> EmbeddedTxn {
         let snapshot = shared.visible.load(Ordering::Acquire);
         shared.register_snapshot(snapshot);
         EmbeddedTxn {

@@ -62,16 +62,15 @@ fn key(k: u8) -> Key {
 
 fn run(node: kv::KvNode, ops: Vec<Op>) -> Result<(), TestCaseError> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    let client = node.client();
+    let client = node.client(TenantId(7));
     let mut committed: Model = BTreeMap::new();
     let mut open: Vec<Option<Open<kv::EmbeddedTxn>>> = vec![None, None, None];
     for op in ops {
         match op {
             Op::Begin(t) => {
                 if open[t].is_none() {
-                    let txn = rt
-                        .block_on(client.begin(TenantId(7), IsolationLevel::RepeatableRead))
-                        .expect("begin");
+                    let txn =
+                        rt.block_on(client.begin(IsolationLevel::RepeatableRead)).expect("begin");
                     open[t] = Some(Open { txn, snapshot: committed.clone(), own: BTreeMap::new() });
                 }
             }
@@ -170,7 +169,7 @@ fn run(node: kv::KvNode, ops: Vec<Op>) -> Result<(), TestCaseError> {
         }
     }
     // A fresh transaction sees exactly the committed model.
-    let txn = rt.block_on(client.begin(TenantId(7), IsolationLevel::ReadCommitted)).expect("begin");
+    let txn = rt.block_on(client.begin(IsolationLevel::ReadCommitted)).expect("begin");
     for k in 0..6u8 {
         let got = rt.block_on(txn.get(&key(k))).expect("get");
         prop_assert_eq!(got, committed.get(&k).map(|v| vec![*v]));
@@ -200,15 +199,14 @@ fn commits_survive_reopen() {
     {
         let node = kv::KvNode::open(dir.path()).expect("open");
         let mut t = rt
-            .block_on(node.client().begin(TenantId(7), IsolationLevel::ReadCommitted))
+            .block_on(node.client(TenantId(7)).begin(IsolationLevel::ReadCommitted))
             .expect("begin");
         t.put(key(1), b"durable".to_vec(), LockMode::Private).expect("put");
         rt.block_on(t.commit()).expect("commit");
     }
     let node = kv::KvNode::open(dir.path()).expect("reopen");
-    let t = rt
-        .block_on(node.client().begin(TenantId(7), IsolationLevel::ReadCommitted))
-        .expect("begin");
+    let t =
+        rt.block_on(node.client(TenantId(7)).begin(IsolationLevel::ReadCommitted)).expect("begin");
     assert_eq!(rt.block_on(t.get(&key(1))).expect("get"), Some(b"durable".to_vec()));
     // Timestamps keep growing after a restart.
     assert!(t.snapshot().0 >= 1);
@@ -218,9 +216,8 @@ fn commits_survive_reopen() {
 fn tenant_guard_rejects_foreign_keys() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let node = kv::KvNode::memory();
-    let mut t = rt
-        .block_on(node.client().begin(TenantId(7), IsolationLevel::ReadCommitted))
-        .expect("begin");
+    let mut t =
+        rt.block_on(node.client(TenantId(7)).begin(IsolationLevel::ReadCommitted)).expect("begin");
     let foreign = Key::new(TenantId(8), b"x");
     assert!(matches!(rt.block_on(t.get(&foreign)), Err(kvapi::Error::TenantViolation(_))));
     assert!(matches!(
@@ -237,8 +234,8 @@ fn stored_size_counts_committed_versions_of_the_range_only() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let dir = tempfile::tempdir().expect("dir");
     for node in [kv::KvNode::memory(), kv::KvNode::open(dir.path()).expect("open")] {
-        let client = node.client();
-        let begin = || rt.block_on(client.begin(TenantId(7), IsolationLevel::ReadCommitted));
+        let client = node.client(TenantId(7));
+        let begin = || rt.block_on(client.begin(IsolationLevel::ReadCommitted));
         let range = KeyRange { start: key(1), end: key(3) };
         let size = |t: &kv::EmbeddedTxn| rt.block_on(t.stored_size(&range)).expect("size");
         let mut t = begin().expect("begin");
@@ -265,7 +262,7 @@ fn stored_size_counts_committed_versions_of_the_range_only() {
 fn a_lock_wait_past_the_lock_timeout_fails_and_leaves_no_trace() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let node = kv::KvNode::memory();
-    let begin = || rt.block_on(node.client().begin(TenantId(7), IsolationLevel::ReadCommitted));
+    let begin = || rt.block_on(node.client(TenantId(7)).begin(IsolationLevel::ReadCommitted));
     let mut holder = begin().expect("begin");
     rt.block_on(holder.lock(&[key(1)])).expect("lock");
     let mut waiter = begin().expect("begin");

@@ -76,6 +76,12 @@ impl fmt::Display for RetryReason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Timestamp(pub u64);
 
+impl Timestamp {
+    /// What [`Txn::snapshot`] reports before a remote transaction has
+    /// reached the KV node: larger than any real timestamp.
+    pub const UNKNOWN: Timestamp = Timestamp(u64::MAX);
+}
+
 /// Identifies a transaction for its whole life (locks, wait-for graph, logs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TxnId(pub u64);
@@ -118,18 +124,25 @@ pub enum LockMode {
     Private,
 }
 
-/// Opens transactions. Cheap to clone; one per SQL process, shared by sessions.
+/// Opens transactions for one tenant. Cheap to clone; one per SQL process,
+/// shared by its sessions.
+///
+/// A client is bound to its tenant when it is made (the embedded client by
+/// its constructor, the RPC client when the KV server authenticates its
+/// connection), so callers never name the tenant again: every key a
+/// transaction touches must carry [`KvClient::tenant`]'s prefix, and the KV
+/// node checks that on every request against the tenant it bound, not
+/// against anything the request says.
 pub trait KvClient: Clone + Send + Sync + 'static {
     /// The transaction type this client hands out.
     type Txn: Txn;
 
-    /// Begins a transaction for `tenant`. Every key the transaction touches must
-    /// carry this tenant's prefix; the KV node checks it on every request.
-    fn begin(
-        &self,
-        tenant: TenantId,
-        isolation: IsolationLevel,
-    ) -> impl Future<Output = Result<Self::Txn>> + Send;
+    /// The tenant this client's transactions belong to.
+    fn tenant(&self) -> TenantId;
+
+    /// Begins a transaction. It may cost no round trip: a remote client
+    /// takes the snapshot with the transaction's first request.
+    fn begin(&self, isolation: IsolationLevel) -> impl Future<Output = Result<Self::Txn>> + Send;
 }
 
 /// A transaction: snapshot reads merged with its own buffered writes, row locks,
@@ -143,7 +156,10 @@ pub trait Txn: Send + Sync + 'static {
     /// This transaction's id.
     fn id(&self) -> TxnId;
 
-    /// The timestamp the transaction currently reads at.
+    /// The timestamp the transaction currently reads at. A remote
+    /// transaction learns it from its first request (and after
+    /// [`Txn::refresh_snapshot`], from the next one); until then this is
+    /// [`Timestamp::UNKNOWN`], which never equals a real snapshot.
     fn snapshot(&self) -> Timestamp;
 
     /// The isolation level the transaction was begun with.

@@ -483,7 +483,7 @@ async fn store<K: KvClient>(
     oid: u32,
     f: impl FnOnce(Option<(i64, bool)>) -> Result<(i64, bool)>,
 ) -> Result<()> {
-    let mut txn = client.begin(tenant, IsolationLevel::ReadCommitted).await.map_err(from_kv)?;
+    let mut txn = client.begin(IsolationLevel::ReadCommitted).await.map_err(from_kv)?;
     let key = keys::sequence_state(tenant, oid);
     let locked = txn.lock(std::slice::from_ref(&key)).await.map_err(from_kv)?;
     let pos = decode_position(locked.first().and_then(|l| l.latest.as_deref()))?;

@@ -78,12 +78,13 @@ pub struct Database<K: KvClient> {
 }
 
 impl<K: KvClient> Database<K> {
-    /// Creates the shared state for `tenant`. `hasher` turns passwords given
-    /// to CREATE/ALTER ROLE into stored verifiers.
-    pub fn new(client: K, tenant: TenantId, hasher: ddl::PasswordHasher) -> Arc<Database<K>> {
+    /// Creates the shared state for the tenant `client` is bound to.
+    /// `hasher` turns passwords given to CREATE/ALTER ROLE into stored
+    /// verifiers.
+    pub fn new(client: K, hasher: ddl::PasswordHasher) -> Arc<Database<K>> {
         Arc::new(Database {
+            tenant: client.tenant(),
             client,
-            tenant,
             catalog: RwLock::new(Arc::new(Catalog::default())),
             hasher,
             reserved: Arc::default(),
@@ -101,8 +102,7 @@ impl<K: KvClient> Database<K> {
 
     /// Reloads the catalog from storage (at startup, before serving).
     pub async fn refresh(&self) -> Result<()> {
-        let txn =
-            self.client.begin(self.tenant, IsolationLevel::ReadCommitted).await.map_err(from_kv)?;
+        let txn = self.client.begin(IsolationLevel::ReadCommitted).await.map_err(from_kv)?;
         let cat = Arc::new(ddl::load_catalog(&txn, self.tenant).await?);
         txn.abort();
         self.publish(&cat);
@@ -526,7 +526,7 @@ impl<K: KvClient> Session<K> {
             return;
         }
         let tenant = self.db.tenant;
-        let Ok(mut txn) = self.db.client.begin(tenant, IsolationLevel::ReadCommitted).await else {
+        let Ok(mut txn) = self.db.client.begin(IsolationLevel::ReadCommitted).await else {
             return;
         };
         for t in std::mem::take(&mut self.temp).values() {
@@ -625,12 +625,7 @@ impl<K: KvClient> Session<K> {
     /// connection opens, so the first Parse sees every committed table even
     /// right after a restart).
     pub async fn refresh_catalog(&mut self) -> Result<()> {
-        let txn = self
-            .db
-            .client
-            .begin(self.db.tenant, IsolationLevel::ReadCommitted)
-            .await
-            .map_err(from_kv)?;
+        let txn = self.db.client.begin(IsolationLevel::ReadCommitted).await.map_err(from_kv)?;
         // The catalog version can only change through a commit, and every
         // commit moves the snapshot timestamp: at a snapshot where we already
         // checked it (and without DDL of our own since), it is unchanged.
@@ -642,6 +637,9 @@ impl<K: KvClient> Session<K> {
             Some(b) => ddl::decode_u64(&b)?,
             None => 0,
         };
+        // Read the snapshot again: a remote transaction learns it only from
+        // its first request (before, it is Timestamp::UNKNOWN).
+        let snap = txn.snapshot().0;
         self.catalog_checked_at = if self.ddl { None } else { Some((snap, version)) };
         if version != self.catalog.version {
             let cat = Arc::new(ddl::load_catalog(&txn, self.db.tenant).await?);
@@ -1176,12 +1174,10 @@ impl<K: KvClient> Session<K> {
     async fn begin_txn(&mut self) -> Result<()> {
         if self.txn.is_none() {
             let iso = self.isolation()?;
-            let mut t = self.db.client.begin(self.db.tenant, iso).await.map_err(from_kv)?;
+            let mut t = self.db.client.begin(iso).await.map_err(from_kv)?;
             t.set_lock_timeout(self.lock_timeout());
-            // Unique while the node runs (its KV ids), growing with start
-            // order, and after a restart above every committed
-            // transaction's (the snapshot is the last commit's).
-            self.txid = ((t.snapshot().0 << 20) | (t.id().0 & 0xF_FFFF)) as i64;
+            // Set by start_statement once the snapshot is known.
+            self.txid = 0;
             self.txn = Some(t);
             self.txn_time = sqltypes::datetime::now_micros();
         }
@@ -1207,6 +1203,14 @@ impl<K: KvClient> Session<K> {
             Some(b) => ddl::decode_u64(&b)?,
             None => 0,
         };
+        if self.txid == 0 {
+            // Unique while the node runs (its KV ids), growing with start
+            // order, and after a restart above every committed
+            // transaction's (the snapshot is the last commit's). Taken after
+            // the first read: a remote transaction's snapshot is known only
+            // from then on.
+            self.txid = ((txn.snapshot().0 << 20) | (txn.id().0 & 0xF_FFFF)) as i64;
+        }
         if version != self.catalog.version {
             let cat = Arc::new(ddl::load_catalog(&*txn, self.db.tenant).await?);
             if !self.ddl {

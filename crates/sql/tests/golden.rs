@@ -28,7 +28,7 @@ struct Runner {
 impl Runner {
     fn new() -> Runner {
         let node = kv::KvNode::memory();
-        let db = Database::new(node.client(), TenantId::SYSTEM, |p| format!("plain:{p}"));
+        let db = Database::new(node.client(TenantId::SYSTEM), |p| format!("plain:{p}"));
         let rt =
             tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
         Runner { db, rt, sessions: HashMap::new(), _node: node }

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use kvapi::{KvClient, TenantId};
+use kvapi::KvClient;
 use sql::plan::Column;
 use sql::{Database, Outcome, Session as SqlSession, TxnState};
 use sqlstate::{ErrorReport, SqlState};
@@ -21,12 +21,37 @@ use wire::{AuthMethod, ExecOutcome, FieldDesc, Format, Oid, Output, StartupInfo,
 /// Serves one tenant's SQL over the wire protocol.
 pub struct SqlNode<K: KvClient> {
     db: Arc<Database<K>>,
+    /// Open client sessions (the KV server learns the count: a tenant with
+    /// sessions is not dropped without --force).
+    sessions: Arc<Sessions>,
+}
+
+/// The count of open sessions, and who is told when it changes.
+#[derive(Default)]
+struct Sessions {
+    /// Locked while the hook runs, so it hears the counts in order.
+    count: std::sync::Mutex<usize>,
+    hook: Option<Box<dyn Fn(usize) + Send + Sync>>,
 }
 
 impl<K: KvClient> SqlNode<K> {
-    /// A SQL node for `tenant` over `client`.
-    pub fn new(client: K, tenant: TenantId) -> SqlNode<K> {
-        SqlNode { db: Database::new(client, tenant, hash_password) }
+    /// A SQL node for the tenant `client` is bound to.
+    pub fn new(client: K) -> SqlNode<K> {
+        SqlNode { db: Database::new(client, hash_password), sessions: Arc::default() }
+    }
+
+    /// Calls `hook` with the number of open sessions each time it changes,
+    /// as a session opens or closes (the SQL process tells the KV server,
+    /// before the client hears that its login succeeded).
+    pub fn on_sessions(mut self, hook: impl Fn(usize) + Send + Sync + 'static) -> SqlNode<K> {
+        self.sessions =
+            Arc::new(Sessions { count: Default::default(), hook: Some(Box::new(hook)) });
+        self
+    }
+
+    /// How many client sessions are open now.
+    pub fn sessions(&self) -> usize {
+        *self.sessions.count.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Loads the catalog (tables and roles) before serving.
@@ -101,7 +126,7 @@ impl<K: KvClient> wire::Backend for SqlNode<K> {
                 }
             }
         }
-        Ok(NodeSession { inner: session })
+        Ok(NodeSession { inner: session, _count: SessionCount::new(&self.sessions) })
     }
 }
 
@@ -126,6 +151,33 @@ impl sql::backends::Interrupt for Interrupt {
 /// A connection's session: the SQL session plus wire-format handling.
 pub struct NodeSession<K: KvClient> {
     inner: SqlSession<K>,
+    _count: SessionCount,
+}
+
+/// Counts a session in [`SqlNode::sessions`] while it lives.
+struct SessionCount(Arc<Sessions>);
+
+impl SessionCount {
+    fn new(s: &Arc<Sessions>) -> SessionCount {
+        s.change(|n| n + 1);
+        SessionCount(s.clone())
+    }
+}
+
+impl Sessions {
+    fn change(&self, f: impl FnOnce(usize) -> usize) {
+        let mut n = self.count.lock().unwrap_or_else(|p| p.into_inner());
+        *n = f(*n);
+        if let Some(h) = &self.hook {
+            h(*n);
+        }
+    }
+}
+
+impl Drop for SessionCount {
+    fn drop(&mut self) {
+        self.0.change(|n| n.saturating_sub(1));
+    }
 }
 
 /// A prepared statement as the wire layer sees it.

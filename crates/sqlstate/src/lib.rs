@@ -280,6 +280,8 @@ sqlstates! {
     QueryCanceled = "57014",
     /// 57P01
     AdminShutdown = "57P01",
+    /// 57P03: the proxy cannot reach the tenant's SQL process or storage
+    CannotConnectNow = "57P03",
     /// 57P05: idle_session_timeout ended the connection
     IdleSessionTimeout = "57P05",
     /// 25P03: idle_in_transaction_session_timeout ended the connection

@@ -1,17 +1,34 @@
 //! The `strata` binary: command-line parsing and wiring only.
 //!
-//! `strata start` opens the KV node on the data directory, puts a SQL node
-//! for the built-in system tenant on top of it through the embedded KV
-//! client, and serves the PostgreSQL protocol on TCP and a unix socket. No
-//! logic lives here; each piece is its own crate.
+//! One binary, one OS process per part:
+//!
+//! - `strata start` runs the whole system on one machine: a supervisor
+//!   ([`supervisor`]) that starts `strata kv` and `strata proxy` as child
+//!   processes and restarts either when it dies; the proxy starts one
+//!   `strata sql` per tenant. `strata start --single-process` keeps the old
+//!   all-in-one server (KV and SQL of the default tenant in one process).
+//! - `strata kv` is the shared KV server, `strata sql` one tenant's SQL
+//!   process, `strata proxy` the front door.
+//! - `strata tenant create|list|drop` manage tenants through the KV server.
+//!
+//! No logic lives here beyond connecting the crates: the KV server is
+//! `kv::KvServer`, the RPC client `kvrpc::RpcClient`, the SQL process
+//! `sqlnode::SqlNode`, the proxy `proxy::Proxy`.
 
+use std::io::Write;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
-use kvapi::TenantId;
+use kvrpc::{KvAddr, Secret};
+
+/// Starts and restarts the processes of `strata start`.
+mod supervisor;
+/// `strata tenant ...`.
+mod tenant;
 
 #[derive(Parser)]
 #[command(
@@ -26,11 +43,20 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Runs KV and SQL in one process and serves PostgreSQL clients.
+    /// Runs everything on this machine (KV server, proxy, SQL processes)
+    /// and serves PostgreSQL clients.
     Start(StartArgs),
+    /// Runs the shared KV server.
+    Kv(KvArgs),
+    /// Runs one tenant's SQL process.
+    Sql(SqlArgs),
+    /// Runs the proxy that routes clients to their tenant's SQL process.
+    Proxy(ProxyArgs),
+    /// Creates, lists and drops tenants.
+    Tenant(tenant::TenantArgs),
 }
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 struct StartArgs {
     /// TCP address to listen on.
     #[arg(long, default_value = "127.0.0.1:5433")]
@@ -44,9 +70,96 @@ struct StartArgs {
     /// Where data is stored.
     #[arg(long, default_value = "./strata-data")]
     data_dir: PathBuf,
+    /// Run KV and SQL (of the default tenant only) in this one process, as
+    /// before the split; for comparison in benchmarks.
+    #[arg(long)]
+    single_process: bool,
 }
 
-fn main() -> anyhow::Result<()> {
+#[derive(clap::Args)]
+struct KvArgs {
+    /// Where data is stored (RocksDB in DIR/kv, the secret in DIR/secret).
+    #[arg(long, default_value = "./strata-data")]
+    data_dir: PathBuf,
+    /// TCP address to serve the KV RPC on.
+    #[arg(long)]
+    listen: Option<SocketAddr>,
+    /// Unix socket to serve the KV RPC on.
+    #[arg(long)]
+    unix: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct SqlArgs {
+    /// The KV server: host:port or a unix socket path.
+    #[arg(long)]
+    kv: KvAddr,
+    /// The tenant this process serves. Its KV token comes from the
+    /// environment variable STRATA_KV_TOKEN.
+    #[arg(long)]
+    tenant: String,
+    /// Unix socket the proxy connects to (each connection starts with a
+    /// PROXY header).
+    #[arg(long)]
+    proxy_socket: Option<PathBuf>,
+    /// Also serve clients directly on this TCP address.
+    #[arg(long)]
+    listen: Option<SocketAddr>,
+    /// How long the KV server may be unreachable before this process exits.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    kv_timeout: Duration,
+}
+
+#[derive(clap::Args)]
+struct ProxyArgs {
+    /// The KV server: host:port or a unix socket path.
+    #[arg(long)]
+    kv: KvAddr,
+    /// TCP address to listen on.
+    #[arg(long, default_value = "127.0.0.1:5433")]
+    listen: SocketAddr,
+    /// Directory for the unix socket (DIR/.s.PGSQL.PORT).
+    #[arg(long, default_value = "/tmp")]
+    socket_dir: PathBuf,
+    /// Do not listen on a unix socket.
+    #[arg(long)]
+    no_unix_socket: bool,
+    /// The KV server's secret file.
+    #[arg(long, default_value = "./strata-data/secret")]
+    secret_file: PathBuf,
+    /// Directory for the SQL processes' sockets (made private to us).
+    #[arg(long, default_value = "./strata-data/run")]
+    run_dir: PathBuf,
+}
+
+/// Parses `500ms`, `2s`, `5min`, `1h` (a bare number is seconds).
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num.parse().map_err(|_| format!("bad duration {s:?}"))?;
+    let secs = match unit.trim() {
+        "ms" => n / 1000.0,
+        "" | "s" => n,
+        "min" | "m" => n * 60.0,
+        "h" => n * 3600.0,
+        other => return Err(format!("bad duration unit {other:?} (use ms, s, min or h)")),
+    };
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // The whole chain of causes, without a backtrace.
+            let _ = writeln!(std::io::stderr(), "strata: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
@@ -55,37 +168,249 @@ fn main() -> anyhow::Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Start(args) => start(args),
+        Command::Start(args) if args.single_process => start_single(args),
+        Command::Start(args) => supervisor::run(args),
+        Command::Kv(args) => kv(args),
+        Command::Sql(args) => sql(args),
+        Command::Proxy(args) => proxy(args),
+        Command::Tenant(args) => tenant::run(args),
     }
 }
 
-fn start(args: StartArgs) -> anyhow::Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
+/// The runtime every command runs on.
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
         // Deep (but bounded) expression trees are walked recursively, and
         // PL/pgSQL calls nest up to plpgsql::MAX_DEPTH levels, each a
         // deep stack of futures (some hundreds of KB in a debug build).
         .thread_stack_size(32 << 20)
         .enable_all()
         .build()
-        .context("starting the runtime")?;
-    rt.block_on(async move {
-        std::fs::create_dir_all(&args.data_dir).with_context(|| format!("creating {}", args.data_dir.display()))?;
-        let node = kv::KvNode::open(&args.data_dir.join("kv")).with_context(|| format!("opening data directory {}", args.data_dir.display()))?;
-        let backend = Arc::new(sqlnode::SqlNode::new(node.client(), TenantId::SYSTEM));
+        .context("starting the runtime")
+}
+
+/// Tells the parent (supervisor or proxy) that this process serves now.
+fn announce_ready() {
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "ready");
+    let _ = out.flush();
+}
+
+/// The unix socket path for a PostgreSQL listener on `listen`'s port.
+fn pg_socket(dir: &Path, listen: &SocketAddr) -> PathBuf {
+    dir.join(format!(".s.PGSQL.{}", listen.port()))
+}
+
+fn start_single(args: StartArgs) -> anyhow::Result<()> {
+    runtime()?.block_on(async move {
+        let dir = &args.data_dir;
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let node = kv::KvNode::open(&dir.join("kv"))
+            .with_context(|| format!("opening data directory {}", dir.display()))?;
+        let tenant = node
+            .tenant_id(kv::tenants::DEFAULT)
+            .await
+            .map_err(|e| anyhow::anyhow!("reading the tenant registry: {e}"))?
+            .context("the default tenant is missing")?;
+        let backend = Arc::new(sqlnode::SqlNode::new(node.client(tenant)));
         backend.init().await.map_err(|e| anyhow::anyhow!("loading the catalog: {e}"))?;
-        let unix = if args.no_unix_socket { None } else { Some(args.socket_dir.join(format!(".s.PGSQL.{}", args.listen.port()))) };
-        let listeners = wire::Listeners::bind(args.listen, unix.as_deref()).await.context("binding listeners")?;
-        tracing::info!(addr = %args.listen, unix = ?unix, data = %args.data_dir.display(), "strata is ready to accept connections");
+        let unix = (!args.no_unix_socket).then(|| pg_socket(&args.socket_dir, &args.listen));
+        let listeners = wire::Listeners::bind(args.listen, unix.as_deref())
+            .await
+            .context("binding listeners")?;
+        tracing::info!(addr = %args.listen, unix = ?unix, data = %dir.display(), "strata (single process) is ready to accept connections");
         tokio::select! {
             r = wire::serve(backend, listeners) => r.context("serving")?,
             _ = shutdown_signal() => tracing::info!("shutting down"),
         }
-        if let Some(path) = unix {
-            let _ = std::fs::remove_file(path);
+        drop(node);
+        Ok(())
+    })
+}
+
+fn kv(args: KvArgs) -> anyhow::Result<()> {
+    runtime()?.block_on(async move {
+        let dir = &args.data_dir;
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let secret = Secret::load_or_create(&dir.join("secret")).context("reading the secret")?;
+        let node = kv::KvNode::open(&dir.join("kv"))
+            .with_context(|| format!("opening data directory {}", dir.display()))?;
+        let server = node.server(secret).await.map_err(|e| anyhow::anyhow!("opening the tenant registry: {e}"))?;
+        let tcp = match args.listen {
+            Some(a) => Some(tokio::net::TcpListener::bind(a).await.with_context(|| format!("binding {a}"))?),
+            None => None,
+        };
+        let unix = match &args.unix {
+            Some(p) => {
+                let _ = std::fs::remove_file(p);
+                Some(tokio::net::UnixListener::bind(p).with_context(|| format!("binding {}", p.display()))?)
+            }
+            None => None,
+        };
+        if tcp.is_none() && unix.is_none() {
+            bail!("give --listen ADDR or --unix PATH (or both)");
+        }
+        tracing::info!(tcp = ?args.listen, unix = ?args.unix, data = %dir.display(), "KV server ready");
+        announce_ready();
+        tokio::select! {
+            _ = server.serve(tcp, unix) => {}
+            _ = shutdown_signal() => tracing::info!("KV server shutting down"),
+        }
+        if let Some(p) = &args.unix {
+            let _ = std::fs::remove_file(p);
         }
         drop(node);
         Ok(())
     })
+}
+
+/// Connects to the KV server, retrying for up to `timeout`.
+async fn connect_kv(
+    addr: &KvAddr,
+    tenant: &str,
+    token: &str,
+    timeout: Duration,
+) -> anyhow::Result<kvrpc::RpcClient> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match kvrpc::RpcClient::connect(addr.clone(), tenant, token).await {
+            Ok(c) => return Ok(c),
+            Err(kvapi::Error::Unavailable(m))
+                if Instant::now() < deadline && !m.contains("refused:") =>
+            {
+                tracing::debug!(error = %m, "KV server not reachable yet");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => {
+                bail!("cannot connect to the KV server at {addr} as tenant \"{tenant}\": {e}")
+            }
+        }
+    }
+}
+
+fn sql(args: SqlArgs) -> anyhow::Result<()> {
+    let token = std::env::var("STRATA_KV_TOKEN").context("STRATA_KV_TOKEN is not set")?;
+    runtime()?.block_on(async move {
+        let client = connect_kv(&args.kv, &args.tenant, &token, args.kv_timeout).await?;
+        let reporter = client.clone();
+        let backend = sqlnode::SqlNode::new(client.clone())
+            .on_sessions(move |n| reporter.report_sessions(u32::try_from(n).unwrap_or(u32::MAX)));
+        let backend = Arc::new(backend);
+        backend.init().await.map_err(|e| anyhow::anyhow!("loading the catalog: {e}"))?;
+        let mut listeners = match args.listen {
+            Some(a) => wire::Listeners::bind(a, None).await.with_context(|| format!("binding {a}"))?,
+            None => wire::Listeners::none(),
+        };
+        if let Some(p) = &args.proxy_socket {
+            listeners = listeners.with_proxied(p).with_context(|| format!("binding {}", p.display()))?;
+        }
+        tracing::info!(tenant = %args.tenant, kv = %args.kv, "SQL process ready");
+        announce_ready();
+        tokio::select! {
+            r = wire::serve_until(backend.clone(), listeners, shutdown_signal()) => r.context("serving")?,
+            e = watch_kv(client, backend, args.kv_timeout) => return Err(e),
+        }
+        Ok(())
+    })
+}
+
+/// Keeps the KV connection up and the server told of our session count;
+/// returns (and the process exits non-zero) when the KV server stayed out
+/// of reach for `timeout`.
+async fn watch_kv(
+    client: kvrpc::RpcClient,
+    backend: Arc<sqlnode::SqlNode<kvrpc::RpcClient>>,
+    timeout: Duration,
+) -> anyhow::Error {
+    let mut down_since: Option<Instant> = None;
+    let mut reported = None;
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if !client.is_connected() {
+            match client.connection().await {
+                Ok(_) => reported = None,
+                Err(e) => {
+                    let since = *down_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() > timeout {
+                        tracing::error!(error = %e, "lost the KV server; exiting");
+                        return anyhow::anyhow!(
+                            "the KV server was out of reach for {timeout:?}: {e}"
+                        );
+                    }
+                    continue;
+                }
+            }
+        }
+        down_since = None;
+        // A new connection learns the count only from later changes.
+        if reported.is_none() {
+            client.report_sessions(u32::try_from(backend.sessions()).unwrap_or(u32::MAX));
+            reported = Some(());
+        }
+    }
+}
+
+fn proxy(args: ProxyArgs) -> anyhow::Result<()> {
+    runtime()?.block_on(async move {
+        let secret = Secret::load(&args.secret_file)
+            .with_context(|| format!("reading the secret {}", args.secret_file.display()))?;
+        make_private_dir(&args.run_dir)?;
+        let exe = std::env::current_exe().context("finding the strata binary")?;
+        let kv = args.kv.clone();
+        let launcher: proxy::Launcher = Arc::new(move |spec: &proxy::SqlSpec| {
+            let mut c = std::process::Command::new(&exe);
+            c.arg("sql")
+                .arg("--kv")
+                .arg(kv.to_string())
+                .arg("--tenant")
+                .arg(spec.tenant)
+                .arg("--proxy-socket")
+                .arg(spec.socket);
+            c
+        });
+        let p = proxy::Proxy::new(proxy::Config {
+            kv: args.kv.clone(),
+            secret,
+            run_dir: args.run_dir.clone(),
+            launcher,
+        });
+        p.check_kv().await.map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        let tcp = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("binding {}", args.listen))?;
+        let unix_path = (!args.no_unix_socket).then(|| pg_socket(&args.socket_dir, &args.listen));
+        let unix = match &unix_path {
+            Some(path) => {
+                let _ = std::fs::remove_file(path);
+                Some(
+                    tokio::net::UnixListener::bind(path)
+                        .with_context(|| format!("binding {}", path.display()))?,
+                )
+            }
+            None => None,
+        };
+        tracing::info!(addr = %args.listen, unix = ?unix_path, "proxy ready");
+        announce_ready();
+        tokio::select! {
+            _ = p.clone().serve(tcp, unix) => {}
+            _ = shutdown_signal() => tracing::info!("proxy shutting down"),
+        }
+        if let Some(path) = unix_path {
+            let _ = std::fs::remove_file(path);
+        }
+        // Our SQL processes stop with us on a clean shutdown.
+        supervisor::terminate(&p.child_pids(), Duration::from_secs(10));
+        Ok(())
+    })
+}
+
+/// Makes `dir` (mode 0700): the sockets in it accept PROXY headers, so
+/// only this user may reach them.
+fn make_private_dir(dir: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .with_context(|| format!("restricting {}", dir.display()))
 }
 
 async fn shutdown_signal() {
@@ -94,5 +419,20 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = term.recv() => {}
         _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("5min"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert!(parse_duration("x").is_err());
+        assert!(parse_duration("5 parsecs").is_err());
     }
 }

@@ -14,16 +14,30 @@
 //! [`TestServer::pgbench`] run the real client programs; [`TestServer::connect`]
 //! opens a `tokio-postgres` connection; [`RawClient`] speaks raw protocol
 //! bytes for malformed-input and cancel tests. Every wait is bounded in time.
+//!
+//! For Strata's multi-process cluster (supervisor, KV server, proxy, one SQL
+//! process per tenant) the `split` helpers reach a named tenant
+//! ([`TestServer::query_tenant`], [`connect_tenant`]), run `strata tenant`
+//! ([`TestServer::tenants`]), and kill and wait for one child process
+//! ([`TestServer::kv_pid`], [`kill9_pid`], [`TestServer::wait_for_query`]).
 
 /// Raw PostgreSQL v3 protocol client for exact control of the bytes.
 mod raw;
 /// The server under test: process lifecycle for Strata and PostgreSQL.
 mod server;
+/// The multi-process cluster: tenant connections, the `strata tenant` CLI,
+/// child pids, kill -9 of one child and bounded waits for its recovery.
+mod split;
 /// pgbench helpers: TPC-B invariants and output parsing.
 mod tpcb;
 
 pub use raw::RawClient;
 pub use server::{connect, run_with_timeout, strata_bin, Target, TestServer, START_TIMEOUT};
+pub use split::{
+    cluster_option, connect_config, connect_tenant, error_text, kill9_pid, parse_tenant_list,
+    pid_alive, plain_config, process_args, query_text, read_pid_file, tenant_config, test_runtime,
+    wait_pid_gone, TenantInfo, RECOVERY_TIMEOUT,
+};
 pub use tpcb::{check_tpcb_invariants, pgbench_number};
 
 /// How long one client program (psql, pgbench) may run before a test gives

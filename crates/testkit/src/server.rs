@@ -350,7 +350,11 @@ impl TestServer {
     }
 
     fn strata_command(&self) -> Command {
+        use std::os::unix::process::CommandExt;
         let mut c = Command::new(strata_bin());
+        // Its own process group: the supervisor, the KV server, the proxy
+        // and every SQL process, so kill9 takes the whole tree at once.
+        c.process_group(0);
         c.args(["start", "--listen", &format!("127.0.0.1:{}", self.port)])
             .arg("--socket-dir")
             .arg(self.socket_dir())
@@ -431,15 +435,10 @@ impl TestServer {
     /// this is the crash that durability tests simulate.
     pub fn kill9(&mut self) {
         let Some(mut c) = self.child.take() else { return };
-        match self.target {
-            Target::Strata => {
-                let _ = c.kill();
-            }
-            Target::Postgres => {
-                // SAFETY: kill(2) on the process group we created for this child.
-                unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
-            }
-        }
+        // SAFETY: kill(2) on the process group we created for this child
+        // (Strata's supervisor and its children, or PostgreSQL's postmaster
+        // and its backends).
+        unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
         let _ = c.wait();
         let deadline = Instant::now() + STOP_TIMEOUT;
         while group_alive(c.id()) && Instant::now() < deadline {

@@ -35,6 +35,8 @@ pub mod conn;
 pub mod messages;
 /// The buffer sessions write DataRows and COPY data into.
 pub mod output;
+/// The PROXY v1 header the Strata proxy sends ahead of a client's bytes.
+pub mod proxy_header;
 /// SCRAM-SHA-256 server side and PostgreSQL's verifier format.
 pub mod scram;
 /// Listeners, the accept loop and shutdown.

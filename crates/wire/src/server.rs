@@ -29,8 +29,19 @@ use crate::conn;
 
 /// The sockets a server accepts on.
 pub struct Listeners {
-    tcp: TcpListener,
+    tcp: Option<TcpListener>,
     unix: Option<(UnixListener, PathBuf)>,
+    /// A unix socket for the Strata proxy only: each connection starts
+    /// with a PROXY header naming the real client ([`crate::proxy_header`]).
+    proxied: Option<(UnixListener, PathBuf)>,
+}
+
+/// Binds a unix socket, replacing a stale socket file left by a killed server.
+fn bind_unix(p: &Path) -> io::Result<(UnixListener, PathBuf)> {
+    if p.exists() {
+        std::fs::remove_file(p)?;
+    }
+    Ok((UnixListener::bind(p)?, p.to_path_buf()))
 }
 
 impl Listeners {
@@ -38,21 +49,27 @@ impl Listeners {
     /// socket file left by a killed server is replaced).
     pub async fn bind(addr: SocketAddr, unix: Option<&Path>) -> io::Result<Listeners> {
         let tcp = TcpListener::bind(addr).await?;
-        let unix = match unix {
-            Some(p) => {
-                if p.exists() {
-                    std::fs::remove_file(p)?;
-                }
-                Some((UnixListener::bind(p)?, p.to_path_buf()))
-            }
-            None => None,
-        };
-        Ok(Listeners { tcp, unix })
+        let unix = unix.map(bind_unix).transpose()?;
+        Ok(Listeners { tcp: Some(tcp), unix, proxied: None })
+    }
+
+    /// No sockets yet (add them with the `with_` methods).
+    pub fn none() -> Listeners {
+        Listeners { tcp: None, unix: None, proxied: None }
+    }
+
+    /// Also accepts on the proxy's unix socket at `path` (see the field).
+    pub fn with_proxied(mut self, path: &Path) -> io::Result<Listeners> {
+        self.proxied = Some(bind_unix(path)?);
+        Ok(self)
     }
 
     /// The TCP address actually bound (useful with port 0).
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.tcp.local_addr()
+        match &self.tcp {
+            Some(t) => t.local_addr(),
+            None => Err(io::Error::new(io::ErrorKind::NotFound, "no TCP listener")),
+        }
     }
 
     /// Accepts the next connection from either listener.
@@ -63,16 +80,29 @@ impl Listeners {
                 None => std::future::pending().await,
             }
         };
+        let proxied = async {
+            match &self.proxied {
+                Some((l, _)) => l.accept().await.map(|(s, _)| Accepted::Proxied(s)),
+                None => std::future::pending().await,
+            }
+        };
+        let tcp = async {
+            match &self.tcp {
+                Some(l) => l.accept().await.map(|(s, peer)| Accepted::Tcp(s, peer)),
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
-            r = self.tcp.accept() => r.map(|(s, peer)| Accepted::Tcp(s, peer)),
+            r = tcp => r,
             r = unix => r,
+            r = proxied => r,
         }
     }
 }
 
 impl Drop for Listeners {
     fn drop(&mut self) {
-        if let Some((_, path)) = &self.unix {
+        for (_, path) in self.unix.iter().chain(&self.proxied) {
             let _ = std::fs::remove_file(path);
         }
     }
@@ -81,6 +111,7 @@ impl Drop for Listeners {
 enum Accepted {
     Tcp(tokio::net::TcpStream, SocketAddr),
     Unix(tokio::net::UnixStream),
+    Proxied(tokio::net::UnixStream),
 }
 
 /// Serves connections forever. Dropping this future stops the server hard:
@@ -118,6 +149,18 @@ pub async fn serve_until<B: Backend>(
             }
             Ok(Accepted::Unix(io)) => {
                 tasks.spawn(conn::run(b, r, s, io, None, true));
+            }
+            Ok(Accepted::Proxied(mut io)) => {
+                tasks.spawn(async move {
+                    let header = crate::proxy_header::read(&mut io);
+                    match tokio::time::timeout(Duration::from_secs(5), header).await {
+                        Ok(Ok(origin)) => {
+                            conn::run(b, r, s, io, origin.addrs(), origin.is_local()).await
+                        }
+                        Ok(Err(e)) => tracing::warn!(error = %e, "bad connection from the proxy"),
+                        Err(_) => tracing::warn!("the proxy sent no PROXY header"),
+                    }
+                });
             }
             Err(e) => {
                 // Usually out of file descriptors: back off instead of spinning.

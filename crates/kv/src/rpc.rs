@@ -1,0 +1,503 @@
+//! The KV server: the node's transactions served over the KV RPC
+//! (`kvrpc::proto`) on TCP and unix sockets.
+//!
+//! This is the last line of defence between tenants. A connection must say
+//! Hello with a tenant's token first; the server binds the connection to
+//! that tenant, and every transaction it opens is an [`EmbeddedTxn`] of the
+//! bound tenant, whose calls check every key and range against it. Nothing
+//! a request says about tenants is trusted: keys are decoded and checked
+//! again here. A malformed frame, an absurd length or an unknown message
+//! closes that one connection; the server goes on serving the others.
+//!
+//! Each remote transaction runs as its own task fed by a channel, so its
+//! requests are applied in the order the client sent them while a lock wait
+//! in one transaction holds up no other. A Cancel (the client stopped
+//! waiting) abandons the request in progress, as dropping the future does
+//! in the embedded client; End aborts the transaction.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use kvapi::{Error, Key, KeyRange, LockMode, Result, TenantId, Txn, TxnId};
+use kvrpc::proto::{
+    self, AdminCall, AdminReply, Call, LockedKey, Op, Reply, ScanOrder, TenantInfo, ToClient,
+    ToServer, WireError,
+};
+use kvrpc::Secret;
+use parking_lot::Mutex;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, watch, Notify};
+use tokio_util::codec::Framed;
+
+use crate::node::{KvNode, Shared};
+use crate::tenants;
+use crate::txn::EmbeddedTxn;
+
+/// How long a new connection may take to say Hello.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A KV server over one node.
+pub struct KvServer {
+    shared: Arc<Shared>,
+    secret: Secret,
+    conns: Mutex<HashMap<u32, ConnInfo>>,
+    next_conn: AtomicU32,
+    /// Admin calls run one at a time (create and drop are rare).
+    admin: tokio::sync::Mutex<()>,
+}
+
+/// What the server knows of one connection (for `tenant list` and drop).
+struct ConnInfo {
+    tenant: TenantId,
+    pid: u32,
+    admin: bool,
+    sessions: u32,
+    /// Closes the connection (its tenant was dropped).
+    kick: Arc<Notify>,
+}
+
+impl KvNode {
+    /// A server for this node that accepts tokens made from `secret`. Makes
+    /// the `default` tenant if the registry has none.
+    pub async fn server(&self, secret: Secret) -> Result<Arc<KvServer>> {
+        tenants::ensure_default(&self.shared).await?;
+        Ok(Arc::new(KvServer {
+            shared: self.shared.clone(),
+            secret,
+            conns: Mutex::new(HashMap::new()),
+            next_conn: AtomicU32::new(1),
+            admin: tokio::sync::Mutex::new(()),
+        }))
+    }
+
+    /// Looks tenant `name` up in the registry (making `default` first if
+    /// needed): the single-process server uses it to find its tenant.
+    pub async fn tenant_id(&self, name: &str) -> Result<Option<TenantId>> {
+        tenants::ensure_default(&self.shared).await?;
+        Ok(tenants::lookup(&self.shared, name).await?.map(|r| TenantId(r.id)))
+    }
+}
+
+/// The requests of one remote transaction, in order.
+type TxnQueue = mpsc::UnboundedSender<(u64, Vec<Op>, Call)>;
+
+/// A remote transaction's task handles.
+struct TxnEntry {
+    queue: TxnQueue,
+    /// Requests with ids up to this value are abandoned.
+    cancel: watch::Sender<u64>,
+}
+
+type Txns = Arc<Mutex<HashMap<u64, TxnEntry>>>;
+type Out = mpsc::UnboundedSender<ToClient>;
+
+impl KvServer {
+    /// Accepts connections on `tcp` and `unix` until the future is dropped.
+    pub async fn serve(
+        self: Arc<Self>,
+        tcp: Option<tokio::net::TcpListener>,
+        unix: Option<tokio::net::UnixListener>,
+    ) {
+        loop {
+            let tcp_accept = async {
+                match &tcp {
+                    Some(l) => l.accept().await.map(|(s, _)| {
+                        let _ = s.set_nodelay(true);
+                        Box::new(s) as Box<dyn kvrpc::conn::Io>
+                    }),
+                    None => std::future::pending().await,
+                }
+            };
+            let unix_accept = async {
+                match &unix {
+                    Some(l) => {
+                        l.accept().await.map(|(s, _)| Box::new(s) as Box<dyn kvrpc::conn::Io>)
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            let accepted = tokio::select! {
+                r = tcp_accept => r,
+                r = unix_accept => r,
+            };
+            match accepted {
+                Ok(io) => {
+                    tokio::spawn(self.clone().serve_conn(io));
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+    }
+
+    /// Serves one connection until it closes.
+    pub async fn serve_conn<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+        self: Arc<Self>,
+        io: IO,
+    ) {
+        let mut framed = Framed::new(io, proto::codec());
+        let hello = tokio::time::timeout(HELLO_TIMEOUT, framed.next()).await;
+        let Ok(Some(Ok(frame))) = hello else { return };
+        let (tenant, admin, pid) = match self.authenticate(&frame).await {
+            Ok(bound) => bound,
+            Err(e) => {
+                tracing::warn!(error = %e, "refused a KV connection");
+                let _ = framed.send(proto::encode(&ToClient::Goodbye(e))).await;
+                return;
+            }
+        };
+        let conn_no = self.next_conn.fetch_add(1, Ordering::Relaxed) & 0x7f_ffff;
+        let kick = Arc::new(Notify::new());
+        let info = ConnInfo { tenant, pid, admin, sessions: 0, kick: kick.clone() };
+        self.conns.lock().insert(conn_no, info);
+        let welcome = ToClient::Welcome { tenant: tenant.0, conn: conn_no };
+        if framed.send(proto::encode(&welcome)).await.is_ok() {
+            self.run_conn(framed, tenant, admin, conn_no, kick).await;
+        }
+        self.conns.lock().remove(&conn_no);
+    }
+
+    /// Checks the Hello frame: which tenant the connection is bound to,
+    /// whether it is an admin connection, and the caller's pid.
+    async fn authenticate(
+        &self,
+        frame: &[u8],
+    ) -> std::result::Result<(TenantId, bool, u32), WireError> {
+        let refused = |m: String| WireError::Unauthorized(m);
+        let Ok(ToServer::Hello { tenant, token, pid }) = proto::decode::<ToServer>(frame) else {
+            return Err(refused("the first message must be Hello".into()));
+        };
+        if tenant == proto::ADMIN {
+            if !self.secret.verify_admin(&token) {
+                return Err(refused("bad admin token".into()));
+            }
+            return Ok((TenantId::SYSTEM, true, pid));
+        }
+        let record = tenants::lookup(&self.shared, &tenant).await.map_err(WireError::from)?;
+        match record {
+            Some(r) if self.secret.verify_tenant(r.id, &token) => Ok((TenantId(r.id), false, pid)),
+            _ => Err(refused(format!("authentication failed for tenant \"{tenant}\""))),
+        }
+    }
+
+    async fn run_conn<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+        self: &Arc<Self>,
+        framed: Framed<IO, tokio_util::codec::LengthDelimitedCodec>,
+        tenant: TenantId,
+        admin: bool,
+        conn_no: u32,
+        kick: Arc<Notify>,
+    ) {
+        let (sink, mut stream) = framed.split();
+        let (out, rx) = mpsc::unbounded_channel();
+        let writer = tokio::spawn(write_loop(sink, rx));
+        let txns: Txns = Arc::default();
+        loop {
+            let frame = tokio::select! {
+                f = stream.next() => f,
+                _ = kick.notified() => {
+                    let _ = out.send(ToClient::Goodbye(WireError::Unavailable("the tenant was dropped".into())));
+                    break;
+                }
+            };
+            let Some(Ok(frame)) = frame else { break };
+            let msg = match proto::decode::<ToServer>(&frame) {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::warn!(error = %e, "closing a KV connection");
+                    let _ = out.send(ToClient::Goodbye(WireError::InvalidInput(e)));
+                    break;
+                }
+            };
+            if let Err(e) = self.dispatch(msg, tenant, admin, conn_no, &txns, &out) {
+                let _ = out.send(ToClient::Goodbye(e));
+                break;
+            }
+        }
+        // Abandon whatever the connection's transactions were doing; their
+        // tasks abort them.
+        for (_, e) in txns.lock().drain() {
+            let _ = e.cancel.send(u64::MAX);
+        }
+        drop(out);
+        let _ = writer.await;
+    }
+
+    /// Handles one frame; an error closes the connection.
+    fn dispatch(
+        self: &Arc<Self>,
+        msg: ToServer,
+        tenant: TenantId,
+        admin: bool,
+        conn_no: u32,
+        txns: &Txns,
+        out: &Out,
+    ) -> std::result::Result<(), WireError> {
+        match msg {
+            ToServer::Hello { .. } => return Err(WireError::InvalidInput("a second Hello".into())),
+            ToServer::Request { id, txn, ops, call } => {
+                let mut map = txns.lock();
+                if !map.contains_key(&txn) {
+                    let Some(Op::Begin { isolation }) = ops.first() else {
+                        let result = Err(WireError::Unavailable("unknown transaction".into()));
+                        let _ = out.send(ToClient::Response { id, snapshot: 0, result });
+                        return Ok(());
+                    };
+                    let txn_id =
+                        TxnId((1 << 63) | (u64::from(conn_no) << 40) | (txn & ((1 << 40) - 1)));
+                    let embedded = EmbeddedTxn::with_id(
+                        self.shared.clone(),
+                        tenant,
+                        (*isolation).into(),
+                        txn_id,
+                    );
+                    let (queue, rx) = mpsc::unbounded_channel();
+                    let (cancel, cancelled) = watch::channel(0);
+                    tokio::spawn(txn_task(embedded, rx, cancelled, out.clone(), txns.clone(), txn));
+                    map.insert(txn, TxnEntry { queue, cancel });
+                }
+                let entry = map.get(&txn).expect("inserted above");
+                let _ = entry.queue.send((id, ops, call));
+            }
+            ToServer::Cancel { txn, id } => {
+                if let Some(e) = txns.lock().get(&txn) {
+                    e.cancel.send_if_modified(|c| std::mem::replace(c, (*c).max(id)) < id);
+                }
+            }
+            ToServer::End { txn } => {
+                if let Some(e) = txns.lock().remove(&txn) {
+                    let _ = e.cancel.send(u64::MAX);
+                }
+            }
+            ToServer::Sessions { count } => {
+                if let Some(c) = self.conns.lock().get_mut(&conn_no) {
+                    c.sessions = count;
+                }
+            }
+            ToServer::Admin { id, call } => {
+                if !admin {
+                    return Err(WireError::Unauthorized("admin calls need the admin token".into()));
+                }
+                let (server, out) = (self.clone(), out.clone());
+                tokio::spawn(async move {
+                    let result = server.admin(call).await.map_err(WireError::from);
+                    let _ = out.send(ToClient::AdminResponse { id, result });
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// What the server knows of tenant `id`'s SQL processes: pids, sessions.
+    fn processes(&self, id: u64) -> (Vec<u32>, u32) {
+        let conns = self.conns.lock();
+        let mine = conns.values().filter(|c| !c.admin && c.tenant.0 == id);
+        let (mut pids, mut sessions) = (Vec::new(), 0);
+        for c in mine {
+            if !pids.contains(&c.pid) {
+                pids.push(c.pid);
+            }
+            sessions += c.sessions;
+        }
+        pids.sort_unstable();
+        (pids, sessions)
+    }
+
+    fn info(&self, name: String, r: tenants::Record) -> Result<TenantInfo> {
+        let (sql_pids, sessions) = self.processes(r.id);
+        let stored_bytes = tenants::stored_bytes(&self.shared, r.id)?;
+        Ok(TenantInfo {
+            name,
+            id: r.id,
+            created_micros: r.created_micros,
+            sql_pids,
+            sessions,
+            stored_bytes,
+        })
+    }
+
+    async fn admin(&self, call: AdminCall) -> Result<AdminReply> {
+        let _one = self.admin.lock().await;
+        match call {
+            AdminCall::Create { name } => {
+                let r = tenants::create(&self.shared, &name).await?;
+                Ok(AdminReply::Tenant(Some(self.info(name, r)?)))
+            }
+            AdminCall::Lookup { name } => match tenants::lookup(&self.shared, &name).await? {
+                Some(r) => Ok(AdminReply::Tenant(Some(self.info(name, r)?))),
+                None => Ok(AdminReply::Tenant(None)),
+            },
+            AdminCall::List => {
+                let all = tenants::list(&self.shared).await?;
+                let infos = all.into_iter().map(|(n, r)| self.info(n, r)).collect::<Result<_>>()?;
+                Ok(AdminReply::Tenants(infos))
+            }
+            AdminCall::Drop { name, force } => {
+                if let Some(r) = tenants::lookup(&self.shared, &name).await? {
+                    let (_, sessions) = self.processes(r.id);
+                    if sessions > 0 && !force {
+                        return Err(Error::InvalidInput(format!(
+                            "tenant \"{name}\" has {sessions} open connection(s); use --force to drop it anyway"
+                        )));
+                    }
+                }
+                let r = tenants::drop(&self.shared, &name).await?;
+                for c in self.conns.lock().values().filter(|c| !c.admin && c.tenant.0 == r.id) {
+                    c.kick.notify_one();
+                }
+                Ok(AdminReply::Dropped)
+            }
+        }
+    }
+}
+
+type Sink<IO> = futures_util::stream::SplitSink<
+    Framed<IO, tokio_util::codec::LengthDelimitedCodec>,
+    bytes::Bytes,
+>;
+
+async fn write_loop<IO: AsyncRead + AsyncWrite + Unpin>(
+    mut sink: Sink<IO>,
+    mut rx: mpsc::UnboundedReceiver<ToClient>,
+) {
+    while let Some(first) = rx.recv().await {
+        let goodbye = matches!(first, ToClient::Goodbye(_));
+        let mut ok = sink.feed(proto::encode(&first)).await.is_ok();
+        while ok && !goodbye {
+            match rx.try_recv() {
+                Ok(m) => ok = sink.feed(proto::encode(&m)).await.is_ok(),
+                Err(_) => break,
+            }
+        }
+        if !ok || sink.flush().await.is_err() || goodbye {
+            break;
+        }
+    }
+    let _ = sink.close().await;
+}
+
+/// Runs one remote transaction's requests in order (see the module docs).
+async fn txn_task(
+    txn: EmbeddedTxn,
+    mut rx: mpsc::UnboundedReceiver<(u64, Vec<Op>, Call)>,
+    mut cancel: watch::Receiver<u64>,
+    out: Out,
+    txns: Txns,
+    handle: u64,
+) {
+    let mut txn = Some(txn);
+    // The first write the transaction refused: every later call fails too,
+    // since the client's mirror of its writes no longer matches.
+    let mut broken: Option<WireError> = None;
+    while let Some((id, ops, call)) = rx.recv().await {
+        let Some(t) = txn.as_mut() else { break };
+        if broken.is_none() {
+            if let Err(e) = apply(t, ops) {
+                broken = Some(e.into());
+            }
+        }
+        let committing = matches!(call, Call::Commit);
+        let result = match &broken {
+            Some(e) => Err(e.clone()),
+            None if *cancel.borrow() >= id => {
+                Err(WireError::Unavailable("request cancelled".into()))
+            }
+            None => {
+                let cancelled = async {
+                    let _ = cancel.wait_for(|c| *c >= id).await;
+                };
+                tokio::select! {
+                    biased;
+                    _ = cancelled => Err(WireError::Unavailable("request cancelled".into())),
+                    r = run(&mut txn, call) => r.map_err(WireError::from),
+                }
+            }
+        };
+        let snapshot = match (&result, &txn) {
+            (Ok(Reply::Committed(ts)), _) => *ts,
+            (_, Some(t)) => t.snapshot().0,
+            (_, None) => 0,
+        };
+        let _ = out.send(ToClient::Response { id, snapshot, result });
+        if committing || txn.is_none() {
+            break;
+        }
+    }
+    // Dropping the transaction aborts it (if it did not commit). Handles
+    // are never reused on a connection, so the entry is this task's.
+    drop(txn);
+    txns.lock().remove(&handle);
+}
+
+/// Applies queued local calls in order.
+fn apply(txn: &mut EmbeddedTxn, ops: Vec<Op>) -> Result<()> {
+    let mode = |private| if private { LockMode::Private } else { LockMode::Locked };
+    for op in ops {
+        match op {
+            Op::Begin { .. } => {}
+            Op::Put { key, value, private } => txn.put(Key::decode(key)?, value, mode(private))?,
+            Op::Delete { key, private } => txn.delete(Key::decode(key)?, mode(private))?,
+            Op::DeleteRangeAfterCommit { start, end } => {
+                txn.delete_range_after_commit(range(start, end)?)?
+            }
+            Op::RollbackTo(n) => txn.rollback_to(kvapi::Savepoint(n)),
+            Op::LockTimeout(us) => txn.set_lock_timeout(us.map(Duration::from_micros)),
+            Op::RefreshSnapshot => txn.refresh_snapshot(),
+        }
+    }
+    Ok(())
+}
+
+fn range(start: Vec<u8>, end: Vec<u8>) -> Result<KeyRange> {
+    Ok(KeyRange { start: Key::decode(start)?, end: Key::decode(end)? })
+}
+
+fn keys(raw: Vec<Vec<u8>>) -> Result<Vec<Key>> {
+    raw.into_iter().map(Key::decode).collect()
+}
+
+fn locked(l: kvapi::Locked) -> LockedKey {
+    LockedKey { latest: l.latest, changed_since_snapshot: l.changed_since_snapshot }
+}
+
+/// Runs one call. `txn` is taken by Commit.
+async fn run(txn: &mut Option<EmbeddedTxn>, call: Call) -> Result<Reply> {
+    let finished = || Error::Unavailable("transaction already finished".into());
+    if let Call::Commit = call {
+        let t = txn.take().ok_or_else(finished)?;
+        return Ok(Reply::Committed(t.commit().await?.0));
+    }
+    let t = txn.as_mut().ok_or_else(finished)?;
+    Ok(match call {
+        Call::Flush => Reply::Unit,
+        Call::Get(k) => Reply::Value(t.get(&Key::decode(k)?).await?),
+        Call::MultiGet(ks) => Reply::Values(t.multi_get(&keys(ks)?).await?),
+        Call::Scan { start, end, limit, order } => {
+            let r = range(start, end)?;
+            let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+            let rows = match order {
+                ScanOrder::Forward => t.scan(&r, limit).await?,
+                ScanOrder::Reverse => t.scan_reverse(&r, limit).await?,
+                ScanOrder::Latest => t.scan_latest(&r, limit).await?,
+            };
+            Reply::Rows(rows.into_iter().map(|(k, v)| (k.into_bytes(), v)).collect())
+        }
+        Call::StoredSize { start, end } => Reply::Size(t.stored_size(&range(start, end)?).await?),
+        Call::Lock { keys: ks, share } => {
+            let ks = keys(ks)?;
+            let l = if share { t.lock_for_share(&ks).await? } else { t.lock(&ks).await? };
+            Reply::Locked(l.into_iter().map(locked).collect())
+        }
+        Call::TryLock { keys: ks, share } => {
+            let l = t.try_lock(&keys(ks)?, share).await?;
+            Reply::TryLocked(l.into_iter().map(|o| o.map(locked)).collect())
+        }
+        Call::LockShared(ks) => Reply::Changed(t.lock_shared(&keys(ks)?).await?),
+        Call::Commit => return Err(finished()),
+    })
+}

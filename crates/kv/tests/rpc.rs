@@ -1,0 +1,269 @@
+//! The KV server over its RPC: transactions through `kvrpc::RpcClient`
+//! behave as the embedded ones do, and the server holds the tenant
+//! boundary against crafted requests (foreign keys, ranges leaving the
+//! prefix, forged tokens, no Hello, admin calls without the admin token,
+//! garbage frames and absurd lengths), answering each with an error and
+//! going on serving everyone else.
+
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use kvapi::{IsolationLevel, Key, KeyRange, KvClient, LockMode, TenantId, Txn};
+use kvrpc::proto::{self, Call, Op, Reply, ToClient, ToServer, WireError};
+use kvrpc::{AdminClient, KvAddr, RpcClient, Secret};
+use tokio::io::AsyncWriteExt;
+use tokio_util::codec::Framed;
+
+struct Cluster {
+    _node: kv::KvNode,
+    addr: KvAddr,
+    secret: Secret,
+    _dir: tempfile::TempDir,
+    a: u64,
+    b: u64,
+}
+
+async fn cluster() -> Cluster {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let node = kv::KvNode::memory();
+    let secret = Secret::from_bytes(b"0123456789abcdef0123456789abcdef");
+    let server = node.server(secret.clone()).await.expect("server");
+    let path = dir.path().join("kv.sock");
+    let unix = tokio::net::UnixListener::bind(&path).expect("bind");
+    tokio::spawn(server.serve(None, Some(unix)));
+    let addr = KvAddr::Unix(path);
+    let admin = AdminClient::connect(&addr, &secret.admin_token()).await.expect("admin");
+    let a = admin.create("a").await.expect("create a").id;
+    let b = admin.create("b").await.expect("create b").id;
+    Cluster { _node: node, addr, secret, _dir: dir, a, b }
+}
+
+impl Cluster {
+    async fn client(&self, name: &str, id: u64) -> RpcClient {
+        RpcClient::connect(self.addr.clone(), name, &self.secret.tenant_token(id))
+            .await
+            .expect("connect")
+    }
+
+    /// A raw framed connection that has said hello as `name`.
+    async fn raw(
+        &self,
+        name: &str,
+        token: &str,
+    ) -> (Framed<tokio::net::UnixStream, tokio_util::codec::LengthDelimitedCodec>, ToClient) {
+        let KvAddr::Unix(p) = &self.addr else { unreachable!() };
+        let s = tokio::net::UnixStream::connect(p).await.expect("connect");
+        let mut f = Framed::new(s, proto::codec());
+        let hello = ToServer::Hello { tenant: name.into(), token: token.into(), pid: 1 };
+        f.send(proto::encode(&hello)).await.expect("send");
+        let answer = next(&mut f).await.expect("an answer to hello");
+        (f, answer)
+    }
+}
+
+async fn next(
+    f: &mut Framed<tokio::net::UnixStream, tokio_util::codec::LengthDelimitedCodec>,
+) -> Option<ToClient> {
+    let frame = tokio::time::timeout(Duration::from_secs(10), f.next()).await.expect("no hang")?;
+    proto::decode(&frame.ok()?).ok()
+}
+
+/// Sends one request of a fresh transaction and returns its result.
+async fn request(
+    f: &mut Framed<tokio::net::UnixStream, tokio_util::codec::LengthDelimitedCodec>,
+    txn: u64,
+    ops: Vec<Op>,
+    call: Call,
+) -> Result<Reply, WireError> {
+    let mut all = vec![Op::Begin { isolation: proto::Isolation::ReadCommitted }];
+    all.extend(ops);
+    f.send(proto::encode(&ToServer::Request { id: txn, txn, ops: all, call })).await.expect("send");
+    match next(f).await {
+        Some(ToClient::Response { result, .. }) => result,
+        other => panic!("expected a response, got {other:?}"),
+    }
+}
+
+fn key(tenant: u64, rest: &[u8]) -> Key {
+    Key::new(TenantId(tenant), rest)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactions_over_rpc() {
+    let c = cluster().await;
+    let a = c.client("a", c.a).await;
+    assert_eq!(a.tenant(), TenantId(c.a));
+    let mut t = a.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    let k = key(c.a, b"k1");
+    t.lock(std::slice::from_ref(&k)).await.expect("lock");
+    t.put(k.clone(), b"v1".to_vec(), LockMode::Locked).expect("put");
+    let sp = t.savepoint();
+    t.put(key(c.a, b"k2"), b"v2".to_vec(), LockMode::Private).expect("put");
+    t.rollback_to(sp);
+    let range = KeyRange::prefix(TenantId(c.a), b"k");
+    let rows = t.scan(&range, 10).await.expect("scan");
+    assert_eq!(rows.len(), 1, "the rolled-back write is gone on the server too");
+    assert_eq!(t.get_own(&k), Some(Some(b"v1".to_vec())));
+    t.commit().await.expect("commit");
+
+    let t = a.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    assert_eq!(t.get(&k).await.expect("get"), Some(b"v1".to_vec()));
+    assert_ne!(t.snapshot(), kvapi::Timestamp::UNKNOWN);
+    assert!(t.stored_size(&range).await.expect("size") > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_lock_wait_is_abandoned() {
+    let c = cluster().await;
+    let a1 = c.client("a", c.a).await;
+    let a2 = c.client("a", c.a).await;
+    let k = key(c.a, b"row");
+    let mut holder = a1.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    holder.lock(std::slice::from_ref(&k)).await.expect("lock");
+    let mut waiter = a2.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    let wait =
+        tokio::time::timeout(Duration::from_millis(200), waiter.lock(std::slice::from_ref(&k)))
+            .await;
+    assert!(wait.is_err(), "the lock is held");
+    // The dropped wait left no queue entry behind: after the holder ends,
+    // a third transaction gets the lock at once, and the waiter can end.
+    drop(waiter);
+    holder.abort();
+    let mut third = a1.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    let got =
+        tokio::time::timeout(Duration::from_secs(10), third.lock(std::slice::from_ref(&k))).await;
+    assert!(matches!(got, Ok(Ok(_))), "{got:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crafted_requests_cannot_cross_tenants() {
+    let c = cluster().await;
+    // Tenant b has a row.
+    let b = c.client("b", c.b).await;
+    let mut t = b.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    t.lock(&[key(c.b, b"secret")]).await.expect("lock");
+    t.put(key(c.b, b"secret"), b"b's".to_vec(), LockMode::Locked).expect("put");
+    t.commit().await.expect("commit");
+
+    let (mut f, hello) = c.raw("a", &c.secret.tenant_token(c.a)).await;
+    assert!(matches!(hello, ToClient::Welcome { tenant, .. } if tenant == c.a), "{hello:?}");
+    let violation = |r: &Result<Reply, WireError>| matches!(r, Err(WireError::TenantViolation(_)));
+    let foreign = key(c.b, b"secret").into_bytes();
+    let r = request(&mut f, 1, vec![], Call::Get(foreign.clone())).await;
+    assert!(violation(&r), "get of b's key: {r:?}");
+    let r = request(
+        &mut f,
+        2,
+        vec![],
+        Call::MultiGet(vec![key(c.a, b"x").into_bytes(), foreign.clone()]),
+    )
+    .await;
+    assert!(violation(&r), "multi-get: {r:?}");
+    let leaving = Call::Scan {
+        start: key(c.a, b"").into_bytes(),
+        end: key(c.b + 1, b"").into_bytes(),
+        limit: 100,
+        order: proto::ScanOrder::Forward,
+    };
+    let r = request(&mut f, 3, vec![], leaving).await;
+    assert!(violation(&r), "a scan that ends outside the prefix: {r:?}");
+    let r =
+        request(&mut f, 4, vec![], Call::Lock { keys: vec![foreign.clone()], share: false }).await;
+    assert!(violation(&r), "lock: {r:?}");
+    let r = request(
+        &mut f,
+        5,
+        vec![],
+        Call::StoredSize { start: key(c.b, b"").into_bytes(), end: key(c.b + 1, b"").into_bytes() },
+    )
+    .await;
+    assert!(violation(&r), "size: {r:?}");
+    let write = Op::Put { key: foreign.clone(), value: b"a's".to_vec(), private: true };
+    let r = request(&mut f, 6, vec![write], Call::Commit).await;
+    assert!(violation(&r), "write: {r:?}");
+    let wipe = Op::DeleteRangeAfterCommit {
+        start: key(c.b, b"").into_bytes(),
+        end: key(c.b + 1, b"").into_bytes(),
+    };
+    let r = request(&mut f, 7, vec![wipe], Call::Commit).await;
+    assert!(violation(&r), "range delete: {r:?}");
+    let r = request(&mut f, 8, vec![], Call::Get(vec![1, 2, 3])).await;
+    assert!(r.is_err(), "a key without a prefix: {r:?}");
+    // An admin call without the admin token ends the connection.
+    f.send(proto::encode(&ToServer::Admin { id: 9, call: proto::AdminCall::List }))
+        .await
+        .expect("send");
+    assert!(matches!(
+        next(&mut f).await,
+        Some(ToClient::Goodbye(WireError::Unauthorized(_))) | None
+    ));
+
+    // Forged and missing authentication.
+    let (_, hello) = c.raw("a", &c.secret.tenant_token(c.b)).await;
+    assert!(
+        matches!(hello, ToClient::Goodbye(WireError::Unauthorized(_))),
+        "b's token for a: {hello:?}"
+    );
+    let (_, hello) = c.raw("a", "00").await;
+    assert!(matches!(hello, ToClient::Goodbye(WireError::Unauthorized(_))), "{hello:?}");
+    let (_, hello) = c.raw(proto::ADMIN, &c.secret.tenant_token(c.a)).await;
+    assert!(matches!(hello, ToClient::Goodbye(WireError::Unauthorized(_))), "{hello:?}");
+    let KvAddr::Unix(p) = &c.addr else { unreachable!() };
+    let mut f =
+        Framed::new(tokio::net::UnixStream::connect(p).await.expect("connect"), proto::codec());
+    let req = ToServer::Request {
+        id: 1,
+        txn: 1,
+        ops: vec![Op::Begin { isolation: proto::Isolation::ReadCommitted }],
+        call: Call::Get(foreign.clone()),
+    };
+    f.send(proto::encode(&req)).await.expect("send");
+    assert!(matches!(next(&mut f).await, Some(ToClient::Goodbye(_)) | None), "no hello");
+
+    // Garbage, then an absurd length: each closes only that connection.
+    for bytes in [vec![0, 0, 0, 3, 0xff, 0xff, 0xff], vec![0xff, 0xff, 0xff, 0xff, 1, 2]] {
+        let mut s = tokio::net::UnixStream::connect(p).await.expect("connect");
+        s.write_all(&bytes).await.expect("write");
+        let mut f = Framed::new(s, proto::codec());
+        assert!(matches!(next(&mut f).await, Some(ToClient::Goodbye(_)) | None));
+    }
+
+    // Nothing of b's changed, and the server still serves.
+    let t = b.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    assert_eq!(t.get(&key(c.b, b"secret")).await.expect("get"), Some(b"b's".to_vec()));
+    let rows = t.scan(&KeyRange::prefix(TenantId(c.b), b""), 10).await.expect("scan");
+    assert_eq!(rows.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tenant_admin() {
+    let c = cluster().await;
+    let admin = AdminClient::connect(&c.addr, &c.secret.admin_token()).await.expect("admin");
+    let names: Vec<String> =
+        admin.list().await.expect("list").into_iter().map(|t| t.name).collect();
+    assert_eq!(names, ["a", "b", "default"]);
+    assert!(admin.create("a").await.is_err(), "exists");
+    assert!(admin.create("Bad").await.is_err(), "bad name");
+    assert!(admin.drop_tenant("default", false).await.is_err());
+    let a = c.client("a", c.a).await;
+    assert!(admin
+        .lookup("a")
+        .await
+        .expect("lookup")
+        .expect("a")
+        .sql_pids
+        .contains(&std::process::id()));
+    admin.drop_tenant("a", false).await.expect("drop");
+    assert!(admin.lookup("a").await.expect("lookup").is_none());
+    // The dropped tenant's connection is closed, and it cannot connect again.
+    let gone = tokio::time::timeout(Duration::from_secs(10), async {
+        while a.is_connected() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(gone.is_ok());
+    assert!(RpcClient::connect(c.addr.clone(), "a", &c.secret.tenant_token(c.a)).await.is_err());
+    let again = admin.create("a").await.expect("re-create");
+    assert_ne!(again.id, c.a, "a new id, so no old data shows");
+}

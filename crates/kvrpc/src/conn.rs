@@ -1,0 +1,277 @@
+//! One authenticated, multiplexed connection to the KV server.
+//!
+//! Many transactions (and their concurrent requests) share a connection: each
+//! request carries an id, and a reader task hands each response to the
+//! future that waits for it. A writer task owns the socket's write half and
+//! sends every queued frame before it flushes, so frames that pile up while
+//! a flush is in progress go out together. When the connection breaks,
+//! every waiting request fails with [`kvapi::Error::Unavailable`] and the
+//! connection is marked dead; callers open a new one.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use kvapi::{Error, Result, TenantId};
+use parking_lot::Mutex;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::codec::Framed;
+
+use crate::proto::{self, ToClient, ToServer};
+
+/// How long connecting and saying hello may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Where the KV server listens: `host:port`, or a unix socket path
+/// (`unix:/path`, or any path starting with `/` or `.`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KvAddr {
+    /// A TCP address.
+    Tcp(String),
+    /// A unix socket.
+    Unix(PathBuf),
+}
+
+impl FromStr for KvAddr {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<KvAddr, String> {
+        if let Some(p) = s.strip_prefix("unix:") {
+            return Ok(KvAddr::Unix(PathBuf::from(p)));
+        }
+        if s.starts_with('/') || s.starts_with('.') {
+            return Ok(KvAddr::Unix(PathBuf::from(s)));
+        }
+        if s.is_empty() || !s.contains(':') {
+            return Err(format!("bad KV address {s:?}: expected host:port or a socket path"));
+        }
+        Ok(KvAddr::Tcp(s.to_string()))
+    }
+}
+
+impl std::fmt::Display for KvAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KvAddr::Tcp(a) => write!(f, "{a}"),
+            KvAddr::Unix(p) => write!(f, "unix:{}", p.display()),
+        }
+    }
+}
+
+/// A byte stream the connection can run over.
+pub trait Io: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Io for T {}
+
+impl KvAddr {
+    /// Opens a socket to the address.
+    pub async fn connect(&self) -> std::io::Result<Box<dyn Io>> {
+        match self {
+            KvAddr::Tcp(a) => {
+                let s = tokio::net::TcpStream::connect(a).await?;
+                s.set_nodelay(true)?;
+                Ok(Box::new(s))
+            }
+            KvAddr::Unix(p) => Ok(Box::new(tokio::net::UnixStream::connect(p).await?)),
+        }
+    }
+}
+
+fn lost() -> Error {
+    Error::Unavailable("the connection to the KV server was lost".into())
+}
+
+/// A connection bound to one tenant by the server.
+pub struct Connection {
+    tx: mpsc::UnboundedSender<ToServer>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<ToClient>>>,
+    next_id: AtomicU64,
+    alive: AtomicBool,
+    /// The tenant the server bound the connection to.
+    pub tenant: TenantId,
+    /// The server's number for this connection.
+    pub conn_no: u32,
+}
+
+impl Connection {
+    /// Connects to `addr` and authenticates as `tenant` with `token`.
+    pub async fn open(addr: &KvAddr, tenant: &str, token: &str) -> Result<Arc<Connection>> {
+        let hello = async {
+            let io = addr.connect().await.map_err(|e| {
+                Error::Unavailable(format!("cannot reach the KV server at {addr}: {e}"))
+            })?;
+            let mut framed = Framed::new(io, proto::codec());
+            let pid = std::process::id();
+            let hello = ToServer::Hello { tenant: tenant.into(), token: token.into(), pid };
+            framed.send(proto::encode(&hello)).await.map_err(|_| lost())?;
+            let frame = framed.next().await.ok_or_else(lost)?.map_err(|_| lost())?;
+            match proto::decode::<ToClient>(&frame).map_err(Error::Corrupt)? {
+                ToClient::Welcome { tenant, conn } => Ok((framed, TenantId(tenant), conn)),
+                ToClient::Goodbye(e) => Err(Error::from(e)),
+                other => Err(Error::Corrupt(format!("unexpected answer to hello: {other:?}"))),
+            }
+        };
+        let (framed, tenant, conn_no) = tokio::time::timeout(CONNECT_TIMEOUT, hello)
+            .await
+            .map_err(|_| Error::Unavailable(format!("the KV server at {addr} did not answer")))??;
+        let (sink, stream) = framed.split();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let conn = Arc::new(Connection {
+            tx,
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            alive: AtomicBool::new(true),
+            tenant,
+            conn_no,
+        });
+        tokio::spawn(write_loop(sink, rx, Arc::downgrade(&conn)));
+        tokio::spawn(read_loop(stream, conn.clone()));
+        Ok(conn)
+    }
+
+    /// False once the connection broke.
+    pub fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::Acquire)
+    }
+
+    fn mark_dead(&self) {
+        self.alive.store(false, Ordering::Release);
+        // Dropping the senders wakes every waiter with an error.
+        self.pending.lock().clear();
+    }
+
+    /// Sends a frame that needs no answer.
+    pub fn send(&self, msg: ToServer) {
+        let _ = self.tx.send(msg);
+    }
+
+    /// Sends the frame `build` makes for a fresh request id and waits for
+    /// its answer. `on_drop` is sent if the caller stops waiting first.
+    pub async fn call(
+        &self,
+        build: impl FnOnce(u64) -> ToServer,
+        on_drop: impl FnOnce(u64) -> Option<ToServer>,
+    ) -> Result<ToClient> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let rx = self.start(id, build(id))?;
+        let mut guard = CallGuard { conn: self, id, on_drop: Some(on_drop) };
+        let r = rx.await.map_err(|_| lost());
+        guard.on_drop = None;
+        r
+    }
+
+    /// Registers request `id` and queues its frame; the caller awaits the
+    /// receiver. Queued frames keep the order of these calls.
+    pub fn start(&self, id: u64, msg: ToServer) -> Result<oneshot::Receiver<ToClient>> {
+        if !self.is_alive() {
+            return Err(lost());
+        }
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().insert(id, tx);
+        if self.tx.send(msg).is_err() {
+            self.pending.lock().remove(&id);
+            return Err(lost());
+        }
+        Ok(rx)
+    }
+
+    /// A fresh request id (for [`Connection::start`]).
+    pub fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Forgets request `id` (its caller stopped waiting).
+    pub fn forget(&self, id: u64) {
+        self.pending.lock().remove(&id);
+    }
+}
+
+/// Sends the cancel frame of a call whose future was dropped.
+struct CallGuard<'a, F: FnOnce(u64) -> Option<ToServer>> {
+    conn: &'a Connection,
+    id: u64,
+    on_drop: Option<F>,
+}
+
+impl<F: FnOnce(u64) -> Option<ToServer>> Drop for CallGuard<'_, F> {
+    fn drop(&mut self) {
+        if let Some(f) = self.on_drop.take() {
+            self.conn.forget(self.id);
+            if let Some(msg) = f(self.id) {
+                self.conn.send(msg);
+            }
+        }
+    }
+}
+
+type Sink = futures_util::stream::SplitSink<
+    Framed<Box<dyn Io>, tokio_util::codec::LengthDelimitedCodec>,
+    bytes::Bytes,
+>;
+type Stream =
+    futures_util::stream::SplitStream<Framed<Box<dyn Io>, tokio_util::codec::LengthDelimitedCodec>>;
+
+async fn write_loop(
+    mut sink: Sink,
+    mut rx: mpsc::UnboundedReceiver<ToServer>,
+    conn: std::sync::Weak<Connection>,
+) {
+    while let Some(first) = rx.recv().await {
+        let mut ok = sink.feed(proto::encode(&first)).await.is_ok();
+        while ok {
+            match rx.try_recv() {
+                Ok(m) => ok = sink.feed(proto::encode(&m)).await.is_ok(),
+                Err(_) => break,
+            }
+        }
+        if !ok || sink.flush().await.is_err() {
+            break;
+        }
+    }
+    if let Some(c) = conn.upgrade() {
+        c.mark_dead();
+    }
+}
+
+async fn read_loop(mut stream: Stream, conn: Arc<Connection>) {
+    while let Some(frame) = stream.next().await {
+        let Ok(frame) = frame else { break };
+        let msg = match proto::decode::<ToClient>(&frame) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::error!(error = %e, "bad frame from the KV server");
+                break;
+            }
+        };
+        let id = match &msg {
+            ToClient::Response { id, .. } | ToClient::AdminResponse { id, .. } => *id,
+            ToClient::Goodbye(e) => {
+                tracing::warn!(error = %e, "the KV server closed the connection");
+                break;
+            }
+            ToClient::Welcome { .. } => continue,
+        };
+        let waiter = conn.pending.lock().remove(&id);
+        if let Some(w) = waiter {
+            let _ = w.send(msg);
+        }
+    }
+    conn.mark_dead();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses() {
+        assert_eq!("127.0.0.1:7000".parse(), Ok(KvAddr::Tcp("127.0.0.1:7000".into())));
+        assert_eq!("unix:/tmp/kv.sock".parse(), Ok(KvAddr::Unix("/tmp/kv.sock".into())));
+        assert_eq!("/tmp/kv.sock".parse(), Ok(KvAddr::Unix("/tmp/kv.sock".into())));
+        assert!("nonsense".parse::<KvAddr>().is_err());
+    }
+}

@@ -1,0 +1,141 @@
+//! `strata tenant create|list|drop`: tenant management through the KV
+//! server's admin calls. The running cluster is found by its data
+//! directory (`DIR/run/kv.sock` and the secret `DIR/secret`) or by `--kv`
+//! with `--secret-file`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Subcommand;
+use kvrpc::{AdminClient, KvAddr, Secret, TenantInfo};
+
+/// `strata tenant` arguments.
+#[derive(clap::Args)]
+pub struct TenantArgs {
+    #[command(subcommand)]
+    command: TenantCommand,
+    /// The data directory `strata start` was given.
+    #[arg(long, global = true, default_value = "./strata-data")]
+    data_dir: PathBuf,
+    /// The KV server (instead of DATA_DIR/run/kv.sock).
+    #[arg(long, global = true)]
+    kv: Option<KvAddr>,
+    /// The KV secret (instead of DATA_DIR/secret).
+    #[arg(long, global = true)]
+    secret_file: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum TenantCommand {
+    /// Creates a tenant (with a `postgres` superuser and database).
+    Create {
+        /// Lower-case letters, digits and hyphens; at most 63 bytes.
+        name: String,
+    },
+    /// Lists tenants: name, id, state, created, stored bytes, SQL pids.
+    List {
+        /// Print a JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Drops a tenant and all its data.
+    Drop {
+        /// The tenant.
+        name: String,
+        /// Drop it even while clients are connected (they are cut off).
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+/// Runs a `strata tenant` command.
+pub fn run(args: TenantArgs) -> anyhow::Result<()> {
+    crate::runtime()?.block_on(async move {
+        let kv = args.kv.clone().unwrap_or_else(|| KvAddr::Unix(args.data_dir.join("run/kv.sock")));
+        let secret_file = args.secret_file.clone().unwrap_or_else(|| args.data_dir.join("secret"));
+        let secret = Secret::load(&secret_file)
+            .with_context(|| format!("reading the KV secret {}", secret_file.display()))?;
+        let admin = AdminClient::connect(&kv, &secret.admin_token()).await.map_err(|e| {
+            anyhow::anyhow!("cannot reach the KV server at {kv} (is strata running?): {e}")
+        })?;
+        let mut out = std::io::stdout();
+        match args.command {
+            TenantCommand::Create { name } => {
+                let t = admin.create(&name).await.map_err(clean)?;
+                writeln!(out, "created tenant \"{}\" (id {})", t.name, t.id)?;
+            }
+            TenantCommand::List { json } => {
+                let all = admin.list().await.map_err(clean)?;
+                if json {
+                    writeln!(out, "{}", to_json(&all))?;
+                } else {
+                    writeln!(
+                        out,
+                        "{:<24} {:>6} {:<10} {:<20} {:>14}  sql_pids",
+                        "name", "id", "state", "created", "stored_bytes"
+                    )?;
+                    for t in &all {
+                        let pids: Vec<String> = t.sql_pids.iter().map(u32::to_string).collect();
+                        writeln!(
+                            out,
+                            "{:<24} {:>6} {:<10} {:<20} {:>14}  {}",
+                            t.name,
+                            t.id,
+                            state(t),
+                            created(t),
+                            t.stored_bytes,
+                            pids.join(",")
+                        )?;
+                    }
+                }
+            }
+            TenantCommand::Drop { name, force } => {
+                admin.drop_tenant(&name, force).await.map_err(clean)?;
+                writeln!(out, "dropped tenant \"{name}\"")?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The KV server's message without the error-kind prefix.
+fn clean(e: kvapi::Error) -> anyhow::Error {
+    match e {
+        kvapi::Error::InvalidInput(m) => anyhow::anyhow!("{m}"),
+        other => anyhow::anyhow!("{other}"),
+    }
+}
+
+fn state(t: &TenantInfo) -> &'static str {
+    if t.sql_pids.is_empty() {
+        "suspended"
+    } else {
+        "running"
+    }
+}
+
+/// The creation time as RFC 3339 in UTC.
+fn created(t: &TenantInfo) -> String {
+    chrono::DateTime::from_timestamp_micros(t.created_micros)
+        .map(|d| d.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_default()
+}
+
+fn to_json(all: &[TenantInfo]) -> String {
+    let rows: Vec<serde_json::Value> = all
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "name": t.name,
+                "id": t.id,
+                "state": state(t),
+                "sql_pids": t.sql_pids,
+                "sessions": t.sessions,
+                "stored_bytes": t.stored_bytes,
+                "created": created(t),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(rows).to_string()
+}

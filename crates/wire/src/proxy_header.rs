@@ -1,0 +1,129 @@
+//! The PROXY protocol v1 header (HAProxy's text form), which tells a SQL
+//! process behind the Strata proxy who the client really is.
+//!
+//! The proxy opens a connection to the SQL process for each client and
+//! writes one line before the client's bytes:
+//!
+//! ```text
+//!   PROXY TCP4 <client ip> <proxy ip> <client port> <proxy port>\r\n
+//!   PROXY TCP6 ...\r\n
+//!   PROXY UNKNOWN\r\n          (the client came over a unix socket)
+//! ```
+//!
+//! The SQL process reads it only on its proxy-facing unix socket (in a
+//! directory only the proxy can reach), so a client can never forge it; it
+//! decides `local` (trust) and what pg_stat_activity shows as client_addr.
+
+use std::net::SocketAddr;
+
+/// The longest line the format allows (107 bytes plus CRLF).
+pub const MAX_LEN: usize = 108;
+
+/// Who the client is, as the header tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// A TCP client at `client`, which reached the proxy at `proxy`.
+    Tcp { client: SocketAddr, proxy: SocketAddr },
+    /// A client on a unix socket (or one the proxy cannot name).
+    Unknown,
+}
+
+impl Origin {
+    /// Trusted as a local connection: a unix socket or a loopback address.
+    pub fn is_local(&self) -> bool {
+        match self {
+            Origin::Tcp { client, .. } => client.ip().is_loopback(),
+            Origin::Unknown => true,
+        }
+    }
+
+    /// The (client, server) addresses for the session, if TCP.
+    pub fn addrs(&self) -> Option<(SocketAddr, SocketAddr)> {
+        match self {
+            Origin::Tcp { client, proxy } => Some((*client, *proxy)),
+            Origin::Unknown => None,
+        }
+    }
+}
+
+/// The header line for `origin`.
+pub fn encode(origin: &Origin) -> String {
+    match origin {
+        Origin::Tcp { client, proxy } => {
+            let family = if client.is_ipv4() && proxy.is_ipv4() { "TCP4" } else { "TCP6" };
+            format!(
+                "PROXY {family} {} {} {} {}\r\n",
+                client.ip(),
+                proxy.ip(),
+                client.port(),
+                proxy.port()
+            )
+        }
+        Origin::Unknown => "PROXY UNKNOWN\r\n".to_string(),
+    }
+}
+
+/// Parses a header line (CRLF included).
+pub fn decode(line: &[u8]) -> Result<Origin, String> {
+    let text = std::str::from_utf8(line).map_err(|_| "PROXY header is not text".to_string())?;
+    let Some(text) = text.strip_suffix("\r\n") else {
+        return Err("PROXY header does not end in CRLF".into());
+    };
+    let parts: Vec<&str> = text.split(' ').collect();
+    match parts.as_slice() {
+        ["PROXY", "UNKNOWN", ..] => Ok(Origin::Unknown),
+        ["PROXY", "TCP4" | "TCP6", src, dst, sport, dport] => {
+            let addr = |ip: &str, port: &str| -> Result<SocketAddr, String> {
+                let ip: std::net::IpAddr = ip.parse().map_err(|_| format!("bad address {ip:?}"))?;
+                let port: u16 = port.parse().map_err(|_| format!("bad port {port:?}"))?;
+                Ok(SocketAddr::new(ip, port))
+            };
+            Ok(Origin::Tcp { client: addr(src, sport)?, proxy: addr(dst, dport)? })
+        }
+        _ => Err(format!("bad PROXY header {text:?}")),
+    }
+}
+
+/// Reads the header from `io` byte by byte, so nothing after it is taken.
+pub async fn read<IO: tokio::io::AsyncRead + Unpin>(io: &mut IO) -> Result<Origin, String> {
+    use tokio::io::AsyncReadExt;
+    let mut line = Vec::with_capacity(MAX_LEN);
+    while !line.ends_with(b"\r\n") {
+        if line.len() >= MAX_LEN {
+            return Err("PROXY header too long".into());
+        }
+        let b = io.read_u8().await.map_err(|e| format!("reading the PROXY header: {e}"))?;
+        line.push(b);
+    }
+    decode(&line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let o = Origin::Tcp {
+            client: "10.1.2.3:5555".parse().expect("addr"),
+            proxy: "127.0.0.1:5433".parse().expect("addr"),
+        };
+        assert_eq!(decode(encode(&o).as_bytes()), Ok(o));
+        assert!(!o.is_local());
+        assert_eq!(decode(b"PROXY UNKNOWN\r\n"), Ok(Origin::Unknown));
+        let v6 = Origin::Tcp {
+            client: "[::1]:1".parse().expect("addr"),
+            proxy: "[::1]:2".parse().expect("addr"),
+        };
+        assert_eq!(decode(encode(&v6).as_bytes()), Ok(v6));
+        assert!(v6.is_local());
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        assert!(decode(b"PROXY TCP4 1.2.3.4\r\n").is_err());
+        assert!(decode(b"GET / HTTP/1.1\r\n").is_err());
+        assert!(decode(b"PROXY UNKNOWN").is_err());
+        assert!(decode(b"PROXY TCP4 x y 1 2\r\n").is_err());
+    }
+}
