@@ -335,3 +335,22 @@ fn killing_the_proxy_keeps_the_sql_processes() {
     assert_eq!(s.tenant_info("a").pid_set(), a_before, "a got a new SQL process");
     assert_eq!(s.tenant_info("b").pid_set(), b_before, "b got a new SQL process");
 }
+
+/// A SQL process that cannot reach the KV server says so and exits
+/// non-zero (the supervisor or proxy would start it again) instead of
+/// waiting forever.
+#[test]
+fn a_sql_process_without_a_kv_server_exits_non_zero() {
+    if Target::from_env() == Target::Postgres {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut cmd = std::process::Command::new(testkit::strata_bin());
+    cmd.args(["sql", "--tenant", "default", "--kv-timeout", "1s", "--kv"])
+        .arg(dir.path().join("no-kv.sock"))
+        .env("STRATA_KV_TOKEN", "00");
+    let out = testkit::run_with_timeout(&mut cmd, None, CALL_TIMEOUT);
+    assert!(!out.status.success(), "it exited successfully");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot connect to the KV server"), "{err}");
+}

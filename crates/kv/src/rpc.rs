@@ -15,13 +15,14 @@
 //! waiting) abandons the request in progress, as dropping the future does
 //! in the embedded client; End aborts the transaction.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use kvapi::{Error, Key, KeyRange, LockMode, Result, TenantId, Txn, TxnId};
+use kvapi::{Error, Key, KeyRange, LockMode, Result, TenantId, Txn};
 use kvrpc::proto::{
     self, AdminCall, AdminReply, Call, LockedKey, Op, Reply, ScanOrder, TenantInfo, ToClient,
     ToServer, WireError,
@@ -83,6 +84,13 @@ impl KvNode {
 
 /// The requests of one remote transaction, in order.
 type TxnQueue = mpsc::UnboundedSender<(u64, Vec<Op>, Call)>;
+
+/// Which remote transaction a request belongs to.
+struct Remote {
+    tenant: TenantId,
+    conn_no: u32,
+    handle: u64,
+}
 
 /// A remote transaction's task handles.
 struct TxnEntry {
@@ -241,28 +249,7 @@ impl KvServer {
         match msg {
             ToServer::Hello { .. } => return Err(WireError::InvalidInput("a second Hello".into())),
             ToServer::Request { id, txn, ops, call } => {
-                let mut map = txns.lock();
-                if !map.contains_key(&txn) {
-                    let Some(Op::Begin { isolation }) = ops.first() else {
-                        let result = Err(WireError::Unavailable("unknown transaction".into()));
-                        let _ = out.send(ToClient::Response { id, snapshot: 0, result });
-                        return Ok(());
-                    };
-                    let txn_id =
-                        TxnId((1 << 63) | (u64::from(conn_no) << 40) | (txn & ((1 << 40) - 1)));
-                    let embedded = EmbeddedTxn::with_id(
-                        self.shared.clone(),
-                        tenant,
-                        (*isolation).into(),
-                        txn_id,
-                    );
-                    let (queue, rx) = mpsc::unbounded_channel();
-                    let (cancel, cancelled) = watch::channel(0);
-                    tokio::spawn(txn_task(embedded, rx, cancelled, out.clone(), txns.clone(), txn));
-                    map.insert(txn, TxnEntry { queue, cancel });
-                }
-                let entry = map.get(&txn).expect("inserted above");
-                let _ = entry.queue.send((id, ops, call));
+                self.request(Remote { tenant, conn_no, handle: txn }, id, ops, call, txns, out)
             }
             ToServer::Cancel { txn, id } => {
                 if let Some(e) = txns.lock().get(&txn) {
@@ -291,6 +278,31 @@ impl KvServer {
             }
         }
         Ok(())
+    }
+
+    /// Queues a request on its transaction's task, starting the task (and
+    /// the transaction) for a request that begins with [`Op::Begin`].
+    fn request(&self, r: Remote, id: u64, ops: Vec<Op>, call: Call, txns: &Txns, out: &Out) {
+        let mut map = txns.lock();
+        let entry = match map.entry(r.handle) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(v) => {
+                let Some(Op::Begin { isolation }) = ops.first() else {
+                    let result = Err(WireError::Unavailable("unknown transaction".into()));
+                    let _ = out.send(ToClient::Response { id, snapshot: 0, result });
+                    return;
+                };
+                let txn_id = proto::remote_txn_id(r.conn_no, r.handle);
+                let shared = self.shared.clone();
+                let embedded = EmbeddedTxn::with_id(shared, r.tenant, (*isolation).into(), txn_id);
+                let (queue, rx) = mpsc::unbounded_channel();
+                let (cancel, cancelled) = watch::channel(0);
+                let task = txn_task(embedded, rx, cancelled, out.clone(), txns.clone(), r.handle);
+                tokio::spawn(task);
+                v.insert(TxnEntry { queue, cancel })
+            }
+        };
+        let _ = entry.queue.send((id, ops, call));
     }
 
     /// What the server knows of tenant `id`'s SQL processes: pids, sessions.

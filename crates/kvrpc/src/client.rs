@@ -5,7 +5,7 @@
 //! collection), the row locks, and the write buffer it commits. The client
 //! keeps a mirror of its own writes, so the calls the trait makes local
 //! (`put`, `delete`, `get_own`, `savepoint`, `rollback_to`) stay local and
-//! cost no round trip; they are queued as [`Op`]s and travel ahead of the
+//! cost no round trip; they are queued as [`Op`](crate::proto::Op)s and travel ahead of the
 //! transaction's next call. Both sides count one undo entry per write, so a
 //! savepoint (the count) means the same on both; a write the server refuses
 //! breaks the transaction there, and every later call of it fails.
@@ -105,9 +105,7 @@ impl KvClient for RpcClient {
     async fn begin(&self, isolation: IsolationLevel) -> Result<RpcTxn> {
         let conn = self.connection().await?;
         let handle = self.inner.next_txn.fetch_add(1, Ordering::Relaxed);
-        // Unique on the node: the top bit marks remote transactions, then
-        // the connection's number, then the handle.
-        let id = TxnId((1 << 63) | (u64::from(conn.conn_no) << 40) | (handle & ((1 << 40) - 1)));
+        let id = crate::proto::remote_txn_id(conn.conn_no, handle);
         Ok(RpcTxn {
             conn,
             handle,
