@@ -92,14 +92,30 @@ struct Remote {
     handle: u64,
 }
 
-/// A remote transaction's task handles.
-struct TxnEntry {
-    queue: TxnQueue,
-    /// Requests with ids up to this value are abandoned.
-    cancel: watch::Sender<u64>,
+/// A remote transaction as its connection holds it.
+enum Slot {
+    /// No request of it is running: the reader runs calls that cannot wait
+    /// (reads, sizes, try-locks) inline, with no task hop.
+    Idle(Box<TxnState>),
+    /// A task runs a call that may wait (a lock, a commit); later requests
+    /// queue behind it, and the task puts the state back when it is done.
+    Busy {
+        queue: TxnQueue,
+        /// Requests with ids up to this value are abandoned.
+        cancel: watch::Sender<u64>,
+    },
 }
 
-type Txns = Arc<Mutex<HashMap<u64, TxnEntry>>>;
+/// A remote transaction's state between requests.
+struct TxnState {
+    /// None once it committed.
+    txn: Option<EmbeddedTxn>,
+    /// The first write the transaction refused: every later call fails
+    /// too, since the client's mirror of its writes no longer matches.
+    broken: Option<WireError>,
+}
+
+type Txns = Arc<Mutex<HashMap<u64, Slot>>>;
 type Out = mpsc::UnboundedSender<ToClient>;
 
 impl KvServer {
@@ -229,8 +245,10 @@ impl KvServer {
         }
         // Abandon whatever the connection's transactions were doing; their
         // tasks abort them.
-        for (_, e) in txns.lock().drain() {
-            let _ = e.cancel.send(u64::MAX);
+        for (_, slot) in txns.lock().drain() {
+            if let Slot::Busy { cancel, .. } = slot {
+                let _ = cancel.send(u64::MAX);
+            }
         }
         drop(out);
         let _ = writer.await;
@@ -252,13 +270,13 @@ impl KvServer {
                 self.request(Remote { tenant, conn_no, handle: txn }, id, ops, call, txns, out)
             }
             ToServer::Cancel { txn, id } => {
-                if let Some(e) = txns.lock().get(&txn) {
-                    e.cancel.send_if_modified(|c| std::mem::replace(c, (*c).max(id)) < id);
+                if let Some(Slot::Busy { cancel, .. }) = txns.lock().get(&txn) {
+                    cancel.send_if_modified(|c| std::mem::replace(c, (*c).max(id)) < id);
                 }
             }
             ToServer::End { txn } => {
-                if let Some(e) = txns.lock().remove(&txn) {
-                    let _ = e.cancel.send(u64::MAX);
+                if let Some(Slot::Busy { cancel, .. }) = txns.lock().remove(&txn) {
+                    let _ = cancel.send(u64::MAX);
                 }
             }
             ToServer::Sessions { count } => {
@@ -280,11 +298,13 @@ impl KvServer {
         Ok(())
     }
 
-    /// Queues a request on its transaction's task, starting the task (and
-    /// the transaction) for a request that begins with [`Op::Begin`].
+    /// Runs a request inline if its transaction is idle and the call
+    /// cannot wait; otherwise queues it on the transaction's task (starting
+    /// one). A request for an unknown transaction must begin with
+    /// [`Op::Begin`].
     fn request(&self, r: Remote, id: u64, ops: Vec<Op>, call: Call, txns: &Txns, out: &Out) {
         let mut map = txns.lock();
-        let entry = match map.entry(r.handle) {
+        let slot = match map.entry(r.handle) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(v) => {
                 let Some(Op::Begin { isolation }) = ops.first() else {
@@ -294,15 +314,32 @@ impl KvServer {
                 };
                 let txn_id = proto::remote_txn_id(r.conn_no, r.handle);
                 let shared = self.shared.clone();
-                let embedded = EmbeddedTxn::with_id(shared, r.tenant, (*isolation).into(), txn_id);
-                let (queue, rx) = mpsc::unbounded_channel();
-                let (cancel, cancelled) = watch::channel(0);
-                let task = txn_task(embedded, rx, cancelled, out.clone(), txns.clone(), r.handle);
-                tokio::spawn(task);
-                v.insert(TxnEntry { queue, cancel })
+                let txn = EmbeddedTxn::with_id(shared, r.tenant, (*isolation).into(), txn_id);
+                v.insert(Slot::Idle(Box::new(TxnState { txn: Some(txn), broken: None })))
             }
         };
-        let _ = entry.queue.send((id, ops, call));
+        match slot {
+            Slot::Idle(state) if !may_wait(&call) => {
+                let (snapshot, result) = state.run_now(ops, call);
+                let _ = out.send(ToClient::Response { id, snapshot, result });
+            }
+            Slot::Idle(_) => {
+                let (queue, rx) = mpsc::unbounded_channel();
+                let (cancel, cancelled) = watch::channel(0);
+                let Slot::Idle(state) = std::mem::replace(slot, Slot::Busy { queue, cancel })
+                else {
+                    return;
+                };
+                let task = txn_task(*state, rx, cancelled, out.clone(), txns.clone(), r.handle);
+                tokio::spawn(task);
+                if let Slot::Busy { queue, .. } = slot {
+                    let _ = queue.send((id, ops, call));
+                }
+            }
+            Slot::Busy { queue, .. } => {
+                let _ = queue.send((id, ops, call));
+            }
+        }
     }
 
     /// What the server knows of tenant `id`'s SQL processes: pids, sessions.
@@ -393,56 +430,113 @@ async fn write_loop<IO: AsyncRead + AsyncWrite + Unpin>(
     let _ = sink.close().await;
 }
 
-/// Runs one remote transaction's requests in order (see the module docs).
+/// Calls that may wait (for a lock or the log) run on a task; the others
+/// never await and run inline.
+fn may_wait(call: &Call) -> bool {
+    matches!(call, Call::Lock { .. } | Call::LockShared(_) | Call::Commit)
+}
+
+const CANCELLED: &str = "request cancelled";
+
+impl TxnState {
+    /// Applies `ops` (unless the transaction is broken) and says whether
+    /// the call may run.
+    fn prepare(&mut self, ops: Vec<Op>) -> std::result::Result<(), WireError> {
+        if self.broken.is_none() {
+            if let Some(t) = self.txn.as_mut() {
+                if let Err(e) = apply(t, ops) {
+                    self.broken = Some(e.into());
+                }
+            }
+        }
+        match &self.broken {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// The snapshot to report with `result`.
+    fn snapshot(&self, result: &std::result::Result<Reply, WireError>) -> u64 {
+        match (result, &self.txn) {
+            (Ok(Reply::Committed(ts)), _) => *ts,
+            (_, Some(t)) => t.snapshot().0,
+            (_, None) => 0,
+        }
+    }
+
+    /// Runs a call that cannot wait, at once.
+    fn run_now(
+        &mut self,
+        ops: Vec<Op>,
+        call: Call,
+    ) -> (u64, std::result::Result<Reply, WireError>) {
+        use futures_util::FutureExt;
+        let result = self.prepare(ops).and_then(|()| {
+            // These calls never await, so their futures are ready at once.
+            run(&mut self.txn, call)
+                .now_or_never()
+                .unwrap_or_else(|| {
+                    Err(Error::Unavailable("a call that cannot wait was not ready".into()))
+                })
+                .map_err(WireError::from)
+        });
+        (self.snapshot(&result), result)
+    }
+}
+
+/// Runs a remote transaction's requests in order while some may wait (see
+/// [`Slot::Busy`]), then hands the state back to the connection.
 async fn txn_task(
-    txn: EmbeddedTxn,
+    mut state: TxnState,
     mut rx: mpsc::UnboundedReceiver<(u64, Vec<Op>, Call)>,
     mut cancel: watch::Receiver<u64>,
     out: Out,
     txns: Txns,
     handle: u64,
 ) {
-    let mut txn = Some(txn);
-    // The first write the transaction refused: every later call fails too,
-    // since the client's mirror of its writes no longer matches.
-    let mut broken: Option<WireError> = None;
-    while let Some((id, ops, call)) = rx.recv().await {
-        let Some(t) = txn.as_mut() else { break };
-        if broken.is_none() {
-            if let Err(e) = apply(t, ops) {
-                broken = Some(e.into());
+    loop {
+        let next = match rx.try_recv() {
+            Ok(m) => Some(m),
+            Err(mpsc::error::TryRecvError::Empty) => {
+                // The reader queues under the map's lock, so nothing can
+                // arrive between this check and the hand-back.
+                let mut map = txns.lock();
+                match rx.try_recv() {
+                    Ok(m) => Some(m),
+                    Err(mpsc::error::TryRecvError::Empty) if state.txn.is_some() => {
+                        map.insert(handle, Slot::Idle(Box::new(state)));
+                        return;
+                    }
+                    Err(_) => None,
+                }
             }
-        }
-        let committing = matches!(call, Call::Commit);
-        let result = match &broken {
-            Some(e) => Err(e.clone()),
-            None if *cancel.borrow() >= id => {
-                Err(WireError::Unavailable("request cancelled".into()))
-            }
-            None => {
+            Err(mpsc::error::TryRecvError::Disconnected) => None,
+        };
+        let Some((id, ops, call)) = next else { break };
+        let result = match state.prepare(ops) {
+            Err(e) => Err(e),
+            Ok(()) if *cancel.borrow() >= id => Err(WireError::Unavailable(CANCELLED.into())),
+            Ok(()) => {
                 let cancelled = async {
                     let _ = cancel.wait_for(|c| *c >= id).await;
                 };
                 tokio::select! {
                     biased;
-                    _ = cancelled => Err(WireError::Unavailable("request cancelled".into())),
-                    r = run(&mut txn, call) => r.map_err(WireError::from),
+                    _ = cancelled => Err(WireError::Unavailable(CANCELLED.into())),
+                    r = run(&mut state.txn, call) => r.map_err(WireError::from),
                 }
             }
         };
-        let snapshot = match (&result, &txn) {
-            (Ok(Reply::Committed(ts)), _) => *ts,
-            (_, Some(t)) => t.snapshot().0,
-            (_, None) => 0,
-        };
+        let snapshot = state.snapshot(&result);
         let _ = out.send(ToClient::Response { id, snapshot, result });
-        if committing || txn.is_none() {
+        if state.txn.is_none() {
             break;
         }
     }
-    // Dropping the transaction aborts it (if it did not commit). Handles
-    // are never reused on a connection, so the entry is this task's.
-    drop(txn);
+    // Committed, ended by the client, or its connection closed. Dropping
+    // the transaction aborts it if it did not commit; handles are never
+    // reused on a connection, so the entry is this task's.
+    drop(state);
     txns.lock().remove(&handle);
 }
 

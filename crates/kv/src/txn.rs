@@ -97,14 +97,7 @@ impl EmbeddedTxn {
     }
 
     fn check(&self, key: &Key) -> Result<()> {
-        if key.tenant() != self.tenant {
-            return Err(Error::TenantViolation(format!(
-                "key of tenant {} in a transaction of tenant {}",
-                key.tenant().0,
-                self.tenant.0
-            )));
-        }
-        Ok(())
+        key.check_tenant(self.tenant)
     }
 
     fn check_range(&self, r: &KeyRange) -> Result<()> {

@@ -57,6 +57,19 @@ impl Key {
         TenantId(u64::from_be_bytes(id))
     }
 
+    /// Fails with [`Error::TenantViolation`] unless the key belongs to
+    /// `tenant` (every transaction checks each key it is given).
+    pub fn check_tenant(&self, tenant: TenantId) -> Result<()> {
+        if self.tenant() != tenant {
+            return Err(Error::TenantViolation(format!(
+                "key of tenant {} in a transaction of tenant {}",
+                self.tenant().0,
+                tenant.0
+            )));
+        }
+        Ok(())
+    }
+
     /// The tenant-relative part (what the SQL layer encoded).
     pub fn rest(&self) -> &[u8] {
         &self.0[PREFIX_LEN..]

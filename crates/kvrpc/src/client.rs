@@ -208,13 +208,7 @@ impl RpcTxn {
     }
 
     fn check(&self, key: &Key) -> Result<()> {
-        if key.tenant() != self.tenant {
-            return Err(Error::TenantViolation(format!(
-                "key of tenant {} in a transaction of tenant {}",
-                key.tenant().0,
-                self.tenant.0
-            )));
-        }
+        key.check_tenant(self.tenant)?;
         if self.finished {
             return Err(Error::Unavailable("transaction already finished".into()));
         }

@@ -56,8 +56,9 @@ enum Command {
     Tenant(tenant::TenantArgs),
 }
 
+/// Where PostgreSQL clients connect (`strata start` and `strata proxy`).
 #[derive(clap::Args, Clone)]
-struct StartArgs {
+struct PgListen {
     /// TCP address to listen on.
     #[arg(long, default_value = "127.0.0.1:5433")]
     listen: SocketAddr,
@@ -67,6 +68,20 @@ struct StartArgs {
     /// Do not listen on a unix socket.
     #[arg(long)]
     no_unix_socket: bool,
+}
+
+impl PgListen {
+    /// The unix socket path, unless turned off.
+    fn unix_path(&self) -> Option<PathBuf> {
+        (!self.no_unix_socket)
+            .then(|| self.socket_dir.join(format!(".s.PGSQL.{}", self.listen.port())))
+    }
+}
+
+#[derive(clap::Args, Clone)]
+struct StartArgs {
+    #[command(flatten)]
+    pg: PgListen,
     /// Where data is stored.
     #[arg(long, default_value = "./strata-data")]
     data_dir: PathBuf,
@@ -115,15 +130,8 @@ struct ProxyArgs {
     /// The KV server: host:port or a unix socket path.
     #[arg(long)]
     kv: KvAddr,
-    /// TCP address to listen on.
-    #[arg(long, default_value = "127.0.0.1:5433")]
-    listen: SocketAddr,
-    /// Directory for the unix socket (DIR/.s.PGSQL.PORT).
-    #[arg(long, default_value = "/tmp")]
-    socket_dir: PathBuf,
-    /// Do not listen on a unix socket.
-    #[arg(long)]
-    no_unix_socket: bool,
+    #[command(flatten)]
+    pg: PgListen,
     /// The KV server's secret file.
     #[arg(long, default_value = "./strata-data/secret")]
     secret_file: PathBuf,
@@ -196,11 +204,6 @@ fn announce_ready() {
     let _ = out.flush();
 }
 
-/// The unix socket path for a PostgreSQL listener on `listen`'s port.
-fn pg_socket(dir: &Path, listen: &SocketAddr) -> PathBuf {
-    dir.join(format!(".s.PGSQL.{}", listen.port()))
-}
-
 fn start_single(args: StartArgs) -> anyhow::Result<()> {
     runtime()?.block_on(async move {
         let dir = &args.data_dir;
@@ -214,11 +217,11 @@ fn start_single(args: StartArgs) -> anyhow::Result<()> {
             .context("the default tenant is missing")?;
         let backend = Arc::new(sqlnode::SqlNode::new(node.client(tenant)));
         backend.init().await.map_err(|e| anyhow::anyhow!("loading the catalog: {e}"))?;
-        let unix = (!args.no_unix_socket).then(|| pg_socket(&args.socket_dir, &args.listen));
-        let listeners = wire::Listeners::bind(args.listen, unix.as_deref())
+        let unix = args.pg.unix_path();
+        let listeners = wire::Listeners::bind(args.pg.listen, unix.as_deref())
             .await
             .context("binding listeners")?;
-        tracing::info!(addr = %args.listen, unix = ?unix, data = %dir.display(), "strata (single process) is ready to accept connections");
+        tracing::info!(addr = %args.pg.listen, unix = ?unix, data = %dir.display(), "strata (single process) is ready to accept connections");
         tokio::select! {
             r = wire::serve(backend, listeners) => r.context("serving")?,
             _ = shutdown_signal() => tracing::info!("shutting down"),
@@ -375,10 +378,11 @@ fn proxy(args: ProxyArgs) -> anyhow::Result<()> {
             launcher,
         });
         p.check_kv().await.map_err(|e| anyhow::anyhow!("{}", e.message))?;
-        let tcp = tokio::net::TcpListener::bind(args.listen)
+        let listen = args.pg.listen;
+        let tcp = tokio::net::TcpListener::bind(listen)
             .await
-            .with_context(|| format!("binding {}", args.listen))?;
-        let unix_path = (!args.no_unix_socket).then(|| pg_socket(&args.socket_dir, &args.listen));
+            .with_context(|| format!("binding {listen}"))?;
+        let unix_path = args.pg.unix_path();
         let unix = match &unix_path {
             Some(path) => {
                 let _ = std::fs::remove_file(path);
@@ -389,7 +393,7 @@ fn proxy(args: ProxyArgs) -> anyhow::Result<()> {
             }
             None => None,
         };
-        tracing::info!(addr = %args.listen, unix = ?unix_path, "proxy ready");
+        tracing::info!(addr = %listen, unix = ?unix_path, "proxy ready");
         announce_ready();
         tokio::select! {
             _ = p.clone().serve(tcp, unix) => {}

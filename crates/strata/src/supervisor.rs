@@ -82,14 +82,14 @@ pub fn run(args: StartArgs) -> anyhow::Result<()> {
                 .arg("--kv")
                 .arg(format!("unix:{}", kv_sock.display()))
                 .arg("--listen")
-                .arg(args.listen.to_string())
+                .arg(args.pg.listen.to_string())
                 .arg("--socket-dir")
-                .arg(&args.socket_dir)
+                .arg(&args.pg.socket_dir)
                 .arg("--secret-file")
                 .arg(dir.join("secret"))
                 .arg("--run-dir")
                 .arg(&run_dir);
-            if args.no_unix_socket {
+            if args.pg.no_unix_socket {
                 c.arg("--no-unix-socket");
             }
             c
@@ -103,7 +103,7 @@ pub fn run(args: StartArgs) -> anyhow::Result<()> {
             return Err(e);
         }
     };
-    tracing::info!(addr = %args.listen, data = %dir.display(), kv = kv.child.id(), proxy = proxy.child.id(), "strata is ready to accept connections");
+    tracing::info!(addr = %args.pg.listen, data = %dir.display(), kv = kv.child.id(), proxy = proxy.child.id(), "strata is ready to accept connections");
     while !STOP.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(50));
         for (pid, status) in reap() {

@@ -573,20 +573,7 @@ impl TestServer {
 /// current tokio runtime. A free function so that `'static` closures (a
 /// sqllogictest connection factory) can call it with just the port.
 pub async fn connect(port: u16) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
-    let mut config = tokio_postgres::Config::new();
-    config
-        .host("127.0.0.1")
-        .port(port)
-        .user("postgres")
-        .dbname("postgres")
-        .connect_timeout(Duration::from_secs(10));
-    let (client, conn) = config.connect(tokio_postgres::NoTls).await?;
-    tokio::spawn(async move {
-        // A closed or killed server ends the connection; the client sees the
-        // error on its next call.
-        let _ = conn.await;
-    });
-    Ok(client)
+    crate::split::connect_config(&crate::split::plain_config(port)).await
 }
 
 impl TestServer {
