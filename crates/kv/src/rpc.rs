@@ -357,9 +357,12 @@ impl KvServer {
         (pids, sessions)
     }
 
-    fn info(&self, name: String, r: tenants::Record) -> Result<TenantInfo> {
+    /// What `tenant list` shows of a tenant. Measuring `stored_bytes` reads
+    /// the tenant's whole key range, so only `list` asks for it (the proxy's
+    /// per-connection lookup must stay cheap); otherwise it is 0.
+    fn info(&self, name: String, r: tenants::Record, measure: bool) -> Result<TenantInfo> {
         let (sql_pids, sessions) = self.processes(r.id);
-        let stored_bytes = tenants::stored_bytes(&self.shared, r.id)?;
+        let stored_bytes = if measure { tenants::stored_bytes(&self.shared, r.id)? } else { 0 };
         Ok(TenantInfo {
             name,
             id: r.id,
@@ -375,15 +378,16 @@ impl KvServer {
         match call {
             AdminCall::Create { name } => {
                 let r = tenants::create(&self.shared, &name).await?;
-                Ok(AdminReply::Tenant(Some(self.info(name, r)?)))
+                Ok(AdminReply::Tenant(Some(self.info(name, r, false)?)))
             }
             AdminCall::Lookup { name } => match tenants::lookup(&self.shared, &name).await? {
-                Some(r) => Ok(AdminReply::Tenant(Some(self.info(name, r)?))),
+                Some(r) => Ok(AdminReply::Tenant(Some(self.info(name, r, false)?))),
                 None => Ok(AdminReply::Tenant(None)),
             },
             AdminCall::List => {
                 let all = tenants::list(&self.shared).await?;
-                let infos = all.into_iter().map(|(n, r)| self.info(n, r)).collect::<Result<_>>()?;
+                let infos =
+                    all.into_iter().map(|(n, r)| self.info(n, r, true)).collect::<Result<_>>()?;
                 Ok(AdminReply::Tenants(infos))
             }
             AdminCall::Drop { name, force } => {

@@ -267,3 +267,22 @@ async fn tenant_admin() {
     let again = admin.create("a").await.expect("re-create");
     assert_ne!(again.id, c.a, "a new id, so no old data shows");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_also_serves_tcp() {
+    let node = kv::KvNode::memory();
+    let secret = Secret::from_bytes(b"0123456789abcdef0123456789abcdef");
+    let server = node.server(secret.clone()).await.expect("server");
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = KvAddr::Tcp(tcp.local_addr().expect("addr").to_string());
+    tokio::spawn(server.serve(Some(tcp), None));
+    let token = secret.tenant_token(kv::tenants::DEFAULT_ID.0);
+    let client = RpcClient::connect(addr, kv::tenants::DEFAULT, &token).await.expect("connect");
+    assert_eq!(client.tenant(), kv::tenants::DEFAULT_ID);
+    let mut t = client.begin(IsolationLevel::RepeatableRead).await.expect("begin");
+    let k = key(kv::tenants::DEFAULT_ID.0, b"over tcp");
+    t.put(k.clone(), b"yes".to_vec(), LockMode::Private).expect("put");
+    t.commit().await.expect("commit");
+    let t = client.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    assert_eq!(t.get(&k).await.expect("get"), Some(b"yes".to_vec()));
+}

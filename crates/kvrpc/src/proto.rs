@@ -147,7 +147,8 @@ pub struct TenantInfo {
     pub sql_pids: Vec<u32>,
     /// Client sessions those processes serve now.
     pub sessions: u32,
-    /// Bytes its keys take in storage.
+    /// Bytes its keys take in storage (measured by List only; 0 from
+    /// Create and Lookup).
     pub stored_bytes: u64,
 }
 
