@@ -43,6 +43,8 @@ struct ClientInner {
     /// Serializes reconnecting, so a broken connection is replaced once.
     reconnect: tokio::sync::Mutex<()>,
     next_txn: AtomicU64,
+    /// The session count last reported, told again to each new connection.
+    sessions: std::sync::atomic::AtomicU32,
 }
 
 impl RpcClient {
@@ -58,6 +60,7 @@ impl RpcClient {
                 conn: Mutex::new(conn),
                 reconnect: tokio::sync::Mutex::new(()),
                 next_txn: AtomicU64::new(1),
+                sessions: Default::default(),
             }),
         })
     }
@@ -85,13 +88,18 @@ impl RpcClient {
                 "the tenant's id changed (dropped and re-created)".into(),
             ));
         }
+        fresh.send(ToServer::Sessions { count: i.sessions.load(Ordering::SeqCst) });
         *i.conn.lock() = fresh.clone();
         Ok(fresh)
     }
 
     /// Tells the server how many client sessions this process serves.
     pub fn report_sessions(&self, count: u32) {
-        self.inner.conn.lock().send(ToServer::Sessions { count });
+        // Under the connection's lock, so a reconnect cannot slip between
+        // storing the count and sending it.
+        let conn = self.inner.conn.lock();
+        self.inner.sessions.store(count, Ordering::SeqCst);
+        conn.send(ToServer::Sessions { count });
     }
 }
 

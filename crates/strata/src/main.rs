@@ -311,44 +311,29 @@ fn sql(args: SqlArgs) -> anyhow::Result<()> {
         announce_ready();
         tokio::select! {
             r = wire::serve_until(backend.clone(), listeners, shutdown_signal()) => r.context("serving")?,
-            e = watch_kv(client, backend, args.kv_timeout) => return Err(e),
+            e = watch_kv(client, args.kv_timeout) => return Err(e),
         }
         Ok(())
     })
 }
 
-/// Keeps the KV connection up and the server told of our session count;
-/// returns (and the process exits non-zero) when the KV server stayed out
-/// of reach for `timeout`.
-async fn watch_kv(
-    client: kvrpc::RpcClient,
-    backend: Arc<sqlnode::SqlNode<kvrpc::RpcClient>>,
-    timeout: Duration,
-) -> anyhow::Error {
+/// Keeps the KV connection up (a new connection is told the session count
+/// by the client); returns, and the process exits non-zero, when the KV
+/// server stayed out of reach for `timeout`.
+async fn watch_kv(client: kvrpc::RpcClient, timeout: Duration) -> anyhow::Error {
     let mut down_since: Option<Instant> = None;
-    let mut reported = None;
     loop {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        if !client.is_connected() {
-            match client.connection().await {
-                Ok(_) => reported = None,
-                Err(e) => {
-                    let since = *down_since.get_or_insert_with(Instant::now);
-                    if since.elapsed() > timeout {
-                        tracing::error!(error = %e, "lost the KV server; exiting");
-                        return anyhow::anyhow!(
-                            "the KV server was out of reach for {timeout:?}: {e}"
-                        );
-                    }
-                    continue;
-                }
-            }
+        if client.is_connected() {
+            down_since = None;
+            continue;
         }
-        down_since = None;
-        // A new connection learns the count only from later changes.
-        if reported.is_none() {
-            client.report_sessions(u32::try_from(backend.sessions()).unwrap_or(u32::MAX));
-            reported = Some(());
+        if let Err(e) = client.connection().await {
+            let since = *down_since.get_or_insert_with(Instant::now);
+            if since.elapsed() > timeout {
+                tracing::error!(error = %e, "lost the KV server; exiting");
+                return anyhow::anyhow!("the KV server was out of reach for {timeout:?}: {e}");
+            }
         }
     }
 }
