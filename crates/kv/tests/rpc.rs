@@ -126,13 +126,15 @@ async fn a_cancelled_lock_wait_is_abandoned() {
             .await;
     assert!(wait.is_err(), "the lock is held");
     // The dropped wait left no queue entry behind: after the holder ends,
-    // a third transaction gets the lock at once, and the waiter can end.
-    drop(waiter);
+    // a third transaction gets the lock at once while the waiter's
+    // transaction is still open (had its wait stayed queued, the waiter
+    // would hold the lock now), and the waiter can end.
     holder.abort();
     let mut third = a1.begin(IsolationLevel::ReadCommitted).await.expect("begin");
     let got =
         tokio::time::timeout(Duration::from_secs(10), third.lock(std::slice::from_ref(&k))).await;
     assert!(matches!(got, Ok(Ok(_))), "{got:?}");
+    drop(waiter);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -200,13 +200,10 @@ impl RpcTxn {
             // Queued under the lock: the server sees ops in call order.
             self.conn.start(id, msg)?
         };
-        let guard = CancelGuard { txn: self, id, armed: true };
-        let answer = rx.await;
-        let mut guard = guard;
-        guard.armed = false;
-        let answer = answer
-            .map_err(|_| Error::Unavailable("the connection to the KV server was lost".into()))?;
-        match answer {
+        // A cancelled statement drops this future: the server abandons the
+        // request (a lock wait in it ends there too).
+        let cancel = ToServer::Cancel { txn: self.handle, id };
+        match self.conn.wait(id, rx, Some(cancel)).await? {
             ToClient::Response { snapshot, result, .. } => {
                 self.remote.lock().snapshot = snapshot;
                 result.map_err(Error::from)
@@ -261,23 +258,6 @@ impl RpcTxn {
         match self.call(Call::Lock { keys: key_bytes(keys), share }).await? {
             Reply::Locked(v) => Ok(v.into_iter().map(locked).collect()),
             other => Err(unexpected(other)),
-        }
-    }
-}
-
-/// Tells the server to abandon a request whose future was dropped (a
-/// cancelled statement), so a lock wait in it ends there too.
-struct CancelGuard<'a> {
-    txn: &'a RpcTxn,
-    id: u64,
-    armed: bool,
-}
-
-impl Drop for CancelGuard<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            self.txn.conn.forget(self.id);
-            self.txn.conn.send(ToServer::Cancel { txn: self.txn.handle, id: self.id });
         }
     }
 }
@@ -466,7 +446,7 @@ impl AdminClient {
     }
 
     async fn call(&self, call: AdminCall) -> Result<AdminReply> {
-        let answer = self.conn.call(|id| ToServer::Admin { id, call }, |_| None).await?;
+        let answer = self.conn.call(|id| ToServer::Admin { id, call }).await?;
         match answer {
             ToClient::AdminResponse { result, .. } => result.map_err(Error::from),
             other => Err(Error::Corrupt(format!("unexpected frame: {other:?}"))),

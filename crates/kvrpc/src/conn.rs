@@ -150,18 +150,26 @@ impl Connection {
     }
 
     /// Sends the frame `build` makes for a fresh request id and waits for
-    /// its answer. `on_drop` is sent if the caller stops waiting first.
-    pub async fn call(
-        &self,
-        build: impl FnOnce(u64) -> ToServer,
-        on_drop: impl FnOnce(u64) -> Option<ToServer>,
-    ) -> Result<ToClient> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+    /// its answer.
+    pub async fn call(&self, build: impl FnOnce(u64) -> ToServer) -> Result<ToClient> {
+        let id = self.next_id();
         let rx = self.start(id, build(id))?;
-        let mut guard = CallGuard { conn: self, id, on_drop: Some(on_drop) };
-        let r = rx.await.map_err(|_| lost());
-        guard.on_drop = None;
-        r
+        self.wait(id, rx, None).await
+    }
+
+    /// Waits for the answer to request `id` (registered by
+    /// [`Connection::start`]). If the caller stops waiting first, the
+    /// request is forgotten and `on_drop` (a Cancel) is sent.
+    pub async fn wait(
+        &self,
+        id: u64,
+        rx: oneshot::Receiver<ToClient>,
+        on_drop: Option<ToServer>,
+    ) -> Result<ToClient> {
+        let mut guard = Waiting { conn: self, id, on_drop, armed: true };
+        let answer = rx.await.map_err(|_| lost());
+        guard.armed = false;
+        answer
     }
 
     /// Registers request `id` and queues its frame; the caller awaits the
@@ -190,18 +198,20 @@ impl Connection {
     }
 }
 
-/// Sends the cancel frame of a call whose future was dropped.
-struct CallGuard<'a, F: FnOnce(u64) -> Option<ToServer>> {
+/// Forgets a request whose caller stopped waiting (its future was
+/// dropped), sending the frame that tells the server so.
+struct Waiting<'a> {
     conn: &'a Connection,
     id: u64,
-    on_drop: Option<F>,
+    on_drop: Option<ToServer>,
+    armed: bool,
 }
 
-impl<F: FnOnce(u64) -> Option<ToServer>> Drop for CallGuard<'_, F> {
+impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        if let Some(f) = self.on_drop.take() {
+        if self.armed {
             self.conn.forget(self.id);
-            if let Some(msg) = f(self.id) {
+            if let Some(msg) = self.on_drop.take() {
                 self.conn.send(msg);
             }
         }

@@ -167,7 +167,7 @@ impl Proxy {
         };
         let mut head = BytesMut::new();
         head.put_slice(proxy_header::encode(&origin).as_bytes());
-        encode_startup(&mut head, minor, &r.params);
+        codec::encode_startup(&mut head, minor, &r.params);
         head.put_slice(&t.rbuf);
         if sql.write_all(&head).await.is_err() {
             let e = ErrorReport::fatal(
@@ -309,22 +309,6 @@ async fn read_startup<IO: AsyncRead + AsyncWrite + Unpin>(t: &mut Transport<IO>)
     }
 }
 
-/// Writes a StartupMessage for protocol 3.`minor` with `params`.
-fn encode_startup(buf: &mut BytesMut, minor: u16, params: &[(String, String)]) {
-    let start = buf.len();
-    buf.put_u32(0);
-    buf.put_u32((3 << 16) | u32::from(minor));
-    for (k, v) in params {
-        buf.put_slice(k.as_bytes());
-        buf.put_u8(0);
-        buf.put_slice(v.as_bytes());
-        buf.put_u8(0);
-    }
-    buf.put_u8(0);
-    let len = (buf.len() - start) as u32;
-    buf[start..start + 4].copy_from_slice(&len.to_be_bytes());
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,7 +317,7 @@ mod tests {
     fn startup_round_trip() {
         let params = vec![("user".to_string(), "u".to_string()), ("database".into(), "d".into())];
         let mut buf = BytesMut::new();
-        encode_startup(&mut buf, 0, &params);
+        codec::encode_startup(&mut buf, 0, &params);
         let body = codec::decode_startup_frame(&mut buf).expect("valid").expect("complete");
         match codec::decode_startup(&body) {
             Ok(Startup::Start { minor: 0, params: p }) => assert_eq!(p, params),

@@ -49,11 +49,6 @@ impl<K: KvClient> SqlNode<K> {
         self
     }
 
-    /// How many client sessions are open now.
-    pub fn sessions(&self) -> usize {
-        *self.sessions.count.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// Loads the catalog (tables and roles) before serving.
     pub async fn init(&self) -> Result<(), ErrorReport> {
         self.db.refresh().await

@@ -18,10 +18,18 @@ pub struct RawClient {
     pub key: (i32, i32),
 }
 
+/// The startup parameters of a plain login: `postgres`/`postgres`.
+const DEFAULT_LOGIN: [(&str, &str); 2] = [("user", "postgres"), ("database", "postgres")];
+
 /// Builds a StartupMessage (protocol 3.0) for `postgres`/`postgres`.
 pub(crate) fn startup_message() -> Vec<u8> {
+    startup_message_with(&DEFAULT_LOGIN)
+}
+
+/// Builds a StartupMessage (protocol 3.0) with `params`.
+pub(crate) fn startup_message_with(params: &[(&str, &str)]) -> Vec<u8> {
     let mut body = 196608u32.to_be_bytes().to_vec();
-    for (k, v) in [("user", "postgres"), ("database", "postgres")] {
+    for (k, v) in params {
         body.extend_from_slice(k.as_bytes());
         body.push(0);
         body.extend_from_slice(v.as_bytes());
@@ -64,9 +72,16 @@ fn notification(body: &[u8]) -> (i32, String, String) {
 impl RawClient {
     /// Connects and completes startup as `postgres` (trust auth).
     pub fn connect(port: u16) -> RawClient {
+        RawClient::connect_with_params(port, &DEFAULT_LOGIN)
+    }
+
+    /// Connects to 127.0.0.1:`port` with the given startup parameters
+    /// (e.g. `options` naming a tenant) and completes the trusted login;
+    /// panics on an ErrorResponse.
+    pub fn connect_with_params(port: u16, params: &[(&str, &str)]) -> RawClient {
         let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
         stream.set_read_timeout(Some(READ_TIMEOUT)).expect("set read timeout");
-        stream.write_all(&startup_message()).expect("startup");
+        stream.write_all(&startup_message_with(params)).expect("startup");
         let mut c = RawClient { stream, key: (0, 0) };
         loop {
             let (tag, body) = c.read_message();
@@ -79,7 +94,7 @@ impl RawClient {
             if tag == b'Z' {
                 return c;
             }
-            assert_ne!(tag, b'E', "startup failed: {}", String::from_utf8_lossy(&body));
+            assert_ne!(tag, b'E', "startup {params:?} failed: {}", String::from_utf8_lossy(&body));
         }
     }
 

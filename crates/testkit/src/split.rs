@@ -14,13 +14,10 @@
 //! skip the PostgreSQL target.
 
 use std::collections::BTreeSet;
-use std::io::Write;
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use crate::raw::read_message;
 use crate::{run_with_timeout, strata_bin, RawClient, TestServer, CLIENT_TIMEOUT};
 
 /// How long a test waits for the supervisor to replace a killed child (KV
@@ -34,9 +31,6 @@ const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long to sleep between the attempts of a polling wait.
 const POLL_INTERVAL: Duration = Duration::from_millis(200);
-
-/// How long a raw tenant connection waits for one message.
-const RAW_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The startup `options` value that routes a connection to `tenant`.
 pub fn cluster_option(tenant: &str) -> String {
@@ -256,42 +250,6 @@ pub fn wait_pid_gone(pid: i32, timeout: Duration) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
     true
-}
-
-impl RawClient {
-    /// Connects to 127.0.0.1:`port` with the given startup parameters
-    /// (e.g. `options` naming a tenant) and completes the trusted login;
-    /// panics on an ErrorResponse. [`RawClient::connect`] always logs into
-    /// the default tenant.
-    pub fn connect_with_params(port: u16, params: &[(&str, &str)]) -> RawClient {
-        let mut body = 196608u32.to_be_bytes().to_vec();
-        for (k, v) in params {
-            body.extend_from_slice(k.as_bytes());
-            body.push(0);
-            body.extend_from_slice(v.as_bytes());
-            body.push(0);
-        }
-        body.push(0);
-        let mut msg = (body.len() as u32 + 4).to_be_bytes().to_vec();
-        msg.extend_from_slice(&body);
-        let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        stream.set_read_timeout(Some(RAW_READ_TIMEOUT)).expect("set read timeout");
-        stream.write_all(&msg).expect("startup");
-        let mut key = (0, 0);
-        loop {
-            let (tag, body) = read_message(&mut stream).expect("reading a startup reply");
-            if tag == b'K' && body.len() == 8 {
-                key = (
-                    i32::from_be_bytes([body[0], body[1], body[2], body[3]]),
-                    i32::from_be_bytes([body[4], body[5], body[6], body[7]]),
-                );
-            }
-            if tag == b'Z' {
-                return RawClient { stream, key };
-            }
-            assert_ne!(tag, b'E', "startup {params:?} failed: {}", String::from_utf8_lossy(&body));
-        }
-    }
 }
 
 impl TestServer {

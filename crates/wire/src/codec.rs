@@ -201,6 +201,24 @@ pub fn decode_startup(body: &[u8]) -> Result<Startup, ErrorReport> {
     }
 }
 
+/// Writes a StartupMessage for protocol 3.`minor` with `params`, length
+/// included (what a client sends; the Strata proxy forwards a rewritten one).
+pub fn encode_startup(buf: &mut BytesMut, minor: u16, params: &[(String, String)]) {
+    use bytes::BufMut;
+    let start = buf.len();
+    buf.put_u32(0);
+    buf.put_u32(PROTOCOL_3 | u32::from(minor));
+    for (k, v) in params {
+        buf.put_slice(k.as_bytes());
+        buf.put_u8(0);
+        buf.put_slice(v.as_bytes());
+        buf.put_u8(0);
+    }
+    buf.put_u8(0);
+    let len = (buf.len() - start) as u32;
+    buf[start..start + 4].copy_from_slice(&len.to_be_bytes());
+}
+
 /// Cuts one startup-phase packet (length-prefixed, no type byte) from the
 /// front of `buf`. Returns None until the whole packet has arrived; a length
 /// outside 8..=[`MAX_STARTUP`] is a FATAL 08P01 before any body is read.
