@@ -12,6 +12,9 @@
 //!   `list --json` (its fields), `drop` (refused for unknown tenants, for
 //!   `default`, and while clients are connected unless `--force`, which ends
 //!   them; a re-created tenant starts empty).
+//! - Two SQL processes of one tenant: DDL committed through one shows at
+//!   once in the other, whose cached catalog only the KV server can tell
+//!   is stale.
 //!
 //! PostgreSQL has no tenants, so every test here skips the PostgreSQL target.
 
@@ -501,4 +504,61 @@ fn drop_refuses_unknown_tenants_and_default() {
     }
     let names: Vec<String> = s.tenants().into_iter().map(|t: TenantInfo| t.name).collect();
     assert_eq!(names, ["default"]);
+}
+
+/// A SQL process keeps its catalog and assumes it current: the KV server
+/// checks that with each statement's first request and refuses it if the
+/// catalog version moved, and the statement runs again on the new catalog.
+/// With the DDL committed through another SQL process of the tenant,
+/// every statement of this one must see it at once: reads and writes,
+/// simple and prepared, inside a PL/pgSQL function whose exception handler
+/// catches everything (the refusal must not reach it as a caught error),
+/// and in a READ COMMITTED block.
+#[test]
+fn ddl_through_one_sql_process_shows_at_once_in_another() {
+    let Some(s) = start_strata() else { return };
+    s.query("create table t (id int, v text); insert into t values (1, 'one')");
+    s.query(
+        "create function probe() returns text language plpgsql as $$
+         begin perform count(*) from t; return 'ok';
+         exception when others then return 'caught: ' || sqlerrm; end $$",
+    );
+    let other = s.start_sql_process("default");
+    let rt = test_runtime();
+    rt.block_on(async {
+        let b = testkit::connect(other.port).await.expect("connect to the second process");
+        let count = b.prepare("select count(*) from t").await.expect("prepare");
+        for round in 0..5 {
+            let rows = b.simple_query("select * from t").await.expect("select");
+            let width = rows.iter().find_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => Some(r.len()),
+                _ => None,
+            });
+            assert_eq!(width, Some(2 + round), "round {round}: the columns added so far");
+            s.query(&format!("alter table t add column c{round} int default {round}"));
+            let row = b.query_one(&format!("select c{round} from t"), &[]).await;
+            let v: Option<i32> = row.expect("the new column is seen at once").get(0);
+            assert_eq!(v, Some(round as i32));
+            let n: i64 = b.query_one(&count, &[]).await.expect("count").get(0);
+            assert_eq!(n, 1);
+            s.query(&format!("alter table t rename column c{round} to d{round}"));
+            let probe: String = b.query_one("select probe()", &[]).await.expect("probe").get(0);
+            assert_eq!(probe, "ok", "round {round}");
+            s.query(&format!(
+                "create table u{round} (x int); insert into u{round} values ({round})"
+            ));
+            b.execute(&format!("insert into u{round} values (10)"), &[]).await.expect("insert");
+            let sum = format!("select sum(x)::int8 from u{round}");
+            let got: i64 = b.query_one(&sum, &[]).await.expect("sum").get(0);
+            assert_eq!(got, round as i64 + 10);
+            s.query(&format!("alter table t rename column d{round} to c{round}"));
+        }
+        b.batch_execute("begin").await.expect("begin");
+        let _ = b.query("select * from t", &[]).await.expect("select");
+        s.query("create table late (x int); insert into late values (7)");
+        let x: i32 = b.query_one("select x from late", &[]).await.expect("late table").get(0);
+        assert_eq!(x, 7);
+        b.batch_execute("commit").await.expect("commit");
+    });
+    assert_eq!(s.query("select count(*) from u4"), "2", "the other process's insert landed");
 }

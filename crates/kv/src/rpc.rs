@@ -446,15 +446,18 @@ impl TxnState {
     /// Applies `ops` (unless the transaction is broken) and says whether
     /// the call may run.
     fn prepare(&mut self, ops: Vec<Op>) -> std::result::Result<(), WireError> {
+        let mut held = true;
         if self.broken.is_none() {
             if let Some(t) = self.txn.as_mut() {
-                if let Err(e) = apply(t, ops) {
-                    self.broken = Some(e.into());
+                match apply(t, ops) {
+                    Ok(h) => held = h,
+                    Err(e) => self.broken = Some(e.into()),
                 }
             }
         }
         match &self.broken {
             Some(e) => Err(e.clone()),
+            None if !held => Err(WireError::AssumptionFailed),
             None => Ok(()),
         }
     }
@@ -544,9 +547,12 @@ async fn txn_task(
     txns.lock().remove(&handle);
 }
 
-/// Applies queued local calls in order.
-fn apply(txn: &mut EmbeddedTxn, ops: Vec<Op>) -> Result<()> {
+/// Applies queued local calls in order; false if an [`Op::Assume`] did
+/// not hold.
+fn apply(txn: &mut EmbeddedTxn, ops: Vec<Op>) -> Result<bool> {
+    use futures_util::FutureExt;
     let mode = |private| if private { LockMode::Private } else { LockMode::Locked };
+    let mut held = true;
     for op in ops {
         match op {
             Op::Begin { .. } => {}
@@ -558,9 +564,16 @@ fn apply(txn: &mut EmbeddedTxn, ops: Vec<Op>) -> Result<()> {
             Op::RollbackTo(n) => txn.rollback_to(kvapi::Savepoint(n)),
             Op::LockTimeout(us) => txn.set_lock_timeout(us.map(Duration::from_micros)),
             Op::RefreshSnapshot => txn.refresh_snapshot(),
+            Op::Assume { key, value } => {
+                // An embedded read never awaits (see TxnState::run_now).
+                let now = txn.get(&Key::decode(key)?).now_or_never().ok_or_else(|| {
+                    Error::Unavailable("a read that cannot wait was not ready".into())
+                })??;
+                held &= now == value;
+            }
         }
     }
-    Ok(())
+    Ok(held)
 }
 
 fn range(start: Vec<u8>, end: Vec<u8>) -> Result<KeyRange> {

@@ -49,6 +49,11 @@ pub enum Error {
     /// [`Txn::set_lock_timeout`]); nothing was taken or left queued.
     #[error("lock wait timed out")]
     LockTimeout,
+    /// What [`Txn::assume`] assumed of a key did not hold at the snapshot:
+    /// the request that carried the assumption did nothing (beyond the
+    /// local calls queued before it), and the caller must find out anew.
+    #[error("an assumed value changed")]
+    AssumptionFailed,
 }
 
 /// Why a transaction must be retried.
@@ -177,6 +182,36 @@ pub trait Txn: Send + Sync + 'static {
 
     /// Reads one key at the snapshot, seeing this transaction's own writes.
     fn get(&self, key: &Key) -> impl Future<Output = Result<Option<Vec<u8>>>> + Send;
+
+    /// Assumes `key` holds `expected` at the snapshot (own writes
+    /// included), for a caller that keeps something derived from the key
+    /// (the SQL layer's catalog and its version key) and would otherwise
+    /// read it at the start of every statement.
+    ///
+    /// Where a read is cheap, the implementation reads at once and returns
+    /// `Some` of what the key holds (the default: a [`Txn::get`]); the
+    /// caller compares. A remote transaction instead returns `None` and
+    /// sends the assumption with its next request (a commit drops it): if
+    /// it does not hold there, that request fails with
+    /// [`Error::AssumptionFailed`] without running, and
+    /// [`Txn::take_assumption_failed`] reports it even if the caller
+    /// swallowed the error. Until then the caller runs on its assumption,
+    /// and must discard what it did when told it was wrong.
+    fn assume(
+        &mut self,
+        key: &Key,
+        expected: Option<&[u8]>,
+    ) -> impl Future<Output = Result<Option<Option<Vec<u8>>>>> + Send {
+        let _ = expected;
+        async move { self.get(key).await.map(Some) }
+    }
+
+    /// True if a request found an assumption of [`Txn::assume`] false
+    /// since the last call; clears that, and drops an assumption no
+    /// request carried yet.
+    fn take_assumption_failed(&mut self) -> bool {
+        false
+    }
 
     /// This transaction's own uncommitted write of `key`: `Some(Some(v))` if it
     /// wrote `v`, `Some(None)` if it deleted the key, `None` if it has not

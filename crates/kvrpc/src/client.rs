@@ -124,6 +124,8 @@ impl KvClient for RpcClient {
                 ops: Vec::new(),
                 started: false,
                 snapshot: Timestamp::UNKNOWN.0,
+                assume: None,
+                assumption_failed: false,
             }),
             writes: BTreeMap::new(),
             undo: Vec::new(),
@@ -142,6 +144,10 @@ struct Remote {
     started: bool,
     /// The snapshot the server reported last.
     snapshot: u64,
+    /// [`Txn::assume`]'s key and value, sent with the next call.
+    assume: Option<(Vec<u8>, Option<Vec<u8>>)>,
+    /// A call found the assumption false.
+    assumption_failed: bool,
 }
 
 /// An undo record of the write mirror.
@@ -196,6 +202,12 @@ impl RpcTxn {
                 ops.insert(0, Op::Begin { isolation: self.isolation.into() });
                 r.started = true;
             }
+            match r.assume.take() {
+                // What a statement assumed is moot once it commits.
+                Some(_) if matches!(call, Call::Commit) => {}
+                Some((key, value)) => ops.push(Op::Assume { key, value }),
+                None => {}
+            }
             let msg = ToServer::Request { id, txn: self.handle, ops, call };
             // Queued under the lock: the server sees ops in call order.
             self.conn.start(id, msg)?
@@ -205,7 +217,11 @@ impl RpcTxn {
         let cancel = ToServer::Cancel { txn: self.handle, id };
         match self.conn.wait(id, rx, Some(cancel)).await? {
             ToClient::Response { snapshot, result, .. } => {
-                self.remote.lock().snapshot = snapshot;
+                let mut r = self.remote.lock();
+                r.snapshot = snapshot;
+                if matches!(result, Err(crate::proto::WireError::AssumptionFailed)) {
+                    r.assumption_failed = true;
+                }
                 result.map_err(Error::from)
             }
             other => Err(Error::Corrupt(format!("unexpected frame: {other:?}"))),
@@ -311,6 +327,28 @@ impl Txn for RpcTxn {
             Reply::Value(v) => Ok(v),
             other => Err(unexpected(other)),
         }
+    }
+
+    async fn assume(
+        &mut self,
+        key: &Key,
+        expected: Option<&[u8]>,
+    ) -> Result<Option<Option<Vec<u8>>>> {
+        self.check(key)?;
+        if let Some(v) = self.writes.get(key.as_bytes()) {
+            return Ok(Some(v.clone()));
+        }
+        // A failure stays reported until taken: statements nested in this
+        // one (a PL/pgSQL function's) assume again.
+        self.remote.get_mut().assume =
+            Some((key.as_bytes().to_vec(), expected.map(<[u8]>::to_vec)));
+        Ok(None)
+    }
+
+    fn take_assumption_failed(&mut self) -> bool {
+        let r = self.remote.get_mut();
+        r.assume = None;
+        std::mem::take(&mut r.assumption_failed)
     }
 
     fn get_own(&self, key: &Key) -> Option<Option<Vec<u8>>> {

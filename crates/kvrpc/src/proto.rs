@@ -72,6 +72,10 @@ pub enum Op {
     LockTimeout(Option<u64>),
     /// [`kvapi::Txn::refresh_snapshot`].
     RefreshSnapshot,
+    /// [`kvapi::Txn::assume`]: the request fails with
+    /// [`WireError::AssumptionFailed`] (its call does not run; every op
+    /// is still applied) unless `key` holds `value` at the snapshot.
+    Assume { key: Vec<u8>, value: Option<Vec<u8>> },
 }
 
 /// [`kvapi::IsolationLevel`] on the wire.
@@ -232,6 +236,8 @@ pub enum WireError {
     LockTimeout,
     /// Authentication failed (Hello) or the call needs the admin token.
     Unauthorized(String),
+    /// AssumptionFailed.
+    AssumptionFailed,
 }
 
 impl From<kvapi::Error> for WireError {
@@ -246,6 +252,7 @@ impl From<kvapi::Error> for WireError {
             E::Io(m) => WireError::Io(m),
             E::Unavailable(m) => WireError::Unavailable(m),
             E::LockTimeout => WireError::LockTimeout,
+            E::AssumptionFailed => WireError::AssumptionFailed,
         }
     }
 }
@@ -262,6 +269,7 @@ impl From<WireError> for kvapi::Error {
             WireError::Io(m) => E::Io(m),
             WireError::Unavailable(m) => E::Unavailable(m),
             WireError::LockTimeout => E::LockTimeout,
+            WireError::AssumptionFailed => E::AssumptionFailed,
             WireError::Unauthorized(m) => E::Unavailable(format!("KV server refused: {m}")),
         }
     }

@@ -44,6 +44,9 @@ pub fn from_kv(e: kvapi::Error) -> Error {
         K::Io(m) => err!(IoError, "i/o error: {m}"),
         K::Unavailable(m) => err!(AdminShutdown, "storage unavailable: {m}"),
         K::LockTimeout => err!(LockNotAvailable, "canceling statement due to lock timeout"),
+        K::AssumptionFailed => {
+            err!(SerializationFailure, "could not serialize access due to concurrent DDL")
+        }
     }
 }
 

@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use kvapi::{IsolationLevel, KvClient, Savepoint, TenantId, Txn};
+use kvapi::{IsolationLevel, KvClient, Savepoint, TenantId, Timestamp, Txn};
 use parking_lot::{Mutex, RwLock};
 use sqlparser::ast;
 use sqltypes::{DataType, Value};
@@ -274,9 +274,16 @@ pub struct Session<K: KvClient> {
     /// currval/lastval and pending sequence requests.
     seqs: Arc<Mutex<sequence::SessionSeqs>>,
     txn_time: i64,
-    /// The open transaction's txid_current(): its start snapshot and KV
-    /// transaction id, fixed when it begins (0 outside one).
+    /// The open transaction's txid_current(): its start snapshot (or,
+    /// before a remote transaction learns it, the newest timestamp the
+    /// session has seen) and KV transaction id, fixed when it begins (0
+    /// outside one).
     txid: i64,
+    /// The newest snapshot or commit timestamp the session has seen.
+    seen_ts: u64,
+    /// The catalog version must be read, not assumed, at the next
+    /// statement: an assumption failed.
+    catalog_suspect: bool,
     notices: Vec<ErrorReport>,
     copy: Option<CopyIn>,
     in_statement: bool,
@@ -374,6 +381,8 @@ impl<K: KvClient> Session<K> {
             seqs: Arc::default(),
             txn_time: 0,
             txid: 0,
+            seen_ts: 0,
+            catalog_suspect: false,
             notices: Vec::new(),
             copy: None,
             in_statement: false,
@@ -640,6 +649,7 @@ impl<K: KvClient> Session<K> {
         // Read the snapshot again: a remote transaction learns it only from
         // its first request (before, it is Timestamp::UNKNOWN).
         let snap = txn.snapshot().0;
+        self.seen_ts = self.seen_ts.max(snap);
         self.catalog_checked_at = if self.ddl { None } else { Some((snap, version)) };
         if version != self.catalog.version {
             let cat = Arc::new(ddl::load_catalog(&txn, self.db.tenant).await?);
@@ -735,8 +745,22 @@ impl<K: KvClient> Session<K> {
     /// Parses `sql`. A single statement is also planned, so its parameter
     /// types and result columns are known (Describe), and errors such as an
     /// unknown table surface at Parse, as in PostgreSQL.
-    pub fn prepare(&mut self, sql: &str, declared: &[DataType]) -> Result<Vec<Arc<Prepared>>> {
-        let r = self.prepare_inner(sql, declared);
+    pub async fn prepare(
+        &mut self,
+        sql: &str,
+        declared: &[DataType],
+    ) -> Result<Vec<Arc<Prepared>>> {
+        let mut r = self.prepare_inner(sql, declared);
+        // Planning uses the catalog this process has; another SQL process
+        // of the tenant may have committed DDL since (in one process, its
+        // sessions publish their DDL to each other). A name it cannot
+        // resolve is looked for again in the catalog as stored.
+        if r.as_ref().is_err_and(|e| names_missing(&e.code)) && !self.ddl {
+            let before = self.catalog.version;
+            if self.refresh_catalog().await.is_ok() && self.catalog.version != before {
+                r = self.prepare_inner(sql, declared);
+            }
+        }
         if r.is_err() {
             // As in PostgreSQL, a failed Parse aborts the transaction block.
             self.fail_txn();
@@ -967,6 +991,7 @@ impl<K: KvClient> Session<K> {
             backend,
         );
         let mut refills = 0;
+        let mut stale_catalog = 0;
         loop {
             let mark = self.txn.as_mut().map(|t| t.savepoint()).unwrap_or(Savepoint(0));
             let notify_mark = self.listener.mark();
@@ -977,6 +1002,23 @@ impl<K: KvClient> Session<K> {
             let rows = self.row_locks.take_pending();
             let wait = self.advisory.take_pending();
             let call_wait = self.waits.take_pending();
+            // The statement ran on a catalog it assumed current, and a
+            // request found it was not (even if the error was swallowed,
+            // as a PL/pgSQL handler may): undo it and run it again on the
+            // current catalog (bounded: each time, another DDL committed).
+            let stale = self.txn.as_mut().is_some_and(|t| t.take_assumption_failed());
+            if let Some(t) = &self.txn {
+                let snap = t.snapshot().0;
+                if snap != Timestamp::UNKNOWN.0 {
+                    self.seen_ts = self.seen_ts.max(snap);
+                }
+            }
+            if stale && stale_catalog < 10 {
+                stale_catalog += 1;
+                self.catalog_suspect = true;
+                self.undo_attempt(mark, notify_mark, deferred_mark);
+                continue;
+            }
             let Err(e) = &r else { return r };
             // A size call asks only by failing the attempt.
             let measure = self.sizes.take_pending();
@@ -990,13 +1032,7 @@ impl<K: KvClient> Session<K> {
                     return Err(e.clone());
                 }
             }
-            if let Some(t) = self.txn.as_mut() {
-                t.rollback_to(mark);
-            }
-            self.listener.rollback_to(notify_mark);
-            self.deferred.rollback_to(deferred_mark);
-            self.seqs.lock().retry();
-            self.advisory.undo();
+            self.undo_attempt(mark, notify_mark, deferred_mark);
             if let Some(req) = request {
                 self.serve_sequence_request(req).await?;
             }
@@ -1023,6 +1059,22 @@ impl<K: KvClient> Session<K> {
                 self.sizes.measure(t, self.db.tenant, &self.catalog).await?;
             }
         }
+    }
+
+    /// Discards what a failed attempt of the statement did.
+    fn undo_attempt(
+        &mut self,
+        mark: Savepoint,
+        notify_mark: crate::notify::Mark,
+        deferred_mark: usize,
+    ) {
+        if let Some(t) = self.txn.as_mut() {
+            t.rollback_to(mark);
+        }
+        self.listener.rollback_to(notify_mark);
+        self.deferred.rollback_to(deferred_mark);
+        self.seqs.lock().retry();
+        self.advisory.undo();
     }
 
     async fn serve_sequence_request(&self, req: sequence::Request) -> Result<()> {
@@ -1112,7 +1164,13 @@ impl<K: KvClient> Session<K> {
             other => other,
         };
         let r = match ready {
-            Ok(()) => t.commit().await.map(|_| ()).map_err(from_kv),
+            Ok(()) => match t.commit().await {
+                Ok(ts) => {
+                    self.seen_ts = self.seen_ts.max(ts.0);
+                    Ok(())
+                }
+                Err(e) => Err(from_kv(e)),
+            },
             Err(e) => {
                 t.abort();
                 Err(e)
@@ -1199,17 +1257,34 @@ impl<K: KvClient> Session<K> {
         if !fresh_txn && iso == IsolationLevel::ReadCommitted {
             txn.refresh_snapshot();
         }
-        let version = match txn.get(&keys::version(self.db.tenant)).await.map_err(from_kv)? {
-            Some(b) => ddl::decode_u64(&b)?,
-            None => 0,
+        // The catalog version is assumed unchanged: a remote transaction
+        // then checks it with the statement's first request instead of a
+        // round trip of its own, and execute_with_retries runs the
+        // statement again if it had changed. Our own DDL, or an assumption
+        // that just failed, reads it.
+        let key = keys::version(self.db.tenant);
+        let read = if self.ddl || std::mem::take(&mut self.catalog_suspect) {
+            Some(txn.get(&key).await.map_err(from_kv)?)
+        } else {
+            let known = self.catalog.version;
+            let expected = (known != 0).then(|| known.to_be_bytes());
+            txn.assume(&key, expected.as_ref().map(|b| &b[..])).await.map_err(from_kv)?
+        };
+        let version = match read {
+            Some(Some(b)) => ddl::decode_u64(&b)?,
+            Some(None) => 0,
+            None => self.catalog.version,
         };
         if self.txid == 0 {
             // Unique while the node runs (its KV ids), growing with start
             // order, and after a restart above every committed
-            // transaction's (the snapshot is the last commit's). Taken after
-            // the first read: a remote transaction's snapshot is known only
-            // from then on.
-            self.txid = ((txn.snapshot().0 << 20) | (txn.id().0 & 0xF_FFFF)) as i64;
+            // transaction's: the snapshot is the last commit's, and a
+            // remote transaction that has not learnt it yet takes the
+            // newest the session saw, which the connection's first
+            // catalog read set after any restart.
+            let snap = txn.snapshot().0;
+            let start = if snap == Timestamp::UNKNOWN.0 { self.seen_ts } else { snap };
+            self.txid = ((start << 20) | (txn.id().0 & 0xF_FFFF)) as i64;
         }
         if version != self.catalog.version {
             let cat = Arc::new(ddl::load_catalog(&*txn, self.db.tenant).await?);
@@ -1821,6 +1896,20 @@ async fn lock_wait<T>(
 ) -> Result<T> {
     let Some(limit) = limit else { return Ok(wait.await) };
     tokio::time::timeout(limit, wait).await.map_err(|_| from_kv(kvapi::Error::LockTimeout))
+}
+
+/// Errors of a name the catalog lacks (a relation, column, function,
+/// type, schema, ...): perhaps only this process's copy of it.
+fn names_missing(code: &sqlstate::SqlState) -> bool {
+    use sqlstate::SqlState as S;
+    matches!(
+        code,
+        S::UndefinedTable
+            | S::UndefinedColumn
+            | S::UndefinedFunction
+            | S::UndefinedObject
+            | S::InvalidSchemaName
+    )
 }
 
 fn aborted() -> ErrorReport {

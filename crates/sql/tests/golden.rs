@@ -49,7 +49,7 @@ async fn run_query(
     sql: &str,
     out: &mut String,
 ) -> Result<(), Box<dyn Error>> {
-    let stmts = match s.prepare(sql, &[]) {
+    let stmts = match s.prepare(sql, &[]).await {
         Ok(st) => st,
         Err(e) => {
             writeln!(out, "ERROR {}: {}", e.code.code(), e.message)?;

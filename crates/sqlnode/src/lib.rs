@@ -308,13 +308,13 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
         }
     }
 
-    fn prepare(
+    async fn prepare(
         &mut self,
         sql: &str,
         param_types: &[Oid],
     ) -> Result<Vec<Arc<Statement>>, ErrorReport> {
         let declared = self.inner.declared_types(param_types)?;
-        let stmts = self.inner.prepare(sql, &declared)?;
+        let stmts = self.inner.prepare(sql, &declared).await?;
         Ok(stmts.into_iter().map(|prepared| Arc::new(Statement { prepared })).collect())
     }
 

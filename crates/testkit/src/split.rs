@@ -517,6 +517,55 @@ impl TestServer {
             }
         }
     }
+
+    /// Starts one more SQL process for `tenant`, by hand (the proxy knows
+    /// nothing of it), on the cluster's KV server with the tenant's token,
+    /// serving clients directly on its own TCP port. A second process of a
+    /// tenant is how a test sees what one SQL process learns only through
+    /// the KV server (another's DDL, say).
+    pub fn start_sql_process(&self, tenant: &str) -> SqlProcess {
+        let id = self.tenant_info(tenant).id;
+        let secret =
+            kvrpc::Secret::load(&self.data_dir().join("secret")).expect("the cluster's KV secret");
+        let port = crate::server::free_port();
+        let kv = self.data_dir().join("run").join("kv.sock");
+        let mut child = Command::new(strata_bin())
+            .args(["sql", "--tenant", tenant, "--listen", &format!("127.0.0.1:{port}"), "--kv"])
+            .arg(format!("unix:{}", kv.display()))
+            .env("STRATA_KV_TOKEN", secret.tenant_token(id))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("starting strata sql");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            let mut line = String::new();
+            let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(RECOVERY_TIMEOUT).unwrap_or_default();
+        let process = SqlProcess { child, port };
+        assert_eq!(line.trim(), "ready", "strata sql for {tenant} did not get ready");
+        process
+    }
+}
+
+/// A SQL process a test started (see [`TestServer::start_sql_process`]);
+/// killed when dropped.
+pub struct SqlProcess {
+    child: std::process::Child,
+    /// Its TCP port on 127.0.0.1.
+    pub port: u16,
+}
+
+impl Drop for SqlProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 #[cfg(test)]

@@ -208,7 +208,7 @@ pub trait Session: Send + 'static {
         &mut self,
         sql: &str,
         param_types: &[Oid],
-    ) -> Result<Vec<Arc<Self::Statement>>, ErrorReport>;
+    ) -> impl Future<Output = Result<Vec<Arc<Self::Statement>>, ErrorReport>> + Send;
 
     /// Binds parameter values. `params[i]` is None for NULL; `param_formats`
     /// and `result_formats` follow the protocol's 0/1/N convention already

@@ -199,7 +199,7 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
             Frontend::Query(sql) => return self.simple_query(&sql).await,
             Frontend::Sync => return self.sync().await,
             Frontend::Flush => return self.flush().await,
-            Frontend::Parse(name, sql, types) => self.parse(name, &sql, &types),
+            Frontend::Parse(name, sql, types) => self.parse(name, &sql, &types).await,
             Frontend::Bind(b) => self.bind(b),
             Frontend::Describe(is_stmt, name) => self.describe(is_stmt, &name),
             Frontend::Execute(name, max) => self.execute_portal(name, max).await?,
@@ -363,7 +363,7 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
 
     /// Runs each statement of a simple Query; stops at the first error.
     async fn simple_statements(&mut self, sql: &str) -> Step {
-        let stmts = match self.session.prepare(sql, &[]) {
+        let stmts = match self.session.prepare(sql, &[]).await {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
         };
@@ -392,14 +392,14 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
         Ok(Ok(()))
     }
 
-    fn parse(&mut self, name: String, sql: &str, types: &[u32]) -> Result<(), ErrorReport> {
+    async fn parse(&mut self, name: String, sql: &str, types: &[u32]) -> Result<(), ErrorReport> {
         if !name.is_empty() && self.statements.contains_key(&name) {
             return Err(ErrorReport::new(
                 SqlState::DuplicatePreparedStatement,
                 format!("prepared statement \"{name}\" already exists"),
             ));
         }
-        let mut stmts = self.session.prepare(sql, types)?;
+        let mut stmts = self.session.prepare(sql, types).await?;
         if stmts.len() > 1 {
             return Err(ErrorReport::new(
                 SqlState::SyntaxError,

@@ -154,7 +154,7 @@ impl Session for EchoSession {
         self.status
     }
 
-    fn prepare(
+    async fn prepare(
         &mut self,
         sql: &str,
         _param_types: &[Oid],
