@@ -6,9 +6,11 @@
 //!   next connection gets a new SQL process (a new pid in `tenant list`).
 //! - The KV server: clients get errors, not hangs; the supervisor restarts
 //!   it (a new pid in `run/kv.pid`) and new connections work again.
-//! - The proxy: its client connections drop; the supervisor restarts it (a
-//!   new pid in `run/proxy.pid`), new connections work again, and the SQL
-//!   processes survive (the same pids in `tenant list`).
+//! - The proxy: sessions whose sockets it handed to their SQL process (the
+//!   default) go on; with `--forward` its client connections drop. The
+//!   supervisor restarts it (a new pid in `run/proxy.pid`), new connections
+//!   work again, and the SQL processes survive (the same pids in `tenant
+//!   list`).
 //!
 //! In each, every commit acknowledged before the kill is there afterwards
 //! (a loop of autocommit inserts records the acknowledged ids, as in
@@ -47,6 +49,9 @@ enum End {
     Hung,
     /// It ran until [`LOAD_LIMIT`] without an error.
     RanOut,
+    /// It went on without an error for a while after the process it was
+    /// told to watch (the proxy) was gone.
+    OutlivedProxy,
 }
 
 /// Starts Strata, or returns `None` (after saying so) on the PostgreSQL
@@ -62,10 +67,25 @@ fn start_strata() -> Option<TestServer> {
 /// Single-row autocommit inserts of 1, 2, 3, ... into `acked` of `tenant`;
 /// records each id whose commit was acknowledged, and stops at the first
 /// error (the kill).
-async fn numbered_commits(port: u16, tenant: String, acked: Arc<Mutex<Vec<i32>>>) -> End {
+async fn numbered_commits(
+    port: u16,
+    tenant: String,
+    acked: Arc<Mutex<Vec<i32>>>,
+    outlive: Option<i32>,
+) -> End {
     let Ok(client) = connect_tenant(port, &tenant).await else { return End::NoConnection };
     let deadline = Instant::now() + LOAD_LIMIT;
+    let mut gone_at: Option<usize> = None;
     for id in 1.. {
+        if let Some(pid) = outlive {
+            // 50 more commits after `pid` died end the load.
+            let done = acked.lock().expect("acked ids").len();
+            match gone_at {
+                Some(at) if done >= at + 50 => return End::OutlivedProxy,
+                None if !pid_alive(pid) => gone_at = Some(done),
+                _ => {}
+            }
+        }
         let payload = format!("row {id}");
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&id, &payload];
         let insert = client.execute("insert into acked values ($1, $2)", &params);
@@ -196,7 +216,7 @@ fn killing_a_tenant_sql_process_affects_only_that_tenant() {
     }
 
     let acked = Arc::new(Mutex::new(Vec::new()));
-    let load = rt.spawn(numbered_commits(s.port, "a".into(), acked.clone()));
+    let load = rt.spawn(numbered_commits(s.port, "a".into(), acked.clone(), None));
     let_load_run(&acked);
     for &pid in &a_before.sql_pids {
         kill_and_wait(pid, "a's SQL process");
@@ -241,7 +261,7 @@ fn killing_the_kv_server_loses_no_acknowledged_commit() {
     let rows = Arc::new(Mutex::new(Vec::new()));
     let txns = Arc::new(Mutex::new(Vec::new()));
     let loads = [
-        rt.spawn(numbered_commits(s.port, "a".into(), rows.clone())),
+        rt.spawn(numbered_commits(s.port, "a".into(), rows.clone(), None)),
         rt.spawn(batch_commits(s.port, "default".into(), txns.clone())),
     ];
     let_load_run(&rows);
@@ -287,8 +307,25 @@ fn killing_the_kv_server_loses_no_acknowledged_commit() {
 }
 
 #[test]
-fn killing_the_proxy_keeps_the_sql_processes() {
+fn killing_the_proxy_keeps_the_sql_processes_and_handed_off_sessions() {
     let Some(s) = start_strata() else { return };
+    kill_the_proxy(s, false);
+}
+
+#[test]
+fn killing_a_forwarding_proxy_drops_its_sessions_only() {
+    if start_strata().is_none() {
+        return;
+    }
+    kill_the_proxy(TestServer::start_with_args(&["--forward"]), true);
+}
+
+/// Kills the proxy under load. A proxy that handed its clients' sockets to
+/// the SQL processes is out of their data path, so their sessions go on; a
+/// forwarding one takes its clients' connections down with it. Either way
+/// the SQL processes survive, the supervisor starts a new proxy, and new
+/// connections reach the same SQL processes.
+fn kill_the_proxy(s: TestServer, forwarding: bool) {
     s.create_tenant("a");
     s.create_tenant("b");
     s.query_tenant("a", "create table acked (id int primary key, payload text)");
@@ -302,15 +339,21 @@ fn killing_the_proxy_keeps_the_sql_processes() {
     let b_before = s.wait_for_tenant("b", "running", RECOVERY_TIMEOUT, running).pid_set();
 
     let acked = Arc::new(Mutex::new(Vec::new()));
-    let load = rt.spawn(numbered_commits(s.port, "a".into(), acked.clone()));
+    let load = rt.spawn(numbered_commits(s.port, "a".into(), acked.clone(), Some(s.proxy_pid())));
     let_load_run(&acked);
     let proxy = s.proxy_pid();
     let args = process_args(proxy);
     assert!(args.iter().any(|a| a == "proxy"), "run/proxy.pid {proxy} is not a proxy: {args:?}");
     kill_and_wait(proxy, "the proxy");
-    assert_eq!(join_load(&rt, load), End::Failed, "the load kept going without its proxy");
-    assert!(call(&rt, &open_a, "select 1").is_err(), "a's connection survived the proxy");
-    assert!(call(&rt, &open_b, "select 1").is_err(), "b's connection survived the proxy");
+    if forwarding {
+        assert_eq!(join_load(&rt, load), End::Failed, "the load kept going without its proxy");
+        assert!(call(&rt, &open_a, "select 1").is_err(), "a's connection survived the proxy");
+        assert!(call(&rt, &open_b, "select 1").is_err(), "b's connection survived the proxy");
+    } else {
+        assert_eq!(join_load(&rt, load), End::OutlivedProxy, "the load stopped with the proxy");
+        assert!(call(&rt, &open_a, "select 1").is_ok(), "a's session died with the proxy");
+        assert!(call(&rt, &open_b, "select v from t").is_ok(), "b's session died with the proxy");
+    }
     let acked = acked.lock().expect("acked").clone();
 
     // The SQL processes outlive the proxy.

@@ -21,6 +21,7 @@
 //! admin client (for tenant lookups), never on the SQL layer or KV internals.
 
 use std::collections::HashMap;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -70,6 +71,9 @@ pub struct Config {
     pub run_dir: PathBuf,
     /// Starts SQL processes.
     pub launcher: Launcher,
+    /// Hand each client's socket to its SQL process (SCM_RIGHTS, same
+    /// machine only) instead of forwarding its bytes for the session.
+    pub handoff: bool,
 }
 
 /// The proxy (see the module documentation).
@@ -86,6 +90,12 @@ pub struct Proxy {
 /// A stream the proxy accepts clients on.
 pub trait Io: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Io for T {}
+
+/// Usually out of file descriptors: back off instead of spinning.
+async fn accept_failed(e: std::io::Error) {
+    tracing::warn!(error = %e, "accept failed");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+}
 
 impl Proxy {
     /// A proxy with `cfg`.
@@ -117,39 +127,34 @@ impl Proxy {
         loop {
             let unix_accept = async {
                 match &unix {
-                    Some(l) => {
-                        l.accept().await.map(|(s, _)| (Box::new(s) as Box<dyn Io>, Origin::Unknown))
-                    }
+                    Some(l) => l.accept().await.map(|(s, _)| s),
                     None => std::future::pending().await,
                 }
             };
-            let tcp_accept = async {
-                let (s, peer) = tcp.accept().await?;
-                let _ = s.set_nodelay(true);
-                let origin = match s.local_addr() {
-                    Ok(local) => Origin::Tcp { client: peer, proxy: local },
-                    Err(_) => Origin::Unknown,
-                };
-                Ok::<_, std::io::Error>((Box::new(s) as Box<dyn Io>, origin))
-            };
-            let accepted = tokio::select! {
-                r = tcp_accept => r,
-                r = unix_accept => r,
-            };
-            match accepted {
-                Ok((io, origin)) => {
-                    tokio::spawn(self.clone().handle(io, origin));
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
+            tokio::select! {
+                r = tcp.accept() => match r {
+                    Ok((s, peer)) => {
+                        let _ = s.set_nodelay(true);
+                        let origin = match s.local_addr() {
+                            Ok(local) => Origin::Tcp { client: peer, proxy: local },
+                            Err(_) => Origin::Unknown,
+                        };
+                        tokio::spawn(self.clone().handle(s, origin));
+                    }
+                    Err(e) => accept_failed(e).await,
+                },
+                r = unix_accept => match r {
+                    Ok(s) => {
+                        tokio::spawn(self.clone().handle(s, Origin::Unknown));
+                    }
+                    Err(e) => accept_failed(e).await,
+                },
             }
         }
     }
 
-    /// Serves one client: startup, routing, then forwarding.
-    async fn handle(self: Arc<Self>, io: Box<dyn Io>, origin: Origin) {
+    /// Serves one client: startup, routing, then the hand-off or forwarding.
+    async fn handle<IO: Io + AsFd>(self: Arc<Self>, io: IO, origin: Origin) {
         let mut t = Transport::new(io);
         let startup = tokio::time::timeout(STARTUP_TIMEOUT, read_startup(&mut t)).await;
         let Ok(Some(first)) = startup else { return };
@@ -169,7 +174,13 @@ impl Proxy {
         head.put_slice(proxy_header::encode(&origin).as_bytes());
         codec::encode_startup(&mut head, minor, &r.params);
         head.put_slice(&t.rbuf);
-        if sql.write_all(&head).await.is_err() {
+        let sent = match self.cfg.handoff {
+            // The SQL process holds the client's socket from here on; ours
+            // closes when `t` drops.
+            true => wire::handoff::send(&mut sql, t.io.as_fd(), &head).await,
+            false => sql.write_all(&head).await,
+        };
+        if sent.is_err() {
             let e = ErrorReport::fatal(
                 SqlState::CannotConnectNow,
                 "the tenant's SQL process closed the connection",
@@ -177,8 +188,10 @@ impl Proxy {
             t.fatal(&e).await;
             return;
         }
-        // Ends when either side closes; the other side is closed with it.
-        let _ = tokio::io::copy_bidirectional(&mut t.io, &mut sql).await;
+        if !self.cfg.handoff {
+            // Ends when either side closes; the other side is closed with it.
+            let _ = tokio::io::copy_bidirectional(&mut t.io, &mut sql).await;
+        }
     }
 
     /// A fresh connection to tenant `name`'s SQL process, starting one if

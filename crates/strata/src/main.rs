@@ -89,6 +89,10 @@ struct StartArgs {
     /// before the split; for comparison in benchmarks.
     #[arg(long)]
     single_process: bool,
+    /// The proxy forwards every client's bytes for the whole session
+    /// instead of handing its socket to the SQL process.
+    #[arg(long)]
+    forward: bool,
 }
 
 #[derive(clap::Args)]
@@ -138,6 +142,11 @@ struct ProxyArgs {
     /// Directory for the SQL processes' sockets (made private to us).
     #[arg(long, default_value = "./strata-data/run")]
     run_dir: PathBuf,
+    /// Forward every client's bytes for the whole session instead of
+    /// handing its socket to the SQL process (SCM_RIGHTS; this proxy
+    /// starts the SQL processes on its own machine, so it can by default).
+    #[arg(long)]
+    forward: bool,
 }
 
 /// Parses `500ms`, `2s`, `5min`, `1h` (a bare number is seconds).
@@ -361,6 +370,7 @@ fn proxy(args: ProxyArgs) -> anyhow::Result<()> {
             secret,
             run_dir: args.run_dir.clone(),
             launcher,
+            handoff: !args.forward,
         });
         p.check_kv().await.map_err(|e| anyhow::anyhow!("{}", e.message))?;
         let listen = args.pg.listen;

@@ -92,6 +92,9 @@ pub fn run(args: StartArgs) -> anyhow::Result<()> {
             if args.pg.no_unix_socket {
                 c.arg("--no-unix-socket");
             }
+            if args.forward {
+                c.arg("--forward");
+            }
             c
         }
     };

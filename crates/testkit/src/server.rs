@@ -89,7 +89,7 @@ pub fn strata_bin() -> PathBuf {
     }
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -286,6 +286,8 @@ pub struct TestServer {
     pub port: u16,
     /// Holds the data directory, the socket directory and the server log.
     root: tempfile::TempDir,
+    /// More arguments for `strata start`.
+    extra_args: Vec<String>,
 }
 
 impl TestServer {
@@ -295,8 +297,23 @@ impl TestServer {
         TestServer::start_target(Target::from_env())
     }
 
+    /// Starts Strata with more arguments for `strata start` (kept across
+    /// [`TestServer::restart`]).
+    pub fn start_with_args(args: &[&str]) -> TestServer {
+        let mut s = TestServer::new(Target::Strata);
+        s.extra_args = args.iter().map(|a| a.to_string()).collect();
+        s.spawn();
+        s
+    }
+
     /// Starts a server of the given target (see [`TestServer::start`]).
     pub fn start_target(target: Target) -> TestServer {
+        let mut s = TestServer::new(target);
+        s.spawn();
+        s
+    }
+
+    fn new(target: Target) -> TestServer {
         let root = tempfile::Builder::new().prefix("strata-test").tempdir().expect("temp dir");
         std::fs::create_dir(root.path().join("sockets")).expect("socket dir");
         if target == Target::Postgres {
@@ -309,9 +326,7 @@ impl TestServer {
             assert!(out.status.success(), "cp: {}", String::from_utf8_lossy(&out.stderr));
             chown_to_pg(root.path());
         }
-        let mut s = TestServer { target, child: None, port: free_port(), root };
-        s.spawn();
-        s
+        TestServer { target, child: None, port: free_port(), root, extra_args: Vec::new() }
     }
 
     fn spawn(&mut self) {
@@ -360,6 +375,7 @@ impl TestServer {
             .arg(self.socket_dir())
             .arg("--data-dir")
             .arg(self.data_dir())
+            .args(&self.extra_args)
             .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()));
         c
     }

@@ -31,6 +31,8 @@ pub mod cancel;
 pub mod codec;
 /// The per-connection message loop after startup.
 pub mod conn;
+/// Handing a client socket from the proxy to a SQL process (SCM_RIGHTS).
+pub mod handoff;
 /// Backend (server to client) message encoding.
 pub mod messages;
 /// The buffer sessions write DataRows and COPY data into.

@@ -150,15 +150,16 @@ pub async fn serve_until<B: Backend>(
             Ok(Accepted::Unix(io)) => {
                 tasks.spawn(conn::run(b, r, s, io, None, true));
             }
-            Ok(Accepted::Proxied(mut io)) => {
+            Ok(Accepted::Proxied(io)) => {
                 tasks.spawn(async move {
-                    let header = crate::proxy_header::read(&mut io);
-                    match tokio::time::timeout(Duration::from_secs(5), header).await {
-                        Ok(Ok(origin)) => {
-                            conn::run(b, r, s, io, origin.addrs(), origin.is_local()).await
-                        }
+                    use crate::handoff::Accepted as H;
+                    let start = crate::handoff::accept(io);
+                    match tokio::time::timeout(Duration::from_secs(5), start).await {
+                        Ok(Ok(H::Forwarded(io))) => proxied(b, r, s, io).await,
+                        Ok(Ok(H::Tcp(io))) => proxied(b, r, s, io).await,
+                        Ok(Ok(H::Unix(io))) => proxied(b, r, s, io).await,
                         Ok(Err(e)) => tracing::warn!(error = %e, "bad connection from the proxy"),
-                        Err(_) => tracing::warn!("the proxy sent no PROXY header"),
+                        Err(_) => tracing::warn!("the proxy sent nothing"),
                     }
                 });
             }
@@ -175,6 +176,24 @@ pub async fn serve_until<B: Backend>(
         log_task_end(done);
     }
     Ok(())
+}
+
+/// Serves a client the proxy forwards or handed over: its PROXY header
+/// says who the client is.
+async fn proxied<B: Backend, IO: AsyncRead + AsyncWrite + Unpin + Send>(
+    backend: Arc<B>,
+    registry: Arc<CancelRegistry>,
+    stopped: watch::Receiver<bool>,
+    mut io: IO,
+) {
+    let header = crate::proxy_header::read(&mut io);
+    match tokio::time::timeout(Duration::from_secs(5), header).await {
+        Ok(Ok(origin)) => {
+            conn::run(backend, registry, stopped, io, origin.addrs(), origin.is_local()).await
+        }
+        Ok(Err(e)) => tracing::warn!(error = %e, "bad connection from the proxy"),
+        Err(_) => tracing::warn!("the proxy sent no PROXY header"),
+    }
 }
 
 fn log_task_end(done: Result<(), tokio::task::JoinError>) {
