@@ -3,10 +3,11 @@
 //! For each client connection it reads the startup packets (answering
 //! SSLRequest and GSSENCRequest with 'N'), finds the tenant the client asks
 //! for ([`route`]), checks with the KV server that the tenant exists, finds
-//! or starts that tenant's SQL process, and from then on copies bytes both
-//! ways. Authentication is the SQL process's job: it sees the client's
-//! real address in the PROXY header the proxy writes first
-//! ([`wire::proxy_header`]), on a unix socket in a directory only the proxy
+//! or starts that tenant's SQL process, and hands the client's socket to it
+//! ([`wire::handoff`], SCM_RIGHTS) or, with [`Config::handoff`] off, copies
+//! bytes both ways for the session. Authentication is the SQL process's
+//! job: it sees the client's real address in the PROXY header the proxy
+//! writes first ([`wire::proxy_header`]), on a unix socket in a directory only the proxy
 //! (and the supervisor) can reach, so trust and SCRAM work as if the client
 //! had connected directly.
 //!
