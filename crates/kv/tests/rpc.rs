@@ -125,6 +125,12 @@ async fn a_cancelled_lock_wait_is_abandoned() {
         tokio::time::timeout(Duration::from_millis(200), waiter.lock(std::slice::from_ref(&k)))
             .await;
     assert!(wait.is_err(), "the lock is held");
+    // The Cancel the dropped wait sent travels on the waiter's connection,
+    // ahead of this later call of the same transaction: once it is
+    // answered, the server has abandoned the wait (the holder's End, on
+    // another connection, could otherwise overtake the Cancel and grant
+    // the waiter the lock).
+    waiter.get(&key(c.a, b"other")).await.expect("a later call of the waiter");
     // The dropped wait left no queue entry behind: after the holder ends,
     // a third transaction gets the lock at once while the waiter's
     // transaction is still open (had its wait stayed queued, the waiter
