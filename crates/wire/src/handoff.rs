@@ -10,11 +10,11 @@
 //! and closes its side. The SQL process reads that prefix, then talks to
 //! the client directly over the descriptor it was given.
 //!
-//! [`accept`] serves both kinds of connection the SQL process gets from
+//! [`accept`](crate::handoff::accept) serves both kinds of connection the SQL process gets from
 //! the proxy: the first read shows whether a descriptor came with it. A
 //! forwarded connection (across machines, or with `--forward`) goes on as
 //! the stream itself. Either way the caller gets one stream that yields the
-//! prefix first ([`Prefixed`]), so the PROXY header and the startup are
+//! prefix first ([`Prefixed`](crate::handoff::Prefixed)), so the PROXY header and the startup are
 //! read the same way.
 
 use std::io::{self, IoSlice, IoSliceMut};
