@@ -319,7 +319,7 @@ impl KvServer {
             }
         };
         match slot {
-            Slot::Idle(state) if !may_wait(&call) => {
+            Slot::Idle(state) if !may_wait(&call, &ops) => {
                 let (snapshot, result) = state.run_now(ops, call);
                 let _ = out.send(ToClient::Response { id, snapshot, result });
             }
@@ -434,31 +434,32 @@ async fn write_loop<IO: AsyncRead + AsyncWrite + Unpin>(
     let _ = sink.close().await;
 }
 
-/// Calls that may wait (for a lock or the log) run on a task; the others
-/// never await and run inline.
-fn may_wait(call: &Call) -> bool {
-    matches!(call, Call::Lock { .. } | Call::LockShared(_) | Call::Commit)
+/// Requests that may wait (for a lock or the log) run on a task; the
+/// others never await and run inline.
+fn may_wait(call: &Call, ops: &[Op]) -> bool {
+    matches!(call, Call::Lock { .. } | Call::LockShared(_) | Call::GetForUpdate(_) | Call::Commit)
+        || ops.iter().any(|op| matches!(op, Op::LockShared(_)))
 }
 
 const CANCELLED: &str = "request cancelled";
 
 impl TxnState {
     /// Applies `ops` (unless the transaction is broken) and says whether
-    /// the call may run.
-    fn prepare(&mut self, ops: Vec<Op>) -> std::result::Result<(), WireError> {
-        let mut held = true;
+    /// the call may run, and which shared locks it must take first.
+    fn prepare(&mut self, ops: Vec<Op>) -> std::result::Result<Vec<Key>, WireError> {
+        let mut applied = Applied { held: true, locks: Vec::new() };
         if self.broken.is_none() {
             if let Some(t) = self.txn.as_mut() {
                 match apply(t, ops) {
-                    Ok(h) => held = h,
+                    Ok(a) => applied = a,
                     Err(e) => self.broken = Some(e.into()),
                 }
             }
         }
         match &self.broken {
             Some(e) => Err(e.clone()),
-            None if !held => Err(WireError::AssumptionFailed),
-            None => Ok(()),
+            None if !applied.held => Err(WireError::AssumptionFailed),
+            None => Ok(applied.locks),
         }
     }
 
@@ -478,7 +479,8 @@ impl TxnState {
         call: Call,
     ) -> (u64, std::result::Result<Reply, WireError>) {
         use futures_util::FutureExt;
-        let result = self.prepare(ops).and_then(|()| {
+        // may_wait sent requests with locks to take to the task.
+        let result = self.prepare(ops).and_then(|_| {
             // These calls never await, so their futures are ready at once.
             run(&mut self.txn, call)
                 .now_or_never()
@@ -522,15 +524,15 @@ async fn txn_task(
         let Some((id, ops, call)) = next else { break };
         let result = match state.prepare(ops) {
             Err(e) => Err(e),
-            Ok(()) if *cancel.borrow() >= id => Err(WireError::Unavailable(CANCELLED.into())),
-            Ok(()) => {
+            Ok(_) if *cancel.borrow() >= id => Err(WireError::Unavailable(CANCELLED.into())),
+            Ok(locks) => {
                 let cancelled = async {
                     let _ = cancel.wait_for(|c| *c >= id).await;
                 };
                 tokio::select! {
                     biased;
                     _ = cancelled => Err(WireError::Unavailable(CANCELLED.into())),
-                    r = run(&mut state.txn, call) => r.map_err(WireError::from),
+                    r = run_after_locks(&mut state.txn, locks, call) => r,
                 }
             }
         };
@@ -547,12 +549,21 @@ async fn txn_task(
     txns.lock().remove(&handle);
 }
 
-/// Applies queued local calls in order; false if an [`Op::Assume`] did
-/// not hold.
-fn apply(txn: &mut EmbeddedTxn, ops: Vec<Op>) -> Result<bool> {
+/// What a request's ops leave for its call.
+struct Applied {
+    /// Every [`Op::Assume`] held.
+    held: bool,
+    /// The keys of its [`Op::LockShared`] ops, to take before the call.
+    locks: Vec<Key>,
+}
+
+/// Applies queued local calls in order, except the shared locks, which it
+/// leaves to the call (taking them may wait; a lock is never undone by
+/// the other ops, so they need not wait for it).
+fn apply(txn: &mut EmbeddedTxn, ops: Vec<Op>) -> Result<Applied> {
     use futures_util::FutureExt;
     let mode = |private| if private { LockMode::Private } else { LockMode::Locked };
-    let mut held = true;
+    let (mut held, mut locks) = (true, Vec::new());
     for op in ops {
         match op {
             Op::Begin { .. } => {}
@@ -571,9 +582,33 @@ fn apply(txn: &mut EmbeddedTxn, ops: Vec<Op>) -> Result<bool> {
                 })??;
                 held &= now == value;
             }
+            Op::LockShared(ks) => locks.extend(keys(ks)?),
         }
     }
-    Ok(held)
+    Ok(Applied { held, locks })
+}
+
+/// Takes a request's queued shared locks, then runs its call.
+async fn run_after_locks(
+    txn: &mut Option<EmbeddedTxn>,
+    locks: Vec<Key>,
+    call: Call,
+) -> std::result::Result<Reply, WireError> {
+    if let (false, Some(t)) = (locks.is_empty(), txn.as_mut()) {
+        let failed = match t.lock_shared(&locks).await {
+            Ok(changed) if changed.contains(&true) => Some(WireError::AssumptionFailed),
+            Ok(_) => None,
+            Err(e) => Some(WireError::from(e)),
+        };
+        if let Some(e) = failed {
+            if matches!(call, Call::Commit) {
+                // The client ends a transaction whose commit failed.
+                drop(txn.take());
+            }
+            return Err(e);
+        }
+    }
+    run(txn, call).await.map_err(WireError::from)
 }
 
 fn range(start: Vec<u8>, end: Vec<u8>) -> Result<KeyRange> {
@@ -621,6 +656,10 @@ async fn run(txn: &mut Option<EmbeddedTxn>, call: Call) -> Result<Reply> {
             Reply::TryLocked(l.into_iter().map(|o| o.map(locked)).collect())
         }
         Call::LockShared(ks) => Reply::Changed(t.lock_shared(&keys(ks)?).await?),
+        Call::GetForUpdate(k) => {
+            let got = t.get_for_update(&Key::decode(k)?).await?;
+            Reply::GotForUpdate(got.map(|(v, l)| (v, locked(l))))
+        }
         Call::Commit => return Err(finished()),
     })
 }

@@ -144,6 +144,79 @@ async fn a_cancelled_lock_wait_is_abandoned() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_locks_ride_with_the_next_request() {
+    let c = cluster().await;
+    let (a1, a2) = (c.client("a", c.a).await, c.client("a", c.a).await);
+    let table = key(c.a, b"table");
+    // DDL holds the table's key exclusively and rewrites it.
+    let mut ddl = a1.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    ddl.lock(std::slice::from_ref(&table)).await.expect("lock");
+    ddl.put(table.clone(), b"v2".to_vec(), LockMode::Locked).expect("put");
+    // A writer queues its shared lock: no call yet, so nothing waits.
+    let mut writer = a2.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    assert!(!writer.lock_shared_soon(std::slice::from_ref(&table)).await.expect("queued"));
+    let other = key(c.a, b"row");
+    let read = tokio::spawn(async move {
+        let r = writer.get(&other).await;
+        (writer, r)
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!read.is_finished(), "the read carrying the lock waits for the DDL");
+    ddl.commit().await.expect("commit");
+    let (mut writer, r) =
+        tokio::time::timeout(Duration::from_secs(10), read).await.expect("no hang").expect("task");
+    assert!(matches!(r, Err(kvapi::Error::AssumptionFailed)), "{r:?}");
+    assert!(writer.take_assumption_failed(), "reported even if the error was swallowed");
+    // The lock is held now: asking again is answered unchanged, and a
+    // flush with nothing queued makes no call.
+    writer.refresh_snapshot();
+    assert!(!writer.lock_shared_soon(std::slice::from_ref(&table)).await.expect("queued"));
+    writer.flush().await.expect("flushed");
+    writer.flush().await.expect("nothing to flush");
+    // A shared lock on another tenant's key is refused like any other.
+    let (mut f, _) = c.raw("a", &c.secret.tenant_token(c.a)).await;
+    let foreign = key(c.b, b"table").into_bytes();
+    let r = request(&mut f, 1, vec![Op::LockShared(vec![foreign])], Call::Flush).await;
+    assert!(r.is_err(), "{r:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_for_update_reads_and_locks_in_one_call() {
+    let c = cluster().await;
+    let (a1, a2) = (c.client("a", c.a).await, c.client("a", c.a).await);
+    let k = key(c.a, b"row");
+    let mut t = a1.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    t.lock(std::slice::from_ref(&k)).await.expect("lock");
+    t.put(k.clone(), b"v1".to_vec(), LockMode::Locked).expect("put");
+    t.commit().await.expect("commit");
+    // A key with no row is neither read nor locked.
+    let mut t1 = a1.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    let missing = key(c.a, b"missing");
+    assert!(t1.get_for_update(&missing).await.expect("read").is_none());
+    let mut t2 = a2.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    let free = tokio::time::timeout(Duration::from_secs(10), t2.lock(&[missing])).await;
+    assert!(matches!(free, Ok(Ok(_))), "nothing was locked: {free:?}");
+    drop(t2);
+    // A row is read and locked: a second updater waits, then sees the
+    // newer version as changed since its snapshot.
+    let (value, l) = t1.get_for_update(&k).await.expect("read").expect("a row");
+    assert_eq!((value.as_slice(), l.changed_since_snapshot), (&b"v1"[..], false));
+    let mut t2 = a2.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    t2.get(&key(c.a, b"snapshot")).await.expect("take the snapshot");
+    let k2 = k.clone();
+    let second = tokio::spawn(async move { t2.get_for_update(&k2).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!second.is_finished(), "the row is locked");
+    t1.put(k.clone(), b"v2".to_vec(), LockMode::Locked).expect("put");
+    t1.commit().await.expect("commit");
+    let got = tokio::time::timeout(Duration::from_secs(10), second).await.expect("no hang");
+    let (value, l) = got.expect("task").expect("read").expect("a row");
+    assert_eq!(value, b"v1".to_vec(), "the value at the snapshot");
+    assert!(l.changed_since_snapshot);
+    assert_eq!(l.latest, Some(b"v2".to_vec()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crafted_requests_cannot_cross_tenants() {
     let c = cluster().await;
     // Tenant b has a row.

@@ -254,6 +254,23 @@ pub trait Txn: Send + Sync + 'static {
     /// (that is how a statement is cancelled).
     fn lock(&mut self, keys: &[Key]) -> impl Future<Output = Result<Vec<Locked>>> + Send;
 
+    /// Reads `key` at the snapshot (seeing this transaction's own writes)
+    /// and, if it holds a value there, locks it as [`Txn::lock`] does:
+    /// the value read and the lock's state, or None, and then nothing is
+    /// locked. UPDATE and DELETE by primary key read and lock their row
+    /// this way, one round trip where calls cost one.
+    fn get_for_update(
+        &mut self,
+        key: &Key,
+    ) -> impl Future<Output = Result<Option<(Vec<u8>, Locked)>>> + Send {
+        async move {
+            let Some(value) = self.get(key).await? else { return Ok(None) };
+            let locked = self.lock(std::slice::from_ref(key)).await?.pop();
+            let locked = locked.ok_or_else(|| Error::Corrupt("a lock without its key".into()))?;
+            Ok(Some((value, locked)))
+        }
+    }
+
     /// Like [`Txn::scan`], but reads the newest committed state (merged with
     /// this transaction's own writes) instead of the snapshot. Referential
     /// checks use it: after taking a lock, they must see rows committed by
@@ -293,6 +310,27 @@ pub trait Txn: Send + Sync + 'static {
     /// reported unchanged without another read, so repeating the call per
     /// statement is cheap.
     fn lock_shared(&mut self, keys: &[Key]) -> impl Future<Output = Result<Vec<bool>>> + Send;
+
+    /// [`Txn::lock_shared`] for a caller that can learn the outcome late:
+    /// true if a key changed after the snapshot. Where a call costs a round
+    /// trip, the implementation instead queues the locks, returns false,
+    /// and takes them with the transaction's next request (or
+    /// [`Txn::flush`]): a changed key then fails that request with
+    /// [`Error::AssumptionFailed`], as a false [`Txn::assume`] does, and a
+    /// lock that cannot be had fails it with the lock's error. The caller
+    /// must then be able to run again what it did meanwhile (the SQL layer
+    /// runs the statement again), so it flushes before the work is done.
+    /// The default takes the locks now.
+    fn lock_shared_soon(&mut self, keys: &[Key]) -> impl Future<Output = Result<bool>> + Send {
+        async move { Ok(self.lock_shared(keys).await?.contains(&true)) }
+    }
+
+    /// Sends what [`Txn::lock_shared_soon`] queued and waits for it: its
+    /// errors are this call's. A no-op when nothing is queued (always, by
+    /// default).
+    fn flush(&mut self) -> impl Future<Output = Result<()>> + Send {
+        async { Ok(()) }
+    }
 
     /// Buffers a write of `value` at `key`. With [`LockMode::Locked`] the key must
     /// already be locked by this transaction.

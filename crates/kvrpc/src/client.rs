@@ -10,7 +10,7 @@
 //! savepoint (the count) means the same on both; a write the server refuses
 //! breaks the transaction there, and every later call of it fails.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -126,6 +126,8 @@ impl KvClient for RpcClient {
                 snapshot: Timestamp::UNKNOWN.0,
                 assume: None,
                 assumption_failed: false,
+                shared_queued: Vec::new(),
+                shared_held: HashSet::new(),
             }),
             writes: BTreeMap::new(),
             undo: Vec::new(),
@@ -148,6 +150,11 @@ struct Remote {
     assume: Option<(Vec<u8>, Option<Vec<u8>>)>,
     /// A call found the assumption false.
     assumption_failed: bool,
+    /// Keys of the [`Op::LockShared`] ops in `ops`.
+    shared_queued: Vec<Vec<u8>>,
+    /// Keys the server confirmed this transaction holds shared (or
+    /// stronger): locking them again needs no call.
+    shared_held: HashSet<Vec<u8>>,
 }
 
 /// An undo record of the write mirror.
@@ -195,9 +202,10 @@ impl RpcTxn {
             return Err(Error::Unavailable("transaction already finished".into()));
         }
         let id = self.conn.next_id();
-        let rx = {
+        let (rx, carried) = {
             let mut r = self.remote.lock();
             let mut ops = std::mem::take(&mut r.ops);
+            let carried = std::mem::take(&mut r.shared_queued);
             if !r.started {
                 ops.insert(0, Op::Begin { isolation: self.isolation.into() });
                 r.started = true;
@@ -210,7 +218,7 @@ impl RpcTxn {
             }
             let msg = ToServer::Request { id, txn: self.handle, ops, call };
             // Queued under the lock: the server sees ops in call order.
-            self.conn.start(id, msg)?
+            (self.conn.start(id, msg)?, carried)
         };
         // A cancelled statement drops this future: the server abandons the
         // request (a lock wait in it ends there too).
@@ -219,8 +227,10 @@ impl RpcTxn {
             ToClient::Response { snapshot, result, .. } => {
                 let mut r = self.remote.lock();
                 r.snapshot = snapshot;
-                if matches!(result, Err(crate::proto::WireError::AssumptionFailed)) {
-                    r.assumption_failed = true;
+                match &result {
+                    Err(crate::proto::WireError::AssumptionFailed) => r.assumption_failed = true,
+                    Ok(_) => r.shared_held.extend(carried),
+                    Err(_) => {}
                 }
                 result.map_err(Error::from)
             }
@@ -386,6 +396,21 @@ impl Txn for RpcTxn {
         self.lock_call(keys, false).await
     }
 
+    async fn get_for_update(&mut self, key: &Key) -> Result<Option<(Vec<u8>, Locked)>> {
+        self.check(key)?;
+        if let Some(own) = self.writes.get(key.as_bytes()) {
+            // Written here: the read is local, only the lock is a call.
+            let Some(value) = own.clone() else { return Ok(None) };
+            let l = self.lock_call(std::slice::from_ref(key), false).await?.pop();
+            let l = l.ok_or_else(|| Error::Corrupt("a lock without its key".into()))?;
+            return Ok(Some((value, l)));
+        }
+        match self.call(Call::GetForUpdate(key.as_bytes().to_vec())).await? {
+            Reply::GotForUpdate(got) => Ok(got.map(|(v, l)| (v, locked(l)))),
+            other => Err(unexpected(other)),
+        }
+    }
+
     async fn scan_latest(&self, range: &KeyRange, limit: usize) -> Result<Vec<(Key, Vec<u8>)>> {
         self.scan_call(range, limit, ScanOrder::Latest).await
     }
@@ -402,8 +427,41 @@ impl Txn for RpcTxn {
     }
 
     async fn lock_shared(&mut self, keys: &[Key]) -> Result<Vec<bool>> {
+        keys.iter().try_for_each(|k| self.check(k))?;
+        let r = self.remote.get_mut();
+        if keys.iter().all(|k| r.shared_held.contains(k.as_bytes())) {
+            // Held since an earlier call: unchanged, as the contract says.
+            return Ok(vec![false; keys.len()]);
+        }
         match self.call(Call::LockShared(key_bytes(keys))).await? {
-            Reply::Changed(v) => Ok(v),
+            Reply::Changed(v) => {
+                self.remote.get_mut().shared_held.extend(key_bytes(keys));
+                Ok(v)
+            }
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn lock_shared_soon(&mut self, keys: &[Key]) -> Result<bool> {
+        keys.iter().try_for_each(|k| self.check(k))?;
+        let r = self.remote.get_mut();
+        let fresh: Vec<Vec<u8>> = key_bytes(keys)
+            .into_iter()
+            .filter(|k| !r.shared_held.contains(k) && !r.shared_queued.contains(k))
+            .collect();
+        if !fresh.is_empty() {
+            r.shared_queued.extend(fresh.iter().cloned());
+            r.ops.push(Op::LockShared(fresh));
+        }
+        Ok(false)
+    }
+
+    async fn flush(&mut self) -> Result<()> {
+        if self.remote.get_mut().shared_queued.is_empty() {
+            return Ok(());
+        }
+        match self.call(Call::Flush).await? {
+            Reply::Unit => Ok(()),
             other => Err(unexpected(other)),
         }
     }

@@ -76,6 +76,11 @@ pub enum Op {
     /// [`WireError::AssumptionFailed`] (its call does not run; every op
     /// is still applied) unless `key` holds `value` at the snapshot.
     Assume { key: Vec<u8>, value: Option<Vec<u8>> },
+    /// [`kvapi::Txn::lock_shared_soon`]: takes the shared locks after the
+    /// other ops (a request carrying it may wait). A key changed after the
+    /// snapshot fails the request with [`WireError::AssumptionFailed`]; a
+    /// lock that cannot be had, with the lock's error.
+    LockShared(Vec<Vec<u8>>),
 }
 
 /// [`kvapi::IsolationLevel`] on the wire.
@@ -109,6 +114,8 @@ pub enum Call {
     TryLock { keys: Vec<Vec<u8>>, share: bool },
     /// [`kvapi::Txn::lock_shared`].
     LockShared(Vec<Vec<u8>>),
+    /// [`kvapi::Txn::get_for_update`].
+    GetForUpdate(Vec<u8>),
     /// [`kvapi::Txn::commit`]; ends the transaction.
     Commit,
 }
@@ -191,6 +198,9 @@ pub enum Reply {
     TryLocked(Vec<Option<LockedKey>>),
     /// LockShared: changed since the snapshot, per key.
     Changed(Vec<bool>),
+    /// GetForUpdate: the value at the snapshot and the lock, if the key
+    /// held one.
+    GotForUpdate(Option<(Vec<u8>, LockedKey)>),
     /// Commit: the commit timestamp.
     Committed(u64),
 }

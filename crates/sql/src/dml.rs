@@ -27,7 +27,7 @@ use crate::error::{from_kv, Result};
 use crate::exec::{self, row_key, scan_rows, ExecCtx, Row};
 use crate::expr::{EvalContext, Expr};
 use crate::fk;
-use crate::plan::{Column, Correlated, Plan, Scan, SubqKind};
+use crate::plan::{Access, Column, Correlated, Plan, Scan, SubqKind};
 use crate::plpgsql::{self, RunCall, TxnCalls};
 use crate::triggers::{self, Event, Firing, RowEvent};
 use crate::{bail, err};
@@ -945,6 +945,31 @@ async fn lock_joined<T: Txn>(
 ) -> Result<Vec<(Key, Row, Row)>> {
     let memo = crate::exec::memo::fresh();
     let mut calls = TxnCalls { txn, tenant, catalog };
+    // One row by its whole primary key and nothing else to check: read
+    // and lock it in one call (a row the WHERE clause may reject must not
+    // be locked, so any other condition takes the general path).
+    let pinned = |f: &Option<Expr>| {
+        f.as_ref().is_none_or(|f| crate::select::pins_primary_key_only(&scan.table, f))
+    };
+    if let (None, Access::Point(exprs), true, None, false, None) =
+        (join, &scan.access, pinned(&scan.filter), &per_row.filter, scan.keyed, &scan.cap)
+    {
+        let t = &scan.table;
+        let Some(vals) = exec::key_values(exprs, &t.pk_types(), eval)? else { return Ok(vec![]) };
+        let key = row_key(tenant, t, &vals);
+        let Some((bytes, l)) = calls.txn.get_for_update(&key).await.map_err(from_kv)? else {
+            return Ok(vec![]);
+        };
+        let bytes = match (l.changed_since_snapshot, l.latest) {
+            (false, _) => bytes,
+            (true, Some(newest)) => newest,
+            (true, None) => return Ok(vec![]),
+        };
+        let row = rowcodec::decode_row(&bytes, &t.types())?;
+        let rows = Rows { scan, join, items: &[], per_row, memo: &memo };
+        let item = rows.qualify(&row, true, &mut calls, eval).await?;
+        return Ok(item.map(|item| (key, row, item)).into_iter().collect());
+    }
     let (found, items) = {
         let cx = calls.reads(eval)?;
         let found = scan_rows(&cx, scan).await?;

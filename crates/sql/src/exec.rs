@@ -354,7 +354,11 @@ pub fn row_key(tenant: TenantId, table: &TableDef, pk_values: &[Value]) -> Key {
 
 /// Casts the values a key must equal to the key's column types. None if no
 /// key can match: a NULL, or a value outside the column type's range.
-fn key_values(exprs: &[Expr], types: &[DataType], ctx: &EvalContext) -> Result<Option<Vec<Value>>> {
+pub(crate) fn key_values(
+    exprs: &[Expr],
+    types: &[DataType],
+    ctx: &EvalContext,
+) -> Result<Option<Vec<Value>>> {
     let mut vals = Vec::with_capacity(exprs.len());
     for (e, ty) in exprs.iter().zip(types) {
         let v = e.eval(&[], ctx)?;

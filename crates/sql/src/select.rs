@@ -35,7 +35,7 @@ mod with;
 
 use crate::{bail, err};
 use access::filter_with_subqueries;
-pub use access::{choose_access, key_column, push_filter};
+pub use access::{choose_access, key_column, pins_primary_key_only, push_filter};
 pub use joins::{fits_class, hash_class, hash_key, hash_keys, value_class, HashKeys};
 use with::{plan_recursive, plan_view};
 

@@ -997,7 +997,16 @@ impl<K: KvClient> Session<K> {
             let notify_mark = self.listener.mark();
             let deferred_mark = self.deferred.mark();
             self.waits.start_attempt();
-            let r = self.execute_inner(portal).await;
+            let mut r = self.execute_inner(portal).await;
+            // Table locks taken "soon" are taken before the statement ends.
+            if let Some(t) = self.txn.as_mut() {
+                let flushed = t.flush().await.map_err(from_kv);
+                if r.is_ok() {
+                    if let Err(e) = flushed {
+                        r = Err(e);
+                    }
+                }
+            }
             let request = self.seqs.lock().request.take();
             let rows = self.row_locks.take_pending();
             let wait = self.advisory.take_pending();
@@ -1302,12 +1311,26 @@ impl<K: KvClient> Session<K> {
     /// `may_retry`: the snapshot and catalog have been refreshed, and the
     /// caller must plan the statement again. Under REPEATABLE READ that case
     /// is a serialization failure instead.
+    ///
+    /// In READ COMMITTED a remote transaction takes the lock with the
+    /// statement's next request ([`Txn::lock_shared_soon`]): if the table
+    /// changed, that request fails as a false catalog assumption does, and
+    /// execute_with_retries runs the statement again on the new catalog
+    /// (it flushes the lock before the statement ends). REPEATABLE READ
+    /// must not run the statement again on its old snapshot, so it locks
+    /// at once.
     async fn lock_table_for_write(&mut self, oid: u32, may_retry: bool) -> Result<bool> {
         let tenant = self.db.tenant;
         let txn = self.txn.as_mut().expect("statement has a transaction");
+        let soon = txn.isolation() == IsolationLevel::ReadCommitted;
         let key = keys::table(tenant, oid);
-        let locked = txn.lock_shared(std::slice::from_ref(&key)).await.map_err(from_kv)?;
-        if !locked.iter().any(|&changed| changed) {
+        let key = std::slice::from_ref(&key);
+        let changed = if soon {
+            txn.lock_shared_soon(key).await.map_err(from_kv)?
+        } else {
+            txn.lock_shared(key).await.map_err(from_kv)?.contains(&true)
+        };
+        if !changed {
             return Ok(false);
         }
         if !may_retry {

@@ -206,6 +206,24 @@ fn in_values(t: &TableDef, p: &Expr) -> Option<(usize, Vec<Expr>, bool)> {
     }
 }
 
+/// True if `filter` says nothing beyond a primary key lookup: each
+/// conjunct is `pk column = value`. An UPDATE or DELETE with such a WHERE
+/// clause may lock the row it finds before checking it (dml.rs).
+pub fn pins_primary_key_only(t: &TableDef, filter: &Expr) -> bool {
+    match filter {
+        Expr::Binary(BinOp::And, l, r) => {
+            pins_primary_key_only(t, l) && pins_primary_key_only(t, r)
+        }
+        Expr::Binary(BinOp::Eq, l, r) => match (l.as_ref(), r.as_ref()) {
+            (Expr::Column(c), v) | (v, Expr::Column(c)) => {
+                v.reads_no_column() && t.primary_key.contains(c)
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// The table column `e` reads, directly or through a cast that keeps equal
 /// values equal (integer widening, varchar or char to text), so an index on
 /// the column can find the rows; the predicate is re-checked on every row
