@@ -4,7 +4,7 @@
 //! timings, are asserted: whichever order the statements actually run in,
 //! the result must be the one PostgreSQL gives.
 
-use testkit::{TestServer, SETTLE};
+use testkit::{DdlSteps, TestServer, SETTLE};
 
 fn setup(s: &TestServer) {
     s.query("create table t (id int, v text)");
@@ -143,45 +143,11 @@ fn runtime() -> tokio::runtime::Runtime {
 fn each_statement_sees_ddl_committed_before_it() {
     let s = TestServer::start();
     setup(&s);
-    s.query(
-        "create function probe() returns text language plpgsql as $$
-         begin perform count(*) from t; return 'ok';
-         exception when others then return 'caught: ' || sqlerrm; end $$",
-    );
     runtime().block_on(async {
         let a = s.connect().await.expect("connect");
-        let count = a.prepare("select count(*) from t").await.expect("prepare");
-        for round in 0..5 {
-            let row = a.simple_query("select * from t").await.expect("select");
-            let width = row.iter().find_map(|m| match m {
-                tokio_postgres::SimpleQueryMessage::Row(r) => Some(r.len()),
-                _ => None,
-            });
-            assert_eq!(width, Some(2 + round), "round {round}: the columns added so far");
-            s.query(&format!("alter table t add column c{round} int default {round}"));
-            let row = a.query_one(&format!("select c{round} from t"), &[]).await;
-            let v: Option<i32> = row.expect("the new column is seen at once").get(0);
-            assert_eq!(v, Some(round as i32));
-            let n: i64 = a.query_one(&count, &[]).await.expect("count").get(0);
-            assert_eq!(n, 1);
-            s.query(&format!("create table u{round} (x int)"));
-            let probe: String = a.query_one("select probe()", &[]).await.expect("probe").get(0);
-            assert_eq!(probe, "ok");
-            s.query(&format!("insert into u{round} values ({round})"));
-            a.execute(&format!("insert into u{round} values (10)"), &[]).await.expect("insert");
-            let got: i64 = a
-                .query_one(&format!("select sum(x)::int8 from u{round}"), &[])
-                .await
-                .expect("sum")
-                .get(0);
-            assert_eq!(got, round as i64 + 10);
-        }
-        // In a block, READ COMMITTED: each statement's own snapshot.
-        a.batch_execute("begin").await.expect("begin");
-        let _ = a.query("select * from t", &[]).await.expect("select");
-        s.query("create table late (x int); insert into late values (7)");
-        let x: i32 = a.query_one("select x from late", &[]).await.expect("late table").get(0);
-        assert_eq!(x, 7);
-        a.batch_execute("commit").await.expect("commit");
+        let ddl = |sql: &str| {
+            s.query(sql);
+        };
+        testkit::each_statement_sees_ddl(&a, ddl, DdlSteps::CreateThenFill).await;
     });
 }

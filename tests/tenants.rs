@@ -518,47 +518,14 @@ fn drop_refuses_unknown_tenants_and_default() {
 fn ddl_through_one_sql_process_shows_at_once_in_another() {
     let Some(s) = start_strata() else { return };
     s.query("create table t (id int, v text); insert into t values (1, 'one')");
-    s.query(
-        "create function probe() returns text language plpgsql as $$
-         begin perform count(*) from t; return 'ok';
-         exception when others then return 'caught: ' || sqlerrm; end $$",
-    );
     let other = s.start_sql_process("default");
     let rt = test_runtime();
     rt.block_on(async {
         let b = testkit::connect(other.port).await.expect("connect to the second process");
-        let count = b.prepare("select count(*) from t").await.expect("prepare");
-        for round in 0..5 {
-            let rows = b.simple_query("select * from t").await.expect("select");
-            let width = rows.iter().find_map(|m| match m {
-                tokio_postgres::SimpleQueryMessage::Row(r) => Some(r.len()),
-                _ => None,
-            });
-            assert_eq!(width, Some(2 + round), "round {round}: the columns added so far");
-            s.query(&format!("alter table t add column c{round} int default {round}"));
-            let row = b.query_one(&format!("select c{round} from t"), &[]).await;
-            let v: Option<i32> = row.expect("the new column is seen at once").get(0);
-            assert_eq!(v, Some(round as i32));
-            let n: i64 = b.query_one(&count, &[]).await.expect("count").get(0);
-            assert_eq!(n, 1);
-            s.query(&format!("alter table t rename column c{round} to d{round}"));
-            let probe: String = b.query_one("select probe()", &[]).await.expect("probe").get(0);
-            assert_eq!(probe, "ok", "round {round}");
-            s.query(&format!(
-                "create table u{round} (x int); insert into u{round} values ({round})"
-            ));
-            b.execute(&format!("insert into u{round} values (10)"), &[]).await.expect("insert");
-            let sum = format!("select sum(x)::int8 from u{round}");
-            let got: i64 = b.query_one(&sum, &[]).await.expect("sum").get(0);
-            assert_eq!(got, round as i64 + 10);
-            s.query(&format!("alter table t rename column d{round} to c{round}"));
-        }
-        b.batch_execute("begin").await.expect("begin");
-        let _ = b.query("select * from t", &[]).await.expect("select");
-        s.query("create table late (x int); insert into late values (7)");
-        let x: i32 = b.query_one("select x from late", &[]).await.expect("late table").get(0);
-        assert_eq!(x, 7);
-        b.batch_execute("commit").await.expect("commit");
+        let ddl = |sql: &str| {
+            s.query(sql);
+        };
+        testkit::each_statement_sees_ddl(&b, ddl, testkit::DdlSteps::RenameThenCreate).await;
     });
     assert_eq!(s.query("select count(*) from u4"), "2", "the other process's insert landed");
 }

@@ -84,6 +84,17 @@ async fn request(
     }
 }
 
+/// Asserts that `task` is still waiting a while after it started.
+async fn assert_waits<T>(task: &tokio::task::JoinHandle<T>, what: &str) {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!task.is_finished(), "{what}");
+}
+
+/// The result of `task`, which must end soon.
+async fn joined<T>(task: tokio::task::JoinHandle<T>) -> T {
+    tokio::time::timeout(Duration::from_secs(10), task).await.expect("no hang").expect("task")
+}
+
 fn key(tenant: u64, rest: &[u8]) -> Key {
     Key::new(TenantId(tenant), rest)
 }
@@ -160,11 +171,9 @@ async fn shared_locks_ride_with_the_next_request() {
         let r = writer.get(&other).await;
         (writer, r)
     });
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(!read.is_finished(), "the read carrying the lock waits for the DDL");
+    assert_waits(&read, "the read carrying the lock waits for the DDL").await;
     ddl.commit().await.expect("commit");
-    let (mut writer, r) =
-        tokio::time::timeout(Duration::from_secs(10), read).await.expect("no hang").expect("task");
+    let (mut writer, r) = joined(read).await;
     assert!(matches!(r, Err(kvapi::Error::AssumptionFailed)), "{r:?}");
     assert!(writer.take_assumption_failed(), "reported even if the error was swallowed");
     // The lock is held now: asking again is answered unchanged, and a
@@ -205,12 +214,10 @@ async fn get_for_update_reads_and_locks_in_one_call() {
     t2.get(&key(c.a, b"snapshot")).await.expect("take the snapshot");
     let k2 = k.clone();
     let second = tokio::spawn(async move { t2.get_for_update(&k2).await });
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(!second.is_finished(), "the row is locked");
+    assert_waits(&second, "the row is locked").await;
     t1.put(k.clone(), b"v2".to_vec(), LockMode::Locked).expect("put");
     t1.commit().await.expect("commit");
-    let got = tokio::time::timeout(Duration::from_secs(10), second).await.expect("no hang");
-    let (value, l) = got.expect("task").expect("read").expect("a row");
+    let (value, l) = joined(second).await.expect("read").expect("a row");
     assert_eq!(value, b"v1".to_vec(), "the value at the snapshot");
     assert!(l.changed_since_snapshot);
     assert_eq!(l.latest, Some(b"v2".to_vec()));

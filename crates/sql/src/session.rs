@@ -1000,11 +1000,8 @@ impl<K: KvClient> Session<K> {
             let mut r = self.execute_inner(portal).await;
             // Table locks taken "soon" are taken before the statement ends.
             if let Some(t) = self.txn.as_mut() {
-                let flushed = t.flush().await.map_err(from_kv);
-                if r.is_ok() {
-                    if let Err(e) = flushed {
-                        r = Err(e);
-                    }
+                if let (Ok(_), Err(e)) = (&r, t.flush().await) {
+                    r = Err(from_kv(e));
                 }
             }
             let request = self.seqs.lock().request.take();

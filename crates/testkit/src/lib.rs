@@ -21,6 +21,8 @@
 //! ([`TestServer::tenants`]), and kill and wait for one child process
 //! ([`TestServer::kv_pid`], [`kill9_pid`], [`TestServer::wait_for_query`]).
 
+/// The scenario of the tests that DDL shows at once.
+mod ddl;
 /// Raw PostgreSQL v3 protocol client for exact control of the bytes.
 mod raw;
 /// The server under test: process lifecycle for Strata and PostgreSQL.
@@ -31,6 +33,7 @@ mod split;
 /// pgbench helpers: TPC-B invariants and output parsing.
 mod tpcb;
 
+pub use ddl::{each_statement_sees_ddl, DdlSteps};
 pub use raw::RawClient;
 pub use server::{connect, run_with_timeout, strata_bin, Target, TestServer, START_TIMEOUT};
 pub use split::{
