@@ -127,10 +127,13 @@ struct SqlArgs {
     /// How long the KV server may be unreachable before this process exits.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     kv_timeout: Duration,
-    /// Worker threads. One by default: a SQL process spends its time
-    /// waiting on the KV server and its clients, and on this machine's two
-    /// cores a second thread costs more in cross-thread wake-ups than it
-    /// adds (pgbench -S c8 through the split: 42k -> 47k tps with one).
+    /// Worker threads. One by default, a current-thread runtime: a SQL
+    /// process spends its time waiting on the KV server and its clients,
+    /// and on this machine's two cores a second thread costs more in
+    /// cross-thread wake-ups than it adds (pgbench -S c8 through the split:
+    /// 42k tps with two workers, 47k with one, and 20% more again on the
+    /// current-thread runtime, whose sessions' KV requests leave in one
+    /// write).
     #[arg(long, default_value_t = 1)]
     threads: usize,
 }
@@ -200,6 +203,12 @@ fn run() -> anyhow::Result<()> {
     }
 }
 
+/// Stack of every runtime thread: deep (but bounded) expression trees are
+/// walked recursively, and PL/pgSQL calls nest up to plpgsql::MAX_DEPTH
+/// levels, each a deep stack of futures (some hundreds of KB in a debug
+/// build).
+const STACK_SIZE: usize = 32 << 20;
+
 /// The runtime every command runs on.
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     runtime_with(None)
@@ -211,14 +220,37 @@ fn runtime_with(threads: Option<usize>) -> anyhow::Result<tokio::runtime::Runtim
     if let Some(n) = threads {
         b.worker_threads(n.max(1));
     }
-    b
-        // Deep (but bounded) expression trees are walked recursively, and
-        // PL/pgSQL calls nest up to plpgsql::MAX_DEPTH levels, each a
-        // deep stack of futures (some hundreds of KB in a debug build).
-        .thread_stack_size(32 << 20)
+    b.thread_stack_size(STACK_SIZE)
         .enable_all()
         .build()
         .context("starting the runtime")
+}
+
+/// Runs `fut` on a runtime of `threads` workers. One worker means a
+/// current-thread runtime (on a thread with [`runtime_with`]'s stack): its
+/// tasks run in the order they were woken, so the KV requests of the
+/// sessions woken by one poll of the sockets queue up before the
+/// connection's writer runs and leave in one write.
+fn block_on_threads<T: Send + 'static>(
+    threads: usize,
+    fut: impl std::future::Future<Output = anyhow::Result<T>> + Send + 'static,
+) -> anyhow::Result<T> {
+    if threads > 1 {
+        return runtime_with(Some(threads))?.block_on(fut);
+    }
+    std::thread::Builder::new()
+        .name("strata-sql".into())
+        .stack_size(STACK_SIZE)
+        .spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("starting the runtime")?
+                .block_on(fut)
+        })
+        .context("starting the SQL thread")?
+        .join()
+        .map_err(|_| anyhow::anyhow!("the SQL thread panicked"))?
 }
 
 /// Tells the parent (supervisor or proxy) that this process serves now.
@@ -317,7 +349,7 @@ async fn connect_kv(
 
 fn sql(args: SqlArgs) -> anyhow::Result<()> {
     let token = std::env::var("STRATA_KV_TOKEN").context("STRATA_KV_TOKEN is not set")?;
-    runtime_with(Some(args.threads))?.block_on(async move {
+    block_on_threads(args.threads, async move {
         let client = connect_kv(&args.kv, &args.tenant, &token, args.kv_timeout).await?;
         let reporter = client.clone();
         let backend = sqlnode::SqlNode::new(client.clone())
