@@ -220,10 +220,7 @@ fn runtime_with(threads: Option<usize>) -> anyhow::Result<tokio::runtime::Runtim
     if let Some(n) = threads {
         b.worker_threads(n.max(1));
     }
-    b.thread_stack_size(STACK_SIZE)
-        .enable_all()
-        .build()
-        .context("starting the runtime")
+    b.thread_stack_size(STACK_SIZE).enable_all().build().context("starting the runtime")
 }
 
 /// Runs `fut` on a runtime of `threads` workers. One worker means a
@@ -357,11 +354,14 @@ fn sql(args: SqlArgs) -> anyhow::Result<()> {
         let backend = Arc::new(backend);
         backend.init().await.map_err(|e| anyhow::anyhow!("loading the catalog: {e}"))?;
         let mut listeners = match args.listen {
-            Some(a) => wire::Listeners::bind(a, None).await.with_context(|| format!("binding {a}"))?,
+            Some(a) => {
+                wire::Listeners::bind(a, None).await.with_context(|| format!("binding {a}"))?
+            }
             None => wire::Listeners::none(),
         };
         if let Some(p) = &args.proxy_socket {
-            listeners = listeners.with_proxied(p).with_context(|| format!("binding {}", p.display()))?;
+            listeners =
+                listeners.with_proxied(p).with_context(|| format!("binding {}", p.display()))?;
         }
         tracing::info!(tenant = %args.tenant, kv = %args.kv, "SQL process ready");
         announce_ready();
