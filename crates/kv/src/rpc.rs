@@ -48,6 +48,9 @@ pub struct KvServer {
     next_conn: AtomicU32,
     /// Admin calls run one at a time (create and drop are rare).
     admin: tokio::sync::Mutex<()>,
+    /// When each tenant last had a client session (microseconds), as far
+    /// as this server has seen or read back.
+    active: Mutex<HashMap<u64, i64>>,
 }
 
 /// What the server knows of one connection (for `tenant list` and drop).
@@ -71,6 +74,7 @@ impl KvNode {
             conns: Mutex::new(HashMap::new()),
             next_conn: AtomicU32::new(1),
             admin: tokio::sync::Mutex::new(()),
+            active: Mutex::new(HashMap::new()),
         }))
     }
 
@@ -183,7 +187,10 @@ impl KvServer {
         if framed.send(proto::encode(&welcome)).await.is_ok() {
             self.run_conn(framed, tenant, admin, conn_no, kick).await;
         }
-        self.conns.lock().remove(&conn_no);
+        let gone = self.conns.lock().remove(&conn_no);
+        if let Some(c) = gone.filter(|c| !c.admin) {
+            self.process_gone(c).await;
+        }
     }
 
     /// Checks the Hello frame: which tenant the connection is bound to,
@@ -283,6 +290,8 @@ impl KvServer {
                 if let Some(c) = self.conns.lock().get_mut(&conn_no) {
                     c.sessions = count;
                 }
+                // A session opened or closed: either way one was open now.
+                self.active.lock().insert(tenant.0, tenants::now_micros());
             }
             ToServer::Admin { id, call } => {
                 if !admin {
@@ -357,13 +366,47 @@ impl KvServer {
         (pids, sessions)
     }
 
+    /// A SQL process's connection ended: its tenant's last activity is
+    /// now if it still had sessions, and is stored either way.
+    async fn process_gone(&self, c: ConnInfo) {
+        let now = tenants::now_micros();
+        let micros = {
+            let mut active = self.active.lock();
+            if c.sessions > 0 {
+                active.insert(c.tenant.0, now);
+            }
+            active.get(&c.tenant.0).copied()
+        };
+        if let Some(m) = micros {
+            if let Err(e) = tenants::set_last_active(&self.shared, c.tenant.0, m).await {
+                tracing::warn!(error = %e, "could not store a tenant's last activity");
+            }
+        }
+    }
+
+    /// When tenant `id` last had a session: now if it has one, else what
+    /// this server saw or the stored time (read once).
+    async fn last_active(&self, id: u64, sessions: u32) -> Result<i64> {
+        if sessions > 0 {
+            return Ok(tenants::now_micros());
+        }
+        if let Some(&m) = self.active.lock().get(&id) {
+            return Ok(m);
+        }
+        let stored = tenants::last_active(&self.shared, id).await?;
+        Ok(*self.active.lock().entry(id).or_insert(stored))
+    }
+
     /// What `tenant list` shows of a tenant. Measuring `stored_bytes` reads
     /// the tenant's whole key range, so only `list` asks for it (the proxy's
-    /// per-connection lookup must stay cheap); otherwise it is 0.
-    fn info(&self, name: String, r: tenants::Record, measure: bool) -> Result<TenantInfo> {
+    /// per-connection lookup must stay cheap), and with it the last
+    /// activity; otherwise they are 0.
+    async fn info(&self, name: String, r: tenants::Record, measure: bool) -> Result<TenantInfo> {
         let (sql_pids, sessions) = self.processes(r.id);
         let stored_bytes = if measure { tenants::stored_bytes(&self.shared, r.id)? } else { 0 };
+        let last_active_micros = if measure { self.last_active(r.id, sessions).await? } else { 0 };
         Ok(TenantInfo {
+            last_active_micros,
             name,
             id: r.id,
             created_micros: r.created_micros,
@@ -378,16 +421,18 @@ impl KvServer {
         match call {
             AdminCall::Create { name } => {
                 let r = tenants::create(&self.shared, &name).await?;
-                Ok(AdminReply::Tenant(Some(self.info(name, r, false)?)))
+                Ok(AdminReply::Tenant(Some(self.info(name, r, false).await?)))
             }
             AdminCall::Lookup { name } => match tenants::lookup(&self.shared, &name).await? {
-                Some(r) => Ok(AdminReply::Tenant(Some(self.info(name, r, false)?))),
+                Some(r) => Ok(AdminReply::Tenant(Some(self.info(name, r, false).await?))),
                 None => Ok(AdminReply::Tenant(None)),
             },
             AdminCall::List => {
                 let all = tenants::list(&self.shared).await?;
-                let infos =
-                    all.into_iter().map(|(n, r)| self.info(n, r, true)).collect::<Result<_>>()?;
+                let mut infos = Vec::with_capacity(all.len());
+                for (n, r) in all {
+                    infos.push(self.info(n, r, true).await?);
+                }
                 Ok(AdminReply::Tenants(infos))
             }
             AdminCall::Drop { name, force } => {

@@ -43,7 +43,12 @@ fn name_key(name: &str) -> Key {
     Key::new(TenantId::SYSTEM, format!("tenant/name/{name}").as_bytes())
 }
 
-fn now_micros() -> i64 {
+fn active_key(id: u64) -> Key {
+    Key::new(TenantId::SYSTEM, format!("tenant/active/{id}").as_bytes())
+}
+
+/// Now, in microseconds since the Unix epoch.
+pub(crate) fn now_micros() -> i64 {
     let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     d.as_micros().min(i64::MAX as u128) as i64
 }
@@ -141,6 +146,30 @@ pub(crate) async fn ensure_default(shared: &std::sync::Arc<Shared>) -> Result<()
     }
 }
 
+/// When tenant `id` last had a client session, as last stored (0: never).
+pub(crate) async fn last_active(shared: &std::sync::Arc<Shared>, id: u64) -> Result<i64> {
+    let txn = system_txn(shared);
+    Ok(match txn.get(&active_key(id)).await? {
+        Some(b) => i64::from_be_bytes(b.as_slice().try_into().unwrap_or_default()),
+        None => 0,
+    })
+}
+
+/// Stores when tenant `id` last had a client session (written when one of
+/// its SQL processes goes, so `tenant list` still knows after a restart).
+pub(crate) async fn set_last_active(
+    shared: &std::sync::Arc<Shared>,
+    id: u64,
+    micros: i64,
+) -> Result<()> {
+    let mut txn = system_txn(shared);
+    let key = active_key(id);
+    txn.lock(std::slice::from_ref(&key)).await?;
+    txn.put(key, micros.to_be_bytes().to_vec(), kvapi::LockMode::Locked)?;
+    txn.commit().await?;
+    Ok(())
+}
+
 /// Removes tenant `name`'s entry and schedules the deletion of its data.
 pub(crate) async fn drop(shared: &std::sync::Arc<Shared>, name: &str) -> Result<Record> {
     if name == DEFAULT {
@@ -154,6 +183,9 @@ pub(crate) async fn drop(shared: &std::sync::Arc<Shared>, name: &str) -> Result<
     };
     let record = decode_record(bytes)?;
     txn.delete(key, kvapi::LockMode::Locked)?;
+    let active = active_key(record.id);
+    txn.lock(std::slice::from_ref(&active)).await?;
+    txn.delete(active, kvapi::LockMode::Locked)?;
     let ts = txn.commit().await?.0;
     let data = KeyRange::prefix(TenantId(record.id), b"");
     // Purge the newest-version cache through an empty commit, then delete

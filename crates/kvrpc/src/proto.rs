@@ -158,6 +158,10 @@ pub struct TenantInfo {
     pub sql_pids: Vec<u32>,
     /// Client sessions those processes serve now.
     pub sessions: u32,
+    /// The last time it had a client session (now while it has one),
+    /// microseconds since the Unix epoch; 0 if it never had one. Reported
+    /// by List only (0 from Create and Lookup).
+    pub last_active_micros: i64,
     /// Bytes its keys take in storage (measured by List only; 0 from
     /// Create and Lookup).
     pub stored_bytes: u64,

@@ -12,55 +12,74 @@
 //! had connected directly.
 //!
 //! SQL processes are children of the proxy, one per tenant for now, each
-//! listening on `RUN_DIR/sql-<tenant id>.sock`. A process that died is
-//! noticed when its socket refuses a connection, and started again. They
-//! outlive the proxy: a restarted proxy finds the sockets and uses them.
-//! A CancelRequest names no tenant, so it goes to every SQL process; only
-//! the one that handed out the key (pid and secret) acts on it.
+//! listening on `RUN_DIR/sql-<tenant id>.sock` and on a control socket
+//! `sql-<tenant id>.ctl` ([`control`]). The proxy keeps a warm pool of
+//! [`Config::warm_pool`] processes started with no tenant; a tenant with
+//! no process gets one from the pool (bound to it: its KV token handed over,
+//! its catalog loaded), or a freshly launched one when the pool is empty,
+//! and the pool refills in the background. A process that has had no
+//! connection for [`Config::idle_timeout`] is retired and exits (scale to
+//! zero); nothing runs for a suspended tenant until a client asks for it.
+//!
+//! Each tenant has a routing lock, held while its process is found or
+//! started and while a client is handed to it, and while the proxy asks
+//! the process to retire: simultaneous first connections share one process,
+//! and no client is ever handed to a process on its way out. A process that
+//! died is noticed when its socket refuses a connection, and replaced.
+//! SQL processes outlive the proxy: a restarted proxy finds them by their
+//! control sockets and takes them over. A CancelRequest names no tenant, so
+//! it goes to every SQL process; only the one that handed out the key (pid
+//! and secret) acts on it.
 //!
 //! This crate depends on the wire protocol's framing and on the KV RPC's
 //! admin client (for tenant lookups), never on the SQL layer or KV internals.
 
 use std::collections::HashMap;
 use std::os::fd::AsFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{BufMut, BytesMut};
 use kvrpc::{AdminClient, KvAddr, Secret, TenantInfo};
 use parking_lot::Mutex;
 use sqlstate::{ErrorReport, SqlState};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::sync::{Notify, OwnedMutexGuard, Semaphore};
 use wire::codec::{self, Startup};
 use wire::proxy_header::{self, Origin};
 use wire::transport::Transport;
 
+/// The line protocols between the proxy and its SQL processes.
+pub mod control;
 /// Tenant routing rules.
 pub mod route;
 
-/// How long a starting SQL process may take to say it is ready.
+use control::{Bind, Control};
+
+/// How long a starting SQL process may take to say it is ready, and a
+/// pooled one to bind to a tenant.
 const SQL_START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a client waits for a SQL process for its tenant (the pool
+/// empty, launches queued) before it is told to try again later.
+const PROCESS_WAIT: Duration = Duration::from_secs(30);
+
+/// How many SQL processes may be launching at once: on two cores a storm
+/// of launches only slows every one of them down.
+const LAUNCH_PERMITS: usize = 4;
 
 /// How long a client may take to send its startup packet.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// What the proxy needs to start a tenant's SQL process.
-pub struct SqlSpec<'a> {
-    /// The tenant's name.
-    pub tenant: &'a str,
-    /// The tenant's id.
-    pub tenant_id: u64,
-    /// The unix socket the process must listen on for the proxy.
-    pub socket: &'a Path,
-}
-
-/// Builds the command that runs a SQL process (the binary supplies
-/// `strata sql ...`). The proxy adds the KV token to its environment
-/// (`STRATA_KV_TOKEN`) and expects the line `ready` on its standard output
-/// once it accepts connections.
-pub type Launcher = Arc<dyn Fn(&SqlSpec) -> std::process::Command + Send + Sync>;
+/// Builds the command that runs a pooled, tenant-less SQL process (the
+/// binary supplies `strata sql --pool ...`). It must print `ready` when it
+/// waits for a [`Bind`] on its standard input, and `ready` again once it
+/// serves the tenant ([`control`]).
+pub type Launcher = Arc<dyn Fn() -> std::process::Command + Send + Sync>;
 
 /// The proxy's configuration.
 pub struct Config {
@@ -75,17 +94,54 @@ pub struct Config {
     /// Hand each client's socket to its SQL process (SCM_RIGHTS, same
     /// machine only) instead of forwarding its bytes for the session.
     pub handoff: bool,
+    /// How many pre-started, tenant-less SQL processes to keep ready.
+    pub warm_pool: usize,
+    /// A tenant's SQL process that has had no client connection for this
+    /// long exits.
+    pub idle_timeout: Duration,
 }
 
 /// The proxy (see the module documentation).
 pub struct Proxy {
     cfg: Config,
     admin: tokio::sync::Mutex<Option<AdminClient>>,
-    /// One lock per tenant id, so simultaneous first connections start one
-    /// process between them.
-    slots: Mutex<HashMap<u64, Arc<tokio::sync::Mutex<()>>>>,
+    /// Each tenant's routing lock and what runs for it, by tenant id.
+    tenants: Mutex<HashMap<u64, Arc<tokio::sync::Mutex<Slot>>>>,
     /// OS pids of the SQL processes this proxy started and that still run.
     children: Arc<Mutex<Vec<u32>>>,
+    /// Ready, unbound SQL processes.
+    pool: Mutex<Vec<Pooled>>,
+    /// Wakes the refill task (a pooled process was taken).
+    pool_taken: Notify,
+    /// Bounds the launches in flight ([`LAUNCH_PERMITS`]).
+    launches: Semaphore,
+    /// Numbers the processes the registry records, so a watcher knows
+    /// whether the slot still holds its process.
+    generation: AtomicU64,
+}
+
+/// A tenant's entry: the SQL process that serves it, if one does.
+#[derive(Default)]
+struct Slot {
+    running: Option<Running>,
+}
+
+/// A SQL process serving a tenant.
+struct Running {
+    /// Its proxy socket.
+    socket: PathBuf,
+    /// Connections this proxy made to that socket (compared with what the
+    /// process took in before it may retire).
+    handed: u64,
+    generation: u64,
+}
+
+/// A pre-started SQL process waiting for a tenant.
+struct Pooled {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    pid: u32,
 }
 
 /// A stream the proxy accepts clients on.
@@ -98,14 +154,26 @@ async fn accept_failed(e: std::io::Error) {
     tokio::time::sleep(Duration::from_millis(50)).await;
 }
 
+/// The error a client gets when no SQL process could serve it.
+fn no_process(tenant: &str, why: impl std::fmt::Display) -> ErrorReport {
+    ErrorReport::fatal(
+        SqlState::TooManyConnections,
+        format!("no SQL process is available for tenant \"{tenant}\": {why}"),
+    )
+}
+
 impl Proxy {
     /// A proxy with `cfg`.
     pub fn new(cfg: Config) -> Arc<Proxy> {
         Arc::new(Proxy {
             cfg,
             admin: tokio::sync::Mutex::new(None),
-            slots: Mutex::new(HashMap::new()),
+            tenants: Mutex::new(HashMap::new()),
             children: Arc::default(),
+            pool: Mutex::new(Vec::new()),
+            pool_taken: Notify::new(),
+            launches: Semaphore::new(LAUNCH_PERMITS),
+            generation: AtomicU64::new(1),
         })
     }
 
@@ -114,17 +182,22 @@ impl Proxy {
         self.lookup(route::DEFAULT_TENANT).await.map(|_| ())
     }
 
-    /// The pids of the SQL processes this proxy started and that still run.
+    /// The pids of the SQL processes this proxy started and that still run
+    /// (pooled ones included).
     pub fn child_pids(&self) -> Vec<u32> {
         self.children.lock().clone()
     }
 
-    /// Accepts clients on `tcp` and `unix` until the future is dropped.
+    /// Takes over the SQL processes a previous proxy left running, keeps
+    /// the warm pool full, and accepts clients on `tcp` and `unix`, until
+    /// the future is dropped.
     pub async fn serve(
         self: Arc<Self>,
         tcp: tokio::net::TcpListener,
         unix: Option<tokio::net::UnixListener>,
     ) {
+        self.adopt_all().await;
+        tokio::spawn(self.clone().refill());
         loop {
             let unix_accept = async {
                 match &unix {
@@ -160,11 +233,13 @@ impl Proxy {
         let startup = tokio::time::timeout(STARTUP_TIMEOUT, read_startup(&mut t)).await;
         let Ok(Some(first)) = startup else { return };
         let (minor, params) = match first {
-            First::Cancel(packet) => return self.cancel(&packet).await,
+            First::Cancel(packet) => return self.cancel(packet).await,
             First::Start(minor, params) => (minor, params),
         };
         let r = route::route(params);
-        let mut sql = match self.connect_tenant(&r.tenant).await {
+        // Held until the client is handed over (or its first bytes sent),
+        // so the process cannot retire with the client on its way.
+        let (routing, mut sql) = match self.clone().connect_tenant(&r.tenant).await {
             Ok(s) => s,
             Err(e) => {
                 t.fatal(&e).await;
@@ -181,6 +256,7 @@ impl Proxy {
             true => wire::handoff::send(&mut sql, t.io.as_fd(), &head).await,
             false => sql.write_all(&head).await,
         };
+        drop(routing);
         if sent.is_err() {
             let e = ErrorReport::fatal(
                 SqlState::CannotConnectNow,
@@ -195,28 +271,233 @@ impl Proxy {
         }
     }
 
+    /// The routing lock of tenant `id` (made on first use).
+    fn slot(&self, id: u64) -> Arc<tokio::sync::Mutex<Slot>> {
+        self.tenants.lock().entry(id).or_default().clone()
+    }
+
+    fn socket_path(&self, id: u64) -> PathBuf {
+        self.cfg.run_dir.join(format!("sql-{id}.sock"))
+    }
+
+    fn control_path(&self, id: u64) -> PathBuf {
+        self.cfg.run_dir.join(format!("sql-{id}.ctl"))
+    }
+
     /// A fresh connection to tenant `name`'s SQL process, starting one if
-    /// none runs. FATAL 3D000 for an unknown tenant (nothing is started).
-    async fn connect_tenant(&self, name: &str) -> Result<UnixStream, ErrorReport> {
+    /// none runs, with the tenant's routing lock still held. FATAL 3D000
+    /// for an unknown tenant (nothing is started).
+    async fn connect_tenant(
+        self: Arc<Self>,
+        name: &str,
+    ) -> Result<(OwnedMutexGuard<Slot>, UnixStream), ErrorReport> {
         let Some(info) = self.lookup(name).await? else {
             return Err(ErrorReport::fatal(
                 SqlState::InvalidCatalogName,
                 format!("tenant \"{name}\" does not exist"),
             ));
         };
-        let slot = self.slots.lock().entry(info.id).or_default().clone();
-        let _one = slot.lock().await;
-        let socket = self.cfg.run_dir.join(format!("sql-{}.sock", info.id));
-        if let Ok(s) = UnixStream::connect(&socket).await {
-            return Ok(s);
+        let slot = self.slot(info.id);
+        let mut g = slot.clone().lock_owned().await;
+        for attempt in 0..2 {
+            if g.running.is_none() && !self.clone().adopt(info.id, &slot, &mut g).await {
+                self.clone().start(&info, &slot, &mut g).await?;
+            }
+            let r = g.running.as_mut().expect("started or adopted above");
+            match UnixStream::connect(&r.socket).await {
+                Ok(s) => {
+                    r.handed += 1;
+                    return Ok((g, s));
+                }
+                Err(e) if attempt == 1 => {
+                    return Err(ErrorReport::fatal(
+                        SqlState::CannotConnectNow,
+                        format!("could not reach the SQL process of tenant \"{name}\": {e}"),
+                    ));
+                }
+                // It died since; start another.
+                Err(_) => g.running = None,
+            }
         }
-        self.start_sql(&info, &socket).await?;
-        UnixStream::connect(&socket).await.map_err(|e| {
-            ErrorReport::fatal(
-                SqlState::CannotConnectNow,
-                format!("could not reach the SQL process of tenant \"{name}\": {e}"),
-            )
-        })
+        unreachable!("the loop returns")
+    }
+
+    /// Takes over tenant `id`'s SQL process if one serves its control
+    /// socket (a previous proxy started it): true if it did.
+    async fn adopt(
+        self: Arc<Self>,
+        id: u64,
+        slot: &Arc<tokio::sync::Mutex<Slot>>,
+        g: &mut Slot,
+    ) -> bool {
+        let path = self.control_path(id);
+        let Ok(mut ctl) = Control::connect(&path).await else { return false };
+        let Ok(status) = ctl.status().await else { return false };
+        tracing::info!(tenant = id, pid = status.pid, "took over a running SQL process");
+        let generation = self.generation.fetch_add(1, Ordering::Relaxed);
+        g.running =
+            Some(Running { socket: self.socket_path(id), handed: status.accepted, generation });
+        tokio::spawn(self.watch(slot.clone(), generation, ctl));
+        true
+    }
+
+    /// Takes over every SQL process left running by a previous proxy.
+    async fn adopt_all(self: &Arc<Self>) {
+        let Ok(entries) = std::fs::read_dir(&self.cfg.run_dir) else { return };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let id = name.strip_prefix("sql-").and_then(|n| n.strip_suffix(".ctl"));
+            let Some(id) = id.and_then(|n| n.parse::<u64>().ok()) else { continue };
+            let slot = self.slot(id);
+            let mut g = slot.lock().await;
+            if g.running.is_none() && !self.clone().adopt(id, &slot, &mut g).await {
+                // Left by a process that is gone.
+                let _ = std::fs::remove_file(e.path());
+                let _ = std::fs::remove_file(self.socket_path(id));
+            }
+        }
+    }
+
+    /// Gives tenant `info` a SQL process: a pooled one bound to it, or a
+    /// fresh one when the pool is empty, within [`PROCESS_WAIT`].
+    async fn start(
+        self: Arc<Self>,
+        info: &TenantInfo,
+        slot: &Arc<tokio::sync::Mutex<Slot>>,
+        g: &mut Slot,
+    ) -> Result<(), ErrorReport> {
+        let (socket, control) = (self.socket_path(info.id), self.control_path(info.id));
+        let bind = Bind {
+            tenant: info.name.clone(),
+            tenant_id: info.id,
+            token: self.cfg.secret.tenant_token(info.id),
+            socket: socket.clone(),
+            control: control.clone(),
+        };
+        let deadline = Instant::now() + PROCESS_WAIT;
+        let pid = loop {
+            let pooled = self.pool.lock().pop();
+            let p = match pooled {
+                Some(p) => {
+                    self.pool_taken.notify_one();
+                    p
+                }
+                None => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    match tokio::time::timeout(left, self.launch()).await {
+                        Ok(Ok(p)) => p,
+                        Ok(Err(e)) => return Err(no_process(&info.name, e)),
+                        Err(_) => return Err(no_process(&info.name, "timed out waiting for one")),
+                    }
+                }
+            };
+            match p.bind(&bind, &self.children).await {
+                Ok(pid) => break pid,
+                Err(e) if Instant::now() >= deadline => return Err(no_process(&info.name, e)),
+                // A pooled process that died while it waited: take another.
+                Err(e) => {
+                    tracing::warn!(tenant = %info.name, error = %e, "binding a SQL process failed")
+                }
+            }
+        };
+        let ctl = Control::connect(&control).await.map_err(|e| no_process(&info.name, e))?;
+        tracing::info!(tenant = %info.name, pid, "a SQL process serves the tenant");
+        let generation = self.generation.fetch_add(1, Ordering::Relaxed);
+        g.running = Some(Running { socket, handed: 0, generation });
+        tokio::spawn(self.watch(slot.clone(), generation, ctl));
+        Ok(())
+    }
+
+    /// Retires the process `generation` of a slot once it has been idle for
+    /// the idle timeout; clears the slot when the process goes.
+    async fn watch(
+        self: Arc<Self>,
+        slot: Arc<tokio::sync::Mutex<Slot>>,
+        generation: u64,
+        mut ctl: Control,
+    ) {
+        let mine = |g: &Slot| g.running.as_ref().is_some_and(|r| r.generation == generation);
+        loop {
+            if ctl.wait_idle(self.cfg.idle_timeout).await.is_err() {
+                break;
+            }
+            let mut g = slot.lock().await;
+            let Some(handed) = g.running.as_ref().filter(|_| mine(&g)).map(|r| r.handed) else {
+                return;
+            };
+            match ctl.retire(handed).await {
+                Ok(true) => {
+                    g.running = None;
+                    tracing::info!("suspended a tenant: its SQL process was idle");
+                    return;
+                }
+                Ok(false) => continue,
+                Err(_) => break,
+            }
+        }
+        // The process is gone.
+        let mut g = slot.lock().await;
+        if mine(&g) {
+            g.running = None;
+        }
+    }
+
+    /// Keeps [`Config::warm_pool`] processes ready, forever.
+    async fn refill(self: Arc<Self>) {
+        loop {
+            while self.pool.lock().len() < self.cfg.warm_pool {
+                match self.launch().await {
+                    Ok(p) => self.pool.lock().push(p),
+                    Err(e) => {
+                        tracing::error!(error = %e, "could not start a pooled SQL process");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                    }
+                }
+            }
+            self.pool_taken.notified().await;
+        }
+    }
+
+    /// Starts a tenant-less SQL process and waits until it is ready.
+    async fn launch(&self) -> Result<Pooled, String> {
+        let _permit = self.launches.acquire().await.map_err(|e| e.to_string())?;
+        let mut cmd = (self.cfg.launcher)();
+        cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+        let mut child = tokio::process::Command::from(cmd).spawn().map_err(|e| e.to_string())?;
+        let pid = child.id().unwrap_or(0);
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("no pipes to the SQL process".into());
+        };
+        let mut p = Pooled { child, stdin, stdout: BufReader::new(stdout), pid };
+        if let Err(e) = p.read_ready().await {
+            p.kill().await;
+            return Err(e);
+        }
+        self.children.lock().push(pid);
+        Ok(p)
+    }
+
+    /// Hands a CancelRequest to every SQL process (see the module docs).
+    async fn cancel(&self, packet: Vec<u8>) {
+        let slots: Vec<_> = self.tenants.lock().values().cloned().collect();
+        let mut buf = BytesMut::new();
+        buf.put_slice(proxy_header::encode(&Origin::Unknown).as_bytes());
+        buf.put_u32(packet.len() as u32 + 4);
+        buf.put_slice(&packet);
+        for slot in slots {
+            let buf = buf.clone();
+            // Each under its routing lock (the handed count); one tenant
+            // that is starting a process does not hold up the others.
+            tokio::spawn(async move {
+                let mut g = slot.lock().await;
+                let Some(r) = g.running.as_mut() else { return };
+                let Ok(mut s) = UnixStream::connect(&r.socket).await else { return };
+                r.handed += 1;
+                drop(g);
+                let _ = s.write_all(&buf).await;
+                let _ = s.shutdown().await;
+            });
+        }
     }
 
     /// Looks a tenant up on the KV server (reconnecting the admin client if
@@ -236,63 +517,48 @@ impl Proxy {
         let client = admin.as_ref().expect("connected above");
         client.lookup(name).await.map_err(|e| unavailable(e.into()))
     }
+}
 
-    /// Starts tenant `info`'s SQL process on `socket` and waits until it is
-    /// ready.
-    async fn start_sql(&self, info: &TenantInfo, socket: &Path) -> Result<(), ErrorReport> {
-        let failed = |why: String| {
-            ErrorReport::fatal(
-                SqlState::CannotConnectNow,
-                format!("could not start the SQL process of tenant \"{}\": {why}", info.name),
-            )
-        };
-        let spec = SqlSpec { tenant: &info.name, tenant_id: info.id, socket };
-        let mut cmd = (self.cfg.launcher)(&spec);
-        cmd.env("STRATA_KV_TOKEN", self.cfg.secret.tenant_token(info.id))
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped());
-        let mut child =
-            tokio::process::Command::from(cmd).spawn().map_err(|e| failed(e.to_string()))?;
-        let pid = child.id().unwrap_or(0);
-        let ready = async {
-            let out = child.stdout.take()?;
-            let mut line = String::new();
-            tokio::io::BufReader::new(out).read_line(&mut line).await.ok()?;
-            (line.trim() == "ready").then_some(())
-        };
-        if tokio::time::timeout(SQL_START_TIMEOUT, ready).await.ok().flatten().is_none() {
-            let _ = child.start_kill();
-            let _ = child.wait().await;
-            return Err(failed("it exited or did not get ready".into()));
+impl Pooled {
+    /// Reads the process's next line, which must be `ready`.
+    async fn read_ready(&mut self) -> Result<(), String> {
+        let mut line = String::new();
+        let read = tokio::time::timeout(SQL_START_TIMEOUT, self.stdout.read_line(&mut line)).await;
+        match read {
+            Err(_) => Err("it did not get ready in time".into()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Ok(Ok(0)) => Err("it exited".into()),
+            Ok(Ok(_)) if line.trim() == "ready" => Ok(()),
+            Ok(Ok(_)) => Err(line.trim().strip_prefix("error ").unwrap_or(line.trim()).to_string()),
         }
-        tracing::info!(tenant = %info.name, pid, "started a SQL process");
-        self.children.lock().push(pid);
-        let children = self.children.clone();
-        let tenant = info.name.clone();
+    }
+
+    /// Binds the process to a tenant; its pid once it serves. The process
+    /// is reaped when it exits (and leaves `children` then).
+    async fn bind(mut self, bind: &Bind, children: &Arc<Mutex<Vec<u32>>>) -> Result<u32, String> {
+        let sent = self.stdin.write_all(bind.to_line().as_bytes()).await;
+        let ready = match sent {
+            Ok(()) => self.read_ready().await,
+            Err(e) => Err(format!("it is gone: {e}")),
+        };
+        if let Err(e) = ready {
+            self.kill().await;
+            children.lock().retain(|p| *p != self.pid);
+            return Err(e);
+        }
+        let Pooled { mut child, pid, .. } = self;
+        let (children, tenant) = (children.clone(), bind.tenant.clone());
         tokio::spawn(async move {
             let status = child.wait().await;
             children.lock().retain(|p| *p != pid);
             tracing::info!(%tenant, pid, ?status, "a SQL process exited");
         });
-        Ok(())
+        Ok(pid)
     }
 
-    /// Hands a CancelRequest to every SQL process (see the module docs).
-    async fn cancel(&self, packet: &[u8]) {
-        let Ok(entries) = std::fs::read_dir(&self.cfg.run_dir) else { return };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if !(name.starts_with("sql-") && name.ends_with(".sock")) {
-                continue;
-            }
-            let Ok(mut s) = UnixStream::connect(e.path()).await else { continue };
-            let mut buf = BytesMut::new();
-            buf.put_slice(proxy_header::encode(&Origin::Unknown).as_bytes());
-            buf.put_u32(packet.len() as u32 + 4);
-            buf.put_slice(packet);
-            let _ = s.write_all(&buf).await;
-            let _ = s.shutdown().await;
-        }
+    async fn kill(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
     }
 }
 

@@ -86,3 +86,14 @@ pub mod waits;
 pub mod window;
 
 pub use session::{Database, Outcome, Portal, Prepared, Session, TxnState};
+
+/// Builds the built-in catalog data every tenant shares (pg_proc, pg_type,
+/// the keywords, operators and casts), which is otherwise parsed on first
+/// use: a pooled SQL process does it before it knows its tenant, so the
+/// tenant's first statement does not pay for it.
+pub fn warm_up() {
+    let _ = builtins::procs();
+    let _ = builtins::keyword_category("select");
+    let _ = builtins::type_io(0);
+    let _ = builtins::pgcat::pgcat();
+}

@@ -439,3 +439,4 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
         self.inner.close()
     }
 }
+pub use sql::warm_up;

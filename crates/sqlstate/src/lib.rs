@@ -268,6 +268,8 @@ sqlstates! {
     TooManyArguments = "54023",
     /// 53200
     OutOfMemory = "53200",
+    /// 53300
+    TooManyConnections = "53300",
     /// 55000
     ObjectNotInPrerequisiteState = "55000",
     /// 55P02

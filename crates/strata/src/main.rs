@@ -93,6 +93,8 @@ struct StartArgs {
     /// instead of handing its socket to the SQL process.
     #[arg(long)]
     forward: bool,
+    #[command(flatten)]
+    serverless: Serverless,
 }
 
 #[derive(clap::Args)]
@@ -115,12 +117,20 @@ struct SqlArgs {
     kv: KvAddr,
     /// The tenant this process serves. Its KV token comes from the
     /// environment variable STRATA_KV_TOKEN.
+    #[arg(long, required_unless_present = "pool", conflicts_with = "pool")]
+    tenant: Option<String>,
+    /// Start with no tenant, print `ready`, and wait for the proxy to bind
+    /// this process to one (a line on standard input; see proxy::control).
     #[arg(long)]
-    tenant: String,
+    pool: bool,
     /// Unix socket the proxy connects to (each connection starts with a
     /// PROXY header).
     #[arg(long)]
     proxy_socket: Option<PathBuf>,
+    /// Unix socket the proxy asks this process about its connections on
+    /// (and asks it to retire when idle).
+    #[arg(long)]
+    control_socket: Option<PathBuf>,
     /// Also serve clients directly on this TCP address.
     #[arg(long)]
     listen: Option<SocketAddr>,
@@ -156,6 +166,23 @@ struct ProxyArgs {
     /// starts the SQL processes on its own machine, so it can by default).
     #[arg(long)]
     forward: bool,
+    #[command(flatten)]
+    serverless: Serverless,
+}
+
+/// How the proxy runs tenants' SQL processes (`strata start` and `strata
+/// proxy`).
+#[derive(clap::Args, Clone)]
+struct Serverless {
+    /// Pre-started SQL processes, not yet bound to a tenant, kept ready
+    /// for tenants that have none running.
+    #[arg(long, default_value_t = 2)]
+    warm_pool: usize,
+    /// A tenant's SQL process exits after this long without a client
+    /// connection (`500ms`, `2s`, `5min`); the tenant is then suspended
+    /// until its next connection.
+    #[arg(long, default_value = "5min", value_parser = parse_duration)]
+    idle_timeout: Duration,
 }
 
 /// Parses `500ms`, `2s`, `5min`, `1h` (a bare number is seconds).
@@ -344,33 +371,91 @@ async fn connect_kv(
     }
 }
 
+/// Who a SQL process serves, from its arguments or from the proxy's bind.
+struct Serving {
+    tenant: String,
+    token: String,
+    proxy_socket: Option<PathBuf>,
+    control_socket: Option<PathBuf>,
+}
+
+/// A pooled process: warms up, says `ready`, and waits for the bind line
+/// (None: input ended or we were told to stop before a tenant came).
+async fn wait_for_bind() -> anyhow::Result<Option<Serving>> {
+    use tokio::io::AsyncBufReadExt;
+    sqlnode::warm_up();
+    announce_ready();
+    let mut line = String::new();
+    let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
+    tokio::select! {
+        r = stdin.read_line(&mut line) => if r.context("reading the bind")? == 0 { return Ok(None) },
+        _ = shutdown_signal() => return Ok(None),
+    }
+    let b = proxy::control::Bind::parse(&line).map_err(anyhow::Error::msg)?;
+    Ok(Some(Serving {
+        tenant: b.tenant,
+        token: b.token,
+        proxy_socket: Some(b.socket),
+        control_socket: Some(b.control),
+    }))
+}
+
 fn sql(args: SqlArgs) -> anyhow::Result<()> {
-    let token = std::env::var("STRATA_KV_TOKEN").context("STRATA_KV_TOKEN is not set")?;
-    block_on_threads(args.threads, async move {
-        let client = connect_kv(&args.kv, &args.tenant, &token, args.kv_timeout).await?;
-        let reporter = client.clone();
-        let backend = sqlnode::SqlNode::new(client.clone())
-            .on_sessions(move |n| reporter.report_sessions(u32::try_from(n).unwrap_or(u32::MAX)));
-        let backend = Arc::new(backend);
-        backend.init().await.map_err(|e| anyhow::anyhow!("loading the catalog: {e}"))?;
-        let mut listeners = match args.listen {
-            Some(a) => {
-                wire::Listeners::bind(a, None).await.with_context(|| format!("binding {a}"))?
-            }
-            None => wire::Listeners::none(),
+    let pool = args.pool;
+    let r = block_on_threads(args.threads, async move {
+        let serving = match &args.tenant {
+            Some(tenant) => Serving {
+                tenant: tenant.clone(),
+                token: std::env::var("STRATA_KV_TOKEN").context("STRATA_KV_TOKEN is not set")?,
+                proxy_socket: args.proxy_socket.clone(),
+                control_socket: args.control_socket.clone(),
+            },
+            None => match wait_for_bind().await? {
+                Some(s) => s,
+                None => return Ok(()),
+            },
         };
-        if let Some(p) = &args.proxy_socket {
-            listeners =
-                listeners.with_proxied(p).with_context(|| format!("binding {}", p.display()))?;
-        }
-        tracing::info!(tenant = %args.tenant, kv = %args.kv, "SQL process ready");
-        announce_ready();
-        tokio::select! {
-            r = wire::serve_until(backend.clone(), listeners, shutdown_signal()) => r.context("serving")?,
-            e = watch_kv(client, args.kv_timeout) => return Err(e),
-        }
-        Ok(())
-    })
+        serve_tenant(args, serving).await
+    });
+    if let (true, Err(e)) = (pool, &r) {
+        // The proxy waits for a line: tell it why, then exit non-zero.
+        let _ = writeln!(std::io::stdout(), "error {}", format!("{e:#}").replace('\n', " "));
+    }
+    r
+}
+
+async fn serve_tenant(args: SqlArgs, s: Serving) -> anyhow::Result<()> {
+    let client = connect_kv(&args.kv, &s.tenant, &s.token, args.kv_timeout).await?;
+    let reporter = client.clone();
+    let backend = sqlnode::SqlNode::new(client.clone())
+        .on_sessions(move |n| reporter.report_sessions(u32::try_from(n).unwrap_or(u32::MAX)));
+    let backend = Arc::new(backend);
+    backend.init().await.map_err(|e| anyhow::anyhow!("loading the catalog: {e}"))?;
+    let mut listeners = match args.listen {
+        Some(a) => wire::Listeners::bind(a, None).await.with_context(|| format!("binding {a}"))?,
+        None => wire::Listeners::none(),
+    };
+    if let Some(p) = &s.proxy_socket {
+        listeners =
+            listeners.with_proxied(p).with_context(|| format!("binding {}", p.display()))?;
+    }
+    if let Some(c) = &s.control_socket {
+        let _ = std::fs::remove_file(c);
+        let l = tokio::net::UnixListener::bind(c)
+            .with_context(|| format!("binding {}", c.display()))?;
+        let sockets = s.proxy_socket.iter().chain([c]).cloned().collect();
+        tokio::spawn(proxy::control::serve(l, listeners.stats(), sockets));
+    }
+    tracing::info!(tenant = %s.tenant, kv = %args.kv, "SQL process ready");
+    announce_ready();
+    let r = tokio::select! {
+        r = wire::serve_until(backend.clone(), listeners, shutdown_signal()) => r.context("serving"),
+        e = watch_kv(client, args.kv_timeout) => Err(e),
+    };
+    if let Some(c) = &s.control_socket {
+        let _ = std::fs::remove_file(c);
+    }
+    r
 }
 
 /// Keeps the KV connection up (a new connection is told the session count
@@ -401,15 +486,9 @@ fn proxy(args: ProxyArgs) -> anyhow::Result<()> {
         make_private_dir(&args.run_dir)?;
         let exe = std::env::current_exe().context("finding the strata binary")?;
         let kv = args.kv.clone();
-        let launcher: proxy::Launcher = Arc::new(move |spec: &proxy::SqlSpec| {
+        let launcher: proxy::Launcher = Arc::new(move || {
             let mut c = std::process::Command::new(&exe);
-            c.arg("sql")
-                .arg("--kv")
-                .arg(kv.to_string())
-                .arg("--tenant")
-                .arg(spec.tenant)
-                .arg("--proxy-socket")
-                .arg(spec.socket);
+            c.arg("sql").arg("--pool").arg("--kv").arg(kv.to_string());
             c
         });
         let p = proxy::Proxy::new(proxy::Config {
@@ -418,6 +497,8 @@ fn proxy(args: ProxyArgs) -> anyhow::Result<()> {
             run_dir: args.run_dir.clone(),
             launcher,
             handoff: !args.forward,
+            warm_pool: args.serverless.warm_pool,
+            idle_timeout: args.serverless.idle_timeout,
         });
         p.check_kv().await.map_err(|e| anyhow::anyhow!("{}", e.message))?;
         let listen = args.pg.listen;

@@ -4,7 +4,8 @@
 //!   strata start (supervisor, a child subreaper)
 //!     ├── strata kv     --unix DATA/run/kv.sock        (restarted when it dies)
 //!     └── strata proxy  --kv unix:DATA/run/kv.sock     (restarted when it dies)
-//!           └── strata sql --tenant NAME ...  (one per tenant, started by the proxy)
+//!           ├── strata sql --pool ...  (the warm pool: not yet bound to a tenant)
+//!           └── strata sql --pool ...  (bound: one per running tenant)
 //! ```
 //!
 //! The supervisor makes the data directory, its private `run/` directory
@@ -95,6 +96,10 @@ pub fn run(args: StartArgs) -> anyhow::Result<()> {
             if args.forward {
                 c.arg("--forward");
             }
+            c.arg("--warm-pool")
+                .arg(args.serverless.warm_pool.to_string())
+                .arg("--idle-timeout")
+                .arg(format!("{}ms", args.serverless.idle_timeout.as_millis()));
             c
         }
     };

@@ -33,7 +33,8 @@ enum TenantCommand {
         /// Lower-case letters, digits and hyphens; at most 63 bytes.
         name: String,
     },
-    /// Lists tenants: name, id, state, created, stored bytes, SQL pids.
+    /// Lists tenants: name, id, state, created, last activity, stored bytes,
+    /// SQL pids.
     List {
         /// Print a JSON array instead of a table.
         #[arg(long)]
@@ -72,18 +73,19 @@ pub fn run(args: TenantArgs) -> anyhow::Result<()> {
                 } else {
                     writeln!(
                         out,
-                        "{:<24} {:>6} {:<10} {:<20} {:>14}  sql_pids",
-                        "name", "id", "state", "created", "stored_bytes"
+                        "{:<24} {:>6} {:<10} {:<20} {:<20} {:>14}  sql_pids",
+                        "name", "id", "state", "created", "last_active", "stored_bytes"
                     )?;
                     for t in &all {
                         let pids: Vec<String> = t.sql_pids.iter().map(u32::to_string).collect();
                         writeln!(
                             out,
-                            "{:<24} {:>6} {:<10} {:<20} {:>14}  {}",
+                            "{:<24} {:>6} {:<10} {:<20} {:<20} {:>14}  {}",
                             t.name,
                             t.id,
                             state(t),
                             created(t),
+                            last_active(t).unwrap_or_else(|| "-".into()),
                             t.stored_bytes,
                             pids.join(",")
                         )?;
@@ -115,11 +117,22 @@ fn state(t: &TenantInfo) -> &'static str {
     }
 }
 
-/// The creation time as RFC 3339 in UTC.
-fn created(t: &TenantInfo) -> String {
-    chrono::DateTime::from_timestamp_micros(t.created_micros)
+/// Microseconds since the epoch as RFC 3339 in UTC.
+fn rfc3339(micros: i64) -> String {
+    chrono::DateTime::from_timestamp_micros(micros)
         .map(|d| d.format("%Y-%m-%dT%H:%M:%SZ").to_string())
         .unwrap_or_default()
+}
+
+/// The creation time.
+fn created(t: &TenantInfo) -> String {
+    rfc3339(t.created_micros)
+}
+
+/// When it last had a client session (now while it has one); None if
+/// never.
+fn last_active(t: &TenantInfo) -> Option<String> {
+    (t.last_active_micros > 0).then(|| rfc3339(t.last_active_micros))
 }
 
 fn to_json(all: &[TenantInfo]) -> String {
@@ -134,6 +147,7 @@ fn to_json(all: &[TenantInfo]) -> String {
                 "sessions": t.sessions,
                 "stored_bytes": t.stored_bytes,
                 "created": created(t),
+                "last_active": last_active(t),
             })
         })
         .collect();

@@ -52,6 +52,9 @@ pub struct TenantInfo {
     pub stored_bytes: u64,
     /// When it was created (a timestamp; only checked to be non-empty).
     pub created: String,
+    /// When it last had a client session (now while it has one); None if
+    /// it never had one.
+    pub last_active: Option<String>,
 }
 
 impl TenantInfo {
@@ -67,8 +70,8 @@ impl TenantInfo {
 }
 
 /// Parses the output of `strata tenant list --json`: a JSON array of
-/// objects with `name`, `id`, `state`, `sql_pids`, `stored_bytes` and
-/// `created`. Returns `Err` with the reason (and the text) if the output
+/// objects with `name`, `id`, `state`, `sql_pids`, `stored_bytes`,
+/// `created` and `last_active`. Returns `Err` with the reason (and the text) if the output
 /// does not have exactly that shape, so that a wrong type fails loudly
 /// instead of being read as a default.
 pub fn parse_tenant_list(json: &str) -> Result<Vec<TenantInfo>, String> {
@@ -110,6 +113,11 @@ pub fn parse_tenant_list(json: &str) -> Result<Vec<TenantInfo>, String> {
             sql_pids: pids,
             stored_bytes: unsigned("stored_bytes")?,
             created: string("created")?,
+            last_active: match get("last_active")? {
+                Value::Null => None,
+                Value::String(t) => Some(t.clone()),
+                other => return Err(bad(format!("`last_active` of {item} is {other}"))),
+            },
         });
     }
     Ok(tenants)
@@ -576,9 +584,10 @@ mod tests {
     fn tenant_list_json_is_parsed_field_by_field() {
         let json = r#"[
             {"name": "default", "id": 1, "state": "running", "sql_pids": [4242],
-             "stored_bytes": 1234, "created": "2024-01-01T00:00:00Z"},
+             "stored_bytes": 1234, "created": "2024-01-01T00:00:00Z",
+             "last_active": "2024-01-03T00:00:00Z"},
             {"name": "acme", "id": 7, "state": "suspended", "sql_pids": [],
-             "stored_bytes": 0, "created": "2024-01-02T00:00:00Z"}
+             "stored_bytes": 0, "created": "2024-01-02T00:00:00Z", "last_active": null}
         ]"#;
         let t = parse_tenant_list(json).expect("valid list");
         assert_eq!(t.len(), 2);
@@ -595,7 +604,7 @@ mod tests {
         assert!(parse_tenant_list("{}").is_err());
         assert!(parse_tenant_list(r#"[{"name": "a"}]"#).is_err());
         let string_id = r#"[{"name": "a", "id": "1", "state": "running", "sql_pids": [],
-            "stored_bytes": 0, "created": "x"}]"#;
+            "stored_bytes": 0, "created": "x", "last_active": null}]"#;
         assert!(parse_tenant_list(string_id).is_err());
         assert_eq!(parse_tenant_list("[]\n"), Ok(vec![]));
     }

@@ -10,13 +10,18 @@
 //! a connection waiting for its next message gets FATAL 57P01 and closes,
 //! one running a statement finishes it first. The unix socket file is
 //! removed.
+//!
+//! [`ConnStats`] counts the connections the server holds and those the
+//! proxy brought, so a SQL process can tell its proxy when it has been idle
+//! and whether every connection the proxy made has been taken in.
 
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, UnixListener};
@@ -34,6 +39,78 @@ pub struct Listeners {
     /// A unix socket for the Strata proxy only: each connection starts
     /// with a PROXY header naming the real client ([`crate::proxy_header`]).
     proxied: Option<(UnixListener, PathBuf)>,
+    stats: Arc<ConnStats>,
+}
+
+/// What a server's connections are doing, for the process's supervisor.
+pub struct ConnStats {
+    /// Connections accepted on the proxy's socket since the start.
+    proxied_accepted: AtomicU64,
+    /// Connections open now, and since when none has been.
+    open: watch::Sender<(usize, Instant)>,
+}
+
+impl Default for ConnStats {
+    fn default() -> ConnStats {
+        ConnStats {
+            proxied_accepted: AtomicU64::new(0),
+            open: watch::channel((0, Instant::now())).0,
+        }
+    }
+}
+
+impl ConnStats {
+    /// Connections accepted on the proxy's socket so far.
+    pub fn proxied_accepted(&self) -> u64 {
+        self.proxied_accepted.load(Ordering::SeqCst)
+    }
+
+    /// Connections open now (from accept until the connection ends).
+    pub fn open(&self) -> usize {
+        self.open.borrow().0
+    }
+
+    /// Returns once no connection has been open for `idle` (at once if that
+    /// is already so).
+    pub async fn wait_idle(&self, idle: Duration) {
+        let mut rx = self.open.subscribe();
+        loop {
+            let (open, since) = *rx.borrow_and_update();
+            if open == 0 {
+                let left = idle.saturating_sub(since.elapsed());
+                if left.is_zero() {
+                    return;
+                }
+                // Either the time passes with nothing opened, or the count
+                // changes and we look again.
+                if tokio::time::timeout(left, rx.changed()).await.is_err() {
+                    continue;
+                }
+            } else if rx.changed().await.is_err() {
+                return std::future::pending().await;
+            }
+        }
+    }
+
+    /// Counts a connection open until the guard drops.
+    fn opened(self: &Arc<ConnStats>) -> OpenGuard {
+        self.open.send_modify(|(n, _)| *n += 1);
+        OpenGuard(self.clone())
+    }
+}
+
+/// One open connection in [`ConnStats`].
+struct OpenGuard(Arc<ConnStats>);
+
+impl Drop for OpenGuard {
+    fn drop(&mut self) {
+        self.0.open.send_modify(|(n, since)| {
+            *n -= 1;
+            if *n == 0 {
+                *since = Instant::now();
+            }
+        });
+    }
 }
 
 /// Binds a unix socket, replacing a stale socket file left by a killed server.
@@ -50,18 +127,23 @@ impl Listeners {
     pub async fn bind(addr: SocketAddr, unix: Option<&Path>) -> io::Result<Listeners> {
         let tcp = TcpListener::bind(addr).await?;
         let unix = unix.map(bind_unix).transpose()?;
-        Ok(Listeners { tcp: Some(tcp), unix, proxied: None })
+        Ok(Listeners { tcp: Some(tcp), unix, proxied: None, stats: Arc::default() })
     }
 
     /// No sockets yet (add them with the `with_` methods).
     pub fn none() -> Listeners {
-        Listeners { tcp: None, unix: None, proxied: None }
+        Listeners { tcp: None, unix: None, proxied: None, stats: Arc::default() }
     }
 
     /// Also accepts on the proxy's unix socket at `path` (see the field).
     pub fn with_proxied(mut self, path: &Path) -> io::Result<Listeners> {
         self.proxied = Some(bind_unix(path)?);
         Ok(self)
+    }
+
+    /// The counts of this server's connections.
+    pub fn stats(&self) -> Arc<ConnStats> {
+        self.stats.clone()
     }
 
     /// The TCP address actually bound (useful with port 0).
@@ -141,17 +223,28 @@ pub async fn serve_until<B: Backend>(
             r = listeners.accept() => r,
         };
         let (b, r, s) = (backend.clone(), registry.clone(), stopped.clone());
+        // Counted open before counted accepted, so whoever sees the accepted
+        // count sees the connection open too.
+        let open = accepted.is_ok().then(|| listeners.stats.opened());
         match accepted {
             Ok(Accepted::Tcp(io, peer)) => {
                 let _ = io.set_nodelay(true);
                 let addrs = io.local_addr().ok().map(|server| (peer, server));
-                tasks.spawn(conn::run(b, r, s, io, addrs, peer.ip().is_loopback()));
+                tasks.spawn(async move {
+                    let _open = open;
+                    conn::run(b, r, s, io, addrs, peer.ip().is_loopback()).await
+                });
             }
             Ok(Accepted::Unix(io)) => {
-                tasks.spawn(conn::run(b, r, s, io, None, true));
+                tasks.spawn(async move {
+                    let _open = open;
+                    conn::run(b, r, s, io, None, true).await
+                });
             }
             Ok(Accepted::Proxied(io)) => {
+                listeners.stats.proxied_accepted.fetch_add(1, Ordering::SeqCst);
                 tasks.spawn(async move {
+                    let _open = open;
                     use crate::handoff::Accepted as H;
                     let start = crate::handoff::accept(io);
                     match tokio::time::timeout(Duration::from_secs(5), start).await {

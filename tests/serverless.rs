@@ -1,0 +1,173 @@
+//! Serverless behaviour of the multi-process cluster, end to end through
+//! the proxy with real clients and real processes:
+//!
+//! - Scale to zero: a tenant's SQL process with no client connection for
+//!   `--idle-timeout` exits, `tenant list --json` shows the tenant
+//!   `suspended` with no pids and a last activity, and the next connection
+//!   wakes it with its data intact; an open connection, even an idle one,
+//!   keeps the process.
+//! - The warm pool: `--warm-pool N` keeps N tenant-less processes ready; a
+//!   sleeping tenant's first connection is served by one of them (the very
+//!   pid that was waiting in the pool), and the pool refills.
+//! - Simultaneous first connections to one sleeping tenant share one
+//!   process; with an empty pool (`--warm-pool 0`) first connections to
+//!   several tenants at once are all served.
+//!
+//! PostgreSQL has no tenants, so every test here skips the PostgreSQL target.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use testkit::{
+    connect_config, error_text, pid_alive, process_args, query_text, tenant_config, test_runtime,
+    wait_pid_gone, Target, TestServer,
+};
+
+/// How long a test waits for a state it expects (a process starting,
+/// retiring, the pool refilling); far above what any of them takes.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// Starts Strata with `args`, or returns `None` (after saying so) on the
+/// PostgreSQL target.
+fn start(args: &[&str]) -> Option<TestServer> {
+    if Target::from_env() == Target::Postgres {
+        eprintln!("skipped: tenants are Strata's own; PostgreSQL has none");
+        return None;
+    }
+    Some(TestServer::start_with_args(args))
+}
+
+/// The live child processes of `parent`.
+fn children(parent: i32) -> BTreeSet<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return BTreeSet::new() };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let rest = stat.rsplit_once(')')?.1;
+            let mut fields = rest.split_whitespace();
+            let state = fields.next()?;
+            let ppid: i32 = fields.next()?.parse().ok()?;
+            (ppid == parent && state != "Z").then_some(pid)
+        })
+        .collect()
+}
+
+/// The proxy's pooled SQL processes: its `strata sql --pool` children that
+/// no tenant lists as its own.
+fn pooled(s: &TestServer) -> BTreeSet<i32> {
+    let bound: BTreeSet<i32> = s.tenants().iter().flat_map(|t| t.sql_pids.clone()).collect();
+    children(s.proxy_pid())
+        .into_iter()
+        .filter(|p| process_args(*p).iter().any(|a| a == "--pool"))
+        .filter(|p| !bound.contains(p))
+        .collect()
+}
+
+/// Polls `pooled` until `ok` holds, for at most [`WAIT`].
+fn wait_for_pool(s: &TestServer, what: &str, ok: impl Fn(&BTreeSet<i32>) -> bool) -> BTreeSet<i32> {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let p = pooled(s);
+        if ok(&p) {
+            return p;
+        }
+        assert!(Instant::now() < deadline, "pool: expected {what}; have {p:?}\n{}", s.log_text());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn an_idle_tenant_is_suspended_and_wakes_on_connect() {
+    let Some(s) = start(&["--idle-timeout", "1s"]) else { return };
+    s.create_tenant("a");
+    s.query_tenant("a", "create table t (v text); insert into t values ('kept')");
+    let running = s.wait_for_tenant("a", "running", WAIT, |t| !t.sql_pids.is_empty());
+    let pid = running.sql_pids[0];
+    let suspended = s.wait_for_tenant("a", "suspended", WAIT, |t| {
+        t.state == "suspended" && t.sql_pids.is_empty()
+    });
+    assert!(wait_pid_gone(pid, WAIT), "the idle SQL process {pid} did not exit");
+    assert!(suspended.last_active.is_some(), "no last activity: {suspended:?}");
+    // The next connection wakes it, with its data.
+    assert_eq!(s.query_tenant("a", "select v from t"), "kept");
+    let woken = s.wait_for_tenant("a", "running again", WAIT, |t| !t.sql_pids.is_empty());
+    assert!(!woken.sql_pids.contains(&pid), "{woken:?} still lists the old pid {pid}");
+
+    // An open connection keeps the process, however idle it is.
+    let rt = test_runtime();
+    let client = rt
+        .block_on(connect_config(&tenant_config(s.port, "a")))
+        .unwrap_or_else(|e| panic!("connect a: {}", error_text(&e)));
+    let held = s.wait_for_tenant("a", "running", WAIT, |t| !t.sql_pids.is_empty());
+    std::thread::sleep(Duration::from_secs(3));
+    let still = s.tenant_info("a");
+    assert_eq!(still.sql_pids, held.sql_pids, "a process with a client was retired");
+    assert!(held.sql_pids.iter().all(|p| pid_alive(*p)));
+    let v = rt.block_on(query_text(&client, "select v from t")).expect("query after idling");
+    assert_eq!(v, "kept");
+    drop(client);
+    s.wait_for_tenant("a", "suspended after the client left", WAIT, |t| t.sql_pids.is_empty());
+}
+
+#[test]
+fn a_pooled_process_serves_a_sleeping_tenant_and_the_pool_refills() {
+    let Some(s) = start(&["--warm-pool", "2"]) else { return };
+    let before = wait_for_pool(&s, "2 ready processes", |p| p.len() == 2);
+    s.create_tenant("p");
+    assert_eq!(s.query_tenant("p", "select 1"), "1");
+    let t = s.wait_for_tenant("p", "running", WAIT, |t| !t.sql_pids.is_empty());
+    assert_eq!(t.sql_pids.len(), 1, "{t:?}");
+    assert!(
+        before.contains(&t.sql_pids[0]),
+        "tenant p is served by {:?}, not by a pooled process {before:?}",
+        t.sql_pids
+    );
+    let after = wait_for_pool(&s, "refilled to 2", |p| p.len() == 2 && !p.contains(&t.sql_pids[0]));
+    assert_ne!(after, before);
+}
+
+#[test]
+fn simultaneous_first_connections_share_one_process() {
+    let Some(s) = start(&["--warm-pool", "1"]) else { return };
+    s.create_tenant("c");
+    let rt = test_runtime();
+    let clients = rt.block_on(async {
+        let configs: Vec<_> = (0..6).map(|_| tenant_config(s.port, "c")).collect();
+        futures::future::join_all(configs.iter().map(connect_config)).await
+    });
+    for c in &clients {
+        let c = c.as_ref().unwrap_or_else(|e| panic!("connect c: {}", error_text(e)));
+        assert_eq!(rt.block_on(query_text(c, "select 1")).expect("query"), "1");
+    }
+    let t = s.wait_for_tenant("c", "running", WAIT, |t| !t.sql_pids.is_empty());
+    assert_eq!(t.sql_pids.len(), 1, "6 first connections started {:?}", t.sql_pids);
+}
+
+#[test]
+fn first_connections_are_served_with_an_empty_pool() {
+    let Some(s) = start(&["--warm-pool", "0"]) else { return };
+    let names = ["e1", "e2", "e3"];
+    for n in names {
+        s.create_tenant(n);
+    }
+    let rt = test_runtime();
+    let clients = rt.block_on(async {
+        let configs: Vec<_> = names.iter().map(|n| tenant_config(s.port, n)).collect();
+        futures::future::join_all(configs.iter().map(connect_config)).await
+    });
+    for (c, n) in clients.iter().zip(names) {
+        let c = c.as_ref().unwrap_or_else(|e| panic!("connect {n}: {}", error_text(e)));
+        assert_eq!(rt.block_on(query_text(c, "select current_user")).expect("query"), "postgres");
+    }
+    let pids: BTreeSet<i32> = names
+        .iter()
+        .map(|n| {
+            let t = s.wait_for_tenant(n, "running", WAIT, |t| t.sql_pids.len() == 1);
+            t.sql_pids[0]
+        })
+        .collect();
+    assert_eq!(pids.len(), 3, "each tenant has its own process: {pids:?}");
+    assert!(pooled(&s).is_empty(), "a pool of 0 holds {:?}", pooled(&s));
+}
