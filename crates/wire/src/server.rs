@@ -11,7 +11,7 @@
 //! one running a statement finishes it first. The unix socket file is
 //! removed.
 //!
-//! [`ConnStats`] counts the connections the server holds and those the
+//! [`ConnStats`](crate::server::ConnStats) counts the connections the server holds and those the
 //! proxy brought, so a SQL process can tell its proxy when it has been idle
 //! and whether every connection the proxy made has been taken in.
 
