@@ -4,8 +4,9 @@
 //!
 //! - `strata start` runs the whole system on one machine: a supervisor
 //!   ([`supervisor`]) that starts `strata kv` and `strata proxy` as child
-//!   processes and restarts either when it dies; the proxy starts one
-//!   `strata sql` per tenant. `strata start --single-process` keeps the old
+//!   processes and restarts either when it dies; the proxy keeps a warm
+//!   pool of tenant-less `strata sql --pool` processes and binds one to each
+//!   tenant that wakes up. `strata start --single-process` keeps the old
 //!   all-in-one server (KV and SQL of the default tenant in one process).
 //! - `strata kv` is the shared KV server, `strata sql` one tenant's SQL
 //!   process, `strata proxy` the front door.
