@@ -19,8 +19,8 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use testkit::{
-    connect_config, error_text, pid_alive, process_args, query_text, tenant_config, test_runtime,
-    wait_pid_gone, Target, TestServer,
+    children_of, connect_config, error_text, pid_alive, process_args, query_text, tenant_config,
+    test_runtime, wait_pid_gone, Target, TestServer,
 };
 
 /// How long a test waits for a state it expects (a process starting,
@@ -37,28 +37,11 @@ fn start(args: &[&str]) -> Option<TestServer> {
     Some(TestServer::start_with_args(args))
 }
 
-/// The live child processes of `parent`.
-fn children(parent: i32) -> BTreeSet<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return BTreeSet::new() };
-    entries
-        .flatten()
-        .filter_map(|e| {
-            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            let rest = stat.rsplit_once(')')?.1;
-            let mut fields = rest.split_whitespace();
-            let state = fields.next()?;
-            let ppid: i32 = fields.next()?.parse().ok()?;
-            (ppid == parent && state != "Z").then_some(pid)
-        })
-        .collect()
-}
-
 /// The proxy's pooled SQL processes: its `strata sql --pool` children that
 /// no tenant lists as its own.
 fn pooled(s: &TestServer) -> BTreeSet<i32> {
     let bound: BTreeSet<i32> = s.tenants().iter().flat_map(|t| t.sql_pids.clone()).collect();
-    children(s.proxy_pid())
+    children_of(s.proxy_pid())
         .into_iter()
         .filter(|p| process_args(*p).iter().any(|a| a == "--pool"))
         .filter(|p| !bound.contains(p))

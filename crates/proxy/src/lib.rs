@@ -334,11 +334,24 @@ impl Proxy {
         let Ok(mut ctl) = Control::connect(&path).await else { return false };
         let Ok(status) = ctl.status().await else { return false };
         tracing::info!(tenant = id, pid = status.pid, "took over a running SQL process");
-        let generation = self.generation.fetch_add(1, Ordering::Relaxed);
-        g.running =
-            Some(Running { socket: self.socket_path(id), handed: status.accepted, generation });
-        tokio::spawn(self.watch(slot.clone(), generation, ctl));
+        self.install(id, status.accepted, slot, g, ctl);
         true
+    }
+
+    /// Records in the slot that tenant `id`'s process serves it, after the
+    /// `handed` connections the proxy made to it so far, and watches it
+    /// through `ctl` (retiring it when idle).
+    fn install(
+        self: Arc<Self>,
+        id: u64,
+        handed: u64,
+        slot: &Arc<tokio::sync::Mutex<Slot>>,
+        g: &mut Slot,
+        ctl: Control,
+    ) {
+        let generation = self.generation.fetch_add(1, Ordering::Relaxed);
+        g.running = Some(Running { socket: self.socket_path(id), handed, generation });
+        tokio::spawn(self.watch(slot.clone(), generation, ctl));
     }
 
     /// Takes over every SQL process left running by a previous proxy.
@@ -366,12 +379,12 @@ impl Proxy {
         slot: &Arc<tokio::sync::Mutex<Slot>>,
         g: &mut Slot,
     ) -> Result<(), ErrorReport> {
-        let (socket, control) = (self.socket_path(info.id), self.control_path(info.id));
+        let control = self.control_path(info.id);
         let bind = Bind {
             tenant: info.name.clone(),
             tenant_id: info.id,
             token: self.cfg.secret.tenant_token(info.id),
-            socket: socket.clone(),
+            socket: self.socket_path(info.id),
             control: control.clone(),
         };
         let deadline = Instant::now() + PROCESS_WAIT;
@@ -402,9 +415,7 @@ impl Proxy {
         };
         let ctl = Control::connect(&control).await.map_err(|e| no_process(&info.name, e))?;
         tracing::info!(tenant = %info.name, pid, "a SQL process serves the tenant");
-        let generation = self.generation.fetch_add(1, Ordering::Relaxed);
-        g.running = Some(Running { socket, handed: 0, generation });
-        tokio::spawn(self.watch(slot.clone(), generation, ctl));
+        self.install(info.id, 0, slot, g, ctl);
         Ok(())
     }
 

@@ -218,10 +218,31 @@ pub fn read_pid_file(path: &Path) -> Option<i32> {
 /// Whether process `pid` exists and is not a zombie (a killed child that
 /// its parent has not reaped yet is gone for our purposes).
 pub fn pid_alive(pid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
-    // The state is the first field after the parenthesised command name.
-    let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
-    matches!(state, Some(s) if s != "Z" && s != "X")
+    proc_stat(pid).is_some_and(|(state, _)| live(&state))
+}
+
+/// Not a zombie nor dead (a /proc state letter).
+fn live(state: &str) -> bool {
+    state != "Z" && state != "X"
+}
+
+/// Process `pid`'s state letter and parent pid from /proc (None if gone).
+fn proc_stat(pid: i32) -> Option<(String, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the parenthesised command name: state, ppid, ...
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    let state = fields.next()?.to_string();
+    Some((state, fields.next()?.parse().ok()?))
+}
+
+/// The live (not zombie) child processes of `parent`.
+pub fn children_of(parent: i32) -> BTreeSet<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return BTreeSet::new() };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| proc_stat(pid).is_some_and(|(s, ppid)| ppid == parent && live(&s)))
+        .collect()
 }
 
 /// The command line of process `pid` (empty if it is gone), to check that
