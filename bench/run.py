@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """bench/run's entry point: Strata, as one process and split into KV server,
 proxy and SQL processes, against a real PostgreSQL 15 (and PostgreSQL behind
-PgBouncer) on this machine, on pgbench, sysbench, YCSB and a connection
-storm, alternating systems within each repetition.
+PgBouncer) on this machine, on pgbench, sysbench, YCSB, a connection
+storm and tenant cold starts, alternating systems within each repetition.
 
 This file only parses options, resolves the Strata binary, and wires the
 modules in bench/lib together: systems start, matrix loads and runs the
@@ -45,7 +45,8 @@ def parse_args(argv):
     ap.add_argument("--smoke", action="store_true",
                     help="every family once at scale 1: clients 1,4, one mode, 3 s, 1 rep, no warm-up")
     ap.add_argument("--only", default="", help="comma list of cell families or prefixes: pgbench-select, "
-                    "pgbench-tpcb, sysbench-oltp_point_select, ..., sysbench, ycsb-a, ycsb-b, ycsb-f, ycsb, connstorm")
+                    "pgbench-tpcb, sysbench-oltp_point_select, ..., sysbench, ycsb-a, ycsb-b, ycsb-f, ycsb, connstorm, "
+                    "cold-start")
     ap.add_argument("--clients", help="comma list of client counts (default 1,8,32)")
     ap.add_argument("--modes", help="comma list of protocol modes: simple, extended, prepared "
                     "(default per family: pgbench simple,prepared; sysbench simple; ycsb extended)")
@@ -93,6 +94,7 @@ def config(a, work):
         scale=a.scale, duration=a.duration, warmup=a.warmup, reps=a.reps,
         sysbench_tables=2 if small else 4, sysbench_table_size=10_000 * a.scale,
         ycsb_records=10_000 * a.scale,
+        coldstart_tenants=10 if small else 100,
         client_threads=2,  # client threads per program: one per core
         load_timeout=1800, run_grace=60,
         tmp=os.path.join(work, "tmp"), bench_dir=BENCH, python=sys.executable)
@@ -126,7 +128,10 @@ def main(argv):
     cfg = config(a, work)
     with_strata = bool(set(names) & set(systems.STRATA))
     bin_path = strata_binary(a, with_strata and not a.dry_run)
-    measured, servers = systems.make(names, work, os.path.join(outdir, "logs"), bin_path)
+    # Cold-start cells need their tenants asleep between runs: the split then
+    # retires an idle tenant's SQL process after 2 s instead of 5 min.
+    idle = "2s" if any(c.family == "cold-start" for c in cells) else None
+    measured, servers = systems.make(names, work, os.path.join(outdir, "logs"), bin_path, idle)
     est = matrix.estimate_s(cells, measured, cfg)
     print(f"{len(cells)} cells x {', '.join(s.name for s in measured)}; {a.reps} reps of {a.duration} s; "
           f"estimated {est / 60:.0f} min", flush=True)
@@ -164,7 +169,7 @@ def main(argv):
         "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30),
         "reps": a.reps, "duration_s": a.duration, "warmup_s": a.warmup, "scale": a.scale,
         "sysbench_tables": cfg.sysbench_tables, "sysbench_table_size": cfg.sysbench_table_size,
-        "ycsb_records": cfg.ycsb_records, "systems": [s.name for s in measured], "versions": meta_versions,
+        "ycsb_records": cfg.ycsb_records, "coldstart_tenants": cfg.coldstart_tenants, "systems": [s.name for s in measured], "versions": meta_versions,
         "config": {s.name: s.config() for s in servers},
     }
     if with_strata and "/debug/" in bin_path:

@@ -12,6 +12,12 @@
 //! - Simultaneous first connections to one sleeping tenant share one
 //!   process; with an empty pool (`--warm-pool 0`) first connections to
 //!   several tenants at once are all served.
+//! - The process limit: with `--max-sql-processes` reached, a first
+//!   connection waits up to `--process-wait` for a place, then gets FATAL
+//!   53300; one that waits while a process retires is served.
+//! - Several processes per tenant (`strata tenant set NAME
+//!   --max-sql-processes K`): new connections are spread over them by
+//!   load, and idle ones retire.
 //!
 //! PostgreSQL has no tenants, so every test here skips the PostgreSQL target.
 
@@ -19,8 +25,8 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use testkit::{
-    children_of, connect_config, error_text, pid_alive, process_args, query_text, tenant_config,
-    test_runtime, wait_pid_gone, Target, TestServer,
+    children_of, connect_config, error_text, pid_alive, process_args, query_text, tcp_clients_of,
+    tenant_config, test_runtime, wait_pid_gone, Target, TestServer,
 };
 
 /// How long a test waits for a state it expects (a process starting,
@@ -153,4 +159,89 @@ fn first_connections_are_served_with_an_empty_pool() {
         .collect();
     assert_eq!(pids.len(), 3, "each tenant has its own process: {pids:?}");
     assert!(pooled(&s).is_empty(), "a pool of 0 holds {:?}", pooled(&s));
+}
+
+#[test]
+fn a_client_waits_for_a_process_at_the_limit_then_gets_53300() {
+    let args = [
+        "--warm-pool",
+        "0",
+        "--max-sql-processes",
+        "1",
+        "--process-wait",
+        "6s",
+        "--idle-timeout",
+        "1s",
+    ];
+    let Some(s) = start(&args) else { return };
+    s.create_tenant("a");
+    s.create_tenant("b");
+    let rt = test_runtime();
+    let connect = |n: &str| rt.block_on(connect_config(&tenant_config(s.port, n)));
+    let a = connect("a").unwrap_or_else(|e| panic!("connect a: {}", error_text(&e)));
+    // The one process serves a (its client holds it): b waits, then is told.
+    let e = connect("b").err().expect("b connected past the process limit");
+    let db = e.as_db_error().unwrap_or_else(|| panic!("no server error: {e}"));
+    assert_eq!(db.code().code(), "53300", "{}", error_text(&e));
+    assert!(
+        db.message().contains("\"b\"") && db.message().contains("--max-sql-processes"),
+        "{}",
+        error_text(&e)
+    );
+    assert_eq!(rt.block_on(query_text(&a, "select 1")).expect("a still served"), "1");
+
+    // A client that waits gets the place a's process leaves when it retires.
+    let b = std::thread::scope(|scope| {
+        let waiting = scope.spawn(|| {
+            test_runtime().block_on(async {
+                let c = connect_config(&tenant_config(s.port, "b")).await?;
+                query_text(&c, "select current_user").await
+            })
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        drop(a);
+        waiting.join().expect("client thread")
+    });
+    assert_eq!(b.unwrap_or_else(|e| panic!("b after a left: {}", error_text(&e))), "postgres");
+    let t = s.tenant_info("a");
+    assert!(t.sql_pids.is_empty(), "a still runs {:?} beside b's process", t.sql_pids);
+}
+
+#[test]
+fn a_tenant_with_more_processes_spreads_connections_by_load() {
+    let Some(s) = start(&["--warm-pool", "2", "--idle-timeout", "1s"]) else { return };
+    s.create_tenant("m");
+    let out = s.tenant_cmd(&["set", "m", "--max-sql-processes", "2"]);
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "tenant set: {said}");
+    assert_eq!(s.tenant_info("m").max_sql_processes, 2);
+    let unknown = s.tenant_cmd(&["set", "nosuch", "--max-sql-processes", "2"]);
+    assert!(
+        !unknown.status.success()
+            && String::from_utf8_lossy(&unknown.stderr).contains("does not exist")
+    );
+
+    // Four clients, one after another: a second process joins while the
+    // first is busy, then each new client goes to the less loaded one.
+    let rt = test_runtime();
+    let clients: Vec<_> = (0..4)
+        .map(|i| {
+            let c = rt
+                .block_on(connect_config(&tenant_config(s.port, "m")))
+                .unwrap_or_else(|e| panic!("client {i}: {}", error_text(&e)));
+            assert_eq!(rt.block_on(query_text(&c, "select 1")).expect("query"), "1");
+            c
+        })
+        .collect();
+    let t = s.wait_for_tenant("m", "two processes", WAIT, |t| t.sql_pids.len() == 2);
+    let spread: Vec<usize> = t.sql_pids.iter().map(|p| tcp_clients_of(*p, s.port)).collect();
+    assert_eq!(spread, vec![2, 2], "clients per process {:?}", t.sql_pids);
+
+    // Idle processes retire one by one: with the clients gone, none is left.
+    drop(clients);
+    s.wait_for_tenant("m", "suspended", WAIT, |t| t.sql_pids.is_empty());
+    for p in t.sql_pids {
+        assert!(wait_pid_gone(p, WAIT), "SQL process {p} of m did not exit");
+    }
 }

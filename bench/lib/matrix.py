@@ -19,13 +19,13 @@ server that died is restarted on its data before its next run.
 import dataclasses
 import time
 
-from . import connstorm, pgbench, resources, sysbench, ycsb
+from . import coldstart, connstorm, pgbench, resources, sysbench, ycsb
 from .clients import CellError
 from .systems import STRATA, ServerDown
 
-FAMILIES = pgbench.FAMILIES + sysbench.FAMILIES + ycsb.FAMILIES + connstorm.FAMILIES
+FAMILIES = pgbench.FAMILIES + sysbench.FAMILIES + ycsb.FAMILIES + connstorm.FAMILIES + coldstart.FAMILIES
 BY_NAME = {f.name: f for f in FAMILIES}
-LOAD_ORDER = ("pgbench", "sysbench", "ycsb")
+LOAD_ORDER = ("pgbench", "sysbench", "ycsb", "coldstart")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -227,7 +227,8 @@ class Runner:
         if metrics:
             rec["metrics"] = metrics
         if resources:
-            work = metrics["throughput"] * self.cfg.duration
+            # A family whose run is not timed (cold-start) says how much it did.
+            work = metrics.get("work", metrics["throughput"] * self.cfg.duration)
             resources["per_cpu_s"] = round(work / resources["cpu_s"], 1) if resources["cpu_s"] > 0 else None
             rec["resources"] = resources
         self.runs.append(rec)

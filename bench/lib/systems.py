@@ -66,6 +66,9 @@ class Endpoint:
     port: int
     user: str = "postgres"
     dbname: str = "postgres"
+    # The `strata tenant` command of a server that has tenants (Strata
+    # split), with its data directory: (binary, "tenant", "--data-dir", DIR).
+    tenants: tuple = ()
 
 
 class ServerDown(Exception):
@@ -295,9 +298,19 @@ class StrataSplit(Strata):
     # process, allowing each 30 s.
     stop_timeout = 100
 
+    def __init__(self, work, logdir, binary, idle_timeout=None):
+        super().__init__(work, logdir, binary)
+        # A short --idle-timeout lets the cold-start cells find their tenants
+        # asleep; None keeps Strata's default (5 min).
+        self.idle_timeout = idle_timeout
+
     def command(self):
+        idle = ["--idle-timeout", self.idle_timeout] if self.idle_timeout else []
         return [self.bin, "start", "--listen", f"127.0.0.1:{self.port}", "--socket-dir", self.sock,
-                "--data-dir", self.dir]
+                "--data-dir", self.dir, *idle]
+
+    def endpoint(self, transport):
+        return dataclasses.replace(super().endpoint(transport), tenants=(self.bin, "tenant", "--data-dir", self.dir))
 
     def pids(self):
         # The supervisor and every descendant now (KV server, proxy, SQL
@@ -323,7 +336,8 @@ class StrataSplit(Strata):
         self.proc = None
 
     def config(self):
-        return dict(super().config(), processes="supervisor + strata kv + strata proxy + one strata sql per tenant")
+        return dict(super().config(), processes="supervisor + strata kv + strata proxy + one strata sql per tenant",
+                    idle_timeout=self.idle_timeout or "default (5min)")
 
 
 def kill_group(pgid):
@@ -394,10 +408,11 @@ class PgBouncer(Server):
         return version_of(["pgbouncer", "--version"])
 
 
-def make(names, work, logdir, strata_bin):
+def make(names, work, logdir, strata_bin, split_idle_timeout=None):
     """Builds the measured systems in alternation order (PostgreSQL, Strata,
     Strata split, PgBouncer) and the servers to start and load, which include PostgreSQL
-    whenever PgBouncer is measured, even if PostgreSQL itself is not."""
+    whenever PgBouncer is measured, even if PostgreSQL itself is not.
+    split_idle_timeout is Strata split's --idle-timeout (None: its default)."""
     measured, pg = [], None
     if "postgresql" in names or "pgbouncer" in names:
         pg = Postgres(work, logdir)
@@ -406,7 +421,7 @@ def make(names, work, logdir, strata_bin):
     if "strata" in names:
         measured.append(Strata(work, logdir, strata_bin))
     if "strata-split" in names:
-        measured.append(StrataSplit(work, logdir, strata_bin))
+        measured.append(StrataSplit(work, logdir, strata_bin, split_idle_timeout))
     if "pgbouncer" in names:
         measured.append(PgBouncer(work, logdir, pg))
     servers = ([pg] if pg else []) + [s for s in measured if s is not pg]

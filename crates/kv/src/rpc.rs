@@ -410,6 +410,7 @@ impl KvServer {
             name,
             id: r.id,
             created_micros: r.created_micros,
+            max_sql_processes: r.max_sql_processes,
             sql_pids,
             sessions,
             stored_bytes,
@@ -434,6 +435,11 @@ impl KvServer {
                     infos.push(self.info(n, r, true).await?);
                 }
                 Ok(AdminReply::Tenants(infos))
+            }
+            AdminCall::Set { name, max_sql_processes } => {
+                let r = tenants::set(&self.shared, &name, tenants::Settings { max_sql_processes })
+                    .await?;
+                Ok(AdminReply::Tenant(Some(self.info(name, r, false).await?)))
             }
             AdminCall::Drop { name, force } => {
                 if let Some(r) = tenants::lookup(&self.shared, &name).await? {

@@ -1,11 +1,13 @@
-//! The tenant registry: which tenants exist, their ids and creation times.
+//! The tenant registry: which tenants exist, their ids, creation times and
+//! settings.
 //!
 //! It is ordinary MVCC data under the system tenant's keys
 //! ([`TenantId::SYSTEM`]), so it is as durable as any commit:
 //!
 //! ```text
 //!   tenant/next          next id to hand out (8 bytes, big-endian)
-//!   tenant/name/<name>   postcard(Record { id, created_micros })
+//!   tenant/name/<name>   postcard(Record { id, created_micros, max_sql_processes })
+//!   tenant/active/<id>   last activity, microseconds (8 bytes, big-endian)
 //! ```
 //!
 //! The `default` tenant (id 2) is made when a server first opens its data,
@@ -35,7 +37,27 @@ pub struct Record {
     pub id: u64,
     /// When it was created, microseconds since the Unix epoch.
     pub created_micros: i64,
+    /// How many SQL processes may serve it at once (at least 1).
+    pub max_sql_processes: u32,
 }
+
+/// A record as stored before it had `max_sql_processes` (postcard has no
+/// optional trailing fields, so an old entry is read with this shape).
+#[derive(Deserialize)]
+struct RecordV1 {
+    id: u64,
+    created_micros: i64,
+}
+
+/// The settings `tenant set` may change; None leaves one as it is.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Settings {
+    /// [`Record::max_sql_processes`].
+    pub max_sql_processes: Option<u32>,
+}
+
+/// The most SQL processes one tenant may be given.
+pub const MAX_SQL_PROCESSES: u32 = 64;
 
 const NEXT: &[u8] = b"tenant/next";
 
@@ -77,7 +99,16 @@ pub fn check_name(name: &str) -> Result<()> {
 }
 
 fn decode_record(bytes: &[u8]) -> Result<Record> {
-    postcard::from_bytes(bytes).map_err(|e| Error::Corrupt(format!("tenant record: {e}")))
+    if let Ok(r) = postcard::from_bytes::<Record>(bytes) {
+        return Ok(r);
+    }
+    let old: RecordV1 =
+        postcard::from_bytes(bytes).map_err(|e| Error::Corrupt(format!("tenant record: {e}")))?;
+    Ok(Record { id: old.id, created_micros: old.created_micros, max_sql_processes: 1 })
+}
+
+fn encode_record(r: &Record) -> Result<Vec<u8>> {
+    postcard::to_stdvec(r).map_err(|e| Error::Corrupt(e.to_string()))
 }
 
 fn system_txn(shared: &std::sync::Arc<Shared>) -> EmbeddedTxn {
@@ -119,9 +150,8 @@ async fn insert(shared: &std::sync::Arc<Shared>, name: &str, id: Option<u64>) ->
         None => DEFAULT_ID.0 + 1,
     };
     let id = id.unwrap_or(next);
-    let record = Record { id, created_micros: now_micros() };
-    let bytes = postcard::to_stdvec(&record).map_err(|e| Error::Corrupt(e.to_string()))?;
-    txn.put(key, bytes, kvapi::LockMode::Locked)?;
+    let record = Record { id, created_micros: now_micros(), max_sql_processes: 1 };
+    txn.put(key, encode_record(&record)?, kvapi::LockMode::Locked)?;
     txn.put(next_key, next.max(id + 1).to_be_bytes().to_vec(), kvapi::LockMode::Locked)?;
     txn.commit().await?;
     Ok(record)
@@ -131,6 +161,34 @@ async fn insert(shared: &std::sync::Arc<Shared>, name: &str, id: Option<u64>) ->
 pub(crate) async fn create(shared: &std::sync::Arc<Shared>, name: &str) -> Result<Record> {
     check_name(name)?;
     insert(shared, name, None).await
+}
+
+/// Changes tenant `name`'s settings; its record as it is now.
+pub(crate) async fn set(
+    shared: &std::sync::Arc<Shared>,
+    name: &str,
+    settings: Settings,
+) -> Result<Record> {
+    if let Some(n) = settings.max_sql_processes {
+        if !(1..=MAX_SQL_PROCESSES).contains(&n) {
+            return Err(Error::InvalidInput(format!(
+                "max_sql_processes must be between 1 and {MAX_SQL_PROCESSES} (not {n})"
+            )));
+        }
+    }
+    let mut txn = system_txn(shared);
+    let key = name_key(name);
+    let locked = txn.lock(std::slice::from_ref(&key)).await?;
+    let Some(bytes) = &locked[0].latest else {
+        return Err(Error::InvalidInput(format!("tenant \"{name}\" does not exist")));
+    };
+    let mut record = decode_record(bytes)?;
+    if let Some(n) = settings.max_sql_processes {
+        record.max_sql_processes = n;
+    }
+    txn.put(key, encode_record(&record)?, kvapi::LockMode::Locked)?;
+    txn.commit().await?;
+    Ok(record)
 }
 
 /// Makes the `default` tenant if the registry has none yet.
@@ -219,5 +277,19 @@ mod tests {
         assert!(check_name("Acme").is_err());
         assert!(check_name("a.b").is_err());
         assert!(check_name("system").is_err());
+    }
+
+    #[test]
+    fn records_from_before_settings_read_with_defaults() {
+        #[derive(Serialize)]
+        struct Old {
+            id: u64,
+            created_micros: i64,
+        }
+        let old = postcard::to_stdvec(&Old { id: 7, created_micros: 42 }).expect("encode");
+        let r = decode_record(&old).expect("an old record decodes");
+        assert_eq!(r, Record { id: 7, created_micros: 42, max_sql_processes: 1 });
+        let new = Record { id: 8, created_micros: 43, max_sql_processes: 3 };
+        assert_eq!(decode_record(&encode_record(&new).expect("encode")).expect("decode"), new);
     }
 }

@@ -573,6 +573,15 @@ impl AdminClient {
         }
     }
 
+    /// Sets tenant `name`'s limit of SQL processes; the tenant after.
+    pub async fn set_max_sql_processes(&self, name: &str, n: u32) -> Result<TenantInfo> {
+        let call = AdminCall::Set { name: name.into(), max_sql_processes: Some(n) };
+        match self.call(call).await? {
+            AdminReply::Tenant(Some(t)) => Ok(t),
+            other => Err(Error::Corrupt(format!("unexpected admin reply: {other:?}"))),
+        }
+    }
+
     /// Drops tenant `name` and its data.
     pub async fn drop_tenant(&self, name: &str, force: bool) -> Result<()> {
         match self.call(AdminCall::Drop { name: name.into(), force }).await? {

@@ -143,6 +143,9 @@ pub enum AdminCall {
     /// Drops a tenant and all its data (refused while it has sessions,
     /// unless `force`, which also closes its SQL processes' connections).
     Drop { name: String, force: bool },
+    /// Changes a tenant's settings (None: unchanged); answers with the
+    /// tenant as it is then.
+    Set { name: String, max_sql_processes: Option<u32> },
 }
 
 /// A tenant as the admin calls report it.
@@ -154,6 +157,8 @@ pub struct TenantInfo {
     pub id: u64,
     /// When it was created, microseconds since the Unix epoch.
     pub created_micros: i64,
+    /// How many SQL processes may serve it at once.
+    pub max_sql_processes: u32,
     /// OS pids of the SQL processes connected for it now.
     pub sql_pids: Vec<u32>,
     /// Client sessions those processes serve now.
@@ -221,7 +226,7 @@ pub struct LockedKey {
 /// What an admin call returns.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum AdminReply {
-    /// Create, Lookup.
+    /// Create, Lookup, Set.
     Tenant(Option<TenantInfo>),
     /// List.
     Tenants(Vec<TenantInfo>),

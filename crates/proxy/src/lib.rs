@@ -3,7 +3,7 @@
 //! For each client connection it reads the startup packets (answering
 //! SSLRequest and GSSENCRequest with 'N'), finds the tenant the client asks
 //! for ([`route`]), checks with the KV server that the tenant exists, finds
-//! or starts that tenant's SQL process, and hands the client's socket to it
+//! or starts a SQL process of that tenant, and hands the client's socket to it
 //! ([`wire::handoff`], SCM_RIGHTS) or, with [`Config::handoff`] off, copies
 //! bytes both ways for the session. Authentication is the SQL process's
 //! job: it sees the client's real address in the PROXY header the proxy
@@ -11,11 +11,18 @@
 //! (and the supervisor) can reach, so trust and SCRAM work as if the client
 //! had connected directly.
 //!
-//! SQL processes are children of the proxy, one per tenant for now, each
-//! listening on `RUN_DIR/sql-<tenant id>.sock` and on a control socket
-//! `sql-<tenant id>.ctl` ([`control`]). The proxy keeps a warm pool of
-//! [`Config::warm_pool`] processes started with no tenant; a tenant with
-//! no process gets one from the pool (bound to it: its KV token handed over,
+//! SQL processes are children of the proxy, each listening on
+//! `RUN_DIR/sql-<tenant id>-<pid>.sock` and on a control socket
+//! `sql-<tenant id>-<pid>.ctl` ([`control`]). A tenant has one process, or
+//! up to its `max_sql_processes` (`strata tenant set`): a new connection
+//! goes to the least loaded (connections open or on their way, asked on
+//! the control socket), or to one more process while every one is busy and
+//! there may be more. At most [`Config::max_sql_processes`] run in all;
+//! a first connection that finds them all running waits up to
+//! [`Config::process_wait`] for one to exit, then gets FATAL 53300.
+//!
+//! The proxy keeps a warm pool of [`Config::warm_pool`] processes started
+//! with no tenant; a tenant with no process gets one from the pool (bound to it: its KV token handed over,
 //! its catalog loaded), or a freshly launched one when the pool is empty,
 //! and the pool refills in the background. A process that has had no
 //! connection for [`Config::idle_timeout`] is retired and exits (scale to
@@ -64,10 +71,6 @@ use control::{Bind, Control};
 /// pooled one to bind to a tenant.
 const SQL_START_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How long a client waits for a SQL process for its tenant (the pool
-/// empty, launches queued) before it is told to try again later.
-const PROCESS_WAIT: Duration = Duration::from_secs(30);
-
 /// How many SQL processes may be launching at once: on two cores a storm
 /// of launches only slows every one of them down.
 const LAUNCH_PERMITS: usize = 4;
@@ -99,6 +102,11 @@ pub struct Config {
     /// A tenant's SQL process that has had no client connection for this
     /// long exits.
     pub idle_timeout: Duration,
+    /// At most this many SQL processes run at once, pooled ones included.
+    pub max_sql_processes: usize,
+    /// How long a client waits for a SQL process for its tenant (all of
+    /// them busy, launches queued) before it gets FATAL 53300.
+    pub process_wait: Duration,
 }
 
 /// The proxy (see the module documentation).
@@ -115,25 +123,82 @@ pub struct Proxy {
     pool_taken: Notify,
     /// Bounds the launches in flight ([`LAUNCH_PERMITS`]).
     launches: Semaphore,
+    /// One permit per SQL process that may run ([`Config::max_sql_processes`]).
+    places: Arc<Semaphore>,
+    /// Wakes the refill task (a place was freed).
+    place_freed: Arc<Notify>,
+    /// Wakes clients waiting for a process (one joined the pool).
+    pool_filled: Notify,
     /// Numbers the processes the registry records, so a watcher knows
     /// whether the slot still holds its process.
     generation: AtomicU64,
 }
 
-/// A tenant's entry: the SQL process that serves it, if one does.
+/// A tenant's entry: the SQL processes that serve it.
 #[derive(Default)]
 struct Slot {
-    running: Option<Running>,
+    running: Vec<Running>,
 }
 
 /// A SQL process serving a tenant.
 struct Running {
     /// Its proxy socket.
     socket: PathBuf,
+    /// Its control socket.
+    control: PathBuf,
     /// Connections this proxy made to that socket (compared with what the
     /// process took in before it may retire).
     handed: u64,
     generation: u64,
+    /// A control connection for asking its load (the watch holds another,
+    /// busy waiting for idleness); made when first needed.
+    probe: Option<Control>,
+}
+
+impl Slot {
+    /// The index and load (connections open or on their way) of the least
+    /// loaded process, asking each process only if `measure` (else the
+    /// first, load unknown: 0). A process that does not answer is dropped
+    /// from the slot (it died; its watch notices too).
+    async fn least_loaded(&mut self, measure: bool) -> Option<(usize, u64)> {
+        if !measure {
+            return (!self.running.is_empty()).then_some((0, 0));
+        }
+        let mut best: Option<(usize, u64)> = None;
+        let mut i = 0;
+        while i < self.running.len() {
+            match self.running[i].load().await {
+                Ok(load) => {
+                    if best.is_none_or(|(_, b)| load < b) {
+                        best = Some((i, load));
+                    }
+                    i += 1;
+                }
+                Err(_) => {
+                    self.running.remove(i);
+                }
+            }
+        }
+        best
+    }
+}
+
+impl Running {
+    /// Connections open in the process plus those handed to it that it
+    /// has not taken in yet.
+    async fn load(&mut self) -> std::io::Result<u64> {
+        if self.probe.is_none() {
+            self.probe = Some(Control::connect(&self.control).await?);
+        }
+        let probe = self.probe.as_mut().expect("connected above");
+        match probe.status().await {
+            Ok(st) => Ok(st.open as u64 + self.handed.saturating_sub(st.accepted)),
+            Err(e) => {
+                self.probe = None;
+                Err(e)
+            }
+        }
+    }
 }
 
 /// A pre-started SQL process waiting for a tenant.
@@ -142,6 +207,23 @@ struct Pooled {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     pid: u32,
+    place: Place,
+}
+
+/// A SQL process's share of [`Config::max_sql_processes`], held for as
+/// long as it runs.
+struct Place {
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    freed: Arc<Notify>,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        // Give the permit back before waking the refill task that wants it.
+        if self.permit.take().is_some() {
+            self.freed.notify_one();
+        }
+    }
 }
 
 /// A stream the proxy accepts clients on.
@@ -166,6 +248,9 @@ impl Proxy {
     /// A proxy with `cfg`.
     pub fn new(cfg: Config) -> Arc<Proxy> {
         Arc::new(Proxy {
+            places: Arc::new(Semaphore::new(cfg.max_sql_processes.max(1))),
+            place_freed: Arc::new(Notify::new()),
+            pool_filled: Notify::new(),
             cfg,
             admin: tokio::sync::Mutex::new(None),
             tenants: Mutex::new(HashMap::new()),
@@ -276,17 +361,18 @@ impl Proxy {
         self.tenants.lock().entry(id).or_default().clone()
     }
 
-    fn socket_path(&self, id: u64) -> PathBuf {
-        self.cfg.run_dir.join(format!("sql-{id}.sock"))
+    /// The proxy socket and the control socket of tenant `id`'s SQL
+    /// process `pid`.
+    fn sockets(&self, id: u64, pid: u32) -> (PathBuf, PathBuf) {
+        let base = self.cfg.run_dir.join(format!("sql-{id}-{pid}"));
+        (base.with_extension("sock"), base.with_extension("ctl"))
     }
 
-    fn control_path(&self, id: u64) -> PathBuf {
-        self.cfg.run_dir.join(format!("sql-{id}.ctl"))
-    }
-
-    /// A fresh connection to tenant `name`'s SQL process, starting one if
-    /// none runs, with the tenant's routing lock still held. FATAL 3D000
-    /// for an unknown tenant (nothing is started).
+    /// A fresh connection to a SQL process of tenant `name`, with the
+    /// tenant's routing lock still held: the least loaded of those that
+    /// run, or a new one when none runs or all are busy and the tenant may
+    /// have more ([`TenantInfo::max_sql_processes`]). FATAL 3D000 for an
+    /// unknown tenant (nothing is started).
     async fn connect_tenant(
         self: Arc<Self>,
         name: &str,
@@ -297,115 +383,166 @@ impl Proxy {
                 format!("tenant \"{name}\" does not exist"),
             ));
         };
+        // One bound on the whole wait: for the routing lock (another client
+        // may be starting the tenant's process) and for a process.
+        let deadline = Instant::now() + self.cfg.process_wait;
         let slot = self.slot(info.id);
-        let mut g = slot.clone().lock_owned().await;
-        for attempt in 0..2 {
-            if g.running.is_none() && !self.clone().adopt(info.id, &slot, &mut g).await {
-                self.clone().start(&info, &slot, &mut g).await?;
-            }
-            let r = g.running.as_mut().expect("started or adopted above");
+        let locked = tokio::time::timeout_at(deadline.into(), slot.clone().lock_owned()).await;
+        let mut g = locked.map_err(|_| no_process(name, "timed out waiting for one to start"))?;
+        let max = info.max_sql_processes.max(1) as usize;
+        let mut last_error = None;
+        for _ in 0..3 {
+            let best = g.least_loaded(max > 1).await;
+            let grow = g.running.len() < max && best.is_none_or(|(_, load)| load > 0);
+            let i = match best {
+                Some((i, _)) if !grow => i,
+                // A first process is waited for; another only if it is
+                // to be had now (else the busy ones share the client).
+                _ => match self.clone().start(&info, &slot, &mut g, deadline, best.is_none()).await
+                {
+                    Ok(()) => g.running.len() - 1,
+                    Err(e) => match best {
+                        Some((i, _)) => i,
+                        None => return Err(e),
+                    },
+                },
+            };
+            let r = &mut g.running[i];
             match UnixStream::connect(&r.socket).await {
                 Ok(s) => {
                     r.handed += 1;
                     return Ok((g, s));
                 }
-                Err(e) if attempt == 1 => {
-                    return Err(ErrorReport::fatal(
-                        SqlState::CannotConnectNow,
-                        format!("could not reach the SQL process of tenant \"{name}\": {e}"),
-                    ));
+                // It died since; use or start another.
+                Err(e) => {
+                    last_error = Some(e);
+                    g.running.remove(i);
                 }
-                // It died since; start another.
-                Err(_) => g.running = None,
             }
         }
-        unreachable!("the loop returns")
+        let e = last_error.map(|e| e.to_string()).unwrap_or_default();
+        Err(ErrorReport::fatal(
+            SqlState::CannotConnectNow,
+            format!("could not reach a SQL process of tenant \"{name}\": {e}"),
+        ))
     }
 
-    /// Takes over tenant `id`'s SQL process if one serves its control
-    /// socket (a previous proxy started it): true if it did.
-    async fn adopt(
-        self: Arc<Self>,
-        id: u64,
-        slot: &Arc<tokio::sync::Mutex<Slot>>,
-        g: &mut Slot,
-    ) -> bool {
-        let path = self.control_path(id);
-        let Ok(mut ctl) = Control::connect(&path).await else { return false };
-        let Ok(status) = ctl.status().await else { return false };
-        tracing::info!(tenant = id, pid = status.pid, "took over a running SQL process");
-        self.install(id, status.accepted, slot, g, ctl);
-        true
-    }
-
-    /// Records in the slot that tenant `id`'s process serves it, after the
-    /// `handed` connections the proxy made to it so far, and watches it
-    /// through `ctl` (retiring it when idle).
+    /// Records in the slot that a process serves tenant `id` on `socket`,
+    /// after the `handed` connections the proxy made to it so far, and
+    /// watches it through `ctl` (retiring it when idle). `place` is held
+    /// until the watch ends, for a process this proxy did not start (its
+    /// own hold theirs until they exit).
+    #[allow(clippy::too_many_arguments)]
     fn install(
         self: Arc<Self>,
-        id: u64,
+        socket: PathBuf,
+        control: PathBuf,
         handed: u64,
         slot: &Arc<tokio::sync::Mutex<Slot>>,
         g: &mut Slot,
         ctl: Control,
+        place: Option<Place>,
     ) {
         let generation = self.generation.fetch_add(1, Ordering::Relaxed);
-        g.running = Some(Running { socket: self.socket_path(id), handed, generation });
-        tokio::spawn(self.watch(slot.clone(), generation, ctl));
+        g.running.push(Running { socket, control, handed, generation, probe: None });
+        let watch = self.watch(slot.clone(), generation, ctl);
+        tokio::spawn(async move {
+            watch.await;
+            drop(place);
+        });
     }
 
-    /// Takes over every SQL process left running by a previous proxy.
+    fn place(&self, permit: Option<tokio::sync::OwnedSemaphorePermit>) -> Place {
+        Place { permit, freed: self.place_freed.clone() }
+    }
+
+    /// Takes over every SQL process left running by a previous proxy: each
+    /// control socket `sql-<tenant id>-<pid>.ctl` that answers (and
+    /// `sql-<tenant id>.ctl`, as proxies before multi-process tenants named
+    /// them); the files of those that do not are removed.
     async fn adopt_all(self: &Arc<Self>) {
         let Ok(entries) = std::fs::read_dir(&self.cfg.run_dir) else { return };
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            let id = name.strip_prefix("sql-").and_then(|n| n.strip_suffix(".ctl"));
+            let stem = name.strip_prefix("sql-").and_then(|n| n.strip_suffix(".ctl"));
+            let id = stem.map(|n| n.split_once('-').map_or(n, |(id, _pid)| id));
             let Some(id) = id.and_then(|n| n.parse::<u64>().ok()) else { continue };
+            let (control, socket) = (e.path(), e.path().with_extension("sock"));
+            let status = match Control::connect(&control).await {
+                Ok(mut ctl) => ctl.status().await.map(|st| (ctl, st)),
+                Err(e) => Err(e),
+            };
+            let Ok((ctl, status)) = status else {
+                // Left by a process that is gone.
+                let _ = std::fs::remove_file(&control);
+                let _ = std::fs::remove_file(&socket);
+                continue;
+            };
+            tracing::info!(tenant = id, pid = status.pid, "took over a running SQL process");
             let slot = self.slot(id);
             let mut g = slot.lock().await;
-            if g.running.is_none() && !self.clone().adopt(id, &slot, &mut g).await {
-                // Left by a process that is gone.
-                let _ = std::fs::remove_file(e.path());
-                let _ = std::fs::remove_file(self.socket_path(id));
-            }
+            // It counts against the limit if there is room (it runs either way).
+            let place = self.place(self.places.clone().try_acquire_owned().ok());
+            self.clone().install(socket, control, status.accepted, &slot, &mut g, ctl, Some(place));
         }
     }
 
-    /// Gives tenant `info` a SQL process: a pooled one bound to it, or a
-    /// fresh one when the pool is empty, within [`PROCESS_WAIT`].
+    /// Gives tenant `info` one more SQL process by `deadline`: a pooled one
+    /// bound to it, or a fresh one when the pool is empty and the process
+    /// limit allows, else (if `wait`) the first that joins the pool or fits
+    /// under the limit.
     async fn start(
         self: Arc<Self>,
         info: &TenantInfo,
         slot: &Arc<tokio::sync::Mutex<Slot>>,
         g: &mut Slot,
+        deadline: Instant,
+        wait: bool,
     ) -> Result<(), ErrorReport> {
-        let control = self.control_path(info.id);
-        let bind = Bind {
-            tenant: info.name.clone(),
-            tenant_id: info.id,
-            token: self.cfg.secret.tenant_token(info.id),
-            socket: self.socket_path(info.id),
-            control: control.clone(),
+        let busy = || {
+            let max = self.cfg.max_sql_processes;
+            no_process(
+                &info.name,
+                format!("all {max} allowed are running (--max-sql-processes); try again later"),
+            )
         };
-        let deadline = Instant::now() + PROCESS_WAIT;
-        let pid = loop {
+        let (pid, socket, control) = loop {
+            // Made before looking, so a process pooled after the look wakes us.
+            let filled = self.pool_filled.notified();
             let pooled = self.pool.lock().pop();
             let p = match pooled {
                 Some(p) => {
                     self.pool_taken.notify_one();
                     p
                 }
+                None if !wait => match self.places.clone().try_acquire_owned() {
+                    Ok(permit) => self.launch_by(deadline, permit, info).await?,
+                    Err(_) => return Err(busy()),
+                },
                 None => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    match tokio::time::timeout(left, self.launch()).await {
-                        Ok(Ok(p)) => p,
-                        Ok(Err(e)) => return Err(no_process(&info.name, e)),
-                        Err(_) => return Err(no_process(&info.name, "timed out waiting for one")),
+                    let for_place = async {
+                        tokio::select! {
+                            permit = self.places.clone().acquire_owned() => permit.ok(),
+                            () = filled => None,
+                        }
+                    };
+                    match tokio::time::timeout_at(deadline.into(), for_place).await {
+                        Err(_) => return Err(busy()),
+                        Ok(None) => continue, // one joined the pool
+                        Ok(Some(permit)) => self.launch_by(deadline, permit, info).await?,
                     }
                 }
             };
+            let (socket, control) = self.sockets(info.id, p.pid);
+            let bind = Bind {
+                tenant: info.name.clone(),
+                tenant_id: info.id,
+                token: self.cfg.secret.tenant_token(info.id),
+                socket: socket.clone(),
+                control: control.clone(),
+            };
             match p.bind(&bind, &self.children).await {
-                Ok(pid) => break pid,
+                Ok(pid) => break (pid, socket, control),
                 Err(e) if Instant::now() >= deadline => return Err(no_process(&info.name, e)),
                 // A pooled process that died while it waited: take another.
                 Err(e) => {
@@ -415,8 +552,23 @@ impl Proxy {
         };
         let ctl = Control::connect(&control).await.map_err(|e| no_process(&info.name, e))?;
         tracing::info!(tenant = %info.name, pid, "a SQL process serves the tenant");
-        self.install(info.id, 0, slot, g, ctl);
+        self.install(socket, control, 0, slot, g, ctl, None);
         Ok(())
+    }
+
+    /// Launches a process in the place `permit` holds, by `deadline`.
+    async fn launch_by(
+        &self,
+        deadline: Instant,
+        permit: tokio::sync::OwnedSemaphorePermit,
+        info: &TenantInfo,
+    ) -> Result<Pooled, ErrorReport> {
+        let launch = self.launch(self.place(Some(permit)));
+        match tokio::time::timeout_at(deadline.into(), launch).await {
+            Ok(Ok(p)) => Ok(p),
+            Ok(Err(e)) => Err(no_process(&info.name, e)),
+            Err(_) => Err(no_process(&info.name, "timed out waiting for one")),
+        }
     }
 
     /// Retires the process `generation` of a slot once it has been idle for
@@ -427,19 +579,22 @@ impl Proxy {
         generation: u64,
         mut ctl: Control,
     ) {
-        let mine = |g: &Slot| g.running.as_ref().is_some_and(|r| r.generation == generation);
+        let mine = |g: &Slot| g.running.iter().position(|r| r.generation == generation);
         loop {
             if ctl.wait_idle(self.cfg.idle_timeout).await.is_err() {
                 break;
             }
             let mut g = slot.lock().await;
-            let Some(handed) = g.running.as_ref().filter(|_| mine(&g)).map(|r| r.handed) else {
-                return;
-            };
-            match ctl.retire(handed).await {
+            let Some(i) = mine(&g) else { return };
+            match ctl.retire(g.running[i].handed).await {
                 Ok(true) => {
-                    g.running = None;
-                    tracing::info!("suspended a tenant: its SQL process was idle");
+                    g.running.remove(i);
+                    match g.running.is_empty() {
+                        true => tracing::info!("suspended a tenant: its SQL process was idle"),
+                        false => {
+                            tracing::info!("retired one of a tenant's SQL processes: it was idle")
+                        }
+                    }
                     return;
                 }
                 Ok(false) => continue,
@@ -448,17 +603,25 @@ impl Proxy {
         }
         // The process is gone.
         let mut g = slot.lock().await;
-        if mine(&g) {
-            g.running = None;
+        if let Some(i) = mine(&g) {
+            g.running.remove(i);
         }
     }
 
-    /// Keeps [`Config::warm_pool`] processes ready, forever.
+    /// Keeps [`Config::warm_pool`] processes ready, forever, within the
+    /// process limit: a free place goes to a waiting client first.
     async fn refill(self: Arc<Self>) {
         loop {
             while self.pool.lock().len() < self.cfg.warm_pool {
-                match self.launch().await {
-                    Ok(p) => self.pool.lock().push(p),
+                let Ok(permit) = self.places.clone().try_acquire_owned() else {
+                    self.place_freed.notified().await;
+                    continue;
+                };
+                match self.launch(self.place(Some(permit))).await {
+                    Ok(p) => {
+                        self.pool.lock().push(p);
+                        self.pool_filled.notify_waiters();
+                    }
                     Err(e) => {
                         tracing::error!(error = %e, "could not start a pooled SQL process");
                         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -469,8 +632,9 @@ impl Proxy {
         }
     }
 
-    /// Starts a tenant-less SQL process and waits until it is ready.
-    async fn launch(&self) -> Result<Pooled, String> {
+    /// Starts a tenant-less SQL process in `place` and waits until it is
+    /// ready.
+    async fn launch(&self, place: Place) -> Result<Pooled, String> {
         let _permit = self.launches.acquire().await.map_err(|e| e.to_string())?;
         let mut cmd = (self.cfg.launcher)();
         cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
@@ -479,7 +643,7 @@ impl Proxy {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err("no pipes to the SQL process".into());
         };
-        let mut p = Pooled { child, stdin, stdout: BufReader::new(stdout), pid };
+        let mut p = Pooled { child, stdin, stdout: BufReader::new(stdout), pid, place };
         if let Err(e) = p.read_ready().await {
             p.kill().await;
             return Err(e);
@@ -501,12 +665,18 @@ impl Proxy {
             // that is starting a process does not hold up the others.
             tokio::spawn(async move {
                 let mut g = slot.lock().await;
-                let Some(r) = g.running.as_mut() else { return };
-                let Ok(mut s) = UnixStream::connect(&r.socket).await else { return };
-                r.handed += 1;
+                let mut sent = Vec::new();
+                for r in &mut g.running {
+                    if let Ok(s) = UnixStream::connect(&r.socket).await {
+                        r.handed += 1;
+                        sent.push(s);
+                    }
+                }
                 drop(g);
-                let _ = s.write_all(&buf).await;
-                let _ = s.shutdown().await;
+                for mut s in sent {
+                    let _ = s.write_all(&buf).await;
+                    let _ = s.shutdown().await;
+                }
             });
         }
     }
@@ -557,10 +727,11 @@ impl Pooled {
             children.lock().retain(|p| *p != self.pid);
             return Err(e);
         }
-        let Pooled { mut child, pid, .. } = self;
+        let Pooled { mut child, pid, place, .. } = self;
         let (children, tenant) = (children.clone(), bind.tenant.clone());
         tokio::spawn(async move {
             let status = child.wait().await;
+            drop(place);
             children.lock().retain(|p| *p != pid);
             tracing::info!(%tenant, pid, ?status, "a SQL process exited");
         });

@@ -184,6 +184,14 @@ struct Serverless {
     /// until its next connection.
     #[arg(long, default_value = "5min", value_parser = parse_duration)]
     idle_timeout: Duration,
+    /// At most this many SQL processes run at once, pooled ones included;
+    /// a client that finds all of them busy waits for one.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
+    max_sql_processes: u32,
+    /// How long a client waits for a SQL process (all busy, or starting)
+    /// before it gets FATAL 53300 (too_many_connections).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    process_wait: Duration,
 }
 
 /// Parses `500ms`, `2s`, `5min`, `1h` (a bare number is seconds).
@@ -500,6 +508,8 @@ fn proxy(args: ProxyArgs) -> anyhow::Result<()> {
             handoff: !args.forward,
             warm_pool: args.serverless.warm_pool,
             idle_timeout: args.serverless.idle_timeout,
+            max_sql_processes: args.serverless.max_sql_processes as usize,
+            process_wait: args.serverless.process_wait,
         });
         p.check_kv().await.map_err(|e| anyhow::anyhow!("{}", e.message))?;
         let listen = args.pg.listen;

@@ -99,7 +99,11 @@ pub fn run(args: StartArgs) -> anyhow::Result<()> {
             c.arg("--warm-pool")
                 .arg(args.serverless.warm_pool.to_string())
                 .arg("--idle-timeout")
-                .arg(format!("{}ms", args.serverless.idle_timeout.as_millis()));
+                .arg(format!("{}ms", args.serverless.idle_timeout.as_millis()))
+                .arg("--max-sql-processes")
+                .arg(args.serverless.max_sql_processes.to_string())
+                .arg("--process-wait")
+                .arg(format!("{}ms", args.serverless.process_wait.as_millis()));
             c
         }
     };

@@ -1,4 +1,4 @@
-//! `strata tenant create|list|drop`: tenant management through the KV
+//! `strata tenant create|list|set|drop`: tenant management through the KV
 //! server's admin calls. The running cluster is found by its data
 //! directory (`DIR/run/kv.sock` and the secret `DIR/secret`) or by `--kv`
 //! with `--secret-file`.
@@ -34,11 +34,20 @@ enum TenantCommand {
         name: String,
     },
     /// Lists tenants: name, id, state, created, last activity, stored bytes,
-    /// SQL pids.
+    /// the limit of SQL processes, SQL pids.
     List {
         /// Print a JSON array instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Changes a tenant's settings.
+    Set {
+        /// The tenant.
+        name: String,
+        /// How many SQL processes may serve it at once (the proxy spreads
+        /// new connections over them by load).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+        max_sql_processes: u32,
     },
     /// Drops a tenant and all its data.
     Drop {
@@ -73,24 +82,34 @@ pub fn run(args: TenantArgs) -> anyhow::Result<()> {
                 } else {
                     writeln!(
                         out,
-                        "{:<24} {:>6} {:<10} {:<20} {:<20} {:>14}  sql_pids",
-                        "name", "id", "state", "created", "last_active", "stored_bytes"
+                        "{:<24} {:>6} {:<10} {:<20} {:<20} {:>14} {:>8}  sql_pids",
+                        "name", "id", "state", "created", "last_active", "stored_bytes", "max_sql"
                     )?;
                     for t in &all {
                         let pids: Vec<String> = t.sql_pids.iter().map(u32::to_string).collect();
                         writeln!(
                             out,
-                            "{:<24} {:>6} {:<10} {:<20} {:<20} {:>14}  {}",
+                            "{:<24} {:>6} {:<10} {:<20} {:<20} {:>14} {:>8}  {}",
                             t.name,
                             t.id,
                             state(t),
                             created(t),
                             last_active(t).unwrap_or_else(|| "-".into()),
                             t.stored_bytes,
+                            t.max_sql_processes,
                             pids.join(",")
                         )?;
                     }
                 }
+            }
+            TenantCommand::Set { name, max_sql_processes } => {
+                let t =
+                    admin.set_max_sql_processes(&name, max_sql_processes).await.map_err(clean)?;
+                writeln!(
+                    out,
+                    "tenant \"{}\": max_sql_processes = {}",
+                    t.name, t.max_sql_processes
+                )?;
             }
             TenantCommand::Drop { name, force } => {
                 admin.drop_tenant(&name, force).await.map_err(clean)?;
@@ -145,6 +164,7 @@ fn to_json(all: &[TenantInfo]) -> String {
                 "state": state(t),
                 "sql_pids": t.sql_pids,
                 "sessions": t.sessions,
+                "max_sql_processes": t.max_sql_processes,
                 "stored_bytes": t.stored_bytes,
                 "created": created(t),
                 "last_active": last_active(t),

@@ -39,7 +39,8 @@ pub use server::{connect, run_with_timeout, strata_bin, Target, TestServer, STAR
 pub use split::{
     children_of, cluster_option, connect_config, connect_tenant, error_text, kill9_pid,
     parse_tenant_list, pid_alive, plain_config, process_args, query_text, read_pid_file,
-    tenant_config, test_runtime, wait_pid_gone, SqlProcess, TenantInfo, RECOVERY_TIMEOUT,
+    tcp_clients_of, tenant_config, test_runtime, wait_pid_gone, SqlProcess, TenantInfo,
+    RECOVERY_TIMEOUT,
 };
 pub use tpcb::{check_tpcb_invariants, pgbench_number};
 

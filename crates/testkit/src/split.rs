@@ -48,6 +48,8 @@ pub struct TenantInfo {
     pub state: String,
     /// The OS pids of its SQL processes (empty while suspended).
     pub sql_pids: Vec<i32>,
+    /// How many SQL processes may serve it at once.
+    pub max_sql_processes: u64,
     /// What its keyspace takes in the KV store.
     pub stored_bytes: u64,
     /// When it was created (a timestamp; only checked to be non-empty).
@@ -70,8 +72,8 @@ impl TenantInfo {
 }
 
 /// Parses the output of `strata tenant list --json`: a JSON array of
-/// objects with `name`, `id`, `state`, `sql_pids`, `stored_bytes`,
-/// `created` and `last_active`. Returns `Err` with the reason (and the text) if the output
+/// objects with `name`, `id`, `state`, `sql_pids`, `max_sql_processes`,
+/// `stored_bytes`, `created` and `last_active`. Returns `Err` with the reason (and the text) if the output
 /// does not have exactly that shape, so that a wrong type fails loudly
 /// instead of being read as a default.
 pub fn parse_tenant_list(json: &str) -> Result<Vec<TenantInfo>, String> {
@@ -111,6 +113,7 @@ pub fn parse_tenant_list(json: &str) -> Result<Vec<TenantInfo>, String> {
             id: unsigned("id")?,
             state: string("state")?,
             sql_pids: pids,
+            max_sql_processes: unsigned("max_sql_processes")?,
             stored_bytes: unsigned("stored_bytes")?,
             created: string("created")?,
             last_active: match get("last_active")? {
@@ -243,6 +246,33 @@ pub fn children_of(parent: i32) -> BTreeSet<i32> {
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter(|&pid| proc_stat(pid).is_some_and(|(s, ppid)| ppid == parent && live(&s)))
         .collect()
+}
+
+/// How many TCP connections to local port `port` process `pid` holds: the
+/// client connections a SQL process serves, once the proxy handed their
+/// sockets to it (its sockets matched by inode against /proc/net/tcp).
+pub fn tcp_clients_of(pid: i32, port: u16) -> usize {
+    let inodes: BTreeSet<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|fds| {
+            fds.flatten()
+                .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+                .filter_map(|l| {
+                    let l = l.to_string_lossy().into_owned();
+                    Some(l.strip_prefix("socket:[")?.strip_suffix(']')?.to_string())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let tcp = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let suffix = format!(":{port:04X}");
+    tcp.lines()
+        .skip(1)
+        .filter(|line| {
+            // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+            let f: Vec<&str> = line.split_whitespace().collect();
+            f.len() > 9 && f[1].ends_with(&suffix) && f[3] == "01" && inodes.contains(f[9])
+        })
+        .count()
 }
 
 /// The command line of process `pid` (empty if it is gone), to check that
@@ -605,10 +635,10 @@ mod tests {
     fn tenant_list_json_is_parsed_field_by_field() {
         let json = r#"[
             {"name": "default", "id": 1, "state": "running", "sql_pids": [4242],
-             "stored_bytes": 1234, "created": "2024-01-01T00:00:00Z",
+             "max_sql_processes": 1, "stored_bytes": 1234, "created": "2024-01-01T00:00:00Z",
              "last_active": "2024-01-03T00:00:00Z"},
             {"name": "acme", "id": 7, "state": "suspended", "sql_pids": [],
-             "stored_bytes": 0, "created": "2024-01-02T00:00:00Z", "last_active": null}
+             "max_sql_processes": 3, "stored_bytes": 0, "created": "2024-01-02T00:00:00Z", "last_active": null}
         ]"#;
         let t = parse_tenant_list(json).expect("valid list");
         assert_eq!(t.len(), 2);
@@ -617,7 +647,7 @@ mod tests {
             ("default", 1, &[4242][..])
         );
         assert!(t[0].is_running() && !t[1].is_running());
-        assert_eq!(t[1].stored_bytes, 0);
+        assert_eq!((t[1].stored_bytes, t[1].max_sql_processes), (0, 3));
     }
 
     #[test]
@@ -625,7 +655,7 @@ mod tests {
         assert!(parse_tenant_list("{}").is_err());
         assert!(parse_tenant_list(r#"[{"name": "a"}]"#).is_err());
         let string_id = r#"[{"name": "a", "id": "1", "state": "running", "sql_pids": [],
-            "stored_bytes": 0, "created": "x", "last_active": null}]"#;
+            "max_sql_processes": 1, "stored_bytes": 0, "created": "x", "last_active": null}]"#;
         assert!(parse_tenant_list(string_id).is_err());
         assert_eq!(parse_tenant_list("[]\n"), Ok(vec![]));
     }
