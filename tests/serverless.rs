@@ -18,6 +18,10 @@
 //! - Several processes per tenant (`strata tenant set NAME
 //!   --max-sql-processes K`): new connections are spread over them by
 //!   load, and idle ones retire.
+//! - Failed-login throttling: after a wrong password the proxy refuses
+//!   that address's next attempts to that tenant (08004) for 1 s, then
+//!   2 s, ...; other tenants are not affected, and a recent login exempts
+//!   the pair.
 //!
 //! PostgreSQL has no tenants, so every test here skips the PostgreSQL target.
 
@@ -180,7 +184,7 @@ fn a_client_waits_for_a_process_at_the_limit_then_gets_53300() {
     let connect = |n: &str| rt.block_on(connect_config(&tenant_config(s.port, n)));
     let a = connect("a").unwrap_or_else(|e| panic!("connect a: {}", error_text(&e)));
     // The one process serves a (its client holds it): b waits, then is told.
-    let e = connect("b").err().expect("b connected past the process limit");
+    let Err(e) = connect("b") else { panic!("b connected past the process limit") };
     let db = e.as_db_error().unwrap_or_else(|| panic!("no server error: {e}"));
     assert_eq!(db.code().code(), "53300", "{}", error_text(&e));
     assert!(
@@ -244,4 +248,67 @@ fn a_tenant_with_more_processes_spreads_connections_by_load() {
     for p in t.sql_pids {
         assert!(wait_pid_gone(p, WAIT), "SQL process {p} of m did not exit");
     }
+}
+
+/// The SQLSTATE of a failed connection attempt ("" if it connected or the
+/// failure carried none).
+fn login_code(r: &Result<tokio_postgres::Client, tokio_postgres::Error>) -> String {
+    match r {
+        Ok(_) => String::new(),
+        Err(e) => {
+            e.as_db_error().map(|d| d.code().code().to_string()).unwrap_or_else(|| e.to_string())
+        }
+    }
+}
+
+#[test]
+fn failed_logins_are_throttled_per_address_and_tenant() {
+    let Some(s) = start(&[]) else { return };
+    for t in ["th", "tu"] {
+        s.create_tenant(t);
+        s.query_tenant(t, "create role alice login password 'right'");
+    }
+    let rt = test_runtime();
+    let login = |tenant: &str, password: &str| {
+        let mut c = tenant_config(s.port, tenant);
+        c.user("alice").password(password);
+        rt.block_on(connect_config(&c))
+    };
+    // A retry within a wait must be refused at once; on a machine so slow
+    // that the wait is over before the retry arrives, that cannot be seen.
+    let refused_within = |failed_at: Instant, wait: Duration, r: &Result<_, _>| {
+        if failed_at.elapsed() >= wait - Duration::from_millis(100) {
+            eprintln!("retry came after the wait; not checked");
+            return;
+        }
+        assert_eq!(login_code(r), "08004", "a retry within the wait was not refused");
+        let e = r.as_ref().err().and_then(|e| e.as_db_error()).expect("an error report");
+        assert!(
+            e.message().contains("\"th\"") && e.message().contains("try again in"),
+            "{}",
+            e.message()
+        );
+    };
+
+    let failed_at = Instant::now();
+    assert_eq!(login_code(&login("th", "wrong")), "28P01");
+    // Even the right password waits out the back-off (1 s after one failure).
+    let r = login("th", "right");
+    refused_within(failed_at, Duration::from_secs(1), &r);
+    // Another tenant from the same address is not throttled.
+    assert_eq!(login_code(&login("tu", "right")), "");
+
+    std::thread::sleep(Duration::from_millis(1200));
+    let failed_at = Instant::now();
+    assert_eq!(login_code(&login("th", "wrong")), "28P01", "the 1 s wait was over");
+    let r = login("th", "wrong");
+    refused_within(failed_at, Duration::from_secs(2), &r);
+
+    std::thread::sleep(Duration::from_millis(2200));
+    let ok =
+        login("th", "right").unwrap_or_else(|e| panic!("after the 2 s wait: {}", error_text(&e)));
+    assert_eq!(rt.block_on(query_text(&ok, "select current_user")).expect("query"), "alice");
+    // A pair that just logged in is not throttled for a typo.
+    assert_eq!(login_code(&login("th", "wrong")), "28P01");
+    assert_eq!(login_code(&login("th", "wrong")), "28P01");
 }

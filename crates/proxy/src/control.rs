@@ -24,6 +24,13 @@
 //!   proxy asks only while it holds the tenant's routing lock, so no
 //!   connection can be on its way: a client is never handed to a process
 //!   that is going away. Anything else is `busy`, and the process goes on.
+//!
+//! **Authentication events.** A SQL process reports each password
+//! authentication to the proxy's datagram socket (`events` in the
+//! [`Bind`]) as `auth ok|failed TENANT_ID ADDRESS` (ADDRESS `local` for a
+//! client not over TCP), before the client hears the outcome; the proxy
+//! throttles failures by client address and tenant ([`crate::throttle`]).
+//! Best effort: a lost datagram is one failure not counted.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -48,6 +55,10 @@ pub struct Bind {
     pub socket: PathBuf,
     /// The control socket.
     pub control: PathBuf,
+    /// Where to report authentication outcomes ([`report_auth`]); None
+    /// from a proxy that does not listen for them.
+    #[serde(default)]
+    pub events: Option<PathBuf>,
 }
 
 impl Bind {
@@ -130,6 +141,51 @@ async fn serve_one(s: UnixStream, stats: Arc<ConnStats>, sockets: Arc<Vec<PathBu
     }
 }
 
+/// An authentication outcome as a SQL process reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuthEvent {
+    /// The tenant the process serves.
+    pub tenant_id: u64,
+    /// The client's address (None: not over TCP).
+    pub client: Option<std::net::IpAddr>,
+    /// The password was right.
+    pub ok: bool,
+}
+
+impl AuthEvent {
+    /// The datagram.
+    pub fn encode(&self) -> String {
+        let client = self.client.map_or_else(|| "local".to_string(), |ip| ip.to_string());
+        let ok = if self.ok { "ok" } else { "failed" };
+        format!("auth {ok} {} {client}", self.tenant_id)
+    }
+
+    /// Parses a datagram (None if it is not one).
+    pub fn parse(text: &str) -> Option<AuthEvent> {
+        let w: Vec<&str> = text.split_whitespace().collect();
+        let ["auth", ok, tenant, client] = w.as_slice() else { return None };
+        let ok = match *ok {
+            "ok" => true,
+            "failed" => false,
+            _ => return None,
+        };
+        let client = match *client {
+            "local" => None,
+            ip => Some(ip.parse().ok()?),
+        };
+        Some(AuthEvent { tenant_id: tenant.parse().ok()?, client, ok })
+    }
+}
+
+/// Sends `event` to the proxy's events socket at `path` (best effort; a
+/// full or missing socket drops it). `socket` is an unbound, non-blocking
+/// datagram socket the process keeps.
+pub fn report_auth(socket: &std::os::unix::net::UnixDatagram, path: &Path, event: AuthEvent) {
+    if let Err(e) = socket.send_to(event.encode().as_bytes(), path) {
+        tracing::debug!(error = %e, "could not report an authentication to the proxy");
+    }
+}
+
 /// The proxy's end of a control connection.
 pub struct Control {
     lines: tokio::io::Lines<BufReader<OwnedReadHalf>>,
@@ -204,11 +260,30 @@ mod tests {
             token: "abc".into(),
             socket: "/tmp/a b/sql-7.sock".into(),
             control: "/tmp/a b/sql-7.ctl".into(),
+            events: Some("/tmp/a b/events.sock".into()),
         };
         let line = b.to_line();
         assert!(line.ends_with('\n') && !line[..line.len() - 1].contains('\n'));
         assert_eq!(Bind::parse(&line), Ok(b));
         assert!(Bind::parse("bind acme").is_err());
+    }
+
+    #[test]
+    fn auth_event_round_trip() {
+        for e in [
+            AuthEvent { tenant_id: 7, client: Some([10, 0, 0, 1].into()), ok: false },
+            AuthEvent {
+                tenant_id: 2,
+                client: Some(std::net::Ipv6Addr::LOCALHOST.into()),
+                ok: true,
+            },
+            AuthEvent { tenant_id: 3, client: None, ok: false },
+        ] {
+            assert_eq!(AuthEvent::parse(&e.encode()), Some(e));
+        }
+        assert_eq!(AuthEvent::parse("auth maybe 1 local"), None);
+        assert_eq!(AuthEvent::parse("auth ok x local"), None);
+        assert_eq!(AuthEvent::parse("status"), None);
     }
 
     #[tokio::test]

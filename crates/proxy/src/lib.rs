@@ -28,6 +28,11 @@
 //! connection for [`Config::idle_timeout`] is retired and exits (scale to
 //! zero); nothing runs for a suspended tenant until a client asks for it.
 //!
+//! SQL processes report each password login to the proxy's datagram
+//! socket `RUN_DIR/events.sock`; after a wrong password the proxy refuses
+//! that client address's next attempts to that tenant for a while, at
+//! once and before any SQL process sees them ([`throttle`]).
+//!
 //! Each tenant has a routing lock, held while its process is found or
 //! started and while a client is handed to it, and while the proxy asks
 //! the process to retire: simultaneous first connections share one process,
@@ -64,8 +69,10 @@ use wire::transport::Transport;
 pub mod control;
 /// Tenant routing rules.
 pub mod route;
+pub mod throttle;
 
-use control::{Bind, Control};
+use control::{AuthEvent, Bind, Control};
+use throttle::Throttle;
 
 /// How long a starting SQL process may take to say it is ready, and a
 /// pooled one to bind to a tenant.
@@ -132,6 +139,11 @@ pub struct Proxy {
     /// Numbers the processes the registry records, so a watcher knows
     /// whether the slot still holds its process.
     generation: AtomicU64,
+    /// Failed logins by (client address, tenant).
+    throttle: Mutex<Throttle>,
+    /// Where SQL processes report logins ([`control::AuthEvent`]); bound
+    /// when serving starts.
+    events: std::sync::OnceLock<Arc<tokio::net::UnixDatagram>>,
 }
 
 /// A tenant's entry: the SQL processes that serve it.
@@ -259,6 +271,8 @@ impl Proxy {
             pool_taken: Notify::new(),
             launches: Semaphore::new(LAUNCH_PERMITS),
             generation: AtomicU64::new(1),
+            throttle: Mutex::new(Throttle::new(throttle::DEFAULT_CAPACITY)),
+            events: std::sync::OnceLock::new(),
         })
     }
 
@@ -281,6 +295,7 @@ impl Proxy {
         tcp: tokio::net::TcpListener,
         unix: Option<tokio::net::UnixListener>,
     ) {
+        self.listen_for_events();
         self.adopt_all().await;
         tokio::spawn(self.clone().refill());
         loop {
@@ -312,6 +327,67 @@ impl Proxy {
         }
     }
 
+    fn events_path(&self) -> PathBuf {
+        self.cfg.run_dir.join("events.sock")
+    }
+
+    /// Binds the events socket and applies what arrives on it, for as long
+    /// as the proxy runs (without it logins are simply not throttled).
+    fn listen_for_events(self: &Arc<Self>) {
+        let path = self.events_path();
+        let _ = std::fs::remove_file(&path);
+        let sock = match tokio::net::UnixDatagram::bind(&path) {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                tracing::warn!(error = %e, path = %path.display(), "no login throttling: cannot bind");
+                return;
+            }
+        };
+        let _ = self.events.set(sock.clone());
+        let me = Arc::downgrade(self);
+        tokio::spawn(async move {
+            while sock.readable().await.is_ok() {
+                let Some(p) = me.upgrade() else { return };
+                p.take_events();
+            }
+        });
+    }
+
+    /// Applies every login report waiting on the events socket.
+    fn take_events(&self) {
+        let Some(sock) = self.events.get() else { return };
+        let mut buf = [0u8; 256];
+        while let Ok(n) = sock.try_recv(&mut buf) {
+            let Some(e) = std::str::from_utf8(&buf[..n]).ok().and_then(AuthEvent::parse) else {
+                continue;
+            };
+            self.throttle.lock().record((e.client, e.tenant_id), e.ok, Instant::now());
+        }
+    }
+
+    /// FATAL 08004 if `client` must still wait after failed logins to
+    /// tenant `info`. Reports already sent are read first: a SQL process
+    /// reports a failure before its client hears of it.
+    fn check_throttle(
+        &self,
+        client: Option<std::net::IpAddr>,
+        info: &TenantInfo,
+    ) -> Result<(), ErrorReport> {
+        self.take_events();
+        let Some(wait) = self.throttle.lock().wait((client, info.id), Instant::now()) else {
+            return Ok(());
+        };
+        let from = client.map_or_else(|| "a local client".to_string(), |ip| ip.to_string());
+        Err(ErrorReport::fatal(
+            SqlState::SqlserverRejectedEstablishmentOfSqlconnection,
+            format!(
+                "too many failed authentication attempts to tenant \"{}\" from {from}; try again in {:.1} s",
+                info.name,
+                wait.as_secs_f64()
+            ),
+        ))
+    }
+
     /// Serves one client: startup, routing, then the hand-off or forwarding.
     async fn handle<IO: Io + AsFd>(self: Arc<Self>, io: IO, origin: Origin) {
         let mut t = Transport::new(io);
@@ -324,7 +400,11 @@ impl Proxy {
         let r = route::route(params);
         // Held until the client is handed over (or its first bytes sent),
         // so the process cannot retire with the client on its way.
-        let (routing, mut sql) = match self.clone().connect_tenant(&r.tenant).await {
+        let client = match &origin {
+            Origin::Tcp { client, .. } => Some(client.ip()),
+            _ => None,
+        };
+        let (routing, mut sql) = match self.clone().connect_tenant(&r.tenant, client).await {
             Ok(s) => s,
             Err(e) => {
                 t.fatal(&e).await;
@@ -376,6 +456,7 @@ impl Proxy {
     async fn connect_tenant(
         self: Arc<Self>,
         name: &str,
+        client: Option<std::net::IpAddr>,
     ) -> Result<(OwnedMutexGuard<Slot>, UnixStream), ErrorReport> {
         let Some(info) = self.lookup(name).await? else {
             return Err(ErrorReport::fatal(
@@ -383,6 +464,7 @@ impl Proxy {
                 format!("tenant \"{name}\" does not exist"),
             ));
         };
+        self.check_throttle(client, &info)?;
         // One bound on the whole wait: for the routing lock (another client
         // may be starting the tenant's process) and for a process.
         let deadline = Instant::now() + self.cfg.process_wait;
@@ -540,6 +622,7 @@ impl Proxy {
                 token: self.cfg.secret.tenant_token(info.id),
                 socket: socket.clone(),
                 control: control.clone(),
+                events: self.events.get().map(|_| self.events_path()),
             };
             match p.bind(&bind, &self.children).await {
                 Ok(pid) => break (pid, socket, control),

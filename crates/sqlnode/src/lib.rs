@@ -24,7 +24,12 @@ pub struct SqlNode<K: KvClient> {
     /// Open client sessions (the KV server learns the count: a tenant with
     /// sessions is not dropped without --force).
     sessions: Arc<Sessions>,
+    /// Hears each password authentication's outcome (the proxy throttles
+    /// failed ones).
+    auth_hook: Option<AuthHook>,
 }
+
+type AuthHook = Box<dyn Fn(Option<std::net::IpAddr>, bool) + Send + Sync>;
 
 /// The count of open sessions, and who is told when it changes.
 #[derive(Default)]
@@ -37,7 +42,11 @@ struct Sessions {
 impl<K: KvClient> SqlNode<K> {
     /// A SQL node for the tenant `client` is bound to.
     pub fn new(client: K) -> SqlNode<K> {
-        SqlNode { db: Database::new(client, hash_password), sessions: Arc::default() }
+        SqlNode {
+            db: Database::new(client, hash_password),
+            sessions: Arc::default(),
+            auth_hook: None,
+        }
     }
 
     /// Calls `hook` with the number of open sessions each time it changes,
@@ -46,6 +55,16 @@ impl<K: KvClient> SqlNode<K> {
     pub fn on_sessions(mut self, hook: impl Fn(usize) + Send + Sync + 'static) -> SqlNode<K> {
         self.sessions =
             Arc::new(Sessions { count: Default::default(), hook: Some(Box::new(hook)) });
+        self
+    }
+
+    /// Calls `hook` with the client's address and whether its password was
+    /// right, after each password authentication.
+    pub fn on_auth(
+        mut self,
+        hook: impl Fn(Option<std::net::IpAddr>, bool) + Send + Sync + 'static,
+    ) -> SqlNode<K> {
+        self.auth_hook = Some(Box::new(hook));
         self
     }
 
@@ -62,6 +81,12 @@ fn hash_password(password: &str) -> String {
 
 impl<K: KvClient> wire::Backend for SqlNode<K> {
     type Session = NodeSession<K>;
+
+    fn auth_outcome(&self, client: Option<std::net::IpAddr>, ok: bool) {
+        if let Some(hook) = &self.auth_hook {
+            hook(client, ok);
+        }
+    }
 
     /// Roles with a password authenticate with SCRAM-SHA-256 (from anywhere);
     /// roles without one are trusted on loopback and unix sockets only.

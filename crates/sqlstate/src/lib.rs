@@ -99,6 +99,8 @@ sqlstates! {
     ProtocolViolation = "08P01",
     /// 08006
     ConnectionFailure = "08006",
+    /// 08004: the server refused the connection (a throttled login).
+    SqlserverRejectedEstablishmentOfSqlconnection = "08004",
     /// 0A000
     FeatureNotSupported = "0A000",
     /// 22000

@@ -386,6 +386,8 @@ struct Serving {
     token: String,
     proxy_socket: Option<PathBuf>,
     control_socket: Option<PathBuf>,
+    /// The tenant's id and the proxy's socket for login reports.
+    events: Option<(u64, PathBuf)>,
 }
 
 /// A pooled process: warms up, says `ready`, and waits for the bind line
@@ -406,6 +408,7 @@ async fn wait_for_bind() -> anyhow::Result<Option<Serving>> {
         token: b.token,
         proxy_socket: Some(b.socket),
         control_socket: Some(b.control),
+        events: b.events.map(|p| (b.tenant_id, p)),
     }))
 }
 
@@ -418,6 +421,7 @@ fn sql(args: SqlArgs) -> anyhow::Result<()> {
                 token: std::env::var("STRATA_KV_TOKEN").context("STRATA_KV_TOKEN is not set")?,
                 proxy_socket: args.proxy_socket.clone(),
                 control_socket: args.control_socket.clone(),
+                events: None,
             },
             None => match wait_for_bind().await? {
                 Some(s) => s,
@@ -436,8 +440,18 @@ fn sql(args: SqlArgs) -> anyhow::Result<()> {
 async fn serve_tenant(args: SqlArgs, s: Serving) -> anyhow::Result<()> {
     let client = connect_kv(&args.kv, &s.tenant, &s.token, args.kv_timeout).await?;
     let reporter = client.clone();
-    let backend = sqlnode::SqlNode::new(client.clone())
+    let mut backend = sqlnode::SqlNode::new(client.clone())
         .on_sessions(move |n| reporter.report_sessions(u32::try_from(n).unwrap_or(u32::MAX)));
+    if let Some((tenant_id, path)) = s.events.clone() {
+        // Non-blocking: a proxy that reads slowly loses reports, never
+        // holds up a login.
+        let sock = std::os::unix::net::UnixDatagram::unbound().context("a datagram socket")?;
+        sock.set_nonblocking(true).context("a datagram socket")?;
+        backend = backend.on_auth(move |client, ok| {
+            let event = proxy::control::AuthEvent { tenant_id, client, ok };
+            proxy::control::report_auth(&sock, &path, event);
+        });
+    }
     let backend = Arc::new(backend);
     backend.init().await.map_err(|e| anyhow::anyhow!("loading the catalog: {e}"))?;
     let mut listeners = match args.listen {

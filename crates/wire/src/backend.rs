@@ -150,6 +150,14 @@ pub trait Backend: Send + Sync + 'static {
     /// and unix sockets. An Err rejects the connection with that report.
     fn auth_method(&self, startup: &StartupInfo, local: bool) -> Result<AuthMethod, ErrorReport>;
 
+    /// Hears how a password authentication from `client` (None: not over
+    /// TCP) ended: `ok`, or a wrong password. Called before the client
+    /// hears it, so whoever counts failures has counted this one before a
+    /// retry can arrive.
+    fn auth_outcome(&self, client: Option<std::net::IpAddr>, ok: bool) {
+        let _ = (client, ok);
+    }
+
     /// Opens a session after authentication succeeded.
     fn open(
         &self,

@@ -83,7 +83,8 @@ pub async fn run<B, IO>(
 {
     let mut t = Transport::new(io);
     let mut out = BytesMut::new();
-    let login = startup::login(&*backend, &registry, &mut t, local, &mut out);
+    let client = peer.map(|p| p.0.ip());
+    let login = startup::login(&*backend, &registry, &mut t, local, client, &mut out);
     let Ok(Ok(mut info)) = tokio::time::timeout(STARTUP_TIMEOUT, login).await else { return };
     msg::auth_ok(&mut out);
     let registration = registry.register();

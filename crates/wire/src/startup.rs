@@ -34,11 +34,13 @@ const PROTOCOL_OPTION_PREFIX: &str = "_pq_.";
 /// Runs the startup phase. Returns the client's parameters once it is
 /// authenticated, with any messages to send before AuthenticationOk left in
 /// `out`; Err when the connection must close (a CancelRequest ends here too).
+/// `client` is the client's address (for [`Backend::auth_outcome`]).
 pub async fn login<B: Backend, IO: AsyncRead + AsyncWrite + Unpin>(
     backend: &B,
     registry: &CancelRegistry,
     t: &mut Transport<IO>,
     local: bool,
+    client: Option<std::net::IpAddr>,
     out: &mut BytesMut,
 ) -> Result<StartupInfo, Closed> {
     let (minor, params) = loop {
@@ -59,7 +61,9 @@ pub async fn login<B: Backend, IO: AsyncRead + AsyncWrite + Unpin>(
     };
     match backend.auth_method(&info, local) {
         Ok(AuthMethod::Trust) => {}
-        Ok(AuthMethod::ScramSha256(v)) => scram(t, v, &info.user, out).await?,
+        Ok(AuthMethod::ScramSha256(v)) => {
+            scram(t, v, &info.user, out, |ok| backend.auth_outcome(client, ok)).await?
+        }
         Err(e) => return Err(t.fatal_after(out, &e).await),
     }
     Ok(info)
@@ -98,11 +102,13 @@ fn startup_info(
 }
 
 /// The SCRAM-SHA-256 exchange (RFC 5802 / RFC 7677, no channel binding).
+/// `outcome` hears whether the proof was right, once the client sent one.
 async fn scram<IO: AsyncRead + AsyncWrite + Unpin>(
     t: &mut Transport<IO>,
     verifier: ScramVerifier,
     user: &str,
     out: &mut BytesMut,
+    outcome: impl FnOnce(bool),
 ) -> Result<(), Closed> {
     msg::auth_sasl(out);
     t.send(out).await?;
@@ -129,10 +135,16 @@ async fn scram<IO: AsyncRead + AsyncWrite + Unpin>(
     let body = sasl_response(t).await?;
     match server.finish(&body) {
         Ok(server_final) => {
+            outcome(true);
             msg::auth_sasl_data(out, 12, server_final.as_bytes());
             Ok(())
         }
-        Err(e) => Err(t.fatal(&e).await),
+        Err(e) => {
+            if e.code == SqlState::InvalidPassword {
+                outcome(false);
+            }
+            Err(t.fatal(&e).await)
+        }
     }
 }
 
