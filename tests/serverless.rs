@@ -22,6 +22,10 @@
 //!   that address's next attempts to that tenant (08004) for 1 s, then
 //!   2 s, ...; other tenants are not affected, and a recent login exempts
 //!   the pair.
+//! - 10,000 mostly idle connections to one tenant, each with its own
+//!   setting and prepared statement, all served by one SQL process (the
+//!   proxy hands their sockets over); RSS of proxy and SQL process per
+//!   1,000 connections is printed.
 //!
 //! PostgreSQL has no tenants, so every test here skips the PostgreSQL target.
 
@@ -311,4 +315,84 @@ fn failed_logins_are_throttled_per_address_and_tenant() {
     // A pair that just logged in is not throttled for a typo.
     assert_eq!(login_code(&login("th", "wrong")), "28P01");
     assert_eq!(login_code(&login("th", "wrong")), "28P01");
+}
+
+/// Resident memory of process `pid` in KiB (0 if it is gone).
+fn rss_kib(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn ten_thousand_idle_connections_to_one_tenant() {
+    // STRATA_TEST_CONNECTIONS lowers it on a machine with fewer open files.
+    let n: usize = std::env::var("STRATA_TEST_CONNECTIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    let Some(s) = start(&[]) else { return };
+    s.create_tenant("many");
+    let rt = test_runtime();
+    let first = rt
+        .block_on(connect_config(&tenant_config(s.port, "many")))
+        .unwrap_or_else(|e| panic!("first client: {}", error_text(&e)));
+    let sql_pid = s.wait_for_tenant("many", "running", WAIT, |t| t.sql_pids.len() == 1).sql_pids[0];
+    let before = (rss_kib(s.proxy_pid()), rss_kib(sql_pid));
+    let port = s.port;
+    let started = Instant::now();
+    let opened = rt.block_on(async {
+        use futures::{StreamExt, TryStreamExt};
+        let all = futures::stream::iter(0..n)
+            .map(|i| async move {
+                let c = connect_config(&tenant_config(port, "many"))
+                    .await
+                    .map_err(|e| format!("client {i}: {}", error_text(&e)))?;
+                // Session state of its own: a setting and a prepared statement.
+                let setup =
+                    format!("SET application_name = 'c{i}'; PREPARE mine AS SELECT {i} + $1::int");
+                c.batch_execute(&setup)
+                    .await
+                    .map_err(|e| format!("client {i}: {}", error_text(&e)))?;
+                Ok::<_, String>((i, c))
+            })
+            .buffer_unordered(32)
+            .try_collect::<Vec<_>>();
+        tokio::time::timeout(Duration::from_secs(900), all).await
+    });
+    let clients = opened
+        .expect("opening the connections took over 15 minutes")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let took = started.elapsed();
+    let after = (rss_kib(s.proxy_pid()), rss_kib(sql_pid));
+    let per_1000 = |a: u64, b: u64| b.saturating_sub(a) as f64 * 1000.0 / n as f64 / 1024.0;
+    eprintln!(
+        "{n} connections in {took:.1?}; RSS proxy {} -> {} MiB ({:.1} MiB per 1,000), SQL process {} -> {} MiB ({:.1} MiB per 1,000)",
+        before.0 / 1024,
+        after.0 / 1024,
+        per_1000(before.0, after.0),
+        before.1 / 1024,
+        after.1 / 1024,
+        per_1000(before.1, after.1),
+    );
+    let t = s.tenant_info("many");
+    assert_eq!(t.sql_pids, vec![sql_pid], "one SQL process serves them all");
+    // Every connection is alive and still has its own state (a sample of
+    // them, and the last opened).
+    for (i, c) in clients.iter().filter(|(i, _)| i % 97 == 0 || *i == n - 1) {
+        let got = rt
+            .block_on(query_text(c, "select current_setting('application_name'); execute mine(1)"));
+        assert_eq!(got.expect("query"), format!("c{i}\n{}", i + 1), "client {i}");
+    }
+    assert_eq!(rt.block_on(query_text(&first, "select 1")).expect("first client"), "1");
+    // Bounded: well under a megabyte per idle session.
+    assert!(
+        per_1000(before.1, after.1) < 500.0,
+        "the SQL process grew by {:.1} MiB per 1,000 idle connections",
+        per_1000(before.1, after.1)
+    );
+    drop(clients);
 }
