@@ -26,6 +26,10 @@
 //!   setting and prepared statement, all served by one SQL process (the
 //!   proxy hands their sockets over); RSS of proxy and SQL process per
 //!   1,000 connections is printed.
+//! - TLS on the proxy with the self-signed certificate of the data
+//!   directory: psql `sslmode=verify-full` to `NAME.localhost` reaches
+//!   tenant NAME (options first, then the host name, then the database
+//!   prefix), SCRAM inside TLS; `--no-tls` refuses TLS.
 //!
 //! PostgreSQL has no tenants, so every test here skips the PostgreSQL target.
 
@@ -395,4 +399,72 @@ fn ten_thousand_idle_connections_to_one_tenant() {
         per_1000(before.1, after.1)
     );
     drop(clients);
+}
+
+/// Runs `psql` with connection string `conninfo` and `-Atc sql` (password
+/// from `PGPASSWORD` if given): success, stdout, stderr.
+fn psql_conninfo(conninfo: &str, sql: &str, password: Option<&str>) -> (bool, String, String) {
+    let mut c = std::process::Command::new("psql");
+    c.args([conninfo, "-X", "-w", "-v", "ON_ERROR_STOP=1", "-Atc", sql])
+        .env("PGCONNECT_TIMEOUT", "10");
+    match password {
+        Some(p) => c.env("PGPASSWORD", p),
+        None => c.env_remove("PGPASSWORD"),
+    };
+    let out = testkit::run_with_timeout(&mut c, None, testkit::CLIENT_TIMEOUT);
+    let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn tls_with_the_tenant_named_by_the_host_name() {
+    let Some(s) = start(&[]) else { return };
+    s.create_tenant("tls1");
+    let root = s.data_dir().join("tls/server.crt");
+    assert!(root.exists(), "no certificate made in {}", root.display());
+    let verified = |host: &str, extra: &str| {
+        format!(
+            "host={host} hostaddr=127.0.0.1 port={} user=postgres dbname=postgres sslmode=verify-full sslrootcert={} {extra}",
+            s.port,
+            root.display()
+        )
+    };
+    // SNI names the tenant: what is written there is in tenant tls1.
+    let (ok, _, err) = psql_conninfo(
+        &verified("tls1.localhost", ""),
+        "create table t (v text); insert into t values ('sni')",
+        None,
+    );
+    assert!(ok, "verify-full to tls1.localhost: {err}");
+    assert_eq!(s.query_tenant("tls1", "select v from t"), "sni");
+    // options come before the host name: this is the default tenant.
+    let (ok, _, err) = psql_conninfo(
+        &verified("tls1.localhost", "options=--cluster=default"),
+        "select v from t",
+        None,
+    );
+    assert!(!ok && err.contains("\"t\" does not exist"), "options did not win over SNI: {err}");
+    // A bare host name names no tenant; the database prefix still does.
+    let (ok, out, err) =
+        psql_conninfo(&verified("localhost", ""), "select current_database()", None);
+    assert!(ok && out == "postgres", "{err}");
+    let plain = format!("host=127.0.0.1 port={} user=postgres sslmode=require", s.port);
+    let (ok, out, err) =
+        psql_conninfo(&format!("{plain} dbname=tls1.postgres"), "select v from t", None);
+    assert!(ok && out == "sni", "sslmode=require with the database prefix: {err}");
+    // The certificate names *.localhost, not other names.
+    let (ok, _, err) = psql_conninfo(&verified("tls1.example.com", ""), "select 1", None);
+    assert!(!ok && err.contains("does not match host name"), "{err}");
+    // SCRAM inside TLS, through the proxy.
+    s.query_tenant("tls1", "create role carol login password 'pw'");
+    let carol = verified("tls1.localhost", "").replace("user=postgres", "user=carol");
+    let (ok, out, err) = psql_conninfo(&carol, "select current_user", Some("pw"));
+    assert!(ok && out == "carol", "SCRAM over TLS: {err}");
+
+    // --no-tls refuses it.
+    let Some(n) = start(&["--no-tls"]) else { return };
+    let refused =
+        format!("host=127.0.0.1 port={} user=postgres dbname=postgres sslmode=require", n.port);
+    let (ok, _, err) = psql_conninfo(&refused, "select 1", None);
+    assert!(!ok && err.contains("does not support SSL"), "{err}");
 }

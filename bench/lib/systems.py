@@ -226,14 +226,20 @@ class Postgres(Server):
         return dict(PG_CONF)
 
 
-def has_split(binary):
-    """Whether this Strata binary is multi-process (`strata start --help`
-    lists --single-process); older builds only have the all-in-one server."""
+def start_flags(binary):
+    """The text of `strata start --help` (empty if it cannot run), to tell
+    what this build has: --single-process (the split) and --no-tls."""
     try:
         out = subprocess.run([binary, "start", "--help"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
-        return False
-    return "--single-process" in out.stdout + out.stderr
+        return ""
+    return out.stdout + out.stderr
+
+
+def has_split(binary):
+    """Whether this Strata binary is multi-process (`strata start --help`
+    lists --single-process); older builds only have the all-in-one server."""
+    return "--single-process" in start_flags(binary)
 
 
 class Strata(Server):
@@ -303,11 +309,17 @@ class StrataSplit(Strata):
         # A short --idle-timeout lets the cold-start cells find their tenants
         # asleep; None keeps Strata's default (5 min).
         self.idle_timeout = idle_timeout
+        self.no_tls = None  # whether the binary has --no-tls, asked once
 
     def command(self):
         idle = ["--idle-timeout", self.idle_timeout] if self.idle_timeout else []
+        # The PostgreSQL here runs without ssl, so libpq clients (sslmode=prefer)
+        # reach it in clear: the split's proxy refuses TLS too, for the same path.
+        if self.no_tls is None:
+            self.no_tls = "--no-tls" in start_flags(self.bin)
+        no_tls = ["--no-tls"] if self.no_tls else []
         return [self.bin, "start", "--listen", f"127.0.0.1:{self.port}", "--socket-dir", self.sock,
-                "--data-dir", self.dir, *idle]
+                "--data-dir", self.dir, *idle, *no_tls]
 
     def endpoint(self, transport):
         return dataclasses.replace(super().endpoint(transport), tenants=(self.bin, "tenant", "--data-dir", self.dir))

@@ -1,11 +1,13 @@
 //! The Strata proxy: the front door every PostgreSQL client connects to.
 //!
-//! For each client connection it reads the startup packets (answering
-//! SSLRequest and GSSENCRequest with 'N'), finds the tenant the client asks
-//! for ([`route`]), checks with the KV server that the tenant exists, finds
+//! For each client connection it reads the startup packets (SSLRequest is
+//! answered 'S' and TLS set up when [`Config::tls`] is set, else 'N';
+//! GSSENCRequest 'N'), finds the tenant the client asks for ([`route`]; over
+//! TLS the host name can name it), checks with the KV server that the tenant exists, finds
 //! or starts a SQL process of that tenant, and hands the client's socket to it
 //! ([`wire::handoff`], SCM_RIGHTS) or, with [`Config::handoff`] off, copies
-//! bytes both ways for the session. Authentication is the SQL process's
+//! bytes both ways for the session (always for a TLS client: its session
+//! keys stay in the proxy). Authentication is the SQL process's
 //! job: it sees the client's real address in the PROXY header the proxy
 //! writes first ([`wire::proxy_header`]), on a unix socket in a directory only the proxy
 //! (and the supervisor) can reach, so trust and SCRAM work as if the client
@@ -70,6 +72,7 @@ pub mod control;
 /// Tenant routing rules.
 pub mod route;
 pub mod throttle;
+pub mod tls;
 
 use control::{AuthEvent, Bind, Control};
 use throttle::Throttle;
@@ -109,6 +112,10 @@ pub struct Config {
     /// A tenant's SQL process that has had no client connection for this
     /// long exits.
     pub idle_timeout: Duration,
+    /// TLS for clients that ask for it (None: they are told 'N').
+    pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
+    /// Over TLS, a host name `NAME.<tenant_domain>` names tenant NAME.
+    pub tenant_domain: String,
     /// At most this many SQL processes run at once, pooled ones included.
     pub max_sql_processes: usize,
     /// How long a client waits for a SQL process for its tenant (all of
@@ -391,30 +398,23 @@ impl Proxy {
     /// Serves one client: startup, routing, then the hand-off or forwarding.
     async fn handle<IO: Io + AsFd>(self: Arc<Self>, io: IO, origin: Origin) {
         let mut t = Transport::new(io);
-        let startup = tokio::time::timeout(STARTUP_TIMEOUT, read_startup(&mut t)).await;
+        let tls = self.cfg.tls.clone();
+        let startup =
+            tokio::time::timeout(STARTUP_TIMEOUT, read_startup(&mut t, tls.is_some())).await;
         let Ok(Some(first)) = startup else { return };
         let (minor, params) = match first {
             First::Cancel(packet) => return self.cancel(packet).await,
             First::Start(minor, params) => (minor, params),
-        };
-        let r = route::route(params);
-        // Held until the client is handed over (or its first bytes sent),
-        // so the process cannot retire with the client on its way.
-        let client = match &origin {
-            Origin::Tcp { client, .. } => Some(client.ip()),
-            _ => None,
-        };
-        let (routing, mut sql) = match self.clone().connect_tenant(&r.tenant, client).await {
-            Ok(s) => s,
-            Err(e) => {
-                t.fatal(&e).await;
-                return;
+            First::Tls => {
+                let Some(tls) = tls else { return };
+                return self.handle_tls(t, tls, origin).await;
             }
         };
-        let mut head = BytesMut::new();
-        head.put_slice(proxy_header::encode(&origin).as_bytes());
-        codec::encode_startup(&mut head, minor, &r.params);
-        head.put_slice(&t.rbuf);
+        let Some((routing, mut sql, head)) =
+            self.connect_client(&mut t, &origin, minor, params, None).await
+        else {
+            return;
+        };
         let sent = match self.cfg.handoff {
             // The SQL process holds the client's socket from here on; ours
             // closes when `t` drops.
@@ -423,17 +423,82 @@ impl Proxy {
         };
         drop(routing);
         if sent.is_err() {
-            let e = ErrorReport::fatal(
-                SqlState::CannotConnectNow,
-                "the tenant's SQL process closed the connection",
-            );
-            t.fatal(&e).await;
-            return;
+            return sql_process_closed(&mut t).await;
         }
         if !self.cfg.handoff {
             // Ends when either side closes; the other side is closed with it.
             let _ = tokio::io::copy_bidirectional(&mut t.io, &mut sql).await;
         }
+    }
+
+    /// A client that asked for TLS (and was told 'S'): the handshake, its
+    /// startup inside TLS, and then its bytes forwarded for the session
+    /// (a TLS session cannot be handed to another process).
+    async fn handle_tls<IO: Io>(
+        self: Arc<Self>,
+        t: Transport<IO>,
+        tls: Arc<tokio_rustls::rustls::ServerConfig>,
+        origin: Origin,
+    ) {
+        if !t.rbuf.is_empty() {
+            // Bytes sent after SSLRequest before the handshake would be
+            // read as if they came encrypted (CVE-2021-23214): refuse.
+            return;
+        }
+        let accept = tokio_rustls::TlsAcceptor::from(tls).accept(t.io);
+        let Ok(Ok(stream)) = tokio::time::timeout(STARTUP_TIMEOUT, accept).await else { return };
+        let sni = stream.get_ref().1.server_name().map(str::to_string);
+        let mut t = Transport::new(stream);
+        let startup = tokio::time::timeout(STARTUP_TIMEOUT, read_startup(&mut t, false)).await;
+        let (minor, params) = match startup {
+            Ok(Some(First::Start(minor, params))) => (minor, params),
+            Ok(Some(First::Cancel(packet))) => return self.cancel(packet).await,
+            _ => return,
+        };
+        let tenant = sni.and_then(|h| route::sni_tenant(&h, &self.cfg.tenant_domain));
+        let Some((routing, mut sql, head)) =
+            self.connect_client(&mut t, &origin, minor, params, tenant).await
+        else {
+            return;
+        };
+        let sent = sql.write_all(&head).await;
+        drop(routing);
+        if sent.is_err() {
+            return sql_process_closed(&mut t).await;
+        }
+        let _ = tokio::io::copy_bidirectional(&mut t.io, &mut sql).await;
+    }
+
+    /// Routes a client's StartupMessage: a connection to a SQL process of
+    /// its tenant with the routing lock still held (until the client is
+    /// handed over or its first bytes sent, so the process cannot retire
+    /// with the client on its way), and the bytes to send it first. None
+    /// once the client was told why not.
+    async fn connect_client<IO: Io>(
+        self: &Arc<Self>,
+        t: &mut Transport<IO>,
+        origin: &Origin,
+        minor: u16,
+        params: Vec<(String, String)>,
+        sni_tenant: Option<String>,
+    ) -> Option<(OwnedMutexGuard<Slot>, UnixStream, BytesMut)> {
+        let r = route::route(params, sni_tenant);
+        let client = match origin {
+            Origin::Tcp { client, .. } => Some(client.ip()),
+            _ => None,
+        };
+        let (routing, sql) = match self.clone().connect_tenant(&r.tenant, client).await {
+            Ok(s) => s,
+            Err(e) => {
+                t.fatal(&e).await;
+                return None;
+            }
+        };
+        let mut head = BytesMut::new();
+        head.put_slice(proxy_header::encode(origin).as_bytes());
+        codec::encode_startup(&mut head, minor, &r.params);
+        head.put_slice(&t.rbuf);
+        Some((routing, sql, head))
     }
 
     /// The routing lock of tenant `id` (made on first use).
@@ -827,20 +892,39 @@ impl Pooled {
     }
 }
 
+/// Tells a client its SQL process went away before it was served.
+async fn sql_process_closed<IO: AsyncRead + AsyncWrite + Unpin>(t: &mut Transport<IO>) {
+    let e = ErrorReport::fatal(
+        SqlState::CannotConnectNow,
+        "the tenant's SQL process closed the connection",
+    );
+    t.fatal(&e).await;
+}
+
 /// The first real startup packet of a client.
 enum First {
+    /// An SSLRequest, answered 'S': the TLS handshake comes next.
+    Tls,
     /// A CancelRequest's body (code, pid, secret).
     Cancel(Vec<u8>),
     /// A StartupMessage: the minor protocol version and the parameters.
     Start(u16, Vec<(String, String)>),
 }
 
-/// Reads startup packets, refusing encryption, until a StartupMessage or a
-/// CancelRequest; None if the client left or sent garbage (answered FATAL).
-async fn read_startup<IO: AsyncRead + AsyncWrite + Unpin>(t: &mut Transport<IO>) -> Option<First> {
+/// Reads startup packets until a StartupMessage or a CancelRequest, or an
+/// SSLRequest when `tls` (answered 'S'); other encryption requests are
+/// refused ('N'). None if the client left or sent garbage (answered FATAL).
+async fn read_startup<IO: AsyncRead + AsyncWrite + Unpin>(
+    t: &mut Transport<IO>,
+    tls: bool,
+) -> Option<First> {
     loop {
         let body = t.startup_frame().await.ok()?;
         match codec::decode_startup(&body) {
+            Ok(Startup::Ssl) if tls => {
+                t.send(&mut BytesMut::from(&b"S"[..])).await.ok()?;
+                return Some(First::Tls);
+            }
             Ok(Startup::Ssl) | Ok(Startup::Gss) => {
                 t.send(&mut BytesMut::from(&b"N"[..])).await.ok()?;
             }

@@ -5,8 +5,11 @@
 //!
 //! 1. the `options` parameter holds `--cluster=NAME` or `endpoint=NAME`
 //!    (the token is removed before the SQL process sees the options);
-//! 2. the database is `NAME.DBNAME` (the SQL process sees `DBNAME`);
-//! 3. otherwise the tenant `default`, so clients that know nothing of
+//! 2. over TLS, the host name the client sent (SNI) is `NAME.DOMAIN`, DOMAIN
+//!    being the proxy's tenant domain (`localhost` by default, so
+//!    `acme.localhost` names acme; other host names name no tenant);
+//! 3. the database is `NAME.DBNAME` (the SQL process sees `DBNAME`);
+//! 4. otherwise the tenant `default`, so clients that know nothing of
 //!    tenants work unchanged.
 //!
 //! Pure functions: no I/O, unit-tested below.
@@ -23,8 +26,16 @@ pub struct Route {
     pub params: Vec<(String, String)>,
 }
 
-/// Reads the tenant from `params` (see the module documentation).
-pub fn route(mut params: Vec<(String, String)>) -> Route {
+/// The tenant an SNI host name names under `domain`, if it names one.
+pub fn sni_tenant(sni: &str, domain: &str) -> Option<String> {
+    let sni = sni.trim_end_matches('.').to_ascii_lowercase();
+    let name = sni.strip_suffix(domain)?.strip_suffix('.')?;
+    (!name.is_empty() && !name.contains('.')).then(|| name.to_string())
+}
+
+/// Reads the tenant from `params`, or from `sni` (the tenant named by the
+/// TLS host name, [`sni_tenant`]); see the module documentation.
+pub fn route(mut params: Vec<(String, String)>, sni: Option<String>) -> Route {
     let mut tenant = None;
     if let Some(i) = params.iter().position(|(k, _)| k == "options") {
         let (rest, found) = take_cluster_option(&params[i].1);
@@ -36,6 +47,9 @@ pub fn route(mut params: Vec<(String, String)>) -> Route {
                 params[i].1 = rest;
             }
         }
+    }
+    if tenant.is_none() {
+        tenant = sni;
     }
     if tenant.is_none() {
         if let Some(p) = params.iter_mut().find(|(k, _)| k == "database") {
@@ -103,34 +117,52 @@ mod tests {
 
     #[test]
     fn options_name_the_tenant() {
-        let r = route(p(&[("user", "u"), ("database", "postgres"), ("options", "--cluster=acme")]));
+        let r = route(
+            p(&[("user", "u"), ("database", "postgres"), ("options", "--cluster=acme")]),
+            None,
+        );
         assert_eq!(r.tenant, "acme");
         assert_eq!(r.params, p(&[("user", "u"), ("database", "postgres")]));
-        let r = route(p(&[("options", "-c search_path=x endpoint=neon1")]));
+        let r = route(p(&[("options", "-c search_path=x endpoint=neon1")]), None);
         assert_eq!(r.tenant, "neon1");
         assert_eq!(r.params, p(&[("options", "-c search_path=x")]));
     }
 
     #[test]
     fn database_prefix_names_the_tenant() {
-        let r = route(p(&[("user", "u"), ("database", "acme.postgres")]));
+        let r = route(p(&[("user", "u"), ("database", "acme.postgres")]), None);
         assert_eq!(r.tenant, "acme");
         assert_eq!(r.params, p(&[("user", "u"), ("database", "postgres")]));
     }
 
     #[test]
     fn options_beat_the_database_prefix() {
-        let r = route(p(&[("database", "b.postgres"), ("options", "--cluster=a")]));
+        let r = route(p(&[("database", "b.postgres"), ("options", "--cluster=a")]), None);
         assert_eq!(r.tenant, "a");
         assert_eq!(r.params, p(&[("database", "b.postgres")]));
     }
 
     #[test]
     fn nothing_means_default() {
-        let r = route(p(&[("user", "u"), ("database", "postgres"), ("options", "-c x=1")]));
+        let r = route(p(&[("user", "u"), ("database", "postgres"), ("options", "-c x=1")]), None);
         assert_eq!(r.tenant, DEFAULT_TENANT);
         assert_eq!(r.params, p(&[("user", "u"), ("database", "postgres"), ("options", "-c x=1")]));
-        assert_eq!(route(p(&[("database", ".x")])).tenant, DEFAULT_TENANT);
+        assert_eq!(route(p(&[("database", ".x")]), None).tenant, DEFAULT_TENANT);
+    }
+
+    #[test]
+    fn sni_names_a_tenant_under_the_domain_after_options() {
+        assert_eq!(sni_tenant("acme.localhost", "localhost"), Some("acme".into()));
+        assert_eq!(sni_tenant("ACME.localhost.", "localhost"), Some("acme".into()));
+        assert_eq!(sni_tenant("localhost", "localhost"), None);
+        assert_eq!(sni_tenant("a.b.localhost", "localhost"), None);
+        assert_eq!(sni_tenant("db.example.com", "localhost"), None);
+        assert_eq!(sni_tenant("xlocalhost", "localhost"), None);
+        let sni = Some("acme".to_string());
+        let r = route(p(&[("database", "b.postgres")]), sni.clone());
+        assert_eq!((r.tenant.as_str(), r.params[0].1.as_str()), ("acme", "b.postgres"));
+        let r = route(p(&[("options", "--cluster=c")]), sni);
+        assert_eq!(r.tenant, "c");
     }
 
     #[test]

@@ -162,6 +162,10 @@ struct ProxyArgs {
     /// Directory for the SQL processes' sockets (made private to us).
     #[arg(long, default_value = "./strata-data/run")]
     run_dir: PathBuf,
+    /// Where the self-signed TLS certificate is made on first start (unless
+    /// --tls-cert and --tls-key name one).
+    #[arg(long, default_value = "./strata-data/tls")]
+    tls_dir: PathBuf,
     /// Forward every client's bytes for the whole session instead of
     /// handing its socket to the SQL process (SCM_RIGHTS; this proxy
     /// starts the SQL processes on its own machine, so it can by default).
@@ -192,6 +196,20 @@ struct Serverless {
     /// before it gets FATAL 53300 (too_many_connections).
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     process_wait: Duration,
+    /// The TLS certificate (PEM) the proxy presents, with --tls-key;
+    /// default: a self-signed one made in the data directory (DATA/tls).
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The TLS certificate's private key (PEM).
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Refuse TLS (answer SSLRequest with 'N').
+    #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
+    no_tls: bool,
+    /// Over TLS, a host name NAME.DOMAIN (`psql "host=acme.localhost"`)
+    /// names tenant NAME, after options and before the database prefix.
+    #[arg(long, default_value = "localhost")]
+    tenant_domain: String,
 }
 
 /// Parses `500ms`, `2s`, `5min`, `1h` (a bare number is seconds).
@@ -514,6 +532,14 @@ fn proxy(args: ProxyArgs) -> anyhow::Result<()> {
             c.arg("sql").arg("--pool").arg("--kv").arg(kv.to_string());
             c
         });
+        let sv = &args.serverless;
+        let tls = match (&sv.tls_cert, &sv.tls_key) {
+            _ if sv.no_tls => None,
+            (Some(cert), Some(key)) => {
+                Some(proxy::tls::load(cert, key).map_err(anyhow::Error::msg)?)
+            }
+            _ => Some(proxy::tls::load_or_create(&args.tls_dir).map_err(anyhow::Error::msg)?),
+        };
         let p = proxy::Proxy::new(proxy::Config {
             kv: args.kv.clone(),
             secret,
@@ -522,6 +548,8 @@ fn proxy(args: ProxyArgs) -> anyhow::Result<()> {
             handoff: !args.forward,
             warm_pool: args.serverless.warm_pool,
             idle_timeout: args.serverless.idle_timeout,
+            tls,
+            tenant_domain: args.serverless.tenant_domain.trim_matches('.').to_ascii_lowercase(),
             max_sql_processes: args.serverless.max_sql_processes as usize,
             process_wait: args.serverless.process_wait,
         });

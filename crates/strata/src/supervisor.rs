@@ -103,7 +103,17 @@ pub fn run(args: StartArgs) -> anyhow::Result<()> {
                 .arg("--max-sql-processes")
                 .arg(args.serverless.max_sql_processes.to_string())
                 .arg("--process-wait")
-                .arg(format!("{}ms", args.serverless.process_wait.as_millis()));
+                .arg(format!("{}ms", args.serverless.process_wait.as_millis()))
+                .arg("--tls-dir")
+                .arg(dir.join("tls"))
+                .arg("--tenant-domain")
+                .arg(&args.serverless.tenant_domain);
+            if args.serverless.no_tls {
+                c.arg("--no-tls");
+            }
+            if let (Some(cert), Some(key)) = (&args.serverless.tls_cert, &args.serverless.tls_key) {
+                c.arg("--tls-cert").arg(cert).arg("--tls-key").arg(key);
+            }
             c
         }
     };
