@@ -2,16 +2,16 @@
 //!
 //! For each client connection it reads the startup packets (SSLRequest is
 //! answered 'S' and TLS set up when [`Config::tls`] is set, else 'N';
-//! GSSENCRequest 'N'), finds the tenant the client asks for ([`route`]; over
-//! TLS the host name can name it), checks with the KV server that the tenant exists, finds
-//! or starts a SQL process of that tenant, and hands the client's socket to it
-//! ([`wire::handoff`], SCM_RIGHTS) or, with [`Config::handoff`] off, copies
-//! bytes both ways for the session (always for a TLS client: its session
-//! keys stay in the proxy). Authentication is the SQL process's
-//! job: it sees the client's real address in the PROXY header the proxy
-//! writes first ([`wire::proxy_header`]), on a unix socket in a directory only the proxy
-//! (and the supervisor) can reach, so trust and SCRAM work as if the client
-//! had connected directly.
+//! GSSENCRequest 'N'), finds the tenant the client asks for ([`route`];
+//! over TLS the host name can name it), checks with the KV server that the
+//! tenant exists, finds or starts a SQL process of that tenant, and hands
+//! the client's socket to it ([`wire::handoff`], SCM_RIGHTS) or, with
+//! [`Config::handoff`] off, copies bytes both ways for the session (always
+//! for a TLS client: its session keys stay in the proxy). Authentication is
+//! the SQL process's job: it sees the client's real address in the PROXY
+//! header the proxy writes first ([`wire::proxy_header`]), on a unix socket
+//! in a directory only the proxy (and the supervisor) can reach, so trust
+//! and SCRAM work as if the client had connected directly.
 //!
 //! SQL processes are children of the proxy, each listening on
 //! `RUN_DIR/sql-<tenant id>-<pid>.sock` and on a control socket
@@ -24,9 +24,10 @@
 //! [`Config::process_wait`] for one to exit, then gets FATAL 53300.
 //!
 //! The proxy keeps a warm pool of [`Config::warm_pool`] processes started
-//! with no tenant; a tenant with no process gets one from the pool (bound to it: its KV token handed over,
-//! its catalog loaded), or a freshly launched one when the pool is empty,
-//! and the pool refills in the background. A process that has had no
+//! with no tenant; a tenant with no process gets one from the pool (bound
+//! to it: its KV token handed over, its catalog loaded), or a freshly
+//! launched one when the pool is empty, and the pool refills in the
+//! background. A process that has had no
 //! connection for [`Config::idle_timeout`] is retired and exits (scale to
 //! zero); nothing runs for a suspended tenant until a client asks for it.
 //!
