@@ -9,10 +9,13 @@ on with the next one. `Family` is the contract each workload module
 """
 
 import dataclasses
+import json
 import math
+import multiprocessing
 import os
 import signal
 import subprocess
+import time
 
 
 class CellError(Exception):
@@ -57,6 +60,42 @@ def check(cmd, timeout, what, env=None, cwd=None):
     rc, out = run(cmd, timeout, env=env, cwd=cwd)
     if rc != 0:
         raise CellError(f"{what}: {first_error_line(out)}", tail(out))
+    return out
+
+
+def run_json(cmd, timeout, what, cwd=None):
+    """Runs a client that prints one JSON object last (connstorm,
+    cold-start); returns (returncode, output, the object). CellError if
+    there is none."""
+    rc, out = run(cmd, timeout, cwd=cwd)
+    try:
+        return rc, out, json.loads(out[out.index("{"):])
+    except ValueError:
+        raise CellError(f"{what}: {first_error_line(out)}", tail(out)) from None
+
+
+def fan_out(target, worker_args, timeout):
+    """Runs target(*args, ready, queue) in one process per tuple of
+    worker_args, released together once all are up (so the clock is fair);
+    each puts one result on the queue. Returns (results, seconds from the
+    release to the last result)."""
+    queue, ready = multiprocessing.Queue(), multiprocessing.Barrier(len(worker_args) + 1)
+    procs = [multiprocessing.Process(target=target, args=(*a, ready, queue)) for a in worker_args]
+    for p in procs:
+        p.start()
+    ready.wait(timeout=60)
+    start = time.monotonic()
+    results = [queue.get(timeout=timeout) for _ in procs]
+    elapsed = time.monotonic() - start
+    for p in procs:
+        p.join(timeout=10)
+    return results, elapsed
+
+
+def latency_stats(values):
+    """Mean and nearest-rank p50/p95/p99 of milliseconds, rounded."""
+    out = {"mean": round(sum(values) / len(values), 3)}
+    out.update({k: round(v, 3) for k, v in percentiles(values).items()})
     return out
 
 

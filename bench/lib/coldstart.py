@@ -23,7 +23,6 @@ connstorm, this module is also the client (`python -m lib.coldstart`).
 
 import argparse
 import json
-import multiprocessing
 import sys
 import time
 
@@ -113,16 +112,7 @@ def client_main(argv):
     args = ap.parse_args(argv)
     names = args.targets.split(",")
     n = max(1, min(args.clients, len(names)))
-    queue, ready = multiprocessing.Queue(), multiprocessing.Barrier(n + 1)
-    procs = [multiprocessing.Process(target=worker, args=(args, names[i::n], ready, queue)) for i in range(n)]
-    for p in procs:
-        p.start()
-    ready.wait(timeout=60)
-    start = time.monotonic()
-    results = [queue.get(timeout=600) for _ in procs]
-    elapsed = time.monotonic() - start
-    for p in procs:
-        p.join(timeout=10)
+    results, elapsed = clients.fan_out(worker, [(args, names[i::n]) for i in range(n)], 600)
     json.dump({"tenants": len(names), "seconds": round(elapsed, 3),
                "cold_ms": [x for r in results for x in r[0]], "warm_ms": [x for r in results for x in r[1]],
                "errors": sum(r[2] for r in results), "first_error": next((r[3] for r in results if r[3]), "")},
@@ -130,9 +120,7 @@ def client_main(argv):
 
 
 def stats(values):
-    out = {"mean": round(sum(values) / len(values), 3), "max": round(max(values), 3)}
-    out.update({k: round(v, 3) for k, v in clients.percentiles(values).items()})
-    return out
+    return dict(clients.latency_stats(values), max=round(max(values), 3))
 
 
 def run(ep, cell, seconds, cfg):
@@ -141,11 +129,7 @@ def run(ep, cell, seconds, cfg):
         wait_suspended(ep, cfg)
     cmd = [cfg.python, "-m", "lib.coldstart", "--host", ep.host, "--port", str(ep.port), "--user", ep.user,
            "--clients", str(cell.clients), "--targets", ",".join(targets(ep, cfg))]
-    rc, out = clients.run(cmd, 600, cwd=cfg.bench_dir)
-    try:
-        res = json.loads(out[out.index("{"):])
-    except ValueError:
-        raise CellError(f"cold-start client: {clients.first_error_line(out)}", clients.tail(out)) from None
+    rc, out, res = clients.run_json(cmd, 600, "cold-start client", cwd=cfg.bench_dir)
     if rc != 0 or res["errors"] or not res["cold_ms"] or not res["warm_ms"]:
         why = res["first_error"] or "no connection completed"
         raise CellError(f"cold-start: {res['errors']} failed connections: {why}", clients.tail(out))

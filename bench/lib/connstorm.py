@@ -13,7 +13,6 @@ through libpq). The protocol is the simple one; there is no mode to vary.
 
 import argparse
 import json
-import multiprocessing
 import sys
 import time
 
@@ -49,16 +48,7 @@ def client_main(argv):
     ap.add_argument("--clients", type=int, default=1)
     ap.add_argument("--seconds", type=float, default=3)
     args = ap.parse_args(argv)
-    queue, ready = multiprocessing.Queue(), multiprocessing.Barrier(args.clients + 1)
-    procs = [multiprocessing.Process(target=worker, args=(args, ready, queue)) for _ in range(args.clients)]
-    for p in procs:
-        p.start()
-    ready.wait(timeout=60)
-    start = time.monotonic()
-    results = [queue.get(timeout=args.seconds + 60) for _ in procs]
-    elapsed = time.monotonic() - start
-    for p in procs:
-        p.join(timeout=10)
+    results, elapsed = clients.fan_out(worker, [(args,)] * args.clients, args.seconds + 60)
     lat = [x for r in results for x in r[0]]
     json.dump({"connections": len(lat), "seconds": round(elapsed, 3), "errors": sum(r[1] for r in results),
                "first_error": next((r[2] for r in results if r[2]), ""), "latencies_ms": lat}, sys.stdout)
@@ -67,16 +57,11 @@ def client_main(argv):
 def run(ep, cell, seconds, cfg):
     cmd = [cfg.python, "-m", "lib.connstorm", "--host", ep.host, "--port", str(ep.port), "--user", ep.user,
            "--dbname", ep.dbname, "--clients", str(cell.clients), "--seconds", str(seconds)]
-    rc, out = clients.run(cmd, seconds + cfg.run_grace, cwd=cfg.bench_dir)
-    try:
-        res = json.loads(out[out.index("{"):])
-    except ValueError:
-        raise CellError(f"connstorm client: {clients.first_error_line(out)}", clients.tail(out)) from None
+    rc, out, res = clients.run_json(cmd, seconds + cfg.run_grace, "connstorm client", cwd=cfg.bench_dir)
     if rc != 0 or not res["connections"]:
         why = res["first_error"] or f"no connection completed in {seconds} s"
         raise CellError(f"connstorm: {res['errors']} failed connections: {why}", clients.tail(out))
-    lat = {"mean": round(sum(res["latencies_ms"]) / len(res["latencies_ms"]), 3)}
-    lat.update({k: round(v, 3) for k, v in clients.percentiles(res["latencies_ms"]).items()})
+    lat = clients.latency_stats(res["latencies_ms"])
     if res["errors"] > 0.01 * (res["errors"] + res["connections"]):
         raise CellError(f"connstorm: {res['errors']} failed connections: {res['first_error']}")
     return {"throughput": round(res["connections"] / res["seconds"], 1), "latency_ms": {"connect": lat},

@@ -236,12 +236,6 @@ def start_flags(binary):
     return out.stdout + out.stderr
 
 
-def has_split(binary):
-    """Whether this Strata binary is multi-process (`strata start --help`
-    lists --single-process); older builds only have the all-in-one server."""
-    return "--single-process" in start_flags(binary)
-
-
 class Strata(Server):
     """The all-in-one server: KV and SQL in one process."""
     name = "strata"
@@ -255,10 +249,17 @@ class Strata(Server):
         self.log = os.path.join(logdir, self.dirname + ".log")
         self.bin = binary
         self.port = free_port()
-        self.split = None  # has_split(binary), asked at start()
+        # What `strata start --help` lists, asked at start(): --single-process
+        # (a build with the split; older ones only have the all-in-one
+        # server) and --no-tls.
+        self.flags = ""
+
+    @property
+    def split(self):
+        return "--single-process" in self.flags
 
     def start(self):
-        self.split = has_split(self.bin)
+        self.flags = start_flags(self.bin)
         if self.needs_split and not self.split:
             raise ServerDown(f"{self.bin} has no multi-process mode (`strata start --help` lists no "
                              "--single-process): this build predates the split")
@@ -309,15 +310,12 @@ class StrataSplit(Strata):
         # A short --idle-timeout lets the cold-start cells find their tenants
         # asleep; None keeps Strata's default (5 min).
         self.idle_timeout = idle_timeout
-        self.no_tls = None  # whether the binary has --no-tls, asked once
 
     def command(self):
         idle = ["--idle-timeout", self.idle_timeout] if self.idle_timeout else []
         # The PostgreSQL here runs without ssl, so libpq clients (sslmode=prefer)
         # reach it in clear: the split's proxy refuses TLS too, for the same path.
-        if self.no_tls is None:
-            self.no_tls = "--no-tls" in start_flags(self.bin)
-        no_tls = ["--no-tls"] if self.no_tls else []
+        no_tls = ["--no-tls"] if "--no-tls" in self.flags else []
         return [self.bin, "start", "--listen", f"127.0.0.1:{self.port}", "--socket-dir", self.sock,
                 "--data-dir", self.dir, *idle, *no_tls]
 

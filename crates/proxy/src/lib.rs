@@ -162,10 +162,8 @@ struct Slot {
 
 /// A SQL process serving a tenant.
 struct Running {
-    /// Its proxy socket.
+    /// Its proxy socket (its control socket is the same path with `.ctl`).
     socket: PathBuf,
-    /// Its control socket.
-    control: PathBuf,
     /// Connections this proxy made to that socket (compared with what the
     /// process took in before it may retire).
     handed: u64,
@@ -208,7 +206,7 @@ impl Running {
     /// has not taken in yet.
     async fn load(&mut self) -> std::io::Result<u64> {
         if self.probe.is_none() {
-            self.probe = Some(Control::connect(&self.control).await?);
+            self.probe = Some(Control::connect(&self.socket.with_extension("ctl")).await?);
         }
         let probe = self.probe.as_mut().expect("connected above");
         match probe.status().await {
@@ -416,20 +414,33 @@ impl Proxy {
         else {
             return;
         };
-        let sent = match self.cfg.handoff {
-            // The SQL process holds the client's socket from here on; ours
-            // closes when `t` drops.
-            true => wire::handoff::send(&mut sql, t.io.as_fd(), &head).await,
-            false => sql.write_all(&head).await,
-        };
+        if !self.cfg.handoff {
+            return Self::forward(t, routing, sql, head).await;
+        }
+        // The SQL process holds the client's socket from here on; ours
+        // closes when `t` drops.
+        let sent = wire::handoff::send(&mut sql, t.io.as_fd(), &head).await;
+        drop(routing);
+        if sent.is_err() {
+            sql_process_closed(&mut t).await;
+        }
+    }
+
+    /// Sends a routed client's first bytes to its SQL process, releases
+    /// the routing lock, and copies bytes both ways until either side
+    /// closes.
+    async fn forward<IO: Io>(
+        mut t: Transport<IO>,
+        routing: OwnedMutexGuard<Slot>,
+        mut sql: UnixStream,
+        head: BytesMut,
+    ) {
+        let sent = sql.write_all(&head).await;
         drop(routing);
         if sent.is_err() {
             return sql_process_closed(&mut t).await;
         }
-        if !self.cfg.handoff {
-            // Ends when either side closes; the other side is closed with it.
-            let _ = tokio::io::copy_bidirectional(&mut t.io, &mut sql).await;
-        }
+        let _ = tokio::io::copy_bidirectional(&mut t.io, &mut sql).await;
     }
 
     /// A client that asked for TLS (and was told 'S'): the handshake, its
@@ -457,17 +468,11 @@ impl Proxy {
             _ => return,
         };
         let tenant = sni.and_then(|h| route::sni_tenant(&h, &self.cfg.tenant_domain));
-        let Some((routing, mut sql, head)) =
+        if let Some((routing, sql, head)) =
             self.connect_client(&mut t, &origin, minor, params, tenant).await
-        else {
-            return;
-        };
-        let sent = sql.write_all(&head).await;
-        drop(routing);
-        if sent.is_err() {
-            return sql_process_closed(&mut t).await;
+        {
+            Self::forward(t, routing, sql, head).await;
         }
-        let _ = tokio::io::copy_bidirectional(&mut t.io, &mut sql).await;
     }
 
     /// Routes a client's StartupMessage: a connection to a SQL process of
@@ -580,11 +585,9 @@ impl Proxy {
     /// watches it through `ctl` (retiring it when idle). `place` is held
     /// until the watch ends, for a process this proxy did not start (its
     /// own hold theirs until they exit).
-    #[allow(clippy::too_many_arguments)]
     fn install(
         self: Arc<Self>,
         socket: PathBuf,
-        control: PathBuf,
         handed: u64,
         slot: &Arc<tokio::sync::Mutex<Slot>>,
         g: &mut Slot,
@@ -592,7 +595,7 @@ impl Proxy {
         place: Option<Place>,
     ) {
         let generation = self.generation.fetch_add(1, Ordering::Relaxed);
-        g.running.push(Running { socket, control, handed, generation, probe: None });
+        g.running.push(Running { socket, handed, generation, probe: None });
         let watch = self.watch(slot.clone(), generation, ctl);
         tokio::spawn(async move {
             watch.await;
@@ -631,7 +634,7 @@ impl Proxy {
             let mut g = slot.lock().await;
             // It counts against the limit if there is room (it runs either way).
             let place = self.place(self.places.clone().try_acquire_owned().ok());
-            self.clone().install(socket, control, status.accepted, &slot, &mut g, ctl, Some(place));
+            self.clone().install(socket, status.accepted, &slot, &mut g, ctl, Some(place));
         }
     }
 
@@ -701,7 +704,7 @@ impl Proxy {
         };
         let ctl = Control::connect(&control).await.map_err(|e| no_process(&info.name, e))?;
         tracing::info!(tenant = %info.name, pid, "a SQL process serves the tenant");
-        self.install(socket, control, 0, slot, g, ctl, None);
+        self.install(socket, 0, slot, g, ctl, None);
         Ok(())
     }
 

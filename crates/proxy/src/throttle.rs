@@ -52,9 +52,17 @@ impl Entry {
         self.last_failure.max(self.last_login)
     }
 
-    /// Whether forgetting it changes nothing now.
+    /// Whether forgetting it changes nothing now (its failures would
+    /// still count toward the next wait).
     fn stale(&self, now: Instant) -> bool {
         now >= self.until && !self.recent_login(now)
+    }
+
+    /// Whether forgetting it changes nothing at all: stale, and its
+    /// failures are forgotten anyway.
+    fn forgettable(&self, now: Instant) -> bool {
+        self.stale(now)
+            && self.last_failure.is_none_or(|t| now.saturating_duration_since(t) >= FORGET)
     }
 }
 
@@ -121,16 +129,13 @@ impl Throttle {
         e.until = now + (BASE_DELAY * (1u32 << doublings)).min(MAX_DELAY);
     }
 
-    /// Frees one place if the table is full: stale pairs first (all of
-    /// them), else the least recently seen.
+    /// Frees a place if the table is full: forgettable pairs first, then
+    /// stale ones (all of them), else the least recently seen.
     fn make_room(&mut self, now: Instant) {
         if self.entries.len() < self.capacity {
             return;
         }
-        self.entries.retain(|_, e| {
-            !e.stale(now)
-                || e.last_failure.is_some_and(|t| now.saturating_duration_since(t) < FORGET)
-        });
+        self.entries.retain(|_, e| !e.forgettable(now));
         if self.entries.len() < self.capacity {
             return;
         }
