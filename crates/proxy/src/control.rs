@@ -23,7 +23,12 @@
 //!   open; it has removed both its socket files and exits at once. The
 //!   proxy asks only while it holds the tenant's routing lock, so no
 //!   connection can be on its way: a client is never handed to a process
-//!   that is going away. Anything else is `busy`, and the process goes on.
+//!   that is going away. Anything else is `busy`, and the process goes on;
+//! - `migrate MS PATH` → `migrated MOVED STAYED`: move every session, each
+//!   at its next safe point, to the process whose proxy socket is PATH
+//!   ([`wire::migrate`]), for up to MS milliseconds; MOVED sessions went,
+//!   STAYED connections are still open here (in a transaction all along,
+//!   or holding what cannot move).
 //!
 //! **Authentication events.** A SQL process reports each password
 //! authentication to the proxy's datagram socket (`events` in the
@@ -106,6 +111,20 @@ async fn serve_one(s: UnixStream, stats: Arc<ConnStats>, sockets: Arc<Vec<PathBu
     let mut lines = BufReader::new(r).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         let mut words = line.split_whitespace();
+        if let Some(("migrate", rest)) = line.split_once(' ') {
+            let answer = match rest.split_once(' ') {
+                Some((ms, path)) if ms.parse::<u64>().is_ok() => {
+                    let wait = Duration::from_millis(ms.parse().unwrap_or(0));
+                    let (moved, stayed) = stats.migrate(PathBuf::from(path), wait).await;
+                    format!("migrated {moved} {stayed}")
+                }
+                _ => format!("error bad request {line:?}"),
+            };
+            if w.write_all(format!("{answer}\n").as_bytes()).await.is_err() {
+                return;
+            }
+            continue;
+        }
         let answer = match (words.next(), words.next().map(str::parse::<u64>)) {
             (Some("status"), None) => format!(
                 "status {} {} {}",
@@ -238,6 +257,21 @@ impl Control {
         Ok(self.ask(&format!("retire {handed}")).await? == "retired")
     }
 
+    /// Moves the process's sessions to the process on `target` (see the
+    /// module docs), for up to `wait`: (moved, stayed).
+    pub async fn migrate(&mut self, target: &Path, wait: Duration) -> std::io::Result<(u64, u64)> {
+        let ms = wait.as_millis().min(u64::MAX as u128);
+        let line = self.ask(&format!("migrate {ms} {}", target.display())).await?;
+        let n: Vec<&str> = line.split_whitespace().collect();
+        match n.as_slice() {
+            ["migrated", moved, stayed] => match (moved.parse(), stayed.parse()) {
+                (Ok(m), Ok(s)) => Ok((m, s)),
+                _ => Err(std::io::Error::new(std::io::ErrorKind::InvalidData, line.clone())),
+            },
+            _ => Err(std::io::Error::new(std::io::ErrorKind::InvalidData, line.clone())),
+        }
+    }
+
     /// Waits (up to `timeout`) for the process to close the connection,
     /// which it does by exiting.
     pub async fn closed(mut self, timeout: Duration) {
@@ -302,6 +336,9 @@ mod tests {
         // One connection the proxy made that the process has not taken in:
         // it must not retire (exiting would end this test's process).
         assert!(!c.retire(1).await.expect("retire"));
+        // No session to move: done at once, whatever the target.
+        let moved = c.migrate(&dir.join("no such.sock"), Duration::from_secs(5)).await;
+        assert_eq!(moved.expect("migrate"), (0, 0));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

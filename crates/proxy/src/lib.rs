@@ -70,6 +70,7 @@ use wire::transport::Transport;
 
 /// The line protocols between the proxy and its SQL processes.
 pub mod control;
+pub mod drain;
 /// Tenant routing rules.
 pub mod route;
 pub mod throttle;
@@ -164,6 +165,9 @@ struct Slot {
 struct Running {
     /// Its proxy socket (its control socket is the same path with `.ctl`).
     socket: PathBuf,
+    /// Being drained ([`Proxy::drain`]): no new client goes to it, and it
+    /// retires once its last session has moved or ended.
+    draining: bool,
     /// Connections this proxy made to that socket (compared with what the
     /// process took in before it may retire).
     handed: u64,
@@ -180,11 +184,15 @@ impl Slot {
     /// from the slot (it died; its watch notices too).
     async fn least_loaded(&mut self, measure: bool) -> Option<(usize, u64)> {
         if !measure {
-            return (!self.running.is_empty()).then_some((0, 0));
+            return self.running.iter().position(|r| !r.draining).map(|i| (i, 0));
         }
         let mut best: Option<(usize, u64)> = None;
         let mut i = 0;
         while i < self.running.len() {
+            if self.running[i].draining {
+                i += 1;
+                continue;
+            }
             match self.running[i].load().await {
                 Ok(load) => {
                     if best.is_none_or(|(_, b)| load < b) {
@@ -198,6 +206,13 @@ impl Slot {
             }
         }
         best
+    }
+}
+
+impl Slot {
+    /// The processes new clients may go to.
+    fn serving(&self) -> usize {
+        self.running.iter().filter(|r| !r.draining).count()
     }
 }
 
@@ -302,6 +317,7 @@ impl Proxy {
         unix: Option<tokio::net::UnixListener>,
     ) {
         self.listen_for_events();
+        self.serve_admin();
         self.adopt_all().await;
         tokio::spawn(self.clone().refill());
         loop {
@@ -546,7 +562,7 @@ impl Proxy {
         let mut last_error = None;
         for _ in 0..3 {
             let best = g.least_loaded(max > 1).await;
-            let grow = g.running.len() < max && best.is_none_or(|(_, load)| load > 0);
+            let grow = g.serving() < max && best.is_none_or(|(_, load)| load > 0);
             let i = match best {
                 Some((i, _)) if !grow => i,
                 // A first process is waited for; another only if it is
@@ -595,7 +611,7 @@ impl Proxy {
         place: Option<Place>,
     ) {
         let generation = self.generation.fetch_add(1, Ordering::Relaxed);
-        g.running.push(Running { socket, handed, generation, probe: None });
+        g.running.push(Running { socket, draining: false, handed, generation, probe: None });
         let watch = self.watch(slot.clone(), generation, ctl);
         tokio::spawn(async move {
             watch.await;

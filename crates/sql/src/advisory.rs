@@ -375,6 +375,11 @@ impl SessionLocks {
         &self.table
     }
 
+    /// Whether the session holds, has reserved or waits for any lock.
+    pub fn holds_any(&self) -> bool {
+        !self.state.lock().keys.is_empty()
+    }
+
     /// Sets the pid pg_locks shows for this session's locks.
     pub fn set_pid(&self, pid: i32) {
         self.pid.store(pid, Ordering::Relaxed);

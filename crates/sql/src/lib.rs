@@ -85,7 +85,7 @@ pub mod waits;
 // Window functions: binding and evaluation.
 pub mod window;
 
-pub use session::{Database, Outcome, Portal, Prepared, Session, TxnState};
+pub use session::{Carried, Database, Outcome, Portal, Prepared, Session, TxnState};
 
 /// Builds the built-in catalog data every tenant shares (pg_proc, pg_type,
 /// the keywords, operators and casts), which is otherwise parsed on first

@@ -195,6 +195,18 @@ impl Values {
 }
 
 impl SessionSeqs {
+    /// currval of each sequence used (by OID), and lastval's sequence: what
+    /// a session moving to another process takes along.
+    pub fn carried(&self) -> (Vec<(u32, i64)>, Option<u32>) {
+        (self.currval.iter().map(|(k, v)| (*k, *v)).collect(), self.lastval)
+    }
+
+    /// Restores what [`SessionSeqs::carried`] gave.
+    pub fn restore(&mut self, currval: &[(u32, i64)], lastval: Option<u32>) {
+        self.currval = currval.iter().copied().collect();
+        self.lastval = lastval;
+    }
+
     /// Called when a statement starts (not when it is retried).
     pub fn start_statement(&mut self) {
         self.request = None;

@@ -36,6 +36,8 @@ use crate::sequence;
 use crate::settings::Settings;
 use crate::{bail, dml, err};
 
+/// What a session takes along when it moves to another SQL process.
+mod carry;
 /// BEGIN, COMMIT, ROLLBACK, SET, RESET, SHOW.
 mod control;
 /// COPY FROM STDIN / TO STDOUT.
@@ -51,6 +53,7 @@ mod plpgsql;
 /// SAVEPOINT, RELEASE, ROLLBACK TO.
 mod savepoints;
 
+pub use carry::Carried;
 use control::parse_isolation;
 use copy_in::CopyIn;
 use savepoints::SavepointMark;

@@ -122,6 +122,27 @@ impl<K: KvClient> wire::Backend for SqlNode<K> {
     }
 
     async fn open(&self, startup: &StartupInfo) -> Result<NodeSession<K>, ErrorReport> {
+        self.open_session(startup).await
+    }
+
+    /// A moved session: opened as at login, then given its state back.
+    async fn resume(
+        &self,
+        startup: &StartupInfo,
+        state: &str,
+    ) -> Result<NodeSession<K>, ErrorReport> {
+        let carried: sql::Carried = serde_json::from_str(state).map_err(|e| {
+            ErrorReport::new(SqlState::InternalError, format!("bad session state: {e}"))
+        })?;
+        let mut s = self.open_session(startup).await?;
+        s.inner.adopt(carried).await?;
+        Ok(s)
+    }
+}
+
+impl<K: KvClient> SqlNode<K> {
+    /// Opens a session for a client that logged in with `startup`.
+    async fn open_session(&self, startup: &StartupInfo) -> Result<NodeSession<K>, ErrorReport> {
         if startup.database != "postgres" {
             return Err(ErrorReport::fatal(
                 SqlState::InvalidCatalogName,
@@ -212,6 +233,10 @@ impl wire::Statement for Statement {
 
     fn fields(&self) -> Option<Vec<FieldDesc>> {
         self.prepared.columns.as_ref().map(|cols| fields(cols, &[]))
+    }
+
+    fn source(&self) -> Option<&str> {
+        Some(&self.prepared.parsed.source)
     }
 }
 
@@ -458,6 +483,11 @@ impl<K: KvClient> wire::Session for NodeSession<K> {
 
     fn cursor_fields(&self, name: &str) -> Option<Vec<FieldDesc>> {
         self.inner.cursor_columns_named(name).map(|cols| fields(&cols, &[]))
+    }
+
+    fn export(&self) -> Result<String, String> {
+        let carried = self.inner.carry()?;
+        serde_json::to_string(&carried).map_err(|e| e.to_string())
     }
 
     fn close(&mut self) -> impl std::future::Future<Output = ()> + Send + '_ {

@@ -213,7 +213,7 @@ struct Serverless {
 }
 
 /// Parses `500ms`, `2s`, `5min`, `1h` (a bare number is seconds).
-fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
     let (num, unit) = s.split_at(split);

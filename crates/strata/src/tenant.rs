@@ -1,7 +1,8 @@
-//! `strata tenant create|list|set|drop`: tenant management through the KV
-//! server's admin calls. The running cluster is found by its data
+//! `strata tenant create|list|set|drop|drain`: tenant management through
+//! the KV server's admin calls. The running cluster is found by its data
 //! directory (`DIR/run/kv.sock` and the secret `DIR/secret`) or by `--kv`
-//! with `--secret-file`.
+//! with `--secret-file`. `drain` asks the proxy (`DIR/run/proxy.ctl`) to
+//! move a tenant's sessions to a fresh SQL process ([`proxy::drain`]).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -48,6 +49,21 @@ enum TenantCommand {
         /// new connections over them by load).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
         max_sql_processes: u32,
+    },
+    /// Moves a tenant's client sessions, live, to a fresh SQL process and
+    /// retires the old ones (each session moves between transactions).
+    Drain {
+        /// The tenant (or --all).
+        #[arg(required_unless_present = "all")]
+        name: Option<String>,
+        /// Every running tenant in turn: a rolling restart of the SQL
+        /// processes.
+        #[arg(long, conflicts_with = "name")]
+        all: bool,
+        /// How long a session may take to reach a point where it can move
+        /// (outside a transaction); those that do not stay where they are.
+        #[arg(long, default_value = "60s", value_parser = crate::parse_duration)]
+        wait: std::time::Duration,
     },
     /// Drops a tenant and all its data.
     Drop {
@@ -110,6 +126,44 @@ pub fn run(args: TenantArgs) -> anyhow::Result<()> {
                     "tenant \"{}\": max_sql_processes = {}",
                     t.name, t.max_sql_processes
                 )?;
+                // Fewer than run now: the proxy moves the extra processes'
+                // sessions to the others (no proxy here, nothing runs).
+                let path = args.data_dir.join("run/proxy.ctl");
+                let keep = Some(t.max_sql_processes as usize);
+                let wait = std::time::Duration::from_secs(60);
+                if let Ok(d) = proxy::drain::request_drain(&path, &name, wait, keep).await {
+                    if d.processes > 0 {
+                        writeln!(
+                            out,
+                            "drained {} SQL process(es): {} session(s) moved, {} stayed",
+                            d.processes, d.moved, d.stayed
+                        )?;
+                    }
+                }
+            }
+            TenantCommand::Drain { name, all, wait } => {
+                let names = match name {
+                    Some(n) if !all => vec![n],
+                    _ => admin
+                        .list()
+                        .await
+                        .map_err(clean)?
+                        .into_iter()
+                        .filter(|t| !t.sql_pids.is_empty())
+                        .map(|t| t.name)
+                        .collect(),
+                };
+                let path = args.data_dir.join("run/proxy.ctl");
+                for name in names {
+                    let d = proxy::drain::request_drain(&path, &name, wait, None)
+                        .await
+                        .with_context(|| format!("draining tenant \"{name}\""))?;
+                    writeln!(
+                        out,
+                        "tenant \"{name}\": drained {} SQL process(es), {} session(s) moved, {} stayed",
+                        d.processes, d.moved, d.stayed
+                    )?;
+                }
             }
             TenantCommand::Drop { name, force } => {
                 admin.drop_tenant(&name, force).await.map_err(clean)?;

@@ -163,6 +163,23 @@ pub trait Backend: Send + Sync + 'static {
         &self,
         startup: &StartupInfo,
     ) -> impl Future<Output = Result<Self::Session, ErrorReport>> + Send;
+
+    /// Opens a session moved here from another process, for the client
+    /// `startup` describes (already authenticated there), with the state
+    /// its [`Session::export`] gave. The default: sessions cannot move here.
+    fn resume(
+        &self,
+        startup: &StartupInfo,
+        state: &str,
+    ) -> impl Future<Output = Result<Self::Session, ErrorReport>> + Send {
+        let _ = (startup, state);
+        async {
+            Err(ErrorReport::new(
+                sqlstate::SqlState::FeatureNotSupported,
+                "this server does not take moved sessions",
+            ))
+        }
+    }
 }
 
 /// The time limits the wire layer enforces for a session (PostgreSQL's
@@ -285,8 +302,15 @@ pub trait Session: Send + 'static {
         std::future::pending()
     }
 
-    /// The connection has ended (Terminate, EOF or a fatal error): release
-    /// what the session holds. The default does nothing.
+    /// The session's state for a move to another process
+    /// ([`crate::migrate`]), asked only between transactions; Err says why
+    /// it cannot move now (temporary tables, say). The default: never.
+    fn export(&self) -> Result<String, String> {
+        Err("this server cannot move sessions".into())
+    }
+
+    /// The connection has ended (Terminate, EOF, a fatal error or a move):
+    /// release what the session holds. The default does nothing.
     fn close(&mut self) -> impl Future<Output = ()> + Send + '_ {
         async {}
     }
@@ -298,6 +322,11 @@ pub trait Statement: Send + Sync + 'static {
     fn param_types(&self) -> Vec<Oid>;
     /// The result columns (text format), or None if it returns no rows.
     fn fields(&self) -> Option<Vec<FieldDesc>>;
+    /// The query string it was parsed from, to prepare it again in
+    /// another process (None: it cannot move). The default: None.
+    fn source(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// A bound portal's description (for Describe Portal and simple queries).

@@ -121,6 +121,19 @@ impl CancelRegistry {
         Registration { registry: self.clone(), key, control }
     }
 
+    /// Registers a connection that arrives with its key (a session moved
+    /// from another process, whose client holds that key); None if the
+    /// pid is taken here.
+    pub fn register_key(self: &Arc<Self>, key: BackendKey) -> Option<Registration> {
+        let control = ConnControl::default();
+        let mut map = self.map.lock();
+        if map.contains_key(&key.pid) {
+            return None;
+        }
+        map.insert(key.pid, (key.secret, control.clone()));
+        Some(Registration { registry: self.clone(), key, control })
+    }
+
     /// Signals the statement running on `key.pid` if `key.secret` matches;
     /// returns whether a connection was signalled (for tests and logs only:
     /// the protocol gives the requester no answer).

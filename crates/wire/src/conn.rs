@@ -34,6 +34,12 @@
 //! Asynchronous notifications (LISTEN/NOTIFY) are written before each
 //! ReadyForQuery and, while the connection waits for the client, as soon as
 //! the session says some arrived.
+//!
+//! While an order to move sessions holds ([`crate::migrate`]), a
+//! connection waiting for the client after ReadyForQuery outside a
+//! transaction hands itself to the order's target, once per wait; it then
+//! ends without a word to the client. `resume` is the other end: it
+//! rebuilds a moved session and goes on with the message loop.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -45,14 +51,26 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 
 use crate::backend::{
-    Backend, ExecOutcome, Format, Portal as _, Session, Statement as _, Timeouts, TxnStatus,
+    Backend, ExecOutcome, Format, Portal as _, Session, StartupInfo, Statement as _, Timeouts,
+    TxnStatus,
 };
 use crate::cancel::{CancelRegistry, ConnControl, Registration};
 use crate::codec::{self, Frontend};
+use crate::handoff::Socket;
 use crate::messages as msg;
+use crate::migrate::{CarriedStatement, Envelope, Order};
 use crate::output::Output;
 use crate::startup;
 use crate::transport::{Closed, Transport};
+
+/// What a connection hears from its server besides the client: shutdown
+/// (true, or its sender gone) and orders to move.
+pub struct Signals {
+    /// Server shutdown.
+    pub shutdown: watch::Receiver<bool>,
+    /// The order to move sessions, while one holds.
+    pub orders: watch::Receiver<Option<Arc<Order>>>,
+}
 
 /// Pending output above which it is written out between statements.
 pub const FLUSH_AT: usize = 1 << 20;
@@ -66,20 +84,20 @@ const COPY_BATCH: usize = 256 << 10;
 const STARTUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Runs a connection to completion: startup, authentication, then messages
-/// until Terminate, EOF, a FATAL error or server shutdown. `shutdown`
+/// until Terminate, EOF, a FATAL error, server shutdown or a move. Shutdown
 /// turning true (or its sender going away) ends the connection the next
 /// time it waits for a message. `peer` is the client's and the server's
 /// address of a TCP connection.
 pub async fn run<B, IO>(
     backend: Arc<B>,
     registry: Arc<CancelRegistry>,
-    shutdown: watch::Receiver<bool>,
+    signals: Signals,
     io: IO,
     peer: Option<(std::net::SocketAddr, std::net::SocketAddr)>,
     local: bool,
 ) where
     B: Backend,
-    IO: AsyncRead + AsyncWrite + Unpin + Send,
+    IO: Socket,
 {
     let mut t = Transport::new(io);
     let mut out = BytesMut::new();
@@ -108,22 +126,61 @@ pub async fn run<B, IO>(
     if t.send(&mut out).await.is_err() {
         return;
     }
-    let mut conn = Conn {
-        t,
-        out: Output::new(),
-        session,
-        registration,
-        shutdown,
-        statements: HashMap::new(),
-        portals: HashMap::new(),
-        skip_to_sync: false,
-        fatal: false,
-        ready: true,
-        cancel_mark: 0,
+    let conn = Conn::new(t, session, registration, signals, info, HashMap::new());
+    conn.serve().await;
+}
+
+/// Serves a session another process moved here (see the module docs):
+/// rebuilds it from `env`, tells the sender over `sender` whether it took
+/// the client (and closes that), and if it did, serves it, starting with
+/// the client bytes the sender had read (`pending`).
+pub(crate) async fn resume<B, IO>(
+    backend: Arc<B>,
+    registry: Arc<CancelRegistry>,
+    signals: Signals,
+    io: IO,
+    env: Envelope,
+    pending: Vec<u8>,
+    mut sender: tokio::net::UnixStream,
+) where
+    B: Backend,
+    IO: Socket,
+{
+    let Some(registration) = registry.register_key(env.key()) else {
+        let why = "its cancel key is in use in the receiving process".to_string();
+        return crate::migrate::answer(&mut sender, Err(why)).await;
     };
-    let end = conn.message_loop().await;
-    conn.session.close().await;
-    tracing::debug!(pid = key.pid, ?end, "connection closed");
+    let info = env.startup(registration.control().clone());
+    let mut session = match backend.resume(&info, &env.session).await {
+        Ok(s) => s,
+        Err(e) => return crate::migrate::answer(&mut sender, Err(e.message)).await,
+    };
+    let mut statements = HashMap::new();
+    for st in env.statements {
+        match session.prepare(&st.sql, &st.types).await {
+            Ok(mut v) if v.len() == 1 => {
+                statements.insert(st.name, v.remove(0));
+            }
+            Ok(_) => {
+                session.close().await;
+                let why = format!("statement \"{}\" did not prepare as one", st.name);
+                return crate::migrate::answer(&mut sender, Err(why)).await;
+            }
+            Err(e) => {
+                session.close().await;
+                let why = format!("statement \"{}\": {}", st.name, e.message);
+                return crate::migrate::answer(&mut sender, Err(why)).await;
+            }
+        }
+    }
+    // The client knows every setting's value already.
+    session.changed_parameters();
+    crate::migrate::answer(&mut sender, Ok(())).await;
+    drop(sender);
+    let mut t = Transport::new(io);
+    t.rbuf.extend_from_slice(&pending);
+    tracing::debug!(pid = info.pid, "a session moved here");
+    Conn::new(t, session, registration, signals, info, statements).serve().await;
 }
 
 /// The state of one connection after startup.
@@ -133,6 +190,11 @@ struct Conn<S: Session, IO> {
     session: S,
     registration: Registration,
     shutdown: watch::Receiver<bool>,
+    orders: watch::Receiver<Option<Arc<Order>>>,
+    /// Who the client logged in as (a move takes it along).
+    info: StartupInfo,
+    /// A move was tried in this wait for the client (and failed).
+    move_tried: bool,
     /// Prepared statements by protocol name ("" is the unnamed one).
     statements: HashMap<String, Arc<S::Statement>>,
     /// Portals by protocol name ("" is the unnamed one).
@@ -163,7 +225,84 @@ enum Raced<T> {
 
 type Step<T = ()> = Result<Result<T, ErrorReport>, Closed>;
 
-impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
+impl<S: Session, IO: Socket> Conn<S, IO> {
+    fn new(
+        t: Transport<IO>,
+        session: S,
+        registration: Registration,
+        signals: Signals,
+        info: StartupInfo,
+        statements: HashMap<String, Arc<S::Statement>>,
+    ) -> Conn<S, IO> {
+        Conn {
+            t,
+            out: Output::new(),
+            session,
+            registration,
+            shutdown: signals.shutdown,
+            orders: signals.orders,
+            info,
+            move_tried: false,
+            statements,
+            portals: HashMap::new(),
+            skip_to_sync: false,
+            fatal: false,
+            ready: true,
+            cancel_mark: 0,
+        }
+    }
+
+    /// The message loop, then the session's end.
+    async fn serve(mut self) {
+        let end = self.message_loop().await;
+        self.session.close().await;
+        tracing::debug!(pid = self.info.pid, ?end, "connection closed");
+    }
+
+    /// Hands the connection to the order's target if it is at a safe point
+    /// (see the module docs): true once the target serves the client.
+    async fn try_move(&mut self) -> Result<bool, Closed> {
+        if !self.ready || self.move_tried || self.session.txn_status() != TxnStatus::Idle {
+            return Ok(false);
+        }
+        let Some(order) = self.orders.borrow().clone().filter(|o| o.live()) else {
+            return Ok(false);
+        };
+        self.move_tried = true;
+        // What has arrived for the client goes out before it moves.
+        if self.write_notifications() {
+            self.flush().await?;
+        }
+        let state = match self.session.export() {
+            Ok(s) => s,
+            Err(why) => {
+                tracing::debug!(pid = self.info.pid, why, "a session stays");
+                return Ok(false);
+            }
+        };
+        let mut env = Envelope::new(&self.info, self.registration.key(), state);
+        for (name, st) in &self.statements {
+            let Some(sql) = st.source() else { return Ok(false) };
+            let (name, sql, types) = (name.clone(), sql.to_string(), st.param_types());
+            env.statements.push(CarriedStatement { name, sql, types });
+        }
+        let Some((fd, unread)) = self.t.io.handle() else { return Ok(false) };
+        let mut pending = self.t.rbuf.to_vec();
+        pending.extend_from_slice(unread);
+        match crate::migrate::send(&order.target, fd, &env.encode(&pending)).await {
+            Ok(true) => {
+                order.moved_one();
+                tracing::debug!(pid = self.info.pid, "a session moved away");
+                Ok(true)
+            }
+            Ok(false) => Ok(false),
+            Err(e) => {
+                tracing::info!(error = %e, "could not reach the process to move a session to");
+                Ok(false)
+            }
+        }
+    }
+
     async fn message_loop(&mut self) -> Result<(), Closed> {
         loop {
             let Some((tag, body)) = self.next_message().await? else { return Ok(()) };
@@ -238,10 +377,19 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
                     self.cancel_mark = self.registration.control().cancels();
                 }
                 self.ready = false;
+                self.move_tried = false;
                 return Ok(Some(f));
             }
+            if self.try_move().await? {
+                return Err(Closed::Moved);
+            }
             let woke = {
-                let Conn { t, session, shutdown, registration, .. } = &mut *self;
+                let Conn { t, session, shutdown, registration, orders, .. } = &mut *self;
+                let ordered = async {
+                    if orders.changed().await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                };
                 let control = registration.control();
                 let terminate = control.terminate_signal().notified();
                 tokio::pin!(terminate);
@@ -255,6 +403,7 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
                         _ = &mut terminate => Woke::Down,
                         _ = session.notified() => Woke::Notified,
                         _ = until(deadline) => Woke::Idle,
+                        _ = ordered => Woke::Ordered,
                     }
                 }
             };
@@ -269,6 +418,7 @@ impl<S: Session, IO: AsyncRead + AsyncWrite + Unpin + Send> Conn<S, IO> {
                         self.flush().await?;
                     }
                 }
+                Woke::Ordered => self.move_tried = false,
                 Woke::Filled(Ok(())) => {}
                 Woke::Filled(Err(Closed::Eof)) => return Ok(None),
                 Woke::Filled(Err(c)) => return Err(c),
@@ -629,6 +779,7 @@ enum Woke {
     Down,
     Notified,
     Idle,
+    Ordered,
 }
 
 /// Resolves at `deadline`; never without one.

@@ -16,6 +16,11 @@
 //! the stream itself. Either way the caller gets one stream that yields the
 //! prefix first ([`Prefixed`](crate::handoff::Prefixed)), so the PROXY header and the startup are
 //! read the same way.
+//!
+//! A SQL process hands a client on the same way when it moves the session
+//! to another process of its tenant ([`crate::migrate`]); the stream the
+//! descriptor came over is kept, because that sender waits for an answer
+//! on it.
 
 use std::io::{self, IoSlice, IoSliceMut};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -29,10 +34,11 @@ use nix::sys::socket::{
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, Interest, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 
-/// The most the proxy sends ahead of a handed-off socket: the PROXY header
-/// and a StartupMessage (limited to 10 kB by the codec), with room for
-/// bytes the client sent early.
-pub const MAX_PREFIX: usize = 1 << 20;
+/// The most that may come ahead of a handed-off socket: from the proxy the
+/// PROXY header and a StartupMessage (limited to 10 kB by the codec) and
+/// bytes the client sent early; from a SQL process moving a session, the
+/// session's state ([`crate::migrate`]).
+pub const MAX_PREFIX: usize = 16 << 20;
 
 /// Sends `client` (its descriptor) and `prefix` to a SQL process over
 /// `to`, then shuts `to` down. The caller drops its copy of the client
@@ -61,10 +67,10 @@ pub async fn send(to: &mut UnixStream, client: BorrowedFd<'_>, prefix: &[u8]) ->
 pub enum Accepted {
     /// The proxy forwards the client's bytes over this stream.
     Forwarded(Prefixed<UnixStream>),
-    /// The proxy handed over a TCP client.
-    Tcp(Prefixed<TcpStream>),
-    /// The proxy handed over a unix-socket client.
-    Unix(Prefixed<UnixStream>),
+    /// A TCP client was handed over, over the second stream.
+    Tcp(Prefixed<TcpStream>, UnixStream),
+    /// A unix-socket client was handed over, over the second stream.
+    Unix(Prefixed<UnixStream>, UnixStream),
 }
 
 /// Reads the start of a connection from the proxy and, if it brought a
@@ -94,13 +100,13 @@ pub async fn accept(mut from: UnixStream) -> io::Result<Accepted> {
     if family == Some(AddressFamily::Unix) {
         let s = std::os::unix::net::UnixStream::from(fd);
         s.set_nonblocking(true)?;
-        Ok(Accepted::Unix(Prefixed::new(buf, UnixStream::from_std(s)?)))
+        Ok(Accepted::Unix(Prefixed::new(buf, UnixStream::from_std(s)?), from))
     } else {
         let s = std::net::TcpStream::from(fd);
         s.set_nonblocking(true)?;
         let s = TcpStream::from_std(s)?;
         let _ = s.set_nodelay(true);
-        Ok(Accepted::Tcp(Prefixed::new(buf, s)))
+        Ok(Accepted::Tcp(Prefixed::new(buf, s), from))
     }
 }
 
@@ -143,11 +149,58 @@ impl<IO> Prefixed<IO> {
     }
 }
 
+impl<IO> Prefixed<IO> {
+    /// The prefix bytes not yet read.
+    pub fn unread(&self) -> &[u8] {
+        &self.prefix[self.at..]
+    }
+
+    /// Takes the prefix bytes not yet read: reads go straight to the
+    /// stream after this.
+    pub fn take_unread(&mut self) -> Vec<u8> {
+        let mut p = std::mem::take(&mut self.prefix);
+        p.drain(..self.at);
+        self.at = 0;
+        p
+    }
+}
+
 impl<IO: AsFd> AsFd for Prefixed<IO> {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.io.as_fd()
     }
 }
+
+/// A client connection's stream, and whether it can be handed to another
+/// process (a live session migration, [`crate::migrate`]).
+pub trait Socket: AsyncRead + AsyncWrite + Unpin + Send {
+    /// The socket's descriptor and the bytes the stream holds that it has
+    /// not yielded yet; None if it cannot be handed over. The default:
+    /// cannot.
+    fn handle(&self) -> Option<(BorrowedFd<'_>, &[u8])> {
+        None
+    }
+}
+
+impl Socket for TcpStream {
+    fn handle(&self) -> Option<(BorrowedFd<'_>, &[u8])> {
+        Some((self.as_fd(), &[]))
+    }
+}
+
+impl Socket for UnixStream {
+    fn handle(&self) -> Option<(BorrowedFd<'_>, &[u8])> {
+        Some((self.as_fd(), &[]))
+    }
+}
+
+impl<IO: AsFd + AsyncRead + AsyncWrite + Unpin + Send> Socket for Prefixed<IO> {
+    fn handle(&self) -> Option<(BorrowedFd<'_>, &[u8])> {
+        Some((self.io.as_fd(), self.unread()))
+    }
+}
+
+impl Socket for tokio::io::DuplexStream {}
 
 impl<IO: AsyncRead + Unpin> AsyncRead for Prefixed<IO> {
     fn poll_read(
@@ -212,7 +265,7 @@ mod tests {
         let (client, mut client_peer) = UnixStream::pair().expect("pair");
         send(&mut proxy_side, client.as_fd(), b"PROXY UNKNOWN\r\nhello").await.expect("send");
         drop(client);
-        let Accepted::Unix(mut got) = accept(sql_side).await.expect("accept") else {
+        let Accepted::Unix(mut got, _) = accept(sql_side).await.expect("accept") else {
             panic!("expected a handed-over unix socket");
         };
         client_peer.write_all(b" world").await.expect("client writes");

@@ -35,6 +35,8 @@ pub mod conn;
 pub mod handoff;
 /// Backend (server to client) message encoding.
 pub mod messages;
+/// Live session migration between processes of one tenant.
+pub mod migrate;
 /// The buffer sessions write DataRows and COPY data into.
 pub mod output;
 /// The PROXY v1 header the Strata proxy sends ahead of a client's bytes.

@@ -13,7 +13,11 @@
 //!
 //! [`ConnStats`](crate::server::ConnStats) counts the connections the server holds and those the
 //! proxy brought, so a SQL process can tell its proxy when it has been idle
-//! and whether every connection the proxy made has been taken in.
+//! and whether every connection the proxy made has been taken in; through
+//! it the process's supervisor also orders every session moved to another
+//! process ([`crate::migrate`]). A session moved here arrives on the
+//! proxy's socket like a handed-over client, with an envelope instead of a
+//! PROXY header, and is not counted as one the proxy brought.
 
 use std::future::Future;
 use std::io;
@@ -23,14 +27,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::backend::Backend;
 use crate::cancel::CancelRegistry;
-use crate::conn;
+use crate::conn::{self, Signals};
+use crate::handoff::Socket;
+use crate::migrate::Order;
 
 /// The sockets a server accepts on.
 pub struct Listeners {
@@ -48,6 +53,8 @@ pub struct ConnStats {
     proxied_accepted: AtomicU64,
     /// Connections open now, and since when none has been.
     open: watch::Sender<(usize, Instant)>,
+    /// The order to move every session elsewhere, while one holds.
+    orders: watch::Sender<Option<Arc<Order>>>,
 }
 
 impl Default for ConnStats {
@@ -55,6 +62,7 @@ impl Default for ConnStats {
         ConnStats {
             proxied_accepted: AtomicU64::new(0),
             open: watch::channel((0, Instant::now())).0,
+            orders: watch::channel(None).0,
         }
     }
 }
@@ -90,6 +98,30 @@ impl ConnStats {
                 return std::future::pending().await;
             }
         }
+    }
+
+    /// Moves every session, each at its next safe point, to the server on
+    /// the proxy socket `target`, for up to `wait`: returns how many moved
+    /// and how many connections are still open here when all are gone or
+    /// the time is up.
+    pub async fn migrate(&self, target: PathBuf, wait: Duration) -> (u64, usize) {
+        let order = Arc::new(Order::new(target, wait));
+        self.orders.send_replace(Some(order.clone()));
+        let mut rx = self.open.subscribe();
+        while rx.borrow_and_update().0 > 0 {
+            let changed = tokio::time::timeout_at(order.until.into(), rx.changed());
+            if !matches!(changed.await, Ok(Ok(()))) {
+                break;
+            }
+        }
+        self.orders.send_if_modified(|o| match o {
+            Some(mine) if Arc::ptr_eq(mine, &order) => {
+                *o = None;
+                true
+            }
+            _ => false,
+        });
+        (order.moved(), self.open())
     }
 
     /// Counts a connection open until the guard drops.
@@ -222,7 +254,8 @@ pub async fn serve_until<B: Backend>(
             }
             r = listeners.accept() => r,
         };
-        let (b, r, s) = (backend.clone(), registry.clone(), stopped.clone());
+        let (b, r) = (backend.clone(), registry.clone());
+        let s = Signals { shutdown: stopped.clone(), orders: listeners.stats.orders.subscribe() };
         // Counted open before counted accepted, so whoever sees the accepted
         // count sees the connection open too.
         let open = accepted.is_ok().then(|| listeners.stats.opened());
@@ -242,15 +275,18 @@ pub async fn serve_until<B: Backend>(
                 });
             }
             Ok(Accepted::Proxied(io)) => {
+                // Counted at once (a retire must not miss it), and taken
+                // back if it turns out to be a session moved here.
                 listeners.stats.proxied_accepted.fetch_add(1, Ordering::SeqCst);
+                let stats = listeners.stats.clone();
                 tasks.spawn(async move {
                     let _open = open;
                     use crate::handoff::Accepted as H;
                     let start = crate::handoff::accept(io);
                     match tokio::time::timeout(Duration::from_secs(5), start).await {
                         Ok(Ok(H::Forwarded(io))) => proxied(b, r, s, io).await,
-                        Ok(Ok(H::Tcp(io))) => proxied(b, r, s, io).await,
-                        Ok(Ok(H::Unix(io))) => proxied(b, r, s, io).await,
+                        Ok(Ok(H::Tcp(io, from))) => handed(b, r, s, io, from, &stats).await,
+                        Ok(Ok(H::Unix(io, from))) => handed(b, r, s, io, from, &stats).await,
                         Ok(Err(e)) => tracing::warn!(error = %e, "bad connection from the proxy"),
                         Err(_) => tracing::warn!("the proxy sent nothing"),
                     }
@@ -271,12 +307,39 @@ pub async fn serve_until<B: Backend>(
     Ok(())
 }
 
-/// Serves a client the proxy forwards or handed over: its PROXY header
-/// says who the client is.
-async fn proxied<B: Backend, IO: AsyncRead + AsyncWrite + Unpin + Send>(
+/// Serves a handed-over client: one the proxy sent, or a session another
+/// process moved here (its envelope comes instead of a PROXY header).
+async fn handed<B: Backend, IO: Socket>(
     backend: Arc<B>,
     registry: Arc<CancelRegistry>,
-    stopped: watch::Receiver<bool>,
+    signals: Signals,
+    mut io: crate::handoff::Prefixed<IO>,
+    mut from: tokio::net::UnixStream,
+    stats: &ConnStats,
+) where
+    crate::handoff::Prefixed<IO>: Socket,
+{
+    if !crate::migrate::is_envelope(io.unread()) {
+        // Not kept for the session: with 10,000 of them, a descriptor each
+        // counts.
+        drop(from);
+        return proxied(backend, registry, signals, io).await;
+    }
+    stats.proxied_accepted.fetch_sub(1, Ordering::SeqCst);
+    match crate::migrate::decode(&io.take_unread()) {
+        Ok((env, pending)) => {
+            conn::resume(backend, registry, signals, io, env, pending, from).await
+        }
+        Err(e) => crate::migrate::answer(&mut from, Err(e)).await,
+    }
+}
+
+/// Serves a client the proxy forwards or handed over: its PROXY header
+/// says who the client is.
+async fn proxied<B: Backend, IO: Socket>(
+    backend: Arc<B>,
+    registry: Arc<CancelRegistry>,
+    stopped: Signals,
     mut io: IO,
 ) {
     let header = crate::proxy_header::read(&mut io);
@@ -304,8 +367,9 @@ pub async fn serve_stream<B, IO>(
     local: bool,
 ) where
     B: Backend,
-    IO: AsyncRead + AsyncWrite + Unpin + Send,
+    IO: Socket,
 {
-    let (_keep, stopped) = watch::channel(false);
-    conn::run(backend, registry, stopped, io, None, local).await;
+    let (_keep, shutdown) = watch::channel(false);
+    let (_no_orders, orders) = watch::channel(None);
+    conn::run(backend, registry, Signals { shutdown, orders }, io, None, local).await;
 }

@@ -25,6 +25,8 @@ pub enum Closed {
     Fatal,
     /// Reading or writing the socket failed.
     Io,
+    /// The session moved to another process, which holds the socket now.
+    Moved,
 }
 
 /// A client socket and its read buffer.
