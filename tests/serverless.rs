@@ -29,7 +29,9 @@
 //! - TLS on the proxy with the self-signed certificate of the data
 //!   directory: psql `sslmode=verify-full` to `NAME.localhost` reaches
 //!   tenant NAME (options first, then the host name, then the database
-//!   prefix), SCRAM inside TLS; `--no-tls` refuses TLS.
+//!   prefix), SCRAM inside TLS, SCRAM-SHA-256-PLUS (channel binding to the
+//!   proxy's certificate) when the client requires it; `--no-tls` refuses
+//!   TLS.
 //!
 //! PostgreSQL has no tenants, so every test here skips the PostgreSQL target.
 
@@ -460,6 +462,20 @@ fn tls_with_the_tenant_named_by_the_host_name() {
     let carol = verified("tls1.localhost", "").replace("user=postgres", "user=carol");
     let (ok, out, err) = psql_conninfo(&carol, "select current_user", Some("pw"));
     assert!(ok && out == "carol", "SCRAM over TLS: {err}");
+    // SCRAM-SHA-256-PLUS, bound to the proxy's certificate, when the client
+    // insists; plain SCRAM when it declines, and in clear.
+    for (extra, what) in [("channel_binding=require", "PLUS"), ("channel_binding=disable", "plain")]
+    {
+        let (ok, out, err) = psql_conninfo(&format!("{carol} {extra}"), "select 1", Some("pw"));
+        assert!(ok && out == "1", "SCRAM ({what}) over TLS: {err}");
+    }
+    let clear = format!("{plain} dbname=tls1.postgres user=carol")
+        .replace("sslmode=require", "sslmode=disable channel_binding=prefer");
+    let (ok, out, err) = psql_conninfo(&clear, "select current_user", Some("pw"));
+    assert!(ok && out == "carol", "SCRAM in clear: {err}");
+    let (ok, _, err) =
+        psql_conninfo(&format!("{carol} channel_binding=require"), "select 1", Some("no"));
+    assert!(!ok && err.contains("password authentication failed"), "{err}");
 
     // --no-tls refuses it.
     let Some(n) = start(&["--no-tls"]) else { return };

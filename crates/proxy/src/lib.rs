@@ -115,7 +115,7 @@ pub struct Config {
     /// long exits.
     pub idle_timeout: Duration,
     /// TLS for clients that ask for it (None: they are told 'N').
-    pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
+    pub tls: Option<tls::Tls>,
     /// Over TLS, a host name `NAME.<tenant_domain>` names tenant NAME.
     pub tenant_domain: String,
     /// At most this many SQL processes run at once, pooled ones included.
@@ -426,7 +426,7 @@ impl Proxy {
             }
         };
         let Some((routing, mut sql, head)) =
-            self.connect_client(&mut t, &origin, minor, params, None).await
+            self.connect_client(&mut t, &origin, minor, params, None, None).await
         else {
             return;
         };
@@ -462,18 +462,13 @@ impl Proxy {
     /// A client that asked for TLS (and was told 'S'): the handshake, its
     /// startup inside TLS, and then its bytes forwarded for the session
     /// (a TLS session cannot be handed to another process).
-    async fn handle_tls<IO: Io>(
-        self: Arc<Self>,
-        t: Transport<IO>,
-        tls: Arc<tokio_rustls::rustls::ServerConfig>,
-        origin: Origin,
-    ) {
+    async fn handle_tls<IO: Io>(self: Arc<Self>, t: Transport<IO>, tls: tls::Tls, origin: Origin) {
         if !t.rbuf.is_empty() {
             // Bytes sent after SSLRequest before the handshake would be
             // read as if they came encrypted (CVE-2021-23214): refuse.
             return;
         }
-        let accept = tokio_rustls::TlsAcceptor::from(tls).accept(t.io);
+        let accept = tokio_rustls::TlsAcceptor::from(tls.config).accept(t.io);
         let Ok(Ok(stream)) = tokio::time::timeout(STARTUP_TIMEOUT, accept).await else { return };
         let sni = stream.get_ref().1.server_name().map(str::to_string);
         let mut t = Transport::new(stream);
@@ -484,8 +479,9 @@ impl Proxy {
             _ => return,
         };
         let tenant = sni.and_then(|h| route::sni_tenant(&h, &self.cfg.tenant_domain));
+        let binding = Some(&*tls.end_point);
         if let Some((routing, sql, head)) =
-            self.connect_client(&mut t, &origin, minor, params, tenant).await
+            self.connect_client(&mut t, &origin, minor, params, tenant, binding).await
         {
             Self::forward(t, routing, sql, head).await;
         }
@@ -494,8 +490,9 @@ impl Proxy {
     /// Routes a client's StartupMessage: a connection to a SQL process of
     /// its tenant with the routing lock still held (until the client is
     /// handed over or its first bytes sent, so the process cannot retire
-    /// with the client on its way), and the bytes to send it first. None
-    /// once the client was told why not.
+    /// with the client on its way), and the bytes to send it first (the
+    /// PROXY header carries a TLS client's `tls_binding`, for
+    /// SCRAM-SHA-256-PLUS). None once the client was told why not.
     async fn connect_client<IO: Io>(
         self: &Arc<Self>,
         t: &mut Transport<IO>,
@@ -503,6 +500,7 @@ impl Proxy {
         minor: u16,
         params: Vec<(String, String)>,
         sni_tenant: Option<String>,
+        tls_binding: Option<&[u8]>,
     ) -> Option<(OwnedMutexGuard<Slot>, UnixStream, BytesMut)> {
         let r = route::route(params, sni_tenant);
         let client = match origin {
@@ -517,7 +515,11 @@ impl Proxy {
             }
         };
         let mut head = BytesMut::new();
-        head.put_slice(proxy_header::encode(origin).as_bytes());
+        let header = match tls_binding {
+            Some(b) => proxy_header::encode_tls(origin, b),
+            None => proxy_header::encode(origin),
+        };
+        head.put_slice(header.as_bytes());
         codec::encode_startup(&mut head, minor, &r.params);
         head.put_slice(&t.rbuf);
         Some((routing, sql, head))

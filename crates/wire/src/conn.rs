@@ -83,32 +83,44 @@ const COPY_BATCH: usize = 256 << 10;
 /// (PostgreSQL's authentication_timeout default).
 const STARTUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// Who a connection's client is, as the server accepted it.
+#[derive(Debug, Clone, Default)]
+pub struct Peer {
+    /// The client's and the server's address of a TCP connection.
+    pub addrs: Option<(std::net::SocketAddr, std::net::SocketAddr)>,
+    /// Trusted as local (loopback or unix socket).
+    pub local: bool,
+    /// The channel-binding data of the TLS the client came over (the
+    /// proxy's; see [`crate::proxy_header`]).
+    pub tls_binding: Option<Vec<u8>>,
+}
+
 /// Runs a connection to completion: startup, authentication, then messages
 /// until Terminate, EOF, a FATAL error, server shutdown or a move. Shutdown
 /// turning true (or its sender going away) ends the connection the next
-/// time it waits for a message. `peer` is the client's and the server's
-/// address of a TCP connection.
+/// time it waits for a message.
 pub async fn run<B, IO>(
     backend: Arc<B>,
     registry: Arc<CancelRegistry>,
     signals: Signals,
     io: IO,
-    peer: Option<(std::net::SocketAddr, std::net::SocketAddr)>,
-    local: bool,
+    peer: Peer,
 ) where
     B: Backend,
     IO: Socket,
 {
     let mut t = Transport::new(io);
     let mut out = BytesMut::new();
-    let client = peer.map(|p| p.0.ip());
-    let login = startup::login(&*backend, &registry, &mut t, local, client, &mut out);
+    let client = peer.addrs.map(|p| p.0.ip());
+    let binding = peer.tls_binding.as_deref();
+    let login =
+        startup::login(&*backend, &registry, &mut t, (peer.local, client), binding, &mut out);
     let Ok(Ok(mut info)) = tokio::time::timeout(STARTUP_TIMEOUT, login).await else { return };
     msg::auth_ok(&mut out);
     let registration = registry.register();
     info.pid = registration.key().pid;
-    info.client_addr = peer.map(|p| p.0);
-    info.server_addr = peer.map(|p| p.1);
+    info.client_addr = peer.addrs.map(|p| p.0);
+    info.server_addr = peer.addrs.map(|p| p.1);
     info.control = registration.control().clone();
     let session = match backend.open(&info).await {
         Ok(s) => s,

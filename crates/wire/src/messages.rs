@@ -38,10 +38,12 @@ pub fn auth_ok(buf: &mut BytesMut) {
 }
 
 /// AuthenticationSASL offering SCRAM-SHA-256.
-pub fn auth_sasl(buf: &mut BytesMut) {
+pub fn auth_sasl(buf: &mut BytesMut, mechanisms: &[&str]) {
     let at = begin(buf, b'R');
     buf.put_i32(10);
-    cstr(buf, "SCRAM-SHA-256");
+    for m in mechanisms {
+        cstr(buf, m);
+    }
     buf.put_u8(0);
     end(buf, at);
 }

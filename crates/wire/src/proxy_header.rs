@@ -13,11 +13,27 @@
 //! The SQL process reads it only on its proxy-facing unix socket (in a
 //! directory only the proxy can reach), so a client can never forge it; it
 //! decides `local` (trust) and what pg_stat_activity shows as client_addr.
+//!
+//! For a client the proxy serves over TLS, Strata adds one field of its own
+//! at the end of a TCP line: `TLS=<base64>`, the `tls-server-end-point`
+//! channel-binding data of the proxy's certificate, so the SQL process can
+//! offer SCRAM-SHA-256-PLUS ([`crate::scram`]).
 
 use std::net::SocketAddr;
 
-/// The longest line the format allows (107 bytes plus CRLF).
-pub const MAX_LEN: usize = 108;
+/// The longest line the format allows (107 bytes plus CRLF), with room for
+/// Strata's TLS field (a SHA-512 hash in base64 at most).
+pub const MAX_LEN: usize = 108 + 96;
+
+/// A header: the client's origin, and the channel-binding data of the TLS
+/// it reached the proxy over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    /// Who the client is.
+    pub origin: Origin,
+    /// `tls-server-end-point` data, for a TLS client.
+    pub tls_binding: Option<Vec<u8>>,
+}
 
 /// Who the client is, as the header tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,8 +79,44 @@ pub fn encode(origin: &Origin) -> String {
     }
 }
 
+/// The header line for `origin`, with a TLS client's `binding` data.
+pub fn encode_tls(origin: &Origin, binding: &[u8]) -> String {
+    use base64::Engine as _;
+    let line = encode(origin);
+    match origin {
+        Origin::Tcp { .. } => {
+            let b64 = base64::engine::general_purpose::STANDARD.encode(binding);
+            format!("{} TLS={b64}\r\n", line.trim_end())
+        }
+        Origin::Unknown => line,
+    }
+}
+
 /// Parses a header line (CRLF included).
 pub fn decode(line: &[u8]) -> Result<Origin, String> {
+    decode_header(line).map(|h| h.origin)
+}
+
+/// Parses a header line (CRLF included), Strata's TLS field too.
+pub fn decode_header(line: &[u8]) -> Result<Header, String> {
+    use base64::Engine as _;
+    let text = std::str::from_utf8(line).map_err(|_| "PROXY header is not text".to_string())?;
+    let mut parts: Vec<&str> = text.strip_suffix("\r\n").unwrap_or(text).split(' ').collect();
+    let mut tls_binding = None;
+    if parts.len() == 7 && parts[1] != "UNKNOWN" {
+        let field = parts.pop().unwrap_or_default();
+        let b64 = field.strip_prefix("TLS=").ok_or_else(|| format!("bad PROXY field {field:?}"))?;
+        let data = base64::engine::general_purpose::STANDARD.decode(b64);
+        tls_binding = Some(data.map_err(|_| "bad TLS field in the PROXY header".to_string())?);
+    }
+    let mut plain = parts.join(" ");
+    if text.ends_with("\r\n") {
+        plain.push_str("\r\n");
+    }
+    Ok(Header { origin: decode_plain(plain.as_bytes())?, tls_binding })
+}
+
+fn decode_plain(line: &[u8]) -> Result<Origin, String> {
     let text = std::str::from_utf8(line).map_err(|_| "PROXY header is not text".to_string())?;
     let Some(text) = text.strip_suffix("\r\n") else {
         return Err("PROXY header does not end in CRLF".into());
@@ -84,8 +136,9 @@ pub fn decode(line: &[u8]) -> Result<Origin, String> {
     }
 }
 
-/// Reads the header from `io` byte by byte, so nothing after it is taken.
-pub async fn read<IO: tokio::io::AsyncRead + Unpin>(io: &mut IO) -> Result<Origin, String> {
+/// Reads the header (Strata's TLS field too) from `io` byte by byte, so
+/// nothing after it is taken.
+pub async fn read_header<IO: tokio::io::AsyncRead + Unpin>(io: &mut IO) -> Result<Header, String> {
     use tokio::io::AsyncReadExt;
     let mut line = Vec::with_capacity(MAX_LEN);
     while !line.ends_with(b"\r\n") {
@@ -95,7 +148,7 @@ pub async fn read<IO: tokio::io::AsyncRead + Unpin>(io: &mut IO) -> Result<Origi
         let b = io.read_u8().await.map_err(|e| format!("reading the PROXY header: {e}"))?;
         line.push(b);
     }
-    decode(&line)
+    decode_header(&line)
 }
 
 #[cfg(test)]
@@ -117,6 +170,22 @@ mod tests {
         };
         assert_eq!(decode(encode(&v6).as_bytes()), Ok(v6));
         assert!(v6.is_local());
+    }
+
+    #[test]
+    fn the_tls_field_round_trips() {
+        let o = Origin::Tcp {
+            client: "10.1.2.3:5555".parse().expect("addr"),
+            proxy: "127.0.0.1:5433".parse().expect("addr"),
+        };
+        let line = encode_tls(&o, &[0xAB; 64]);
+        assert!(line.len() <= MAX_LEN, "{} bytes", line.len());
+        let h = decode_header(line.as_bytes()).expect("decodes");
+        assert_eq!(h, Header { origin: o, tls_binding: Some(vec![0xAB; 64]) });
+        assert_eq!(decode(line.as_bytes()), Ok(o));
+        assert_eq!(decode_header(encode(&o).as_bytes()).expect("plain").tls_binding, None);
+        assert!(decode_header(b"PROXY TCP4 1.2.3.4 5.6.7.8 1 2 X=1\r\n").is_err());
+        assert!(decode_header(b"PROXY TCP4 1.2.3.4 5.6.7.8 1 2 TLS=!!\r\n").is_err());
     }
 
     #[test]

@@ -1,6 +1,12 @@
 //! SCRAM-SHA-256 authentication (RFC 5802 / RFC 7677), server side, as
-//! PostgreSQL implements it: no channel binding, the user name in the
-//! client-first message is ignored (the startup packet's user counts).
+//! PostgreSQL implements it: the user name in the client-first message is
+//! ignored (the startup packet's user counts), and over TLS the client may
+//! choose SCRAM-SHA-256-PLUS, binding the exchange to the server's
+//! certificate (`tls-server-end-point`, RFC 5929): its proof then covers
+//! the hash of the certificate it saw, so a man in the middle with another
+//! certificate cannot relay it. A client that supports channel binding but
+//! thinks the server does not (`y` while PLUS was offered) is refused: that
+//! is a downgrade.
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
@@ -77,6 +83,18 @@ fn malformed() -> ErrorReport {
     ErrorReport::fatal(SqlState::ProtocolViolation, "malformed SCRAM message")
 }
 
+/// Channel binding as the server offered it and the client chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding<'a> {
+    /// Not offered (no TLS, or no certificate hash to bind to).
+    NotOffered,
+    /// SCRAM-SHA-256-PLUS was offered; the client chose SCRAM-SHA-256.
+    Declined,
+    /// The client chose SCRAM-SHA-256-PLUS: the `tls-server-end-point`
+    /// data it must bind to.
+    Chosen(&'a [u8]),
+}
+
 /// One SCRAM exchange in progress.
 pub struct ScramServer {
     verifier: ScramVerifier,
@@ -84,26 +102,69 @@ pub struct ScramServer {
     client_first_bare: String,
     server_first: String,
     nonce: String,
+    /// The `c=` attribute the client-final message must carry: the GS2
+    /// header and any channel-binding data, in base64.
+    channel: String,
+}
+
+fn binding_error(message: &str) -> ErrorReport {
+    ErrorReport::fatal(SqlState::ProtocolViolation, message)
 }
 
 impl ScramServer {
     /// Handles the client-first message; returns the server-first message.
+    /// No channel binding.
     pub fn start(
         verifier: ScramVerifier,
         user: &str,
         client_first: &[u8],
         server_nonce: &str,
     ) -> Result<(ScramServer, String), ErrorReport> {
+        Self::start_bound(verifier, user, client_first, server_nonce, Binding::NotOffered)
+    }
+
+    /// Handles the client-first message with channel binding as `binding`
+    /// says; returns the server-first message.
+    pub fn start_bound(
+        verifier: ScramVerifier,
+        user: &str,
+        client_first: &[u8],
+        server_nonce: &str,
+        binding: Binding<'_>,
+    ) -> Result<(ScramServer, String), ErrorReport> {
         let msg = std::str::from_utf8(client_first).map_err(|_| malformed())?;
-        let bare = match msg.strip_prefix("n,,").or_else(|| msg.strip_prefix("y,,")) {
-            Some(b) => b,
-            None if msg.starts_with("p=") => {
-                return Err(ErrorReport::fatal(
-                    SqlState::ProtocolViolation,
-                    "channel binding is not supported",
-                ));
+        // gs2-header: cbind-flag "," [authzid] ","
+        let (flag, rest) = msg.split_once(',').ok_or_else(malformed)?;
+        let (authzid, bare) = rest.split_once(',').ok_or_else(malformed)?;
+        if !authzid.is_empty() {
+            return Err(binding_error(
+                "client uses authorization identity, but it is not supported",
+            ));
+        }
+        let header = &msg[..flag.len() + authzid.len() + 2];
+        let channel = match (flag, binding) {
+            ("n", Binding::Chosen(_)) | ("y", Binding::Chosen(_)) => {
+                return Err(binding_error("The client selected SCRAM-SHA-256-PLUS, but the SCRAM message does not include channel binding data."));
             }
-            None => return Err(malformed()),
+            ("y", Binding::Declined) => {
+                return Err(binding_error("SCRAM channel binding negotiation error"));
+            }
+            ("n" | "y", _) => B64.encode(header),
+            ("p=tls-server-end-point", Binding::Chosen(data)) => {
+                let mut c = header.as_bytes().to_vec();
+                c.extend_from_slice(data);
+                B64.encode(c)
+            }
+            (f, Binding::Chosen(_)) if f.starts_with("p=") => {
+                let name = &f[2..];
+                return Err(binding_error(&format!(
+                    "unsupported SCRAM channel-binding type \"{name}\""
+                )));
+            }
+            (f, _) if f.starts_with("p=") => {
+                return Err(binding_error("The client selected SCRAM-SHA-256 without channel binding, but the SCRAM message includes channel binding data."));
+            }
+            _ => return Err(malformed()),
         };
         let cnonce = bare.split(',').find_map(|p| p.strip_prefix("r=")).ok_or_else(malformed)?;
         let nonce = format!("{cnonce}{server_nonce}");
@@ -115,6 +176,7 @@ impl ScramServer {
             client_first_bare: bare.to_string(),
             server_first: server_first.clone(),
             nonce,
+            channel,
         };
         Ok((s, server_first))
     }
@@ -123,8 +185,11 @@ impl ScramServer {
     pub fn finish(&self, client_final: &[u8]) -> Result<String, ErrorReport> {
         let msg = std::str::from_utf8(client_final).map_err(|_| malformed())?;
         let (without_proof, proof) = msg.rsplit_once(",p=").ok_or_else(malformed)?;
-        let nonce =
-            without_proof.split(',').find_map(|p| p.strip_prefix("r=")).ok_or_else(malformed)?;
+        let attr = |name: &str| without_proof.split(',').find_map(|p| p.strip_prefix(name));
+        let nonce = attr("r=").ok_or_else(malformed)?;
+        if attr("c=").ok_or_else(malformed)? != self.channel {
+            return Err(binding_error("SCRAM channel binding check failed"));
+        }
         if nonce != self.nonce {
             return Err(auth_failed(&self.user));
         }
@@ -166,6 +231,56 @@ mod tests {
         assert_eq!(fin, "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=");
         let bad = s.finish(b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=AHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=");
         assert_eq!(bad.expect_err("wrong proof").code, SqlState::InvalidPassword);
+    }
+
+    /// A client's proof for `auth_message` with password `pw` (the client
+    /// side of the exchange, for the tests).
+    fn proof(pw: &str, v: &ScramVerifier, auth_message: &str) -> String {
+        let mut salted = [0u8; 32];
+        pbkdf2::pbkdf2_hmac::<Sha256>(pw.as_bytes(), &v.salt, v.iterations, &mut salted);
+        let client_key = hmac(&salted, b"Client Key");
+        let sig = hmac(&sha256(&client_key), auth_message.as_bytes());
+        B64.encode(client_key.iter().zip(sig).map(|(a, b)| a ^ b).collect::<Vec<u8>>())
+    }
+
+    /// One exchange with `first` (the client-first message) and `c` (the
+    /// client-final's channel attribute): the server's verdict.
+    fn exchange(first: &str, c: &str, binding: Binding<'_>) -> Result<String, ErrorReport> {
+        let v = verifier_with("pw", b"salt", 4096);
+        let (s, server_first) =
+            ScramServer::start_bound(v.clone(), "u", first.as_bytes(), "SN", binding)?;
+        let bare = first.splitn(3, ',').nth(2).expect("bare");
+        let without_proof = format!("c={c},r=CNSN");
+        let p = proof("pw", &v, &format!("{bare},{server_first},{without_proof}"));
+        s.finish(format!("{without_proof},p={p}").as_bytes())
+    }
+
+    #[test]
+    fn channel_binding_to_the_certificate() {
+        let cert_hash = [7u8; 32];
+        let bound = {
+            let mut c = b"p=tls-server-end-point,,".to_vec();
+            c.extend_from_slice(&cert_hash);
+            B64.encode(c)
+        };
+        let plus = "p=tls-server-end-point,,n=,r=CN";
+        assert!(exchange(plus, &bound, Binding::Chosen(&cert_hash)).is_ok());
+        // Another certificate's hash (a relaying man in the middle): refused.
+        let e = exchange(plus, &bound, Binding::Chosen(&[8u8; 32])).expect_err("other cert");
+        assert_eq!(e.message, "SCRAM channel binding check failed");
+        // Plain SCRAM still works with and without PLUS on offer.
+        assert!(exchange("n,,n=,r=CN", "biws", Binding::Declined).is_ok());
+        assert!(exchange("n,,n=,r=CN", "biws", Binding::NotOffered).is_ok());
+        assert!(exchange("y,,n=,r=CN", "eSws", Binding::NotOffered).is_ok());
+        // A header that does not match c=, a downgrade, binding data where
+        // none was offered, an unknown binding type, an authzid.
+        assert!(exchange("n,,n=,r=CN", "eSws", Binding::NotOffered).is_err());
+        let e = exchange("y,,n=,r=CN", "eSws", Binding::Declined).expect_err("downgrade");
+        assert_eq!(e.message, "SCRAM channel binding negotiation error");
+        assert!(exchange(plus, &bound, Binding::NotOffered).is_err());
+        assert!(exchange("p=tls-unique,,n=,r=CN", "x", Binding::Chosen(&cert_hash)).is_err());
+        assert!(exchange("n,a=x,n=,r=CN", "biws", Binding::NotOffered).is_err());
+        assert!(exchange("n,,n=,r=CN", "biws", Binding::Chosen(&cert_hash)).is_err());
     }
 
     #[test]

@@ -33,7 +33,7 @@ use tokio::task::JoinSet;
 
 use crate::backend::Backend;
 use crate::cancel::CancelRegistry;
-use crate::conn::{self, Signals};
+use crate::conn::{self, Peer, Signals};
 use crate::handoff::Socket;
 use crate::migrate::Order;
 
@@ -265,13 +265,14 @@ pub async fn serve_until<B: Backend>(
                 let addrs = io.local_addr().ok().map(|server| (peer, server));
                 tasks.spawn(async move {
                     let _open = open;
-                    conn::run(b, r, s, io, addrs, peer.ip().is_loopback()).await
+                    let peer = Peer { addrs, local: peer.ip().is_loopback(), tls_binding: None };
+                    conn::run(b, r, s, io, peer).await
                 });
             }
             Ok(Accepted::Unix(io)) => {
                 tasks.spawn(async move {
                     let _open = open;
-                    conn::run(b, r, s, io, None, true).await
+                    conn::run(b, r, s, io, Peer { local: true, ..Peer::default() }).await
                 });
             }
             Ok(Accepted::Proxied(io)) => {
@@ -342,10 +343,12 @@ async fn proxied<B: Backend, IO: Socket>(
     stopped: Signals,
     mut io: IO,
 ) {
-    let header = crate::proxy_header::read(&mut io);
+    let header = crate::proxy_header::read_header(&mut io);
     match tokio::time::timeout(Duration::from_secs(5), header).await {
-        Ok(Ok(origin)) => {
-            conn::run(backend, registry, stopped, io, origin.addrs(), origin.is_local()).await
+        Ok(Ok(h)) => {
+            let (addrs, local) = (h.origin.addrs(), h.origin.is_local());
+            let peer = Peer { addrs, local, tls_binding: h.tls_binding };
+            conn::run(backend, registry, stopped, io, peer).await
         }
         Ok(Err(e)) => tracing::warn!(error = %e, "bad connection from the proxy"),
         Err(_) => tracing::warn!("the proxy sent no PROXY header"),
@@ -371,5 +374,6 @@ pub async fn serve_stream<B, IO>(
 {
     let (_keep, shutdown) = watch::channel(false);
     let (_no_orders, orders) = watch::channel(None);
-    conn::run(backend, registry, Signals { shutdown, orders }, io, None, local).await;
+    let peer = Peer { local, ..Peer::default() };
+    conn::run(backend, registry, Signals { shutdown, orders }, io, peer).await;
 }

@@ -6,7 +6,8 @@
 //!   CancelRequest(pid, secret) ->  (signal that connection; close, no answer)
 //!   StartupMessage(3.x, params) -> [NegotiateProtocolVersion if 3.x > 3.0 or _pq_.* options]
 //!                                  trust: nothing more here
-//!                                  SCRAM: <- AuthenticationSASL("SCRAM-SHA-256")
+//!                                  SCRAM: <- AuthenticationSASL("SCRAM-SHA-256"; over the
+//!                                         proxy's TLS "SCRAM-SHA-256-PLUS" first)
 //!   SASLInitialResponse        ->  <- AuthenticationSASLContinue(server-first)
 //!   SASLResponse(client-final) ->  <- AuthenticationSASLFinal(server-final)
 //! ```
@@ -25,7 +26,7 @@ use crate::backend::{AuthMethod, Backend, ScramVerifier, StartupInfo};
 use crate::cancel::{BackendKey, CancelRegistry};
 use crate::codec::{self, Startup, PROTOCOL_3};
 use crate::messages as msg;
-use crate::scram::ScramServer;
+use crate::scram::{Binding, ScramServer};
 use crate::transport::{Closed, Transport};
 
 /// Protocol options (`_pq_.name`) are an extension point of the StartupMessage.
@@ -34,13 +35,15 @@ const PROTOCOL_OPTION_PREFIX: &str = "_pq_.";
 /// Runs the startup phase. Returns the client's parameters once it is
 /// authenticated, with any messages to send before AuthenticationOk left in
 /// `out`; Err when the connection must close (a CancelRequest ends here too).
-/// `client` is the client's address (for [`Backend::auth_outcome`]).
+/// `client` is the client's address (for [`Backend::auth_outcome`]);
+/// `tls_binding` is the channel-binding data of the TLS the client came
+/// over (the proxy's), which lets it choose SCRAM-SHA-256-PLUS.
 pub async fn login<B: Backend, IO: AsyncRead + AsyncWrite + Unpin>(
     backend: &B,
     registry: &CancelRegistry,
     t: &mut Transport<IO>,
-    local: bool,
-    client: Option<std::net::IpAddr>,
+    (local, client): (bool, Option<std::net::IpAddr>),
+    tls_binding: Option<&[u8]>,
     out: &mut BytesMut,
 ) -> Result<StartupInfo, Closed> {
     let (minor, params) = loop {
@@ -62,7 +65,8 @@ pub async fn login<B: Backend, IO: AsyncRead + AsyncWrite + Unpin>(
     match backend.auth_method(&info, local) {
         Ok(AuthMethod::Trust) => {}
         Ok(AuthMethod::ScramSha256(v)) => {
-            scram(t, v, &info.user, out, |ok| backend.auth_outcome(client, ok)).await?
+            let outcome = |ok| backend.auth_outcome(client, ok);
+            scram(t, v, &info.user, out, tls_binding, outcome).await?
         }
         Err(e) => return Err(t.fatal_after(out, &e).await),
     }
@@ -101,16 +105,21 @@ fn startup_info(
     Ok(info)
 }
 
-/// The SCRAM-SHA-256 exchange (RFC 5802 / RFC 7677, no channel binding).
+/// The SCRAM-SHA-256 exchange (RFC 5802 / RFC 7677), with
+/// SCRAM-SHA-256-PLUS on offer when there is `tls_binding` data.
 /// `outcome` hears whether the proof was right, once the client sent one.
 async fn scram<IO: AsyncRead + AsyncWrite + Unpin>(
     t: &mut Transport<IO>,
     verifier: ScramVerifier,
     user: &str,
     out: &mut BytesMut,
+    tls_binding: Option<&[u8]>,
     outcome: impl FnOnce(bool),
 ) -> Result<(), Closed> {
-    msg::auth_sasl(out);
+    match tls_binding {
+        Some(_) => msg::auth_sasl(out, &["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"]),
+        None => msg::auth_sasl(out, &["SCRAM-SHA-256"]),
+    }
     t.send(out).await?;
     // psql closes here to prompt for a password, then reconnects.
     let body = sasl_response(t).await?;
@@ -118,15 +127,21 @@ async fn scram<IO: AsyncRead + AsyncWrite + Unpin>(
         Ok(x) => x,
         Err(e) => return Err(t.fatal(&e).await),
     };
-    if mechanism != "SCRAM-SHA-256" {
-        let e = ErrorReport::fatal(
-            SqlState::ProtocolViolation,
-            "client selected an invalid SASL authentication mechanism",
-        );
-        return Err(t.fatal(&e).await);
-    }
+    let binding = match (mechanism.as_str(), tls_binding) {
+        ("SCRAM-SHA-256-PLUS", Some(data)) => Binding::Chosen(data),
+        ("SCRAM-SHA-256", Some(_)) => Binding::Declined,
+        ("SCRAM-SHA-256", None) => Binding::NotOffered,
+        _ => {
+            let e = ErrorReport::fatal(
+                SqlState::ProtocolViolation,
+                "client selected an invalid SASL authentication mechanism",
+            );
+            return Err(t.fatal(&e).await);
+        }
+    };
     let nonce = base64::engine::general_purpose::STANDARD.encode(rand::random::<[u8; 18]>());
-    let (server, server_first) = match ScramServer::start(verifier, user, first, &nonce) {
+    let started = ScramServer::start_bound(verifier, user, first, &nonce, binding);
+    let (server, server_first) = match started {
         Ok(x) => x,
         Err(e) => return Err(t.fatal(&e).await),
     };
