@@ -32,6 +32,9 @@
 //!   prefix), SCRAM inside TLS, SCRAM-SHA-256-PLUS (channel binding to the
 //!   proxy's certificate) when the client requires it; `--no-tls` refuses
 //!   TLS.
+//! - With `--password-routing`, a client that names no tenant is asked for
+//!   its password by the proxy, and `endpoint=NAME;PASSWORD` there names
+//!   the tenant (the proxy logs in to its SQL process with SCRAM).
 //!
 //! PostgreSQL has no tenants, so every test here skips the PostgreSQL target.
 
@@ -483,4 +486,49 @@ fn tls_with_the_tenant_named_by_the_host_name() {
         format!("host=127.0.0.1 port={} user=postgres dbname=postgres sslmode=require", n.port);
     let (ok, _, err) = psql_conninfo(&refused, "select 1", None);
     assert!(!ok && err.contains("does not support SSL"), "{err}");
+}
+
+#[test]
+fn with_password_routing_the_password_field_names_the_tenant() {
+    let Some(s) = start(&["--password-routing"]) else { return };
+    s.create_tenant("pwt");
+    s.query_tenant("pwt", "create role dave login password 'pw'; create table only_pwt (v text); insert into only_pwt values ('here'); grant select on only_pwt to dave");
+    let plain = format!("host=127.0.0.1 port={} dbname=postgres sslmode=disable", s.port);
+    let as_user = |user: &str| format!("{plain} user={user}");
+    // endpoint=NAME;PASSWORD: tenant pwt, role dave, password pw.
+    let (ok, out, err) = psql_conninfo(
+        &as_user("dave"),
+        "select current_user, v from only_pwt",
+        Some("endpoint=pwt;pw"),
+    );
+    assert!(ok && out == "dave|here", "password routing: {err}");
+    let (ok, _, err) = psql_conninfo(&as_user("dave"), "select 1", Some("endpoint=pwt$pw"));
+    assert!(ok, "the $ form: {err}");
+    // An unknown tenant is told as such (a wrong password too, last: the
+    // failure throttles this address's next logins to pwt).
+    let (ok, _, err) = psql_conninfo(&as_user("dave"), "select 1", Some("endpoint=nosuch;pw"));
+    assert!(!ok && err.contains("tenant \"nosuch\" does not exist"), "{err}");
+    // No prefix: the default tenant, where postgres is trusted locally.
+    let (ok, _, err) = psql_conninfo(&as_user("postgres"), "select 1", Some("anything"));
+    assert!(ok, "default tenant by password: {err}");
+    let (ok, _, err) = psql_conninfo(&as_user("postgres"), "select 1", None);
+    assert!(!ok && err.contains("no password supplied"), "the proxy asks for one: {err}");
+    // A client that names its tenant otherwise is not asked.
+    let (ok, out, err) = psql_conninfo(
+        &format!("{} options=--cluster=pwt", as_user("postgres")),
+        "select v from only_pwt",
+        None,
+    );
+    assert!(ok && out == "here", "options still route without a password: {err}");
+    // Inside TLS with a host name that names no tenant.
+    let root = s.data_dir().join("tls/server.crt");
+    let tls = format!(
+        "host=localhost hostaddr=127.0.0.1 port={} user=dave dbname=postgres sslmode=verify-full sslrootcert={}",
+        s.port,
+        root.display()
+    );
+    let (ok, out, err) = psql_conninfo(&tls, "select v from only_pwt", Some("endpoint=pwt;pw"));
+    assert!(ok && out == "here", "password routing over TLS: {err}");
+    let (ok, _, err) = psql_conninfo(&as_user("dave"), "select 1", Some("endpoint=pwt;nope"));
+    assert!(!ok && err.contains("password authentication failed for user \"dave\""), "{err}");
 }

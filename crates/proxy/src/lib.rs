@@ -71,6 +71,7 @@ use wire::transport::Transport;
 /// The line protocols between the proxy and its SQL processes.
 pub mod control;
 pub mod drain;
+mod password;
 /// Tenant routing rules.
 pub mod route;
 pub mod throttle;
@@ -123,6 +124,10 @@ pub struct Config {
     /// How long a client waits for a SQL process for its tenant (all of
     /// them busy, launches queued) before it gets FATAL 53300.
     pub process_wait: Duration,
+    /// A client that names no tenant is asked for its password, which may
+    /// name one ([`route::password_tenant`]); the proxy then logs in for
+    /// it (`password` module).
+    pub password_routing: bool,
 }
 
 /// The proxy (see the module documentation).
@@ -425,6 +430,9 @@ impl Proxy {
                 return self.handle_tls(t, tls, origin).await;
             }
         };
+        if self.by_password(&params, None) {
+            return self.password_login(t, origin, minor, params).await;
+        }
         let Some((routing, mut sql, head)) =
             self.connect_client(&mut t, &origin, minor, params, None, None).await
         else {
@@ -479,12 +487,21 @@ impl Proxy {
             _ => return,
         };
         let tenant = sni.and_then(|h| route::sni_tenant(&h, &self.cfg.tenant_domain));
+        if self.by_password(&params, tenant.clone()) {
+            return self.password_login(t, origin, minor, params).await;
+        }
         let binding = Some(&*tls.end_point);
         if let Some((routing, sql, head)) =
             self.connect_client(&mut t, &origin, minor, params, tenant, binding).await
         {
             Self::forward(t, routing, sql, head).await;
         }
+    }
+
+    /// Whether a client with these startup `params` (and SNI tenant) is
+    /// routed by its password: it names no tenant otherwise.
+    fn by_password(&self, params: &[(String, String)], sni_tenant: Option<String>) -> bool {
+        self.cfg.password_routing && !route::route(params.to_vec(), sni_tenant).named
     }
 
     /// Routes a client's StartupMessage: a connection to a SQL process of

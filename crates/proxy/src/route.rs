@@ -10,7 +10,8 @@
 //!    `acme.localhost` names acme; other host names name no tenant);
 //! 3. the database is `NAME.DBNAME` (the SQL process sees `DBNAME`);
 //! 4. otherwise the tenant `default`, so clients that know nothing of
-//!    tenants work unchanged.
+//!    tenants work unchanged — or, when the proxy routes by password, the
+//!    tenant the password field names ([`password_tenant`](crate::route::password_tenant)).
 //!
 //! Pure functions: no I/O, unit-tested below.
 
@@ -24,6 +25,22 @@ pub struct Route {
     pub tenant: String,
     /// The parameters for the SQL process, routing tokens removed.
     pub params: Vec<(String, String)>,
+    /// The client named the tenant (false: [`DEFAULT_TENANT`] by default).
+    pub named: bool,
+}
+
+/// The tenant a password field names, Neon's way: `endpoint=NAME;PASSWORD`
+/// (or `endpoint=NAME$PASSWORD`) gives (NAME, PASSWORD); anything else is
+/// the default tenant's password as it is.
+pub fn password_tenant(field: &str) -> (String, String) {
+    if let Some(rest) = field.strip_prefix("endpoint=") {
+        if let Some(i) = rest.find([';', '$']) {
+            if i > 0 {
+                return (rest[..i].to_string(), rest[i + 1..].to_string());
+            }
+        }
+    }
+    (DEFAULT_TENANT.to_string(), field.to_string())
 }
 
 /// The tenant an SNI host name names under `domain`, if it names one.
@@ -61,7 +78,8 @@ pub fn route(mut params: Vec<(String, String)>, sni: Option<String>) -> Route {
             }
         }
     }
-    Route { tenant: tenant.unwrap_or_else(|| DEFAULT_TENANT.to_string()), params }
+    let named = tenant.is_some();
+    Route { tenant: tenant.unwrap_or_else(|| DEFAULT_TENANT.to_string()), params, named }
 }
 
 /// Splits a routing token out of an `options` string: the options without
@@ -163,6 +181,19 @@ mod tests {
         assert_eq!((r.tenant.as_str(), r.params[0].1.as_str()), ("acme", "b.postgres"));
         let r = route(p(&[("options", "--cluster=c")]), sni);
         assert_eq!(r.tenant, "c");
+    }
+
+    #[test]
+    fn the_password_field_names_a_tenant() {
+        let t = |f: &str| password_tenant(f);
+        assert_eq!(t("endpoint=acme;s3cret"), ("acme".into(), "s3cret".into()));
+        assert_eq!(t("endpoint=acme$a;b"), ("acme".into(), "a;b".into()));
+        assert_eq!(t("endpoint=acme;"), ("acme".into(), "".into()));
+        assert_eq!(t("plain"), (DEFAULT_TENANT.into(), "plain".into()));
+        assert_eq!(t("endpoint=;x"), (DEFAULT_TENANT.into(), "endpoint=;x".into()));
+        assert_eq!(t("endpoint=acme"), (DEFAULT_TENANT.into(), "endpoint=acme".into()));
+        assert!(!route(p(&[("database", "postgres")]), None).named);
+        assert!(route(p(&[("database", "a.postgres")]), None).named);
     }
 
     #[test]

@@ -210,6 +210,12 @@ struct Serverless {
     /// names tenant NAME, after options and before the database prefix.
     #[arg(long, default_value = "localhost")]
     tenant_domain: String,
+    /// A client that names no tenant (no options, SNI or database prefix)
+    /// is asked for its password by the proxy, which may name the tenant:
+    /// `endpoint=NAME;PASSWORD` (Neon's form; `$` for `;` too). Without
+    /// the prefix the client is the default tenant's, with that password.
+    #[arg(long)]
+    password_routing: bool,
 }
 
 /// Parses `500ms`, `2s`, `5min`, `1h` (a bare number is seconds).
@@ -552,6 +558,7 @@ fn proxy(args: ProxyArgs) -> anyhow::Result<()> {
             tenant_domain: args.serverless.tenant_domain.trim_matches('.').to_ascii_lowercase(),
             max_sql_processes: args.serverless.max_sql_processes as usize,
             process_wait: args.serverless.process_wait,
+            password_routing: args.serverless.password_routing,
         });
         p.check_kv().await.map_err(|e| anyhow::anyhow!("{}", e.message))?;
         let listen = args.pg.listen;

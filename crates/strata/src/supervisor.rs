@@ -111,6 +111,9 @@ pub fn run(args: StartArgs) -> anyhow::Result<()> {
             if args.serverless.no_tls {
                 c.arg("--no-tls");
             }
+            if args.serverless.password_routing {
+                c.arg("--password-routing");
+            }
             if let (Some(cert), Some(key)) = (&args.serverless.tls_cert, &args.serverless.tls_key) {
                 c.arg("--tls-cert").arg(cert).arg("--tls-key").arg(key);
             }

@@ -209,9 +209,86 @@ impl ScramServer {
     }
 }
 
+/// The ClientProof for `auth_message` and the ServerSignature to expect,
+/// in base64, for `password` salted as the server-first message says.
+fn client_proof(
+    password: &str,
+    salt: &[u8],
+    iterations: u32,
+    auth_message: &str,
+) -> (String, String) {
+    let mut salted = [0u8; 32];
+    pbkdf2::pbkdf2_hmac::<Sha256>(password.as_bytes(), salt, iterations, &mut salted);
+    let client_key = hmac(&salted, b"Client Key");
+    let sig = hmac(&sha256(&client_key), auth_message.as_bytes());
+    let proof: Vec<u8> = client_key.iter().zip(sig).map(|(a, b)| a ^ b).collect();
+    let server_sig = hmac(&hmac(&salted, b"Server Key"), auth_message.as_bytes());
+    (B64.encode(proof), B64.encode(server_sig))
+}
+
+/// The client side of a SCRAM-SHA-256 exchange without channel binding
+/// (the Strata proxy logs in to a SQL process with it for a client that
+/// gave its password to the proxy).
+pub struct ScramClient {
+    password: String,
+    bare: String,
+    nonce: String,
+    /// The ServerSignature the server-final message must carry.
+    expected: Option<String>,
+}
+
+impl ScramClient {
+    /// Starts an exchange: the client-first message to send.
+    pub fn start(password: &str) -> (ScramClient, String) {
+        let nonce = B64.encode(rand::random::<[u8; 18]>());
+        let bare = format!("n=,r={nonce}");
+        let first = format!("n,,{bare}");
+        (ScramClient { password: password.to_string(), bare, nonce, expected: None }, first)
+    }
+
+    /// The client-final message answering `server_first`.
+    pub fn answer(&mut self, server_first: &str) -> Result<String, String> {
+        let attr = |name: &str| server_first.split(',').find_map(|p| p.strip_prefix(name));
+        let bad = || format!("bad SCRAM server-first message {server_first:?}");
+        let nonce = attr("r=").filter(|r| r.starts_with(&self.nonce)).ok_or_else(bad)?;
+        let salt = attr("s=").and_then(|s| B64.decode(s).ok()).ok_or_else(bad)?;
+        let iterations: u32 = attr("i=").and_then(|i| i.parse().ok()).ok_or_else(bad)?;
+        if !(1..=10_000_000).contains(&iterations) {
+            return Err(bad());
+        }
+        let without_proof = format!("c=biws,r={nonce}");
+        let auth_message = format!("{},{server_first},{without_proof}", self.bare);
+        let (proof, server_sig) = client_proof(&self.password, &salt, iterations, &auth_message);
+        self.expected = Some(format!("v={server_sig}"));
+        Ok(format!("{without_proof},p={proof}"))
+    }
+
+    /// Whether `server_final` proves the server knew the password too.
+    pub fn verify(&self, server_final: &str) -> bool {
+        self.expected.as_deref() == Some(server_final)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_client_side_logs_in_and_checks_the_server() {
+        let v = verifier_with("pw", b"salt", 4096);
+        let (mut c, first) = ScramClient::start("pw");
+        let (s, server_first) = ScramServer::start(v, "u", first.as_bytes(), "SN").expect("start");
+        let fin = c.answer(&server_first).expect("answer");
+        let server_final = s.finish(fin.as_bytes()).expect("the right password");
+        assert!(c.verify(&server_final));
+        assert!(!c.verify("v=AAAA"));
+        let (mut wrong, first) = ScramClient::start("nope");
+        let v = verifier_with("pw", b"salt", 4096);
+        let (s, server_first) = ScramServer::start(v, "u", first.as_bytes(), "SN").expect("start");
+        let fin = wrong.answer(&server_first).expect("answer");
+        assert_eq!(s.finish(fin.as_bytes()).expect_err("wrong").code, SqlState::InvalidPassword);
+        assert!(c.answer("r=other,s=c2FsdA==,i=4096").is_err(), "a nonce not extending ours");
+    }
 
     #[test]
     fn rfc7677_example() {
@@ -233,16 +310,6 @@ mod tests {
         assert_eq!(bad.expect_err("wrong proof").code, SqlState::InvalidPassword);
     }
 
-    /// A client's proof for `auth_message` with password `pw` (the client
-    /// side of the exchange, for the tests).
-    fn proof(pw: &str, v: &ScramVerifier, auth_message: &str) -> String {
-        let mut salted = [0u8; 32];
-        pbkdf2::pbkdf2_hmac::<Sha256>(pw.as_bytes(), &v.salt, v.iterations, &mut salted);
-        let client_key = hmac(&salted, b"Client Key");
-        let sig = hmac(&sha256(&client_key), auth_message.as_bytes());
-        B64.encode(client_key.iter().zip(sig).map(|(a, b)| a ^ b).collect::<Vec<u8>>())
-    }
-
     /// One exchange with `first` (the client-first message) and `c` (the
     /// client-final's channel attribute): the server's verdict.
     fn exchange(first: &str, c: &str, binding: Binding<'_>) -> Result<String, ErrorReport> {
@@ -251,7 +318,8 @@ mod tests {
             ScramServer::start_bound(v.clone(), "u", first.as_bytes(), "SN", binding)?;
         let bare = first.splitn(3, ',').nth(2).expect("bare");
         let without_proof = format!("c={c},r=CNSN");
-        let p = proof("pw", &v, &format!("{bare},{server_first},{without_proof}"));
+        let auth = format!("{bare},{server_first},{without_proof}");
+        let (p, _) = client_proof("pw", &v.salt, v.iterations, &auth);
         s.finish(format!("{without_proof},p={p}").as_bytes())
     }
 
