@@ -23,18 +23,15 @@ use std::time::{Duration, Instant};
 
 use testkit::{
     connect_config, error_text, pid_alive, query_text, tenant_config, test_runtime, wait_pid_gone,
-    Target, TestServer,
+    TestServer,
 };
 
 /// How long a test waits for a state it expects.
 const WAIT: Duration = Duration::from_secs(60);
 
+/// Starts Strata with `args` (None on the PostgreSQL target).
 fn start(args: &[&str]) -> Option<TestServer> {
-    if Target::from_env() == Target::Postgres {
-        eprintln!("skipped: tenants are Strata's own; PostgreSQL has none");
-        return None;
-    }
-    Some(TestServer::start_with_args(args))
+    TestServer::strata_only(args, "tenants are Strata's own; PostgreSQL has none")
 }
 
 /// `strata tenant drain ARGS`: (processes, moved, stayed) from its report.

@@ -43,21 +43,16 @@ use std::time::{Duration, Instant};
 
 use testkit::{
     children_of, connect_config, error_text, pid_alive, process_args, query_text, tcp_clients_of,
-    tenant_config, test_runtime, wait_pid_gone, Target, TestServer,
+    tenant_config, test_runtime, wait_pid_gone, TestServer,
 };
 
 /// How long a test waits for a state it expects (a process starting,
 /// retiring, the pool refilling); far above what any of them takes.
 const WAIT: Duration = Duration::from_secs(60);
 
-/// Starts Strata with `args`, or returns `None` (after saying so) on the
-/// PostgreSQL target.
+/// Starts Strata with `args` (None on the PostgreSQL target).
 fn start(args: &[&str]) -> Option<TestServer> {
-    if Target::from_env() == Target::Postgres {
-        eprintln!("skipped: tenants are Strata's own; PostgreSQL has none");
-        return None;
-    }
-    Some(TestServer::start_with_args(args))
+    TestServer::strata_only(args, "tenants are Strata's own; PostgreSQL has none")
 }
 
 /// The proxy's pooled SQL processes: its `strata sql --pool` children that

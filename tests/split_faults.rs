@@ -57,11 +57,7 @@ enum End {
 /// Starts Strata, or returns `None` (after saying so) on the PostgreSQL
 /// target, which has no KV server, proxy or tenants.
 fn start_strata() -> Option<TestServer> {
-    if Target::from_env() == Target::Postgres {
-        eprintln!("skipped: Strata's multi-process cluster; PostgreSQL has none");
-        return None;
-    }
-    Some(TestServer::start())
+    TestServer::strata_only(&[], "Strata's multi-process cluster; PostgreSQL has none")
 }
 
 /// Single-row autocommit inserts of 1, 2, 3, ... into `acked` of `tenant`;

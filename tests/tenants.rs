@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use testkit::{
     cluster_option, connect_config, error_text, pid_alive, plain_config, process_args, query_text,
-    tenant_config, test_runtime, Target, TenantInfo, TestServer, SETTLE,
+    tenant_config, test_runtime, TenantInfo, TestServer, SETTLE,
 };
 use tokio_postgres::error::SqlState;
 
@@ -37,11 +37,7 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Starts Strata, or returns `None` (after saying so) on the PostgreSQL
 /// target, which has no tenants.
 fn start_strata() -> Option<TestServer> {
-    if Target::from_env() == Target::Postgres {
-        eprintln!("skipped: tenants are Strata's own; PostgreSQL has none");
-        return None;
-    }
-    Some(TestServer::start())
+    TestServer::strata_only(&[], "tenants are Strata's own; PostgreSQL has none")
 }
 
 /// Starts Strata with tenants `a` and `b` besides `default`, each with a

@@ -312,6 +312,17 @@ pub fn wait_pid_gone(pid: i32, timeout: Duration) -> bool {
 }
 
 impl TestServer {
+    /// Starts Strata with `args` for a test of what PostgreSQL does not
+    /// have (`why`), or returns None (after saying so) on the PostgreSQL
+    /// target, where such a test skips.
+    pub fn strata_only(args: &[&str], why: &str) -> Option<TestServer> {
+        if crate::Target::from_env() == crate::Target::Postgres {
+            eprintln!("skipped: {why}");
+            return None;
+        }
+        Some(TestServer::start_with_args(args))
+    }
+
     /// A libpq conninfo for this server over TCP, as `user` to database
     /// `dbname`, with the startup `options` if given (quoted, so it may
     /// hold `=` and spaces).
