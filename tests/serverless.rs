@@ -30,8 +30,8 @@
 //!   directory: psql `sslmode=verify-full` to `NAME.localhost` reaches
 //!   tenant NAME (options first, then the host name, then the database
 //!   prefix), SCRAM inside TLS, SCRAM-SHA-256-PLUS (channel binding to the
-//!   proxy's certificate) when the client requires it; `--no-tls` refuses
-//!   TLS.
+//!   proxy's certificate) when the client requires it, with psql and with
+//!   psycopg; `--no-tls` refuses TLS.
 //! - With `--password-routing`, a client that names no tenant is asked for
 //!   its password by the proxy, and `endpoint=NAME;PASSWORD` there names
 //!   the tenant (the proxy logs in to its SQL process with SCRAM).
@@ -471,6 +471,23 @@ fn tls_with_the_tenant_named_by_the_host_name() {
         .replace("sslmode=require", "sslmode=disable channel_binding=prefer");
     let (ok, out, err) = psql_conninfo(&clear, "select current_user", Some("pw"));
     assert!(ok && out == "carol", "SCRAM in clear: {err}");
+    // A driver too: psycopg (its own libpq build), verify-full to the SNI
+    // tenant with channel binding required.
+    let home = std::env::var("HOME").unwrap_or_default();
+    let python = format!("{home}/.cache/strata-venv/bin/python");
+    assert!(std::path::Path::new(&python).exists(), "{python} missing: run scripts/setup");
+    let script = "import sys, psycopg\n\
+        c = psycopg.connect(sys.argv[1], password='pw')\n\
+        print(c.execute('select current_user').fetchone()[0], c.pgconn.ssl_in_use)";
+    let mut py = std::process::Command::new(&python);
+    py.args(["-c", script, &format!("{carol} channel_binding=require")]);
+    let out = testkit::run_with_timeout(&mut py, None, testkit::CLIENT_TIMEOUT);
+    let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(
+        out.status.success() && said == "carol True",
+        "psycopg over TLS: {said} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let (ok, _, err) =
         psql_conninfo(&format!("{carol} channel_binding=require"), "select 1", Some("no"));
     assert!(!ok && err.contains("password authentication failed"), "{err}");
