@@ -101,11 +101,8 @@ impl Throttle {
     /// Records an authentication of `pair`: a success, or a wrong password.
     pub fn record(&mut self, pair: Pair, ok: bool, now: Instant) {
         if !self.entries.contains_key(&pair) {
-            if ok {
-                // Only a pair that failed before needs its success kept:
-                // others are not throttled anyway.
-                return;
-            }
+            // A success is kept too: it exempts the pair from a later
+            // failure's back-off for a while.
             self.make_room(now);
         }
         let e = self.entries.entry(pair).or_insert(Entry {
@@ -220,9 +217,12 @@ mod tests {
         // The newest pair is remembered, and throttled.
         let last = (Some(IpAddr::from(9_999u32.to_be_bytes())), 1);
         assert!(t.wait(last, now + Duration::from_millis(9_999)).is_some());
-        // A success of a pair never seen adds nothing.
+        // A success of a pair never seen is kept, and exempts it from the
+        // back-off of a failure that follows.
         let mut u = Throttle::new(2);
         u.record(pair(1, 1), true, now);
-        assert!(u.is_empty());
+        assert_eq!(u.len(), 1);
+        u.record(pair(1, 1), false, now);
+        assert_eq!(u.wait(pair(1, 1), now), None);
     }
 }
