@@ -11,7 +11,8 @@
 //!   and exits once that session ends.
 //! - Lowering a tenant's `--max-sql-processes` below the number running
 //!   scales it down: the least loaded process's sessions move to the
-//!   others, and it exits.
+//!   others, and it exits; `drain --all` then restarts every running
+//!   tenant's processes with their sessions.
 //! - pgbench -M prepared keeps running while the tenant's SQL processes
 //!   are drained and replaced again and again: no failed transaction, and
 //!   the TPC-B invariants hold.
@@ -218,6 +219,16 @@ fn lowering_max_sql_processes_moves_sessions_off_the_extra_process() {
     }
     let n = rt.block_on(query_text(&clients[0], "select count(*) from pg_stat_activity"));
     assert_eq!(n.expect("count"), "4", "all four sessions are in one process now");
+    // A rolling restart drains every running tenant in turn.
+    let out = s.tenant_cmd(&["drain", "--all"]);
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    let line = "tenant \"k\": drained 1 SQL process(es), 4 session(s) moved, 0 stayed";
+    assert!(said.contains(line), "{said}");
+    assert!(wait_pid_gone(one, WAIT), "the restarted process {one} did not exit");
+    for c in &clients {
+        assert_eq!(rt.block_on(query_text(c, "select 1")).expect("after the restart"), "1");
+    }
 }
 
 #[test]
