@@ -112,13 +112,15 @@ async fn serve_one(s: UnixStream, stats: Arc<ConnStats>, sockets: Arc<Vec<PathBu
     while let Ok(Some(line)) = lines.next_line().await {
         let mut words = line.split_whitespace();
         if let Some(("migrate", rest)) = line.split_once(' ') {
-            let answer = match rest.split_once(' ') {
-                Some((ms, path)) if ms.parse::<u64>().is_ok() => {
-                    let wait = Duration::from_millis(ms.parse().unwrap_or(0));
+            let request =
+                rest.split_once(' ').and_then(|(ms, path)| Some((ms.parse().ok()?, path)));
+            let answer = match request {
+                Some((ms, path)) => {
+                    let wait = Duration::from_millis(ms);
                     let (moved, stayed) = stats.migrate(PathBuf::from(path), wait).await;
                     format!("migrated {moved} {stayed}")
                 }
-                _ => format!("error bad request {line:?}"),
+                None => format!("error bad request {line:?}"),
             };
             if w.write_all(format!("{answer}\n").as_bytes()).await.is_err() {
                 return;

@@ -189,12 +189,13 @@ impl Proxy {
             let words: Vec<&str> = line.split_whitespace().collect();
             let ms = |w: &str| w.parse::<u64>().ok().map(Duration::from_millis);
             let done = match words.as_slice() {
-                ["drain", tenant, wait] if ms(wait).is_some() => {
-                    self.drain(tenant, ms(wait).unwrap_or_default()).await
-                }
-                ["shrink", tenant, wait, keep] if ms(wait).is_some() => match keep.parse() {
-                    Ok(k) => self.shrink(tenant, k, ms(wait).unwrap_or_default()).await,
-                    Err(_) => Err(format!("bad request {line:?}")),
+                ["drain", tenant, wait] => match ms(wait) {
+                    Some(wait) => self.drain(tenant, wait).await,
+                    None => Err(format!("bad request {line:?}")),
+                },
+                ["shrink", tenant, wait, keep] => match (ms(wait), keep.parse()) {
+                    (Some(wait), Ok(k)) => self.shrink(tenant, k, wait).await,
+                    _ => Err(format!("bad request {line:?}")),
                 },
                 _ => Err(format!("unknown request {line:?}")),
             };

@@ -85,9 +85,7 @@ impl Proxy {
         // AuthenticationOk and whatever followed it, to the client; what the
         // client sent early, to the SQL process.
         let mut ok = BytesMut::new();
-        ok.put_u8(b'R');
-        ok.put_u32(8);
-        ok.put_u32(0);
+        wire::messages::auth_ok(&mut ok);
         ok.extend_from_slice(&up.rbuf);
         up.rbuf.clear();
         if t.send(&mut ok).await.is_err() || up.send(&mut t.rbuf).await.is_err() {

@@ -92,16 +92,14 @@ pub fn encode_tls(origin: &Origin, binding: &[u8]) -> String {
     }
 }
 
-/// Parses a header line (CRLF included).
-pub fn decode(line: &[u8]) -> Result<Origin, String> {
-    decode_header(line).map(|h| h.origin)
-}
-
 /// Parses a header line (CRLF included), Strata's TLS field too.
 pub fn decode_header(line: &[u8]) -> Result<Header, String> {
     use base64::Engine as _;
     let text = std::str::from_utf8(line).map_err(|_| "PROXY header is not text".to_string())?;
-    let mut parts: Vec<&str> = text.strip_suffix("\r\n").unwrap_or(text).split(' ').collect();
+    let Some(text) = text.strip_suffix("\r\n") else {
+        return Err("PROXY header does not end in CRLF".into());
+    };
+    let mut parts: Vec<&str> = text.split(' ').collect();
     let mut tls_binding = None;
     if parts.len() == 7 && parts[1] != "UNKNOWN" {
         let field = parts.pop().unwrap_or_default();
@@ -109,31 +107,19 @@ pub fn decode_header(line: &[u8]) -> Result<Header, String> {
         let data = base64::engine::general_purpose::STANDARD.decode(b64);
         tls_binding = Some(data.map_err(|_| "bad TLS field in the PROXY header".to_string())?);
     }
-    let mut plain = parts.join(" ");
-    if text.ends_with("\r\n") {
-        plain.push_str("\r\n");
-    }
-    Ok(Header { origin: decode_plain(plain.as_bytes())?, tls_binding })
-}
-
-fn decode_plain(line: &[u8]) -> Result<Origin, String> {
-    let text = std::str::from_utf8(line).map_err(|_| "PROXY header is not text".to_string())?;
-    let Some(text) = text.strip_suffix("\r\n") else {
-        return Err("PROXY header does not end in CRLF".into());
-    };
-    let parts: Vec<&str> = text.split(' ').collect();
-    match parts.as_slice() {
-        ["PROXY", "UNKNOWN", ..] => Ok(Origin::Unknown),
+    let origin = match parts.as_slice() {
+        ["PROXY", "UNKNOWN", ..] => Origin::Unknown,
         ["PROXY", "TCP4" | "TCP6", src, dst, sport, dport] => {
             let addr = |ip: &str, port: &str| -> Result<SocketAddr, String> {
                 let ip: std::net::IpAddr = ip.parse().map_err(|_| format!("bad address {ip:?}"))?;
                 let port: u16 = port.parse().map_err(|_| format!("bad port {port:?}"))?;
                 Ok(SocketAddr::new(ip, port))
             };
-            Ok(Origin::Tcp { client: addr(src, sport)?, proxy: addr(dst, dport)? })
+            Origin::Tcp { client: addr(src, sport)?, proxy: addr(dst, dport)? }
         }
-        _ => Err(format!("bad PROXY header {text:?}")),
-    }
+        _ => return Err(format!("bad PROXY header {text:?}")),
+    };
+    Ok(Header { origin, tls_binding })
 }
 
 /// Reads the header (Strata's TLS field too) from `io` byte by byte, so
@@ -154,6 +140,10 @@ pub async fn read_header<IO: tokio::io::AsyncRead + Unpin>(io: &mut IO) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn decode(line: &[u8]) -> Result<Origin, String> {
+        decode_header(line).map(|h| h.origin)
+    }
 
     #[test]
     fn round_trip() {

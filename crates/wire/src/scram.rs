@@ -112,20 +112,9 @@ fn binding_error(message: &str) -> ErrorReport {
 }
 
 impl ScramServer {
-    /// Handles the client-first message; returns the server-first message.
-    /// No channel binding.
-    pub fn start(
-        verifier: ScramVerifier,
-        user: &str,
-        client_first: &[u8],
-        server_nonce: &str,
-    ) -> Result<(ScramServer, String), ErrorReport> {
-        Self::start_bound(verifier, user, client_first, server_nonce, Binding::NotOffered)
-    }
-
     /// Handles the client-first message with channel binding as `binding`
     /// says; returns the server-first message.
-    pub fn start_bound(
+    pub fn start(
         verifier: ScramVerifier,
         user: &str,
         client_first: &[u8],
@@ -277,14 +266,16 @@ mod tests {
     fn the_client_side_logs_in_and_checks_the_server() {
         let v = verifier_with("pw", b"salt", 4096);
         let (mut c, first) = ScramClient::start("pw");
-        let (s, server_first) = ScramServer::start(v, "u", first.as_bytes(), "SN").expect("start");
+        let (s, server_first) =
+            ScramServer::start(v, "u", first.as_bytes(), "SN", Binding::NotOffered).expect("start");
         let fin = c.answer(&server_first).expect("answer");
         let server_final = s.finish(fin.as_bytes()).expect("the right password");
         assert!(c.verify(&server_final));
         assert!(!c.verify("v=AAAA"));
         let (mut wrong, first) = ScramClient::start("nope");
         let v = verifier_with("pw", b"salt", 4096);
-        let (s, server_first) = ScramServer::start(v, "u", first.as_bytes(), "SN").expect("start");
+        let (s, server_first) =
+            ScramServer::start(v, "u", first.as_bytes(), "SN", Binding::NotOffered).expect("start");
         let fin = wrong.answer(&server_first).expect("answer");
         assert_eq!(s.finish(fin.as_bytes()).expect_err("wrong").code, SqlState::InvalidPassword);
         assert!(c.answer("r=other,s=c2FsdA==,i=4096").is_err(), "a nonce not extending ours");
@@ -299,6 +290,7 @@ mod tests {
             "user",
             b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO",
             "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0",
+            Binding::NotOffered,
         )
         .expect("start");
         assert_eq!(first, "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096");
@@ -315,7 +307,7 @@ mod tests {
     fn exchange(first: &str, c: &str, binding: Binding<'_>) -> Result<String, ErrorReport> {
         let v = verifier_with("pw", b"salt", 4096);
         let (s, server_first) =
-            ScramServer::start_bound(v.clone(), "u", first.as_bytes(), "SN", binding)?;
+            ScramServer::start(v.clone(), "u", first.as_bytes(), "SN", binding)?;
         let bare = first.splitn(3, ',').nth(2).expect("bare");
         let without_proof = format!("c={c},r=CNSN");
         let auth = format!("{bare},{server_first},{without_proof}");

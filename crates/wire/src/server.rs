@@ -310,7 +310,7 @@ pub async fn serve_until<B: Backend>(
 
 /// Serves a handed-over client: one the proxy sent, or a session another
 /// process moved here (its envelope comes instead of a PROXY header).
-async fn handed<B: Backend, IO: Socket>(
+async fn handed<B: Backend, IO>(
     backend: Arc<B>,
     registry: Arc<CancelRegistry>,
     signals: Signals,

@@ -140,7 +140,7 @@ async fn scram<IO: AsyncRead + AsyncWrite + Unpin>(
         }
     };
     let nonce = base64::engine::general_purpose::STANDARD.encode(rand::random::<[u8; 18]>());
-    let started = ScramServer::start_bound(verifier, user, first, &nonce, binding);
+    let started = ScramServer::start(verifier, user, first, &nonce, binding);
     let (server, server_first) = match started {
         Ok(x) => x,
         Err(e) => return Err(t.fatal(&e).await),
