@@ -42,7 +42,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use testkit::{
-    children_of, connect_config, error_text, pid_alive, process_args, query_text, tcp_clients_of,
+    connect_config, error_text, pid_alive, query_text, sql_processes_of, tcp_clients_of,
     tenant_config, test_runtime, wait_pid_gone, TestServer,
 };
 
@@ -55,15 +55,11 @@ fn start(args: &[&str]) -> Option<TestServer> {
     TestServer::strata_only(args, "tenants are Strata's own; PostgreSQL has none")
 }
 
-/// The proxy's pooled SQL processes: its `strata sql --pool` children that
-/// no tenant lists as its own.
+/// The proxy's pooled SQL processes: those it started (forked or exec'd)
+/// that no tenant lists as its own.
 fn pooled(s: &TestServer) -> BTreeSet<i32> {
     let bound: BTreeSet<i32> = s.tenants().iter().flat_map(|t| t.sql_pids.clone()).collect();
-    children_of(s.proxy_pid())
-        .into_iter()
-        .filter(|p| process_args(*p).iter().any(|a| a == "--pool"))
-        .filter(|p| !bound.contains(p))
-        .collect()
+    sql_processes_of(s.proxy_pid()).into_iter().filter(|p| !bound.contains(p)).collect()
 }
 
 /// Polls `pooled` until `ok` holds, for at most [`WAIT`].

@@ -393,3 +393,70 @@ fn a_sql_process_without_a_kv_server_exits_non_zero() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot connect to the KV server"), "{err}");
 }
+
+/// Waits up to [`RECOVERY_TIMEOUT`] for `what` to give Some.
+fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + RECOVERY_TIMEOUT;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Pooled SQL processes are forked by the proxy's fork server (its
+/// children, not the proxy's). `kill -9` of the fork server loses nothing:
+/// a process it forked goes on serving its tenant, tenants that wake next
+/// get processes (the proxy starts another fork server, which forks them),
+/// more of them than the pool held.
+#[test]
+fn killing_the_fork_server_keeps_tenants_waking() {
+    let Some(s) = start_strata() else { return };
+    let proxy = s.proxy_pid();
+    let server = wait_for("a fork server", || testkit::fork_servers(proxy).into_iter().next());
+    s.create_tenant("a");
+    s.query_tenant("a", "create table t (v text); insert into t values ('in a')");
+    let rt = test_runtime();
+    let open_a = open(&rt, &s, "a");
+    let a = s.wait_for_tenant("a", "running", RECOVERY_TIMEOUT, |t| !t.sql_pids.is_empty());
+    let forked = testkit::children_of(server);
+    assert!(a.sql_pids.iter().all(|p| forked.contains(p)), "a's {a:?} not forked by {server}");
+
+    kill_and_wait(server, "the fork server");
+    for t in ["b", "c", "d", "e"] {
+        s.create_tenant(t);
+        assert_eq!(s.query_tenant(t, "select 1"), "1", "tenant {t} did not wake");
+    }
+    assert_eq!(call(&rt, &open_a, "select v from t"), Ok("in a".to_string()));
+    assert_eq!(s.tenant_info("a").pid_set(), a.pid_set(), "a's SQL process changed");
+    let new = wait_for("a new fork server", || {
+        testkit::fork_servers(proxy).into_iter().find(|&p| p != server)
+    });
+    let forked = testkit::children_of(new);
+    let e = s.tenant_info("e");
+    assert!(e.sql_pids.iter().all(|p| forked.contains(p)), "e's {e:?} not forked by {new}");
+}
+
+/// `--no-fork-server`: every SQL process is the proxy's own child, exec'd
+/// as `strata sql --pool`, and tenants wake as with the fork server.
+#[test]
+fn without_a_fork_server_sql_processes_are_execd() {
+    if start_strata().is_none() {
+        return;
+    }
+    let s = TestServer::start_with_args(&["--no-fork-server"]);
+    let proxy = s.proxy_pid();
+    for t in ["a", "b", "c"] {
+        s.create_tenant(t);
+        assert_eq!(s.query_tenant(t, "select 1"), "1", "tenant {t} did not wake");
+        let info = s.tenant_info(t);
+        for &pid in &info.sql_pids {
+            let args = process_args(pid);
+            assert!(args.iter().any(|a| a == "--pool"), "{t}'s pid {pid}: {args:?}");
+            assert!(testkit::children_of(proxy).contains(&pid), "{t}'s {pid} is not the proxy's");
+        }
+    }
+    assert!(testkit::fork_servers(proxy).is_empty(), "a fork server runs with --no-fork-server");
+}

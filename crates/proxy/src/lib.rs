@@ -13,7 +13,8 @@
 //! in a directory only the proxy (and the supervisor) can reach, so trust
 //! and SCRAM work as if the client had connected directly.
 //!
-//! SQL processes are children of the proxy, each listening on
+//! SQL processes are started by the proxy (forked by its fork server,
+//! [`fork`], or exec'd), each listening on
 //! `RUN_DIR/sql-<tenant id>-<pid>.sock` and on a control socket
 //! `sql-<tenant id>-<pid>.ctl` ([`control`]). A tenant has one process, or
 //! up to its `max_sql_processes` (`strata tenant set`): a new connection
@@ -60,9 +61,8 @@ use bytes::{BufMut, BytesMut};
 use kvrpc::{AdminClient, KvAddr, Secret, TenantInfo};
 use parking_lot::Mutex;
 use sqlstate::{ErrorReport, SqlState};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::UnixStream;
-use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{Notify, OwnedMutexGuard, Semaphore};
 use wire::codec::{self, Startup};
 use wire::proxy_header::{self, Origin};
@@ -71,6 +71,7 @@ use wire::transport::Transport;
 /// The line protocols between the proxy and its SQL processes.
 pub mod control;
 pub mod drain;
+pub mod fork;
 mod password;
 /// Tenant routing rules.
 pub mod route;
@@ -91,11 +92,17 @@ const LAUNCH_PERMITS: usize = 4;
 /// How long a client may take to send its startup packet.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Builds the command that runs a pooled, tenant-less SQL process (the
-/// binary supplies `strata sql --pool ...`). It must print `ready` when it
-/// waits for a [`Bind`] on its standard input, and `ready` again once it
-/// serves the tenant ([`control`]).
-pub type Launcher = Arc<dyn Fn() -> std::process::Command + Send + Sync>;
+/// How the proxy starts pooled, tenant-less SQL processes. Each must print
+/// `ready` when it waits for a [`Bind`] on its standard input, and `ready`
+/// again once it serves the tenant ([`control`]).
+pub struct Launcher {
+    /// The command that runs one (the binary supplies `strata sql --pool
+    /// ...`).
+    pub exec: fork::CommandFactory,
+    /// The command that runs a fork server (`strata sql --fork-server
+    /// ...`, [`fork`]); None: every process is exec'd.
+    pub fork_server: Option<fork::CommandFactory>,
+}
 
 /// The proxy's configuration.
 pub struct Config {
@@ -144,6 +151,8 @@ pub struct Proxy {
     pool_taken: Notify,
     /// Bounds the launches in flight ([`LAUNCH_PERMITS`]).
     launches: Semaphore,
+    /// Forks pooled processes, if [`Launcher::fork_server`] is set.
+    fork: Option<fork::ForkServer>,
     /// One permit per SQL process that may run ([`Config::max_sql_processes`]).
     places: Arc<Semaphore>,
     /// Wakes the refill task (a place was freed).
@@ -241,10 +250,7 @@ impl Running {
 
 /// A pre-started SQL process waiting for a tenant.
 struct Pooled {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    pid: u32,
+    process: fork::Process,
     place: Place,
 }
 
@@ -287,6 +293,7 @@ impl Proxy {
     pub fn new(cfg: Config) -> Arc<Proxy> {
         Arc::new(Proxy {
             places: Arc::new(Semaphore::new(cfg.max_sql_processes.max(1))),
+            fork: cfg.launcher.fork_server.clone().map(fork::ForkServer::new),
             place_freed: Arc::new(Notify::new()),
             pool_filled: Notify::new(),
             cfg,
@@ -719,7 +726,7 @@ impl Proxy {
                     }
                 }
             };
-            let (socket, control) = self.sockets(info.id, p.pid);
+            let (socket, control) = self.sockets(info.id, p.process.pid);
             let bind = Bind {
                 tenant: info.name.clone(),
                 tenant_id: info.id,
@@ -819,23 +826,31 @@ impl Proxy {
         }
     }
 
-    /// Starts a tenant-less SQL process in `place` and waits until it is
-    /// ready.
+    /// Starts a tenant-less SQL process in `place` (forked by the fork
+    /// server if there is one and it works, else exec'd) and waits until
+    /// it is ready.
     async fn launch(&self, place: Place) -> Result<Pooled, String> {
         let _permit = self.launches.acquire().await.map_err(|e| e.to_string())?;
-        let mut cmd = (self.cfg.launcher)();
-        cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
-        let mut child = tokio::process::Command::from(cmd).spawn().map_err(|e| e.to_string())?;
-        let pid = child.id().unwrap_or(0);
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err("no pipes to the SQL process".into());
+        let forked = match &self.fork {
+            Some(f) => match f.fork().await {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    tracing::warn!(error = %e, "forking a SQL process failed; exec'ing one");
+                    None
+                }
+            },
+            None => None,
         };
-        let mut p = Pooled { child, stdin, stdout: BufReader::new(stdout), pid, place };
+        let process = match forked {
+            Some(p) => p,
+            None => fork::Process::exec((self.cfg.launcher.exec)()).map_err(|e| e.to_string())?,
+        };
+        let mut p = Pooled { process, place };
         if let Err(e) = p.read_ready().await {
-            p.kill().await;
+            p.process.kill().await;
             return Err(e);
         }
-        self.children.lock().push(pid);
+        self.children.lock().push(p.process.pid);
         Ok(p)
     }
 
@@ -891,7 +906,8 @@ impl Pooled {
     /// Reads the process's next line, which must be `ready`.
     async fn read_ready(&mut self) -> Result<(), String> {
         let mut line = String::new();
-        let read = tokio::time::timeout(SQL_START_TIMEOUT, self.stdout.read_line(&mut line)).await;
+        let stdout = &mut self.process.stdout;
+        let read = tokio::time::timeout(SQL_START_TIMEOUT, stdout.read_line(&mut line)).await;
         match read {
             Err(_) => Err("it did not get ready in time".into()),
             Ok(Err(e)) => Err(e.to_string()),
@@ -904,30 +920,26 @@ impl Pooled {
     /// Binds the process to a tenant; its pid once it serves. The process
     /// is reaped when it exits (and leaves `children` then).
     async fn bind(mut self, bind: &Bind, children: &Arc<Mutex<Vec<u32>>>) -> Result<u32, String> {
-        let sent = self.stdin.write_all(bind.to_line().as_bytes()).await;
+        let sent = self.process.stdin.write_all(bind.to_line().as_bytes()).await;
         let ready = match sent {
             Ok(()) => self.read_ready().await,
             Err(e) => Err(format!("it is gone: {e}")),
         };
+        let pid = self.process.pid;
         if let Err(e) = ready {
-            self.kill().await;
-            children.lock().retain(|p| *p != self.pid);
+            self.process.kill().await;
+            children.lock().retain(|p| *p != pid);
             return Err(e);
         }
-        let Pooled { mut child, pid, place, .. } = self;
+        let Pooled { mut process, place } = self;
         let (children, tenant) = (children.clone(), bind.tenant.clone());
         tokio::spawn(async move {
-            let status = child.wait().await;
+            process.wait().await;
             drop(place);
             children.lock().retain(|p| *p != pid);
-            tracing::info!(%tenant, pid, ?status, "a SQL process exited");
+            tracing::info!(%tenant, pid, "a SQL process exited");
         });
         Ok(pid)
-    }
-
-    async fn kill(&mut self) {
-        let _ = self.child.start_kill();
-        let _ = self.child.wait().await;
     }
 }
 

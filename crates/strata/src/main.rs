@@ -18,6 +18,7 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
+use std::os::fd::FromRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -118,12 +119,16 @@ struct SqlArgs {
     kv: KvAddr,
     /// The tenant this process serves. Its KV token comes from the
     /// environment variable STRATA_KV_TOKEN.
-    #[arg(long, required_unless_present = "pool", conflicts_with = "pool")]
+    #[arg(long, required_unless_present_any = ["pool", "fork_server"], conflicts_with_all = ["pool", "fork_server"])]
     tenant: Option<String>,
     /// Start with no tenant, print `ready`, and wait for the proxy to bind
     /// this process to one (a line on standard input; see proxy::control).
     #[arg(long)]
     pool: bool,
+    /// Warm up, then fork a process like `--pool` for each request on
+    /// standard input, a unix socket from the proxy (see proxy::fork).
+    #[arg(long, conflicts_with = "pool")]
+    fork_server: bool,
     /// Unix socket the proxy connects to (each connection starts with a
     /// PROXY header).
     #[arg(long)]
@@ -216,6 +221,12 @@ struct Serverless {
     /// the prefix the client is the default tenant's, with that password.
     #[arg(long)]
     password_routing: bool,
+    /// Exec the binary for every SQL process instead of forking them from
+    /// a warmed-up fork server (`strata sql --fork-server`); for
+    /// comparison, and a fallback the proxy also takes by itself when the
+    /// fork server fails.
+    #[arg(long)]
+    no_fork_server: bool,
 }
 
 /// Parses `500ms`, `2s`, `5min`, `1h` (a bare number is seconds).
@@ -436,7 +447,18 @@ async fn wait_for_bind() -> anyhow::Result<Option<Serving>> {
     }))
 }
 
-fn sql(args: SqlArgs) -> anyhow::Result<()> {
+fn sql(mut args: SqlArgs) -> anyhow::Result<()> {
+    if args.fork_server {
+        // Single-threaded until the fork: no runtime yet.
+        sqlnode::warm_up();
+        // SAFETY: fd 0 is the proxy's socket; nothing else in this process
+        // owns it.
+        let sock = unsafe { std::os::fd::OwnedFd::from_raw_fd(0) };
+        match proxy::fork::serve(sock).context("serving forks")? {
+            proxy::fork::Forked::Done => return Ok(()),
+            proxy::fork::Forked::Child => args.pool = true,
+        }
+    }
     let pool = args.pool;
     let r = block_on_threads(args.threads, async move {
         let serving = match &args.tenant {
@@ -533,11 +555,22 @@ fn proxy(args: ProxyArgs) -> anyhow::Result<()> {
         make_private_dir(&args.run_dir)?;
         let exe = std::env::current_exe().context("finding the strata binary")?;
         let kv = args.kv.clone();
-        let launcher: proxy::Launcher = Arc::new(move || {
+        let sql_command = move |mode: &str| {
             let mut c = std::process::Command::new(&exe);
-            c.arg("sql").arg("--pool").arg("--kv").arg(kv.to_string());
+            c.arg("sql").arg(mode).arg("--kv").arg(kv.to_string());
             c
-        });
+        };
+        let sql_command = Arc::new(sql_command);
+        let fork_server: Option<proxy::fork::CommandFactory> = match args.serverless.no_fork_server
+        {
+            true => None,
+            false => {
+                let c = sql_command.clone();
+                Some(Arc::new(move || c("--fork-server")))
+            }
+        };
+        let launcher =
+            proxy::Launcher { exec: Arc::new(move || sql_command("--pool")), fork_server };
         let sv = &args.serverless;
         let tls = match (&sv.tls_cert, &sv.tls_key) {
             _ if sv.no_tls => None,

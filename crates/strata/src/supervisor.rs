@@ -114,6 +114,9 @@ pub fn run(args: StartArgs) -> anyhow::Result<()> {
             if args.serverless.password_routing {
                 c.arg("--password-routing");
             }
+            if args.serverless.no_fork_server {
+                c.arg("--no-fork-server");
+            }
             if let (Some(cert), Some(key)) = (&args.serverless.tls_cert, &args.serverless.tls_key) {
                 c.arg("--tls-cert").arg(cert).arg("--tls-key").arg(key);
             }

@@ -37,10 +37,10 @@ pub use ddl::{each_statement_sees_ddl, DdlSteps};
 pub use raw::RawClient;
 pub use server::{connect, run_with_timeout, strata_bin, Target, TestServer, START_TIMEOUT};
 pub use split::{
-    children_of, cluster_option, connect_config, connect_tenant, error_text, kill9_pid,
-    parse_tenant_list, pid_alive, plain_config, process_args, query_text, read_pid_file,
-    tcp_clients_of, tenant_config, test_runtime, wait_pid_gone, SqlProcess, TenantInfo,
-    RECOVERY_TIMEOUT,
+    children_of, cluster_option, connect_config, connect_tenant, error_text, fork_servers,
+    kill9_pid, parse_tenant_list, pid_alive, plain_config, process_args, query_text, read_pid_file,
+    sql_processes_of, tcp_clients_of, tenant_config, test_runtime, wait_pid_gone, SqlProcess,
+    TenantInfo, RECOVERY_TIMEOUT,
 };
 pub use tpcb::{check_tpcb_invariants, pgbench_number};
 

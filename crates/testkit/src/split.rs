@@ -248,6 +248,25 @@ pub fn children_of(parent: i32) -> BTreeSet<i32> {
         .collect()
 }
 
+/// The fork servers proxy `proxy` runs: its children running `strata sql
+/// --fork-server` (the processes they fork have the same command line but
+/// are not the proxy's children).
+pub fn fork_servers(proxy: i32) -> BTreeSet<i32> {
+    children_of(proxy)
+        .into_iter()
+        .filter(|&p| process_args(p).iter().any(|a| a == "--fork-server"))
+        .collect()
+}
+
+/// The SQL processes proxy `proxy` started: its own `strata sql --pool`
+/// children and those its fork servers forked.
+pub fn sql_processes_of(proxy: i32) -> BTreeSet<i32> {
+    let execd =
+        children_of(proxy).into_iter().filter(|&p| process_args(p).iter().any(|a| a == "--pool"));
+    let forked = fork_servers(proxy).into_iter().flat_map(children_of);
+    execd.chain(forked).collect()
+}
+
 /// How many TCP connections to local port `port` process `pid` holds: the
 /// client connections a SQL process serves, once the proxy handed their
 /// sockets to it (its sockets matched by inode against /proc/net/tcp).
