@@ -831,6 +831,7 @@ impl Proxy {
     /// it is ready.
     async fn launch(&self, place: Place) -> Result<Pooled, String> {
         let _permit = self.launches.acquire().await.map_err(|e| e.to_string())?;
+        let t0 = Instant::now();
         let forked = match &self.fork {
             Some(f) => match f.fork().await {
                 Ok(p) => Some(p),
@@ -851,6 +852,11 @@ impl Proxy {
             return Err(e);
         }
         self.children.lock().push(p.process.pid);
+        tracing::debug!(
+            pid = p.process.pid,
+            ms = t0.elapsed().as_secs_f64() * 1e3,
+            "launched a pooled SQL process"
+        );
         Ok(p)
     }
 
@@ -920,6 +926,7 @@ impl Pooled {
     /// Binds the process to a tenant; its pid once it serves. The process
     /// is reaped when it exits (and leaves `children` then).
     async fn bind(mut self, bind: &Bind, children: &Arc<Mutex<Vec<u32>>>) -> Result<u32, String> {
+        let t0 = Instant::now();
         let sent = self.process.stdin.write_all(bind.to_line().as_bytes()).await;
         let ready = match sent {
             Ok(()) => self.read_ready().await,
@@ -931,6 +938,7 @@ impl Pooled {
             children.lock().retain(|p| *p != pid);
             return Err(e);
         }
+        tracing::debug!(pid, ms = t0.elapsed().as_secs_f64() * 1e3, "bound a SQL process");
         let Pooled { mut process, place } = self;
         let (children, tenant) = (children.clone(), bind.tenant.clone());
         tokio::spawn(async move {
