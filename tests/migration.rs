@@ -13,6 +13,11 @@
 //!   scales it down: the least loaded process's sessions move to the
 //!   others, and it exits; `drain --all` then restarts every running
 //!   tenant's processes with their sessions.
+//! - A rolling restart onto a new binary: after the file `strata start`
+//!   ran is replaced (as an upgrade does), `drain --all` moves the
+//!   sessions onto processes of the new binary (the fork server and the
+//!   pooled processes of the old one are replaced, not reused), and a
+//!   tenant that wakes afterwards runs the new one too.
 //! - pgbench -M prepared keeps running while the tenant's SQL processes
 //!   are drained and replaced again and again: no failed transaction, and
 //!   the TPC-B invariants hold.
@@ -276,4 +281,49 @@ fn pgbench_prepared_runs_through_repeated_drains() {
         tx > 0 && report.contains(&format!("number of transactions actually processed: {tx}")),
         "{report}"
     );
+}
+
+/// The file process `pid` runs, as /proc says (" (deleted)" once replaced).
+fn exe_of(pid: i32) -> String {
+    let link = std::fs::read_link(format!("/proc/{pid}/exe"));
+    link.map(|p| p.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+#[test]
+fn a_rolling_restart_moves_sessions_onto_a_new_binary() {
+    if start(&[]).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bin = dir.path().join("strata");
+    std::fs::copy(testkit::strata_bin(), &bin).expect("copying the binary");
+    let s = TestServer::start_binary(&bin, &["--warm-pool", "2"]);
+    s.create_tenant("u");
+    let rt = test_runtime();
+    let client = rt
+        .block_on(connect_config(&tenant_config(s.port, "u")))
+        .unwrap_or_else(|e| panic!("connect: {}", error_text(&e)));
+    rt.block_on(query_text(&client, "set application_name = 'upgraded'")).expect("set");
+    let old = only_pid(&s, "u");
+    let path = bin.to_string_lossy().into_owned();
+    assert_eq!(exe_of(old), path);
+
+    // The upgrade: a new file renamed over the old one.
+    let new_bin = dir.path().join("strata.new");
+    std::fs::copy(testkit::strata_bin(), &new_bin).expect("copying the binary");
+    std::fs::rename(&new_bin, &bin).expect("replacing the binary");
+    assert_eq!(exe_of(old), format!("{path} (deleted)"));
+
+    assert_eq!(drain(&s, &["--all"]), (1, 1, 0));
+    let new = only_pid(&s, "u");
+    assert_ne!(new, old);
+    assert_eq!(exe_of(new), path, "the moved session's process runs the old binary");
+    assert!(wait_pid_gone(old, WAIT), "the old process {old} did not exit");
+    let app = rt.block_on(query_text(&client, "show application_name")).expect("after the move");
+    assert_eq!(app, "upgraded");
+
+    s.create_tenant("v");
+    assert_eq!(s.query_tenant("v", "select 1"), "1");
+    let v = only_pid(&s, "v");
+    assert_eq!(exe_of(v), path, "a tenant woken after the upgrade runs the old binary");
 }

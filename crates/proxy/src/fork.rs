@@ -27,6 +27,11 @@
 //! exits when the proxy closes its end of the pair (so with the proxy).
 //! When the server cannot be reached, or dies, the proxy starts another
 //! once and otherwise exec's ([`Process::exec`]).
+//!
+//! A fork server runs the binary it was started from, so one whose binary
+//! file was replaced since ([`BinaryId`]) is replaced before its next fork:
+//! a rolling restart (`strata tenant drain --all`) after an upgrade of the
+//! binary moves sessions onto processes of the new one.
 
 use std::io::{self, IoSlice, IoSliceMut, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -49,10 +54,31 @@ const SERVER_TIMEOUT: Duration = Duration::from_secs(30);
 /// one is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(30);
 
+/// Which file a program path names, to notice that the binary was
+/// replaced (an upgrade) since a process was started from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BinaryId {
+    dev: u64,
+    ino: u64,
+    mtime: (i64, i64),
+}
+
+impl BinaryId {
+    /// The file `cmd` would run now (None for a program found on PATH, or
+    /// missing: then nothing is compared).
+    pub fn of(cmd: &Command) -> Option<BinaryId> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(cmd.get_program()).ok()?;
+        Some(BinaryId { dev: m.dev(), ino: m.ino(), mtime: (m.mtime(), m.mtime_nsec()) })
+    }
+}
+
 /// A SQL process the proxy started (exec'd, or forked by the server):
 /// its pipes and a way to wait for and end it.
 pub struct Process {
     pub pid: u32,
+    /// The binary it runs.
+    pub binary: Option<BinaryId>,
     pub stdin: Box<dyn AsyncWrite + Send + Unpin>,
     pub stdout: BufReader<Box<dyn AsyncRead + Send + Unpin>>,
     exit: Exit,
@@ -68,6 +94,7 @@ enum Exit {
 impl Process {
     /// Runs `cmd` with piped stdin and stdout.
     pub fn exec(mut cmd: Command) -> io::Result<Process> {
+        let binary = BinaryId::of(&cmd);
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
         let mut child = tokio::process::Command::from(cmd).spawn()?;
         let pid = child.id().unwrap_or(0);
@@ -76,6 +103,7 @@ impl Process {
         };
         Ok(Process {
             pid,
+            binary,
             stdin: Box::new(stdin),
             stdout: BufReader::new(Box::new(stdout)),
             exit: Exit::Child(child),
@@ -136,6 +164,8 @@ struct State {
 struct Conn {
     child: tokio::process::Child,
     sock: UnixStream,
+    /// The binary it runs.
+    binary: Option<BinaryId>,
 }
 
 impl Drop for Conn {
@@ -152,16 +182,17 @@ impl ForkServer {
         ForkServer { command, conn: tokio::sync::Mutex::new(State::default()) }
     }
 
-    /// The pid of the running server, if one runs.
-    pub async fn pid(&self) -> Option<u32> {
-        self.conn.lock().await.conn.as_ref().and_then(|c| c.child.id())
-    }
-
     /// Forks a pooled SQL process; starts the server first if none runs,
     /// and once more if the running one fails the request. Fails at once
     /// for a while after a server failed to start ([`RETRY_AFTER`]).
     pub async fn fork(&self) -> io::Result<Process> {
         let mut st = self.conn.lock().await;
+        let binary = BinaryId::of(&(self.command)());
+        if st.conn.as_ref().is_some_and(|c| c.binary != binary) {
+            tracing::info!("the strata binary was replaced; starting a new fork server");
+            st.conn = None;
+            st.failed = None;
+        }
         let mut last = None;
         for _ in 0..2 {
             if st.conn.is_none() {
@@ -181,7 +212,7 @@ impl ForkServer {
                 }
             }
             let c = st.conn.as_ref().expect("started above");
-            match tokio::time::timeout(SERVER_TIMEOUT, request(&c.sock)).await {
+            match tokio::time::timeout(SERVER_TIMEOUT, request(c)).await {
                 Ok(Ok(p)) => return Ok(p),
                 Ok(Err(e)) => last = Some(e),
                 Err(_) => last = Some(io::Error::other("the fork server did not answer")),
@@ -195,6 +226,7 @@ impl ForkServer {
     async fn start(&self) -> io::Result<Conn> {
         let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
         let mut cmd = (self.command)();
+        let binary = BinaryId::of(&cmd);
         cmd.stdin(Stdio::from(OwnedFd::from(theirs))).stdout(Stdio::null());
         let child = tokio::process::Command::from(cmd).kill_on_drop(true).spawn()?;
         ours.set_nonblocking(true)?;
@@ -205,12 +237,13 @@ impl ForkServer {
             return Err(io::Error::other(format!("the fork server did not start: {why}")));
         }
         tracing::info!(pid = child.id(), "fork server ready");
-        Ok(Conn { child, sock })
+        Ok(Conn { child, sock, binary })
     }
 }
 
 /// One request: pipes made, their child ends sent, the answer read.
-async fn request(sock: &UnixStream) -> io::Result<Process> {
+async fn request(conn: &Conn) -> io::Result<Process> {
+    let sock = &conn.sock;
     let (stdin_r, stdin_w) = std::io::pipe()?;
     let (stdout_r, stdout_w) = std::io::pipe()?;
     let fds = [stdin_r.as_raw_fd(), stdout_w.as_raw_fd()];
@@ -238,6 +271,7 @@ async fn request(sock: &UnixStream) -> io::Result<Process> {
         .map_err(|e| e.into_parts().1)?;
     Ok(Process {
         pid,
+        binary: conn.binary,
         stdin: Box::new(stdin),
         stdout: BufReader::new(Box::new(stdout)),
         exit: Exit::Pidfd(pidfd),

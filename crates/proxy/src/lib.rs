@@ -704,6 +704,13 @@ impl Proxy {
             let filled = self.pool_filled.notified();
             let pooled = self.pool.lock().pop();
             let p = match pooled {
+                // Started before the binary was replaced (an upgrade): not
+                // for a new tenant's process.
+                Some(p) if p.process.binary != self.binary_now() => {
+                    self.pool_taken.notify_one();
+                    self.discard(p);
+                    continue;
+                }
                 Some(p) => {
                     self.pool_taken.notify_one();
                     p
@@ -748,6 +755,20 @@ impl Proxy {
         tracing::info!(tenant = %info.name, pid, "a SQL process serves the tenant");
         self.install(socket, 0, slot, g, ctl, None);
         Ok(())
+    }
+
+    /// The binary a process launched now would run.
+    fn binary_now(&self) -> Option<fork::BinaryId> {
+        fork::BinaryId::of(&(self.cfg.launcher.exec)())
+    }
+
+    /// Ends a pooled process (in the background).
+    fn discard(&self, mut p: Pooled) {
+        let children = self.children.clone();
+        tokio::spawn(async move {
+            p.process.kill().await;
+            children.lock().retain(|pid| *pid != p.process.pid);
+        });
     }
 
     /// Launches a process in the place `permit` holds, by `deadline`.

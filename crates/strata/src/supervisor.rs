@@ -153,10 +153,14 @@ pub fn run(args: StartArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// This same binary, with the child's death tied to ours.
+/// This same binary, with the child's death tied to ours. Its path is
+/// read once, at the first start: once an upgrade has replaced the file,
+/// /proc/self/exe names the old one, deleted.
 fn strata_command() -> Command {
     use std::os::unix::process::CommandExt;
-    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("strata"));
+    static EXE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let exe =
+        EXE.get_or_init(|| std::env::current_exe().unwrap_or_else(|_| PathBuf::from("strata")));
     let mut c = Command::new(exe);
     // SAFETY: prctl is async-signal-safe and touches no memory of ours.
     unsafe {

@@ -294,6 +294,8 @@ pub struct TestServer {
     root: tempfile::TempDir,
     /// More arguments for `strata start`.
     extra_args: Vec<String>,
+    /// The binary `strata start` runs (default [`strata_bin`]).
+    bin: Option<PathBuf>,
 }
 
 impl TestServer {
@@ -308,6 +310,16 @@ impl TestServer {
     pub fn start_with_args(args: &[&str]) -> TestServer {
         let mut s = TestServer::new(Target::Strata);
         s.extra_args = args.iter().map(|a| a.to_string()).collect();
+        s.spawn();
+        s
+    }
+
+    /// Starts Strata from the binary `bin` (a copy a test may replace, as
+    /// an upgrade does) with more arguments for `strata start`.
+    pub fn start_binary(bin: &Path, args: &[&str]) -> TestServer {
+        let mut s = TestServer::new(Target::Strata);
+        s.extra_args = args.iter().map(|a| a.to_string()).collect();
+        s.bin = Some(bin.to_path_buf());
         s.spawn();
         s
     }
@@ -332,7 +344,14 @@ impl TestServer {
             assert!(out.status.success(), "cp: {}", String::from_utf8_lossy(&out.stderr));
             chown_to_pg(root.path());
         }
-        TestServer { target, child: None, port: free_port(), root, extra_args: Vec::new() }
+        TestServer {
+            target,
+            child: None,
+            port: free_port(),
+            root,
+            extra_args: Vec::new(),
+            bin: None,
+        }
     }
 
     fn spawn(&mut self) {
@@ -372,7 +391,7 @@ impl TestServer {
 
     fn strata_command(&self) -> Command {
         use std::os::unix::process::CommandExt;
-        let mut c = Command::new(strata_bin());
+        let mut c = Command::new(self.bin.clone().unwrap_or_else(strata_bin));
         // Its own process group: the supervisor, the KV server, the proxy
         // and every SQL process, so kill9 takes the whole tree at once.
         c.process_group(0);
