@@ -299,22 +299,32 @@ fn runtime_with(threads: Option<usize>) -> anyhow::Result<tokio::runtime::Runtim
 /// tasks run in the order they were woken, so the KV requests of the
 /// sessions woken by one poll of the sockets queue up before the
 /// connection's writer runs and leave in one write.
+///
+/// Once `fut` is done the runtime is shut down without waiting for its
+/// blocking threads: a pooled process's read of its standard input (a
+/// blocking read) ends only when the proxy closes the pipe, and a pooled
+/// process told to stop (SIGTERM) must not wait for that.
 fn block_on_threads<T: Send + 'static>(
     threads: usize,
     fut: impl std::future::Future<Output = anyhow::Result<T>> + Send + 'static,
 ) -> anyhow::Result<T> {
+    let run = |rt: tokio::runtime::Runtime| {
+        let r = rt.block_on(fut);
+        rt.shutdown_background();
+        r
+    };
     if threads > 1 {
-        return runtime_with(Some(threads))?.block_on(fut);
+        return run(runtime_with(Some(threads))?);
     }
     std::thread::Builder::new()
         .name("strata-sql".into())
         .stack_size(STACK_SIZE)
         .spawn(move || {
-            tokio::runtime::Builder::new_current_thread()
+            let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
-                .context("starting the runtime")?
-                .block_on(fut)
+                .context("starting the runtime")?;
+            run(rt)
         })
         .context("starting the SQL thread")?
         .join()
