@@ -184,7 +184,7 @@ impl ForkServer {
 
     /// Forks a pooled SQL process; starts the server first if none runs,
     /// and once more if the running one fails the request. Fails at once
-    /// for a while after a server failed to start ([`RETRY_AFTER`]).
+    /// for 30 s after a server failed to start.
     pub async fn fork(&self) -> io::Result<Process> {
         let mut st = self.conn.lock().await;
         let binary = BinaryId::of(&(self.command)());
