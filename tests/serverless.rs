@@ -540,3 +540,114 @@ fn with_password_routing_the_password_field_names_the_tenant() {
     let (ok, out, err) = psql_conninfo(&tls, "select v from only_pwt", Some("endpoint=pwt;pw"));
     assert!(ok && out == "here", "password routing over TLS: {err}");
 }
+
+/// A child process killed when dropped.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `strata ARGS` and waits (bounded) for its `ready` line.
+fn start_part(args: &[&str]) -> Killed {
+    let mut child = std::process::Command::new(testkit::strata_bin())
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting strata");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(WAIT).unwrap_or_default();
+    let part = Killed(child);
+    assert_eq!(line.trim(), "ready", "strata {args:?} did not get ready");
+    part
+}
+
+/// The parts on separate machines, with TLS between them: `strata kv
+/// --tls` serves TCP over TLS only (its self-signed certificate made in
+/// DATA/tls); a proxy given `--kv tls:127.0.0.1:PORT@CERT` looks tenants up
+/// and launches SQL processes that reach the KV server over TLS, and a
+/// client's data goes through; a client of the KV RPC in clear, or one that
+/// trusts another certificate, is refused.
+#[test]
+fn the_kv_rpc_runs_over_tls() {
+    if testkit::Target::from_env() == testkit::Target::Postgres {
+        eprintln!("skipped: Strata's KV RPC; PostgreSQL has none");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data");
+    let data_s = data.to_string_lossy().into_owned();
+    let kv_port = testkit::free_port();
+    let kv_listen = format!("127.0.0.1:{kv_port}");
+    let _kv = start_part(&["kv", "--data-dir", &data_s, "--listen", &kv_listen, "--tls"]);
+    let cert = data.join("tls/server.crt");
+    let kv = format!("tls:{kv_listen}@{}", cert.display());
+    let tenant = |kv: &str, args: &[&str]| {
+        let mut c = std::process::Command::new(testkit::strata_bin());
+        c.arg("tenant").args(args).args(["--data-dir", &data_s, "--kv", kv]);
+        testkit::run_with_timeout(&mut c, None, testkit::CLIENT_TIMEOUT)
+    };
+    let out = tenant(&kv, &["create", "far"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // In clear, or trusting another certificate: refused, not hung.
+    let out = tenant(&kv_listen, &["list"]);
+    assert!(!out.status.success(), "a plain client reached a TLS-only KV server");
+    let other = dir.path().join("other");
+    let made = tempfile::tempdir().expect("temp dir");
+    let _ = start_part(&[
+        "kv",
+        "--data-dir",
+        &made.path().to_string_lossy(),
+        "--unix",
+        &made.path().join("kv.sock").to_string_lossy(),
+        "--tls",
+    ]);
+    std::fs::copy(made.path().join("tls/server.crt"), &other).expect("another certificate");
+    let out = tenant(&format!("tls:{kv_listen}@{}", other.display()), &["list"]);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success() && said.contains("certificate"), "{said}");
+
+    let port = testkit::free_port();
+    let run = dir.path().join("run");
+    let _proxy = start_part(&[
+        "proxy",
+        "--kv",
+        &kv,
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+        "--no-unix-socket",
+        "--secret-file",
+        &data.join("secret").to_string_lossy(),
+        "--run-dir",
+        &run.to_string_lossy(),
+        "--no-tls",
+        "--warm-pool",
+        "1",
+    ]);
+    let rt = test_runtime();
+    let client = rt
+        .block_on(connect_config(&tenant_config(port, "far")))
+        .unwrap_or_else(|e| panic!("connect to far: {}", error_text(&e)));
+    rt.block_on(client.batch_execute("create table t (v text); insert into t values ('far away')"))
+        .expect("write");
+    let v = rt.block_on(query_text(&client, "select v from t")).expect("read");
+    assert_eq!(v, "far away");
+    let out = tenant(&kv, &["list", "--json"]);
+    let list = testkit::parse_tenant_list(&String::from_utf8_lossy(&out.stdout)).expect("list");
+    let far = list.iter().find(|t| t.name == "far").expect("tenant far");
+    assert_eq!(far.sql_pids.len(), 1, "{far:?}");
+    let args = testkit::process_args(far.sql_pids[0]);
+    assert!(args.iter().any(|a| a.starts_with("tls:")), "far's SQL process: {args:?}");
+}

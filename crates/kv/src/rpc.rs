@@ -1,5 +1,8 @@
 //! The KV server: the node's transactions served over the KV RPC
-//! (`kvrpc::proto`) on TCP and unix sockets.
+//! (`kvrpc::proto`) on TCP and unix sockets. With a TLS configuration
+//! (`strata kv --tls`) every TCP connection is TLS first (for SQL processes
+//! on other machines); the unix socket stays plain (same machine, private
+//! directory).
 //!
 //! This is the last line of defence between tenants. A connection must say
 //! Hello with a tenant's token first; the server binds the connection to
@@ -123,44 +126,57 @@ type Txns = Arc<Mutex<HashMap<u64, Slot>>>;
 type Out = mpsc::UnboundedSender<ToClient>;
 
 impl KvServer {
-    /// Accepts connections on `tcp` and `unix` until the future is dropped.
+    /// Accepts connections on `tcp` (over TLS with `tls`) and `unix` until
+    /// the future is dropped.
     pub async fn serve(
         self: Arc<Self>,
         tcp: Option<tokio::net::TcpListener>,
         unix: Option<tokio::net::UnixListener>,
+        tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
     ) {
+        let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
         loop {
             let tcp_accept = async {
                 match &tcp {
-                    Some(l) => l.accept().await.map(|(s, _)| {
-                        let _ = s.set_nodelay(true);
-                        Box::new(s) as Box<dyn kvrpc::conn::Io>
-                    }),
+                    Some(l) => l.accept().await.map(|(s, _)| s),
                     None => std::future::pending().await,
                 }
             };
             let unix_accept = async {
                 match &unix {
-                    Some(l) => {
-                        l.accept().await.map(|(s, _)| Box::new(s) as Box<dyn kvrpc::conn::Io>)
-                    }
+                    Some(l) => l.accept().await.map(|(s, _)| s),
                     None => std::future::pending().await,
                 }
             };
-            let accepted = tokio::select! {
-                r = tcp_accept => r,
-                r = unix_accept => r,
+            let failed = tokio::select! {
+                r = tcp_accept => r.map(|s| self.clone().start_tcp(s, acceptor.clone())),
+                r = unix_accept => r.map(|s| {
+                    tokio::spawn(self.clone().serve_conn(s));
+                }),
             };
-            match accepted {
-                Ok(io) => {
-                    tokio::spawn(self.clone().serve_conn(io));
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
+            if let Err(e) = failed {
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
+    }
+
+    /// Serves a TCP connection, after a TLS handshake (bounded by
+    /// [`HELLO_TIMEOUT`]) if `tls`, in a task of its own.
+    fn start_tcp(
+        self: Arc<Self>,
+        s: tokio::net::TcpStream,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+    ) {
+        let _ = s.set_nodelay(true);
+        tokio::spawn(async move {
+            let Some(acceptor) = tls else { return self.serve_conn(s).await };
+            match tokio::time::timeout(HELLO_TIMEOUT, acceptor.accept(s)).await {
+                Ok(Ok(t)) => self.serve_conn(t).await,
+                Ok(Err(e)) => tracing::debug!(error = %e, "a TLS handshake failed"),
+                Err(_) => tracing::debug!("a TLS handshake timed out"),
+            }
+        });
     }
 
     /// Serves one connection until it closes.

@@ -5,6 +5,7 @@
 //! garbage frames and absurd lengths), answering each with an error and
 //! going on serving everyone else.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
@@ -12,6 +13,7 @@ use kvapi::{IsolationLevel, Key, KeyRange, KvClient, LockMode, TenantId, Txn};
 use kvrpc::proto::{self, Call, Op, Reply, ToClient, ToServer, WireError};
 use kvrpc::{AdminClient, KvAddr, RpcClient, Secret};
 use tokio::io::AsyncWriteExt;
+use tokio_rustls::rustls::ServerConfig;
 use tokio_util::codec::Framed;
 
 struct Cluster {
@@ -30,7 +32,7 @@ async fn cluster() -> Cluster {
     let server = node.server(secret.clone()).await.expect("server");
     let path = dir.path().join("kv.sock");
     let unix = tokio::net::UnixListener::bind(&path).expect("bind");
-    tokio::spawn(server.serve(None, Some(unix)));
+    tokio::spawn(server.serve(None, Some(unix), None));
     let addr = KvAddr::Unix(path);
     let admin = AdminClient::connect(&addr, &secret.admin_token()).await.expect("admin");
     let a = admin.create("a").await.expect("create a").id;
@@ -363,12 +365,65 @@ async fn the_server_also_serves_tcp() {
     let server = node.server(secret.clone()).await.expect("server");
     let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = KvAddr::Tcp(tcp.local_addr().expect("addr").to_string());
-    tokio::spawn(server.serve(Some(tcp), None));
+    tokio::spawn(server.serve(Some(tcp), None, None));
     let token = secret.tenant_token(kv::tenants::DEFAULT_ID.0);
     let client = RpcClient::connect(addr, kv::tenants::DEFAULT, &token).await.expect("connect");
     assert_eq!(client.tenant(), kv::tenants::DEFAULT_ID);
     let mut t = client.begin(IsolationLevel::RepeatableRead).await.expect("begin");
     let k = key(kv::tenants::DEFAULT_ID.0, b"over tcp");
+    t.put(k.clone(), b"yes".to_vec(), LockMode::Private).expect("put");
+    t.commit().await.expect("commit");
+    let t = client.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    assert_eq!(t.get(&k).await.expect("get"), Some(b"yes".to_vec()));
+}
+
+/// A self-signed certificate for 127.0.0.1 and localhost written to `dir`
+/// (its PEM, the CA a client trusts) and the server configuration for it.
+fn tls_server(dir: &std::path::Path, name: &str) -> (std::path::PathBuf, Arc<ServerConfig>) {
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into(), "localhost".into()])
+        .expect("a certificate");
+    let ca = dir.join(name);
+    std::fs::write(&ca, made.cert.pem()).expect("writing the certificate");
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(made.key_pair.serialize_der()));
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("protocol versions")
+        .with_no_client_auth()
+        .with_single_cert(vec![CertificateDer::from(made.cert.der().to_vec())], key)
+        .expect("a server configuration");
+    (ca, Arc::new(config))
+}
+
+/// `strata kv --tls`: the TCP listener speaks TLS. A client that trusts the
+/// server's certificate works as over plain TCP; one that trusts another
+/// certificate, and a plain client, are refused (an error, not a hang), and
+/// the server goes on serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_serves_tcp_over_tls() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (ca, config) = tls_server(dir.path(), "server.crt");
+    let (other_ca, _) = tls_server(dir.path(), "other.crt");
+    let node = kv::KvNode::memory();
+    let secret = Secret::from_bytes(b"0123456789abcdef0123456789abcdef");
+    let server = node.server(secret.clone()).await.expect("server");
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = tcp.local_addr().expect("addr").to_string();
+    tokio::spawn(server.serve(Some(tcp), None, Some(config)));
+    let token = secret.tenant_token(kv::tenants::DEFAULT_ID.0);
+
+    let plain = RpcClient::connect(KvAddr::Tcp(addr.clone()), kv::tenants::DEFAULT, &token).await;
+    assert!(plain.is_err(), "a plain client got through to a TLS listener");
+    let wrong = KvAddr::Tls { addr: addr.clone(), ca: other_ca };
+    let refused = RpcClient::connect(wrong, kv::tenants::DEFAULT, &token).await;
+    let e = refused.err().expect("a client trusting another certificate got through");
+    assert!(e.to_string().contains("certificate"), "{e}");
+
+    let good = KvAddr::Tls { addr, ca };
+    let client = RpcClient::connect(good, kv::tenants::DEFAULT, &token).await.expect("connect");
+    let mut t = client.begin(IsolationLevel::RepeatableRead).await.expect("begin");
+    let k = key(kv::tenants::DEFAULT_ID.0, b"over tls");
     t.put(k.clone(), b"yes".to_vec(), LockMode::Private).expect("put");
     t.commit().await.expect("commit");
     let t = client.begin(IsolationLevel::ReadCommitted).await.expect("begin");

@@ -18,8 +18,11 @@ use std::time::Duration;
 use futures_util::{SinkExt, StreamExt};
 use kvapi::{Error, Result, TenantId};
 use parking_lot::Mutex;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, ServerName};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
+use tokio_rustls::rustls;
 use tokio_util::codec::Framed;
 
 use crate::proto::{self, ToClient, ToServer};
@@ -27,12 +30,16 @@ use crate::proto::{self, ToClient, ToServer};
 /// How long connecting and saying hello may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Where the KV server listens: `host:port`, or a unix socket path
-/// (`unix:/path`, or any path starting with `/` or `.`).
+/// Where the KV server listens: `host:port`, `tls:host:port@CA-FILE`, or a
+/// unix socket path (`unix:/path`, or any path starting with `/` or `.`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KvAddr {
     /// A TCP address.
     Tcp(String),
+    /// A TCP address of a server that speaks TLS (`strata kv --tls`): its
+    /// certificate must chain to a certificate in the PEM file `ca` and
+    /// name the host.
+    Tls { addr: String, ca: PathBuf },
     /// A unix socket.
     Unix(PathBuf),
 }
@@ -47,6 +54,14 @@ impl FromStr for KvAddr {
         if s.starts_with('/') || s.starts_with('.') {
             return Ok(KvAddr::Unix(PathBuf::from(s)));
         }
+        if let Some(rest) = s.strip_prefix("tls:") {
+            return match rest.split_once('@') {
+                Some((addr, ca)) if addr.contains(':') && !ca.is_empty() => {
+                    Ok(KvAddr::Tls { addr: addr.to_string(), ca: PathBuf::from(ca) })
+                }
+                _ => Err(format!("bad KV address {s:?}: expected tls:host:port@CA-FILE")),
+            };
+        }
         if s.is_empty() || !s.contains(':') {
             return Err(format!("bad KV address {s:?}: expected host:port or a socket path"));
         }
@@ -58,6 +73,7 @@ impl std::fmt::Display for KvAddr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             KvAddr::Tcp(a) => write!(f, "{a}"),
+            KvAddr::Tls { addr, ca } => write!(f, "tls:{addr}@{}", ca.display()),
             KvAddr::Unix(p) => write!(f, "unix:{}", p.display()),
         }
     }
@@ -76,9 +92,39 @@ impl KvAddr {
                 s.set_nodelay(true)?;
                 Ok(Box::new(s))
             }
+            KvAddr::Tls { addr, ca } => {
+                let s = tokio::net::TcpStream::connect(addr).await?;
+                s.set_nodelay(true)?;
+                let host = addr.rsplit_once(':').map_or(addr.as_str(), |(h, _)| h);
+                let host = host.trim_start_matches('[').trim_end_matches(']');
+                let name = ServerName::try_from(host.to_string())
+                    .map_err(|e| std::io::Error::other(format!("bad host name {host:?}: {e}")))?;
+                let connector = tokio_rustls::TlsConnector::from(client_config(ca)?);
+                Ok(Box::new(connector.connect(name, s).await?))
+            }
             KvAddr::Unix(p) => Ok(Box::new(tokio::net::UnixStream::connect(p).await?)),
         }
     }
+}
+
+/// A TLS client that trusts the certificates in the PEM file `ca`.
+fn client_config(ca: &std::path::Path) -> std::io::Result<Arc<rustls::ClientConfig>> {
+    let bad = |e: String| std::io::Error::other(format!("the CA file {}: {e}", ca.display()));
+    let mut roots = rustls::RootCertStore::empty();
+    let certs = CertificateDer::pem_file_iter(ca).map_err(|e| bad(e.to_string()))?;
+    for cert in certs {
+        roots.add(cert.map_err(|e| bad(e.to_string()))?).map_err(|e| bad(e.to_string()))?;
+    }
+    if roots.is_empty() {
+        return Err(bad("no certificate in it".into()));
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| bad(e.to_string()))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Arc::new(config))
 }
 
 fn lost() -> Error {
@@ -282,6 +328,11 @@ mod tests {
         assert_eq!("127.0.0.1:7000".parse(), Ok(KvAddr::Tcp("127.0.0.1:7000".into())));
         assert_eq!("unix:/tmp/kv.sock".parse(), Ok(KvAddr::Unix("/tmp/kv.sock".into())));
         assert_eq!("/tmp/kv.sock".parse(), Ok(KvAddr::Unix("/tmp/kv.sock".into())));
+        let tls = KvAddr::Tls { addr: "db1:7000".into(), ca: "/etc/ca.pem".into() };
+        assert_eq!("tls:db1:7000@/etc/ca.pem".parse(), Ok(tls.clone()));
+        assert_eq!(tls.to_string().parse(), Ok(tls));
+        assert!("tls:db1:7000".parse::<KvAddr>().is_err());
+        assert!("tls:db1@/etc/ca.pem".parse::<KvAddr>().is_err());
         assert!("nonsense".parse::<KvAddr>().is_err());
     }
 }

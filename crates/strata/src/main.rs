@@ -110,11 +110,24 @@ struct KvArgs {
     /// Unix socket to serve the KV RPC on.
     #[arg(long)]
     unix: Option<PathBuf>,
+    /// Serve TCP connections over TLS only (SQL processes and proxies on
+    /// other machines then give `--kv tls:HOST:PORT@CA-FILE`); the unix
+    /// socket stays plain. The certificate is --tls-cert/--tls-key, or a
+    /// self-signed one made in DATA/tls (for localhost and 127.0.0.1).
+    #[arg(long)]
+    tls: bool,
+    /// The certificate (PEM) the KV server presents, with --tls-key.
+    #[arg(long, requires_all = ["tls_key", "tls"])]
+    tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM).
+    #[arg(long, requires_all = ["tls_cert", "tls"])]
+    tls_key: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
 struct SqlArgs {
-    /// The KV server: host:port or a unix socket path.
+    /// The KV server: host:port, tls:HOST:PORT@CA-FILE (a `strata kv
+    /// --tls` whose certificate chains to CA-FILE), or a unix socket path.
     #[arg(long)]
     kv: KvAddr,
     /// The tenant this process serves. Its KV token comes from the
@@ -156,7 +169,8 @@ struct SqlArgs {
 
 #[derive(clap::Args)]
 struct ProxyArgs {
-    /// The KV server: host:port or a unix socket path.
+    /// The KV server: host:port, tls:HOST:PORT@CA-FILE (a `strata kv
+    /// --tls` whose certificate chains to CA-FILE), or a unix socket path.
     #[arg(long)]
     kv: KvAddr,
     #[command(flatten)]
@@ -387,10 +401,16 @@ fn kv(args: KvArgs) -> anyhow::Result<()> {
         if tcp.is_none() && unix.is_none() {
             bail!("give --listen ADDR or --unix PATH (or both)");
         }
+        let tls = match (&args.tls_cert, &args.tls_key) {
+            _ if !args.tls => None,
+            (Some(cert), Some(key)) => Some(proxy::tls::load(cert, key)),
+            _ => Some(proxy::tls::load_or_create(&dir.join("tls"))),
+        };
+        let tls = tls.transpose().map_err(anyhow::Error::msg)?.map(|t| t.config);
         tracing::info!(tcp = ?args.listen, unix = ?args.unix, data = %dir.display(), "KV server ready");
         announce_ready();
         tokio::select! {
-            _ = server.serve(tcp, unix) => {}
+            _ = server.serve(tcp, unix, tls) => {}
             _ = shutdown_signal() => tracing::info!("KV server shutting down"),
         }
         if let Some(p) = &args.unix {

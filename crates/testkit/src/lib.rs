@@ -35,7 +35,9 @@ mod tpcb;
 
 pub use ddl::{each_statement_sees_ddl, DdlSteps};
 pub use raw::RawClient;
-pub use server::{connect, run_with_timeout, strata_bin, Target, TestServer, START_TIMEOUT};
+pub use server::{
+    connect, free_port, run_with_timeout, strata_bin, Target, TestServer, START_TIMEOUT,
+};
 pub use split::{
     children_of, cluster_option, connect_config, connect_tenant, error_text, fork_servers,
     kill9_pid, parse_tenant_list, pid_alive, plain_config, process_args, query_text, read_pid_file,

@@ -89,7 +89,8 @@ pub fn strata_bin() -> PathBuf {
     }
 }
 
-pub(crate) fn free_port() -> u16 {
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
