@@ -541,36 +541,11 @@ fn with_password_routing_the_password_field_names_the_tenant() {
     assert!(ok && out == "here", "password routing over TLS: {err}");
 }
 
-/// A child process killed when dropped.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Starts `strata ARGS` and waits (bounded) for its `ready` line.
-fn start_part(args: &[&str]) -> Killed {
-    let mut child = std::process::Command::new(testkit::strata_bin())
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("starting strata");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        let mut line = String::new();
-        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx.recv_timeout(WAIT).unwrap_or_default();
-    let part = Killed(child);
-    assert_eq!(line.trim(), "ready", "strata {args:?} did not get ready");
-    part
+fn start_part(args: &[&str]) -> testkit::Part {
+    let mut cmd = std::process::Command::new(testkit::strata_bin());
+    cmd.args(args);
+    testkit::Part::start(cmd)
 }
 
 /// The parts on separate machines, with TLS between them: `strata kv

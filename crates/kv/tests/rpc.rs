@@ -358,23 +358,35 @@ async fn tenant_admin() {
     assert_ne!(again.id, c.a, "a new id, so no old data shows");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_server_also_serves_tcp() {
+/// A KV server on a TCP port of 127.0.0.1 (over TLS with `tls`): its node
+/// (which must outlive the test), address and the default tenant's token.
+async fn tcp_server(tls: Option<Arc<ServerConfig>>) -> (kv::KvNode, String, String) {
     let node = kv::KvNode::memory();
     let secret = Secret::from_bytes(b"0123456789abcdef0123456789abcdef");
     let server = node.server(secret.clone()).await.expect("server");
     let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = KvAddr::Tcp(tcp.local_addr().expect("addr").to_string());
-    tokio::spawn(server.serve(Some(tcp), None, None));
-    let token = secret.tenant_token(kv::tenants::DEFAULT_ID.0);
-    let client = RpcClient::connect(addr, kv::tenants::DEFAULT, &token).await.expect("connect");
-    assert_eq!(client.tenant(), kv::tenants::DEFAULT_ID);
+    let addr = tcp.local_addr().expect("addr").to_string();
+    tokio::spawn(server.serve(Some(tcp), None, tls));
+    (node, addr, secret.tenant_token(kv::tenants::DEFAULT_ID.0))
+}
+
+/// Commits a write of `name` through `client`, then reads it back.
+async fn write_and_read(client: &RpcClient, name: &[u8]) {
     let mut t = client.begin(IsolationLevel::RepeatableRead).await.expect("begin");
-    let k = key(kv::tenants::DEFAULT_ID.0, b"over tcp");
+    let k = key(kv::tenants::DEFAULT_ID.0, name);
     t.put(k.clone(), b"yes".to_vec(), LockMode::Private).expect("put");
     t.commit().await.expect("commit");
     let t = client.begin(IsolationLevel::ReadCommitted).await.expect("begin");
     assert_eq!(t.get(&k).await.expect("get"), Some(b"yes".to_vec()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_also_serves_tcp() {
+    let (_node, addr, token) = tcp_server(None).await;
+    let client =
+        RpcClient::connect(KvAddr::Tcp(addr), kv::tenants::DEFAULT, &token).await.expect("connect");
+    assert_eq!(client.tenant(), kv::tenants::DEFAULT_ID);
+    write_and_read(&client, b"over tcp").await;
 }
 
 /// A self-signed certificate for 127.0.0.1 and localhost written to `dir`
@@ -405,13 +417,7 @@ async fn the_server_serves_tcp_over_tls() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (ca, config) = tls_server(dir.path(), "server.crt");
     let (other_ca, _) = tls_server(dir.path(), "other.crt");
-    let node = kv::KvNode::memory();
-    let secret = Secret::from_bytes(b"0123456789abcdef0123456789abcdef");
-    let server = node.server(secret.clone()).await.expect("server");
-    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = tcp.local_addr().expect("addr").to_string();
-    tokio::spawn(server.serve(Some(tcp), None, Some(config)));
-    let token = secret.tenant_token(kv::tenants::DEFAULT_ID.0);
+    let (_node, addr, token) = tcp_server(Some(config)).await;
 
     let plain = RpcClient::connect(KvAddr::Tcp(addr.clone()), kv::tenants::DEFAULT, &token).await;
     assert!(plain.is_err(), "a plain client got through to a TLS listener");
@@ -422,10 +428,5 @@ async fn the_server_serves_tcp_over_tls() {
 
     let good = KvAddr::Tls { addr, ca };
     let client = RpcClient::connect(good, kv::tenants::DEFAULT, &token).await.expect("connect");
-    let mut t = client.begin(IsolationLevel::RepeatableRead).await.expect("begin");
-    let k = key(kv::tenants::DEFAULT_ID.0, b"over tls");
-    t.put(k.clone(), b"yes".to_vec(), LockMode::Private).expect("put");
-    t.commit().await.expect("commit");
-    let t = client.begin(IsolationLevel::ReadCommitted).await.expect("begin");
-    assert_eq!(t.get(&k).await.expect("get"), Some(b"yes".to_vec()));
+    write_and_read(&client, b"over tls").await;
 }

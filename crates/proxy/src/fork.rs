@@ -33,16 +33,17 @@
 //! a rolling restart (`strata tenant drain --all`) after an upgrade of the
 //! binary moves sessions onto processes of the new one.
 
-use std::io::{self, IoSlice, IoSliceMut, Write};
+use std::io::{self, IoSlice, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use nix::sys::socket::{recvmsg, sendmsg, ControlMessage, ControlMessageOwned, MsgFlags};
+use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader, Interest};
 use tokio::net::UnixStream;
+use wire::handoff::{recv, recv_fds};
 
 /// Builds a command (the binary supplies `strata sql ...`).
 pub type CommandFactory = Arc<dyn Fn() -> Command + Send + Sync>;
@@ -289,31 +290,6 @@ async fn read_line(sock: &UnixStream) -> io::Result<(String, Option<OwnedFd>)> {
     }
     let text = String::from_utf8_lossy(&buf[..n]);
     Ok((text.trim_end_matches('\n').to_string(), fd))
-}
-
-/// One recvmsg, with up to two descriptors: the bytes and the descriptors.
-fn recv_fds(sock: RawFd, buf: &mut [u8]) -> io::Result<(usize, Vec<OwnedFd>)> {
-    let mut space = nix::cmsg_space!([RawFd; 2]);
-    let mut iov = [IoSliceMut::new(buf)];
-    let msg = recvmsg::<()>(sock, &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC)
-        .map_err(io::Error::from)?;
-    let mut fds = Vec::new();
-    for c in msg.cmsgs().map_err(io::Error::from)? {
-        if let ControlMessageOwned::ScmRights(raw) = c {
-            // SAFETY: the kernel just installed these descriptors in this
-            // process for us; nothing else owns them.
-            fds.extend(raw.into_iter().map(|r| unsafe { OwnedFd::from_raw_fd(r) }));
-        }
-    }
-    if msg.flags.contains(MsgFlags::MSG_CTRUNC) {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "truncated control message"));
-    }
-    Ok((msg.bytes, fds))
-}
-
-fn recv(sock: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<OwnedFd>)> {
-    let (n, fds) = recv_fds(sock, buf)?;
-    Ok((n, fds.into_iter().next()))
 }
 
 /// What [`serve`] returned in.

@@ -618,15 +618,28 @@ impl TestServer {
             kvrpc::Secret::load(&self.data_dir().join("secret")).expect("the cluster's KV secret");
         let port = crate::server::free_port();
         let kv = self.data_dir().join("run").join("kv.sock");
-        let mut child = Command::new(strata_bin())
-            .args(["sql", "--tenant", tenant, "--listen", &format!("127.0.0.1:{port}"), "--kv"])
+        let mut cmd = Command::new(strata_bin());
+        cmd.args(["sql", "--tenant", tenant, "--listen", &format!("127.0.0.1:{port}"), "--kv"])
             .arg(format!("unix:{}", kv.display()))
-            .env("STRATA_KV_TOKEN", secret.tenant_token(id))
+            .env("STRATA_KV_TOKEN", secret.tenant_token(id));
+        SqlProcess { _part: Part::start(cmd), port }
+    }
+}
+
+/// A part of the cluster a test started by hand (`strata kv`, `strata
+/// proxy`, `strata sql`); killed when dropped.
+pub struct Part(std::process::Child);
+
+impl Part {
+    /// Runs `cmd` (a `strata` part) and waits, for at most
+    /// [`RECOVERY_TIMEOUT`], for the `ready` line it prints once it serves.
+    pub fn start(mut cmd: Command) -> Part {
+        let mut child = cmd
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::inherit())
             .spawn()
-            .expect("starting strata sql");
+            .unwrap_or_else(|e| panic!("starting {cmd:?}: {e}"));
         let stdout = child.stdout.take().expect("piped stdout");
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -636,25 +649,25 @@ impl TestServer {
             let _ = tx.send(line);
         });
         let line = rx.recv_timeout(RECOVERY_TIMEOUT).unwrap_or_default();
-        let process = SqlProcess { child, port };
-        assert_eq!(line.trim(), "ready", "strata sql for {tenant} did not get ready");
-        process
+        let part = Part(child);
+        assert_eq!(line.trim(), "ready", "{cmd:?} did not get ready");
+        part
+    }
+}
+
+impl Drop for Part {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
 /// A SQL process a test started (see [`TestServer::start_sql_process`]);
 /// killed when dropped.
 pub struct SqlProcess {
-    child: std::process::Child,
+    _part: Part,
     /// Its TCP port on 127.0.0.1.
     pub port: u16,
-}
-
-impl Drop for SqlProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[cfg(test)]

@@ -111,27 +111,31 @@ pub async fn accept(mut from: UnixStream) -> io::Result<Accepted> {
 }
 
 /// One recvmsg: the bytes read and the descriptor that came with them.
-fn recv(sock: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<OwnedFd>)> {
-    let mut space = nix::cmsg_space!([RawFd; 1]);
+pub fn recv(sock: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<OwnedFd>)> {
+    let (n, fds) = recv_fds(sock, buf)?;
+    // Extra descriptors (a confused sender) are closed by their OwnedFd.
+    Ok((n, fds.into_iter().next()))
+}
+
+/// One recvmsg on `sock` (close-on-exec set on what it brings): the bytes
+/// read and the descriptors that came with them, at most two.
+pub fn recv_fds(sock: RawFd, buf: &mut [u8]) -> io::Result<(usize, Vec<OwnedFd>)> {
+    let mut space = nix::cmsg_space!([RawFd; 2]);
     let mut iov = [IoSliceMut::new(buf)];
     let msg = recvmsg::<()>(sock, &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC)
         .map_err(io::Error::from)?;
-    let mut fd = None;
+    let mut fds = Vec::new();
     for c in msg.cmsgs().map_err(io::Error::from)? {
-        if let ControlMessageOwned::ScmRights(fds) = c {
-            for raw in fds {
-                // SAFETY: the kernel just installed `raw` in this process
-                // for us; nothing else owns it. Extra descriptors (a
-                // confused sender) are closed by their OwnedFd.
-                let owned = unsafe { OwnedFd::from_raw_fd(raw) };
-                fd.get_or_insert(owned);
-            }
+        if let ControlMessageOwned::ScmRights(raw) = c {
+            // SAFETY: the kernel just installed these descriptors in this
+            // process for us; nothing else owns them.
+            fds.extend(raw.into_iter().map(|r| unsafe { OwnedFd::from_raw_fd(r) }));
         }
     }
     if msg.flags.contains(MsgFlags::MSG_CTRUNC) {
         return Err(io::Error::new(io::ErrorKind::InvalidData, "truncated control message"));
     }
-    Ok((msg.bytes, fd))
+    Ok((msg.bytes, fds))
 }
 
 /// A stream that yields `prefix` before its own bytes; writes go straight
