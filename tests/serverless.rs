@@ -8,7 +8,8 @@
 //!   keeps the process.
 //! - The warm pool: `--warm-pool N` keeps N tenant-less processes ready; a
 //!   sleeping tenant's first connection is served by one of them (the very
-//!   pid that was waiting in the pool), and the pool refills.
+//!   pid that was waiting in the pool, over the KV connection it opened
+//!   while it waited), and the pool refills.
 //! - Simultaneous first connections to one sleeping tenant share one
 //!   process; with an empty pool (`--warm-pool 0`) first connections to
 //!   several tenants at once are all served.
@@ -35,6 +36,9 @@
 //! - With `--password-routing`, a client that names no tenant is asked for
 //!   its password by the proxy, and `endpoint=NAME;PASSWORD` there names
 //!   the tenant (the proxy logs in to its SQL process with SCRAM).
+//! - TLS between the parts for other machines: the KV RPC (`strata kv
+//!   --tls`, `--kv tls:..`) and a SQL process's own listener (`strata sql
+//!   --tls`).
 //!
 //! PostgreSQL has no tenants, so every test here skips the PostgreSQL target.
 
@@ -108,10 +112,43 @@ fn an_idle_tenant_is_suspended_and_wakes_on_connect() {
     s.wait_for_tenant("a", "suspended after the client left", WAIT, |t| t.sql_pids.is_empty());
 }
 
+/// The sockets process `pid` has open (their inodes).
+fn socket_inodes(pid: i32) -> BTreeSet<String> {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).expect("the process's descriptors");
+    fds.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .map(|l| l.to_string_lossy().into_owned())
+        .filter(|l| l.starts_with("socket:"))
+        .collect()
+}
+
+/// The client ends of the unix sockets process `pid` (the KV server)
+/// has accepted, as [`socket_inodes`] names them (from `ss -xp`).
+fn kv_peers(pid: i32) -> BTreeSet<String> {
+    let mut c = std::process::Command::new("ss");
+    c.args(["-xpn"]);
+    let out = testkit::run_with_timeout(&mut c, None, testkit::CLIENT_TIMEOUT);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mine = format!("pid={pid},");
+    // Netid State Recv-Q Send-Q Local Inode Peer PeerInode Process
+    text.lines()
+        .filter(|l| l.contains(&mine))
+        .filter_map(|l| l.split_whitespace().nth(7).map(|i| format!("socket:[{i}]")))
+        .collect()
+}
+
 #[test]
 fn a_pooled_process_serves_a_sleeping_tenant_and_the_pool_refills() {
     let Some(s) = start(&["--warm-pool", "2"]) else { return };
     let before = wait_for_pool(&s, "2 ready processes", |p| p.len() == 2);
+    // Each waits with its KV connection open (the pool token's).
+    let peers = kv_peers(s.kv_pid());
+    let waiting: Vec<(i32, BTreeSet<String>)> = before
+        .iter()
+        .map(|&pid| (pid, socket_inodes(pid).intersection(&peers).cloned().collect()))
+        .collect();
+    for (pid, kv) in &waiting {
+        assert_eq!(kv.len(), 1, "pooled process {pid}'s KV connections: {kv:?}");
+    }
     s.create_tenant("p");
     assert_eq!(s.query_tenant("p", "select 1"), "1");
     let t = s.wait_for_tenant("p", "running", WAIT, |t| !t.sql_pids.is_empty());
@@ -121,6 +158,10 @@ fn a_pooled_process_serves_a_sleeping_tenant_and_the_pool_refills() {
         "tenant p is served by {:?}, not by a pooled process {before:?}",
         t.sql_pids
     );
+    // Bound to p, it serves over the connection it had waited with.
+    let (pid, kv) = waiting.iter().find(|(pid, _)| *pid == t.sql_pids[0]).expect("waited");
+    let now = socket_inodes(*pid);
+    assert!(kv.is_subset(&now), "process {pid} dropped its pooled KV connection: {kv:?} {now:?}");
     let after = wait_for_pool(&s, "refilled to 2", |p| p.len() == 2 && !p.contains(&t.sql_pids[0]));
     assert_ne!(after, before);
 }
@@ -625,4 +666,56 @@ fn the_kv_rpc_runs_over_tls() {
     assert_eq!(far.sql_pids.len(), 1, "{far:?}");
     let args = testkit::process_args(far.sql_pids[0]);
     assert!(args.iter().any(|a| a.starts_with("tls:")), "far's SQL process: {args:?}");
+}
+
+/// `strata sql --tls`: a SQL process's own listener (for a proxy or the
+/// clients on another machine) offers TLS. With the certificate given, psql
+/// `sslmode=verify-full` verifies it and reaches the tenant's data, SCRAM
+/// binds to it (SCRAM-SHA-256-PLUS), a client that does not ask for TLS is
+/// served in clear, and a wrong host name is refused; with `--tls` alone
+/// the certificate is made in memory, so a client can encrypt
+/// (`sslmode=require`) but not verify it.
+#[test]
+fn a_sql_process_offers_tls_on_its_own_listener() {
+    let Some(s) = start(&[]) else { return };
+    s.create_tenant("direct");
+    s.query_tenant(
+        "direct",
+        "create table t (v text); insert into t values ('direct'); \
+         create role erin login password 'pw'",
+    );
+    let (cert, key) = (s.data_dir().join("tls/server.crt"), s.data_dir().join("tls/server.key"));
+    let (cert_s, key_s) = (cert.to_string_lossy(), key.to_string_lossy());
+    let given =
+        s.start_sql_process_with("direct", &["--tls", "--tls-cert", &cert_s, "--tls-key", &key_s]);
+    let at = |port: u16, host: &str, extra: &str| {
+        format!("host={host} hostaddr=127.0.0.1 port={port} user=postgres dbname=postgres {extra}")
+    };
+    let verified =
+        |host: &str| at(given.port, host, &format!("sslmode=verify-full sslrootcert={cert_s}"));
+    let (ok, out, err) = psql_conninfo(&verified("localhost"), "select v from t", None);
+    assert!(ok && out == "direct", "verify-full to the SQL process: {err}");
+    let (ok, out, err) = psql_conninfo(&verified("localhost"), "\\conninfo", None);
+    assert!(ok && out.contains("SSL connection"), "not encrypted: {out} {err}");
+    let erin = verified("localhost").replace("user=postgres", "user=erin");
+    let (ok, out, err) = psql_conninfo(
+        &format!("{erin} channel_binding=require"),
+        "select current_user",
+        Some("pw"),
+    );
+    assert!(ok && out == "erin", "SCRAM-SHA-256-PLUS to the SQL process: {err}");
+    let (ok, _, err) = psql_conninfo(&verified("direct.example.com"), "select 1", None);
+    assert!(!ok && err.contains("does not match host name"), "{err}");
+    let (ok, out, err) =
+        psql_conninfo(&at(given.port, "localhost", "sslmode=disable"), "\\conninfo", None);
+    assert!(ok && !out.contains("SSL"), "a client in clear: {out} {err}");
+
+    let made = s.start_sql_process_with("direct", &["--tls"]);
+    let (ok, out, err) =
+        psql_conninfo(&at(made.port, "localhost", "sslmode=require"), "select v from t", None);
+    assert!(ok && out == "direct", "sslmode=require to a made-up certificate: {err}");
+    let unverifiable =
+        at(made.port, "localhost", &format!("sslmode=verify-full sslrootcert={cert_s}"));
+    let (ok, _, err) = psql_conninfo(&unverifiable, "select 1", None);
+    assert!(!ok && err.contains("certificate verify failed"), "{err}");
 }

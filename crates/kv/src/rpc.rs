@@ -5,8 +5,9 @@
 //! directory).
 //!
 //! This is the last line of defence between tenants. A connection must say
-//! Hello with a tenant's token first; the server binds the connection to
-//! that tenant, and every transaction it opens is an [`EmbeddedTxn`] of the
+//! Hello with a tenant's token first (or with the pool token, and then Bind
+//! with a tenant's token: a pooled SQL process); the server binds the
+//! connection to that tenant, and every transaction it opens is an [`EmbeddedTxn`] of the
 //! bound tenant, whose calls check every key and range against it. Nothing
 //! a request says about tenants is trusted: keys are decoded and checked
 //! again here. A malformed frame, an absurd length or an unknown message
@@ -87,6 +88,17 @@ impl KvNode {
         tenants::ensure_default(&self.shared).await?;
         Ok(tenants::lookup(&self.shared, name).await?.map(|r| TenantId(r.id)))
     }
+}
+
+/// What a connection's Hello made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// A tenant's SQL process.
+    Tenant,
+    /// Tenant management (the proxy, `strata tenant`).
+    Admin,
+    /// A pooled SQL process: nothing until its Bind.
+    Pool,
 }
 
 /// The requests of one remote transaction, in order.
@@ -187,8 +199,18 @@ impl KvServer {
         let mut framed = Framed::new(io, proto::codec());
         let hello = tokio::time::timeout(HELLO_TIMEOUT, framed.next()).await;
         let Ok(Some(Ok(frame))) = hello else { return };
-        let (tenant, admin, pid) = match self.authenticate(&frame).await {
-            Ok(bound) => bound,
+        let mut bound = self.authenticate(&frame, None).await;
+        if let Ok((_, Role::Pool, pid)) = bound {
+            // A pooled SQL process: it waits, however long, for a tenant.
+            let welcome = ToClient::Welcome { tenant: 0, conn: 0 };
+            if framed.send(proto::encode(&welcome)).await.is_err() {
+                return;
+            }
+            let Some(Ok(frame)) = framed.next().await else { return };
+            bound = self.authenticate(&frame, Some(pid)).await;
+        }
+        let (tenant, admin, pid) = match bound {
+            Ok((tenant, role, pid)) => (tenant, role == Role::Admin, pid),
             Err(e) => {
                 tracing::warn!(error = %e, "refused a KV connection");
                 let _ = framed.send(proto::encode(&ToClient::Goodbye(e))).await;
@@ -209,26 +231,46 @@ impl KvServer {
         }
     }
 
-    /// Checks the Hello frame: which tenant the connection is bound to,
-    /// whether it is an admin connection, and the caller's pid.
+    /// Checks the Hello frame (or, on a pool connection that said hello as
+    /// process `pooled`, the Bind frame): which tenant the connection is
+    /// bound to, in what role, and the caller's pid. A Bind may name only a
+    /// tenant.
     async fn authenticate(
         &self,
         frame: &[u8],
-    ) -> std::result::Result<(TenantId, bool, u32), WireError> {
-        let refused = |m: String| WireError::Unauthorized(m);
-        let Ok(ToServer::Hello { tenant, token, pid }) = proto::decode::<ToServer>(frame) else {
-            return Err(refused("the first message must be Hello".into()));
+        pooled: Option<u32>,
+    ) -> std::result::Result<(TenantId, Role, u32), WireError> {
+        let refused = |m: &str| WireError::Unauthorized(m.to_string());
+        let (tenant, token, pid) = match (proto::decode::<ToServer>(frame), pooled) {
+            (Ok(ToServer::Hello { tenant, token, pid }), None) => (tenant, token, pid),
+            (Ok(ToServer::Bind { tenant, token }), Some(pid))
+                if tenant != proto::ADMIN && tenant != proto::POOL =>
+            {
+                (tenant, token, pid)
+            }
+            (_, None) => return Err(refused("the first message must be Hello")),
+            (_, Some(_)) => return Err(refused("a pool connection must first bind to a tenant")),
         };
         if tenant == proto::ADMIN {
             if !self.secret.verify_admin(&token) {
-                return Err(refused("bad admin token".into()));
+                return Err(refused("bad admin token"));
             }
-            return Ok((TenantId::SYSTEM, true, pid));
+            return Ok((TenantId::SYSTEM, Role::Admin, pid));
+        }
+        if tenant == proto::POOL {
+            if !self.secret.verify_pool(&token) {
+                return Err(refused("bad pool token"));
+            }
+            return Ok((TenantId(0), Role::Pool, pid));
         }
         let record = tenants::lookup(&self.shared, &tenant).await.map_err(WireError::from)?;
         match record {
-            Some(r) if self.secret.verify_tenant(r.id, &token) => Ok((TenantId(r.id), false, pid)),
-            _ => Err(refused(format!("authentication failed for tenant \"{tenant}\""))),
+            Some(r) if self.secret.verify_tenant(r.id, &token) => {
+                Ok((TenantId(r.id), Role::Tenant, pid))
+            }
+            _ => Err(WireError::Unauthorized(format!(
+                "authentication failed for tenant \"{tenant}\""
+            ))),
         }
     }
 
@@ -288,7 +330,9 @@ impl KvServer {
         out: &Out,
     ) -> std::result::Result<(), WireError> {
         match msg {
-            ToServer::Hello { .. } => return Err(WireError::InvalidInput("a second Hello".into())),
+            ToServer::Hello { .. } | ToServer::Bind { .. } => {
+                return Err(WireError::InvalidInput("the connection is bound already".into()))
+            }
             ToServer::Request { id, txn, ops, call } => {
                 self.request(Remote { tenant, conn_no, handle: txn }, id, ops, call, txns, out)
             }

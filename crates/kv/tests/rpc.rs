@@ -430,3 +430,83 @@ async fn the_server_serves_tcp_over_tls() {
     let client = RpcClient::connect(good, kv::tenants::DEFAULT, &token).await.expect("connect");
     write_and_read(&client, b"over tls").await;
 }
+
+/// Sends `m` and reads the answer.
+async fn exchange(
+    f: &mut Framed<tokio::net::UnixStream, tokio_util::codec::LengthDelimitedCodec>,
+    m: ToServer,
+) -> Option<ToClient> {
+    f.send(proto::encode(&m)).await.expect("send");
+    next(f).await
+}
+
+/// A pooled SQL process's connection (the pool token): bound to no tenant,
+/// it serves nothing and outlasts the hello deadline; one Bind with a
+/// tenant's token makes it that tenant's connection, checked as a Hello's
+/// would be; nothing else is accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_connection_binds_once_to_one_tenant() {
+    let c = cluster().await;
+    let waiting = kvrpc::Unbound::open(&c.addr, &c.secret.pool_token()).await.expect("pool");
+    let opened = std::time::Instant::now();
+    let (a_token, b_token) = (c.secret.tenant_token(c.a), c.secret.tenant_token(c.b));
+    let refused = |m: &Option<ToClient>| matches!(m, Some(ToClient::Goodbye(_)) | None);
+    let bind =
+        |tenant: &str, token: &str| ToServer::Bind { tenant: tenant.into(), token: token.into() };
+
+    // The pool token is no tenant's, nor the admin's, and the reverse.
+    let (_, hello) = c.raw(proto::POOL, &a_token).await;
+    assert!(matches!(hello, ToClient::Goodbye(WireError::Unauthorized(_))), "{hello:?}");
+    let (_, hello) = c.raw("a", &c.secret.pool_token()).await;
+    assert!(matches!(hello, ToClient::Goodbye(WireError::Unauthorized(_))), "{hello:?}");
+    let (_, hello) = c.raw(proto::ADMIN, &c.secret.pool_token()).await;
+    assert!(matches!(hello, ToClient::Goodbye(WireError::Unauthorized(_))), "{hello:?}");
+
+    // Unbound, a connection serves nothing; it binds only to a tenant, with
+    // that tenant's token.
+    let (mut f, hello) = c.raw(proto::POOL, &c.secret.pool_token()).await;
+    assert!(matches!(hello, ToClient::Welcome { tenant: 0, conn: 0 }), "{hello:?}");
+    let get = ToServer::Request {
+        id: 1,
+        txn: 1,
+        ops: vec![Op::Begin { isolation: proto::Isolation::ReadCommitted }],
+        call: Call::Get(key(c.b, b"k").into_bytes()),
+    };
+    assert!(refused(&exchange(&mut f, get).await), "a request before the bind");
+    for (tenant, token) in [
+        ("a", b_token.as_str()),
+        ("a", "00"),
+        (proto::ADMIN, &c.secret.admin_token()),
+        (proto::POOL, &c.secret.pool_token()),
+    ] {
+        let (mut f, _) = c.raw(proto::POOL, &c.secret.pool_token()).await;
+        let answer = exchange(&mut f, bind(tenant, token)).await;
+        assert!(refused(&answer), "bind as {tenant}: {answer:?}");
+    }
+    // Bound once, it is that tenant's, and binds no more.
+    let (mut f, _) = c.raw(proto::POOL, &c.secret.pool_token()).await;
+    let answer = exchange(&mut f, bind("a", &a_token)).await;
+    assert!(
+        matches!(answer, Some(ToClient::Welcome { tenant, .. }) if tenant == c.a),
+        "{answer:?}"
+    );
+    let r = request(&mut f, 1, vec![], Call::Get(key(c.b, b"k").into_bytes())).await;
+    assert!(matches!(r, Err(WireError::TenantViolation(_))), "b's key: {r:?}");
+    assert!(refused(&exchange(&mut f, bind("b", &b_token)).await), "a second bind");
+    let (mut f, _) = c.raw("a", &a_token).await;
+    assert!(refused(&exchange(&mut f, bind("b", &b_token)).await), "a bind after a hello");
+
+    // The first pool connection, idle past the deadline a Hello has, binds
+    // and serves its tenant (and reports this process's pid for it).
+    tokio::time::sleep(Duration::from_secs(11).saturating_sub(opened.elapsed())).await;
+    let a = RpcClient::bind(waiting, "a", &a_token).await.expect("bind after the wait");
+    assert_eq!(a.tenant(), TenantId(c.a));
+    let mut t = a.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    t.put(key(c.a, b"pooled"), b"yes".to_vec(), LockMode::Private).expect("put");
+    t.commit().await.expect("commit");
+    let admin = AdminClient::connect(&c.addr, &c.secret.admin_token()).await.expect("admin");
+    let info = admin.lookup("a").await.expect("lookup").expect("a");
+    assert!(info.sql_pids.contains(&std::process::id()), "{info:?}");
+    let t = c.client("a", c.a).await.begin(IsolationLevel::ReadCommitted).await.expect("begin");
+    assert_eq!(t.get(&key(c.a, b"pooled")).await.expect("get"), Some(b"yes".to_vec()));
+}

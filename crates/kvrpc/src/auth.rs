@@ -8,7 +8,10 @@
 //! supervisor and the proxy) can mint a token for the tenant it starts a SQL
 //! process for and hands it over in the process's environment; the SQL
 //! process itself never sees the secret, so a compromised SQL process can
-//! only ever speak for its own tenant. Tokens do not expire: rotating the
+//! only ever speak for its own tenant. The pool token
+//! (`hex(HMAC-SHA256(secret, "pool"))`) is given to pooled SQL processes:
+//! it opens a connection bound to no tenant, which can do nothing until it
+//! is bound with a tenant's token. Tokens do not expire: rotating the
 //! secret file revokes all of them.
 
 use std::path::Path;
@@ -81,6 +84,16 @@ impl Secret {
         self.mac("admin")
     }
 
+    /// The pool token (a connection of no tenant, until bound to one).
+    pub fn pool_token(&self) -> String {
+        self.mac("pool")
+    }
+
+    /// Checks a pool token in constant time.
+    pub fn verify_pool(&self, token: &str) -> bool {
+        same(&self.pool_token(), token)
+    }
+
     /// Checks `token` against tenant `id`'s in constant time.
     pub fn verify_tenant(&self, id: u64, token: &str) -> bool {
         same(&self.tenant_token(id), token)
@@ -122,6 +135,9 @@ mod tests {
         assert!(!s.verify_tenant(6, &t));
         assert!(!s.verify_admin(&t));
         assert!(s.verify_admin(&s.admin_token()));
+        assert!(s.verify_pool(&s.pool_token()));
+        assert!(!s.verify_pool(&t) && !s.verify_pool(&s.admin_token()));
+        assert!(!s.verify_tenant(5, &s.pool_token()) && !s.verify_admin(&s.pool_token()));
         let other = Secret::from_bytes(b"fedcba9876543210fedcba9876543210");
         assert!(!other.verify_tenant(5, &t));
     }

@@ -21,7 +21,7 @@ use kvapi::{
 };
 use parking_lot::Mutex;
 
-use crate::conn::{Connection, KvAddr};
+use crate::conn::{Connection, KvAddr, Unbound};
 use crate::proto::{
     AdminCall, AdminReply, Call, LockedKey, Op, Reply, ScanOrder, TenantInfo, ToClient, ToServer,
     ADMIN,
@@ -51,7 +51,21 @@ impl RpcClient {
     /// Connects to `addr` as `tenant` (its name) with its token.
     pub async fn connect(addr: KvAddr, tenant: &str, token: &str) -> Result<RpcClient> {
         let conn = Connection::open(&addr, tenant, token).await?;
-        Ok(RpcClient {
+        Ok(RpcClient::over(addr, tenant, token, conn))
+    }
+
+    /// Binds a pooled connection to `tenant` (its name) with its token;
+    /// later connections (after a break) are opened as [`connect`] does.
+    ///
+    /// [`connect`]: RpcClient::connect
+    pub async fn bind(unbound: Unbound, tenant: &str, token: &str) -> Result<RpcClient> {
+        let addr = unbound.addr().clone();
+        let conn = unbound.bind(tenant, token).await?;
+        Ok(RpcClient::over(addr, tenant, token, conn))
+    }
+
+    fn over(addr: KvAddr, tenant: &str, token: &str, conn: Arc<Connection>) -> RpcClient {
+        RpcClient {
             inner: Arc::new(ClientInner {
                 addr,
                 tenant_name: tenant.to_string(),
@@ -62,7 +76,7 @@ impl RpcClient {
                 next_txn: AtomicU64::new(1),
                 sessions: Default::default(),
             }),
-        })
+        }
     }
 
     /// True while the connection to the KV server works.

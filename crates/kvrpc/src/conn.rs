@@ -143,27 +143,80 @@ pub struct Connection {
     pub conn_no: u32,
 }
 
+/// The framed socket under a connection.
+type Framing = Framed<Box<dyn Io>, tokio_util::codec::LengthDelimitedCodec>;
+
+/// Sends `msg` (Hello or Bind) and reads the Welcome: the tenant and the
+/// connection's number.
+async fn greet(framed: &mut Framing, msg: &ToServer) -> Result<(TenantId, u32)> {
+    framed.send(proto::encode(msg)).await.map_err(|_| lost())?;
+    let frame = framed.next().await.ok_or_else(lost)?.map_err(|_| lost())?;
+    match proto::decode::<ToClient>(&frame).map_err(Error::Corrupt)? {
+        ToClient::Welcome { tenant, conn } => Ok((TenantId(tenant), conn)),
+        ToClient::Goodbye(e) => Err(Error::from(e)),
+        other => Err(Error::Corrupt(format!("unexpected answer to hello: {other:?}"))),
+    }
+}
+
+/// Runs `f` within [`CONNECT_TIMEOUT`].
+async fn in_time<T>(addr: &KvAddr, f: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    tokio::time::timeout(CONNECT_TIMEOUT, f)
+        .await
+        .map_err(|_| Error::Unavailable(format!("the KV server at {addr} did not answer")))?
+}
+
+/// Opens a socket to `addr` and says hello as `tenant`.
+async fn hello(addr: &KvAddr, tenant: &str, token: &str) -> Result<(Framing, TenantId, u32)> {
+    let io = addr
+        .connect()
+        .await
+        .map_err(|e| Error::Unavailable(format!("cannot reach the KV server at {addr}: {e}")))?;
+    let mut framed = Framed::new(io, proto::codec());
+    let pid = std::process::id();
+    let msg = ToServer::Hello { tenant: tenant.into(), token: token.into(), pid };
+    let (tenant, conn) = greet(&mut framed, &msg).await?;
+    Ok((framed, tenant, conn))
+}
+
+/// A connection opened with the pool token: bound to no tenant, it serves
+/// nothing until [`Unbound::bind`] binds it to one (a pooled SQL process
+/// connects while it waits, so binding costs one round trip). The server
+/// keeps it open however long the wait.
+pub struct Unbound {
+    framed: Framing,
+    addr: KvAddr,
+}
+
+impl Unbound {
+    /// Connects to `addr` with the pool token.
+    pub async fn open(addr: &KvAddr, pool_token: &str) -> Result<Unbound> {
+        let (framed, _, _) = in_time(addr, hello(addr, proto::POOL, pool_token)).await?;
+        Ok(Unbound { framed, addr: addr.clone() })
+    }
+
+    /// The address it is connected to.
+    pub fn addr(&self) -> &KvAddr {
+        &self.addr
+    }
+
+    /// Binds the connection to `tenant` with its token. Fails (the
+    /// connection is gone) if the server closed it meanwhile or refuses.
+    pub async fn bind(mut self, tenant: &str, token: &str) -> Result<Arc<Connection>> {
+        let msg = ToServer::Bind { tenant: tenant.into(), token: token.into() };
+        let (tenant, conn_no) = in_time(&self.addr, greet(&mut self.framed, &msg)).await?;
+        Ok(Connection::run(self.framed, tenant, conn_no))
+    }
+}
+
 impl Connection {
     /// Connects to `addr` and authenticates as `tenant` with `token`.
     pub async fn open(addr: &KvAddr, tenant: &str, token: &str) -> Result<Arc<Connection>> {
-        let hello = async {
-            let io = addr.connect().await.map_err(|e| {
-                Error::Unavailable(format!("cannot reach the KV server at {addr}: {e}"))
-            })?;
-            let mut framed = Framed::new(io, proto::codec());
-            let pid = std::process::id();
-            let hello = ToServer::Hello { tenant: tenant.into(), token: token.into(), pid };
-            framed.send(proto::encode(&hello)).await.map_err(|_| lost())?;
-            let frame = framed.next().await.ok_or_else(lost)?.map_err(|_| lost())?;
-            match proto::decode::<ToClient>(&frame).map_err(Error::Corrupt)? {
-                ToClient::Welcome { tenant, conn } => Ok((framed, TenantId(tenant), conn)),
-                ToClient::Goodbye(e) => Err(Error::from(e)),
-                other => Err(Error::Corrupt(format!("unexpected answer to hello: {other:?}"))),
-            }
-        };
-        let (framed, tenant, conn_no) = tokio::time::timeout(CONNECT_TIMEOUT, hello)
-            .await
-            .map_err(|_| Error::Unavailable(format!("the KV server at {addr} did not answer")))??;
+        let (framed, tenant, conn_no) = in_time(addr, hello(addr, tenant, token)).await?;
+        Ok(Connection::run(framed, tenant, conn_no))
+    }
+
+    /// Starts the reader and writer tasks of a greeted connection.
+    fn run(framed: Framing, tenant: TenantId, conn_no: u32) -> Arc<Connection> {
         let (sink, stream) = framed.split();
         let (tx, rx) = mpsc::unbounded_channel();
         let conn = Arc::new(Connection {
@@ -176,7 +229,7 @@ impl Connection {
         });
         tokio::spawn(write_loop(sink, rx, Arc::downgrade(&conn)));
         tokio::spawn(read_loop(stream, conn.clone()));
-        Ok(conn)
+        conn
     }
 
     /// False once the connection broke.
@@ -264,12 +317,8 @@ impl Drop for Waiting<'_> {
     }
 }
 
-type Sink = futures_util::stream::SplitSink<
-    Framed<Box<dyn Io>, tokio_util::codec::LengthDelimitedCodec>,
-    bytes::Bytes,
->;
-type Stream =
-    futures_util::stream::SplitStream<Framed<Box<dyn Io>, tokio_util::codec::LengthDelimitedCodec>>;
+type Sink = futures_util::stream::SplitSink<Framing, bytes::Bytes>;
+type Stream = futures_util::stream::SplitStream<Framing>;
 
 async fn write_loop(
     mut sink: Sink,

@@ -19,5 +19,5 @@ pub mod proto;
 
 pub use auth::Secret;
 pub use client::{AdminClient, RpcClient, RpcTxn};
-pub use conn::KvAddr;
+pub use conn::{KvAddr, Unbound};
 pub use proto::TenantInfo;

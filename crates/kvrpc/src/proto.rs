@@ -15,6 +15,14 @@
 //! range in a request is checked against the bound tenant, never against a
 //! tenant named in the request.
 //!
+//! A pooled SQL process, which has no tenant yet, says Hello as
+//! [`POOL`](crate::proto::POOL) with the pool token: the connection is
+//! bound to no tenant and serves nothing, but it stays open (no deadline)
+//! until its one [`ToServer::Bind`](crate::proto::ToServer::Bind), which
+//! names the tenant and carries that tenant's token, exactly as a Hello
+//! would. So the process connects while it waits in the pool, and binding
+//! it to a tenant costs one round trip on a connection it already has.
+//!
 //! A transaction costs no round trip to begin: the client numbers it (its
 //! `txn` handle) and the first request carries [`Op::Begin`](crate::proto::Op::Begin). Writes,
 //! savepoint rollbacks and snapshot refreshes are local calls in
@@ -37,6 +45,10 @@ pub enum ToServer {
     /// [`ADMIN`] with the admin token). `pid` is the caller's OS process id,
     /// shown by `strata tenant list`.
     Hello { tenant: String, token: String, pid: u32 },
+    /// Binds a connection that said Hello as [`POOL`] to `tenant` (its
+    /// token, as in Hello); allowed once, before anything else. Answered
+    /// with Welcome, or Goodbye.
+    Bind { tenant: String, token: String },
     /// One call of transaction `txn`, after applying `ops` to it.
     Request { id: u64, txn: u64, ops: Vec<Op>, call: Call },
     /// The caller stopped waiting for request `id` of `txn` (a cancelled
@@ -53,6 +65,10 @@ pub enum ToServer {
 
 /// The tenant name an admin connection says hello as.
 pub const ADMIN: &str = "@admin";
+
+/// The tenant name a pooled SQL process says hello as, with the pool
+/// token: a connection bound to no tenant until its [`ToServer::Bind`].
+pub const POOL: &str = "@pool";
 
 /// A local transaction call, queued by the client and applied by the server
 /// before the next [`Call`] of the same transaction.
@@ -175,8 +191,9 @@ pub struct TenantInfo {
 /// A frame from the KV server.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum ToClient {
-    /// The answer to Hello: the tenant id the connection is bound to and the
-    /// connection's number (which makes transaction ids unique on the node).
+    /// The answer to Hello and Bind: the tenant id the connection is bound
+    /// to and the connection's number (which makes transaction ids unique
+    /// on the node). To a [`POOL`] Hello: tenant and number 0 (none yet).
     Welcome { tenant: u64, conn: u32 },
     /// The answer to a [`ToServer::Request`]; `snapshot` is the
     /// transaction's snapshot after the call.

@@ -1,5 +1,6 @@
-//! TLS for the proxy's clients: the server configuration, from a given
-//! certificate and key or from a self-signed pair made on first start.
+//! TLS for the proxy's clients (and for `strata sql --tls`): the server
+//! configuration, from a given certificate and key, from a self-signed
+//! pair made on first start, or from one made in memory ([`ephemeral`]).
 //!
 //! The self-signed certificate names `localhost`, every `*.localhost` (so a
 //! client can name its tenant in the host name it verifies, `acme.localhost`)
@@ -19,15 +20,9 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::{self, ServerConfig};
 
-/// The proxy's TLS: the server configuration, and its certificate's
-/// channel-binding data ([`end_point`]).
-#[derive(Clone)]
-pub struct Tls {
-    /// For the handshakes.
-    pub config: Arc<ServerConfig>,
-    /// The `tls-server-end-point` data of the certificate presented.
-    pub end_point: Arc<[u8]>,
-}
+/// The proxy's TLS (and a SQL process's, `strata sql --tls`): the server
+/// configuration and its certificate's channel-binding data.
+pub use wire::tls::ServerTls as Tls;
 
 /// The certificate and key files in `dir` a first start makes.
 pub fn default_paths(dir: &Path) -> (PathBuf, PathBuf) {
@@ -44,6 +39,27 @@ pub fn load(cert: &Path, key: &Path) -> Result<Tls, String> {
     }
     let key = PrivateKeyDer::from_pem_file(key)
         .map_err(|e| format!("reading the key {}: {e}", key.display()))?;
+    from_der(certs, key)
+}
+
+/// A self-signed certificate for `localhost`, `*.localhost` and
+/// 127.0.0.1, made now and kept in memory only (a process with no data
+/// directory; its clients can encrypt but not verify).
+pub fn ephemeral() -> Result<Tls, String> {
+    let made =
+        rcgen::generate_simple_self_signed(self_signed_names()).map_err(|e| e.to_string())?;
+    let key = PrivateKeyDer::Pkcs8(made.key_pair.serialize_der().into());
+    from_der(vec![made.cert.der().clone()], key)
+}
+
+fn self_signed_names() -> Vec<String> {
+    vec!["localhost".to_string(), "*.localhost".to_string(), "127.0.0.1".to_string()]
+}
+
+fn from_der(
+    certs: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<Tls, String> {
     let end_point = end_point(&certs[0]).into();
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = ServerConfig::builder_with_provider(provider)
@@ -68,8 +84,8 @@ pub fn load_or_create(dir: &Path) -> Result<Tls, String> {
 fn create(dir: &Path, cert: &Path, key: &Path) -> Result<(), String> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let names = vec!["localhost".to_string(), "*.localhost".to_string(), "127.0.0.1".to_string()];
-    let made = rcgen::generate_simple_self_signed(names).map_err(|e| e.to_string())?;
+    let made =
+        rcgen::generate_simple_self_signed(self_signed_names()).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(dir).map_err(|e| format!("making {}: {e}", dir.display()))?;
     // Key first, then the certificate: a certificate file means both exist.
     let mut f = std::fs::OpenOptions::new()

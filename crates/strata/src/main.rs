@@ -136,6 +136,8 @@ struct SqlArgs {
     tenant: Option<String>,
     /// Start with no tenant, print `ready`, and wait for the proxy to bind
     /// this process to one (a line on standard input; see proxy::control).
+    /// With STRATA_KV_POOL_TOKEN set, it connects to the KV server before
+    /// it says `ready`, and the bind reuses that connection.
     #[arg(long)]
     pool: bool,
     /// Warm up, then fork a process like `--pool` for each request on
@@ -153,6 +155,17 @@ struct SqlArgs {
     /// Also serve clients directly on this TCP address.
     #[arg(long)]
     listen: Option<SocketAddr>,
+    /// Offer TLS to the clients of --listen (a proxy or clients on other
+    /// machines; `sslmode=require`/`verify-full`): with --tls-cert and
+    /// --tls-key, else a self-signed certificate made in memory.
+    #[arg(long, requires = "listen")]
+    tls: bool,
+    /// The certificate (PEM) presented on --listen, with --tls-key.
+    #[arg(long, requires_all = ["tls_key", "tls"])]
+    tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM).
+    #[arg(long, requires_all = ["tls_cert", "tls"])]
+    tls_key: Option<PathBuf>,
     /// How long the KV server may be unreachable before this process exits.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     kv_timeout: Duration,
@@ -242,6 +255,10 @@ struct Serverless {
     #[arg(long)]
     no_fork_server: bool,
 }
+
+/// The environment variable that gives pooled SQL processes the KV
+/// server's pool token (a connection bound to no tenant; see kvrpc::auth).
+const POOL_TOKEN_VAR: &str = "STRATA_KV_POOL_TOKEN";
 
 /// Parses `500ms`, `2s`, `5min`, `1h` (a bare number is seconds).
 pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -449,17 +466,29 @@ async fn connect_kv(
 struct Serving {
     tenant: String,
     token: String,
+    /// The KV connection a pooled process opened while it waited.
+    pooled_kv: Option<kvrpc::Unbound>,
     proxy_socket: Option<PathBuf>,
     control_socket: Option<PathBuf>,
     /// The tenant's id and the proxy's socket for login reports.
     events: Option<(u64, PathBuf)>,
 }
 
-/// A pooled process: warms up, says `ready`, and waits for the bind line
-/// (None: input ended or we were told to stop before a tenant came).
-async fn wait_for_bind() -> anyhow::Result<Option<Serving>> {
+/// A pooled process: warms up, connects to the KV server with the pool
+/// token (STRATA_KV_POOL_TOKEN, if set), says `ready`, and waits for the
+/// bind line (None: input ended or we were told to stop before a tenant
+/// came).
+async fn wait_for_bind(kv: &KvAddr) -> anyhow::Result<Option<Serving>> {
     use tokio::io::AsyncBufReadExt;
     sqlnode::warm_up();
+    let pooled_kv = match std::env::var(POOL_TOKEN_VAR) {
+        // Without it the bind connects then: slower, not wrong.
+        Ok(token) => kvrpc::Unbound::open(kv, &token)
+            .await
+            .inspect_err(|e| tracing::warn!(error = %e, "no pooled KV connection"))
+            .ok(),
+        Err(_) => None,
+    };
     announce_ready();
     let mut line = String::new();
     let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
@@ -471,6 +500,7 @@ async fn wait_for_bind() -> anyhow::Result<Option<Serving>> {
     Ok(Some(Serving {
         tenant: b.tenant,
         token: b.token,
+        pooled_kv,
         proxy_socket: Some(b.socket),
         control_socket: Some(b.control),
         events: b.events.map(|p| (b.tenant_id, p)),
@@ -495,11 +525,12 @@ fn sql(mut args: SqlArgs) -> anyhow::Result<()> {
             Some(tenant) => Serving {
                 tenant: tenant.clone(),
                 token: std::env::var("STRATA_KV_TOKEN").context("STRATA_KV_TOKEN is not set")?,
+                pooled_kv: None,
                 proxy_socket: args.proxy_socket.clone(),
                 control_socket: args.control_socket.clone(),
                 events: None,
             },
-            None => match wait_for_bind().await? {
+            None => match wait_for_bind(&args.kv).await? {
                 Some(s) => s,
                 None => return Ok(()),
             },
@@ -513,8 +544,19 @@ fn sql(mut args: SqlArgs) -> anyhow::Result<()> {
     r
 }
 
-async fn serve_tenant(args: SqlArgs, s: Serving) -> anyhow::Result<()> {
-    let client = connect_kv(&args.kv, &s.tenant, &s.token, args.kv_timeout).await?;
+async fn serve_tenant(args: SqlArgs, mut s: Serving) -> anyhow::Result<()> {
+    let bound = match s.pooled_kv.take() {
+        Some(u) => kvrpc::RpcClient::bind(u, &s.tenant, &s.token)
+            .await
+            // Closed while we waited (a KV server restart): connect anew.
+            .inspect_err(|e| tracing::debug!(error = %e, "binding the pooled KV connection"))
+            .ok(),
+        None => None,
+    };
+    let client = match bound {
+        Some(c) => c,
+        None => connect_kv(&args.kv, &s.tenant, &s.token, args.kv_timeout).await?,
+    };
     let reporter = client.clone();
     let mut backend = sqlnode::SqlNode::new(client.clone())
         .on_sessions(move |n| reporter.report_sessions(u32::try_from(n).unwrap_or(u32::MAX)));
@@ -534,6 +576,13 @@ async fn serve_tenant(args: SqlArgs, s: Serving) -> anyhow::Result<()> {
         Some(a) => wire::Listeners::bind(a, None).await.with_context(|| format!("binding {a}"))?,
         None => wire::Listeners::none(),
     };
+    if args.tls {
+        let tls = match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => proxy::tls::load(cert, key),
+            _ => proxy::tls::ephemeral(),
+        };
+        listeners = listeners.with_tls(tls.map_err(anyhow::Error::msg)?);
+    }
     if let Some(p) = &s.proxy_socket {
         listeners =
             listeners.with_proxied(p).with_context(|| format!("binding {}", p.display()))?;
@@ -585,9 +634,11 @@ fn proxy(args: ProxyArgs) -> anyhow::Result<()> {
         make_private_dir(&args.run_dir)?;
         let exe = std::env::current_exe().context("finding the strata binary")?;
         let kv = args.kv.clone();
+        let pool_token = secret.pool_token();
         let sql_command = move |mode: &str| {
             let mut c = std::process::Command::new(&exe);
             c.arg("sql").arg(mode).arg("--kv").arg(kv.to_string());
+            c.env(POOL_TOKEN_VAR, &pool_token);
             c
         };
         let sql_command = Arc::new(sql_command);

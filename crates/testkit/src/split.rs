@@ -613,6 +613,12 @@ impl TestServer {
     /// tenant is how a test sees what one SQL process learns only through
     /// the KV server (another's DDL, say).
     pub fn start_sql_process(&self, tenant: &str) -> SqlProcess {
+        self.start_sql_process_with(tenant, &[])
+    }
+
+    /// [`TestServer::start_sql_process`] with more arguments for `strata
+    /// sql` (`--tls`, say).
+    pub fn start_sql_process_with(&self, tenant: &str, args: &[&str]) -> SqlProcess {
         let id = self.tenant_info(tenant).id;
         let secret =
             kvrpc::Secret::load(&self.data_dir().join("secret")).expect("the cluster's KV secret");
@@ -621,6 +627,7 @@ impl TestServer {
         let mut cmd = Command::new(strata_bin());
         cmd.args(["sql", "--tenant", tenant, "--listen", &format!("127.0.0.1:{port}"), "--kv"])
             .arg(format!("unix:{}", kv.display()))
+            .args(args)
             .env("STRATA_KV_TOKEN", secret.tenant_token(id));
         SqlProcess { _part: Part::start(cmd), port }
     }

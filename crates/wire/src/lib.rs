@@ -47,6 +47,8 @@ pub mod scram;
 pub mod server;
 /// The startup phase: SSL/GSS refusal, CancelRequest, StartupMessage, auth.
 pub mod startup;
+/// TLS on a server's own TCP listener.
+pub mod tls;
 /// A socket with its reusable read buffer.
 pub mod transport;
 

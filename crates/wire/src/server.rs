@@ -36,6 +36,7 @@ use crate::cancel::CancelRegistry;
 use crate::conn::{self, Peer, Signals};
 use crate::handoff::Socket;
 use crate::migrate::Order;
+use crate::tls::ServerTls;
 
 /// The sockets a server accepts on.
 pub struct Listeners {
@@ -44,6 +45,8 @@ pub struct Listeners {
     /// A unix socket for the Strata proxy only: each connection starts
     /// with a PROXY header naming the real client ([`crate::proxy_header`]).
     proxied: Option<(UnixListener, PathBuf)>,
+    /// TLS for TCP clients that ask for it ([`crate::tls`]).
+    tls: Option<ServerTls>,
     stats: Arc<ConnStats>,
 }
 
@@ -159,12 +162,19 @@ impl Listeners {
     pub async fn bind(addr: SocketAddr, unix: Option<&Path>) -> io::Result<Listeners> {
         let tcp = TcpListener::bind(addr).await?;
         let unix = unix.map(bind_unix).transpose()?;
-        Ok(Listeners { tcp: Some(tcp), unix, proxied: None, stats: Arc::default() })
+        Ok(Listeners { tcp: Some(tcp), unix, proxied: None, tls: None, stats: Arc::default() })
     }
 
     /// No sockets yet (add them with the `with_` methods).
     pub fn none() -> Listeners {
-        Listeners { tcp: None, unix: None, proxied: None, stats: Arc::default() }
+        Listeners { tcp: None, unix: None, proxied: None, tls: None, stats: Arc::default() }
+    }
+
+    /// Offers TLS to TCP clients ([`crate::tls`]); the unix sockets stay
+    /// plain.
+    pub fn with_tls(mut self, tls: ServerTls) -> Listeners {
+        self.tls = Some(tls);
+        self
     }
 
     /// Also accepts on the proxy's unix socket at `path` (see the field).
@@ -263,10 +273,20 @@ pub async fn serve_until<B: Backend>(
             Ok(Accepted::Tcp(io, peer)) => {
                 let _ = io.set_nodelay(true);
                 let addrs = io.local_addr().ok().map(|server| (peer, server));
+                let tls = listeners.tls.clone();
                 tasks.spawn(async move {
                     let _open = open;
-                    let peer = Peer { addrs, local: peer.ip().is_loopback(), tls_binding: None };
-                    conn::run(b, r, s, io, peer).await
+                    let mut peer =
+                        Peer { addrs, local: peer.ip().is_loopback(), tls_binding: None };
+                    let Some(tls) = tls else { return conn::run(b, r, s, io, peer).await };
+                    match crate::tls::accept(io, &tls).await {
+                        Ok(crate::tls::Accepted::Plain(io)) => conn::run(b, r, s, io, peer).await,
+                        Ok(crate::tls::Accepted::Tls(io)) => {
+                            peer.tls_binding = Some(tls.end_point.to_vec());
+                            conn::run(b, r, s, io, peer).await
+                        }
+                        Err(e) => tracing::debug!(error = %e, "a TLS client failed to start"),
+                    }
                 });
             }
             Ok(Accepted::Unix(io)) => {
