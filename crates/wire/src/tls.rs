@@ -1,7 +1,7 @@
 //! TLS on a server's own TCP listener (`strata sql --tls`: a SQL process
 //! that serves clients, or a proxy, on another machine directly).
 //!
-//! Before the startup phase proper, [`accept`] reads the first startup
+//! Before the startup phase proper, [`accept`](crate::tls::accept) reads the first startup
 //! packet itself: an SSLRequest is answered 'S' and the TLS handshake
 //! follows (the client's StartupMessage then comes inside TLS); a
 //! GSSENCRequest is answered 'N' and the next packet read; anything else
