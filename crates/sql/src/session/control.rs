@@ -27,7 +27,7 @@ impl<K: KvClient> Session<K> {
         }
         use ast::Statement as S;
         Ok(Some(match stmt {
-            S::StartTransaction { modes, .. } => {
+            S::StartTransaction { modes, begin, .. } => {
                 if self.state == TxnState::Block {
                     self.notices.push(ErrorReport::warning(
                         sqlstate::SqlState::ActiveSqlTransaction,
@@ -43,7 +43,8 @@ impl<K: KvClient> Session<K> {
                     }
                     self.state = TxnState::Block;
                 }
-                Outcome::Command("BEGIN".into())
+                // PostgreSQL's tag names the spelling used.
+                Outcome::Command(if *begin { "BEGIN" } else { "START TRANSACTION" }.into())
             }
             S::Commit { .. } => {
                 let tag = match self.state {
