@@ -46,8 +46,8 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use testkit::{
-    connect_config, error_text, pid_alive, query_text, sql_processes_of, tcp_clients_of,
-    tenant_config, test_runtime, wait_pid_gone, TestServer,
+    connect_config, error_text, pid_alive, query_text, socket_inodes, sql_processes_of,
+    tcp_clients_of, tenant_config, test_runtime, unix_peers_of, wait_pid_gone, TestServer,
 };
 
 /// How long a test waits for a state it expects (a process starting,
@@ -112,36 +112,12 @@ fn an_idle_tenant_is_suspended_and_wakes_on_connect() {
     s.wait_for_tenant("a", "suspended after the client left", WAIT, |t| t.sql_pids.is_empty());
 }
 
-/// The sockets process `pid` has open (their inodes).
-fn socket_inodes(pid: i32) -> BTreeSet<String> {
-    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).expect("the process's descriptors");
-    fds.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-        .map(|l| l.to_string_lossy().into_owned())
-        .filter(|l| l.starts_with("socket:"))
-        .collect()
-}
-
-/// The client ends of the unix sockets process `pid` (the KV server)
-/// has accepted, as [`socket_inodes`] names them (from `ss -xp`).
-fn kv_peers(pid: i32) -> BTreeSet<String> {
-    let mut c = std::process::Command::new("ss");
-    c.args(["-xpn"]);
-    let out = testkit::run_with_timeout(&mut c, None, testkit::CLIENT_TIMEOUT);
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let mine = format!("pid={pid},");
-    // Netid State Recv-Q Send-Q Local Inode Peer PeerInode Process
-    text.lines()
-        .filter(|l| l.contains(&mine))
-        .filter_map(|l| l.split_whitespace().nth(7).map(|i| format!("socket:[{i}]")))
-        .collect()
-}
-
 #[test]
 fn a_pooled_process_serves_a_sleeping_tenant_and_the_pool_refills() {
     let Some(s) = start(&["--warm-pool", "2"]) else { return };
     let before = wait_for_pool(&s, "2 ready processes", |p| p.len() == 2);
     // Each waits with its KV connection open (the pool token's).
-    let peers = kv_peers(s.kv_pid());
+    let peers = unix_peers_of(s.kv_pid());
     let waiting: Vec<(i32, BTreeSet<String>)> = before
         .iter()
         .map(|&pid| (pid, socket_inodes(pid).intersection(&peers).cloned().collect()))

@@ -267,11 +267,9 @@ pub fn sql_processes_of(proxy: i32) -> BTreeSet<i32> {
     execd.chain(forked).collect()
 }
 
-/// How many TCP connections to local port `port` process `pid` holds: the
-/// client connections a SQL process serves, once the proxy handed their
-/// sockets to it (its sockets matched by inode against /proc/net/tcp).
-pub fn tcp_clients_of(pid: i32, port: u16) -> usize {
-    let inodes: BTreeSet<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+/// The inodes of the sockets process `pid` has open (none if it is gone).
+pub fn socket_inodes(pid: i32) -> BTreeSet<String> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
         .map(|fds| {
             fds.flatten()
                 .filter_map(|fd| std::fs::read_link(fd.path()).ok())
@@ -281,7 +279,30 @@ pub fn tcp_clients_of(pid: i32, port: u16) -> usize {
                 })
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// The inodes of the far ends of the unix socket connections process
+/// `pid` holds (from `ss -xp`): for a server, its clients' sockets.
+pub fn unix_peers_of(pid: i32) -> BTreeSet<String> {
+    let mut c = Command::new("ss");
+    c.arg("-xpn");
+    let out = run_with_timeout(&mut c, None, CLIENT_TIMEOUT);
+    let mine = format!("pid={pid},");
+    // Netid State Recv-Q Send-Q Local Inode Peer PeerInode Process
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(&mine))
+        .filter_map(|l| l.split_whitespace().nth(7).map(str::to_string))
+        .filter(|inode| inode != "0")
+        .collect()
+}
+
+/// How many TCP connections to local port `port` process `pid` holds: the
+/// client connections a SQL process serves, once the proxy handed their
+/// sockets to it (its sockets matched by inode against /proc/net/tcp).
+pub fn tcp_clients_of(pid: i32, port: u16) -> usize {
+    let inodes = socket_inodes(pid);
     let tcp = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
     let suffix = format!(":{port:04X}");
     tcp.lines()
