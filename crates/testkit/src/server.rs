@@ -26,6 +26,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::raw::{read_message, startup_message};
+use crate::split::pid_alive;
 use crate::CLIENT_TIMEOUT;
 
 /// How long a server may take to start accepting logins (including crash
@@ -273,15 +274,11 @@ fn accepts_logins(port: u16) -> bool {
     false
 }
 
-/// Whether any live (non-zombie) process is left in process group `pgid`.
+/// Whether any live process (see [`crate::pid_alive`]) is left in process
+/// group `pgid`.
 fn group_alive(pgid: u32) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
-    entries.filter_map(|e| e.ok()).any(|e| {
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { return false };
-        // Fields after the parenthesised command: state ppid pgrp ...
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return false };
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        f.len() > 2 && f[0] != "Z" && f[2] == pgid.to_string()
+    crate::split::all_pids().any(|pid| {
+        crate::split::proc_stat(pid).is_some_and(|s| s.pgrp == pgid as i32) && pid_alive(pid)
     })
 }
 

@@ -218,33 +218,55 @@ pub fn read_pid_file(path: &Path) -> Option<i32> {
     text.trim().parse::<i32>().ok().filter(|p| *p > 0)
 }
 
-/// Whether process `pid` exists and is not a zombie (a killed child that
-/// its parent has not reaped yet is gone for our purposes).
+/// Whether process `pid` exists and has a thread that has not exited. A
+/// killed child that its parent has not reaped yet is gone for our purposes;
+/// but a killed multi-threaded process shows its main thread as a zombie
+/// while its other threads are still exiting and still hold its files (the
+/// KV server's RocksDB LOCK among them), so every thread is looked at.
 pub fn pid_alive(pid: i32) -> bool {
-    proc_stat(pid).is_some_and(|(state, _)| live(&state))
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
+    tasks.flatten().any(|t| {
+        std::fs::read_to_string(t.path().join("stat"))
+            .ok()
+            .and_then(|stat| parse_stat(&stat))
+            .is_some_and(|s| s.state != "Z" && s.state != "X")
+    })
 }
 
-/// Not a zombie nor dead (a /proc state letter).
-fn live(state: &str) -> bool {
-    state != "Z" && state != "X"
+/// The fields of a `/proc/PID/stat` line that the test kit reads.
+pub(crate) struct ProcStat {
+    pub state: String,
+    pub ppid: i32,
+    pub pgrp: i32,
 }
 
-/// Process `pid`'s state letter and parent pid from /proc (None if gone).
-fn proc_stat(pid: i32) -> Option<(String, i32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The fields after the parenthesised command name: state, ppid, ...
+/// Process `pid`'s stat fields from /proc (None if gone).
+pub(crate) fn proc_stat(pid: i32) -> Option<ProcStat> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+fn parse_stat(stat: &str) -> Option<ProcStat> {
+    // The fields after the parenthesised command name: state, ppid, pgrp, ...
     let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
     let state = fields.next()?.to_string();
-    Some((state, fields.next()?.parse().ok()?))
+    let ppid = fields.next()?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some(ProcStat { state, ppid, pgrp })
 }
 
-/// The live (not zombie) child processes of `parent`.
-pub fn children_of(parent: i32) -> BTreeSet<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return BTreeSet::new() };
-    entries
+/// The process ids in /proc.
+pub(crate) fn all_pids() -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| proc_stat(pid).is_some_and(|(s, ppid)| ppid == parent && live(&s)))
+}
+
+/// The live child processes of `parent` (see [`pid_alive`]).
+pub fn children_of(parent: i32) -> BTreeSet<i32> {
+    all_pids()
+        .filter(|&pid| proc_stat(pid).is_some_and(|s| s.ppid == parent) && pid_alive(pid))
         .collect()
 }
 
