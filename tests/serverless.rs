@@ -695,3 +695,120 @@ fn a_sql_process_offers_tls_on_its_own_listener() {
     let (ok, _, err) = psql_conninfo(&unverifiable, "select 1", None);
     assert!(!ok && err.contains("certificate verify failed"), "{err}");
 }
+
+/// A tenant served by a SQL process on another machine: `strata sql
+/// --proxy-listen ADDR --tls` and `strata proxy --remote-sql
+/// NAME=tls:ADDR@CA`. The proxy starts nothing for the tenant; it forwards
+/// each client over TLS, verifying the process's certificate, after the
+/// tenant's proxy token and the client's PROXY header. Trust and
+/// SCRAM-SHA-256-PLUS (bound to the proxy's own certificate) work through
+/// it, and a CancelRequest reaches the process. A proxy that does not
+/// trust the process's certificate gets no session; on the socket for
+/// proxies, a wrong token is closed unanswered and the PROXY header of a
+/// right one decides trust.
+#[test]
+fn a_proxy_reaches_a_sql_process_on_another_machine_over_tls() {
+    let Some(s) = start(&[]) else { return };
+    s.create_tenant("far");
+    s.create_tenant("astray");
+    s.query_tenant(
+        "far",
+        "create table t (v text); insert into t values ('far away'); \
+         create role frank login password 'pw'",
+    );
+    let (cert, key) = (s.data_dir().join("tls/server.crt"), s.data_dir().join("tls/server.key"));
+    let (cert_s, key_s) = (cert.to_string_lossy(), key.to_string_lossy());
+    let sql_at = format!("127.0.0.1:{}", testkit::free_port());
+    let tls = ["--tls", "--tls-cert", &cert_s, "--tls-key", &key_s];
+    let sql = s.start_sql_process_with("far", &[&["--proxy-listen", &sql_at][..], &tls].concat());
+    let dir = tempfile::tempdir().expect("temp dir");
+    // The proxy's own certificate, made when it starts: it presents it to
+    // its clients; the SQL process does not present it.
+    let proxy_cert = dir.path().join("tls/server.crt");
+    let port = testkit::free_port();
+    let proxy = start_part(&[
+        "proxy",
+        "--kv",
+        &format!("unix:{}", s.data_dir().join("run/kv.sock").display()),
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+        "--no-unix-socket",
+        "--secret-file",
+        &s.data_dir().join("secret").to_string_lossy(),
+        "--run-dir",
+        &dir.path().join("run").to_string_lossy(),
+        "--tls-dir",
+        &dir.path().join("tls").to_string_lossy(),
+        "--warm-pool",
+        "0",
+        "--remote-sql",
+        &format!("far=tls:{sql_at}@{cert_s}"),
+        "--remote-sql",
+        &format!("astray=tls:{sql_at}@{}", proxy_cert.display()),
+    ]);
+    let at = |tenant: &str, user: &str, extra: &str| {
+        format!(
+            "host=localhost hostaddr=127.0.0.1 port={port} dbname={tenant}.postgres user={user} {extra}"
+        )
+    };
+    let (ok, out, err) =
+        psql_conninfo(&at("far", "postgres", "sslmode=disable"), "select v from t", None);
+    assert!(ok && out == "far away", "through the proxy to the remote process: {err}");
+    let verified = format!("sslmode=verify-full sslrootcert={}", proxy_cert.display());
+    let (ok, out, err) = psql_conninfo(
+        &at("far", "frank", &format!("{verified} channel_binding=require")),
+        "select current_user",
+        Some("pw"),
+    );
+    assert!(ok && out == "frank", "SCRAM-SHA-256-PLUS through the proxy: {err}");
+    assert!(
+        testkit::children_of(proxy.pid() as i32).is_empty(),
+        "the proxy started a SQL process of its own"
+    );
+    let pids = s.tenant_info("far").sql_pids;
+    assert!(pids.contains(&(sql.pid() as i32)), "the remote process is not far's: {pids:?}");
+
+    // A CancelRequest through the proxy reaches the remote process.
+    let rt = test_runtime();
+    let client = rt
+        .block_on(connect_config(&tenant_config(port, "far")))
+        .unwrap_or_else(|e| panic!("connect to far: {}", error_text(&e)));
+    let cancel = client.cancel_token();
+    let sleeper = rt.spawn(async move { client.simple_query("select pg_sleep(60)").await });
+    let deadline = Instant::now() + WAIT;
+    while !sleeper.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(300));
+        let _ = rt.block_on(cancel.cancel_query(tokio_postgres::NoTls));
+    }
+    let e = rt.block_on(sleeper).expect("join").expect_err("the query was not cancelled");
+    assert_eq!(e.code().map(|c| c.code()), Some("57014"), "{}", error_text(&e));
+
+    // A certificate the proxy does not trust: a clear error, no session.
+    let (ok, _, err) =
+        psql_conninfo(&at("astray", "postgres", "sslmode=disable"), "select 1", None);
+    assert!(!ok && err.contains("could not reach") && err.contains("certificate"), "{err}");
+
+    // The socket for proxies in clear: the token decides whether the
+    // process answers at all, then the PROXY header whether it trusts.
+    let plain_at = testkit::free_port();
+    let plain_listen = format!("127.0.0.1:{plain_at}");
+    let _plain = s.start_sql_process_with("far", &["--proxy-listen", &plain_listen]);
+    let token = s.proxy_token("far");
+    let printed = s.tenant_cmd(&["token", "far"]);
+    let printed = String::from_utf8_lossy(&printed.stdout).to_string();
+    assert!(printed.contains(&format!("STRATA_PROXY_TOKEN={token}\n")), "{printed}");
+    assert!(printed.starts_with("STRATA_KV_TOKEN="), "{printed}");
+    assert!(!s.tenant_cmd(&["token", "nowhere"]).status.success());
+    let loopback = "PROXY TCP4 127.0.0.1 127.0.0.1 40000 5433";
+    assert_eq!(testkit::as_proxy(plain_at, &s.proxy_token("astray"), loopback), None);
+    assert_eq!(testkit::as_proxy(plain_at, "", loopback), None);
+    let trusted = testkit::as_proxy(plain_at, &token, loopback).expect("an answer");
+    assert_eq!(trusted, (b'R', vec![0, 0, 0, 0]), "a loopback client is trusted");
+    let remote = "PROXY TCP4 192.0.2.7 127.0.0.1 40000 5433";
+    let (tag, body) = testkit::as_proxy(plain_at, &token, remote).expect("an answer");
+    assert!(
+        tag == b'E' || (tag == b'R' && body != [0, 0, 0, 0]),
+        "a client from 192.0.2.7 logged in without a password: {}",
+        String::from_utf8_lossy(&body)
+    );
+}

@@ -89,6 +89,13 @@ impl Secret {
         self.mac("pool")
     }
 
+    /// The token a proxy shows a SQL process of tenant `id` on another
+    /// machine (`strata sql --proxy-listen`): it vouches for the PROXY
+    /// header that follows, and opens no door to the KV server.
+    pub fn proxy_token(&self, id: u64) -> String {
+        self.mac(&format!("proxy:{id}"))
+    }
+
     /// Checks a pool token in constant time.
     pub fn verify_pool(&self, token: &str) -> bool {
         same(&self.pool_token(), token)
@@ -107,7 +114,7 @@ impl Secret {
 
 /// Compares without an early exit, so timing tells nothing about how much
 /// of a guessed token was right.
-fn same(a: &str, b: &str) -> bool {
+pub fn same(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

@@ -32,6 +32,13 @@
 //! connection for [`Config::idle_timeout`] is retired and exits (scale to
 //! zero); nothing runs for a suspended tenant until a client asks for it.
 //!
+//! A tenant named in [`Config::remote`] is served by a SQL process on
+//! another machine instead (`strata sql --proxy-listen`): the proxy starts
+//! nothing for it and forwards its clients over TCP (TLS, the process's
+//! certificate verified, when the address says `tls:`), each connection
+//! opened with the tenant's proxy token ([`kvrpc::Secret::proxy_token`])
+//! before the PROXY header, which the token makes believable.
+//!
 //! SQL processes report each password login to the proxy's datagram
 //! socket `RUN_DIR/events.sock`; after a wrong password the proxy refuses
 //! that client address's next attempts to that tenant for a while, at
@@ -135,6 +142,10 @@ pub struct Config {
     /// name one ([`route::password_tenant`]); the proxy then logs in for
     /// it (`password` module).
     pub password_routing: bool,
+    /// Tenants served by a SQL process on another machine, by tenant name
+    /// (`strata proxy --remote-sql NAME=ADDR`): their clients are
+    /// forwarded to it, and nothing is started for them here.
+    pub remote: HashMap<String, KvAddr>,
 }
 
 /// The proxy (see the module documentation).
@@ -167,7 +178,32 @@ pub struct Proxy {
     /// Where SQL processes report logins ([`control::AuthEvent`]); bound
     /// when serving starts.
     events: std::sync::OnceLock<Arc<tokio::net::UnixDatagram>>,
+    /// The remote SQL processes clients were sent to, by tenant id (a
+    /// CancelRequest goes to them too).
+    remote_used: Mutex<HashMap<u64, KvAddr>>,
 }
+
+/// A connection to a SQL process of a client's tenant.
+enum Sql {
+    /// The proxy socket of one this proxy runs (a client may be handed
+    /// over on it).
+    Local(UnixStream),
+    /// The socket for proxies of one on another machine, its token sent
+    /// ([`Config::remote`]); only bytes can be forwarded on it.
+    Remote(Box<dyn kvrpc::conn::Io>),
+}
+
+impl Sql {
+    fn into_io(self) -> Box<dyn kvrpc::conn::Io> {
+        match self {
+            Sql::Local(s) => Box::new(s),
+            Sql::Remote(s) => s,
+        }
+    }
+}
+
+/// How long connecting to a SQL process on another machine may take.
+const REMOTE_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A tenant's entry: the SQL processes that serve it.
 #[derive(Default)]
@@ -280,6 +316,18 @@ async fn accept_failed(e: std::io::Error) {
     tokio::time::sleep(Duration::from_millis(50)).await;
 }
 
+/// A connection to a SQL process on another machine at `addr`, with
+/// `token` (its tenant's proxy token) sent.
+async fn connect_remote(addr: &KvAddr, token: &str) -> std::io::Result<Box<dyn kvrpc::conn::Io>> {
+    let connect = async {
+        let mut s = addr.connect().await?;
+        s.write_all(proxy_header::encode_token(token).as_bytes()).await?;
+        Ok(s)
+    };
+    let timed_out = || std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out");
+    tokio::time::timeout(REMOTE_CONNECT_TIMEOUT, connect).await.map_err(|_| timed_out())?
+}
+
 /// The error a client gets when no SQL process could serve it.
 fn no_process(tenant: &str, why: impl std::fmt::Display) -> ErrorReport {
     ErrorReport::fatal(
@@ -306,6 +354,7 @@ impl Proxy {
             generation: AtomicU64::new(1),
             throttle: Mutex::new(Throttle::new(throttle::DEFAULT_CAPACITY)),
             events: std::sync::OnceLock::new(),
+            remote_used: Mutex::default(),
         })
     }
 
@@ -440,14 +489,15 @@ impl Proxy {
         if self.by_password(&params, None) {
             return self.password_login(t, origin, minor, params).await;
         }
-        let Some((routing, mut sql, head)) =
+        let Some((routing, sql, head)) =
             self.connect_client(&mut t, &origin, minor, params, None, None).await
         else {
             return;
         };
-        if !self.cfg.handoff {
-            return Self::forward(t, routing, sql, head).await;
-        }
+        let mut sql = match sql {
+            Sql::Local(s) if self.cfg.handoff => s,
+            other => return Self::forward(t, routing, other, head).await,
+        };
         // The SQL process holds the client's socket from here on; ours
         // closes when `t` drops.
         let sent = wire::handoff::send(&mut sql, t.io.as_fd(), &head).await;
@@ -463,9 +513,10 @@ impl Proxy {
     async fn forward<IO: Io>(
         mut t: Transport<IO>,
         routing: OwnedMutexGuard<Slot>,
-        mut sql: UnixStream,
+        sql: Sql,
         head: BytesMut,
     ) {
+        let mut sql = sql.into_io();
         let sent = sql.write_all(&head).await;
         drop(routing);
         if sent.is_err() {
@@ -525,7 +576,7 @@ impl Proxy {
         params: Vec<(String, String)>,
         sni_tenant: Option<String>,
         tls_binding: Option<&[u8]>,
-    ) -> Option<(OwnedMutexGuard<Slot>, UnixStream, BytesMut)> {
+    ) -> Option<(OwnedMutexGuard<Slot>, Sql, BytesMut)> {
         let r = route::route(params, sni_tenant);
         let client = match origin {
             Origin::Tcp { client, .. } => Some(client.ip()),
@@ -564,13 +615,14 @@ impl Proxy {
     /// A fresh connection to a SQL process of tenant `name`, with the
     /// tenant's routing lock still held: the least loaded of those that
     /// run, or a new one when none runs or all are busy and the tenant may
-    /// have more ([`TenantInfo::max_sql_processes`]). FATAL 3D000 for an
+    /// have more ([`TenantInfo::max_sql_processes`]); or the tenant's SQL
+    /// process on another machine ([`Config::remote`]). FATAL 3D000 for an
     /// unknown tenant (nothing is started).
     async fn connect_tenant(
         self: Arc<Self>,
         name: &str,
         client: Option<std::net::IpAddr>,
-    ) -> Result<(OwnedMutexGuard<Slot>, UnixStream), ErrorReport> {
+    ) -> Result<(OwnedMutexGuard<Slot>, Sql), ErrorReport> {
         let Some(info) = self.lookup(name).await? else {
             return Err(ErrorReport::fatal(
                 SqlState::InvalidCatalogName,
@@ -584,6 +636,17 @@ impl Proxy {
         let slot = self.slot(info.id);
         let locked = tokio::time::timeout_at(deadline.into(), slot.clone().lock_owned()).await;
         let mut g = locked.map_err(|_| no_process(name, "timed out waiting for one to start"))?;
+        if let Some(addr) = self.cfg.remote.get(name) {
+            self.remote_used.lock().insert(info.id, addr.clone());
+            let token = self.cfg.secret.proxy_token(info.id);
+            return match connect_remote(addr, &token).await {
+                Ok(s) => Ok((g, Sql::Remote(s))),
+                Err(e) => Err(ErrorReport::fatal(
+                    SqlState::CannotConnectNow,
+                    format!("could not reach the SQL process of tenant \"{name}\" at {addr}: {e}"),
+                )),
+            };
+        }
         let max = info.max_sql_processes.max(1) as usize;
         let mut last_error = None;
         for _ in 0..3 {
@@ -606,7 +669,7 @@ impl Proxy {
             match UnixStream::connect(&r.socket).await {
                 Ok(s) => {
                     r.handed += 1;
-                    return Ok((g, s));
+                    return Ok((g, Sql::Local(s)));
                 }
                 // It died since; use or start another.
                 Err(e) => {
@@ -888,6 +951,16 @@ impl Proxy {
         buf.put_slice(proxy_header::encode(&Origin::Unknown).as_bytes());
         buf.put_u32(packet.len() as u32 + 4);
         buf.put_slice(&packet);
+        let remote: Vec<_> = self.remote_used.lock().clone().into_iter().collect();
+        for (id, addr) in remote {
+            let (buf, token) = (buf.clone(), self.cfg.secret.proxy_token(id));
+            tokio::spawn(async move {
+                if let Ok(mut s) = connect_remote(&addr, &token).await {
+                    let _ = s.write_all(&buf).await;
+                    let _ = s.shutdown().await;
+                }
+            });
+        }
         for slot in slots {
             let buf = buf.clone();
             // Each under its routing lock (the handed count); one tenant

@@ -15,8 +15,7 @@ use std::sync::Arc;
 
 use bytes::{BufMut, BytesMut};
 use sqlstate::{ErrorReport, SqlState};
-use tokio::io::AsyncWriteExt;
-use tokio::net::UnixStream;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use wire::proxy_header::Origin;
 use wire::scram::ScramClient;
 use wire::transport::Transport;
@@ -60,11 +59,12 @@ impl Proxy {
             return;
         };
         let (tenant, password) = route::password_tenant(&field);
-        let Some((routing, mut sql, head)) =
+        let Some((routing, sql, head)) =
             self.connect_client(&mut t, &origin, minor, params, Some(tenant), None).await
         else {
             return;
         };
+        let mut sql = sql.into_io();
         let sent = sql.write_all(&head).await;
         drop(routing);
         if sent.is_err() {
@@ -96,7 +96,10 @@ impl Proxy {
 }
 
 /// Logs in to the SQL process on `up` with `password` (trust needs none).
-async fn log_in(up: &mut Transport<UnixStream>, password: &str) -> Upstream {
+async fn log_in<IO: AsyncRead + AsyncWrite + Unpin>(
+    up: &mut Transport<IO>,
+    password: &str,
+) -> Upstream {
     let mut scram: Option<ScramClient> = None;
     loop {
         let Ok(Ok((tag, body))) = tokio::time::timeout(STARTUP_TIMEOUT, up.frame()).await else {

@@ -125,6 +125,7 @@ struct KvArgs {
 }
 
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("tcp").multiple(true).args(["listen", "proxy_listen"])))]
 struct SqlArgs {
     /// The KV server: host:port, tls:HOST:PORT@CA-FILE (a `strata kv
     /// --tls` whose certificate chains to CA-FILE), or a unix socket path.
@@ -155,10 +156,18 @@ struct SqlArgs {
     /// Also serve clients directly on this TCP address.
     #[arg(long)]
     listen: Option<SocketAddr>,
-    /// Offer TLS to the clients of --listen (a proxy or clients on other
-    /// machines; `sslmode=require`/`verify-full`): with --tls-cert and
-    /// --tls-key, else a self-signed certificate made in memory.
-    #[arg(long, requires = "listen")]
+    /// Also serve a Strata proxy on another machine on this TCP address
+    /// (`strata proxy --remote-sql TENANT=ADDR`): each connection starts
+    /// with the tenant's proxy token, which this process reads from the
+    /// environment variable STRATA_PROXY_TOKEN (`strata tenant token`
+    /// prints it), and a PROXY header naming the client.
+    #[arg(long, requires = "tenant")]
+    proxy_listen: Option<SocketAddr>,
+    /// TLS on the TCP sockets: offered to the clients of --listen
+    /// (`sslmode=require`/`verify-full`), and required from the first byte
+    /// on --proxy-listen. With --tls-cert and --tls-key, else a
+    /// self-signed certificate made in memory.
+    #[arg(long, requires = "tcp")]
     tls: bool,
     /// The certificate (PEM) presented on --listen, with --tls-key.
     #[arg(long, requires_all = ["tls_key", "tls"])]
@@ -203,8 +212,29 @@ struct ProxyArgs {
     /// starts the SQL processes on its own machine, so it can by default).
     #[arg(long)]
     forward: bool,
+    /// Tenant NAME is served by a SQL process on another machine (`strata
+    /// sql --tenant NAME --proxy-listen ADDR`) at ADDR: host:port, or
+    /// tls:HOST:PORT@CA-FILE for one with --tls whose certificate chains
+    /// to CA-FILE. Its clients' bytes are forwarded there; nothing is
+    /// started for it here. May be given once per tenant.
+    #[arg(long, value_name = "NAME=ADDR", value_parser = parse_remote_sql)]
+    remote_sql: Vec<(String, KvAddr)>,
     #[command(flatten)]
     serverless: Serverless,
+}
+
+/// A `--remote-sql` value: a tenant name and a TCP address (plain or TLS).
+fn parse_remote_sql(s: &str) -> Result<(String, KvAddr), String> {
+    let Some((name, addr)) = s.split_once('=') else {
+        return Err(format!("expected NAME=ADDR, not {s:?}"));
+    };
+    if name.is_empty() {
+        return Err("the tenant name is empty".into());
+    }
+    match addr.parse::<KvAddr>()? {
+        KvAddr::Unix(_) => Err("a SQL process on another machine is reached over TCP".into()),
+        a => Ok((name.to_string(), a)),
+    }
 }
 
 /// How the proxy runs tenants' SQL processes (`strata start` and `strata
@@ -259,6 +289,14 @@ struct Serverless {
 /// The environment variable that gives pooled SQL processes the KV
 /// server's pool token (a connection bound to no tenant; see kvrpc::auth).
 const POOL_TOKEN_VAR: &str = "STRATA_KV_POOL_TOKEN";
+
+/// The environment variable that gives a SQL process started for one
+/// tenant (`strata sql --tenant`) its KV token.
+const KV_TOKEN_VAR: &str = "STRATA_KV_TOKEN";
+
+/// The environment variable that gives a SQL process serving proxies on
+/// other machines (`--proxy-listen`) its tenant's proxy token.
+const PROXY_TOKEN_VAR: &str = "STRATA_PROXY_TOKEN";
 
 /// Parses `500ms`, `2s`, `5min`, `1h` (a bare number is seconds).
 pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -524,7 +562,8 @@ fn sql(mut args: SqlArgs) -> anyhow::Result<()> {
         let serving = match &args.tenant {
             Some(tenant) => Serving {
                 tenant: tenant.clone(),
-                token: std::env::var("STRATA_KV_TOKEN").context("STRATA_KV_TOKEN is not set")?,
+                token: std::env::var(KV_TOKEN_VAR)
+                    .with_context(|| format!("{KV_TOKEN_VAR} is not set"))?,
                 pooled_kv: None,
                 proxy_socket: args.proxy_socket.clone(),
                 control_socket: args.control_socket.clone(),
@@ -582,6 +621,13 @@ async fn serve_tenant(args: SqlArgs, mut s: Serving) -> anyhow::Result<()> {
             _ => proxy::tls::ephemeral(),
         };
         listeners = listeners.with_tls(tls.map_err(anyhow::Error::msg)?);
+    }
+    if let Some(a) = args.proxy_listen {
+        let token = std::env::var(PROXY_TOKEN_VAR)
+            .with_context(|| format!("--proxy-listen needs {PROXY_TOKEN_VAR}"))?;
+        let check: wire::server::TokenCheck = Arc::new(move |t| kvrpc::auth::same(&token, t));
+        listeners =
+            listeners.with_proxied_tcp(a, check).await.with_context(|| format!("binding {a}"))?;
     }
     if let Some(p) = &s.proxy_socket {
         listeners =
@@ -673,6 +719,7 @@ fn proxy(args: ProxyArgs) -> anyhow::Result<()> {
             max_sql_processes: args.serverless.max_sql_processes as usize,
             process_wait: args.serverless.process_wait,
             password_routing: args.serverless.password_routing,
+            remote: args.remote_sql.iter().cloned().collect(),
         });
         p.check_kv().await.map_err(|e| anyhow::anyhow!("{}", e.message))?;
         let listen = args.pg.listen;

@@ -1,4 +1,4 @@
-//! `strata tenant create|list|set|drop|drain`: tenant management through
+//! `strata tenant create|list|set|drop|drain|token`: tenant management through
 //! the KV server's admin calls. The running cluster is found by its data
 //! directory (`DIR/run/kv.sock` and the secret `DIR/secret`) or by `--kv`
 //! with `--secret-file`. `drain` asks the proxy (`DIR/run/proxy.ctl`) to
@@ -64,6 +64,13 @@ enum TenantCommand {
         /// (outside a transaction); those that do not stay where they are.
         #[arg(long, default_value = "60s", value_parser = crate::parse_duration)]
         wait: std::time::Duration,
+    },
+    /// Prints the environment a SQL process of the tenant started by hand
+    /// needs (`strata sql --tenant NAME`, on another machine say): its KV
+    /// token and its proxy token, as `VAR=VALUE` lines. Keep them secret.
+    Token {
+        /// The tenant.
+        name: String,
     },
     /// Drops a tenant and all its data.
     Drop {
@@ -164,6 +171,13 @@ pub fn run(args: TenantArgs) -> anyhow::Result<()> {
                         d.processes, d.moved, d.stayed
                     )?;
                 }
+            }
+            TenantCommand::Token { name } => {
+                let Some(t) = admin.lookup(&name).await.map_err(clean)? else {
+                    anyhow::bail!("tenant \"{name}\" does not exist");
+                };
+                writeln!(out, "{}={}", crate::KV_TOKEN_VAR, secret.tenant_token(t.id))?;
+                writeln!(out, "{}={}", crate::PROXY_TOKEN_VAR, secret.proxy_token(t.id))?;
             }
             TenantCommand::Drop { name, force } => {
                 admin.drop_tenant(&name, force).await.map_err(clean)?;

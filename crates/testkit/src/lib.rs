@@ -39,10 +39,10 @@ pub use server::{
     connect, free_port, run_with_timeout, strata_bin, Target, TestServer, START_TIMEOUT,
 };
 pub use split::{
-    children_of, cluster_option, connect_config, connect_tenant, error_text, fork_servers,
-    kill9_pid, parse_tenant_list, pid_alive, plain_config, process_args, query_text, read_pid_file,
-    socket_inodes, sql_processes_of, tcp_clients_of, tenant_config, test_runtime, unix_peers_of,
-    wait_pid_gone, Part, SqlProcess, TenantInfo, RECOVERY_TIMEOUT,
+    as_proxy, children_of, cluster_option, connect_config, connect_tenant, error_text,
+    fork_servers, kill9_pid, parse_tenant_list, pid_alive, plain_config, process_args, query_text,
+    read_pid_file, socket_inodes, sql_processes_of, tcp_clients_of, tenant_config, test_runtime,
+    unix_peers_of, wait_pid_gone, Part, SqlProcess, TenantInfo, RECOVERY_TIMEOUT,
 };
 pub use tpcb::{check_tpcb_invariants, pgbench_number};
 

@@ -660,19 +660,29 @@ impl TestServer {
     }
 
     /// [`TestServer::start_sql_process`] with more arguments for `strata
-    /// sql` (`--tls`, say).
+    /// sql` (`--tls`, say; its environment has the tenant's proxy token
+    /// too, for `--proxy-listen`).
     pub fn start_sql_process_with(&self, tenant: &str, args: &[&str]) -> SqlProcess {
         let id = self.tenant_info(tenant).id;
-        let secret =
-            kvrpc::Secret::load(&self.data_dir().join("secret")).expect("the cluster's KV secret");
+        let secret = self.secret();
         let port = crate::server::free_port();
         let kv = self.data_dir().join("run").join("kv.sock");
         let mut cmd = Command::new(strata_bin());
         cmd.args(["sql", "--tenant", tenant, "--listen", &format!("127.0.0.1:{port}"), "--kv"])
             .arg(format!("unix:{}", kv.display()))
             .args(args)
-            .env("STRATA_KV_TOKEN", secret.tenant_token(id));
-        SqlProcess { _part: Part::start(cmd), port }
+            .env("STRATA_KV_TOKEN", secret.tenant_token(id))
+            .env("STRATA_PROXY_TOKEN", secret.proxy_token(id));
+        SqlProcess { part: Part::start(cmd), port }
+    }
+
+    /// The proxy token of `tenant` (see kvrpc's `Secret::proxy_token`).
+    pub fn proxy_token(&self, tenant: &str) -> String {
+        self.secret().proxy_token(self.tenant_info(tenant).id)
+    }
+
+    fn secret(&self) -> kvrpc::Secret {
+        kvrpc::Secret::load(&self.data_dir().join("secret")).expect("the cluster's KV secret")
     }
 }
 
@@ -703,6 +713,11 @@ impl Part {
         assert_eq!(line.trim(), "ready", "{cmd:?} did not get ready");
         part
     }
+
+    /// Its OS pid.
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
 }
 
 impl Drop for Part {
@@ -715,9 +730,31 @@ impl Drop for Part {
 /// A SQL process a test started (see [`TestServer::start_sql_process`]);
 /// killed when dropped.
 pub struct SqlProcess {
-    _part: Part,
+    part: Part,
     /// Its TCP port on 127.0.0.1.
     pub port: u16,
+}
+
+impl SqlProcess {
+    /// Its OS pid.
+    pub fn pid(&self) -> u32 {
+        self.part.pid()
+    }
+}
+
+/// Connects to a SQL process's socket for proxies on 127.0.0.1:`port`
+/// (`strata sql --proxy-listen`, in clear) as a proxy does: the token line
+/// with `token`, the PROXY `header` line, a StartupMessage as postgres.
+/// The first message it answers with, or None if it closed the connection
+/// unanswered.
+pub fn as_proxy(port: u16, token: &str, header: &str) -> Option<(u8, Vec<u8>)> {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(crate::CLIENT_TIMEOUT)).expect("set read timeout");
+    let mut first = format!("STRATA-PROXY {token}\r\n{header}\r\n").into_bytes();
+    first.extend_from_slice(&crate::raw::startup_message());
+    s.write_all(&first).expect("writing to the SQL process");
+    crate::raw::read_message(&mut s).ok()
 }
 
 #[cfg(test)]

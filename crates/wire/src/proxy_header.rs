@@ -11,8 +11,10 @@
 //! ```
 //!
 //! The SQL process reads it only on its proxy-facing unix socket (in a
-//! directory only the proxy can reach), so a client can never forge it; it
-//! decides `local` (trust) and what pg_stat_activity shows as client_addr.
+//! directory only the proxy can reach), or on its TCP socket for proxies
+//! on other machines after the tenant's proxy token ([`crate::proxy_header::encode_token`]), so
+//! a client can never forge it; it decides `local` (trust) and what
+//! pg_stat_activity shows as client_addr.
 //!
 //! For a client the proxy serves over TLS, Strata adds one field of its own
 //! at the end of a TCP line: `TLS=<base64>`, the `tls-server-end-point`
@@ -125,16 +127,43 @@ pub fn decode_header(line: &[u8]) -> Result<Header, String> {
 /// Reads the header (Strata's TLS field too) from `io` byte by byte, so
 /// nothing after it is taken.
 pub async fn read_header<IO: tokio::io::AsyncRead + Unpin>(io: &mut IO) -> Result<Header, String> {
+    decode_header(&read_line(io, "PROXY header").await?)
+}
+
+/// The line a proxy on another machine writes first on a SQL process's
+/// TCP socket for proxies (`strata sql --proxy-listen`), before the
+/// header: `STRATA-PROXY <token>`, the tenant's proxy token, without which
+/// a stranger could write a header that claims a trusted address.
+pub fn encode_token(token: &str) -> String {
+    format!("STRATA-PROXY {token}\r\n")
+}
+
+/// Reads the token line [`encode_token`] writes and returns the token.
+pub async fn read_token<IO: tokio::io::AsyncRead + Unpin>(io: &mut IO) -> Result<String, String> {
+    let line = read_line(io, "proxy token").await?;
+    let text = std::str::from_utf8(&line).ok().and_then(|t| t.strip_suffix("\r\n"));
+    match text.and_then(|t| t.strip_prefix("STRATA-PROXY ")) {
+        Some(token) => Ok(token.to_string()),
+        None => Err("the connection did not start with a proxy token".into()),
+    }
+}
+
+/// Reads one CRLF-terminated line of at most [`MAX_LEN`] bytes, byte by
+/// byte so nothing after it is taken.
+async fn read_line<IO: tokio::io::AsyncRead + Unpin>(
+    io: &mut IO,
+    what: &str,
+) -> Result<Vec<u8>, String> {
     use tokio::io::AsyncReadExt;
     let mut line = Vec::with_capacity(MAX_LEN);
     while !line.ends_with(b"\r\n") {
         if line.len() >= MAX_LEN {
-            return Err("PROXY header too long".into());
+            return Err(format!("{what} too long"));
         }
-        let b = io.read_u8().await.map_err(|e| format!("reading the PROXY header: {e}"))?;
+        let b = io.read_u8().await.map_err(|e| format!("reading the {what}: {e}"))?;
         line.push(b);
     }
-    decode_header(&line)
+    Ok(line)
 }
 
 #[cfg(test)]
@@ -184,5 +213,18 @@ mod tests {
         assert!(decode(b"GET / HTTP/1.1\r\n").is_err());
         assert!(decode(b"PROXY UNKNOWN").is_err());
         assert!(decode(b"PROXY TCP4 x y 1 2\r\n").is_err());
+    }
+
+    #[tokio::test]
+    async fn the_token_line_is_read_alone() {
+        let mut bytes = format!("{}PROXY UNKNOWN\r\n", encode_token("ab12")).into_bytes();
+        bytes.extend_from_slice(b"rest");
+        let mut io = &bytes[..];
+        assert_eq!(read_token(&mut io).await, Ok("ab12".to_string()));
+        assert_eq!(read_header(&mut io).await.map(|h| h.origin), Ok(Origin::Unknown));
+        assert_eq!(io, b"rest");
+        assert!(read_token(&mut &b"PROXY UNKNOWN\r\n"[..]).await.is_err());
+        assert!(read_token(&mut &[b'x'; 400][..]).await.is_err());
+        assert!(read_token(&mut &b"STRATA-PROXY ab"[..]).await.is_err());
     }
 }

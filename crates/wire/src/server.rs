@@ -45,10 +45,20 @@ pub struct Listeners {
     /// A unix socket for the Strata proxy only: each connection starts
     /// with a PROXY header naming the real client ([`crate::proxy_header`]).
     proxied: Option<(UnixListener, PathBuf)>,
-    /// TLS for TCP clients that ask for it ([`crate::tls`]).
+    /// A TCP socket for Strata proxies on other machines: each
+    /// connection is TLS from its first byte when `tls` is
+    /// set, and starts with a proxy token (checked by the function) and a
+    /// PROXY header ([`crate::proxy_header::read_token`]).
+    proxied_tcp: Option<(TcpListener, TokenCheck)>,
+    /// TLS for TCP clients that ask for it ([`crate::tls`]), and for every
+    /// connection on `proxied_tcp`.
     tls: Option<ServerTls>,
     stats: Arc<ConnStats>,
 }
+
+/// Whether a proxy's token is the one this server expects (in constant
+/// time: the caller's job).
+pub type TokenCheck = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 /// What a server's connections are doing, for the process's supervisor.
 pub struct ConnStats {
@@ -162,12 +172,21 @@ impl Listeners {
     pub async fn bind(addr: SocketAddr, unix: Option<&Path>) -> io::Result<Listeners> {
         let tcp = TcpListener::bind(addr).await?;
         let unix = unix.map(bind_unix).transpose()?;
-        Ok(Listeners { tcp: Some(tcp), unix, proxied: None, tls: None, stats: Arc::default() })
+        let mut l = Listeners::none();
+        (l.tcp, l.unix) = (Some(tcp), unix);
+        Ok(l)
     }
 
     /// No sockets yet (add them with the `with_` methods).
     pub fn none() -> Listeners {
-        Listeners { tcp: None, unix: None, proxied: None, tls: None, stats: Arc::default() }
+        Listeners {
+            tcp: None,
+            unix: None,
+            proxied: None,
+            proxied_tcp: None,
+            tls: None,
+            stats: Arc::default(),
+        }
     }
 
     /// Offers TLS to TCP clients ([`crate::tls`]); the unix sockets stay
@@ -181,6 +200,25 @@ impl Listeners {
     pub fn with_proxied(mut self, path: &Path) -> io::Result<Listeners> {
         self.proxied = Some(bind_unix(path)?);
         Ok(self)
+    }
+
+    /// Also accepts proxies on other machines on TCP `addr` (see the
+    /// field), each connection's token checked by `check`.
+    pub async fn with_proxied_tcp(
+        mut self,
+        addr: SocketAddr,
+        check: TokenCheck,
+    ) -> io::Result<Listeners> {
+        self.proxied_tcp = Some((TcpListener::bind(addr).await?, check));
+        Ok(self)
+    }
+
+    /// The address the socket for proxies is bound to (useful with port 0).
+    pub fn proxied_tcp_addr(&self) -> io::Result<SocketAddr> {
+        match &self.proxied_tcp {
+            Some((t, _)) => t.local_addr(),
+            None => Err(io::Error::new(io::ErrorKind::NotFound, "no TCP listener for proxies")),
+        }
     }
 
     /// The counts of this server's connections.
@@ -216,10 +254,17 @@ impl Listeners {
                 None => std::future::pending().await,
             }
         };
+        let proxied_tcp = async {
+            match &self.proxied_tcp {
+                Some((l, _)) => l.accept().await.map(|(s, _)| Accepted::ProxiedTcp(s)),
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             r = tcp => r,
             r = unix => r,
             r = proxied => r,
+            r = proxied_tcp => r,
         }
     }
 }
@@ -236,6 +281,7 @@ enum Accepted {
     Tcp(tokio::net::TcpStream, SocketAddr),
     Unix(tokio::net::UnixStream),
     Proxied(tokio::net::UnixStream),
+    ProxiedTcp(tokio::net::TcpStream),
 }
 
 /// Serves connections forever. Dropping this future stops the server hard:
@@ -313,6 +359,24 @@ pub async fn serve_until<B: Backend>(
                     }
                 });
             }
+            Ok(Accepted::ProxiedTcp(io)) => {
+                let _ = io.set_nodelay(true);
+                let tls = listeners.tls.clone();
+                let check = listeners.proxied_tcp.as_ref().map(|(_, c)| c.clone());
+                tasks.spawn(async move {
+                    let _open = open;
+                    let Some(check) = check else { return };
+                    let Some(tls) = tls else { return remote(b, r, s, io, &check).await };
+                    let handshake = tokio_rustls::TlsAcceptor::from(tls.config).accept(io);
+                    match tokio::time::timeout(PROXY_WAIT, handshake).await {
+                        Ok(Ok(io)) => remote(b, r, s, Box::new(io), &check).await,
+                        Ok(Err(e)) => {
+                            tracing::warn!(error = %e, "a proxy failed its TLS handshake")
+                        }
+                        Err(_) => tracing::warn!("a proxy did not finish its TLS handshake"),
+                    }
+                });
+            }
             Err(e) => {
                 // Usually out of file descriptors: back off instead of spinning.
                 tracing::warn!(error = %e, "accept failed");
@@ -355,6 +419,28 @@ async fn handed<B: Backend, IO>(
     }
 }
 
+/// How long a proxy may take to send what comes before its client's bytes
+/// (a TLS handshake, its token, the PROXY header).
+const PROXY_WAIT: Duration = Duration::from_secs(5);
+
+/// Serves a client a proxy on another machine forwards: its token first
+/// (a connection with another is closed unanswered), then as [`proxied`].
+async fn remote<B: Backend, IO: Socket>(
+    backend: Arc<B>,
+    registry: Arc<CancelRegistry>,
+    signals: Signals,
+    mut io: IO,
+    check: &TokenCheck,
+) {
+    let token = crate::proxy_header::read_token(&mut io);
+    match tokio::time::timeout(PROXY_WAIT, token).await {
+        Ok(Ok(t)) if check(&t) => proxied(backend, registry, signals, io).await,
+        Ok(Ok(_)) => tracing::warn!("a proxy connection with a wrong token"),
+        Ok(Err(e)) => tracing::warn!(error = %e, "a bad connection on the socket for proxies"),
+        Err(_) => tracing::warn!("a proxy connection sent no token"),
+    }
+}
+
 /// Serves a client the proxy forwards or handed over: its PROXY header
 /// says who the client is.
 async fn proxied<B: Backend, IO: Socket>(
@@ -364,7 +450,7 @@ async fn proxied<B: Backend, IO: Socket>(
     mut io: IO,
 ) {
     let header = crate::proxy_header::read_header(&mut io);
-    match tokio::time::timeout(Duration::from_secs(5), header).await {
+    match tokio::time::timeout(PROXY_WAIT, header).await {
         Ok(Ok(h)) => {
             let (addrs, local) = (h.origin.addrs(), h.origin.is_local());
             let peer = Peer { addrs, local, tls_binding: h.tls_binding };
