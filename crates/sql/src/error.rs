@@ -138,6 +138,19 @@ pub(crate) fn bare_name_position(text: &str, name: &str) -> Option<u32> {
     None
 }
 
+/// Where PostgreSQL's caret goes for `ORDER BY "x" is ambiguous` (or
+/// DISTINCT ON's): at the name in that clause, the last such clause of
+/// `text`. None for other messages.
+pub(crate) fn ambiguous_name_position(text: &str, msg: &str) -> Option<u32> {
+    let rest = msg.strip_suffix("\" is ambiguous")?;
+    let (clause, name) = ["ORDER BY", "DISTINCT ON"]
+        .into_iter()
+        .find_map(|c| Some((c, rest.strip_prefix(c)?.strip_prefix(" \"")?)))?;
+    let at = text.to_ascii_lowercase().rfind(&clause.to_ascii_lowercase())?;
+    let within = bare_name_position(&text[at..], name)?;
+    Some(text[..at].chars().count() as u32 + within)
+}
+
 /// The 1-based character position of `tok` (from [`quoted_token`]) in
 /// `text`, matched exactly or else case-blind; a literal's at its opening
 /// quote.

@@ -733,7 +733,7 @@ fn plan_select(
         };
         if let Some(order) = order {
             for o in order_exprs(order)? {
-                let expr = match order_target(&o.expr, &items, &outputs)? {
+                let expr = match order_target("ORDER BY", &o.expr, &outputs)? {
                     Some(x) => x,
                     None => b.expr_in(&o.expr, &scope, &mut Some(&mut state))?.0,
                 };
@@ -741,7 +741,7 @@ fn plan_select(
             }
         }
         for e in distinct_on {
-            on.push(match order_target(e, &items, &outputs)? {
+            on.push(match order_target("DISTINCT ON", e, &outputs)? {
                 Some(x) => x,
                 None => b.expr_in(e, &scope, &mut Some(&mut state))?.0,
             });
@@ -798,7 +798,7 @@ fn plan_select(
         }
         if let Some(order) = order {
             for o in order_exprs(order)? {
-                let expr = match order_target(&o.expr, &items, &outputs)? {
+                let expr = match order_target("ORDER BY", &o.expr, &outputs)? {
                     Some(x) => x,
                     None => b.expr(&o.expr, &scope)?.0,
                 };
@@ -806,7 +806,7 @@ fn plan_select(
             }
         }
         for e in distinct_on {
-            on.push(match order_target(e, &items, &outputs)? {
+            on.push(match order_target("DISTINCT ON", e, &outputs)? {
                 Some(x) => x,
                 None => b.expr(e, &scope)?.0,
             });
@@ -915,29 +915,29 @@ pub(crate) fn contains_window(e: &ast::Expr) -> bool {
     found.is_break()
 }
 
-/// ORDER BY may name an output column by position or alias.
-fn order_target(
-    e: &ast::Expr,
-    items: &[Item<'_>],
-    outputs: &[(Expr, Column)],
-) -> Result<Option<Expr>> {
+/// ORDER BY (or DISTINCT ON, the `clause`) may name an output column by
+/// position or by name. A bare name is an output column's (its alias or
+/// the name derived for it) before it is an input column's, the SQL92 rule
+/// PostgreSQL keeps (`SELECT CAST(k AS text) FROM t ORDER BY k` sorts by
+/// the text); output columns of that name with different expressions make
+/// it 42702. None: not an output column, bind it over the input.
+fn order_target(clause: &str, e: &ast::Expr, outputs: &[(Expr, Column)]) -> Result<Option<Expr>> {
     if let Some(n) = ordinal(e) {
         return match outputs.get(n.wrapping_sub(1)) {
             Some((x, _)) => Ok(Some(x.clone())),
-            None => bail!(InvalidColumnReference, "ORDER BY position {n} is not in select list"),
+            None => bail!(InvalidColumnReference, "{clause} position {n} is not in select list"),
         };
     }
-    if let ast::Expr::Identifier(i) = e {
-        let name = bind::ident(i);
-        for (item, (x, _)) in items.iter().zip(outputs) {
-            if let Item::Expr(_, Some(alias)) = item {
-                if *alias == name {
-                    return Ok(Some(x.clone()));
-                }
-            }
+    let ast::Expr::Identifier(i) = e else { return Ok(None) };
+    let name = bind::ident(i);
+    let mut found: Option<&Expr> = None;
+    for (x, _) in outputs.iter().filter(|(_, c)| c.name == name) {
+        match found {
+            Some(f) if f != x => bail!(AmbiguousColumn, "{clause} \"{name}\" is ambiguous"),
+            _ => found = Some(x),
         }
     }
-    Ok(None)
+    Ok(found.cloned())
 }
 
 /// The select items `(x).*` expands into: `(x).field` for each field of
@@ -973,6 +973,8 @@ fn derive_name_strong(e: &ast::Expr) -> String {
         ast::Expr::Cast { expr, .. } => derive_name_strong(expr),
         ast::Expr::TypedString(_) | ast::Expr::Interval(_) => "?column?".into(),
         ast::Expr::Nested(inner) => derive_name_strong(inner),
+        ast::Expr::Case { else_result: Some(e), .. } => derive_name_strong(e),
+        ast::Expr::Case { else_result: None, .. } => "?column?".into(),
         other => derive_name(other),
     }
 }
@@ -1041,7 +1043,13 @@ pub fn derive_name(e: &ast::Expr) -> String {
                 "substring".into()
             }
         }
-        ast::Expr::Case { .. } => "case".into(),
+        // Named by its ELSE branch if that has a name of its own.
+        ast::Expr::Case { else_result, .. } => {
+            match else_result.as_deref().map(derive_name_strong).as_deref() {
+                None | Some("?column?") => "case".into(),
+                Some(n) => n.to_string(),
+            }
+        }
         ast::Expr::Ceil { .. } => "ceil".into(),
         ast::Expr::Floor { .. } => "floor".into(),
         ast::Expr::Overlay { .. } => "overlay".into(),

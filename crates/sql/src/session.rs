@@ -821,6 +821,8 @@ impl<K: KvClient> Session<K> {
                     .and_then(|s| parse::char_pos(&p.source, s.start.line, s.start.column)),
             };
             e.position = at.map(|i| i as u32 + 1);
+        } else if let Some(at) = crate::error::ambiguous_name_position(&p.text, &e.message) {
+            e.position = Some(p.offset as u32 + at);
         } else if let Some(tok) = crate::error::quoted_token(&e.message).filter(|_| {
             let is = |f: fn(&ast::Statement) -> bool| matches!(&p.stmt, Stmt::Sql(s) if f(s));
             // ALTER TABLE's own errors about its columns carry no position,
