@@ -199,3 +199,101 @@ async fn show_all_rows_have_the_described_columns() {
     assert_eq!(zone.get::<_, &str>(1), "Europe/Paris");
     teardown(s).await;
 }
+
+/// Each message up to ReadyForQuery, in short: its type, and the first
+/// field of a DataRow, the tag of a CommandComplete, the SQLSTATE of an
+/// ErrorResponse.
+fn replies(c: &mut testkit::RawClient) -> Vec<String> {
+    let mut seen = Vec::new();
+    loop {
+        let (tag, body) = c.read_message();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).trim_end_matches('\0').to_string();
+        seen.push(match tag {
+            b'D' => {
+                let len = i32::from_be_bytes([body[2], body[3], body[4], body[5]]) as usize;
+                format!("D {}", text(&body[6..6 + len]))
+            }
+            b'C' => format!("C {}", text(&body)),
+            b'E' => {
+                let code = body.split(|b| *b == 0).find(|f| f.first() == Some(&b'C'));
+                format!("E {}", code.map(|f| text(&f[1..])).unwrap_or_default())
+            }
+            _ => (tag as char).to_string(),
+        });
+        if tag == b'Z' {
+            return seen;
+        }
+    }
+}
+
+/// A SQL FETCH or MOVE that names a protocol-level portal reaches it: in
+/// PostgreSQL the two are one namespace (asyncpg's `Cursor.forward` sends
+/// `MOVE FORWARD n "<portal>"`). The portal goes on where either left it,
+/// and cannot go backward (55000).
+#[test]
+fn sql_fetch_and_move_reach_a_protocol_portal() {
+    let s = TestServer::start();
+    let mut c = testkit::RawClient::connect(s.port);
+    c.query("begin");
+    assert_eq!(replies(&mut c), ["C BEGIN", "Z"]);
+    c.send(b'P', b"\0select g from generate_series(1, 12) g\0\0\0");
+    c.send(b'B', b"cur\0\0\0\0\0\0\0\0");
+    c.send(b'E', b"cur\0\0\0\0\x02");
+    c.send(b'S', b"");
+    assert_eq!(replies(&mut c), ["1", "2", "D 1", "D 2", "s", "Z"]);
+    c.query("fetch 3 from cur");
+    assert_eq!(replies(&mut c), ["T", "D 3", "D 4", "D 5", "C FETCH 3", "Z"]);
+    c.query("move 2 in cur; fetch next from \"cur\"");
+    assert_eq!(replies(&mut c), ["C MOVE 2", "T", "D 8", "C FETCH 1", "Z"]);
+    c.send(b'E', b"cur\0\0\0\0\x01");
+    c.send(b'S', b"");
+    assert_eq!(replies(&mut c), ["D 9", "s", "Z"]);
+    c.query("move forward all in cur");
+    assert_eq!(replies(&mut c), ["C MOVE 3", "Z"]);
+    c.query("fetch all from cur");
+    assert_eq!(replies(&mut c), ["T", "C FETCH 0", "Z"]);
+    c.query("fetch 1 from nosuch");
+    assert_eq!(replies(&mut c), ["E 34000", "Z"]);
+    c.query("rollback");
+    assert_eq!(replies(&mut c), ["C ROLLBACK", "Z"]);
+
+    c.query("begin");
+    assert_eq!(replies(&mut c), ["C BEGIN", "Z"]);
+    c.send(b'P', b"\0select g from generate_series(1, 12) g\0\0\0");
+    c.send(b'B', b"cur\0\0\0\0\0\0\0\0");
+    c.send(b'S', b"");
+    assert_eq!(replies(&mut c), ["1", "2", "Z"]);
+    c.query("fetch backward 1 from cur");
+    assert_eq!(replies(&mut c), ["E 55000", "Z"]);
+    c.query("rollback");
+    assert_eq!(replies(&mut c), ["C ROLLBACK", "Z"]);
+}
+
+/// SQL DEALLOCATE drops a protocol-level prepared statement of that name
+/// (one namespace with PREPARE, as in PostgreSQL; psycopg drops its
+/// statements this way), DEALLOCATE ALL drops them all, and an unknown
+/// name is 26000.
+#[test]
+fn sql_deallocate_drops_protocol_statements() {
+    let s = TestServer::start();
+    let mut c = testkit::RawClient::connect(s.port);
+    for name in ["ps1", "ps2", "ps3"] {
+        c.send(b'P', format!("{name}\0select 1\0\0\0").as_bytes());
+    }
+    c.send(b'S', b"");
+    assert_eq!(replies(&mut c), ["1", "1", "1", "Z"]);
+    c.query("deallocate ps1; deallocate prepare ps2");
+    assert_eq!(replies(&mut c), ["C DEALLOCATE", "C DEALLOCATE", "Z"]);
+    c.send(b'B', b"\0ps1\0\0\0\0\0\0\0");
+    c.send(b'S', b"");
+    assert_eq!(replies(&mut c), ["E 26000", "Z"]);
+    c.query("deallocate nosuch");
+    assert_eq!(replies(&mut c), ["E 26000", "Z"]);
+    c.query("prepare mine as select 2; deallocate all");
+    assert_eq!(replies(&mut c), ["C PREPARE", "C DEALLOCATE ALL", "Z"]);
+    c.send(b'B', b"\0ps3\0\0\0\0\0\0\0");
+    c.send(b'S', b"");
+    assert_eq!(replies(&mut c), ["E 26000", "Z"]);
+    c.query("execute mine");
+    assert_eq!(replies(&mut c), ["E 26000", "Z"]);
+}

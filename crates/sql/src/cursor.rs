@@ -308,7 +308,8 @@ struct Inner {
     txn_start: u64,
 }
 
-fn missing(name: &str) -> crate::error::ErrorReport {
+/// 34000 for a cursor of that name that does not exist.
+pub(crate) fn missing(name: &str) -> crate::error::ErrorReport {
     err!(InvalidCursorName, "cursor \"{name}\" does not exist")
 }
 

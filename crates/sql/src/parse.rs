@@ -169,6 +169,18 @@ pub enum Stmt {
 }
 
 impl Stmt {
+    /// The name a `DEALLOCATE` drops (`all` for DEALLOCATE ALL), if it
+    /// is one.
+    pub fn deallocates(&self) -> Option<String> {
+        match self {
+            Stmt::Sql(s) => match s.as_ref() {
+                ast::Statement::Deallocate { name, .. } => Some(crate::bind::ident(name)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// Where the name of the object a CREATE statement makes starts, for
     /// errors about the schema it goes to.
     pub fn created_name(&self) -> Option<sqlparser::tokenizer::Span> {

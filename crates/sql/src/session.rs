@@ -906,11 +906,15 @@ impl<K: KvClient> Session<K> {
         }
         self.refresh_shared_catalog();
         if let Stmt::Fetch(f) = &p.parsed.stmt {
-            // The cursor's columns (none if no such cursor: executing the
-            // FETCH reports that).
-            let bound = match f.moving {
-                true => Bound::Utility,
-                false => Bound::Fetch(self.cursors.columns(&f.cursor).unwrap_or_default()),
+            // The cursor's columns (a MOVE has none; its cursor is looked
+            // up when it runs).
+            let bound = match (f.moving, self.cursors.columns(&f.cursor)) {
+                (true, _) => Bound::Utility,
+                (false, Some(columns)) => Bound::Fetch(columns),
+                (false, None) => {
+                    self.fail_txn();
+                    return Err(crate::cursor::missing(&f.cursor));
+                }
             };
             let bound = Arc::new(bound);
             return Ok(Portal { prepared: p.clone(), bound, params });

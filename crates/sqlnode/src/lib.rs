@@ -238,6 +238,26 @@ impl wire::Statement for Statement {
     fn source(&self) -> Option<&str> {
         Some(&self.prepared.parsed.source)
     }
+
+    fn portal_fetch(&self) -> Option<wire::PortalFetch> {
+        let sql::parse::Stmt::Fetch(f) = &self.prepared.parsed.stmt else { return None };
+        let forward = match f.direction {
+            sql::cursor::Direction::Forward(n) if n > 0 => {
+                Some(if n == sql::cursor::ALL { u64::MAX } else { n as u64 })
+            }
+            // BACKWARD -n goes forward.
+            sql::cursor::Direction::Backward(n) if n < 0 => Some(n.unsigned_abs()),
+            _ => None,
+        };
+        Some(wire::PortalFetch { portal: f.cursor.clone(), forward, moving: f.moving })
+    }
+
+    fn deallocates(&self) -> Option<wire::Deallocate> {
+        Some(match self.prepared.parsed.stmt.deallocates()? {
+            n if n == "all" => wire::Deallocate::All,
+            n => wire::Deallocate::Name(n),
+        })
+    }
 }
 
 /// A bound portal plus its not-yet-sent rows.

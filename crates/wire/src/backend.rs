@@ -327,6 +327,46 @@ pub trait Statement: Send + Sync + 'static {
     fn source(&self) -> Option<&str> {
         None
     }
+
+    /// If it is `FETCH` or `MOVE`: what it asks of the cursor it names.
+    /// In PostgreSQL protocol-level portals and SQL cursors share one
+    /// namespace, so when the session has no SQL cursor of that name and
+    /// the connection has a portal of it (asyncpg's `Cursor.forward` sends
+    /// `MOVE FORWARD n "<its portal>"`), the wire layer runs it on that
+    /// portal. The default: None.
+    fn portal_fetch(&self) -> Option<PortalFetch> {
+        None
+    }
+
+    /// If it is `DEALLOCATE`: which prepared statements it drops. Those of
+    /// the protocol (Parse) are the wire layer's, which drops them itself
+    /// (one namespace with SQL PREPARE, as in PostgreSQL: psycopg drops its
+    /// statements this way). The default: None.
+    fn deallocates(&self) -> Option<Deallocate> {
+        None
+    }
+}
+
+/// What a `DEALLOCATE` drops ([`Statement::deallocates`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Deallocate {
+    /// `DEALLOCATE ALL`.
+    All,
+    /// `DEALLOCATE name`.
+    Name(String),
+}
+
+/// A `FETCH` or `MOVE` of a cursor that may be a protocol-level portal
+/// ([`Statement::portal_fetch`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortalFetch {
+    /// The cursor's name.
+    pub portal: String,
+    /// How many rows forward (`u64::MAX`: all), or None for any other
+    /// direction, which a portal cannot go (55000, as a NO SCROLL cursor).
+    pub forward: Option<u64>,
+    /// MOVE: the rows are skipped, not sent.
+    pub moving: bool,
 }
 
 /// A bound portal's description (for Describe Portal and simple queries).

@@ -51,8 +51,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 
 use crate::backend::{
-    Backend, ExecOutcome, Format, Portal as _, Session, StartupInfo, Statement as _, Timeouts,
-    TxnStatus,
+    Backend, Deallocate, ExecOutcome, Format, Portal as _, PortalFetch, Session, StartupInfo,
+    Statement as _, Timeouts, TxnStatus,
 };
 use crate::cancel::{CancelRegistry, ConnControl, Registration};
 use crate::codec::{self, Frontend};
@@ -78,6 +78,9 @@ pub const FLUSH_AT: usize = 1 << 20;
 /// Consecutive CopyData messages already buffered are handed to the session
 /// as one chunk of up to this many bytes (pgbench -i sends one per row).
 const COPY_BATCH: usize = 256 << 10;
+
+/// A SQL MOVE on a protocol-level portal skips its rows this many at a time.
+const MOVE_CHUNK: u64 = 1024;
 
 /// How long a client may take from connecting to being authenticated
 /// (PostgreSQL's authentication_timeout default).
@@ -535,6 +538,28 @@ impl<S: Session, IO: Socket> Conn<S, IO> {
         }
         let last = stmts.len().saturating_sub(1);
         for (i, stmt) in stmts.into_iter().enumerate() {
+            let on_portal = stmt.portal_fetch().filter(|f| {
+                self.portals.contains_key(&f.portal)
+                    && self.session.cursor_fields(&f.portal).is_none()
+            });
+            if let Some(f) = on_portal {
+                if let Err(e) = self.fetch_portal(f, i == last).await? {
+                    return Ok(Err(e));
+                }
+                continue;
+            }
+            match stmt.deallocates() {
+                Some(Deallocate::Name(n)) if !n.is_empty() && self.statements.contains_key(&n) => {
+                    self.statements.remove(&n);
+                    if let Err(e) = self.complete_here("DEALLOCATE", i == last).await {
+                        return Ok(Err(e));
+                    }
+                    continue;
+                }
+                // The session drops its own (SQL PREPARE) and says so.
+                Some(Deallocate::All) => self.statements.retain(|name, _| name.is_empty()),
+                _ => {}
+            }
             let mut portal = match self.session.bind(&stmt, &[], &[], &[]) {
                 Ok(p) => p,
                 Err(e) => return Ok(Err(e)),
@@ -657,6 +682,76 @@ impl<S: Session, IO: Socket> Conn<S, IO> {
             self.portals.insert(name, portal);
         }
         Ok(r)
+    }
+
+    /// A SQL `FETCH`/`MOVE` of a protocol-level portal: its rows go out as
+    /// the FETCH's (RowDescription, DataRows, `FETCH n`), or are skipped a
+    /// chunk at a time for MOVE (`MOVE n`); the portal stays, further on.
+    /// With `commit`, ends the implicit transaction first, as the last
+    /// statement of a simple Query does.
+    async fn fetch_portal(&mut self, f: PortalFetch, commit: bool) -> Step {
+        let Some(want) = f.forward else {
+            return Ok(Err(ErrorReport::new(
+                SqlState::ObjectNotInPrerequisiteState,
+                "cursor can only scan forward",
+            )
+            .with_hint("Declare it with SCROLL option to enable backward scan.")));
+        };
+        let Some(mut portal) = self.portals.remove(&f.portal) else {
+            return Ok(Err(no_portal(&f.portal)));
+        };
+        if !f.moving {
+            let fields = portal.fields();
+            if fields.iter().flatten().any(|d| d.format != Format::Text) {
+                // The rows would go out in the binary form chosen at Bind,
+                // where PostgreSQL sends a simple Query's rows as text.
+                let e = ErrorReport::new(
+                    SqlState::FeatureNotSupported,
+                    format!("FETCH of portal \"{}\", bound for binary results", f.portal),
+                );
+                self.portals.insert(f.portal, portal);
+                return Ok(Err(e));
+            }
+            if let Some(fields) = fields {
+                msg::row_description(self.out.buffer(), &fields);
+            }
+        }
+        let mut done = 0u64;
+        while done < want {
+            // 0 asks for every row; a MOVE buffers at most a chunk.
+            let left = want - done;
+            let max = match (f.moving, usize::try_from(left)) {
+                (true, _) => left.min(MOVE_CHUNK) as usize,
+                (false, Ok(n)) if left != u64::MAX => n,
+                (false, _) => 0,
+            };
+            let (mark, before) = (self.out.len(), self.out.rows_written());
+            let outcome = self.run_portal(&mut portal, max).await?;
+            done += self.out.rows_written() - before;
+            if f.moving {
+                self.out.buffer().truncate(mark);
+            }
+            match outcome {
+                Ok(ExecOutcome::Suspended) => {}
+                Ok(_) => break,
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+        self.write_notices();
+        self.portals.insert(f.portal, portal);
+        let verb = if f.moving { "MOVE" } else { "FETCH" };
+        Ok(self.complete_here(&format!("{verb} {done}"), commit).await)
+    }
+
+    /// CommandComplete with `tag` for a statement the wire layer ran
+    /// itself; with `commit`, after ending the implicit transaction, as
+    /// for the last statement of a simple Query.
+    async fn complete_here(&mut self, tag: &str, commit: bool) -> Result<(), ErrorReport> {
+        if commit {
+            self.session.sync().await?;
+        }
+        msg::command_complete(self.out.buffer(), tag);
+        Ok(())
     }
 
     /// Runs a portal and writes how it ended (CommandComplete,

@@ -53,8 +53,8 @@ pub mod tls;
 pub mod transport;
 
 pub use backend::{
-    AuthMethod, Backend, ExecOutcome, FieldDesc, Format, Notification, Oid, Portal, ScramVerifier,
-    Session, StartupInfo, Statement, Timeouts, TxnStatus,
+    AuthMethod, Backend, Deallocate, ExecOutcome, FieldDesc, Format, Notification, Oid, Portal,
+    PortalFetch, ScramVerifier, Session, StartupInfo, Statement, Timeouts, TxnStatus,
 };
 pub use cancel::{BackendKey, CancelRegistry, ConnControl};
 pub use output::Output;

@@ -664,6 +664,26 @@ def test_prepared_statement_and_cursor():
     run_check("prepared_statement_and_cursor", check)
 
 
+def test_cursor_moves_forward():
+    # A non-prefetching cursor is a portal bound with the extended protocol;
+    # forward(n) sends the SQL `MOVE FORWARD n "<portal>"`, which must reach
+    # that portal (protocol portals and SQL cursors are one namespace).
+    async def check(conn):
+        await make_shop(conn)
+        async with conn.transaction():
+            cur = await conn.cursor("select id from orders order by id")
+            assert [r["id"] for r in await cur.fetch(2)] == [100, 101]
+            assert await cur.forward(1) == 1
+            assert (await cur.fetchrow())["id"] == 103
+            assert await cur.forward(10) == 1
+            assert await cur.fetch(5) == []
+            again = await conn.cursor("select id from orders order by id")
+            assert await again.forward(4) == 4
+            assert [r["id"] for r in await again.fetch(5)] == [104]
+
+    run_check("cursor_moves_forward", check)
+
+
 def test_type_introspection():
     async def check(conn):
         # set_type_codec looks jsonb up in pg_type; int4[], uuid[] and

@@ -104,10 +104,11 @@ impl<K: KvClient> Session<K> {
                     self.sql_prepared.clear();
                     return Ok(Some(Outcome::Command("DEALLOCATE ALL".into())));
                 }
-                // An unknown name may be a protocol-level statement (psycopg
-                // deallocates those in SQL), which the wire layer keeps
-                // until the connection closes: accepted, as PostgreSQL does.
-                self.sql_prepared.remove(&key);
+                // A protocol-level statement of that name (psycopg drops
+                // those in SQL) is the wire layer's, dropped before here.
+                if self.sql_prepared.remove(&key).is_none() {
+                    bail!(InvalidSqlStatementName, "prepared statement \"{key}\" does not exist");
+                }
                 Outcome::Command("DEALLOCATE".into())
             }
             _ => return Ok(None),
