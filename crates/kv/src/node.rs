@@ -32,7 +32,7 @@ const CACHE_BYTES: usize = 256 << 20;
 /// Most commits written in one group.
 const MAX_GROUP: usize = 512;
 
-/// (commit timestamp, engine range start, engine range end).
+/// (commit timestamp, start and end of the range of user keys).
 type PendingDelete = (u64, Vec<u8>, Vec<u8>);
 
 pub(crate) struct CommitReq {
@@ -101,6 +101,8 @@ impl Shared {
         rx.await.map_err(|_| Error::Unavailable("commit worker stopped".into()))?
     }
 
+    /// Deletes every stored version of the user keys in `[start, end)`
+    /// once no snapshot older than `ts` remains ([`Shared::collect_garbage`]).
     pub fn schedule_delete(&self, ts: u64, start: Vec<u8>, end: Vec<u8>) {
         self.pending_deletes.lock().push((ts, start, end));
     }
@@ -123,11 +125,17 @@ impl Shared {
         }
         let batch = WriteBatch {
             puts: vec![],
-            delete_ranges: ready.iter().map(|(_, s, e)| (s.clone(), e.clone())).collect(),
+            delete_ranges: ready.iter().map(|(_, s, e)| mvcc::range(s, e)).collect(),
         };
         if let Err(e) = self.engine.write(batch, false) {
             tracing::error!(error = %e, "deleting dropped storage failed; will retry");
             self.pending_deletes.lock().extend(ready);
+            return;
+        }
+        // Readers at old snapshots may have cached versions of these keys
+        // since the drop (cache.rs, FILL): they are gone from storage now.
+        for (_, s, e) in &ready {
+            self.cache.purge(s, e);
         }
     }
 }

@@ -250,8 +250,7 @@ pub(crate) async fn drop(shared: &std::sync::Arc<Shared>, name: &str) -> Result<
     // every stored version once no snapshot predates the drop.
     let (start, end) = (data.start.as_bytes().to_vec(), data.end.as_bytes().to_vec());
     shared.commit(vec![], vec![(start.clone(), end.clone())]).await?;
-    let (s, e) = mvcc::range(&start, &end);
-    shared.schedule_delete(ts, s, e);
+    shared.schedule_delete(ts, start, end);
     shared.collect_garbage();
     Ok(record)
 }

@@ -114,11 +114,19 @@ impl EmbeddedTxn {
         if let Some(v) = self.writes.get(key.as_bytes()) {
             return Ok(v.clone());
         }
-        if let Some(v) = self.shared.cache.get(key.as_bytes(), self.snapshot) {
+        let (cache, engine, k) = (&self.shared.cache, self.shared.engine.as_ref(), key.as_bytes());
+        if let Some(v) = cache.get(k, self.snapshot) {
             return Ok(v);
         }
-        Ok(mvcc::get_at(self.shared.engine.as_ref(), key.as_bytes(), self.snapshot)?
-            .and_then(|(_, v)| v))
+        // The newest version, which the cache may keep for later reads
+        // (cache.rs, FILL); the versions GC keeps include it.
+        let ticket = cache.ticket(k);
+        let Some((ts, value)) = mvcc::get_at(engine, k, u64::MAX)? else { return Ok(None) };
+        cache.fill(k, ticket, ts, value.as_deref());
+        if ts <= self.snapshot {
+            return Ok(value);
+        }
+        Ok(mvcc::get_at(engine, k, self.snapshot)?.and_then(|(_, v)| v))
     }
 
     /// Scans `range` at timestamp `at`, merged with our own writes, in key
@@ -513,7 +521,7 @@ impl Txn for EmbeddedTxn {
         self.finish();
         let ts = r?;
         for range in ranges {
-            let (s, e) = mvcc::range(range.start.as_bytes(), range.end.as_bytes());
+            let (s, e) = (range.start.as_bytes().to_vec(), range.end.as_bytes().to_vec());
             self.shared.schedule_delete(ts, s, e);
         }
         self.shared.collect_garbage();
