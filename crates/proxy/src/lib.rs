@@ -630,23 +630,26 @@ impl Proxy {
             ));
         };
         self.check_throttle(client, &info)?;
+        if let Some(addr) = self.cfg.remote.get(name) {
+            // Nothing to start or retire here: no routing lock to share
+            // (clients connect in parallel), only one to hand back.
+            self.remote_used.lock().insert(info.id, addr.clone());
+            let token = self.cfg.secret.proxy_token(info.id);
+            let s = connect_remote(addr, &token).await.map_err(|e| {
+                ErrorReport::fatal(
+                    SqlState::CannotConnectNow,
+                    format!("could not reach the SQL process of tenant \"{name}\" at {addr}: {e}"),
+                )
+            })?;
+            let unshared = Arc::new(tokio::sync::Mutex::new(Slot::default())).lock_owned().await;
+            return Ok((unshared, Sql::Remote(s)));
+        }
         // One bound on the whole wait: for the routing lock (another client
         // may be starting the tenant's process) and for a process.
         let deadline = Instant::now() + self.cfg.process_wait;
         let slot = self.slot(info.id);
         let locked = tokio::time::timeout_at(deadline.into(), slot.clone().lock_owned()).await;
         let mut g = locked.map_err(|_| no_process(name, "timed out waiting for one to start"))?;
-        if let Some(addr) = self.cfg.remote.get(name) {
-            self.remote_used.lock().insert(info.id, addr.clone());
-            let token = self.cfg.secret.proxy_token(info.id);
-            return match connect_remote(addr, &token).await {
-                Ok(s) => Ok((g, Sql::Remote(s))),
-                Err(e) => Err(ErrorReport::fatal(
-                    SqlState::CannotConnectNow,
-                    format!("could not reach the SQL process of tenant \"{name}\" at {addr}: {e}"),
-                )),
-            };
-        }
         let max = info.max_sql_processes.max(1) as usize;
         let mut last_error = None;
         for _ in 0..3 {
