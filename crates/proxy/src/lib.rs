@@ -633,7 +633,7 @@ impl Proxy {
         if let Some(addr) = self.cfg.remote.get(name) {
             // Nothing to start or retire here: no routing lock to share
             // (clients connect in parallel), only one to hand back.
-            self.remote_used.lock().insert(info.id, addr.clone());
+            self.remote_used.lock().entry(info.id).or_insert_with(|| addr.clone());
             let token = self.cfg.secret.proxy_token(info.id);
             let s = connect_remote(addr, &token).await.map_err(|e| {
                 ErrorReport::fatal(

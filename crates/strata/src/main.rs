@@ -169,7 +169,8 @@ struct SqlArgs {
     /// self-signed certificate made in memory.
     #[arg(long, requires = "tcp")]
     tls: bool,
-    /// The certificate (PEM) presented on --listen, with --tls-key.
+    /// The certificate (PEM) presented on --listen and --proxy-listen,
+    /// with --tls-key.
     #[arg(long, requires_all = ["tls_key", "tls"])]
     tls_cert: Option<PathBuf>,
     /// The certificate's private key (PEM).

@@ -720,11 +720,12 @@ impl<S: Session, IO: Socket> Conn<S, IO> {
         while done < want {
             // 0 asks for every row; a MOVE buffers at most a chunk.
             let left = want - done;
-            let max = match (f.moving, usize::try_from(left)) {
-                (true, _) => left.min(MOVE_CHUNK) as usize,
-                (false, Ok(n)) if left != u64::MAX => n,
-                (false, _) => 0,
+            let max = match (f.moving, want) {
+                (true, _) => left.min(MOVE_CHUNK),
+                (false, u64::MAX) => 0,
+                (false, _) => left,
             };
+            let max = usize::try_from(max).unwrap_or(0);
             let (mark, before) = (self.out.len(), self.out.rows_written());
             let outcome = self.run_portal(&mut portal, max).await?;
             done += self.out.rows_written() - before;

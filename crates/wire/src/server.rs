@@ -256,7 +256,9 @@ impl Listeners {
         };
         let proxied_tcp = async {
             match &self.proxied_tcp {
-                Some((l, _)) => l.accept().await.map(|(s, _)| Accepted::ProxiedTcp(s)),
+                Some((l, check)) => {
+                    l.accept().await.map(|(s, _)| Accepted::ProxiedTcp(s, check.clone()))
+                }
                 None => std::future::pending().await,
             }
         };
@@ -281,7 +283,7 @@ enum Accepted {
     Tcp(tokio::net::TcpStream, SocketAddr),
     Unix(tokio::net::UnixStream),
     Proxied(tokio::net::UnixStream),
-    ProxiedTcp(tokio::net::TcpStream),
+    ProxiedTcp(tokio::net::TcpStream, TokenCheck),
 }
 
 /// Serves connections forever. Dropping this future stops the server hard:
@@ -359,13 +361,11 @@ pub async fn serve_until<B: Backend>(
                     }
                 });
             }
-            Ok(Accepted::ProxiedTcp(io)) => {
+            Ok(Accepted::ProxiedTcp(io, check)) => {
                 let _ = io.set_nodelay(true);
                 let tls = listeners.tls.clone();
-                let check = listeners.proxied_tcp.as_ref().map(|(_, c)| c.clone());
                 tasks.spawn(async move {
                     let _open = open;
-                    let Some(check) = check else { return };
                     let Some(tls) = tls else { return remote(b, r, s, io, &check).await };
                     let handshake = tokio_rustls::TlsAcceptor::from(tls.config).accept(io);
                     match tokio::time::timeout(PROXY_WAIT, handshake).await {
