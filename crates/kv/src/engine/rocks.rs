@@ -1,7 +1,7 @@
 //! [`RocksEngine`]: the durable engine on RocksDB. The only file in Strata
 //! that may use the `rocksdb` crate.
 //!
-//! Options are chosen for OLTP on a small machine: a shared LRU block cache
+//! Options are chosen for OLTP on a small machine: a shared HyperClock block cache
 //! holding partitioned indexes and bloom filters too, bloom filters for point
 //! reads, two background jobs, and the WAL synced on every commit batch (the KV node's group commit makes that one sync per
 //! group of transactions).
@@ -103,8 +103,13 @@ impl RocksEngine {
         opts.set_max_background_jobs(2);
         opts.set_compression_type(rocksdb::DBCompressionType::Lz4);
         opts.set_write_buffer_size(64 << 20);
+        // RocksDB keeps each old info LOG; every start makes one.
+        opts.set_keep_log_file_num(4);
         let mut table = BlockBasedOptions::default();
-        let cache = Cache::new_lru_cache(256 << 20);
+        // HyperClockCache: lookups take no mutex (the LRU cache's shard
+        // mutexes were the hottest RocksDB symbols of cold point reads).
+        // 0 lets it size its table as it fills.
+        let cache = Cache::new_hyper_clock_cache(256 << 20, 0);
         table.set_block_cache(&cache);
         // Bloom filters on the user-key prefix of versioned keys (see
         // mvcc::user_prefix), so point reads skip files without the key.
